@@ -1,0 +1,411 @@
+"""The one converter: camelCase JSON in and out for every model, strict on the way in.
+
+project.json, task files, JSONL records, CLI input and LLM replies all go through
+:data:`converter`. Keys are camelCase, unknown keys are rejected, primitives are exact
+(``"false"`` is not a bool, ``"3"`` is not an int, ``1.5`` is not an int), enums are read and
+written by value and datetimes as ISO 8601 in UTC with a ``Z``.
+
+:func:`structure` wraps the converter and turns its errors into a :class:`ConfigError` whose
+lines name the JSON path the user wrote (``$.reflexion.maxReflectionsPerRetry``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import functools
+import re
+import types
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any, TypeVar, get_args, get_origin
+
+import attrs
+import cattrs
+import orjson
+from cattrs.errors import (
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationError,
+    IterableValidationNote,
+)
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from reflexkit.exceptions import ConfigError
+
+__all__ = ["camel", "converter", "dumps", "format_errors", "loads", "structure", "unstructure"]
+
+T = TypeVar("T")
+
+_CAMEL_SPLIT = re.compile(r"_([a-z0-9])")
+
+
+@functools.cache
+def camel(name: str) -> str:
+    """Return the camelCase JSON key of a snake_case attribute name."""
+    return _CAMEL_SPLIT.sub(lambda m: m.group(1).upper(), name)
+
+
+_SHOW_MAX = 60
+
+
+def _show(value: object) -> str:
+    """Render a value as the user wrote it in JSON, shortened."""
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= _SHOW_MAX else text[: _SHOW_MAX - 3] + "..."
+
+
+def kind(value: object) -> str:
+    """Name the JSON kind of a value: 'a string', 'a list', 'null' ..."""
+    if value is None:
+        return "null"
+    for py, name in (
+        (bool, "a boolean"),
+        (int, "an integer"),
+        (float, "a number"),
+        (str, "a string"),
+        (list, "a list"),
+        (dict, "an object"),
+    ):
+        if isinstance(value, py):
+            return name
+    return type(value).__name__
+
+
+# --- strict primitive hooks ---------------------------------------------------------------
+
+
+def _str(value: object, _t: type) -> str:
+    if isinstance(value, str):
+        return value
+    msg = f"expected a string, got {_show(value)}"
+    raise TypeError(msg)
+
+
+def _int(value: object, _t: type) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    msg = f"expected an integer, got {_show(value)}"
+    raise TypeError(msg)
+
+
+def _float(value: object, _t: type) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    msg = f"expected a number, got {_show(value)}"
+    raise TypeError(msg)
+
+
+def _bool(value: object, _t: type) -> bool:
+    if isinstance(value, bool):
+        return value
+    msg = f"expected true or false, got {_show(value)}"
+    raise TypeError(msg)
+
+
+def _datetime(value: object, _t: type) -> datetime:
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            # A time with no zone is taken as UTC; every time is kept in UTC.
+            if parsed.tzinfo is None:
+                return parsed.replace(tzinfo=UTC)
+            return parsed.astimezone(UTC)
+    msg = f'expected an ISO 8601 date-time such as "2026-01-31T12:00:00Z", got {_show(value)}'
+    raise TypeError(msg)
+
+
+def _unstructure_datetime(value: datetime) -> str:
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC)
+    return value.replace(tzinfo=None).isoformat() + "Z"
+
+
+def _enum_hook(cls: type[enum.Enum]) -> Callable[[object, type], enum.Enum]:
+    values = {member.value: member for member in cls}
+    expected = ", ".join(str(v) for v in values)
+
+    def hook(value: object, _t: type) -> enum.Enum:
+        if isinstance(value, str) and value in values:
+            return values[value]
+        msg = f"expected one of {expected}, got {_show(value)}"
+        raise ValueError(msg)
+
+    return hook
+
+
+def _register_enums(conv: cattrs.Converter, t: Any) -> None:  # noqa: ANN401
+    """Give each enum in a field's type its own strict hook.
+
+    The hook must be registered for the exact class: the ``str`` hook is found through
+    singledispatch, so it would otherwise catch every StrEnum before any predicate is asked.
+    """
+    for candidate in (t, *get_args(t)):
+        if isinstance(candidate, type) and issubclass(candidate, enum.Enum):
+            conv.register_structure_hook(candidate, _enum_hook(candidate))
+
+
+def _is_homogeneous_tuple(t: Any) -> bool:  # noqa: ANN401 -- any type expression
+    args = get_args(t)
+    return get_origin(t) is tuple and len(args) == 2 and args[1] is Ellipsis  # noqa: PLR2004
+
+
+def _make_tuple_hook(conv: cattrs.Converter) -> Callable[[Any], Callable[[object, Any], Any]]:
+    def factory(t: Any) -> Callable[[object, Any], Any]:  # noqa: ANN401
+        item_type = get_args(t)[0]
+        item_hook = conv.get_structure_hook(item_type)
+
+        def hook(value: object, _t: Any) -> tuple[Any, ...]:  # noqa: ANN401
+            if not isinstance(value, list | tuple):
+                msg = f"expected a list, got {_show(value)}"
+                raise TypeError(msg)
+            items: list[Any] = []
+            errors: list[Exception] = []
+            for index, item in enumerate(value):
+                try:
+                    items.append(item_hook(item, item_type))
+                except Exception as err:  # noqa: BLE001 -- collected and re-raised as a group
+                    err.__notes__ = [
+                        *getattr(err, "__notes__", []),
+                        IterableValidationNote(f"@ index {index}", index, item_type),
+                    ]
+                    errors.append(err)
+            if errors:
+                msg = f"While structuring {t!r}"
+                raise IterableValidationError(msg, errors, t)
+            return tuple(items)
+
+        return hook
+
+    return factory
+
+
+def _make_dict_hook(conv: cattrs.Converter) -> Callable[[Any], Callable[[object, Any], Any]]:
+    def factory(t: Any) -> Callable[[object, Any], Any]:  # noqa: ANN401
+        key_type, value_type = get_args(t)
+        key_hook = conv.get_structure_hook(key_type)
+        value_hook = conv.get_structure_hook(value_type)
+
+        def hook(value: object, _t: Any) -> dict[Any, Any]:  # noqa: ANN401
+            if not isinstance(value, dict):
+                msg = f"expected an object, got {_show(value)}"
+                raise TypeError(msg)
+            return {key_hook(k, key_type): value_hook(v, value_type) for k, v in value.items()}
+
+        return hook
+
+    return factory
+
+
+def _is_dict(t: Any) -> bool:  # noqa: ANN401
+    return get_origin(t) is dict and len(get_args(t)) == 2  # noqa: PLR2004
+
+
+# --- attrs classes: camelCase keys, validators run per field so every error is reported ----
+
+
+def _validated(base: Callable[[Any, Any], Any], field: attrs.Attribute[Any]) -> Callable[..., Any]:
+    validator = field.validator
+
+    def hook(value: object, t: Any) -> Any:  # noqa: ANN401
+        result = base(value, t)
+        if validator is not None:
+            validator(None, field, result)
+        return result
+
+    return hook
+
+
+def _make_attrs_structure(
+    conv: cattrs.Converter,
+) -> Callable[[type], Callable[[object, type], Any]]:
+    def factory(cls: type) -> Callable[[object, type], Any]:
+        attrs.resolve_types(cls)
+        overrides: dict[str, Any] = {}
+        for field in attrs.fields(cls):
+            _register_enums(conv, field.type)
+            base = conv.get_structure_hook(field.type) if field.validator is not None else None
+            overrides[field.name] = override(
+                rename=camel(field.name),
+                struct_hook=_validated(base, field) if base is not None else None,
+            )
+        inner: Callable[[Any, Any], Any] = make_dict_structure_fn(
+            cls,
+            conv,
+            _cattrs_forbid_extra_keys=True,
+            **overrides,
+        )
+
+        def structure_object(value: object, t: type) -> Any:  # noqa: ANN401
+            if not isinstance(value, Mapping):
+                msg = f"expected an object, got {_show(value)}"
+                raise TypeError(msg)
+            return inner(value, t)
+
+        return structure_object
+
+    return factory
+
+
+def _make_attrs_unstructure(conv: cattrs.Converter) -> Callable[[type], Callable[[Any], Any]]:
+    def factory(cls: type) -> Callable[[Any], Any]:
+        attrs.resolve_types(cls)
+        overrides: dict[str, Any] = {
+            f.name: override(rename=camel(f.name)) for f in attrs.fields(cls)
+        }
+        unstructure_fn: Callable[[Any], Any] = make_dict_unstructure_fn(cls, conv, **overrides)
+        return unstructure_fn
+
+    return factory
+
+
+def _build() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
+    for exact, hook in (
+        (str, _str),
+        (int, _int),
+        (float, _float),
+        (bool, _bool),
+        (datetime, _datetime),
+    ):
+        conv.register_structure_hook(exact, hook)
+    conv.register_unstructure_hook(datetime, _unstructure_datetime)
+    conv.register_unstructure_hook_func(
+        lambda t: isinstance(t, type) and issubclass(t, enum.Enum), lambda e: e.value
+    )
+    conv.register_structure_hook_factory(
+        lambda t: isinstance(t, type) and issubclass(t, enum.Enum), _enum_hook
+    )
+    conv.register_structure_hook_factory(_is_homogeneous_tuple, _make_tuple_hook(conv))
+    conv.register_unstructure_hook_func(_is_homogeneous_tuple, list)
+    conv.register_structure_hook_factory(_is_dict, _make_dict_hook(conv))
+    conv.register_structure_hook_factory(attrs.has, _make_attrs_structure(conv))
+    conv.register_unstructure_hook_factory(attrs.has, _make_attrs_unstructure(conv))
+    return conv
+
+
+converter: cattrs.Converter = _build()
+"""The one converter: ``converter.structure(data, Reflection)``, ``converter.unstructure(r)``.
+
+It raises cattrs' own exceptions; :func:`structure` turns them into a :class:`ConfigError`.
+"""
+
+
+# --- errors with JSON paths ------------------------------------------------------------------
+
+
+def _attr_keys(cls: object) -> list[str]:
+    return [camel(f.name) for f in attrs.fields(cls)] if attrs.has(cls) else []  # type: ignore[arg-type]
+
+
+def _walk(exc: BaseException, path: str) -> list[str]:
+    if isinstance(exc, ClassValidationError):
+        lines: list[str] = []
+        with_notes, others = exc.group_exceptions()
+        for sub, note in with_notes:
+            lines += _walk(sub, f"{path}.{camel(note.name)}")
+        for sub in others:
+            lines += _walk(sub, path)
+        return lines
+    if isinstance(exc, IterableValidationError):
+        lines = []
+        for sub in exc.exceptions:
+            index = next(
+                (
+                    n.index
+                    for n in getattr(sub, "__notes__", [])
+                    if isinstance(n, IterableValidationNote)
+                ),
+                None,
+            )
+            lines += _walk(sub, f"{path}[{index}]" if index is not None else path)
+        return lines
+    if isinstance(exc, ForbiddenExtraKeysError):
+        known = _attr_keys(exc.cl)
+        lines = []
+        for key in sorted(exc.extra_fields):
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+            hint = (
+                f' (did you mean "{close[0]}"?)'
+                if close
+                else f" (expected one of: {', '.join(known)})"
+            )
+            lines.append(f"{path}.{key}: unknown key{hint}")
+        return lines
+    if isinstance(exc, KeyError):
+        return [f"{path}: required, but missing"]
+    if isinstance(exc, BaseExceptionGroup):
+        return [line for sub in exc.exceptions for line in _walk(sub, path)]
+    return [f"{path}: {exc}"]
+
+
+def format_errors(exc: BaseException, *, source: str = "") -> list[str]:
+    """Turn a converter error into ``"<source>: $.json.path: what was expected"`` lines.
+
+    Args:
+        exc: The exception the converter raised.
+        source: What was read (a file name, "input"); prefixed to every line when given.
+
+    Returns:
+        One line per problem, in the order the converter met them.
+    """
+    prefix = f"{source}: " if source else ""
+    return [prefix + line for line in _walk(exc, "$")]
+
+
+def structure(data: object, cls: type[T], *, source: str = "") -> T:
+    """Build a model from JSON data, reporting every problem at once.
+
+    Args:
+        data: Parsed JSON (dicts, lists, strings, numbers, booleans, null).
+        cls: The model to build, e.g. :class:`~reflexkit.models.FailureContext`.
+        source: What was read, prefixed to each error line ("project.json", "input").
+
+    Returns:
+        The model.
+
+    Raises:
+        ConfigError: The data does not fit the model; ``errors`` names each JSON path.
+    """
+    try:
+        return converter.structure(data, cls)
+    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as err:
+        raise ConfigError(format_errors(err, source=source)) from err
+
+
+def unstructure(obj: object) -> Any:  # noqa: ANN401 -- JSON data
+    """Return the camelCase JSON data of a model."""
+    return converter.unstructure(obj)
+
+
+def loads(text: str | bytes, *, source: str = "") -> Any:  # noqa: ANN401 -- JSON data
+    """Parse JSON text; a syntax error becomes a ConfigError with its line and column.
+
+    Raises:
+        ConfigError: The text is not valid JSON, or empty.
+    """
+    prefix = f"{source}: " if source else ""
+    if not text.strip():
+        raise ConfigError([f"{prefix}the file is empty; expected a JSON object"])
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as err:
+        raise ConfigError(
+            [f"{prefix}invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}"]
+        ) from None
+
+
+def dumps(obj: object, *, indent: bool = False) -> bytes:
+    """Serialise a model (or JSON data) to camelCase JSON bytes."""
+    data = (
+        obj
+        if isinstance(obj, dict | list | str | int | float | types.NoneType)
+        else unstructure(obj)
+    )
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2 if indent else 0)

@@ -1,0 +1,61 @@
+"""Everything reflexkit raises or warns.
+
+* ReflexkitError          the base: catch this to catch everything below
+  +-- ConfigError         bad project.json, task file or CLI input; ``.errors``: "path: msg" lines
+  +-- StoreError          episodic memory can't be read or written
+  +-- GenerationError     a generator failed (internal: the service falls back)
+* CorruptRecordWarning    a stored record was skipped on read
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = [
+    "ConfigError",
+    "CorruptRecordWarning",
+    "GenerationError",
+    "ReflexkitError",
+    "StoreError",
+]
+
+
+class ReflexkitError(Exception):
+    """The base of every error reflexkit raises on purpose."""
+
+
+class ConfigError(ReflexkitError):
+    """Input did not validate: project.json, a task file, a FailureContext or a CLI argument.
+
+    Attributes:
+        errors: One line per problem, each ``"<where>: <what was expected>"``, for example
+            ``"project.json: $.reflexion.backend: expected one of llm, heuristic, fixture, got
+            "gpt""``. All problems found are reported at once.
+    """
+
+    def __init__(self, errors: Iterable[str]) -> None:
+        self.errors: tuple[str, ...] = tuple(errors)
+        super().__init__("; ".join(self.errors))
+
+
+class StoreError(ReflexkitError):
+    """Episodic memory can't be read or written (I/O error, bad path, lost database)."""
+
+
+class GenerationError(ReflexkitError):
+    """A reflection generator failed.
+
+    Internal: the reflection service catches it and falls back to the next generator.
+
+    Attributes:
+        reason: A stable reason code such as ``"llm_timeout"`` or ``"no_api_key"``; the
+            fallback records it on the reflection as ``fallbackReason``.
+    """
+
+    def __init__(self, reason: str, message: str = "") -> None:
+        self.reason = reason
+        super().__init__(f"{reason}: {message}" if message else reason)
+
+
+class CorruptRecordWarning(UserWarning):
+    """A stored record was skipped: a torn line, invalid JSON or a record that fails validation."""

@@ -1,0 +1,1 @@
+"""The reflection subsystem of reflexkit."""

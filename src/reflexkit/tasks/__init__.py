@@ -1,0 +1,1 @@
+"""The tasks subsystem of reflexkit."""

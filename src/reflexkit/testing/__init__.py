@@ -1,0 +1,1 @@
+"""The testing subsystem of reflexkit."""
