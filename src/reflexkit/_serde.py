@@ -210,11 +210,24 @@ def _is_dict(t: Any) -> bool:  # noqa: ANN401
 # --- attrs classes: camelCase keys, validators run per field so every error is reported ----
 
 
+def _is_optional(t: Any) -> bool:  # noqa: ANN401
+    return type(None) in get_args(t)
+
+
 def _validated(base: Callable[[Any, Any], Any], field: attrs.Attribute[Any]) -> Callable[..., Any]:
     validator = field.validator
 
+    expected = getattr(validator, "expected", None)
+
     def hook(value: object, t: Any) -> Any:  # noqa: ANN401
-        result = base(value, t)
+        try:
+            result = base(value, t)
+        except TypeError:
+            # "expected an integer, got "three"" becomes "expected an integer >= 1, got ...".
+            if expected is None or (value is None and _is_optional(t)):
+                raise
+            msg = f"expected {expected}, got {_show(value)}"
+            raise TypeError(msg) from None
         if validator is not None:
             validator(None, field, result)
         return result

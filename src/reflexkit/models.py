@@ -94,20 +94,25 @@ def _show(value: object) -> str:
 
 def at_least(minimum: int) -> Any:  # noqa: ANN401 -- an attrs validator
     """Validate that an integer (or ``None``) is at least *minimum*."""
+    expected = f"an integer >= {minimum}"
 
     def check(_inst: object, _attr: attrs.Attribute[Any], value: int | None) -> None:
         if value is not None and value < minimum:
-            msg = f"expected an integer >= {minimum}, got {_show(value)}"
+            msg = f"expected {expected}, got {_show(value)}"
             raise ValueError(msg)
 
+    check.expected = expected  # type: ignore[attr-defined]  # read by the converter's messages
     return check
 
 
 def unit_interval(_inst: object, _attr: attrs.Attribute[Any], value: float) -> None:
     """Validate that a number lies in [0, 1]."""
     if not 0.0 <= value <= 1.0:
-        msg = f"expected a number between 0 and 1, got {_show(value)}"
+        msg = f"expected {unit_interval.expected}, got {_show(value)}"  # type: ignore[attr-defined]
         raise ValueError(msg)
+
+
+unit_interval.expected = "a number between 0 and 1"  # type: ignore[attr-defined]
 
 
 def non_empty(_inst: object, _attr: attrs.Attribute[Any], value: str) -> None:

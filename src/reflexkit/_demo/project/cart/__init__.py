@@ -1,0 +1,1 @@
+"""A tiny shopping cart: the example project of ``reflexkit demo``."""
