@@ -1,0 +1,158 @@
+"""Measure the heuristic reflections on a corpus of real tool failures.
+
+Runs what the reflection service runs (redact, then classify, then the heuristic generator)
+over every ``*.json`` item of a corpus folder and prints failure-type accuracy, key-fact
+recall (a key fact counts when it appears verbatim in the analysis, the suggestion or an
+action item), category agreement, mean reflection length and time per item; then the
+secrets that survive redaction over the secrets corpus (must be 0) and the look-alikes it
+damaged.
+
+Usage::
+
+    python benchmarks/reflection_quality.py [CORPUS_DIR] [--secrets DIR] [--verbose]
+
+CORPUS_DIR defaults to ``../shared/corpus/failures/dev`` relative to the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from reflexkit._serde import structure
+from reflexkit.models import FailureContext, FailureType, Reflection
+from reflexkit.reflection.classify import classify
+from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection.redaction import Redactor
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "failures" / "dev"
+DEFAULT_SECRETS = REPO / "tests" / "data" / "secrets"
+
+
+def reflect(
+    failure: FailureContext, redactor: Redactor, generator: HeuristicGenerator
+) -> tuple[Reflection, float]:
+    """Redact, classify and reflect on one failure, as the service does; return the seconds."""
+    start = time.perf_counter()
+    clean, counts = redactor.redact_failure(failure)
+    if clean.failure_type in {None, FailureType.UNKNOWN}:
+        clean = attrs.evolve(clean, failure_type=classify(clean))
+    reflection = attrs.evolve(generator.generate(clean), redactions=counts)
+    return reflection, time.perf_counter() - start
+
+
+def quoted_text(reflection: Reflection) -> str:
+    """Return the text a key fact must appear in."""
+    return "\n".join([reflection.analysis, reflection.suggestion, *reflection.action_items])
+
+
+def measure_corpus(folder: Path, *, verbose: bool) -> dict[str, float]:
+    """Run the pipeline over a corpus folder and print its figures."""
+    paths = sorted(folder.glob("*.json"))
+    if not paths:
+        sys.exit(f"no *.json items in {folder}")
+    redactor, generator = Redactor(), HeuristicGenerator()
+    typed = facts_total = facts_found = agreed = 0
+    lengths: list[int] = []
+    seconds: list[float] = []
+    for path in paths:
+        item: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        expected = item["expected"]
+        failure = structure(item["failureContext"], FailureContext, source=str(path))
+        reflection, elapsed = reflect(failure, redactor, generator)
+        text = quoted_text(reflection)
+        missing = [fact for fact in expected["keyFacts"] if fact not in text]
+        type_ok = reflection.failure_type.value == expected["failureType"]
+        category_ok = reflection.category.value in expected["categoryHints"]
+        typed += type_ok
+        agreed += category_ok
+        facts_total += len(expected["keyFacts"])
+        facts_found += len(expected["keyFacts"]) - len(missing)
+        lengths.append(
+            len(reflection.analysis)
+            + len(reflection.suggestion)
+            + sum(len(a) for a in reflection.action_items)
+        )
+        seconds.append(elapsed)
+        if verbose and (missing or not type_ok or not category_ok):
+            print(f"  {item['id']}:")
+            if not type_ok:
+                print(
+                    f"    type {reflection.failure_type.value}, expected {expected['failureType']}"
+                )
+            if not category_ok:
+                hints = expected["categoryHints"]
+                print(f"    category {reflection.category.value}, expected {hints}")
+            for fact in missing:
+                print(f"    missing key fact: {fact!r}")
+    count = len(paths)
+    figures = {
+        "items": count,
+        "type_accuracy": typed / count,
+        "key_fact_recall": facts_found / facts_total if facts_total else 1.0,
+        "category_agreement": agreed / count,
+        "mean_length": statistics.mean(lengths),
+        "max_length": max(lengths),
+        "ms_per_item": 1000 * statistics.mean(seconds),
+        "ms_max": 1000 * max(seconds),
+    }
+    print(f"corpus: {folder} ({count} items)")
+    print(f"  failure type correct    {figures['type_accuracy']:7.1%}   (target >= 95%)")
+    print(
+        f"  key facts quoted        {figures['key_fact_recall']:7.1%}   (target >= 90%; "
+        f"{facts_found}/{facts_total})"
+    )
+    print(f"  category acceptable     {figures['category_agreement']:7.1%}   (target >= 80%)")
+    print(
+        f"  reflection length       {figures['mean_length']:7.0f}   chars mean, "
+        f"{figures['max_length']} max (limit 1500)"
+    )
+    print(
+        f"  time per item           {figures['ms_per_item']:7.2f}   ms mean, "
+        f"{figures['ms_max']:.2f} ms max (redact + classify + generate)"
+    )
+    return figures
+
+
+def measure_secrets(folder: Path) -> int:
+    """Redact the secrets corpus; print and return how many secrets survived."""
+    items: list[dict[str, Any]] = json.loads((folder / "secrets.json").read_text("utf-8"))
+    lookalikes: list[str] = json.loads((folder / "lookalikes.json").read_text("utf-8"))
+    survived = total = 0
+    for item in items:
+        text = Redactor(environ=item.get("env", {})).redact(item["text"]).text
+        total += len(item["secrets"])
+        for secret in item["secrets"]:
+            if secret in text:
+                survived += 1
+                print(f"  SURVIVED in {item['id']}: {secret[:6]}...")
+    damaged = [t for t in lookalikes if Redactor(environ={}).redact(t).text != t]
+    for text in damaged:
+        print(f"  look-alike changed: {text!r}")
+    print(f"secrets corpus: {folder} ({len(items)} texts, {total} secrets)")
+    print(f"  secrets surviving       {survived:7d}   (target 0)")
+    print(f"  look-alikes changed     {len(damaged):7d}   of {len(lookalikes)}")
+    return survived
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the arguments, measure, and return 1 when a secret survived."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--secrets", type=Path, default=DEFAULT_SECRETS)
+    parser.add_argument("--verbose", "-v", action="store_true", help="list per-item misses")
+    args = parser.parse_args(argv)
+    measure_corpus(args.corpus, verbose=args.verbose)
+    return 1 if measure_secrets(args.secrets) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,468 @@
+"""Parsers for the JavaScript/TypeScript family.
+
+tsc, eslint, node stack traces, jest and node:test (TAP and spec reporters).
+"""
+
+from __future__ import annotations
+
+import re
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.reflection._tools._base import (
+    MAX_BLOCKS,
+    Findings,
+    Problem,
+    clip,
+    dedupe,
+    group_problems,
+    plural,
+)
+
+__all__ = ["parse_eslint", "parse_jest", "parse_node", "parse_node_test", "parse_tsc"]
+
+M = re.MULTILINE
+
+# --- tsc -------------------------------------------------------------------------------------
+
+_TSC = re.compile(
+    r"^(?P<loc>[^\s(][^(\n]*\(\d+,\d+\)): error (?P<code>TS\d+): (?P<msg>.*)$"
+    r"|^(?P<ploc>[^\s:][^:\n]*:\d+:\d+) - error (?P<pcode>TS\d+): (?P<pmsg>.*)$"
+    r"|^error (?P<gcode>TS\d+): (?P<gmsg>.*)$",
+    M,
+)
+_TSC_SUMMARY = re.compile(r"^(?P<sum>Found \d+ errors?.*)$", M)
+
+
+def parse_tsc(text: str) -> Findings | None:
+    """Recognise tsc diagnostics: ``file(line,col): error TS2322: ...`` and the pretty form."""
+    problems: list[Problem] = []
+    codes: list[str] = []
+    files: list[str] = []
+    for m in _TSC.finditer(text):
+        if m["loc"]:
+            loc, code, msg, sep = m["loc"], m["code"], m["msg"], ": "
+        elif m["ploc"]:
+            loc, code, msg, sep = m["ploc"], m["pcode"], m["pmsg"], " - "
+        else:
+            loc, code, msg, sep = "", m["gcode"], m["gmsg"], ""
+        codes.append(code)
+        files.append(re.split(r"[(:]", loc, maxsplit=1)[0])
+        head = f"{loc}{sep}" if loc else ""
+        problems.append(Problem(f"{head}error {code}: {clip(msg, 150)}", f"{code}|{msg}", loc))
+    if not problems:
+        return None
+    findings = Findings(tool="tsc", failure_type=FailureType.TYPECHECK_ERROR)
+    findings.facts = group_problems(problems, limit=6)
+    summary = _TSC_SUMMARY.search(text)
+    findings.summary = summary["sum"] if summary else ""
+    findings.headline = (
+        f"tsc reported {len(problems)} error{'s' if len(problems) != 1 else ''} "
+        f"({', '.join(dedupe(codes)[:6])})."
+    )
+    config_errors = [c for c in codes if c.startswith(("TS5", "TS6", "TS18003"))]
+    if config_errors or any(f.endswith(("tsconfig.json", ".json")) for f in files if f):
+        findings.category = ReflectionCategory.TOOL_MISUSE
+        findings.advice = (
+            "The compiler configuration itself is wrong: correct the named options in "
+            "tsconfig.json (exact option names and values from the TypeScript docs) before "
+            "touching the source files."
+        )
+    elif "TS2307" in codes or "TS7016" in codes:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "A module or its type declarations cannot be found: install the package (and its "
+            "@types/ package) or fix the import path, then type-check again."
+        )
+    else:
+        findings.advice = (
+            "Make the code match the declared types at each location: supply the missing "
+            "properties and arguments, and convert values to the expected type instead of "
+            "casting with `as any` or adding `@ts-ignore`."
+        )
+    findings.steps.append(f"Fix {problems[0].loc or problems[0].text} first, then re-run tsc.")
+    findings.confidence = 0.85
+    return findings
+
+
+# --- eslint ----------------------------------------------------------------------------------
+
+_ESLINT_FILE = re.compile(r"^(?P<file>[^\s].*\.(?:[cm]?[jt]sx?|vue|svelte|json))$")
+_ESLINT_ROW = re.compile(
+    r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<sev>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>[@\w/-]+))?\s*$"
+)
+_ESLINT_SUMMARY = re.compile(r"^(?P<sum>✖ \d+ problems? \(.*\))", M)
+_ENV_GLOBALS = frozenset(
+    {
+        "document",
+        "window",
+        "fetch",
+        "navigator",
+        "localStorage",
+        "process",
+        "require",
+        "module",
+        "exports",
+        "__dirname",
+        "console",
+        "describe",
+        "it",
+        "test",
+        "expect",
+        "jest",
+        "Buffer",
+        "setTimeout",
+        "globalThis",
+        "URL",
+        "alert",
+        "HTMLElement",
+        "beforeEach",
+    }
+)
+_UNDEF_NAME = re.compile(r"'(?P<name>[\w$]+)' is not defined")
+
+
+def parse_eslint(text: str) -> Findings | None:
+    """Recognise eslint's stylish format: a file line, then ``line:col severity message rule``.
+
+    Errors are reported; warnings only when there are no errors (``--max-warnings 0``).
+    """
+    found = _eslint_rows(text, "error") or _eslint_rows(text, "warning")
+    if found is None:
+        return None
+    problems, rules, undefined = found
+    findings = Findings(
+        tool="eslint", failure_type=FailureType.LINT_ERROR, category=ReflectionCategory.VERIFICATION
+    )
+    return _eslint_findings(findings, text, problems, rules, undefined)
+
+
+def _eslint_rows(text: str, severity: str) -> tuple[list[Problem], list[str], list[str]] | None:
+    """Return the problems of one severity, their rules and the undefined names, or ``None``."""
+    current = ""
+    problems: list[Problem] = []
+    rules: list[str] = []
+    undefined: list[str] = []
+    for line in text.splitlines():
+        head = _ESLINT_FILE.match(line)
+        if head:
+            current = head["file"]
+            continue
+        row = _ESLINT_ROW.match(line) if current else None
+        if row is None or row["sev"] != severity:
+            continue
+        rule = row["rule"] or ""
+        rules.append(rule)
+        loc = f"{current}:{row['line']}:{row['col']}"
+        name = _UNDEF_NAME.search(row["msg"])
+        if name:
+            undefined.append(name["name"])
+        suffix = f" ({rule})" if rule else ""
+        problems.append(
+            Problem(f"{loc} {clip(row['msg'], 140)}{suffix}", f"{rule}|{row['msg']}", loc)
+        )
+    return (problems, rules, undefined) if problems else None
+
+
+def _eslint_findings(
+    findings: Findings,
+    text: str,
+    problems: list[Problem],
+    rules: list[str],
+    undefined: list[str],
+) -> Findings:
+    """Fill eslint findings from its problems."""
+    findings.facts = group_problems(problems, limit=6, more_locs=2)
+    summary = _ESLINT_SUMMARY.search(text)
+    findings.summary = summary["sum"] if summary else ""
+    rule_names = ", ".join(dedupe(r for r in rules if r)[:6])
+    findings.headline = f"eslint reported {plural(len(problems), 'problem')}" + (
+        f" ({rule_names})." if rule_names else "."
+    )
+    env_names = dedupe(n for n in undefined if n in _ENV_GLOBALS)
+    if env_names:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            f"{', '.join(env_names)} are environment globals eslint does not know about: declare "
+            "the environment in the eslint config (`languageOptions.globals` with "
+            "`globals.browser`/`globals.node`, or `env` in .eslintrc) instead of disabling the "
+            "rule; fix the other rules in the code."
+        )
+    else:
+        findings.advice = (
+            "Fix each rule at the location named (the rule name tells what eslint wants); do not "
+            "disable rules with comments."
+        )
+    findings.steps.append(f"Start at {problems[0].loc}; re-run eslint on the same paths.")
+    findings.confidence = 0.85
+    return findings
+
+
+# --- node stack traces -----------------------------------------------------------------------
+
+_JS_ERROR = re.compile(
+    r"^(?P<line>(?P<cls>(?:[A-Z]\w*)?Error|[A-Z]\w*Exception)"
+    r"(?: \[(?P<code>[A-Z_0-9]+)\])?: (?P<msg>.*))$",
+    M,
+)
+_JS_FRAME = re.compile(r"^\s+at (?P<frame>.+)$", M)
+_FRAME_LOC = re.compile(r"\(?(?P<loc>(?:file://)?[^\s()]+:\d+:\d+)\)?$")
+_JS_INTERNAL = re.compile(r"node:|node_modules|<anonymous>|^internal/")
+_JS_SOURCE_HEADER = re.compile(r"^(?P<loc>(?:file://)?[^\s:()]+\.[cm]?[jt]sx?:\d+)$", M)
+_CANNOT_FIND = re.compile(r"Cannot find (?:module|package) '(?P<mod>[^']+)'")
+
+
+def _user_frame(frames: list[str]) -> str:
+    """Return the location of the first stack frame in the project's own code."""
+    for frame in frames:
+        loc = _FRAME_LOC.search(frame)
+        if loc and not _JS_INTERNAL.search(loc["loc"]):
+            return loc["loc"]
+    return ""
+
+
+def parse_node(text: str) -> Findings | None:
+    """Recognise an uncaught error in a Node.js program: the error line and its stack."""
+    for error in _JS_ERROR.finditer(text):
+        after = text[error.end() : error.end() + 4000]
+        frames = [m["frame"].strip() for m in _JS_FRAME.finditer(after)][:30]
+        head = after.lstrip("\n").splitlines()[:8]
+        if not frames or not any(line.startswith("    at ") for line in head):
+            continue
+        findings = Findings(tool="node", failure_type=FailureType.RUNTIME_ERROR)
+        findings.headline = f"The Node.js program threw {error['cls']}."
+        findings.facts.append(clip(error["line"], 220))
+        first = f"at {frames[0]}"
+        user = _user_frame(frames)
+        if not user:
+            header = None
+            for header in _JS_SOURCE_HEADER.finditer(text, 0, error.start()):  # noqa: B007
+                pass
+            user = header["loc"] if header else ""
+        findings.details.append(
+            f"thrown {first}" + (f", from {user}" if user and user not in first else "")
+        )
+        missing = _CANNOT_FIND.search(error["line"])
+        if missing:
+            module = missing["mod"]
+            local = module.startswith((".", "/"))
+            findings.failure_type = (
+                FailureType.RUNTIME_ERROR if local else FailureType.DEPENDENCY_ERROR
+            )
+            findings.category = ReflectionCategory.MISSING_CONTEXT
+            findings.advice = (
+                f"The path {module!r} does not resolve: fix the relative import (extension, "
+                "directory, case) to point at an existing file."
+                if local
+                else f"The package {module!r} is not installed: add it with `npm install {module}` "
+                "(saved in package.json) or import a package that is a dependency."
+            )
+        elif "Cannot use import statement outside a module" in error["line"] or (
+            "require is not defined in ES module scope" in error["line"]
+        ):
+            findings.category = ReflectionCategory.TOOL_MISUSE
+            findings.advice = (
+                "The file mixes module systems: use `require` in CommonJS, or make it an ES "
+                'module (`"type": "module"` in package.json or the .mjs extension) — one '
+                "system for the whole package."
+            )
+        elif error["code"] == "ENOENT" or "ENOENT" in error["line"]:
+            findings.category = ReflectionCategory.MISSING_CONTEXT
+            findings.advice = (
+                "The program reads a file that does not exist: create it or fix the path."
+            )
+        else:
+            findings.advice = (
+                f"Fix the code at {user or 'the first frame'} so it no longer throws "
+                f"{error['cls']}: "
+                "read the message, it names the undefined name or the bad input."
+            )
+        if user:
+            findings.steps.append(f"Open {user} and fix the statement there.")
+        findings.steps.append("Re-run the same node command to confirm the error is gone.")
+        findings.confidence = 0.8
+        return findings
+    return None
+
+
+# --- jest ------------------------------------------------------------------------------------
+
+_JEST_FAIL_FILE = re.compile(r"^\s*FAIL\s+(?P<file>\S+)", M)
+_JEST_SUMMARY = re.compile(r"^(?P<sum>Tests:\s+.*?)\s*$", M)
+_JEST_HEADER = re.compile(r"^  ● (?P<name>.+?)\s*$", M)
+_JEST_DETAIL = re.compile(
+    r"^\s+(?P<d>(?:expect\(.*|Expected(?: [\w ]+)?: .*|Received(?: [\w ]+)?: .*|"
+    r"(?:[A-Z]\w*)?Error: .*|thrown: .*))$",
+    M,
+)
+_JEST_AT = re.compile(r"^\s+at .*?\(?(?P<loc>[^\s()]+:\d+:\d+)\)?$", M)
+
+
+_SUITE_FAILED = "Test suite failed to run"
+
+
+def _read_jest_blocks(text: str, headers: list[re.Match[str]], findings: Findings) -> int:
+    """Add one fact per ``●`` block (message, expected/received, location); count load errors."""
+    suite_errors = 0
+    for index, head in enumerate(headers):
+        if index >= MAX_BLOCKS:
+            findings.tests.extend(h["name"] for h in headers[index:] if h["name"] != _SUITE_FAILED)
+            break
+        end = headers[index + 1].start() if index + 1 < len(headers) else len(text)
+        body = text[head.end() : min(end, head.end() + 6000)]
+        details = dedupe(m["d"].strip() for m in _JEST_DETAIL.finditer(body))[:3]
+        if not details:
+            first = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+            details = [first] if first and not first.startswith((">", "at ")) else []
+        loc = next(
+            (m["loc"] for m in _JEST_AT.finditer(body) if "node_modules" not in m["loc"]), ""
+        )
+        name = head["name"]
+        if name == _SUITE_FAILED:
+            suite_errors += 1
+        else:
+            findings.tests.append(name)
+        findings.facts.append(
+            name
+            + (": " + clip("; ".join(details), 200) if details else "")
+            + (f" ({loc})" if loc else "")
+        )
+    return suite_errors
+
+
+def parse_jest(text: str) -> Findings | None:
+    """Recognise jest's output: ``FAIL file``, the ``●`` test blocks and the Tests: line."""
+    summary = _JEST_SUMMARY.search(text)
+    headers = list(_JEST_HEADER.finditer(text))
+    if not summary and not (headers and _JEST_FAIL_FILE.search(text)):
+        return None
+    findings = Findings(tool="jest", failure_type=FailureType.TEST_FAILURE)
+    files = dedupe(m["file"] for m in _JEST_FAIL_FILE.finditer(text))
+    suite_errors = _read_jest_blocks(text, headers, findings)
+    findings.summary = summary["sum"] if summary else ""
+    if files:
+        findings.details.append("FAIL " + ", ".join(files[:4]))
+    count = len(findings.tests)
+    where = f" in {files[0]}" if len(files) == 1 else ""
+    findings.headline = f"jest reported {plural(count, 'failing test')}{where}."
+    if suite_errors and not count:
+        findings.headline = f"jest could not load {plural(suite_errors, 'test file')}{where}."
+        findings.advice = (
+            "The test file did not even load: fix the import, syntax or configuration error it "
+            "reports (missing module, ESM/CommonJS mismatch, transform config) first."
+        )
+        if "Cannot find module" in text:
+            findings.category = ReflectionCategory.MISSING_CONTEXT
+    else:
+        findings.advice = (
+            "Compare Expected with Received for each failing test and fix the code under test "
+            "so it produces the expected value; when timers or async code are involved, check "
+            "the order of calls rather than the assertions."
+        )
+    if findings.tests:
+        target = files[0] if files else ""
+        findings.steps.append(
+            f'Run the failing test alone: `npx jest {target} -t "{findings.tests[0]}"`.'.replace(
+                "  ", " "
+            )
+        )
+    findings.steps.append("Re-run the whole suite to confirm.")
+    findings.confidence = 0.85 if findings.facts else 0.55
+    return findings
+
+
+# --- node:test -------------------------------------------------------------------------------
+
+_TAP_NOT_OK = re.compile(r"^(?P<indent>\s*)not ok \d+ - (?P<name>.+?)(?:\s+#.*)?$", M)
+_TAP_FIELD = re.compile(
+    r"^\s+(?P<key>location|error|failureType|expected|actual|code): ?(?P<val>.*)$", M
+)
+_TAP_FAIL = re.compile(r"^(?P<sum># fail \d+)$", M)
+_SPEC_FAIL = re.compile(r"^(?P<indent>\s*)\u2716 (?P<name>.+?) \([\d.]+m?s\)$", M)
+_SPEC_SUMMARY = re.compile(r"^(?P<sum>\u2139 fail \d+)$", M)
+_SPEC_ERROR = re.compile(r"^\s+(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
+_SPEC_AT = re.compile(r"^\s+at .*?\((?:file://)?(?P<loc>[^\s()]+:\d+:\d+)\)$", M)
+
+
+_TAP_ERROR_BLOCK = re.compile(r"error: \|-\n\s+(?P<l1>.+)\n(?:\s*\n)?\s+(?P<l2>.+)")
+
+
+def _read_tap(text: str, findings: Findings) -> None:
+    """Add the failing tests of a TAP report (suites whose subtests failed are skipped)."""
+    heads = list(_TAP_NOT_OK.finditer(text))
+    for index, head in enumerate(heads):
+        if index >= MAX_BLOCKS:
+            break
+        end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
+        block = text[head.end() : min(end, head.end() + 4000)]
+        fields: dict[str, str] = {}
+        for m in _TAP_FIELD.finditer(block):
+            fields.setdefault(m["key"], m["val"].strip().strip("'|-").strip())
+        if fields.get("failureType") == "subtestsFailed":
+            continue
+        name = head["name"]
+        findings.tests.append(name)
+        error = fields.get("error", "")
+        if not error:
+            err = _TAP_ERROR_BLOCK.search(block)
+            error = f"{err['l1'].strip()} {err['l2'].strip()}" if err else ""
+        parts = [clip(error, 150)] if error else []
+        if fields.get("expected") or fields.get("actual"):
+            parts.append(
+                f"expected: {fields.get('expected', '')}, actual: {fields.get('actual', '')}"
+            )
+        loc = fields.get("location", "")
+        findings.facts.append(
+            name + (": " + "; ".join(parts) if parts else "") + (f" ({loc})" if loc else "")
+        )
+
+
+def _read_spec(text: str, findings: Findings) -> None:
+    """Add the failing tests of a spec-reporter run (the final recap is not read twice)."""
+    report = text.split("\u2716 failing tests:", 1)[0]
+    fails = list(_SPEC_FAIL.finditer(report))
+    for index, head in enumerate(fails):
+        if index >= MAX_BLOCKS:
+            break
+        end = fails[index + 1].start() if index + 1 < len(fails) else len(report)
+        body = report[head.end() : min(end, head.end() + 4000)]
+        error = _SPEC_ERROR.search(body)
+        if error is None:
+            continue  # a suite whose subtests failed
+        message = error["e"].strip()
+        if message.endswith(":"):
+            following = [ln.strip() for ln in body[error.end() :].splitlines()[:4] if ln.strip()]
+            if following and not following[0].startswith("at "):
+                message += " " + following[0]
+        at = _SPEC_AT.search(body)
+        findings.tests.append(head["name"])
+        findings.facts.append(
+            f"{head['name']}: {clip(message, 150)}" + (f" ({at['loc']})" if at else "")
+        )
+
+
+def parse_node_test(text: str) -> Findings | None:
+    """Recognise node:test output in the TAP and the spec reporter formats."""
+    tap = _TAP_FAIL.search(text)
+    spec = _SPEC_SUMMARY.search(text)
+    if not tap and not spec:
+        return None
+    findings = Findings(tool="node:test", failure_type=FailureType.TEST_FAILURE)
+    if tap:
+        _read_tap(text, findings)
+        findings.summary = tap["sum"]
+    elif spec:
+        _read_spec(text, findings)
+        findings.summary = spec["sum"]
+    count = len(findings.tests)
+    findings.headline = f"node --test reported {count} failing test{'s' if count != 1 else ''}."
+    findings.advice = (
+        "Compare the actual with the expected value of each failing assertion and fix the code "
+        "under test; a 'Missing expected exception' means the code must throw for that input."
+    )
+    if findings.tests:
+        findings.steps.append(
+            f'Run it alone: `node --test --test-name-pattern="{findings.tests[0]}"`.'
+        )
+    findings.steps.append("Re-run `node --test` to confirm all pass.")
+    findings.confidence = 0.85 if findings.facts else 0.55
+    return findings

@@ -1,0 +1,382 @@
+"""Parsers for compiled languages and their build tools.
+
+cargo/rustc (compile errors, clippy, tests, dependencies), gcc/clang and the linker, make, and
+crashes (segfaults, aborts).
+"""
+
+from __future__ import annotations
+
+import re
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.reflection._tools._base import (
+    MAX_BLOCKS,
+    Findings,
+    Problem,
+    clip,
+    dedupe,
+    group_problems,
+    plural,
+)
+
+__all__ = [
+    "parse_cargo_test",
+    "parse_crash",
+    "parse_gcc",
+    "parse_make",
+    "parse_rust_panic",
+    "parse_rustc",
+]
+
+M = re.MULTILINE
+
+# --- rustc and clippy ------------------------------------------------------------------------
+
+_RUST_DIAG = re.compile(
+    r"^(?P<sev>error|warning)(?:\[(?P<code>E\d{4})\])?: (?P<msg>.+)\n\s*--> (?P<loc>\S+:\d+:\d+)$",
+    M,
+)
+_RUST_LINT = re.compile(
+    r"#\[(?:allow|warn|deny)\((?P<lint>(?:clippy::)?[a-z_]+)\)\]|index\.html#(?P<url>[a-z_]+)"
+)
+_RUST_SUMMARY = re.compile(r"^(?P<sum>error: could not compile `[^`]+`.*?)\s*$", M)
+_CARGO_ERROR = re.compile(r"^error: (?P<msg>.+)$", M)
+_CAUSED_BY = re.compile(r"^Caused by:\n\s+(?P<msg>.+)$", M)
+_CARGO_DEPENDENCY = re.compile(
+    r"as a dependency of|no matching package|failed to select a version|failed to load source|"
+    r"failed to download|registry|failed to get `"
+)
+
+
+def parse_rustc(text: str) -> Findings | None:
+    """Recognise rustc/clippy diagnostics (``error[E0308]: ...`` then `` --> file:line:col``)."""
+    diags = list(_RUST_DIAG.finditer(text))
+    errors = [d for d in diags if d["sev"] == "error"] or []
+    if not errors:
+        return _parse_cargo_error(text)
+    problems: list[Problem] = []
+    lints: list[str] = []
+    for index, diag in enumerate(diags):
+        if index >= MAX_BLOCKS:
+            break
+        if diag["sev"] != "error":
+            continue
+        end = diags[index + 1].start() if index + 1 < len(diags) else len(text)
+        body = text[diag.end() : min(end, diag.end() + 3000)]
+        lint_match = _RUST_LINT.search(body)
+        lint = ""
+        if lint_match:
+            lint = lint_match["lint"] or f"clippy::{lint_match['url']}"
+            lints.append(lint)
+        code = diag["code"] or lint
+        label = f"error[{diag['code']}]" if diag["code"] else "error"
+        suffix = f" ({lint})" if lint else ""
+        problems.append(
+            Problem(
+                f"{label}: {clip(diag['msg'], 140)}{suffix} at {diag['loc']}",
+                f"{code}|{diag['msg']}",
+                diag["loc"],
+            )
+        )
+    clippy = any(lint.startswith("clippy::") for lint in lints)
+    findings = Findings(
+        tool="clippy" if clippy else "rustc",
+        failure_type=FailureType.LINT_ERROR if clippy else FailureType.BUILD_ERROR,
+        category=ReflectionCategory.VERIFICATION if clippy else ReflectionCategory.ROOT_CAUSE,
+    )
+    findings.facts = group_problems(problems, limit=6)
+    summary = _RUST_SUMMARY.search(text)
+    findings.summary = summary["sum"] if summary else ""
+    codes = dedupe(d["code"] for d in errors if d["code"])
+    findings.headline = (
+        f"{'cargo clippy' if clippy else 'The Rust compiler'} reported {len(errors)} "
+        f"error{'s' if len(errors) != 1 else ''}" + (f" ({', '.join(codes)})." if codes else ".")
+    )
+    if clippy:
+        findings.advice = (
+            "Apply what each lint's help line suggests at the location named (the lints are "
+            "denied by `-D warnings`); do not add `#[allow(...)]` to silence them."
+        )
+    else:
+        findings.advice = (
+            "Read each error with its help/note lines: rustc usually names the missing trait "
+            "impl, lifetime or type and shows the fix. Apply it at the location named"
+            + (f"; `rustc --explain {codes[0]}` explains {codes[0]}" if codes else "")
+            + "."
+        )
+        if {"E0432", "E0433"} & set(codes):
+            findings.category = ReflectionCategory.MISSING_CONTEXT
+    findings.steps.append(f"Fix {problems[0].loc} first, then re-run the same cargo command.")
+    findings.confidence = 0.85
+    return findings
+
+
+def _parse_cargo_error(text: str) -> Findings | None:
+    """Recognise a cargo error with a ``Caused by:`` chain (manifests, dependencies)."""
+    first = _CARGO_ERROR.search(text)
+    if first is None or "could not compile" in first["msg"] or "test failed" in first["msg"]:
+        return None
+    chain = [m["msg"].strip() for m in _CAUSED_BY.finditer(text)]
+    if not chain and not _CARGO_DEPENDENCY.search(first["msg"]):
+        return None
+    dependency = bool(_CARGO_DEPENDENCY.search(first["msg"] + " ".join(chain)))
+    findings = Findings(
+        tool="cargo",
+        failure_type=FailureType.DEPENDENCY_ERROR if dependency else FailureType.BUILD_ERROR,
+        category=ReflectionCategory.MISSING_CONTEXT
+        if dependency
+        else ReflectionCategory.TOOL_MISUSE,
+    )
+    findings.facts.append(clip(f"error: {first['msg']}", 200))
+    findings.details.extend(clip(c, 160) for c in chain[-2:])
+    findings.headline = (
+        "cargo could not resolve the project's dependencies." if dependency else "cargo failed."
+    )
+    findings.advice = (
+        "Fix the dependency declaration in Cargo.toml: a path dependency must point at a folder "
+        "that holds a Cargo.toml, a registry dependency must name an existing crate and version."
+        if dependency
+        else "Fix the manifest or command cargo names in the error, then run it again."
+    )
+    findings.steps.append("Check the `[dependencies]` entries in Cargo.toml against what exists.")
+    findings.confidence = 0.75
+    return findings
+
+
+# --- cargo test ------------------------------------------------------------------------------
+
+_RUST_TEST_FAILED = re.compile(r"^test (?P<name>\S+) (?:- should panic )?\.\.\. FAILED$", M)
+_RUST_TEST_RESULT = re.compile(r"^(?P<sum>test result: FAILED\..*?)(?:; finished in .*)?$", M)
+_RUST_PANIC = re.compile(
+    r"^thread '(?P<thread>[^']+)'(?: \(\d+\))? panicked at (?P<loc>[^\s:]+:\d+:\d+):\n(?P<msg>.*)$",
+    M,
+)
+_RUST_PANIC_OLD = re.compile(
+    r"^thread '(?P<thread>[^']+)' panicked at '(?P<msg>.*)', (?P<loc>\S+:\d+:\d+)$", M
+)
+_RUST_LEFT_RIGHT = re.compile(r"^\s*left: (?P<left>.*)\n\s*right: (?P<right>.*)$", M)
+_RUST_NO_PANIC = re.compile(r"^(?P<line>note: test did not panic as expected.*)$", M)
+_RUST_SECTION = re.compile(r"^---- (?P<name>\S+) stdout ----$", M)
+
+
+def parse_cargo_test(text: str) -> Findings | None:
+    """Recognise ``cargo test`` output: failed tests, panics with left/right, the result line."""
+    result = _RUST_TEST_RESULT.search(text)
+    failed = dedupe(m["name"] for m in _RUST_TEST_FAILED.finditer(text))
+    if not result and not failed:
+        return None
+    findings = Findings(tool="cargo test", failure_type=FailureType.TEST_FAILURE)
+    sections = list(_RUST_SECTION.finditer(text))
+    for index, section in enumerate(sections):
+        if index >= MAX_BLOCKS:
+            break
+        end = sections[index + 1].start() if index + 1 < len(sections) else len(text)
+        body = text[section.end() : min(end, section.end() + 4000)]
+        name = section["name"]
+        panic = _RUST_PANIC.search(body) or _RUST_PANIC_OLD.search(body)
+        no_panic = _RUST_NO_PANIC.search(body)
+        if panic:
+            fact = f"{name} panicked at {panic['loc']}: {clip(panic['msg'], 120)}"
+            left_right = _RUST_LEFT_RIGHT.search(body)
+            if left_right:
+                left, right = clip(left_right["left"], 60), clip(left_right["right"], 60)
+                fact += f" (left: {left}, right: {right})"
+        elif no_panic:
+            fact = f"{name}: {no_panic['line'].strip()}"
+        else:
+            fact = name
+        findings.facts.append(fact)
+    covered = {s["name"] for s in sections}
+    findings.facts.extend(name for name in failed if name not in covered)
+    findings.tests = failed or [s["name"] for s in sections]
+    findings.summary = result["sum"].strip() if result else ""
+    findings.headline = f"cargo test reported {plural(len(findings.tests), 'failing test')}."
+    findings.advice = (
+        "For a failed assert_eq, left is what the code produced and right what the test "
+        "expects: fix the code at the panic location. A should_panic test that did not panic "
+        "means the code must reject that input (panic or return an error) instead of succeeding."
+    )
+    if findings.tests:
+        findings.steps.append(
+            f"Run it alone: `cargo test {findings.tests[0]} -- --exact --nocapture`."
+        )
+    findings.steps.append("Re-run `cargo test` to confirm all pass.")
+    findings.confidence = 0.85
+    return findings
+
+
+def parse_rust_panic(text: str) -> Findings | None:
+    """Recognise a Rust program that panicked outside a test run (``cargo run``)."""
+    panic = _RUST_PANIC.search(text) or _RUST_PANIC_OLD.search(text)
+    if panic is None:
+        return None
+    findings = Findings(tool="rust program", failure_type=FailureType.RUNTIME_ERROR)
+    findings.headline = f"The Rust program panicked in thread '{panic['thread']}'."
+    findings.facts.append(f"panicked at {panic['loc']}: {clip(panic['msg'], 160)}")
+    findings.advice = (
+        f"Fix the code at {panic['loc']}: replace the panicking operation (index, unwrap, "
+        "expect, arithmetic) with a checked one (`get`, `?`, `checked_*`) or make sure its "
+        "precondition holds."
+    )
+    findings.steps.append("Re-run with `RUST_BACKTRACE=1` if the panic location is in a library.")
+    findings.confidence = 0.8
+    return findings
+
+
+# --- gcc / clang / ld ------------------------------------------------------------------------
+
+_GCC = re.compile(
+    r"^(?P<loc>[^\s:][^:\n]*\.(?:c|h|cc|cpp|cxx|hpp|hh|m|mm|s|S)(?::\d+){1,2}): "
+    r"(?P<sev>fatal error|error|warning|note): (?P<msg>.*)$",
+    M,
+)
+_LD = re.compile(
+    r"^(?P<line>.*(?:undefined reference to|cannot find -l|multiple definition of|ld returned|"
+    r"Undefined symbols for architecture|symbol\(s\) not found).*)$",
+    M,
+)
+
+
+def parse_gcc(text: str) -> Findings | None:
+    """Recognise gcc/clang diagnostics (``file:line:col: error: ...``) and linker errors."""
+    diags = list(_GCC.finditer(text))
+    errors = [d for d in diags if d["sev"] in {"error", "fatal error"}]
+    linker = [m["line"].strip() for m in _LD.finditer(text) if "ld returned" not in m["line"]]
+    if not errors and not linker:
+        return None
+    problems = [
+        Problem(f"{d['loc']}: {d['sev']}: {clip(d['msg'], 150)}", d["msg"], d["loc"])
+        for d in errors
+    ]
+    findings = Findings(tool="gcc", failure_type=FailureType.BUILD_ERROR)
+    findings.facts = group_problems(problems, limit=5)
+    findings.facts.extend(clip(line, 180) for line in dedupe(linker)[:3])
+    notes = [d for d in diags if d["sev"] == "note" and "previous" in d["msg"]]
+    findings.details.extend(f"{d['loc']}: note: {clip(d['msg'], 100)}" for d in notes[:1])
+    count = len(errors) + len(linker)
+    findings.headline = f"The C/C++ build failed with {count} error{'s' if count != 1 else ''}."
+    if any(d["sev"] == "fatal error" and "No such file" in d["msg"] for d in errors):
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "A header cannot be found: fix the #include name or add its directory with -I (or "
+            "install the library's development package)."
+        )
+    elif linker:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "The linker cannot find a symbol: define the function, compile the source file that "
+            "defines it, or link its library (-l) in the build command."
+        )
+    else:
+        findings.advice = (
+            "Make declarations and definitions agree: the header's prototype, the function "
+            "definition and the struct's members must match exactly what the code uses."
+        )
+    if problems:
+        findings.steps.append(f"Fix {problems[0].loc} first; later errors often follow from it.")
+    findings.steps.append("Rebuild with the same command (keep -Wall) and check for new warnings.")
+    findings.confidence = 0.85
+    return findings
+
+
+# --- make ------------------------------------------------------------------------------------
+
+_MAKE_STOP = re.compile(
+    r"^(?P<line>(?:make(?:\[\d+\])?: )?(?:[^\s:]+:\d+: )?\*\*\* (?P<msg>.+?)\.?\s+Stop\.)$", M
+)
+_MAKE_RECIPE = re.compile(
+    r"^(?P<line>make(?:\[\d+\])?: \*\*\* \[(?P<target>[^\]]+)\] Error (?P<code>\d+))$", M
+)
+
+
+def parse_make(text: str) -> Findings | None:
+    """Recognise make's own errors (``Makefile:5: *** missing separator.  Stop.``)."""
+    stop = _MAKE_STOP.search(text)
+    recipe = _MAKE_RECIPE.search(text)
+    if stop is None and recipe is None:
+        return None
+    findings = Findings(tool="make", failure_type=FailureType.BUILD_ERROR)
+    if stop:
+        findings.facts.append(stop["line"].strip())
+        findings.category = ReflectionCategory.TOOL_MISUSE
+        msg = stop["msg"]
+        findings.headline = "make stopped on an error in the Makefile or its targets."
+        if "missing separator" in msg:
+            findings.advice = (
+                "Recipe lines in a Makefile must start with a TAB character, not spaces: replace "
+                "the leading spaces on the named line with one tab (and check the lines around it)."
+            )
+        elif "No rule to make target" in msg:
+            findings.advice = (
+                "make has no rule for the named target or prerequisite: fix the file name, create "
+                "the missing file, or add a rule for it."
+            )
+        else:
+            findings.advice = "Fix the Makefile at the line make names, then run make again."
+    if recipe:
+        findings.details.append(recipe["line"].strip())
+        if not stop:
+            above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
+            findings.facts.extend(clip(line, 180) for line in above[-2:])
+            findings.headline = (
+                f"A recipe of target {recipe['target']} failed with exit code {recipe['code']}."
+            )
+            findings.advice = (
+                "make only reports that a command in the recipe failed: fix the error printed "
+                "by that command above this line."
+            )
+    findings.steps.append("Re-run `make` (add `-n` first to see the commands it would run).")
+    findings.confidence = 0.8 if stop else 0.5
+    return findings
+
+
+# --- crashes ---------------------------------------------------------------------------------
+
+_CRASH = re.compile(
+    r"^(?P<line>.*(?:Segmentation fault|core dumped|Aborted|Bus error|stack smashing detected|"
+    r"AddressSanitizer|double free|free\(\): invalid).*)$",
+    M,
+)
+_CRASH_MARKERS = (
+    "Segmentation fault",
+    "core dumped",
+    "Aborted",
+    "Bus error",
+    "stack smashing",
+    "AddressSanitizer",
+    "double free",
+    "free(): ",
+)
+_CRASH_EXIT = {
+    139: "SIGSEGV (segmentation fault)",
+    134: "SIGABRT (abort)",
+    135: "SIGBUS",
+    -11: "SIGSEGV",
+    -6: "SIGABRT",
+}
+
+
+def parse_crash(text: str, exit_code: int | None) -> Findings | None:
+    """Recognise a native crash (segfault, abort, sanitizer report) from output or exit code."""
+    signal = _CRASH_EXIT.get(exit_code) if exit_code is not None else None
+    if signal is None and not any(marker in text for marker in _CRASH_MARKERS):
+        return None
+    line = _CRASH.search(text)
+    if line is None and signal is None:
+        return None
+    findings = Findings(tool="native program", failure_type=FailureType.RUNTIME_ERROR)
+    if line:
+        findings.facts.append(clip(line["line"], 200))
+    if signal:
+        findings.details.append(f"exit code {exit_code}: {signal}")
+    findings.headline = "The program crashed."
+    findings.advice = (
+        "A crash means invalid memory access or a failed runtime check: rebuild with `-g "
+        "-fsanitize=address,undefined` (or run under gdb/valgrind) to get the exact line, then "
+        "check pointers, array bounds and buffer sizes there."
+    )
+    findings.steps.append(
+        "Rebuild with `-g -fsanitize=address` and re-run to get the faulting line."
+    )
+    findings.confidence = 0.6
+    return findings

@@ -1,0 +1,202 @@
+"""The heuristic generator: a specific reflection from the tool's own output, no model needed.
+
+It runs when there is no API key, when the LLM fails or times out, and in every test, so it
+has to be good on its own. A parser for the output's format (see ``_tools``) extracts the
+facts a developer looks for first (failing test ids, error classes and messages, error codes,
+``file:line`` locations as printed, missing modules, expected and actual values) and the
+reflection quotes them verbatim, so a later attempt can grep for them. It is deterministic
+apart from the id and the creation time, never touches the network, and stays short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from reflexkit.models import (
+    FailureContext,
+    FailureType,
+    Reflection,
+    ReflectionCategory,
+    ReflectionSource,
+    new_reflection_id,
+    utcnow,
+)
+from reflexkit.reflection._tools import Findings, analyse, type_from_command
+from reflexkit.reflection._tools._base import clip
+from reflexkit.reflection.fingerprint import fingerprint_findings
+
+__all__ = ["HeuristicGenerator"]
+
+MAX_CHARS = 1_500
+"""Analysis, suggestion and action items together stay under this many characters."""
+
+_ANALYSIS_BUDGET = 880
+_SUGGESTION_BUDGET = 330
+_ITEM_LIMIT = 170
+_AGAIN = " before editing again. "
+_MAX_ITEMS = 4
+
+
+class HeuristicGenerator:
+    """A :class:`~reflexkit.reflection.protocols.ReflectionGenerator` that reads tool output.
+
+    Args:
+        clock: Returns the creation time of a reflection (tests pass a fixed one).
+        max_chars: The most characters analysis, suggestion and action items may take together.
+    """
+
+    def __init__(
+        self, *, clock: Callable[[], datetime] = utcnow, max_chars: int = MAX_CHARS
+    ) -> None:
+        self._clock = clock
+        self._max_chars = max_chars
+
+    def generate(
+        self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()
+    ) -> Reflection:
+        """Write a reflection on *failure* from the facts in its output.
+
+        Args:
+            failure: The (already redacted) failure; a missing or unknown type is classified.
+            previous: Earlier reflections of the same subtask, oldest first. When one has the
+                same fingerprint, the new reflection says the previous fix did not work and
+                asks for a different approach.
+
+        Returns:
+            A reflection with ``source=heuristic`` and its fingerprint filled in.
+        """
+        findings = analyse(failure)
+        failure_type = failure.failure_type
+        if failure_type in {None, FailureType.UNKNOWN}:
+            failure_type = findings.failure_type
+        if failure_type is FailureType.UNKNOWN:
+            failure_type = type_from_command(failure.command)
+        assert failure_type is not None  # noqa: S101 -- narrowed for mypy
+        print_ = fingerprint_findings(failure_type, findings, failure.error_output)
+        repeats = [p for p in previous if p.fingerprint and p.fingerprint == print_]
+        category = ReflectionCategory.APPROACH_FLAW if repeats else findings.category
+        analysis, suggestion, items = self._write(failure, findings, repeats, previous, print_)
+        confidence = findings.confidence
+        if not findings.facts:
+            confidence = min(confidence, 0.3)
+        return Reflection(
+            id=new_reflection_id(),
+            session_id=failure.session_id,
+            task_id=failure.task_id,
+            subtask_id=failure.subtask_id,
+            attempt_number=failure.attempt_number,
+            category=category,
+            failure_type=failure_type,
+            analysis=analysis,
+            suggestion=suggestion,
+            action_items=items,
+            confidence=round(confidence, 2),
+            source=ReflectionSource.HEURISTIC,
+            created_at=self._clock(),
+            fingerprint=print_,
+        )
+
+    def _write(
+        self,
+        failure: FailureContext,
+        findings: Findings,
+        repeats: Sequence[Reflection],
+        previous: Sequence[Reflection],
+        print_: str,
+    ) -> tuple[str, str, tuple[str, ...]]:
+        """Compose analysis, suggestion and action items within the length budget."""
+        opening: list[str] = []
+        if repeats:
+            attempts = ", ".join(str(r.attempt_number) for r in repeats[-3:])
+            word = "attempts" if len(repeats) > 1 else "attempt"
+            opening.append(
+                f"Same failure as {word} {attempts} "
+                f"({len(repeats) + 1} times): the previous fix did not work."
+            )
+        elif previous and previous[-1].fingerprint and previous[-1].fingerprint != print_:
+            opening.append(
+                f"The failure changed since attempt {previous[-1].attempt_number} "
+                f"({previous[-1].failure_type.value} before)."
+            )
+        if failure.command:
+            exit_text = f" (exit code {failure.exit_code})" if failure.exit_code is not None else ""
+            opening.append(f"`{clip(failure.command, 100)}` failed{exit_text}.")
+        opening.append(findings.headline)
+        head = " ".join(part for part in opening if part)
+
+        hint = ""
+        if findings.hints:
+            quoted = "; ".join(f"`{clip(h, 120)}`" for h in findings.hints[:2])
+            hint = f" The tool's own hint: {quoted}."
+        prefix = ""
+        if repeats:
+            earlier = repeats[-1].suggestion.split(_AGAIN, 1)[-1]  # not nested on 3rd repeat
+            prefix = (
+                "Change approach: the earlier suggestion ("
+                + clip(earlier, 90)
+                + ") did not fix it, so question the assumption behind it"
+                + _AGAIN
+            )
+        # The tool's hint is a fact to quote verbatim: the generic advice is what gets shortened.
+        room = max(_SUGGESTION_BUDGET - len(prefix) - len(hint), 60)
+        suggestion = prefix + clip(findings.advice, room) + hint
+
+        items = [clip(step, _ITEM_LIMIT) for step in findings.steps[:_MAX_ITEMS]]
+        budget = self._max_chars - len(suggestion) - sum(len(i) for i in items) - 20
+        analysis = self._analysis(head, findings, min(budget, _ANALYSIS_BUDGET + 200))
+        while (
+            len(analysis) + len(suggestion) + sum(len(i) for i in items) > self._max_chars and items
+        ):
+            items.pop()
+        return analysis, suggestion, tuple(items)
+
+    @staticmethod
+    def _analysis(head: str, findings: Findings, budget: int) -> str:
+        """Quote the facts, then details and the summary, then more failing test ids.
+
+        Facts come first and are never cut mid-way; room is kept for the details and the
+        tool's summary line; test ids that did not fit with their messages are listed last.
+        """
+        tail = [" " + d.rstrip(".") + "." for d in findings.details]
+        if findings.summary:
+            tail.append(f" Summary: {findings.summary.rstrip('.')}.")
+        reserve = min(sum(len(t) for t in tail), 260)
+        parts = [head]
+        used = len(head)
+        shown = 0
+        label = " Failing: " if findings.tests else " Errors: "
+        for fact in findings.facts:
+            piece = (label if shown == 0 else "; ") + fact
+            if used + len(piece) + reserve > budget and shown > 0:
+                break
+            parts.append(piece)
+            used += len(piece)
+            shown += 1
+        if shown and not parts[-1].endswith((".", "…")):
+            parts.append(".")
+            used += 1
+        for piece in tail:
+            if used + len(piece) <= budget:
+                parts.append(piece)
+                used += len(piece)
+        written = "".join(parts)
+        return (written + _more_tests(findings, shown, written, budget - used)).strip()
+
+
+def _more_tests(findings: Findings, shown: int, written: str, room: int) -> str:
+    """List the failing test ids not yet named, as far as *room* allows, then count the rest."""
+    unseen = [t for t in findings.tests if t not in written]
+    pieces: list[str] = []
+    for test in unseen:
+        piece = (" Also failing: " if not pieces else ", ") + test
+        if len(piece) + 20 > room:
+            break
+        pieces.append(piece)
+        room -= len(piece)
+    remaining = len(unseen) - len(pieces) if findings.tests else len(findings.facts) - shown
+    if remaining > 0:
+        pieces.append(f" (+{remaining} more{' failing' if findings.tests else ''}).")
+    elif pieces:
+        pieces.append(".")
+    return "".join(pieces)
