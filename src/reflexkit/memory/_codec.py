@@ -1,0 +1,97 @@
+"""The JSONL line of a reflection: the converter's camelCase JSON, written fast.
+
+``append`` is the hot path of every store, and going through ``converter.unstructure`` costs
+more than the write itself. :func:`encode_line` builds the same dict by hand and lets orjson
+write datetimes (with ``Z``), enums (by value) and tuples itself; the bytes are identical to
+``orjson.dumps(converter.unstructure(reflection))`` (a test holds them to that). Anything the
+shortcut can't write the same way (a time outside UTC) goes through the converter.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+import orjson
+
+from reflexkit._serde import converter
+from reflexkit.models import Reflection
+
+__all__ = ["decode_line", "encode_line", "string_field"]
+
+_OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_APPEND_NEWLINE
+
+
+def string_field(line: bytes, name: str, /) -> str | None:
+    """Return the top-level string field *name* of a JSONL line, or None.
+
+    Reads what reflexkit writes (``"name":"value"`` with no escapes) without parsing the
+    line; anything else (spaces, escapes, a line written by another tool) goes through a
+    real parser, so a valid record is never missed.
+    """
+    start = line.find(b'"%s":"' % name.encode())  # JSON escapes '"' in strings: only the key
+    if start >= 0:
+        start += len(name) + 4
+        end = line.find(b'"', start)
+        if end >= 0 and b"\\" not in line[start:end]:
+            return line[start:end].decode("utf-8", "replace")
+    elif b'"%s"' % name.encode() not in line:
+        return None
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    value = data.get(name) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def encode_line(r: Reflection, /) -> bytes:
+    """Return the JSONL line of a reflection, newline included."""
+    if r.created_at.tzinfo is not UTC:
+        return orjson.dumps(converter.unstructure(r), option=_OPTIONS)
+    return orjson.dumps(
+        {
+            "id": r.id,
+            "taskId": r.task_id,
+            "subtaskId": r.subtask_id,
+            "attemptNumber": r.attempt_number,
+            "category": r.category,
+            "failureType": r.failure_type,
+            "analysis": r.analysis,
+            "suggestion": r.suggestion,
+            "actionItems": r.action_items,
+            "confidence": r.confidence,
+            "source": r.source,
+            "sessionId": r.session_id,
+            "createdAt": r.created_at,
+            "fingerprint": r.fingerprint,
+            "fallbackReason": r.fallback_reason,
+            "model": r.model,
+            "inputTokens": r.input_tokens,
+            "outputTokens": r.output_tokens,
+            "latencyMs": r.latency_ms,
+            "redactions": r.redactions,
+        },
+        option=_OPTIONS,
+    )
+
+
+def decode_line(line: bytes, /) -> Reflection:
+    """Read one JSONL line back.
+
+    Raises:
+        ValueError: The line is not JSON, or not a valid reflection (the message says why).
+    """
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError as err:
+        msg = f"not JSON ({err.msg})"
+        raise ValueError(msg) from None
+    if not isinstance(data, dict):
+        msg = "not a JSON object"
+        raise ValueError(msg)  # noqa: TRY004 -- callers catch ValueError for every bad line
+    try:
+        return converter.structure(data, Reflection)
+    except Exception as err:  # noqa: BLE001 -- any converter failure makes the record unreadable
+        from reflexkit._serde import format_errors  # noqa: PLC0415 -- only on the error path
+
+        raise ValueError("; ".join(format_errors(err)) or str(err)) from None

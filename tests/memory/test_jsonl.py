@@ -1,0 +1,206 @@
+"""What the JSONL store adds to the contract: its file format, bad lines, side files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import warnings
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reflexkit import converter
+from reflexkit.exceptions import CorruptRecordWarning, StoreError
+from reflexkit.memory import JsonlMemory
+from reflexkit.memory._codec import encode_line
+from reflexkit.models import FailureType, Reflection, ReflectionCategory, ReflectionSource
+from reflexkit.testing.memory_contract import make_reflection
+
+texts = st.text(max_size=30)
+reflections = st.builds(
+    Reflection,
+    id=st.text(min_size=1, max_size=10).filter(str.strip),
+    task_id=texts,
+    subtask_id=st.text(min_size=1, max_size=10).filter(str.strip),
+    attempt_number=st.integers(min_value=1, max_value=99),
+    category=st.sampled_from(ReflectionCategory),
+    failure_type=st.sampled_from(FailureType),
+    analysis=texts,
+    suggestion=texts,
+    action_items=st.lists(texts, max_size=3).map(tuple),
+    confidence=st.floats(min_value=0, max_value=1),
+    source=st.sampled_from(ReflectionSource),
+    created_at=st.datetimes(
+        min_value=datetime(2000, 1, 1),  # noqa: DTZ001 -- hypothesis wants naive bounds
+        max_value=datetime(2100, 1, 1),  # noqa: DTZ001
+        timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30))]),
+    ),
+    model=st.none() | texts,
+    input_tokens=st.none() | st.integers(min_value=0, max_value=10**6),
+    redactions=st.dictionaries(texts, st.integers(min_value=0, max_value=9), max_size=2),
+)
+
+
+@given(reflections)
+def test_a_line_is_the_converters_json(r: Reflection) -> None:
+    """The fast line writer gives exactly the converter's JSON."""
+    assert encode_line(r) == orjson.dumps(converter.unstructure(r)) + b"\n"
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    """Where the store under test lives (its folder doesn't exist yet)."""
+    return tmp_path / "memory" / "reflections.jsonl"
+
+
+def test_the_file_is_one_camelcase_record_a_line(path: Path) -> None:
+    """The file is camelCase JSON, one record a line, readable by the converter."""
+    store = JsonlMemory(path)
+    r = make_reflection()
+    store.append(r)
+    store.append(make_reflection("sub-2"))
+    lines = path.read_bytes().splitlines()
+    assert len(lines) == 2
+    data = orjson.loads(lines[0])
+    assert data["subtaskId"] == "sub-1"
+    assert data["attemptNumber"] == 1
+    assert data["createdAt"] == "2026-06-01T12:00:00Z"
+    assert converter.structure(data, Reflection) == r
+
+
+def test_files_are_private(path: Path) -> None:
+    """The store and its side files are created with mode 0600."""
+    store = JsonlMemory(path)
+    store.append(make_reflection())
+    store.recent("sub-1", limit=1)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.with_name("reflections.jsonl.lock").stat().st_mode) == 0o600
+    for side in path.with_name("reflections.jsonl.index").iterdir():
+        assert stat.S_IMODE(side.stat().st_mode) == 0o600
+
+
+def _write_bad_file(path: Path, good: list[Reflection]) -> None:
+    lines = [
+        encode_line(good[0]),
+        b"this is not json\n",
+        encode_line(good[1]),
+        b'{"id": "x", "subtaskId": "sub-1", "confidence": 2}\n',  # JSON, not a reflection
+        b"[1, 2]\n",
+        b"\n",
+        encode_line(good[2]),
+        encode_line(good[3])[:57],  # torn: the process died mid-line
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(lines))
+
+
+def test_bad_lines_cost_nothing_valid(path: Path) -> None:
+    """Garbage, invalid records and a torn tail are skipped with a warning and counted."""
+    good = [make_reflection(attempt=n) for n in range(1, 5)]
+    _write_bad_file(path, good)
+    store = JsonlMemory(path)
+    with pytest.warns(CorruptRecordWarning) as caught:
+        assert list(store) == good[:3]
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 4
+    assert any("not JSON" in m for m in messages)
+    assert any("torn" in m for m in messages)
+    assert any("$.confidence" in m or "confidence" in m for m in messages)
+    with pytest.warns(CorruptRecordWarning, match="skipped the record at byte"):
+        assert store.recent("sub-1", limit=5) == good[:3]
+    assert store.stats().corrupt == 4
+    assert store.stats().records == 3
+
+
+def test_the_append_after_a_torn_tail_starts_a_new_line(path: Path) -> None:
+    """An append after a torn tail puts a newline first, so its record reads whole."""
+    good = [make_reflection(attempt=n) for n in range(1, 5)]
+    _write_bad_file(path, good)
+    store = JsonlMemory(path)
+    later = make_reflection(attempt=9)
+    store.append(later)
+    assert path.read_bytes().endswith(b"\n" + encode_line(later))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CorruptRecordWarning)
+        assert list(store) == [*good[:3], later]
+        assert store.recent("sub-1", limit=2) == [good[2], later]
+        assert store.stats().corrupt == 4  # the healed torn line is now a bad middle line
+
+
+def test_prune_keeps_lines_it_cannot_read(path: Path) -> None:
+    """Prune removes old records but keeps unreadable lines for a human to look at."""
+    good = [make_reflection(attempt=n) for n in range(1, 5)]
+    _write_bad_file(path, good)
+    store = JsonlMemory(path)
+    assert store.prune(older_than=datetime(2026, 6, 2, tzinfo=UTC)) == 3
+    assert path.read_bytes().count(b"this is not json") == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CorruptRecordWarning)
+        assert list(store) == []
+        assert store.stats().corrupt == 4
+
+
+def test_the_index_is_rebuilt_when_missing(path: Path) -> None:
+    """A deleted or damaged index is rebuilt from the file."""
+    store = JsonlMemory(path)
+    records = [make_reflection(f"s{n % 3}", attempt=n + 1) for n in range(12)]
+    for r in records:
+        store.append(r)
+    assert store.recent("s1", limit=2) == records[7::3]
+    shutil.rmtree(path.with_name("reflections.jsonl.index"))
+    assert store.recent("s1", limit=2) == records[7::3]
+    (path.with_name("reflections.jsonl.index") / "state").write_bytes(b"garbage")
+    assert store.recent("s2", limit=1) == records[11:]
+
+
+def test_the_index_follows_a_file_replaced_by_hand(path: Path, tmp_path: Path) -> None:
+    """A file replaced or rewritten by hand is re-indexed, not misread."""
+    store = JsonlMemory(path)
+    first = [make_reflection(attempt=n) for n in range(1, 4)]
+    for r in first:
+        store.append(r)
+    assert store.recent("sub-1", limit=5) == first
+    other = tmp_path / "other.jsonl"
+    second = [make_reflection(attempt=n) for n in range(1, 3)]
+    other.write_bytes(b"".join(encode_line(r) for r in second))
+    other.replace(path)  # e.g. restored from a backup
+    assert store.recent("sub-1", limit=5) == second
+    path.write_bytes(encode_line(first[0]))  # shorter, in place
+    assert store.recent("sub-1", limit=5) == first[:1]
+
+
+def test_a_forked_child_appends_through_its_own_descriptor(path: Path) -> None:
+    """After fork the child reopens the file instead of sharing the parent's lock."""
+    store = JsonlMemory(path)
+    store.append(make_reflection(attempt=1))
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover -- the child
+        try:
+            store.append(make_reflection(attempt=2))
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    store.append(make_reflection(attempt=3))
+    assert [r.attempt_number for r in store] == [1, 2, 3]
+
+
+def test_an_unwritable_path_is_a_store_error(tmp_path: Path) -> None:
+    """An append that can't be written is a StoreError naming the file."""
+    (tmp_path / "dir.jsonl").mkdir()
+    store = JsonlMemory(tmp_path / "dir.jsonl")
+    with pytest.raises(StoreError, match=r"can't append to .*dir\.jsonl"):
+        store.append(make_reflection())
+
+
+def test_a_missing_file_reads_as_empty(path: Path) -> None:
+    """Reading never creates the file; a missing file is an empty store."""
+    store = JsonlMemory(path)
+    assert store.recent("sub-1", limit=3) == []
+    assert list(store) == []
+    assert store.stats().size_bytes == 0
+    assert not path.exists()
