@@ -15,7 +15,6 @@ import difflib
 import enum
 import functools
 import re
-import types
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar, get_args, get_origin
@@ -416,9 +415,4 @@ def loads(text: str | bytes, *, source: str = "") -> Any:  # noqa: ANN401 -- JSO
 
 def dumps(obj: object, *, indent: bool = False) -> bytes:
     """Serialise a model (or JSON data) to camelCase JSON bytes."""
-    data = (
-        obj
-        if isinstance(obj, dict | list | str | int | float | types.NoneType)
-        else unstructure(obj)
-    )
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2 if indent else 0)
+    return orjson.dumps(unstructure(obj), option=orjson.OPT_INDENT_2 if indent else 0)

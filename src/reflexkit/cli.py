@@ -8,17 +8,31 @@ from __future__ import annotations
 
 import logging
 import sys
+import tempfile
 from collections.abc import Callable
+from datetime import timedelta
+from importlib import resources
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import IO, Any, NoReturn, TypeVar
 
 import attrs
 import click
+from rich.console import Console
+from rich.table import Table
 
 from reflexkit import _serde
 from reflexkit._version import __version__
+from reflexkit.containers import Application, build_application
 from reflexkit.exceptions import ConfigError, ReflexkitError
-from reflexkit.tasks.config import CONFIG_RELPATH, LoadedProject, ProjectConfig, load_project
+from reflexkit.models import FailureContext, Reflection, utcnow
+from reflexkit.tasks.config import (
+    CONFIG_RELPATH,
+    GeneratorBackend,
+    LoadedProject,
+    ProjectConfig,
+    ReflexionConfig,
+    load_project,
+)
 
 __all__ = ["cli", "main"]
 
@@ -138,6 +152,192 @@ def config_init(ctx: click.Context, force: bool) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(_serde.dumps(ProjectConfig(), indent=True) + b"\n")
     click.echo(f"wrote {target}")
+
+
+# --- reflections ----------------------------------------------------------------------------
+
+
+def _read_failure(stream: IO[bytes], name: str) -> FailureContext:
+    source = "stdin" if name in {"-", "<stdin>"} else name
+    return _serde.structure(
+        _serde.loads(stream.read(), source=source), FailureContext, source=source
+    )
+
+
+def _app(ctx: click.Context, *, backend: str | None = None) -> Application:
+    project = _state(ctx).project()
+    if backend is not None:
+        reflexion = attrs.evolve(project.config.reflexion, backend=GeneratorBackend(backend))
+        project = attrs.evolve(project, config=attrs.evolve(project.config, reflexion=reflexion))
+    return build_application(project)
+
+
+def _summary(reflection: Reflection) -> str:
+    lines = [
+        (
+            f"{reflection.category.value} ({reflection.failure_type.value}), "
+            f"source {reflection.source.value}, confidence {reflection.confidence:.2f}"
+        ),
+    ]
+    if reflection.fallback_reason:
+        lines.append(f"fell back: {reflection.fallback_reason}")
+    lines += ["", f"Analysis: {reflection.analysis}", "", f"Suggestion: {reflection.suggestion}"]
+    if reflection.action_items:
+        lines += ["", "Action items:", *(f"  - {item}" for item in reflection.action_items)]
+    return "\n".join(lines)
+
+
+@cli.command()
+@click.option(
+    "--input",
+    "input_",
+    type=click.File("rb"),
+    default="-",
+    show_default=True,
+    help="A FailureContext as camelCase JSON; - reads stdin.",
+)
+@click.option(
+    "--backend",
+    type=click.Choice([b.value for b in GeneratorBackend]),
+    default=None,
+    help="Override reflexion.backend of project.json.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the reflection as camelCase JSON.")
+@click.option("--no-save", is_flag=True, help="Don't append the reflection to memory.")
+@click.pass_context
+def reflect(
+    ctx: click.Context, input_: IO[bytes], backend: str | None, as_json: bool, no_save: bool
+) -> None:
+    """Reflect on one failure and append the reflection to memory.
+
+    Exit 1 when the reflection could not be saved (it is printed all the same).
+    """
+    failure = _read_failure(input_, getattr(input_, "name", "-"))
+    app = _app(ctx, backend=backend)
+    service = app.reflection.service()
+    reflection = service.generate(failure)
+    click.echo(_serde.dumps(reflection, indent=True).decode() if as_json else _summary(reflection))
+    if not no_save and not service.save(reflection):
+        _fail([f"could not save the reflection: {service.health.last_error}"], EXIT_FAILED)
+
+
+# --- memory -------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("subtask_id")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="How many reflections (default: reflexion.maxReflectionsPerRetry).",
+)
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["prompt", "json"]),
+    default="prompt",
+    show_default=True,
+    help="The retry-prompt section, or the records as a JSON list.",
+)
+@click.pass_context
+def recent(ctx: click.Context, subtask_id: str, limit: int | None, format_: str) -> None:
+    """Show the most recent reflections of a subtask, oldest first."""
+    app = _app(ctx)
+    limit = limit or app.project().config.reflexion.max_reflections_per_retry
+    records = app.memory.store().recent(subtask_id, limit=limit)
+    if format_ == "json":
+        click.echo(_serde.dumps(records, indent=True).decode())
+    else:
+        click.echo(app.reflection.service().format_for_prompt(records), nl=False)
+
+
+@cli.command()
+@click.option(
+    "--older-than",
+    "days",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Age in days (default: reflexion.retentionDays).",
+)
+@click.option("--dry-run", is_flag=True, help="Count what would go; remove nothing.")
+@click.pass_context
+def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
+    """Remove reflections older than a number of days."""
+    app = _app(ctx)
+    days = days if days is not None else app.project().config.reflexion.retention_days
+    cutoff = utcnow() - timedelta(days=days)
+    store = app.memory.store()
+    if dry_run:
+        count = sum(1 for r in store if r.created_at < cutoff)
+        click.echo(f"would remove {count} reflections older than {days} days")
+    else:
+        count = store.prune(older_than=cutoff)
+        click.echo(f"removed {count} reflections older than {days} days")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as camelCase JSON.")
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Count what memory holds: records, subtasks, categories, failure types, corrupt lines."""
+    app = _app(ctx)
+    figures = app.memory.store().stats()
+    if as_json:
+        click.echo(_serde.dumps(figures, indent=True).decode())
+        return
+    console = Console()
+    table = Table(title="reflexkit memory", caption=str(app.project().memory_path))
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_row("records", str(figures.records))
+    table.add_row("subtasks", str(figures.subtasks))
+    table.add_row("corrupt lines skipped", str(figures.corrupt))
+    if figures.size_bytes is not None:
+        table.add_row("file size (bytes)", str(figures.size_bytes))
+    for title, counts in (
+        ("category", figures.by_category),
+        ("failure type", figures.by_failure_type),
+        ("source", figures.by_source),
+    ):
+        for key, value in sorted(counts.items()):
+            table.add_row(f"{title}: {key}", str(value))
+    console.print(table)
+
+
+# --- demo ---------------------------------------------------------------------------------
+
+
+@cli.command()
+def demo() -> None:
+    """Reflect on a bundled real failure and show the retry prompt (no API key, no network).
+
+    The failure is the real output of `python -m unittest` on a small example project whose discount
+    function returns the discount instead of the discounted price. Memory lives in a
+    temporary folder that is removed afterwards.
+    """
+    bundled = resources.files("reflexkit") / "_demo" / "failure.json"
+    failure = _serde.structure(_serde.loads(bundled.read_bytes()), FailureContext)
+    with tempfile.TemporaryDirectory(prefix="reflexkit-demo-") as tmp:
+        config = ProjectConfig(reflexion=ReflexionConfig(backend=GeneratorBackend.HEURISTIC))
+        app = build_application(LoadedProject(config=config, root=Path(tmp)))
+        service = app.reflection.service()
+        click.echo("reflexkit demo: the heuristic generator (no API key, no network) reflects on")
+        click.echo("a real unittest failure of a small example project.\n")
+        click.echo(f"subtask:  {failure.description}")
+        click.echo(
+            f"attempt:  {failure.attempt_number}, `{failure.command}` exited {failure.exit_code}"
+        )
+        heads = [line for line in failure.error_output.splitlines() if line.startswith("FAIL:")]
+        click.echo("output:   " + "\n          ".join(heads) + "\n")
+        reflection = service.generate(failure)
+        saved = service.save(reflection)
+        click.echo("--- reflection " + "-" * 60)
+        click.echo(_summary(reflection))
+        click.echo("\n--- the prompt of attempt 2 gets this section " + "-" * 29)
+        click.echo(service.format_for_prompt(service.get_recent(failure.subtask_id)), nl=False)
+        if not saved:
+            _fail([f"could not save the reflection: {service.health.last_error}"], EXIT_FAILED)
 
 
 def main() -> None:

@@ -74,6 +74,7 @@ class ReflexionConfig:
     backend: GeneratorBackend = GeneratorBackend.LLM
     model: str = "claude-haiku-5-5"
     max_prompt_chars: int = attrs.field(default=4_000, validator=at_least(200))
+    fixtures_path: str = ".reflexkit/fixtures/reflections.jsonl"
 
 
 @attrs.frozen(kw_only=True)
@@ -112,6 +113,11 @@ class LoadedProject:
     def memory_path(self) -> Path:
         """The memory file, resolved against the project root."""
         return self.root / Path(self.config.memory.path).expanduser()
+
+    @property
+    def fixtures_path(self) -> Path:
+        """The recorded LLM replies of the fixture backend, resolved against the project root."""
+        return self.root / Path(self.config.reflexion.fixtures_path).expanduser()
 
 
 def find_config(start: Path) -> Path | None:

@@ -1,0 +1,132 @@
+"""The composition root: dependency-injector containers that bind reflexkit's ports.
+
+Per-concern containers (:class:`Memory`, :class:`Reflection`) are joined by
+:class:`Application`, which receives the validated project configuration and picks the
+generator and the memory backend with ``Selector``. :class:`FakeServices` holds in-process
+stand-ins for the outside world; :func:`fake_services` binds an application to them for the
+length of a ``with`` block.
+
+Only this module and :mod:`reflexkit.cli` import ``dependency_injector`` or name concrete
+classes; everything else takes its collaborators in ``__init__``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from dependency_injector import containers, providers
+
+from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
+from reflexkit.reflection.classify import classify
+from reflexkit.reflection.claude import ClaudeGenerator
+from reflexkit.reflection.fallback import FallbackGenerator
+from reflexkit.reflection.fingerprint import fingerprint
+from reflexkit.reflection.fixture import FixtureGenerator
+from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection.redaction import Redactor
+from reflexkit.reflection.service import DefaultReflectionService
+from reflexkit.tasks.config import LoadedProject
+
+__all__ = [
+    "Application",
+    "FakeServices",
+    "Memory",
+    "Reflection",
+    "build_application",
+    "fake_services",
+]
+
+
+class Memory(containers.DeclarativeContainer):
+    """Episodic memory, chosen by ``memory.backend``."""
+
+    project = providers.Dependency(instance_of=LoadedProject)
+
+    store = providers.Selector(
+        project.provided.config.memory.backend,
+        jsonl=providers.Singleton(
+            JsonlMemory,
+            project.provided.memory_path,
+            durability=project.provided.config.memory.durability,
+        ),
+    )
+
+
+class Reflection(containers.DeclarativeContainer):
+    """The reflection service and its generators, chosen by ``reflexion.backend``."""
+
+    project = providers.Dependency(instance_of=LoadedProject)
+    store = providers.Dependency(instance_of=EpisodicMemory)  # type: ignore[type-abstract]  # a runtime-checkable protocol
+
+    redactor = providers.Singleton(Redactor)
+    heuristic = providers.Singleton(HeuristicGenerator)
+    claude = providers.Singleton(
+        ClaudeGenerator,
+        model=project.provided.config.reflexion.model,
+        timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
+    )
+
+    generator = providers.Selector(
+        project.provided.config.reflexion.backend,
+        llm=providers.Singleton(FallbackGenerator, claude, heuristic),
+        heuristic=heuristic,
+        fixture=providers.Singleton(
+            FixtureGenerator,
+            project.provided.fixtures_path,
+            model=project.provided.config.reflexion.model,
+        ),
+    )
+
+    service = providers.Singleton(
+        DefaultReflectionService,
+        generator=generator,
+        store=store,
+        fallback=heuristic,
+        redact=redactor.provided.redact_failure,
+        classify=providers.Object(classify),
+        fingerprint=providers.Object(fingerprint),
+        config=project.provided.config.reflexion,
+    )
+
+
+class Application(containers.DeclarativeContainer):
+    """Everything reflexkit needs, for one validated project."""
+
+    project = providers.Dependency(instance_of=LoadedProject)
+
+    memory = providers.Container(Memory, project=project)
+    reflection = providers.Container(Reflection, project=project, store=memory.store)
+
+
+class FakeServices(containers.DeclarativeContainer):
+    """In-process stand-ins for the outside world: memory in a list, no network."""
+
+    store = providers.Singleton(InMemoryMemory)
+    generator = providers.Singleton(HeuristicGenerator)
+
+
+def build_application(project: LoadedProject) -> Application:
+    """Return the live application for a validated project (see :func:`load_project`)."""
+    return Application(project=project)
+
+
+@contextmanager
+def fake_services(app: Application, fakes: FakeServices | None = None) -> Iterator[FakeServices]:
+    """Bind *app* to in-process fakes for the length of a ``with`` block.
+
+    Args:
+        app: The application to rebind; its overrides are undone when the block exits,
+            also when it raises.
+        fakes: The stand-ins to use; a fresh :class:`FakeServices` by default.
+
+    Yields:
+        The fakes, so a test can look into their store.
+    """
+    fakes = fakes or FakeServices()
+    with (
+        app.memory.store.override(fakes.store),
+        app.reflection.generator.override(fakes.generator),
+        app.reset_singletons(),
+    ):
+        yield fakes

@@ -1,0 +1,346 @@
+"""The LLM generator: Claude writes the reflection, inside one hard time budget.
+
+The ``anthropic`` SDK is imported the first time a reflection is generated, so importing
+reflexkit (and the heuristic path, and the CLI) does not pay for it. The client is built with
+``max_retries=0``: a :class:`~reflexkit.reflection._retry.RetryPolicy` owns retries, so the
+SDK's do not stack on top, and every attempt gets the time left in the budget as its timeout.
+
+Every failure is a :class:`~reflexkit.exceptions.GenerationError` with a stable reason code
+(see :data:`REASONS`); a :class:`~reflexkit.reflection.fallback.FallbackGenerator` turns it
+into the heuristic reflection with ``fallbackReason`` set. The API key never appears in a
+reflection, a log line or an error message: messages are written here, from status codes and
+exception class names, never from the request.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Self
+
+import attrs
+
+from reflexkit.exceptions import GenerationError
+from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
+from reflexkit.reflection._retry import RetryPolicy, TransientError
+from reflexkit.reflection.prompts import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MODEL,
+    TOOL_NAME,
+    LlmReply,
+    OutputMode,
+    Prompt,
+    build_prompt,
+    parse_reply,
+    reflection_from_reply,
+)
+
+if TYPE_CHECKING:
+    import anthropic
+    from anthropic.types import Message
+
+__all__ = ["REASONS", "ClaudeGenerator", "Completion"]
+
+log = logging.getLogger("reflexkit.reflection")
+
+REASONS: dict[str, str] = {
+    "no_api_key": "no API key or other credential could be resolved (nothing was sent)",
+    "llm_auth_failed": "the API rejected the credential (401 or 403)",
+    "llm_timeout": "the budget ran out waiting for a reply, or the server answered 408",
+    "llm_rate_limited": "429, and no retry fitted in the budget",
+    "llm_overloaded": "529 overloaded, and no retry fitted in the budget",
+    "llm_server_error": "a 5xx or 409, and no retry fitted in the budget",
+    "llm_connection_error": "the connection failed or was dropped",
+    "llm_bad_request": "the API rejected the request (another 4xx); not retried",
+    "llm_refusal": 'the model declined to answer (stop_reason "refusal")',
+    "llm_max_tokens": "the reply was cut off at max_tokens or the context window",
+    "llm_invalid_output": "the reply was not JSON, or not the reply schema",
+    "llm_api_error": "any other error raised by the SDK",
+}
+"""Every reason code ClaudeGenerator raises, with what it means."""
+
+_MS_PER_S = 1_000
+
+
+@attrs.frozen(kw_only=True)
+class Completion:
+    """One successful generation: the reflection and the validated reply behind it.
+
+    Attributes:
+        reflection: The reflection, ``source=llm``.
+        reply: The model's validated answer (what a fixture records).
+        key: The prompt key of the request (see :func:`~reflexkit.reflection.prompts.prompt_key`).
+        attempts: How many requests it took.
+    """
+
+    reflection: Reflection
+    reply: LlmReply
+    key: str
+    attempts: int
+
+
+class ClaudeGenerator:
+    """A :class:`~reflexkit.reflection.protocols.ReflectionGenerator` backed by Claude.
+
+    Args:
+        model: The model to ask.
+        api_key: The API key; ``None`` lets the SDK resolve a credential
+            (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, a profile). With none found,
+            :meth:`generate` raises ``no_api_key`` without sending anything.
+        base_url: Another endpoint (a proxy, or a fake server in tests).
+        timeout_ms: The one overall budget of a generation, retries and waits included.
+        retry: How to retry inside the budget (its own ``budget_s`` is replaced by
+            *timeout_ms*).
+        max_tokens: The most tokens a reply may take.
+        mode: ``json_schema`` constrains the reply with ``output_config`` (the default);
+            ``tool`` forces a tool call instead, for models or gateways without structured
+            outputs (the newest models reject forced tool choice).
+        root: The project root, cut from paths in the prompt (see
+            :func:`~reflexkit.reflection.prompts.build_prompt`); the current directory by
+            default.
+        clock: Returns the creation time of a reflection.
+    """
+
+    def __init__(  # noqa: PLR0913 -- keyword-only options of one generator
+        self,
+        *,
+        model: str = DEFAULT_MODEL,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_ms: int = 30_000,
+        retry: RetryPolicy | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        mode: OutputMode = "json_schema",
+        root: str | os.PathLike[str] | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        if timeout_ms < 1:
+            msg = f"timeout_ms must be >= 1, got {timeout_ms}"
+            raise ValueError(msg)
+        if mode not in {"json_schema", "tool"}:
+            msg = f"mode must be 'json_schema' or 'tool', got {mode!r}"
+            raise ValueError(msg)
+        self.model = model
+        self.mode: OutputMode = mode
+        self.max_tokens = max_tokens
+        self.timeout_ms = timeout_ms
+        self._api_key = api_key
+        self._base_url = base_url
+        self._retry = (retry or RetryPolicy()).with_budget(timeout_ms / _MS_PER_S)
+        self._root = root
+        self._clock = clock
+        self._client: anthropic.Anthropic | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:  # the key stays out of reprs, and so out of logs
+        return (
+            f"ClaudeGenerator(model={self.model!r}, mode={self.mode!r}, "
+            f"timeout_ms={self.timeout_ms})"
+        )
+
+    def prompt(self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()) -> Prompt:
+        """Return the request this generator sends for *failure* (and so its fixture key)."""
+        return build_prompt(
+            failure,
+            model=self.model,
+            previous=previous,
+            mode=self.mode,
+            max_tokens=self.max_tokens,
+            root=self._root,
+        )
+
+    def generate(
+        self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()
+    ) -> Reflection:
+        """Ask Claude for a reflection on *failure*, within ``timeout_ms``.
+
+        Args:
+            failure: The (already redacted) failure.
+            previous: The subtask's earlier reflections, oldest first.
+
+        Returns:
+            The reflection, ``source=llm``, with model, tokens and latency recorded.
+
+        Raises:
+            GenerationError: With a reason code from :data:`REASONS`.
+        """
+        return self.complete(failure, previous=previous).reflection
+
+    def complete(
+        self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()
+    ) -> Completion:
+        """Like :meth:`generate`, and also return the validated reply and the prompt key.
+
+        Raises:
+            GenerationError: With a reason code from :data:`REASONS`.
+        """
+        started = time.monotonic()
+        prompt = self.prompt(failure, previous=previous)
+        client = self._get_client()
+        spent_ms = (time.monotonic() - started) * _MS_PER_S
+        if spent_ms + self._retry.min_attempt_s * _MS_PER_S >= self.timeout_ms:
+            # The first generation of a process imports the SDK; a tiny budget may not cover it.
+            raise GenerationError(
+                "llm_timeout", f"the budget ran out before the first request ({spent_ms:.0f} ms)"
+            )
+        attempts = 0
+
+        def attempt(remaining_s: float) -> Message:
+            nonlocal attempts
+            attempts += 1
+            return self._send(client, prompt, remaining_s)
+
+        message = self._retry.call(attempt, started=started)
+        reply = self._reply_of(message)
+        latency_ms = round((time.monotonic() - started) * _MS_PER_S)
+        reflection = reflection_from_reply(
+            reply,
+            failure,
+            failure_type=prompt.failure_type,
+            source=ReflectionSource.LLM,
+            model=message.model or self.model,
+            input_tokens=message.usage.input_tokens,
+            output_tokens=message.usage.output_tokens,
+            latency_ms=latency_ms,
+            clock=self._clock,
+        )
+        log.debug(
+            "reflection from %s in %d ms, %d attempt(s), %d+%d tokens",
+            reflection.model,
+            latency_ms,
+            attempts,
+            message.usage.input_tokens,
+            message.usage.output_tokens,
+        )
+        return Completion(reflection=reflection, reply=reply, key=prompt.key, attempts=attempts)
+
+    def close(self) -> None:
+        """Close the HTTP connections of the client, if one was built."""
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # --- internals ------------------------------------------------------------------------------
+
+    def _get_client(self) -> anthropic.Anthropic:
+        with self._lock:
+            if self._client is None:
+                self._client = self._build_client()
+            return self._client
+
+    def _build_client(self) -> anthropic.Anthropic:
+        import anthropic  # noqa: PLC0415 -- only the LLM path pays for the SDK import
+
+        try:
+            return anthropic.Anthropic(
+                api_key=self._api_key, base_url=self._base_url, max_retries=0
+            )
+        except anthropic.CredentialsError as err:
+            raise GenerationError(
+                "no_api_key", f"no usable credential ({type(err).__name__})"
+            ) from None
+
+    def _send(self, client: anthropic.Anthropic, prompt: Prompt, remaining_s: float) -> Message:
+        """Make one request with *remaining_s* as its timeout; map failures to reason codes."""
+        import anthropic  # noqa: PLC0415 -- already loaded by _build_client
+
+        try:
+            message: Message = client.messages.create(**prompt.request, timeout=remaining_s)
+        except TypeError as err:
+            # The SDK raises TypeError, not an API error, when no credential resolves.
+            if "authentication" not in str(err):
+                raise
+            raise GenerationError(
+                "no_api_key",
+                "no API key: set ANTHROPIC_API_KEY or pass api_key (nothing was sent)",
+            ) from None
+        except anthropic.CredentialsError as err:
+            raise GenerationError(
+                "no_api_key", f"no usable credential ({type(err).__name__})"
+            ) from None
+        except anthropic.APITimeoutError:
+            raise TransientError(
+                "llm_timeout", f"no reply within {remaining_s * _MS_PER_S:.0f} ms"
+            ) from None
+        except anthropic.APIConnectionError as err:
+            cause = type(err.__cause__).__name__ if err.__cause__ else type(err).__name__
+            raise TransientError("llm_connection_error", f"connection failed ({cause})") from None
+        except anthropic.APIStatusError as err:
+            raise _status_error(err.status_code, err.response.headers, err.type) from None
+        except anthropic.AnthropicError as err:
+            raise GenerationError("llm_api_error", type(err).__name__) from None
+        return message
+
+    def _reply_of(self, message: Message) -> LlmReply:
+        """Validate a reply: a refusal, a cut-off reply or bad JSON is an error."""
+        if message.stop_reason == "refusal":
+            raise GenerationError("llm_refusal", "the model declined to write a reflection")
+        if message.stop_reason in {"max_tokens", "model_context_window_exceeded"}:
+            raise GenerationError(
+                "llm_max_tokens",
+                f"the reply was cut off ({message.stop_reason}, max_tokens={self.max_tokens})",
+            )
+        if self.mode == "tool":
+            for block in message.content:
+                if block.type == "tool_use" and block.name == TOOL_NAME:
+                    return parse_reply(block.input, source="tool input")
+            raise GenerationError("llm_invalid_output", f"the reply has no {TOOL_NAME} call")
+        text = "".join(block.text for block in message.content if block.type == "text")
+        if not text.strip():
+            raise GenerationError("llm_invalid_output", "the reply has no text")
+        return parse_reply(text)
+
+
+_REASON_BY_STATUS = {408: "llm_timeout", 409: "llm_server_error", 429: "llm_rate_limited"}
+_OVERLOADED = 529
+_SERVER_ERROR = 500
+_CLIENT_ERROR = 400
+
+
+def _status_error(status: int, headers: Any, error_type: str | None) -> GenerationError:  # noqa: ANN401 -- httpx2 headers
+    """Map an HTTP error status to a reason code; retryable ones carry ``Retry-After``."""
+    label = f"HTTP {status}" + (f" {error_type}" if error_type else "")
+    reason = _REASON_BY_STATUS.get(status)
+    if reason is None and (status == _OVERLOADED or error_type == "overloaded_error"):
+        reason = "llm_overloaded"
+    if reason is None and status >= _SERVER_ERROR:
+        reason = "llm_server_error"
+    if reason is not None:
+        return TransientError(reason, label, retry_after_s=_retry_after_s(headers))
+    if status in {401, 403}:
+        return GenerationError("llm_auth_failed", label)
+    return GenerationError("llm_bad_request" if status >= _CLIENT_ERROR else "llm_api_error", label)
+
+
+def _retry_after_s(headers: Any) -> float | None:  # noqa: ANN401 -- httpx2 headers
+    """Read ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date), in seconds."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(float(millis) / _MS_PER_S, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)

@@ -1,0 +1,256 @@
+"""Recorded LLM replies, replayed offline: deterministic reflections for tests and CI.
+
+A fixture file is JSONL, one ``{"promptHash": "...", "completion": {...}}`` per line. The
+hash is the :func:`~reflexkit.reflection.prompts.prompt_key` of the request
+:class:`~reflexkit.reflection.claude.ClaudeGenerator` would send for a failure (same model,
+same mode, same prompt); the completion is the model's validated reply. When a key appears
+more than once, the last line wins, so re-recording appends.
+
+:class:`FixtureRecorder` wraps a live ``ClaudeGenerator`` and appends each reply it gets;
+:class:`FixtureGenerator` replays them; :func:`fixture_key` prints the key of a failure.
+Neither the key nor the file holds the API key, a timestamp or an id.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from reflexkit import _serde
+from reflexkit.exceptions import ConfigError, GenerationError
+from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
+from reflexkit.reflection.claude import ClaudeGenerator
+from reflexkit.reflection.prompts import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MODEL,
+    OutputMode,
+    build_prompt,
+    parse_reply,
+    reflection_from_reply,
+)
+
+__all__ = ["FixtureGenerator", "FixtureRecorder", "fixture_key"]
+
+log = logging.getLogger("reflexkit.reflection")
+
+
+def fixture_key(  # noqa: PLR0913 -- the options that change the request change the key
+    failure: FailureContext,
+    /,
+    *,
+    model: str = DEFAULT_MODEL,
+    previous: Sequence[Reflection] = (),
+    mode: OutputMode = "json_schema",
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    root: str | os.PathLike[str] | None = None,
+) -> str:
+    """Return the fixture key of a failure: what ``reflexkit fixtures key`` prints.
+
+    It is the key ClaudeGenerator records under, given the same options. The reflection
+    service redacts and classifies a failure before a generator sees it, so pass the failure
+    as the service prepares it to get the key the service will ask for.
+
+    Args:
+        failure: The failure.
+        model: The model of the recording.
+        previous: The subtask's earlier reflections at the time, oldest first.
+        mode: The structured-output mode of the recording.
+        max_tokens: The ``max_tokens`` of the recording.
+        root: The project root cut from paths (the current directory by default).
+
+    Returns:
+        Twelve lowercase hex digits.
+    """
+    return build_prompt(
+        failure, model=model, previous=previous, mode=mode, max_tokens=max_tokens, root=root
+    ).key
+
+
+class FixtureGenerator:
+    """A :class:`~reflexkit.reflection.protocols.ReflectionGenerator` replaying recorded replies.
+
+    The file is read on first use and again whenever it changes on disk.
+
+    Args:
+        path: The JSONL fixture file.
+        model: The model the fixtures were recorded with (part of the key).
+        mode: The structured-output mode of the recording (part of the key).
+        max_tokens: The ``max_tokens`` of the recording (part of the key).
+        root: The project root cut from paths (the current directory by default).
+        clock: Returns the creation time of a reflection.
+    """
+
+    def __init__(  # noqa: PLR0913 -- keyword-only options that shape the key
+        self,
+        path: str | os.PathLike[str],
+        /,
+        *,
+        model: str = DEFAULT_MODEL,
+        mode: OutputMode = "json_schema",
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        root: str | os.PathLike[str] | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.path = Path(path)
+        self.model = model
+        self.mode: OutputMode = mode
+        self.max_tokens = max_tokens
+        self._root = root
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int] | None = None
+        self._completions: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"FixtureGenerator({str(self.path)!r}, model={self.model!r})"
+
+    def generate(
+        self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()
+    ) -> Reflection:
+        """Replay the recorded reply for *failure*.
+
+        Args:
+            failure: The (already redacted) failure.
+            previous: The subtask's earlier reflections, oldest first (part of the key).
+
+        Returns:
+            The reflection, ``source=fixture``.
+
+        Raises:
+            GenerationError: ``fixture_not_found`` (the message names the key and the file),
+                or ``fixture_invalid`` (the file can't be read, or a line or the completion
+                does not validate).
+        """
+        prompt = build_prompt(
+            failure,
+            model=self.model,
+            previous=previous,
+            mode=self.mode,
+            max_tokens=self.max_tokens,
+            root=self._root,
+        )
+        completions = self._load()
+        if prompt.key not in completions:
+            raise GenerationError(
+                "fixture_not_found", f"no fixture with promptHash {prompt.key} in {self.path}"
+            )
+        try:
+            reply = parse_reply(completions[prompt.key], source=f"fixture {prompt.key}")
+        except GenerationError as err:
+            raise GenerationError("fixture_invalid", str(err)) from None
+        return reflection_from_reply(
+            reply,
+            failure,
+            failure_type=prompt.failure_type,
+            source=ReflectionSource.FIXTURE,
+            model=self.model,
+            clock=self._clock,
+        )
+
+    def _load(self) -> dict[str, Any]:
+        """Return the completions by key, reading the file again when it changed."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            raise GenerationError("fixture_not_found", f"no fixture file at {self.path}") from None
+        except OSError as err:
+            raise GenerationError("fixture_invalid", f"cannot read {self.path}: {err}") from None
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        with self._lock:
+            if stamp != self._stamp:
+                self._completions = _read(self.path)
+                self._stamp = stamp
+            return self._completions
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """Read a fixture file; every line must be ``{"promptHash": str, "completion": object}``."""
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise GenerationError("fixture_invalid", f"cannot read {path}: {err}") from None
+    completions: dict[str, Any] = {}
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = _serde.loads(line, source=where)
+        except ConfigError as err:
+            raise GenerationError("fixture_invalid", "; ".join(err.errors)) from None
+        if (
+            not isinstance(record, dict)
+            or set(record) != {"promptHash", "completion"}
+            or not isinstance(record["promptHash"], str)
+            or not isinstance(record["completion"], dict)
+        ):
+            raise GenerationError(
+                "fixture_invalid",
+                f'{where}: expected {{"promptHash": "<12 hex>", "completion": {{...}}}}',
+            )
+        completions[record["promptHash"]] = record["completion"]
+    return completions
+
+
+class FixtureRecorder:
+    """A :class:`~reflexkit.reflection.protocols.ReflectionGenerator` that records live replies.
+
+    It asks *generator* for each reflection and appends the validated reply to *path* under
+    its prompt key, so a :class:`FixtureGenerator` with the same model and mode replays it
+    offline. This is what ``reflexkit reflect --record-fixtures FILE`` uses. A fixture that
+    can't be written is logged at error level; the live reflection is still returned.
+
+    Args:
+        generator: The live generator.
+        path: The JSONL fixture file; created with its folder when missing.
+
+    Attributes:
+        recorded: How many replies were written.
+    """
+
+    def __init__(self, generator: ClaudeGenerator, path: str | os.PathLike[str], /) -> None:
+        self.generator = generator
+        self.path = Path(path)
+        self.recorded = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"FixtureRecorder({self.generator!r}, {str(self.path)!r})"
+
+    def generate(
+        self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()
+    ) -> Reflection:
+        """Generate a live reflection and record its reply.
+
+        Raises:
+            GenerationError: As :meth:`ClaudeGenerator.generate`; nothing is recorded then.
+        """
+        completion = self.generator.complete(failure, previous=previous)
+        data = _serde.unstructure(completion.reply)
+        if data.get("failureType") is None:
+            data.pop("failureType", None)
+        line = orjson.dumps({"promptHash": completion.key, "completion": data}) + b"\n"
+        try:
+            self._append(line)
+        except OSError as err:
+            log.error("could not record fixture %s in %s: %s", completion.key, self.path, err)  # noqa: TRY400 -- the message says it all
+        else:
+            self.recorded += 1
+        return completion.reflection
+
+    def _append(self, line: bytes) -> None:
+        """Append one line with a single write, so concurrent recorders never interleave."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)

@@ -1,0 +1,246 @@
+"""The reflection service: redact, classify, reflect, store and recall, never raising.
+
+An orchestrator calls it from its retry loop; whatever goes wrong inside (a generator that
+fails, a store that can't be written) is logged with a reason and answered with the best
+result still possible, so reflection never breaks the run it serves.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+
+import attrs
+
+from reflexkit.exceptions import GenerationError
+from reflexkit.memory.protocols import EpisodicMemory
+from reflexkit.models import (
+    FailureContext,
+    FailureType,
+    Reflection,
+    ReflectionCategory,
+    ReflectionSource,
+    new_reflection_id,
+    utcnow,
+)
+from reflexkit.reflection.protocols import ReflectionGenerator
+from reflexkit.reflection.retry_prompt import format_reflections
+from reflexkit.tasks.config import ReflexionConfig
+
+__all__ = ["DefaultReflectionService", "ServiceHealth"]
+
+log = logging.getLogger("reflexkit.reflection")
+
+Redact = Callable[[FailureContext], tuple[FailureContext, dict[str, int]]]
+Classify = Callable[[FailureContext], FailureType]
+Fingerprint = Callable[[FailureContext], str]
+
+_WITHHELD = "[output withheld: redaction failed]"
+
+
+@attrs.define
+class ServiceHealth:
+    """What went wrong inside the service since it was built (it never raises).
+
+    Attributes:
+        generation_fallbacks: Reflections written by a fallback because a generator failed.
+        store_errors: Appends, reads or prunes that failed.
+        last_error: The last problem, one line (never a secret: messages are ours).
+    """
+
+    generation_fallbacks: int = 0
+    store_errors: int = 0
+    last_error: str | None = None
+
+
+class DefaultReflectionService:
+    """The :class:`~reflexkit.reflection.protocols.ReflectionService` reflexkit ships.
+
+    Args:
+        generator: Writes the reflection (Claude with fallback, the heuristic, fixtures).
+        store: Episodic memory.
+        fallback: Used when *generator* raises; the heuristic in every shipped composition.
+        redact: Removes secrets from a failure; returns the new failure and per-rule counts.
+        classify: Names the failure type when the failure does not say it.
+        fingerprint: Identifies a failure up to noise, so repeats are recognised.
+        config: The ``reflexion`` section of project.json.
+        clock: Returns the current UTC time (tests pass a fixed one).
+    """
+
+    def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
+        self,
+        *,
+        generator: ReflectionGenerator,
+        store: EpisodicMemory,
+        fallback: ReflectionGenerator,
+        redact: Redact,
+        classify: Classify,
+        fingerprint: Fingerprint,
+        config: ReflexionConfig | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._generator = generator
+        self._store = store
+        self._fallback = fallback
+        self._redact = redact
+        self._classify = classify
+        self._fingerprint = fingerprint
+        self._config = config or ReflexionConfig()
+        self._clock = clock
+        self.health = ServiceHealth()
+
+    # --- generate ---------------------------------------------------------------------------
+
+    def prepare(self, failure: FailureContext, /) -> tuple[FailureContext, dict[str, int], str]:
+        """Redact and classify a failure, and fingerprint it.
+
+        Returns:
+            The failure as generators see it, the redaction counts and the fingerprint.
+        """
+        try:
+            clean, counts = self._redact(failure)
+        except Exception:
+            log.exception("redaction failed; the failure output is withheld")
+            clean, counts = (
+                attrs.evolve(failure, error_output=_WITHHELD, command="", description=""),
+                {"withheld": 1},
+            )
+        if clean.failure_type in {None, FailureType.UNKNOWN}:
+            try:
+                clean = attrs.evolve(clean, failure_type=self._classify(clean))
+            except Exception:
+                log.exception("classification failed; the failure type stays unknown")
+                clean = attrs.evolve(clean, failure_type=FailureType.UNKNOWN)
+        try:
+            print_ = self._fingerprint(clean)
+        except Exception:
+            log.exception("fingerprinting failed")
+            print_ = ""
+        return clean, counts, print_
+
+    def generate(self, failure: FailureContext, /) -> Reflection:
+        """Reflect on a failure; never raises.
+
+        The failure is redacted before any generator sees it, classified when its type is
+        missing or unknown, and fingerprinted. The subtask's recent reflections are passed
+        to the generator so it does not repeat them. A generator error falls back (the
+        reflection says why in ``fallback_reason``).
+
+        Args:
+            failure: The failed attempt, as the orchestrator saw it.
+
+        Returns:
+            The reflection (not yet saved: call :meth:`save`).
+        """
+        clean, counts, print_ = self.prepare(failure)
+        previous = self.get_recent(clean.subtask_id)
+        reflection = self._generate(clean, previous)
+        return attrs.evolve(
+            reflection,
+            session_id=clean.session_id,
+            task_id=clean.task_id,
+            subtask_id=clean.subtask_id,
+            attempt_number=clean.attempt_number,
+            fingerprint=print_,
+            redactions={**counts, **reflection.redactions},
+        )
+
+    def _generate(self, failure: FailureContext, previous: Sequence[Reflection]) -> Reflection:
+        try:
+            return self._generator.generate(failure, previous=previous)
+        except Exception as err:  # noqa: BLE001 -- any generator bug falls back too
+            reason = err.reason if isinstance(err, GenerationError) else "generator_error"
+            self._note(f"generation failed ({reason}): {type(err).__name__}", store=False)
+            log.warning("reflection generator failed (%s); falling back", reason)
+        try:
+            reflection = self._fallback.generate(failure, previous=previous)
+        except Exception as err:  # noqa: BLE001 -- the last resort below always works
+            log.warning("fallback generator failed too: %s", type(err).__name__)
+            return self._last_resort(failure, reason)
+        return attrs.evolve(reflection, fallback_reason=reflection.fallback_reason or reason)
+
+    def _last_resort(self, failure: FailureContext, reason: str) -> Reflection:
+        """A minimal reflection when every generator failed: say so, and what to look at."""
+        where = f" `{failure.command}`" if failure.command else " the verification"
+        return Reflection(
+            id=new_reflection_id(),
+            session_id=failure.session_id,
+            task_id=failure.task_id,
+            subtask_id=failure.subtask_id,
+            attempt_number=failure.attempt_number,
+            category=ReflectionCategory.ROOT_CAUSE,
+            failure_type=failure.failure_type or FailureType.UNKNOWN,
+            analysis=f"Attempt {failure.attempt_number} failed{where}"
+            + (f" with exit code {failure.exit_code}." if failure.exit_code is not None else "."),
+            suggestion="Read the full output of the failing command before changing code again.",
+            action_items=(),
+            confidence=0.1,
+            source=ReflectionSource.HEURISTIC,
+            created_at=self._clock(),
+            fallback_reason=reason,
+        )
+
+    # --- memory -----------------------------------------------------------------------------
+
+    def save(self, reflection: Reflection, /) -> bool:
+        """Append a reflection to memory.
+
+        Returns:
+            ``True`` when stored; ``False`` when the store failed (logged, and counted in
+            :attr:`health`).
+        """
+        try:
+            self._store.append(reflection)
+        except Exception as err:  # noqa: BLE001 -- a store error must not break the run
+            self._note(f"could not save reflection {reflection.id}: {err}", store=True)
+            return False
+        return True
+
+    def get_recent(self, subtask_id: str, *, limit: int | None = None) -> list[Reflection]:
+        """Return a subtask's most recent reflections, oldest first; ``[]`` when unreadable.
+
+        Args:
+            subtask_id: The subtask.
+            limit: How many at most; ``maxReflectionsPerRetry`` by default.
+        """
+        try:
+            return self._store.recent(
+                subtask_id, limit=limit or self._config.max_reflections_per_retry
+            )
+        except Exception as err:  # noqa: BLE001
+            self._note(f"could not read reflections of {subtask_id}: {err}", store=True)
+            return []
+
+    def format_for_prompt(self, reflections: Sequence[Reflection], /) -> str:
+        """Render the "## Learning from Previous Failures" section (``""`` when empty).
+
+        Repeats of one failure are shown once with their count; the section is at most
+        ``maxPromptChars`` long, trimming the oldest reflections first.
+        """
+        try:
+            return format_reflections(reflections, max_chars=self._config.max_prompt_chars)
+        except Exception:
+            log.exception("formatting reflections failed")
+            return ""
+
+    def prune(self, *, older_than: datetime | None = None) -> int:
+        """Remove reflections created before *older_than* (``retentionDays`` ago by default).
+
+        Returns:
+            How many were removed; 0 when the store failed (logged).
+        """
+        cutoff = older_than or self._clock() - timedelta(days=self._config.retention_days)
+        try:
+            return self._store.prune(older_than=cutoff)
+        except Exception as err:  # noqa: BLE001
+            self._note(f"could not prune: {err}", store=True)
+            return 0
+
+    def _note(self, message: str, *, store: bool) -> None:
+        if store:
+            self.health.store_errors += 1
+            log.warning("%s", message)
+        else:
+            self.health.generation_fallbacks += 1
+        self.health.last_error = message

@@ -1,0 +1,493 @@
+"""A fake Anthropic Messages API: a real HTTP server on 127.0.0.1, scripted per test.
+
+The real ``anthropic`` client reaches it through ``base_url``, so tests exercise the SDK's
+own request building, headers, timeouts and error classes (``respx`` can't see the SDK's
+``httpx2``). Each ``POST /v1/messages`` is recorded and answered by the next scripted
+response, in order::
+
+    with FakeMessagesApi() as api:
+        api.overloaded().reply({"category": "root_cause", ...})
+        gen = ClaudeGenerator(base_url=api.url, api_key="k", retry=NO_WAIT)
+        gen.generate(failure)
+        assert len(api.requests) == 2
+
+A scripted response is anything with a ``serve(exchange)`` method (see :class:`Scripted`),
+so new kinds, such as a server-sent event stream for Claude Code, are added without
+touching the server. When the script runs out, the server answers 400 so a test that sends
+more than it scripted fails loudly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Protocol, Self, TypedDict, Unpack
+
+import attrs
+import orjson
+
+from reflexkit.reflection.prompts import DEFAULT_MODEL, TOOL_NAME
+
+__all__ = [
+    "Exchange",
+    "FakeMessagesApi",
+    "MessageFields",
+    "RecordedRequest",
+    "Scripted",
+    "error_json",
+    "message_json",
+    "reply_with",
+    "tool_reply_with",
+]
+
+MESSAGES_PATH = "/v1/messages"
+
+
+# --- response bodies --------------------------------------------------------------------------
+
+
+def message_json(  # noqa: PLR0913 -- the fields of a Message a test may want to set
+    content: Iterable[Mapping[str, Any]],
+    *,
+    stop_reason: str = "end_turn",
+    model: str = DEFAULT_MODEL,
+    input_tokens: int = 812,
+    output_tokens: int = 164,
+    stop_details: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return the JSON of a Messages API reply with the given content blocks."""
+    return {
+        "id": "msg_fake_01",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [dict(block) for block in content],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "stop_details": dict(stop_details) if stop_details is not None else None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+    }
+
+
+class MessageFields(TypedDict, total=False):
+    """Optional fields of a scripted reply (see :func:`message_json`)."""
+
+    stop_reason: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+
+
+def reply_with(data: object, **fields: Unpack[MessageFields]) -> dict[str, Any]:
+    """Return a structured-output reply: *data* serialised as the JSON text of one text block.
+
+    Args:
+        data: The JSON object the model "wrote".
+        **fields: Passed to :func:`message_json` (``model``, ``input_tokens`` ...).
+    """
+    return message_json([{"type": "text", "text": orjson.dumps(data).decode()}], **fields)
+
+
+def tool_reply_with(
+    data: Mapping[str, Any], *, name: str = TOOL_NAME, **fields: Unpack[MessageFields]
+) -> dict[str, Any]:
+    """Return a forced-tool reply: one ``tool_use`` block whose input is *data*."""
+    block = {"type": "tool_use", "id": "toolu_fake_01", "name": name, "input": dict(data)}
+    fields.setdefault("stop_reason", "tool_use")
+    return message_json([block], **fields)
+
+
+def error_json(error_type: str, message: str) -> dict[str, Any]:
+    """Return the JSON of a Messages API error (``{"type": "error", "error": {...}}``)."""
+    return {"type": "error", "error": {"type": error_type, "message": message}}
+
+
+# --- what the server got ------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class RecordedRequest:
+    """One request the fake server received.
+
+    Attributes:
+        method: ``POST``, ``GET`` ...
+        path: The request path, query included.
+        headers: The headers, names in lower case.
+        body: The raw body.
+        json: The parsed JSON body, or ``None`` when it was not JSON.
+    """
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    json: Any
+
+
+class Exchange:
+    """One request in flight, as a scripted response sees it: read the request, write a reply.
+
+    Attributes:
+        request: The recorded request.
+        stopping: Set when the server stops; a response that waits must wait on it.
+    """
+
+    def __init__(
+        self, handler: BaseHTTPRequestHandler, request: RecordedRequest, stopping: threading.Event
+    ) -> None:
+        self._handler = handler
+        self.request = request
+        self.stopping = stopping
+
+    def send(self, status: int, body: bytes, headers: Mapping[str, str] | None = None) -> None:
+        """Send a complete response with a ``Content-Length``."""
+        handler = self._handler
+        handler.send_response(status)
+        merged = {
+            "content-type": "application/json",
+            "request-id": "req_fake_01",
+            **(headers or {}),
+        }
+        for name, value in merged.items():
+            handler.send_header(name, value)
+        handler.send_header("content-length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+        handler.wfile.flush()
+
+    def start_stream(self, status: int, headers: Mapping[str, str]) -> None:
+        """Send status and headers of a response whose body follows in :meth:`write` calls."""
+        handler = self._handler
+        handler.send_response(status)
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.close_connection = True
+
+    def write(self, chunk: bytes) -> None:
+        """Write part of a streamed body and flush it to the client."""
+        self._handler.wfile.write(chunk)
+        self._handler.wfile.flush()
+
+    def drop(self) -> None:
+        """Close the connection at once, without a response."""
+        self._handler.close_connection = True
+        with contextlib.suppress(OSError):
+            self._handler.connection.shutdown(socket.SHUT_RDWR)
+
+
+class Scripted(Protocol):
+    """**Protocol**: one scripted answer to one request."""
+
+    def serve(self, exchange: Exchange, /) -> None:
+        """Answer the request of *exchange*."""
+        ...
+
+
+@attrs.frozen
+class _Reply:
+    status: int
+    body: bytes
+    headers: dict[str, str]
+    delay_s: float = 0.0
+
+    def serve(self, exchange: Exchange, /) -> None:
+        if self.delay_s and exchange.stopping.wait(self.delay_s):
+            exchange.drop()
+            return
+        exchange.send(self.status, self.body, self.headers)
+
+
+@attrs.frozen
+class _Hang:
+    seconds: float
+
+    def serve(self, exchange: Exchange, /) -> None:
+        exchange.stopping.wait(self.seconds)  # returns early when the server stops
+        exchange.drop()
+
+
+@attrs.frozen
+class _Drop:
+    def serve(self, exchange: Exchange, /) -> None:
+        exchange.drop()
+
+
+# --- the server --------------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the real API
+    disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart
+    server: _Server
+
+    def do_POST(self) -> None:
+        self._answer()
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        try:
+            parsed = orjson.loads(body) if body else None
+        except orjson.JSONDecodeError:
+            parsed = None
+        request = RecordedRequest(
+            method=self.command,
+            path=self.path,
+            headers={name.lower(): value for name, value in self.headers.items()},
+            body=body,
+            json=parsed,
+        )
+        api = self.server.api
+        scripted = api._take(request)  # noqa: SLF001 -- the server belongs to the api
+        scripted.serve(Exchange(self, request, api._stopping))  # noqa: SLF001
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.api._track(self.connection, open_=True)  # noqa: SLF001
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.api._track(self.connection, open_=False)  # noqa: SLF001
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002, ANN401 -- stdlib's signature
+        """Stay quiet: tests read :attr:`FakeMessagesApi.requests` instead."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # stop() closes the connections itself
+
+    def __init__(self, address: tuple[str, int], api: FakeMessagesApi) -> None:
+        self.api = api
+        super().__init__(address, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # noqa: ANN401
+        """Ignore clients that went away (timeouts, drops); that is what tests provoke."""
+
+
+class FakeMessagesApi:
+    """A scripted Messages API on 127.0.0.1, for the real ``anthropic`` client.
+
+    Use it as a context manager, or call :meth:`start` and :meth:`stop`. Scripting methods
+    return the server, so a test chains them in the order the replies are wanted.
+
+    Args:
+        host: The address to listen on.
+        port: The port; 0 picks a free one.
+
+    Attributes:
+        requests: Every request received, in order.
+    """
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._address = (host, port)
+        self._script: deque[Scripted] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.requests: list[RecordedRequest] = []
+
+    # --- lifecycle ---
+
+    def start(self) -> Self:
+        """Start serving in a background thread."""
+        if self._server is not None:
+            return self
+        self._stopping.clear()
+        self._server = _Server(self._address, self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-messages-api",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving: wake hanging responses, close every connection, free the port."""
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        self._stopping.set()
+        server.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        server.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """The base URL to give the client (``http://127.0.0.1:<port>``)."""
+        if self._server is None:
+            msg = "the fake Messages API is not running: call start() or use it in a with block"
+            raise RuntimeError(msg)
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    # --- scripting ---
+
+    def enqueue(  # noqa: PLR0913 -- the parts of an HTTP response
+        self,
+        scripted: Scripted | None = None,
+        /,
+        *,
+        status: int = 200,
+        json: object = None,
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        delay_s: float = 0.0,
+    ) -> Self:
+        """Script the next response: a :class:`Scripted` object, or an HTTP response.
+
+        Args:
+            scripted: A custom response (for example a stream); the other arguments are then
+                ignored.
+            status: The HTTP status.
+            json: A JSON body (see :func:`reply_with`, :func:`error_json`).
+            body: A raw body, when *json* is not given.
+            headers: Extra response headers.
+            delay_s: Wait this long before answering.
+        """
+        if scripted is None:
+            if body is None:
+                body = orjson.dumps(json) if json is not None else b""
+            scripted = _Reply(status, body, dict(headers or {}), delay_s)
+        with self._lock:
+            self._script.append(scripted)
+        return self
+
+    def reply(self, data: object, **fields: Unpack[MessageFields]) -> Self:
+        """Script a structured-output reply: *data* as JSON text (see :func:`reply_with`)."""
+        return self.enqueue(json=reply_with(data, **fields))
+
+    def reply_tool(
+        self, data: Mapping[str, Any], *, name: str = TOOL_NAME, **fields: Unpack[MessageFields]
+    ) -> Self:
+        """Script a forced-tool reply: one ``tool_use`` block with *data* as its input."""
+        return self.enqueue(json=tool_reply_with(data, name=name, **fields))
+
+    def reply_text(self, text: str, *, stop_reason: str = "end_turn") -> Self:
+        """Script a reply with one text block, as the model wrote it."""
+        return self.enqueue(
+            json=message_json([{"type": "text", "text": text}], stop_reason=stop_reason)
+        )
+
+    def invalid_json(self) -> Self:
+        """Script a reply whose text is not JSON."""
+        return self.reply_text("Here is my reflection: the test failed because of a typo.")
+
+    def refusal(self) -> Self:
+        """Script a refusal: ``stop_reason: "refusal"`` and no content."""
+        details = {"type": "refusal", "category": None, "explanation": None}
+        return self.enqueue(json=message_json([], stop_reason="refusal", stop_details=details))
+
+    def max_tokens(self) -> Self:
+        """Script a reply cut off at ``max_tokens``: half a JSON object."""
+        return self.reply_text(
+            '{"category": "root_cause", "analysis": "The te', stop_reason="max_tokens"
+        )
+
+    def error(
+        self,
+        status: int,
+        error_type: str = "api_error",
+        message: str = "Internal server error",
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> Self:
+        """Script an HTTP error with the API's error body."""
+        return self.enqueue(status=status, json=error_json(error_type, message), headers=headers)
+
+    def rate_limited(
+        self, *, retry_after_s: float | None = None, retry_after_ms: float | None = None
+    ) -> Self:
+        """Script a 429, with ``retry-after`` (seconds) and/or ``retry-after-ms`` when given."""
+        headers: dict[str, str] = {}
+        if retry_after_s is not None:
+            headers["retry-after"] = f"{retry_after_s:g}"
+        if retry_after_ms is not None:
+            headers["retry-after-ms"] = f"{retry_after_ms:g}"
+        return self.error(
+            429,
+            "rate_limit_error",
+            "Number of requests has exceeded your rate limit",
+            headers=headers,
+        )
+
+    def server_error(self, status: int = 500) -> Self:
+        """Script a 5xx ``api_error``."""
+        return self.error(status, "api_error", "Internal server error")
+
+    def overloaded(self) -> Self:
+        """Script a 529 ``overloaded_error``."""
+        return self.error(529, "overloaded_error", "Overloaded")
+
+    def hang(self, seconds: float = 30.0) -> Self:
+        """Script a request that gets no answer for *seconds*, then a closed connection.
+
+        Stopping the server ends the wait at once.
+        """
+        return self.enqueue(_Hang(seconds))
+
+    def drop(self) -> Self:
+        """Script a connection closed without a response."""
+        return self.enqueue(_Drop())
+
+    @property
+    def pending(self) -> int:
+        """How many scripted responses have not been served yet."""
+        with self._lock:
+            return len(self._script)
+
+    # --- called by the handler ---
+
+    def _take(self, request: RecordedRequest) -> Scripted:
+        with self._lock:
+            self.requests.append(request)
+            if (
+                request.method == "POST"
+                and request.path.split("?")[0] == MESSAGES_PATH
+                and self._script
+            ):
+                return self._script.popleft()
+        if request.path.split("?")[0] != MESSAGES_PATH:
+            return _Reply(404, orjson.dumps(error_json("not_found_error", "Not found")), {})
+        message = "fake Messages API: no scripted response left for this request"
+        return _Reply(400, orjson.dumps(error_json("invalid_request_error", message)), {})
+
+    def _track(self, conn: socket.socket, *, open_: bool) -> None:
+        with self._lock:
+            if open_:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
