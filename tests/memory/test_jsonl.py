@@ -18,6 +18,7 @@ from reflexkit import converter
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory import JsonlMemory
 from reflexkit.memory._codec import encode_line
+from reflexkit.memory._index import OffsetIndex
 from reflexkit.models import FailureType, Reflection, ReflectionCategory, ReflectionSource
 from reflexkit.testing.memory_contract import make_reflection
 
@@ -204,3 +205,23 @@ def test_a_missing_file_reads_as_empty(path: Path) -> None:
     assert list(store) == []
     assert store.stats().size_bytes == 0
     assert not path.exists()
+
+
+def test_without_an_index_recent_reads_backwards(
+    path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Where no index can be kept beside the file, recent reads from the end instead."""
+    store = JsonlMemory(path)
+    records = [make_reflection(f"s{n % 3}", attempt=n + 1) for n in range(30)]
+    for r in records:
+        store.append(r)
+    with path.open("ab") as f:
+        f.write(b"torn tail")
+    monkeypatch.setattr("reflexkit.memory.jsonl._CHUNK", 1000)  # many blocks, long lines
+    reader = JsonlMemory(path)
+    reader._index = OffsetIndex(path / "index")  # under a file: every index call fails
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CorruptRecordWarning)
+        assert reader.recent("s1", limit=4) == records[1::3][-4:]
+        assert reader.recent("s2", limit=100) == records[2::3]
+    assert "reading from the end" in caplog.text

@@ -80,6 +80,7 @@ class JsonlMemory:
         self._map: mmap.mmap | None = None
         self._generation = b""
         self._end = -1  # where our last write ended; the tail is known good there
+        self._warned_index = False
 
     def __repr__(self) -> str:
         return f"JsonlMemory({str(self._path)!r}, durability={self._durability.value!r})"
@@ -227,26 +228,42 @@ class JsonlMemory:
         fd = self._open_for_reading()
         if fd is None:
             return []
-        found: list[Reflection] = []
         try:
-            with self._index.reading(fd, generation) as index:
-                for offset, length in index.candidates(subtask_id):
-                    line = os.pread(fd, length, offset)
-                    try:
-                        record = decode_line(line)
-                    except ValueError as err:
-                        self._warn_corrupt(offset, err)
-                        continue
-                    if record.subtask_id == subtask_id:
-                        found.append(record)
-                        if len(found) == limit:
-                            break
+            try:
+                with self._index.reading(fd, generation) as index:
+                    candidates = ((o, os.pread(fd, n, o)) for o, n in index.candidates(subtask_id))
+                    found = self._pick(candidates, subtask_id, limit)
+            except OSError as err:
+                # No index can be kept beside the file (a read-only mount, a backup owned by
+                # someone else): read backwards from the end instead, which costs more the
+                # rarer the subtask is.
+                if not self._warned_index:
+                    self._warned_index = True
+                    log.warning("%s: no index (%s); reading from the end", self._path, err)
+                found = self._pick(_lines_backwards(fd), subtask_id, limit)
         except OSError as err:
             msg = f"can't read {self._path}: {err.strerror or err}"
             raise StoreError(msg) from err
         finally:
             os.close(fd)
         found.reverse()
+        return found
+
+    def _pick(
+        self, lines: Iterator[tuple[int, bytes]], subtask_id: str, limit: int
+    ) -> list[Reflection]:
+        """Return up to *limit* valid records of a subtask from *lines*, in their order."""
+        found: list[Reflection] = []
+        for offset, line in lines:
+            try:
+                record = decode_line(line)
+            except ValueError as err:
+                self._warn_corrupt(offset, err)
+                continue
+            if record.subtask_id == subtask_id:
+                found.append(record)
+                if len(found) == limit:
+                    break
         return found
 
     def _warn_corrupt(self, offset: int, err: Exception) -> None:
@@ -449,6 +466,34 @@ class _Sieve:
         if created.tzinfo is None:  # the converter reads a time without a zone as UTC
             created = created.replace(tzinfo=UTC)
         return created < self._cutoff
+
+
+def _lines_backwards(fd: int) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(offset, line)`` for the lines of a file, last first, reading blocks."""
+    hi = os.fstat(fd).st_size
+    want = _CHUNK
+    while hi > 0:
+        lo = max(0, hi - want)
+        buf = os.pread(fd, hi - lo, lo)
+        base = lo
+        if lo > 0:
+            first = buf.find(b"\n")
+            if first < 0:  # one line longer than the block: read a bigger one
+                want *= 2
+                continue
+            base = lo + first + 1
+            buf = buf[first + 1 :]
+        parts = buf.split(b"\n")
+        offsets = []
+        at = base
+        for part in parts:
+            offsets.append(at)
+            at += len(part) + 1
+        for offset, part in zip(reversed(offsets), reversed(parts), strict=True):
+            if part.strip():
+                yield offset, part
+        hi = base
+        want = _CHUNK
 
 
 def _newlines(buf: bytes) -> Iterator[int]:
