@@ -6,6 +6,7 @@ one line each on stderr, never a traceback (unless ``--debug``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import tempfile
@@ -17,6 +18,7 @@ from typing import IO, Any, NoReturn, TypeVar
 
 import attrs
 import click
+from dependency_injector import providers
 from rich.console import Console
 from rich.table import Table
 
@@ -25,6 +27,7 @@ from reflexkit._version import __version__
 from reflexkit.containers import Application, build_application
 from reflexkit.exceptions import ConfigError, ReflexkitError
 from reflexkit.models import FailureContext, Reflection, utcnow
+from reflexkit.reflection.fixture import FixtureRecorder, fixture_key
 from reflexkit.tasks.config import (
     CONFIG_RELPATH,
     GeneratorBackend,
@@ -204,21 +207,84 @@ def _summary(reflection: Reflection) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the reflection as camelCase JSON.")
 @click.option("--no-save", is_flag=True, help="Don't append the reflection to memory.")
+@click.option(
+    "--record-fixtures",
+    "record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Ask Claude and append its reply to this fixture file, for offline replay.",
+)
 @click.pass_context
-def reflect(
-    ctx: click.Context, input_: IO[bytes], backend: str | None, as_json: bool, no_save: bool
+def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
+    ctx: click.Context,
+    input_: IO[bytes],
+    backend: str | None,
+    as_json: bool,
+    no_save: bool,
+    record: Path | None,
 ) -> None:
     """Reflect on one failure and append the reflection to memory.
 
-    Exit 1 when the reflection could not be saved (it is printed all the same).
+    With --record-fixtures the reflection comes from Claude (backend llm) and its reply is
+    recorded, so that `--backend fixture` replays it later without the network. Exit 1 when
+    the reflection could not be saved or, when recording, when Claude gave no reply to record
+    (the fallback reflection is printed all the same).
     """
+    if record is not None and backend not in {None, GeneratorBackend.LLM.value}:
+        _fail(
+            [f"--record-fixtures records Claude's replies; it can't go with --backend {backend}"],
+            EXIT_BAD_INPUT,
+        )
     failure = _read_failure(input_, getattr(input_, "name", "-"))
-    app = _app(ctx, backend=backend)
-    service = app.reflection.service()
-    reflection = service.generate(failure)
+    app = _app(ctx, backend=GeneratorBackend.LLM.value if record is not None else backend)
+    recorder = None
+    with contextlib.ExitStack() as stack:
+        if record is not None:
+            recorder = FixtureRecorder(app.reflection.claude(), record)
+            stack.enter_context(app.reflection.claude.override(providers.Object(recorder)))
+        service = app.reflection.service()
+        reflection = service.generate(failure)
     click.echo(_serde.dumps(reflection, indent=True).decode() if as_json else _summary(reflection))
     if not no_save and not service.save(reflection):
         _fail([f"could not save the reflection: {service.health.last_error}"], EXIT_FAILED)
+    if recorder is not None and not recorder.recorded:
+        reason = reflection.fallback_reason or "no reply"
+        _fail([f"nothing recorded in {record}: Claude gave no reply ({reason})"], EXIT_FAILED)
+
+
+@cli.group()
+def fixtures() -> None:
+    """Recorded Claude replies, replayed offline by `--backend fixture`."""
+
+
+@fixtures.command("key")
+@click.option(
+    "--input",
+    "input_",
+    type=click.File("rb"),
+    default="-",
+    show_default=True,
+    help="A FailureContext as camelCase JSON; - reads stdin.",
+)
+@click.pass_context
+def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
+    """Print the fixture key that reflecting on a failure asks for.
+
+    The key is the first 12 hex digits of the sha256 of the request Claude would get: the
+    failure as the service prepares it (redacted, classified), the subtask's recent
+    reflections in memory, the model and the output mode.
+    """
+    failure = _read_failure(input_, getattr(input_, "name", "-"))
+    app = _app(ctx)
+    project = app.project()
+    service = app.reflection.service()
+    clean, _, _ = service.prepare(failure)
+    previous = service.get_recent(clean.subtask_id)
+    click.echo(
+        fixture_key(
+            clean, model=project.config.reflexion.model, previous=previous, root=project.root
+        )
+    )
 
 
 # --- memory -------------------------------------------------------------------------------

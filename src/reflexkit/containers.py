@@ -65,6 +65,7 @@ class Reflection(containers.DeclarativeContainer):
         ClaudeGenerator,
         model=project.provided.config.reflexion.model,
         timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
+        root=project.provided.root,
     )
 
     generator = providers.Selector(
@@ -75,6 +76,7 @@ class Reflection(containers.DeclarativeContainer):
             FixtureGenerator,
             project.provided.fixtures_path,
             model=project.provided.config.reflexion.model,
+            root=project.provided.root,
         ),
     )
 

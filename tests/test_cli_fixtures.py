@@ -1,0 +1,101 @@
+"""Recording Claude's replies through the CLI and replaying them offline, end to end.
+
+The real anthropic SDK talks to the fake Messages API over HTTP (``ANTHROPIC_BASE_URL``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from reflexkit.cli import cli
+from reflexkit.testing.fake_messages_api import FakeMessagesApi
+
+FAILURE = {
+    "taskId": "checkout",
+    "subtaskId": "discount",
+    "attemptNumber": 1,
+    "command": "python -m pytest -q",
+    "exitCode": 1,
+    "errorOutput": "FAILED tests/test_cart.py::test_total - assert 90 == 100\n1 failed in 0.1s\n",
+}
+REPLY = {
+    "category": "root_cause",
+    "analysis": "tests/test_cart.py::test_total: the total is 90, expected 100.",
+    "suggestion": "Apply the discount to the subtotal only, not to the shipping.",
+    "actionItems": ["Read total() in src/cart.py", "Run pytest tests/test_cart.py::test_total"],
+    "confidence": 0.8,
+}
+
+
+@pytest.fixture
+def live(
+    project_dir: Path, fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
+) -> FakeMessagesApi:
+    """A project whose Claude is the fake Messages API."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_messages_api.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"generationTimeoutMs": 5000}})
+    )
+    return fake_messages_api
+
+
+def test_record_then_replay_offline(live: FakeMessagesApi, project_dir: Path) -> None:
+    """A recorded reply replays under --backend fixture, and `fixtures key` names it."""
+    fixtures = project_dir / ".reflexkit" / "fixtures" / "reflections.jsonl"
+    runner = CliRunner()
+    key = runner.invoke(cli, ["fixtures", "key"], input=json.dumps(FAILURE))
+    assert key.exit_code == 0, key.stderr
+
+    live.reply(REPLY)
+    recorded = runner.invoke(
+        cli,
+        ["reflect", "--record-fixtures", str(fixtures), "--json", "--no-save"],
+        input=json.dumps(FAILURE),
+    )
+    assert recorded.exit_code == 0, recorded.stderr
+    assert orjson.loads(recorded.stdout)["source"] == "llm"
+    (line,) = fixtures.read_bytes().splitlines()
+    assert orjson.loads(line)["promptHash"] == key.stdout.strip()
+    assert live.pending == 0
+
+    replayed = runner.invoke(
+        cli, ["reflect", "--backend", "fixture", "--json"], input=json.dumps(FAILURE)
+    )
+    assert replayed.exit_code == 0, replayed.stderr
+    record = orjson.loads(replayed.stdout)
+    assert record["source"] == "fixture"
+    assert record["analysis"] == REPLY["analysis"]
+    assert record["actionItems"] == REPLY["actionItems"]
+
+
+def test_recording_without_a_reply_is_exit_1(live: FakeMessagesApi, project_dir: Path) -> None:
+    """When Claude fails, the fallback is printed, nothing recorded, and the exit says so."""
+    live.refusal()
+    fixtures = project_dir / "f.jsonl"
+    result = CliRunner().invoke(
+        cli, ["reflect", "--record-fixtures", str(fixtures), "--no-save"], input=json.dumps(FAILURE)
+    )
+    assert result.exit_code == 1
+    assert "source heuristic" in result.stdout
+    assert f"nothing recorded in {fixtures}: Claude gave no reply (llm_refusal)" in result.stderr
+    assert not fixtures.exists()
+
+
+def test_recording_refuses_another_backend(live: FakeMessagesApi, tmp_path: Path) -> None:
+    """--record-fixtures with --backend heuristic is a usage error."""
+    result = CliRunner().invoke(
+        cli,
+        ["reflect", "--record-fixtures", str(tmp_path / "f.jsonl"), "--backend", "heuristic"],
+        input=json.dumps(FAILURE),
+    )
+    assert result.exit_code == 2
+    assert "can't go with --backend heuristic" in result.stderr
+    assert not live.requests
