@@ -42,7 +42,7 @@ def live(
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     (project_dir / ".reflexkit").mkdir()
     (project_dir / ".reflexkit" / "project.json").write_text(
-        json.dumps({"reflexion": {"generationTimeoutMs": 5000}})
+        json.dumps({"reflexion": {"generationTimeoutMs": 30_000}})
     )
     return fake_messages_api
 

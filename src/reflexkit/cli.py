@@ -26,6 +26,8 @@ from reflexkit import _serde
 from reflexkit._version import __version__
 from reflexkit.containers import Application, build_application
 from reflexkit.exceptions import ConfigError, ReflexkitError
+from reflexkit.memory import JsonlMemory
+from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, Reflection, utcnow
 from reflexkit.reflection.fixture import FixtureRecorder, fixture_key
 from reflexkit.tasks.config import (
@@ -172,7 +174,9 @@ def _app(ctx: click.Context, *, backend: str | None = None) -> Application:
     if backend is not None:
         reflexion = attrs.evolve(project.config.reflexion, backend=GeneratorBackend(backend))
         project = attrs.evolve(project, config=attrs.evolve(project.config, reflexion=reflexion))
-    return build_application(project)
+    app = build_application(project)
+    ctx.call_on_close(app.shutdown_resources)  # closes the store and the HTTP client
+    return app
 
 
 def _summary(reflection: Reflection) -> str:
@@ -371,6 +375,58 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     console.print(table)
 
 
+@cli.group()
+def memory() -> None:
+    """Move and sync reflections between memory backends."""
+
+
+@memory.command("copy")
+@click.option(
+    "--from", "source", type=click.Choice(["jsonl", "postgres"]), required=True, help="Copy from."
+)
+@click.option(
+    "--to", "target", type=click.Choice(["jsonl", "postgres"]), required=True, help="Copy to."
+)
+@click.pass_context
+def memory_copy(ctx: click.Context, source: str, target: str) -> None:
+    """Copy every reflection from one backend to the other; safe to run again.
+
+    The JSONL side is memory.path of project.json, the postgres side the database that
+    $REFLEXKIT_DATABASE_URL (or memory.dsnEnv) names. A reflection already in the target
+    (same id) is skipped, so a second run copies nothing.
+    """
+    if source == target:
+        _fail([f"--from and --to are both {source}: nothing to copy"], EXIT_BAD_INPUT)
+    project = _state(ctx).project()
+    jsonl = JsonlMemory(project.memory_path, durability=project.config.memory.durability)
+    with PostgresMemory(project.database_url(), spool=project.spool_path) as postgres:
+        if target == "postgres":
+            total = sum(1 for _ in jsonl)
+            added = postgres.add_many(iter(jsonl))
+        else:
+            seen = {r.id for r in jsonl}
+            total = added = 0
+            for r in postgres:
+                total += 1
+                if r.id not in seen:
+                    jsonl.append(r)
+                    seen.add(r.id)
+                    added += 1
+    click.echo(
+        f"copied {added} reflections from {source} to {target} ({total - added} already there)"
+    )
+
+
+@memory.command("sync")
+@click.pass_context
+def memory_sync(ctx: click.Context) -> None:
+    """Replay the reflections spooled while the database was away (postgres backend)."""
+    project = _state(ctx).project()
+    with PostgresMemory(project.database_url(), spool=project.spool_path) as postgres:
+        count = postgres.sync()
+    click.echo(f"replayed {count} spooled reflections into the database")
+
+
 # --- demo ---------------------------------------------------------------------------------
 
 
@@ -387,6 +443,7 @@ def demo() -> None:
     with tempfile.TemporaryDirectory(prefix="reflexkit-demo-") as tmp:
         config = ProjectConfig(reflexion=ReflexionConfig(backend=GeneratorBackend.HEURISTIC))
         app = build_application(LoadedProject(config=config, root=Path(tmp)))
+        click.get_current_context().call_on_close(app.shutdown_resources)
         service = app.reflection.service()
         click.echo("reflexkit demo: the heuristic generator (no API key, no network) reflects on")
         click.echo("a real unittest failure of a small example project.\n")

@@ -12,12 +12,14 @@ classes; everything else takes its collaborators in ``__init__``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, Protocol, TypeVar
 
 from dependency_injector import containers, providers
 
 from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
+from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
@@ -38,6 +40,30 @@ __all__ = [
 ]
 
 
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_T = TypeVar("_T", bound=_Closable)
+
+
+def _closing(cls: Callable[..., _T]) -> Callable[..., Iterator[_T]]:
+    """Make a class with ``close()`` a Resource initialiser.
+
+    The instance is built on first use and closed by ``shutdown_resources()``, which the CLI
+    calls when a command ends.
+    """
+
+    def init(*args: Any, **kwargs: Any) -> Iterator[_T]:  # noqa: ANN401
+        instance = cls(*args, **kwargs)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+    return init
+
+
 class Memory(containers.DeclarativeContainer):
     """Episodic memory, chosen by ``memory.backend``."""
 
@@ -45,10 +71,15 @@ class Memory(containers.DeclarativeContainer):
 
     store = providers.Selector(
         project.provided.config.memory.backend,
-        jsonl=providers.Singleton(
-            JsonlMemory,
+        jsonl=providers.Resource(
+            _closing(JsonlMemory),
             project.provided.memory_path,
             durability=project.provided.config.memory.durability,
+        ),
+        postgres=providers.Resource(
+            _closing(PostgresMemory),
+            project.provided.database_url.call(),
+            spool=project.provided.spool_path,
         ),
     )
 
@@ -61,8 +92,8 @@ class Reflection(containers.DeclarativeContainer):
 
     redactor = providers.Singleton(Redactor)
     heuristic = providers.Singleton(HeuristicGenerator)
-    claude = providers.Singleton(
-        ClaudeGenerator,
+    claude = providers.Resource(
+        _closing(ClaudeGenerator),
         model=project.provided.config.reflexion.model,
         timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
         root=project.provided.root,

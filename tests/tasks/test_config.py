@@ -110,7 +110,10 @@ BAD_FILES: list[tuple[str, str, str]] = [
     (
         "snake_case key",
         '{"memory": {"durability": "none", "file_path": "x"}}',
-        "$.memory.file_path: unknown key (expected one of: backend, path, durability)",
+        (
+            "$.memory.file_path: unknown key"
+            " (expected one of: backend, path, durability, dsnEnv, spoolPath)"
+        ),
     ),
     (
         "unknown section",

@@ -14,7 +14,7 @@ import attrs
 
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
-from reflexkit.models import at_least
+from reflexkit.models import at_least, non_empty
 
 __all__ = [
     "CONFIG_ENV",
@@ -52,6 +52,9 @@ class MemoryBackend(enum.StrEnum):
     """Where reflections are stored."""
 
     JSONL = "jsonl"
+    """A JSONL file on the local disk, shared by the processes of one machine."""
+    POSTGRES = "postgres"
+    """A PostgreSQL table shared by orchestrators on many machines (extra ``postgres``)."""
 
 
 class Durability(enum.StrEnum):
@@ -84,6 +87,8 @@ class MemoryConfig:
     backend: MemoryBackend = MemoryBackend.JSONL
     path: str = ".reflexkit/memory/reflections.jsonl"
     durability: Durability = Durability.NONE
+    dsn_env: str = attrs.field(default="REFLEXKIT_DATABASE_URL", validator=non_empty)
+    spool_path: str = ".reflexkit/memory/spool.jsonl"
 
 
 @attrs.frozen(kw_only=True)
@@ -113,6 +118,24 @@ class LoadedProject:
     def memory_path(self) -> Path:
         """The memory file, resolved against the project root."""
         return self.root / Path(self.config.memory.path).expanduser()
+
+    @property
+    def spool_path(self) -> Path:
+        """Where the postgres backend keeps appends while the database is away."""
+        return self.root / Path(self.config.memory.spool_path).expanduser()
+
+    def database_url(self) -> str:
+        """The DSN of the postgres backend, from the variable ``memory.dsnEnv`` names.
+
+        Raises:
+            ConfigError: The variable is not set.
+        """
+        name = self.config.memory.dsn_env
+        value = os.environ.get(name, "").strip()
+        if not value:
+            msg = f"$.memory.backend is postgres, but ${name} (memory.dsnEnv) is not set"
+            raise ConfigError([f"project.json: {msg}"])
+        return value
 
     @property
     def fixtures_path(self) -> Path:

@@ -77,6 +77,7 @@ def reflexkit_app(
     app = build_application(reflexkit_project)
     with fake_services(app, reflexkit_fakes):
         yield app
+    app.shutdown_resources()
 
 
 @pytest.fixture

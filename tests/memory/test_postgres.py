@@ -1,0 +1,174 @@
+"""The postgres backend against a real server: the contract, processes, outages, copies."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+
+from reflexkit.cli import cli
+from reflexkit.memory import EpisodicMemory, JsonlMemory
+from reflexkit.memory.postgres import SCHEMA_VERSION, PostgresMemory
+from reflexkit.testing.memory_contract import MemoryContract, make_reflection
+from reflexkit.testing.postgres_server import PostgresServer
+
+
+class TestPostgresContract(MemoryContract):
+    """The published suite, unchanged, on PostgreSQL."""
+
+    @pytest.fixture
+    def open_memory(self, database: str, tmp_path: Path) -> Callable[[], EpisodicMemory]:
+        """Open handles on one fresh database."""
+        return lambda: PostgresMemory(database, spool=tmp_path / "spool.jsonl")
+
+
+APPENDER = """
+import sys
+import attrs
+from reflexkit.memory.postgres import PostgresMemory
+from reflexkit.testing.memory_contract import make_reflection
+
+dsn, spool, name, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+with PostgresMemory(dsn, spool=spool) as store:
+    for i in range(count):
+        r = make_reflection(f"{name}-s{i % 5}", attempt=i + 1)
+        store.append(attrs.evolve(r, id=f"{name}-{i}"))
+"""
+
+
+def test_eight_processes_append_at_once_to_a_new_database(database: str, tmp_path: Path) -> None:
+    """8 processes start on an empty database at once: one schema, no record lost or doubled."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", APPENDER, database, str(tmp_path / f"spool{n}"), f"p{n}", "300"]
+        )
+        for n in range(8)
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 8
+    with psycopg.connect(database) as conn:
+        versions = conn.execute("SELECT version FROM reflexkit_schema").fetchall()
+    assert versions == [(SCHEMA_VERSION,)]
+    with PostgresMemory(database, spool=tmp_path / "reader") as store:
+        ids = Counter(r.id for r in store)
+        assert set(ids) == {f"p{n}-{i}" for n in range(8) for i in range(300)}
+        assert max(ids.values()) == 1
+        assert [r.attempt_number for r in store.recent("p3-s2", limit=3)] == [288, 293, 298]
+
+
+@pytest.fixture
+def own_server() -> Iterator[PostgresServer]:
+    """A server of the test's own, to stop and start."""
+    with PostgresServer() as server:
+        yield server
+
+
+def test_an_outage_loses_nothing(
+    own_server: PostgresServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Appends during an outage go to the spool and reach the database exactly once."""
+    database = own_server.create_database("outage")
+    store = PostgresMemory(database, spool=tmp_path / "spool.jsonl", connect_timeout_s=1)
+    before = [make_reflection(attempt=n) for n in range(1, 6)]
+    during = [make_reflection(attempt=n) for n in range(6, 11)]
+    after = make_reflection(attempt=11)
+    try:
+        for r in before:
+            store.append(r)
+        own_server.stop()
+        with caplog.at_level(logging.WARNING, logger="reflexkit.memory"):
+            for r in during:
+                store.append(r)  # never raises
+            assert store.recent("sub-1", limit=3) == during[-3:]  # from the spool
+        assert "kept in" in caplog.text
+        assert len(list(store.spool)) == 5
+        own_server.start()
+        store._away_until = 0  # don't wait out the pause after an outage
+        store.append(after)
+        assert list(store) == [*before, *during, after]
+        assert list(store.spool) == []
+        assert store.recent("sub-1", limit=2) == [during[-1], after]
+    finally:
+        store.close()
+
+
+def test_a_second_replay_adds_nothing(database: str, tmp_path: Path) -> None:
+    """A spool replayed twice (a crash before it was emptied) leaves one copy of each record."""
+    spool = tmp_path / "spool.jsonl"
+    records = [make_reflection(attempt=n) for n in range(1, 4)]
+    for r in records:
+        JsonlMemory(spool).append(r)
+    saved = spool.read_bytes()
+    with PostgresMemory(database, spool=spool) as store:
+        assert store.sync() == 3
+        spool.write_bytes(saved)  # as if the process died before truncating it
+        assert store.sync() == 3
+        assert list(store) == records
+
+
+@pytest.fixture
+def postgres_project(project_dir: Path, database: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project whose memory backend is postgres, the DSN in the environment."""
+    monkeypatch.setenv("FLEET_DB", database)
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text(
+        json.dumps(
+            {
+                "reflexion": {"backend": "heuristic"},
+                "memory": {"backend": "postgres", "dsnEnv": "FLEET_DB"},
+            }
+        )
+    )
+    return project_dir
+
+
+def test_copy_both_ways_twice(postgres_project: Path, database: str) -> None:
+    """`memory copy` moves a history either way; running it again copies nothing."""
+    jsonl = JsonlMemory(postgres_project / ".reflexkit" / "memory" / "reflections.jsonl")
+    records = [make_reflection(f"s{n % 3}", attempt=n + 1) for n in range(10)]
+    for r in records:
+        jsonl.append(r)
+    runner = CliRunner()
+    first = runner.invoke(cli, ["memory", "copy", "--from", "jsonl", "--to", "postgres"])
+    assert first.exit_code == 0, first.stderr
+    assert "copied 10 reflections from jsonl to postgres (0 already there)" in first.stdout
+    again = runner.invoke(cli, ["memory", "copy", "--from", "jsonl", "--to", "postgres"])
+    assert "copied 0 reflections from jsonl to postgres (10 already there)" in again.stdout
+    jsonl.path.unlink()
+    back = runner.invoke(cli, ["memory", "copy", "--from", "postgres", "--to", "jsonl"])
+    assert "copied 10 reflections from postgres to jsonl (0 already there)" in back.stdout
+    runner.invoke(cli, ["memory", "copy", "--from", "postgres", "--to", "jsonl"])
+    assert list(JsonlMemory(jsonl.path)) == records
+    with PostgresMemory(database, spool=postgres_project / "spool") as store:
+        assert list(store) == records
+
+
+def test_the_cli_uses_the_database(postgres_project: Path) -> None:
+    """With memory.backend postgres, reflect and recent go through the database."""
+    failure = {
+        "taskId": "t",
+        "subtaskId": "fleet",
+        "attemptNumber": 1,
+        "errorOutput": "FAILED tests/test_a.py::test_b - assert 1 == 2",
+    }
+    runner = CliRunner()
+    assert runner.invoke(cli, ["reflect"], input=json.dumps(failure)).exit_code == 0
+    shown = runner.invoke(cli, ["recent", "fleet", "--format", "json"])
+    assert json.loads(shown.stdout)[0]["subtaskId"] == "fleet"
+    assert not (postgres_project / ".reflexkit" / "memory" / "reflections.jsonl").exists()
+
+
+@pytest.mark.usefixtures("postgres_project")
+def test_a_missing_dsn_variable_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No DSN in the environment: exit 2, naming the variable."""
+    monkeypatch.delenv("FLEET_DB")
+    result = CliRunner().invoke(cli, ["stats"])
+    assert result.exit_code == 2
+    assert "$FLEET_DB (memory.dsnEnv) is not set" in result.stderr
