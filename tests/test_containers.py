@@ -1,0 +1,143 @@
+"""The composition root: what the Application container builds for each configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import orjson
+import pytest
+from dependency_injector import providers
+
+from reflexkit.containers import FakeServices, build_application, fake_services
+from reflexkit.exceptions import ConfigError
+from reflexkit.memory import InMemoryMemory, JsonlMemory
+from reflexkit.memory.postgres import PostgresMemory
+from reflexkit.models import FailureContext, ReflectionSource
+from reflexkit.reflection.fallback import FallbackGenerator
+from reflexkit.reflection.fixture import FixtureGenerator, fixture_key
+from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.tasks.config import (
+    GeneratorBackend,
+    LoadedProject,
+    MemoryBackend,
+    MemoryConfig,
+    ProjectConfig,
+    ReflexionConfig,
+)
+
+FAILURE = FailureContext(
+    task_id="t",
+    subtask_id="s",
+    attempt_number=1,
+    command="python -m pytest -q",
+    exit_code=1,
+    error_output="FAILED tests/test_a.py::test_b - assert 1 == 2\n1 failed in 0.01s\n",
+)
+
+
+def _project(root: Path, **reflexion: object) -> LoadedProject:
+    return LoadedProject(
+        config=ProjectConfig(reflexion=ReflexionConfig(**reflexion)),  # type: ignore[arg-type]
+        root=root,
+    )
+
+
+@pytest.mark.parametrize(
+    ("backend", "expected"),
+    [
+        (GeneratorBackend.LLM, FallbackGenerator),
+        (GeneratorBackend.HEURISTIC, HeuristicGenerator),
+        (GeneratorBackend.FIXTURE, FixtureGenerator),
+    ],
+)
+def test_the_generator_follows_reflexion_backend(
+    tmp_path: Path, backend: GeneratorBackend, expected: type
+) -> None:
+    """reflexion.backend picks the generator; the default store is the project's JSONL file."""
+    app = build_application(_project(tmp_path, backend=backend))
+    try:
+        assert isinstance(app.reflection.generator(), expected)
+        store = app.memory.store()
+        assert isinstance(store, JsonlMemory)
+        assert store.path == tmp_path / ".reflexkit" / "memory" / "reflections.jsonl"
+    finally:
+        app.shutdown_resources()
+
+
+def test_the_fixture_backend_replays_through_the_service(tmp_path: Path) -> None:
+    """The fixture backend answers with the recorded reply under the service's own key."""
+    app = build_application(_project(tmp_path, backend=GeneratorBackend.FIXTURE))
+    try:
+        service = app.reflection.service()
+        clean, _, _ = service.prepare(FAILURE)
+        key = fixture_key(clean, root=tmp_path)
+        completion = {
+            "category": "test_gap",
+            "analysis": "tests/test_a.py::test_b expects 2; the function returns 1.",
+            "suggestion": "Return the sum, not the first operand.",
+            "actionItems": ["Fix add() in src/a.py"],
+            "confidence": 0.6,
+        }
+        fixtures = tmp_path / ".reflexkit" / "fixtures" / "reflections.jsonl"
+        fixtures.parent.mkdir(parents=True)
+        fixtures.write_bytes(orjson.dumps({"promptHash": key, "completion": completion}) + b"\n")
+        reflection = service.generate(FAILURE)
+        assert reflection.source is ReflectionSource.FIXTURE
+        assert reflection.analysis == completion["analysis"]
+        assert reflection.fallback_reason is None
+    finally:
+        app.shutdown_resources()
+
+
+def test_a_missing_fixture_falls_back_with_a_reason(tmp_path: Path) -> None:
+    """No recorded reply: the service still answers, with the heuristic and the reason."""
+    app = build_application(_project(tmp_path, backend=GeneratorBackend.FIXTURE))
+    try:
+        reflection = app.reflection.service().generate(FAILURE)
+        assert reflection.source is ReflectionSource.HEURISTIC
+        assert reflection.fallback_reason
+    finally:
+        app.shutdown_resources()
+
+
+def test_fake_services_bind_and_unbind(tmp_path: Path) -> None:
+    """Inside the block: in-memory store, heuristic; after it: the live providers again."""
+    app = build_application(_project(tmp_path, backend=GeneratorBackend.LLM))
+    with fake_services(app) as fakes:
+        service = app.reflection.service()
+        assert service.save(service.generate(FAILURE))
+        assert isinstance(app.memory.store(), InMemoryMemory)
+        assert len(list(fakes.store())) == 1
+        assert not (tmp_path / ".reflexkit").exists()
+    assert isinstance(app.memory.store(), JsonlMemory)
+    assert isinstance(app.reflection.generator(), FallbackGenerator)
+    app.shutdown_resources()
+
+
+def test_fake_services_take_another_generator(tmp_path: Path) -> None:
+    """A test swaps the fakes' generator with an override of its own."""
+    replay = FixtureGenerator(tmp_path / "none.jsonl")
+    fakes = FakeServices()
+    app = build_application(_project(tmp_path))
+    with fakes.generator.override(providers.Object(replay)), fake_services(app, fakes):
+        assert app.reflection.generator() is replay
+
+
+def test_the_postgres_backend_needs_its_dsn_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """memory.backend postgres reads the DSN from memory.dsnEnv, and says when it is unset."""
+    memory = MemoryConfig(backend=MemoryBackend.POSTGRES, dsn_env="MY_DB")
+    project = attrs.evolve(_project(tmp_path), config=ProjectConfig(memory=memory))
+    monkeypatch.delenv("MY_DB", raising=False)
+    app = build_application(project)
+    with pytest.raises(ConfigError, match=r"\$MY_DB \(memory.dsnEnv\) is not set"):
+        app.memory.store()
+    monkeypatch.setenv("MY_DB", "postgresql://u:secret@127.0.0.1:1/db")
+    app = build_application(project)
+    store = app.memory.store()
+    assert isinstance(store, PostgresMemory)
+    assert "secret" not in repr(store)
+    assert store.spool.path == tmp_path / ".reflexkit" / "memory" / "spool.jsonl"
+    app.shutdown_resources()
