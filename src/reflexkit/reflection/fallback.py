@@ -77,7 +77,9 @@ class FallbackGenerator:
                 # Our own messages name no secret; another exception's might, so only
                 # its class is logged at warning (the traceback goes to debug).
                 detail = str(err) if isinstance(err, GenerationError) else type(err).__name__
-                log.warning(
+                # No API key is a choice (the heuristic is the offline mode), not a fault.
+                log.log(
+                    logging.INFO if reason == "no_api_key" else logging.WARNING,
                     "reflection generator %s failed (%s)%s",
                     type(generator).__name__,
                     detail if detail.startswith(reason) else f"{reason}: {detail}",
