@@ -99,3 +99,20 @@ def test_recording_refuses_another_backend(live: FakeMessagesApi, tmp_path: Path
     assert result.exit_code == 2
     assert "can't go with --backend heuristic" in result.stderr
     assert not live.requests
+
+
+def test_no_api_key_reflects_with_the_heuristic(
+    project_dir: Path, fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`reflect --backend llm` without a key: a heuristic reflection, no_api_key, exit 0."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_messages_api.url)
+    result = CliRunner().invoke(
+        cli, ["reflect", "--backend", "llm", "--json"], input=json.dumps(FAILURE)
+    )
+    assert result.exit_code == 0, result.stderr
+    record = orjson.loads(result.stdout)
+    assert (record["source"], record["fallbackReason"]) == ("heuristic", "no_api_key")
+    assert not fake_messages_api.requests
+    assert (project_dir / ".reflexkit" / "memory" / "reflections.jsonl").exists()

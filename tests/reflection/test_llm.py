@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from reflexkit._serde import dumps
 from reflexkit.exceptions import GenerationError
 from reflexkit.models import FailureContext, FailureType, ReflectionSource
 from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
+from reflexkit.reflection.fixture import FixtureRecorder
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.memory_contract import make_reflection
@@ -211,3 +217,83 @@ def test_no_api_key_is_not_a_warning(
         _with_fallback(generator).generate(FAILURE)
     assert "no_api_key" in caplog.text
     assert all(rec.levelname == "INFO" for rec in caplog.records if "no_api_key" in rec.message)
+
+
+@pytest.mark.parametrize(
+    ("script", "attempts"),
+    [
+        (lambda api: api.invalid_json(), 1),
+        (lambda api: api.refusal(), 1),
+        (lambda api: api.error(400, "invalid_request_error", "bad"), 1),
+        (lambda api: [api.server_error(500) for _ in range(4)], 4),
+        (lambda api: [api.overloaded() for _ in range(4)], 4),
+        (lambda api: [api.drop() for _ in range(4)], 4),
+    ],
+    ids=["invalid-json", "refusal", "400", "500", "529", "dropped"],
+)
+def test_attempts_per_scenario(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi, script: object, attempts: int
+) -> None:
+    """Permanent errors are tried once; transient ones up to the policy's 4 attempts."""
+    script(fake_messages_api)  # type: ignore[operator]
+    _with_fallback(claude).generate(FAILURE)
+    assert len(fake_messages_api.requests) == attempts
+
+
+def test_the_api_key_never_leaks(
+    fake_messages_api: FakeMessagesApi, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not in a reflection, not in a log line at any level, not in a fixture file."""
+    key = "sk-ant-api03-" + "Zq7" * 30
+    caplog.set_level(logging.DEBUG)
+    fixtures = tmp_path / "fixtures.jsonl"
+    seen: list[str] = []
+    with ClaudeGenerator(
+        api_key=key, base_url=fake_messages_api.url, timeout_ms=3_000, retry=RetryPolicy.no_wait()
+    ) as generator:
+        recorder = FixtureRecorder(generator, fixtures)
+        fake_messages_api.reply(REPLY)
+        seen.append(converter_json(recorder.generate(FAILURE)))
+        for script, times in (("invalid_json", 1), ("refusal", 1), ("overloaded", 4)):
+            for _ in range(times):
+                getattr(fake_messages_api, script)()
+            seen.append(converter_json(_with_fallback(recorder).generate(FAILURE)))
+    sent = fake_messages_api.requests[0].headers.values()
+    assert any(key in value for value in sent)  # it really was sent
+    assert all(key not in text for text in seen)
+    assert key not in caplog.text
+    assert key not in fixtures.read_text()
+
+
+def converter_json(reflection: object) -> str:
+    """The stored form of a reflection."""
+    return dumps(reflection).decode()
+
+
+def test_the_fixture_key_is_stable_across_runs_and_machines(tmp_path: Path) -> None:
+    """Same failure, another process and another checkout folder: the same key."""
+    here = tmp_path / "laptop" / "project"
+    there = tmp_path / "ci" / "build" / "checkout"
+    output = "FAILED {root}/tests/test_cart.py::test_total - assert 90 == 100\n"
+
+    def key_in(root: Path) -> str:
+        code = (
+            "import sys; from reflexkit.models import FailureContext;"
+            "from reflexkit.reflection.fixture import fixture_key;"
+            "f = FailureContext(task_id='t', subtask_id='s', attempt_number=1,"
+            " command='pytest -q', exit_code=1, error_output=sys.argv[1]);"
+            "print(fixture_key(f, root=sys.argv[2]))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code, output.format(root=root), str(root)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(len(str(root)))},
+        )
+        return done.stdout.strip()
+
+    first, second = key_in(here), key_in(there)
+    assert first == second
+    assert len(first) == 12
+    assert int(first, 16) >= 0

@@ -27,9 +27,11 @@ import fcntl
 import logging
 import mmap
 import os
+import re
 import struct
 import threading
 import warnings
+import weakref
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -52,6 +54,19 @@ _GEN = struct.Struct("<Q")
 _GEN_AT = 8  # the first 8 bytes are free for a future magic
 _LOCK_SIZE = mmap.PAGESIZE
 _CHUNK = 4 << 20
+_GEN_SLICE = slice(_GEN_AT, _GEN_AT + 8)
+_NO_MAP = mmap.mmap(-1, _GEN_AT + 8)  # stands in until the lock file is mapped: gen 0 != b""
+
+_OPEN: weakref.WeakSet[JsonlMemory] = weakref.WeakSet()
+
+
+def _forget_after_fork() -> None:
+    # Checking os.getpid() on every append would cost more than the append's own lseek.
+    for store in list(_OPEN):
+        store._after_fork()  # noqa: SLF001 -- the module's own class
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 class JsonlMemory:
@@ -77,10 +92,11 @@ class JsonlMemory:
         self._mutex = threading.Lock()
         self._pid = -1
         self._fd = -1
-        self._map: mmap.mmap | None = None
+        self._map = _NO_MAP
         self._generation = b""
         self._end = -1  # where our last write ended; the tail is known good there
         self._warned_index = False
+        _OPEN.add(self)
 
     def __repr__(self) -> str:
         return f"JsonlMemory({str(self._path)!r}, durability={self._durability.value!r})"
@@ -116,10 +132,18 @@ class JsonlMemory:
         if self._pid == os.getpid():
             if self._fd >= 0:
                 os.close(self._fd)
-            if self._map is not None:
+            if self._map is not _NO_MAP:
                 self._map.close()
         self._fd = -1
-        self._map = None
+        self._map = _NO_MAP
+        self._pid = -1
+        self._end = -1
+
+    def _after_fork(self) -> None:
+        """In a forked child: drop the parent's descriptors (and its locks) without closing."""
+        self._mutex = threading.Lock()
+        self._fd = -1
+        self._map = _NO_MAP
         self._pid = -1
         self._end = -1
 
@@ -134,18 +158,19 @@ class JsonlMemory:
             os.close(fd)
             raise
 
-    def _open(self) -> None:
+    def _open(self) -> int:
         """(Re)open the file for appending; the generation is read before the file is."""
         self._close()
         lock_fd, mapped = self._open_lock()
         os.close(lock_fd)  # the mapping stays valid
         self._map = mapped
-        self._generation = mapped[_GEN_AT : _GEN_AT + 8]
+        self._generation = mapped[_GEN_SLICE]
         created = not self._path.exists()
         self._fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         self._pid = os.getpid()
         if created and self._durability is Durability.FSYNC:
             _fsync_dir(self._path.parent)
+        return self._fd
 
     # --- writing -------------------------------------------------------------------------
 
@@ -158,37 +183,32 @@ class JsonlMemory:
         line = encode_line(reflection)
         with self._mutex:
             try:
-                self._write(line)
+                fd = self._fd if self._fd >= 0 else self._open()
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    while self._map[_GEN_SLICE] != self._generation:
+                        # A prune swapped the file: write to the new one, not the unlinked old.
+                        fcntl.flock(fd, fcntl.LOCK_UN)
+                        fd = self._open()
+                        fcntl.flock(fd, fcntl.LOCK_EX)
+                    end = os.lseek(fd, 0, os.SEEK_END)
+                    if end != self._end and end and os.pread(fd, 1, end - 1) != b"\n":
+                        log.warning("%s ended in a torn line; it is skipped on read", self._path)
+                        line = b"\n" + line
+                    written = os.write(fd, line)
+                finally:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                if written != len(line):
+                    self._end = -1
+                    msg = f"short write to {self._path}: {written} of {len(line)} bytes"
+                    raise StoreError(msg)
+                self._end = end + written
+                if self._durability is Durability.FSYNC:
+                    os.fdatasync(fd)
             except OSError as err:
                 self._end = -1
                 msg = f"can't append to {self._path}: {err.strerror or err}"
                 raise StoreError(msg) from err
-
-    def _write(self, line: bytes) -> None:
-        if self._pid != os.getpid():
-            self._open()
-        while True:
-            fd = self._fd
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            if self._map is not None and self._map[_GEN_AT : _GEN_AT + 8] == self._generation:
-                break
-            fcntl.flock(fd, fcntl.LOCK_UN)  # a prune swapped the file: write to the new one
-            self._open()
-        try:
-            end = os.lseek(fd, 0, os.SEEK_END)
-            if end not in (self._end, 0) and os.pread(fd, 1, end - 1) != b"\n":
-                log.warning("%s ended in a torn line; it is skipped on read", self._path)
-                line = b"\n" + line
-            written = os.write(fd, line)
-            if written != len(line):
-                self._end = -1
-                msg = f"short write to {self._path}: {written} of {len(line)} bytes"
-                raise StoreError(msg)
-            self._end = end + written
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        if self._durability is Durability.FSYNC:
-            os.fdatasync(fd)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -408,55 +428,97 @@ class JsonlMemory:
         return sieve.removed
 
 
+_CREATED_AT = b'"createdAt":"'
+_STAMP = len("2026-01-31T12:00:00")
+_STAMPS = re.compile(rb'"createdAt":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)[.Z]')
+_BLOCK = 1 << 20
+
+
 class _Sieve:
-    """Copies the lines of a store that are not older than a cut-off to *out*."""
+    """Copies the lines of a store that are not older than a cut-off to *out*.
+
+    The file is mapped, not read: kept runs of lines are written straight from the mapping.
+    A line's age is read where reflexkit writes it (``"createdAt":"2026-01-31T12:00:00``,
+    UTC with ``Z``), compared as text to the second; only a tie, or a line written some other
+    way, goes through a real parser.
+    """
 
     def __init__(self, older_than: datetime, out: int) -> None:
         self.removed = 0
         self._out = out
         self._cutoff = older_than
+        utc = older_than.astimezone(UTC)
+        self._prefix = utc.strftime("%Y-%m-%dT%H:%M:%S").encode()
 
     def run(self, fd: int, start: int, end: int, *, final: bool = False) -> int:
         """Sieve the lines in ``[start, end)``; return where the last whole line ended.
 
         With *final*, a last line without a newline (a torn tail) is copied as it is.
         """
-        pos = start
-        rest = b""
-        done = start
-        while pos < end:
-            chunk = os.pread(fd, min(_CHUNK, end - pos), pos)
-            if not chunk:
-                break
-            buf = rest + chunk
-            pos += len(chunk)
-            cut = buf.rfind(b"\n") + 1
-            rest = buf[cut:]
-            if cut:
-                self._sieve(buf[:cut])
-                done += cut
-        if final and rest:
-            _write_all(self._out, rest)
-            done += len(rest)
+        if end <= start:
+            return start
+        with mmap.mmap(fd, end, prot=mmap.PROT_READ) as mapped, memoryview(mapped) as view:
+            last = mapped.rfind(b"\n", start, end)
+            done = start if last < 0 else last + 1
+            self._sieve(mapped, view, start, done)
+            if final and done < end:
+                _write_all(self._out, view[done:end])
+                done = end
         return done
 
-    def _sieve(self, buf: bytes) -> None:
-        kept: list[bytes] = []
-        start = 0
-        keep_from = 0
-        for line_end in _newlines(buf):
-            if self._is_old(buf, start, line_end):
-                if keep_from < start:
-                    kept.append(buf[keep_from:start])
-                self.removed += 1
-                keep_from = line_end + 1
-            start = line_end + 1
-        if keep_from < len(buf):
-            kept.append(buf[keep_from:])
-        _write_all(self._out, b"".join(kept))
+    def _sieve(self, buf: mmap.mmap, view: memoryview, start: int, stop: int) -> None:
+        """Sieve whole lines in ``[start, stop)``, a block at a time.
 
-    def _is_old(self, buf: bytes, start: int, end: int) -> bool:
-        text = string_field(buf[start:end], "createdAt")
+        Most blocks are wholly older or wholly newer than the cut-off (records are appended
+        in about the order they are created): one regular-expression pass over the block
+        finds every timestamp, and when there is one per line, in reflexkit's layout, the
+        block is dropped or copied whole. Only blocks that straddle the cut-off, or hold a
+        line of another layout, are sieved a line at a time.
+        """
+        while start < stop:
+            end = buf.find(b"\n", min(start + _BLOCK, stop) - 1, stop) + 1 or stop
+            block = buf[start:end]
+            stamps = _STAMPS.findall(block)
+            if stamps and len(stamps) == block.count(b"\n"):
+                if max(stamps) < self._prefix:
+                    self.removed += len(stamps)
+                    start = end
+                    continue
+                if min(stamps) > self._prefix:
+                    _write_all(self._out, block)
+                    start = end
+                    continue
+            self._lines(buf, view, start, end)
+            start = end
+
+    def _lines(self, buf: mmap.mmap, view: memoryview, start: int, stop: int) -> None:
+        keep_from = start
+        find = buf.find
+        key, prefix, width = _CREATED_AT, self._prefix, _STAMP
+        while start < stop:
+            end = find(b"\n", start, stop)
+            at = find(key, start, end)
+            if at >= 0:
+                at += len(key)
+                stamp = buf[at : at + width]
+                tail = buf[at + width : at + width + 1]
+                if stamp[10:11] == b"T" and tail in {b"Z", b"."}:
+                    old = stamp < prefix or (stamp == prefix and self._is_old(buf[start:end]))
+                else:
+                    old = self._is_old(buf[start:end])
+            else:
+                old = self._is_old(buf[start:end])
+            if old:
+                if keep_from < start:
+                    _write_all(self._out, view[keep_from:start])
+                self.removed += 1
+                keep_from = end + 1
+            start = end + 1
+        if keep_from < stop:
+            _write_all(self._out, view[keep_from:stop])
+
+    def _is_old(self, line: bytes) -> bool:
+        text = string_field(line, "createdAt")
         if text is None:
             return False
         try:
@@ -496,14 +558,7 @@ def _lines_backwards(fd: int) -> Iterator[tuple[int, bytes]]:
         want = _CHUNK
 
 
-def _newlines(buf: bytes) -> Iterator[int]:
-    pos = buf.find(b"\n")
-    while pos >= 0:
-        yield pos
-        pos = buf.find(b"\n", pos + 1)
-
-
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
