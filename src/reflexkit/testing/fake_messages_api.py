@@ -310,7 +310,7 @@ class FakeMessagesApi:
         self._server = _Server(self._address, self)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
+            kwargs={"poll_interval": 0.01},
             name="fake-messages-api",
             daemon=True,
         )
@@ -462,6 +462,17 @@ class FakeMessagesApi:
     def drop(self) -> Self:
         """Script a connection closed without a response."""
         return self.enqueue(_Drop())
+
+    def reset(self) -> Self:
+        """Forget the scripted responses not yet served and the requests received.
+
+        For a server shared by several tests (a module- or session-scoped fixture), so that
+        each test starts from an empty script and an empty :attr:`requests`.
+        """
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+        return self
 
     @property
     def pending(self) -> int:

@@ -1,0 +1,552 @@
+"""ClaudeGenerator through the real anthropic SDK, against the fake Messages API on 127.0.0.1.
+
+Nothing of reflexkit is patched: the SDK builds and sends real HTTP requests, the fake server
+answers as each test scripted it, and the generator maps what comes back.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from reflexkit.exceptions import GenerationError
+from reflexkit.models import FailureContext, FailureType, ReflectionCategory, ReflectionSource
+from reflexkit.reflection._retry import RetryPolicy, TransientError
+from reflexkit.reflection.claude import REASONS, ClaudeGenerator
+from reflexkit.reflection.prompts import DEFAULT_MODEL, TOOL_NAME
+from reflexkit.reflection.redaction import Redactor
+from reflexkit.testing.fake_messages_api import FakeMessagesApi
+from reflexkit.testing.memory_contract import make_reflection
+
+T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+FAILURE = FailureContext(
+    task_id="checkout",
+    subtask_id="discount",
+    attempt_number=2,
+    session_id="sess-9",
+    failure_type=FailureType.TEST_FAILURE,
+    command="python -m pytest -q",
+    exit_code=1,
+    error_output=(
+        "FAILED tests/test_cart.py::test_total - assert 90 == 100\n1 failed, 3 passed in 0.12s\n"
+    ),
+)
+REPLY = {
+    "category": "root_cause",
+    "analysis": "`tests/test_cart.py::test_total`: total() returns 90, expected 100.",
+    "suggestion": "Apply the discount to the subtotal only.",
+    "actionItems": ["Read total() in src/cart.py", "Run pytest tests/test_cart.py::test_total"],
+    "confidence": 0.8,
+}
+KEY = "sk-ant-test-key"
+
+
+def make_claude(api: FakeMessagesApi, **options: object) -> ClaudeGenerator:
+    """A generator talking to *api*: a 3 s budget and no back-off unless the test says so."""
+    options.setdefault("api_key", KEY)
+    options.setdefault("timeout_ms", 3_000)
+    options.setdefault("retry", RetryPolicy.no_wait())
+    options.setdefault("clock", lambda: T0)
+    return ClaudeGenerator(base_url=api.url, **options)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def shared_api() -> Iterator[FakeMessagesApi]:
+    """One server for the module: building a client per test costs more than the test."""
+    with FakeMessagesApi() as api:
+        yield api
+
+
+@pytest.fixture
+def fake_messages_api(shared_api: FakeMessagesApi) -> FakeMessagesApi:
+    """The shared server with an empty script and no requests (overrides the plugin's)."""
+    return shared_api.reset()
+
+
+@pytest.fixture(scope="module")
+def claude(shared_api: FakeMessagesApi) -> Iterator[ClaudeGenerator]:
+    """A generator on the shared server (3 s budget, no back-off), closed after the module."""
+    with make_claude(shared_api) as generator:
+        yield generator
+
+
+def reason_of(generator: ClaudeGenerator, failure: FailureContext = FAILURE) -> str:
+    """Generate, expecting a GenerationError; return its reason code."""
+    with pytest.raises(GenerationError) as caught:
+        generator.generate(failure)
+    return caught.value.reason
+
+
+# --- a good reply -------------------------------------------------------------------------------
+
+
+def test_a_valid_reply_is_an_llm_reflection_with_usage(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
+) -> None:
+    """The reply's fields, the answering model, the token counts and the latency are recorded."""
+    fake_messages_api.reply(
+        REPLY, model="claude-haiku-5-5-20261101", input_tokens=900, output_tokens=120
+    )
+    r = claude.generate(FAILURE)
+    assert r.source is ReflectionSource.LLM
+    assert r.category is ReflectionCategory.ROOT_CAUSE
+    assert r.failure_type is FailureType.TEST_FAILURE
+    assert r.analysis == REPLY["analysis"]
+    assert r.suggestion == REPLY["suggestion"]
+    assert list(r.action_items) == REPLY["actionItems"]
+    assert r.confidence == 0.8
+    assert (r.task_id, r.subtask_id, r.attempt_number, r.session_id) == (
+        "checkout",
+        "discount",
+        2,
+        "sess-9",
+    )
+    assert r.model == "claude-haiku-5-5-20261101"  # the model that answered, from the reply
+    assert (r.input_tokens, r.output_tokens) == (900, 120)
+    assert r.latency_ms is not None
+    assert 0 <= r.latency_ms < 10_000
+    assert r.fallback_reason is None
+    assert r.created_at == T0
+
+
+def test_complete_returns_the_reply_key_and_attempts(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
+) -> None:
+    """complete() is what the fixture recorder uses: the validated reply and the prompt key."""
+    fake_messages_api.server_error(503).reply(REPLY)
+    done = claude.complete(FAILURE)
+    assert done.attempts == 2
+    assert done.key == claude.prompt(FAILURE).key
+    assert done.reply.confidence == 0.8
+    assert done.reflection.source is ReflectionSource.LLM
+
+
+def test_the_default_model_is_haiku(fake_messages_api: FakeMessagesApi) -> None:
+    """Unless configured, the request names claude-haiku-5-5."""
+    assert DEFAULT_MODEL == "claude-haiku-5-5"
+    fake_messages_api.reply(REPLY)
+    with make_claude(fake_messages_api) as generator:
+        assert generator.model == "claude-haiku-5-5"
+        generator.generate(FAILURE)
+    assert fake_messages_api.requests[0].json["model"] == "claude-haiku-5-5"
+
+
+# --- the request --------------------------------------------------------------------------------
+
+
+def test_the_request_uses_structured_output_by_default(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
+) -> None:
+    """output_config carries the reply's JSON schema; no tool is forced; the key is sent."""
+    fake_messages_api.reply(REPLY)
+    claude.generate(FAILURE)
+    (request,) = fake_messages_api.requests
+    assert request.method == "POST"
+    assert request.path.startswith("/v1/messages")
+    assert any(KEY in value for value in request.headers.values())  # x-api-key or bearer
+    body = request.json
+    fmt = body["output_config"]["format"]
+    assert fmt["type"] == "json_schema"
+    schema = fmt["schema"]
+    assert schema["additionalProperties"] is False
+    assert set(schema["required"]) == {
+        "category",
+        "analysis",
+        "suggestion",
+        "actionItems",
+        "confidence",
+    }
+    assert "tools" not in body
+    assert "tool_choice" not in body
+    assert body["max_tokens"] == claude.max_tokens
+    assert "verbatim" in body["system"] or "exactly as the output prints them" in body["system"]
+
+
+def test_the_request_carries_the_redacted_failure_and_previous_reflections(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
+) -> None:
+    """The model sees the redacted output, the command and the earlier lessons, not a secret."""
+    secret = "sk-ant-api03-" + "Qx9" * 30
+    leaky = FailureContext(
+        task_id="checkout",
+        subtask_id="discount",
+        attempt_number=3,
+        failure_type=FailureType.TEST_FAILURE,
+        command="python -m pytest -q",
+        exit_code=1,
+        error_output=(
+            f"ANTHROPIC_API_KEY={secret}\n"
+            "FAILED tests/test_cart.py::test_total - assert 90 == 100\n"
+        ),
+    )
+    redacted, counts = Redactor(environ={}).redact_failure(leaky)
+    assert counts  # the rule table found the key
+    earlier = [
+        make_reflection("discount", attempt=1, analysis="Lesson one: the tax is applied twice."),
+        make_reflection("discount", attempt=2, analysis="Lesson two: rounding drops a cent."),
+    ]
+    fake_messages_api.reply(REPLY)
+    claude.generate(redacted, previous=earlier)
+    (request,) = fake_messages_api.requests
+    text = json.dumps(request.json)
+    assert secret not in request.body.decode()
+    assert "REDACTED" in text
+    assert "tests/test_cart.py::test_total" in text
+    assert "assert 90 == 100" in text
+    assert "python -m pytest -q" in text
+    assert "Lesson one: the tax is applied twice." in text
+    assert "Lesson two: rounding drops a cent." in text
+    assert "Do not repeat them" in text
+
+
+def test_an_unknown_failure_type_is_asked_of_the_model(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
+) -> None:
+    """When nothing classifies the failure, the schema asks for failureType and it is used."""
+    vague = FailureContext(
+        task_id="t", subtask_id="s", attempt_number=1, error_output="something odd happened"
+    )
+    fake_messages_api.reply({**REPLY, "failureType": "runtime_error"})
+    r = claude.generate(vague)
+    schema = fake_messages_api.requests[0].json["output_config"]["format"]["schema"]
+    assert "failureType" in schema["required"]
+    assert r.failure_type is FailureType.RUNTIME_ERROR
+
+
+# --- forced-tool mode ---------------------------------------------------------------------------
+
+
+def test_forced_tool_mode_sends_a_tool_and_reads_its_input(
+    fake_messages_api: FakeMessagesApi,
+) -> None:
+    """mode="tool" forces record_reflection and reads the tool_use block's input."""
+    fake_messages_api.reply_tool(REPLY)
+    with make_claude(fake_messages_api, mode="tool") as generator:
+        r = generator.generate(FAILURE)
+    assert r.source is ReflectionSource.LLM
+    assert r.suggestion == REPLY["suggestion"]
+    body = fake_messages_api.requests[0].json
+    assert body["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
+    (tool,) = body["tools"]
+    assert tool["name"] == TOOL_NAME
+    assert tool["input_schema"]["properties"]["category"]["type"] == "string"
+    assert "output_config" not in body
+
+
+def test_forced_tool_mode_without_the_tool_call_is_invalid_output(
+    fake_messages_api: FakeMessagesApi,
+) -> None:
+    """A tool-mode reply with only text (or another tool) is not a reflection."""
+    fake_messages_api.reply(REPLY).reply_tool(REPLY, name="other_tool")
+    with make_claude(fake_messages_api, mode="tool") as generator:
+        assert reason_of(generator) == "llm_invalid_output"
+        assert reason_of(generator) == "llm_invalid_output"
+
+
+def test_forced_tool_mode_validates_the_tool_input(fake_messages_api: FakeMessagesApi) -> None:
+    """The tool input goes through the same converter: a bad category is rejected."""
+    fake_messages_api.reply_tool({**REPLY, "category": "bad_luck"})
+    with make_claude(fake_messages_api, mode="tool") as generator:
+        assert reason_of(generator) == "llm_invalid_output"
+
+
+# --- replies that are errors, not reflections --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("script", "reason"),
+    [
+        (lambda api: api.invalid_json(), "llm_invalid_output"),
+        (lambda api: api.reply_text("   "), "llm_invalid_output"),
+        (lambda api: api.reply({**REPLY, "confidence": 7}), "llm_invalid_output"),
+        (lambda api: api.reply({**REPLY, "category": "bad_luck"}), "llm_invalid_output"),
+        (lambda api: api.reply({"category": "root_cause"}), "llm_invalid_output"),
+        (lambda api: api.reply({**REPLY, "mood": "sad"}), "llm_invalid_output"),
+        (lambda api: api.reply({**REPLY, "analysis": " "}), "llm_invalid_output"),
+        (lambda api: api.refusal(), "llm_refusal"),
+        (lambda api: api.max_tokens(), "llm_max_tokens"),
+        (lambda api: api.reply(REPLY, stop_reason="max_tokens"), "llm_max_tokens"),
+        (lambda api: api.error(400, "invalid_request_error", "bad"), "llm_bad_request"),
+        (lambda api: api.error(401, "authentication_error", "bad key"), "llm_auth_failed"),
+        (lambda api: api.error(403, "permission_error", "no"), "llm_auth_failed"),
+    ],
+    ids=[
+        "not-json",
+        "blank",
+        "confidence-7",
+        "unknown-category",
+        "missing-fields",
+        "extra-key",
+        "blank-analysis",
+        "refusal",
+        "max-tokens-cut",
+        "max-tokens-whole",
+        "400",
+        "401",
+        "403",
+    ],
+)
+def test_permanent_errors_raise_once_with_their_reason(
+    claude: ClaudeGenerator,
+    fake_messages_api: FakeMessagesApi,
+    script: Callable[[FakeMessagesApi], object],
+    reason: str,
+) -> None:
+    """A refusal, a cut-off reply, bad JSON, a schema violation or a 4xx: one request, an error."""
+    script(fake_messages_api)
+    assert reason_of(claude) == reason
+    assert len(fake_messages_api.requests) == 1
+    assert reason in REASONS
+
+
+@pytest.mark.parametrize(
+    ("script", "reason"),
+    [
+        (lambda api: api.rate_limited(), "llm_rate_limited"),
+        (lambda api: api.server_error(500), "llm_server_error"),
+        (lambda api: api.server_error(502), "llm_server_error"),
+        (lambda api: api.error(409, "conflict", "conflict"), "llm_server_error"),
+        (lambda api: api.error(408, "timeout_error", "slow"), "llm_timeout"),
+        (lambda api: api.overloaded(), "llm_overloaded"),
+        (lambda api: api.drop(), "llm_connection_error"),
+    ],
+    ids=["429", "500", "502", "409", "408", "529", "dropped"],
+)
+def test_transient_errors_are_retried_then_raise_with_their_reason(
+    fake_messages_api: FakeMessagesApi,
+    script: Callable[[FakeMessagesApi], object],
+    reason: str,
+) -> None:
+    """Transient failures are retried up to the policy's attempts; the last one's reason wins."""
+    for _ in range(3):
+        script(fake_messages_api)
+    with (
+        make_claude(fake_messages_api, retry=RetryPolicy.no_wait(attempts=3)) as generator,
+        pytest.raises(TransientError) as caught,
+    ):
+        generator.generate(FAILURE)
+    assert caught.value.reason == reason
+    assert "gave up after 3 attempts" in str(caught.value)
+    assert len(fake_messages_api.requests) == 3
+    assert fake_messages_api.pending == 0
+
+
+def test_a_transient_error_then_a_reply_succeeds(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
+) -> None:
+    """A 529, a 500 and a dropped connection are retried; the fourth answer wins."""
+    fake_messages_api.overloaded().server_error(500).drop().reply(REPLY)
+    r = claude.generate(FAILURE)
+    assert r.source is ReflectionSource.LLM
+    assert len(fake_messages_api.requests) == 4
+
+
+def test_the_sdk_does_not_retry_on_its_own(fake_messages_api: FakeMessagesApi) -> None:
+    """The client is built with max_retries=0: one attempt allowed means one request sent."""
+    fake_messages_api.server_error(500).server_error(500).reply(REPLY)
+    with make_claude(fake_messages_api, retry=RetryPolicy.no_wait(attempts=1)) as generator:
+        assert reason_of(generator) == "llm_server_error"
+    assert len(fake_messages_api.requests) == 1
+    assert "x-stainless-retry-count" not in fake_messages_api.requests[0].headers or (
+        fake_messages_api.requests[0].headers["x-stainless-retry-count"] == "0"
+    )
+
+
+# --- the one time budget ------------------------------------------------------------------------
+
+
+def test_retry_after_that_fits_is_waited_out(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
+) -> None:
+    """A 429 with Retry-After: 0.3 inside a 3 s budget: wait, retry, succeed."""
+    fake_messages_api.rate_limited(retry_after_s=0.3).reply(REPLY)
+    started = time.monotonic()
+    r = claude.generate(FAILURE)
+    elapsed = time.monotonic() - started
+    assert r.source is ReflectionSource.LLM
+    assert len(fake_messages_api.requests) == 2
+    assert elapsed >= 0.25  # it did wait (no back-off in this policy: only Retry-After)
+    # Each attempt's HTTP timeout is what was left of the one 3 s budget (the SDK reports it).
+    first, second = (float(r.headers["x-stainless-timeout"]) for r in fake_messages_api.requests)
+    assert first <= 3.0
+    assert second <= first - 0.25
+
+
+def test_retry_after_ms_is_read_too(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
+) -> None:
+    """retry-after-ms, the API's precise header, is preferred to retry-after."""
+    fake_messages_api.rate_limited(retry_after_s=60, retry_after_ms=200).reply(REPLY)
+    started = time.monotonic()
+    claude.generate(FAILURE)
+    assert 0.15 <= time.monotonic() - started < 30
+    assert len(fake_messages_api.requests) == 2
+
+
+def test_retry_after_beyond_the_budget_stops_at_once(
+    fake_messages_api: FakeMessagesApi,
+) -> None:
+    """A 429 asking for 4 s inside a 2 s budget: no wait, no second request."""
+    fake_messages_api.rate_limited(retry_after_s=4).reply(REPLY)
+    with make_claude(fake_messages_api, timeout_ms=2_000, retry=RetryPolicy()) as generator:
+        started = time.monotonic()
+        with pytest.raises(GenerationError) as caught:
+            generator.generate(FAILURE)
+        elapsed = time.monotonic() - started
+    assert caught.value.reason == "llm_rate_limited"
+    assert "asked to wait" in str(caught.value)
+    assert elapsed < 2  # well below the 4 s asked for: generous, not a timing test
+    assert len(fake_messages_api.requests) == 1
+
+
+def test_a_hang_is_cut_at_the_budget(fake_messages_api: FakeMessagesApi) -> None:
+    """A server that never answers costs the 400 ms budget, not the SDK's ten minutes."""
+    fake_messages_api.hang(10).hang(10)
+    with make_claude(fake_messages_api, timeout_ms=400, retry=RetryPolicy()) as generator:
+        started = time.monotonic()
+        with pytest.raises(GenerationError) as caught:
+            generator.generate(FAILURE)
+        elapsed = time.monotonic() - started
+    assert caught.value.reason == "llm_timeout"
+    assert elapsed < 3  # generous: the point is that it is not 10 s
+
+
+def test_back_off_waits_are_cut_to_the_budget(fake_messages_api: FakeMessagesApi) -> None:
+    """Long back-off waits never carry the generation past its budget."""
+    for _ in range(4):
+        fake_messages_api.server_error(500)
+    slow = RetryPolicy(attempts=4, backoff_base_s=5.0, backoff_max_s=5.0, jitter=0.0)
+    with make_claude(fake_messages_api, timeout_ms=500, retry=slow) as generator:
+        started = time.monotonic()
+        assert reason_of(generator) == "llm_server_error"
+        elapsed = time.monotonic() - started
+    assert elapsed < 3  # not 15 s of back-off
+
+
+# --- credentials --------------------------------------------------------------------------------
+
+
+def test_no_api_key_raises_and_sends_nothing(
+    fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no credential anywhere, no_api_key, and the server never sees a request."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    fake_messages_api.reply(REPLY)
+    with make_claude(fake_messages_api, api_key=None) as generator:
+        assert reason_of(generator) == "no_api_key"
+    assert fake_messages_api.requests == []
+
+
+def test_the_key_comes_from_the_environment(
+    fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """api_key=None lets the SDK read ANTHROPIC_API_KEY."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
+    fake_messages_api.reply(REPLY)
+    with make_claude(fake_messages_api, api_key=None) as generator:
+        generator.generate(FAILURE)
+    assert any("sk-ant-from-env" in v for v in fake_messages_api.requests[0].headers.values())
+
+
+def test_the_key_stays_out_of_repr_and_errors(fake_messages_api: FakeMessagesApi) -> None:
+    """Neither the repr nor an error message shows the key."""
+    fake_messages_api.error(401, "authentication_error", "invalid x-api-key")
+    with make_claude(fake_messages_api) as generator:
+        assert KEY not in repr(generator)
+        with pytest.raises(GenerationError) as caught:
+            generator.generate(FAILURE)
+    assert KEY not in str(caught.value)
+
+
+# --- construction -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options", [{"timeout_ms": 0}, {"mode": "xml"}], ids=["no-budget", "bad-mode"]
+)
+def test_bad_options_are_rejected(options: dict[str, object]) -> None:
+    """A zero budget or an unknown mode is a ValueError at construction."""
+    with pytest.raises(ValueError, match="must be"):
+        ClaudeGenerator(**options)  # type: ignore[arg-type]
+
+
+def test_close_is_idempotent(fake_messages_api: FakeMessagesApi) -> None:
+    """close() twice, or before any request, is harmless; a closed generator reconnects."""
+    generator = make_claude(fake_messages_api)
+    generator.close()
+    fake_messages_api.reply(REPLY)
+    generator.generate(FAILURE)
+    generator.close()
+    generator.close()
+
+
+def test_the_sdk_is_imported_lazily() -> None:
+    """Importing the generator (and building one) does not import anthropic."""
+    code = (
+        "import sys; from reflexkit.reflection.claude import ClaudeGenerator;"
+        "from reflexkit.reflection.fallback import FallbackGenerator;"
+        "from reflexkit.reflection.fixture import FixtureGenerator;"
+        "ClaudeGenerator(api_key='k');"
+        "print('anthropic' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "False"
+
+
+# --- the retry policy on its own ---------------------------------------------------------------
+
+
+def test_backoff_is_jittered_doubling_and_capped() -> None:
+    """Back-off doubles per failure, is capped, and jitter only ever shortens it."""
+    policy = RetryPolicy(backoff_base_s=0.5, backoff_max_s=2.0, jitter=0.25)
+    for failures, full in ((1, 0.5), (2, 1.0), (3, 2.0), (6, 2.0)):
+        waits = [policy.backoff_s(failures) for _ in range(50)]
+        assert all(full * 0.75 <= w <= full for w in waits)
+    assert len({policy.backoff_s(1) for _ in range(20)}) > 1  # really random
+    assert RetryPolicy(jitter=0.0).backoff_s(1) == 0.5
+
+
+def test_the_policy_passes_the_remaining_time_to_each_attempt() -> None:
+    """Each attempt is told what is left of the one budget, and non-transient errors pass."""
+    seen: list[float] = []
+    waits: list[float] = []
+
+    def attempt(remaining_s: float) -> str:
+        seen.append(remaining_s)
+        if len(seen) < 3:
+            raise TransientError("llm_server_error", "HTTP 500")
+        return "ok"
+
+    policy = RetryPolicy(attempts=4, budget_s=10.0, jitter=0.0, sleep=waits.append)
+    assert policy.call(attempt) == "ok"
+    assert len(seen) == 3
+    assert seen == sorted(seen, reverse=True)
+    assert all(0 < s <= 10.0 for s in seen)
+    assert waits == [0.5, 1.0]
+
+    def broken(_remaining_s: float) -> str:
+        raise GenerationError("llm_refusal", "no")
+
+    with pytest.raises(GenerationError) as caught:
+        policy.call(broken)
+    assert caught.value.reason == "llm_refusal"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"attempts": 0}, {"budget_s": 0}, {"jitter": 1.5}, {"backoff_base_s": -1}],
+    ids=["attempts", "budget", "jitter", "backoff"],
+)
+def test_the_policy_rejects_bad_values(options: dict[str, float]) -> None:
+    """Out-of-range settings are a ValueError."""
+    with pytest.raises(ValueError, match="must be"):
+        RetryPolicy(**options)  # type: ignore[arg-type]
