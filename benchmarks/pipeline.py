@@ -1,0 +1,172 @@
+"""Measure reflexkit's whole path per failure, and the LLM path's own overhead.
+
+Two figures, each against a baseline measured in the same run, in interleaved rounds, judged
+by the median of the per-round ratios (single timings vary twofold on shared machines):
+
+* **pipeline**: a failure context -> heuristic reflection (redaction, classification,
+  fingerprint, generator) -> append to a JSONL store -> recent(3) -> the retry-prompt section,
+  per failure; against ``JsonlMemory.append`` of an already made reflection alone.
+* **LLM path**: ``ClaudeGenerator.generate`` through the real anthropic SDK against the fake
+  Messages API; against the same request sent with ``http.client`` on a kept-open connection
+  (the server's own response time plus HTTP). The difference is what reflexkit and the SDK add.
+
+Usage::
+
+    python benchmarks/pipeline.py [CORPUS] [--rounds N]
+
+``CORPUS`` is a folder of failure items (default ``../shared/corpus/failures/dev``; the
+bundled demo failure is used when it is missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from urllib.parse import urlparse
+
+from reflexkit import _serde
+from reflexkit.containers import build_application
+from reflexkit.memory import JsonlMemory
+from reflexkit.models import FailureContext
+from reflexkit.reflection._retry import RetryPolicy
+from reflexkit.reflection.claude import ClaudeGenerator
+from reflexkit.tasks.config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
+from reflexkit.testing.fake_messages_api import FakeMessagesApi
+
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "failures" / "dev"
+REPLY = {
+    "category": "root_cause",
+    "analysis": "tests/test_cart.py::test_total: total() returns 90, expected 100.",
+    "suggestion": "Apply the discount to the subtotal only.",
+    "actionItems": ["Read total() in src/cart.py", "Run pytest tests/test_cart.py::test_total"],
+    "confidence": 0.8,
+}
+
+
+def load_failures(corpus: Path) -> list[FailureContext]:
+    """Return the corpus's failure contexts, or the bundled demo failure."""
+    items = sorted(corpus.glob("*.json")) if corpus.is_dir() else []
+    if items:
+        return [
+            _serde.structure(json.loads(p.read_text())["failureContext"], FailureContext)
+            for p in items
+        ]
+    bundled = resources.files("reflexkit") / "_demo" / "failure.json"
+    return [_serde.structure(_serde.loads(bundled.read_bytes()), FailureContext)]
+
+
+def interleave(
+    rounds: int, measured: Callable[[], float], baseline: Callable[[], float]
+) -> tuple[list[float], list[float]]:
+    """Run both *rounds* times in alternating order; return their per-round seconds."""
+    ms: list[float] = []
+    bs: list[float] = []
+    for r in range(rounds):
+        pair = (baseline, measured) if r % 2 else (measured, baseline)
+        results = {fn: fn() for fn in pair}
+        ms.append(results[measured])
+        bs.append(results[baseline])
+    return ms, bs
+
+
+def bench_pipeline(failures: list[FailureContext], work: Path, rounds: int) -> tuple[float, ...]:
+    """Return (pipeline s/failure, append s/failure, median ratio)."""
+    config = ProjectConfig(reflexion=ReflexionConfig(backend=GeneratorBackend.HEURISTIC))
+    app = build_application(LoadedProject(config=config, root=work))
+    service = app.reflection.service()
+    made = [service.generate(f) for f in failures]
+    bare = JsonlMemory(work / "bare.jsonl")
+
+    def pipeline() -> float:
+        start = time.perf_counter()
+        for failure in failures:
+            service.save(service.generate(failure))
+            service.format_for_prompt(service.get_recent(failure.subtask_id, limit=3))
+        return (time.perf_counter() - start) / len(failures)
+
+    def append_only() -> float:
+        start = time.perf_counter()
+        for reflection in made:
+            bare.append(reflection)
+        return (time.perf_counter() - start) / len(made)
+
+    ms, bs = interleave(rounds, pipeline, append_only)
+    app.shutdown_resources()
+    bare.close()
+    ratio = statistics.median(m / b for m, b in zip(ms, bs, strict=True))
+    return statistics.median(ms), statistics.median(bs), ratio
+
+
+def bench_llm(failure: FailureContext, rounds: int, calls: int) -> tuple[float, float]:
+    """Return (generate s/call, raw HTTP s/call) against the fake Messages API."""
+    with (
+        FakeMessagesApi() as api,
+        ClaudeGenerator(
+            api_key="bench", base_url=api.url, timeout_ms=10_000, retry=RetryPolicy.no_wait()
+        ) as claude,
+    ):
+        body = json.dumps(claude.prompt(failure).request).encode()
+        address = urlparse(api.url)
+        conn = http.client.HTTPConnection(address.hostname or "127.0.0.1", address.port)
+        api.reply(REPLY)
+        claude.generate(failure)  # warm up: the SDK import and the connection
+
+        def generate() -> float:
+            for _ in range(calls):
+                api.reply(REPLY)
+            start = time.perf_counter()
+            for _ in range(calls):
+                claude.generate(failure)
+            return (time.perf_counter() - start) / calls
+
+        def raw() -> float:
+            for _ in range(calls):
+                api.reply(REPLY)
+            start = time.perf_counter()
+            for _ in range(calls):
+                conn.request("POST", "/v1/messages", body, {"content-type": "application/json"})
+                conn.getresponse().read()
+            return (time.perf_counter() - start) / calls
+
+        ms, bs = interleave(rounds, generate, raw)
+        conn.close()
+    return statistics.median(ms), statistics.median(bs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run both figures and print them."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args(argv)
+    failures = load_failures(args.corpus)
+    with tempfile.TemporaryDirectory(prefix="reflexkit-pipeline-") as tmp:
+        per, append, ratio = bench_pipeline(failures, Path(tmp), args.rounds)
+    llm, raw = bench_llm(failures[0], args.rounds, calls=30)
+    print(f"failures: {len(failures)} ({args.corpus if args.corpus.is_dir() else 'bundled demo'})")
+    print(f"{'figure':52}  {'measured':>10}  {'baseline':>10}  {'ratio':>8}")
+    print(f"{'-' * 52}  {'-' * 10}  {'-' * 10}  {'-' * 8}")
+    print(
+        f"{'pipeline per failure vs append alone':52}  {per * 1e3:8.3f}ms  "
+        f"{append * 1e3:8.3f}ms  {ratio:7.1f}x"
+    )
+    print(
+        f"{'LLM generate vs raw HTTP to the fake server':52}  {llm * 1e3:8.3f}ms  "
+        f"{raw * 1e3:8.3f}ms  {llm / raw:7.1f}x"
+    )
+    print(
+        f"\nLLM path overhead beyond the server's own response: {(llm - raw) * 1e3:.2f} ms a call"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
