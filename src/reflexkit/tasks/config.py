@@ -24,8 +24,10 @@ __all__ = [
     "LoadedProject",
     "MemoryBackend",
     "MemoryConfig",
+    "OrchestratorConfig",
     "ProjectConfig",
     "ReflexionConfig",
+    "VerificationConfig",
     "find_config",
     "load_project",
 ]
@@ -92,11 +94,36 @@ class MemoryConfig:
 
 
 @attrs.frozen(kw_only=True)
+class VerificationConfig:
+    """The ``verification`` section: the project's own checks, run after every attempt.
+
+    A subtask with no ``verify`` commands of its own is verified by these.
+    """
+
+    commands: tuple[str, ...] = ()
+    timeout_s: int = attrs.field(default=600, validator=at_least(1))
+    max_output_chars: int = attrs.field(default=20_000, validator=at_least(200))
+
+
+@attrs.frozen(kw_only=True)
+class OrchestratorConfig:
+    """The ``orchestrator`` section: how often and how long subtasks are retried."""
+
+    max_attempts: int = attrs.field(default=3, validator=at_least(1))
+    stuck_after: int = attrs.field(default=3, validator=at_least(2))
+    run_timeout_s: int | None = attrs.field(default=None, validator=at_least(1))
+    attempt_timeout_s: int = attrs.field(default=900, validator=at_least(1))
+    jobs: int = attrs.field(default=1, validator=at_least(1))
+
+
+@attrs.frozen(kw_only=True)
 class ProjectConfig:
     """The whole of project.json."""
 
     reflexion: ReflexionConfig = attrs.Factory(ReflexionConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
+    verification: VerificationConfig = attrs.Factory(VerificationConfig)
+    orchestrator: OrchestratorConfig = attrs.Factory(OrchestratorConfig)
 
 
 @attrs.frozen(kw_only=True)
@@ -133,7 +160,10 @@ class LoadedProject:
         name = self.config.memory.dsn_env
         value = os.environ.get(name, "").strip()
         if not value:
-            msg = f"$.memory.backend is postgres, but ${name} (memory.dsnEnv) is not set"
+            msg = (
+                f"${name} (memory.dsnEnv) is not set; the postgres backend reads its "
+                "connection string from it"
+            )
             raise ConfigError([f"project.json: {msg}"])
         return value
 

@@ -1,0 +1,99 @@
+"""Events of an orchestrator run, and the JSONL run log they are written to.
+
+Every step of a run is an :class:`Event`; the orchestrator hands each one to its ``on_event``
+callback, which may print it, show it live, and append it to a :class:`RunLog`: one camelCase
+JSON object per line, for example::
+
+    {"kind":"verification_failed","subtaskId":"discount","attempt":1,
+     "at":"2026-01-31T12:00:00.123456Z","data":{"command":"pytest -q","exitCode":1}}
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Self
+
+import attrs
+import orjson
+
+from reflexkit import _serde
+from reflexkit.models import utcnow
+
+__all__ = ["Event", "EventData", "EventKind", "RunLog"]
+
+EventData = dict[str, str | int | float | bool | None]
+"""The details of an event: flat JSON scalars under camelCase keys."""
+
+
+class EventKind(enum.StrEnum):
+    """What happened."""
+
+    RUN_STARTED = "run_started"
+    ATTEMPT_STARTED = "attempt_started"
+    VERIFICATION_FAILED = "verification_failed"
+    REFLECTION_GENERATED = "reflection_generated"
+    RETRY = "retry"
+    STUCK = "stuck"
+    PASSED = "passed"
+    EXHAUSTED = "exhausted"
+    RUN_FINISHED = "run_finished"
+
+
+@attrs.frozen(kw_only=True)
+class Event:
+    """One step of a run.
+
+    Attributes:
+        kind: What happened.
+        subtask_id: The subtask it happened to; ``""`` for run-wide events.
+        attempt: The attempt number (1-based); 0 for run-wide events.
+        at: When, in UTC.
+        data: Details such as ``command``, ``exitCode``, ``source``, ``reason``.
+    """
+
+    kind: EventKind
+    subtask_id: str = ""
+    attempt: int = 0
+    at: datetime = attrs.field(factory=utcnow)
+    data: EventData = attrs.field(factory=dict)
+
+
+class RunLog:
+    """Append-only JSONL log of a run's events.
+
+    Each event is one line written with a single ``os.write`` on an ``O_APPEND`` descriptor,
+    so lines from concurrent writers never interleave. The file and its folder are created
+    on first use.
+
+    Args:
+        path: The log file, e.g. ``.reflexkit/runs/<run id>.jsonl``.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def write(self, event: Event) -> None:
+        """Append one event as a line of camelCase JSON."""
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        line = orjson.dumps(_serde.unstructure(event)) + b"\n"
+        os.write(self._fd, line)
+
+    __call__ = write
+
+    def close(self) -> None:
+        """Close the file; a later :meth:`write` opens it again."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

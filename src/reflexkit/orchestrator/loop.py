@@ -1,0 +1,447 @@
+"""The retry loop that learns: attempt, verify, reflect, retry with the lessons in the prompt.
+
+For each subtask, in ``dependsOn`` order: attempt 1 gets the subtask's prompt; a failed
+attempt becomes a :class:`~reflexkit.models.FailureContext`, the reflection service writes and
+stores a reflection on it, and every retry gets the prompt plus the subtask's recent
+reflections. A subtask stops when it passes, when its attempts run out, when it is stuck (the
+same failure fingerprint ``stuckAfter`` times in a row) or when the run's time budget is spent.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+import attrs
+
+from reflexkit.models import FailureContext, FailureType, Reflection
+from reflexkit.orchestrator.events import Event, EventData, EventKind
+from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
+from reflexkit.orchestrator.verify import (
+    VerificationResult,
+    Verifier,
+    cut_middle,
+    failure_context,
+    modified_files,
+)
+from reflexkit.reflection.protocols import ReflectionService
+from reflexkit.tasks.config import OrchestratorConfig
+from reflexkit.tasks.task import Subtask, Task
+
+__all__ = ["Orchestrator", "Outcome", "RunSummary", "SubtaskOutcome", "build_prompt"]
+
+log = logging.getLogger("reflexkit.orchestrator")
+
+Outcome = Literal["passed", "exhausted", "stuck", "timeout", "skipped"]
+"""How a subtask ended."""
+
+_MAX_SUBAGENT_ERROR_CHARS = 8_000
+
+
+@attrs.frozen(kw_only=True)
+class SubtaskOutcome:
+    """How one subtask ended.
+
+    Attributes:
+        subtask_id: The subtask.
+        outcome: ``passed``; ``exhausted`` (attempts ran out); ``stuck`` (the same failure
+            ``stuckAfter`` times in a row); ``timeout`` (the run's time budget ran out);
+            ``skipped`` (a dependency did not pass).
+        attempts: How many attempts were made.
+        duration_ms: Wall-clock time of all its attempts.
+        reflections_used: How many distinct reflections its retry prompts carried.
+        reason: One line on why it did not pass (``None`` when it passed).
+    """
+
+    subtask_id: str
+    outcome: Outcome
+    attempts: int
+    duration_ms: int
+    reflections_used: int = 0
+    reason: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RunSummary:
+    """The result of a run.
+
+    Attributes:
+        run_id: Unique per run; the ``sessionId`` of its failures and reflections.
+        task_id: The task.
+        outcomes: One per subtask, in the order they were run (or skipped).
+        duration_ms: Wall-clock time of the whole run.
+    """
+
+    run_id: str
+    task_id: str
+    outcomes: tuple[SubtaskOutcome, ...]
+    duration_ms: int
+
+    @property
+    def passed(self) -> bool:
+        """Every subtask passed."""
+        return all(o.outcome == "passed" for o in self.outcomes)
+
+    def outcome(self, subtask_id: str) -> SubtaskOutcome:
+        """Return the outcome of one subtask.
+
+        Raises:
+            KeyError: The run has no such subtask.
+        """
+        for outcome in self.outcomes:
+            if outcome.subtask_id == subtask_id:
+                return outcome
+        raise KeyError(subtask_id)
+
+
+def build_prompt(task: Task, subtask: Subtask) -> str:
+    """Return the prompt of a subtask's first attempt: the task's goal, then the subtask."""
+    if not task.description.strip():
+        return subtask.description
+    return (
+        f"# Task: {task.id}\n{task.description.strip()}\n\n"
+        f"# Subtask: {subtask.id}\n{subtask.description.strip()}"
+    )
+
+
+def _ordered(task: Task) -> list[Subtask]:
+    """The subtasks in dependency order, file order among those that are ready."""
+    done: set[str] = set()
+    pending = list(task.subtasks)
+    ordered: list[Subtask] = []
+    while pending:
+        ready = [s for s in pending if all(d in done for d in s.depends_on)]
+        if not ready:  # a cycle (load_task rejects them): keep file order for the rest
+            ordered += pending
+            break
+        subtask = ready[0]
+        ordered.append(subtask)
+        done.add(subtask.id)
+        pending.remove(subtask)
+    return ordered
+
+
+class Orchestrator:
+    """Runs a task's subtasks with a subagent, verifying, reflecting and retrying.
+
+    Args:
+        service: The reflection service (``app.reflection.service()`` of the container).
+        subagent: Does the work of each attempt.
+        verifier_for: Returns the verifier of a subtask (its own ``verify`` commands, or the
+            project's).
+        config: The ``orchestrator`` section of project.json.
+        on_event: Called with every event (print it, log it with a :class:`RunLog` ...); an
+            error it raises is logged and ignored.
+        clock: Monotonic seconds, for durations and the run's time budget.
+    """
+
+    def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
+        self,
+        *,
+        service: ReflectionService,
+        subagent: Subagent,
+        verifier_for: Callable[[Subtask], Verifier],
+        config: OrchestratorConfig | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.service = service
+        self.subagent = subagent
+        self.verifier_for = verifier_for
+        self.config = config or OrchestratorConfig()
+        self.on_event = on_event
+        self.clock = clock
+
+    # --- the run ----------------------------------------------------------------------------
+
+    def run(self, task: Task, *, workdir: Path, run_id: str | None = None) -> RunSummary:
+        """Run every subtask of *task* in *workdir*.
+
+        Args:
+            task: The task.
+            workdir: The project folder the subagent edits and verification runs in.
+            run_id: The run's id (the ``sessionId`` of its failures); a fresh one by default.
+
+        Returns:
+            Each subtask's outcome; :attr:`RunSummary.passed` is true only when all passed.
+        """
+        run_id = run_id or uuid.uuid4().hex
+        started = self.clock()
+        deadline = (
+            started + self.config.run_timeout_s if self.config.run_timeout_s is not None else None
+        )
+        self._emit(
+            EventKind.RUN_STARTED,
+            data={"runId": run_id, "taskId": task.id, "subtasks": len(task.subtasks)},
+        )
+        outcomes: dict[str, SubtaskOutcome] = {}
+        for subtask in _ordered(task):
+            blocked = [
+                d
+                for d in subtask.depends_on
+                if d not in outcomes or outcomes[d].outcome != "passed"
+            ]
+            if blocked:
+                outcomes[subtask.id] = SubtaskOutcome(
+                    subtask_id=subtask.id,
+                    outcome="skipped",
+                    attempts=0,
+                    duration_ms=0,
+                    reason="dependency did not pass: " + ", ".join(blocked),
+                )
+                continue
+            outcomes[subtask.id] = self._run_subtask(
+                task, subtask, workdir=workdir, run_id=run_id, deadline=deadline
+            )
+        summary = RunSummary(
+            run_id=run_id,
+            task_id=task.id,
+            outcomes=tuple(outcomes.values()),
+            duration_ms=self._ms_since(started),
+        )
+        counts: EventData = {"runId": run_id, "allPassed": summary.passed}
+        for outcome in summary.outcomes:
+            key = outcome.outcome
+            previous = counts.get(key, 0)
+            counts[key] = (previous if isinstance(previous, int) else 0) + 1
+        counts["durationMs"] = summary.duration_ms
+        self._emit(EventKind.RUN_FINISHED, data=counts)
+        return summary
+
+    def _run_subtask(  # noqa: C901 -- the loop's stop conditions, read top to bottom
+        self,
+        task: Task,
+        subtask: Subtask,
+        *,
+        workdir: Path,
+        run_id: str,
+        deadline: float | None,
+    ) -> SubtaskOutcome:
+        started = self.clock()
+        max_attempts = subtask.max_attempts or self.config.max_attempts
+        base_prompt = build_prompt(task, subtask)
+        verifier = self.verifier_for(subtask)
+        fingerprints: list[str] = []
+        used: set[str] = set()
+        attempt = 0
+
+        def outcome(kind: Outcome, reason: str | None = None) -> SubtaskOutcome:
+            return SubtaskOutcome(
+                subtask_id=subtask.id,
+                outcome=kind,
+                attempts=attempt,
+                duration_ms=self._ms_since(started),
+                reflections_used=len(used),
+                reason=reason,
+            )
+
+        while True:
+            remaining = deadline - self.clock() if deadline is not None else None
+            if remaining is not None and remaining <= 0:
+                return outcome("timeout", "the run's time budget ran out")
+            attempt += 1
+            prompt = base_prompt
+            if attempt > 1:
+                prompt, ids = self._retry_prompt(base_prompt, subtask.id)
+                used.update(ids)
+            timeout_s = float(self.config.attempt_timeout_s)
+            if remaining is not None:
+                timeout_s = max(min(timeout_s, remaining), 0.001)
+            self._emit(
+                EventKind.ATTEMPT_STARTED,
+                subtask.id,
+                attempt,
+                {"promptChars": len(prompt), "timeoutS": timeout_s},
+            )
+            result = self._run_subagent(
+                SubagentRequest(
+                    subtask_id=subtask.id,
+                    attempt=attempt,
+                    prompt=prompt,
+                    workdir=workdir,
+                    timeout_s=timeout_s,
+                )
+            )
+            if result.ok:
+                verification = self._verify(verifier, workdir)
+                if verification.passed:
+                    self._emit(
+                        EventKind.PASSED,
+                        subtask.id,
+                        attempt,
+                        {"durationMs": self._ms_since(started), "reflectionsUsed": len(used)},
+                    )
+                    return outcome("passed")
+                failure = failure_context(
+                    verification,
+                    task=task.id,
+                    subtask=subtask.id,
+                    attempt=attempt,
+                    session_id=run_id,
+                    files_modified=self._modified(workdir),
+                    description=subtask.description,
+                )
+            else:
+                failure = self._subagent_failure(
+                    result, task=task, subtask=subtask, attempt=attempt, run_id=run_id
+                )
+            self._emit(
+                EventKind.VERIFICATION_FAILED,
+                subtask.id,
+                attempt,
+                {
+                    "command": failure.command,
+                    "exitCode": failure.exit_code,
+                    "failureType": failure.failure_type.value if failure.failure_type else None,
+                    "subagentOk": result.ok,
+                    "subagentError": result.error,
+                },
+            )
+            reflection = self._reflect(failure)
+            print_ = reflection.fingerprint if reflection is not None else ""
+            fingerprints.append(print_)
+            recent = fingerprints[-self.config.stuck_after :]
+            if (
+                print_
+                and len(recent) == self.config.stuck_after
+                and all(p == print_ for p in recent)
+            ):
+                self._emit(
+                    EventKind.STUCK,
+                    subtask.id,
+                    attempt,
+                    {"fingerprint": print_, "times": self.config.stuck_after},
+                )
+                return outcome(
+                    "stuck",
+                    f"the same failure {self.config.stuck_after} times in a row "
+                    f"(fingerprint {print_})",
+                )
+            if attempt >= max_attempts:
+                self._emit(EventKind.EXHAUSTED, subtask.id, attempt, {"maxAttempts": max_attempts})
+                return outcome("exhausted", f"failed all {max_attempts} attempts")
+            if deadline is not None and deadline - self.clock() <= 0:
+                return outcome("timeout", "the run's time budget ran out")
+            self._emit(EventKind.RETRY, subtask.id, attempt, {"nextAttempt": attempt + 1})
+
+    # --- steps, each guarded so that nothing but a bug in the loop itself stops the run ------
+
+    def _retry_prompt(self, base: str, subtask_id: str) -> tuple[str, list[str]]:
+        try:
+            reflections = self.service.get_recent(subtask_id)
+            section = self.service.format_for_prompt(reflections)
+        except Exception:
+            log.exception("reading reflections for %s failed; retrying without them", subtask_id)
+            return base, []
+        if not section.strip():
+            return base, []
+        return f"{base}\n\n{section}", [r.id for r in reflections]
+
+    def _run_subagent(self, request: SubagentRequest) -> SubagentResult:
+        started = self.clock()
+        try:
+            return self.subagent.run(request)
+        except Exception as err:
+            log.exception("the subagent raised on %s", request.subtask_id)
+            return SubagentResult(
+                ok=False,
+                output="",
+                duration_ms=self._ms_since(started),
+                error=f"the subagent raised {type(err).__name__}: {err}",
+            )
+
+    def _verify(self, verifier: Verifier, workdir: Path) -> VerificationResult:
+        try:
+            return verifier.run(workdir)
+        except Exception as err:
+            log.exception("verification raised")
+            return VerificationResult(
+                passed=False,
+                command="",
+                exit_code=None,
+                output=f"verification could not run: {type(err).__name__}: {err}",
+                duration_ms=0,
+            )
+
+    @staticmethod
+    def _modified(workdir: Path) -> tuple[str, ...]:
+        try:
+            return modified_files(workdir)
+        except Exception:  # noqa: BLE001 -- the list is a hint, never worth failing for
+            return ()
+
+    def _subagent_failure(
+        self, result: SubagentResult, *, task: Task, subtask: Subtask, attempt: int, run_id: str
+    ) -> FailureContext:
+        error = result.error or "the subagent did not finish"
+        timed_out = "timed out" in error
+        output = cut_middle(
+            f"{error}\n{result.output}".strip() if result.output else error,
+            _MAX_SUBAGENT_ERROR_CHARS,
+        )
+        verification = VerificationResult(
+            passed=False,
+            command="subagent",
+            exit_code=None,
+            output=output,
+            duration_ms=result.duration_ms,
+            timed_out=timed_out,
+        )
+        failure = failure_context(
+            verification,
+            task=task.id,
+            subtask=subtask.id,
+            attempt=attempt,
+            session_id=run_id,
+            description=subtask.description,
+        )
+        if failure.failure_type is None:
+            failure = attrs.evolve(failure, failure_type=FailureType.TOOL_ERROR)
+        return failure
+
+    def _reflect(self, failure: FailureContext) -> Reflection | None:
+        try:
+            reflection = self.service.generate(failure)
+        except Exception:
+            log.exception("reflection failed on %s; going on without one", failure.subtask_id)
+            return None
+        try:
+            saved = self.service.save(reflection)
+        except Exception:
+            log.exception("saving the reflection failed; going on")
+            saved = False
+        self._emit(
+            EventKind.REFLECTION_GENERATED,
+            failure.subtask_id,
+            failure.attempt_number,
+            {
+                "reflectionId": reflection.id,
+                "source": reflection.source.value,
+                "category": reflection.category.value,
+                "reason": reflection.fallback_reason,
+                "fingerprint": reflection.fingerprint,
+                "saved": saved,
+            },
+        )
+        return reflection
+
+    def _emit(
+        self,
+        kind: EventKind,
+        subtask_id: str = "",
+        attempt: int = 0,
+        data: EventData | None = None,
+    ) -> None:
+        if self.on_event is None:
+            return
+        try:
+            self.on_event(Event(kind=kind, subtask_id=subtask_id, attempt=attempt, data=data or {}))
+        except Exception:
+            log.exception("the event handler failed on %s", kind.value)
+
+    def _ms_since(self, started: float) -> int:
+        return max(int((self.clock() - started) * 1000), 0)

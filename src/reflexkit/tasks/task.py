@@ -1,0 +1,176 @@
+"""Task files: a task, its subtasks, and how each subtask is verified.
+
+A task file is camelCase JSON, read by the one converter in :mod:`reflexkit._serde`, so its
+errors name JSON paths exactly like project.json's::
+
+    {
+      "id": "fix-cart",
+      "description": "Make the cart's pricing right.",
+      "subtasks": [
+        {"id": "discount", "description": "Fix the discount.", "verify": ["pytest -q"]},
+        {"id": "docs", "description": "Document it.", "dependsOn": ["discount"], "maxAttempts": 2}
+      ]
+    }
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from reflexkit import _serde
+from reflexkit.exceptions import ConfigError
+from reflexkit.models import at_least, non_empty
+
+__all__ = ["Subtask", "Task", "load_task", "parse_task"]
+
+
+@attrs.frozen(kw_only=True)
+class Subtask:
+    """One piece of a task, given to a subagent and verified on its own.
+
+    Attributes:
+        id: Unique within the task; reflections are stored under it.
+        description: What the subagent is asked to do.
+        verify: The commands that check the result; empty means the project's
+            ``verification.commands``.
+        max_attempts: Overrides ``orchestrator.maxAttempts`` for this subtask.
+        depends_on: Ids of subtasks that must pass before this one starts.
+    """
+
+    id: str = attrs.field(validator=non_empty)
+    description: str = attrs.field(validator=non_empty)
+    verify: tuple[str, ...] = ()
+    max_attempts: int | None = attrs.field(default=None, validator=at_least(1))
+    depends_on: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class Task:
+    """A task: a description and the subtasks that achieve it.
+
+    Attributes:
+        id: The task's id, recorded on every failure and reflection.
+        description: The overall goal; every subagent prompt starts with it.
+        subtasks: In file order; the orchestrator runs them in ``dependsOn`` order.
+    """
+
+    id: str = attrs.field(validator=non_empty)
+    description: str = ""
+    subtasks: tuple[Subtask, ...] = ()
+
+    def subtask(self, subtask_id: str) -> Subtask:
+        """Return the subtask with this id.
+
+        Raises:
+            KeyError: No subtask has it.
+        """
+        for subtask in self.subtasks:
+            if subtask.id == subtask_id:
+                return subtask
+        raise KeyError(subtask_id)
+
+
+def _check_references(task: Task, source: str) -> list[str]:
+    """Find duplicate subtask ids, unknown or self dependencies, and dependency cycles."""
+    prefix = f"{source}: " if source else ""
+    errors: list[str] = []
+    if not task.subtasks:
+        errors.append(f"{prefix}$.subtasks: expected at least one subtask")
+    first: dict[str, int] = {}
+    for index, subtask in enumerate(task.subtasks):
+        if subtask.id in first:
+            errors.append(
+                f'{prefix}$.subtasks[{index}].id: duplicate id "{subtask.id}" '
+                f"(already used by $.subtasks[{first[subtask.id]}])"
+            )
+        else:
+            first[subtask.id] = index
+    for index, subtask in enumerate(task.subtasks):
+        for dep_index, dep in enumerate(subtask.depends_on):
+            where = f"{prefix}$.subtasks[{index}].dependsOn[{dep_index}]"
+            if dep == subtask.id:
+                errors.append(f'{where}: a subtask cannot depend on itself ("{dep}")')
+            elif dep not in first:
+                known = ", ".join(first) or "none"
+                errors.append(f'{where}: unknown subtask id "{dep}" (known ids: {known})')
+    if not errors:
+        cycle = _find_cycle(task)
+        if cycle:
+            errors.append(f"{prefix}$.subtasks: dependency cycle: {' -> '.join(cycle)}")
+    return errors
+
+
+def _find_cycle(task: Task) -> list[str]:
+    """Return one dependency cycle as a list of ids (first id repeated at the end), or []."""
+    deps = {s.id: s.depends_on for s in task.subtasks}
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for dep in deps.get(node, ()):
+            if state.get(dep) == 1:
+                return [*path[path.index(dep) :], dep]
+            if dep not in state:
+                found = visit(dep)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return []
+
+    for subtask in task.subtasks:
+        if subtask.id not in state:
+            found = visit(subtask.id)
+            if found:
+                return found
+    return []
+
+
+def parse_task(data: object, *, source: str = "") -> Task:
+    """Validate parsed JSON as a task.
+
+    Args:
+        data: The parsed task file.
+        source: What was read, prefixed to each error line.
+
+    Returns:
+        The task.
+
+    Raises:
+        ConfigError: Every problem, one ``"<source>: $.json.path: what was expected"`` line.
+    """
+    prefix = f"{source}: " if source else ""
+    if not isinstance(data, dict):
+        raise ConfigError([f"{prefix}$: expected an object, got {_serde.kind(data)}"])
+    task = _serde.structure(data, Task, source=source)
+    errors = _check_references(task, source)
+    if errors:
+        raise ConfigError(errors)
+    return task
+
+
+def load_task(path: Path | str) -> Task:
+    """Read and validate a task file.
+
+    Args:
+        path: The JSON task file.
+
+    Returns:
+        The task.
+
+    Raises:
+        ConfigError: The file can't be read, isn't JSON or doesn't validate; every problem
+            is one line, ``"<path>: $.subtasks[0].id: what was expected"``.
+    """
+    label = str(path)
+    try:
+        raw = Path(path).expanduser().read_bytes()
+    except FileNotFoundError:
+        raise ConfigError([f"{label}: no such file"]) from None
+    except OSError as err:
+        raise ConfigError([f"{label}: cannot read: {err.strerror or err}"]) from None
+    return parse_task(_serde.loads(raw, source=label), source=label)

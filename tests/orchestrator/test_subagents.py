@@ -1,0 +1,111 @@
+"""Subagents: a real command line, and the scripted one of the tests and the demo."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from reflexkit.orchestrator.subagents import (
+    CommandSubagent,
+    ScriptedSubagent,
+    Subagent,
+    SubagentRequest,
+    SubagentResult,
+)
+
+# A tiny "agent": writes the prompt it got into answer.txt and says so.
+ECHO_AGENT = (
+    "import sys\n"
+    "text = open(sys.argv[1]).read() if len(sys.argv) > 1 else sys.stdin.read()\n"
+    "open('answer.txt', 'w').write(text)\n"
+    "print('wrote', len(text))\n"
+)
+
+
+def request(tmp_path: Path, *, attempt: int = 1, timeout_s: float = 10) -> SubagentRequest:
+    """Return a request for subtask "s" in tmp_path."""
+    return SubagentRequest(
+        subtask_id="s",
+        attempt=attempt,
+        prompt="Fix it.\nPlease.",
+        workdir=tmp_path,
+        timeout_s=timeout_s,
+    )
+
+
+def test_both_are_subagents() -> None:
+    """They implement the protocol."""
+    assert isinstance(CommandSubagent(["true"]), Subagent)
+    assert isinstance(ScriptedSubagent({}), Subagent)
+
+
+def test_command_prompt_on_stdin(tmp_path: Path) -> None:
+    """Without {prompt_file} the prompt goes to stdin; it runs in the workdir."""
+    result = CommandSubagent([sys.executable, "-c", ECHO_AGENT]).run(request(tmp_path))
+    assert result.ok, result.error
+    assert result.error is None
+    assert result.output.strip() == "wrote 15"
+    assert (tmp_path / "answer.txt").read_text(encoding="utf-8") == "Fix it.\nPlease."
+
+
+def test_command_prompt_in_a_file(tmp_path: Path) -> None:
+    """{prompt_file} is replaced by a file holding the prompt, outside the workdir."""
+    agent = CommandSubagent([sys.executable, "-c", ECHO_AGENT, "{prompt_file}"])
+    result = agent.run(request(tmp_path))
+    assert result.ok
+    assert (tmp_path / "answer.txt").read_text(encoding="utf-8") == "Fix it.\nPlease."
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answer.txt"]
+
+
+def test_command_failure_is_not_ok(tmp_path: Path) -> None:
+    """A non-zero exit is a failed attempt, with its output."""
+    code = "import sys; print('gave up'); sys.exit(2)"
+    result = CommandSubagent([sys.executable, "-c", code]).run(request(tmp_path))
+    assert not result.ok
+    assert result.error is not None
+    assert result.error.endswith("exited with status 2")
+    assert "gave up" in result.output
+
+
+def test_command_timeout(tmp_path: Path) -> None:
+    """A hanging agent is killed at the request's time limit."""
+    code = "import time; time.sleep(30)"
+    result = CommandSubagent([sys.executable, "-c", code]).run(request(tmp_path, timeout_s=0.3))
+    assert not result.ok
+    assert result.error == "timed out after 0.3 s and was killed"
+    assert result.duration_ms < 5_000
+
+
+def test_command_missing_binary(tmp_path: Path) -> None:
+    """A missing agent binary is a failed attempt, not an exception."""
+    result = CommandSubagent(["no-such-agent-xyz", "{prompt_file}"]).run(request(tmp_path))
+    assert not result.ok
+    assert result.error == "command not found: no-such-agent-xyz (is it installed and on PATH?)"
+
+
+def test_scripted_applies_the_nth_edit(tmp_path: Path) -> None:
+    """Attempt N applies the N-th entry; past the end nothing changes."""
+    crash = SubagentResult(ok=False, output="", duration_ms=0, error="crashed")
+    agent = ScriptedSubagent({"s": [{"a.txt": "one", "sub/b.txt": "two"}, {"a.txt": None}, crash]})
+    assert agent.run(request(tmp_path, attempt=1)).ok
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "one"
+    assert (tmp_path / "sub" / "b.txt").read_text(encoding="utf-8") == "two"
+    assert agent.run(request(tmp_path, attempt=2)).ok
+    assert not (tmp_path / "a.txt").exists()
+    assert agent.run(request(tmp_path, attempt=3)) is crash
+    fourth = agent.run(request(tmp_path, attempt=4))
+    assert fourth.ok
+    assert fourth.output == "scripted: no edits for this attempt"
+    assert agent.prompts == ["Fix it.\nPlease."] * 4
+    assert [r.attempt for r in agent.requests] == [1, 2, 3, 4]
+
+
+def test_scripted_refuses_paths_outside_the_workdir(tmp_path: Path) -> None:
+    """An edit escaping the workdir fails the attempt instead of writing there."""
+    work = tmp_path / "work"
+    work.mkdir()
+    result = ScriptedSubagent({"s": [{"../evil.txt": "x"}]}).run(request(work))
+    assert not result.ok
+    assert result.error is not None
+    assert "outside the working folder" in result.error
+    assert not (tmp_path / "evil.txt").exists()
