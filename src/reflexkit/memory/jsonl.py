@@ -418,7 +418,11 @@ class JsonlMemory:
                 (generation,) = _GEN.unpack_from(mapped, _GEN_AT)
                 _GEN.pack_into(mapped, _GEN_AT, generation + 1)
             finally:
-                os.close(old)  # drops the writers' lock; they see the new generation
+                fcntl.flock(old, fcntl.LOCK_UN)  # writers go on, and see the new generation
+                # Closing the last descriptor of the replaced file frees its blocks, which
+                # takes as long as a good part of the copy on some file systems: nothing waits
+                # for it, so it happens beside the caller.
+                threading.Thread(target=os.close, args=(old,), name="reflexkit-prune").start()
         finally:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
