@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shlex
+import shutil
 import sys
 import tempfile
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from importlib import resources
@@ -29,6 +32,10 @@ from reflexkit.exceptions import ConfigError, ReflexkitError
 from reflexkit.memory import JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, Reflection, utcnow
+from reflexkit.orchestrator.events import Event, EventKind, RunLog
+from reflexkit.orchestrator.loop import Orchestrator, RunSummary
+from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
+from reflexkit.orchestrator.verify import Verifier
 from reflexkit.reflection.fixture import FixtureRecorder, fixture_key
 from reflexkit.tasks.config import (
     CONFIG_RELPATH,
@@ -36,8 +43,10 @@ from reflexkit.tasks.config import (
     LoadedProject,
     ProjectConfig,
     ReflexionConfig,
+    VerificationConfig,
     load_project,
 )
+from reflexkit.tasks.task import Subtask, Task, load_task
 
 __all__ = ["cli", "main"]
 
@@ -430,37 +439,209 @@ def memory_sync(ctx: click.Context) -> None:
 # --- demo ---------------------------------------------------------------------------------
 
 
+# --- the orchestrator ---------------------------------------------------------------------
+
+
+def _describe(event: Event) -> str | None:
+    """One plain line per event worth a line, for the terminal."""
+    data, where = event.data, f"[{event.subtask_id}] attempt {event.attempt}"
+    text: str | None = None
+    match event.kind:
+        case EventKind.ATTEMPT_STARTED:
+            text = "the subagent is working"
+        case EventKind.VERIFICATION_FAILED if data.get("subagentOk") is False:
+            text = f"the subagent failed: {data.get('subagentError')}"
+        case EventKind.VERIFICATION_FAILED:
+            text = f"verification failed: `{data.get('command')}` exited {data.get('exitCode')}"
+        case EventKind.REFLECTION_GENERATED:
+            fell_back = f", fell back: {data['reason']}" if data.get("reason") else ""
+            text = f"reflection ({data.get('source')}{fell_back}): {data.get('category')}"
+        case EventKind.RETRY:
+            text = "retrying with the lessons in the prompt"
+        case EventKind.PASSED:
+            text = "passed"
+        case EventKind.STUCK | EventKind.EXHAUSTED:
+            text = f"{event.kind.value}, giving up on this subtask"
+    return f"{where}: {text}" if text else None
+
+
+def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -> RunSummary:
+    """Run a task through the loop with the application's service; log and show events."""
+    config = app.project().config
+    verification = config.verification
+
+    def verifier_for(subtask: Subtask) -> Verifier:
+        return Verifier(
+            subtask.verify or verification.commands,
+            timeout_s=verification.timeout_s,
+            max_output_chars=verification.max_output_chars,
+        )
+
+    run_id = uuid.uuid4().hex
+    log_path = app.project().root / ".reflexkit" / "runs" / f"{run_id}.jsonl"
+    with RunLog(log_path) as run_log:
+
+        def on_event(event: Event) -> None:
+            run_log.write(event)
+            line = _describe(event)
+            if line:
+                click.echo(line)
+
+        orchestrator = Orchestrator(
+            service=app.reflection.service(),
+            subagent=agent,
+            verifier_for=verifier_for,
+            config=config.orchestrator,
+            on_event=on_event,
+        )
+        summary = orchestrator.run(task, workdir=workdir, run_id=run_id)
+    table = Table(title=f"run {run_id[:12]} of task {task.id}", caption=f"run log: {log_path}")
+    for column in ("subtask", "outcome", "attempts", "time", "reflections used"):
+        table.add_column(column, justify="left" if column in {"subtask", "outcome"} else "right")
+    for o in summary.outcomes:
+        table.add_row(
+            o.subtask_id,
+            o.outcome,
+            str(o.attempts),
+            f"{o.duration_ms / 1000:.1f} s",
+            str(o.reflections_used),
+        )
+    Console().print(table)
+    return summary
+
+
+def _scripted(path: Path) -> ScriptedSubagent:
+    data = _serde.loads(path.read_bytes(), source=str(path))
+    problems = []
+    if not isinstance(data, dict):
+        problems.append(f"{path}: $: expected an object of subtask ids, got {_serde.kind(data)}")
+    else:
+        for subtask, attempts in data.items():
+            if not isinstance(attempts, list) or not all(
+                isinstance(edit, dict) and all(isinstance(v, str | None) for v in edit.values())
+                for edit in attempts
+            ):
+                problems.append(
+                    f"{path}: $.{subtask}: expected a list of attempts, each an object of"
+                    " file paths to new contents (null deletes the file)"
+                )
+    if problems:
+        raise ConfigError(problems)
+    return ScriptedSubagent(data)
+
+
+@cli.command()
+@click.argument("task_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--subagent",
+    type=click.Choice(["command", "scripted"]),
+    default="command",
+    show_default=True,
+    help="Who makes the changes: any command-line agent, or scripted edits.",
+)
+@click.option(
+    "--agent-command",
+    default=None,
+    help="For --subagent command: the agent's command line; {prompt_file} becomes a file "
+    "holding the prompt, else the prompt goes to its stdin.",
+)
+@click.option(
+    "--script",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="For --subagent scripted: JSON, per subtask id a list of attempts, each an object "
+    "of file paths to new contents.",
+)
+@click.pass_context
+def run(
+    ctx: click.Context,
+    task_file: Path,
+    subagent: str,
+    agent_command: str | None,
+    script: Path | None,
+) -> None:
+    """Run a task: attempt, verify, reflect and retry each subtask until it passes.
+
+    Verification runs each subtask's `verify` commands, else the project's
+    verification.commands, in the project root. Exit 0 only when every subtask passed.
+    """
+    task = load_task(task_file)
+    agent: Subagent
+    if subagent == "command":
+        if not agent_command:
+            _fail(["--subagent command needs --agent-command"], EXIT_BAD_INPUT)
+        agent = CommandSubagent(shlex.split(agent_command))
+    else:
+        if script is None:
+            _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
+        agent = _scripted(script)
+    app = _app(ctx)
+    summary = _orchestrate(app, task, agent, app.project().root)
+    if not summary.passed:
+        _fail([f"not every subtask passed ({len(summary.outcomes)} run)"], EXIT_FAILED)
+
+
+# --- demo ---------------------------------------------------------------------------------
+
+_DEMO_BUG = "return round(price_cents * percent / 100)"
+_DEMO_WRONG_FIX = "return price_cents - percent"
+_DEMO_RIGHT_FIX = "return round(price_cents * (100 - percent) / 100)"
+
+
 @cli.command()
 def demo() -> None:
-    """Reflect on a bundled real failure and show the retry prompt (no API key, no network).
+    """Fix a real bug with the retry loop, offline: fail, reflect, retry with the lesson, pass.
 
-    The failure is the real output of `python -m unittest` on a small example project whose discount
-    function returns the discount instead of the discounted price. Memory lives in a
-    temporary folder that is removed afterwards.
+    A copy of a small bundled project (a discount function that returns the discount instead
+    of the discounted price, and its unittest suite) is fixed in a temporary folder. A
+    scripted subagent stands in for Claude Code; verification, reflection (the heuristic: no
+    API key, no network), memory and the retry prompt are the real ones.
     """
-    bundled = resources.files("reflexkit") / "_demo" / "failure.json"
-    failure = _serde.structure(_serde.loads(bundled.read_bytes()), FailureContext)
     with tempfile.TemporaryDirectory(prefix="reflexkit-demo-") as tmp:
-        config = ProjectConfig(reflexion=ReflexionConfig(backend=GeneratorBackend.HEURISTIC))
-        app = build_application(LoadedProject(config=config, root=Path(tmp)))
-        click.get_current_context().call_on_close(app.shutdown_resources)
-        service = app.reflection.service()
-        click.echo("reflexkit demo: the heuristic generator (no API key, no network) reflects on")
-        click.echo("a real unittest failure of a small example project.\n")
-        click.echo(f"subtask:  {failure.description}")
-        click.echo(
-            f"attempt:  {failure.attempt_number}, `{failure.command}` exited {failure.exit_code}"
+        root = Path(tmp) / "cart-project"
+        with resources.as_file(resources.files("reflexkit") / "_demo" / "project") as bundled:
+            shutil.copytree(bundled, root, ignore=shutil.ignore_patterns("__pycache__"))
+        source = (root / "cart" / "pricing.py").read_text()
+        config = ProjectConfig(
+            reflexion=ReflexionConfig(backend=GeneratorBackend.HEURISTIC),
+            verification=VerificationConfig(
+                commands=(f"{shlex.quote(sys.executable)} -m unittest",)
+            ),
         )
-        heads = [line for line in failure.error_output.splitlines() if line.startswith("FAIL:")]
-        click.echo("output:   " + "\n          ".join(heads) + "\n")
-        reflection = service.generate(failure)
-        saved = service.save(reflection)
-        click.echo("--- reflection " + "-" * 60)
-        click.echo(_summary(reflection))
-        click.echo("\n--- the prompt of attempt 2 gets this section " + "-" * 29)
-        click.echo(service.format_for_prompt(service.get_recent(failure.subtask_id)), nl=False)
-        if not saved:
-            _fail([f"could not save the reflection: {service.health.last_error}"], EXIT_FAILED)
+        app = build_application(LoadedProject(config=config, root=root))
+        click.get_current_context().call_on_close(app.shutdown_resources)
+        task = Task(
+            id="cart",
+            description="The cart project's discounts are wrong.",
+            subtasks=(
+                Subtask(
+                    id="fix-discount",
+                    description="apply_discount() in cart/pricing.py returns the discount "
+                    "instead of the discounted price; make the unittest suite pass.",
+                ),
+            ),
+        )
+        agent = ScriptedSubagent(
+            {
+                "fix-discount": [
+                    {"cart/pricing.py": source.replace(_DEMO_BUG, _DEMO_WRONG_FIX)},
+                    {"cart/pricing.py": source.replace(_DEMO_BUG, _DEMO_RIGHT_FIX)},
+                ]
+            }
+        )
+        click.echo(
+            "reflexkit demo: a retry loop that learns, on a copy of a small project with a real\n"
+            "bug and real tests. A SCRIPTED SUBAGENT stands in for Claude Code: its two edits\n"
+            "are fixed in advance (a plausible wrong fix, then the right one). Verification runs\n"
+            "the project's real unittest suite; the reflection is written by the heuristic\n"
+            "generator (no API key, no network).\n"
+        )
+        summary = _orchestrate(app, task, agent, root)
+        if len(agent.prompts) > 1:
+            click.echo("\n--- the prompt attempt 2 got " + "-" * 46)
+            click.echo(agent.prompts[1])
+        if not summary.passed:
+            _fail(["the demo did not pass: this is a bug, please report it"], EXIT_FAILED)
 
 
 def main() -> None:

@@ -1,0 +1,130 @@
+"""`reflexkit run` end to end: a real command-line agent, real verification, real memory."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from reflexkit.cli import cli
+from reflexkit.memory import JsonlMemory
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+TESTS = """import unittest
+from calc import add
+
+class AddTests(unittest.TestCase):
+    def test_add_positive(self):
+        self.assertEqual(add(2, 3), 5)
+"""
+# A stand-in agent: it reads its prompt from a file and only gets the fix right once the
+# prompt carries the lesson of the failed attempt.
+AGENT = """import pathlib, sys
+prompt = pathlib.Path(sys.argv[1]).read_text()
+fixed = "Learning from Previous Failures" in prompt and "test_add_positive" in prompt
+body = "a + b" if fixed else "a * b"
+pathlib.Path("calc.py").write_text(f"def add(a, b):\\n    return {body}\\n")
+print("agent wrote", body)
+"""
+
+
+@pytest.fixture
+def project(project_dir: Path) -> Path:
+    """A tiny project with a bug, its unittest suite, an agent and a task file."""
+    (project_dir / "calc.py").write_text(BUGGY)
+    (project_dir / "test_calc.py").write_text(TESTS)
+    (project_dir / "agent.py").write_text(AGENT)
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text(
+        json.dumps(
+            {
+                "reflexion": {"backend": "heuristic"},
+                "verification": {"commands": [f"{shlex.quote(sys.executable)} -m unittest"]},
+            }
+        )
+    )
+    (project_dir / "task.json").write_text(
+        json.dumps(
+            {
+                "id": "calc",
+                "description": "Fix the calculator.",
+                "subtasks": [{"id": "fix-add", "description": "add() must add."}],
+            }
+        )
+    )
+    return project_dir
+
+
+def _agent(project: Path) -> str:
+    return f"{shlex.quote(sys.executable)} {project / 'agent.py'} {{prompt_file}}"
+
+
+def test_a_command_agent_passes_after_a_reflection(project: Path) -> None:
+    """Attempt 1 fails real verification; the retry prompt carries the lesson; attempt 2 passes."""
+    result = CliRunner().invoke(
+        cli, ["run", "task.json", "--subagent", "command", "--agent-command", _agent(project)]
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "[fix-add] attempt 1: verification failed" in result.stdout
+    assert "[fix-add] attempt 2: passed" in result.stdout
+    assert (project / "calc.py").read_text().endswith("return a + b\n")
+    (reflection,) = list(JsonlMemory(project / ".reflexkit" / "memory" / "reflections.jsonl"))
+    assert "test_add_positive" in reflection.analysis
+    (log,) = (project / ".reflexkit" / "runs").glob("*.jsonl")
+    kinds = [orjson.loads(line)["kind"] for line in log.read_bytes().splitlines()]
+    assert kinds[0] == "run_started"
+    assert kinds[-1] == "run_finished"
+    assert "reflection_generated" in kinds
+
+
+def test_a_run_that_does_not_pass_exits_1(project: Path) -> None:
+    """An agent that never fixes it: the subtask stops, and the exit code says so."""
+    stubborn = project / "stubborn.py"
+    stubborn.write_text("print('I changed nothing')\n")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "task.json",
+            "--agent-command",
+            f"{shlex.quote(sys.executable)} {stubborn}",
+        ],
+    )
+    assert result.exit_code == 1
+    assert "not every subtask passed" in result.stderr
+    assert "giving up on this subtask" in result.stdout
+
+
+def test_a_scripted_run(project: Path) -> None:
+    """--subagent scripted applies the edits of a script file, attempt by attempt."""
+    script = project / "script.json"
+    script.write_text(json.dumps({"fix-add": [{"calc.py": "def add(a, b):\n    return a + b\n"}]}))
+    result = CliRunner().invoke(
+        cli, ["run", "task.json", "--subagent", "scripted", "--script", str(script)]
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "[fix-add] attempt 1: passed" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "task.json"], "--subagent command needs --agent-command"),
+        (["run", "task.json", "--subagent", "scripted"], "--subagent scripted needs --script"),
+        (["run", "bad-task.json", "--agent-command", "x"], "$.subtasks[0].id"),
+    ],
+)
+def test_bad_run_input_is_one_line(project: Path, args: list[str], message: str) -> None:
+    """Usage and task-file errors exit 2 with one line naming what is wrong."""
+    (project / "bad-task.json").write_text(
+        json.dumps({"id": "t", "subtasks": [{"id": 3, "description": "x"}]})
+    )
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
