@@ -59,6 +59,10 @@ _NO_MAP = mmap.mmap(-1, _GEN_AT + 8)  # stands in until the lock file is mapped:
 
 _OPEN: weakref.WeakSet[JsonlMemory] = weakref.WeakSet()
 
+# append() is the hot path: module-level names save the attribute lookups of each call.
+_flock, _EX, _UN = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_UN
+_lseek, _END, _write, _pread = os.lseek, os.SEEK_END, os.write, os.pread
+
 
 def _forget_after_fork() -> None:
     # Checking os.getpid() on every append would cost more than the append's own lseek.
@@ -184,20 +188,20 @@ class JsonlMemory:
         with self._mutex:
             try:
                 fd = self._fd if self._fd >= 0 else self._open()
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                _flock(fd, _EX)
                 try:
                     while self._map[_GEN_SLICE] != self._generation:
                         # A prune swapped the file: write to the new one, not the unlinked old.
-                        fcntl.flock(fd, fcntl.LOCK_UN)
+                        _flock(fd, _UN)
                         fd = self._open()
-                        fcntl.flock(fd, fcntl.LOCK_EX)
-                    end = os.lseek(fd, 0, os.SEEK_END)
-                    if end != self._end and end and os.pread(fd, 1, end - 1) != b"\n":
+                        _flock(fd, _EX)
+                    end = _lseek(fd, 0, _END)
+                    if end != self._end and end and _pread(fd, 1, end - 1) != b"\n":
                         log.warning("%s ended in a torn line; it is skipped on read", self._path)
                         line = b"\n" + line
-                    written = os.write(fd, line)
+                    written = _write(fd, line)
                 finally:
-                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    _flock(fd, _UN)
                 if written != len(line):
                     self._end = -1
                     msg = f"short write to {self._path}: {written} of {len(line)} bytes"
