@@ -21,6 +21,7 @@ bundled demo failure is used when it is missing).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import statistics
@@ -34,6 +35,7 @@ from urllib.parse import urlparse
 
 from reflexkit import _serde
 from reflexkit.containers import build_application
+from reflexkit.exceptions import GenerationError
 from reflexkit.memory import JsonlMemory
 from reflexkit.models import FailureContext
 from reflexkit.reflection._retry import RetryPolicy
@@ -141,6 +143,29 @@ def bench_llm(failure: FailureContext, rounds: int, calls: int) -> tuple[float, 
     return statistics.median(ms), statistics.median(bs)
 
 
+def bench_budget(failure: FailureContext, budget_ms: int = 500) -> dict[str, float]:
+    """Return how long generate took, in ms, when the server hangs or asks to wait too long."""
+    took: dict[str, float] = {}
+    with (
+        FakeMessagesApi() as api,
+        ClaudeGenerator(api_key="bench", base_url=api.url, timeout_ms=budget_ms) as claude,
+    ):
+        api.reply(REPLY)
+        claude.generate(failure)  # warm up
+        for name, script in (
+            ("hang", lambda: api.hang(10)),
+            ("Retry-After 60 s", lambda: api.rate_limited(retry_after_s=60)),
+            ("529 four times", lambda: [api.overloaded() for _ in range(4)]),
+        ):
+            script()
+            start = time.perf_counter()
+            with contextlib.suppress(GenerationError):
+                claude.generate(failure)
+            took[name] = (time.perf_counter() - start) * 1e3
+            api.reset()
+    return took
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run both figures and print them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -165,6 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nLLM path overhead beyond the server's own response: {(llm - raw) * 1e3:.2f} ms a call"
     )
+    budget = 500
+    print(f"\ngenerate with a {budget} ms budget (target: within the budget + 250 ms):")
+    for name, ms in bench_budget(failures[0], budget).items():
+        verdict = "PASS" if ms <= budget + 250 else "FAIL"
+        print(f"  {name:20}  returned after {ms:7.1f} ms  {verdict}")
     return 0
 
 
