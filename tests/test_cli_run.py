@@ -128,3 +128,14 @@ def test_bad_run_input_is_one_line(project: Path, args: list[str], message: str)
     assert result.exit_code == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_agent_command_can_come_from_project_json(project: Path) -> None:
+    """orchestrator.agentCommand in project.json stands in for --agent-command."""
+    config = project / ".reflexkit" / "project.json"
+    data = json.loads(config.read_text())
+    data["orchestrator"] = {"agentCommand": shlex.split(_agent(project))}
+    config.write_text(json.dumps(data))
+    result = CliRunner().invoke(cli, ["run", "task.json"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "[fix-add] attempt 2: passed" in result.stdout

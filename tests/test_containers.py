@@ -14,6 +14,7 @@ from reflexkit.exceptions import ConfigError
 from reflexkit.memory import InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, ReflectionSource
+from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
 from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fixture import FixtureGenerator, fixture_key
 from reflexkit.reflection.heuristic import HeuristicGenerator
@@ -22,9 +23,12 @@ from reflexkit.tasks.config import (
     LoadedProject,
     MemoryBackend,
     MemoryConfig,
+    OrchestratorConfig,
     ProjectConfig,
     ReflexionConfig,
+    VerificationConfig,
 )
+from reflexkit.tasks.task import Subtask, Task
 
 FAILURE = FailureContext(
     task_id="t",
@@ -140,4 +144,37 @@ def test_the_postgres_backend_needs_its_dsn_variable(
     assert isinstance(store, PostgresMemory)
     assert "secret" not in repr(store)
     assert store.spool.path == tmp_path / ".reflexkit" / "memory" / "spool.jsonl"
+    app.shutdown_resources()
+
+
+def test_the_orchestration_container_builds_the_loop(tmp_path: Path) -> None:
+    """The loop comes from the container; fake_services binds its subagent to a script."""
+    project = attrs.evolve(
+        _project(tmp_path, backend=GeneratorBackend.HEURISTIC),
+        config=ProjectConfig(
+            reflexion=ReflexionConfig(backend=GeneratorBackend.HEURISTIC),
+            verification=VerificationConfig(commands=("test -f done.txt",)),
+        ),
+    )
+    app = build_application(project)
+    with pytest.raises(ValueError, match="needs a command line"):  # no agentCommand configured
+        app.orchestration.subagent()
+    with_agent = attrs.evolve(
+        project,
+        config=attrs.evolve(
+            project.config,
+            orchestrator=OrchestratorConfig(agent_command=("my-agent", "{prompt_file}")),
+        ),
+    )
+    assert isinstance(build_application(with_agent).orchestration.subagent(), CommandSubagent)
+    fakes = FakeServices()
+    script = ScriptedSubagent({"s": [{"wrong.txt": "x"}, {"done.txt": "ok"}]})
+    with fakes.subagent.override(providers.Object(script)), fake_services(app, fakes):
+        summary = app.orchestration.orchestrator().run(
+            Task(id="t", subtasks=(Subtask(id="s", description="make done.txt"),)),
+            workdir=tmp_path,
+        )
+        assert len(list(fakes.store())) == 1  # the failed first attempt's reflection
+    assert summary.passed
+    assert summary.outcomes[0].attempts == 2
     app.shutdown_resources()

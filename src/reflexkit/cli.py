@@ -33,9 +33,8 @@ from reflexkit.memory import JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, Reflection, utcnow
 from reflexkit.orchestrator.events import Event, EventKind, RunLog
-from reflexkit.orchestrator.loop import Orchestrator, RunSummary
+from reflexkit.orchestrator.loop import RunSummary
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
-from reflexkit.orchestrator.verify import Verifier
 from reflexkit.reflection.fixture import FixtureRecorder, fixture_key
 from reflexkit.tasks.config import (
     CONFIG_RELPATH,
@@ -43,6 +42,7 @@ from reflexkit.tasks.config import (
     LoadedProject,
     ProjectConfig,
     ReflexionConfig,
+    SubagentKind,
     VerificationConfig,
     load_project,
 )
@@ -466,17 +466,7 @@ def _describe(event: Event) -> str | None:
 
 
 def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -> RunSummary:
-    """Run a task through the loop with the application's service; log and show events."""
-    config = app.project().config
-    verification = config.verification
-
-    def verifier_for(subtask: Subtask) -> Verifier:
-        return Verifier(
-            subtask.verify or verification.commands,
-            timeout_s=verification.timeout_s,
-            max_output_chars=verification.max_output_chars,
-        )
-
+    """Run a task through the application's loop; log and show events."""
     run_id = uuid.uuid4().hex
     log_path = app.project().root / ".reflexkit" / "runs" / f"{run_id}.jsonl"
     with RunLog(log_path) as run_log:
@@ -487,14 +477,8 @@ def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -
             if line:
                 click.echo(line)
 
-        orchestrator = Orchestrator(
-            service=app.reflection.service(),
-            subagent=agent,
-            verifier_for=verifier_for,
-            config=config.orchestrator,
-            on_event=on_event,
-        )
-        summary = orchestrator.run(task, workdir=workdir, run_id=run_id)
+        orchestrator = app.orchestration.orchestrator(subagent=agent, on_event=on_event)
+        summary: RunSummary = orchestrator.run(task, workdir=workdir, run_id=run_id)
     table = Table(title=f"run {run_id[:12]} of task {task.id}", caption=f"run log: {log_path}")
     for column in ("subtask", "outcome", "attempts", "time", "reflections used"):
         table.add_column(column, justify="left" if column in {"subtask", "outcome"} else "right")
@@ -534,16 +518,17 @@ def _scripted(path: Path) -> ScriptedSubagent:
 @click.argument("task_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--subagent",
-    type=click.Choice(["command", "scripted"]),
-    default="command",
-    show_default=True,
-    help="Who makes the changes: any command-line agent, or scripted edits.",
+    type=click.Choice([k.value for k in SubagentKind]),
+    default=None,
+    help="Who makes the changes: any command-line agent, or scripted edits "
+    "(default: orchestrator.subagent, command).",
 )
 @click.option(
     "--agent-command",
     default=None,
     help="For --subagent command: the agent's command line; {prompt_file} becomes a file "
-    "holding the prompt, else the prompt goes to its stdin.",
+    "holding the prompt, else the prompt goes to its stdin (default: "
+    "orchestrator.agentCommand).",
 )
 @click.option(
     "--script",
@@ -556,7 +541,7 @@ def _scripted(path: Path) -> ScriptedSubagent:
 def run(
     ctx: click.Context,
     task_file: Path,
-    subagent: str,
+    subagent: str | None,
     agent_command: str | None,
     script: Path | None,
 ) -> None:
@@ -566,16 +551,21 @@ def run(
     verification.commands, in the project root. Exit 0 only when every subtask passed.
     """
     task = load_task(task_file)
+    app = _app(ctx)
+    settings = app.project().config.orchestrator
     agent: Subagent
-    if subagent == "command":
-        if not agent_command:
-            _fail(["--subagent command needs --agent-command"], EXIT_BAD_INPUT)
-        agent = CommandSubagent(shlex.split(agent_command))
+    if (subagent or settings.subagent) == SubagentKind.COMMAND:
+        argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
+        if not argv:
+            _fail(
+                ["--subagent command needs --agent-command (or orchestrator.agentCommand)"],
+                EXIT_BAD_INPUT,
+            )
+        agent = CommandSubagent(argv)
     else:
         if script is None:
             _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
         agent = _scripted(script)
-    app = _app(ctx)
     summary = _orchestrate(app, task, agent, app.project().root)
     if not summary.passed:
         _fail([f"not every subtask passed ({len(summary.outcomes)} run)"], EXIT_FAILED)

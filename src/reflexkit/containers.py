@@ -20,12 +20,16 @@ from dependency_injector import containers, providers
 
 from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
+from reflexkit.orchestrator.loop import Orchestrator
+from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
+from reflexkit.orchestrator.verify import verifier_factory
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.fixture import FixtureGenerator
 from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection.protocols import ReflectionService
 from reflexkit.reflection.redaction import Redactor
 from reflexkit.reflection.service import DefaultReflectionService
 from reflexkit.tasks.config import LoadedProject
@@ -34,6 +38,7 @@ __all__ = [
     "Application",
     "FakeServices",
     "Memory",
+    "Orchestration",
     "Reflection",
     "build_application",
     "fake_services",
@@ -123,6 +128,29 @@ class Reflection(containers.DeclarativeContainer):
     )
 
 
+class Orchestration(containers.DeclarativeContainer):
+    """The retry loop and its subagent, chosen by ``orchestrator.subagent``."""
+
+    project = providers.Dependency(instance_of=LoadedProject)
+    service = providers.Dependency(instance_of=ReflectionService)  # type: ignore[type-abstract]  # a runtime-checkable protocol
+
+    subagent = providers.Selector(
+        project.provided.config.orchestrator.subagent,
+        command=providers.Factory(
+            CommandSubagent, project.provided.config.orchestrator.agent_command
+        ),
+        scripted=providers.Factory(ScriptedSubagent, providers.Object({})),
+    )
+    verifier_for = providers.Factory(verifier_factory, project.provided.config.verification)
+    orchestrator = providers.Factory(
+        Orchestrator,
+        service=service,
+        subagent=subagent,
+        verifier_for=verifier_for,
+        config=project.provided.config.orchestrator,
+    )
+
+
 class Application(containers.DeclarativeContainer):
     """Everything reflexkit needs, for one validated project."""
 
@@ -130,13 +158,19 @@ class Application(containers.DeclarativeContainer):
 
     memory = providers.Container(Memory, project=project)
     reflection = providers.Container(Reflection, project=project, store=memory.store)
+    orchestration = providers.Container(Orchestration, project=project, service=reflection.service)
 
 
 class FakeServices(containers.DeclarativeContainer):
-    """In-process stand-ins for the outside world: memory in a list, no network."""
+    """In-process stand-ins for the outside world: memory in a list, no network, no agent.
+
+    The subagent is a :class:`ScriptedSubagent` with an empty script (every attempt edits
+    nothing and succeeds); override ``subagent`` with a script of your own.
+    """
 
     store = providers.Singleton(InMemoryMemory)
     generator = providers.Singleton(HeuristicGenerator)
+    subagent = providers.Singleton(ScriptedSubagent, providers.Object({}))
 
 
 def build_application(project: LoadedProject) -> Application:
@@ -160,6 +194,7 @@ def fake_services(app: Application, fakes: FakeServices | None = None) -> Iterat
     with (
         app.memory.store.override(fakes.store),
         app.reflection.generator.override(fakes.generator),
+        app.orchestration.subagent.override(fakes.subagent),
         app.reset_singletons(),
     ):
         yield fakes

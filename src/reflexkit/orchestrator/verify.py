@@ -13,13 +13,15 @@ import shlex
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.reflection.redaction import Redactor, redact_failure
+from reflexkit.tasks.config import VerificationConfig
+from reflexkit.tasks.task import Subtask
 
 __all__ = [
     "EXIT_NOT_FOUND",
@@ -31,6 +33,7 @@ __all__ = [
     "modified_files",
     "needs_shell",
     "run_process",
+    "verifier_factory",
 ]
 
 EXIT_NOT_FOUND = 127
@@ -354,3 +357,16 @@ def modified_files(workdir: Path) -> tuple[str, ...]:
         if "R" in status or "C" in status:
             next(entries, None)  # the original path of a rename or copy follows
     return tuple(sorted(set(paths)))
+
+
+def verifier_factory(config: VerificationConfig) -> Callable[[Subtask], Verifier]:
+    """Return the ``verifier_for`` of the loop: a subtask's own commands, else the project's."""
+
+    def verifier_for(subtask: Subtask) -> Verifier:
+        return Verifier(
+            subtask.verify or config.commands,
+            timeout_s=config.timeout_s,
+            max_output_chars=config.max_output_chars,
+        )
+
+    return verifier_for

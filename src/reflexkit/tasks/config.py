@@ -27,6 +27,7 @@ __all__ = [
     "OrchestratorConfig",
     "ProjectConfig",
     "ReflexionConfig",
+    "SubagentKind",
     "VerificationConfig",
     "find_config",
     "load_project",
@@ -48,6 +49,15 @@ class GeneratorBackend(enum.StrEnum):
     """Rules that read each tool's output; deterministic, no network."""
     FIXTURE = "fixture"
     """Recorded LLM replies replayed by prompt hash; for tests and CI."""
+
+
+class SubagentKind(enum.StrEnum):
+    """Who makes the changes an attempt needs."""
+
+    COMMAND = "command"
+    """Any command-line agent, given by ``orchestrator.agentCommand``."""
+    SCRIPTED = "scripted"
+    """Scripted edits: tests and demos."""
 
 
 class MemoryBackend(enum.StrEnum):
@@ -114,6 +124,8 @@ class OrchestratorConfig:
     run_timeout_s: int | None = attrs.field(default=None, validator=at_least(1))
     attempt_timeout_s: int = attrs.field(default=900, validator=at_least(1))
     jobs: int = attrs.field(default=1, validator=at_least(1))
+    subagent: SubagentKind = SubagentKind.COMMAND
+    agent_command: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
