@@ -139,3 +139,27 @@ def test_the_agent_command_can_come_from_project_json(project: Path) -> None:
     result = CliRunner().invoke(cli, ["run", "task.json"])
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "[fix-add] attempt 2: passed" in result.stdout
+
+
+def test_jobs_runs_independent_subtasks(project: Path) -> None:
+    """--jobs 2 runs two independent scripted subtasks; both pass."""
+    (project / "task2.json").write_text(
+        json.dumps(
+            {
+                "id": "two",
+                "subtasks": [
+                    {"id": "a", "description": "write a", "verify": ["test -f a.txt"]},
+                    {"id": "b", "description": "write b", "verify": ["test -f b.txt"]},
+                ],
+            }
+        )
+    )
+    script = project / "script2.json"
+    script.write_text(json.dumps({"a": [{"a.txt": "a"}], "b": [{"b.txt": "b"}]}))
+    result = CliRunner().invoke(
+        cli,
+        ["run", "task2.json", "--subagent", "scripted", "--script", str(script), "--jobs", "2"],
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "[a] attempt 1: passed" in result.stdout
+    assert "[b] attempt 1: passed" in result.stdout

@@ -178,11 +178,16 @@ def _read_failure(stream: IO[bytes], name: str) -> FailureContext:
     )
 
 
-def _app(ctx: click.Context, *, backend: str | None = None) -> Application:
+def _app(ctx: click.Context, *, backend: str | None = None, jobs: int | None = None) -> Application:
     project = _state(ctx).project()
     if backend is not None:
         reflexion = attrs.evolve(project.config.reflexion, backend=GeneratorBackend(backend))
         project = attrs.evolve(project, config=attrs.evolve(project.config, reflexion=reflexion))
+    if jobs is not None:
+        orchestrator = attrs.evolve(project.config.orchestrator, jobs=jobs)
+        project = attrs.evolve(
+            project, config=attrs.evolve(project.config, orchestrator=orchestrator)
+        )
     app = build_application(project)
     ctx.call_on_close(app.shutdown_resources)  # closes the store and the HTTP client
     return app
@@ -537,13 +542,21 @@ def _scripted(path: Path) -> ScriptedSubagent:
     help="For --subagent scripted: JSON, per subtask id a list of attempts, each an object "
     "of file paths to new contents.",
 )
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="How many independent subtasks run at once (default: orchestrator.jobs, 1). They "
+    "share the project folder, so they should touch different files.",
+)
 @click.pass_context
-def run(
+def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     ctx: click.Context,
     task_file: Path,
     subagent: str | None,
     agent_command: str | None,
     script: Path | None,
+    jobs: int | None,
 ) -> None:
     """Run a task: attempt, verify, reflect and retry each subtask until it passes.
 
@@ -551,7 +564,7 @@ def run(
     verification.commands, in the project root. Exit 0 only when every subtask passed.
     """
     task = load_task(task_file)
-    app = _app(ctx)
+    app = _app(ctx, jobs=jobs)
     settings = app.project().config.orchestrator
     agent: Subagent
     if (subagent or settings.subagent) == SubagentKind.COMMAND:

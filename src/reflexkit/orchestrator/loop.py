@@ -5,14 +5,18 @@ attempt becomes a :class:`~reflexkit.models.FailureContext`, the reflection serv
 stores a reflection on it, and every retry gets the prompt plus the subtask's recent
 reflections. A subtask stops when it passes, when its attempts run out, when it is stuck (the
 same failure fingerprint ``stuckAfter`` times in a row) or when the run's time budget is spent.
+
+With ``orchestrator.jobs`` above 1, independent subtasks run at once (see :meth:`Orchestrator.run`).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Literal
 
@@ -135,7 +139,8 @@ class Orchestrator:
             project's).
         config: The ``orchestrator`` section of project.json.
         on_event: Called with every event (print it, log it with a :class:`RunLog` ...); an
-            error it raises is logged and ignored.
+            error it raises is logged and ignored. Calls are serialised with a lock, so it
+            need not be thread-safe even when subtasks run in parallel.
         clock: Monotonic seconds, for durations and the run's time budget.
     """
 
@@ -155,11 +160,21 @@ class Orchestrator:
         self.config = config or OrchestratorConfig()
         self.on_event = on_event
         self.clock = clock
+        self._emit_lock = threading.Lock()
 
     # --- the run ----------------------------------------------------------------------------
 
     def run(self, task: Task, *, workdir: Path, run_id: str | None = None) -> RunSummary:
         """Run every subtask of *task* in *workdir*.
+
+        With ``config.jobs == 1`` the subtasks run one after another in ``dependsOn`` order.
+        With ``config.jobs > 1`` up to ``jobs`` subtasks run at once, each in its own thread:
+        a subtask starts as soon as every subtask it depends on has finished (and is
+        ``skipped`` if one of them did not pass). All of them share the run's time budget,
+        the reflection service and its memory, and the same *workdir*: subagents and
+        verification of parallel subtasks must touch different files, and their verification
+        commands should not depend on files another subtask is still editing. Events then
+        interleave between subtasks; :attr:`RunSummary.outcomes` keeps the sequential order.
 
         Args:
             task: The task.
@@ -178,29 +193,19 @@ class Orchestrator:
             EventKind.RUN_STARTED,
             data={"runId": run_id, "taskId": task.id, "subtasks": len(task.subtasks)},
         )
-        outcomes: dict[str, SubtaskOutcome] = {}
-        for subtask in _ordered(task):
-            blocked = [
-                d
-                for d in subtask.depends_on
-                if d not in outcomes or outcomes[d].outcome != "passed"
-            ]
-            if blocked:
-                outcomes[subtask.id] = SubtaskOutcome(
-                    subtask_id=subtask.id,
-                    outcome="skipped",
-                    attempts=0,
-                    duration_ms=0,
-                    reason="dependency did not pass: " + ", ".join(blocked),
-                )
-                continue
-            outcomes[subtask.id] = self._run_subtask(
-                task, subtask, workdir=workdir, run_id=run_id, deadline=deadline
+        ordered = _ordered(task)
+        if self.config.jobs > 1:
+            outcomes = self._run_parallel(
+                task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
+            )
+        else:
+            outcomes = self._run_sequential(
+                task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
             )
         summary = RunSummary(
             run_id=run_id,
             task_id=task.id,
-            outcomes=tuple(outcomes.values()),
+            outcomes=tuple(outcomes[i] for i in dict.fromkeys(s.id for s in ordered)),
             duration_ms=self._ms_since(started),
         )
         counts: EventData = {"runId": run_id, "allPassed": summary.passed}
@@ -211,6 +216,93 @@ class Orchestrator:
         counts["durationMs"] = summary.duration_ms
         self._emit(EventKind.RUN_FINISHED, data=counts)
         return summary
+
+    @staticmethod
+    def _blocked(subtask: Subtask, outcomes: dict[str, SubtaskOutcome]) -> list[str]:
+        """The dependencies of *subtask* that have not passed (or not finished)."""
+        return [
+            d for d in subtask.depends_on if d not in outcomes or outcomes[d].outcome != "passed"
+        ]
+
+    @staticmethod
+    def _skip(subtask: Subtask, blocked: list[str]) -> SubtaskOutcome:
+        return SubtaskOutcome(
+            subtask_id=subtask.id,
+            outcome="skipped",
+            attempts=0,
+            duration_ms=0,
+            reason="dependency did not pass: " + ", ".join(blocked),
+        )
+
+    def _run_sequential(
+        self,
+        task: Task,
+        ordered: list[Subtask],
+        *,
+        workdir: Path,
+        run_id: str,
+        deadline: float | None,
+    ) -> dict[str, SubtaskOutcome]:
+        outcomes: dict[str, SubtaskOutcome] = {}
+        for subtask in ordered:
+            blocked = self._blocked(subtask, outcomes)
+            if blocked:
+                outcomes[subtask.id] = self._skip(subtask, blocked)
+                continue
+            outcomes[subtask.id] = self._run_subtask(
+                task, subtask, workdir=workdir, run_id=run_id, deadline=deadline
+            )
+        return outcomes
+
+    def _run_parallel(
+        self,
+        task: Task,
+        ordered: list[Subtask],
+        *,
+        workdir: Path,
+        run_id: str,
+        deadline: float | None,
+    ) -> dict[str, SubtaskOutcome]:
+        """Run up to ``jobs`` subtasks at once, each as soon as its dependencies finished."""
+        outcomes: dict[str, SubtaskOutcome] = {}
+        pending = list(ordered)
+        running: dict[Future[SubtaskOutcome], str] = {}
+        with ThreadPoolExecutor(
+            max_workers=self.config.jobs, thread_name_prefix="reflexkit-subtask"
+        ) as pool:
+            while pending or running:
+                progressed = True
+                while progressed:  # skips can unblock (and skip) further subtasks
+                    progressed = False
+                    for subtask in list(pending):
+                        if not all(d in outcomes for d in subtask.depends_on):
+                            continue
+                        blocked = self._blocked(subtask, outcomes)
+                        if blocked:
+                            outcomes[subtask.id] = self._skip(subtask, blocked)
+                            pending.remove(subtask)
+                            progressed = True
+                        elif len(running) < self.config.jobs:
+                            future = pool.submit(
+                                self._run_subtask,
+                                task,
+                                subtask,
+                                workdir=workdir,
+                                run_id=run_id,
+                                deadline=deadline,
+                            )
+                            running[future] = subtask.id
+                            pending.remove(subtask)
+                if not running:
+                    # nothing runs and nothing can start: a cycle or an unknown dependency
+                    for subtask in pending:
+                        outcomes[subtask.id] = self._skip(subtask, self._blocked(subtask, outcomes))
+                    pending.clear()
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    outcomes[running.pop(future)] = future.result()
+        return outcomes
 
     def _run_subtask(  # noqa: C901 -- the loop's stop conditions, read top to bottom
         self,
@@ -439,7 +531,9 @@ class Orchestrator:
         if self.on_event is None:
             return
         try:
-            self.on_event(Event(kind=kind, subtask_id=subtask_id, attempt=attempt, data=data or {}))
+            event = Event(kind=kind, subtask_id=subtask_id, attempt=attempt, data=data or {})
+            with self._emit_lock:
+                self.on_event(event)
         except Exception:
             log.exception("the event handler failed on %s", kind.value)
 
