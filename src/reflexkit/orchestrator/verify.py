@@ -340,6 +340,9 @@ def modified_files(workdir: Path) -> tuple[str, ...]:
     Paths are relative to the repository root, sorted. ``()`` when *workdir* is not in a git
     repository or git is not installed.
     """
+    here = workdir.resolve()
+    if not any((folder / ".git").exists() for folder in (here, *here.parents)):
+        return ()  # not a repository: don't pay for starting git on every failed attempt
     result = run_process(
         ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
         cwd=workdir,
