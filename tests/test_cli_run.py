@@ -163,3 +163,16 @@ def test_jobs_runs_independent_subtasks(project: Path) -> None:
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "[a] attempt 1: passed" in result.stdout
     assert "[b] attempt 1: passed" in result.stdout
+
+
+def test_stats_count_the_reflections_that_led_to_success(project: Path) -> None:
+    """After a run that passed on its retry, stats credits the reflection that preceded it."""
+    runner = CliRunner()
+    before = orjson.loads(runner.invoke(cli, ["stats", "--json"]).stdout)
+    assert before["ledToSuccess"] == {"records": 0, "byCategory": {}, "bySource": {}}
+    ran = runner.invoke(cli, ["run", "task.json", "--agent-command", _agent(project)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    after = orjson.loads(runner.invoke(cli, ["stats", "--json"]).stdout)
+    assert after["ledToSuccess"]["records"] == 1
+    assert after["ledToSuccess"]["bySource"] == {"heuristic": 1}
+    assert "led to success (from run logs)" in runner.invoke(cli, ["stats"]).stdout

@@ -13,6 +13,7 @@ import shutil
 import sys
 import tempfile
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from datetime import timedelta
 from importlib import resources
@@ -21,6 +22,7 @@ from typing import IO, Any, NoReturn, TypeVar
 
 import attrs
 import click
+import orjson
 from dependency_injector import providers
 from rich.console import Console
 from rich.table import Table
@@ -32,7 +34,7 @@ from reflexkit.exceptions import ConfigError, ReflexkitError
 from reflexkit.memory import JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, Reflection, utcnow
-from reflexkit.orchestrator.events import Event, EventKind, RunLog
+from reflexkit.orchestrator.events import Event, EventKind, RunLog, led_to_success
 from reflexkit.orchestrator.loop import RunSummary
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
 from reflexkit.reflection.fixture import FixtureRecorder, fixture_key
@@ -366,9 +368,20 @@ def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Count what memory holds: records, subtasks, categories, failure types, corrupt lines."""
     app = _app(ctx)
-    figures = app.memory.store().stats()
+    store = app.memory.store()
+    figures = store.stats()
+    helped_ids = led_to_success(app.project().root / ".reflexkit" / "runs")
+    helped = [r for r in store if r.id in helped_ids] if helped_ids else []
+    by_category = Counter(r.category.value for r in helped)
+    by_source = Counter(r.source.value for r in helped)
     if as_json:
-        click.echo(_serde.dumps(figures, indent=True).decode())
+        data = _serde.unstructure(figures)
+        data["ledToSuccess"] = {
+            "records": len(helped),
+            "byCategory": dict(by_category),
+            "bySource": dict(by_source),
+        }
+        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
     console = Console()
     table = Table(title="reflexkit memory", caption=str(app.project().memory_path))
@@ -386,6 +399,10 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     ):
         for key, value in sorted(counts.items()):
             table.add_row(f"{title}: {key}", str(value))
+    table.add_row("led to success (from run logs)", str(len(helped)))
+    for title, counts in (("category", by_category), ("source", by_source)):
+        for key, value in sorted(counts.items()):
+            table.add_row(f"  led to success, {title}: {key}", str(value))
     console.print(table)
 
 

@@ -22,7 +22,7 @@ import orjson
 from reflexkit import _serde
 from reflexkit.models import utcnow
 
-__all__ = ["Event", "EventData", "EventKind", "RunLog"]
+__all__ = ["Event", "EventData", "EventKind", "RunLog", "led_to_success"]
 
 EventData = dict[str, str | int | float | bool | None]
 """The details of an event: flat JSON scalars under camelCase keys."""
@@ -97,3 +97,27 @@ class RunLog:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def led_to_success(runs: Path) -> set[str]:
+    """Return the ids of the reflections that preceded a passing attempt, over all run logs.
+
+    Reads every ``*.jsonl`` in *runs* (``.reflexkit/runs``); lines that can't be read are
+    skipped, and a missing folder means none.
+    """
+    ids: set[str] = set()
+    if not runs.is_dir():
+        return ids
+    for log in sorted(runs.glob("*.jsonl")):
+        for line in log.read_bytes().splitlines():
+            try:
+                event = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if not isinstance(event, dict) or event.get("kind") != EventKind.PASSED.value:
+                continue
+            data = event.get("data")
+            value = data.get("ledToSuccess") if isinstance(data, dict) else None
+            if isinstance(value, str):
+                ids.update(i for i in value.split(",") if i)
+    return ids

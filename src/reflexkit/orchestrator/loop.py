@@ -365,7 +365,13 @@ class Orchestrator:
                         EventKind.PASSED,
                         subtask.id,
                         attempt,
-                        {"durationMs": self._ms_since(started), "reflectionsUsed": len(used)},
+                        {
+                            "durationMs": self._ms_since(started),
+                            "reflectionsUsed": len(used),
+                            # The reflections whose lessons the passing attempt had: what
+                            # `reflexkit stats` counts as having led to success.
+                            "ledToSuccess": ",".join(sorted(used)),
+                        },
                     )
                     return outcome("passed")
                 failure = failure_context(
