@@ -148,6 +148,7 @@ class Orchestration(containers.DeclarativeContainer):
         subagent=subagent,
         verifier_for=verifier_for,
         config=project.provided.config.orchestrator,
+        reflect=project.provided.config.reflexion.enabled,
     )
 
 

@@ -294,3 +294,28 @@ def test_run_log(service: ReflectionService, workdir: Path, tmp_path: Path) -> N
     assert failed["at"].endswith("Z")
     assert lines[-1]["data"]["allPassed"] is True
     assert lines[-1]["data"]["passed"] == 1
+
+
+def test_with_reflection_disabled_retries_are_plain(
+    reflexkit_app: Application, reflexkit_fakes: FakeServices, tmp_path: Path
+) -> None:
+    """reflect=False: no reflections stored, no lessons in the prompt, stuck still detected."""
+    check = tmp_path / "check.py"
+    check.write_text(
+        "import sys\nprint('FAILED tests/test_x.py::test_y - assert 1 == 2')\nsys.exit(1)\n"
+    )
+    agent = ScriptedSubagent({})
+    orchestrator = Orchestrator(
+        service=reflexkit_app.reflection.service(),
+        subagent=agent,
+        verifier_for=lambda _s: Verifier([f"{sys.executable} {check}"]),
+        config=OrchestratorConfig(max_attempts=5, stuck_after=3),
+        reflect=False,
+    )
+    summary = orchestrator.run(
+        Task(id="t", subtasks=(Subtask(id="s", description="never passes"),)), workdir=tmp_path
+    )
+    assert summary.outcomes[0].outcome == "stuck"
+    assert summary.outcomes[0].attempts == 3
+    assert list(reflexkit_fakes.store()) == []
+    assert all("Learning from Previous Failures" not in p for p in agent.prompts)

@@ -32,6 +32,7 @@ from reflexkit.orchestrator.verify import (
     failure_context,
     modified_files,
 )
+from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.protocols import ReflectionService
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
@@ -142,6 +143,8 @@ class Orchestrator:
             error it raises is logged and ignored. Calls are serialised with a lock, so it
             need not be thread-safe even when subtasks run in parallel.
         clock: Monotonic seconds, for durations and the run's time budget.
+        reflect: Reflect on failures and put the lessons in retry prompts (``False`` when
+            ``reflexion.enabled`` is off: plain retries; stuck detection still works).
     """
 
     def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
@@ -153,7 +156,9 @@ class Orchestrator:
         config: OrchestratorConfig | None = None,
         on_event: Callable[[Event], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        reflect: bool = True,
     ) -> None:
+        self.reflect = reflect
         self.service = service
         self.subagent = subagent
         self.verifier_for = verifier_for
@@ -337,7 +342,7 @@ class Orchestrator:
                 return outcome("timeout", "the run's time budget ran out")
             attempt += 1
             prompt = base_prompt
-            if attempt > 1:
+            if attempt > 1 and self.reflect:
                 prompt, ids = self._retry_prompt(base_prompt, subtask.id)
                 used.update(ids)
             timeout_s = float(self.config.attempt_timeout_s)
@@ -399,8 +404,11 @@ class Orchestrator:
                     "subagentError": result.error,
                 },
             )
-            reflection = self._reflect(failure)
-            print_ = reflection.fingerprint if reflection is not None else ""
+            if self.reflect:
+                reflection = self._reflect(failure)
+                print_ = reflection.fingerprint if reflection is not None else ""
+            else:  # reflexion.enabled is false: plain retries, stuck detection still works
+                print_ = _fingerprint_of(failure)
             fingerprints.append(print_)
             recent = fingerprints[-self.config.stuck_after :]
             if (
@@ -545,3 +553,11 @@ class Orchestrator:
 
     def _ms_since(self, started: float) -> int:
         return max(int((self.clock() - started) * 1000), 0)
+
+
+def _fingerprint_of(failure: FailureContext) -> str:
+    try:
+        return fingerprint(failure)
+    except Exception:
+        log.exception("fingerprinting failed")
+        return ""
