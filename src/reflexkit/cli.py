@@ -25,6 +25,7 @@ import click
 import orjson
 from dependency_injector import providers
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from reflexkit import _serde
@@ -487,17 +488,34 @@ def _describe(event: Event) -> str | None:
     return f"{where}: {text}" if text else None
 
 
+_STYLES = {
+    EventKind.VERIFICATION_FAILED: "red",
+    EventKind.REFLECTION_GENERATED: "cyan",
+    EventKind.PASSED: "bold green",
+    EventKind.STUCK: "bold yellow",
+    EventKind.EXHAUSTED: "bold red",
+}
+
+
 def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -> RunSummary:
     """Run a task through the application's loop; log and show events."""
     run_id = uuid.uuid4().hex
     log_path = app.project().root / ".reflexkit" / "runs" / f"{run_id}.jsonl"
-    with RunLog(log_path) as run_log:
+    console = Console()
+    live = console.is_terminal  # a spinner and colours on a terminal, plain lines otherwise
+    status = console.status("starting the run") if live else contextlib.nullcontext()
+    with RunLog(log_path) as run_log, status as spinner:
 
         def on_event(event: Event) -> None:
             run_log.write(event)
             line = _describe(event)
-            if line:
+            if not line:
+                return
+            if spinner is None:
                 click.echo(line)
+                return
+            console.print(line, style=_STYLES.get(event.kind, ""), markup=False, highlight=False)
+            spinner.update(escape(line))
 
         orchestrator = app.orchestration.orchestrator(subagent=agent, on_event=on_event)
         summary: RunSummary = orchestrator.run(task, workdir=workdir, run_id=run_id)
