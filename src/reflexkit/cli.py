@@ -35,6 +35,7 @@ from reflexkit.exceptions import ConfigError, ReflexkitError
 from reflexkit.memory import JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, Reflection, utcnow
+from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.events import Event, EventKind, RunLog, led_to_success
 from reflexkit.orchestrator.loop import RunSummary
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
@@ -560,8 +561,8 @@ def _scripted(path: Path) -> ScriptedSubagent:
     "--subagent",
     type=click.Choice([k.value for k in SubagentKind]),
     default=None,
-    help="Who makes the changes: any command-line agent, or scripted edits "
-    "(default: orchestrator.subagent, command).",
+    help="Who makes the changes: any command-line agent, Claude Code (extra claude-code), "
+    "or scripted edits (default: orchestrator.subagent, command).",
 )
 @click.option(
     "--agent-command",
@@ -602,7 +603,10 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     app = _app(ctx, jobs=jobs)
     settings = app.project().config.orchestrator
     agent: Subagent
-    if (subagent or settings.subagent) == SubagentKind.COMMAND:
+    kind = subagent or settings.subagent
+    if kind == SubagentKind.CLAUDE_CODE:
+        agent = ClaudeCodeSubagent(allowed_tools=settings.allowed_tools)
+    elif kind == SubagentKind.COMMAND:
         argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
         if not argv:
             _fail(

@@ -20,6 +20,7 @@ from dependency_injector import containers, providers
 
 from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
+from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.loop import Orchestrator
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
 from reflexkit.orchestrator.verify import verifier_factory
@@ -140,6 +141,12 @@ class Orchestration(containers.DeclarativeContainer):
             CommandSubagent, project.provided.config.orchestrator.agent_command
         ),
         scripted=providers.Factory(ScriptedSubagent, providers.Object({})),
+        **{
+            "claude-code": providers.Factory(
+                ClaudeCodeSubagent,
+                allowed_tools=project.provided.config.orchestrator.allowed_tools,
+            )
+        },
     )
     verifier_for = providers.Factory(verifier_factory, project.provided.config.verification)
     orchestrator = providers.Factory(

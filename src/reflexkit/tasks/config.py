@@ -58,6 +58,8 @@ class SubagentKind(enum.StrEnum):
     """Any command-line agent, given by ``orchestrator.agentCommand``."""
     SCRIPTED = "scripted"
     """Scripted edits: tests and demos."""
+    CLAUDE_CODE = "claude-code"
+    """Claude Code through claude-agent-sdk (extra ``claude-code``)."""
 
 
 class MemoryBackend(enum.StrEnum):
@@ -126,6 +128,7 @@ class OrchestratorConfig:
     jobs: int = attrs.field(default=1, validator=at_least(1))
     subagent: SubagentKind = SubagentKind.COMMAND
     agent_command: tuple[str, ...] = ()
+    allowed_tools: tuple[str, ...] = ("Read", "Write", "Edit", "Glob", "Grep", "Bash")
 
 
 @attrs.frozen(kw_only=True)

@@ -24,6 +24,7 @@ import socket
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Protocol, Self, TypedDict, Unpack
@@ -42,6 +43,7 @@ __all__ = [
     "error_json",
     "message_json",
     "reply_with",
+    "sse_events",
     "tool_reply_with",
 ]
 
@@ -100,6 +102,61 @@ def tool_reply_with(
     block = {"type": "tool_use", "id": "toolu_fake_01", "name": name, "input": dict(data)}
     fields.setdefault("stop_reason", "tool_use")
     return message_json([block], **fields)
+
+
+def sse_events(message: Mapping[str, Any]) -> bytes:
+    """Return a reply as the server-sent events of a streamed response (``"stream": true``).
+
+    The same message, in the order the Messages API streams it: ``message_start``, then per
+    content block ``content_block_start``, one delta (``text_delta`` or
+    ``input_json_delta``) and ``content_block_stop``, then ``message_delta`` (stop reason,
+    output tokens) and ``message_stop``.
+    """
+
+    def event(name: str, data: Mapping[str, Any]) -> bytes:
+        return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+
+    usage = dict(message.get("usage") or {})
+    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None}
+    start["usage"] = {**usage, "output_tokens": 0}
+    out = [event("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(message.get("content") or []):
+        if block.get("type") == "tool_use":
+            opening = {**block, "input": {}}
+            delta = {
+                "type": "input_json_delta",
+                "partial_json": orjson.dumps(block.get("input", {})).decode(),
+            }
+        else:
+            opening = {**block, "text": ""}
+            delta = {"type": "text_delta", "text": block.get("text", "")}
+        out += [
+            event(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opening},
+            ),
+            event(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            ),
+            event("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]
+    stop = {
+        "stop_reason": message.get("stop_reason"),
+        "stop_sequence": message.get("stop_sequence"),
+    }
+    out += [
+        event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": stop,
+                "usage": {"output_tokens": usage.get("output_tokens", 0)},
+            },
+        ),
+        event("message_stop", {"type": "message_stop"}),
+    ]
+    return b"".join(out)
 
 
 def error_json(error_type: str, message: str) -> dict[str, Any]:
@@ -200,6 +257,14 @@ class _Reply:
         if self.delay_s and exchange.stopping.wait(self.delay_s):
             exchange.drop()
             return
+        asked = exchange.request.json
+        if self.status == HTTPStatus.OK and isinstance(asked, dict) and asked.get("stream") is True:
+            with contextlib.suppress(orjson.JSONDecodeError):
+                message = orjson.loads(self.body)
+                if isinstance(message, dict) and message.get("type") == "message":
+                    exchange.start_stream(200, {"content-type": "text/event-stream"})
+                    exchange.write(sse_events(message))
+                    return
         exchange.send(self.status, self.body, self.headers)
 
 
