@@ -138,3 +138,7 @@ def test_the_loop_runs_claude_code_from_the_cli(
     result = CliRunner().invoke(cli, ["run", "task.json", "--subagent", "claude-code"])
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "[s] attempt 1: passed" in result.stdout
+    (log,) = (project_dir / ".reflexkit" / "runs").glob("*.jsonl")
+    passed = [e for e in map(json.loads, log.read_text().splitlines()) if e["kind"] == "passed"]
+    assert passed[0]["data"]["subagentTurns"] >= 1
+    assert passed[0]["data"]["subagentCostUsd"] is not None

@@ -376,6 +376,7 @@ class Orchestrator:
                             # The reflections whose lessons the passing attempt had: what
                             # `reflexkit stats` counts as having led to success.
                             "ledToSuccess": ",".join(sorted(used)),
+                            **_agent_figures(result),
                         },
                     )
                     return outcome("passed")
@@ -402,6 +403,7 @@ class Orchestrator:
                     "failureType": failure.failure_type.value if failure.failure_type else None,
                     "subagentOk": result.ok,
                     "subagentError": result.error,
+                    **_agent_figures(result),
                 },
             )
             if self.reflect:
@@ -561,3 +563,12 @@ def _fingerprint_of(failure: FailureContext) -> str:
     except Exception:
         log.exception("fingerprinting failed")
         return ""
+
+
+def _agent_figures(result: SubagentResult) -> EventData:
+    """What the attempt's subagent cost, for the run log (cost and turns when it reports them)."""
+    return {
+        "subagentMs": result.duration_ms,
+        "subagentCostUsd": result.cost_usd,
+        "subagentTurns": result.turns,
+    }
