@@ -57,19 +57,6 @@ def make_claude(api: FakeMessagesApi, **options: object) -> ClaudeGenerator:
 
 
 @pytest.fixture(scope="module")
-def shared_api() -> Iterator[FakeMessagesApi]:
-    """One server for the module: building a client per test costs more than the test."""
-    with FakeMessagesApi() as api:
-        yield api
-
-
-@pytest.fixture
-def fake_messages_api(shared_api: FakeMessagesApi) -> FakeMessagesApi:
-    """The shared server with an empty script and no requests (overrides the plugin's)."""
-    return shared_api.reset()
-
-
-@pytest.fixture(scope="module")
 def claude(shared_api: FakeMessagesApi) -> Iterator[ClaudeGenerator]:
     """A generator on the shared server (3 s budget, no back-off), closed after the module."""
     with make_claude(shared_api) as generator:

@@ -58,19 +58,6 @@ def chain(
 
 
 @pytest.fixture(scope="module")
-def shared_api() -> Iterator[FakeMessagesApi]:
-    """One server for the module: building a client per test costs more than the test."""
-    with FakeMessagesApi() as api:
-        yield api
-
-
-@pytest.fixture
-def fake_messages_api(shared_api: FakeMessagesApi) -> FakeMessagesApi:
-    """The shared server with an empty script and no requests (overrides the plugin's)."""
-    return shared_api.reset()
-
-
-@pytest.fixture(scope="module")
 def fallback(shared_api: FakeMessagesApi) -> Iterator[FallbackGenerator]:
     """Claude on the shared server (3 s budget, 2 attempts, no back-off), then the heuristic."""
     claude, generator = chain(shared_api)
