@@ -4,6 +4,7 @@
   +-- ConfigError         bad project.json, task file or CLI input; ``.errors``: "path: msg" lines
   +-- StoreError          episodic memory can't be read or written
   +-- GenerationError     a generator failed (internal: the service falls back)
+  +-- SetupError          the run can't work as set up (agent missing, credentials, outage)
 * CorruptRecordWarning    a stored record was skipped on read
 """
 
@@ -16,6 +17,7 @@ __all__ = [
     "CorruptRecordWarning",
     "GenerationError",
     "ReflexkitError",
+    "SetupError",
     "StoreError",
 ]
 
@@ -55,6 +57,16 @@ class GenerationError(ReflexkitError):
     def __init__(self, reason: str, message: str = "") -> None:
         self.reason = reason
         super().__init__(f"{reason}: {message}" if message else reason)
+
+
+class SetupError(ReflexkitError):
+    """The run can't work as it is set up, whatever the agent does.
+
+    An agent command that is not installed or can't be parsed, a missing optional extra, no
+    credentials, an API that can't be reached. Raised by a subagent (from ``run`` or before
+    the first attempt); the loop stops the subtask at once, stores no reflection (it is no
+    lesson about the code) and the CLI exits 2 with the message.
+    """
 
 
 class CorruptRecordWarning(UserWarning):

@@ -41,7 +41,9 @@ class InMemoryMemory:
             self._records.append(reflection)
             self._by_subtask.setdefault(reflection.subtask_id, []).append(reflection)
 
-    def recent(self, subtask_id: str, *, limit: int) -> list[Reflection]:
+    def recent(
+        self, subtask_id: str, *, limit: int, task_id: str | None = None
+    ) -> list[Reflection]:
         """Return the *limit* most recently appended reflections of a subtask, oldest first.
 
         Raises:
@@ -51,7 +53,12 @@ class InMemoryMemory:
             msg = f"limit must be >= 1, got {limit}"
             raise ValueError(msg)
         with self._lock:
-            return self._by_subtask.get(subtask_id, [])[-limit:]
+            records = self._by_subtask.get(subtask_id, [])
+            if task_id is None:
+                return records[-limit:]
+            found = [r for r in reversed(records) if r.task_id == task_id][:limit]
+        found.reverse()
+        return found
 
     def prune(self, *, older_than: datetime) -> int:
         """Remove the reflections created before *older_than*; return how many went."""

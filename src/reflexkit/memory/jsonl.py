@@ -236,7 +236,9 @@ class JsonlMemory:
             msg = f"can't read {self._path}: {err.strerror or err}"
             raise StoreError(msg) from err
 
-    def recent(self, subtask_id: str, *, limit: int) -> list[Reflection]:
+    def recent(
+        self, subtask_id: str, *, limit: int, task_id: str | None = None
+    ) -> list[Reflection]:
         """Return the *limit* most recently appended reflections of a subtask, oldest first.
 
         Reads only those records (through the offset index), not the whole history.
@@ -256,7 +258,7 @@ class JsonlMemory:
             try:
                 with self._index.reading(fd, generation) as index:
                     candidates = ((o, os.pread(fd, n, o)) for o, n in index.candidates(subtask_id))
-                    found = self._pick(candidates, subtask_id, limit)
+                    found = self._pick(candidates, subtask_id, task_id, limit)
             except OSError as err:
                 # No index can be kept beside the file (a read-only mount, a backup owned by
                 # someone else): read backwards from the end instead, which costs more the
@@ -264,7 +266,7 @@ class JsonlMemory:
                 if not self._warned_index:
                     self._warned_index = True
                     log.warning("%s: no index (%s); reading from the end", self._path, err)
-                found = self._pick(_lines_backwards(fd), subtask_id, limit)
+                found = self._pick(_lines_backwards(fd), subtask_id, task_id, limit)
         except OSError as err:
             msg = f"can't read {self._path}: {err.strerror or err}"
             raise StoreError(msg) from err
@@ -274,9 +276,13 @@ class JsonlMemory:
         return found
 
     def _pick(
-        self, lines: Iterator[tuple[int, bytes]], subtask_id: str, limit: int
+        self,
+        lines: Iterator[tuple[int, bytes]],
+        subtask_id: str,
+        task_id: str | None,
+        limit: int,
     ) -> list[Reflection]:
-        """Return up to *limit* valid records of a subtask from *lines*, in their order."""
+        """Return up to *limit* valid records of a subtask (of a task) from *lines*, in order."""
         found: list[Reflection] = []
         for offset, line in lines:
             try:
@@ -284,7 +290,7 @@ class JsonlMemory:
             except ValueError as err:
                 self._warn_corrupt(offset, err)
                 continue
-            if record.subtask_id == subtask_id:
+            if record.subtask_id == subtask_id and task_id in {None, record.task_id}:
                 found.append(record)
                 if len(found) == limit:
                     break

@@ -281,7 +281,9 @@ class PostgresMemory:
         except self._psycopg.Error as err:
             raise _failed(err, "can't append to", self._where) from err
 
-    def recent(self, subtask_id: str, *, limit: int) -> list[Reflection]:
+    def recent(
+        self, subtask_id: str, *, limit: int, task_id: str | None = None
+    ) -> list[Reflection]:
         """Return the *limit* most recently appended reflections of a subtask, oldest first.
 
         While the database is away, the answer comes from the spool, with a warning.
@@ -297,8 +299,9 @@ class PostgresMemory:
                 self._prepare(conn)
                 rows = conn.execute(
                     f"SELECT seq, record FROM {_TABLE} WHERE subtask_id = %s"  # noqa: S608
+                    " AND (%s::text IS NULL OR record::jsonb ->> 'taskId' = %s)"
                     " ORDER BY seq DESC LIMIT %s",
-                    (subtask_id, limit),
+                    (subtask_id, task_id, task_id, limit),
                 ).fetchall()
         except self._unreachable as err:
             log.warning(
@@ -307,7 +310,7 @@ class PostgresMemory:
                 _why(err),
                 self._spool.path,
             )
-            return self._spool.recent(subtask_id, limit=limit)
+            return self._spool.recent(subtask_id, limit=limit, task_id=task_id)
         except self._psycopg.Error as err:
             raise _failed(err, "can't read", self._where) from err
         return [r for r in map(self._decode, reversed(rows)) if r is not None]

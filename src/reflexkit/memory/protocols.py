@@ -48,8 +48,16 @@ class EpisodicMemory(Protocol):
         """
         ...
 
-    def recent(self, subtask_id: str, *, limit: int) -> list[Reflection]:
+    def recent(
+        self, subtask_id: str, *, limit: int, task_id: str | None = None
+    ) -> list[Reflection]:
         """Return the *limit* most recently appended reflections of a subtask, oldest first.
+
+        Args:
+            subtask_id: The subtask.
+            limit: The most to return (at least 1).
+            task_id: When given, only reflections of this task: subtask ids are unique within
+                a task, not across tasks, so a retry asks for ``(task_id, subtask_id)``.
 
         Raises:
             StoreError: The store can't be read.

@@ -44,8 +44,13 @@ class ReflectionService(Protocol):
         """Append *reflection* to memory; return ``False`` (and log why) when it could not."""
         ...
 
-    def get_recent(self, subtask_id: str, *, limit: int | None = None) -> list[Reflection]:
-        """Return the most recent reflections of a subtask, oldest first; ``[]`` on errors."""
+    def get_recent(
+        self, subtask_id: str, *, limit: int | None = None, task_id: str | None = None
+    ) -> list[Reflection]:
+        """Return the most recent reflections of a subtask (of *task_id*), oldest first.
+
+        ``[]`` on errors.
+        """
         ...
 
     def format_for_prompt(self, reflections: Sequence[Reflection], /) -> str:

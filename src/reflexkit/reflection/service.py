@@ -134,7 +134,7 @@ class DefaultReflectionService:
             The reflection (not yet saved: call :meth:`save`).
         """
         clean, counts, print_ = self.prepare(failure)
-        previous = self.get_recent(clean.subtask_id)
+        previous = self.get_recent(clean.subtask_id, task_id=clean.task_id)
         reflection = self._generate(clean, previous)
         return attrs.evolve(
             reflection,
@@ -197,16 +197,21 @@ class DefaultReflectionService:
             return False
         return True
 
-    def get_recent(self, subtask_id: str, *, limit: int | None = None) -> list[Reflection]:
+    def get_recent(
+        self, subtask_id: str, *, limit: int | None = None, task_id: str | None = None
+    ) -> list[Reflection]:
         """Return a subtask's most recent reflections, oldest first; ``[]`` when unreadable.
 
         Args:
             subtask_id: The subtask.
             limit: How many at most; ``maxReflectionsPerRetry`` by default.
+            task_id: Only reflections of this task (subtask ids repeat across tasks).
         """
         try:
             return self._store.recent(
-                subtask_id, limit=limit or self._config.max_reflections_per_retry
+                subtask_id,
+                limit=limit or self._config.max_reflections_per_retry,
+                task_id=task_id,
             )
         except Exception as err:  # noqa: BLE001
             self._note(f"could not read reflections of {subtask_id}: {err}", store=True)

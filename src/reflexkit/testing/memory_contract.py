@@ -40,6 +40,7 @@ _NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 def make_reflection(  # noqa: PLR0913 -- keyword-only knobs a test turns
     subtask_id: str = "sub-1",
     *,
+    task_id: str = "task-1",
     attempt: int = 1,
     created_at: datetime = _NOW,
     category: ReflectionCategory = ReflectionCategory.ROOT_CAUSE,
@@ -51,7 +52,7 @@ def make_reflection(  # noqa: PLR0913 -- keyword-only knobs a test turns
     return Reflection(
         id=new_reflection_id(),
         session_id="session-1",
-        task_id="task-1",
+        task_id=task_id,
         subtask_id=subtask_id,
         attempt_number=attempt,
         category=category,
@@ -138,6 +139,21 @@ class MemoryContract:
             memory.append(make_reflection("b"))
         assert memory.recent("a", limit=5) == mine
         assert memory.recent("nobody", limit=5) == []
+
+    def test_recent_keeps_tasks_apart(self, memory: EpisodicMemory) -> None:
+        """A subtask id shared by two tasks: asked with a task id, only that task's records."""
+        mine = [make_reflection("docs", task_id="t-api", attempt=n) for n in range(1, 4)]
+        theirs = [make_reflection("docs", task_id="t-web", attempt=n) for n in range(1, 6)]
+        for n, r in enumerate(mine):
+            memory.append(r)
+            memory.append(theirs[n])
+        memory.append(theirs[3])
+        memory.append(theirs[4])
+        assert memory.recent("docs", limit=2, task_id="t-api") == mine[1:]
+        assert memory.recent("docs", limit=9, task_id="t-api") == mine
+        assert memory.recent("docs", limit=2, task_id="t-web") == theirs[3:]
+        assert memory.recent("docs", limit=9, task_id="t-none") == []
+        assert memory.recent("docs", limit=2) == theirs[3:]  # no task id: the subtask's own
 
     def test_recent_orders_by_append_not_by_time(self, memory: EpisodicMemory) -> None:
         """Recency is the order of appends, not the createdAt stamps."""
