@@ -92,11 +92,23 @@ def _show(value: object) -> str:
     return repr(value)
 
 
+def _wrong_type(attr: attrs.Attribute[Any] | str, expected: str, value: object) -> TypeError:
+    """A TypeError that names the field, what it takes and what it got."""
+    name = attr if isinstance(attr, str) else attr.name
+    return TypeError(f"{name}: expected {expected}, got {type(value).__name__} {_show(value)}")
+
+
 def at_least(minimum: int) -> Any:  # noqa: ANN401 -- an attrs validator
-    """Validate that an integer (or ``None``) is at least *minimum*."""
+    """Validate that an integer (or ``None``) is at least *minimum*.
+
+    A string, a float or a bool is a :class:`TypeError` naming the field: ``"2"`` is not an
+    attempt number, and a bool is an int only by accident of history.
+    """
     expected = f"an integer >= {minimum}"
 
-    def check(_inst: object, _attr: attrs.Attribute[Any], value: int | None) -> None:
+    def check(_inst: object, attr: attrs.Attribute[Any], value: int | None) -> None:
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise _wrong_type(attr, "an integer", value)
         if value is not None and value < minimum:
             msg = f"expected {expected}, got {_show(value)}"
             raise ValueError(msg)
@@ -115,10 +127,79 @@ def unit_interval(_inst: object, _attr: attrs.Attribute[Any], value: float) -> N
 unit_interval.expected = "a number between 0 and 1"  # type: ignore[attr-defined]
 
 
-def non_empty(_inst: object, _attr: attrs.Attribute[Any], value: str) -> None:
+def non_empty(_inst: object, attr: attrs.Attribute[Any], value: str) -> None:
     """Validate that a string is not empty or blank."""
+    if not isinstance(value, str):
+        raise _wrong_type(attr, "a string", value)
     if not value.strip():
         msg = "expected a non-empty string"
+        raise ValueError(msg)
+
+
+def _text(value: object, field: str) -> str:
+    """Take a string as it is and bytes decoded as UTF-8 (bad bytes replaced).
+
+    Tool output arrives as bytes from ``subprocess``; anything else is a TypeError that names
+    the field, at construction, not a traceback deep in the service later.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", errors="replace")
+    raise _wrong_type(field, "a string", value)
+
+
+def _error_output_text(value: object) -> str:
+    return _text(value, "error_output")
+
+
+def _session_id_text(value: object) -> str:
+    return _text(value, "session_id")
+
+
+def _description_text(value: object) -> str:
+    return _text(value, "description")
+
+
+def _command_text(value: object) -> str:
+    return _text(value, "command")
+
+
+def _paths(value: object, field: str = "files_modified") -> tuple[str, ...]:
+    """Take any iterable of path strings as a tuple; a lone string is a mistake, not a list."""
+    if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
+        raise _wrong_type(field, "a list of paths", value)
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise _wrong_type(field, "a list of path strings", item)
+    return items
+
+
+def _failure_type(value: object, field: str = "failure_type") -> FailureType | None:
+    """Take a FailureType, its value as a string, or ``None``."""
+    if value is None or isinstance(value, FailureType):
+        return value
+    if isinstance(value, str):
+        try:
+            return FailureType(value)
+        except ValueError:
+            known = ", ".join(t.value for t in FailureType)
+            msg = f"{field}: expected one of {known}, got {_show(value)}"
+            raise ValueError(msg) from None
+    raise _wrong_type(field, "a FailureType", value)
+
+
+def _optional_int(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise _wrong_type(attr, "an integer or None", value)
+
+
+def _aware(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, datetime):
+        raise _wrong_type(attr, "a datetime", value)
+    if value.tzinfo is None:
+        msg = f"{attr.name}: expected a timezone-aware datetime, got a naive one"
         raise ValueError(msg)
 
 
@@ -130,20 +211,25 @@ class FailureContext:
     ``failure_type`` left as ``None`` means "classify it from the command and the output".
     ``error_output`` should already be redacted when the context is built by an orchestrator;
     the reflection service redacts it again before storing or sending it anywhere.
+
+    Inputs are checked at construction: text fields take ``str`` or ``bytes`` (decoded as
+    UTF-8, bad bytes replaced), integers must be ``int``, ``failure_type`` may be given by
+    value (``"test_failure"``), ``files_modified`` is any iterable of paths (not one string);
+    anything else is a :class:`TypeError` or :class:`ValueError` naming the field.
     """
 
     task_id: str = attrs.field(validator=non_empty)
     subtask_id: str = attrs.field(validator=non_empty)
     attempt_number: int = attrs.field(validator=at_least(1))
-    error_output: str
-    session_id: str = ""
-    description: str = ""
-    failure_type: FailureType | None = None
-    command: str = ""
-    exit_code: int | None = None
-    files_modified: tuple[str, ...] = ()
+    error_output: str = attrs.field(converter=_error_output_text)
+    session_id: str = attrs.field(default="", converter=_session_id_text)
+    description: str = attrs.field(default="", converter=_description_text)
+    failure_type: FailureType | None = attrs.field(default=None, converter=_failure_type)
+    command: str = attrs.field(default="", converter=_command_text)
+    exit_code: int | None = attrs.field(default=None, validator=_optional_int)
+    files_modified: tuple[str, ...] = attrs.field(default=(), converter=_paths)
     duration_ms: int | None = attrs.field(default=None, validator=at_least(0))
-    created_at: datetime = attrs.field(factory=utcnow)
+    created_at: datetime = attrs.field(factory=utcnow, validator=_aware)
 
 
 @attrs.frozen(kw_only=True)
