@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,30 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "failures" 
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def corpus_items() -> list[dict[str, Any]]:
-    """Return the dev corpus items, or an empty list where the corpus is not present."""
-    if not CORPUS.is_dir():
-        return []
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(CORPUS.glob("*.json"))]
+MISSING_CORPUS = (
+    f"the dev corpus is not at {CORPUS} (put the shared/ folder beside the checkout to run "
+    "the tests that read it)"
+)
+
+
+def corpus_items() -> list[Any]:
+    """Return the dev corpus items as test parameters.
+
+    Where the corpus is missing this is one parameter that is skipped with the reason, so a
+    plain clone says why instead of collapsing to "empty parameter set"; under CI the session
+    stops instead (see :func:`pytest_sessionstart`).
+    """
+    items = sorted(CORPUS.glob("*.json")) if CORPUS.is_dir() else []
+    if not items:
+        return [pytest.param({}, marks=pytest.mark.skip(reason=MISSING_CORPUS), id="no-corpus")]
+    return [json.loads(p.read_text(encoding="utf-8")) for p in items]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under CI a missing corpus is an error: the figures it guards would silently vanish."""
+    del session
+    if os.environ.get("CI", "").lower() in {"1", "true", "yes"} and not any(CORPUS.glob("*.json")):
+        pytest.exit(f"CI: {MISSING_CORPUS}", returncode=1)
 
 
 @pytest.fixture

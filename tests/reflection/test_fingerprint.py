@@ -12,7 +12,7 @@ from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.reflection.fingerprint import fingerprint, normalise
 
-from ..conftest import corpus_items  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import CORPUS, MISSING_CORPUS, corpus_items  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 
 def make(
@@ -126,7 +126,7 @@ class TestDistinct:
         )
         assert fingerprint(first) != fingerprint(second)
 
-    @pytest.mark.skipif(not corpus_items(), reason="the dev corpus is not present")
+    @pytest.mark.skipif(not CORPUS.is_dir(), reason=MISSING_CORPUS)
     def test_dev_corpus_fingerprints_are_distinct(self) -> None:
         """No two dev corpus failures share a fingerprint."""
         items: list[dict[str, Any]] = corpus_items()
