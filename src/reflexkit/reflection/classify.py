@@ -12,7 +12,7 @@ are ``tool_error``; a command killed by ``timeout`` (exit code 124) is a ``timeo
 from __future__ import annotations
 
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.reflection._tools import analyse
+from reflexkit.readers import analyse
 
 __all__ = ["classify"]
 

@@ -14,7 +14,7 @@ import hashlib
 import re
 
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.reflection._tools import Findings, analyse, clean_output
+from reflexkit.readers import Findings, analyse, clean_output
 
 __all__ = ["fingerprint", "fingerprint_findings", "normalise"]
 

@@ -1,10 +1,10 @@
 """The heuristic generator: a specific reflection from the tool's own output, no model needed.
 
 It runs when there is no API key, when the LLM fails or times out, and in every test, so it
-has to be good on its own. A parser for the output's format (see ``_tools``) extracts the
-facts a developer looks for first (failing test ids, error classes and messages, error codes,
-``file:line`` locations as printed, missing modules, expected and actual values) and the
-reflection quotes them verbatim, so a later attempt can grep for them. It is deterministic
+has to be good on its own. A reader for the output's format (see :mod:`reflexkit.readers`)
+extracts the facts a developer looks for first (failing test ids, error classes and messages,
+error codes, ``file:line`` locations as printed, missing modules, expected and actual values)
+and the reflection quotes them verbatim, so a later attempt can grep for them. It is deterministic
 apart from the id and the creation time, never touches the network, and stays short.
 """
 
@@ -22,8 +22,8 @@ from reflexkit.models import (
     new_reflection_id,
     utcnow,
 )
-from reflexkit.reflection._tools import Findings, analyse, type_from_command
-from reflexkit.reflection._tools._base import clip
+from reflexkit.readers import Findings, analyse, type_from_command
+from reflexkit.readers.findings import clip
 from reflexkit.reflection.fingerprint import fingerprint_findings
 
 __all__ = ["HeuristicGenerator"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.reflection._tools._base import (
+from reflexkit.readers.findings import (
     MAX_BLOCKS,
     Findings,
     Problem,

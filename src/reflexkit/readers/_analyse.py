@@ -1,0 +1,123 @@
+"""Reading a failure: clean the output, try the registered readers in order, fall back.
+
+:func:`analyse` strips terminal colours, tries the registered readers from the highest
+priority down and returns the findings of the first that recognises the output, merged with
+what a wrapping tool (``make``, ``timeout``) adds; the generic reader reads what no reader
+claims. Priorities matter: pytest output contains tracebacks, a make run contains gcc's
+diagnostics, ``npm test`` wraps jest.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from reflexkit.models import FailureContext, FailureType
+from reflexkit.readers.findings import ANSI, Findings, dedupe
+from reflexkit.readers.generic import parse_generic
+from reflexkit.readers.native import parse_make
+from reflexkit.readers.registry import registered_readers
+from reflexkit.readers.shell import parse_timeout
+
+__all__ = ["analyse", "clean_output", "type_from_command"]
+
+HEAD_CHARS = 12_000
+TAIL_CHARS = 6_000
+"""Longer outputs are read as their first and last parts: first errors and final summaries."""
+
+_log = logging.getLogger(__name__)
+
+_COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
+    (
+        re.compile(
+            r"\b(?:pytest|unittest|jest|vitest|mocha|cargo test|go test|npm (?:run )?test|"
+            r"yarn test|pnpm test|node --test|tox|nox)\b"
+        ),
+        FailureType.TEST_FAILURE,
+    ),
+    (re.compile(r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright)\b"), FailureType.TYPECHECK_ERROR),
+    (
+        re.compile(
+            r"\b(?:ruff|flake8|pylint|eslint|clippy|black --check|prettier|stylelint|"
+            r"shellcheck)\b"
+        ),
+        FailureType.LINT_ERROR,
+    ),
+    (
+        re.compile(
+            r"\b(?:pip3?|npm (?:install|ci|i)|yarn (?:add|install)|poetry|uv (?:sync|add|pip)|"
+            r"cargo (?:fetch|update|add))\b"
+        ),
+        FailureType.DEPENDENCY_ERROR,
+    ),
+    (
+        re.compile(
+            r"\b(?:gcc|g\+\+|clang|make|cmake|cargo build|cargo check|go build|javac|"
+            r"npm run build)\b"
+        ),
+        FailureType.BUILD_ERROR,
+    ),
+    (re.compile(r"\b(?:git)\b"), FailureType.TOOL_ERROR),
+    (re.compile(r"\b(?:python3?|node|cargo run|ruby|java|deno|bun)\b"), FailureType.RUNTIME_ERROR),
+    (re.compile(r"^(?:ba|z|da)?sh\b|\.sh\b"), FailureType.TOOL_ERROR),
+)
+
+
+def clean_output(text: str) -> str:
+    """Return *text* as the readers read it: no colours, LF line ends, head and tail if long."""
+    text = ANSI.sub("", text).replace("\r\n", "\n")
+    if len(text) > HEAD_CHARS + TAIL_CHARS:
+        text = text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
+    return text
+
+
+def type_from_command(command: str) -> FailureType:
+    """Guess the failure type from the command line alone (``UNKNOWN`` when it says nothing)."""
+    for pattern, failure_type in _COMMAND_TYPES:
+        if pattern.search(command):
+            return failure_type
+    return FailureType.UNKNOWN
+
+
+def analyse(failure: FailureContext) -> Findings:
+    """Read a failure's output with the reader for its format.
+
+    Args:
+        failure: The failure; its command and exit code help pick the reader.
+
+    Returns:
+        The findings of the first reader that recognised the output, or the generic reader's
+        low-confidence findings when none did.
+    """
+    text = clean_output(failure.error_output)
+    timeout = parse_timeout(text, failure.command, failure.exit_code)
+    found = _first_reading(text, failure)
+    if found is not None and found.tool in {"gcc", "rustc", "clippy"}:
+        wrapper = parse_make(text)
+        if wrapper is not None:
+            found.details.extend((wrapper.details or wrapper.facts)[:1])
+    if timeout is not None:
+        if found is not None and found.tool != "shell":
+            timeout.details = dedupe([*found.facts[:2], *timeout.details])
+        return timeout
+    if found is None:
+        found = parse_generic(text, failure.exit_code)
+        guessed = type_from_command(failure.command)
+        if guessed is not FailureType.UNKNOWN:
+            found.failure_type = guessed
+    return found
+
+
+def _first_reading(text: str, failure: FailureContext) -> Findings | None:
+    """Return the findings of the first registered reader that recognises *text*."""
+    for reader in registered_readers():
+        if not reader.may_read(text):
+            continue
+        try:
+            found = reader.read(text, failure)
+        except Exception:  # noqa: BLE001 -- a broken reader never stops a reflection
+            _log.warning("reader %r failed; trying the next", reader.name, exc_info=True)
+            continue
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,114 @@
+"""The built-in readers, one registration each (see ``registry.Reader`` for the bands).
+
+Adding a reader is one new module with its read function plus one ``Reader(...)`` line here,
+in the band of its kind of tool.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reflexkit.readers.javascript import (
+    parse_eslint,
+    parse_jest,
+    parse_node,
+    parse_node_test,
+    parse_tsc,
+)
+from reflexkit.readers.native import (
+    parse_cargo_test,
+    parse_crash,
+    parse_gcc,
+    parse_make,
+    parse_rust_panic,
+    parse_rustc,
+)
+from reflexkit.readers.pip import parse_pip
+from reflexkit.readers.python_checkers import parse_mypy, parse_pyflakes_style, parse_pyright
+from reflexkit.readers.python_pytest import parse_pytest
+from reflexkit.readers.python_traceback import parse_traceback
+from reflexkit.readers.python_unittest import parse_unittest
+from reflexkit.readers.registry import Reader
+from reflexkit.readers.shell import parse_git, parse_shell
+
+__all__ = ["BUILTIN_READERS"]
+
+_CR_SCRIPT = re.compile(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:])")
+
+BUILTIN_READERS: tuple[Reader, ...] = (
+    # 900: wrappers whose output holds other formats
+    Reader(
+        "git",
+        lambda t, f: parse_git(t, f.command),
+        ("CONFLICT (", "error: ", "fatal: ", "[rejected]"),
+        950,
+    ),
+    Reader(
+        "shell-crlf",
+        lambda t, _f: parse_shell(t, None) if _CR_SCRIPT.search(t) else None,
+        ("\\r", "\r"),
+        940,
+    ),
+    # 800: test runners (their output holds tracebacks and compiler errors)
+    Reader("unittest", lambda t, _f: parse_unittest(t), ("\nRan ", "FAILED ("), 860),
+    Reader(
+        "pytest",
+        lambda t, f: parse_pytest(t, f.command),
+        (
+            "::",
+            "pytest",
+            "short test summary",
+            " passed",
+            " failed",
+            " error",
+            "ERROR: ",
+            "no tests",
+        ),
+        850,
+    ),
+    Reader("jest", lambda t, _f: parse_jest(t), ("Tests:", "● "), 840),
+    Reader("node-test", lambda t, _f: parse_node_test(t), ("# fail ", "\u2139 fail "), 830),
+    Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
+    # 700: type checkers
+    Reader("mypy", lambda t, _f: parse_mypy(t), (": error: ",), 760),
+    Reader("pyright", lambda t, _f: parse_pyright(t), (" - error: ",), 750),
+    Reader("tsc", lambda t, _f: parse_tsc(t), ("error TS",), 740),
+    # 600: linters and formatters
+    Reader(
+        "ruff",
+        lambda t, f: parse_pyflakes_style(t, f.command),
+        ("-->", ".py:", "eformat"),
+        660,
+    ),
+    Reader("eslint", lambda t, _f: parse_eslint(t), ("  error  ", "  warning  "), 650),
+    # 500: compilers and linkers
+    Reader("rustc", lambda t, _f: parse_rustc(t), ("error[", "error: "), 560),
+    Reader(
+        "gcc",
+        lambda t, _f: parse_gcc(t),
+        (
+            ": error: ",
+            ": fatal error: ",
+            "undefined reference",
+            "cannot find -l",
+            "multiple definition",
+        ),
+        550,
+    ),
+    # 400: installers
+    Reader("pip", lambda t, f: parse_pip(t, f.command), ("ERROR: ", "pip", "error: "), 450),
+    # 300: runtime errors and stack traces
+    Reader(
+        "python",
+        lambda t, _f: parse_traceback(t),
+        ("Traceback (most recent call last)", "SyntaxError: ", "IndentationError: ", "TabError: "),
+        360,
+    ),
+    Reader("node", lambda t, _f: parse_node(t), ("    at ",), 350),
+    Reader("rust-panic", lambda t, _f: parse_rust_panic(t), ("panicked at",), 340),
+    # 200: build tools
+    Reader("make", lambda t, _f: parse_make(t), ("*** ",), 250),
+    # 100: exit codes alone
+    Reader("crash", lambda t, f: parse_crash(t, f.exit_code), (), 150),
+    Reader("shell", lambda t, f: parse_shell(t, f.exit_code), (), 100),
+)

@@ -1,0 +1,80 @@
+"""pip's and other Python installers' errors: packages that do not resolve, build failures."""
+
+from __future__ import annotations
+
+import re
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers.findings import (
+    Findings,
+    clip,
+    dedupe,
+)
+
+__all__ = ["parse_pip"]
+
+M = re.MULTILINE
+
+
+_PIP_ERROR = re.compile(r"^(?P<line>ERROR: (?P<msg>.+))$", M)
+_PIP_HINT = re.compile(r"^(?:Hint|hint|note): (?P<msg>.+)$", M)
+_PIP_NOT_FOUND = re.compile(
+    r"No matching distribution found for (?P<req>\S+)"
+    r"|Could not find a version that satisfies the requirement (?P<req2>\S+)"
+)
+
+
+_PIP_MARKERS = (
+    "Could not find a version",
+    "No matching distribution",
+    "Invalid requirement",
+    "ResolutionImpossible",
+    "pip's dependency resolver",
+    "subprocess-exited-with-error",
+    "Failed building wheel",
+    "externally-managed-environment",
+)
+
+
+def parse_pip(text: str, command: str) -> Findings | None:
+    """Recognise pip's ``ERROR: ...`` lines (bad requirements, missing versions, conflicts)."""
+    if "pip" not in command and not any(marker in text for marker in _PIP_MARKERS):
+        return None
+    errors = [m["line"].strip() for m in _PIP_ERROR.finditer(text)]
+    if not errors and not ("pip" in command and "error:" in text):
+        return None
+    if not errors:
+        errors = [line.strip() for line in text.splitlines() if "error" in line.lower()][:3]
+    findings = Findings(
+        tool="pip",
+        failure_type=FailureType.DEPENDENCY_ERROR,
+        category=ReflectionCategory.MISSING_CONTEXT,
+    )
+    findings.facts = [clip(e, 200) for e in dedupe(errors)[:4]]
+    findings.hints = [clip(m["msg"].strip(), 160) for m in _PIP_HINT.finditer(text)][:3]
+    findings.headline = "pip could not install the requirements."
+    joined = "\n".join(errors)
+    not_found = _PIP_NOT_FOUND.search(joined)
+    if "Invalid requirement" in joined:
+        findings.category = ReflectionCategory.ROOT_CAUSE
+        findings.advice = (
+            "A requirement line is malformed: write it as a valid PEP 508 specifier "
+            "(`name==1.2`, `name>=1.2,<2`), as the hint says, then install again."
+        )
+    elif not_found:
+        req = not_found["req"] or not_found["req2"]
+        findings.advice = (
+            f"No release matches {req}: check the package name on PyPI and pick a version that "
+            "exists for this Python version, or relax the pin."
+        )
+    elif "ResolutionImpossible" in text or "conflict" in joined.lower():
+        findings.category = ReflectionCategory.ROOT_CAUSE
+        findings.advice = (
+            "The pinned versions conflict with each other: relax or align the pins that the "
+            "resolver names, rather than installing packages one by one."
+        )
+    else:
+        findings.advice = "Fix the requirement pip names in the error, then run the install again."
+    findings.steps.append(f"Re-run `{command or 'pip install ...'}` after editing the requirement.")
+    findings.confidence = 0.8
+    return findings

@@ -1,0 +1,230 @@
+"""pytest's output: failing tests with their assertions, collection errors, the summary."""
+
+from __future__ import annotations
+
+import re
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers.findings import (
+    MAX_BLOCKS,
+    Findings,
+    clip,
+    dedupe,
+)
+
+__all__ = ["parse_pytest"]
+
+M = re.MULTILINE
+
+
+_PYTEST_MARK = re.compile(
+    r"^=+ (?:test session starts|FAILURES|ERRORS|short test summary info)(?: =+)?$"
+    r"|^(?:FAILED|ERROR) [^\s:]+\.py(?:::|\s|$)"
+    r"|^=* ?\d+ (?:failed|passed|errors?)\b.* in [\d.]+s",
+    M,
+)
+_PYTEST_SHORT = re.compile(
+    r"^(?P<kind>FAILED|ERROR) (?P<id>[^\s\[]+(?:\[[^\n]*?\])?)(?: - (?P<msg>.*))?$", M
+)
+_PYTEST_SECTION = re.compile(r"^_{3,} (?P<title>.+?) _{3,}$", M)
+_PYTEST_BIG = re.compile(r"^={5,} .* ={5,}$|^!{5,} .* !{5,}$", M)
+_PYTEST_SUMMARY = re.compile(
+    r"^[=\s]*(?P<sum>(?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|"
+    r"deselected|rerun)(?:, )?)+)(?: in [\d.]+s.*?)?[=\s]*$",
+    M,
+)
+_PYTEST_INTERRUPTED = re.compile(r"^!+ (?P<msg>Interrupted: .+?) !+$", M)
+_PYTEST_USAGE = re.compile(
+    r"^(?P<line>ERROR: (?:file or directory not found: .+|usage: .+|not found: .+)"
+    r"|(?:pytest|__main__\.py): error: .+)$",
+    M,
+)
+_PYTEST_LOC = re.compile(r"^(?P<loc>[^\s:][^:\n]*\.py:\d+)(?:: (?P<cls>\w+))?$", M)
+_E_LINE = re.compile(r"^E {1,}(?P<msg>.*)$", M)
+_E_NOISE = re.compile(
+    r"^(?:[+\-?] |Omitting |Full diff|Use -v|\+  where|\+    where|At index|Left contains|"
+    r"Right contains|Differing items|Drill down|Extra items|$)"
+)
+_ASSERT_FLOAT = re.compile(r"assert -?\d+\.\d{8,}")
+_FIXTURE_MISSING = re.compile(r"fixture '(?P<name>[^']+)' not found")
+_ASYNC_UNSUPPORTED = "async def functions are not natively supported"
+_PLUGIN_ITEM = re.compile(r"^\s+- (?P<name>[\w.-]+)$", M)
+
+
+def _pytest_sections(text: str) -> list[tuple[str, str]]:
+    """Split the FAILURES/ERRORS part of pytest's output into (title, body) pairs."""
+    heads = list(_PYTEST_SECTION.finditer(text))
+    out: list[tuple[str, str]] = []
+    for index, head in enumerate(heads):
+        if index >= MAX_BLOCKS:
+            break
+        end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
+        big = _PYTEST_BIG.search(text, head.end(), end)
+        out.append((head["title"], text[head.end() : big.start() if big else end]))
+    return out
+
+
+def _section_message(body: str) -> tuple[str, str]:
+    """Return the key message (E lines, or the first line) and the location of a section."""
+    messages = [m["msg"].rstrip() for m in _E_LINE.finditer(body)]
+    useful = [m.strip() for m in messages if not _E_NOISE.match(m.strip())]
+    loc_match = None
+    for loc_match in _PYTEST_LOC.finditer(body):  # noqa: B007 -- the last one is wanted
+        pass
+    loc = loc_match["loc"] if loc_match else ""
+    if useful:
+        return " / ".join(dedupe(useful)[:2]), loc
+    for line in body.splitlines():
+        stripped = line.strip()
+        if stripped and not line.startswith((" ", "\t", ">")) and not _PYTEST_LOC.match(stripped):
+            return stripped, loc
+    return "", loc
+
+
+def _pytest_usage(lines: list[str], command: str) -> Findings:
+    """Findings for a pytest run that stopped on its command line (no test ran)."""
+    findings = Findings(
+        tool="pytest",
+        failure_type=FailureType.TEST_FAILURE,
+        category=ReflectionCategory.TOOL_MISUSE,
+    )
+    findings.headline = "pytest did not run any test: its command line is wrong."
+    findings.facts.extend(clip(line.strip(), 200) for line in lines)
+    findings.advice = (
+        "Fix the pytest invocation: point it at test paths that exist (relative to the "
+        "directory it runs in) and use only options of installed plugins."
+    )
+    findings.steps.append(f"Check the paths and options of `{clip(command, 80)}`.")
+    findings.confidence = 0.7
+    return findings
+
+
+def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR0912, PLR0915 -- one pass over one format
+    """Recognise pytest's output: failing test ids, assertion lines, collection errors."""
+    if not _PYTEST_MARK.search(text) and "pytest" not in command:
+        return None
+    shorts = [(m["kind"], m["id"], (m["msg"] or "").strip()) for m in _PYTEST_SHORT.finditer(text)]
+    sections = _pytest_sections(text)
+    summary_match = None
+    for summary_match in _PYTEST_SUMMARY.finditer(text):  # noqa: B007 -- the last one is wanted
+        pass
+    interrupted = _PYTEST_INTERRUPTED.search(text)
+    usage = [m["line"] for m in _PYTEST_USAGE.finditer(text)] if "pytest" in command else []
+    if usage and not shorts:
+        return _pytest_usage(usage[-2:], command)
+    if not shorts and not sections and not summary_match and not interrupted:
+        return None
+    findings = Findings(tool="pytest", failure_type=FailureType.TEST_FAILURE)
+    by_title = dict(sections)
+    ids = dedupe(test_id for _, test_id, _ in shorts if "::" in test_id)
+    findings.tests = ids
+    details_for: dict[str, tuple[str, str]] = {}
+    for title, body in sections:
+        details_for[title] = _section_message(body)
+    used_titles: set[str] = set()
+    for kind, test_id, msg in shorts:
+        name = test_id.rsplit("::", 1)[-1]
+        title = next(
+            (
+                t
+                for t in (
+                    name,
+                    f"ERROR at setup of {name}",
+                    f"ERROR at teardown of {name}",
+                    f"ERROR collecting {test_id}",
+                )
+                if t in by_title
+            ),
+            "",
+        )
+        used_titles.add(title)
+        message, loc = details_for.get(title, ("", ""))
+        message = message or msg
+        label = f"{'ERROR ' if kind == 'ERROR' else ''}{test_id}"
+        if title.startswith("ERROR collecting"):
+            label = title
+        fact = label + (f": {clip(message, 200)}" if message else "") + (f" ({loc})" if loc else "")
+        findings.facts.append(fact)
+    for title, _body in sections:
+        if title in used_titles:
+            continue
+        message, loc = details_for[title]
+        if title.startswith("ERROR collecting") or not shorts:
+            findings.facts.append(
+                title
+                + (f": {clip(message, 200)}" if message else "")
+                + (f" ({loc})" if loc else "")
+            )
+    if summary_match:
+        findings.summary = summary_match["sum"].strip().rstrip(",")
+    if interrupted:
+        findings.details.append(interrupted["msg"])
+    failed = len(ids) or len(sections)
+    findings.headline = (
+        f"pytest reported {failed} failing test{'s' if failed != 1 else ''}."
+        if failed
+        else "pytest failed."
+    )
+    joined = "\n".join(findings.facts)
+    fixture = _FIXTURE_MISSING.search(text)
+    if _ASYNC_UNSUPPORTED in text:
+        plugins = dedupe(m["name"] for m in _PLUGIN_ITEM.finditer(text))
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.details.append(_ASYNC_UNSUPPORTED)
+        findings.advice = (
+            "The tests are async but no async plugin is active: install one ("
+            + ", ".join(plugins[:5])
+            + ') and enable it (for pytest-asyncio: `asyncio_mode = "auto"` or '
+            "`@pytest.mark.asyncio`), rather than changing the code under test."
+        )
+        findings.steps.append(
+            "Add the async plugin to the test dependencies and the pytest config."
+        )
+    elif fixture:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.details.append(fixture.group(0))
+        findings.advice = (
+            f"The fixture {fixture['name']!r} is not defined where these tests can see it: "
+            "define it in a conftest.py beside or above the tests (or import the plugin that "
+            "provides it)."
+        )
+        findings.steps.append(
+            f"Define `@pytest.fixture def {fixture['name']}()` in the nearest conftest.py."
+        )
+    elif "ERROR collecting" in text or interrupted:
+        findings.advice = (
+            "Collection failed before any test ran: fix the import or syntax error in the test "
+            "module or in the code it imports (a renamed or missing function, a circular import), "
+            "then run the whole suite again."
+        )
+        if "ModuleNotFoundError" in joined or "No module named" in joined:
+            findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.steps.append(
+            "Make the names the test module imports exist with those exact names."
+        )
+    elif shorts and all(kind == "ERROR" for kind, _, _ in shorts):
+        findings.advice = (
+            "The tests never ran: their setup (a fixture or setup method) raised. Fix what the "
+            "setup needs (a service, a file, a fixture's own code) before touching the tests."
+        )
+        if re.search(r"\b(?:Connection\w*Error|FileNotFoundError|ModuleNotFoundError)\b", joined):
+            findings.category = ReflectionCategory.MISSING_CONTEXT
+    else:
+        if _ASSERT_FLOAT.search(joined):
+            findings.steps.append(
+                "A float differs in its last digits: compare with `pytest.approx(...)` or round "
+                "the result, do not change the expected value."
+            )
+        if re.search(r"\b(?:FileNotFoundError|ModuleNotFoundError)\b", joined):
+            findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "Read each failing assertion: the left side is what the code returned, the right "
+            "side what the test expects. Fix the code under test so it returns the expected "
+            "value; change a test only if the test itself is wrong."
+        )
+    first = ids[0] if ids else ""
+    if first:
+        findings.steps.append(f'Run the first failing test alone: `python -m pytest "{first}" -x`.')
+    findings.steps.append("Then run the full suite to check nothing else broke.")
+    findings.confidence = 0.85 if findings.facts else 0.55
+    return findings

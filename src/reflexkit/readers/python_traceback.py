@@ -1,0 +1,162 @@
+"""Python tracebacks: the exception and the innermost frame of the project's own code."""
+
+from __future__ import annotations
+
+import re
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers.findings import (
+    Findings,
+    clip,
+)
+
+__all__ = ["MISSING_HINT_CLASSES", "Traceback", "find_traceback", "parse_traceback"]
+
+M = re.MULTILINE
+
+_TB_START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$", M)
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
+_EXC_LINE = re.compile(r"^(?P<cls>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?:: (?P<msg>.*)|:)?$")
+_LIBRARY = re.compile(
+    r"(?:site-packages|dist-packages|/lib/python\d|\\lib\\|^<frozen |^<string>|/usr/lib/|"
+    r"importlib/__init__\.py|^<[a-z_]+>$)"
+)
+_MODULE_NOT_FOUND = re.compile(r"No module named '(?P<mod>[^']+)'")
+MISSING_HINT_CLASSES = frozenset(
+    {"FileNotFoundError", "ModuleNotFoundError", "PermissionError", "NotADirectoryError"}
+)
+
+
+class Traceback:
+    """The last Python traceback in a piece of output.
+
+    Attributes:
+        exception: The exception line (with its continuation lines), verbatim.
+        cls: The exception class as printed (``yaml.scanner.ScannerError``).
+        frame: The innermost frame in the project's own code, verbatim (``File "a.py", line 3,
+            in f``), or the innermost frame when every frame is in a library.
+        code: The source line printed under that frame.
+    """
+
+    __slots__ = ("cls", "code", "exception", "frame")
+
+    def __init__(self, exception: str, cls: str, frame: str, code: str) -> None:
+        self.exception = exception
+        self.cls = cls
+        self.frame = frame
+        self.code = code
+
+
+def _last_traceback(lines: list[str], start: int) -> Traceback | None:
+    """Read a traceback whose ``Traceback (most recent call last):`` line is *start*."""
+    frames: list[tuple[str, str, str]] = []  # (frame text, file, code line)
+    i = start + 1
+    indent_of_header = len(lines[start]) - len(lines[start].lstrip())
+    while i < len(lines):
+        line = lines[i]
+        match = _FRAME.match(line)
+        if match:
+            code = ""
+            if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]):
+                nxt = lines[i + 1].strip()
+                if nxt and not set(nxt) <= set("^~ "):
+                    code = nxt
+            frames.append((line.strip(), match["file"], code))
+            i += 1
+            continue
+        stripped = line[indent_of_header:] if line[:indent_of_header].isspace() else line
+        if stripped and not stripped[0].isspace() and _EXC_LINE.match(stripped.rstrip()):
+            exc = _EXC_LINE.match(stripped.rstrip())
+            assert exc is not None  # noqa: S101 -- matched just above
+            block = [stripped.rstrip()]
+            for extra in lines[i + 1 : i + 4]:
+                text = extra.strip()
+                if (
+                    not text
+                    or _TB_START.match(extra)
+                    or text.startswith(("During handling", "The above"))
+                ):
+                    break
+                if extra.startswith((" ", "\t")) or not _EXC_LINE.match(text):
+                    block.append(text)
+                else:
+                    break
+            user = [f for f in frames if not _LIBRARY.search(f[1])]
+            chosen = user[-1] if user else (frames[-1] if frames else ("", "", ""))
+            return Traceback(" / ".join(block), exc["cls"], chosen[0], chosen[2])
+        i += 1
+    return None
+
+
+_BARE_SYNTAX = re.compile(
+    r'^(?P<frame>\s*File "[^"]+", line \d+)\n(?P<code>.*)\n(?:.*\n){0,2}?'
+    r"(?P<exc>(?:SyntaxError|IndentationError|TabError): .*)$",
+    M,
+)
+
+
+def find_traceback(text: str) -> Traceback | None:
+    """Return the last complete traceback in *text* (or a bare SyntaxError), or ``None``."""
+    starts = [m.start() for m in _TB_START.finditer(text)]
+    if not starts:
+        bare = _BARE_SYNTAX.search(text) if "Error: " in text else None
+        if bare is None:
+            return None
+        cls = bare["exc"].split(":", 1)[0]
+        return Traceback(bare["exc"].strip(), cls, bare["frame"].strip(), bare["code"].strip())
+    lines = text[starts[-1] :].splitlines()
+    return _last_traceback(lines, 0)
+
+
+def parse_traceback(text: str) -> Findings | None:
+    """Recognise a Python script that died with an uncaught exception."""
+    tb = find_traceback(text)
+    if tb is None:
+        return None
+    short_cls = tb.cls.rsplit(".", 1)[-1]
+    findings = Findings(tool="python", failure_type=FailureType.RUNTIME_ERROR)
+    findings.headline = f"The Python program raised {short_cls}."
+    findings.facts.append(clip(tb.exception, 240))
+    if tb.frame:
+        where = tb.frame + (f" ({clip(tb.code, 80)})" if tb.code else "")
+        findings.details.append(f"raised from {where}")
+    missing = _MODULE_NOT_FOUND.search(tb.exception)
+    if missing or short_cls == "ModuleNotFoundError":
+        module = missing["mod"] if missing else "the module"
+        top = module.split(".", 1)[0]
+        findings.failure_type = FailureType.DEPENDENCY_ERROR
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            f"The module {module!r} is not installed in the environment that ran the command: "
+            "install its distribution (the name on PyPI may differ from the import name) and "
+            "declare it in the project's dependencies, or import something that is installed."
+        )
+        findings.steps.append(
+            f"Install it: `python -m pip install {top}` and add it to the dependencies."
+        )
+        findings.steps.append(f"Check the import at {tb.frame or 'the import line'}.")
+    elif short_cls in {"SyntaxError", "IndentationError", "TabError"}:
+        findings.advice = (
+            f"The file does not parse: fix the {short_cls} at {tb.frame or 'the line named'} "
+            "(the caret marks where the parser gave up; the real mistake is often just before "
+            "it), then check with `python -m py_compile FILE`."
+        )
+    elif short_cls in MISSING_HINT_CLASSES:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "The program expects a file or path that does not exist where it runs: create it, "
+            "pass the right path, or resolve it relative to the script rather than the current "
+            "directory."
+        )
+        findings.steps.append(f"Check the path used at {tb.frame or 'the failing line'}.")
+    else:
+        findings.advice = (
+            f"Fix the code at {tb.frame or 'the innermost frame'} so it no longer raises "
+            f"{short_cls}; read the message, it names the exact value or argument at fault."
+        )
+        if tb.frame:
+            findings.steps.append(
+                f"Open {tb.frame} and correct the call or value the message names."
+            )
+    findings.steps.append("Re-run the same command to confirm the exception is gone.")
+    return findings
