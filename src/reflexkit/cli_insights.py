@@ -6,6 +6,7 @@ that group's handler (one line on stderr, exit 2 for bad input, 1 for failed wor
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -42,6 +43,14 @@ def _app(ctx: click.Context) -> Application:
     return app
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+
+
+def _plain(text: str) -> str:
+    """One line with no control characters: ids and paths come from files anyone can write."""
+    return _CONTROL.sub(" ", text).strip()
+
+
 def _dump(data: object) -> None:
     click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
 
@@ -58,13 +67,13 @@ def _table(
         return
     if not console.is_terminal:
         for row in rows:
-            click.echo("\t".join(" ".join(cell.split()) for cell in row))
+            click.echo("\t".join(" ".join(_plain(cell).split()) for cell in row))
         return
     table = Table(title=title, caption=escape(str(source)))
     for column in columns:
         table.add_column(column)
     for row in rows:
-        table.add_row(*(escape(cell) for cell in row))
+        table.add_row(*(escape(_plain(cell)) for cell in row))
     console.print(table)
 
 
@@ -92,7 +101,7 @@ def _print_insights(
         rows,
     )
     for entry in paused:
-        click.echo(f"paused: {entry.task_id}/{entry.subtask_id}: {entry.reason}")
+        click.echo(_plain(f"paused: {entry.task_id}/{entry.subtask_id}: {entry.reason}"))
     if skipped:
         click.echo(f"skipped {skipped} unreadable line(s) of {project.insights_path}")
 
@@ -116,11 +125,13 @@ def _print_analysis(outcome: AnalysisOutcome) -> None:
     if not outcome.called:
         click.echo("analysis: no recent findings, nothing to analyse (no LLM call)")
         return
-    click.echo(f"analysis ({outcome.source}): {outcome.reply.summary}")
+    click.echo(_plain(f"analysis ({outcome.source}): {outcome.reply.summary}"))
     if outcome.fallback_reason:
         click.echo(f"  the LLM analysis failed ({outcome.fallback_reason}); the findings stand")
     for finding in outcome.logged:
-        click.echo(f"  {finding.subject_type.value} {finding.subject_id}: {finding.detail}")
+        click.echo(
+            "  " + _plain(f"{finding.subject_type.value} {finding.subject_id}: {finding.detail}")
+        )
 
 
 @click.command()
@@ -170,10 +181,10 @@ def resume(ctx: click.Context, subtask_id: str, task_id: str | None) -> None:
     resumed = app.insights.paused().resume(subtask_id, task_id=task_id, reason="reflexkit resume")
     if not resumed:
         where = f" of task {task_id}" if task_id else ""
-        click.echo(f"reflexkit: {subtask_id}{where} is not paused", err=True)
+        click.echo(_plain(f"reflexkit: {subtask_id}{where} is not paused"), err=True)
         ctx.exit(EXIT_FAILED)
     for name in resumed:
-        click.echo(f"resumed {name}")
+        click.echo(_plain(f"resumed {name}"))
 
 
 @click.group(invoke_without_command=True)
@@ -212,9 +223,9 @@ def lessons(ctx: click.Context, as_json: bool) -> None:
 def lessons_remove(ctx: click.Context, lesson_id: str) -> None:
     """Forget one lesson, by its id."""
     if not _app(ctx).insights.lessons().remove(lesson_id):
-        click.echo(f"reflexkit: no lesson {lesson_id}", err=True)
+        click.echo(_plain(f"reflexkit: no lesson {lesson_id}"), err=True)
         ctx.exit(EXIT_FAILED)
-    click.echo(f"removed {lesson_id}")
+    click.echo(_plain(f"removed {lesson_id}"))
 
 
 @lessons.command("harvest")

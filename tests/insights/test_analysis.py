@@ -167,3 +167,22 @@ def test_heuristic_analyst_proposes_nothing() -> None:
     assert reply.task_actions == ()
     assert reply.lesson_actions == ()
     assert "timeout_pattern" in reply.summary
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"action": "pause", "taskId": "shop", "subtaskId": "invented", "reason": "r"},
+        {"action": "pause", "taskId": "", "subtaskId": "cart", "reason": "r"},
+    ],
+    ids=["unknown-subtask", "no-task"],
+)
+def test_a_reply_cannot_pause_what_the_input_did_not_name(
+    fake_messages_api: FakeMessagesApi, state: Path, analyst: ClaudeAnalyst, action: object
+) -> None:
+    """Pausing is limited to the subtasks the findings or failures name."""
+    fake_messages_api.reply({"summary": "s", "taskActions": [action], "lessonActions": []})
+    outcome = _cycle(state, analyst).run([FINDING])
+    assert outcome.applied is None
+    assert "not applicable" in outcome.logged[0].detail
+    assert PausedSubtasks(state / "paused.jsonl").paused() == []

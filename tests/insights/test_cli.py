@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
 import orjson
 import pytest
 from click.testing import CliRunner, Result
@@ -138,3 +139,27 @@ def test_bad_config_is_exit_2(project_dir: Path) -> None:
     result = _run("insights")
     assert result.exit_code == 2
     assert "$.insights.maxLessons" in result.stderr
+
+
+def test_analyze_without_a_key_falls_back(
+    llm_project: Path, fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No credential: nothing is sent, the findings stand, exit 0."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    FindingLog(llm_project / ".reflexkit" / "insights.jsonl").add([FINDING])
+    result = _run("insights", "--analyze")
+    assert result.exit_code == 0, result.stderr
+    assert "analysis (heuristic)" in result.stdout
+    assert "no_api_key" in result.stdout
+    assert fake_messages_api.requests == []
+
+
+def test_control_characters_never_reach_the_terminal(project_dir: Path) -> None:
+    """A subtask id or path with escape sequences is printed defanged."""
+    finding = attrs.evolve(FINDING, subject_id="cart\x1b]0;pwned\x07", detail="a\x1b[2Jb\nc")
+    FindingLog(project_dir / ".reflexkit" / "insights.jsonl").add([finding])
+    result = _run("insights")
+    assert result.exit_code == 0
+    assert "\x1b" not in result.stdout
+    assert "\x07" not in result.stdout

@@ -331,8 +331,12 @@ class AnalysisCycle:
             reason = err.reason if isinstance(err, GenerationError) else type(err).__name__
             log.warning("the analysis failed (%s); the findings stand on their own", reason)
             source, reply = "heuristic", self.fallback.analyze(findings, failures)
+        known = {
+            (f.task_id, f.subject_id) for f in findings if f.subject_type is SubjectType.SUBTASK
+        }
+        known |= {(a.task_id, a.subtask_id) for a in failures}
         try:
-            applied, logged = self._act(reply)
+            applied, logged = self._act(reply, known)
         except Exception:
             log.exception("applying the analysis failed; nothing applied")
             applied, logged = None, []
@@ -345,13 +349,15 @@ class AnalysisCycle:
             logged=tuple(logged),
         )
 
-    def _act(self, reply: AnalysisReply) -> tuple[Finding | None, list[Finding]]:
+    def _act(
+        self, reply: AnalysisReply, known: set[tuple[str, str]]
+    ) -> tuple[Finding | None, list[Finding]]:
         applied: Finding | None = None
         logged: list[Finding] = []
         actions: list[TaskAction | LessonAction] = [*reply.task_actions, *reply.lesson_actions]
         for action in actions:
             if applied is None:
-                done = self._apply(action)
+                done = self._apply(action, known)
                 if done is not None:
                     applied = self._finding(action, done, "applied")
                     logged.append(applied)
@@ -362,9 +368,12 @@ class AnalysisCycle:
         self.findings.add(logged)
         return applied, logged
 
-    def _apply(self, action: TaskAction | LessonAction) -> str | None:
+    def _apply(self, action: TaskAction | LessonAction, known: set[tuple[str, str]]) -> str | None:
         if isinstance(action, TaskAction):
             if action.action is TaskActionKind.PAUSE:
+                # Only a subtask the findings or failures name: a reply can't invent one.
+                if (action.task_id, action.subtask_id) not in known:
+                    return None
                 self.paused.pause(
                     action.task_id, action.subtask_id, description="", reason=action.reason
                 )
