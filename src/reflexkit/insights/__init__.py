@@ -6,7 +6,8 @@ The loop calls three parts (see docs/insights.md for where):
 * the analysis, :class:`AnalysisCycle` with an :class:`InsightAnalyst`
   (:class:`ClaudeAnalyst`, :class:`HeuristicAnalyst`);
 * the lessons, :class:`LessonBook` (:class:`JsonlLessons`; :class:`InMemoryLessons` in
-  tests) and :func:`format_lessons`.
+  tests) and :func:`format_lessons`; :class:`LessonAwareService` brings them into today's
+  loop by wrapping its reflection service.
 
 This package reads the run logs as JSON and never imports the orchestrator.
 """
@@ -39,6 +40,7 @@ from reflexkit.insights.models import (
     SubjectType,
     TaskAction,
 )
+from reflexkit.insights.prompting import LessonAwareService
 from reflexkit.insights.rules import (
     AttemptCheck,
     FixedRules,
@@ -68,6 +70,7 @@ __all__ = [
     "JsonlLessons",
     "Lesson",
     "LessonAction",
+    "LessonAwareService",
     "LessonBook",
     "PausedEntry",
     "PausedSubtasks",
