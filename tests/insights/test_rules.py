@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+import attrs
 import orjson
 
 from reflexkit.insights import FindingLog, PausedSubtasks, Rule, Severity
@@ -259,3 +261,33 @@ def test_torn_and_foreign_lines_in_state_files_are_skipped(state: Path) -> None:
     (state / "insights.jsonl").write_bytes(b"{broken\n")
     assert log.read() == []
     assert log.skipped == 1
+
+
+def test_parallel_subtasks_can_ask_at_once(writer: HistoryWriter, state: Path) -> None:
+    """Threads asking while the log grows (a smoke test; reads are serialised by a lock).
+
+    Each asker sees every attempt once, in order, and the answers never raise.
+    """
+    rules = make_rules(state)
+    problems: list[str] = []
+
+    def ask(subtask: str) -> None:
+        for attempt in range(1, 40):
+            failure = attrs.evolve(_failure(attempt), subtask_id=subtask)
+            rules.after_failure(failure, fingerprint="fp1", files_changed=["src/shared.py"])
+            runs = rules.reader.history().of("shop", "cart")
+            numbers = [a.attempt for a in runs[0].attempts] if runs else []
+            if numbers != list(range(1, len(numbers) + 1)):
+                problems.append(f"{subtask}: {numbers}")
+                return
+
+    threads = [threading.Thread(target=ask, args=(f"s{n}",)) for n in range(4)]
+    with writer.run("shop", run_id="run-1") as run:
+        for thread in threads:
+            thread.start()
+        for _ in range(30):
+            run.fail("cart", files=("src/shared.py",))
+        for thread in threads:
+            thread.join()
+    assert problems == []
+    assert len(rules.reader.history().of("shop", "cart")[0].attempts) == 30

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -288,9 +289,17 @@ class RunLogReader:
     def __init__(self, runs: Path) -> None:
         self.runs = runs
         self._files: dict[str, _FileState] = {}
+        self._lock = threading.Lock()
 
     def history(self) -> RunHistory:
-        """Return every subtask run in the logs, reading only what changed since last time."""
+        """Return every subtask run in the logs, reading only what changed since last time.
+
+        Safe to call from several threads (the loop's parallel subtasks): reads are serialised.
+        """
+        with self._lock:
+            return self._history()
+
+    def _history(self) -> RunHistory:
         seen: set[str] = set()
         try:
             entries = list(os.scandir(self.runs))
