@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from reflexkit import _serde
+from reflexkit import _serde, cli_insights
 from reflexkit._version import __version__
 from reflexkit.containers import Application, build_application
 from reflexkit.exceptions import ConfigError, ReflexkitError
@@ -684,6 +684,11 @@ def demo() -> None:
             click.echo(agent.prompts[1])
         if not summary.passed:
             _fail(["the demo did not pass: this is a bug, please report it"], EXIT_FAILED)
+
+
+cli.add_command(cli_insights.insights)  # insights (#17)
+cli.add_command(cli_insights.resume)  # insights (#17)
+cli.add_command(cli_insights.lessons)  # insights (#17)
 
 
 def main() -> None:

@@ -18,6 +18,10 @@ from typing import Any, Protocol, TypeVar
 
 from dependency_injector import containers, providers
 
+from reflexkit.insights.analysis import AnalysisCycle, ClaudeAnalyst, HeuristicAnalyst
+from reflexkit.insights.lessons import InMemoryLessons, JsonlLessons
+from reflexkit.insights.rules import FixedRules, HistoryRules
+from reflexkit.insights.store import FindingLog, PausedSubtasks
 from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
@@ -38,6 +42,7 @@ from reflexkit.tasks.config import LoadedProject
 __all__ = [
     "Application",
     "FakeServices",
+    "Insights",
     "Memory",
     "Orchestration",
     "Reflection",
@@ -159,10 +164,47 @@ class Orchestration(containers.DeclarativeContainer):
     )
 
 
+class Insights(containers.DeclarativeContainer):
+    """The rule tier, the analysis and the lessons of a project (docs/insights.md)."""
+
+    project = providers.Dependency(instance_of=LoadedProject)
+
+    findings = providers.Singleton(FindingLog, project.provided.insights_path)
+    paused = providers.Singleton(PausedSubtasks, project.provided.paused_path)
+    lessons = providers.Singleton(JsonlLessons, project.provided.lessons_path)
+    rules = providers.Singleton(
+        HistoryRules,
+        runs=project.provided.runs_dir,
+        findings=findings,
+        paused=paused,
+        config=project.provided.config.insights,
+    )
+    heuristic_analyst = providers.Singleton(HeuristicAnalyst)
+    analyst = providers.Selector(
+        project.provided.config.reflexion.backend,
+        llm=providers.Resource(
+            _closing(ClaudeAnalyst),
+            model=project.provided.config.reflexion.model,
+            timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
+        ),
+        heuristic=heuristic_analyst,
+        fixture=heuristic_analyst,
+    )
+    analysis = providers.Singleton(
+        AnalysisCycle,
+        analyst=analyst,
+        fallback=heuristic_analyst,
+        findings=findings,
+        paused=paused,
+        lessons=lessons,
+    )
+
+
 class Application(containers.DeclarativeContainer):
     """Everything reflexkit needs, for one validated project."""
 
     project = providers.Dependency(instance_of=LoadedProject)
+    insights = providers.Container(Insights, project=project)
 
     memory = providers.Container(Memory, project=project)
     reflection = providers.Container(Reflection, project=project, store=memory.store)
@@ -179,6 +221,9 @@ class FakeServices(containers.DeclarativeContainer):
     store = providers.Singleton(InMemoryMemory)
     generator = providers.Singleton(HeuristicGenerator)
     subagent = providers.Singleton(ScriptedSubagent, providers.Object({}))
+    rules = providers.Singleton(FixedRules)
+    analyst = providers.Singleton(HeuristicAnalyst)
+    lessons = providers.Singleton(InMemoryLessons)
 
 
 def build_application(project: LoadedProject) -> Application:
@@ -203,6 +248,9 @@ def fake_services(app: Application, fakes: FakeServices | None = None) -> Iterat
         app.memory.store.override(fakes.store),
         app.reflection.generator.override(fakes.generator),
         app.orchestration.subagent.override(fakes.subagent),
+        app.insights.rules.override(fakes.rules),
+        app.insights.analyst.override(fakes.analyst),
+        app.insights.lessons.override(fakes.lessons),
         app.reset_singletons(),
     ):
         yield fakes

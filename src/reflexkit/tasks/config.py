@@ -21,6 +21,7 @@ __all__ = [
     "CONFIG_RELPATH",
     "Durability",
     "GeneratorBackend",
+    "InsightsConfig",
     "LoadedProject",
     "MemoryBackend",
     "MemoryConfig",
@@ -132,6 +133,31 @@ class OrchestratorConfig:
 
 
 @attrs.frozen(kw_only=True)
+class InsightsConfig:
+    """The ``insights`` section: rules over run history, paused subtasks, lessons (#17).
+
+    Attributes:
+        enabled: Run the rules at run start and after each failed attempt.
+        consecutive_failure_limit: A subtask stuck or exhausted in this many runs in a row is
+            paused; a file modified in this many failed attempts within the lookback is
+            flagged.
+        timeout_limit: This many timed-out attempts of a subtask in a row is a finding.
+        lookback_hours: How far back the file-correlation rule looks.
+        min_result_length: Agent output shorter than this many characters is "no output".
+        batch_threshold: Analyse the findings every this many completed attempts of a run.
+        max_lessons: The most lessons from other subtasks in one retry prompt (0: none).
+    """
+
+    enabled: bool = True
+    consecutive_failure_limit: int = attrs.field(default=3, validator=at_least(2))
+    timeout_limit: int = attrs.field(default=3, validator=at_least(1))
+    lookback_hours: int = attrs.field(default=24, validator=at_least(1))
+    min_result_length: int = attrs.field(default=20, validator=at_least(0))
+    batch_threshold: int = attrs.field(default=10, validator=at_least(1))
+    max_lessons: int = attrs.field(default=2, validator=at_least(0))
+
+
+@attrs.frozen(kw_only=True)
 class ProjectConfig:
     """The whole of project.json."""
 
@@ -139,6 +165,7 @@ class ProjectConfig:
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     verification: VerificationConfig = attrs.Factory(VerificationConfig)
     orchestrator: OrchestratorConfig = attrs.Factory(OrchestratorConfig)
+    insights: InsightsConfig = attrs.Factory(InsightsConfig)
 
 
 @attrs.frozen(kw_only=True)
@@ -181,6 +208,26 @@ class LoadedProject:
             )
             raise ConfigError([f"project.json: {msg}"])
         return value
+
+    @property
+    def runs_dir(self) -> Path:
+        """The run logs: ``.reflexkit/runs``, one ``<run id>.jsonl`` per run."""
+        return self.root / ".reflexkit" / "runs"
+
+    @property
+    def insights_path(self) -> Path:
+        """The findings of the insight rules: ``.reflexkit/insights.jsonl``."""
+        return self.root / ".reflexkit" / "insights.jsonl"
+
+    @property
+    def lessons_path(self) -> Path:
+        """The project's lessons: ``.reflexkit/lessons.jsonl``."""
+        return self.root / ".reflexkit" / "lessons.jsonl"
+
+    @property
+    def paused_path(self) -> Path:
+        """The paused subtasks: ``.reflexkit/paused.jsonl``."""
+        return self.root / ".reflexkit" / "paused.jsonl"
 
     @property
     def fixtures_path(self) -> Path:

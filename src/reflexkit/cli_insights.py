@@ -1,0 +1,238 @@
+"""The insights commands: ``reflexkit insights``, ``resume`` and ``lessons`` (#17).
+
+Registered on the main group in :mod:`reflexkit.cli` with one line each; errors go through
+that group's handler (one line on stderr, exit 2 for bad input, 1 for failed work).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Protocol
+
+import click
+import orjson
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from reflexkit import _serde
+from reflexkit.containers import Application, build_application
+from reflexkit.insights.analysis import AnalysisOutcome
+from reflexkit.insights.history import RunLogReader
+from reflexkit.insights.lessons import harvest
+from reflexkit.insights.models import Finding, PausedEntry, Rule
+from reflexkit.models import utcnow
+from reflexkit.tasks.config import LoadedProject
+
+__all__ = ["insights", "lessons", "resume"]
+
+EXIT_FAILED = 1
+
+
+class _HasProject(Protocol):
+    def project(self) -> LoadedProject: ...
+
+
+def _app(ctx: click.Context) -> Application:
+    state: _HasProject = ctx.find_root().obj
+    app = build_application(state.project())
+    ctx.call_on_close(app.shutdown_resources)
+    return app
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+
+
+def _plain(text: str) -> str:
+    """One line with no control characters: ids and paths come from files anyone can write."""
+    return _CONTROL.sub(" ", text).strip()
+
+
+def _dump(data: object) -> None:
+    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+
+
+def _table(
+    console: Console,
+    title: str,
+    source: Path,
+    columns: tuple[str, ...],
+    rows: Sequence[tuple[str, ...]],
+) -> None:
+    """A table on a terminal; one tab-separated line per row for pipes and scripts."""
+    if not rows:
+        return
+    if not console.is_terminal:
+        for row in rows:
+            click.echo("\t".join(" ".join(_plain(cell).split()) for cell in row))
+        return
+    table = Table(title=title, caption=escape(str(source)))
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*(escape(_plain(cell)) for cell in row))
+    console.print(table)
+
+
+def _print_insights(
+    project: LoadedProject, findings: list[Finding], paused: list[PausedEntry], skipped: int
+) -> None:
+    console = Console()
+    if not findings and not paused:
+        click.echo(f"no findings yet ({project.insights_path})")
+    rows = [
+        (
+            f.created_at.strftime("%Y-%m-%d %H:%M"),
+            f.rule.value,
+            f"{f.subject_type.value} " + "/".join(p for p in (f.task_id, f.subject_id) if p),
+            f.detail,
+            f.action_taken,
+        )
+        for f in findings
+    ]
+    _table(
+        console,
+        "reflexkit insights",
+        project.insights_path,
+        ("when", "rule", "subject", "detail", "action"),
+        rows,
+    )
+    for entry in paused:
+        click.echo(_plain(f"paused: {entry.task_id}/{entry.subtask_id}: {entry.reason}"))
+    if skipped:
+        click.echo(f"skipped {skipped} unreadable line(s) of {project.insights_path}")
+
+
+def _analysis_json(outcome: AnalysisOutcome) -> dict[str, object]:
+    # Spelled out: the converter writes tuples of models as lists without converting items.
+    reply = outcome.reply
+    return {
+        "called": outcome.called,
+        "source": outcome.source,
+        "fallbackReason": outcome.fallback_reason,
+        "summary": reply.summary,
+        "taskActions": [_serde.unstructure(a) for a in reply.task_actions],
+        "lessonActions": [_serde.unstructure(a) for a in reply.lesson_actions],
+        "applied": _serde.unstructure(outcome.applied) if outcome.applied else None,
+        "logged": [_serde.unstructure(f) for f in outcome.logged],
+    }
+
+
+def _print_analysis(outcome: AnalysisOutcome) -> None:
+    if not outcome.called:
+        click.echo("analysis: no recent findings, nothing to analyse (no LLM call)")
+        return
+    click.echo(_plain(f"analysis ({outcome.source}): {outcome.reply.summary}"))
+    if outcome.fallback_reason:
+        click.echo(f"  the LLM analysis failed ({outcome.fallback_reason}); the findings stand")
+    for finding in outcome.logged:
+        click.echo(
+            "  " + _plain(f"{finding.subject_type.value} {finding.subject_id}: {finding.detail}")
+        )
+
+
+@click.command()
+@click.option(
+    "--analyze",
+    is_flag=True,
+    help="Ask Claude once for actions on the recent findings (none: no call); apply at most one.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print camelCase JSON.")
+@click.pass_context
+def insights(ctx: click.Context, analyze: bool, as_json: bool) -> None:
+    """List the findings of the insight rules and the paused subtasks."""
+    app = _app(ctx)
+    project = app.project()
+    log = app.insights.findings()
+    findings = log.read()
+    paused = app.insights.paused().paused()
+    outcome = None
+    if analyze:
+        since = utcnow() - timedelta(hours=project.config.insights.lookback_hours)
+        recent = [f for f in findings if f.rule is not Rule.ANALYSIS and f.created_at >= since]
+        history = RunLogReader(project.runs_dir).history()
+        failures = [a for a in history.attempts() if a.failed and (a.at is None or a.at >= since)]
+        outcome = app.insights.analysis().run(recent, failures)
+    if as_json:
+        data: dict[str, object] = {
+            "findings": [_serde.unstructure(f) for f in findings],
+            "paused": [_serde.unstructure(p) for p in paused],
+            "skippedLines": log.skipped,
+        }
+        if outcome is not None:
+            data["analysis"] = _analysis_json(outcome)
+        _dump(data)
+        return
+    _print_insights(project, findings, paused, log.skipped)
+    if outcome is not None:
+        _print_analysis(outcome)
+
+
+@click.command()
+@click.argument("subtask_id")
+@click.option("--task", "task_id", default=None, help="Only the subtask of this task.")
+@click.pass_context
+def resume(ctx: click.Context, subtask_id: str, task_id: str | None) -> None:
+    """Resume a subtask the insight rules paused, so the next run attempts it again."""
+    app = _app(ctx)
+    resumed = app.insights.paused().resume(subtask_id, task_id=task_id, reason="reflexkit resume")
+    if not resumed:
+        where = f" of task {task_id}" if task_id else ""
+        click.echo(_plain(f"reflexkit: {subtask_id}{where} is not paused"), err=True)
+        ctx.exit(EXIT_FAILED)
+    for name in resumed:
+        click.echo(_plain(f"resumed {name}"))
+
+
+@click.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print camelCase JSON.")
+@click.pass_context
+def lessons(ctx: click.Context, as_json: bool) -> None:
+    """List the project's lessons: fixes that worked, offered to other subtasks."""
+    if ctx.invoked_subcommand is not None:
+        return
+    app = _app(ctx)
+    kept = list(app.insights.lessons())
+    if as_json:
+        _dump([_serde.unstructure(lesson) for lesson in kept])
+        return
+    if not kept:
+        click.echo(f"no lessons yet ({app.project().lessons_path})")
+        return
+    rows = [
+        (
+            lesson.id,
+            lesson.tool,
+            lesson.failure_type.value,
+            lesson.fingerprint,
+            "/".join(p for p in (lesson.task_id, lesson.subtask_id) if p),
+            lesson.suggestion,
+        )
+        for lesson in kept
+    ]
+    columns = ("id", "tool", "failure type", "fingerprint", "learnt on", "suggestion")
+    _table(Console(), "reflexkit lessons", app.project().lessons_path, columns, rows)
+
+
+@lessons.command("remove")
+@click.argument("lesson_id")
+@click.pass_context
+def lessons_remove(ctx: click.Context, lesson_id: str) -> None:
+    """Forget one lesson, by its id."""
+    if not _app(ctx).insights.lessons().remove(lesson_id):
+        click.echo(_plain(f"reflexkit: no lesson {lesson_id}"), err=True)
+        ctx.exit(EXIT_FAILED)
+    click.echo(_plain(f"removed {lesson_id}"))
+
+
+@lessons.command("harvest")
+@click.pass_context
+def lessons_harvest(ctx: click.Context) -> None:
+    """Learn the lessons of past runs: reflections that preceded a pass (reads all memory)."""
+    app = _app(ctx)
+    history = RunLogReader(app.project().runs_dir).history()
+    learnt = harvest(history, app.memory.store(), app.insights.lessons())
+    click.echo(f"learnt {len(learnt)} lesson(s)")

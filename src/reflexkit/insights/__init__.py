@@ -1,0 +1,89 @@
+"""Insights: rules over run history before any LLM, paused subtasks, lessons that travel.
+
+The loop calls three parts (see docs/insights.md for where):
+
+* the rule tier, :class:`InsightRules` (:class:`HistoryRules`; :class:`FixedRules` in tests);
+* the analysis, :class:`AnalysisCycle` with an :class:`InsightAnalyst`
+  (:class:`ClaudeAnalyst`, :class:`HeuristicAnalyst`);
+* the lessons, :class:`LessonBook` (:class:`JsonlLessons`; :class:`InMemoryLessons` in
+  tests) and :func:`format_lessons`; :class:`LessonAwareService` brings them into today's
+  loop by wrapping its reflection service.
+
+This package reads the run logs as JSON and never imports the orchestrator.
+"""
+
+from reflexkit.insights.analysis import (
+    AnalysisCycle,
+    AnalysisOutcome,
+    ClaudeAnalyst,
+    HeuristicAnalyst,
+    InsightAnalyst,
+)
+from reflexkit.insights.history import AttemptRecord, RunHistory, RunLogReader, SubtaskRun
+from reflexkit.insights.lessons import (
+    LESSONS_HEADING,
+    InMemoryLessons,
+    JsonlLessons,
+    LessonBook,
+    format_lessons,
+    harvest,
+    tool_of,
+)
+from reflexkit.insights.models import (
+    AnalysisReply,
+    Finding,
+    Lesson,
+    LessonAction,
+    PausedEntry,
+    Rule,
+    Severity,
+    SubjectType,
+    TaskAction,
+)
+from reflexkit.insights.prompting import LessonAwareService
+from reflexkit.insights.rules import (
+    AttemptCheck,
+    FixedRules,
+    HistoryRules,
+    InsightRules,
+    RunStartCheck,
+    evaluate,
+)
+from reflexkit.insights.store import FindingLog, PausedSubtasks
+
+__all__ = [
+    "LESSONS_HEADING",
+    "AnalysisCycle",
+    "AnalysisOutcome",
+    "AnalysisReply",
+    "AttemptCheck",
+    "AttemptRecord",
+    "ClaudeAnalyst",
+    "Finding",
+    "FindingLog",
+    "FixedRules",
+    "HeuristicAnalyst",
+    "HistoryRules",
+    "InMemoryLessons",
+    "InsightAnalyst",
+    "InsightRules",
+    "JsonlLessons",
+    "Lesson",
+    "LessonAction",
+    "LessonAwareService",
+    "LessonBook",
+    "PausedEntry",
+    "PausedSubtasks",
+    "Rule",
+    "RunHistory",
+    "RunLogReader",
+    "RunStartCheck",
+    "Severity",
+    "SubjectType",
+    "SubtaskRun",
+    "TaskAction",
+    "evaluate",
+    "format_lessons",
+    "harvest",
+    "tool_of",
+]

@@ -1,0 +1,353 @@
+"""A typed, tolerant view of the run logs (``.reflexkit/runs/*.jsonl``) for the rules.
+
+The run log is written by the orchestrator (one camelCase JSON event per line, see
+``docs/orchestrator.md``); insights reads it as plain JSON so that it never imports the
+orchestrator. Unknown kinds and unknown fields are skipped, lines that are not JSON objects
+are skipped and counted (:attr:`RunHistory.bad_lines`), and a missing folder is an empty
+history.
+
+Reading is incremental: :class:`RunLogReader` remembers how far it read each file and
+parses only what was appended since, so the rules can ask again after every failed attempt
+without re-reading the whole history.
+
+Fields read, by event kind (all optional but ``kind``):
+
+``run_started``
+    ``data.runId``, ``data.taskId``.
+``attempt_started``
+    ``subtaskId``, ``attempt``, ``at``.
+``verification_failed``
+    ``data.failureType`` (``timeout`` counts as a time-out, as does ``data.timedOut``),
+    ``data.fingerprint``, ``data.filesModified`` (a list, or one string of paths joined by
+    commas or newlines), ``data.outputChars`` (the length of the agent's output).
+``reflection_generated``
+    ``data.fingerprint`` (when the failure event had none).
+``passed``
+    ``data.outputChars``, ``data.filesModified``.
+``stuck``, ``exhausted``
+    How the subtask ended in that run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+
+__all__ = ["AttemptRecord", "RunHistory", "RunLogReader", "SubtaskRun"]
+
+log = logging.getLogger("reflexkit.insights")
+
+ENDINGS = frozenset({"passed", "stuck", "exhausted"})
+"""The kinds that end a subtask's run; ``paused`` ends it too but is not a failure."""
+
+_FAILED_ENDINGS = frozenset({"stuck", "exhausted"})
+
+
+@attrs.define(kw_only=True)
+class AttemptRecord:
+    """One attempt of a subtask, as far as the run log tells.
+
+    Attributes:
+        run_id: The run.
+        task_id: The task (``""`` when the log had no ``run_started``).
+        subtask_id: The subtask.
+        attempt: The attempt number.
+        at: When it started (or when it was first seen).
+        passed: It passed; ``False`` while unknown or failed.
+        failed: It failed.
+        failure_type: The failure's type by value (``test_failure`` ...), when failed.
+        timed_out: The attempt ran out of time.
+        fingerprint: The failure's fingerprint, ``""`` when unknown.
+        files_modified: The files it changed; ``None`` when the log does not say.
+        output_chars: The length of the agent's output; ``None`` when the log does not say.
+        command: The command that failed (``data.command``), ``""`` when unknown.
+    """
+
+    run_id: str
+    task_id: str
+    subtask_id: str
+    attempt: int
+    at: datetime | None
+    passed: bool = False
+    failed: bool = False
+    failure_type: str | None = None
+    timed_out: bool = False
+    fingerprint: str = ""
+    files_modified: tuple[str, ...] | None = None
+    output_chars: int | None = None
+    command: str = ""
+
+
+@attrs.define(kw_only=True)
+class SubtaskRun:
+    """A subtask's part of one run: its attempts and how it ended.
+
+    Attributes:
+        run_id: The run.
+        task_id: The task.
+        subtask_id: The subtask.
+        started_at: When its first attempt started.
+        outcome: ``passed``, ``stuck``, ``exhausted``; ``None`` when the log does not say.
+        attempts: Its attempts in order.
+    """
+
+    run_id: str
+    task_id: str
+    subtask_id: str
+    started_at: datetime | None
+    outcome: str | None = None
+    attempts: list[AttemptRecord] = attrs.Factory(list)
+
+    @property
+    def failed(self) -> bool:
+        """It ended stuck or exhausted."""
+        return self.outcome in _FAILED_ENDINGS
+
+
+@attrs.frozen(kw_only=True)
+class RunHistory:
+    """Every subtask run found in the logs, oldest first.
+
+    Attributes:
+        runs: The subtask runs, ordered by when they started.
+        bad_lines: Lines that were not JSON objects with a ``kind``; skipped.
+        unknown_kinds: Events of kinds this view does not use; skipped.
+        led_to_success: The ids of reflections a passing attempt had in its prompt
+            (``data.ledToSuccess`` of ``passed`` events).
+    """
+
+    runs: tuple[SubtaskRun, ...] = ()
+    led_to_success: frozenset[str] = frozenset()
+    bad_lines: int = 0
+    unknown_kinds: int = 0
+
+    def of(self, task_id: str, subtask_id: str) -> list[SubtaskRun]:
+        """Return the runs of one subtask, oldest first."""
+        return [r for r in self.runs if r.subtask_id == subtask_id and r.task_id == task_id]
+
+    def attempts(self) -> Iterator[AttemptRecord]:
+        """Yield every attempt, in the order of their runs."""
+        for run in self.runs:
+            yield from run.attempts
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+_KNOWN = frozenset(
+    {
+        "run_started",
+        "attempt_started",
+        "verification_failed",
+        "reflection_generated",
+        "retry",
+        "stuck",
+        "passed",
+        "exhausted",
+        "run_finished",
+        "paused",
+        "finding",
+    }
+)
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _time(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def _files(value: object) -> tuple[str, ...] | None:
+    if isinstance(value, list):
+        return tuple(v for v in value if isinstance(v, str) and v)
+    if isinstance(value, str):
+        return tuple(p.strip() for p in value.replace("\n", ",").split(",") if p.strip())
+    return None
+
+
+@attrs.define
+class _FileState:
+    """What has been read of one log file."""
+
+    offset: int = 0
+    inode: int = 0
+    bad_lines: int = 0
+    unknown_kinds: int = 0
+    run_id: str = ""
+    task_id: str = ""
+    runs: list[SubtaskRun] = attrs.Factory(list)
+    open_runs: dict[str, SubtaskRun] = attrs.Factory(dict)
+    led_to_success: set[str] = attrs.Factory(set)
+
+    def feed(self, line: bytes) -> None:
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            self.bad_lines += 1
+            return
+        if not isinstance(event, dict) or not isinstance(event.get("kind"), str):
+            self.bad_lines += 1
+            return
+        kind = event["kind"]
+        if kind not in _KNOWN:
+            self.unknown_kinds += 1
+            return
+        raw = event.get("data")
+        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if kind == "run_started":
+            self.run_id = _str(data.get("runId")) or self.run_id
+            self.task_id = _str(data.get("taskId"))
+            self.open_runs = {}
+            return
+        subtask = _str(event.get("subtaskId"))
+        if not subtask:
+            return
+        self._apply(kind, subtask, _int(event.get("attempt")) or 0, _time(event.get("at")), data)
+
+    def _run(self, subtask: str, at: datetime | None) -> SubtaskRun:
+        run = self.open_runs.get(subtask)
+        if run is None:
+            run = SubtaskRun(
+                run_id=self.run_id, task_id=self.task_id, subtask_id=subtask, started_at=at
+            )
+            self.open_runs[subtask] = run
+            self.runs.append(run)
+        return run
+
+    def _attempt(self, run: SubtaskRun, number: int, at: datetime | None) -> AttemptRecord:
+        if run.attempts and run.attempts[-1].attempt == number:
+            return run.attempts[-1]
+        record = AttemptRecord(
+            run_id=run.run_id,
+            task_id=run.task_id,
+            subtask_id=run.subtask_id,
+            attempt=number,
+            at=at,
+        )
+        run.attempts.append(record)
+        return record
+
+    def _apply(
+        self, kind: str, subtask: str, number: int, at: datetime | None, data: dict[str, Any]
+    ) -> None:
+        run = self._run(subtask, at)
+        if kind in {"stuck", "exhausted", "passed", "paused"}:
+            run.outcome = kind
+        if kind == "paused" or number < 1:
+            return
+        if kind == "attempt_started" or kind in {"verification_failed", "passed"}:
+            record = self._attempt(run, number, at)
+        elif run.attempts and run.attempts[-1].attempt == number:
+            record = run.attempts[-1]
+        else:
+            return
+        if kind == "verification_failed":
+            record.failed = True
+            record.failure_type = _str(data.get("failureType")) or None
+            record.timed_out = data.get("timedOut") is True or record.failure_type == "timeout"
+            record.fingerprint = _str(data.get("fingerprint")) or record.fingerprint
+            record.command = _str(data.get("command"))
+        elif kind == "passed":
+            record.passed = True
+            ids = _str(data.get("ledToSuccess"))
+            self.led_to_success.update(i for i in ids.split(",") if i)
+        elif kind == "reflection_generated" and not record.fingerprint:
+            record.fingerprint = _str(data.get("fingerprint"))
+        if kind in {"verification_failed", "passed"}:
+            files = _files(data.get("filesModified"))
+            record.files_modified = files if files is not None else record.files_modified
+            chars = _int(data.get("outputChars"))
+            record.output_chars = chars if chars is not None else record.output_chars
+
+
+class RunLogReader:
+    """Reads the run logs of a project, incrementally.
+
+    Args:
+        runs: The folder of run logs (``.reflexkit/runs``).
+    """
+
+    def __init__(self, runs: Path) -> None:
+        self.runs = runs
+        self._files: dict[str, _FileState] = {}
+        self._lock = threading.Lock()
+
+    def history(self) -> RunHistory:
+        """Return every subtask run in the logs, reading only what changed since last time.
+
+        Safe to call from several threads (the loop's parallel subtasks): reads are serialised.
+        """
+        with self._lock:
+            return self._history()
+
+    def _history(self) -> RunHistory:
+        seen: set[str] = set()
+        try:
+            entries = list(os.scandir(self.runs))
+        except (FileNotFoundError, NotADirectoryError):
+            entries = []
+        for entry in entries:
+            if not entry.name.endswith(".jsonl"):
+                continue
+            path = entry.path
+            seen.add(path)
+            state = self._files.get(path)
+            try:
+                info = entry.stat()
+            except OSError:
+                continue
+            if state is not None and (state.inode, state.offset) == (info.st_ino, info.st_size):
+                continue  # unchanged since the last read: not even opened
+            self._refresh(path)
+        for gone in set(self._files) - seen:
+            del self._files[gone]
+        runs = [run for state in self._files.values() for run in state.runs]
+        runs.sort(key=lambda r: r.started_at or datetime.min.replace(tzinfo=UTC))
+        return RunHistory(
+            runs=tuple(runs),
+            bad_lines=sum(s.bad_lines for s in self._files.values()),
+            unknown_kinds=sum(s.unknown_kinds for s in self._files.values()),
+            led_to_success=frozenset().union(*(s.led_to_success for s in self._files.values())),
+        )
+
+    def _refresh(self, path: str) -> None:
+        state = self._files.get(path)
+        try:
+            with open(path, "rb") as handle:  # noqa: PTH123 -- a str key: Path() costs more here
+                info = os.fstat(handle.fileno())
+                if state is None or state.inode != info.st_ino or info.st_size < state.offset:
+                    state = _FileState(inode=info.st_ino, run_id=Path(path).stem)
+                    self._files[path] = state
+                if info.st_size == state.offset:
+                    return
+                handle.seek(state.offset)
+                chunk = handle.read(info.st_size - state.offset)
+        except OSError as err:
+            log.warning("%s: cannot read the run log: %s", path, err.strerror or err)
+            return
+        end = chunk.rfind(b"\n")
+        if end < 0:  # a line still being written (or torn): read it next time
+            return
+        for line in chunk[: end + 1].splitlines():
+            if line.strip():
+                state.feed(line)
+        state.offset += end + 1

@@ -1,0 +1,165 @@
+"""`reflexkit insights`, `resume` and `lessons`, end to end through the real command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+import orjson
+import pytest
+from click.testing import CliRunner, Result
+
+from reflexkit.cli import cli
+from reflexkit.insights import FindingLog, JsonlLessons, PausedSubtasks
+from reflexkit.memory import JsonlMemory
+from reflexkit.testing.fake_messages_api import FakeMessagesApi
+from reflexkit.testing.memory_contract import make_reflection
+from reflexkit.testing.run_history import HistoryWriter
+
+from .test_analysis import FINDING
+
+
+def _run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture
+def llm_project(
+    project_dir: Path, fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A project on the llm backend whose SDK talks to the fake Messages API."""
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": "llm", "generationTimeoutMs": 3000}})
+    )
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_messages_api.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    return project_dir
+
+
+def test_insights_lists_findings_and_paused(project_dir: Path) -> None:
+    """The findings log and the paused subtasks, as a table and as JSON."""
+    state = project_dir / ".reflexkit"
+    FindingLog(state / "insights.jsonl").add([FINDING])
+    PausedSubtasks(state / "paused.jsonl").pause("shop", "tax", description="d", reason="stuck")
+    result = _run("insights")
+    assert result.exit_code == 0, result.stderr
+    assert "timeout_pattern" in result.stdout
+    assert "paused: shop/tax: stuck" in result.stdout
+    data = orjson.loads(_run("insights", "--json").stdout)
+    assert data["findings"][0]["subjectId"] == "cart"
+    assert data["paused"][0]["subtaskId"] == "tax"
+    assert data["skippedLines"] == 0
+
+
+def test_insights_with_nothing_yet(project_dir: Path) -> None:
+    """A project with no history says so."""
+    result = _run("insights")
+    assert result.exit_code == 0
+    assert "no findings yet" in result.stdout
+    assert not (project_dir / ".reflexkit").exists()
+
+
+def test_analyze_without_findings_sends_nothing(
+    llm_project: Path, fake_messages_api: FakeMessagesApi
+) -> None:
+    """`--analyze` with no findings: no LLM call at all."""
+    del llm_project
+    result = _run("insights", "--analyze")
+    assert result.exit_code == 0, result.stderr
+    assert "no LLM call" in result.stdout
+    assert fake_messages_api.requests == []
+
+
+def test_analyze_with_findings_applies_one_action(
+    llm_project: Path, fake_messages_api: FakeMessagesApi
+) -> None:
+    """One request; the pause it proposes is applied and logged."""
+    state = llm_project / ".reflexkit"
+    FindingLog(state / "insights.jsonl").add([FINDING])
+    fake_messages_api.reply(
+        {
+            "summary": "cart never finishes.",
+            "taskActions": [
+                {"action": "pause", "taskId": "shop", "subtaskId": "cart", "reason": "timeouts"}
+            ],
+            "lessonActions": [],
+        }
+    )
+    result = _run("insights", "--analyze", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert len(fake_messages_api.requests) == 1
+    data = orjson.loads(result.stdout)
+    assert data["analysis"]["source"] == "llm"
+    assert data["analysis"]["applied"]["actionTaken"] == "paused"
+    assert PausedSubtasks(state / "paused.jsonl").paused()[0].subtask_id == "cart"
+
+
+def test_resume(project_dir: Path) -> None:
+    """`resume` unpauses; resuming what is not paused is exit 1 with one line."""
+    paused = PausedSubtasks(project_dir / ".reflexkit" / "paused.jsonl")
+    paused.pause("shop", "cart", description="d", reason="stuck")
+    result = _run("resume", "cart")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "resumed shop/cart"
+    assert paused.paused() == []
+    again = _run("resume", "cart")
+    assert again.exit_code == 1
+    assert again.stderr.strip() == "reflexkit: cart is not paused"
+
+
+def test_lessons_list_remove_and_harvest(project_dir: Path) -> None:
+    """Harvest learns from past runs; `lessons` lists them; `lessons remove ID` forgets one."""
+    state = project_dir / ".reflexkit"
+    worked = make_reflection(subtask_id="cart")
+    JsonlMemory(state / "memory" / "reflections.jsonl").append(worked)
+    with HistoryWriter(state / "runs").run("task-1", run_id=worked.session_id) as run:
+        run.fail("cart", command="ruff check .", reflection_id=worked.id)
+        run.passed("cart", led_to_success=(worked.id,))
+    assert "no lessons yet" in _run("lessons").stdout
+    result = _run("lessons", "harvest")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "learnt 1 lesson(s)"
+    (lesson,) = orjson.loads(_run("lessons", "--json").stdout)
+    assert lesson["tool"] == "ruff"
+    assert lesson["reflectionId"] == worked.id
+    assert "cart" in _run("lessons").stdout
+    assert _run("lessons", "remove", lesson["id"]).exit_code == 0
+    assert list(JsonlLessons(state / "lessons.jsonl")) == []
+    missing = _run("lessons", "remove", lesson["id"])
+    assert missing.exit_code == 1
+    assert "no lesson" in missing.stderr
+
+
+def test_bad_config_is_exit_2(project_dir: Path) -> None:
+    """A bad insights section stops every insights command with one line."""
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text('{"insights": {"maxLessons": -1}}')
+    result = _run("insights")
+    assert result.exit_code == 2
+    assert "$.insights.maxLessons" in result.stderr
+
+
+def test_analyze_without_a_key_falls_back(
+    llm_project: Path, fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No credential: nothing is sent, the findings stand, exit 0."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    FindingLog(llm_project / ".reflexkit" / "insights.jsonl").add([FINDING])
+    result = _run("insights", "--analyze")
+    assert result.exit_code == 0, result.stderr
+    assert "analysis (heuristic)" in result.stdout
+    assert "no_api_key" in result.stdout
+    assert fake_messages_api.requests == []
+
+
+def test_control_characters_never_reach_the_terminal(project_dir: Path) -> None:
+    """A subtask id or path with escape sequences is printed defanged."""
+    finding = attrs.evolve(FINDING, subject_id="cart\x1b]0;pwned\x07", detail="a\x1b[2Jb\nc")
+    FindingLog(project_dir / ".reflexkit" / "insights.jsonl").add([finding])
+    result = _run("insights")
+    assert result.exit_code == 0
+    assert "\x1b" not in result.stdout
+    assert "\x07" not in result.stdout

@@ -1,0 +1,274 @@
+"""Lessons that travel: learnt from a reflection that led to a pass, offered to others."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import attrs
+import pytest
+
+from reflexkit.insights import (
+    LESSONS_HEADING,
+    InMemoryLessons,
+    JsonlLessons,
+    LessonBook,
+    RunLogReader,
+    format_lessons,
+    harvest,
+    tool_of,
+)
+from reflexkit.memory import InMemoryMemory
+from reflexkit.memory.protocols import MemoryStats
+from reflexkit.models import FailureContext, FailureType, Reflection
+from reflexkit.reflection.fingerprint import fingerprint
+from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.testing.memory_contract import make_reflection
+from reflexkit.testing.run_history import HistoryWriter
+
+MISSING_MODULE = (
+    "ImportError while importing test module '/work/tests/{name}'.\n"
+    "tests/{name}:3: in <module>\n"
+    "    import yaml\n"
+    "E   ModuleNotFoundError: No module named 'yaml'\n"
+    "1 error in 0.05s\n"
+)
+
+
+def _env_failure(subtask: str, *, attempt: int = 1) -> FailureContext:
+    """The same environment problem, hit by different subtasks."""
+    return FailureContext(
+        task_id="shop",
+        subtask_id=subtask,
+        attempt_number=attempt,
+        session_id="run-1",
+        command="python -m pytest -q",
+        exit_code=2,
+        error_output=MISSING_MODULE.format(name=f"test_{subtask}.py"),
+    )
+
+
+def _reflection(*, attempt_number: int = 1, **fields: object) -> Reflection:
+    """A plausible reflection with *fields* replaced."""
+    return attrs.evolve(make_reflection(attempt=attempt_number), **fields)
+
+
+@pytest.mark.parametrize(
+    ("command", "tool"),
+    [
+        ("python -m pytest -q", "pytest"),
+        ("PYTHONPATH=src python3 -m mypy --strict src", "mypy"),
+        ("/usr/local/bin/ruff check .", "ruff"),
+        ("uv run pytest", "pytest"),
+        ("npx tsc --noEmit", "tsc"),
+        ("subagent", "subagent"),
+        ("", ""),
+        ("echo 'unbalanced", "echo"),
+    ],
+)
+def test_tool_of(command: str, tool: str) -> None:
+    """The tool is what the command runs, past env assignments and runners."""
+    assert tool_of(command) == tool
+
+
+@pytest.fixture(params=["memory", "jsonl"])
+def book(request: pytest.FixtureRequest, tmp_path: Path) -> LessonBook:
+    """Both lesson books, which must behave the same."""
+    if request.param == "memory":
+        return InMemoryLessons()
+    return JsonlLessons(tmp_path / "lessons.jsonl")
+
+
+def test_second_subtask_gets_the_first_ones_lesson(book: LessonBook) -> None:
+    """Two subtasks hit the same missing module: the second's retry prompt has the fix."""
+    generator = HeuristicGenerator()
+    first = generator.generate(_env_failure("cart"))
+    worked = _reflection(
+        id=first.id,
+        task_id="shop",
+        subtask_id="cart",
+        failure_type=first.failure_type,
+        fingerprint=first.fingerprint,
+        suggestion="Add pyyaml to the test dependencies and reinstall; don't vendor it.",
+    )
+    assert book.learn(worked, tool="pytest") is not None
+    assert book.learn(worked, tool="pytest") is None  # learnt once
+
+    # Another test module: another fingerprint, the same tool and error class.
+    second = _env_failure("tax")
+    assert fingerprint(second) != first.fingerprint
+    found = book.lessons_for(second, limit=2)
+    assert [lesson.subtask_id for lesson in found] == ["cart"]
+    section = format_lessons(found, max_chars=1_000)
+    assert section.startswith(LESSONS_HEADING)
+    assert "pyyaml" in section
+    assert "shop/cart" in section
+    # Its own subtask's lessons are already in its prompt: excluded.
+    assert book.lessons_for(_env_failure("cart", attempt=2), limit=2) == []
+
+
+def test_tool_and_failure_type_match_without_the_fingerprint(book: LessonBook) -> None:
+    """A different test failing with the same tool and error class still matches."""
+    lesson_source = _reflection(
+        subtask_id="cart",
+        failure_type=FailureType.DEPENDENCY_ERROR,
+        fingerprint="aaaa",
+        suggestion="Install the missing package into the venv the tests use.",
+    )
+    book.learn(lesson_source, tool="pytest")
+    failure = FailureContext(
+        task_id="shop",
+        subtask_id="tax",
+        attempt_number=1,
+        failure_type=FailureType.DEPENDENCY_ERROR,
+        command="pytest -x",
+        error_output="ModuleNotFoundError: No module named 'requests'",
+    )
+    assert len(book.lessons_for(failure, fingerprint="bbbb", limit=3)) == 1
+    other_tool = FailureContext(
+        task_id="shop",
+        subtask_id="tax",
+        attempt_number=1,
+        failure_type=FailureType.DEPENDENCY_ERROR,
+        command="npm test",
+        error_output="Cannot find module 'left-pad'",
+    )
+    assert book.lessons_for(other_tool, fingerprint="cccc", limit=3) == []
+
+
+def test_limit_order_and_duplicates(book: LessonBook) -> None:
+    """Fingerprint matches first, newest first, one per suggestion, at most *limit*."""
+    for index, (print_, suggestion) in enumerate(
+        [
+            ("fp", "Old advice."),
+            ("fp", "New advice."),
+            ("zz", "Tool advice."),
+            ("fp", "new  advice."),
+        ]
+    ):
+        book.learn(
+            _reflection(
+                id=f"r{index}",
+                subtask_id=f"s{index}",
+                failure_type=FailureType.TEST_FAILURE,
+                fingerprint=print_,
+                suggestion=suggestion,
+            ),
+            tool="pytest",
+        )
+    failure = FailureContext(
+        task_id="t",
+        subtask_id="other",
+        attempt_number=1,
+        failure_type=FailureType.TEST_FAILURE,
+        command="pytest",
+        error_output="x",
+    )
+    found = book.lessons_for(failure, fingerprint="fp", limit=3)
+    assert [lesson.suggestion for lesson in found] == [
+        "new  advice.",
+        "Old advice.",
+        "Tool advice.",
+    ]
+    assert len(book.lessons_for(failure, fingerprint="fp", limit=1)) == 1
+    assert book.lessons_for(failure, fingerprint="fp", limit=0) == []
+
+
+def test_removed_lessons_stay_removed(tmp_path: Path) -> None:
+    """`remove` writes a tombstone: a fresh book on the same file does not offer it."""
+    path = tmp_path / "lessons.jsonl"
+    book = JsonlLessons(path)
+    lesson = book.learn(_reflection(fingerprint="fp", suggestion="Do X."), tool="pytest")
+    assert lesson is not None
+    assert book.remove(lesson.id)
+    assert not book.remove(lesson.id)
+    assert list(JsonlLessons(path)) == []
+    assert len(path.read_bytes().splitlines()) == 2  # appended, never rewritten
+
+
+def test_another_process_sees_new_lessons(tmp_path: Path) -> None:
+    """A lesson appended by another process is found; only the new lines are read."""
+    path = tmp_path / "lessons.jsonl"
+    book = JsonlLessons(path)
+    assert list(book) == []
+    script = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from reflexkit.insights import JsonlLessons
+        from reflexkit.testing.memory_contract import make_reflection
+        import attrs
+        book = JsonlLessons(Path({str(path)!r}))
+        for i in range(3):
+            r = make_reflection()
+            book.learn(attrs.evolve(r, fingerprint="fp", suggestion=f"S{{i}}."), tool="pytest")
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    assert sorted(lesson.suggestion for lesson in book) == ["S0.", "S1.", "S2."]
+    with path.open("ab") as handle:
+        handle.write(b"{torn\n")
+    assert len(list(book)) == 3
+    assert book.skipped == 1
+
+
+def test_format_stays_within_the_budget() -> None:
+    """Whole lessons while they fit; a long first one is cut; nothing when none fit."""
+    book = InMemoryLessons()
+    for index in range(5):
+        book.learn(
+            _reflection(id=f"r{index}", fingerprint="fp", suggestion=f"{index} " + "x" * 150),
+            tool="pytest",
+        )
+    lessons = list(book)
+    for budget in (50, 200, 300, 500, 2_000):
+        section = format_lessons(lessons, max_chars=budget)
+        assert len(section) <= budget
+    assert format_lessons(lessons, max_chars=50) == ""
+    assert format_lessons([], max_chars=2_000) == ""
+    assert format_lessons(lessons, max_chars=2_000).count("\n- ") == 5
+
+
+class _NoScanMemory(InMemoryMemory):
+    """Memory that fails the test if anything reads all of it."""
+
+    def __iter__(self) -> Iterator[Reflection]:
+        raise AssertionError("memory was scanned")
+
+    def stats(self) -> MemoryStats:
+        raise AssertionError("memory was scanned")
+
+
+def test_lookup_never_scans_memory(tmp_path: Path) -> None:
+    """A failure's lesson lookup reads the lesson index only; recent() still reads K records."""
+    memory = _NoScanMemory()
+    for attempt in range(1, 6):
+        memory.append(_reflection(subtask_id="tax", attempt_number=attempt))
+    book = JsonlLessons(tmp_path / "lessons.jsonl")
+    book.learn(_reflection(subtask_id="cart", fingerprint="fp", suggestion="S."), tool="pytest")
+    failure = _env_failure("tax")
+    assert len(memory.recent("tax", limit=2)) == 2
+    assert book.lessons_for(failure, fingerprint="fp", limit=2)
+
+
+def test_harvest_learns_from_past_runs(writer: HistoryWriter) -> None:
+    """Reflections named by a passed event's ledToSuccess become lessons, with their tool."""
+    worked = _reflection(
+        id="refl-ok", session_id="run-1", subtask_id="cart", attempt_number=1, fingerprint="fp"
+    )
+    unused = _reflection(id="refl-no", session_id="run-1", subtask_id="tax")
+    with writer.run("shop", run_id="run-1") as run:
+        run.fail("cart", command="python -m mypy src", reflection_id="refl-ok")
+        run.passed("cart", led_to_success=("refl-ok",))
+    memory = InMemoryMemory()
+    memory.append(worked)
+    memory.append(unused)
+    book = InMemoryLessons()
+    history = RunLogReader(writer.runs).history()
+    (lesson,) = harvest(history, memory, book)
+    assert (lesson.reflection_id, lesson.tool) == ("refl-ok", "mypy")
+    assert harvest(history, memory, book) == []
+    assert isinstance(lesson.created_at, datetime)
