@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 
 def git(root: Path, *args: str) -> str:
@@ -28,3 +31,16 @@ def repo(tmp_path: Path) -> Path:
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "start")
     return root
+
+
+@pytest.fixture(scope="module")
+def shared_api() -> Iterator[FakeMessagesApi]:
+    """One fake Messages API per module: building a server per test costs more than the test."""
+    with FakeMessagesApi() as api:
+        yield api
+
+
+@pytest.fixture
+def fake_messages_api(shared_api: FakeMessagesApi) -> FakeMessagesApi:
+    """The shared server with an empty script and no requests (overrides the plugin's)."""
+    return shared_api.reset()

@@ -17,6 +17,7 @@ from reflexkit.orchestrator.report import (
     ReportIds,
     Verification,
     build_report,
+    diff_text,
     git_changes,
     read_reports,
     report_path,
@@ -233,3 +234,23 @@ def test_instructions_describe_a_valid_self_report() -> None:
     assert "`.reflexkit/self-report.json`" in text
     report = build_report(IDS, changes=GitChanges(), self_report=example.encode())
     assert report["provenance"]["selfReport"] == "ok"
+
+
+def test_diff_text_shows_tracked_and_untracked_changes(repo: Path) -> None:
+    """The judge's diff holds edits and new files, and none of reflexkit's own files."""
+    (repo / "src" / "cart" / "pricing.py").write_text("def price(x):\n    return x * 2\n")
+    (repo / "src" / "cart" / "tax.py").write_text("RATE = 0.2\n")
+    (repo / ".reflexkit").mkdir()
+    (repo / ".reflexkit" / "self-report.json").write_text('{"confidence": 1}')
+    text = diff_text(repo)
+    assert "+    return x * 2" in text
+    assert "-    return x" in text
+    assert "diff --git a/src/cart/tax.py b/src/cart/tax.py\nnew file mode" in text
+    assert "+RATE = 0.2" in text
+    assert ".reflexkit" not in text
+
+
+def test_diff_text_outside_a_repository_is_empty(tmp_path: Path) -> None:
+    """No repository, no diff, no exception."""
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert diff_text(tmp_path) == ""

@@ -51,6 +51,7 @@ __all__ = [
     "Verification",
     "atomic_write",
     "build_report",
+    "diff_text",
     "git_changes",
     "parse_self_report",
     "read_reports",
@@ -160,7 +161,7 @@ class Verification:
         exit_code: Its exit code.
         judge: The completion judge's verdict, when one ran.
         ending: How the agent's last message ended the attempt (see
-            :func:`~reflexkit.orchestrator.ending.classify_ending`).
+            :func:`~reflexkit.reflection.ending.classify_ending`).
     """
 
     passed: bool | None = None
@@ -336,6 +337,57 @@ def git_changes(root: Path, *, base: str = "HEAD") -> GitChanges:
         files.update(_untracked(root, others.stdout))
     kept = tuple(files[p] for p in sorted(files) if not p.startswith(_OWN_FOLDER))
     return GitChanges(files=kept)
+
+
+def diff_text(root: Path, *, base: str = "HEAD", max_chars: int = 200_000) -> str:
+    """Return the attempt's unified diff for the judge: tracked changes and untracked files.
+
+    Untracked files appear as new-file diffs. Files under ``.reflexkit/`` are left out. The
+    text stops at about *max_chars* (the judge bounds it further); never raises: when git
+    can't answer, the result is ``""``.
+    """
+    try:
+        head = _git(root, "rev-parse", "--verify", "--quiet", base)
+        if head.returncode != 0:
+            base = _EMPTY_TREE
+        diff = _git(
+            root,
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-renames",
+            base,
+            "--",
+            ".",
+            f":(exclude){_OWN_FOLDER}",
+        )
+        others = _git(root, "ls-files", "-z", "--others", "--exclude-standard")
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    if diff.returncode != 0:
+        return ""
+    parts = [diff.stdout.decode("utf-8", "replace")]
+    size = len(parts[0])
+    for name in others.stdout.split(b"\0") if others.returncode == 0 else []:
+        path = name.decode("utf-8", "surrogateescape")
+        if not path or path.startswith(_OWN_FOLDER) or size > max_chars:
+            continue
+        try:
+            data = (root / path).read_bytes()[:max_chars]
+        except OSError:
+            continue
+        if b"\0" in data[:8000]:
+            body = "Binary file\n"
+        else:
+            lines = data.decode("utf-8", "replace").splitlines()
+            body = f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines)
+        block = (
+            f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n"
+            f"+++ b/{path}\n{body}"
+        )
+        parts.append(block)
+        size += len(block)
+    return "".join(parts)[:max_chars]
 
 
 def _numstat(output: bytes) -> dict[str, FileChange]:
