@@ -32,6 +32,7 @@ from reflexkit import _serde
 from reflexkit._version import __version__
 from reflexkit.containers import Application, build_application
 from reflexkit.exceptions import ConfigError, ReflexkitError
+from reflexkit.hooks.cli import hook
 from reflexkit.memory import JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, Reflection, utcnow
@@ -684,6 +685,9 @@ def demo() -> None:
             click.echo(agent.prompts[1])
         if not summary.passed:
             _fail(["the demo did not pass: this is a bug, please report it"], EXIT_FAILED)
+
+
+cli.add_command(hook)  # reflexkit hook stop|post-tool-use|session-start|install (#18)
 
 
 def main() -> None:
