@@ -29,6 +29,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from reflexkit import _serde
+from reflexkit._reports_cli import calibrate_command
 from reflexkit._version import __version__
 from reflexkit.containers import Application, build_application
 from reflexkit.exceptions import ConfigError, ReflexkitError
@@ -688,6 +689,7 @@ def demo() -> None:
 
 
 cli.add_command(hook)  # reflexkit hook stop|post-tool-use|session-start|install (#18)
+cli.add_command(calibrate_command)  # reflexkit calibrate (#18)
 
 
 def main() -> None:
