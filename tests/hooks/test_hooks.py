@@ -11,7 +11,9 @@ from typing import Any
 
 import jsonschema
 import pytest
+from click.testing import CliRunner
 
+from reflexkit.cli import cli
 from reflexkit.orchestrator.report import report_schema
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
@@ -139,14 +141,30 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize("event", ["session-start", "post-tool-use", "stop"])
-def test_malformed_payloads_exit_zero(project: Path, event: str) -> None:
-    """Every malformed payload exits 0 with nothing on stdout that Claude Code would act on."""
+def test_malformed_payloads_exit_zero(
+    project: Path, event: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every malformed payload exits 0 with nothing on stdout that Claude Code would act on.
+
+    The command runs in this process through click (a subprocess per payload costs seconds);
+    the two tests below run real processes.
+    """
     configure(project)
+    monkeypatch.chdir(project.parent)
     for raw in MALFORMED:
-        done = hook(event, raw, project)
-        assert done.returncode == 0, (raw[:60], done.stderr)
+        done = CliRunner().invoke(cli, ["hook", event], input=raw)
+        assert done.exit_code == 0, (raw[:60], done.output)
         assert "decision" not in done.stdout, raw[:60]
-        assert "Traceback" not in done.stderr
+        assert done.exception is None or isinstance(done.exception, SystemExit)
+
+
+@pytest.mark.parametrize("raw", [b"not json", b'{"session_id": 5, "cwd": []}'])
+def test_malformed_payload_in_a_real_process(project: Path, raw: bytes) -> None:
+    """The console entry point exits 0 on a bad payload, with no traceback."""
+    configure(project, verification={"judge": "heuristic"})
+    done = hook("stop", raw, project)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "Traceback" not in done.stderr
 
 
 def test_bad_project_json_exits_zero(project: Path) -> None:
