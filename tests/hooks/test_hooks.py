@@ -31,13 +31,24 @@ def payload(name: str, root: Path, **changes: Any) -> dict[str, Any]:
 
 
 def hook(
-    event: str, data: object, root: Path, *, env: dict[str, str] | None = None
+    event: str,
+    data: object,
+    root: Path,
+    *,
+    env: dict[str, str] | None = None,
+    full_cli: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """Run `python -m reflexkit hook EVENT` with *data* on stdin, from another folder."""
+    """Run `python -m reflexkit.hooks EVENT` (what Claude Code runs) with *data* on stdin.
+
+    With *full_cli*, `python -m reflexkit hook EVENT` instead. It runs from another folder:
+    the payload's cwd names the project.
+    """
     stdin = data if isinstance(data, bytes) else json.dumps(data).encode()
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("REFLEXKIT", "ANTHROPIC"))}
     done = subprocess.run(
-        [sys.executable, "-m", "reflexkit", "hook", event],
+        [sys.executable, "-m", "reflexkit", "hook", event]
+        if full_cli
+        else [sys.executable, "-m", "reflexkit.hooks", event],
         input=stdin,
         capture_output=True,
         cwd=root.parent,
@@ -158,13 +169,35 @@ def test_malformed_payloads_exit_zero(
         assert done.exception is None or isinstance(done.exception, SystemExit)
 
 
+@pytest.mark.parametrize("full_cli", [False, True])
 @pytest.mark.parametrize("raw", [b"not json", b'{"session_id": 5, "cwd": []}'])
-def test_malformed_payload_in_a_real_process(project: Path, raw: bytes) -> None:
-    """The console entry point exits 0 on a bad payload, with no traceback."""
+def test_malformed_payload_in_a_real_process(project: Path, raw: bytes, full_cli: bool) -> None:
+    """Both entry points exit 0 on a bad payload, with no traceback."""
     configure(project, verification={"judge": "heuristic"})
-    done = hook("stop", raw, project)
+    done = hook("stop", raw, project, full_cli=full_cli)
     assert (done.returncode, done.stdout) == (0, "")
     assert "Traceback" not in done.stderr
+
+
+def test_full_cli_blocks_like_the_light_entry_point(project: Path) -> None:
+    """`reflexkit hook stop` does what `python -m reflexkit.hooks stop` does."""
+    configure(project, verification={"judge": "heuristic"})
+    write_todo(project)
+    done = hook("stop", payload("stop.json", project), project, full_cli=True)
+    assert json.loads(done.stdout)["decision"] == "block"
+
+
+@pytest.mark.parametrize("args", [[], ["nonsense"], ["stop", "--config"]])
+def test_light_entry_point_rejects_a_wrong_command_line(args: list[str]) -> None:
+    """A wrong command line (not a payload) is a usage error, exit 2."""
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit.hooks", *args],
+        input=b"{}",
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert b"usage: python -m reflexkit.hooks" in done.stderr
 
 
 def test_bad_project_json_exits_zero(project: Path) -> None:

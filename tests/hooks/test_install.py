@@ -90,6 +90,16 @@ def test_merge_replaces_an_older_reflexkit_entry() -> None:
     assert commands(new, "Stop") == [hook_command("stop", python="/new/venv/bin/python")]
 
 
+def test_merge_replaces_an_entry_of_the_full_cli() -> None:
+    """An entry written as `python -m reflexkit hook stop` is ours too, and replaced."""
+    old = {
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": "py -m reflexkit hook stop"}]}]
+        }
+    }
+    assert commands(merge_hooks(old), "Stop") == [hook_command("stop")]
+
+
 def test_merge_rejects_a_bad_shape() -> None:
     """The hooks key must be an object of lists."""
     with pytest.raises(ConfigError, match=r"\$\.hooks"):

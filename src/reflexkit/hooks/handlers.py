@@ -65,6 +65,7 @@ from reflexkit.tasks.config import JudgeMode, LoadedProject, load_project
 
 __all__ = [
     "ACTIVE_ENV",
+    "EVENTS",
     "HOOK_SUBTASK",
     "HookResult",
     "run_hook",
@@ -513,3 +514,6 @@ _HANDLERS = {
     "post-tool-use": _post_tool_use,
     "stop": _stop,
 }
+
+EVENTS: tuple[str, ...] = tuple(_HANDLERS)
+"""The hooks :func:`run_hook` handles."""

@@ -10,6 +10,7 @@ changes nothing.
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -30,23 +31,24 @@ HOOK_EVENTS: tuple[tuple[str, str | None, str, int], ...] = (
 )
 """Per Claude Code event: the matcher (``None`` for events without tools), our hook, timeout."""
 
-_MARKER = " -m reflexkit "
+_OURS = re.compile(r" -m reflexkit(?:\.hooks | hook )")  # this entry point, or the full CLI's
 
 
 def hook_command(hook: str, *, python: str | None = None) -> str:
     """Return the command line Claude Code runs for one of our hooks.
 
     The interpreter is named by its absolute path, so the hook runs with the reflexkit that
-    installed it whatever ``PATH`` Claude Code has.
+    installed it whatever ``PATH`` Claude Code has; ``-m reflexkit.hooks`` starts faster
+    than the full command line, which matters for a hook run on every Bash call.
     """
-    return f"{shlex.quote(python or sys.executable)}{_MARKER}hook {hook}"
+    return f"{shlex.quote(python or sys.executable)} -m reflexkit.hooks {hook}"
 
 
 def _ours(entry: object) -> bool:
     return (
         isinstance(entry, dict)
         and isinstance(entry.get("command"), str)
-        and _MARKER + "hook " in entry["command"]
+        and _OURS.search(entry["command"]) is not None
     )
 
 
