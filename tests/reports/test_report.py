@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from reflexkit.orchestrator.report import (
+    AttemptReporter,
     FileChange,
     GitChanges,
     JudgeSummary,
@@ -27,6 +28,7 @@ from reflexkit.orchestrator.report import (
     take_self_report,
     write_report,
 )
+from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReportsConfig
 
 from .conftest import git
 
@@ -254,3 +256,52 @@ def test_diff_text_outside_a_repository_is_empty(tmp_path: Path) -> None:
     """No repository, no diff, no exception."""
     (tmp_path / "a.py").write_text("x = 1\n")
     assert diff_text(tmp_path) == ""
+
+
+def project_at(root: Path, *, enabled: bool) -> LoadedProject:
+    """A project rooted at *root* with reports on or off."""
+    return LoadedProject(config=ProjectConfig(reports=ReportsConfig(enabled=enabled)), root=root)
+
+
+def test_reporter_off_writes_nothing(repo: Path) -> None:
+    """With reports off: no prompt text, no base, no report, no file at all."""
+    reporter = AttemptReporter(project_at(repo, enabled=False))
+    (repo / ".reflexkit").mkdir()
+    (repo / ".reflexkit" / "self-report.json").write_text('{"confidence": 1}')
+    before = sorted(p for p in repo.rglob("*") if ".git" not in p.parts)
+    assert reporter.prompt_section() == ""
+    assert reporter.start() is None
+    (repo / "src" / "cart" / "pricing.py").write_text("changed\n")
+    assert reporter.finish(IDS, verification=Verification(passed=True)) is None
+    assert sorted(p for p in repo.rglob("*") if ".git" not in p.parts) == before
+
+
+def test_reporter_around_an_attempt(repo: Path) -> None:
+    """start() clears a stale self-report and pins the base; finish() writes a valid report."""
+    reporter = AttemptReporter(project_at(repo, enabled=True))
+    stale = repo / ".reflexkit" / "self-report.json"
+    stale.parent.mkdir()
+    stale.write_text('{"confidence": 0.99}')
+    assert ".reflexkit/self-report.json" in reporter.prompt_section()
+    base = reporter.start()
+    assert not stale.exists()
+    (repo / "db").mkdir()
+    (repo / "db" / "schema.sql").write_text("CREATE TABLE t (id int);\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "the agent commits")
+    stale.write_text('{"confidence": 0.6}')
+    report = reporter.finish(IDS, base=base, verification=Verification(passed=False))
+    assert report is not None
+    validate(report)
+    assert report["confidence"] == 0.6
+    assert report["risk"]["needsReview"] is True
+    assert report["risk"]["surface"] == "data"
+    assert (repo / ".reflexkit" / "reports" / "run1" / "discount-1.json").is_file()
+
+
+def test_reporter_never_raises_when_the_folder_is_unwritable(repo: Path) -> None:
+    """A reports path that can't be created is logged, not raised."""
+    (repo / "blocker").write_text("a file where the folder should be")
+    config = ProjectConfig(reports=ReportsConfig(enabled=True, path="blocker/reports"))
+    reporter = AttemptReporter(LoadedProject(config=config, root=repo))
+    assert reporter.finish(IDS) is None

@@ -39,17 +39,15 @@ import orjson
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.orchestrator.report import (
+    AttemptReporter,
     JudgeSummary,
     ReportIds,
     Verification,
     atomic_write,
-    build_report,
     diff_text,
-    git_changes,
+    report_path,
     safe_id,
     self_report_instructions,
-    take_self_report,
-    write_report,
 )
 from reflexkit.reflection.ending import Ending, classify_ending
 from reflexkit.reflection.judge import (
@@ -473,33 +471,29 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
                     else f"complete={judgement.verdict.complete} {judgement.verdict.severity.value}"
                 )
             )
-    if project.config.reports.enabled:
-        report = build_report(
-            ReportIds(
-                run_id=session,
-                subtask_id=HOOK_SUBTASK,
-                attempt=attempt,
-                task_id=HOOK_SUBTASK,
-                session_id=session,
-                agent="claude-code",
-            ),
-            changes=git_changes(project.root, base=base),
-            self_report=take_self_report(project.root / project.config.reports.self_report_path),
-            verification=Verification(
-                judge=JudgeSummary(
-                    complete=judgement.verdict.complete,
-                    severity=judgement.verdict.severity.value,
-                    source=judgement.source,
-                )
-                if judgement is not None and judgement.verdict is not None
-                else None,
-                ending=ending.kind.value,
-            ),
-            risk=project.config.risk,
-            source="stop-hook",
+    ids = ReportIds(
+        run_id=session,
+        subtask_id=HOOK_SUBTASK,
+        attempt=attempt,
+        task_id=HOOK_SUBTASK,
+        session_id=session,
+        agent="claude-code",
+    )
+    summary = (
+        JudgeSummary(
+            complete=judgement.verdict.complete,
+            severity=judgement.verdict.severity.value,
+            source=judgement.source,
         )
-        path = write_report(report, project.root / project.config.reports.path)
-        notes.append(f"report {path.relative_to(project.root)}")
+        if judgement is not None and judgement.verdict is not None
+        else None
+    )
+    reporter = AttemptReporter(project, source="stop-hook")
+    report = reporter.finish(
+        ids, base=base, verification=Verification(judge=summary, ending=ending.kind.value)
+    )
+    if report is not None:
+        notes.append(f"report {report_path(reporter.reports_dir, session, HOOK_SUBTASK, attempt)}")
     if judgement is None or not judgement.rejects:
         return HookResult(note="; ".join(notes))
     with _state(project, session) as state:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import subprocess
@@ -38,11 +39,12 @@ from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, utcnow
 from reflexkit.orchestrator.risk import RiskVerdict, evaluate_risk
-from reflexkit.tasks.config import ReviewSurface, RiskConfig
+from reflexkit.tasks.config import LoadedProject, ReviewSurface, RiskConfig
 
 __all__ = [
     "REPORT_SCHEMA_ID",
     "SELF_REPORT_MAX_BYTES",
+    "AttemptReporter",
     "FileChange",
     "GitChanges",
     "JudgeSummary",
@@ -62,6 +64,8 @@ __all__ = [
     "take_self_report",
     "write_report",
 ]
+
+log = logging.getLogger("reflexkit.reports")
 
 REPORT_SCHEMA_ID = "reflexkit.report.v1"
 """The value of every report's ``schema`` field."""
@@ -571,3 +575,99 @@ def read_reports(reports_dir: Path) -> Sequence[dict[str, Any]]:
             found.append(data)
     found.sort(key=lambda r: (str(r.get("createdAt", "")), str(r.get("runId", ""))))
     return found
+
+
+class AttemptReporter:
+    """What a retry loop calls around each attempt to leave a report; never raises.
+
+    With ``reports.enabled`` off every method is a no-op and nothing is written::
+
+        reporter = AttemptReporter(project)
+        prompt += reporter.prompt_section()
+        base = reporter.start()                      # before the subagent runs
+        ...                                          # the attempt, its checks, the judge
+        report = reporter.finish(ids, base=base, verification=Verification(...))
+        if report is not None and report["risk"]["needsReview"]:
+            emit("needs_review", report["risk"])     # never changes the outcome
+
+    Args:
+        project: The validated project; its ``reports`` and ``risk`` sections are used.
+        workdir: The working tree the agent changes (the project root by default).
+        source: Who writes the reports.
+    """
+
+    def __init__(
+        self,
+        project: LoadedProject,
+        *,
+        workdir: Path | None = None,
+        source: Literal["orchestrator", "stop-hook"] = "orchestrator",
+    ) -> None:
+        self.project = project
+        self.workdir = workdir or project.root
+        self.source: Literal["orchestrator", "stop-hook"] = source
+
+    @property
+    def enabled(self) -> bool:
+        """``reports.enabled``."""
+        return self.project.config.reports.enabled
+
+    @property
+    def self_report_file(self) -> Path:
+        """Where the agent writes its self-report."""
+        return self.workdir / self.project.config.reports.self_report_path
+
+    @property
+    def reports_dir(self) -> Path:
+        """The reports folder."""
+        return self.project.root / self.project.config.reports.path
+
+    def prompt_section(self) -> str:
+        """The prompt text that asks for a self-report, or ``""`` when reports are off."""
+        if not self.enabled:
+            return ""
+        return self_report_instructions(self.project.config.reports.self_report_path)
+
+    def start(self) -> str | None:
+        """Before an attempt: remove a stale self-report and return the base commit (or None)."""
+        if not self.enabled:
+            return None
+        take_self_report(self.self_report_file)
+        try:
+            head = _git(self.workdir, "rev-parse", "--verify", "--quiet", "HEAD")
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return head.stdout.decode().strip() or None if head.returncode == 0 else None
+
+    def finish(
+        self,
+        ids: ReportIds,
+        /,
+        *,
+        base: str | None = None,
+        verification: Verification | None = None,
+    ) -> dict[str, Any] | None:
+        """After an attempt, passed or not: build and write its report.
+
+        Returns:
+            The report, or ``None`` when reports are off or it could not be written (the
+            reason is logged at warning level on ``reflexkit.reports``).
+        """
+        if not self.enabled:
+            return None
+        try:
+            report = build_report(
+                ids,
+                changes=git_changes(self.workdir, base=base or "HEAD"),
+                self_report=take_self_report(self.self_report_file),
+                verification=verification,
+                risk=self.project.config.risk,
+                source=self.source,
+            )
+            write_report(report, self.reports_dir)
+        except (OSError, ValueError, TypeError) as err:
+            log.warning(
+                "the report of %s attempt %d was not written: %s", ids.subtask_id, ids.attempt, err
+            )
+            return None
+        return report
