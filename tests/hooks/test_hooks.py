@@ -407,3 +407,36 @@ def test_hostile_session_ids_stay_inside(project: Path, session: str) -> None:
     new = set(project.parent.rglob("*")) - before
     assert new
     assert all(p.is_relative_to(project / ".reflexkit") for p in new)
+
+
+def test_parallel_failures_of_one_session_are_all_kept(project: Path) -> None:
+    """Failed commands that finish together (parallel tool calls) each become a reflection."""
+    configure(project)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("REFLEXKIT", "ANTHROPIC"))}
+    procs = []
+    for n in range(4):
+        data = payload("post_tool_use_failure_bash.json", project, tool_use_id=f"toolu_{n}")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reflexkit.hooks", "post-tool-use"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=project.parent,
+            env=clean,
+        )
+        procs.append((proc, json.dumps(data).encode()))
+    for proc, stdin in procs:
+        proc.communicate(stdin, timeout=60)
+        assert proc.returncode == 0
+    records = memory(project)
+    assert len(records) == 4
+    assert sorted(r["attemptNumber"] for r in records) == [1, 2, 3, 4]
+
+
+def test_a_re_delivered_event_is_reflected_on_once(project: Path) -> None:
+    """The same tool call delivered twice gives one reflection."""
+    configure(project)
+    data = payload("post_tool_use_failure_bash.json", project)
+    hook("post-tool-use", data, project)
+    hook("post-tool-use", data, project)
+    assert len(memory(project)) == 1

@@ -82,6 +82,7 @@ SENTINEL_STALE_S = 600.0
 
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 _TRANSCRIPT_TAIL_BYTES = 512 * 1024
+_SEEN_TOOL_USES = 200  # the tool-use ids a session remembers, against re-delivered events
 _EXIT_CODE = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
 
 
@@ -128,8 +129,12 @@ def run_hook(event: str, raw: bytes, *, config: Path | None = None) -> HookResul
     session = safe_id(str(payload.get("session_id") or "unknown"))
     sessions = _hooks_dir(project) / "sessions"
     started = time.monotonic()
+    # Tool calls of one session may run in parallel: each has its own sentinel, so two
+    # failed commands are both reflected on, while a re-delivered event is not run twice.
+    tool_use = payload.get("tool_use_id") if event == "post-tool-use" else None
+    name = f"{session}.{event}" + (f".{safe_id(tool_use)}" if isinstance(tool_use, str) else "")
     try:
-        with _sentinel(sessions / f"{session}.{event}.running") as acquired:
+        with _sentinel(sessions / f"{name}.running") as acquired:
             if not acquired:
                 result = HookResult(note="skipped: this hook is already running for the session")
             else:
@@ -242,12 +247,6 @@ def _state(project: LoadedProject, session: str) -> Iterator[dict[str, Any]]:
         os.close(lock_fd)
 
 
-def _count(project: LoadedProject, session: str, key: str) -> int:
-    with _state(project, session) as state:
-        state[key] = int(state.get(key, 0)) + 1
-        return int(state[key])
-
-
 # --- session-start ------------------------------------------------------------------------
 
 
@@ -345,7 +344,14 @@ def _post_tool_use(project: LoadedProject, payload: Mapping[str, Any], session: 
     command, code, output = failure
     tool_input = payload.get("tool_input")
     description = tool_input.get("description") if isinstance(tool_input, Mapping) else None
-    attempt = _count(project, session, "failures")
+    tool_use = payload.get("tool_use_id")
+    with _state(project, session) as state:
+        seen = [t for t in state.get("toolUses", []) if isinstance(t, str)]
+        if isinstance(tool_use, str) and tool_use in seen:
+            return HookResult(note=f"skipped: {tool_use} was already reflected on")
+        if isinstance(tool_use, str):
+            state["toolUses"] = [*seen, tool_use][-_SEEN_TOOL_USES:]
+        state["failures"] = attempt = int(state.get("failures", 0)) + 1
     context = FailureContext(
         task_id=HOOK_SUBTASK,
         subtask_id=HOOK_SUBTASK,
