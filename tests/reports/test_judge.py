@@ -14,6 +14,7 @@ from reflexkit.reflection.judge import (
     FixtureJudge,
     HeuristicJudge,
     JudgeInput,
+    JudgeRecorder,
     Severity,
     Verdict,
     judge_prompt,
@@ -236,3 +237,29 @@ def test_read_instructions_is_bounded_and_skips_links(tmp_path: Path) -> None:
     assert "TOKEN" not in text
     assert len(text) < 1_200
     assert read_instructions(tmp_path / "missing") == ""
+
+
+def test_recorded_verdicts_replay_offline(
+    fake_messages_api: FakeMessagesApi, tmp_path: Path
+) -> None:
+    """A verdict recorded from Claude is replayed by FixtureJudge without the network."""
+    fake_messages_api.reply(MISSING).reply(COMPLETE)
+    path = tmp_path / "fixtures" / "judge.jsonl"
+    recorder = JudgeRecorder(judge_for(fake_messages_api), path)
+    first, second = as_input(ATTEMPTS[0]), as_input(ATTEMPTS[1])
+    live = [recorder.judge(first), recorder.judge(second)]
+    assert recorder.recorded == 2
+    replayed = [FixtureJudge(path).judge(first), FixtureJudge(path).judge(second)]
+    assert [j.verdict for j in replayed] == [j.verdict for j in live]
+    assert len(fake_messages_api.requests) == 2
+
+
+def test_recorder_records_nothing_on_error(
+    fake_messages_api: FakeMessagesApi, tmp_path: Path
+) -> None:
+    """A failed live judgement records no fixture."""
+    fake_messages_api.invalid_json()
+    recorder = JudgeRecorder(judge_for(fake_messages_api), tmp_path / "judge.jsonl")
+    assert recorder.judge(JudgeInput(subtask="x")).error == "llm_invalid_output"
+    assert recorder.recorded == 0
+    assert not (tmp_path / "judge.jsonl").exists()

@@ -13,7 +13,8 @@ Three judges share one shape, ``judge(JudgeInput) -> Judgement``:
   (it uses one to send), and structured output validated by the one converter;
 * :class:`HeuristicJudge` applies rules to the diff and the last message; no network;
 * :class:`FixtureJudge` replays recorded replies keyed by the hash of the request
-  ClaudeJudge would send (the same JSONL format as reflection fixtures).
+  ClaudeJudge would send (the same JSONL format as reflection fixtures), which
+  :class:`JudgeRecorder` records from a live ClaudeJudge.
 
 A judge never raises and never blocks on its own failure: an error becomes a
 :class:`Judgement` with no verdict and a reason code, logged at warning level, and the caller
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
 import re
 import time
 from collections.abc import Sequence
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
+import orjson
 
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError, GenerationError
@@ -50,6 +53,7 @@ __all__ = [
     "FixtureJudge",
     "HeuristicJudge",
     "JudgeInput",
+    "JudgeRecorder",
     "Judgement",
     "Severity",
     "Verdict",
@@ -431,6 +435,52 @@ class FixtureJudge:
             return parse_verdict(completions[key], source=f"fixture {key}")
         except GenerationError as err:
             raise GenerationError("fixture_invalid", str(err)) from None
+
+
+class JudgeRecorder:
+    """A :class:`CompletionJudge` that asks Claude and records each verdict for FixtureJudge.
+
+    Each verdict is appended to *path* as ``{"promptHash": <key>, "completion": {verdict}}``
+    with one ``write`` on an append-only descriptor, so a :class:`FixtureJudge` with the same
+    model replays it offline. A fixture that can't be written is logged; the live judgement
+    is returned all the same.
+
+    Args:
+        judge: The live judge.
+        path: The JSONL fixture file; created with its folder when missing.
+
+    Attributes:
+        recorded: How many verdicts were written.
+    """
+
+    def __init__(self, judge: ClaudeJudge, path: str | Path, /) -> None:
+        self.inner = judge
+        self.path = Path(path)
+        self.recorded = 0
+
+    def judge(self, attempt: JudgeInput, /) -> Judgement:
+        """Judge *attempt* live and record the verdict; never raises."""
+        judgement = self.inner.judge(attempt)
+        if judgement.verdict is None:
+            return judgement
+        line = orjson.dumps(
+            {
+                "promptHash": self.inner.prompt(attempt).key,
+                "completion": _serde.unstructure(judgement.verdict),
+            }
+        )
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line + b"\n")
+            finally:
+                os.close(fd)
+        except OSError as err:
+            log.error("could not record a judge fixture in %s: %s", self.path, err)  # noqa: TRY400 -- the message says it all
+        else:
+            self.recorded += 1
+        return judgement
 
 
 # --- the heuristic ---------------------------------------------------------------------------
