@@ -440,3 +440,45 @@ def test_a_re_delivered_event_is_reflected_on_once(project: Path) -> None:
     hook("post-tool-use", data, project)
     hook("post-tool-use", data, project)
     assert len(memory(project)) == 1
+
+
+def test_corrupt_session_state_is_survived(project: Path) -> None:
+    """A session state file with nonsense in it does not stop the stop hook from blocking."""
+    configure(project, verification={"judge": "heuristic"})
+    write_todo(project)
+    state = project / ".reflexkit" / "hooks" / "sessions" / f"{SESSION}.json"
+    state.parent.mkdir(parents=True)
+    state.write_text('{"stops": "many", "stopBlocks": -4, "base": 7}')
+    done = hook("stop", payload("stop.json", project), project)
+    assert json.loads(done.stdout)["decision"] == "block"
+
+
+def test_the_judge_sees_the_request_not_its_own_feedback(project: Path) -> None:
+    """After a block, the request the judge reads is still the user's, not the feedback."""
+    configure(project, verification={"judge": "llm", "judgeTimeoutMs": 5000})
+    write_todo(project)
+    transcript = project.parent / "transcript.jsonl"
+    feedback = {
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": "Stop hook feedback:\nThe completion judge (MEDIUM) found it incomplete",
+        },
+    }
+    with transcript.open("a") as stream:
+        stream.write(json.dumps(feedback) + "\n")
+    with FakeMessagesApi() as api:
+        api.reply(
+            {
+                "complete": True,
+                "severity": "NONE",
+                "feedback": "ok",
+                "missing": [],
+                "nextActions": [],
+            }
+        )
+        env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test"}
+        hook("stop", payload("stop.json", project), project, env=env)
+        [request] = api.requests
+    content = request.json["messages"][0]["content"]
+    assert "<subtask>\nImplement CSV export of orders" in content

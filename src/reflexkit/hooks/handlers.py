@@ -82,6 +82,7 @@ SENTINEL_STALE_S = 600.0
 
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 _TRANSCRIPT_TAIL_BYTES = 512 * 1024
+_OWN_FEEDBACK = re.compile(r"Stop hook feedback|The completion judge \(\w+\) found")
 _SEEN_TOOL_USES = 200  # the tool-use ids a session remembers, against re-delivered events
 _EXIT_CODE = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
 
@@ -247,6 +248,11 @@ def _state(project: LoadedProject, session: str) -> Iterator[dict[str, Any]]:
         os.close(lock_fd)
 
 
+def _int(value: object) -> int:
+    """A count from the state file; anything that is not a count is 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 # --- session-start ------------------------------------------------------------------------
 
 
@@ -351,7 +357,7 @@ def _post_tool_use(project: LoadedProject, payload: Mapping[str, Any], session: 
             return HookResult(note=f"skipped: {tool_use} was already reflected on")
         if isinstance(tool_use, str):
             state["toolUses"] = [*seen, tool_use][-_SEEN_TOOL_USES:]
-        state["failures"] = attempt = int(state.get("failures", 0)) + 1
+        state["failures"] = attempt = _int(state.get("failures")) + 1
     context = FailureContext(
         task_id=HOOK_SUBTASK,
         subtask_id=HOOK_SUBTASK,
@@ -405,7 +411,12 @@ def _transcript(payload: Mapping[str, Any]) -> tuple[str, str]:
         text = _text_of(message.get("content"))
         if entry.get("type") == "assistant" and text:
             answer = text
-        elif entry.get("type") == "user" and text and not entry.get("isMeta"):
+        elif (
+            entry.get("type") == "user"
+            and text
+            and not entry.get("isMeta")
+            and not _OWN_FEEDBACK.search(text)  # our block's feedback is not the user's request
+        ):
             request = text
     return request, answer
 
@@ -447,9 +458,9 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
     last_message = last if isinstance(last, str) and last.strip() else transcript_answer
     ending = classify_ending(last_message)
     with _state(project, session) as state:
-        state["stops"] = attempt = int(state.get("stops", 0)) + 1
+        state["stops"] = attempt = _int(state.get("stops")) + 1
         base = state.get("base") if isinstance(state.get("base"), str) else None
-        blocks = int(state.get("stopBlocks", 0))
+        blocks = _int(state.get("stopBlocks"))
     base = base or "HEAD"
     judgement: Judgement | None = None
     judge = _judge_for(project)
@@ -503,7 +514,7 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
     if judgement is None or not judgement.rejects:
         return HookResult(note="; ".join(notes))
     with _state(project, session) as state:
-        state["stopBlocks"] = int(state.get("stopBlocks", 0)) + 1
+        state["stopBlocks"] = _int(state.get("stopBlocks")) + 1
     output = {"decision": "block", "reason": judgement.retry_feedback()}
     notes.append("blocked the stop")
     return HookResult(stdout=orjson.dumps(output).decode(), note="; ".join(notes))
