@@ -263,3 +263,28 @@ def test_recorder_records_nothing_on_error(
     assert recorder.judge(JudgeInput(subtask="x")).error == "llm_invalid_output"
     assert recorder.recorded == 0
     assert not (tmp_path / "judge.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "silenced"),
+    [
+        ("    subprocess.run(argv)  # noqa", True),
+        ("    subprocess.run(argv)  # noqa: S603 -- a fixed argv", False),
+        ("    total: int = compute()  # type: ignore", True),
+        ("    total: int = compute()  # type: ignore[no-any-return]", False),
+        ("/* eslint-disable */", True),
+        ("// eslint-disable-next-line", True),
+        ("// eslint-disable-next-line no-console", False),
+        ("// @ts-ignore", True),
+        ("\tdefer f.Close() //nolint", True),
+        ("\tdefer f.Close() //nolint:errcheck", False),
+        ("@pytest.mark.skip(reason='flaky')", True),
+        ('\tt.Skip("later")', True),
+    ],
+)
+def test_silencing_rules(line: str, silenced: bool) -> None:
+    """A blanket suppression sends work back; one that names its rule is a reviewable choice."""
+    diff = f"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+{line}\n"
+    verdict = HeuristicJudge().judge(JudgeInput(subtask="Fix it.", diff=diff)).verdict
+    assert verdict is not None
+    assert any("silenced" in item for item in verdict.missing) is silenced

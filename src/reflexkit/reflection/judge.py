@@ -515,10 +515,14 @@ _ADDED_STUBS = re.compile(
     r"|throw new Error\(\s*['\"](?:not implemented|todo)|^\s*\.\.\.\s*$|^\s*pass\s*#",
     re.IGNORECASE,
 )
+# Skipped tests, and checks switched off wholesale. A suppression that names what it
+# suppresses (a noqa with its rule codes, a type-ignore with its error code in brackets, an
+# eslint-disable with its rule names, a nolint with its linter) is a deliberate, reviewable
+# exception, not silencing.
 _ADDED_SKIPS = re.compile(
     r"@pytest\.mark\.(?:skip|xfail)\b|@unittest\.skip|\bt\.Skip(?:Now|f)?\(|\b(?:it|describe"
-    r"|test)\.(?:skip|only)\(|\bx(?:it|describe)\(|# type: ignore|eslint-disable|@ts-(?:ignore"
-    r"|nocheck)|//nolint|# noqa\b",
+    r"|test)\.(?:skip|only)\(|\bx(?:it|describe)\(|# type: ignore(?!\[)|@ts-(?:ignore|nocheck)"
+    r"|eslint-disable(?:-next-line|-line)?(?![\w-])(?![ \t]+[\w@/-])|//nolint(?!:)|# noqa(?!:)\b",
 )
 _ADMITS = re.compile(
     r"\b(?:not (?:yet )?implemented|left (?:a |as )?(?:todo|stub|placeholder)|placeholder"
