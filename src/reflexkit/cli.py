@@ -29,9 +29,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from reflexkit import _serde, cli_insights
+from reflexkit._reports_cli import calibrate_command
 from reflexkit._version import __version__
 from reflexkit.containers import Application, build_application
 from reflexkit.exceptions import ConfigError, ReflexkitError
+from reflexkit.hooks.cli import hook
 from reflexkit.memory import JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, Reflection, utcnow
@@ -689,6 +691,8 @@ def demo() -> None:
 cli.add_command(cli_insights.insights)  # insights (#17)
 cli.add_command(cli_insights.resume)  # insights (#17)
 cli.add_command(cli_insights.lessons)  # insights (#17)
+cli.add_command(hook)  # reflexkit hook stop|post-tool-use|session-start|install (#18)
+cli.add_command(calibrate_command)  # reflexkit calibrate (#18)
 
 
 def main() -> None:

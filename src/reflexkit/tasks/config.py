@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -21,14 +23,21 @@ __all__ = [
     "CONFIG_RELPATH",
     "Durability",
     "GeneratorBackend",
+    "HooksConfig",
     "InsightsConfig",
+    "JudgeMode",
     "LoadedProject",
     "MemoryBackend",
     "MemoryConfig",
     "OrchestratorConfig",
     "ProjectConfig",
     "ReflexionConfig",
+    "ReportsConfig",
+    "ReviewSurface",
+    "RiskConfig",
+    "RiskSurfaces",
     "SubagentKind",
+    "SurfaceRule",
     "VerificationConfig",
     "find_config",
     "load_project",
@@ -106,6 +115,19 @@ class MemoryConfig:
     spool_path: str = ".reflexkit/memory/spool.jsonl"
 
 
+class JudgeMode(enum.StrEnum):
+    """Who decides whether an attempt whose checks passed (or that has none) is complete."""
+
+    OFF = "off"
+    """Nobody: passing checks (or none) mean done."""
+    LLM = "llm"
+    """Claude, through the anthropic SDK; the heuristic judge when it can't answer."""
+    HEURISTIC = "heuristic"
+    """Rules over the agent's last message and the diff; deterministic, no network."""
+    FIXTURE = "fixture"
+    """Recorded judge replies replayed by prompt hash; for tests and CI."""
+
+
 @attrs.frozen(kw_only=True)
 class VerificationConfig:
     """The ``verification`` section: the project's own checks, run after every attempt.
@@ -116,6 +138,9 @@ class VerificationConfig:
     commands: tuple[str, ...] = ()
     timeout_s: int = attrs.field(default=600, validator=at_least(1))
     max_output_chars: int = attrs.field(default=20_000, validator=at_least(200))
+    judge: JudgeMode = JudgeMode.OFF
+    judge_timeout_ms: int = attrs.field(default=30_000, validator=at_least(1))
+    judge_fixtures_path: str = ".reflexkit/fixtures/judge.jsonl"
 
 
 @attrs.frozen(kw_only=True)
@@ -130,6 +155,118 @@ class OrchestratorConfig:
     subagent: SubagentKind = SubagentKind.COMMAND
     agent_command: tuple[str, ...] = ()
     allowed_tools: tuple[str, ...] = ("Read", "Write", "Edit", "Glob", "Grep", "Bash")
+
+
+class ReviewSurface(enum.StrEnum):
+    """What part of a project a change touches, for the review risk floor."""
+
+    AUTH = "auth"
+    DATA = "data"
+    INFRA = "infra"
+    BUILD = "build"
+    UI = "ui"
+    TEST = "test"
+    DOCS = "docs"
+    NONE = "none"
+
+
+def _regexes(_inst: object, _attr: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    """Validate that every pattern is a regular expression Python can compile."""
+    for index, pattern in enumerate(value):
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            msg = f"pattern {index} is not a regular expression: {err}"
+            raise ValueError(msg) from None
+
+
+def _weight(_inst: object, _attr: attrs.Attribute[Any], value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        msg = f"expected a number between 0 and 1, got {value!r}"
+        raise ValueError(msg)
+
+
+_weight.expected = "a number between 0 and 1"  # type: ignore[attr-defined]  # for the converter
+
+
+@attrs.frozen(kw_only=True)
+class SurfaceRule:
+    """One row of the risk table: the paths of a surface and how risky a change there is.
+
+    Attributes:
+        weight: The score of a change on this surface, 0 to 1.
+        patterns: Regular expressions searched in each changed path (lowercase, ``/``
+            separators); one match puts the file on this surface.
+    """
+
+    weight: float = attrs.field(validator=_weight)
+    patterns: tuple[str, ...] = attrs.field(validator=_regexes)
+
+
+@attrs.frozen(kw_only=True)
+class RiskSurfaces:
+    """Per surface, a rule replacing the built-in one; ``null`` (or absent) keeps the default.
+
+    A file is put on the first surface whose patterns match it, in this order: test, docs,
+    auth, data, infra, build, ui; a file no pattern matches is on ``none``.
+    """
+
+    test: SurfaceRule | None = None
+    docs: SurfaceRule | None = None
+    auth: SurfaceRule | None = None
+    data: SurfaceRule | None = None
+    infra: SurfaceRule | None = None
+    build: SurfaceRule | None = None
+    ui: SurfaceRule | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RiskConfig:
+    """The ``risk`` section: when a diff needs an independent review.
+
+    Attributes:
+        threshold: A diff whose score reaches this needs review.
+        large_diff_lines: A diff of at least this many changed lines (insertions plus
+            deletions) scores at least *threshold*, whatever it touches.
+        surfaces: Rules replacing the built-in ones, per surface.
+    """
+
+    threshold: float = attrs.field(default=0.5, validator=_weight)
+    large_diff_lines: int = attrs.field(default=800, validator=at_least(1))
+    surfaces: RiskSurfaces = attrs.Factory(RiskSurfaces)
+
+
+@attrs.frozen(kw_only=True)
+class ReportsConfig:
+    """The ``reports`` section: a ``reflexkit.report.v1`` file after every attempt.
+
+    Attributes:
+        enabled: Write reports (nothing is written when off).
+        path: The folder of reports, relative to the project root; one subfolder per run.
+        self_report_path: Where the agent may write its self-report, relative to the root.
+    """
+
+    enabled: bool = False
+    path: str = ".reflexkit/reports"
+    self_report_path: str = ".reflexkit/self-report.json"
+
+
+@attrs.frozen(kw_only=True)
+class HooksConfig:
+    """The ``hooks`` section: reflexkit as Claude Code hooks (``reflexkit hook install``).
+
+    Attributes:
+        enabled: Every hook is a strict no-op unless this is true.
+        max_stop_blocks: The most times per session the stop hook sends the agent back to
+            work with the judge's feedback.
+        lessons: How many recent lessons the session-start hook adds as context.
+        log_path: Where hooks log what they did and every error, relative to the root.
+    """
+
+    enabled: bool = False
+    max_stop_blocks: int = attrs.field(default=3, validator=at_least(0))
+    lessons: int = attrs.field(default=5, validator=at_least(0))
+    log_path: str = ".reflexkit/hooks/hooks.log"
 
 
 @attrs.frozen(kw_only=True)
@@ -166,6 +303,9 @@ class ProjectConfig:
     verification: VerificationConfig = attrs.Factory(VerificationConfig)
     orchestrator: OrchestratorConfig = attrs.Factory(OrchestratorConfig)
     insights: InsightsConfig = attrs.Factory(InsightsConfig)
+    reports: ReportsConfig = attrs.Factory(ReportsConfig)
+    risk: RiskConfig = attrs.Factory(RiskConfig)
+    hooks: HooksConfig = attrs.Factory(HooksConfig)
 
 
 @attrs.frozen(kw_only=True)

@@ -1,0 +1,87 @@
+"""``reflexkit hook ...``: the Claude Code hooks, and their installation.
+
+Every hook command reads the event's payload on stdin, prints what Claude Code should read
+on stdout, and exits 0 whatever happens: a hook never fails the session.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from reflexkit.exceptions import ConfigError
+from reflexkit.hooks.handlers import MAX_PAYLOAD_BYTES, run_hook
+from reflexkit.hooks.settings import install_hooks
+
+__all__ = ["hook"]
+
+log = logging.getLogger("reflexkit.hooks")
+
+
+def _config(ctx: click.Context) -> Path | None:
+    value = ctx.find_root().params.get("config")
+    return Path(value) if value else None
+
+
+def _run(event: str) -> None:
+    ctx = click.get_current_context()
+    try:
+        raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+        result = run_hook(event, raw, config=_config(ctx))
+        if result.stdout:
+            click.echo(result.stdout)
+    except Exception as err:  # noqa: BLE001 -- a hook exits 0 whatever happens
+        log.warning("hook %s failed: %s: %s", event, type(err).__name__, err)
+    ctx.exit(0)
+
+
+@click.group()
+def hook() -> None:
+    """Claude Code hooks (enable them with hooks.enabled in project.json).
+
+    Lessons at session start, reflections on failed commands, reports and the completion
+    judge at stop.
+    """
+
+
+@hook.command("stop")
+def hook_stop() -> None:
+    """Stop: write the attempt report; with the judge on, block an incomplete stop."""
+    _run("stop")
+
+
+@hook.command("post-tool-use")
+def hook_post_tool_use() -> None:
+    """PostToolUse / PostToolUseFailure: a failed Bash command becomes a reflection."""
+    _run("post-tool-use")
+
+
+@hook.command("session-start")
+def hook_session_start() -> None:
+    """SessionStart: recent lessons of the project as additional context."""
+    _run("session-start")
+
+
+@hook.command("install")
+@click.option(
+    "--settings",
+    "settings",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The settings file (default: .claude/settings.json in the current folder).",
+)
+def hook_install(settings: Path | None) -> None:
+    """Register the hooks in .claude/settings.json, keeping what is there; safe to repeat."""
+    path = settings or Path.cwd() / ".claude" / "settings.json"
+    try:
+        changed = install_hooks(path)
+    except ConfigError as err:
+        for line in err.errors:
+            click.echo(f"reflexkit: {line}", err=True)
+        sys.exit(2)
+    click.echo(f"{'registered the hooks in' if changed else 'already registered in'} {path}")
+    if changed:
+        click.echo('enable them with "hooks": {"enabled": true} in .reflexkit/project.json')

@@ -1,0 +1,530 @@
+"""Claude Code hooks: reflexkit inside a plain Claude Code session, without our orchestrator.
+
+Claude Code runs a hook command with the event's JSON payload on stdin (``session_id``,
+``transcript_path``, ``cwd``, ``hook_event_name`` and the event's own fields) and reads its
+exit code and stdout. :func:`run_hook` handles one event:
+
+* ``SessionStart``: recent lessons of the project (and, when reports are on, how to write a
+  self-report) become ``additionalContext``; the starting commit is remembered so the stop
+  hook diffs against it.
+* ``PostToolUse`` / ``PostToolUseFailure`` of ``Bash``: a failed command becomes a
+  reflection in memory, through the reflection service the containers build.
+* ``Stop``: the attempt report is written (when ``reports.enabled``) and, when
+  ``verification.judge`` is on, an incomplete verdict blocks the stop with the judge's
+  feedback, at most ``hooks.maxStopBlocks`` times per session.
+
+The rules every hook keeps: a strict no-op unless ``hooks.enabled`` (no file written, no
+output); never fails the session (the exit code is always 0, errors go to the hook log with a
+reason); a sentinel per session and event, and an environment variable, keep a hook from
+re-firing on its own work; the session id is sanitised before it names any file; state and
+reports are written atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+
+from reflexkit.exceptions import ConfigError
+from reflexkit.models import FailureContext, FailureType, utcnow
+from reflexkit.orchestrator.report import (
+    AttemptReporter,
+    JudgeSummary,
+    ReportIds,
+    Verification,
+    atomic_write,
+    diff_text,
+    report_path,
+    safe_id,
+    self_report_instructions,
+)
+from reflexkit.reflection.ending import Ending, classify_ending
+from reflexkit.reflection.judge import (
+    ClaudeJudge,
+    CompletionJudge,
+    FixtureJudge,
+    HeuristicJudge,
+    JudgeInput,
+    Judgement,
+    read_instructions,
+)
+from reflexkit.tasks.config import JudgeMode, LoadedProject, load_project
+
+__all__ = [
+    "ACTIVE_ENV",
+    "EVENTS",
+    "HOOK_SUBTASK",
+    "HookResult",
+    "run_hook",
+]
+
+log = logging.getLogger("reflexkit.hooks")
+
+ACTIVE_ENV = "REFLEXKIT_HOOK_ACTIVE"
+"""Set while a hook runs; a hook started with it set (by its own work) does nothing."""
+
+HOOK_SUBTASK = "claude-code"
+"""The subtask id of the reflections and reports of Claude Code sessions."""
+
+SENTINEL_STALE_S = 600.0
+"""A sentinel older than this is left over from a killed hook, and ignored."""
+
+MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
+_TRANSCRIPT_TAIL_BYTES = 512 * 1024
+_OWN_FEEDBACK = re.compile(r"Stop hook feedback|The completion judge \(\w+\) found")
+_SEEN_TOOL_USES = 200  # the tool-use ids a session remembers, against re-delivered events
+_EXIT_CODE = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
+
+
+@attrs.frozen(kw_only=True)
+class HookResult:
+    """What a hook prints and why.
+
+    Attributes:
+        stdout: The JSON Claude Code reads (``""`` for nothing).
+        note: What happened, for the hook log and for tests.
+    """
+
+    stdout: str = ""
+    note: str = ""
+
+
+# --- the entry point ------------------------------------------------------------------------
+
+
+def run_hook(event: str, raw: bytes, *, config: Path | None = None) -> HookResult:
+    """Handle one hook event; never raises.
+
+    Args:
+        event: ``stop``, ``post-tool-use`` or ``session-start``.
+        raw: The payload Claude Code wrote on stdin.
+        config: An explicit project.json (``--config``); else the one found from the
+            payload's ``cwd``.
+
+    Returns:
+        What to print on stdout, and a note on what happened.
+    """
+    if os.environ.get(ACTIVE_ENV):
+        return HookResult(note="skipped: started by a reflexkit hook's own work")
+    payload, problem = _payload(raw)
+    if payload is None:
+        return HookResult(note=f"skipped: {problem}")
+    try:
+        project = _project(payload, config)
+    except ConfigError as err:
+        log.warning("hook %s: project.json: %s", event, "; ".join(err.errors))
+        return HookResult(note="skipped: bad project.json")
+    if not project.config.hooks.enabled:
+        return HookResult(note="skipped: hooks.enabled is false")
+    session = safe_id(str(payload.get("session_id") or "unknown"))
+    sessions = _hooks_dir(project) / "sessions"
+    started = time.monotonic()
+    # Tool calls of one session may run in parallel: each has its own sentinel, so two
+    # failed commands are both reflected on, while a re-delivered event is not run twice.
+    tool_use = payload.get("tool_use_id") if event == "post-tool-use" else None
+    name = f"{session}.{event}" + (f".{safe_id(tool_use)}" if isinstance(tool_use, str) else "")
+    try:
+        with _sentinel(sessions / f"{name}.running") as acquired:
+            if not acquired:
+                result = HookResult(note="skipped: this hook is already running for the session")
+            else:
+                os.environ[ACTIVE_ENV] = "1"
+                try:
+                    result = _HANDLERS[event](project, payload, session)
+                finally:
+                    os.environ.pop(ACTIVE_ENV, None)
+    except Exception as err:  # noqa: BLE001 -- a hook never fails the session
+        result = HookResult(note=f"error: {type(err).__name__}: {err}")
+    _log(project, event, session, result.note, time.monotonic() - started)
+    return result
+
+
+def _payload(raw: bytes) -> tuple[dict[str, Any] | None, str]:
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        return None, f"payload larger than {MAX_PAYLOAD_BYTES} bytes"
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as err:
+        return None, f"payload is not JSON ({err})"
+    if not isinstance(data, dict):
+        return None, "payload is not a JSON object"
+    if not isinstance(data.get("session_id"), str) or not data["session_id"]:
+        return None, "payload has no session_id"
+    return data, ""
+
+
+def _project(payload: Mapping[str, Any], config: Path | None) -> LoadedProject:
+    cwd = payload.get("cwd")
+    here = Path(cwd) if isinstance(cwd, str) and cwd and Path(cwd).is_dir() else Path.cwd()
+    return load_project(config, cwd=here)
+
+
+def _hooks_dir(project: LoadedProject) -> Path:
+    return project.root / ".reflexkit" / "hooks"
+
+
+@contextlib.contextmanager
+def _sentinel(path: Path) -> Iterator[bool]:
+    """Hold *path* while the hook runs; yield False when another run holds a fresh one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        try:
+            age = time.time() - path.stat().st_mtime
+        except OSError:
+            age = 0.0
+        if age < SENTINEL_STALE_S:
+            yield False
+            return
+        path.unlink(missing_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    try:
+        yield True
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _log(project: LoadedProject, event: str, session: str, note: str, seconds: float) -> None:
+    """Append one line to the hook log; a log that can't be written is not an error."""
+    line = orjson.dumps(
+        {
+            "at": utcnow().isoformat(),
+            "event": event,
+            "session": session,
+            "note": note,
+            "ms": round(seconds * 1000),
+        }
+    )
+    path = project.root / project.config.hooks.log_path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line + b"\n")
+        finally:
+            os.close(fd)
+    except OSError as err:
+        log.warning("hook log %s: %s", path, err)
+    if note.startswith("error"):
+        log.warning("hook %s: %s", event, note)
+
+
+# --- session state ------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _state(project: LoadedProject, session: str) -> Iterator[dict[str, Any]]:
+    """Read, let the caller change, and atomically write back one session's state, locked."""
+    path = _hooks_dir(project) / "sessions" / f"{session}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_fd = os.open(path.with_suffix(".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        try:
+            state = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            state = {}
+        if not isinstance(state, dict):
+            state = {}
+        before = dict(state)
+        yield state
+        if state != before:
+            atomic_write(path, orjson.dumps(state, option=orjson.OPT_INDENT_2))
+    finally:
+        os.close(lock_fd)
+
+
+def _int(value: object) -> int:
+    """A count from the state file; anything that is not a count is 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+# --- session-start ------------------------------------------------------------------------
+
+
+def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
+    head = _head(project.root)
+    with _state(project, session) as state:
+        if head and payload.get("source") in {None, "startup", "clear"}:
+            state["base"] = head
+        state.setdefault("base", head)
+    parts = []
+    limit = project.config.hooks.lessons
+    if limit:
+        from reflexkit.containers import build_application  # noqa: PLC0415 -- only this hook
+
+        app = build_application(project)
+        try:
+            service = app.reflection.service()
+            lessons = service.get_recent(HOOK_SUBTASK, limit=limit)
+            if lessons:
+                parts.append(service.format_for_prompt(lessons))
+        finally:
+            app.shutdown_resources()
+    if project.config.reports.enabled:
+        parts.append(self_report_instructions(project.config.reports.self_report_path))
+    if not parts:
+        return HookResult(note="no lessons yet")
+    output = {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": "\n\n".join(p.strip() for p in parts),
+        }
+    }
+    return HookResult(stdout=orjson.dumps(output).decode(), note=f"added {len(parts)} part(s)")
+
+
+def _head(root: Path) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", "HEAD"],  # noqa: S607 -- git from PATH
+            cwd=root,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+
+
+# --- post-tool-use ------------------------------------------------------------------------
+
+
+def _bash_failure(  # noqa: PLR0911 -- one return per kind of payload, read top to bottom
+    payload: Mapping[str, Any],
+) -> tuple[str, int | None, str] | None:
+    """Return (command, exit code, output) of a failed Bash call, or None when it did not fail."""
+    if payload.get("tool_name") != "Bash":
+        return None
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
+    if not isinstance(command, str) or not command.strip():
+        return None
+    if payload.get("hook_event_name") == "PostToolUseFailure":
+        if payload.get("is_interrupt"):
+            return None
+        error = str(payload.get("error") or "")
+        match = _EXIT_CODE.search(error)
+        return command, int(match.group(1)) if match else None, error
+    response = payload.get("tool_response")
+    if not isinstance(response, Mapping):
+        return None
+    code = next(
+        (
+            response[k]
+            for k in ("exit_code", "exitCode", "returncode", "code")
+            if isinstance(response.get(k), int) and not isinstance(response.get(k), bool)
+        ),
+        None,
+    )
+    if response.get("interrupted") is True:
+        return None
+    failed = (code not in {None, 0}) or response.get("is_error") is True
+    if not failed:
+        return None
+    output = "\n".join(
+        str(response[k]) for k in ("stdout", "stderr") if isinstance(response.get(k), str)
+    )
+    return command, code, output
+
+
+def _post_tool_use(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
+    failure = _bash_failure(payload)
+    if failure is None:
+        return HookResult(note="not a failed Bash command")
+    command, code, output = failure
+    tool_input = payload.get("tool_input")
+    description = tool_input.get("description") if isinstance(tool_input, Mapping) else None
+    tool_use = payload.get("tool_use_id")
+    with _state(project, session) as state:
+        seen = [t for t in state.get("toolUses", []) if isinstance(t, str)]
+        if isinstance(tool_use, str) and tool_use in seen:
+            return HookResult(note=f"skipped: {tool_use} was already reflected on")
+        if isinstance(tool_use, str):
+            state["toolUses"] = [*seen, tool_use][-_SEEN_TOOL_USES:]
+        state["failures"] = attempt = _int(state.get("failures")) + 1
+    context = FailureContext(
+        task_id=HOOK_SUBTASK,
+        subtask_id=HOOK_SUBTASK,
+        attempt_number=attempt,
+        error_output=output or f"`{command}` failed with no output",
+        session_id=session,
+        description=description if isinstance(description, str) else "",
+        failure_type=None if code is not None else FailureType.TOOL_ERROR,
+        command=command,
+        exit_code=code,
+    )
+    from reflexkit.containers import build_application  # noqa: PLC0415 -- only this hook
+
+    app = build_application(project)
+    try:
+        service = app.reflection.service()
+        reflection = service.generate(context)
+        saved = service.save(reflection)
+    finally:
+        app.shutdown_resources()
+    if not saved:
+        return HookResult(note="error: the reflection could not be saved")
+    return HookResult(note=f"reflection {reflection.id} ({reflection.source.value}) saved")
+
+
+# --- stop -----------------------------------------------------------------------------------
+
+
+def _transcript(payload: Mapping[str, Any]) -> tuple[str, str]:
+    """Return (last user request, last assistant text) from the transcript's tail."""
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        return "", ""
+    try:
+        with Path(path).open("rb") as stream:
+            stream.seek(0, os.SEEK_END)
+            size = stream.tell()
+            stream.seek(max(size - _TRANSCRIPT_TAIL_BYTES, 0))
+            tail = stream.read()
+    except OSError:
+        return "", ""
+    request = answer = ""
+    for line in tail.splitlines():
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict):
+            continue
+        text = _text_of(message.get("content"))
+        if entry.get("type") == "assistant" and text:
+            answer = text
+        elif (
+            entry.get("type") == "user"
+            and text
+            and not entry.get("isMeta")
+            and not _OWN_FEEDBACK.search(text)  # our block's feedback is not the user's request
+        ):
+            request = text
+    return request, answer
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            block["text"]
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+            if isinstance(block.get("text"), str)
+        )
+    return ""
+
+
+def _judge_for(project: LoadedProject) -> CompletionJudge | None:
+    mode = project.config.verification.judge
+    if mode is JudgeMode.OFF:
+        return None
+    if mode is JudgeMode.HEURISTIC:
+        return HeuristicJudge()
+    model = project.config.reflexion.model
+    if mode is JudgeMode.FIXTURE:
+        return FixtureJudge(
+            project.root / project.config.verification.judge_fixtures_path, model=model
+        )
+    return ClaudeJudge(
+        model=model,
+        timeout_ms=project.config.verification.judge_timeout_ms,
+        base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
+    )
+
+
+def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
+    request, transcript_answer = _transcript(payload)
+    last = payload.get("last_assistant_message")
+    last_message = last if isinstance(last, str) and last.strip() else transcript_answer
+    ending = classify_ending(last_message)
+    with _state(project, session) as state:
+        state["stops"] = attempt = _int(state.get("stops")) + 1
+        base = state.get("base") if isinstance(state.get("base"), str) else None
+        blocks = _int(state.get("stopBlocks"))
+    base = base or "HEAD"
+    judgement: Judgement | None = None
+    judge = _judge_for(project)
+    notes = [f"stop {attempt}, ending {ending.kind.value}"]
+    if judge is not None and ending.kind is not Ending.WAITING_FOR_USER:
+        if blocks >= project.config.hooks.max_stop_blocks:
+            notes.append(f"judge skipped: {blocks} blocks already (hooks.maxStopBlocks)")
+        else:
+            judgement = judge.judge(
+                JudgeInput(
+                    subtask=request or "(the session's request is not in the transcript)",
+                    diff=diff_text(project.root, base=base),
+                    last_message=last_message,
+                    instructions=read_instructions(project.root),
+                    checks_passed=None,
+                )
+            )
+            if isinstance(judge, ClaudeJudge):
+                judge.close()
+            notes.append(
+                f"judge {judgement.source}: "
+                + (
+                    f"error {judgement.error}"
+                    if judgement.verdict is None
+                    else f"complete={judgement.verdict.complete} {judgement.verdict.severity.value}"
+                )
+            )
+    ids = ReportIds(
+        run_id=session,
+        subtask_id=HOOK_SUBTASK,
+        attempt=attempt,
+        task_id=HOOK_SUBTASK,
+        session_id=session,
+        agent="claude-code",
+    )
+    summary = (
+        JudgeSummary(
+            complete=judgement.verdict.complete,
+            severity=judgement.verdict.severity.value,
+            source=judgement.source,
+        )
+        if judgement is not None and judgement.verdict is not None
+        else None
+    )
+    reporter = AttemptReporter(project, source="stop-hook")
+    report = reporter.finish(
+        ids, base=base, verification=Verification(judge=summary, ending=ending.kind.value)
+    )
+    if report is not None:
+        notes.append(f"report {report_path(reporter.reports_dir, session, HOOK_SUBTASK, attempt)}")
+    if judgement is None or not judgement.rejects:
+        return HookResult(note="; ".join(notes))
+    with _state(project, session) as state:
+        state["stopBlocks"] = _int(state.get("stopBlocks")) + 1
+    output = {"decision": "block", "reason": judgement.retry_feedback()}
+    notes.append("blocked the stop")
+    return HookResult(stdout=orjson.dumps(output).decode(), note="; ".join(notes))
+
+
+_HANDLERS = {
+    "session-start": _session_start,
+    "post-tool-use": _post_tool_use,
+    "stop": _stop,
+}
+
+EVENTS: tuple[str, ...] = tuple(_HANDLERS)
+"""The hooks :func:`run_hook` handles."""

@@ -1,0 +1,120 @@
+"""Register reflexkit's hooks in Claude Code's ``.claude/settings.json``, idempotently.
+
+Claude Code reads hooks from the ``hooks`` object of a settings file: per event a list of
+matcher groups, each ``{"matcher": "<tool name pattern>", "hooks": [{"type": "command",
+"command": "...", "timeout": <seconds>}]}``. :func:`install_hooks` merges reflexkit's entries
+into what is there: other keys, other events and other hooks are kept as they are, and an
+entry of ours that is already there is replaced rather than added again, so running it twice
+changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from reflexkit.exceptions import ConfigError
+from reflexkit.orchestrator.report import atomic_write
+
+__all__ = ["HOOK_EVENTS", "hook_command", "install_hooks", "merge_hooks"]
+
+HOOK_EVENTS: tuple[tuple[str, str | None, str, int], ...] = (
+    ("SessionStart", None, "session-start", 30),
+    ("PostToolUse", "Bash", "post-tool-use", 60),
+    ("PostToolUseFailure", "Bash", "post-tool-use", 60),
+    ("Stop", None, "stop", 120),
+)
+"""Per Claude Code event: the matcher (``None`` for events without tools), our hook, timeout."""
+
+_OURS = re.compile(r" -m reflexkit(?:\.hooks | hook )")  # this entry point, or the full CLI's
+
+
+def hook_command(hook: str, *, python: str | None = None) -> str:
+    """Return the command line Claude Code runs for one of our hooks.
+
+    The interpreter is named by its absolute path, so the hook runs with the reflexkit that
+    installed it whatever ``PATH`` Claude Code has; ``-m reflexkit.hooks`` starts faster
+    than the full command line, which matters for a hook run on every Bash call.
+    """
+    return f"{shlex.quote(python or sys.executable)} -m reflexkit.hooks {hook}"
+
+
+def _ours(entry: object) -> bool:
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("command"), str)
+        and _OURS.search(entry["command"]) is not None
+    )
+
+
+def merge_hooks(settings: dict[str, Any], *, python: str | None = None) -> dict[str, Any]:
+    """Return *settings* with reflexkit's hooks registered; pure, the input is not changed.
+
+    Raises:
+        ConfigError: ``hooks`` or one of its events is not the shape Claude Code reads.
+    """
+    merged = dict(settings)
+    hooks = merged.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError(["settings.json: $.hooks: expected an object"])
+    hooks = dict(hooks)
+    for event, matcher, hook, timeout in HOOK_EVENTS:
+        groups = hooks.get(event, [])
+        if not isinstance(groups, list):
+            raise ConfigError([f"settings.json: $.hooks.{event}: expected a list"])
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                rest = [h for h in group["hooks"] if not _ours(h)]
+                if not rest:
+                    continue
+                group = {**group, "hooks": rest}  # noqa: PLW2901 -- a copy, not the input
+            kept.append(group)
+        ours: dict[str, Any] = {
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": hook_command(hook, python=python),
+                    "timeout": timeout,
+                }
+            ]
+        }
+        if matcher is not None:
+            ours = {"matcher": matcher, **ours}
+        hooks[event] = [*kept, ours]
+    merged["hooks"] = hooks
+    return merged
+
+
+def install_hooks(path: Path, *, python: str | None = None) -> bool:
+    """Merge reflexkit's hooks into the settings file at *path*, creating it if needed.
+
+    Returns:
+        ``True`` when the file changed, ``False`` when everything was already registered.
+
+    Raises:
+        ConfigError: The file is not a JSON object, or its ``hooks`` is malformed; it is
+            left untouched.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raw = b""
+    settings: Any = {}
+    if raw.strip():
+        try:
+            settings = orjson.loads(raw)
+        except orjson.JSONDecodeError as err:
+            raise ConfigError([f"{path}: invalid JSON ({err}); not changed"]) from None
+    if not isinstance(settings, dict):
+        raise ConfigError([f"{path}: $: expected an object; not changed"])
+    merged = merge_hooks(settings, python=python)
+    if merged == settings:
+        return False
+    atomic_write(path, orjson.dumps(merged, option=orjson.OPT_INDENT_2) + b"\n")
+    return True

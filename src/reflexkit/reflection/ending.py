@@ -1,0 +1,156 @@
+"""How an attempt ended, read from the agent's last message.
+
+:func:`classify_ending` is pure and deterministic. It tells four endings apart:
+
+* ``completed``: the agent says it is done (the checks decide whether it is right);
+* ``waiting_for_user``: the agent ends on a question to the user ("Should I also migrate the
+  old rows?"); retrying would only ask again, so the loop ends the subtask with outcome
+  ``needs_input``;
+* ``genuinely_stuck``: the agent gave up, stopped mid-sentence, or announced work it never did
+  ("Next, I'll update the tests:");
+* ``error``: the agent run itself failed (an API error, a crash, a usage limit).
+
+Only the end of the message counts (its last paragraphs, code blocks removed): an agent that
+asked a question halfway and then answered it itself is not waiting. Politeness such as "Let
+me know if you have any questions" is not a question to wait on.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+import attrs
+
+__all__ = ["AttemptEnding", "Ending", "classify_ending"]
+
+
+class Ending(enum.StrEnum):
+    """How an attempt ended."""
+
+    COMPLETED = "completed"
+    WAITING_FOR_USER = "waiting_for_user"
+    GENUINELY_STUCK = "genuinely_stuck"
+    ERROR = "error"
+
+
+@attrs.frozen(kw_only=True)
+class AttemptEnding:
+    """The ending and the cue that decided it (for logs and events)."""
+
+    kind: Ending
+    reason: str
+
+
+_TAIL_CHARS = 1_200
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+
+_ERROR = re.compile(
+    r"^\s*(?:api error|error:|fatal:|panic:)"
+    r"|traceback \(most recent call last\)"
+    r"|\b(?:credit balance is too low|usage limit reached|rate limit(?:ed)? exceeded"
+    r"|invalid api key|overloaded_error|prompt is too long|context window exceeded"
+    r"|request timed out|internal server error|connection (?:error|refused|reset))\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+_PLEASANTRY = re.compile(
+    r"(?:let me know if|feel free to|hope this helps|happy to help|if you(?:'d| would) like"
+    r"|if you want)[^.?!\n]*[.?!]?"
+    r"|(?:is there )?anything else (?:you(?:'d| would) like|i can help with)[^?\n]*\?",
+    re.IGNORECASE,
+)
+
+_ASKS_USER = re.compile(
+    r"\b(?:should i|shall i|would you (?:like|prefer)|do you (?:want|prefer|know|have)"
+    r"|which (?:\w+ ){0,3}(?:do|should|would) (?:you|i|we)|can you (?:confirm|clarify|provide"
+    r"|tell|share|check)|could you (?:confirm|clarify|provide|tell|share|check)"
+    r"|what (?:\w+ ){0,3}(?:do|should|would) you|how (?:do|should|would) you (?:like|want)"
+    r"|is it (?:ok|okay|fine) (?:if|to)|may i|do i have your)\b",
+    re.IGNORECASE,
+)
+_NEEDS_INPUT = re.compile(
+    r"\b(?:please (?:confirm|clarify|advise|let me know (?:which|whether|what|how|if you))"
+    r"|(?:waiting|wait) for your (?:input|answer|confirmation|decision)"
+    r"|before i (?:proceed|continue|go ahead)[^.\n]*(?:confirm|need|let me know)"
+    r"|i need (?:you|your) (?:to|input|confirmation|decision|answer)"
+    r"|let me know (?:which|whether|what|how) (?:you|i|we))\b",
+    re.IGNORECASE,
+)
+
+_GAVE_UP = re.compile(
+    r"\b(?:i(?:'m| am) (?:unable|not able|stuck)|i (?:cannot|can't|could not|couldn't|was "
+    r"(?:not|unable) (?:able )?to)|i (?:was|have been) unable|i(?:'ve| have) run out of"
+    r"|i don't (?:know how|have (?:access|permission))|giving up|i give up"
+    r"|(?:is|are) blocked (?:by|on)|without (?:access|permission) to)\b",
+    re.IGNORECASE,
+)
+_DONE = re.compile(
+    r"\b(?:done|completed?|finished|fixed|implemented|all (?:\d+ )?tests? (?:now )?pass(?:es|ed)?"
+    r"|tests? (?:now )?pass|(?:is|are) now (?:working|passing|correct)|i(?:'ve| have) "
+    r"(?:fixed|added|updated|implemented|changed|made|created|removed|refactored|resolved))\b",
+    re.IGNORECASE,
+)
+_ANNOUNCED = re.compile(
+    r"(?:^|\n)\s*(?:next(?: steps?)?|now|then)?,?\s*(?:i'll|i will|let me|let's|i'm going to"
+    r"|next steps?)\b[^\n]*(?::|\.\.\.|…)\s*\Z",
+    re.IGNORECASE,
+)
+_NEXT_STEPS = re.compile(
+    r"(?:^|\n)\s*(?:#+\s*)?(?:\*\*)?(?:next steps|remaining (?:work|steps)|todo)(?:\*\*)?:?\s*\n"
+    r"(?:\s*(?:[-*]|\d+[.)])[^\n]*\n?)+\s*\Z",
+    re.IGNORECASE,
+)
+_TERMINAL = re.compile(r"[.!?)\]\"'`*|>]\s*\Z|\b(?:done|ok)\s*\Z", re.IGNORECASE)
+
+
+def _tail(text: str) -> str:
+    """The last paragraphs of a message, code blocks and inline code removed."""
+    prose = _INLINE_CODE.sub("code", _FENCE.sub("\n", text))
+    tail = prose.strip()[-_TAIL_CHARS:]
+    paragraphs = [p for p in re.split(r"\n\s*\n", tail) if p.strip()]
+    return "\n\n".join(paragraphs[-2:])
+
+
+def _last_paragraph(tail: str) -> str:
+    parts = [p for p in re.split(r"\n\s*\n", tail) if p.strip()]
+    return parts[-1] if parts else ""
+
+
+def classify_ending(  # noqa: PLR0911 -- one return per ending rule, read top to bottom
+    text: str | None, /, *, is_error: bool = False
+) -> AttemptEnding:
+    """Classify how an attempt ended from the agent's last message.
+
+    Args:
+        text: The agent's last message (its final text output); ``None`` or empty when it
+            wrote nothing.
+        is_error: The agent run itself reported an error (a non-zero exit, an SDK error
+            result): the ending is ``error`` whatever the text says.
+
+    Returns:
+        The ending and the cue that decided it.
+    """
+    if is_error:
+        return AttemptEnding(kind=Ending.ERROR, reason="the agent run reported an error")
+    if not text or not text.strip():
+        return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="the agent wrote nothing")
+    tail = _tail(text)
+    last = _last_paragraph(tail)
+    if (match := _ERROR.search(last)) is not None:
+        return AttemptEnding(kind=Ending.ERROR, reason=f"error text: {match.group(0).strip()!r}")
+    asking = _PLEASANTRY.sub("", last)
+    question = "?" in asking and _ASKS_USER.search(asking)
+    if question or (match := _NEEDS_INPUT.search(asking)) is not None:
+        cue = question.group(0) if question else match.group(0) if match else "?"
+        return AttemptEnding(kind=Ending.WAITING_FOR_USER, reason=f"asks the user: {cue!r}")
+    if (match := _GAVE_UP.search(last)) is not None and not _DONE.search(last):
+        return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason=f"gave up: {match.group(0)!r}")
+    if _NEXT_STEPS.search(tail) and not _DONE.search(tail):
+        return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="ended on a list of next steps")
+    if _ANNOUNCED.search(last):
+        return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="announced more work and stopped")
+    if not _TERMINAL.search(last):
+        return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="stopped mid-sentence")
+    return AttemptEnding(kind=Ending.COMPLETED, reason="ended with a finished message")

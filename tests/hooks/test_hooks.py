@@ -1,0 +1,484 @@
+"""The Claude Code hooks end to end: `reflexkit hook ...` as subprocesses on recorded payloads."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from reflexkit.cli import cli
+from reflexkit.orchestrator.report import report_schema
+from reflexkit.testing.fake_messages_api import FakeMessagesApi
+
+DATA = Path(__file__).parent.parent / "data" / "hooks"
+SESSION = "7f3c2a1e-4b5d-4e8f-9a0b-1c2d3e4f5a6b"
+
+
+def payload(name: str, root: Path, **changes: Any) -> dict[str, Any]:
+    """A recorded payload, pointed at *root* and its transcript."""
+    data = json.loads((DATA / name).read_text())
+    data["cwd"] = str(root)
+    data["transcript_path"] = str(root.parent / "transcript.jsonl")
+    data.update(changes)
+    return data
+
+
+def hook(
+    event: str,
+    data: object,
+    root: Path,
+    *,
+    env: dict[str, str] | None = None,
+    full_cli: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m reflexkit.hooks EVENT` (what Claude Code runs) with *data* on stdin.
+
+    With *full_cli*, `python -m reflexkit hook EVENT` instead. It runs from another folder:
+    the payload's cwd names the project.
+    """
+    stdin = data if isinstance(data, bytes) else json.dumps(data).encode()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("REFLEXKIT", "ANTHROPIC"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "hook", event]
+        if full_cli
+        else [sys.executable, "-m", "reflexkit.hooks", event],
+        input=stdin,
+        capture_output=True,
+        cwd=root.parent,
+        env={**clean, **(env or {})},
+        timeout=60,
+        check=False,
+    )
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
+    )
+
+
+def git(root: Path, *args: str) -> None:
+    """Run git quietly in *root*."""
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A git project with one commit, a transcript beside it, and no project.json."""
+    root = tmp_path / "cart"
+    (root / "orders").mkdir(parents=True)
+    (root / "orders" / "__init__.py").write_text("")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "start")
+    (tmp_path / "transcript.jsonl").write_text((DATA / "transcript.jsonl").read_text())
+    return root
+
+
+def configure(root: Path, **sections: Any) -> None:
+    """Write .reflexkit/project.json with hooks on and the heuristic backend."""
+    config = {"hooks": {"enabled": True}, "reflexion": {"backend": "heuristic"}, **sections}
+    path = root / ".reflexkit" / "project.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config))
+
+
+def files_under(root: Path) -> list[str]:
+    """Every file under root/.reflexkit, relative."""
+    base = root / ".reflexkit"
+    return sorted(str(p.relative_to(base)) for p in base.rglob("*") if p.is_file())
+
+
+def write_todo(root: Path) -> None:
+    """The agent's change: an export with a TODO."""
+    (root / "orders" / "export.py").write_text("def export_csv(orders):\n    # TODO: rows\n")
+
+
+# --- off means off -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("event", "name"),
+    [
+        ("session-start", "session_start.json"),
+        ("post-tool-use", "post_tool_use_failure_bash.json"),
+        ("stop", "stop.json"),
+    ],
+)
+def test_disabled_hooks_do_nothing(project: Path, event: str, name: str) -> None:
+    """Without hooks.enabled every hook exits 0, prints nothing and writes no file."""
+    write_todo(project)
+    done = hook(event, payload(name, project), project)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert not (project / ".reflexkit").exists()
+
+
+def test_enabled_config_elsewhere_does_not_enable_hooks(project: Path) -> None:
+    """Reports on but hooks off is still a no-op."""
+    path = project / ".reflexkit" / "project.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"reports": {"enabled": True}}))
+    done = hook("stop", payload("stop.json", project), project)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert files_under(project) == ["project.json"]
+
+
+# --- malformed payloads --------------------------------------------------------------------
+
+MALFORMED = [
+    b"",
+    b"not json at all",
+    b"[1, 2, 3]",
+    b'"a string"',
+    b"null",
+    b'{"session_id": 5}',
+    b'{"session_id": ""}',
+    b'{"no_session": true}',
+    b"\xff\xfe\x00garbage",
+    b'{"session_id": "s", "cwd": 12, "tool_name": "Bash", "tool_input": "rm -rf /"}',
+    (
+        b'{"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "Bash",'
+        b' "tool_input": {"command": 7}, "tool_response": [1]}'
+    ),
+    b'{"session_id": "s", "transcript_path": "/nonexistent/x.jsonl", "last_assistant_message": 3}',
+    b"{" * 100_000,
+]
+
+
+@pytest.mark.parametrize("event", ["session-start", "post-tool-use", "stop"])
+def test_malformed_payloads_exit_zero(
+    project: Path, event: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every malformed payload exits 0 with nothing on stdout that Claude Code would act on.
+
+    The command runs in this process through click (a subprocess per payload costs seconds);
+    the two tests below run real processes.
+    """
+    configure(project)
+    monkeypatch.chdir(project.parent)
+    for raw in MALFORMED:
+        done = CliRunner().invoke(cli, ["hook", event], input=raw)
+        assert done.exit_code == 0, (raw[:60], done.output)
+        assert "decision" not in done.stdout, raw[:60]
+        assert done.exception is None or isinstance(done.exception, SystemExit)
+
+
+@pytest.mark.parametrize("full_cli", [False, True])
+@pytest.mark.parametrize("raw", [b"not json", b'{"session_id": 5, "cwd": []}'])
+def test_malformed_payload_in_a_real_process(project: Path, raw: bytes, full_cli: bool) -> None:
+    """Both entry points exit 0 on a bad payload, with no traceback."""
+    configure(project, verification={"judge": "heuristic"})
+    done = hook("stop", raw, project, full_cli=full_cli)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "Traceback" not in done.stderr
+
+
+def test_full_cli_blocks_like_the_light_entry_point(project: Path) -> None:
+    """`reflexkit hook stop` does what `python -m reflexkit.hooks stop` does."""
+    configure(project, verification={"judge": "heuristic"})
+    write_todo(project)
+    done = hook("stop", payload("stop.json", project), project, full_cli=True)
+    assert json.loads(done.stdout)["decision"] == "block"
+
+
+@pytest.mark.parametrize("args", [[], ["nonsense"], ["stop", "--config"]])
+def test_light_entry_point_rejects_a_wrong_command_line(args: list[str]) -> None:
+    """A wrong command line (not a payload) is a usage error, exit 2."""
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit.hooks", *args],
+        input=b"{}",
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert b"usage: python -m reflexkit.hooks" in done.stderr
+
+
+def test_bad_project_json_exits_zero(project: Path) -> None:
+    """A project.json that does not validate is logged on stderr; the hook still exits 0."""
+    path = project / ".reflexkit" / "project.json"
+    path.parent.mkdir()
+    path.write_text('{"hooks": {"enabled": "yes"}}')
+    done = hook("stop", payload("stop.json", project), project)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "$.hooks.enabled" in done.stderr
+
+
+# --- post-tool-use -------------------------------------------------------------------------
+
+
+def memory(root: Path) -> list[dict[str, Any]]:
+    """The reflections in the project's JSONL memory."""
+    path = root / ".reflexkit" / "memory" / "reflections.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_failed_bash_becomes_a_reflection(project: Path) -> None:
+    """A failed pytest run in Bash is reflected on and stored, naming the failing test."""
+    configure(project)
+    done = hook("post-tool-use", payload("post_tool_use_failure_bash.json", project), project)
+    assert (done.returncode, done.stdout) == (0, "")
+    [record] = memory(project)
+    assert record["subtaskId"] == "claude-code"
+    assert record["sessionId"] == SESSION
+    assert record["failureType"] == "test_failure"
+    text = json.dumps(record)
+    assert "test_apply_discount" in text
+
+
+@pytest.mark.parametrize("name", ["post_tool_use_bash_ok.json", "post_tool_use_edit.json"])
+def test_successful_or_other_tools_store_nothing(project: Path, name: str) -> None:
+    """A Bash call that worked, or another tool, leaves memory empty."""
+    configure(project)
+    done = hook("post-tool-use", payload(name, project), project)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert memory(project) == []
+
+
+def test_interrupted_command_is_not_a_failure(project: Path) -> None:
+    """A command the user interrupted teaches nothing."""
+    configure(project)
+    data = payload("post_tool_use_failure_bash.json", project, is_interrupt=True)
+    hook("post-tool-use", data, project)
+    assert memory(project) == []
+
+
+# --- session-start -------------------------------------------------------------------------
+
+
+def test_session_start_adds_recent_lessons(project: Path) -> None:
+    """After a failure, the next session starts with the lesson as additional context."""
+    configure(project, reports={"enabled": True})
+    hook("post-tool-use", payload("post_tool_use_failure_bash.json", project), project)
+    done = hook("session-start", payload("session_start.json", project), project)
+    assert done.returncode == 0
+    output = json.loads(done.stdout)
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert "Learning from Previous Failures" in context
+    assert "test_apply_discount" in context
+    assert ".reflexkit/self-report.json" in context
+
+
+def test_session_start_without_lessons_prints_nothing(project: Path) -> None:
+    """No lessons and no reports: nothing to add."""
+    configure(project)
+    done = hook("session-start", payload("session_start.json", project), project)
+    assert (done.returncode, done.stdout) == (0, "")
+
+
+# --- stop ----------------------------------------------------------------------------------
+
+
+def reports(root: Path) -> list[dict[str, Any]]:
+    """The reports written under root/.reflexkit/reports."""
+    return [json.loads(p.read_text()) for p in sorted((root / ".reflexkit").rglob("reports/*/*"))]
+
+
+def test_stop_writes_a_valid_report(project: Path) -> None:
+    """With reports on, a stop writes a valid report with git's counts and the self-report."""
+    configure(project, reports={"enabled": True})
+    hook("session-start", payload("session_start.json", project), project)
+    write_todo(project)
+    (project / ".reflexkit" / "self-report.json").write_text(
+        json.dumps({"confidence": 0.4, "knownNotInDiff": "rows are not written yet"})
+    )
+    done = hook("stop", payload("stop.json", project), project)
+    assert (done.returncode, done.stdout) == (0, "")
+    [report] = reports(project)
+    jsonschema.Draft202012Validator(report_schema()).validate(report)
+    assert report["provenance"]["source"] == "stop-hook"
+    assert report["filesChanged"] == [{"path": "orders/export.py", "insertions": 2, "deletions": 0}]
+    assert report["confidence"] == 0.4
+    assert report["provenance"]["degraded"] is False
+    assert report["verification"]["ending"] == "completed"
+    assert not (project / ".reflexkit" / "self-report.json").exists()
+
+
+def test_stop_without_reports_writes_no_report(project: Path) -> None:
+    """Reports off: zero report files."""
+    configure(project)
+    write_todo(project)
+    hook("stop", payload("stop.json", project), project)
+    assert reports(project) == []
+
+
+def test_heuristic_judge_blocks_at_most_max_stop_blocks(project: Path) -> None:
+    """An incomplete stop is blocked with the judge's feedback, then let go after 2 blocks."""
+    configure(
+        project, verification={"judge": "heuristic"}, hooks={"enabled": True, "maxStopBlocks": 2}
+    )
+    write_todo(project)
+    outputs = [hook("stop", payload("stop.json", project), project) for _ in range(3)]
+    assert [o.returncode for o in outputs] == [0, 0, 0]
+    first = json.loads(outputs[0].stdout)
+    assert first["decision"] == "block"
+    assert "TODO" in first["reason"]
+    assert "Next actions:" in first["reason"]
+    assert json.loads(outputs[1].stdout)["decision"] == "block"
+    assert outputs[2].stdout == ""
+
+
+def test_judge_does_not_block_a_question_to_the_user(project: Path) -> None:
+    """An agent that stopped to ask the user is let stop."""
+    configure(project, verification={"judge": "heuristic"})
+    write_todo(project)
+    data = payload(
+        "stop.json", project, last_assistant_message="Which CSV dialect do you want me to use?"
+    )
+    assert hook("stop", data, project).stdout == ""
+
+
+def test_llm_judge_blocks_through_the_fake_api(project: Path) -> None:
+    """The llm judge asks Claude (the fake Messages API) and blocks with its feedback."""
+    configure(project, verification={"judge": "llm", "judgeTimeoutMs": 5000})
+    write_todo(project)
+    verdict = {
+        "complete": False,
+        "severity": "HIGH",
+        "feedback": "export_csv writes no rows.",
+        "missing": ["the CSV rows"],
+        "nextActions": ["Write one row per order"],
+    }
+    with FakeMessagesApi() as api:
+        api.reply(verdict)
+        env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test"}
+        done = hook("stop", payload("stop.json", project), project, env=env)
+        [request] = api.requests
+    assert json.loads(done.stdout)["reason"].count("Write one row per order") == 1
+    content = request.json["messages"][0]["content"]
+    assert "Implement CSV export of orders" in content
+    assert "+    # TODO: rows" in content
+
+
+def test_llm_judge_error_never_blocks_and_is_logged(project: Path) -> None:
+    """A judge whose API fails lets the stop through and logs the reason."""
+    configure(project, verification={"judge": "llm", "judgeTimeoutMs": 2000})
+    write_todo(project)
+    with FakeMessagesApi() as api:
+        for _ in range(6):
+            api.server_error()
+        env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test"}
+        done = hook("stop", payload("stop.json", project), project, env=env)
+    assert (done.returncode, done.stdout) == (0, "")
+    log = (project / ".reflexkit" / "hooks" / "hooks.log").read_text()
+    assert "error llm_server_error" in log
+
+
+# --- re-firing and hostile ids -------------------------------------------------------------
+
+
+def test_sentinel_stops_a_hook_re_firing(project: Path) -> None:
+    """While a stop hook runs for a session, another stop of that session does nothing."""
+    configure(project, verification={"judge": "heuristic"})
+    write_todo(project)
+    sentinel = project / ".reflexkit" / "hooks" / "sessions" / f"{SESSION}.stop.running"
+    sentinel.parent.mkdir(parents=True)
+    sentinel.write_text("12345")
+    done = hook("stop", payload("stop.json", project), project)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "already running" in (project / ".reflexkit" / "hooks" / "hooks.log").read_text()
+
+
+def test_hook_started_by_a_hook_does_nothing(project: Path) -> None:
+    """A hook run from inside a hook's own work (the variable is set) is a no-op."""
+    configure(project, verification={"judge": "heuristic"})
+    write_todo(project)
+    done = hook("stop", payload("stop.json", project), project, env={"REFLEXKIT_HOOK_ACTIVE": "1"})
+    assert (done.returncode, done.stdout) == (0, "")
+
+
+@pytest.mark.parametrize("session", ["../../../../tmp/escape", "/etc/passwd", "..", "a\x00b"])
+def test_hostile_session_ids_stay_inside(project: Path, session: str) -> None:
+    """A session id with separators, dots or NUL names no path outside .reflexkit."""
+    configure(project, reports={"enabled": True})
+    write_todo(project)
+    before = set(project.parent.rglob("*"))
+    done = hook("stop", payload("stop.json", project, session_id=session), project)
+    assert done.returncode == 0
+    new = set(project.parent.rglob("*")) - before
+    assert new
+    assert all(p.is_relative_to(project / ".reflexkit") for p in new)
+
+
+def test_parallel_failures_of_one_session_are_all_kept(project: Path) -> None:
+    """Failed commands that finish together (parallel tool calls) each become a reflection."""
+    configure(project)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("REFLEXKIT", "ANTHROPIC"))}
+    procs = []
+    for n in range(4):
+        data = payload("post_tool_use_failure_bash.json", project, tool_use_id=f"toolu_{n}")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reflexkit.hooks", "post-tool-use"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=project.parent,
+            env=clean,
+        )
+        procs.append((proc, json.dumps(data).encode()))
+    for proc, stdin in procs:
+        proc.communicate(stdin, timeout=60)
+        assert proc.returncode == 0
+    records = memory(project)
+    assert len(records) == 4
+    assert sorted(r["attemptNumber"] for r in records) == [1, 2, 3, 4]
+
+
+def test_a_re_delivered_event_is_reflected_on_once(project: Path) -> None:
+    """The same tool call delivered twice gives one reflection."""
+    configure(project)
+    data = payload("post_tool_use_failure_bash.json", project)
+    hook("post-tool-use", data, project)
+    hook("post-tool-use", data, project)
+    assert len(memory(project)) == 1
+
+
+def test_corrupt_session_state_is_survived(project: Path) -> None:
+    """A session state file with nonsense in it does not stop the stop hook from blocking."""
+    configure(project, verification={"judge": "heuristic"})
+    write_todo(project)
+    state = project / ".reflexkit" / "hooks" / "sessions" / f"{SESSION}.json"
+    state.parent.mkdir(parents=True)
+    state.write_text('{"stops": "many", "stopBlocks": -4, "base": 7}')
+    done = hook("stop", payload("stop.json", project), project)
+    assert json.loads(done.stdout)["decision"] == "block"
+
+
+def test_the_judge_sees_the_request_not_its_own_feedback(project: Path) -> None:
+    """After a block, the request the judge reads is still the user's, not the feedback."""
+    configure(project, verification={"judge": "llm", "judgeTimeoutMs": 5000})
+    write_todo(project)
+    transcript = project.parent / "transcript.jsonl"
+    feedback = {
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": "Stop hook feedback:\nThe completion judge (MEDIUM) found it incomplete",
+        },
+    }
+    with transcript.open("a") as stream:
+        stream.write(json.dumps(feedback) + "\n")
+    with FakeMessagesApi() as api:
+        api.reply(
+            {
+                "complete": True,
+                "severity": "NONE",
+                "feedback": "ok",
+                "missing": [],
+                "nextActions": [],
+            }
+        )
+        env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test"}
+        hook("stop", payload("stop.json", project), project, env=env)
+        [request] = api.requests
+    content = request.json["messages"][0]["content"]
+    assert "<subtask>\nImplement CSV export of orders" in content

@@ -1,0 +1,106 @@
+"""`reflexkit hook install`: merged into .claude/settings.json, idempotent, never clobbering."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reflexkit.exceptions import ConfigError
+from reflexkit.hooks.settings import hook_command, merge_hooks
+
+EXISTING = {
+    "permissions": {"allow": ["Bash(npm run lint)"]},
+    "hooks": {
+        "PostToolUse": [
+            {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "prettier -w"}]}
+        ],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    },
+}
+
+
+def install(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run `python -m reflexkit hook install` in *cwd*."""
+    return subprocess.run(
+        [sys.executable, "-m", "reflexkit", "hook", "install", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def commands(settings: dict[str, object], event: str) -> list[str]:
+    """Every command registered for one event."""
+    groups = settings["hooks"][event]  # type: ignore[index]
+    return [h["command"] for g in groups for h in g["hooks"]]  # type: ignore[union-attr]
+
+
+def test_install_merges_and_is_idempotent(tmp_path: Path) -> None:
+    """Other settings and hooks are kept; a second install changes nothing."""
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(EXISTING))
+    first = install(tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "registered the hooks" in first.stdout
+    settings = json.loads(path.read_text())
+    assert settings["permissions"] == EXISTING["permissions"]
+    assert commands(settings, "PostToolUse") == ["prettier -w", hook_command("post-tool-use")]
+    assert commands(settings, "Stop") == ["notify-send done", hook_command("stop")]
+    assert commands(settings, "SessionStart") == [hook_command("session-start")]
+    assert commands(settings, "PostToolUseFailure") == [hook_command("post-tool-use")]
+    bash = [g for g in settings["hooks"]["PostToolUse"] if g.get("matcher") == "Bash"]
+    assert bash[0]["hooks"][0]["timeout"] == 60
+    text = path.read_text()
+    second = install(tmp_path)
+    assert second.returncode == 0
+    assert "already registered" in second.stdout
+    assert path.read_text() == text
+
+
+def test_install_creates_the_file(tmp_path: Path) -> None:
+    """With no settings file, one is created with the four hooks."""
+    done = install(tmp_path)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert set(settings["hooks"]) == {"SessionStart", "PostToolUse", "PostToolUseFailure", "Stop"}
+
+
+@pytest.mark.parametrize("text", ["{not json", "[]", '{"hooks": []}', '{"hooks": {"Stop": {}}}'])
+def test_bad_settings_are_left_untouched(tmp_path: Path, text: str) -> None:
+    """A settings file we can't read as Claude Code does is reported and not rewritten."""
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    done = install(tmp_path, "--settings", str(path))
+    assert done.returncode == 2
+    assert done.stderr.startswith("reflexkit: ")
+    assert path.read_text() == text
+
+
+def test_merge_replaces_an_older_reflexkit_entry() -> None:
+    """An entry from another interpreter path is replaced, not duplicated."""
+    old = merge_hooks({}, python="/old/venv/bin/python")
+    new = merge_hooks(old, python="/new/venv/bin/python")
+    assert commands(new, "Stop") == [hook_command("stop", python="/new/venv/bin/python")]
+
+
+def test_merge_replaces_an_entry_of_the_full_cli() -> None:
+    """An entry written as `python -m reflexkit hook stop` is ours too, and replaced."""
+    old = {
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": "py -m reflexkit hook stop"}]}]
+        }
+    }
+    assert commands(merge_hooks(old), "Stop") == [hook_command("stop")]
+
+
+def test_merge_rejects_a_bad_shape() -> None:
+    """The hooks key must be an object of lists."""
+    with pytest.raises(ConfigError, match=r"\$\.hooks"):
+        merge_hooks({"hooks": "yes"})
