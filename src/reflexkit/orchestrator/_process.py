@@ -241,9 +241,19 @@ def become_subreaper() -> bool:
     return ok
 
 
-def _sweep_orphans() -> int:
-    """Kill and reap our direct children that no running program owns (subreaper only).
+def _session(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
 
+
+def _sweep_orphans() -> int:
+    """Kill and reap orphans re-parented to us (subreaper only).
+
+    An orphan is a child of ours outside our own session: every program :func:`run_process`
+    starts gets a session of its own, so what it leaves behind is outside ours, while children
+    other code started (an SDK's CLI, a server) normally share our session and are spared.
     Runs under the lock that also covers starting a program, so a program another thread is
     starting right now is never mistaken for an orphan; only the pids found are waited for.
     """
@@ -254,8 +264,13 @@ def _sweep_orphans() -> int:
     with _lock:
         if _active:  # another thread's program is running: its orphans may still be in use
             return 0
+        ours = os.getsid(0)
         for _ in range(3):  # an orphan's own children become ours when it dies
-            orphans = [pid for pid, (ppid, _) in _all_parents(zombies=True).items() if ppid == me]
+            orphans = [
+                pid
+                for pid, (ppid, _) in _all_parents(zombies=True).items()
+                if ppid == me and _session(pid) not in {ours, None}
+            ]
             if not orphans:
                 break
             for pid in orphans:
