@@ -201,6 +201,8 @@ class Orchestrator:
         self.clock = clock
         self._emit_lock = threading.Lock()
         self._running: dict[str, int] = {}  # subtask id -> attempt, while it runs
+        self._at_interrupt: dict[str, int] | None = None  # what ran when the signal came
+        self._ended: set[str] = set()  # subtasks whose ending event is written
         self._halt = threading.Event()  # a setup error or an interrupt: start nothing new
 
     # --- the run ----------------------------------------------------------------------------
@@ -231,6 +233,8 @@ class Orchestrator:
             started + self.config.run_timeout_s if self.config.run_timeout_s is not None else None
         )
         self._running.clear()
+        self._ended.clear()
+        self._at_interrupt = None
         self._halt.clear()
         self._emit(
             EventKind.RUN_STARTED,
@@ -301,9 +305,10 @@ class Orchestrator:
             name = "SIGINT"
         else:
             name = type(interrupt).__name__
-        running = dict(self._running)
+        running = self._at_interrupt if self._at_interrupt is not None else dict(self._running)
         for subtask_id, attempt in sorted(running.items()):
-            self._emit(EventKind.INTERRUPTED, subtask_id, attempt, {"signal": name})
+            if subtask_id not in self._ended:
+                self._emit(EventKind.INTERRUPTED, subtask_id, attempt, {"signal": name})
         self._emit(
             EventKind.RUN_INTERRUPTED,
             data={
@@ -393,6 +398,8 @@ class Orchestrator:
                         outcomes[running.pop(future)] = future.result()
             except BaseException:
                 # Before the pool waits for its threads: stop their processes, start nothing.
+                with self._emit_lock:
+                    self._at_interrupt = dict(self._running)
                 self._halt.set()
                 _process.kill_all()
                 raise
@@ -432,13 +439,13 @@ class Orchestrator:
     ) -> SubtaskOutcome:
         """Run one subtask to its end; the ending's event is written here, once."""
         details: EventData = {}
-        try:
-            ended = self._attempts(
-                task, subtask, workdir=workdir, run_id=run_id, deadline=deadline, details=details
-            )
-        finally:
-            with self._emit_lock:
-                self._running.pop(subtask.id, None)
+        # On an interrupt the subtask stays in _running: run() reports it as interrupted.
+        ended = self._attempts(
+            task, subtask, workdir=workdir, run_id=run_id, deadline=deadline, details=details
+        )
+        with self._emit_lock:
+            self._running.pop(subtask.id, None)
+            self._ended.add(subtask.id)
         data: EventData = {
             "durationMs": ended.duration_ms,
             "attempts": ended.attempts,
