@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import fcntl
 import os
 import selectors
 import signal
@@ -59,6 +60,7 @@ EXIT_NOT_EXECUTABLE = 126
 
 DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
 _READ_CHUNK = 1 << 20
+_PIPE_SIZE = 1 << 20
 _TRACK_EVERY_S = 0.2
 _DRAIN_GRACE_S = 0.5
 _REAP_GRACE_S = 2.0
@@ -111,7 +113,9 @@ class _Capture:
         if room > 0:
             self.head += data[:room]
             data = data[room:]
-        if data:
+        if len(data) >= self.tail_cap:  # the chunk alone fills the tail: no copy of the old
+            self.tail = bytearray(data[len(data) - self.tail_cap :])
+        elif data:
             self.tail += data
             excess = len(self.tail) - self.tail_cap
             if excess > 0:
@@ -416,6 +420,8 @@ def _wait(  # noqa: C901, PLR0912 -- one select loop over the pipe, stdin and th
     with selectors.DefaultSelector() as selector:
         out = proc.stdout.fileno()
         os.set_blocking(out, False)
+        with contextlib.suppress(OSError, AttributeError):  # fewer wake-ups on a flood
+            fcntl.fcntl(out, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
         selector.register(out, selectors.EVENT_READ, "out")
         pidfd = -1
         with contextlib.suppress(OSError, AttributeError):
