@@ -247,3 +247,18 @@ def test_reflect_output_is_stripped() -> None:
     assert "\x1b" not in result.stdout
     assert "\x9b" not in result.stdout
     assert "\x07" not in result.stdout
+
+
+def test_the_prompt_file_stays_under_reflexkit(project_dir: Path) -> None:
+    """The agent's prompt file is under .reflexkit/prompts, and gone after the attempt."""
+    write_project(project_dir, [{"id": "fix-add", "description": "Work."}], checks=False)
+    code = "import pathlib, sys; pathlib.Path('where.txt').write_text(sys.argv[1])"
+    agent = f"{PY} -c {shlex.quote(code)} {{prompt_file}}"
+    result = CliRunner().invoke(cli, ["run", "task.json", "--agent-command", agent])
+    assert result.exit_code == 0, result.stderr
+    where = Path((project_dir / "where.txt").read_text())
+    prompts = project_dir / ".reflexkit" / "prompts"
+    assert where.parent.parent == prompts
+    assert where.name == "prompt.md"
+    assert prompts.is_dir()
+    assert list(prompts.iterdir()) == []

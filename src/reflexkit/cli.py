@@ -431,7 +431,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
     console = Console()
-    table = Table(title="reflexkit memory", caption=str(app.project().memory_path))
+    table = Table(title="reflexkit memory", caption=strip_control(str(app.project().memory_path)))
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_row("records", str(figures.records))
@@ -703,7 +703,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
                 ["--subagent command needs --agent-command (or orchestrator.agentCommand)"],
                 EXIT_BAD_INPUT,
             )
-        agent = CommandSubagent(argv)
+        agent = CommandSubagent(argv, prompt_dir=app.project().root / ".reflexkit" / "prompts")
     else:
         if script is None:
             _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)

@@ -68,7 +68,8 @@ _ENDING_EVENT: dict[str, EventKind] = {
 }
 _BUDGET_SPENT = "the run's time budget ran out"
 
-_MAX_SUBAGENT_ERROR_CHARS = 8_000
+_MAX_SUBAGENT_ERROR_CHARS = _process.DEFAULT_MAX_OUTPUT_BYTES
+"""Bounds a subagent's own output (the runner's capture already fits: no second, smaller cut)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -103,15 +103,18 @@ class CommandSubagent:
     The command line is a list of arguments, never given to a shell. Every ``{prompt_file}``
     in an argument is replaced by the path of a file holding the prompt (inside that one
     argument); when there is none, the prompt is written to the command's stdin. The prompt
-    file is ``prompt.md`` in a fresh temporary folder: nothing from the task (no subtask id)
-    goes into its path. The command runs in the request's working folder through the one
-    process runner (:mod:`reflexkit.orchestrator._process`): its own session, a hard time
-    limit, bounded output, everything it started killed when the attempt ends.
+    file is ``prompt.md`` in a fresh temporary folder (inside *prompt_dir* when given, which
+    ``reflexkit run`` sets to ``.reflexkit/prompts``; removed after the attempt): nothing from
+    the task (no subtask id) goes into its path. The command runs in the request's working
+    folder through the one process runner (:mod:`reflexkit.orchestrator._process`): its own
+    session, a hard time limit, bounded output, everything it started killed when the attempt
+    ends.
 
     Args:
         argv: The command line, e.g. ``["my-agent", "--prompt-file", "{prompt_file}"]``.
         env: The command's environment; the current one by default.
         max_output_chars: How many bytes of its output are kept (head and tail halves).
+        prompt_dir: Where the prompt's temporary folder is made; the system's by default.
     """
 
     def __init__(
@@ -120,6 +123,7 @@ class CommandSubagent:
         *,
         env: Mapping[str, str] | None = None,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_BYTES,
+        prompt_dir: Path | None = None,
     ) -> None:
         if not argv:
             msg = "CommandSubagent needs a command line"
@@ -127,6 +131,7 @@ class CommandSubagent:
         self.argv = tuple(argv)
         self.env = env
         self.max_output_chars = max_output_chars
+        self.prompt_dir = prompt_dir
 
     def preflight(self) -> None:
         """Check that the agent program exists and can be executed.
@@ -156,7 +161,11 @@ class CommandSubagent:
         """
         uses_file = any(PROMPT_FILE in part for part in self.argv)
         try:
-            with tempfile.TemporaryDirectory(prefix="reflexkit-prompt-") as folder:
+            if self.prompt_dir is not None:
+                self.prompt_dir.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(
+                prefix="reflexkit-prompt-", dir=self.prompt_dir
+            ) as folder:
                 prompt_file = Path(folder) / "prompt.md"
                 prompt_file.write_text(request.prompt, encoding="utf-8")
                 argv = [part.replace(PROMPT_FILE, str(prompt_file)) for part in self.argv]
