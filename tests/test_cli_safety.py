@@ -45,7 +45,9 @@ def alive(mark: str) -> list[int]:
     return found
 
 
-def write_project(root: Path, subtasks: list[dict[str, object]], *, checks: bool = True) -> None:
+def write_project(
+    root: Path, subtasks: list[dict[str, object]], *, checks: bool = True, **task: object
+) -> None:
     """A project with heuristic reflection, a verification command (or none) and a task."""
     (root / ".reflexkit").mkdir(exist_ok=True)
     config: dict[str, object] = {"reflexion": {"backend": "heuristic"}}
@@ -53,7 +55,7 @@ def write_project(root: Path, subtasks: list[dict[str, object]], *, checks: bool
         config["verification"] = {"commands": [f"{PY} -c 'import sys; sys.exit(1)'"]}
     (root / ".reflexkit" / "project.json").write_text(json.dumps(config))
     (root / "task.json").write_text(
-        json.dumps({"id": "calc", "description": "Fix it.", "subtasks": subtasks})
+        json.dumps({"id": "calc", "description": "Fix it.", "subtasks": subtasks, **task})
     )
 
 
@@ -262,3 +264,22 @@ def test_the_prompt_file_stays_under_reflexkit(project_dir: Path) -> None:
     assert where.name == "prompt.md"
     assert prompts.is_dir()
     assert list(prompts.iterdir()) == []
+
+
+def test_a_task_that_requires_verification_fails_fast_without_it(project_dir: Path) -> None:
+    """A task with requireVerification and nothing to check: exit 2 before attempt 1."""
+    write_project(
+        project_dir,
+        [{"id": "fix-add", "description": "Work."}],
+        checks=False,
+        requireVerification=True,
+    )
+    result = CliRunner().invoke(cli, ["run", "task.json", "--agent-command", f"{PY} -c pass"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        (
+            "reflexkit: setup: task calc requires verification, but nothing checks fix-add "
+            "(give them verify commands, or set verification.commands)"
+        )
+    ]
+    assert "attempt 1" not in result.stdout

@@ -710,7 +710,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         agent = _scripted(script)
     project_checks = app.project().config.verification.commands
     unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
-    if unchecked:
+    if unchecked and not task.require_verification:  # when required, the run says why it stops
         click.echo(
             "reflexkit: warning: no verification configured for "
             + ", ".join(unchecked)

@@ -200,6 +200,31 @@ def test_preflight_setup_error_runs_nothing(run: Run, events: list[Event], tmp_p
     assert [e.kind.value for e in events] == ["run_started", "setup_failed", "run_finished"]
 
 
+def test_required_verification_missing_is_a_setup_error(
+    service: ReflectionService, events: list[Event], tmp_path: Path
+) -> None:
+    """A task that requires checks, with a subtask that has none: nothing runs."""
+    agent = ScriptedSubagent({})
+    orchestrator = Orchestrator(
+        service=service,
+        subagent=agent,
+        verifier_for=lambda s: Verifier(s.verify),
+        on_event=events.append,
+    )
+    task = Task(
+        id="t",
+        require_verification=True,
+        subtasks=(
+            Subtask(id="checked", description="Has a check.", verify=(f"{PY} -c pass",)),
+            Subtask(id="unchecked", description="Has none."),
+        ),
+    )
+    summary = orchestrator.run(task, workdir=tmp_path)
+    assert agent.requests == []
+    assert "nothing checks unchecked" in (summary.setup_error or "")
+    assert [e.kind.value for e in events] == ["run_started", "setup_failed", "run_finished"]
+
+
 # --- every ending is an event ------------------------------------------------------------
 
 

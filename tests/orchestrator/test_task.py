@@ -166,7 +166,7 @@ def test_every_problem_at_once(tmp_path: Path) -> None:
     assert errors_of(path) == (
         "$.id: required, but missing",
         "$.subtasks[0].description: expected a string, got 3",
-        "$.extra: unknown key (expected one of: id, description, subtasks)",
+        "$.extra: unknown key (expected one of: id, description, subtasks, requireVerification)",
     )
 
 

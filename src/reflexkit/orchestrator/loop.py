@@ -205,6 +205,7 @@ class Orchestrator:
         self._at_interrupt: dict[str, int] | None = None  # what ran when the signal came
         self._ended: set[str] = set()  # subtasks whose ending event is written
         self._halt = threading.Event()  # a setup error or an interrupt: start nothing new
+        self._stop = threading.Event()  # an interrupt: running subtasks end too
 
     # --- the run ----------------------------------------------------------------------------
 
@@ -237,13 +238,14 @@ class Orchestrator:
         self._ended.clear()
         self._at_interrupt = None
         self._halt.clear()
+        self._stop.clear()
         self._emit(
             EventKind.RUN_STARTED,
             data={"runId": run_id, "taskId": task.id, "subtasks": len(task.subtasks)},
         )
         ordered = _ordered(task)
         try:
-            setup_error = self._preflight()
+            setup_error = self._unverified(task) or self._preflight()
             if setup_error is not None:
                 outcomes = {
                     s.id: SubtaskOutcome(
@@ -281,6 +283,21 @@ class Orchestrator:
         self._emit(EventKind.RUN_FINISHED, data=counts)
         return summary
 
+    def _unverified(self, task: Task) -> str | None:
+        """The setup error of a task that requires verification when a subtask has none."""
+        if not task.require_verification:
+            return None
+        missing = [s.id for s in task.subtasks if not self.verifier_for(s).commands]
+        if not missing:
+            return None
+        message = (
+            f"task {task.id} requires verification, but nothing checks "
+            + ", ".join(missing)
+            + " (give them verify commands, or set verification.commands)"
+        )
+        self._emit(EventKind.SETUP_FAILED, data={"reason": message, "stage": "verification"})
+        return message
+
     def _preflight(self) -> str | None:
         """Call the subagent's optional ``preflight()``; the setup error's message, if any."""
         preflight = getattr(self.subagent, "preflight", None)
@@ -299,6 +316,7 @@ class Orchestrator:
     def _interrupted(self, interrupt: BaseException, *, run_id: str, started: float) -> None:
         """Stop what runs and write the events of an interrupted run (then the caller raises)."""
         self._halt.set()
+        self._stop.set()
         _process.kill_all()
         if isinstance(interrupt, RunInterrupted):
             name = signal.Signals(interrupt.signum).name
@@ -402,6 +420,7 @@ class Orchestrator:
                 with self._emit_lock:
                     self._at_interrupt = dict(self._running)
                 self._halt.set()
+                self._stop.set()
                 _process.kill_all()
                 raise
         return outcomes
@@ -492,7 +511,7 @@ class Orchestrator:
             return deadline - self.clock() if deadline is not None else None
 
         while True:
-            if self._halt.is_set():
+            if self._stop.is_set():
                 return outcome("interrupted", "the run was interrupted")
             remaining = left()
             if remaining is not None and remaining <= 0:
@@ -526,7 +545,7 @@ class Orchestrator:
             except SetupError as err:
                 self._halt.set()  # no later subtask can work either
                 return outcome("setup_error", strip_control(str(err)))
-            if self._halt.is_set():
+            if self._stop.is_set():
                 return outcome("interrupted", "the run was interrupted")
             if result.ok:
                 verification = self._verify(verifier, workdir, left())
@@ -546,7 +565,7 @@ class Orchestrator:
                         },
                     )
                     return outcome("passed")
-                if self._halt.is_set():
+                if self._stop.is_set():
                     return outcome("interrupted", "the run was interrupted")
                 failure = failure_context(
                     verification,

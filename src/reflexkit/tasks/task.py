@@ -79,11 +79,14 @@ class Task:
             :data:`ID_PATTERN`.
         description: The overall goal; every subagent prompt starts with it.
         subtasks: In file order; the orchestrator runs them in ``dependsOn`` order.
+        require_verification: Every subtask must be checked (its ``verify`` or the project's
+            ``verification.commands``); a run where one is not fails before attempt 1.
     """
 
     id: str = attrs.field(validator=check_id)
     description: str = ""
     subtasks: tuple[Subtask, ...] = ()
+    require_verification: bool = False
 
     def subtask(self, subtask_id: str) -> Subtask:
         """Return the subtask with this id.
