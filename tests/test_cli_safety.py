@@ -103,7 +103,8 @@ def test_a_signal_stops_the_run_cleanly(
     )
     try:
         deadline = time.monotonic() + 60
-        while len(alive(mark)) < 2 * len(ids):  # every agent and its grandchild are up
+        # Every agent and its grandchild are up (the run's own argv holds the mark too).
+        while len(set(alive(mark)) - {proc.pid}) < 2 * len(ids):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the agents never started"
             time.sleep(0.05)
@@ -283,3 +284,39 @@ def test_a_task_that_requires_verification_fails_fast_without_it(project_dir: Pa
         )
     ]
     assert "attempt 1" not in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="wait4 rusage of one child")
+def test_a_gigabyte_of_verification_output_in_bounded_memory(tmp_path: Path) -> None:
+    """A real run whose check prints 1 GiB stays far below it (was a 3.2 GB peak)."""
+    (tmp_path / ".reflexkit").mkdir()
+    flood = "head -c 1G /dev/zero | tr '\\0' x; echo; echo 'FAILED tests/test_x.py::test_y'; exit 1"
+    (tmp_path / ".reflexkit" / "project.json").write_text(
+        json.dumps(
+            {
+                "reflexion": {"backend": "heuristic"},
+                "verification": {"commands": [f"sh -c {shlex.quote(flood)}"]},
+                "orchestrator": {"maxAttempts": 1},
+            }
+        )
+    )
+    (tmp_path / "task.json").write_text(
+        json.dumps({"id": "calc", "subtasks": [{"id": "fix-add", "description": "Work."}]})
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reflexkit", "run", "task.json", "--agent-command", f"{PY} -c pass"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={k: v for k, v in os.environ.items() if k != "REFLEXKIT_CONFIG"},
+    )
+    assert proc.stderr is not None
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 1, err
+    assert usage.ru_maxrss < 300 * 1024, f"peak RSS {usage.ru_maxrss} KiB"
+    (reflection,) = list(JsonlMemory(tmp_path / MEMORY))
+    assert "test_x.py::test_y" in reflection.analysis + " ".join(reflection.action_items)

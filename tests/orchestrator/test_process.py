@@ -153,6 +153,7 @@ def test_escaped_setsid_orphan_is_reaped_by_the_subreaper(tmp_path: Path) -> Non
     assert gone(mark)
 
 
+@pytest.mark.slow
 def test_a_gigabyte_of_output_in_bounded_memory(tmp_path: Path) -> None:
     """1 GiB of output is counted, cut to head and tail, and never held whole."""
     out, peak_kib = run_helper(
