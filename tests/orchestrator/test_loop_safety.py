@@ -352,3 +352,22 @@ def test_a_subagent_that_raises_is_a_failed_attempt(run: Run, tmp_path: Path) ->
 
     summary = run(Crashing(), check(tmp_path, FAILING), max_attempts=2, stuck_after=5)
     assert attrs.asdict(summary.outcomes[0])["outcome"] == "exhausted"
+
+
+def test_an_interrupt_writes_what_was_running(
+    run: Run, events: list[Event], reflexkit_fakes: FakeServices, tmp_path: Path
+) -> None:
+    """Ctrl-C in attempt 2 (a library caller, no CLI): interrupted, run_interrupted, re-raised."""
+
+    class CtrlC:
+        def run(self, request: SubagentRequest, /) -> SubagentResult:
+            if request.attempt == 2:  # the attempt the user gives up on
+                raise KeyboardInterrupt
+            return SubagentResult(ok=True, output="", duration_ms=0)
+
+    with pytest.raises(KeyboardInterrupt):
+        run(CtrlC(), check(tmp_path, FAILING), max_attempts=3, stuck_after=5)
+    assert [e.kind.value for e in events][-2:] == ["interrupted", "run_interrupted"]
+    assert events[-1].data["running"] == "s#2"
+    assert events[-1].data["signal"] == "SIGINT"
+    assert len(list(reflexkit_fakes.store())) == 1  # attempt 1's lesson, whole

@@ -265,8 +265,13 @@ class Orchestrator:
                 outcomes = self._run_sequential(
                     task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
                 )
-        except BaseException as interrupt:
+        except (KeyboardInterrupt, RunInterrupted) as interrupt:
             self._interrupted(interrupt, run_id=run_id, started=started)
+            raise
+        except BaseException:  # a bug in the loop itself: still leave nothing running
+            self._halt.set()
+            self._stop.set()
+            _process.kill_all()
             raise
         summary = RunSummary(
             run_id=run_id,
@@ -313,17 +318,21 @@ class Orchestrator:
             log.exception("the subagent's preflight raised; going on")
         return None
 
-    def _interrupted(self, interrupt: BaseException, *, run_id: str, started: float) -> None:
+    def _interrupted(
+        self,
+        interrupt: KeyboardInterrupt | RunInterrupted,
+        *,
+        run_id: str,
+        started: float,
+    ) -> None:
         """Stop what runs and write the events of an interrupted run (then the caller raises)."""
         self._halt.set()
         self._stop.set()
         _process.kill_all()
         if isinstance(interrupt, RunInterrupted):
             name = signal.Signals(interrupt.signum).name
-        elif isinstance(interrupt, KeyboardInterrupt):
-            name = "SIGINT"
         else:
-            name = type(interrupt).__name__
+            name = "SIGINT"
         running = self._at_interrupt if self._at_interrupt is not None else dict(self._running)
         for subtask_id, attempt in sorted(running.items()):
             if subtask_id not in self._ended:
