@@ -208,19 +208,7 @@ class _Tree:
 
     def reap(self) -> None:
         """Collect the zombies of descendants that were re-parented to us (as a subreaper)."""
-        end = time.monotonic() + _REAP_GRACE_S
-        pending = set(self.seen)
-        while pending and time.monotonic() < end:
-            for pid in list(pending):
-                try:
-                    done, _ = os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:  # not our child (init has it) or already reaped
-                    pending.discard(pid)
-                    continue
-                if done:
-                    pending.discard(pid)
-            if pending:
-                time.sleep(0.01)
+        _reap(list(self.seen))
 
 
 def become_subreaper() -> bool:
@@ -283,10 +271,25 @@ def _sweep_orphans() -> int:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
                     count += 1
-            for pid in orphans:
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, 0)
+            _reap(orphans)
     return count
+
+
+def _reap(pids: list[int]) -> None:
+    """Wait for these children to end, for a short grace at most (never hang on one)."""
+    pending = set(pids)
+    end = time.monotonic() + _REAP_GRACE_S
+    while pending and time.monotonic() < end:
+        for pid in list(pending):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not (or no longer) our child
+                pending.discard(pid)
+                continue
+            if done:
+                pending.discard(pid)
+        if pending:
+            time.sleep(0.005)
 
 
 def kill_all() -> int:
