@@ -319,7 +319,7 @@ def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
     project = app.project()
     service = app.reflection.service()
     clean, _, _ = service.prepare(failure)
-    previous = service.get_recent(clean.subtask_id, task_id=clean.task_id)
+    previous = service.previous(clean)  # exactly what generate() hands the generator
     click.echo(
         fixture_key(
             clean, model=project.config.reflexion.model, previous=previous, root=project.root

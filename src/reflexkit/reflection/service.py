@@ -139,9 +139,7 @@ class DefaultReflectionService:
             The reflection (not yet saved: call :meth:`save`).
         """
         clean, counts, print_ = self.prepare(failure)
-        previous = self.get_recent(clean.subtask_id, task_id=clean.task_id)
-        if clean.session_id:
-            previous = [r for r in previous if r.session_id == clean.session_id]
+        previous = self.previous(clean)
         reflection = self._generate(clean, previous)
         if clean.failure_type == FailureType.TIMEOUT:
             reflection = attrs.evolve(
@@ -161,6 +159,16 @@ class DefaultReflectionService:
             fingerprint=print_,
             redactions={**counts, **reflection.redactions},
         )
+
+    def previous(self, failure: FailureContext, /) -> list[Reflection]:
+        """The reflections a generator sees beside *failure*: same task, subtask and run.
+
+        The run is the failure's ``session_id``; a failure without one gets every run's.
+        """
+        previous = self.get_recent(failure.subtask_id, task_id=failure.task_id)
+        if failure.session_id:
+            previous = [r for r in previous if r.session_id == failure.session_id]
+        return previous
 
     def _generate(self, failure: FailureContext, previous: Sequence[Reflection]) -> Reflection:
         try:
