@@ -672,7 +672,9 @@ class Orchestrator:
         self, verifier: Verifier, workdir: Path, budget_s: float | None
     ) -> VerificationResult:
         try:
-            if budget_s is None:
+            if budget_s is None or not isinstance(verifier, Verifier):
+                # A verifier of one's own (duck-typed, run(workdir) only) gets no budget: the
+                # loop checks the budget after it instead.
                 return verifier.run(workdir)
             return verifier.run(workdir, budget_s=max(budget_s, 0.0))
         except Exception as err:
