@@ -116,3 +116,25 @@ def test_no_api_key_reflects_with_the_heuristic(
     assert (record["source"], record["fallbackReason"]) == ("heuristic", "no_api_key")
     assert not fake_messages_api.requests
     assert (project_dir / ".reflexkit" / "memory" / "reflections.jsonl").exists()
+
+
+def test_key_sees_the_same_run_as_the_generator(live: FakeMessagesApi, project_dir: Path) -> None:
+    """With a sessionId, `fixtures key` leaves other runs' reflections out, as generate() does."""
+    runner = CliRunner()
+    earlier_run = {**FAILURE, "sessionId": "run-1"}
+    saved = runner.invoke(cli, ["reflect", "--backend", "heuristic"], input=json.dumps(earlier_run))
+    assert saved.exit_code == 0, saved.stderr
+    this_run = {**FAILURE, "sessionId": "run-2", "attemptNumber": 2}
+    key = runner.invoke(cli, ["fixtures", "key"], input=json.dumps(this_run)).stdout.strip()
+    fixtures = project_dir / "fixtures.jsonl"
+    live.reply(REPLY)
+    recorded = runner.invoke(
+        cli,
+        ["reflect", "--record-fixtures", str(fixtures), "--no-save"],
+        input=json.dumps(this_run),
+    )
+    assert recorded.exit_code == 0, recorded.stderr
+    (line,) = fixtures.read_bytes().splitlines()
+    assert orjson.loads(line)["promptHash"] == key
+    (request,) = live.requests
+    assert "<reflection" not in json.dumps(request.json)  # run-1's lesson stayed out

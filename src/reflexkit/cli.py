@@ -1,7 +1,10 @@
 """The ``reflexkit`` command.
 
-Exit codes: 0 when done, 1 when the work failed, 2 for bad input or configuration. Errors are
-one line each on stderr, never a traceback (unless ``--debug``).
+Exit codes: 0 when done, 1 when the work failed, 2 for bad input, configuration or a setup
+that can't work (agent not installed, bad quoting, missing extra), 130 or 143 when SIGINT or
+SIGTERM stopped a run. Errors are one line each on stderr, never a traceback (unless
+``--debug``). Everything printed from tool output, memory or task files is stripped of terminal
+control sequences.
 """
 
 from __future__ import annotations
@@ -10,11 +13,12 @@ import contextlib
 import logging
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from importlib import resources
 from pathlib import Path
@@ -30,13 +34,15 @@ from rich.table import Table
 
 from reflexkit import _serde, cli_insights
 from reflexkit._reports_cli import calibrate_command
+from reflexkit._text import one_line, strip_control
 from reflexkit._version import __version__
 from reflexkit.containers import Application, build_application
-from reflexkit.exceptions import ConfigError, ReflexkitError
+from reflexkit.exceptions import ConfigError, ReflexkitError, RunInterrupted, SetupError
 from reflexkit.hooks.cli import hook
 from reflexkit.memory import JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, Reflection, utcnow
+from reflexkit.orchestrator import _process
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.events import Event, EventKind, RunLog, led_to_success
 from reflexkit.orchestrator.loop import RunSummary
@@ -52,7 +58,7 @@ from reflexkit.tasks.config import (
     VerificationConfig,
     load_project,
 )
-from reflexkit.tasks.task import Subtask, Task, load_task
+from reflexkit.tasks.task import Subtask, Task, check_id, load_task
 
 __all__ = ["cli", "main"]
 
@@ -60,6 +66,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_SIGNAL_BASE = 128
 
 
 @attrs.define
@@ -79,22 +86,29 @@ class _State:
 
 def _fail(lines: list[str] | tuple[str, ...], code: int) -> NoReturn:
     for line in lines:
-        click.echo(f"reflexkit: {line}", err=True)
+        click.echo(f"reflexkit: {one_line(line)}", err=True)
     sys.exit(code)
 
 
 class _Group(click.Group):
     """A group whose commands turn our errors into one-line messages and exit codes."""
 
-    def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401 -- whatever the command returns
+    def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401, C901 -- one clause per error
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
+        except RunInterrupted as err:
+            name = signal.Signals(err.signum).name
+            _fail([f"interrupted by {name}: the run was stopped"], EXIT_SIGNAL_BASE + err.signum)
         except ConfigError as err:
             if _debugging(ctx):
                 raise
             _fail(err.errors, EXIT_BAD_INPUT)
+        except SetupError as err:
+            if _debugging(ctx):
+                raise
+            _fail([f"setup: {err}"], EXIT_BAD_INPUT)
         except ReflexkitError as err:
             if _debugging(ctx):
                 raise
@@ -268,7 +282,11 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
             stack.enter_context(app.reflection.claude.override(providers.Object(recorder)))
         service = app.reflection.service()
         reflection = service.generate(failure)
-    click.echo(_serde.dumps(reflection, indent=True).decode() if as_json else _summary(reflection))
+    click.echo(
+        _serde.dumps(reflection, indent=True).decode()
+        if as_json
+        else strip_control(_summary(reflection))
+    )
     if not no_save and not service.save(reflection):
         _fail([f"could not save the reflection: {service.health.last_error}"], EXIT_FAILED)
     if recorder is not None and not recorder.recorded:
@@ -303,7 +321,7 @@ def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
     project = app.project()
     service = app.reflection.service()
     clean, _, _ = service.prepare(failure)
-    previous = service.get_recent(clean.subtask_id, task_id=clean.task_id)
+    previous = service.previous(clean)  # exactly what generate() hands the generator
     click.echo(
         fixture_key(
             clean, model=project.config.reflexion.model, previous=previous, root=project.root
@@ -314,8 +332,23 @@ def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
 # --- memory -------------------------------------------------------------------------------
 
 
+def _check_id(value: str | None, what: str) -> None:
+    if value is None:
+        return
+    try:
+        check_id(None, None, value)  # type: ignore[arg-type]  # an attrs validator
+    except ValueError as err:
+        raise ConfigError([f"{what}: {err}"]) from None
+
+
 @cli.command()
 @click.argument("subtask_id")
+@click.option(
+    "--task",
+    "task_id",
+    default=None,
+    help="Only reflections of this task (subtask ids repeat across tasks).",
+)
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
@@ -331,15 +364,27 @@ def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
     help="The retry-prompt section, or the records as a JSON list.",
 )
 @click.pass_context
-def recent(ctx: click.Context, subtask_id: str, limit: int | None, format_: str) -> None:
-    """Show the most recent reflections of a subtask, oldest first."""
+def recent(
+    ctx: click.Context,
+    subtask_id: str,
+    task_id: str | None,
+    limit: int | None,
+    format_: str,
+) -> None:
+    """Show the most recent reflections of a subtask, oldest first.
+
+    Ids are letters, digits, '.', '_' and '-' (at most 100). Lessons of different runs are
+    never merged; those of runs before the newest one are headed "Earlier run".
+    """
+    _check_id(subtask_id, "SUBTASK_ID")
+    _check_id(task_id, "--task")
     app = _app(ctx)
     limit = limit or app.project().config.reflexion.max_reflections_per_retry
-    records = app.memory.store().recent(subtask_id, limit=limit)
+    records = app.memory.store().recent(subtask_id, limit=limit, task_id=task_id)
     if format_ == "json":
-        click.echo(_serde.dumps(records, indent=True).decode())
+        click.echo(_serde.dumps(records, indent=True).decode())  # JSON escapes controls
     else:
-        click.echo(app.reflection.service().format_for_prompt(records), nl=False)
+        click.echo(strip_control(app.reflection.service().format_for_prompt(records)), nl=False)
 
 
 @cli.command()
@@ -388,7 +433,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
     console = Console()
-    table = Table(title="reflexkit memory", caption=str(app.project().memory_path))
+    table = Table(title="reflexkit memory", caption=strip_control(str(app.project().memory_path)))
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_row("records", str(figures.records))
@@ -468,7 +513,7 @@ def memory_sync(ctx: click.Context) -> None:
 # --- the orchestrator ---------------------------------------------------------------------
 
 
-def _describe(event: Event) -> str | None:
+def _describe(event: Event) -> str | None:  # noqa: C901, PLR0912 -- one case per kind
     """One plain line per event worth a line, for the terminal."""
     data, where = event.data, f"[{event.subtask_id}] attempt {event.attempt}"
     text: str | None = None
@@ -477,6 +522,8 @@ def _describe(event: Event) -> str | None:
             text = "the subagent is working"
         case EventKind.VERIFICATION_FAILED if data.get("subagentOk") is False:
             text = f"the subagent failed: {data.get('subagentError')}"
+        case EventKind.VERIFICATION_FAILED if data.get("timedOut"):
+            text = f"verification timed out: `{data.get('command')}` was killed"
         case EventKind.VERIFICATION_FAILED:
             text = f"verification failed: `{data.get('command')}` exited {data.get('exitCode')}"
         case EventKind.REFLECTION_GENERATED:
@@ -486,9 +533,19 @@ def _describe(event: Event) -> str | None:
             text = "retrying with the lessons in the prompt"
         case EventKind.PASSED:
             text = "passed"
-        case EventKind.STUCK | EventKind.EXHAUSTED:
-            text = f"{event.kind.value}, giving up on this subtask"
-    return f"{where}: {text}" if text else None
+        case EventKind.STUCK | EventKind.EXHAUSTED | EventKind.BUDGET_SPENT:
+            text = f"{event.kind.value}, giving up on this subtask: {data.get('reason')}"
+        case EventKind.SKIPPED:
+            text = f"skipped: {data.get('reason')}"
+        case EventKind.SETUP_FAILED:
+            text = f"setup error: {data.get('reason')}"
+        case EventKind.INTERRUPTED:
+            text = f"interrupted by {data.get('signal')}"
+    if text is None:
+        return None
+    if not event.subtask_id:
+        return one_line(text)
+    return one_line(f"{where}: {text}")
 
 
 _STYLES = {
@@ -497,7 +554,36 @@ _STYLES = {
     EventKind.PASSED: "bold green",
     EventKind.STUCK: "bold yellow",
     EventKind.EXHAUSTED: "bold red",
+    EventKind.BUDGET_SPENT: "bold red",
+    EventKind.SETUP_FAILED: "bold red",
+    EventKind.INTERRUPTED: "bold red",
 }
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """Turn the first SIGINT or SIGTERM into :class:`RunInterrupted`; ignore later ones.
+
+    The loop then kills what runs and writes ``run_interrupted``; a second Ctrl-C can't cut
+    that clean-up short. Outside the main thread (no signals there) this does nothing.
+    """
+    watched = (signal.SIGINT, signal.SIGTERM)
+
+    def handler(signum: int, _frame: object) -> None:
+        for number in watched:
+            signal.signal(number, signal.SIG_IGN)
+        raise RunInterrupted(signum)
+
+    try:
+        previous = {number: signal.signal(number, handler) for number in watched}
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
 
 
 def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -> RunSummary:
@@ -521,13 +607,14 @@ def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -
             spinner.update(escape(line))
 
         orchestrator = app.orchestration.orchestrator(subagent=agent, on_event=on_event)
-        summary: RunSummary = orchestrator.run(task, workdir=workdir, run_id=run_id)
+        with _stop_on_signals():
+            summary: RunSummary = orchestrator.run(task, workdir=workdir, run_id=run_id)
     table = Table(title=f"run {run_id[:12]} of task {task.id}", caption=f"run log: {log_path}")
     for column in ("subtask", "outcome", "attempts", "time", "reflections used"):
         table.add_column(column, justify="left" if column in {"subtask", "outcome"} else "right")
     for o in summary.outcomes:
         table.add_row(
-            o.subtask_id,
+            strip_control(o.subtask_id),
             o.outcome,
             str(o.attempts),
             f"{o.duration_ms / 1000:.1f} s",
@@ -609,18 +696,32 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     if kind == SubagentKind.CLAUDE_CODE:
         agent = ClaudeCodeSubagent(allowed_tools=settings.allowed_tools)
     elif kind == SubagentKind.COMMAND:
-        argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
+        try:
+            argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
+        except ValueError as err:
+            _fail([f"--agent-command: cannot parse {agent_command!r}: {err}"], EXIT_BAD_INPUT)
         if not argv:
             _fail(
                 ["--subagent command needs --agent-command (or orchestrator.agentCommand)"],
                 EXIT_BAD_INPUT,
             )
-        agent = CommandSubagent(argv)
+        agent = CommandSubagent(argv, prompt_dir=app.project().root / ".reflexkit" / "prompts")
     else:
         if script is None:
             _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
         agent = _scripted(script)
+    project_checks = app.project().config.verification.commands
+    unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
+    if unchecked and not task.require_verification:  # when required, the run says why it stops
+        click.echo(
+            "reflexkit: warning: no verification configured for "
+            + ", ".join(unchecked)
+            + ": an attempt passes as soon as the agent finishes",
+            err=True,
+        )
     summary = _orchestrate(app, task, agent, app.project().root)
+    if summary.setup_error is not None:
+        _fail([f"setup: {summary.setup_error}"], EXIT_BAD_INPUT)
     if not summary.passed:
         _fail([f"not every subtask passed ({len(summary.outcomes)} run)"], EXIT_FAILED)
 
@@ -696,5 +797,12 @@ cli.add_command(calibrate_command)  # reflexkit calibrate (#18)
 
 
 def main() -> None:
-    """Run the command line (the ``reflexkit`` console script)."""
+    """Run the command line (the ``reflexkit`` console script).
+
+    The process becomes a child subreaper first (Linux), so a grandchild that an agent or a
+    check detached with ``setsid`` comes back to us when its parent exits, to be killed and
+    reaped. (Only here, not in :data:`cli`: a program embedding the commands keeps its own
+    process semantics.)
+    """
+    _process.become_subreaper()
     cli.main(prog_name="reflexkit")

@@ -5,6 +5,7 @@
   +-- StoreError          episodic memory can't be read or written
   +-- GenerationError     a generator failed (internal: the service falls back)
   +-- SetupError          the run can't work as set up (agent missing, credentials, outage)
+* RunInterrupted          (a BaseException) a signal stopped the run: SIGINT or SIGTERM
 * CorruptRecordWarning    a stored record was skipped on read
 """
 
@@ -17,6 +18,7 @@ __all__ = [
     "CorruptRecordWarning",
     "GenerationError",
     "ReflexkitError",
+    "RunInterrupted",
     "SetupError",
     "StoreError",
 ]
@@ -67,6 +69,22 @@ class SetupError(ReflexkitError):
     the first attempt); the loop stops the subtask at once, stores no reflection (it is no
     lesson about the code) and the CLI exits 2 with the message.
     """
+
+
+class RunInterrupted(BaseException):
+    """A signal (SIGINT, SIGTERM) stopped the run; raised by the ``reflexkit`` command's handler.
+
+    A ``BaseException``, like ``KeyboardInterrupt``, so that no ``except Exception`` guard of
+    the loop swallows it: the loop kills what runs, writes ``run_interrupted`` and lets it go
+    on; the command exits ``128 + signum`` (130, 143).
+
+    Attributes:
+        signum: The signal's number.
+    """
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"interrupted by signal {signum}")
 
 
 class CorruptRecordWarning(UserWarning):

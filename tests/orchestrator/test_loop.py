@@ -256,8 +256,8 @@ def test_dependency_order_and_skips(run: Run) -> None:
     assert not summary.passed
 
 
-def test_run_time_budget(run: Run) -> None:
-    """When the run's budget is spent, the subtask stops with "timeout"."""
+def test_run_time_budget(run: Run, events: list[Event]) -> None:
+    """When the run's budget is spent, the subtask stops with "budget" and says so."""
     now = [0.0]
 
     def clock() -> float:
@@ -266,8 +266,9 @@ def test_run_time_budget(run: Run) -> None:
 
     summary = run(ScriptedSubagent({}), clock=clock, run_timeout_s=100, max_attempts=10)
     outcome = summary.outcome("add")
-    assert outcome.outcome == "timeout"
+    assert outcome.outcome == "budget"
     assert 1 <= outcome.attempts < 10
+    assert kinds(events)[-2:] == ["budget_spent", "run_finished"]
 
 
 def test_run_log(service: ReflectionService, workdir: Path, tmp_path: Path) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
+from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator.subagents import (
     CommandSubagent,
     ScriptedSubagent,
@@ -77,10 +80,47 @@ def test_command_timeout(tmp_path: Path) -> None:
 
 
 def test_command_missing_binary(tmp_path: Path) -> None:
-    """A missing agent binary is a failed attempt, not an exception."""
-    result = CommandSubagent(["no-such-agent-xyz", "{prompt_file}"]).run(request(tmp_path))
-    assert not result.ok
-    assert result.error == "command not found: no-such-agent-xyz (is it installed and on PATH?)"
+    """A missing agent binary is a setup error, found by preflight and by run alike."""
+    agent = CommandSubagent(["no-such-agent-xyz", "{prompt_file}"])
+    with pytest.raises(SetupError, match="no-such-agent-xyz was not found"):
+        agent.preflight()
+    with pytest.raises(SetupError, match="command not found: no-such-agent-xyz"):
+        agent.run(request(tmp_path))
+
+
+def test_preflight_passes_an_installed_program() -> None:
+    """An agent program on PATH passes the preflight."""
+    CommandSubagent([sys.executable, "-c", "pass"]).preflight()
+    CommandSubagent(["python3", "-c", "pass"]).preflight()
+
+
+def test_command_not_executable(tmp_path: Path) -> None:
+    """A file that exists but can't be executed is a setup error too."""
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\n", encoding="utf-8")
+    with pytest.raises(SetupError, match="can't be executed"):
+        CommandSubagent([str(script)]).preflight()
+
+
+def test_prompt_file_path_holds_nothing_from_the_task(tmp_path: Path) -> None:
+    """A hostile subtask id never reaches the prompt file's path or a shell.
+
+    The agent is a shell that interpolates the path unquoted, the worst case an agent
+    command can be: still no file named by the id is created anywhere.
+    """
+    hostile = SubagentRequest(
+        subtask_id="a;touch PWNED;../../x",
+        attempt=1,
+        prompt="Fix it.",
+        workdir=tmp_path,
+        timeout_s=10,
+    )
+    agent = CommandSubagent(["sh", "-c", "cat {prompt_file} && echo {prompt_file}"])
+    result = agent.run(hostile)
+    assert result.ok, result.error
+    assert result.output.splitlines()[-1].endswith("/prompt.md")
+    assert not (tmp_path / "PWNED").exists()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_scripted_applies_the_nth_edit(tmp_path: Path) -> None:

@@ -10,6 +10,11 @@ import pytest
 from reflexkit.exceptions import ConfigError
 from reflexkit.tasks.task import Subtask, Task, load_task
 
+ID_EXPECTED = (
+    "an id of letters, digits, '.', '_' or '-', starting with a letter or a digit, "
+    "at most 100 characters"
+)
+
 
 def write(tmp_path: Path, data: object) -> Path:
     """Write *data* as JSON to tmp_path/task.json and return its path."""
@@ -70,8 +75,33 @@ def test_good_file(tmp_path: Path) -> None:
         ),
         pytest.param(
             {"id": "t", "subtasks": [{"id": "", "description": "x"}]},
-            ("$.subtasks[0].id: expected a non-empty string",),
+            (f'$.subtasks[0].id: expected {ID_EXPECTED}, got ""',),
             id="empty-id",
+        ),
+        pytest.param(
+            {"id": "t", "subtasks": [{"id": "a;touch PWNED", "description": "x"}]},
+            (f'$.subtasks[0].id: expected {ID_EXPECTED}, got "a;touch PWNED"',),
+            id="shell-id",
+        ),
+        pytest.param(
+            {"id": "t", "subtasks": [{"id": "../../x", "description": "x"}]},
+            (f'$.subtasks[0].id: expected {ID_EXPECTED}, got "../../x"',),
+            id="path-id",
+        ),
+        pytest.param(
+            {"id": "t", "subtasks": [{"id": "api/login", "description": "x"}]},
+            (f'$.subtasks[0].id: expected {ID_EXPECTED}, got "api/login"',),
+            id="slash-id",
+        ),
+        pytest.param(
+            {"id": "t", "subtasks": [{"id": "--help", "description": "x"}]},
+            (f'$.subtasks[0].id: expected {ID_EXPECTED}, got "--help"',),
+            id="option-id",
+        ),
+        pytest.param(
+            {"id": "x" * 101, "subtasks": [{"id": "s", "description": "x"}]},
+            (f'$.id: expected {ID_EXPECTED}, got "{"x" * 57}..."',),
+            id="long-task-id",
         ),
         pytest.param(
             {"id": "t", "subtasks": [{"id": "a", "description": "x", "maxAttempt": 2}]},
@@ -136,7 +166,7 @@ def test_every_problem_at_once(tmp_path: Path) -> None:
     assert errors_of(path) == (
         "$.id: required, but missing",
         "$.subtasks[0].description: expected a string, got 3",
-        "$.extra: unknown key (expected one of: id, description, subtasks)",
+        "$.extra: unknown key (expected one of: id, description, subtasks, requireVerification)",
     )
 
 

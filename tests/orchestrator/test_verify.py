@@ -106,8 +106,8 @@ def test_long_output_keeps_head_and_tail(tmp_path: Path) -> None:
     result = Verifier([noisy], timeout_s=10, max_output_chars=1000).run(tmp_path)
     assert result.output.startswith("HEAD")
     assert result.output.rstrip().endswith("TAIL")
-    cut = 50009 - 1000  # 4 + 50000 + 4 characters and a newline
-    assert f"[... {cut} characters cut ...]" in result.output
+    cut = 50009 - 1000  # 4 + 50000 + 4 bytes and a newline
+    assert f"\n[... {cut} bytes cut ...]\n" in result.output
     assert len(result.output) < 1100
 
 

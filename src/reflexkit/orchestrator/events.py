@@ -1,5 +1,11 @@
 """Events of an orchestrator run, and the JSONL run log they are written to.
 
+A run log starts with ``run_started``, and ends with ``run_finished`` or, when a signal
+stopped it, ``run_interrupted``; every subtask ends with exactly one of ``passed``,
+``exhausted``, ``stuck``, ``skipped``, ``budget_spent``, ``setup_failed`` or ``interrupted``
+(``setup_failed`` with an empty ``subtaskId`` when the subagent's preflight failed before any
+subtask started). String values are stripped of terminal control sequences.
+
 Every step of a run is an :class:`Event`; the orchestrator hands each one to its ``on_event``
 callback, which may print it, show it live, and append it to a :class:`RunLog`: one camelCase
 JSON object per line, for example::
@@ -36,10 +42,17 @@ class EventKind(enum.StrEnum):
     VERIFICATION_FAILED = "verification_failed"
     REFLECTION_GENERATED = "reflection_generated"
     RETRY = "retry"
-    STUCK = "stuck"
+    # How a subtask ended: exactly one of these per subtask of a run.
     PASSED = "passed"
     EXHAUSTED = "exhausted"
+    STUCK = "stuck"
+    SKIPPED = "skipped"
+    BUDGET_SPENT = "budget_spent"
+    SETUP_FAILED = "setup_failed"
+    INTERRUPTED = "interrupted"
+    # How the run ended: one of these.
     RUN_FINISHED = "run_finished"
+    RUN_INTERRUPTED = "run_interrupted"
 
 
 @attrs.frozen(kw_only=True)

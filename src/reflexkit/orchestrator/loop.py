@@ -2,9 +2,18 @@
 
 For each subtask, in ``dependsOn`` order: attempt 1 gets the subtask's prompt; a failed
 attempt becomes a :class:`~reflexkit.models.FailureContext`, the reflection service writes and
-stores a reflection on it, and every retry gets the prompt plus the subtask's recent
-reflections. A subtask stops when it passes, when its attempts run out, when it is stuck (the
-same failure fingerprint ``stuckAfter`` times in a row) or when the run's time budget is spent.
+stores a reflection on it, and every retry gets the prompt plus the lessons of this run's
+earlier attempts at the same task and subtask (lessons of earlier runs stay out: the code has
+changed since, and they come back only through a deliberate, labelled path). A subtask stops
+when it passes, when its attempts run out, when it is stuck (the same failure fingerprint
+``stuckAfter`` times in a row), when the run's time budget is spent (verification included),
+when the subagent raises :class:`~reflexkit.exceptions.SetupError` (no reflection is stored:
+it is no lesson about the code, and no later subtask starts), or when the run is interrupted.
+Every ending writes one event (see :mod:`reflexkit.orchestrator.events`).
+
+An interrupt (``KeyboardInterrupt``, :class:`~reflexkit.exceptions.RunInterrupted`) kills
+every process the runner has started, writes ``interrupted`` for each running subtask and
+``run_interrupted``, and goes on to the caller.
 
 With ``orchestrator.jobs`` above 1, independent subtasks run at once (see :meth:`Orchestrator.run`).
 """
@@ -12,6 +21,7 @@ With ``orchestrator.jobs`` above 1, independent subtasks run at once (see :meth:
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 import time
 import uuid
@@ -22,7 +32,10 @@ from typing import Literal
 
 import attrs
 
+from reflexkit._text import strip_control
+from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.models import FailureContext, FailureType, Reflection
+from reflexkit.orchestrator import _process
 from reflexkit.orchestrator.events import Event, EventData, EventKind
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
@@ -41,10 +54,22 @@ __all__ = ["Orchestrator", "Outcome", "RunSummary", "SubtaskOutcome", "build_pro
 
 log = logging.getLogger("reflexkit.orchestrator")
 
-Outcome = Literal["passed", "exhausted", "stuck", "timeout", "skipped"]
+Outcome = Literal["passed", "exhausted", "stuck", "budget", "skipped", "setup_error", "interrupted"]
 """How a subtask ended."""
 
-_MAX_SUBAGENT_ERROR_CHARS = 8_000
+_ENDING_EVENT: dict[str, EventKind] = {
+    "passed": EventKind.PASSED,
+    "exhausted": EventKind.EXHAUSTED,
+    "stuck": EventKind.STUCK,
+    "budget": EventKind.BUDGET_SPENT,
+    "skipped": EventKind.SKIPPED,
+    "setup_error": EventKind.SETUP_FAILED,
+    "interrupted": EventKind.INTERRUPTED,
+}
+_BUDGET_SPENT = "the run's time budget ran out"
+
+_MAX_SUBAGENT_ERROR_CHARS = _process.DEFAULT_MAX_OUTPUT_BYTES
+"""Bounds a subagent's own output (the runner's capture already fits: no second, smaller cut)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -54,8 +79,10 @@ class SubtaskOutcome:
     Attributes:
         subtask_id: The subtask.
         outcome: ``passed``; ``exhausted`` (attempts ran out); ``stuck`` (the same failure
-            ``stuckAfter`` times in a row); ``timeout`` (the run's time budget ran out);
-            ``skipped`` (a dependency did not pass).
+            ``stuckAfter`` times in a row); ``budget`` (the run's time budget ran out);
+            ``skipped`` (a dependency did not pass, or an earlier setup error stopped the
+            run); ``setup_error`` (the run can't work as set up: see ``reason``);
+            ``interrupted`` (a signal stopped the run).
         attempts: How many attempts were made.
         duration_ms: Wall-clock time of all its attempts.
         reflections_used: How many distinct reflections its retry prompts carried.
@@ -90,6 +117,14 @@ class RunSummary:
     def passed(self) -> bool:
         """Every subtask passed."""
         return all(o.outcome == "passed" for o in self.outcomes)
+
+    @property
+    def setup_error(self) -> str | None:
+        """Why the run can't work as set up, when a subtask ended so; else ``None``."""
+        for outcome in self.outcomes:
+            if outcome.outcome == "setup_error":
+                return outcome.reason
+        return None
 
     def outcome(self, subtask_id: str) -> SubtaskOutcome:
         """Return the outcome of one subtask.
@@ -166,6 +201,11 @@ class Orchestrator:
         self.on_event = on_event
         self.clock = clock
         self._emit_lock = threading.Lock()
+        self._running: dict[str, int] = {}  # subtask id -> attempt, while it runs
+        self._at_interrupt: dict[str, int] | None = None  # what ran when the signal came
+        self._ended: set[str] = set()  # subtasks whose ending event is written
+        self._halt = threading.Event()  # a setup error or an interrupt: start nothing new
+        self._stop = threading.Event()  # an interrupt: running subtasks end too
 
     # --- the run ----------------------------------------------------------------------------
 
@@ -194,19 +234,45 @@ class Orchestrator:
         deadline = (
             started + self.config.run_timeout_s if self.config.run_timeout_s is not None else None
         )
+        self._running.clear()
+        self._ended.clear()
+        self._at_interrupt = None
+        self._halt.clear()
+        self._stop.clear()
         self._emit(
             EventKind.RUN_STARTED,
             data={"runId": run_id, "taskId": task.id, "subtasks": len(task.subtasks)},
         )
         ordered = _ordered(task)
-        if self.config.jobs > 1:
-            outcomes = self._run_parallel(
-                task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
-            )
-        else:
-            outcomes = self._run_sequential(
-                task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
-            )
+        try:
+            setup_error = self._unverified(task) or self._preflight()
+            if setup_error is not None:
+                outcomes = {
+                    s.id: SubtaskOutcome(
+                        subtask_id=s.id,
+                        outcome="setup_error",
+                        attempts=0,
+                        duration_ms=0,
+                        reason=setup_error,
+                    )
+                    for s in ordered
+                }
+            elif self.config.jobs > 1:
+                outcomes = self._run_parallel(
+                    task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
+                )
+            else:
+                outcomes = self._run_sequential(
+                    task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
+                )
+        except (KeyboardInterrupt, RunInterrupted) as interrupt:
+            self._interrupted(interrupt, run_id=run_id, started=started)
+            raise
+        except BaseException:  # a bug in the loop itself: still leave nothing running
+            self._halt.set()
+            self._stop.set()
+            _process.kill_all()
+            raise
         summary = RunSummary(
             run_id=run_id,
             task_id=task.id,
@@ -222,6 +288,67 @@ class Orchestrator:
         self._emit(EventKind.RUN_FINISHED, data=counts)
         return summary
 
+    def _unverified(self, task: Task) -> str | None:
+        """The setup error of a task that requires verification when a subtask has none."""
+        if not task.require_verification:
+            return None
+        missing = [s.id for s in task.subtasks if not self.verifier_for(s).commands]
+        if not missing:
+            return None
+        message = (
+            f"task {task.id} requires verification, but nothing checks "
+            + ", ".join(missing)
+            + " (give them verify commands, or set verification.commands)"
+        )
+        self._emit(EventKind.SETUP_FAILED, data={"reason": message, "stage": "verification"})
+        return message
+
+    def _preflight(self) -> str | None:
+        """Call the subagent's optional ``preflight()``; the setup error's message, if any."""
+        preflight = getattr(self.subagent, "preflight", None)
+        if not callable(preflight):
+            return None
+        try:
+            preflight()
+        except SetupError as err:
+            message = strip_control(str(err))
+            self._emit(EventKind.SETUP_FAILED, data={"reason": message, "stage": "preflight"})
+            return message
+        except Exception:
+            log.exception("the subagent's preflight raised; going on")
+        return None
+
+    def _interrupted(
+        self,
+        interrupt: KeyboardInterrupt | RunInterrupted,
+        *,
+        run_id: str,
+        started: float,
+    ) -> None:
+        """Stop what runs and write the events of an interrupted run (then the caller raises)."""
+        self._halt.set()
+        self._stop.set()
+        _process.kill_all()
+        if isinstance(interrupt, RunInterrupted):
+            name = signal.Signals(interrupt.signum).name
+        else:
+            name = "SIGINT"
+        running = self._at_interrupt if self._at_interrupt is not None else dict(self._running)
+        for subtask_id, attempt in sorted(running.items()):
+            if subtask_id not in self._ended:
+                self._emit(EventKind.INTERRUPTED, subtask_id, attempt, {"signal": name})
+        self._emit(
+            EventKind.RUN_INTERRUPTED,
+            data={
+                "runId": run_id,
+                "signal": name,
+                "running": ",".join(
+                    f"{subtask_id}#{attempt}" for subtask_id, attempt in sorted(running.items())
+                ),
+                "durationMs": self._ms_since(started),
+            },
+        )
+
     @staticmethod
     def _blocked(subtask: Subtask, outcomes: dict[str, SubtaskOutcome]) -> list[str]:
         """The dependencies of *subtask* that have not passed (or not finished)."""
@@ -229,14 +356,15 @@ class Orchestrator:
             d for d in subtask.depends_on if d not in outcomes or outcomes[d].outcome != "passed"
         ]
 
-    @staticmethod
-    def _skip(subtask: Subtask, blocked: list[str]) -> SubtaskOutcome:
+    def _skip(self, subtask: Subtask, blocked: list[str]) -> SubtaskOutcome:
+        reason = (
+            "dependency did not pass: " + ", ".join(blocked)
+            if blocked
+            else "the run stopped: the subagent can't work as set up"
+        )
+        self._emit(EventKind.SKIPPED, subtask.id, 0, {"reason": reason})
         return SubtaskOutcome(
-            subtask_id=subtask.id,
-            outcome="skipped",
-            attempts=0,
-            duration_ms=0,
-            reason="dependency did not pass: " + ", ".join(blocked),
+            subtask_id=subtask.id, outcome="skipped", attempts=0, duration_ms=0, reason=reason
         )
 
     def _run_sequential(
@@ -251,7 +379,7 @@ class Orchestrator:
         outcomes: dict[str, SubtaskOutcome] = {}
         for subtask in ordered:
             blocked = self._blocked(subtask, outcomes)
-            if blocked:
+            if blocked or self._halt.is_set():
                 outcomes[subtask.id] = self._skip(subtask, blocked)
                 continue
             outcomes[subtask.id] = self._run_subtask(
@@ -272,44 +400,64 @@ class Orchestrator:
         outcomes: dict[str, SubtaskOutcome] = {}
         pending = list(ordered)
         running: dict[Future[SubtaskOutcome], str] = {}
+
+        def start(subtask: Subtask) -> None:
+            future = pool.submit(
+                self._run_subtask, task, subtask, workdir=workdir, run_id=run_id, deadline=deadline
+            )
+            running[future] = subtask.id
+
         with ThreadPoolExecutor(
             max_workers=self.config.jobs, thread_name_prefix="reflexkit-subtask"
         ) as pool:
-            while pending or running:
-                progressed = True
-                while progressed:  # skips can unblock (and skip) further subtasks
-                    progressed = False
-                    for subtask in list(pending):
-                        if not all(d in outcomes for d in subtask.depends_on):
-                            continue
-                        blocked = self._blocked(subtask, outcomes)
-                        if blocked:
-                            outcomes[subtask.id] = self._skip(subtask, blocked)
-                            pending.remove(subtask)
-                            progressed = True
-                        elif len(running) < self.config.jobs:
-                            future = pool.submit(
-                                self._run_subtask,
-                                task,
-                                subtask,
-                                workdir=workdir,
-                                run_id=run_id,
-                                deadline=deadline,
+            try:
+                while pending or running:
+                    self._start_ready(pending, running, outcomes, start)
+                    if not running:
+                        # nothing runs and nothing can start: a cycle or an unknown dependency
+                        for subtask in pending:
+                            outcomes[subtask.id] = self._skip(
+                                subtask, self._blocked(subtask, outcomes)
                             )
-                            running[future] = subtask.id
-                            pending.remove(subtask)
-                if not running:
-                    # nothing runs and nothing can start: a cycle or an unknown dependency
-                    for subtask in pending:
-                        outcomes[subtask.id] = self._skip(subtask, self._blocked(subtask, outcomes))
-                    pending.clear()
-                    break
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    outcomes[running.pop(future)] = future.result()
+                        pending.clear()
+                        break
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        outcomes[running.pop(future)] = future.result()
+            except BaseException:
+                # Before the pool waits for its threads: stop their processes, start nothing.
+                with self._emit_lock:
+                    self._at_interrupt = dict(self._running)
+                self._halt.set()
+                self._stop.set()
+                _process.kill_all()
+                raise
         return outcomes
 
-    def _run_subtask(  # noqa: C901 -- the loop's stop conditions, read top to bottom
+    def _start_ready(
+        self,
+        pending: list[Subtask],
+        running: dict[Future[SubtaskOutcome], str],
+        outcomes: dict[str, SubtaskOutcome],
+        start: Callable[[Subtask], None],
+    ) -> None:
+        """Skip or start every pending subtask whose dependencies have all ended."""
+        progressed = True
+        while progressed:  # skips can unblock (and skip) further subtasks
+            progressed = False
+            for subtask in list(pending):
+                if not all(d in outcomes for d in subtask.depends_on):
+                    continue
+                blocked = self._blocked(subtask, outcomes)
+                if blocked or self._halt.is_set():
+                    outcomes[subtask.id] = self._skip(subtask, blocked)
+                    pending.remove(subtask)
+                    progressed = True
+                elif len(running) < self.config.jobs:
+                    start(subtask)
+                    pending.remove(subtask)
+
+    def _run_subtask(
         self,
         task: Task,
         subtask: Subtask,
@@ -318,6 +466,38 @@ class Orchestrator:
         run_id: str,
         deadline: float | None,
     ) -> SubtaskOutcome:
+        """Run one subtask to its end; the ending's event is written here, once."""
+        details: EventData = {}
+        # On an interrupt the subtask stays in _running: run() reports it as interrupted.
+        ended = self._attempts(
+            task, subtask, workdir=workdir, run_id=run_id, deadline=deadline, details=details
+        )
+        with self._emit_lock:
+            self._running.pop(subtask.id, None)
+            self._ended.add(subtask.id)
+        data: EventData = {
+            "durationMs": ended.duration_ms,
+            "attempts": ended.attempts,
+            "reflectionsUsed": ended.reflections_used,
+            **details,
+        }
+        if ended.reason is not None:
+            data["reason"] = ended.reason
+        if ended.outcome != "passed":  # passed was written with its figures by _attempts
+            self._emit(_ENDING_EVENT[ended.outcome], subtask.id, ended.attempts, data)
+        return ended
+
+    def _attempts(  # noqa: C901, PLR0911, PLR0912, PLR0913, PLR0915 -- the stop conditions
+        self,
+        task: Task,
+        subtask: Subtask,
+        *,
+        workdir: Path,
+        run_id: str,
+        deadline: float | None,
+        details: EventData,
+    ) -> SubtaskOutcome:
+        """The attempts at one subtask; *details* gets what its ending event should add."""
         started = self.clock()
         max_attempts = subtask.max_attempts or self.config.max_attempts
         base_prompt = build_prompt(task, subtask)
@@ -336,14 +516,21 @@ class Orchestrator:
                 reason=reason,
             )
 
+        def left() -> float | None:
+            return deadline - self.clock() if deadline is not None else None
+
         while True:
-            remaining = deadline - self.clock() if deadline is not None else None
+            if self._stop.is_set():
+                return outcome("interrupted", "the run was interrupted")
+            remaining = left()
             if remaining is not None and remaining <= 0:
-                return outcome("timeout", "the run's time budget ran out")
+                return outcome("budget", _BUDGET_SPENT)
             attempt += 1
+            with self._emit_lock:
+                self._running[subtask.id] = attempt
             prompt = base_prompt
             if attempt > 1 and self.reflect:
-                prompt, ids = self._retry_prompt(base_prompt, subtask.id)
+                prompt, ids = self._retry_prompt(base_prompt, task.id, subtask.id, run_id)
                 used.update(ids)
             timeout_s = float(self.config.attempt_timeout_s)
             if remaining is not None:
@@ -354,17 +541,23 @@ class Orchestrator:
                 attempt,
                 {"promptChars": len(prompt), "timeoutS": timeout_s},
             )
-            result = self._run_subagent(
-                SubagentRequest(
-                    subtask_id=subtask.id,
-                    attempt=attempt,
-                    prompt=prompt,
-                    workdir=workdir,
-                    timeout_s=timeout_s,
+            try:
+                result = self._run_subagent(
+                    SubagentRequest(
+                        subtask_id=subtask.id,
+                        attempt=attempt,
+                        prompt=prompt,
+                        workdir=workdir,
+                        timeout_s=timeout_s,
+                    )
                 )
-            )
+            except SetupError as err:
+                self._halt.set()  # no later subtask can work either
+                return outcome("setup_error", strip_control(str(err)))
+            if self._stop.is_set():
+                return outcome("interrupted", "the run was interrupted")
             if result.ok:
-                verification = self._verify(verifier, workdir)
+                verification = self._verify(verifier, workdir, left())
                 if verification.passed:
                     self._emit(
                         EventKind.PASSED,
@@ -372,6 +565,7 @@ class Orchestrator:
                         attempt,
                         {
                             "durationMs": self._ms_since(started),
+                            "attempts": attempt,
                             "reflectionsUsed": len(used),
                             # The reflections whose lessons the passing attempt had: what
                             # `reflexkit stats` counts as having led to success.
@@ -380,6 +574,8 @@ class Orchestrator:
                         },
                     )
                     return outcome("passed")
+                if self._stop.is_set():
+                    return outcome("interrupted", "the run was interrupted")
                 failure = failure_context(
                     verification,
                     task=task.id,
@@ -401,11 +597,16 @@ class Orchestrator:
                     "command": failure.command,
                     "exitCode": failure.exit_code,
                     "failureType": failure.failure_type.value if failure.failure_type else None,
+                    "timedOut": failure.failure_type == FailureType.TIMEOUT,
                     "subagentOk": result.ok,
                     "subagentError": result.error,
                     **_agent_figures(result),
                 },
             )
+            spent = left()
+            if spent is not None and spent <= 0:
+                # Cut short by the run's budget: no lesson in that, and no time to write one.
+                return outcome("budget", _BUDGET_SPENT)
             if self.reflect:
                 reflection = self._reflect(failure)
                 print_ = reflection.fingerprint if reflection is not None else ""
@@ -418,29 +619,32 @@ class Orchestrator:
                 and len(recent) == self.config.stuck_after
                 and all(p == print_ for p in recent)
             ):
-                self._emit(
-                    EventKind.STUCK,
-                    subtask.id,
-                    attempt,
-                    {"fingerprint": print_, "times": self.config.stuck_after},
-                )
+                details.update(fingerprint=print_, times=self.config.stuck_after)
                 return outcome(
                     "stuck",
                     f"the same failure {self.config.stuck_after} times in a row "
                     f"(fingerprint {print_})",
                 )
             if attempt >= max_attempts:
-                self._emit(EventKind.EXHAUSTED, subtask.id, attempt, {"maxAttempts": max_attempts})
+                details["maxAttempts"] = max_attempts
                 return outcome("exhausted", f"failed all {max_attempts} attempts")
-            if deadline is not None and deadline - self.clock() <= 0:
-                return outcome("timeout", "the run's time budget ran out")
+            spent = left()
+            if spent is not None and spent <= 0:
+                return outcome("budget", _BUDGET_SPENT)
             self._emit(EventKind.RETRY, subtask.id, attempt, {"nextAttempt": attempt + 1})
 
     # --- steps, each guarded so that nothing but a bug in the loop itself stops the run ------
 
-    def _retry_prompt(self, base: str, subtask_id: str) -> tuple[str, list[str]]:
+    def _retry_prompt(
+        self, base: str, task_id: str, subtask_id: str, run_id: str
+    ) -> tuple[str, list[str]]:
+        """The prompt plus the lessons of this run's earlier attempts at this task+subtask."""
         try:
-            reflections = self.service.get_recent(subtask_id)
+            reflections = [
+                r
+                for r in self.service.get_recent(subtask_id, task_id=task_id)
+                if r.session_id == run_id
+            ]
             section = self.service.format_for_prompt(reflections)
         except Exception:
             log.exception("reading reflections for %s failed; retrying without them", subtask_id)
@@ -453,6 +657,8 @@ class Orchestrator:
         started = self.clock()
         try:
             return self.subagent.run(request)
+        except SetupError:
+            raise
         except Exception as err:
             log.exception("the subagent raised on %s", request.subtask_id)
             return SubagentResult(
@@ -462,9 +668,15 @@ class Orchestrator:
                 error=f"the subagent raised {type(err).__name__}: {err}",
             )
 
-    def _verify(self, verifier: Verifier, workdir: Path) -> VerificationResult:
+    def _verify(
+        self, verifier: Verifier, workdir: Path, budget_s: float | None
+    ) -> VerificationResult:
         try:
-            return verifier.run(workdir)
+            if budget_s is None or not isinstance(verifier, Verifier):
+                # A verifier of one's own (duck-typed, run(workdir) only) gets no budget: the
+                # loop checks the budget after it instead.
+                return verifier.run(workdir)
+            return verifier.run(workdir, budget_s=max(budget_s, 0.0))
         except Exception as err:
             log.exception("verification raised")
             return VerificationResult(
@@ -486,7 +698,7 @@ class Orchestrator:
         self, result: SubagentResult, *, task: Task, subtask: Subtask, attempt: int, run_id: str
     ) -> FailureContext:
         error = result.error or "the subagent did not finish"
-        timed_out = "timed out" in error
+        timed_out = result.timed_out or "timed out" in error or "did not finish within" in error
         output = cut_middle(
             f"{error}\n{result.output}".strip() if result.output else error,
             _MAX_SUBAGENT_ERROR_CHARS,
@@ -547,7 +759,11 @@ class Orchestrator:
         if self.on_event is None:
             return
         try:
-            event = Event(kind=kind, subtask_id=subtask_id, attempt=attempt, data=data or {})
+            clean = {
+                key: strip_control(value) if isinstance(value, str) else value
+                for key, value in (data or {}).items()
+            }
+            event = Event(kind=kind, subtask_id=subtask_id, attempt=attempt, data=clean)
             with self._emit_lock:
                 self.on_event(event)
         except Exception:

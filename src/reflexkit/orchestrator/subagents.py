@@ -2,11 +2,19 @@
 
 :class:`CommandSubagent` runs any command-line agent, handing it the prompt in a file or on
 stdin; :class:`ScriptedSubagent` applies scripted file edits per attempt (tests and the demo).
-Neither raises: whatever goes wrong is a :class:`SubagentResult` with ``ok=False``.
+Whatever goes wrong with an attempt is a :class:`SubagentResult` with ``ok=False``; only a
+setup that can't work at all (the agent program is not installed) raises
+:class:`~reflexkit.exceptions.SetupError`, which the loop turns into the subtask's end.
+
+A subagent may also have a ``preflight()`` method taking no arguments: the loop calls it once
+before the first attempt of a run, and a :class:`~reflexkit.exceptions.SetupError` it raises
+stops the run before any work is done.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -15,7 +23,13 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from reflexkit.orchestrator.verify import cut_middle, run_process
+from reflexkit.exceptions import SetupError
+from reflexkit.orchestrator._process import (
+    DEFAULT_MAX_OUTPUT_BYTES,
+    EXIT_NOT_EXECUTABLE,
+    EXIT_NOT_FOUND,
+    run_process,
+)
 
 __all__ = [
     "PROMPT_FILE",
@@ -58,9 +72,11 @@ class SubagentResult:
         ok: It finished its work (whether the work is right is for verification to say).
         output: What it printed, head and tail kept when long.
         duration_ms: Wall-clock time.
-        error: Why it did not finish (a crash, a time limit, a missing program).
+        error: Why it did not finish (a crash, a time limit).
         cost_usd: What the attempt cost, when the subagent knows.
         turns: How many agent turns it took, when the subagent knows.
+        timed_out: It was stopped at the attempt's time limit (the failure is then typed
+            ``timeout``).
     """
 
     ok: bool
@@ -69,6 +85,7 @@ class SubagentResult:
     error: str | None = None
     cost_usd: float | None = None
     turns: int | None = None
+    timed_out: bool = False
 
 
 @runtime_checkable
@@ -83,15 +100,21 @@ class Subagent(Protocol):
 class CommandSubagent:
     """Runs a command-line agent once per attempt.
 
-    Every ``{prompt_file}`` in *argv* is replaced by the path of a temporary file holding the
-    prompt; when there is none, the prompt is written to the command's stdin. The command runs
-    in the request's working folder, in its own process group, and is killed with everything it
-    started at the request's time limit.
+    The command line is a list of arguments, never given to a shell. Every ``{prompt_file}``
+    in an argument is replaced by the path of a file holding the prompt (inside that one
+    argument); when there is none, the prompt is written to the command's stdin. The prompt
+    file is ``prompt.md`` in a fresh temporary folder (inside *prompt_dir* when given, which
+    ``reflexkit run`` sets to ``.reflexkit/prompts``; removed after the attempt): nothing from
+    the task (no subtask id) goes into its path. The command runs in the request's working
+    folder through the one process runner (:mod:`reflexkit.orchestrator._process`): its own
+    session, a hard time limit, bounded output, everything it started killed when the attempt
+    ends.
 
     Args:
         argv: The command line, e.g. ``["my-agent", "--prompt-file", "{prompt_file}"]``.
         env: The command's environment; the current one by default.
-        max_output_chars: How much of its output is kept (head and tail).
+        max_output_chars: How many bytes of its output are kept (head and tail halves).
+        prompt_dir: Where the prompt's temporary folder is made; the system's by default.
     """
 
     def __init__(
@@ -99,7 +122,8 @@ class CommandSubagent:
         argv: Sequence[str],
         *,
         env: Mapping[str, str] | None = None,
-        max_output_chars: int = 20_000,
+        max_output_chars: int = DEFAULT_MAX_OUTPUT_BYTES,
+        prompt_dir: Path | None = None,
     ) -> None:
         if not argv:
             msg = "CommandSubagent needs a command line"
@@ -107,13 +131,42 @@ class CommandSubagent:
         self.argv = tuple(argv)
         self.env = env
         self.max_output_chars = max_output_chars
+        self.prompt_dir = prompt_dir
+
+    def preflight(self) -> None:
+        """Check that the agent program exists and can be executed.
+
+        A program given with a relative path (``./agent``) is checked when it runs, in the
+        working folder.
+
+        Raises:
+            SetupError: The program is not on ``PATH`` or can't be executed.
+        """
+        program = self.argv[0]
+        if os.sep in program and not Path(program).is_absolute():
+            return
+        path = self.env.get("PATH") if self.env is not None else None
+        if shutil.which(program, path=path) is None:
+            if Path(program).is_absolute() and Path(program).exists():
+                msg = f"the agent command {program} can't be executed (permission denied)"
+            else:
+                msg = f"the agent command {program} was not found (is it installed and on PATH?)"
+            raise SetupError(msg)
 
     def run(self, request: SubagentRequest, /) -> SubagentResult:
-        """Run the command on the request's prompt; never raises."""
+        """Run the command on the request's prompt.
+
+        Raises:
+            SetupError: The program can't be found or executed: no attempt can work.
+        """
         uses_file = any(PROMPT_FILE in part for part in self.argv)
         try:
-            with tempfile.TemporaryDirectory(prefix="reflexkit-prompt-") as folder:
-                prompt_file = Path(folder) / f"{request.subtask_id}-{request.attempt}.md"
+            if self.prompt_dir is not None:
+                self.prompt_dir.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(
+                prefix="reflexkit-prompt-", dir=self.prompt_dir
+            ) as folder:
+                prompt_file = Path(folder) / "prompt.md"
                 prompt_file.write_text(request.prompt, encoding="utf-8")
                 argv = [part.replace(PROMPT_FILE, str(prompt_file)) for part in self.argv]
                 result = run_process(
@@ -122,19 +175,24 @@ class CommandSubagent:
                     timeout_s=request.timeout_s,
                     stdin=None if uses_file else request.prompt,
                     env=self.env,
+                    max_output_bytes=self.max_output_chars,
                 )
         except OSError as err:
             return SubagentResult(
                 ok=False, output="", duration_ms=0, error=f"cannot prepare the prompt: {err}"
             )
+        if result.exit_code in {EXIT_NOT_FOUND, EXIT_NOT_EXECUTABLE} and result.error:
+            msg = f"the agent command can't run: {result.error}"
+            raise SetupError(msg)
         error = result.error
         if error is None and result.exit_code != 0:
             error = f"{self.argv[0]} exited with status {result.exit_code}"
         return SubagentResult(
             ok=error is None,
-            output=cut_middle(result.output, self.max_output_chars),
+            output=result.output,
             duration_ms=result.duration_ms,
             error=error,
+            timed_out=result.timed_out,
         )
 
 

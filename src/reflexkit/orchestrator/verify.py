@@ -1,24 +1,25 @@
 """Verification: run the project's own checks after an attempt, and describe a failure.
 
-Each command runs in the project folder with a time limit; its output (stdout and stderr,
-interleaved) is captured, long output keeps its head and its tail and says what was cut. A
-command that can't be started is a failure with exit code 127, never an exception.
+Each command runs in the project folder through the one process runner
+(:mod:`reflexkit.orchestrator._process`): a hard time limit, its output (stdout and stderr,
+interleaved) captured through a byte-capped head+tail buffer with one cut-marker line for the
+middle, everything it started killed when it ends. A command that can't be started is a
+failure with exit code 127, never an exception.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import signal
-import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
 
+from reflexkit._text import cut_marker
 from reflexkit.models import FailureContext, FailureType
+from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_process
 from reflexkit.reflection.redaction import Redactor, redact_failure
 from reflexkit.tasks.config import VerificationConfig
 from reflexkit.tasks.task import Subtask
@@ -35,12 +36,6 @@ __all__ = [
     "run_process",
     "verifier_factory",
 ]
-
-EXIT_NOT_FOUND = 127
-"""The exit code of a command whose program can't be found (as in a shell)."""
-
-_EXIT_NOT_EXECUTABLE = 126
-_KILL_GRACE_S = 5.0
 
 
 def cut_middle(text: str, max_chars: int) -> str:
@@ -59,7 +54,7 @@ def cut_middle(text: str, max_chars: int) -> str:
     head = max_chars // 2
     tail = max_chars - head
     cut = len(text) - head - tail
-    return f"{text[:head]}\n[... {cut} characters cut ...]\n{text[len(text) - tail :]}"
+    return f"{text[:head]}\n{cut_marker(cut)}\n{text[len(text) - tail :]}"
 
 
 _SHELL_ANYWHERE = frozenset("|&;<>()`*?[]{}\n")
@@ -98,117 +93,6 @@ def needs_shell(command: str) -> bool:  # noqa: C901 -- a small quote-aware scan
 
 
 @attrs.frozen(kw_only=True)
-class ProcessResult:
-    """What one process did.
-
-    Attributes:
-        exit_code: Its exit status; ``None`` when it was killed for taking too long;
-            127 when the program could not be found, 126 when it could not be executed.
-        output: stdout and stderr, interleaved, decoded as UTF-8 (bad bytes replaced).
-        timed_out: It was killed at its time limit.
-        duration_ms: Wall-clock time.
-        error: Why it did not run or finish, one line; ``None`` when it exited on its own.
-    """
-
-    exit_code: int | None
-    output: str
-    timed_out: bool = False
-    duration_ms: int = 0
-    error: str | None = None
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    except OSError:
-        proc.kill()
-
-
-def run_process(
-    argv: Sequence[str],
-    *,
-    cwd: Path,
-    timeout_s: float,
-    stdin: str | None = None,
-    env: Mapping[str, str] | None = None,
-) -> ProcessResult:
-    """Run a program with a time limit, capturing its output; never raises for the program.
-
-    The program runs in its own process group, so everything it started is killed at the
-    time limit too.
-
-    Args:
-        argv: The program and its arguments (no shell).
-        cwd: Where it runs.
-        timeout_s: The time limit in seconds.
-        stdin: Text handed over on its standard input (none: an empty stdin).
-        env: Its environment; the current one by default.
-
-    Returns:
-        What it did; a program that can't be found has exit code 127 and an ``error``.
-    """
-    started = time.monotonic()
-
-    def elapsed() -> int:
-        return int((time.monotonic() - started) * 1000)
-
-    program = argv[0] if argv else ""
-    try:
-        proc = subprocess.Popen(  # noqa: S603 -- running the user's own commands is the point
-            list(argv),
-            cwd=cwd,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,
-        )
-    except FileNotFoundError:
-        message = f"command not found: {program} (is it installed and on PATH?)"
-        if not cwd.is_dir():
-            message = f"cannot run {program}: the folder {cwd} does not exist"
-        return ProcessResult(
-            exit_code=EXIT_NOT_FOUND, output=message, duration_ms=elapsed(), error=message
-        )
-    except (PermissionError, IsADirectoryError):
-        message = f"cannot execute {program}: permission denied"
-        return ProcessResult(
-            exit_code=_EXIT_NOT_EXECUTABLE, output=message, duration_ms=elapsed(), error=message
-        )
-    except (OSError, ValueError) as err:
-        message = f"cannot run {program}: {err}"
-        return ProcessResult(
-            exit_code=_EXIT_NOT_EXECUTABLE, output=message, duration_ms=elapsed(), error=message
-        )
-    data = stdin.encode() if stdin is not None else None
-    try:
-        out, _ = proc.communicate(data, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        try:
-            out, _ = proc.communicate(timeout=_KILL_GRACE_S)
-        except subprocess.TimeoutExpired:  # a grandchild escaped the group and holds the pipe
-            proc.kill()
-            out = b""
-        message = f"timed out after {timeout_s:g} s and was killed"
-        text = out.decode("utf-8", errors="replace")
-        return ProcessResult(
-            exit_code=None,
-            output=f"{text}\n[{message}]" if text else f"[{message}]",
-            timed_out=True,
-            duration_ms=elapsed(),
-            error=message,
-        )
-    return ProcessResult(
-        exit_code=proc.returncode,
-        output=out.decode("utf-8", errors="replace"),
-        duration_ms=elapsed(),
-    )
-
-
-@attrs.frozen(kw_only=True)
 class VerificationResult:
     """The outcome of verifying one attempt.
 
@@ -239,7 +123,8 @@ class Verifier:
     Args:
         commands: The command lines; none means nothing to check, which passes.
         timeout_s: The time limit of each command.
-        max_output_chars: How much of a command's output is kept (head and tail).
+        max_output_chars: How many bytes of a command's output are kept (head and tail
+            halves, captured while reading; the rest is never held in memory).
     """
 
     def __init__(
@@ -249,20 +134,42 @@ class Verifier:
         self.timeout_s = timeout_s
         self.max_output_chars = max_output_chars
 
-    def run(self, workdir: Path) -> VerificationResult:
-        """Run every command in *workdir*; never raises for a failing or missing command."""
+    def run(self, workdir: Path, *, budget_s: float | None = None) -> VerificationResult:
+        """Run every command in *workdir*; never raises for a failing or missing command.
+
+        Args:
+            workdir: Where the commands run.
+            budget_s: The most time all commands may take together (what is left of the
+                run's time budget); each command gets the smaller of its own limit and what
+                is left. A command that would start with nothing left fails as timed out.
+        """
+        started = time.monotonic()
         total = 0
         last = ""
         for command in self.commands:
             last = command
-            result = self._run_one(command, workdir)
+            limit = self.timeout_s
+            if budget_s is not None:
+                left = budget_s - (time.monotonic() - started)
+                if left <= 0:
+                    message = f"the run's time budget ran out before `{command}`"
+                    return VerificationResult(
+                        passed=False,
+                        command=command,
+                        exit_code=None,
+                        output=message,
+                        duration_ms=total,
+                        timed_out=True,
+                    )
+                limit = min(limit, left)
+            result = self._run_one(command, workdir, limit)
             total += result.duration_ms
             if result.exit_code != 0:
                 return VerificationResult(
                     passed=False,
                     command=command,
                     exit_code=result.exit_code,
-                    output=cut_middle(result.output, self.max_output_chars),
+                    output=result.output,
                     duration_ms=total,
                     timed_out=result.timed_out,
                 )
@@ -270,7 +177,7 @@ class Verifier:
             passed=True, command=last, exit_code=0 if last else None, output="", duration_ms=total
         )
 
-    def _run_one(self, command: str, workdir: Path) -> ProcessResult:
+    def _run_one(self, command: str, workdir: Path, timeout_s: float) -> ProcessResult:
         if needs_shell(command):
             argv = ["bash", "-c", command]
         else:
@@ -282,7 +189,9 @@ class Verifier:
         if not argv:
             message = "empty verification command"
             return ProcessResult(exit_code=2, output=message, error=message)
-        return run_process(argv, cwd=workdir, timeout_s=self.timeout_s)
+        return run_process(
+            argv, cwd=workdir, timeout_s=timeout_s, max_output_bytes=self.max_output_chars
+        )
 
 
 def failure_context(  # noqa: PLR0913 -- every field of the failure is an argument
@@ -347,6 +256,8 @@ def modified_files(workdir: Path) -> tuple[str, ...]:
         ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
         cwd=workdir,
         timeout_s=30,
+        max_output_bytes=4 << 20,
+        raw=True,
     )
     if result.exit_code != 0:
         return ()

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 import attrs
 
+from reflexkit._text import strip_control
 from reflexkit.exceptions import GenerationError
 from reflexkit.memory.protocols import EpisodicMemory
 from reflexkit.models import (
@@ -123,9 +124,13 @@ class DefaultReflectionService:
         """Reflect on a failure; never raises.
 
         The failure is redacted before any generator sees it, classified when its type is
-        missing or unknown, and fingerprinted. The subtask's recent reflections are passed
-        to the generator so it does not repeat them. A generator error falls back (the
-        reflection says why in ``fallback_reason``).
+        missing or unknown, and fingerprinted. The recent reflections of the same task,
+        subtask and run (``session_id``; all runs when the failure has none) are passed to
+        the generator so it does not repeat them: yesterday's run is not "the previous
+        attempt". A generator error falls back (the reflection says why in
+        ``fallback_reason``). A time-out is an ``approach_flaw`` whatever the generator says
+        (the approach took too long; the code may be fine), and control sequences are
+        stripped from the reflection's text.
 
         Args:
             failure: The failed attempt, as the orchestrator saw it.
@@ -134,10 +139,19 @@ class DefaultReflectionService:
             The reflection (not yet saved: call :meth:`save`).
         """
         clean, counts, print_ = self.prepare(failure)
-        previous = self.get_recent(clean.subtask_id, task_id=clean.task_id)
+        previous = self.previous(clean)
         reflection = self._generate(clean, previous)
+        if clean.failure_type == FailureType.TIMEOUT:
+            reflection = attrs.evolve(
+                reflection,
+                category=ReflectionCategory.APPROACH_FLAW,
+                failure_type=FailureType.TIMEOUT,
+            )
         return attrs.evolve(
             reflection,
+            analysis=strip_control(reflection.analysis),
+            suggestion=strip_control(reflection.suggestion),
+            action_items=tuple(strip_control(item) for item in reflection.action_items),
             session_id=clean.session_id,
             task_id=clean.task_id,
             subtask_id=clean.subtask_id,
@@ -145,6 +159,16 @@ class DefaultReflectionService:
             fingerprint=print_,
             redactions={**counts, **reflection.redactions},
         )
+
+    def previous(self, failure: FailureContext, /) -> list[Reflection]:
+        """The reflections a generator sees beside *failure*: same task, subtask and run.
+
+        The run is the failure's ``session_id``; a failure without one gets every run's.
+        """
+        previous = self.get_recent(failure.subtask_id, task_id=failure.task_id)
+        if failure.session_id:
+            previous = [r for r in previous if r.session_id == failure.session_id]
+        return previous
 
     def _generate(self, failure: FailureContext, previous: Sequence[Reflection]) -> Reflection:
         try:

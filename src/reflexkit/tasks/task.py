@@ -15,15 +15,38 @@ errors name JSON paths exactly like project.json's::
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
-from reflexkit.models import at_least, non_empty
+from reflexkit.models import _show, at_least, non_empty
 
-__all__ = ["Subtask", "Task", "load_task", "parse_task"]
+__all__ = ["ID_PATTERN", "Subtask", "Task", "check_id", "load_task", "parse_task"]
+
+ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
+"""What a task or subtask id may be: letters, digits, ``.``, ``_`` and ``-``, starting with a
+letter or a digit, at most 100 characters. Ids go into prompts, run logs, memory records and
+command lines, so nothing in them may be a path separator, a shell character or an option."""
+
+_ID_RE = re.compile(ID_PATTERN)
+_ID_EXPECTED = (
+    "an id of letters, digits, '.', '_' or '-', starting with a letter or a digit, "
+    "at most 100 characters"
+)
+
+
+def check_id(_inst: object, _attr: attrs.Attribute[Any], value: str) -> None:
+    """Validate a task or subtask id against :data:`ID_PATTERN` (an attrs validator)."""
+    if not isinstance(value, str) or not _ID_RE.fullmatch(value):
+        msg = f"expected {_ID_EXPECTED}, got {_show(value)}"
+        raise ValueError(msg)
+
+
+check_id.expected = _ID_EXPECTED  # type: ignore[attr-defined]  # read by the converter
 
 
 @attrs.frozen(kw_only=True)
@@ -31,7 +54,8 @@ class Subtask:
     """One piece of a task, given to a subagent and verified on its own.
 
     Attributes:
-        id: Unique within the task; reflections are stored under it.
+        id: Unique within the task; reflections are stored under it and the task's id.
+            It matches :data:`ID_PATTERN`.
         description: What the subagent is asked to do.
         verify: The commands that check the result; empty means the project's
             ``verification.commands``.
@@ -39,7 +63,7 @@ class Subtask:
         depends_on: Ids of subtasks that must pass before this one starts.
     """
 
-    id: str = attrs.field(validator=non_empty)
+    id: str = attrs.field(validator=check_id)
     description: str = attrs.field(validator=non_empty)
     verify: tuple[str, ...] = ()
     max_attempts: int | None = attrs.field(default=None, validator=at_least(1))
@@ -51,14 +75,18 @@ class Task:
     """A task: a description and the subtasks that achieve it.
 
     Attributes:
-        id: The task's id, recorded on every failure and reflection.
+        id: The task's id, recorded on every failure and reflection; it matches
+            :data:`ID_PATTERN`.
         description: The overall goal; every subagent prompt starts with it.
         subtasks: In file order; the orchestrator runs them in ``dependsOn`` order.
+        require_verification: Every subtask must be checked (its ``verify`` or the project's
+            ``verification.commands``); a run where one is not fails before attempt 1.
     """
 
-    id: str = attrs.field(validator=non_empty)
+    id: str = attrs.field(validator=check_id)
     description: str = ""
     subtasks: tuple[Subtask, ...] = ()
+    require_verification: bool = False
 
     def subtask(self, subtask_id: str) -> Subtask:
         """Return the subtask with this id.

@@ -1,0 +1,513 @@
+"""The one process runner: subagent commands and verification run through :func:`run_process`.
+
+What it guarantees, whatever the program does:
+
+* It waits for the *process*, not for its output pipe: a background job that inherited stdout
+  does not keep a finished program "running".
+* Output is captured while it is read, through a byte-capped head+tail buffer: memory stays
+  bounded however much the program prints; the middle is replaced by one cut-marker line
+  (:func:`reflexkit._text.cut_marker`, ``[... N bytes cut ...]``), and control sequences are
+  stripped from the text.
+* The time limit is a hard deadline: at it the program is killed, and the run returns within
+  a short grace period even when something still holds the pipe.
+* When the program ends (or is killed) its whole process group is killed, and so is every
+  descendant seen while it ran, including those that left the group (``setsid``). With
+  :func:`become_subreaper` (the ``reflexkit`` command calls it) orphaned grandchildren are
+  re-parented to this process instead of init, so even those that escaped between two looks
+  are found, killed and reaped.
+* On an interrupt (``KeyboardInterrupt`` or any ``BaseException`` raised while waiting) the
+  program and its descendants are killed before the exception goes on; :func:`kill_all` kills
+  every program being run by any thread (the loop calls it when the run is interrupted).
+
+Linux-specific parts (``/proc``, ``pidfd_open``, ``prctl``) degrade to polling and to the
+process group alone elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import attrs
+
+from reflexkit._text import cut_marker, strip_control
+
+__all__ = [
+    "EXIT_NOT_EXECUTABLE",
+    "EXIT_NOT_FOUND",
+    "ProcessResult",
+    "become_subreaper",
+    "kill_all",
+    "run_process",
+]
+
+EXIT_NOT_FOUND = 127
+"""The exit code of a command whose program can't be found (as in a shell)."""
+
+EXIT_NOT_EXECUTABLE = 126
+"""The exit code of a command that can't be executed (permissions, a folder)."""
+
+DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
+_READ_CHUNK = 1 << 20
+_PIPE_SIZE = 1 << 20
+_TRACK_EVERY_S = 0.2
+_DRAIN_GRACE_S = 0.5
+_REAP_GRACE_S = 2.0
+_PR_SET_CHILD_SUBREAPER = 36
+
+_lock = threading.Lock()
+_active: dict[int, _Tree] = {}  # root pid -> the tree being run
+_subreaper = False
+
+
+@attrs.frozen(kw_only=True)
+class ProcessResult:
+    """What one process did.
+
+    Attributes:
+        exit_code: Its exit status; ``None`` when it was killed at its time limit or
+            interrupted; 127 when the program could not be found, 126 when it could not be
+            executed; ``-N`` when a signal N ended it.
+        output: stdout and stderr, interleaved, decoded as UTF-8 (bad bytes replaced), control
+            sequences stripped, the middle cut (one marker line) when longer than the cap.
+        timed_out: It was killed at its time limit.
+        duration_ms: Wall-clock time.
+        error: Why it did not run or finish, one line; ``None`` when it exited on its own.
+        output_bytes: How many bytes it printed in all (before the cut).
+        leftovers_killed: Processes it left behind (background jobs, daemons) that were killed.
+    """
+
+    exit_code: int | None
+    output: str
+    timed_out: bool = False
+    duration_ms: int = 0
+    error: str | None = None
+    output_bytes: int = 0
+    leftovers_killed: int = 0
+
+
+class _Capture:
+    """Keeps the first and the last bytes of a stream, counting what went between."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.head_cap = max_bytes // 2
+        self.tail_cap = max_bytes - self.head_cap
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if len(data) >= self.tail_cap:  # the chunk alone fills the tail: no copy of the old
+            self.tail = bytearray(data[len(data) - self.tail_cap :])
+        elif data:
+            self.tail += data
+            excess = len(self.tail) - self.tail_cap
+            if excess > 0:
+                del self.tail[:excess]
+
+    def text(self, *, raw: bool = False) -> str:
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        cut = self.total - len(self.head) - len(self.tail)
+        text = head + tail if cut <= 0 else f"{head}\n{cut_marker(cut, 'bytes')}\n{tail}"
+        return text if raw else strip_control(text)
+
+
+# --- process trees --------------------------------------------------------------------------
+
+
+def _stat(pid: int, *, zombies: bool = False) -> tuple[int, int, int] | None:
+    """(parent pid, process group, start time) of a live process, from /proc; None if gone.
+
+    A zombie counts as gone unless *zombies*.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:  # noqa: PTH123 -- hot path, no Path
+            raw = file.read()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    state = fields[0]
+    if state == b"X" or (state == b"Z" and not zombies):
+        return None
+    return int(fields[1]), int(fields[2]), int(fields[19])
+
+
+def _all_parents(*, zombies: bool = False) -> dict[int, tuple[int, int]]:
+    """Every live process (and zombie, if asked): pid -> (parent pid, start time)."""
+    parents: dict[int, tuple[int, int]] = {}
+    try:
+        names = os.listdir("/proc")  # noqa: PTH208 -- hot path: names, not Path objects
+    except OSError:
+        return parents
+    for name in names:
+        if name.isdigit():
+            stat = _stat(int(name), zombies=zombies)
+            if stat is not None:
+                parents[int(name)] = (stat[0], stat[2])
+    return parents
+
+
+class _Tree:
+    """A program and every descendant seen while it ran (pid -> start time, to skip reuse)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.root = proc.pid
+        self.seen: dict[int, int] = {}
+        self.killed = 0
+
+    def track(self) -> None:
+        """Add the descendants that are alive now."""
+        parents = _all_parents()
+        known = {self.root, *self.seen}
+        grew = True
+        while grew:
+            grew = False
+            for pid, (ppid, started) in parents.items():
+                if ppid in known and pid not in known:
+                    known.add(pid)
+                    self.seen[pid] = started
+                    grew = True
+
+    def kill(self) -> None:
+        """SIGKILL the process group and every tracked descendant still alive (and theirs)."""
+        for _ in range(3):  # a descendant may fork while we kill: look again
+            with contextlib.suppress(OSError):
+                os.killpg(self.root, signal.SIGKILL)
+            self.track()
+            alive = False
+            for pid, started in list(self.seen.items()):
+                stat = _stat(pid)
+                if stat is None or stat[2] != started:
+                    continue
+                alive = True
+                self.killed += 1
+                with contextlib.suppress(OSError):
+                    if stat[1] != os.getpgrp():
+                        os.killpg(stat[1], signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
+            if not alive:
+                break
+
+    def reap(self) -> None:
+        """Collect the zombies of descendants that were re-parented to us (as a subreaper)."""
+        _reap(list(self.seen))
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``).
+
+    A program's grandchild that leaves its session (``setsid``) and whose parent exits is then
+    re-parented to this process, not to init, so :func:`run_process` can find and kill it.
+    Call it once, in the process that runs the loop (the ``reflexkit`` command does).
+
+    Returns:
+        ``True`` when this process is a subreaper now.
+    """
+    global _subreaper  # noqa: PLW0603 -- one flag per process, like the kernel's
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        ok = bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+    _subreaper = _subreaper or ok
+    return ok
+
+
+def _session(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
+
+
+def _sweep_orphans() -> int:
+    """Kill and reap orphans re-parented to us (subreaper only).
+
+    An orphan is a child of ours outside our own session: every program :func:`run_process`
+    starts gets a session of its own, so what it leaves behind is outside ours, while children
+    other code started (an SDK's CLI, a server) normally share our session and are spared.
+    Runs under the lock that also covers starting a program, so a program another thread is
+    starting right now is never mistaken for an orphan; only the pids found are waited for.
+    """
+    if not _subreaper:
+        return 0
+    me = os.getpid()
+    count = 0
+    with _lock:
+        if _active:  # another thread's program is running: its orphans may still be in use
+            return 0
+        ours = os.getsid(0)
+        for _ in range(3):  # an orphan's own children become ours when it dies
+            orphans = [
+                pid
+                for pid, (ppid, _) in _all_parents(zombies=True).items()
+                if ppid == me and _session(pid) not in {ours, None}
+            ]
+            if not orphans:
+                break
+            for pid in orphans:
+                if _stat(pid) is None:
+                    continue  # a zombie (killed with its group): only to be reaped
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    count += 1
+            _reap(orphans)
+    return count
+
+
+def _reap(pids: list[int]) -> None:
+    """Wait for these children to end, for a short grace at most (never hang on one)."""
+    pending = set(pids)
+    end = time.monotonic() + _REAP_GRACE_S
+    while pending and time.monotonic() < end:
+        for pid in list(pending):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not (or no longer) our child
+                pending.discard(pid)
+                continue
+            if done:
+                pending.discard(pid)
+        if pending:
+            time.sleep(0.005)
+
+
+def kill_all() -> int:
+    """Kill every program :func:`run_process` is running, in any thread, with its descendants.
+
+    Returns:
+        How many programs were running.
+    """
+    with _lock:
+        trees = list(_active.values())
+    for tree in trees:
+        tree.kill()
+    return len(trees)
+
+
+# --- running one program --------------------------------------------------------------------
+
+
+def _start(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None, piped_stdin: bool
+) -> subprocess.Popen[bytes] | ProcessResult:
+    program = argv[0] if argv else ""
+    try:
+        return subprocess.Popen(  # noqa: S603 -- running the user's own commands is the point
+            list(argv),
+            cwd=cwd,
+            stdin=subprocess.PIPE if piped_stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        message = f"command not found: {program} (is it installed and on PATH?)"
+        if not cwd.is_dir():
+            message = f"cannot run {program}: the folder {cwd} does not exist"
+        return ProcessResult(exit_code=EXIT_NOT_FOUND, output=message, error=message)
+    except (PermissionError, IsADirectoryError):
+        message = f"cannot execute {program}: permission denied"
+        return ProcessResult(exit_code=EXIT_NOT_EXECUTABLE, output=message, error=message)
+    except (OSError, ValueError) as err:
+        message = f"cannot run {program}: {err}"
+        return ProcessResult(exit_code=EXIT_NOT_EXECUTABLE, output=message, error=message)
+
+
+def run_process(  # noqa: PLR0913 -- the program plus its limits
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout_s: float,
+    stdin: str | None = None,
+    env: Mapping[str, str] | None = None,
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    raw: bool = False,
+) -> ProcessResult:
+    """Run a program with a hard time limit, capturing bounded output; never raises for it.
+
+    The program runs in its own session (no shell: *argv* is passed as is). When it ends,
+    its process group and every descendant seen are killed (see the module docstring).
+
+    Args:
+        argv: The program and its arguments.
+        cwd: Where it runs.
+        timeout_s: The time limit in seconds: a hard deadline.
+        stdin: Text handed over on its standard input (none: an empty stdin).
+        env: Its environment; the current one by default.
+        max_output_bytes: How many bytes of output are kept (head and tail halves).
+        raw: Keep control characters (for machine-readable output such as ``git -z``).
+
+    Returns:
+        What it did; a program that can't be found has exit code 127 and an ``error``.
+
+    Raises:
+        BaseException: An interrupt raised while waiting goes on, after the program and its
+            descendants were killed.
+    """
+    started = time.monotonic()
+    with _lock:  # started and registered at once: an orphan sweep never sees it unowned
+        proc = _start(argv, cwd=cwd, env=env, piped_stdin=stdin is not None)
+        if isinstance(proc, ProcessResult):
+            return attrs.evolve(proc, duration_ms=int((time.monotonic() - started) * 1000))
+        tree = _Tree(proc)
+        _active[proc.pid] = tree
+    capture = _Capture(max_output_bytes)
+    timed_out = False
+    try:
+        timed_out = _wait(proc, tree, capture, stdin, deadline=started + timeout_s)
+    finally:
+        tree.kill()
+        with contextlib.suppress(ChildProcessError):
+            proc.wait()
+        _drain(proc, capture)
+        tree.reap()
+        with _lock:
+            _active.pop(proc.pid, None)
+        swept = _sweep_orphans()
+    elapsed = int((time.monotonic() - started) * 1000)
+    leftovers = tree.killed + swept
+    if timed_out:
+        message = f"timed out after {timeout_s:g} s and was killed"
+        text = capture.text(raw=raw)
+        return ProcessResult(
+            exit_code=None,
+            output=f"{text}\n[{message}]" if text else f"[{message}]",
+            timed_out=True,
+            duration_ms=elapsed,
+            error=message,
+            output_bytes=capture.total,
+            leftovers_killed=leftovers,
+        )
+    return ProcessResult(
+        exit_code=proc.returncode,
+        output=capture.text(raw=raw),
+        duration_ms=elapsed,
+        output_bytes=capture.total,
+        leftovers_killed=leftovers,
+    )
+
+
+def _wait(  # noqa: C901, PLR0912 -- one select loop over the pipe, stdin and the process
+    proc: subprocess.Popen[bytes],
+    tree: _Tree,
+    capture: _Capture,
+    stdin: str | None,
+    *,
+    deadline: float,
+) -> bool:
+    """Read output and feed stdin until the process exits; ``True`` when the deadline hit."""
+    assert proc.stdout is not None  # noqa: S101 -- Popen was given stdout=PIPE
+    pending = memoryview(stdin.encode()) if stdin is not None else memoryview(b"")
+    with selectors.DefaultSelector() as selector:
+        out = proc.stdout.fileno()
+        os.set_blocking(out, False)
+        with contextlib.suppress(OSError, AttributeError):  # fewer wake-ups on a flood
+            fcntl.fcntl(out, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
+        selector.register(out, selectors.EVENT_READ, "out")
+        pidfd = -1
+        with contextlib.suppress(OSError, AttributeError):
+            pidfd = os.pidfd_open(proc.pid)
+            selector.register(pidfd, selectors.EVENT_READ, "exit")
+        if proc.stdin is not None:
+            if pending:
+                os.set_blocking(proc.stdin.fileno(), False)
+                selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE, "in")
+            else:
+                proc.stdin.close()
+        next_track = time.monotonic() + _TRACK_EVERY_S
+        try:
+            while proc.poll() is None:
+                now = time.monotonic()
+                if now >= deadline:
+                    return True
+                if now >= next_track:
+                    tree.track()
+                    next_track = now + _TRACK_EVERY_S
+                wait = min(deadline, next_track) - now
+                if pidfd < 0:
+                    wait = min(wait, 0.02)
+                for key, _ in selector.select(timeout=max(wait, 0)):
+                    if key.data == "out":
+                        if not _read(out, capture):
+                            selector.unregister(out)
+                    elif key.data == "in":
+                        pending = _write(proc, pending)
+                        if not pending:
+                            selector.unregister(key.fd)
+                            _close_stdin(proc)
+        finally:
+            if pidfd >= 0:
+                os.close(pidfd)
+            _close_stdin(proc)
+    return False
+
+
+def _read(fd: int, capture: _Capture) -> bool:
+    """Read what is there; ``False`` at end of file."""
+    try:
+        data = os.read(fd, _READ_CHUNK)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    if not data:
+        return False
+    capture.feed(data)
+    return True
+
+
+def _write(proc: subprocess.Popen[bytes], pending: memoryview) -> memoryview:
+    assert proc.stdin is not None  # noqa: S101 -- only registered with a stdin pipe
+    try:
+        written = os.write(proc.stdin.fileno(), pending[:65536])
+    except BlockingIOError:
+        return pending
+    except OSError as err:  # the program closed its stdin: it won't read the rest
+        if err.errno in {errno.EPIPE, errno.EINVAL, errno.EBADF}:
+            return memoryview(b"")
+        raise
+    return pending[written:]
+
+
+def _close_stdin(proc: subprocess.Popen[bytes]) -> None:
+    if proc.stdin is not None and not proc.stdin.closed:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+
+
+def _drain(proc: subprocess.Popen[bytes], capture: _Capture) -> None:
+    """Read what is left in the pipe, for a short grace at most, then close it."""
+    if proc.stdout is None or proc.stdout.closed:
+        return
+    fd = proc.stdout.fileno()
+    end = time.monotonic() + _DRAIN_GRACE_S
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while (left := end - time.monotonic()) > 0:
+            if not selector.select(timeout=left):
+                break  # nothing more within the grace: something escaped and holds the pipe
+            if not _read(fd, capture):
+                break
+    proc.stdout.close()

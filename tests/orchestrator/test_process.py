@@ -1,0 +1,213 @@
+"""The one process runner with real processes.
+
+Daemons, setsid grandchildren, held pipes, a gigabyte of output, hard deadlines.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from reflexkit.orchestrator._process import run_process
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+
+
+def marker() -> str:
+    """A unique word to find a test's processes by their command line."""
+    return f"reflexkit-test-{uuid.uuid4().hex}"
+
+
+def sleeper(mark: str, seconds: int = 300) -> str:
+    """A shell word list starting a process that sleeps and carries *mark* in its argv."""
+    return f"{sys.executable} -c 'import time; time.sleep({seconds})' {mark}"
+
+
+def alive(mark: str) -> list[int]:
+    """The live (not zombie) processes whose command line holds *mark*."""
+    found = []
+    for name in os.listdir("/proc"):  # noqa: PTH208 -- names, not paths
+        if not name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+        except OSError:
+            continue
+        state = stat[stat.rfind(b")") + 2 :].split()[0]
+        if mark.encode() in cmdline and state not in {b"Z", b"X"}:
+            found.append(int(name))
+    return found
+
+
+def gone(mark: str, within_s: float = 5) -> bool:
+    """Wait until no process carries *mark* (a SIGKILL takes a moment to land)."""
+    end = time.monotonic() + within_s
+    while alive(mark):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_background_job_is_killed_when_the_program_ends(tmp_path: Path) -> None:
+    """A daemon started with `&` does not outlive the attempt."""
+    mark = marker()
+    result = run_process(
+        ["sh", "-c", f"{sleeper(mark)} > /dev/null 2>&1 & echo started"],
+        cwd=tmp_path,
+        timeout_s=30,
+    )
+    assert result.exit_code == 0
+    assert result.output == "started\n"
+    assert gone(mark)
+
+
+def test_background_job_holding_stdout_does_not_make_it_time_out(tmp_path: Path) -> None:
+    """The runner waits for the program, not for the pipe a background job still holds."""
+    mark = marker()
+    result = run_process(["sh", "-c", f"{sleeper(mark)} & echo done"], cwd=tmp_path, timeout_s=20)
+    assert not result.timed_out
+    assert result.exit_code == 0
+    assert result.output == "done\n"
+    assert result.duration_ms < 20_000
+    assert gone(mark)
+
+
+def test_setsid_grandchild_is_killed_at_the_time_limit(tmp_path: Path) -> None:
+    """A grandchild in a session of its own is killed with the program at its time limit."""
+    mark = marker()
+    result = run_process(["sh", "-c", f"setsid {sleeper(mark)} & wait"], cwd=tmp_path, timeout_s=1)
+    assert result.timed_out
+    assert result.exit_code is None
+    assert result.duration_ms < 20_000  # a hard deadline, not the sleeper's 300 s
+    assert result.leftovers_killed >= 1
+    assert gone(mark)
+
+
+def test_setsid_grandchild_of_a_finished_program_is_killed(tmp_path: Path) -> None:
+    """A setsid grandchild seen while its parent ran is killed when the program ends."""
+    mark = marker()
+    result = run_process(
+        ["sh", "-c", f"setsid {sleeper(mark)} > /dev/null 2>&1 & sleep 1; echo bye"],
+        cwd=tmp_path,
+        timeout_s=30,
+    )
+    assert result.exit_code == 0
+    assert gone(mark)
+
+
+def run_helper(code: str, tmp_path: Path) -> tuple[str, int]:
+    """Run *code* in a fresh Python process; return its stdout and its peak RSS in KiB.
+
+    The peak comes from ``os.wait4`` on that very child, so other processes don't count.
+    """
+    script = tmp_path / "helper.py"
+    script.write_text(textwrap.dedent(code), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, cwd=tmp_path)
+    assert proc.stdout is not None
+    with proc.stdout:
+        out = proc.stdout.read().decode()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, out
+    return out, usage.ru_maxrss
+
+
+def test_escaped_setsid_orphan_is_reaped_by_the_subreaper(tmp_path: Path) -> None:
+    """A grandchild that leaves the session at once (`setsid -f`) comes back to a subreaper."""
+    mark = marker()
+    out, _ = run_helper(
+        f"""
+        import os
+        from pathlib import Path
+        from reflexkit.orchestrator._process import become_subreaper, run_process
+        assert become_subreaper()
+        result = run_process(
+            ["sh", "-c", "setsid -f {sleeper(mark)} > /dev/null 2>&1; echo forked"],
+            cwd=Path.cwd(),
+            timeout_s=30,
+        )
+        me = str(os.getpid())
+        children = 0  # zombies too: every orphan must have been reaped
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_bytes().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            children += fields[1].decode() == me
+        print(result.exit_code, children)
+        """,
+        tmp_path,
+    )
+    exit_code, children = out.split()
+    assert exit_code == "0"
+    assert children == "0"
+    assert gone(mark)
+
+
+@pytest.mark.slow
+def test_a_gigabyte_of_output_in_bounded_memory(tmp_path: Path) -> None:
+    """1 GiB of output is counted, cut to head and tail, and never held whole."""
+    out, peak_kib = run_helper(
+        """
+        from pathlib import Path
+        from reflexkit.orchestrator._process import run_process
+        result = run_process(
+            ["sh", "-c", "head -c 1G /dev/zero | tr '\\\\0' x; echo; echo END"],
+            cwd=Path.cwd(),
+            timeout_s=120,
+            max_output_bytes=20_000,
+        )
+        print(result.exit_code, result.output_bytes, len(result.output))
+        print(result.output.splitlines()[1])
+        print(result.output.splitlines()[-1])
+        """,
+        tmp_path,
+    )
+    first, marker_line, last = out.splitlines()
+    exit_code, total, kept = first.split()
+    assert exit_code == "0"
+    assert int(total) == (1 << 30) + 5
+    assert int(kept) < 21_000
+    assert marker_line == f"[... {(1 << 30) + 5 - 20_000} bytes cut ...]"
+    assert last == "END"
+    assert peak_kib < 200 * 1024, f"peak RSS {peak_kib} KiB"
+
+
+def test_large_prompt_to_a_program_that_never_reads_it(tmp_path: Path) -> None:
+    """A big stdin the program ignores neither blocks the runner nor fails the run."""
+    result = run_process(
+        ["sh", "-c", "echo ignoring stdin"], cwd=tmp_path, timeout_s=20, stdin="x" * (4 << 20)
+    )
+    assert result.exit_code == 0
+    assert result.output == "ignoring stdin\n"
+
+
+def test_stdin_is_handed_over_whole(tmp_path: Path) -> None:
+    """A program reading its stdin gets every byte, even past the pipe's buffer."""
+    prompt = "line\n" * 100_000
+    result = run_process(["wc", "-c"], cwd=tmp_path, timeout_s=20, stdin=prompt)
+    assert result.output.strip() == str(len(prompt))
+
+
+def test_control_sequences_are_stripped_from_output(tmp_path: Path) -> None:
+    """A clipboard write in the output never reaches a terminal or a record."""
+    result = run_process(
+        ["printf", r"ok\033]52;c;cm0gLXJm\007\033c done\n"], cwd=tmp_path, timeout_s=10
+    )
+    assert result.output == "ok done\n"
+
+
+def test_signal_death_is_a_negative_exit_code(tmp_path: Path) -> None:
+    """A program killed by a signal reports -N, and no time-out."""
+    result = run_process(["sh", "-c", "kill -9 $$"], cwd=tmp_path, timeout_s=10)
+    assert result.exit_code == -9
+    assert not result.timed_out
