@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import attrs
 import orjson
 import pytest
-from dependency_injector import providers
+from dependency_injector import containers, providers
 
 from reflexkit.containers import FakeServices, build_application, fake_services
 from reflexkit.exceptions import ConfigError
@@ -15,6 +18,7 @@ from reflexkit.memory import InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, ReflectionSource
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
+from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fixture import FixtureGenerator, fixture_key
 from reflexkit.reflection.heuristic import HeuristicGenerator
@@ -178,3 +182,55 @@ def test_the_orchestration_container_builds_the_loop(tmp_path: Path) -> None:
     assert summary.passed
     assert summary.outcomes[0].attempts == 2
     app.shutdown_resources()
+
+
+def _initialised(app: containers.Container) -> list[object]:
+    """The instances of every Resource provider that init_resources() started."""
+    return [r() for r in app.traverse(types=[providers.Resource]) if r.initialized]
+
+
+@pytest.mark.parametrize("backend", list(GeneratorBackend))
+def test_init_resources_builds_only_the_selected_backends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: GeneratorBackend
+) -> None:
+    """A JSONL project with no database URL and no API key inits fine, whatever its generator."""
+    monkeypatch.delenv("REFLEXKIT_DATABASE_URL", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    app = build_application(_project(tmp_path, backend=backend))
+    try:
+        app.init_resources()
+        built = _initialised(app)
+        assert {type(i) for i in built} == {JsonlMemory, type(app.reflection.generator())}
+        assert not any(isinstance(i, PostgresMemory) for i in built)
+        if backend is not GeneratorBackend.LLM:
+            assert not any(isinstance(i, (FallbackGenerator, ClaudeGenerator)) for i in built)
+    finally:
+        app.shutdown_resources()
+
+
+def test_a_heuristic_project_never_loads_the_sdk(tmp_path: Path) -> None:
+    """In a fresh process, init_resources() of a heuristic JSONL project imports no anthropic."""
+    code = (
+        "import sys, pathlib\n"
+        "from reflexkit.containers import build_application\n"
+        "from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReflexionConfig\n"
+        "config = ProjectConfig(reflexion=ReflexionConfig(backend='heuristic'))\n"
+        "app = build_application(LoadedProject(config=config, root=pathlib.Path(sys.argv[1])))\n"
+        "app.init_resources()\n"
+        "app.reflection.service()\n"
+        "app.shutdown_resources()\n"
+        "print('anthropic' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "REFLEXKIT_DATABASE_URL"}
+    env.pop("ANTHROPIC_API_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
