@@ -404,6 +404,52 @@ def test_a_hang_is_cut_at_the_budget(fake_messages_api: FakeMessagesApi) -> None
     assert elapsed < 3  # generous: the point is that it is not 10 s
 
 
+def test_a_reply_that_trickles_in_is_cut_at_the_budget(fake_messages_api: FakeMessagesApi) -> None:
+    """A valid reply sent in 40 slow pieces over 4 s stops at the 1 s budget (+0.25 s)."""
+    fake_messages_api.trickle(REPLY, seconds=4, pieces=40)
+    with make_claude(fake_messages_api, timeout_ms=1_000, retry=RetryPolicy()) as generator:
+        started = time.monotonic()
+        with pytest.raises(GenerationError) as caught:
+            generator.generate(FAILURE)
+        elapsed = time.monotonic() - started
+    assert caught.value.reason == "llm_timeout"
+    assert elapsed < 1.25  # the issue's bound: one deadline, not one timeout per read
+    assert len(fake_messages_api.requests) == 1
+
+
+def test_a_reply_that_trickles_in_within_the_budget_is_used(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
+) -> None:
+    """Slow pieces that all arrive inside the budget make a reflection as usual."""
+    fake_messages_api.trickle(REPLY, seconds=0.4, pieces=8)
+    assert claude.generate(FAILURE).analysis == REPLY["analysis"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"retry-after": "nan"},
+        {"retry-after": "NaN", "retry-after-ms": "nan"},
+        {"retry-after": "inf"},
+        {"retry-after-ms": "-inf"},
+        {"retry-after": "1e999"},
+        {"retry-after": "-5"},
+        {"retry-after": "soon"},
+        {"retry-after": "Wed, 99 Foo 2026 99:99:99 GMT"},
+        {"retry-after": "Mon, 23 Nov 2026 12:00:00"},
+        {"retry-after": ""},
+    ],
+)
+def test_a_garbage_retry_after_does_not_escape(
+    fake_messages_api: FakeMessagesApi, headers: dict[str, str]
+) -> None:
+    """Retry-After that is NaN, infinite, negative or not a date is ignored: retry, succeed."""
+    fake_messages_api.error(429, "rate_limit_error", "slow down", headers=headers).reply(REPLY)
+    with make_claude(fake_messages_api, timeout_ms=2_000) as generator:
+        assert generator.generate(FAILURE).source is ReflectionSource.LLM
+    assert len(fake_messages_api.requests) == 2
+
+
 def test_back_off_waits_are_cut_to_the_budget(fake_messages_api: FakeMessagesApi) -> None:
     """Long back-off waits never carry the generation past its budget."""
     for _ in range(4):

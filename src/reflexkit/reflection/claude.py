@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import math
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Self
 
 import attrs
@@ -250,6 +251,36 @@ class ClaudeGenerator:
             ) from None
 
     def _send(self, client: anthropic.Anthropic, prompt: Prompt, remaining_s: float) -> Message:
+        """Make one request that ends by *remaining_s* from now, whatever the server does.
+
+        The SDK's timeout is per connect and per read: a reply that arrives in slow pieces
+        resets it with every piece and can take many times the budget. So the request runs
+        in a worker thread and this call waits for it until the deadline, no longer. A
+        request left behind ends on its own (its reply arrives, or a read waits longer than
+        *remaining_s*); its result is dropped.
+        """
+        outcome: list[Message | BaseException] = []
+        done = threading.Event()
+
+        def request() -> None:
+            try:
+                outcome.append(self._request(client, prompt, remaining_s))
+            except BaseException as err:  # noqa: BLE001 -- handed to the caller's thread
+                outcome.append(err)
+            finally:
+                done.set()
+
+        threading.Thread(target=request, name="reflexkit-claude-request", daemon=True).start()
+        if not done.wait(remaining_s):
+            raise TransientError(
+                "llm_timeout", f"no complete reply within {remaining_s * _MS_PER_S:.0f} ms"
+            )
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _request(self, client: anthropic.Anthropic, prompt: Prompt, remaining_s: float) -> Message:
         """Make one request with *remaining_s* as its timeout; map failures to reason codes."""
         import anthropic  # noqa: PLC0415 -- already loaded by _build_client
 
@@ -322,22 +353,35 @@ def _status_error(status: int, headers: Any, error_type: str | None) -> Generati
 
 
 def _retry_after_s(headers: Any) -> float | None:  # noqa: ANN401 -- httpx2 headers
-    """Read ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date), in seconds."""
-    millis = headers.get("retry-after-ms")
+    """Read ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date), in seconds.
+
+    A value that is not a finite number or a valid date (``nan``, ``inf``, ``soon``) counts
+    as absent: the server's hint is advice, and garbage in it must not stop a generation.
+    """
+    millis = _finite_seconds(headers.get("retry-after-ms"), scale=1 / _MS_PER_S)
     if millis is not None:
-        try:
-            return max(float(millis) / _MS_PER_S, 0.0)
-        except ValueError:
-            pass
+        return millis
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    seconds = _finite_seconds(value, scale=1.0)
+    if seconds is not None:
+        return seconds
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
+    if when.tzinfo is None:  # HTTP dates are GMT
+        when = when.replace(tzinfo=UTC)
     return max(when.timestamp() - time.time(), 0.0)
+
+
+def _finite_seconds(value: str | None, *, scale: float) -> float | None:
+    """Return *value* times *scale* when it is a finite number, at least 0; else ``None``."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value) * scale
+    except ValueError:
+        return None
+    return max(seconds, 0.0) if math.isfinite(seconds) else None

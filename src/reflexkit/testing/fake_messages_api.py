@@ -226,6 +226,16 @@ class Exchange:
         handler.end_headers()
         handler.close_connection = True
 
+    def start_body(self, status: int, length: int) -> None:
+        """Send status and headers of a JSON body of *length* bytes that follows in writes."""
+        handler = self._handler
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("request-id", "req_fake_01")
+        handler.send_header("content-length", str(length))
+        handler.end_headers()
+        handler.wfile.flush()
+
     def write(self, chunk: bytes) -> None:
         """Write part of a streamed body and flush it to the client."""
         self._handler.wfile.write(chunk)
@@ -266,6 +276,33 @@ class _Reply:
                     exchange.write(sse_events(message))
                     return
         exchange.send(self.status, self.body, self.headers)
+
+
+@attrs.frozen
+class _Trickle:
+    """A complete reply whose body arrives in small pieces, *interval_s* apart."""
+
+    message: dict[str, Any]
+    pieces: int
+    interval_s: float
+
+    def serve(self, exchange: Exchange, /) -> None:
+        asked = exchange.request.json
+        if isinstance(asked, dict) and asked.get("stream") is True:
+            body = sse_events(self.message)
+            exchange.start_stream(200, {"content-type": "text/event-stream"})
+        else:
+            body = orjson.dumps(self.message)
+            exchange.start_body(200, len(body))
+        size = max(len(body) // self.pieces, 1)
+        for start in range(0, len(body), size):
+            if exchange.stopping.wait(self.interval_s):
+                exchange.drop()
+                return
+            try:
+                exchange.write(body[start : start + size])
+            except OSError:  # the client gave up, as a client with a deadline should
+                return
 
 
 @attrs.frozen
@@ -523,6 +560,18 @@ class FakeMessagesApi:
         Stopping the server ends the wait at once.
         """
         return self.enqueue(_Hang(seconds))
+
+    def trickle(
+        self, data: object, *, seconds: float, pieces: int = 20, **fields: Unpack[MessageFields]
+    ) -> Self:
+        """Script a valid reply (see :func:`reply_with`) that takes *seconds* to arrive.
+
+        The headers come at once; the body follows in *pieces* small writes spread over
+        *seconds*, so no single read waits long: only an overall deadline stops it early.
+        A streamed request gets the same reply as server-sent events, equally slow.
+        """
+        pieces = max(pieces, 1)
+        return self.enqueue(_Trickle(reply_with(data, **fields), pieces, seconds / pieces))
 
     def drop(self) -> Self:
         """Script a connection closed without a response."""
