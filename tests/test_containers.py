@@ -20,9 +20,10 @@ from reflexkit.models import FailureContext, ReflectionSource
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
-from reflexkit.reflection.fixture import FixtureGenerator, fixture_key
+from reflexkit.reflection.fixture import FixtureGenerator, fixture_key, request_options
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.tasks.config import (
+    Effort,
     GeneratorBackend,
     LoadedProject,
     MemoryBackend,
@@ -30,6 +31,8 @@ from reflexkit.tasks.config import (
     OrchestratorConfig,
     ProjectConfig,
     ReflexionConfig,
+    ReflexionMode,
+    Thinking,
     VerificationConfig,
 )
 from reflexkit.tasks.task import Subtask, Task
@@ -234,3 +237,30 @@ def test_a_heuristic_project_never_loads_the_sdk(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_reflexion_request_options_reach_claude_and_the_fixture_key(tmp_path: Path) -> None:
+    """mode, thinking, effort and maxTokens shape the live request and the replayed key alike."""
+    project = _project(
+        tmp_path,
+        backend=GeneratorBackend.FIXTURE,
+        mode=ReflexionMode.TOOL,
+        thinking=Thinking.DISABLED,
+        effort=Effort.HIGH,
+        max_tokens=2_000,
+    )
+    app = build_application(project)
+    try:
+        claude = app.reflection.claude()
+        request = claude.prompt(FAILURE).request
+        assert request["tool_choice"]["name"]
+        assert request["thinking"] == {"type": "disabled"}
+        assert request["output_config"] == {"effort": "high"}
+        assert request["max_tokens"] == 2_000
+        replay = app.reflection.generator()
+        assert isinstance(replay, FixtureGenerator)
+        options = request_options(project.config.reflexion)
+        assert fixture_key(FAILURE, root=tmp_path, **options) == claude.prompt(FAILURE).key
+        assert (replay.mode, replay.thinking, replay.effort) == ("tool", "disabled", "high")
+    finally:
+        app.shutdown_resources()

@@ -39,7 +39,7 @@ from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.events import Event, EventKind, RunLog, led_to_success
 from reflexkit.orchestrator.loop import RunSummary
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
-from reflexkit.reflection.fixture import FixtureRecorder, fixture_key
+from reflexkit.reflection.fixture import FixtureRecorder, fixture_key, request_options
 from reflexkit.tasks.config import (
     CONFIG_RELPATH,
     GeneratorBackend,
@@ -304,7 +304,10 @@ def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
     previous = service.get_recent(clean.subtask_id, task_id=clean.task_id)
     click.echo(
         fixture_key(
-            clean, model=project.config.reflexion.model, previous=previous, root=project.root
+            clean,
+            previous=previous,
+            root=project.root,
+            **request_options(project.config.reflexion),
         )
     )
 

@@ -28,7 +28,7 @@ from reflexkit.reflection.classify import classify
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.fixture import FixtureGenerator
+from reflexkit.reflection.fixture import FixtureGenerator, request_options
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.reflection.protocols import ReflectionService
 from reflexkit.reflection.redaction import Redactor
@@ -94,10 +94,15 @@ class Reflection(containers.DeclarativeContainer):
 
     redactor = providers.Singleton(Redactor)
     heuristic = providers.Singleton(HeuristicGenerator)
+    request = providers.Callable(request_options, project.provided.config.reflexion)
     claude = providers.Factory(
         ClaudeGenerator,
         model=project.provided.config.reflexion.model,
         timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
+        mode=request.provided["mode"],
+        max_tokens=request.provided["max_tokens"],
+        thinking=request.provided["thinking"],
+        effort=request.provided["effort"],
         root=project.provided.root,
     )
 
@@ -109,6 +114,10 @@ class Reflection(containers.DeclarativeContainer):
             FixtureGenerator,
             project.provided.fixtures_path,
             model=project.provided.config.reflexion.model,
+            mode=request.provided["mode"],
+            max_tokens=request.provided["max_tokens"],
+            thinking=request.provided["thinking"],
+            effort=request.provided["effort"],
             root=project.provided.root,
         ),
     )

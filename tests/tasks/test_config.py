@@ -161,6 +161,31 @@ BAD_FILES: list[tuple[str, str, str]] = [
         "the file is empty; expected a JSON object",
     ),
     (
+        "unknown reflexion mode",
+        '{"reflexion": {"mode": "json_schema"}}',
+        '$.reflexion.mode: expected one of structured, tool, got "json_schema"',
+    ),
+    (
+        "unknown thinking",
+        '{"reflexion": {"thinking": "enabled"}}',
+        '$.reflexion.thinking: expected one of auto, adaptive, disabled, got "enabled"',
+    ),
+    (
+        "unknown effort",
+        '{"reflexion": {"effort": "minimal"}}',
+        '$.reflexion.effort: expected one of low, medium, high, xhigh, max, got "minimal"',
+    ),
+    (
+        "max tokens too small for a reflection",
+        '{"reflexion": {"maxTokens": 64}}',
+        "$.reflexion.maxTokens: expected an integer from 256 to 128000, got 64",
+    ),
+    (
+        "max tokens as a string",
+        '{"reflexion": {"maxTokens": "4096"}}',
+        '$.reflexion.maxTokens: expected an integer from 256 to 128000, got "4096"',
+    ),
+    (
         "unknown durability",
         '{"memory": {"durability": "always"}}',
         '$.memory.durability: expected one of none, fsync, got "always"',

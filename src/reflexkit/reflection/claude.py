@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, get_args
 
 import attrs
 
@@ -30,15 +30,19 @@ from reflexkit.exceptions import GenerationError
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.reflection._retry import RetryPolicy, TransientError
 from reflexkit.reflection.prompts import (
+    DEFAULT_EFFORT,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL,
     TOOL_NAME,
+    Effort,
     LlmReply,
     OutputMode,
     Prompt,
+    ThinkingMode,
     build_prompt,
     parse_reply,
     reflection_from_reply,
+    thinking_request,
 )
 
 if TYPE_CHECKING:
@@ -97,10 +101,16 @@ class ClaudeGenerator:
         timeout_ms: The one overall budget of a generation, retries and waits included.
         retry: How to retry inside the budget (its own ``budget_s`` is replaced by
             *timeout_ms*).
-        max_tokens: The most tokens a reply may take.
+        max_tokens: The most tokens a reply may take, thinking included.
         mode: ``json_schema`` constrains the reply with ``output_config`` (the default);
             ``tool`` forces a tool call instead, for models or gateways without structured
             outputs (the newest models reject forced tool choice).
+        thinking: ``auto`` (the default) sends what suits a short structured reply on the
+            model: adaptive thinking at *effort*, thinking disabled in ``tool`` mode, and
+            nothing on Claude 4.5 and earlier; ``adaptive`` or ``disabled`` are sent as
+            given (see :func:`~reflexkit.reflection.prompts.thinking_request`).
+        effort: The ``output_config.effort`` level (``low`` by default); ``None`` sends
+            none.
         root: The project root, cut from paths in the prompt (see
             :func:`~reflexkit.reflection.prompts.build_prompt`); the current directory by
             default.
@@ -117,18 +127,29 @@ class ClaudeGenerator:
         retry: RetryPolicy | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         mode: OutputMode = "json_schema",
+        thinking: ThinkingMode = "auto",
+        effort: Effort | None = DEFAULT_EFFORT,
         root: str | os.PathLike[str] | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
+        if max_tokens < 1:
+            msg = f"max_tokens must be >= 1, got {max_tokens}"
+            raise ValueError(msg)
         if timeout_ms < 1:
             msg = f"timeout_ms must be >= 1, got {timeout_ms}"
             raise ValueError(msg)
         if mode not in {"json_schema", "tool"}:
             msg = f"mode must be 'json_schema' or 'tool', got {mode!r}"
             raise ValueError(msg)
+        if effort is not None and effort not in get_args(Effort):
+            msg = f"effort must be one of {', '.join(get_args(Effort))} or None, got {effort!r}"
+            raise ValueError(msg)
+        thinking_request(model, mode=mode, thinking=thinking, effort=effort)  # checks thinking
         self.model = model
         self.mode: OutputMode = mode
         self.max_tokens = max_tokens
+        self.thinking: ThinkingMode = thinking
+        self.effort: Effort | None = effort
         self.timeout_ms = timeout_ms
         self._api_key = api_key
         self._base_url = base_url
@@ -152,6 +173,8 @@ class ClaudeGenerator:
             previous=previous,
             mode=self.mode,
             max_tokens=self.max_tokens,
+            thinking=self.thinking,
+            effort=self.effort,
             root=self._root,
         )
 
@@ -325,6 +348,7 @@ class ClaudeGenerator:
                 if block.type == "tool_use" and block.name == TOOL_NAME:
                     return parse_reply(block.input, source="tool input")
             raise GenerationError("llm_invalid_output", f"the reply has no {TOOL_NAME} call")
+        # Thinking blocks may come first: the answer is the text blocks, wherever they are.
         text = "".join(block.text for block in message.content if block.type == "text")
         if not text.strip():
             raise GenerationError("llm_invalid_output", "the reply has no text")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import os
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -16,10 +17,25 @@ from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, non_empty
 
+
+def between(low: int, high: int) -> Any:  # noqa: ANN401 -- an attrs validator
+    """Validate that an integer (or ``None``) lies in ``[low, high]``."""
+    expected = f"an integer from {low} to {high}"
+
+    def check(_inst: object, _attr: attrs.Attribute[Any], value: int | None) -> None:
+        if value is not None and not low <= value <= high:
+            msg = f"expected {expected}, got {value!r}"
+            raise ValueError(msg)
+
+    check.expected = expected  # type: ignore[attr-defined]  # read by the converter's messages
+    return check
+
+
 __all__ = [
     "CONFIG_ENV",
     "CONFIG_RELPATH",
     "Durability",
+    "Effort",
     "GeneratorBackend",
     "LoadedProject",
     "MemoryBackend",
@@ -27,7 +43,9 @@ __all__ = [
     "OrchestratorConfig",
     "ProjectConfig",
     "ReflexionConfig",
+    "ReflexionMode",
     "SubagentKind",
+    "Thinking",
     "VerificationConfig",
     "find_config",
     "load_project",
@@ -62,6 +80,36 @@ class SubagentKind(enum.StrEnum):
     """Claude Code through claude-agent-sdk (extra ``claude-code``)."""
 
 
+class ReflexionMode(enum.StrEnum):
+    """How the LLM generator constrains Claude's reply."""
+
+    STRUCTURED = "structured"
+    """Structured outputs: ``output_config.format`` with the reply's JSON schema."""
+    TOOL = "tool"
+    """A forced tool call, for models or gateways without structured outputs."""
+
+
+class Thinking(enum.StrEnum):
+    """The ``thinking`` setting of reflection requests."""
+
+    AUTO = "auto"
+    """What suits a short structured reply on the model (see docs/llm.md)."""
+    ADAPTIVE = "adaptive"
+    """``{"type": "adaptive"}``: the model decides how much to think, guided by ``effort``."""
+    DISABLED = "disabled"
+    """``{"type": "disabled"}``: no thinking (models that always think reject it)."""
+
+
+class Effort(enum.StrEnum):
+    """The ``output_config.effort`` levels of the Messages API."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    XHIGH = "xhigh"
+    MAX = "max"
+
+
 class MemoryBackend(enum.StrEnum):
     """Where reflections are stored."""
 
@@ -92,6 +140,10 @@ class ReflexionConfig:
     model: str = "claude-haiku-5-5"
     max_prompt_chars: int = attrs.field(default=4_000, validator=at_least(200))
     fixtures_path: str = ".reflexkit/fixtures/reflections.jsonl"
+    mode: ReflexionMode = ReflexionMode.STRUCTURED
+    thinking: Thinking = Thinking.AUTO
+    effort: Effort | None = Effort.LOW
+    max_tokens: int = attrs.field(default=4_096, validator=between(256, 128_000))
 
 
 @attrs.frozen(kw_only=True)
