@@ -608,7 +608,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     agent: Subagent
     kind = subagent or settings.subagent
     if kind == SubagentKind.CLAUDE_CODE:
-        agent = ClaudeCodeSubagent(allowed_tools=settings.allowed_tools)
+        agent = ClaudeCodeSubagent.from_config(settings)
     elif kind == SubagentKind.COMMAND:
         argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
         if not argv:

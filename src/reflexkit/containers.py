@@ -149,8 +149,7 @@ class Orchestration(containers.DeclarativeContainer):
         scripted=providers.Factory(ScriptedSubagent, providers.Object({})),
         **{
             "claude-code": providers.Factory(
-                ClaudeCodeSubagent,
-                allowed_tools=project.provided.config.orchestrator.allowed_tools,
+                ClaudeCodeSubagent.from_config, project.provided.config.orchestrator
             )
         },
     )

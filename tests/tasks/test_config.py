@@ -186,6 +186,42 @@ BAD_FILES: list[tuple[str, str, str]] = [
         '$.reflexion.maxTokens: expected an integer from 256 to 128000, got "4096"',
     ),
     (
+        "claude code turns out of range",
+        '{"orchestrator": {"claudeCode": {"maxTurns": 0}}}',
+        "$.orchestrator.claudeCode.maxTurns: expected an integer >= 1, got 0",
+    ),
+    (
+        "claude code budget not positive",
+        '{"orchestrator": {"claudeCode": {"maxBudgetUsd": 0}}}',
+        "$.orchestrator.claudeCode.maxBudgetUsd: expected a number > 0, got 0",
+    ),
+    (
+        "claude code budget as a string",
+        '{"orchestrator": {"claudeCode": {"maxBudgetUsd": "2"}}}',
+        '$.orchestrator.claudeCode.maxBudgetUsd: expected a number > 0, got "2"',
+    ),
+    (
+        "claude code effort unknown",
+        '{"orchestrator": {"claudeCode": {"effort": "extreme"}}}',
+        (
+            "$.orchestrator.claudeCode.effort: expected one of low, medium, high, xhigh, max,"
+            ' got "extreme"'
+        ),
+    ),
+    (
+        "a bash command that is a pattern",
+        '{"orchestrator": {"claudeCode": {"bashCommands": ["rm *"]}}}',
+        (
+            "$.orchestrator.claudeCode.bashCommands: expected plain command prefixes such as"
+            ' "pytest", got "rm *"'
+        ),
+    ),
+    (
+        "misspelt claude code key",
+        '{"orchestrator": {"claudeCode": {"maxTurn": 3}}}',
+        '$.orchestrator.claudeCode.maxTurn: unknown key (did you mean "maxTurns"?)',
+    ),
+    (
         "unknown durability",
         '{"memory": {"durability": "always"}}',
         '$.memory.durability: expected one of none, fsync, got "always"',

@@ -7,6 +7,8 @@ out-of-range values are errors that name the JSON path (``$.reflexion.backend``)
 from __future__ import annotations
 
 import enum
+import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ def between(low: int, high: int) -> Any:  # noqa: ANN401 -- an attrs validator
 __all__ = [
     "CONFIG_ENV",
     "CONFIG_RELPATH",
+    "ClaudeCodeConfig",
     "Durability",
     "Effort",
     "GeneratorBackend",
@@ -169,6 +172,33 @@ class VerificationConfig:
     max_output_chars: int = attrs.field(default=20_000, validator=at_least(200))
 
 
+def _positive_number(_inst: object, _attr: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        msg = f"expected a number > 0, got {value:g}"
+        raise ValueError(msg)
+
+
+_positive_number.expected = "a number > 0"  # type: ignore[attr-defined]  # the converter reads it
+
+
+def _bash_commands(_inst: object, _attr: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    for command in value:
+        if not command.strip() or any(c in command for c in "()\n\r*"):
+            msg = f'expected plain command prefixes such as "pytest", got {json.dumps(command)}'
+            raise ValueError(msg)
+
+
+@attrs.frozen(kw_only=True)
+class ClaudeCodeConfig:
+    """The ``orchestrator.claudeCode`` section: the Claude Code subagent's limits."""
+
+    model: str | None = None
+    max_turns: int | None = attrs.field(default=None, validator=at_least(1))
+    effort: Effort | None = None
+    max_budget_usd: float | None = attrs.field(default=None, validator=_positive_number)
+    bash_commands: tuple[str, ...] = attrs.field(default=(), validator=_bash_commands)
+
+
 @attrs.frozen(kw_only=True)
 class OrchestratorConfig:
     """The ``orchestrator`` section: how often and how long subtasks are retried."""
@@ -180,7 +210,8 @@ class OrchestratorConfig:
     jobs: int = attrs.field(default=1, validator=at_least(1))
     subagent: SubagentKind = SubagentKind.COMMAND
     agent_command: tuple[str, ...] = ()
-    allowed_tools: tuple[str, ...] = ("Read", "Write", "Edit", "Glob", "Grep", "Bash")
+    allowed_tools: tuple[str, ...] = ()
+    claude_code: ClaudeCodeConfig = attrs.Factory(ClaudeCodeConfig)
 
 
 @attrs.frozen(kw_only=True)
