@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import os
 import signal
 import stat
@@ -210,6 +211,7 @@ class ClaudeCodeSubagent:
             max_budget_usd=self.max_budget_usd,
             env=self.env,
         )
+        _quiet_kill_reports()
         transport = SubprocessCLITransport(prompt=request.prompt, options=options)
         watch = _Watch(transport)
         try:
@@ -336,6 +338,32 @@ class _Watch:
                 os.killpg(self.pgid, signum)
             elif self.pid is not None:  # pragma: no cover -- only without the launcher
                 os.kill(self.pid, signum)
+
+
+class _KillReports(logging.Filter):
+    """Drop the SDK's "Fatal error in message reader" for a CLI we stopped ourselves.
+
+    A CLI stopped at its limit exits with SIGTERM's or SIGKILL's status, and the SDK logs
+    that at error level; the attempt reports the time-out itself, so the line is noise.
+    """
+
+    _OURS = ("exit code 143", "exit code 137", "exit code -15", "exit code -9")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (
+            message.startswith("Fatal error in message reader")
+            and any(code in message for code in self._OURS)
+        )
+
+
+_KILL_FILTER = _KillReports()
+
+
+def _quiet_kill_reports() -> None:
+    sdk_log = logging.getLogger("claude_agent_sdk._internal.query")
+    if _KILL_FILTER not in sdk_log.filters:
+        sdk_log.addFilter(_KILL_FILTER)
 
 
 def _assistant_problem(message: Any, watch: _Watch) -> str | None:  # noqa: ANN401
