@@ -17,12 +17,14 @@ from reflexkit.exceptions import ConfigError
 from reflexkit.memory import InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, ReflectionSource
+from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fixture import FixtureGenerator, fixture_key, request_options
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.tasks.config import (
+    ClaudeCodeConfig,
     Effort,
     GeneratorBackend,
     LoadedProject,
@@ -32,6 +34,7 @@ from reflexkit.tasks.config import (
     ProjectConfig,
     ReflexionConfig,
     ReflexionMode,
+    SubagentKind,
     Thinking,
     VerificationConfig,
 )
@@ -264,3 +267,20 @@ def test_reflexion_request_options_reach_claude_and_the_fixture_key(tmp_path: Pa
         assert (replay.mode, replay.thinking, replay.effort) == ("tool", "disabled", "high")
     finally:
         app.shutdown_resources()
+
+
+def test_the_claude_code_subagent_follows_orchestrator_claude_code(tmp_path: Path) -> None:
+    """orchestrator.subagent claude-code: the container's subagent has the project's limits."""
+    orchestrator = OrchestratorConfig(
+        subagent=SubagentKind.CLAUDE_CODE,
+        claude_code=ClaudeCodeConfig(
+            model="claude-sonnet-5-5", max_turns=7, max_budget_usd=2.5, bash_commands=("pytest",)
+        ),
+    )
+    app = build_application(
+        LoadedProject(config=ProjectConfig(orchestrator=orchestrator), root=tmp_path)
+    )
+    agent = app.orchestration.subagent()
+    assert isinstance(agent, ClaudeCodeSubagent)
+    assert (agent.model, agent.max_turns, agent.max_budget_usd) == ("claude-sonnet-5-5", 7, 2.5)
+    assert "Bash(pytest:*)" in agent.allowed_tools

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from reflexkit.cli import cli
 from reflexkit.exceptions import SetupError
-from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
+from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent, permission_rules
 from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
 from reflexkit.tasks.config import ClaudeCodeConfig, Effort, OrchestratorConfig
 from reflexkit.testing.fake_messages_api import (
@@ -353,7 +353,7 @@ def test_no_credential_is_a_setup_error(
 def test_an_unreachable_api_is_a_setup_error_long_before_the_limit(
     cli_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Nothing listens at ANTHROPIC_BASE_URL: SetupError after two failures, not at 120 s."""
+    """Nothing listens at ANTHROPIC_BASE_URL: SetupError after three failures, not at 120 s."""
     with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -463,3 +463,21 @@ def test_a_retry_through_the_cli_carries_the_lesson(
     first = [p for p in prompts if "Write ok into done.txt." in p]
     assert any("Learning from Previous Failures" in p for p in first)
     assert not all("Learning from Previous Failures" in p for p in first)
+
+
+def test_the_default_rules_confine_the_agent_to_the_project() -> None:
+    """Read and edit ./**, no edits of .git/.claude/.reflexkit, and no Bash by default."""
+    allow, deny = permission_rules()
+    assert allow == ["Read(./**)", "Edit(./**)"]
+    assert "Bash" in deny
+    assert {"Edit(./.git/**)", "Edit(./.claude/**)", "Edit(./.reflexkit/**)"} <= set(deny)
+    allow, deny = permission_rules(bash_commands=["pytest", "python -m pytest"], extra=["Read"])
+    assert allow[2:] == ["Bash(pytest:*)", "Bash(python -m pytest:*)", "Read"]
+    assert "Bash" not in deny
+
+
+@pytest.mark.parametrize("command", ["", "  ", "rm *", "echo (x)", "a\nb"])
+def test_a_bash_command_that_would_break_its_rule_is_rejected(command: str) -> None:
+    """Wildcards, parentheses, newlines and blanks are no command prefix."""
+    with pytest.raises(ValueError, match="plain command prefix"):
+        ClaudeCodeSubagent(bash_commands=[command])

@@ -55,7 +55,7 @@ PROTECTED_FOLDERS: tuple[str, ...] = (".git", ".claude", ".reflexkit")
 _MS = 1_000
 _KILL_GRACE_S = 0.5
 """Between SIGTERM and SIGKILL at the time limit."""
-_OUTAGE_RETRIES = 2
+_OUTAGE_RETRIES = 3
 """Connection failures, before any reply, that make an API unreachable."""
 _CREDENTIAL_ERRORS = frozenset({"authentication_failed", "billing_error"})
 _CREDENTIAL_STATUSES = frozenset({401, 403})
