@@ -514,8 +514,9 @@ def test_retry_after_beyond_the_budget_stops_at_once(
 
 def test_a_hang_is_cut_at_the_budget(fake_messages_api: FakeMessagesApi) -> None:
     """A server that never answers costs the 400 ms budget, not the SDK's ten minutes."""
-    fake_messages_api.hang(10).hang(10)
+    fake_messages_api.reply(REPLY).hang(10).hang(10)
     with make_claude(fake_messages_api, timeout_ms=400, retry=RetryPolicy()) as generator:
+        generator.generate(FAILURE)  # the SDK import, a cost of the process, is paid here
         started = time.monotonic()
         with pytest.raises(GenerationError) as caught:
             generator.generate(FAILURE)
@@ -699,6 +700,23 @@ def test_the_policy_passes_the_remaining_time_to_each_attempt() -> None:
     with pytest.raises(GenerationError) as caught:
         policy.call(broken)
     assert caught.value.reason == "llm_refusal"
+
+
+@pytest.mark.parametrize("hint", [float("nan"), float("inf"), -3.0])
+def test_the_policy_survives_any_retry_after_hint(hint: float) -> None:
+    """A NaN, infinite or negative Retry-After on a TransientError never reaches sleep()."""
+    waits: list[float] = []
+    calls: list[float] = []
+
+    def attempt(remaining_s: float) -> str:
+        calls.append(remaining_s)
+        if len(calls) == 1:
+            raise TransientError("llm_rate_limited", "HTTP 429", retry_after_s=hint)
+        return "ok"
+
+    policy = RetryPolicy(attempts=2, budget_s=5.0, jitter=0.0, sleep=waits.append)
+    assert policy.call(attempt) == "ok"
+    assert all(0.0 <= w < 5.0 for w in waits)
 
 
 @pytest.mark.parametrize(
