@@ -380,7 +380,26 @@ def test_preflight_names_the_missing_extra(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
     )
     assert "pip install 'reflexkit[claude-code]'" in done.stdout
-    ClaudeCodeSubagent().preflight()  # installed here: no error
+    ClaudeCodeSubagent().preflight()  # installed here: the CLI starts, no error
+
+
+def test_preflight_reports_a_cli_that_cannot_start(tmp_path: Path) -> None:
+    """A temp folder where the launcher can't run (here: no python at its path) is reported."""
+    code = (
+        "import sys, tempfile\n"
+        "sys.executable = '/nonexistent/python3'  # the launcher's interpreter is missing\n"
+        f"tempfile.tempdir = {str(tmp_path)!r}\n"
+        "from reflexkit.exceptions import SetupError\n"
+        "from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent\n"
+        "try:\n"
+        "    ClaudeCodeSubagent().preflight()\n"
+        "except SetupError as err:\n"
+        "    print(err)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert "Claude Code CLI can't be started" in done.stdout
 
 
 def test_project_settings_reach_the_cli(

@@ -34,8 +34,10 @@ import logging
 import os
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -179,10 +181,31 @@ class ClaudeCodeSubagent:
     def preflight(self) -> None:
         """Check, before the first attempt, that Claude Code can run at all.
 
+        It finds the bundled CLI and runs it, through the launcher attempts use, with
+        ``--version`` (a tenth of a second): a missing extra, a missing or broken binary or a
+        temp folder that can't hold an executable launcher fails here, once, not in every
+        attempt.
+
         Raises:
-            SetupError: The extra is not installed or its bundled CLI is missing.
+            SetupError: Claude Code can't be started; the message says why.
         """
-        bundled_cli()
+        launcher = _own_session_launcher(bundled_cli())
+        try:
+            done = subprocess.run(  # noqa: S603 -- our launcher of the bundled CLI
+                [launcher, "--version"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+                env={**os.environ, **self.env},
+            )
+        except (OSError, subprocess.TimeoutExpired) as err:
+            msg = f"the Claude Code CLI can't be started ({launcher}): {err}"
+            raise SetupError(msg) from None
+        if done.returncode != 0:
+            said = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            msg = f"the Claude Code CLI failed to start (exit {done.returncode}): {said[0]}"
+            raise SetupError(msg)
 
     def run(self, request: SubagentRequest, /) -> SubagentResult:
         """Run one attempt.
@@ -434,7 +457,7 @@ def _own_session_launcher(cli: Path) -> str:
     if folder.stat().st_uid != os.getuid() or folder.stat().st_mode & 0o022:
         msg = f"{folder} is not a private folder of this user; can't start Claude Code safely"
         raise SetupError(msg)
-    partial = folder / f".{launcher.name}.{os.getpid()}"
+    partial = folder / f".{launcher.name}.{os.getpid()}.{threading.get_ident()}"
     partial.write_text(body, encoding="utf-8")
     partial.chmod(stat.S_IRWXU)
     partial.replace(launcher)
