@@ -364,6 +364,17 @@ def test_an_unreachable_api_is_a_setup_error_long_before_the_limit(
     assert time.monotonic() - started < 60
 
 
+def test_an_api_that_keeps_failing_is_a_setup_error(
+    fake_messages_api: FakeMessagesApi, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """529 through all of the CLI's retries, before any reply: SetupError, not a lesson."""
+    for _ in range(10):
+        fake_messages_api.overloaded()
+    env = {**cli_env, "CLAUDE_CODE_MAX_RETRIES": "1"}  # the CLI's own retries, shortened
+    with pytest.raises(SetupError, match="kept failing"):
+        _run(ClaudeCodeSubagent(env=env), tmp_path)
+
+
 def test_preflight_names_the_missing_extra(tmp_path: Path) -> None:
     """Without claude-agent-sdk, preflight() raises SetupError with the pip command."""
     code = (

@@ -19,8 +19,9 @@ limit the group is sent SIGTERM, and SIGKILL half a second later, so nothing it 
 survives the attempt and the attempt ends within a second of its limit (the SDK's own
 shutdown would wait several seconds). Every attempt ends with the group killed.
 
-**Setup errors.** A credential the API rejects ("Not logged in", 401, 403, billing) or an API
-that can't be reached is no lesson about the code: it raises
+**Setup errors.** A credential the API rejects ("Not logged in", 401, 403, billing), an API
+that can't be reached, or one that kept failing (5xx, 529, 429) through all of the CLI's own
+retries before it answered once, is no lesson about the code: it raises
 :class:`~reflexkit.exceptions.SetupError` as soon as the CLI reports it, and the loop stops
 the subtask without storing a reflection.
 """
@@ -61,6 +62,7 @@ _OUTAGE_RETRIES = 3
 """Connection failures, before any reply, that make an API unreachable."""
 _CREDENTIAL_ERRORS = frozenset({"authentication_failed", "billing_error"})
 _CREDENTIAL_STATUSES = frozenset({401, 403})
+_OUTAGE_ERRORS = frozenset({"server_error", "rate_limit"})
 _INSTALL = "pip install 'reflexkit[claude-code]'"
 
 
@@ -391,9 +393,12 @@ def _quiet_kill_reports() -> None:
 
 def _assistant_problem(message: Any, watch: _Watch) -> str | None:  # noqa: ANN401
     error = getattr(message, "error", None)
+    said = " ".join(getattr(b, "text", "") for b in message.content).strip()
     if error in _CREDENTIAL_ERRORS:
-        said = " ".join(getattr(b, "text", "") for b in message.content).strip()
         return _credential_problem(said or error)
+    if error in _OUTAGE_ERRORS and not watch.replied:
+        # The CLI reports this only after its own retries (ten, over minutes, by default).
+        return f"the Anthropic API kept failing before any reply ({said or error})"
     if getattr(message, "model", None) != "<synthetic>":
         watch.replied = True
     return None
