@@ -87,7 +87,7 @@ def test_claude_code_edits_the_project(
     )
     for _ in range(8):
         fake_messages_api.enqueue(conversation)
-    agent = ClaudeCodeSubagent(allowed_tools=["Write", "Read"], env=cli_env)
+    agent = ClaudeCodeSubagent(env=cli_env)  # the confined defaults allow writes inside
     result = agent.run(
         SubagentRequest(
             subtask_id="fix-add", attempt=1, prompt="Fix add().", workdir=work, timeout_s=120
