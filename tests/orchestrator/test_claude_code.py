@@ -262,19 +262,23 @@ def test_bash_runs_only_the_commands_the_project_lists(
 def test_project_settings_cannot_widen_the_permissions(
     fake_messages_api: FakeMessagesApi, cli_env: dict[str, str], layout: tuple[Path, Path]
 ) -> None:
-    """A .claude/settings.json in the project that allows everything is not read."""
+    """A project .claude/settings.json allowing everything is not read; other tools are denied."""
     project, outside = layout
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_text(
         json.dumps({"permissions": {"allow": ["Bash", "Write", "Edit", "Read"]}})
     )
     escape = tool_use("Write", {"file_path": str(outside / "g.txt"), "content": "x"})
-    denied = tool_use("WebFetch", {"url": "https://example.com", "prompt": "read"})
-    fake_messages_api.converse(escape, denied, message_json([{"type": "text", "text": "done"}]))
+    denied = [
+        tool_use("WebFetch", {"url": "https://example.com", "prompt": "read"}),
+        tool_use("Agent", {"description": "d", "prompt": "p", "subagent_type": "general-purpose"}),
+        tool_use("CronCreate", {"cron": "* * * * *", "prompt": "again"}),
+    ]
+    fake_messages_api.converse(escape, *denied, message_json([{"type": "text", "text": "done"}]))
     result = _run(ClaudeCodeSubagent(env=cli_env), project)
     assert result.ok, result.error
     results = _tool_results(fake_messages_api)
-    assert all(results[tool_id][0] for tool_id in _ids(escape, denied))
+    assert all(results[tool_id][0] for tool_id in _ids(escape, *denied))
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
 
 
@@ -501,9 +505,17 @@ def test_the_default_rules_confine_the_agent_to_the_project() -> None:
     assert allow == ["Read(./**)", "Edit(./**)"]
     assert "Bash" in deny
     assert {"Edit(./.git/**)", "Edit(./.claude/**)", "Edit(./.reflexkit/**)"} <= set(deny)
-    allow, deny = permission_rules(bash_commands=["pytest", "python -m pytest"], extra=["Read"])
-    assert allow[2:] == ["Bash(pytest:*)", "Bash(python -m pytest:*)", "Read"]
+    assert {"Agent", "CronCreate", "WebFetch"} <= set(deny)
+    allow, deny = permission_rules(
+        bash_commands=["pytest", "python -m pytest"], extra=["WebFetch(domain:docs.python.org)"]
+    )
+    assert allow[2:] == [
+        "Bash(pytest:*)",
+        "Bash(python -m pytest:*)",
+        "WebFetch(domain:docs.python.org)",
+    ]
     assert "Bash" not in deny
+    assert "WebFetch" not in deny  # a deny would beat the project's own allow rule
 
 
 @pytest.mark.parametrize("command", ["", "  ", "rm *", "echo (x)", "a\nb"])

@@ -11,8 +11,10 @@ symlinks that lead out are refused); ``.git``, ``.claude`` and ``.reflexkit`` in
 project are denied to edits, so the agent can't rewrite its own permissions, hooks or memory.
 Bash is removed from the session unless the project lists commands, and then only those
 commands are allowed, as ``Bash(<command>:*)`` prefix rules (a chain such as ``pytest && rm``
-needs every part allowed). No settings files are read (``setting_sources=[]``), so a
-``.claude/settings.json`` in the project can't widen any of this.
+needs every part allowed). Background agents, timers, worktrees and the web are removed too
+(:data:`DENIED_TOOLS`; some of them would run without asking). No settings files are read
+(``setting_sources=[]``), so a ``.claude/settings.json`` in the project can't widen any of
+this.
 
 **Stopping.** The CLI runs in a session (process group) of its own. At the attempt's time
 limit the group is sent SIGTERM, and SIGKILL half a second later, so nothing it started
@@ -50,10 +52,34 @@ from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
 if TYPE_CHECKING:
     from reflexkit.tasks.config import OrchestratorConfig
 
-__all__ = ["PROTECTED_FOLDERS", "ClaudeCodeSubagent", "bundled_cli", "permission_rules"]
+__all__ = [
+    "DENIED_TOOLS",
+    "PROTECTED_FOLDERS",
+    "ClaudeCodeSubagent",
+    "bundled_cli",
+    "permission_rules",
+]
 
 PROTECTED_FOLDERS: tuple[str, ...] = (".git", ".claude", ".reflexkit")
 """Folders of the project the agent may read but never edit."""
+
+DENIED_TOOLS: tuple[str, ...] = (
+    "Agent",
+    "Task",
+    "CronCreate",
+    "CronDelete",
+    "ScheduleWakeup",
+    "RemoteTrigger",
+    "Monitor",
+    "SendMessage",
+    "EnterWorktree",
+    "ExitWorktree",
+    "Workflow",
+    "WebFetch",
+    "WebSearch",
+)
+"""Tools removed from the session unless the project allows them: background agents, timers,
+worktrees elsewhere and the web (some of them run without asking, even under ``dontAsk``)."""
 
 _MS = 1_000
 _KILL_GRACE_S = 0.5
@@ -91,8 +117,10 @@ def permission_rules(
         allow.append(f"Bash({text}:*)")
     allow += [rule for rule in extra if rule not in allow]
     deny = [f"Edit(./{folder}/**)" for folder in PROTECTED_FOLDERS]
-    if not bash_commands:
-        deny.append("Bash")  # a bare name removes the tool from the session
+    # A bare name removes the tool from the session; a tool the project allows in any form
+    # is left alone (a deny would beat its allow rule).
+    named = {rule.split("(", 1)[0] for rule in allow}
+    deny += [tool for tool in ("Bash", *DENIED_TOOLS) if tool not in named]
     return allow, deny
 
 
