@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import attrs
 import orjson
 import pytest
-from dependency_injector import providers
+from dependency_injector import containers, providers
 
 from reflexkit.containers import FakeServices, build_application, fake_services
 from reflexkit.exceptions import ConfigError
 from reflexkit.memory import InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, ReflectionSource
+from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
+from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
-from reflexkit.reflection.fixture import FixtureGenerator, fixture_key
+from reflexkit.reflection.fixture import FixtureGenerator, fixture_key, request_options
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.tasks.config import (
+    ClaudeCodeConfig,
+    Effort,
     GeneratorBackend,
     LoadedProject,
     MemoryBackend,
@@ -26,6 +33,9 @@ from reflexkit.tasks.config import (
     OrchestratorConfig,
     ProjectConfig,
     ReflexionConfig,
+    ReflexionMode,
+    SubagentKind,
+    Thinking,
     VerificationConfig,
 )
 from reflexkit.tasks.task import Subtask, Task
@@ -178,3 +188,99 @@ def test_the_orchestration_container_builds_the_loop(tmp_path: Path) -> None:
     assert summary.passed
     assert summary.outcomes[0].attempts == 2
     app.shutdown_resources()
+
+
+def _initialised(app: containers.Container) -> list[object]:
+    """The instances of every Resource provider that init_resources() started."""
+    return [r() for r in app.traverse(types=[providers.Resource]) if r.initialized]
+
+
+@pytest.mark.parametrize("backend", list(GeneratorBackend))
+def test_init_resources_builds_only_the_selected_backends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: GeneratorBackend
+) -> None:
+    """A JSONL project with no database URL and no API key inits fine, whatever its generator."""
+    monkeypatch.delenv("REFLEXKIT_DATABASE_URL", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    app = build_application(_project(tmp_path, backend=backend))
+    try:
+        app.init_resources()
+        built = _initialised(app)
+        assert {type(i) for i in built} == {JsonlMemory, type(app.reflection.generator())}
+        assert not any(isinstance(i, PostgresMemory) for i in built)
+        if backend is not GeneratorBackend.LLM:
+            assert not any(isinstance(i, (FallbackGenerator, ClaudeGenerator)) for i in built)
+    finally:
+        app.shutdown_resources()
+
+
+def test_a_heuristic_project_never_loads_the_sdk(tmp_path: Path) -> None:
+    """In a fresh process, init_resources() of a heuristic JSONL project imports no anthropic."""
+    code = (
+        "import sys, pathlib\n"
+        "from reflexkit.containers import build_application\n"
+        "from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReflexionConfig\n"
+        "config = ProjectConfig(reflexion=ReflexionConfig(backend='heuristic'))\n"
+        "app = build_application(LoadedProject(config=config, root=pathlib.Path(sys.argv[1])))\n"
+        "app.init_resources()\n"
+        "app.reflection.service()\n"
+        "app.shutdown_resources()\n"
+        "print('anthropic' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "REFLEXKIT_DATABASE_URL"}
+    env.pop("ANTHROPIC_API_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+def test_reflexion_request_options_reach_claude_and_the_fixture_key(tmp_path: Path) -> None:
+    """mode, thinking, effort and maxTokens shape the live request and the replayed key alike."""
+    project = _project(
+        tmp_path,
+        backend=GeneratorBackend.FIXTURE,
+        mode=ReflexionMode.TOOL,
+        thinking=Thinking.DISABLED,
+        effort=Effort.HIGH,
+        max_tokens=2_000,
+    )
+    app = build_application(project)
+    try:
+        claude = app.reflection.claude()
+        request = claude.prompt(FAILURE).request
+        assert request["tool_choice"]["name"]
+        assert request["thinking"] == {"type": "disabled"}
+        assert request["output_config"] == {"effort": "high"}
+        assert request["max_tokens"] == 2_000
+        replay = app.reflection.generator()
+        assert isinstance(replay, FixtureGenerator)
+        options = request_options(project.config.reflexion)
+        assert fixture_key(FAILURE, root=tmp_path, **options) == claude.prompt(FAILURE).key
+        assert (replay.mode, replay.thinking, replay.effort) == ("tool", "disabled", "high")
+    finally:
+        app.shutdown_resources()
+
+
+def test_the_claude_code_subagent_follows_orchestrator_claude_code(tmp_path: Path) -> None:
+    """orchestrator.subagent claude-code: the container's subagent has the project's limits."""
+    orchestrator = OrchestratorConfig(
+        subagent=SubagentKind.CLAUDE_CODE,
+        claude_code=ClaudeCodeConfig(
+            model="claude-sonnet-5-5", max_turns=7, max_budget_usd=2.5, bash_commands=("pytest",)
+        ),
+    )
+    app = build_application(
+        LoadedProject(config=ProjectConfig(orchestrator=orchestrator), root=tmp_path)
+    )
+    agent = app.orchestration.subagent()
+    assert isinstance(agent, ClaudeCodeSubagent)
+    assert (agent.model, agent.max_turns, agent.max_budget_usd) == ("claude-sonnet-5-5", 7, 2.5)
+    assert "Bash(pytest:*)" in agent.allowed_tools

@@ -47,7 +47,7 @@ from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.events import Event, EventKind, RunLog, led_to_success
 from reflexkit.orchestrator.loop import RunSummary
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
-from reflexkit.reflection.fixture import FixtureRecorder, fixture_key
+from reflexkit.reflection.fixture import FixtureRecorder, fixture_key, request_options
 from reflexkit.tasks.config import (
     CONFIG_RELPATH,
     GeneratorBackend,
@@ -324,7 +324,10 @@ def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
     previous = service.previous(clean)  # exactly what generate() hands the generator
     click.echo(
         fixture_key(
-            clean, model=project.config.reflexion.model, previous=previous, root=project.root
+            clean,
+            previous=previous,
+            root=project.root,
+            **request_options(project.config.reflexion),
         )
     )
 
@@ -694,7 +697,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     agent: Subagent
     kind = subagent or settings.subagent
     if kind == SubagentKind.CLAUDE_CODE:
-        agent = ClaudeCodeSubagent(allowed_tools=settings.allowed_tools)
+        agent = ClaudeCodeSubagent.from_config(settings)
     elif kind == SubagentKind.COMMAND:
         try:
             argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)

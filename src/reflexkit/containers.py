@@ -12,9 +12,9 @@ classes; everything else takes its collaborators in ``__init__``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol, TypeVar
+from typing import TypeVar
 
 from dependency_injector import containers, providers
 
@@ -32,7 +32,7 @@ from reflexkit.reflection.classify import classify
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.fixture import FixtureGenerator
+from reflexkit.reflection.fixture import FixtureGenerator, request_options
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.reflection.protocols import ReflectionService
 from reflexkit.reflection.redaction import Redactor
@@ -51,28 +51,23 @@ __all__ = [
 ]
 
 
-class _Closable(Protocol):
-    def close(self) -> None: ...
+_T = TypeVar("_T")
 
 
-_T = TypeVar("_T", bound=_Closable)
+def _closing(instance: _T) -> Iterator[_T]:
+    """Own *instance* as a Resource: hand it out, then close it at ``shutdown_resources()``.
 
-
-def _closing(cls: Callable[..., _T]) -> Callable[..., Iterator[_T]]:
-    """Make a class with ``close()`` a Resource initialiser.
-
-    The instance is built on first use and closed by ``shutdown_resources()``, which the CLI
-    calls when a command ends.
+    The provider passes in what a ``Selector`` chose, so only the selected backend is built:
+    ``init_resources()`` starts this resource, never the branches that were not chosen (a
+    JSONL project needs no database URL, a heuristic one no Claude client). Anything with a
+    ``close()`` is closed; the heuristic generator has none and needs none.
     """
-
-    def init(*args: Any, **kwargs: Any) -> Iterator[_T]:  # noqa: ANN401
-        instance = cls(*args, **kwargs)
-        try:
-            yield instance
-        finally:
-            instance.close()
-
-    return init
+    try:
+        yield instance
+    finally:
+        close = getattr(instance, "close", None)
+        if callable(close):
+            close()
 
 
 class Memory(containers.DeclarativeContainer):
@@ -80,19 +75,20 @@ class Memory(containers.DeclarativeContainer):
 
     project = providers.Dependency(instance_of=LoadedProject)
 
-    store = providers.Selector(
+    backend = providers.Selector(
         project.provided.config.memory.backend,
-        jsonl=providers.Resource(
-            _closing(JsonlMemory),
+        jsonl=providers.Factory(
+            JsonlMemory,
             project.provided.memory_path,
             durability=project.provided.config.memory.durability,
         ),
-        postgres=providers.Resource(
-            _closing(PostgresMemory),
+        postgres=providers.Factory(
+            PostgresMemory,
             project.provided.database_url.call(),
             spool=project.provided.spool_path,
         ),
     )
+    store = providers.Resource(_closing, backend)
 
 
 class Reflection(containers.DeclarativeContainer):
@@ -103,24 +99,34 @@ class Reflection(containers.DeclarativeContainer):
 
     redactor = providers.Singleton(Redactor)
     heuristic = providers.Singleton(HeuristicGenerator)
-    claude = providers.Resource(
-        _closing(ClaudeGenerator),
+    request = providers.Callable(request_options, project.provided.config.reflexion)
+    claude = providers.Factory(
+        ClaudeGenerator,
         model=project.provided.config.reflexion.model,
         timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
+        mode=request.provided["mode"],
+        max_tokens=request.provided["max_tokens"],
+        thinking=request.provided["thinking"],
+        effort=request.provided["effort"],
         root=project.provided.root,
     )
 
-    generator = providers.Selector(
+    backend = providers.Selector(
         project.provided.config.reflexion.backend,
-        llm=providers.Singleton(FallbackGenerator, claude, heuristic),
+        llm=providers.Factory(FallbackGenerator, claude, heuristic),
         heuristic=heuristic,
-        fixture=providers.Singleton(
+        fixture=providers.Factory(
             FixtureGenerator,
             project.provided.fixtures_path,
             model=project.provided.config.reflexion.model,
+            mode=request.provided["mode"],
+            max_tokens=request.provided["max_tokens"],
+            thinking=request.provided["thinking"],
+            effort=request.provided["effort"],
             root=project.provided.root,
         ),
     )
+    generator = providers.Resource(_closing, backend)
 
     service = providers.Singleton(
         DefaultReflectionService,
@@ -148,8 +154,7 @@ class Orchestration(containers.DeclarativeContainer):
         scripted=providers.Factory(ScriptedSubagent, providers.Object({})),
         **{
             "claude-code": providers.Factory(
-                ClaudeCodeSubagent,
-                allowed_tools=project.provided.config.orchestrator.allowed_tools,
+                ClaudeCodeSubagent.from_config, project.provided.config.orchestrator
             )
         },
     )
@@ -180,16 +185,17 @@ class Insights(containers.DeclarativeContainer):
         config=project.provided.config.insights,
     )
     heuristic_analyst = providers.Singleton(HeuristicAnalyst)
-    analyst = providers.Selector(
+    analyst_backend = providers.Selector(
         project.provided.config.reflexion.backend,
-        llm=providers.Resource(
-            _closing(ClaudeAnalyst),
+        llm=providers.Factory(
+            ClaudeAnalyst,
             model=project.provided.config.reflexion.model,
             timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
         ),
         heuristic=heuristic_analyst,
         fixture=heuristic_analyst,
     )
+    analyst = providers.Resource(_closing, analyst_backend)
     analysis = providers.Singleton(
         AnalysisCycle,
         analyst=analyst,

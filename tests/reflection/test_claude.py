@@ -10,10 +10,14 @@ import json
 import subprocess
 import sys
 import time
+import types
+from collections import abc
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin, get_type_hints
 
 import pytest
+from typing_extensions import is_typeddict
 
 from reflexkit.exceptions import GenerationError
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory, ReflectionSource
@@ -21,7 +25,7 @@ from reflexkit.reflection._retry import RetryPolicy, TransientError
 from reflexkit.reflection.claude import REASONS, ClaudeGenerator
 from reflexkit.reflection.prompts import DEFAULT_MODEL, TOOL_NAME
 from reflexkit.reflection.redaction import Redactor
-from reflexkit.testing.fake_messages_api import FakeMessagesApi
+from reflexkit.testing.fake_messages_api import FakeMessagesApi, message_json
 from reflexkit.testing.memory_contract import make_reflection
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -155,6 +159,122 @@ def test_the_request_uses_structured_output_by_default(
     assert "verbatim" in body["system"] or "exactly as the output prints them" in body["system"]
 
 
+def _problems(value: Any, tp: Any, path: str = "$") -> list[str]:  # noqa: C901, PLR0911
+    """Where *value* does not fit the SDK's parameter type *tp* (TypedDicts, Literals ...)."""
+    origin = get_origin(tp)
+    if tp is Any or tp is object:
+        return []
+    if origin in {Required, NotRequired}:
+        return _problems(value, get_args(tp)[0], path)
+    if origin in {Union, types.UnionType}:
+        options = [_problems(value, arg, path) for arg in get_args(tp)]
+        return [] if any(not o for o in options) else min(options, key=len)
+    if origin is Literal:
+        return [] if value in get_args(tp) else [f"{path}: {value!r} not in {get_args(tp)}"]
+    if tp is type(None):
+        return [] if value is None else [f"{path}: expected null"]
+    if is_typeddict(tp):
+        if not isinstance(value, dict):
+            return [f"{path}: expected an object"]
+        hints = get_type_hints(tp, include_extras=True)
+        found = [f"{path}.{k}: no such parameter in {tp.__name__}" for k in value if k not in hints]
+        found += [f"{path}.{k}: required" for k in tp.__required_keys__ if k not in value]
+        for k, v in value.items():
+            found += _problems(v, hints[k], f"{path}.{k}") if k in hints else []
+        return found
+    if origin in {list, abc.Iterable, abc.Sequence}:
+        if not isinstance(value, list):
+            return [f"{path}: expected an array"]
+        item = get_args(tp)[0]
+        return [p for i, v in enumerate(value) for p in _problems(v, item, f"{path}[{i}]")]
+    if origin in {dict, abc.Mapping} or tp is dict:
+        return [] if isinstance(value, dict) else [f"{path}: expected an object"]
+    if isinstance(tp, type) and not isinstance(value, tp):
+        return [f"{path}: expected {tp.__name__}"]
+    return []
+
+
+def test_the_checker_catches_parameters_the_sdk_does_not_have() -> None:
+    """The conformance check below would see a misspelt parameter or a bad effort."""
+    from anthropic.types.message_create_params import (  # noqa: PLC0415
+        MessageCreateParamsNonStreaming as Params,
+    )
+
+    base = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]}
+    assert _problems(base, Params) == []
+    assert _problems({**base, "thinkng": {"type": "adaptive"}}, Params)
+    assert _problems({**base, "thinking": {"type": "adaptive", "budget_tokens": 9}}, Params)
+    assert _problems({**base, "output_config": {"effort": "minimal"}}, Params)
+
+
+@pytest.mark.parametrize("model", [DEFAULT_MODEL, "claude-sonnet-5-5", "claude-haiku-4-5"])
+@pytest.mark.parametrize("mode", ["json_schema", "tool"])
+@pytest.mark.parametrize("thinking", ["auto", "adaptive", "disabled"])
+def test_every_parameter_sent_exists_in_the_sdk(
+    fake_messages_api: FakeMessagesApi, model: str, mode: str, thinking: str
+) -> None:
+    """The request that reaches the server fits the SDK's own MessageCreateParams types."""
+    from anthropic.types.message_create_params import (  # noqa: PLC0415
+        MessageCreateParamsNonStreaming as Params,
+    )
+
+    if mode == "tool":
+        fake_messages_api.reply_tool(REPLY)
+    else:
+        fake_messages_api.reply(REPLY)
+    with make_claude(fake_messages_api, model=model, mode=mode, thinking=thinking) as generator:
+        generator.generate(FAILURE)
+    body = fake_messages_api.requests[0].json
+    assert _problems(body, Params) == []
+
+
+@pytest.mark.parametrize(
+    ("model", "mode", "thinking", "effort"),
+    [
+        (DEFAULT_MODEL, "json_schema", {"type": "adaptive"}, "low"),
+        ("claude-opus-5-5", "json_schema", {"type": "adaptive"}, "low"),
+        (DEFAULT_MODEL, "tool", {"type": "disabled"}, "low"),
+        ("claude-haiku-4-5", "json_schema", None, None),  # no adaptive thinking, no effort
+        ("claude-haiku-4-5-20251001", "tool", None, None),
+        ("claude-opus-4-5-20251101", "json_schema", None, None),
+    ],
+)
+def test_auto_thinking_suits_the_model_and_the_mode(
+    fake_messages_api: FakeMessagesApi,
+    model: str,
+    mode: str,
+    thinking: dict[str, str] | None,
+    effort: str | None,
+) -> None:
+    """A short structured reply: adaptive at low effort, off for a forced tool, none on 4.5."""
+    fake_messages_api.reply_tool(REPLY) if mode == "tool" else fake_messages_api.reply(REPLY)
+    with make_claude(fake_messages_api, model=model, mode=mode) as generator:
+        generator.generate(FAILURE)
+    body = fake_messages_api.requests[0].json
+    assert body.get("thinking") == thinking
+    assert body.get("output_config", {}).get("effort") == effort
+    assert body["max_tokens"] == 4_096  # room for thinking, which counts toward max_tokens
+
+
+def test_effort_and_max_tokens_are_configurable(fake_messages_api: FakeMessagesApi) -> None:
+    """effort=None sends no effort; max_tokens is what was asked."""
+    fake_messages_api.reply(REPLY)
+    with make_claude(fake_messages_api, effort=None, max_tokens=2_000) as generator:
+        generator.generate(FAILURE)
+    body = fake_messages_api.requests[0].json
+    assert "effort" not in body["output_config"]
+    assert body["max_tokens"] == 2_000
+
+
+def test_a_thinking_block_before_the_answer_is_skipped(fake_messages_api: FakeMessagesApi) -> None:
+    """Adaptive thinking puts a thinking block first; the answer is the text block after it."""
+    thought = {"type": "thinking", "thinking": "The total is off by 10.", "signature": "s"}
+    text = {"type": "text", "text": json.dumps(REPLY)}
+    fake_messages_api.enqueue(json=message_json([thought, text]))
+    with make_claude(fake_messages_api) as generator:
+        assert generator.generate(FAILURE).analysis == REPLY["analysis"]
+
+
 def test_the_request_carries_the_redacted_failure_and_previous_reflections(
     claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
 ) -> None:
@@ -223,7 +343,7 @@ def test_forced_tool_mode_sends_a_tool_and_reads_its_input(
     (tool,) = body["tools"]
     assert tool["name"] == TOOL_NAME
     assert tool["input_schema"]["properties"]["category"]["type"] == "string"
-    assert "output_config" not in body
+    assert "format" not in body["output_config"]
 
 
 def test_forced_tool_mode_without_the_tool_call_is_invalid_output(
@@ -394,14 +514,68 @@ def test_retry_after_beyond_the_budget_stops_at_once(
 
 def test_a_hang_is_cut_at_the_budget(fake_messages_api: FakeMessagesApi) -> None:
     """A server that never answers costs the 400 ms budget, not the SDK's ten minutes."""
-    fake_messages_api.hang(10).hang(10)
+    fake_messages_api.reply(REPLY).hang(10).hang(10)
     with make_claude(fake_messages_api, timeout_ms=400, retry=RetryPolicy()) as generator:
+        generator.generate(FAILURE)  # the SDK import, a cost of the process, is paid here
         started = time.monotonic()
         with pytest.raises(GenerationError) as caught:
             generator.generate(FAILURE)
         elapsed = time.monotonic() - started
     assert caught.value.reason == "llm_timeout"
     assert elapsed < 3  # generous: the point is that it is not 10 s
+
+
+def test_a_reply_that_trickles_in_is_cut_at_the_budget(fake_messages_api: FakeMessagesApi) -> None:
+    """A valid reply sent in 40 slow pieces over 4 s stops at the 1 s budget (+0.25 s).
+
+    What the same generator takes for a prompt reply, measured just before, is added to the
+    bound: on a loaded machine every request is slower, and that is not the deadline's fault.
+    """
+    fake_messages_api.reply(REPLY).trickle(REPLY, seconds=4, pieces=40)
+    with make_claude(fake_messages_api, timeout_ms=1_000, retry=RetryPolicy()) as generator:
+        started = time.monotonic()
+        generator.generate(FAILURE)
+        baseline = time.monotonic() - started
+        started = time.monotonic()
+        with pytest.raises(GenerationError) as caught:
+            generator.generate(FAILURE)
+        elapsed = time.monotonic() - started
+    assert caught.value.reason == "llm_timeout"
+    assert elapsed < 1.0 + 0.25 + baseline  # one deadline, not one timeout per read (was 4 s)
+    assert len(fake_messages_api.requests) == 2
+
+
+def test_a_reply_that_trickles_in_within_the_budget_is_used(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
+) -> None:
+    """Slow pieces that all arrive inside the budget make a reflection as usual."""
+    fake_messages_api.trickle(REPLY, seconds=0.4, pieces=8)
+    assert claude.generate(FAILURE).analysis == REPLY["analysis"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"retry-after": "nan"},
+        {"retry-after": "NaN", "retry-after-ms": "nan"},
+        {"retry-after": "inf"},
+        {"retry-after-ms": "-inf"},
+        {"retry-after": "1e999"},
+        {"retry-after": "-5"},
+        {"retry-after": "soon"},
+        {"retry-after": "Wed, 99 Foo 2026 99:99:99 GMT"},
+        {"retry-after": "Mon, 23 Nov 2026 12:00:00"},
+        {"retry-after": ""},
+    ],
+)
+def test_a_garbage_retry_after_does_not_escape(
+    fake_messages_api: FakeMessagesApi, headers: dict[str, str]
+) -> None:
+    """Retry-After that is NaN, infinite, negative or not a date is ignored: retry, succeed."""
+    fake_messages_api.error(429, "rate_limit_error", "slow down", headers=headers).reply(REPLY)
+    with make_claude(fake_messages_api, timeout_ms=2_000) as generator:
+        assert generator.generate(FAILURE).source is ReflectionSource.LLM
+    assert len(fake_messages_api.requests) == 2
 
 
 def test_back_off_waits_are_cut_to_the_budget(fake_messages_api: FakeMessagesApi) -> None:
@@ -526,6 +700,23 @@ def test_the_policy_passes_the_remaining_time_to_each_attempt() -> None:
     with pytest.raises(GenerationError) as caught:
         policy.call(broken)
     assert caught.value.reason == "llm_refusal"
+
+
+@pytest.mark.parametrize("hint", [float("nan"), float("inf"), -3.0])
+def test_the_policy_survives_any_retry_after_hint(hint: float) -> None:
+    """A NaN, infinite or negative Retry-After on a TransientError never reaches sleep()."""
+    waits: list[float] = []
+    calls: list[float] = []
+
+    def attempt(remaining_s: float) -> str:
+        calls.append(remaining_s)
+        if len(calls) == 1:
+            raise TransientError("llm_rate_limited", "HTTP 429", retry_after_s=hint)
+        return "ok"
+
+    policy = RetryPolicy(attempts=2, budget_s=5.0, jitter=0.0, sleep=waits.append)
+    assert policy.call(attempt) == "ok"
+    assert all(0.0 <= w < 5.0 for w in waits)
 
 
 @pytest.mark.parametrize(

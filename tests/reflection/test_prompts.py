@@ -71,7 +71,11 @@ def test_the_json_schema_request() -> None:
     request = prompt.request
     assert request["model"] == DEFAULT_MODEL == "claude-haiku-5-5"
     assert request["system"] == SYSTEM_PROMPT
-    assert request["output_config"] == {"format": {"type": "json_schema", "schema": reply_schema()}}
+    assert request["output_config"] == {
+        "format": {"type": "json_schema", "schema": reply_schema()},
+        "effort": "low",
+    }
+    assert request["thinking"] == {"type": "adaptive"}
     assert "tools" not in request
     assert prompt.failure_type is FailureType.TEST_FAILURE
     text = user_text(request)
@@ -92,7 +96,8 @@ def test_the_tool_request() -> None:
     request = build_prompt(FAILURE, mode="tool").request
     assert request["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
     assert request["tools"][0]["input_schema"] == reply_schema()
-    assert "output_config" not in request
+    assert "format" not in request["output_config"]
+    assert request["thinking"] == {"type": "disabled"}  # a forced tool call takes no thinking
 
 
 def test_an_unknown_mode_is_rejected() -> None:

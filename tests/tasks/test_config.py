@@ -161,6 +161,67 @@ BAD_FILES: list[tuple[str, str, str]] = [
         "the file is empty; expected a JSON object",
     ),
     (
+        "unknown reflexion mode",
+        '{"reflexion": {"mode": "json_schema"}}',
+        '$.reflexion.mode: expected one of structured, tool, got "json_schema"',
+    ),
+    (
+        "unknown thinking",
+        '{"reflexion": {"thinking": "enabled"}}',
+        '$.reflexion.thinking: expected one of auto, adaptive, disabled, got "enabled"',
+    ),
+    (
+        "unknown effort",
+        '{"reflexion": {"effort": "minimal"}}',
+        '$.reflexion.effort: expected one of low, medium, high, xhigh, max, got "minimal"',
+    ),
+    (
+        "max tokens too small for a reflection",
+        '{"reflexion": {"maxTokens": 64}}',
+        "$.reflexion.maxTokens: expected an integer from 256 to 128000, got 64",
+    ),
+    (
+        "max tokens as a string",
+        '{"reflexion": {"maxTokens": "4096"}}',
+        '$.reflexion.maxTokens: expected an integer from 256 to 128000, got "4096"',
+    ),
+    (
+        "claude code turns out of range",
+        '{"orchestrator": {"claudeCode": {"maxTurns": 0}}}',
+        "$.orchestrator.claudeCode.maxTurns: expected an integer >= 1, got 0",
+    ),
+    (
+        "claude code budget not positive",
+        '{"orchestrator": {"claudeCode": {"maxBudgetUsd": 0}}}',
+        "$.orchestrator.claudeCode.maxBudgetUsd: expected a number > 0, got 0",
+    ),
+    (
+        "claude code budget as a string",
+        '{"orchestrator": {"claudeCode": {"maxBudgetUsd": "2"}}}',
+        '$.orchestrator.claudeCode.maxBudgetUsd: expected a number > 0, got "2"',
+    ),
+    (
+        "claude code effort unknown",
+        '{"orchestrator": {"claudeCode": {"effort": "extreme"}}}',
+        (
+            "$.orchestrator.claudeCode.effort: expected one of low, medium, high, xhigh, max,"
+            ' got "extreme"'
+        ),
+    ),
+    (
+        "a bash command that is a pattern",
+        '{"orchestrator": {"claudeCode": {"bashCommands": ["rm *"]}}}',
+        (
+            "$.orchestrator.claudeCode.bashCommands: expected plain command prefixes such as"
+            ' "pytest", got "rm *"'
+        ),
+    ),
+    (
+        "misspelt claude code key",
+        '{"orchestrator": {"claudeCode": {"maxTurn": 3}}}',
+        '$.orchestrator.claudeCode.maxTurn: unknown key (did you mean "maxTurns"?)',
+    ),
+    (
         "unknown durability",
         '{"memory": {"durability": "always"}}',
         '$.memory.durability: expected one of none, fsync, got "always"',

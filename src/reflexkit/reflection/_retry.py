@@ -15,6 +15,7 @@ retries at once instead of sleeping past the deadline.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import time
 from collections.abc import Callable
@@ -44,7 +45,8 @@ class TransientError(GenerationError):
         self, reason: str, message: str = "", *, retry_after_s: float | None = None
     ) -> None:
         super().__init__(reason, message)
-        self.retry_after_s = retry_after_s
+        finite = retry_after_s is not None and math.isfinite(retry_after_s)
+        self.retry_after_s = max(retry_after_s, 0.0) if finite else None  # type: ignore[type-var]
 
 
 def _positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import math
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Self
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Self, get_args
 
 import attrs
 
@@ -29,15 +30,19 @@ from reflexkit.exceptions import GenerationError
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.reflection._retry import RetryPolicy, TransientError
 from reflexkit.reflection.prompts import (
+    DEFAULT_EFFORT,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL,
     TOOL_NAME,
+    Effort,
     LlmReply,
     OutputMode,
     Prompt,
+    ThinkingMode,
     build_prompt,
     parse_reply,
     reflection_from_reply,
+    thinking_request,
 )
 
 if TYPE_CHECKING:
@@ -96,10 +101,16 @@ class ClaudeGenerator:
         timeout_ms: The one overall budget of a generation, retries and waits included.
         retry: How to retry inside the budget (its own ``budget_s`` is replaced by
             *timeout_ms*).
-        max_tokens: The most tokens a reply may take.
+        max_tokens: The most tokens a reply may take, thinking included.
         mode: ``json_schema`` constrains the reply with ``output_config`` (the default);
             ``tool`` forces a tool call instead, for models or gateways without structured
             outputs (the newest models reject forced tool choice).
+        thinking: ``auto`` (the default) sends what suits a short structured reply on the
+            model: adaptive thinking at *effort*, thinking disabled in ``tool`` mode, and
+            nothing on Claude 4.5 and earlier; ``adaptive`` or ``disabled`` are sent as
+            given (see :func:`~reflexkit.reflection.prompts.thinking_request`).
+        effort: The ``output_config.effort`` level (``low`` by default); ``None`` sends
+            none.
         root: The project root, cut from paths in the prompt (see
             :func:`~reflexkit.reflection.prompts.build_prompt`); the current directory by
             default.
@@ -116,18 +127,29 @@ class ClaudeGenerator:
         retry: RetryPolicy | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         mode: OutputMode = "json_schema",
+        thinking: ThinkingMode = "auto",
+        effort: Effort | None = DEFAULT_EFFORT,
         root: str | os.PathLike[str] | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
+        if max_tokens < 1:
+            msg = f"max_tokens must be >= 1, got {max_tokens}"
+            raise ValueError(msg)
         if timeout_ms < 1:
             msg = f"timeout_ms must be >= 1, got {timeout_ms}"
             raise ValueError(msg)
         if mode not in {"json_schema", "tool"}:
             msg = f"mode must be 'json_schema' or 'tool', got {mode!r}"
             raise ValueError(msg)
+        if effort is not None and effort not in get_args(Effort):
+            msg = f"effort must be one of {', '.join(get_args(Effort))} or None, got {effort!r}"
+            raise ValueError(msg)
+        thinking_request(model, mode=mode, thinking=thinking, effort=effort)  # checks thinking
         self.model = model
         self.mode: OutputMode = mode
         self.max_tokens = max_tokens
+        self.thinking: ThinkingMode = thinking
+        self.effort: Effort | None = effort
         self.timeout_ms = timeout_ms
         self._api_key = api_key
         self._base_url = base_url
@@ -151,6 +173,8 @@ class ClaudeGenerator:
             previous=previous,
             mode=self.mode,
             max_tokens=self.max_tokens,
+            thinking=self.thinking,
+            effort=self.effort,
             root=self._root,
         )
 
@@ -250,6 +274,36 @@ class ClaudeGenerator:
             ) from None
 
     def _send(self, client: anthropic.Anthropic, prompt: Prompt, remaining_s: float) -> Message:
+        """Make one request that ends by *remaining_s* from now, whatever the server does.
+
+        The SDK's timeout is per connect and per read: a reply that arrives in slow pieces
+        resets it with every piece and can take many times the budget. So the request runs
+        in a worker thread and this call waits for it until the deadline, no longer. A
+        request left behind ends on its own (its reply arrives, or a read waits longer than
+        *remaining_s*); its result is dropped.
+        """
+        outcome: list[Message | BaseException] = []
+        done = threading.Event()
+
+        def request() -> None:
+            try:
+                outcome.append(self._request(client, prompt, remaining_s))
+            except BaseException as err:  # noqa: BLE001 -- handed to the caller's thread
+                outcome.append(err)
+            finally:
+                done.set()
+
+        threading.Thread(target=request, name="reflexkit-claude-request", daemon=True).start()
+        if not done.wait(remaining_s):
+            raise TransientError(
+                "llm_timeout", f"no complete reply within {remaining_s * _MS_PER_S:.0f} ms"
+            )
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _request(self, client: anthropic.Anthropic, prompt: Prompt, remaining_s: float) -> Message:
         """Make one request with *remaining_s* as its timeout; map failures to reason codes."""
         import anthropic  # noqa: PLC0415 -- already loaded by _build_client
 
@@ -294,6 +348,7 @@ class ClaudeGenerator:
                 if block.type == "tool_use" and block.name == TOOL_NAME:
                     return parse_reply(block.input, source="tool input")
             raise GenerationError("llm_invalid_output", f"the reply has no {TOOL_NAME} call")
+        # Thinking blocks may come first: the answer is the text blocks, wherever they are.
         text = "".join(block.text for block in message.content if block.type == "text")
         if not text.strip():
             raise GenerationError("llm_invalid_output", "the reply has no text")
@@ -322,22 +377,35 @@ def _status_error(status: int, headers: Any, error_type: str | None) -> Generati
 
 
 def _retry_after_s(headers: Any) -> float | None:  # noqa: ANN401 -- httpx2 headers
-    """Read ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date), in seconds."""
-    millis = headers.get("retry-after-ms")
+    """Read ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date), in seconds.
+
+    A value that is not a finite number or a valid date (``nan``, ``inf``, ``soon``) counts
+    as absent: the server's hint is advice, and garbage in it must not stop a generation.
+    """
+    millis = _finite_seconds(headers.get("retry-after-ms"), scale=1 / _MS_PER_S)
     if millis is not None:
-        try:
-            return max(float(millis) / _MS_PER_S, 0.0)
-        except ValueError:
-            pass
+        return millis
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    seconds = _finite_seconds(value, scale=1.0)
+    if seconds is not None:
+        return seconds
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
+    if when.tzinfo is None:  # HTTP dates are GMT
+        when = when.replace(tzinfo=UTC)
     return max(when.timestamp() - time.time(), 0.0)
+
+
+def _finite_seconds(value: str | None, *, scale: float) -> float | None:
+    """Return *value* times *scale* when it is a finite number, at least 0; else ``None``."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value) * scale
+    except ValueError:
+        return None
+    return max(seconds, 0.0) if math.isfinite(seconds) else None

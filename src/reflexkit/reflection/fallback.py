@@ -47,6 +47,13 @@ class FallbackGenerator:
     def __repr__(self) -> str:
         return "FallbackGenerator(" + ", ".join(repr(g) for g in self.chain) + ")"
 
+    def close(self) -> None:
+        """Close every generator of the chain that has a ``close()`` (a Claude client)."""
+        for generator in self.chain:
+            close = getattr(generator, "close", None)
+            if callable(close):
+                close()
+
     def generate(
         self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()
     ) -> Reflection:

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -28,17 +28,51 @@ from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.prompts import (
+    DEFAULT_EFFORT,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL,
+    Effort,
     OutputMode,
+    ThinkingMode,
     build_prompt,
     parse_reply,
     reflection_from_reply,
 )
+from reflexkit.tasks.config import ReflexionConfig, ReflexionMode
 
-__all__ = ["FixtureGenerator", "FixtureRecorder", "fixture_key"]
+__all__ = [
+    "FixtureGenerator",
+    "FixtureRecorder",
+    "RequestOptions",
+    "fixture_key",
+    "request_options",
+]
 
 log = logging.getLogger("reflexkit.reflection")
+
+
+class RequestOptions(TypedDict):
+    """The options of ``reflexion`` that shape a request, and so a fixture key."""
+
+    model: str
+    mode: OutputMode
+    max_tokens: int
+    thinking: ThinkingMode
+    effort: Effort | None
+
+
+def request_options(config: ReflexionConfig, /) -> RequestOptions:
+    """Return the request options of a ``reflexion`` section, as generators take them.
+
+    ``reflexion.mode`` ``structured`` is the generators' ``json_schema``.
+    """
+    return RequestOptions(
+        model=config.model,
+        mode="tool" if config.mode is ReflexionMode.TOOL else "json_schema",
+        max_tokens=config.max_tokens,
+        thinking=config.thinking.value,
+        effort=config.effort.value if config.effort is not None else None,
+    )
 
 
 def fixture_key(  # noqa: PLR0913 -- the options that change the request change the key
@@ -49,6 +83,8 @@ def fixture_key(  # noqa: PLR0913 -- the options that change the request change 
     previous: Sequence[Reflection] = (),
     mode: OutputMode = "json_schema",
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    thinking: ThinkingMode = "auto",
+    effort: Effort | None = DEFAULT_EFFORT,
     root: str | os.PathLike[str] | None = None,
 ) -> str:
     """Return the fixture key of a failure: what ``reflexkit fixtures key`` prints.
@@ -63,13 +99,22 @@ def fixture_key(  # noqa: PLR0913 -- the options that change the request change 
         previous: The subtask's earlier reflections at the time, oldest first.
         mode: The structured-output mode of the recording.
         max_tokens: The ``max_tokens`` of the recording.
+        thinking: The thinking setting of the recording.
+        effort: The effort level of the recording.
         root: The project root cut from paths (the current directory by default).
 
     Returns:
         Twelve lowercase hex digits.
     """
     return build_prompt(
-        failure, model=model, previous=previous, mode=mode, max_tokens=max_tokens, root=root
+        failure,
+        model=model,
+        previous=previous,
+        mode=mode,
+        max_tokens=max_tokens,
+        thinking=thinking,
+        effort=effort,
+        root=root,
     ).key
 
 
@@ -83,6 +128,8 @@ class FixtureGenerator:
         model: The model the fixtures were recorded with (part of the key).
         mode: The structured-output mode of the recording (part of the key).
         max_tokens: The ``max_tokens`` of the recording (part of the key).
+        thinking: The thinking setting of the recording (part of the key).
+        effort: The effort level of the recording (part of the key).
         root: The project root cut from paths (the current directory by default).
         clock: Returns the creation time of a reflection.
     """
@@ -95,6 +142,8 @@ class FixtureGenerator:
         model: str = DEFAULT_MODEL,
         mode: OutputMode = "json_schema",
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        thinking: ThinkingMode = "auto",
+        effort: Effort | None = DEFAULT_EFFORT,
         root: str | os.PathLike[str] | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
@@ -102,6 +151,8 @@ class FixtureGenerator:
         self.model = model
         self.mode: OutputMode = mode
         self.max_tokens = max_tokens
+        self.thinking: ThinkingMode = thinking
+        self.effort: Effort | None = effort
         self._root = root
         self._clock = clock
         self._lock = threading.Lock()
@@ -134,6 +185,8 @@ class FixtureGenerator:
             previous=previous,
             mode=self.mode,
             max_tokens=self.max_tokens,
+            thinking=self.thinking,
+            effort=self.effort,
             root=self._root,
         )
         completions = self._load()
@@ -223,6 +276,10 @@ class FixtureRecorder:
 
     def __repr__(self) -> str:
         return f"FixtureRecorder({self.generator!r}, {str(self.path)!r})"
+
+    def close(self) -> None:
+        """Close the live generator's HTTP connections."""
+        self.generator.close()
 
     def generate(
         self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()

@@ -7,6 +7,8 @@ out-of-range values are errors that name the JSON path (``$.reflexion.backend``)
 from __future__ import annotations
 
 import enum
+import json
+import math
 import os
 import re
 from pathlib import Path
@@ -18,10 +20,26 @@ from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, non_empty
 
+
+def between(low: int, high: int) -> Any:  # noqa: ANN401 -- an attrs validator
+    """Validate that an integer (or ``None``) lies in ``[low, high]``."""
+    expected = f"an integer from {low} to {high}"
+
+    def check(_inst: object, _attr: attrs.Attribute[Any], value: int | None) -> None:
+        if value is not None and not low <= value <= high:
+            msg = f"expected {expected}, got {value!r}"
+            raise ValueError(msg)
+
+    check.expected = expected  # type: ignore[attr-defined]  # read by the converter's messages
+    return check
+
+
 __all__ = [
     "CONFIG_ENV",
     "CONFIG_RELPATH",
+    "ClaudeCodeConfig",
     "Durability",
+    "Effort",
     "GeneratorBackend",
     "HooksConfig",
     "InsightsConfig",
@@ -32,12 +50,14 @@ __all__ = [
     "OrchestratorConfig",
     "ProjectConfig",
     "ReflexionConfig",
+    "ReflexionMode",
     "ReportsConfig",
     "ReviewSurface",
     "RiskConfig",
     "RiskSurfaces",
     "SubagentKind",
     "SurfaceRule",
+    "Thinking",
     "VerificationConfig",
     "find_config",
     "load_project",
@@ -72,6 +92,36 @@ class SubagentKind(enum.StrEnum):
     """Claude Code through claude-agent-sdk (extra ``claude-code``)."""
 
 
+class ReflexionMode(enum.StrEnum):
+    """How the LLM generator constrains Claude's reply."""
+
+    STRUCTURED = "structured"
+    """Structured outputs: ``output_config.format`` with the reply's JSON schema."""
+    TOOL = "tool"
+    """A forced tool call, for models or gateways without structured outputs."""
+
+
+class Thinking(enum.StrEnum):
+    """The ``thinking`` setting of reflection requests."""
+
+    AUTO = "auto"
+    """What suits a short structured reply on the model (see docs/llm.md)."""
+    ADAPTIVE = "adaptive"
+    """``{"type": "adaptive"}``: the model decides how much to think, guided by ``effort``."""
+    DISABLED = "disabled"
+    """``{"type": "disabled"}``: no thinking (models that always think reject it)."""
+
+
+class Effort(enum.StrEnum):
+    """The ``output_config.effort`` levels of the Messages API."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    XHIGH = "xhigh"
+    MAX = "max"
+
+
 class MemoryBackend(enum.StrEnum):
     """Where reflections are stored."""
 
@@ -102,6 +152,10 @@ class ReflexionConfig:
     model: str = "claude-haiku-5-5"
     max_prompt_chars: int = attrs.field(default=4_000, validator=at_least(200))
     fixtures_path: str = ".reflexkit/fixtures/reflections.jsonl"
+    mode: ReflexionMode = ReflexionMode.STRUCTURED
+    thinking: Thinking = Thinking.AUTO
+    effort: Effort | None = Effort.LOW
+    max_tokens: int = attrs.field(default=4_096, validator=between(256, 128_000))
 
 
 @attrs.frozen(kw_only=True)
@@ -143,6 +197,33 @@ class VerificationConfig:
     judge_fixtures_path: str = ".reflexkit/fixtures/judge.jsonl"
 
 
+def _positive_number(_inst: object, _attr: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        msg = f"expected a number > 0, got {value:g}"
+        raise ValueError(msg)
+
+
+_positive_number.expected = "a number > 0"  # type: ignore[attr-defined]  # the converter reads it
+
+
+def _bash_commands(_inst: object, _attr: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    for command in value:
+        if not command.strip() or any(c in command for c in "()\n\r*"):
+            msg = f'expected plain command prefixes such as "pytest", got {json.dumps(command)}'
+            raise ValueError(msg)
+
+
+@attrs.frozen(kw_only=True)
+class ClaudeCodeConfig:
+    """The ``orchestrator.claudeCode`` section: the Claude Code subagent's limits."""
+
+    model: str | None = None
+    max_turns: int | None = attrs.field(default=None, validator=at_least(1))
+    effort: Effort | None = None
+    max_budget_usd: float | None = attrs.field(default=None, validator=_positive_number)
+    bash_commands: tuple[str, ...] = attrs.field(default=(), validator=_bash_commands)
+
+
 @attrs.frozen(kw_only=True)
 class OrchestratorConfig:
     """The ``orchestrator`` section: how often and how long subtasks are retried."""
@@ -154,7 +235,8 @@ class OrchestratorConfig:
     jobs: int = attrs.field(default=1, validator=at_least(1))
     subagent: SubagentKind = SubagentKind.COMMAND
     agent_command: tuple[str, ...] = ()
-    allowed_tools: tuple[str, ...] = ("Read", "Write", "Edit", "Glob", "Grep", "Bash")
+    allowed_tools: tuple[str, ...] = ()
+    claude_code: ClaudeCodeConfig = attrs.Factory(ClaudeCodeConfig)
 
 
 class ReviewSurface(enum.StrEnum):

@@ -20,6 +20,7 @@ more than it scripted fails loudly.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import socket
 import threading
 from collections import deque
@@ -35,6 +36,7 @@ import orjson
 from reflexkit.reflection.prompts import DEFAULT_MODEL, TOOL_NAME
 
 __all__ = [
+    "Conversation",
     "Exchange",
     "FakeMessagesApi",
     "MessageFields",
@@ -45,6 +47,7 @@ __all__ = [
     "reply_with",
     "sse_events",
     "tool_reply_with",
+    "tool_use",
 ]
 
 MESSAGES_PATH = "/v1/messages"
@@ -226,6 +229,16 @@ class Exchange:
         handler.end_headers()
         handler.close_connection = True
 
+    def start_body(self, status: int, length: int) -> None:
+        """Send status and headers of a JSON body of *length* bytes that follows in writes."""
+        handler = self._handler
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("request-id", "req_fake_01")
+        handler.send_header("content-length", str(length))
+        handler.end_headers()
+        handler.wfile.flush()
+
     def write(self, chunk: bytes) -> None:
         """Write part of a streamed body and flush it to the client."""
         self._handler.wfile.write(chunk)
@@ -266,6 +279,92 @@ class _Reply:
                     exchange.write(sse_events(message))
                     return
         exchange.send(self.status, self.body, self.headers)
+
+
+@attrs.frozen
+class _Trickle:
+    """A complete reply whose body arrives in small pieces, *interval_s* apart."""
+
+    message: dict[str, Any]
+    pieces: int
+    interval_s: float
+
+    def serve(self, exchange: Exchange, /) -> None:
+        asked = exchange.request.json
+        if isinstance(asked, dict) and asked.get("stream") is True:
+            body = sse_events(self.message)
+            exchange.start_stream(200, {"content-type": "text/event-stream"})
+        else:
+            body = orjson.dumps(self.message)
+            exchange.start_body(200, len(body))
+        size = max(len(body) // self.pieces, 1)
+        for start in range(0, len(body), size):
+            if exchange.stopping.wait(self.interval_s):
+                exchange.drop()
+                return
+            try:
+                exchange.write(body[start : start + size])
+            except OSError:  # the client gave up, as a client with a deadline should
+                return
+
+
+_TOOL_IDS = itertools.count(1)
+
+
+def tool_use(name: str, tool_input: Mapping[str, Any], *, id_: str | None = None) -> dict[str, Any]:
+    """Return an agent turn that calls one tool (``stop_reason: "tool_use"``).
+
+    Each turn gets its own ``toolu_fake_<n>`` id unless *id_* is given.
+    """
+    block = {
+        "type": "tool_use",
+        "id": id_ or f"toolu_fake_{next(_TOOL_IDS):04d}",
+        "name": name,
+        "input": dict(tool_input),
+    }
+    return message_json([block], stop_reason="tool_use")
+
+
+class Conversation:
+    """The model's side of an agent session, such as Claude Code's, one scripted turn a request.
+
+    A request that offers tools is the agent's own turn and gets the next scripted message
+    (see :func:`tool_use`); other requests (a session title, a summary) come in no fixed
+    order and get a short text. After the last turn every request gets the short text.
+    Replies are streamed when the request asks for a stream, as the CLI does.
+
+    Args:
+        *turns: The agent's turns, in order.
+        then_hang: After the last turn, leave the agent's requests unanswered this long
+            (an API that stopped answering mid-session) instead of a short text.
+
+    Attributes:
+        served: How many scripted turns were sent.
+    """
+
+    def __init__(self, *turns: Mapping[str, Any], then_hang: float | None = None) -> None:
+        self._turns = [dict(turn) for turn in turns]
+        self._then_hang = then_hang
+        self._lock = threading.Lock()
+        self.served = 0
+
+    def serve(self, exchange: Exchange, /) -> None:
+        """Send the next turn to an agent request, a short text to any other."""
+        asked = exchange.request.json if isinstance(exchange.request.json, dict) else {}
+        message = message_json([{"type": "text", "text": "ok"}])
+        with self._lock:
+            hang = bool(asked.get("tools")) and not self._turns and self._then_hang is not None
+            if asked.get("tools") and self._turns:
+                message = self._turns.pop(0)
+                self.served += 1
+        if hang and self._then_hang is not None:
+            _Hang(self._then_hang).serve(exchange)
+            return
+        if asked.get("stream") is True:
+            exchange.start_stream(200, {"content-type": "text/event-stream"})
+            exchange.write(sse_events(message))
+        else:
+            exchange.send(200, orjson.dumps(message))
 
 
 @attrs.frozen
@@ -523,6 +622,36 @@ class FakeMessagesApi:
         Stopping the server ends the wait at once.
         """
         return self.enqueue(_Hang(seconds))
+
+    def trickle(
+        self, data: object, *, seconds: float, pieces: int = 20, **fields: Unpack[MessageFields]
+    ) -> Self:
+        """Script a valid reply (see :func:`reply_with`) that takes *seconds* to arrive.
+
+        The headers come at once; the body follows in *pieces* small writes spread over
+        *seconds*, so no single read waits long: only an overall deadline stops it early.
+        A streamed request gets the same reply as server-sent events, equally slow.
+        """
+        pieces = max(pieces, 1)
+        return self.enqueue(_Trickle(reply_with(data, **fields), pieces, seconds / pieces))
+
+    def converse(
+        self, *turns: Mapping[str, Any], requests: int = 40, then_hang: float | None = None
+    ) -> Conversation:
+        """Script an agent session: *turns* in order, shared by the next *requests* requests.
+
+        Args:
+            *turns: The agent's turns (see :func:`tool_use`, :func:`message_json`).
+            requests: How many requests the conversation answers.
+            then_hang: See :class:`Conversation`.
+
+        Returns:
+            The :class:`Conversation`, to see how many turns were served.
+        """
+        conversation = Conversation(*turns, then_hang=then_hang)
+        for _ in range(requests):
+            self.enqueue(conversation)
+        return conversation
 
     def drop(self) -> Self:
         """Script a connection closed without a response."""

@@ -1,0 +1,171 @@
+"""Measure how closely reflexkit's Claude paths keep their time limits, against the old way.
+
+Two figures, each against a baseline measured in the same run, over interleaved rounds:
+
+* **reflection deadline**: ``ClaudeGenerator.generate`` with a 1 s budget against a reply that
+  the fake Messages API sends in 40 slow pieces over 4 s; against the same request through the
+  SDK with the remaining time as its timeout (what reflexkit did before: the timeout is per
+  read, so every piece resets it).
+* **Claude Code time limit**: ``ClaudeCodeSubagent.run`` with a 4 s limit while the API hangs
+  and the agent's ``sleep`` runs in the background; against ``claude_agent_sdk.query`` under
+  ``asyncio.wait_for`` (what reflexkit did before: the SDK's shutdown grace). The figure is
+  the overshoot past the limit, and the processes of the attempt still alive after it.
+
+Usage::
+
+    python benchmarks/claude_limits.py [--rounds N]
+
+Exit 1 when the reflection overshoots by 0.25 s or more, or an attempt by 1 s or more, or
+leaves a process behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from reflexkit.exceptions import GenerationError
+from reflexkit.models import FailureContext
+from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
+from reflexkit.orchestrator.subagents import SubagentRequest
+from reflexkit.reflection._retry import RetryPolicy
+from reflexkit.reflection.claude import ClaudeGenerator
+from reflexkit.testing.fake_messages_api import FakeMessagesApi, tool_use
+
+BUDGET_S = 1.0
+LIMIT_S = 4.0
+REPLY = {
+    "category": "root_cause",
+    "analysis": "total() returns 90, expected 100.",
+    "suggestion": "Apply the discount to the subtotal only.",
+    "actionItems": ["Fix total()"],
+    "confidence": 0.8,
+}
+FAILURE = FailureContext(
+    task_id="t",
+    subtask_id="s",
+    attempt_number=1,
+    command="pytest -q",
+    exit_code=1,
+    error_output="FAILED tests/test_cart.py::test_total - assert 90 == 100\n",
+)
+
+
+def reflection_round(api: FakeMessagesApi) -> tuple[float, float]:
+    """Return (reflexkit's time, the per-read-timeout baseline's time) for one slow reply."""
+    api.trickle(REPLY, seconds=4, pieces=40)
+    with ClaudeGenerator(
+        api_key="bench", base_url=api.url, timeout_ms=int(BUDGET_S * 1000), retry=RetryPolicy()
+    ) as claude:
+        client = claude._get_client()  # noqa: SLF001 -- built (SDK imported) before timing
+        started = time.monotonic()
+        with contextlib.suppress(GenerationError):
+            claude.generate(FAILURE)
+        ours = time.monotonic() - started
+        api.trickle(REPLY, seconds=4, pieces=40)
+        started = time.monotonic()
+        client.messages.create(**claude.prompt(FAILURE).request, timeout=BUDGET_S)
+        baseline = time.monotonic() - started
+    return ours, baseline
+
+
+def _sleepers(marker: str) -> int:
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            count += marker in cmdline and state != "Z"
+    return count
+
+
+def agent_round(api: FakeMessagesApi, env: dict[str, str], round_no: int) -> tuple[float, float]:
+    """Return (reflexkit's overshoot, the old way's overshoot) past the limit; count leftovers."""
+    import claude_agent_sdk as sdk  # noqa: PLC0415 -- the optional extra
+
+    marker = f"31{round_no}.75"
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        api.converse(
+            tool_use("Bash", {"command": f"sleep {marker}", "run_in_background": True}),
+            then_hang=60,
+        )
+        agent = ClaudeCodeSubagent(bash_commands=["sleep"], env=env)
+        request = SubagentRequest(
+            subtask_id="s", attempt=1, prompt="go", workdir=work, timeout_s=LIMIT_S
+        )
+        started = time.monotonic()
+        agent.run(request)
+        ours = time.monotonic() - started - LIMIT_S
+        left = _sleepers(marker)
+
+        api.reset()
+        api.converse(then_hang=60)
+        options = sdk.ClaudeAgentOptions(
+            cwd=str(work), permission_mode="dontAsk", env=env, setting_sources=[]
+        )
+
+        async def old() -> None:
+            async for _ in sdk.query(prompt="go", options=options):
+                pass
+
+        started = time.monotonic()
+        with contextlib.suppress(TimeoutError):
+            asyncio.run(asyncio.wait_for(old(), LIMIT_S))
+        baseline = time.monotonic() - started - LIMIT_S
+    api.reset()
+    AGENT_LEFTOVERS.append(left)
+    return ours, baseline
+
+
+AGENT_LEFTOVERS: list[int] = []
+
+
+def main() -> int:
+    """Run the rounds and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    failed = False
+    with FakeMessagesApi() as api:
+        reflections = [reflection_round(api) for _ in range(args.rounds)]
+        ours = statistics.median(r[0] for r in reflections)
+        base = statistics.median(r[1] for r in reflections)
+        print(f"reflection, {BUDGET_S:g} s budget, reply trickling over 4 s ({args.rounds} rounds)")
+        print(f"  reflexkit:          {ours:6.3f} s (overshoot {ours - BUDGET_S:+.3f} s)")
+        print(f"  per-read timeout:   {base:6.3f} s (overshoot {base - BUDGET_S:+.3f} s)")
+        print(f"  ratio baseline/ours: {base / ours:.1f}x")
+        failed |= ours - BUDGET_S >= 0.25
+        try:
+            import claude_agent_sdk  # noqa: F401, PLC0415
+        except ImportError:
+            print("Claude Code: skipped (pip install 'reflexkit[claude-code]')")
+            return int(failed)
+        with tempfile.TemporaryDirectory() as home:
+            env = {
+                "HOME": home,
+                "CLAUDE_CONFIG_DIR": f"{home}/.claude",
+                "ANTHROPIC_BASE_URL": api.url,
+                "ANTHROPIC_API_KEY": "sk-ant-bench-not-real",
+            }
+            agents = [agent_round(api, env, n) for n in range(args.rounds)]
+        ours = statistics.median(r[0] for r in agents)
+        base = statistics.median(r[1] for r in agents)
+        print(f"Claude Code attempt, {LIMIT_S:g} s limit, API hanging ({args.rounds} rounds)")
+        print(f"  reflexkit:             overshoot {ours:+.3f} s, processes left {AGENT_LEFTOVERS}")
+        print(f"  SDK under wait_for:    overshoot {base:+.3f} s")
+        failed |= ours >= 1.0 or any(AGENT_LEFTOVERS)
+    print("FAIL" if failed else "ok")
+    return int(failed)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
