@@ -14,6 +14,7 @@ from dependency_injector import containers, providers
 
 from reflexkit.containers import FakeServices, build_application, fake_services
 from reflexkit.exceptions import ConfigError
+from reflexkit.insights.analysis import ClaudeAnalyst
 from reflexkit.memory import InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, ReflectionSource
@@ -207,10 +208,15 @@ def test_init_resources_builds_only_the_selected_backends(
     try:
         app.init_resources()
         built = _initialised(app)
-        assert {type(i) for i in built} == {JsonlMemory, type(app.reflection.generator())}
+        assert {type(i) for i in built} == {
+            JsonlMemory,
+            type(app.reflection.generator()),
+            type(app.insights.analyst()),
+        }
         assert not any(isinstance(i, PostgresMemory) for i in built)
         if backend is not GeneratorBackend.LLM:
-            assert not any(isinstance(i, (FallbackGenerator, ClaudeGenerator)) for i in built)
+            claude_built = (FallbackGenerator, ClaudeGenerator, ClaudeAnalyst)
+            assert not any(isinstance(i, claude_built) for i in built)
     finally:
         app.shutdown_resources()
 
