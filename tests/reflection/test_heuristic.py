@@ -89,7 +89,8 @@ def check_reflection(item: dict[str, Any]) -> None:
     assert not missing, f"key facts not quoted: {missing}\n{text}"
     assert reflection.category.value in expected["categoryHints"]
     assert size_of(reflection) <= MAX_CHARS
-    assert reflection.confidence >= 0.5 or not expected["keyFacts"]
+    # 0.5 and up when a reader knew the format; 0.4 for error lines found by their shape alone
+    assert reflection.confidence >= 0.4 or not expected["keyFacts"]
 
 
 @pytest.mark.skipif(not corpus_items(), reason="the dev corpus is not present")

@@ -15,6 +15,7 @@ import re
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.readers.findings import ANSI, Findings, dedupe
 from reflexkit.readers.generic import parse_generic
+from reflexkit.readers.kinds import signal_exit
 from reflexkit.readers.native import parse_make
 from reflexkit.readers.registry import registered_readers
 from reflexkit.readers.shell import parse_timeout
@@ -30,35 +31,55 @@ _log = logging.getLogger(__name__)
 _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
     (
         re.compile(
-            r"\b(?:pytest|unittest|jest|vitest|mocha|cargo test|go test|npm (?:run )?test|"
-            r"yarn test|pnpm test|node --test|tox|nox)\b"
+            r"\b(?:pytest|py\.test|unittest|doctest|jest|vitest|mocha|jasmine|karma|ava|"
+            r"cargo test|cargo nextest|go test|npm (?:run )?test|yarn test|pnpm test|bun test|"
+            r"deno test|node --test|tox|nox|prove|rspec|minitest|phpunit|ctest|bats|"
+            r"mvn (?:-\S+ )*(?:test|verify)|gradle(?:w)? (?:\S+ )*test|dotnet test|behave|nose2|"
+            r"ward|trial|zig test|swift test|mix test|busted)\b"
         ),
         FailureType.TEST_FAILURE,
     ),
-    (re.compile(r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright)\b"), FailureType.TYPECHECK_ERROR),
+    (
+        re.compile(r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy)\b"),
+        FailureType.TYPECHECK_ERROR,
+    ),
     (
         re.compile(
             r"\b(?:ruff|flake8|pylint|eslint|clippy|black --check|prettier|stylelint|"
-            r"shellcheck)\b"
+            r"shellcheck|go vet|staticcheck|golangci-lint|rubocop|hadolint|yamllint|"
+            r"markdownlint|bandit|pycodestyle|pydocstyle|isort --check|biome|oxlint|tflint|"
+            r"ktlint|checkstyle|cppcheck|clang-tidy|sqlfluff|codespell|vulture|pyflakes|"
+            r"htmlhint|jshint|standard|xo|swiftlint|detekt|spotbugs|pmd|semgrep|actionlint)\b"
         ),
         FailureType.LINT_ERROR,
     ),
     (
         re.compile(
-            r"\b(?:pip3?|npm (?:install|ci|i)|yarn (?:add|install)|poetry|uv (?:sync|add|pip)|"
-            r"cargo (?:fetch|update|add))\b"
+            r"\b(?:pip3?|npm (?:install|ci|i)|yarn (?:add|install)|pnpm (?:add|install|i)|"
+            r"poetry (?:install|add|lock|update)|uv (?:sync|add|pip|lock)|pipenv|conda|mamba|"
+            r"cargo (?:fetch|update|add)|go (?:get|mod)|bundle (?:install|update)|"
+            r"gem install|composer (?:install|update|require)|apt(?:-get)? install)\b"
         ),
         FailureType.DEPENDENCY_ERROR,
     ),
     (
         re.compile(
-            r"\b(?:gcc|g\+\+|clang|make|cmake|cargo build|cargo check|go build|javac|"
-            r"npm run build)\b"
+            r"\b(?:gcc|g\+\+|c\+\+|cc|clang(?:\+\+)?|make|cmake|ninja|meson|bazel|"
+            r"cargo build|cargo check|go build|go install|javac|kotlinc|scalac|"
+            r"mvn (?:-\S+ )*(?:compile|package|install)|gradle(?:w)? (?:\S+ )*(?:build|assemble)|"
+            r"dotnet build|msbuild|npm run build|yarn build|pnpm build|vite build|webpack|"
+            r"esbuild|rollup|zig build|swift build|rustc)\b"
         ),
         FailureType.BUILD_ERROR,
     ),
     (re.compile(r"\b(?:git)\b"), FailureType.TOOL_ERROR),
-    (re.compile(r"\b(?:python3?|node|cargo run|ruby|java|deno|bun)\b"), FailureType.RUNTIME_ERROR),
+    (
+        re.compile(
+            r"\b(?:python[\d.]*|node|cargo run|go run|ruby|java|deno|bun|perl|php|dotnet run|"
+            r"Rscript|julia|lua|elixir|tclsh)\b"
+        ),
+        FailureType.RUNTIME_ERROR,
+    ),
     (re.compile(r"^(?:ba|z|da)?sh\b|\.sh\b"), FailureType.TOOL_ERROR),
 )
 
@@ -90,7 +111,8 @@ def analyse(failure: FailureContext) -> Findings:
         low-confidence findings when none did.
     """
     text = clean_output(failure.error_output)
-    timeout = parse_timeout(text, failure.command, failure.exit_code)
+    timed_out = failure.failure_type is FailureType.TIMEOUT
+    timeout = parse_timeout(text, failure.command, failure.exit_code, timed_out=timed_out)
     found = _first_reading(text, failure)
     if found is not None and found.tool in {"gcc", "rustc", "clippy"}:
         wrapper = parse_make(text)
@@ -101,10 +123,14 @@ def analyse(failure: FailureContext) -> Findings:
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
         return timeout
     if found is None:
-        found = parse_generic(text, failure.exit_code)
+        found = parse_generic(text, failure.exit_code, failure.files_modified)
         guessed = type_from_command(failure.command)
         if guessed is not FailureType.UNKNOWN:
             found.failure_type = guessed
+        return found
+    signal = signal_exit(failure.exit_code)
+    if signal and not any(signal in d for d in found.details):
+        found.details.append(signal)
     return found
 
 
