@@ -10,9 +10,12 @@ over the secrets corpus (must be 0) and the look-alikes it damaged.
 Usage::
 
     python benchmarks/reflection_quality.py [CORPUS_DIR ...] [--secrets DIR] [--verbose]
+        [--generic-only]
 
 CORPUS_DIR defaults to ``../shared/corpus/failures/dev`` relative to the repository and the
-repository's own real outputs in ``tests/data/tool_outputs``.
+repository's own real outputs in ``tests/data/tool_outputs``. ``--generic-only`` unregisters
+every reader first, so the generic reader reads everything: a measure of how the heuristic
+does on formats it has no reader for.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import attrs
 
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, Reflection
+from reflexkit.readers import registered_readers, unregister_reader
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.reflection.redaction import Redactor
@@ -195,7 +199,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--secrets", type=Path, default=DEFAULT_SECRETS)
     parser.add_argument("--verbose", "-v", action="store_true", help="list per-item misses")
+    parser.add_argument(
+        "--generic-only", action="store_true", help="unregister every reader: generic reader only"
+    )
     args = parser.parse_args(argv)
+    if args.generic_only:
+        for reader in registered_readers():
+            unregister_reader(reader.name)
+        print("generic reader only (every registered reader removed)")
     for folder in args.corpus:
         measure_corpus(folder, verbose=args.verbose)
     return 1 if measure_secrets(args.secrets) else 0

@@ -132,3 +132,66 @@ def test_advice_fits_the_error_kind() -> None:
     found = _read("fetch: connect ECONNREFUSED 127.0.0.1:5432\n")
     assert found.category is ReflectionCategory.MISSING_CONTEXT
     assert "not reachable" in found.advice
+
+
+def test_linter_diagnostics_without_the_word_error() -> None:
+    """Lines that start with a location or a rule code are findings, even with no 'error'."""
+    output = (
+        "README.md:3: recieve ==> receive\n"
+        "docs/api.md:10: seperate ==> separate\n"
+        "SC2086 Double quote to prevent globbing\n"
+    )
+    found = _read(output, command="./spellcheck")
+    assert found.facts[:2] == [
+        "README.md:3: recieve ==> receive",
+        "docs/api.md:10: seperate ==> separate",
+    ]
+    assert "SC2086 Double quote to prevent globbing" in found.facts
+
+
+def test_a_linter_by_command_is_a_verification_lint_error() -> None:
+    """Whatever the linter, its findings are lint_error and the lesson is to satisfy the check."""
+    found = _read("a.yaml:3:1: too many blank lines\n", command="yamllint a.yaml")
+    assert found.failure_type is FailureType.LINT_ERROR
+    assert found.category is ReflectionCategory.VERIFICATION
+
+
+def test_stylish_rows_name_their_file_and_warnings_rank_below_errors() -> None:
+    """A file header with indented line:col rows: errors first, the file named."""
+    output = (
+        "config/app.yml\n"
+        "  1:1   warning  missing document start\n"
+        "  4:9   error    trailing spaces  (trailing-spaces)\n"
+    )
+    found = _read(output)
+    assert found.facts[0] == "4:9   error    trailing spaces  (trailing-spaces)"
+    assert "in config/app.yml" in found.details
+
+
+def test_a_header_is_quoted_with_the_message_under_it() -> None:
+    """An error line ending in ':' is quoted with the indented line that explains it."""
+    output = 'Build Error at deploy/plan.hcl:12 (resource):\n  unknown attribute "instanc_type"\n'
+    found = _read(output)
+    assert found.facts[0] == (
+        'Build Error at deploy/plan.hcl:12 (resource): unknown attribute "instanc_type"'
+    )
+
+
+def test_the_tools_own_hint_and_quoted_command() -> None:
+    """hint:/help: lines are kept as hints, a quoted command in them first."""
+    hint = 'hint: resolve the conflicts, then run "vcs pick --continue"'
+    output = f"fatal: could not apply 1a2b3c\n{hint}\n"
+    found = _read(output)
+    assert found.hints[0] == "vcs pick --continue"
+
+
+def test_one_test_is_named_once() -> None:
+    """The same long test id in a progress line and a verdict line is quoted once."""
+    output = (
+        "tests.test_account.AccountTests.test_overdraft_is_refused ... FAIL\n"
+        "FAIL: tests.test_account.AccountTests.test_overdraft_is_refused\n"
+        "AssertionError: InsufficientFunds not raised\n"
+    )
+    found = _read(output)
+    assert sum("test_overdraft_is_refused" in fact for fact in found.facts) == 1
+    assert "AssertionError: InsufficientFunds not raised" in found.facts

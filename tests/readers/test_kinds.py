@@ -66,3 +66,20 @@ def test_ordinary_exit_codes_are_no_signal() -> None:
     assert signal_exit(None) is None
     assert killed(137)
     assert not killed(139)
+
+
+@pytest.mark.parametrize(
+    ("message", "name"),
+    [
+        ("CONFLICT (content): Merge conflict in CHANGELOG.md", "conflict"),
+        ("bash: line 1: frobnicate: command not found", "missing command"),
+        ("deploy.sh: line 4: DEPLOY_HOST: unbound variable", "unset variable"),
+        ("curl: (7) Failed to connect to 127.0.0.1 port 5432", "connection"),
+        ("RecursionError: maximum recursion depth exceeded", "recursion"),
+    ],
+)
+def test_more_kinds(message: str, name: str) -> None:
+    """Conflicts, missing commands, unset variables, connections and recursion are named."""
+    kind = error_kind(message)
+    assert kind is not None
+    assert kind.name == name

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 
-from reflexkit.models import FailureContext, FailureType
+from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers.findings import ANSI, Findings, dedupe
 from reflexkit.readers.generic import parse_generic
 from reflexkit.readers.kinds import signal_exit
@@ -27,6 +27,9 @@ TAIL_CHARS = 6_000
 """Longer outputs are read as their first and last parts: first errors and final summaries."""
 
 _log = logging.getLogger(__name__)
+
+_SPECIFIC = frozenset({FailureType.DEPENDENCY_ERROR, FailureType.TIMEOUT})
+"""Types the output itself proves, which running the program (``python x.py``) does not undo."""
 
 _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
     (
@@ -125,8 +128,15 @@ def analyse(failure: FailureContext) -> Findings:
     if found is None:
         found = parse_generic(text, failure.exit_code, failure.files_modified)
         guessed = type_from_command(failure.command)
-        if guessed is not FailureType.UNKNOWN:
+        keeps_own = guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC
+        if guessed is not FailureType.UNKNOWN and not keeps_own:
             found.failure_type = guessed
+        if guessed is FailureType.LINT_ERROR and found.facts:
+            found.category = ReflectionCategory.VERIFICATION
+            found.advice = (
+                "The checker rejects the code at the lines quoted: fix each finding where it "
+                "points, keeping behaviour the same; do not disable the rule or the check."
+            )
         return found
     signal = signal_exit(failure.exit_code)
     if signal and not any(signal in d for d in found.details):

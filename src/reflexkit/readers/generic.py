@@ -22,8 +22,12 @@ __all__ = ["find_locations", "is_library_path", "parse_generic"]
 M = re.MULTILINE
 
 _WINDOW = 12_000
-_MAX_FACTS = 4
+_MAX_FACTS = 6
 _MIN_FACTS = 3
+_FACT_BUDGET = 560
+_MAX_LOCATIONS = 3
+_DECORATION = "_=!*"
+"""The quoted error lines together stay under this many characters."""
 _LINE_LIMIT = 200
 
 _ERROR_LINE = re.compile(
@@ -38,22 +42,37 @@ _ERROR_LINE = re.compile(
     r"|\bE(?:CONN\w+|NOENT|ACCES|PERM|ADDRINUSE|TIMEDOUT|PIPE|NOTFOUND|EXIST|ISDIR|NOTDIR|"
     r"NOSPC|ROFS|AGAIN|HOSTUNREACH|NETUNREACH)\b"
     r"|\bAssertion(?:Error)?\b.*\bfailed\b|\bassert(?:ion)? failed\b"
+    r"|(?:^|\s)(?:error|ERROR|fatal|FATAL)\s{2,}\S"  # a severity column (stylish reporters)
+    r"|\[[A-Z]{1,4}\d{2,5}\b"  # [B602:...], [E0308]
+    r"|^\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
+    r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
+    r"|^\S+: \*\*\* |\bpanicked at\b"
 )
+_DIAGNOSTIC = re.compile(
+    # a line that starts with a location, or a rule code, and goes on with a message
+    r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
+    r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S"
+)
+_EXCEPTION_MESSAGE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
+_IDENTIFIER = re.compile(r"[\w.:/-]{28,}")
+_LESSER = re.compile(r"(?:^|\s)(?:warning|WARNING|warn|note|info|INFO)(?::|\s{2,}|\b)")
 _WEAK_LINE = re.compile(
     r"(?i)\b(?:cannot|can't|could not|couldn't|unable to|not found|no such|denied|refused|"
     r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
-    r"expected|mismatch)\b"
+    r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
+    r"would be reformatted|needs? formatting|not formatted|DID NOT)\b"
 )
 _NOT_AN_ERROR = re.compile(
     r"(?i)^\s*(?:ok\b|pass(?:ed)?\b|✓|✔|√|\[?(?:info|debug)\]?\b)|\b0 (?:errors?|failed|failures)\b"
-    r"|^\s*(?:warning|note|hint|help)\b"
+    r"|^\s*(?:warning|note|hint|help)\b|^\s*[\w ()-]+: 0\s*$"
 )
 _LOCATION = re.compile(
     # A path starts a token (after a space, quote or bracket), so a long word is tried once.
-    r'File "(?P<py>[^"\n]+)", line (?P<pyline>\d+)'
+    r'File "(?P<py>[^"\n]+)", line (?P<pyline>\d+)(?:,? in [\w.<>]+)?'
     r"|(?<![^\s\"'(\[<,=])(?P<path>(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9})"
     r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:,(?P<pcol>\d+))?\))"
     r'|(?<![^\s"(])(?P<named>"[^"\n]+\.\w+"|[\w./-]+\.\w+),? line (?P<namedline>\d+)'
+    r"(?:, column \d+)?"
 )
 _LIBRARY_PATH = re.compile(
     r"site-packages|dist-packages|node_modules|/usr/(?:lib|include|local/lib|share)/|"
@@ -61,7 +80,11 @@ _LIBRARY_PATH = re.compile(
     r"^node:|/rustc/|\.cargo/registry|/go/pkg/mod|/usr/local/go/|/jdk[^/]*/|java\.base/|"
     r"/\.pyenv/|/\.rustup/|/\.venv/|/venv/|/gems/|/vendor/|bits/|c\+\+/\d+"
 )
-_CODE = re.compile(r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[a-z]+)+)\]")
+_CODE = re.compile(
+    r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[a-z]+)+)\]"
+    r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$",
+    M,
+)
 _PAIR = re.compile(
     r"^\s*(?:#\s*|//\s*)?(?:[-+]\s)?(?P<key>expected|actual|received|got|want(?:ed)?|left|right|"
     r"Expected|Actual|Received|Got|Want|Left|Right|expect|but was|but got)\b\s*[:=]?\s*\S.*",
@@ -69,7 +92,7 @@ _PAIR = re.compile(
 )
 _SUMMARY = re.compile(
     r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?)\b.*$"
-    r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$",
+    r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
 _TEST_SHAPE = re.compile(
@@ -86,6 +109,21 @@ _RUNTIME_SHAPE = re.compile(
     M,
 )
 _NUMBER = re.compile(r"\d+")
+_VERDICT = re.compile(
+    r"^[\s_=!*#>-]*(?:FAIL(?:ED|URE)?\b|ERROR\b|not ok\b|--- FAIL|[✗✖\u00d7✘❌✕●]|CONFLICT\b|"
+    r"FATAL\b|CRITICAL\b|PANIC\b|panic:|Error:|error(?:\[\w+\])?:|fatal:)"
+    r"|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
+)
+_QUOTED_COMMAND = re.compile(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']")
+_BARE_TRAILER = re.compile(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
+_HINT = re.compile(
+    r"^\s*(?:hint|help|Hint|HINT|note: Hint|suggestion|Suggestion|Did you mean|did you mean|"
+    r"To fix|Try|Run|Use|\(use) ?:?\s*(?P<hint>.*\S)",
+    M,
+)
+_STYLISH_ROW = re.compile(r"^\d+:\d+\s")
+_STYLISH_FILE = re.compile(r"^(?P<file>[^\s:]+\.\w+)$", M)
+_ERROR_WORD = re.compile(r"(?i)\berror\b")
 
 
 def is_library_path(path: str) -> bool:
@@ -116,10 +154,15 @@ def _score(line: str, own: tuple[str, ...]) -> int:
     score = 0
     if _ERROR_LINE.search(line):
         score = 3
+    elif _DIAGNOSTIC.match(line):
+        score = 2
     elif _WEAK_LINE.search(line):
         score = 1
     if not score:
         return 0
+    if score > 1 and _LESSER.search(line) and not _ERROR_WORD.search(line):
+        score -= 1
+    score += _adjustment(line)
     locations = find_locations(line)
     if locations:
         paths = [_location_path(loc) for loc in locations]
@@ -130,6 +173,15 @@ def _score(line: str, own: tuple[str, ...]) -> int:
         else:
             score -= 1
     return score
+
+
+def _adjustment(line: str) -> int:
+    """Verdicts and exception messages rank higher; pytest's bare trailers lower."""
+    if _VERDICT.match(line) or _EXCEPTION_MESSAGE.search(line):
+        return 1
+    if _BARE_TRAILER.match(line):
+        return -1
+    return 0
 
 
 def _window(text: str) -> str:
@@ -147,31 +199,52 @@ def _error_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
     # weak lines (could not, missing ...) after the first error line explain it
     weak = [(i, s) for i, s in scored if s == 1 and i > first] if strong else scored
     weak = [(i, s) for i, s in weak if s > 0]
-    chosen = strong[:_MAX_FACTS] + weak[: max(_MIN_FACTS - len(strong), 0)]
-    picked: list[int] = []
+    chosen = strong + weak[: max(_MIN_FACTS - len(strong), 0)]
+    picked: list[str] = []
     shapes: set[str] = set()
+    used = 0
     for index, _ in chosen:
         shape = _NUMBER.sub("#", lines[index].strip())
-        if shape in shapes:
+        if shape in shapes or _repeats_an_identifier(lines[index], picked):
+            continue
+        fact = clip(_with_continuation(lines, index).strip(_DECORATION).strip(), _LINE_LIMIT)
+        if picked and used + len(fact) > _FACT_BUDGET:
             continue
         shapes.add(shape)
-        picked.append(index)
+        picked.append(fact)
+        used += len(fact)
         if len(picked) == _MAX_FACTS:
             break
-    return [clip(lines[i].strip(), _LINE_LIMIT) for i in picked]
+    return picked
 
 
-def _best_location(text: str, facts: list[str], own: tuple[str, ...]) -> str:
-    """Return the project's own location named in the output and not yet in *facts*."""
+def _repeats_an_identifier(line: str, picked: list[str]) -> bool:
+    """Return whether *line* names the same long identifier (a test id) as a picked line."""
+    names = _IDENTIFIER.findall(line)
+    return any(name in fact for name in names for fact in picked)
+
+
+def _with_continuation(lines: list[str], index: int) -> str:
+    """Return the line, joined to its indented next line when it ends in ``:`` (a header)."""
+    line = lines[index].strip()
+    if line.endswith(":") and index + 1 < len(lines):
+        following = lines[index + 1]
+        indent = len(lines[index]) - len(lines[index].lstrip())
+        indented = len(following) - len(following.lstrip()) > indent
+        plain = not _ERROR_LINE.search(following) and not _DIAGNOSTIC.match(following)
+        if indented or plain:
+            return f"{line} {following.strip()}"
+    return line
+
+
+def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[str]:
+    """Return the project's own locations named in the output and not yet in *facts*."""
     quoted = " ".join(facts)
     candidates = [loc for loc in find_locations(text) if not is_library_path(_location_path(loc))]
     if own:
         mine = [loc for loc in candidates if any(o in _location_path(loc) for o in own)]
-        candidates = mine or candidates
-    for loc in candidates:
-        if loc not in quoted:
-            return loc
-    return ""
+        candidates = mine + [loc for loc in candidates if loc not in mine]
+    return [loc for loc in candidates if loc not in quoted][:_MAX_LOCATIONS]
 
 
 def _shape_type(text: str) -> FailureType:
@@ -229,6 +302,9 @@ def parse_generic(
         findings.confidence = 0.2
         return findings
     findings.facts = facts
+    header = _STYLISH_FILE.search(window) if _STYLISH_ROW.match(facts[0]) else None
+    if header is not None:
+        findings.details.append(f"in {header['file']}")
     _add_context(findings, window, own)
     findings.headline = (
         f"The command failed{code}; no reader knows its output's format, so these are its "
@@ -238,7 +314,10 @@ def parse_generic(
     if kind is not None:
         findings.category = kind.category
         findings.advice = kind.advice
-        if kind.failure_type is not None and findings.failure_type is FailureType.UNKNOWN:
+        if kind.failure_type is not None and findings.failure_type in {
+            FailureType.UNKNOWN,
+            FailureType.RUNTIME_ERROR,
+        }:
             findings.failure_type = kind.failure_type
     else:
         findings.advice = (
@@ -255,12 +334,15 @@ def parse_generic(
 def _add_context(findings: Findings, window: str, own: tuple[str, ...]) -> None:
     """Add the project's location, the codes, expected/actual lines and the summary."""
     quoted = " ".join(findings.facts)
-    where = _best_location(window, findings.facts, own)
+    where = _own_locations(window, findings.facts, own)
     if where:
-        findings.details.append(f"at {where}")
+        findings.details.append("at " + ", ".join(where))
+    hints = [m["hint"] for m in _HINT.finditer(window)]
+    commands = [m["cmd"] for hint in hints for m in _QUOTED_COMMAND.finditer(hint)]
+    findings.hints = dedupe(clip(h, 160) for h in [*commands, *hints])[:2]
     pairs = dedupe(clip(m.group(0).strip(), 160) for m in _PAIR.finditer(window))
     findings.details.extend(p for p in pairs[:2] if p not in quoted)
-    codes = dedupe(m["slug"] or m.group(0) for m in _CODE.finditer(window))
+    codes = dedupe(m["slug"] or m["rule"] or m.group(0) for m in _CODE.finditer(window))
     unquoted = [c for c in codes if c not in quoted][:3]
     if unquoted:
         findings.details.append("codes " + ", ".join(unquoted))

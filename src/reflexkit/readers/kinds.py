@@ -86,6 +86,40 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
+        re.compile(r"CONFLICT \(|Merge conflict|merge conflict|both modified:|Unmerged paths"),
+        ErrorKind(
+            "conflict",
+            _RC.TOOL_MISUSE,
+            "A merge, rebase or cherry-pick stopped on conflicts: resolve the conflict markers in "
+            "the files named, stage them, and continue the operation the tool names; do not "
+            "start it over.",
+        ),
+    ),
+    (
+        re.compile(
+            r"command not found|is not recognized as an internal or external command|"
+            r"executable file not found|No such command|: not found$|Unknown command"
+        ),
+        ErrorKind(
+            "missing command",
+            _RC.MISSING_CONTEXT,
+            "A program the command runs is not installed or not on PATH: install it, call it by "
+            "its right name or path, or run the project-local one (`python -m`, `npx`).",
+        ),
+    ),
+    (
+        re.compile(
+            r"unbound variable|parameter null or not set|environment variable \S+ (?:is )?not set|"
+            r"(?:is|was) not set in the environment|KeyError: '[A-Z][A-Z0-9_]{2,}'"
+        ),
+        ErrorKind(
+            "unset variable",
+            _RC.MISSING_CONTEXT,
+            "A variable or setting the program needs is not set where it runs: set it (or give "
+            "it a documented default) in the environment or configuration the command uses.",
+        ),
+    ),
+    (
         re.compile(
             r"ConnectionRefused|Connection refused|ECONNREFUSED|ECONNRESET|ENOTFOUND|"
             r"Name or service not known|Temporary failure in name resolution|"
