@@ -15,7 +15,7 @@ import re
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers.findings import ANSI, Findings, dedupe
 from reflexkit.readers.generic import parse_generic
-from reflexkit.readers.kinds import signal_exit
+from reflexkit.readers.kinds import error_kind, signal_exit
 from reflexkit.readers.native import parse_make
 from reflexkit.readers.registry import registered_readers
 from reflexkit.readers.shell import parse_timeout
@@ -28,6 +28,10 @@ TAIL_CHARS = 6_000
 
 _log = logging.getLogger(__name__)
 
+_STACK_TRACE_READERS = frozenset({"python", "node", "rust-panic"})
+_CHECKERS = frozenset(
+    {FailureType.LINT_ERROR, FailureType.TYPECHECK_ERROR, FailureType.TEST_FAILURE}
+)
 _SPECIFIC = frozenset({FailureType.DEPENDENCY_ERROR, FailureType.TIMEOUT})
 """Types the output itself proves, which running the program (``python x.py``) does not undo."""
 
@@ -141,7 +145,29 @@ def analyse(failure: FailureContext) -> Findings:
     signal = signal_exit(failure.exit_code)
     if signal and not any(signal in d for d in found.details):
         found.details.append(signal)
+    if found.tool in _STACK_TRACE_READERS:
+        _crash_of_a_checker(found, failure.command)
     return found
+
+
+def _crash_of_a_checker(found: Findings, command: str) -> None:
+    """A linter, type checker or test runner that dies with a stack trace failed as that tool.
+
+    The trace is the tool's own (a missing plugin or config, a crash), so the failure type
+    follows the command, and the lesson is about what the tool needs, not the user's code.
+    """
+    guessed = type_from_command(command)
+    if guessed not in _CHECKERS:
+        return
+    found.failure_type = guessed
+    kind = error_kind(" ".join(found.facts))
+    found.category = kind.category if kind is not None else ReflectionCategory.TOOL_MISUSE
+    found.advice = (
+        f"The tool itself stopped with an error before checking anything: {kind.advice}"
+        if kind is not None
+        else "The tool itself stopped with an error before checking anything: fix its "
+        "configuration, plugins or invocation as the message says, then run it again."
+    )
 
 
 def _first_reading(text: str, failure: FailureContext) -> Findings | None:

@@ -41,7 +41,8 @@ _ERROR_LINE = re.compile(
     r"|\b(?:Error|ERROR|Errors) (?:at|in|on|while)\b|^\s*(?:#\s*)?Failed test\b"
     r"|\bE(?:CONN\w+|NOENT|ACCES|PERM|ADDRINUSE|TIMEDOUT|PIPE|NOTFOUND|EXIST|ISDIR|NOTDIR|"
     r"NOSPC|ROFS|AGAIN|HOSTUNREACH|NETUNREACH)\b"
-    r"|\bAssertion(?:Error)?\b.*\bfailed\b|\bassert(?:ion)? failed\b"
+    r"|\bAssertion(?:Error)?\b.*\bfailed\b|(?i:\bassert(?:ion)? failed\b)"
+    r"|(?:\s|\|)(?:FAIL|FAILED|ERROR)(?:\s*\||\s*$)"  # a verdict column: "name | FAIL |"
     r"|(?:^|\s)(?:error|ERROR|fatal|FATAL)\s{2,}\S"  # a severity column (stylish reporters)
     r"|\[[A-Z]{1,4}\d{2,5}\b"  # [B602:...], [E0308]
     r"|^\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
@@ -52,7 +53,9 @@ _DIAGNOSTIC = re.compile(
     # a line that starts with a location, or a rule code, and goes on with a message
     r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
     r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S"
+    r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
 )
+_PADDING = re.compile(r" {8,}")  # a padded column (robot): kept short
 _EXCEPTION_MESSAGE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
 _IDENTIFIER = re.compile(r"[\w.:/-]{28,}")
 _LESSER = re.compile(r"(?:^|\s)(?:warning|WARNING|warn|note|info|INFO)(?::|\s{2,}|\b)")
@@ -60,7 +63,9 @@ _WEAK_LINE = re.compile(
     r"(?i)\b(?:cannot|can't|could not|couldn't|unable to|not found|no such|denied|refused|"
     r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
     r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
-    r"would be reformatted|needs? formatting|not formatted|DID NOT)\b"
+    r"would be reformatted|needs? formatting|not formatted|DID NOT|issues? found|"
+    r"problems? found|violations? found)\b"
+    r"|^\s*\S+ != \S+\s*$"
 )
 _NOT_AN_ERROR = re.compile(
     r"(?i)^\s*(?:ok\b|pass(?:ed)?\b|✓|✔|√|\[?(?:info|debug)\]?\b)|\b0 (?:errors?|failed|failures)\b"
@@ -207,7 +212,8 @@ def _error_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
         shape = _NUMBER.sub("#", lines[index].strip())
         if shape in shapes or _repeats_an_identifier(lines[index], picked):
             continue
-        fact = clip(_with_continuation(lines, index).strip(_DECORATION).strip(), _LINE_LIMIT)
+        line = _PADDING.sub("  ", _with_continuation(lines, index))
+        fact = clip(line.strip(_DECORATION).strip(), _LINE_LIMIT)
         if picked and used + len(fact) > _FACT_BUDGET:
             continue
         shapes.add(shape)

@@ -75,7 +75,8 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
             r"ModuleNotFoundError|No module named|Cannot find module|ERR_MODULE_NOT_FOUND|"
             r"ClassNotFoundException|NoClassDefFoundError|cannot find package|"
             r"no required module provides package|Could not resolve dependenc|"
-            r"unresolved import|cannot load such file|Can't locate \S+ in @INC"
+            r"unresolved import|cannot load such file|Can't locate \S+ in @INC|"
+            r"Do you need to install|Could not find (?:a )?(?:package|plugin|module)"
         ),
         ErrorKind(
             "missing module",
