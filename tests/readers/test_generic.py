@@ -195,3 +195,18 @@ def test_one_test_is_named_once() -> None:
     found = _read(output)
     assert sum("test_overdraft_is_refused" in fact for fact in found.facts) == 1
     assert "AssertionError: InsufficientFunds not raised" in found.facts
+
+
+def test_a_compound_command_is_typed_by_the_part_that_failed() -> None:
+    """`javac X && java X` printing a Java stack trace failed at run time, on a null value."""
+    output = (
+        'Exception in thread "main" java.lang.NullPointerException: Cannot invoke '
+        '"java.lang.Integer.intValue()" because the return value of '
+        '"java.util.Map.get(Object)" is null\n'
+        "\tat Cart.total(Cart.java:8)\n"
+        "\tat Cart.main(Cart.java:14)\n"
+    )
+    found = _read(output, command="javac Cart.java && java Cart")
+    assert found.failure_type is FailureType.RUNTIME_ERROR
+    assert "None/null/nil" in found.advice
+    assert "at Cart.java:8, Cart.java:14" in found.details

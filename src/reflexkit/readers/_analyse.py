@@ -28,6 +28,7 @@ TAIL_CHARS = 6_000
 
 _log = logging.getLogger(__name__)
 
+_COMMAND_SEPARATOR = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _STACK_TRACE_READERS = frozenset({"python", "node", "rust-panic"})
 _CHECKERS = frozenset(
     {FailureType.LINT_ERROR, FailureType.TYPECHECK_ERROR, FailureType.TEST_FAILURE}
@@ -131,7 +132,7 @@ def analyse(failure: FailureContext) -> Findings:
         return timeout
     if found is None:
         found = parse_generic(text, failure.exit_code, failure.files_modified)
-        guessed = type_from_command(failure.command)
+        guessed = _compound_command_type(failure.command, found.failure_type)
         keeps_own = guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC
         if guessed is not FailureType.UNKNOWN and not keeps_own:
             found.failure_type = guessed
@@ -148,6 +149,20 @@ def analyse(failure: FailureContext) -> Findings:
     if found.tool in _STACK_TRACE_READERS:
         _crash_of_a_checker(found, failure.command)
     return found
+
+
+def _compound_command_type(command: str, shape: FailureType) -> FailureType:
+    """The type a command line implies; of ``a && b``, the part whose kind the output shows.
+
+    ``javac X.java && java X`` that prints a Java stack trace failed in ``java``: when the
+    output's shape matches one part, that part's type wins, else the first part that says
+    anything.
+    """
+    types = [type_from_command(part) for part in _COMMAND_SEPARATOR.split(command)]
+    known = [t for t in types if t is not FailureType.UNKNOWN]
+    if not known:
+        return FailureType.UNKNOWN
+    return shape if shape in known else known[0]
 
 
 def _crash_of_a_checker(found: Findings, command: str) -> None:
