@@ -41,7 +41,7 @@ from reflexkit.reflection.redaction import Redactor
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "failures" / "dev"
 OWN_OUTPUTS = REPO / "tests" / "data" / "tool_outputs"
-RUNS = 3
+RUNS = 5
 PASTE_LIMIT = 300
 """No block copied verbatim from the output may be longer than this."""
 DEFAULT_SECRETS = REPO / "tests" / "data" / "secrets"
@@ -161,7 +161,7 @@ def measure_corpus(folder: Path, *, verbose: bool) -> dict[str, float]:
     print(
         f"  time per item           {figures['ms_per_item']:7.2f}   ms mean, "
         f"{figures['ms_median']:.2f} ms median, {figures['ms_max']:.2f} ms max "
-        "(redact + classify + generate, best of 3)"
+        "(redact + classify + generate, best of 5)"
     )
     print(
         f"  heuristic alone         {figures['heuristic_ms_median']:7.2f}   ms median, "
