@@ -47,7 +47,7 @@ _ERROR_LINE = re.compile(
     r"|\[[A-Z]{1,4}\d{2,5}\b"  # [B602:...], [E0308]
     r"|^\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
     r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
-    r"|^\S+: \*\*\* |\bpanicked at\b"
+    r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: "
 )
 _DIAGNOSTIC = re.compile(
     # a line that starts with a location, or a rule code, and goes on with a message
@@ -110,6 +110,7 @@ _COMPILE_SHAPE = re.compile(
 )
 _RUNTIME_SHAPE = re.compile(
     r"^\s*(?:Traceback|panic:|Exception in thread|Uncaught|thread '.*' panicked)"
+    r"|\b(?:Segmentation fault|core dumped|Aborted|Bus error)\b"
     r"|^\s+at \S.*[:(]\d+|^[A-Z][\w.]*(?:Error|Exception)\b",
     M,
 )
@@ -184,7 +185,7 @@ _BRACKET_CODE = re.compile(r"\[[A-Z]{1,4}\d{2,5}\b")
 _ERROR_KEYS = (
     "error", "fatal", "fail", "not ok", "panic", "uncaught", "unhandled", "exception",
     "segmentation", "core dumped", "abort", "killed", "assert", "conflict", "critical",
-    "severe", "***", "econn", "enoent", "eacces", "eperm", "eaddrinuse", "etimedout",
+    "severe", "***", "interrupted", "econn", "enoent", "eacces", "eperm", "eaddrinuse", "etimedout",
     "epipe", "enotfound", "eexist", "eisdir", "enotdir", "enospc", "erofs", "eagain",
     "ehostunreach", "enetunreach", "\u2717", "\u2716", "\u00d7", "\u2718", "\u274c", "\u2715",
     "\u25cf",
@@ -328,7 +329,8 @@ def parse_generic(
         findings.confidence = 0.2
         return findings
     findings.facts = facts
-    header = _STYLISH_FILE.search(window) if _STYLISH_ROW.match(facts[0]) else None
+    rows = any(_STYLISH_ROW.match(fact) for fact in facts)
+    header = _STYLISH_FILE.search(window) if rows else None
     if header is not None:
         findings.details.append(f"in {header['file']}")
     _add_context(findings, window, own)
