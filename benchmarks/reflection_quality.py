@@ -170,6 +170,32 @@ def measure_corpus(folder: Path, *, verbose: bool) -> dict[str, float]:
     return figures
 
 
+LARGE = ("pytest-inventory-assertions", "make-gcc-queue", "jest-price-discount")
+"""Items of tests/data repeated up to 100 KB, to time the heuristic on large outputs."""
+
+
+def measure_large(folder: Path) -> None:
+    """Time the heuristic on 100 KB outputs (each an item's output repeated), best of RUNS."""
+    generator = HeuristicGenerator()
+    print("100 KB outputs (an item's output repeated):")
+    for name in LARGE:
+        path = folder / f"{name}.json"
+        if not path.exists():
+            continue
+        item: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        failure = structure(item["failureContext"], FailureContext, source=str(path))
+        output = failure.error_output
+        while len(output) < 100_000:
+            output += "\n" + failure.error_output
+        big = attrs.evolve(failure, error_output=output[:100_000])
+        best = float("inf")
+        for _ in range(RUNS):
+            start = time.perf_counter()
+            generator.generate(big)
+            best = min(best, time.perf_counter() - start)
+        print(f"  {name:32s} {1000 * best:7.2f}   ms (generate, best of {RUNS})")
+
+
 def measure_secrets(folder: Path) -> int:
     """Redact the secrets corpus; print and return how many secrets survived."""
     items: list[dict[str, Any]] = json.loads((folder / "secrets.json").read_text("utf-8"))
@@ -209,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         print("generic reader only (every registered reader removed)")
     for folder in args.corpus:
         measure_corpus(folder, verbose=args.verbose)
+    measure_large(OWN_OUTPUTS)
     return 1 if measure_secrets(args.secrets) else 0
 
 
