@@ -143,7 +143,7 @@ def parse_traceback(text: str) -> Findings | None:
     tb = _first_in_group(text, group.end()) if group else find_traceback(text)
     if tb is None:
         return None
-    short_cls = tb.cls.rsplit(".", 1)[-1]
+    short_cls = clip(tb.cls.rsplit(".", 1)[-1], 60)
     findings = Findings(tool="python", failure_type=FailureType.RUNTIME_ERROR)
     findings.headline = f"The Python program raised {short_cls}."
     if group is not None:
