@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 import re
 
-from reflexkit.models import FailureContext, FailureType
+from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers.findings import ANSI, Findings, dedupe
 from reflexkit.readers.generic import parse_generic
+from reflexkit.readers.kinds import error_kind, signal_exit
 from reflexkit.readers.native import parse_make
 from reflexkit.readers.registry import registered_readers
 from reflexkit.readers.shell import parse_timeout
@@ -27,38 +28,66 @@ TAIL_CHARS = 6_000
 
 _log = logging.getLogger(__name__)
 
+_COMMAND_SEPARATOR = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_STACK_TRACE_READERS = frozenset({"python", "node", "rust-panic"})
+_CHECKERS = frozenset(
+    {FailureType.LINT_ERROR, FailureType.TYPECHECK_ERROR, FailureType.TEST_FAILURE}
+)
+_SPECIFIC = frozenset({FailureType.DEPENDENCY_ERROR, FailureType.TIMEOUT})
+"""Types the output itself proves, which running the program (``python x.py``) does not undo."""
+
 _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
     (
         re.compile(
-            r"\b(?:pytest|unittest|jest|vitest|mocha|cargo test|go test|npm (?:run )?test|"
-            r"yarn test|pnpm test|node --test|tox|nox)\b"
+            r"\b(?:pytest|py\.test|unittest|doctest|jest|vitest|mocha|jasmine|karma|ava|"
+            r"cargo test|cargo nextest|go test|npm (?:run )?test|yarn test|pnpm test|bun test|"
+            r"deno test|node --test|tox|nox|prove|rspec|minitest|phpunit|ctest|bats|"
+            r"mvn (?:-\S+ )*(?:test|verify)|gradle(?:w)? (?:\S+ )*test|dotnet test|behave|nose2|"
+            r"ward|trial|zig test|swift test|mix test|busted)\b"
         ),
         FailureType.TEST_FAILURE,
     ),
-    (re.compile(r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright)\b"), FailureType.TYPECHECK_ERROR),
+    (
+        re.compile(r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy)\b"),
+        FailureType.TYPECHECK_ERROR,
+    ),
     (
         re.compile(
             r"\b(?:ruff|flake8|pylint|eslint|clippy|black --check|prettier|stylelint|"
-            r"shellcheck)\b"
+            r"shellcheck|go vet|staticcheck|golangci-lint|rubocop|hadolint|yamllint|"
+            r"markdownlint|bandit|pycodestyle|pydocstyle|isort --check|biome|oxlint|tflint|"
+            r"ktlint|checkstyle|cppcheck|clang-tidy|sqlfluff|codespell|vulture|pyflakes|"
+            r"htmlhint|jshint|standard|xo|swiftlint|detekt|spotbugs|pmd|semgrep|actionlint)\b"
         ),
         FailureType.LINT_ERROR,
     ),
     (
         re.compile(
-            r"\b(?:pip3?|npm (?:install|ci|i)|yarn (?:add|install)|poetry|uv (?:sync|add|pip)|"
-            r"cargo (?:fetch|update|add))\b"
+            r"\b(?:pip3?|npm (?:install|ci|i)|yarn (?:add|install)|pnpm (?:add|install|i)|"
+            r"poetry (?:install|add|lock|update)|uv (?:sync|add|pip|lock)|pipenv|conda|mamba|"
+            r"cargo (?:fetch|update|add)|go (?:get|mod)|bundle (?:install|update)|"
+            r"gem install|composer (?:install|update|require)|apt(?:-get)? install)\b"
         ),
         FailureType.DEPENDENCY_ERROR,
     ),
     (
         re.compile(
-            r"\b(?:gcc|g\+\+|clang|make|cmake|cargo build|cargo check|go build|javac|"
-            r"npm run build)\b"
+            r"\b(?:gcc|g\+\+|c\+\+|cc|clang(?:\+\+)?|make|cmake|ninja|meson|bazel|"
+            r"cargo build|cargo check|go build|go install|javac|kotlinc|scalac|"
+            r"mvn (?:-\S+ )*(?:compile|package|install)|gradle(?:w)? (?:\S+ )*(?:build|assemble)|"
+            r"dotnet build|msbuild|npm run build|yarn build|pnpm build|vite build|webpack|"
+            r"esbuild|rollup|zig build|swift build|rustc)\b"
         ),
         FailureType.BUILD_ERROR,
     ),
     (re.compile(r"\b(?:git)\b"), FailureType.TOOL_ERROR),
-    (re.compile(r"\b(?:python3?|node|cargo run|ruby|java|deno|bun)\b"), FailureType.RUNTIME_ERROR),
+    (
+        re.compile(
+            r"\b(?:python[\d.]*|node|cargo run|go run|ruby|java|deno|bun|perl|php|dotnet run|"
+            r"Rscript|julia|lua|elixir|tclsh)\b"
+        ),
+        FailureType.RUNTIME_ERROR,
+    ),
     (re.compile(r"^(?:ba|z|da)?sh\b|\.sh\b"), FailureType.TOOL_ERROR),
 )
 
@@ -90,7 +119,8 @@ def analyse(failure: FailureContext) -> Findings:
         low-confidence findings when none did.
     """
     text = clean_output(failure.error_output)
-    timeout = parse_timeout(text, failure.command, failure.exit_code)
+    timed_out = failure.failure_type is FailureType.TIMEOUT
+    timeout = parse_timeout(text, failure.command, failure.exit_code, timed_out=timed_out)
     found = _first_reading(text, failure)
     if found is not None and found.tool in {"gcc", "rustc", "clippy"}:
         wrapper = parse_make(text)
@@ -101,11 +131,58 @@ def analyse(failure: FailureContext) -> Findings:
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
         return timeout
     if found is None:
-        found = parse_generic(text, failure.exit_code)
-        guessed = type_from_command(failure.command)
-        if guessed is not FailureType.UNKNOWN:
+        found = parse_generic(text, failure.exit_code, failure.files_modified)
+        guessed = _compound_command_type(failure.command, found.failure_type)
+        keeps_own = guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC
+        if guessed is not FailureType.UNKNOWN and not keeps_own:
             found.failure_type = guessed
+        if guessed is FailureType.LINT_ERROR and found.facts:
+            found.category = ReflectionCategory.VERIFICATION
+            found.advice = (
+                "The checker rejects the code at the lines quoted: fix each finding where it "
+                "points, keeping behaviour the same; do not disable the rule or the check."
+            )
+        return found
+    signal = signal_exit(failure.exit_code)
+    if signal and not any(signal in d for d in found.details):
+        found.details.append(signal)
+    if found.tool in _STACK_TRACE_READERS:
+        _crash_of_a_checker(found, failure.command)
     return found
+
+
+def _compound_command_type(command: str, shape: FailureType) -> FailureType:
+    """The type a command line implies; of ``a && b``, the part whose kind the output shows.
+
+    ``javac X.java && java X`` that prints a Java stack trace failed in ``java``: when the
+    output's shape matches one part, that part's type wins, else the first part that says
+    anything.
+    """
+    types = [type_from_command(part) for part in _COMMAND_SEPARATOR.split(command)]
+    known = [t for t in types if t is not FailureType.UNKNOWN]
+    if not known:
+        return FailureType.UNKNOWN
+    return shape if shape in known else known[0]
+
+
+def _crash_of_a_checker(found: Findings, command: str) -> None:
+    """A linter, type checker or test runner that dies with a stack trace failed as that tool.
+
+    The trace is the tool's own (a missing plugin or config, a crash), so the failure type
+    follows the command, and the lesson is about what the tool needs, not the user's code.
+    """
+    guessed = type_from_command(command)
+    if guessed not in _CHECKERS:
+        return
+    found.failure_type = guessed
+    kind = error_kind(" ".join(found.facts))
+    found.category = kind.category if kind is not None else ReflectionCategory.TOOL_MISUSE
+    found.advice = (
+        f"The tool itself stopped with an error before checking anything: {kind.advice}"
+        if kind is not None
+        else "The tool itself stopped with an error before checking anything: fix its "
+        "configuration, plugins or invocation as the message says, then run it again."
+    )
 
 
 def _first_reading(text: str, failure: FailureContext) -> Findings | None:

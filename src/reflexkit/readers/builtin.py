@@ -25,6 +25,8 @@ from reflexkit.readers.native import (
 )
 from reflexkit.readers.pip import parse_pip
 from reflexkit.readers.python_checkers import parse_mypy, parse_pyflakes_style, parse_pyright
+from reflexkit.readers.python_doctest import parse_doctest
+from reflexkit.readers.python_faulthandler import parse_faulthandler
 from reflexkit.readers.python_pytest import parse_pytest
 from reflexkit.readers.python_traceback import parse_traceback
 from reflexkit.readers.python_unittest import parse_unittest
@@ -66,6 +68,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ),
         850,
     ),
+    Reader("doctest", lambda t, _f: parse_doctest(t), ("Failed example:",), 845),
     Reader("jest", lambda t, _f: parse_jest(t), ("Tests:", "● "), 840),
     Reader("node-test", lambda t, _f: parse_node_test(t), ("# fail ", "\u2139 fail "), 830),
     Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
@@ -101,8 +104,19 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader(
         "python",
         lambda t, _f: parse_traceback(t),
-        ("Traceback (most recent call last)", "SyntaxError: ", "IndentationError: ", "TabError: "),
+        (
+            "Traceback (most recent call last)",
+            "SyntaxError: ",
+            "IndentationError: ",
+            "TabError: ",
+        ),
         360,
+    ),
+    Reader(
+        "python-faulthandler",
+        lambda t, _f: parse_faulthandler(t),
+        ("Fatal Python error: ",),
+        370,
     ),
     Reader("node", lambda t, _f: parse_node(t), ("    at ",), 350),
     Reader("rust-panic", lambda t, _f: parse_rust_panic(t), ("panicked at",), 340),

@@ -1,45 +1,379 @@
-"""The generic reader: error-looking lines of output that no format's reader recognised."""
+"""The generic reader: error lines, locations and codes found by their shape, in any language.
+
+It reads what no format's reader claims, so it must be good on output nobody has seen. It
+looks for what every tool prints in some form: error lines (``error:``, ``error[E0308]``,
+``FAIL``, ``not ok``, ``panic:``, ``SomethingError``/``Exception``), locations as printed
+(``path:line[:col]``, ``File "x", line N``, ``at f (file:line:col)``, ``--> file:line:col``,
+``file(line,col)``), codes (``E0308``, ``TS2322``, ``SC2086``), expected/actual pairs and
+summary lines. Lines that name the project's own files rank above library and system paths.
+Everything is quoted verbatim.
+"""
 
 from __future__ import annotations
 
 import re
 
-from reflexkit.models import FailureType
+from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers.findings import Findings, clip, dedupe
+from reflexkit.readers.kinds import KILLED, error_kind, killed, signal_exit
 
-__all__ = ["parse_generic"]
+__all__ = ["find_locations", "is_library_path", "parse_generic"]
 
-_ERRORISH = re.compile(
-    r"(?i)\b(?:error|fatal|failed|failure|exception|panic|cannot|can't|could not|not found|"
-    r"denied|refused|invalid|missing|undefined)\b"
+M = re.MULTILINE
+
+_WINDOW = 12_000
+_MAX_FACTS = 6
+_MIN_FACTS = 3
+_FACT_BUDGET = 560
+_MAX_LOCATIONS = 3
+_DECORATION = "_=!*"
+"""The quoted error lines together stay under this many characters."""
+_LINE_LIMIT = 200
+
+_ERROR_LINE = re.compile(
+    r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
+    r"|^\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
+    r"fatal error|Uncaught\b|Unhandled\b|[✗✖\u00d7✘❌]|\[(?:ERROR|FAIL|FATAL)\])"
+    r"|\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at )"
+    r"|\berror (?:TS|CS|C|LNK)\d+"
+    r"|\b(?:Segmentation fault|core dumped|Aborted|Killed)\b"
+    r"|\b(?:syntax|parse|compile|compilation|fatal|type|runtime|internal) errors?\b"
+    r"|\b(?:Error|ERROR|Errors) (?:at|in|on|while)\b|^\s*(?:#\s*)?Failed test\b"
+    r"|\bE(?:CONN\w+|NOENT|ACCES|PERM|ADDRINUSE|TIMEDOUT|PIPE|NOTFOUND|EXIST|ISDIR|NOTDIR|"
+    r"NOSPC|ROFS|AGAIN|HOSTUNREACH|NETUNREACH)\b"
+    r"|\bAssertion(?:Error)?\b.*\bfailed\b|(?i:\bassert(?:ion)? failed\b)"
+    r"|(?:\s|\|)(?:FAIL|FAILED|ERROR)(?:\s*\||\s*$)"  # a verdict column: "name | FAIL |"
+    r"|(?:^|\s)(?:error|ERROR|fatal|FATAL)\s{2,}\S"  # a severity column (stylish reporters)
+    r"|\[[A-Z]{1,4}\d{2,5}\b"  # [B602:...], [E0308]
+    r"|^\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
+    r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
+    r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: "
 )
+_DIAGNOSTIC = re.compile(
+    # a line that starts with a location, or a rule code, and goes on with a message
+    r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
+    r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S"
+    r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
+)
+_PADDING = re.compile(r" {8,}")  # a padded column (robot): kept short
+_EXCEPTION_MESSAGE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
+_IDENTIFIER = re.compile(r"[\w.:/-]{28,}")
+_LESSER = re.compile(r"(?:^|\s)(?:warning|WARNING|warn|note|info|INFO)(?::|\s{2,}|\b)")
+_WEAK_LINE = re.compile(
+    r"(?i)\b(?:cannot|can't|could not|couldn't|unable to|not found|no such|denied|refused|"
+    r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
+    r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
+    r"would be reformatted|needs? formatting|not formatted|DID NOT|issues? found|"
+    r"problems? found|violations? found)\b"
+    r"|^\s*\S+ != \S+\s*$"
+)
+_NOT_AN_ERROR = re.compile(
+    r"(?i)^\s*(?:ok\b|pass(?:ed)?\b|✓|✔|√|\[?(?:info|debug)\]?\b)|\b0 (?:errors?|failed|failures)\b"
+    r"|^\s*(?:warning|note|hint|help)\b|^\s*[\w ()-]+: 0\s*$"
+)
+_LOCATION = re.compile(
+    # A path starts a token (after a space, quote or bracket), so a long word is tried once.
+    r'File "(?P<py>[^"\n]+)", line (?P<pyline>\d+)(?:,? in [\w.<>]+)?'
+    r"|(?<![^\s\"'(\[<,=])(?P<path>(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9})"
+    r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:,(?P<pcol>\d+))?\))"
+    r'|(?<![^\s"(])(?P<named>"[^"\n]+\.\w+"|[\w./-]+\.\w+),? line (?P<namedline>\d+)'
+    r"(?:, column \d+)?"
+)
+_LIBRARY_PATH = re.compile(
+    r"site-packages|dist-packages|node_modules|/usr/(?:lib|include|local/lib|share)/|"
+    r"^/(?:lib|opt|nix)/|/lib/python\d|\\lib\\|<frozen|^<\w+>|runpy\.py|^internal/|"
+    r"^node:|/rustc/|\.cargo/registry|/go/pkg/mod|/usr/local/go/|/jdk[^/]*/|java\.base/|"
+    r"/\.pyenv/|/\.rustup/|/\.venv/|/venv/|/gems/|/vendor/|bits/|c\+\+/\d+"
+)
+_CODE = re.compile(
+    r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[a-z]+)+)\]"
+    r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$",
+    M,
+)
+_PAIR = re.compile(
+    r"^\s*(?:#\s*|//\s*)?(?:[-+]\s)?(?P<key>expected|actual|received|got|want(?:ed)?|left|right|"
+    r"Expected|Actual|Received|Got|Want|Left|Right|expect|but was|but got)\b\s*[:=]?\s*\S.*",
+    M,
+)
+_SUMMARY = re.compile(
+    r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?)\b.*$"
+    r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
+    M,
+)
+_TEST_SHAPE = re.compile(
+    r"^\s*(?:FAIL\b|FAIL:|not ok\b|--- FAIL|#\s+Failed test\b|Result: FAIL)"
+    r"|\b\d+ (?:failed|failing)\b|\bTests? failed\b",
+    M,
+)
+_COMPILE_SHAPE = re.compile(
+    r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+", M
+)
+_RUNTIME_SHAPE = re.compile(
+    r"^\s*(?:Traceback|panic:|Exception in thread|Uncaught|thread '.*' panicked)"
+    r"|\b(?:Segmentation fault|core dumped|Aborted|Bus error)\b"
+    r"|^\s+at \S.*[:(]\d+|^[A-Z][\w.]*(?:Error|Exception)\b",
+    M,
+)
+_NUMBER = re.compile(r"\d+")
+_VERDICT = re.compile(
+    r"^[\s_=!*#>-]*(?:FAIL(?:ED|URE)?\b|ERROR\b|not ok\b|--- FAIL|[✗✖\u00d7✘❌✕●]|CONFLICT\b|"
+    r"FATAL\b|CRITICAL\b|PANIC\b|panic:|Error:|error(?:\[\w+\])?:|fatal:)"
+    r"|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
+)
+_QUOTED_COMMAND = re.compile(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']")
+_BARE_TRAILER = re.compile(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
+_HINT = re.compile(
+    r"^\s*(?:hint|help|Hint|HINT|note: Hint|suggestion|Suggestion|Did you mean|did you mean|"
+    r"To fix|Try|Run|Use|\(use) ?:?\s*(?P<hint>.*\S)",
+    M,
+)
+_STYLISH_ROW = re.compile(r"^\d+:\d+\s")
+_STYLISH_FILE = re.compile(r"^(?P<file>[^\s:]+\.\w+)$", M)
+_ERROR_WORD = re.compile(r"(?i)\berror\b")
 
 
-_GENERIC_WINDOW = 12_000
+def is_library_path(path: str) -> bool:
+    """Return whether *path* is a library's or the system's rather than the project's own."""
+    return bool(_LIBRARY_PATH.search(path))
 
 
-def parse_generic(text: str, exit_code: int | None) -> Findings:
-    """Quote the error-looking lines of output no parser recognised (low confidence)."""
-    window = (
-        text
-        if len(text) <= _GENERIC_WINDOW
-        else text[: _GENERIC_WINDOW // 2] + "\n" + text[-_GENERIC_WINDOW // 2 :]
-    )
-    lines = [line.strip() for line in window.splitlines() if line.strip()]
-    errorish = dedupe(line for line in lines if _ERRORISH.search(line))
-    findings = Findings(tool="command", failure_type=FailureType.UNKNOWN)
-    if errorish:
-        findings.facts = [clip(line, 180) for line in errorish[:4]]
-        findings.confidence = 0.35
-    elif lines:
-        findings.facts = [clip(line, 180) for line in lines[-2:]]
-        findings.confidence = 0.2
-    else:
-        findings.confidence = 0.1
+def find_locations(text: str) -> list[str]:
+    """Return the locations printed in *text*, verbatim, first occurrence first."""
+    found: list[str] = []
+    for match in _LOCATION.finditer(text):
+        where = match.group(0)
+        where = where.removeprefix("at ")
+        found.append(where)
+    return dedupe(found)
+
+
+def _location_path(location: str) -> str:
+    if location.startswith('File "'):
+        return location[6:].split('"', 1)[0]
+    return re.split(r":\d|\(\d|,? line \d", location, maxsplit=1)[0].strip('"')
+
+
+def _score(line: str, own: tuple[str, ...]) -> int:
+    """Rank an output line: error shapes high, project files higher, library paths lower."""
+    if _NOT_AN_ERROR.search(line):
+        return 0
+    score = 0
+    if _may_be_an_error_line(line) and _ERROR_LINE.search(line):
+        score = 3
+    elif _DIAGNOSTIC.match(line):
+        score = 2
+    elif _WEAK_LINE.search(line):
+        score = 1
+    if not score:
+        return 0
+    if score > 1 and _LESSER.search(line) and not _ERROR_WORD.search(line):
+        score -= 1
+    score += _adjustment(line)
+    locations = find_locations(line)
+    if locations:
+        paths = [_location_path(loc) for loc in locations]
+        if any(not is_library_path(p) for p in paths):
+            score += 1
+            if own and any(p.endswith(own) or any(o in p for o in own) for p in paths):
+                score += 1
+        else:
+            score -= 1
+    return score
+
+
+_BRACKET_CODE = re.compile(r"\[[A-Z]{1,4}\d{2,5}\b")
+_ERROR_KEYS = (
+    "error", "fatal", "fail", "not ok", "panic", "uncaught", "unhandled", "exception",
+    "segmentation", "core dumped", "abort", "killed", "assert", "conflict", "critical",
+    "severe", "***", "interrupted", "econn", "enoent", "eacces", "eperm", "eaddrinuse", "etimedout",
+    "epipe", "enotfound", "eexist", "eisdir", "enotdir", "enospc", "erofs", "eagain",
+    "ehostunreach", "enetunreach", "\u2717", "\u2716", "\u00d7", "\u2718", "\u274c", "\u2715",
+    "\u25cf",
+)  # fmt: skip
+"""Every shape of ``_ERROR_LINE`` contains one of these (lower-cased): a cheap first test."""
+
+
+def _may_be_an_error_line(line: str) -> bool:
+    """Return whether *line* can match ``_ERROR_LINE`` (substring tests, ~10x cheaper)."""
+    if line.lstrip()[:1] == "E" or ("[" in line and _BRACKET_CODE.search(line)):
+        return True
+    low = line.lower()
+    return any(key in low for key in _ERROR_KEYS)
+
+
+def _adjustment(line: str) -> int:
+    """Verdicts and exception messages rank higher; pytest's bare trailers lower."""
+    if _VERDICT.match(line) or _EXCEPTION_MESSAGE.search(line):
+        return 1
+    if _BARE_TRAILER.match(line):
+        return -1
+    return 0
+
+
+def _window(text: str) -> str:
+    if len(text) <= _WINDOW:
+        return text
+    return text[: _WINDOW // 2] + "\n" + text[-_WINDOW // 2 :]
+
+
+def _error_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
+    """Pick the best error lines, best first (then in output order), one per shape."""
+    scored = [(index, _score(line, own)) for index, line in enumerate(lines)]
+    strong = [(i, s) for i, s in scored if s >= 2]  # noqa: PLR2004 -- an error shape at least
+    strong.sort(key=lambda pair: (-pair[1], pair[0]))
+    first = min((i for i, _ in strong), default=0)
+    # weak lines (could not, missing ...) after the first error line explain it
+    weak = [(i, s) for i, s in scored if s == 1 and i > first] if strong else scored
+    weak = [(i, s) for i, s in weak if s > 0]
+    chosen = strong + weak[: max(_MIN_FACTS - len(strong), 0)]
+    picked: list[str] = []
+    shapes: set[str] = set()
+    used = 0
+    for index, _ in chosen:
+        shape = _NUMBER.sub("#", lines[index].strip())
+        if shape in shapes or _repeats_an_identifier(lines[index], picked):
+            continue
+        line = _PADDING.sub("  ", _with_continuation(lines, index))
+        fact = clip(line.strip(_DECORATION).strip(), _LINE_LIMIT)
+        if picked and used + len(fact) > _FACT_BUDGET:
+            continue
+        shapes.add(shape)
+        picked.append(fact)
+        used += len(fact)
+        if len(picked) == _MAX_FACTS:
+            break
+    return picked
+
+
+def _repeats_an_identifier(line: str, picked: list[str]) -> bool:
+    """Return whether *line* names the same long identifier (a test id) as a picked line."""
+    names = _IDENTIFIER.findall(line)
+    return any(name in fact for name in names for fact in picked)
+
+
+def _with_continuation(lines: list[str], index: int) -> str:
+    """Return the line, joined to its indented next line when it ends in ``:`` (a header)."""
+    line = lines[index].strip()
+    if line.endswith(":") and index + 1 < len(lines):
+        following = lines[index + 1]
+        indent = len(lines[index]) - len(lines[index].lstrip())
+        indented = len(following) - len(following.lstrip()) > indent
+        plain = not _ERROR_LINE.search(following) and not _DIAGNOSTIC.match(following)
+        if indented or plain:
+            return f"{line} {following.strip()}"
+    return line
+
+
+def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[str]:
+    """Return the project's own locations named in the output and not yet in *facts*."""
+    quoted = " ".join(facts)
+    candidates = [loc for loc in find_locations(text) if not is_library_path(_location_path(loc))]
+    if own:
+        mine = [loc for loc in candidates if any(o in _location_path(loc) for o in own)]
+        candidates = mine + [loc for loc in candidates if loc not in mine]
+    return [loc for loc in candidates if loc not in quoted][:_MAX_LOCATIONS]
+
+
+def _shape_type(text: str) -> FailureType:
+    """Guess the failure type from the output's shape alone."""
+    if _TEST_SHAPE.search(text):
+        return FailureType.TEST_FAILURE
+    if _COMPILE_SHAPE.search(text):
+        return FailureType.BUILD_ERROR
+    if _RUNTIME_SHAPE.search(text):
+        return FailureType.RUNTIME_ERROR
+    return FailureType.UNKNOWN
+
+
+def parse_generic(
+    text: str, exit_code: int | None, files_modified: tuple[str, ...] = ()
+) -> Findings:
+    """Quote the error lines, locations, codes and summary of output no reader recognised.
+
+    Args:
+        text: The cleaned output.
+        exit_code: The command's exit code.
+        files_modified: The files the attempt changed; lines naming them rank first.
+
+    Returns:
+        Findings of tool ``"command"``; the failure type is guessed from the output's shape
+        (``unknown`` when it has none, for the caller to read from the command line).
+    """
+    window = _window(text)
+    lines = [line for line in window.splitlines() if line.strip()]
+    own = tuple(f for f in files_modified if f)
+    findings = Findings(tool="command", failure_type=_shape_type(window))
     code = f" with exit code {exit_code}" if exit_code is not None else ""
-    findings.headline = f"The command failed{code}; its output is in no format reflexkit knows."
-    findings.advice = (
-        "Read the quoted lines and reproduce the failure with the same command before changing "
-        "code; if the output is empty, re-run it with verbose output to see what failed."
+    signal = signal_exit(exit_code)
+    if signal:
+        findings.details.append(signal)
+    if not lines:
+        findings.headline = f"The command failed{code} and printed nothing."
+        findings.advice = (
+            "Nothing was printed, so the failure is not explained: re-run the command with "
+            "verbose output (or run its steps one by one) to see which step fails and why."
+        )
+        findings.confidence = 0.1
+        return findings
+    facts = _error_lines(lines, own)
+    if not facts:
+        findings.facts = [clip(line.strip(), _LINE_LIMIT) for line in lines[-2:]]
+        findings.headline = (
+            f"The command failed{code}; its output has no error line in a format reflexkit "
+            "knows, so its last lines are quoted."
+        )
+        findings.advice = (
+            "Read the quoted lines and reproduce the failure with the same command before "
+            "changing code; re-run it with verbose output to see what failed."
+        )
+        findings.confidence = 0.2
+        return findings
+    findings.facts = facts
+    rows = any(_STYLISH_ROW.match(fact) for fact in facts)
+    header = _STYLISH_FILE.search(window) if rows else None
+    if header is not None:
+        findings.details.append(f"in {header['file']}")
+    _add_context(findings, window, own)
+    findings.headline = (
+        f"The command failed{code}; no reader knows its output's format, so these are its "
+        "error lines by their shape."
     )
+    kind = KILLED if killed(exit_code) else error_kind(" ".join(facts))
+    if kind is not None:
+        findings.category = kind.category
+        findings.advice = kind.advice
+        if kind.failure_type is not None and findings.failure_type in {
+            FailureType.UNKNOWN,
+            FailureType.RUNTIME_ERROR,
+        }:
+            findings.failure_type = kind.failure_type
+    else:
+        findings.advice = (
+            "Start from the first error line quoted: it names what went wrong and where; later "
+            "errors often follow from it. Fix that, then re-run the same command."
+        )
+    if findings.failure_type is FailureType.TEST_FAILURE and kind is None:
+        findings.category = ReflectionCategory.ROOT_CAUSE
+    findings.steps.append(f"Reproduce it: re-run the command and look at `{clip(facts[0], 90)}`.")
+    findings.confidence = 0.4
     return findings
+
+
+def _add_context(findings: Findings, window: str, own: tuple[str, ...]) -> None:
+    """Add the project's location, the codes, expected/actual lines and the summary."""
+    quoted = " ".join(findings.facts)
+    where = _own_locations(window, findings.facts, own)
+    if where:
+        findings.details.append("at " + ", ".join(where))
+    hints = [m["hint"] for m in _HINT.finditer(window)]
+    commands = [m["cmd"] for hint in hints for m in _QUOTED_COMMAND.finditer(hint)]
+    findings.hints = dedupe(clip(h, 160) for h in [*commands, *hints])[:2]
+    pairs = dedupe(clip(m.group(0).strip(), 160) for m in _PAIR.finditer(window))
+    findings.details.extend(p for p in pairs[:2] if p not in quoted)
+    codes = dedupe(m["slug"] or m["rule"] or m.group(0) for m in _CODE.finditer(window))
+    unquoted = [c for c in codes if c not in quoted][:3]
+    if unquoted:
+        findings.details.append("codes " + ", ".join(unquoted))
+    summaries = [m.group(0).strip() for m in _SUMMARY.finditer(window)]
+    if summaries and summaries[-1] not in quoted:
+        findings.summary = clip(summaries[-1], 160)

@@ -30,6 +30,25 @@ _MYPY_HINT = re.compile(r'note: Hint: "(?P<cmd>[^"]+)"|note: \(or run "(?P<cmd2>
 _MYPY_MISSING = frozenset({"import-untyped", "import-not-found", "import"})
 
 
+_MYPY_CONTINUED = re.compile(r"^(?P<msg>[^\s].*?)(?:  \[(?P<code>[a-z0-9-]+)\])?$")
+_MYPY_LINE_START = re.compile(r"^[^\s:][^:\n]*\.pyi?:\d+")
+
+
+def _mypy_continued(message: str, text: str, end: int) -> tuple[str, str]:
+    """Follow a ``--pretty`` message that wraps onto unindented lines; return it and its code."""
+    lines = text[end + 1 : end + 600].split("\n")[:4]
+    for line in lines:
+        if not line or line[0].isspace() or _MYPY_LINE_START.match(line):
+            break
+        more = _MYPY_CONTINUED.match(line)
+        if more is None:
+            break
+        message = f"{message} {more['msg']}"
+        if more["code"]:
+            return message, more["code"]
+    return message, ""
+
+
 def parse_mypy(text: str) -> Findings | None:
     """Recognise mypy's ``file:line: error: message  [code]`` lines."""
     problems: list[Problem] = []
@@ -38,10 +57,13 @@ def parse_mypy(text: str) -> Findings | None:
         if m["sev"] != "error":
             continue
         code = m["code"] or m["pcode"] or ""
+        message = m["msg"]
+        if not code:
+            message, code = _mypy_continued(message, text, m.end())
         codes.append(code)
         tail = f" [{code}]" if code else ""
         problems.append(
-            Problem(f"{m['loc']}: {clip(m['msg'], 150)}{tail}", f"{code}|{m['msg']}", m["loc"])
+            Problem(f"{m['loc']}: {clip(message, 150)}{tail}", f"{code}|{message}", m["loc"])
         )
     if not problems:
         return None

@@ -11,6 +11,9 @@ from reflexkit.readers.findings import (
     clip,
     dedupe,
 )
+from reflexkit.readers.generic import is_library_path
+from reflexkit.readers.kinds import error_kind
+from reflexkit.readers.python_traceback import find_traceback, unpipe
 
 __all__ = ["parse_pytest"]
 
@@ -33,18 +36,28 @@ _PYTEST_SUMMARY = re.compile(
     r"deselected|rerun)(?:, )?)+)(?: in [\d.]+s.*?)?[=\s]*$",
     M,
 )
+_PYTEST_STOPPED = re.compile(r"^!+ (?P<msg>stopping after \d+ failures?) !+$", M)
 _PYTEST_INTERRUPTED = re.compile(r"^!+ (?P<msg>Interrupted: .+?) !+$", M)
 _PYTEST_USAGE = re.compile(
     r"^(?P<line>ERROR: (?:file or directory not found: .+|usage: .+|not found: .+)"
     r"|(?:pytest|__main__\.py): error: .+)$",
     M,
 )
-_PYTEST_LOC = re.compile(r"^(?P<loc>[^\s:][^:\n]*\.py:\d+)(?:: (?P<cls>\w+))?$", M)
+_PYTEST_LOC = re.compile(r"^(?P<loc>[^\s:][^:\n]*\.py:\d+)(?::(?: (?P<cls>\w+).*)?)? *$", M)
 _E_LINE = re.compile(r"^E {1,}(?P<msg>.*)$", M)
 _E_NOISE = re.compile(
     r"^(?:[+\-?] |Omitting |Full diff|Use -v|\+  where|\+    where|At index|Left contains|"
     r"Right contains|Differing items|Drill down|Extra items|$)"
 )
+_MIN_PREFIX = 12
+_XDIST_WORKER = re.compile(r"^\[gw\d+\] .*\n", M)
+_GROUP_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
+_EXAMPLE = re.compile(r"^(?:Falsifying example|Failing test case|Falsifying explicit example):")
+_DOCTEST_EXAMPLE = re.compile(r"^\d*\s*(>>> .+)$", M)
+_DOCTEST_GOT = re.compile(
+    r"^Expected:\n(?P<expected>(?:[ \t]+.*\n)+?)Got(?: nothing|:\n(?P<got>(?:[ \t]+.*\n?)+))", M
+)
+_DOCTEST_UNEXPECTED = re.compile(r"^UNEXPECTED EXCEPTION: .+$", M)
 _ASSERT_FLOAT = re.compile(r"assert -?\d+\.\d{8,}")
 _FIXTURE_MISSING = re.compile(r"fixture '(?P<name>[^']+)' not found")
 _ASYNC_UNSUPPORTED = "async def functions are not natively supported"
@@ -65,13 +78,26 @@ def _pytest_sections(text: str) -> list[tuple[str, str]]:
 
 
 def _section_message(body: str) -> tuple[str, str]:
-    """Return the key message (E lines, or the first line) and the location of a section."""
+    """Return the key message and the project's location of a FAILURES/ERRORS section.
+
+    Reads every ``--tb`` style: ``E`` lines (long, short, auto), a whole traceback (native,
+    ExceptionGroups), doctest's Expected/Got, hypothesis's falsifying example.
+    """
+    body = _XDIST_WORKER.sub("", body)
+    locs = [m["loc"] for m in _PYTEST_LOC.finditer(body)]
+    own = [loc for loc in locs if not is_library_path(loc)]
+    loc = own[-1] if own else (locs[-1] if locs else "")
+    if ">>>" in body and ("\nExpected:" in body or "UNEXPECTED EXCEPTION" in body):
+        return _doctest_message(body), loc
+    if "Traceback (most recent call last)" in body and not _E_LINE.search(body):
+        plain = unpipe(body)
+        tb = find_traceback(plain)
+        if tb is not None:
+            group = _GROUP_EXC.search(plain)
+            message = f"{group.group(0)} / {tb.exception}" if group else tb.exception
+            return message, tb.frame or loc
     messages = [m["msg"].rstrip() for m in _E_LINE.finditer(body)]
-    useful = [m.strip() for m in messages if not _E_NOISE.match(m.strip())]
-    loc_match = None
-    for loc_match in _PYTEST_LOC.finditer(body):  # noqa: B007 -- the last one is wanted
-        pass
-    loc = loc_match["loc"] if loc_match else ""
+    useful = [m.strip() for m in _join_examples(messages) if not _E_NOISE.match(m.strip())]
     if useful:
         return " / ".join(dedupe(useful)[:2]), loc
     for line in body.splitlines():
@@ -79,6 +105,55 @@ def _section_message(body: str) -> tuple[str, str]:
         if stripped and not line.startswith((" ", "\t", ">")) and not _PYTEST_LOC.match(stripped):
             return stripped, loc
     return "", loc
+
+
+def _untruncated(message: str, text: str) -> str:
+    """Return the summary's message ending in ``...`` whole, from where it is printed in full."""
+    if not message.endswith("...") or len(message) < _MIN_PREFIX:
+        return message
+    at = text.find(message[:-3], text.find("FAILURES"))
+    if at < 0:
+        return message
+    end = text.find("\n", at)
+    return text[at : end if end >= 0 else len(text)].rstrip()
+
+
+def _line_style_location(message: str, text: str) -> str:
+    """Return the ``path:line`` that ``--tb=line`` prints before *message*, or ``""``."""
+    head = message[: max(_MIN_PREFIX, min(len(message), 40))].removesuffix("...")
+    found = re.search(rf"^(?P<loc>\S+\.py:\d+): {re.escape(head)}", text, M)
+    return found["loc"] if found else ""
+
+
+def _join_examples(messages: list[str]) -> list[str]:
+    """Join hypothesis's multi-line ``Falsifying example: f(`` and its arguments into one line."""
+    out: list[str] = []
+    open_call = False
+    for message in messages:
+        stripped = message.strip()
+        if open_call and out:
+            if stripped == ")":
+                out[-1] = out[-1].rstrip(", ") + ")"
+                open_call = False
+            else:
+                out[-1] += ("" if out[-1].endswith("(") else " ") + stripped
+            continue
+        out.append(message)
+        open_call = bool(_EXAMPLE.match(stripped)) and stripped.endswith("(")
+    return out
+
+
+def _doctest_message(body: str) -> str:
+    """Return a failed doctest's example and its Expected/Got (or the exception), verbatim."""
+    examples = _DOCTEST_EXAMPLE.findall(body)
+    example = examples[-1].strip() if examples else ""
+    got = _DOCTEST_GOT.search(body)
+    if got:
+        expected = " ".join(got["expected"].split())
+        actual = " ".join(got["got"].split())
+        return f"{example}: Expected: {expected}, Got: {actual}"
+    unexpected = _DOCTEST_UNEXPECTED.search(body)
+    return f"{example}: {unexpected.group(0).strip()}" if unexpected else example
 
 
 def _pytest_usage(lines: list[str], command: str) -> Findings:
@@ -132,6 +207,7 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
                     f"ERROR at setup of {name}",
                     f"ERROR at teardown of {name}",
                     f"ERROR collecting {test_id}",
+                    f"[doctest] {name}",
                 )
                 if t in by_title
             ),
@@ -139,10 +215,14 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
         )
         used_titles.add(title)
         message, loc = details_for.get(title, ("", ""))
-        message = message or msg
+        message = message or _untruncated(msg, text)
+        if message and not loc:
+            loc = _line_style_location(message, text)
         label = f"{'ERROR ' if kind == 'ERROR' else ''}{test_id}"
         if title.startswith("ERROR collecting"):
             label = title
+        elif title.startswith("ERROR at "):
+            label = f"{test_id} ({title})"
         fact = label + (f": {clip(message, 200)}" if message else "") + (f" ({loc})" if loc else "")
         findings.facts.append(fact)
     for title, _body in sections:
@@ -159,6 +239,9 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
         findings.summary = summary_match["sum"].strip().rstrip(",")
     if interrupted:
         findings.details.append(interrupted["msg"])
+    stopped = _PYTEST_STOPPED.search(text)
+    if stopped:
+        findings.details.append(f"{stopped['msg']} (-x: the other tests did not run)")
     failed = len(ids) or len(sections)
     findings.headline = (
         f"pytest reported {failed} failing test{'s' if failed != 1 else ''}."
@@ -202,29 +285,63 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
         findings.steps.append(
             "Make the names the test module imports exist with those exact names."
         )
-    elif shorts and all(kind == "ERROR" for kind, _, _ in shorts):
-        findings.advice = (
-            "The tests never ran: their setup (a fixture or setup method) raised. Fix what the "
-            "setup needs (a service, a file, a fixture's own code) before touching the tests."
-        )
-        if re.search(r"\b(?:Connection\w*Error|FileNotFoundError|ModuleNotFoundError)\b", joined):
-            findings.category = ReflectionCategory.MISSING_CONTEXT
     else:
-        if _ASSERT_FLOAT.search(joined):
-            findings.steps.append(
-                "A float differs in its last digits: compare with `pytest.approx(...)` or round "
-                "the result, do not change the expected value."
-            )
-        if re.search(r"\b(?:FileNotFoundError|ModuleNotFoundError)\b", joined):
-            findings.category = ReflectionCategory.MISSING_CONTEXT
-        findings.advice = (
-            "Read each failing assertion: the left side is what the code returned, the right "
-            "side what the test expects. Fix the code under test so it returns the expected "
-            "value; change a test only if the test itself is wrong."
-        )
+        _advise(findings, shorts, sections, joined)
     first = ids[0] if ids else ""
     if first:
         findings.steps.append(f'Run the first failing test alone: `python -m pytest "{first}" -x`.')
     findings.steps.append("Then run the full suite to check nothing else broke.")
     findings.confidence = 0.85 if findings.facts else 0.55
     return findings
+
+
+def _advise(
+    findings: Findings,
+    shorts: list[tuple[str, str, str]],
+    sections: list[tuple[str, str]],
+    joined: str,
+) -> None:
+    """Advice for failing tests and errors at setup or teardown, fitting the error's kind."""
+    titles = [title for title, _ in sections]
+    setup = any(t.startswith("ERROR at setup of") for t in titles)
+    teardown = any(t.startswith("ERROR at teardown of") for t in titles)
+    errors_only = bool(shorts) and all(kind == "ERROR" for kind, _, _ in shorts)
+    kind = error_kind(findings.facts[0]) if findings.facts else None
+    if _ASSERT_FLOAT.search(joined):
+        findings.steps.append(
+            "A float differs in its last digits: compare with `pytest.approx(...)` or round "
+            "the result, do not change the expected value."
+        )
+    if kind is not None:
+        findings.category = kind.category
+    if errors_only and teardown and not setup:
+        findings.headline = findings.headline.replace("failing test", "test erroring at teardown")
+        findings.advice = (
+            "The tests themselves ran (and passed): the error came in teardown, the code after "
+            "a fixture's `yield` or a tearDown method. Fix that cleanup code or what it checks, "
+            "not the test body."
+        )
+        return
+    if errors_only:
+        findings.advice = (
+            "The tests never ran: their setup (a fixture or setup method) raised. Fix what the "
+            "setup needs (a service, a file, a fixture's own code) before touching the tests."
+        )
+        if teardown:
+            findings.advice += " Another test's teardown (the code after `yield`) failed too."
+        return
+    if any(t.startswith("[doctest]") for t in titles):
+        findings.advice = (
+            "A docstring example no longer shows what the code returns: fix the function so it "
+            "returns what the example expects under Expected, or update the example only if "
+            "the documented behaviour was meant to change."
+        )
+        return
+    if kind is not None and kind.name != "assertion":
+        findings.advice = f"The test raised rather than failed an assertion. {kind.advice}"
+        return
+    findings.advice = (
+        "Read each failing assertion: the left side is what the code returned, the right "
+        "side what the test expects. Fix the code under test so it returns the expected "
+        "value; change a test only if the test itself is wrong."
+    )

@@ -9,8 +9,15 @@ from reflexkit.readers.findings import (
     Findings,
     clip,
 )
+from reflexkit.readers.kinds import error_kind
 
-__all__ = ["MISSING_HINT_CLASSES", "Traceback", "find_traceback", "parse_traceback"]
+__all__ = [
+    "MISSING_HINT_CLASSES",
+    "Traceback",
+    "find_traceback",
+    "parse_traceback",
+    "unpipe",
+]
 
 M = re.MULTILINE
 
@@ -108,14 +115,40 @@ def find_traceback(text: str) -> Traceback | None:
     return _last_traceback(lines, 0)
 
 
+_GROUP_MARGIN = re.compile(r"^ *(?:\+-?\+?-* ?\d* ?-*|\| ?)", M)
+_GROUP_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
+
+
+def unpipe(text: str) -> str:
+    """Remove the ``| `` and ``+-`` margins of an ExceptionGroup traceback."""
+    return _GROUP_MARGIN.sub("", text)
+
+
+def _first_in_group(text: str, start: int) -> Traceback | None:
+    """Return the first sub-exception's traceback after an ExceptionGroup's line."""
+    first = _TB_START.search(text, start)
+    if first is None:
+        return find_traceback(text)
+    following = _TB_START.search(text, first.end())
+    block = text[first.start() : following.start() if following else len(text)]
+    return _last_traceback(block.splitlines(), 0) or find_traceback(text)
+
+
 def parse_traceback(text: str) -> Findings | None:
-    """Recognise a Python script that died with an uncaught exception."""
-    tb = find_traceback(text)
+    """Recognise a Python script that died with an uncaught exception (or exception group)."""
+    group = None
+    if "Exception Group Traceback" in text:
+        text = unpipe(text)
+        group = _GROUP_EXC.search(text)
+    tb = _first_in_group(text, group.end()) if group else find_traceback(text)
     if tb is None:
         return None
-    short_cls = tb.cls.rsplit(".", 1)[-1]
+    short_cls = clip(tb.cls.rsplit(".", 1)[-1], 60)
     findings = Findings(tool="python", failure_type=FailureType.RUNTIME_ERROR)
     findings.headline = f"The Python program raised {short_cls}."
+    if group is not None:
+        findings.headline = f"The Python program raised an exception group (first: {short_cls})."
+        findings.facts.append(clip(group.group(0), 200))
     findings.facts.append(clip(tb.exception, 240))
     if tb.frame:
         where = tb.frame + (f" ({clip(tb.code, 80)})" if tb.code else "")
@@ -141,14 +174,12 @@ def parse_traceback(text: str) -> Findings | None:
             "(the caret marks where the parser gave up; the real mistake is often just before "
             "it), then check with `python -m py_compile FILE`."
         )
-    elif short_cls in MISSING_HINT_CLASSES:
-        findings.category = ReflectionCategory.MISSING_CONTEXT
-        findings.advice = (
-            "The program expects a file or path that does not exist where it runs: create it, "
-            "pass the right path, or resolve it relative to the script rather than the current "
-            "directory."
+    elif (kind := error_kind(tb.exception)) is not None:
+        findings.category = kind.category
+        findings.advice = kind.advice
+        findings.steps.append(
+            f"Look at {tb.frame or 'the innermost frame'}: {kind.name} ({short_cls})."
         )
-        findings.steps.append(f"Check the path used at {tb.frame or 'the failing line'}.")
     else:
         findings.advice = (
             f"Fix the code at {tb.frame or 'the innermost frame'} so it no longer raises "

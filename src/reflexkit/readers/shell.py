@@ -6,8 +6,11 @@ import re
 
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers.findings import Findings, clip, dedupe
+from reflexkit.readers.generic import find_locations, is_library_path
+from reflexkit.readers.kinds import error_kind
+from reflexkit.readers.python_traceback import find_traceback
 
-__all__ = ["parse_git", "parse_shell", "parse_timeout"]
+__all__ = ["hung_frame", "parse_git", "parse_shell", "parse_timeout"]
 
 M = re.MULTILINE
 
@@ -160,6 +163,10 @@ def parse_shell(text: str, exit_code: int | None) -> Findings | None:
         findings.advice = (
             "Fix the line of the script the shell names (quote variables, check paths)."
         )
+        kind = error_kind(" ".join(lines))
+        if kind is not None:
+            findings.category = kind.category
+            findings.advice = f"{kind.advice} Then run the script again."
     findings.confidence = 0.75
     return findings
 
@@ -168,26 +175,57 @@ def parse_shell(text: str, exit_code: int | None) -> Findings | None:
 
 _TIMEOUT_CMD = re.compile(r"^\s*(?:\S*/)?timeout\s+(?:-\S+\s+)*(?P<secs>\d+(?:\.\d+)?[smhd]?)\s")
 _NUMBERS = re.compile(r"\d+")
+_OUR_LIMIT = re.compile(r"^\[timed out after [\d.]+ ?s and was killed\]$", M)
+_CALL_FIRST = "(most recent call first)"
+_FAULTHANDLER_TIMEOUT = re.compile(r"^Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!$", M)
+_FRAME_LINE = re.compile(
+    r'^\s*File "[^"]+", line \d+|^\s+at \S|^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent'
+)
+_PY_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+(?:,)? in \S+', M)
 _TIMEOUT_TEXT = re.compile(
     r"(?i)\b(?:timed out|timeout expired|TimeoutExpired|deadline exceeded)\b"
 )
 
 
-def parse_timeout(text: str, command: str, exit_code: int | None) -> Findings | None:
-    """Recognise a command killed by ``timeout`` (exit code 124) or a time limit."""
+def parse_timeout(
+    text: str, command: str, exit_code: int | None, *, timed_out: bool = False
+) -> Findings | None:
+    """Recognise a command killed by ``timeout`` (exit code 124) or a time limit.
+
+    Args:
+        text: The cleaned output.
+        command: The command line (``timeout 5 ...`` names the limit).
+        exit_code: The exit code; ``None`` when the caller killed it.
+        timed_out: The caller (reflexkit's own limit) killed the command.
+    """
     limit = _TIMEOUT_CMD.match(command)
     tail = text[-600:]
+    ours = _OUR_LIMIT.search(tail) if exit_code is None else None
+    own_dump = _FAULTHANDLER_TIMEOUT.search(text)
+    if own_dump is not None and not _ends_in_dump(text[own_dump.end() :]):
+        own_dump = None  # pytest's faulthandler_timeout only warns; the run went on
     killed = (
-        exit_code == _TIMEOUT_EXIT
+        timed_out
+        or exit_code == _TIMEOUT_EXIT
         or (limit is not None and exit_code in {137, 143})
         or (exit_code not in {0, None} and bool(_TIMEOUT_TEXT.search(tail)))
+        or ours is not None
+        or own_dump is not None
     )
     if not killed:
         return None
     findings = Findings(
         tool="timeout", failure_type=FailureType.TIMEOUT, category=ReflectionCategory.APPROACH_FLAW
     )
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    lines = [
+        line.strip()
+        for line in text.strip().splitlines()
+        if line.strip() and not _OUR_LIMIT.search(line) and not _FRAME_LINE.match(line)
+    ]
+    hung = hung_frame(text)
+    if hung:
+        findings.facts.append(clip(hung, 200))
+        findings.steps.append(f"Look at what {clip(hung, 120)} waits for.")
     if lines:
         last = lines[-1]
         shape = _NUMBERS.sub("#", last)
@@ -199,10 +237,21 @@ def parse_timeout(text: str, command: str, exit_code: int | None) -> Findings | 
             )
         others = dedupe(line for line in lines if _NUMBERS.sub("#", line) != shape)
         findings.details.extend(clip(line, 150) for line in others[-2:])
+    elif ours is not None:
+        findings.facts.append(ours.group(0).strip("[]"))
     secs = (
         f" after {limit['secs']}" + ("" if limit["secs"][-1].isalpha() else " s") if limit else ""
     )
-    findings.headline = f"The command was killed by the time limit{secs} (exit code {exit_code})."
+    if ours is not None or (timed_out and exit_code is None):
+        findings.headline = "reflexkit's time limit for the command ran out and killed it."
+    elif own_dump is not None and limit is None and exit_code != _TIMEOUT_EXIT:
+        findings.headline = (
+            f"The program's own watchdog ({own_dump.group(0)}) stopped it (exit code {exit_code})."
+        )
+    else:
+        findings.headline = (
+            f"The command was killed by the time limit{secs} (exit code {exit_code})."
+        )
     findings.advice = (
         "Do not just raise the time limit: the program waits for something that never happens "
         "(a server that is not running, a loop with no exit). Start or mock the dependency it "
@@ -214,3 +263,29 @@ def parse_timeout(text: str, command: str, exit_code: int | None) -> Findings | 
     )
     findings.confidence = 0.7 if lines else 0.5
     return findings
+
+
+def _ends_in_dump(rest: str) -> bool:
+    """Return whether *rest* holds nothing but faulthandler's thread headers and frames."""
+    return all(not line.strip() or _FRAME_LINE.match(line) for line in rest.splitlines())
+
+
+def hung_frame(text: str) -> str:
+    """Return the frame of the project's own code a killed program was in, verbatim, or ``""``.
+
+    Reads a faulthandler dump (``most recent call first``: the first own frame), a Python
+    traceback (the innermost own frame), or else the first own ``file:line`` printed.
+    """
+    at = text.rfind(_CALL_FIRST)
+    if at >= 0:
+        for match in _PY_FRAME.finditer(text, at):
+            if not is_library_path(match["file"]):
+                return match.group(0).strip()
+    traceback = find_traceback(text)
+    if traceback is not None and traceback.frame:
+        return traceback.frame
+    for location in find_locations(text):
+        path = location[6:].split('"', 1)[0] if location.startswith('File "') else location
+        if not is_library_path(path):
+            return location
+    return ""

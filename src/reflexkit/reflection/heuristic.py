@@ -34,6 +34,9 @@ MAX_CHARS = 1_500
 _ANALYSIS_BUDGET = 880
 _SUGGESTION_BUDGET = 330
 _ITEM_LIMIT = 170
+_HEADLINE_LIMIT = 200
+_FACT_LIMIT = 300
+"""No quoted fact, detail or summary is longer: a reflection never pastes a whole block."""
 _AGAIN = " before editing again. "
 _MAX_ITEMS = 4
 
@@ -122,7 +125,7 @@ class HeuristicGenerator:
         if failure.command:
             exit_text = f" (exit code {failure.exit_code})" if failure.exit_code is not None else ""
             opening.append(f"`{clip(failure.command, 100)}` failed{exit_text}.")
-        opening.append(findings.headline)
+        opening.append(clip(findings.headline, _HEADLINE_LIMIT))
         head = " ".join(part for part in opening if part)
 
         hint = ""
@@ -158,16 +161,16 @@ class HeuristicGenerator:
         Facts come first and are never cut mid-way; room is kept for the details and the
         tool's summary line; test ids that did not fit with their messages are listed last.
         """
-        tail = [" " + d.rstrip(".") + "." for d in findings.details]
+        tail = [" " + clip(d, _FACT_LIMIT).rstrip(".") + "." for d in findings.details]
         if findings.summary:
-            tail.append(f" Summary: {findings.summary.rstrip('.')}.")
+            tail.append(f" Summary: {clip(findings.summary, _FACT_LIMIT).rstrip('.')}.")
         reserve = min(sum(len(t) for t in tail), 260)
         parts = [head]
         used = len(head)
         shown = 0
         label = " Failing: " if findings.tests else " Errors: "
         for fact in findings.facts:
-            piece = (label if shown == 0 else "; ") + fact
+            piece = (label if shown == 0 else "; ") + clip(fact, _FACT_LIMIT)
             if used + len(piece) + reserve > budget and shown > 0:
                 break
             parts.append(piece)

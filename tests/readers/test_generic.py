@@ -1,0 +1,212 @@
+"""The generic reader: error lines, locations, codes and pairs found by their shape."""
+
+from __future__ import annotations
+
+from reflexkit.models import FailureContext, FailureType, ReflectionCategory
+from reflexkit.readers import Findings, analyse
+from reflexkit.readers.generic import find_locations, is_library_path
+
+
+def _read(
+    output: str, *, command: str = "./tool", exit_code: int | None = 1, files: tuple[str, ...] = ()
+) -> Findings:
+    return analyse(
+        FailureContext(
+            task_id="t",
+            subtask_id="s",
+            attempt_number=1,
+            command=command,
+            exit_code=exit_code,
+            error_output=output,
+            files_modified=files,
+        )
+    )
+
+
+def test_empty_output_says_so_plainly() -> None:
+    """No output: no guessed lines, and a headline that says nothing was printed."""
+    found = _read("", exit_code=5)
+    assert found.facts == []
+    assert "printed nothing" in found.headline
+    assert "no format" not in found.headline
+
+
+def test_no_error_line_quotes_the_last_lines() -> None:
+    """Only output without any error-shaped line is called unknown; its last lines are quoted."""
+    found = _read("step 1\nstep 2\nstep 3 done\n")
+    assert "no error line" in found.headline
+    assert found.facts == ["step 2", "step 3 done"]
+
+
+def test_error_lines_of_an_unknown_tool_are_quoted_verbatim() -> None:
+    """Error shapes of many languages are found and quoted as printed, not the noise around."""
+    output = (
+        "compiling 12 units\n"
+        "unit 3 ok\n"
+        "src/billing/tax.zig:41:17: error: expected type 'u32', found 'i64'\n"
+        "    const rate: u32 = lookup(region);\n"
+        "                ^~~~~~~~~~~~~~~~\n"
+        "note: called from here\n"
+        "1 error, 0 warnings\n"
+    )
+    found = _read(output, command="zigc build")
+    assert found.facts[0] == "src/billing/tax.zig:41:17: error: expected type 'u32', found 'i64'"
+    assert "unit 3 ok" not in found.facts
+    assert found.summary == "1 error, 0 warnings"
+    assert "no reader knows" in found.headline
+
+
+def test_project_files_rank_above_library_and_system_paths() -> None:
+    """Of two error lines, the one in the project's own file is quoted first."""
+    output = (
+        "FAIL /usr/lib/ruby/gems/3.1.0/gems/money-6.16/lib/money.rb:210 undefined method\n"
+        "FAIL lib/report/render.rb:88 cannot convert String into Integer\n"
+    )
+    found = _read(output)
+    assert found.facts[0] == "FAIL lib/report/render.rb:88 cannot convert String into Integer"
+
+
+def test_files_the_attempt_changed_rank_first() -> None:
+    """A line naming a file the attempt modified beats other project lines."""
+    output = "FAIL a/one.kt:3 unresolved reference: foo\nFAIL b/two.kt:9 type mismatch\n"
+    found = _read(output, files=("b/two.kt",))
+    assert found.facts[0] == "FAIL b/two.kt:9 type mismatch"
+
+
+def test_locations_in_every_printed_form() -> None:
+    """path:line:col, File "x", line N, at f (file:line:col), --> file:line:col, file(l,c)."""
+    text = (
+        'File "app/main.py", line 3\n'
+        "    at handler (/srv/app/routes.js:12:5)\n"
+        "  --> src/lib.rs:7:9\n"
+        "src/a.ts(4,2): error TS2322\n"
+        "died at script.pl line 6.\n"
+    )
+    assert find_locations(text) == [
+        'File "app/main.py", line 3',
+        "/srv/app/routes.js:12:5",
+        "src/lib.rs:7:9",
+        "src/a.ts(4,2)",
+        "script.pl line 6",
+    ]
+
+
+def test_library_paths() -> None:
+    """Paths of installed packages, the interpreter and system headers are not the project's."""
+    assert is_library_path("/usr/lib/python3.11/json/decoder.py")
+    assert is_library_path("/app/.venv/lib/python3.12/site-packages/requests/api.py")
+    assert is_library_path("/app/node_modules/express/lib/router.js")
+    assert is_library_path("<frozen runpy>")
+    assert is_library_path("/usr/include/c++/12/bits/stl_vector.h")
+    assert not is_library_path("src/app/service.py")
+    assert not is_library_path("/home/dev/shop/src/main.cpp")
+
+
+def test_codes_and_expected_actual_pairs() -> None:
+    """Codes not in the quoted lines and expected/actual lines are added as details."""
+    output = (
+        "check failed for invoice.total\n"
+        "  expected: 120.00\n"
+        "  actual:   119.99\n"
+        "FAILED rule INV-204 in rules/invoice.yaml:14\n"
+    )
+    found = _read(output)
+    assert "FAILED rule INV-204 in rules/invoice.yaml:14" in found.facts
+    assert "expected: 120.00" in " ".join(found.facts + found.details)
+    assert "actual:   119.99" in " ".join(found.facts + found.details)
+
+
+def test_shape_decides_the_type_when_the_command_says_nothing() -> None:
+    """Test-runner, compiler and runtime shapes give a type; the command still wins."""
+    assert (
+        _read("not ok 2 - totals add up\n# failed 1 of 3\n").failure_type
+        is FailureType.TEST_FAILURE
+    )
+    assert _read("error[E17]: unknown type Foo\n").failure_type is FailureType.BUILD_ERROR
+    tests = _read("Error: widget count mismatch\n", command="bats tests/")
+    assert tests.failure_type is FailureType.TEST_FAILURE
+
+
+def test_advice_fits_the_error_kind() -> None:
+    """A refused connection in unknown output is advised as a service that is not running."""
+    found = _read("fetch: connect ECONNREFUSED 127.0.0.1:5432\n")
+    assert found.category is ReflectionCategory.MISSING_CONTEXT
+    assert "not reachable" in found.advice
+
+
+def test_linter_diagnostics_without_the_word_error() -> None:
+    """Lines that start with a location or a rule code are findings, even with no 'error'."""
+    output = (
+        "README.md:3: recieve ==> receive\n"
+        "docs/api.md:10: seperate ==> separate\n"
+        "SC2086 Double quote to prevent globbing\n"
+    )
+    found = _read(output, command="./spellcheck")
+    assert found.facts[:2] == [
+        "README.md:3: recieve ==> receive",
+        "docs/api.md:10: seperate ==> separate",
+    ]
+    assert "SC2086 Double quote to prevent globbing" in found.facts
+
+
+def test_a_linter_by_command_is_a_verification_lint_error() -> None:
+    """Whatever the linter, its findings are lint_error and the lesson is to satisfy the check."""
+    found = _read("a.yaml:3:1: too many blank lines\n", command="yamllint a.yaml")
+    assert found.failure_type is FailureType.LINT_ERROR
+    assert found.category is ReflectionCategory.VERIFICATION
+
+
+def test_stylish_rows_name_their_file_and_warnings_rank_below_errors() -> None:
+    """A file header with indented line:col rows: errors first, the file named."""
+    output = (
+        "config/app.yml\n"
+        "  1:1   warning  missing document start\n"
+        "  4:9   error    trailing spaces  (trailing-spaces)\n"
+    )
+    found = _read(output)
+    assert found.facts[0] == "4:9   error    trailing spaces  (trailing-spaces)"
+    assert "in config/app.yml" in found.details
+
+
+def test_a_header_is_quoted_with_the_message_under_it() -> None:
+    """An error line ending in ':' is quoted with the indented line that explains it."""
+    output = 'Build Error at deploy/plan.hcl:12 (resource):\n  unknown attribute "instanc_type"\n'
+    found = _read(output)
+    assert found.facts[0] == (
+        'Build Error at deploy/plan.hcl:12 (resource): unknown attribute "instanc_type"'
+    )
+
+
+def test_the_tools_own_hint_and_quoted_command() -> None:
+    """hint:/help: lines are kept as hints, a quoted command in them first."""
+    hint = 'hint: resolve the conflicts, then run "vcs pick --continue"'
+    output = f"fatal: could not apply 1a2b3c\n{hint}\n"
+    found = _read(output)
+    assert found.hints[0] == "vcs pick --continue"
+
+
+def test_one_test_is_named_once() -> None:
+    """The same long test id in a progress line and a verdict line is quoted once."""
+    output = (
+        "tests.test_account.AccountTests.test_overdraft_is_refused ... FAIL\n"
+        "FAIL: tests.test_account.AccountTests.test_overdraft_is_refused\n"
+        "AssertionError: InsufficientFunds not raised\n"
+    )
+    found = _read(output)
+    assert sum("test_overdraft_is_refused" in fact for fact in found.facts) == 1
+    assert "AssertionError: InsufficientFunds not raised" in found.facts
+
+
+def test_a_compound_command_is_typed_by_the_part_that_failed() -> None:
+    """`javac X && java X` printing a Java stack trace failed at run time, on a null value."""
+    output = (
+        'Exception in thread "main" java.lang.NullPointerException: Cannot invoke '
+        '"java.lang.Integer.intValue()" because the return value of '
+        '"java.util.Map.get(Object)" is null\n'
+        "\tat Cart.total(Cart.java:8)\n"
+        "\tat Cart.main(Cart.java:14)\n"
+    )
+    found = _read(output, command="javac Cart.java && java Cart")
+    assert found.failure_type is FailureType.RUNTIME_ERROR
+    assert "None/null/nil" in found.advice
+    assert "at Cart.java:8, Cart.java:14" in found.details
