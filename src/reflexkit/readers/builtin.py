@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit.readers.go import parse_go_diagnostics, parse_go_panic, parse_go_test
 from reflexkit.readers.javascript import (
     parse_eslint,
     parse_jest,
@@ -69,6 +70,12 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader("jest", lambda t, _f: parse_jest(t), ("Tests:", "● "), 840),
     Reader("node-test", lambda t, _f: parse_node_test(t), ("# fail ", "\u2139 fail "), 830),
     Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
+    Reader(
+        "go-test",
+        lambda t, f: parse_go_test(t, f.command),
+        ("--- FAIL: ", "FAIL\t", "panic: test timed out"),
+        815,
+    ),
     # 700: type checkers
     Reader("mypy", lambda t, _f: parse_mypy(t), (": error: ",), 760),
     Reader("pyright", lambda t, _f: parse_pyright(t), (" - error: ",), 750),
@@ -95,6 +102,8 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ),
         550,
     ),
+    # go vet prints the compiler's format: one reader for both, the messages tell them apart
+    Reader("go", lambda t, f: parse_go_diagnostics(t, f.command), (".go:",), 545),
     # 400: installers
     Reader("pip", lambda t, f: parse_pip(t, f.command), ("ERROR: ", "pip", "error: "), 450),
     # 300: runtime errors and stack traces
@@ -105,6 +114,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         360,
     ),
     Reader("node", lambda t, _f: parse_node(t), ("    at ",), 350),
+    Reader("go-panic", lambda t, _f: parse_go_panic(t), ("goroutine ",), 345),
     Reader("rust-panic", lambda t, _f: parse_rust_panic(t), ("panicked at",), 340),
     # 200: build tools
     Reader("make", lambda t, _f: parse_make(t), ("*** ",), 250),
