@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.readers.go import parse_go_diagnostics, parse_go_panic, parse_go_test
+from reflexkit.readers.java import parse_java_trace, parse_javac
 from reflexkit.readers.javascript import (
     parse_eslint,
     parse_jest,
@@ -104,6 +105,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     # go vet prints the compiler's format: one reader for both, the messages tell them apart
     Reader("go", lambda t, f: parse_go_diagnostics(t, f.command), (".go:",), 545),
+    Reader("javac", lambda t, _f: parse_javac(t), (".java:", "error: "), 540),
     # 400: installers
     Reader("pip", lambda t, f: parse_pip(t, f.command), ("ERROR: ", "pip", "error: "), 450),
     # 300: runtime errors and stack traces
@@ -112,6 +114,18 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         lambda t, _f: parse_traceback(t),
         ("Traceback (most recent call last)", "SyntaxError: ", "IndentationError: ", "TabError: "),
         360,
+    ),
+    Reader(
+        "java",
+        lambda t, _f: parse_java_trace(t),
+        (
+            "\tat ",
+            "    at ",
+            "Error: Could not find or load",
+            "Error: Unable to access",
+            "Error: Main",
+        ),
+        355,
     ),
     Reader("node", lambda t, _f: parse_node(t), ("    at ",), 350),
     Reader("go-panic", lambda t, _f: parse_go_panic(t), ("goroutine ",), 345),
