@@ -17,6 +17,7 @@ from reflexkit.readers.javascript import (
     parse_node_test,
     parse_tsc,
 )
+from reflexkit.readers.js_runners import parse_mocha, parse_vitest
 from reflexkit.readers.native import (
     parse_cargo_test,
     parse_crash,
@@ -69,7 +70,14 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         850,
     ),
     Reader("jest", lambda t, _f: parse_jest(t), ("Tests:", "● "), 840),
-    Reader("node-test", lambda t, _f: parse_node_test(t), ("# fail ", "\u2139 fail "), 830),
+    Reader("vitest", lambda t, _f: parse_vitest(t), (" FAIL  ",), 836),
+    Reader("mocha", lambda t, _f: parse_mocha(t), (" failing",), 834),
+    Reader(
+        "node-test",
+        lambda t, _f: parse_node_test(t),
+        ("# fail ", "\u2139 fail ", "\nFailed tests:\n"),
+        830,
+    ),
     Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
     Reader(
         "go-test",
