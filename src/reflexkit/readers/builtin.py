@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit.readers.cxx import parse_cmake
 from reflexkit.readers.go import parse_go_diagnostics, parse_go_panic, parse_go_test
 from reflexkit.readers.java import parse_java_trace, parse_javac
 from reflexkit.readers.javascript import (
@@ -98,6 +99,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     Reader("eslint", lambda t, _f: parse_eslint(t), ("  error  ", "  warning  "), 650),
     # 500: compilers and linkers
+    Reader("cmake", lambda t, _f: parse_cmake(t), ("CMake Error",), 570),
     Reader("rustc", lambda t, _f: parse_rustc(t), ("error[", "error: "), 560),
     Reader(
         "gcc",
