@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._lines import matching_lines
 from reflexkit.readers.findings import MAX_BLOCKS, Findings, clip, dedupe, plural
 
 __all__ = ["parse_cmake"]
@@ -20,6 +21,8 @@ M = re.MULTILINE
 
 _ERROR_AT = re.compile(r"^CMake Error at (?P<loc>.+?:\d+) \((?P<cmd>[\w:]+)\):$", M)
 _ERROR_PLAIN = re.compile(r"^CMake Error: (?P<msg>.+)$", M)
+_ERROR_AT_NEEDLE = re.compile(r"CMake Error at ")
+_ERROR_PLAIN_NEEDLE = re.compile(r"CMake Error: ")
 _BODY_LINE = re.compile(r"^ {2,}(?P<text>\S.*)$")
 _STACK_FRAME = re.compile(r"^  (?P<loc>\S+:\d+) \((?P<cmd>[\w:]+)\)$", M)
 _NOT_FOUND = re.compile(
@@ -35,8 +38,8 @@ _MODULE_FILE = re.compile(r"(?:^|/)(?:share/cmake[^/]*/Modules|Modules)/|^/usr/|
 
 def parse_cmake(text: str) -> Findings | None:
     """Recognise CMake's ``CMake Error at file:line (command):`` blocks and plain errors."""
-    blocks = list(_ERROR_AT.finditer(text))
-    plain = list(_ERROR_PLAIN.finditer(text))
+    blocks = matching_lines(text, _ERROR_AT_NEEDLE, _ERROR_AT)
+    plain = matching_lines(text, _ERROR_PLAIN_NEEDLE, _ERROR_PLAIN)
     if not blocks and not plain:
         return None
     findings = Findings(tool="cmake", failure_type=FailureType.BUILD_ERROR)

@@ -14,6 +14,7 @@ import re
 import shlex
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._lines import matching_lines
 from reflexkit.readers.findings import MAX_BLOCKS, Findings, Problem, clip, dedupe, group_problems
 
 __all__ = ["parse_go_diagnostics", "parse_go_panic", "parse_go_test", "user_frame"]
@@ -25,6 +26,8 @@ M = re.MULTILINE
 _DIAG = re.compile(
     r"^(?:vet: )?(?P<loc>(?:[A-Za-z]:)?[^\s:][^:\n]*\.go:\d+(?::\d+)?): (?P<msg>\S.*)$", M
 )
+_PKG_NEEDLE = re.compile(r"# ")
+_GO_GET_NEEDLE = re.compile(r"go (?:get|mod|work) ")
 _PKG_HEADER = re.compile(r"^# (?P<pkg>\S+)(?: \[[^\]]+\])?$", M)
 _GO_GET = re.compile(r"^\s+(?P<hint>go (?:get|mod tidy|mod download|work use)\b.*)$", M)
 _NO_MODULE = re.compile(
@@ -33,6 +36,13 @@ _NO_MODULE = re.compile(
     r"cannot find module providing package (?P<cache>\S+)|"
     r"module (?P<mod>\S+) provides package \S+ and is replaced but not required",
 )
+_DETAILED = 100
+"""Diagnostics read in detail; the first ones are the ones to fix (the reflection shows six)."""
+_CLASSIFIED = 60
+"""The kind of a run (build, vet, modules) is read from its first diagnostics."""
+_VET_COMMAND = re.compile(r"\bgo\s+vet\b|\bstaticcheck\b|\bgolangci-lint\b")
+_GO_TEST_COMMAND = re.compile(r"\bgo\s+test\b")
+_TOP_PACKAGE = re.compile(r"[^./]*")
 _TO_ADD = re.compile(r"; to add(?: it)?:$")
 _NOT_IN_STD = re.compile(r"package (?P<pkg>\S+) is not in (?:GOROOT|std)")
 _TOO_MANY = re.compile(r"^\S+\.go:\d+:\d+: too many errors$", M)
@@ -60,16 +70,16 @@ def parse_go_diagnostics(text: str, command: str) -> Findings | None:
     diags = [m for m in _DIAG.finditer(text) if not _TOO_MANY.match(m.group(0))]
     if not diags:
         return None
-    messages = [d["msg"] for d in diags]
+    messages = [d["msg"][:300] for d in diags[:_CLASSIFIED]]
     missing = [m for m in (_NO_MODULE.search(msg) for msg in messages) if m]
     vet_found = [msg for msg in messages if _VET_MESSAGES.search(msg) or _STATICCHECK.search(msg)]
     is_vet = _is_vet(command) and not text.lstrip().startswith("vet: ")
     problems = [
         Problem(f"{d['loc']}: {clip(_TO_ADD.sub('', d['msg']), 160)}", d["msg"], d["loc"])
-        for d in diags
+        for d in diags[:_DETAILED]
     ]
-    packages = dedupe(m["pkg"] for m in _PKG_HEADER.finditer(text))
-    hints = dedupe(m["hint"].strip() for m in _GO_GET.finditer(text))
+    packages = dedupe(m["pkg"] for m in matching_lines(text, _PKG_NEEDLE, _PKG_HEADER))
+    hints = dedupe(m["hint"].strip() for m in matching_lines(text, _GO_GET_NEEDLE, _GO_GET))
     if missing:
         findings = _module_findings(missing, problems, hints)
     elif vet_found and (is_vet or len(vet_found) == len(messages)):
@@ -96,7 +106,7 @@ def parse_go_diagnostics(text: str, command: str) -> Findings | None:
 
 def _is_vet(command: str) -> bool:
     """Return whether the command runs ``go vet`` (or staticcheck, which prints the same)."""
-    return bool(re.search(r"\bgo\s+vet\b|\bstaticcheck\b|\bgolangci-lint\b", command))
+    return bool(_VET_COMMAND.search(command))
 
 
 def _count(problems: list[Problem], noun: str) -> str:
@@ -137,14 +147,14 @@ def _module_findings(
 
 def _build_findings(problems: list[Problem], packages: list[str], command: str) -> Findings:
     """Findings for compiler errors."""
-    tool = "go test" if re.search(r"\bgo\s+test\b", command) else "go build"
+    tool = "go test" if _GO_TEST_COMMAND.search(command) else "go build"
     findings = Findings(
         tool=tool,
         failure_type=FailureType.BUILD_ERROR,
         headline=f"The Go compiler reported {_count(problems, 'error')}"
         + (f" in {packages[0]}." if len(packages) == 1 else "."),
     )
-    not_std = [m for m in (_NOT_IN_STD.search(p.key) for p in problems) if m]
+    not_std = [m for m in (_NOT_IN_STD.search(p.key[:300]) for p in problems) if m]
     if not_std:
         findings.category = ReflectionCategory.MISSING_CONTEXT
         findings.advice = (
@@ -169,12 +179,10 @@ _PANIC = re.compile(
     r"(?:\n\s*panic: .*)?(?:\n\[signal (?P<signal>[^\]]*)\])?",
     M,
 )
-_GOROUTINE = re.compile(r"^goroutine \d+ \[(?P<state>[^\]]*)\]:$", M)
-_FRAME = re.compile(
-    r"^(?P<func>\S[^\n]*?)(?:\([^()\n]*\))?(?: in goroutine \d+)?\n\t(?P<loc>\S+\.go:\d+)"
-    r"(?: \+0x[0-9a-f]+)?$",
-    M,
-)
+_PANIC_NEEDLE = re.compile(r"panic: |fatal error: ")
+_FRAME_LOC = re.compile(r"\n\t(?P<loc>\S+\.go:\d+)(?: \+0x[0-9a-f]+)?$", M)
+"""The location line of a frame; the line before it names the function."""
+_ARGS = re.compile(r"\([^()]*\)$| in goroutine \d+$")
 _CREATED_BY = re.compile(r"^created by ")
 _NOT_OURS_DIR = re.compile(r"/pkg/mod/|/vendor/|\\pkg\\mod\\")
 """Third-party code: the module cache and vendored modules (the standard library is known by
@@ -196,7 +204,8 @@ def _is_std_function(func: str) -> bool:
     name = func.removeprefix("created by ").strip()
     if name.startswith("panic"):
         return True
-    return re.split(r"[./]", name, maxsplit=1)[0] in _STD_TOP
+    top = _TOP_PACKAGE.match(name)
+    return top is not None and top.group(0) in _STD_TOP
 
 
 def user_frame(dump: str) -> str:
@@ -205,32 +214,34 @@ def user_frame(dump: str) -> str:
     Frames of the runtime, the standard library (``regexp.MustCompile``) and of modules in the
     module cache (``/go/pkg/mod/``) are skipped; an empty string when there is none.
     """
-    for frame in _FRAME.finditer(dump):
-        func, loc = frame["func"], frame["loc"]
-        if _CREATED_BY.match(func) or loc.startswith("_testmain.go"):
-            continue
-        if _NOT_OURS_DIR.search(loc) or _is_std_function(func):
-            continue
-        return loc
-    return ""
+    frames = _user_frames(dump, first_only=True)
+    return frames[0][1] if frames else ""
 
 
-def _user_frames(dump: str) -> list[tuple[str, str]]:
-    """Return ``(function, location)`` of the frames in the project's own code."""
+def _user_frames(dump: str, *, first_only: bool = False) -> list[tuple[str, str]]:
+    """Return ``(function, location)`` of the frames in the project's own code.
+
+    A frame is two lines, ``pkg.Func(args)`` then a tab and ``/path/file.go:12 +0x1d``; the
+    location lines are found first (one linear search), the function is the line above.
+    """
     frames: list[tuple[str, str]] = []
-    for frame in _FRAME.finditer(dump):
-        func, loc = frame["func"], frame["loc"]
-        if _CREATED_BY.match(func) or loc.startswith("_testmain.go"):
+    for frame in _FRAME_LOC.finditer(dump):
+        loc = frame["loc"]
+        func = _ARGS.sub("", dump[dump.rfind("\n", 0, frame.start()) + 1 : frame.start()].strip())
+        if not func or _CREATED_BY.match(func) or loc.startswith("_testmain.go"):
             continue
         if not _NOT_OURS_DIR.search(loc) and not _is_std_function(func):
-            frames.append((func.strip(), loc))
+            frames.append((func, loc))
+            if first_only:
+                break
     return frames
 
 
 def parse_go_panic(text: str) -> Findings | None:
     """Recognise a Go program that panicked or died (``panic:``/``fatal error:`` + goroutines)."""
-    panic = _PANIC.search(text)
-    if panic is None or _GOROUTINE.search(text, panic.end()) is None:
+    panics = matching_lines(text, _PANIC_NEEDLE, _PANIC, limit=1)
+    panic = panics[0] if panics else None
+    if panic is None or text.find("\ngoroutine ", panic.end() - 1) < 0:
         return None
     dump = text[panic.end() : panic.end() + 12_000]
     where = user_frame(dump)
@@ -301,7 +312,7 @@ def parse_go_test(text: str, command: str) -> Findings | None:
     """Recognise ``go test`` output, with ``-v`` or without: failed tests, panics, timeouts."""
     results = list(_RESULT.finditer(text))
     failed_pkgs = list(_PKG_FAIL.finditer(text))
-    timed_out = _TIMED_OUT.search(text)
+    timed_out = _TIMED_OUT.search(text) if "panic: test timed out" in text else None
     if not any(r["res"] == "FAIL" for r in results) and not failed_pkgs and not timed_out:
         return None
     if any(_BUILD_FAILED in p["rest"] or "[setup failed]" in p["rest"] for p in failed_pkgs):
@@ -385,7 +396,7 @@ def _read_failures(text: str, results: list[re.Match[str]], findings: Findings) 
 def _panics_by_test(text: str, results: list[re.Match[str]]) -> dict[str, str]:
     """Map the test that panicked to ``panic: msg at user/frame.go:12``."""
     out: dict[str, str] = {}
-    for panic in _PANIC.finditer(text):
+    for panic in matching_lines(text, _PANIC_NEEDLE, _PANIC):
         if panic["line"].startswith("panic: test timed out"):
             continue
         before = [r for r in results if r.start() < panic.start() and r["res"] == "FAIL"]
@@ -406,7 +417,7 @@ def _read_timeout(text: str, timed_out: re.Match[str], findings: Findings) -> No
     findings.category = ReflectionCategory.ROOT_CAUSE
     findings.headline = f"go test stopped the tests after {timed_out['after']} (-timeout)."
     findings.facts.append(timed_out.group(0))
-    running = _RUNNING.search(text)
+    running = _RUNNING.search(text) if "running tests:" in text else None
     names = (
         [line.split(" ", 1)[0].strip() for line in running["list"].splitlines()] if running else []
     )

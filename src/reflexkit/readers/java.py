@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._lines import matching_lines
 from reflexkit.readers.findings import Findings, Problem, clip, dedupe, group_problems, plural
 
 __all__ = ["parse_java_trace", "parse_javac"]
@@ -30,6 +31,10 @@ _JAVAC_FLAG = re.compile(
     r"invalid source release|release version \S+ not supported).*)$",
     M,
 )
+_MAX_ERRORS = 60
+"""Errors read in detail (the rest are counted): the first ones are the ones to fix."""
+_ERROR_NEEDLE = re.compile(r"error: ")
+_COUNT_NEEDLE = re.compile(r"\d (?:error|warning)")
 _NO_PACKAGE = re.compile(r"package (?P<pkg>[\w.]+) does not exist")
 
 
@@ -37,11 +42,12 @@ def parse_javac(text: str) -> Findings | None:
     """Recognise javac's ``File.java:12: error: message`` diagnostics and its error count."""
     diags = list(_JAVAC.finditer(text))
     errors = [d for d in diags if d["sev"] == "error"]
-    flag = _JAVAC_FLAG.search(text)
+    flags = matching_lines(text, _ERROR_NEEDLE, _JAVAC_FLAG, limit=1)
+    flag = flags[0] if flags else None
     if not errors and flag is None:
         return None
     findings = Findings(tool="javac", failure_type=FailureType.BUILD_ERROR)
-    counts = [m.group(0) for m in _JAVAC_COUNT.finditer(text)]
+    counts = [m.group(0) for m in matching_lines(text, _COUNT_NEEDLE, _JAVAC_COUNT)]
     findings.summary = ", ".join(counts)
     if not errors and flag is not None:
         findings.category = ReflectionCategory.TOOL_MISUSE
@@ -51,7 +57,7 @@ def parse_javac(text: str) -> Findings | None:
         findings.steps.append("Run `javac -help` for the flags, then compile again.")
         findings.confidence = 0.7
         return findings
-    problems = [_javac_problem(text, d) for d in errors]
+    problems = [_javac_problem(text, d) for d in errors[:_MAX_ERRORS]]
     findings.facts = group_problems(problems, limit=6)
     missing = dedupe(m["pkg"] for m in (_NO_PACKAGE.search(d["msg"]) for d in errors) if m)
     foreign = [pkg for pkg in missing if not _own_package(pkg, [d["loc"] for d in errors])]
@@ -80,7 +86,7 @@ def parse_javac(text: str) -> Findings | None:
 def _javac_problem(text: str, diag: re.Match[str]) -> Problem:
     """Return one javac error with its indented detail lines (``symbol:``, the types)."""
     details: list[str] = []
-    lines = text[diag.end() + 1 : diag.end() + 1200].splitlines()
+    lines = text[diag.end() + 1 : diag.end() + 1200].split("\n", 8)
     for line in lines[2:8]:  # the source line and the caret come first
         if _JAVAC.match(line) or _JAVAC_COUNT.match(line):
             break
@@ -122,13 +128,15 @@ _LAUNCH = re.compile(
     r"Main method not found|A JNI error has occurred|LinkageError occurred).*)$",
     M,
 )
+_LAUNCH_NEEDLE = re.compile(r"Error: ")
 _MISSING_FILE = ("FileNotFoundException", "NoSuchFileException", "AccessDeniedException")
 _MISSING_CLASS = ("ClassNotFoundException", "NoClassDefFoundError", "NoSuchMethodError")
 
 
 def parse_java_trace(text: str) -> Findings | None:
     """Recognise a JVM exception with its ``at`` frames and ``Caused by:`` chain."""
-    launch = _LAUNCH.search(text)
+    launches = matching_lines(text, _LAUNCH_NEEDLE, _LAUNCH, limit=1)
+    launch = launches[0] if launches else None
     chain = [
         m for m in _EXC.finditer(text) if _has_frames(text, m) or m["line"].startswith("Caused by")
     ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._lines import matching_lines
 from reflexkit.readers.findings import (
     MAX_BLOCKS,
     Findings,
@@ -383,12 +384,16 @@ _SPEC_ERROR = re.compile(r"^\s+(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
 _SPEC_AT = re.compile(r"^\s+at .*?\((?:file://)?(?P<loc>[^\s()]+:\d+:\d+)\)$", M)
 
 
+_TAP_NOT_OK_NEEDLE = re.compile(r"not ok ")
+_TAP_FAIL_NEEDLE = re.compile(r"# fail ")
+_SPEC_SUMMARY_NEEDLE = re.compile(r"\u2139 fail ")
+_SPEC_FAIL_NEEDLE = re.compile(r"\u2716 ")
 _TAP_ERROR_BLOCK = re.compile(r"error: \|-\n\s+(?P<l1>.+)\n(?:\s*\n)?\s+(?P<l2>.+)")
 
 
 def _read_tap(text: str, findings: Findings) -> None:
     """Add the failing tests of a TAP report (suites whose subtests failed are skipped)."""
-    heads = list(_TAP_NOT_OK.finditer(text))
+    heads = matching_lines(text, _TAP_NOT_OK_NEEDLE, _TAP_NOT_OK, limit=MAX_BLOCKS + 1)
     for index, head in enumerate(heads):
         if index >= MAX_BLOCKS:
             break
@@ -443,7 +448,7 @@ def _read_spec(text: str, findings: Findings) -> None:
     report = text.split("\u2716 failing tests:", 1)[0]
     if _DOT_FAILED in report:
         report = report.split(_DOT_FAILED, 1)[1]
-    fails = list(_SPEC_FAIL.finditer(report))
+    fails = matching_lines(report, _SPEC_FAIL_NEEDLE, _SPEC_FAIL)
     for index, head in enumerate(fails):
         if index >= MAX_BLOCKS:
             break
@@ -475,9 +480,11 @@ def _read_spec(text: str, findings: Findings) -> None:
 
 def parse_node_test(text: str) -> Findings | None:
     """Recognise node:test output in the TAP, spec and dot reporter formats."""
-    tap = _TAP_FAIL.search(text)
-    spec = _SPEC_SUMMARY.search(text)
-    dot = _DOT_FAILED in text and _SPEC_FAIL.search(text) is not None
+    taps = matching_lines(text, _TAP_FAIL_NEEDLE, _TAP_FAIL, limit=1)
+    specs = matching_lines(text, _SPEC_SUMMARY_NEEDLE, _SPEC_SUMMARY, limit=1)
+    tap = taps[0] if taps else None
+    spec = specs[0] if specs else None
+    dot = _DOT_FAILED in text and bool(matching_lines(text, _SPEC_FAIL_NEEDLE, _SPEC_FAIL, limit=1))
     if not tap and not spec and not dot:
         return None
     findings = Findings(tool="node:test", failure_type=FailureType.TEST_FAILURE)

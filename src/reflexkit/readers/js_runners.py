@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._lines import matching_lines
 from reflexkit.readers.findings import MAX_BLOCKS, Findings, clip, plural
 
 __all__ = ["parse_mocha", "parse_vitest"]
@@ -26,9 +27,9 @@ _ERROR_LINE = re.compile(
 
 # --- vitest ----------------------------------------------------------------------------------
 
-_VITEST_HEAD = re.compile(
-    r"^ FAIL  (?P<file>[^\s>\[]+)(?: > (?P<name>.+?))?(?: \[ (?P<suite>[^\]\n]+) \])?$", M
-)
+_VITEST_HEAD = re.compile(r"^ FAIL  (?P<file>[^\s>\[]+)(?: > (?P<name>[^\n]+)| \[ [^\n]+ \])?$", M)
+_VITEST_HEAD_NEEDLE = re.compile(r" FAIL  ")
+_VITEST_SUMMARY_NEEDLE = re.compile(r"Test Files  |Tests  ")
 _VITEST_END = re.compile(r"^\u23af+(?:\[\d+/\d+\]\u23af*)?$|^\u23af+ [A-Z]", M)
 _VITEST_LOC = re.compile(r"^\s*\u276f (?:(?P<fn>\S+) )?(?P<loc>[^\s()]+:\d+:\d+)$", M)
 _VITEST_SUMMARY = re.compile(r"^\s*(?P<sum>(?:Test Files|Tests)  .*\(\d+\))$", M)
@@ -38,8 +39,8 @@ _CANNOT_FIND = re.compile(r"Cannot find (?:module|package) '(?P<mod>[^']+)'")
 
 def parse_vitest(text: str) -> Findings | None:
     """Recognise vitest's failure blocks (`` FAIL  file > test``) and its summary lines."""
-    heads = list(_VITEST_HEAD.finditer(text))
-    summaries = [m["sum"] for m in _VITEST_SUMMARY.finditer(text)]
+    heads = matching_lines(text, _VITEST_HEAD_NEEDLE, _VITEST_HEAD)
+    summaries = [m["sum"] for m in matching_lines(text, _VITEST_SUMMARY_NEEDLE, _VITEST_SUMMARY)]
     if not heads or not summaries:
         return None
     findings = Findings(tool="vitest", failure_type=FailureType.TEST_FAILURE)
@@ -103,17 +104,24 @@ def _runner_advice(missing: list[re.Match[str]]) -> str:
 
 _MOCHA_FAILING = re.compile(r"^\s*(?P<n>\d+) failing$", M)
 _MOCHA_PASSING = re.compile(r"^\s*(?P<sum>\d+ passing \([^)]*\))$", M)
+_MAX_TESTS = 100
+"""Failing tests named at most (the count is mocha's own)."""
+_MAX_TESTS = 100
+"""Failing tests named at most (the count is mocha's own)."""
+_MOCHA_FAILING_NEEDLE = re.compile(r"\d failing")
+_MOCHA_PASSING_NEEDLE = re.compile(r"\d passing \(")
 _MOCHA_BLOCK = re.compile(r"^  (?P<num>\d+)\) (?P<title>\S.*)$", M)
 _MOCHA_AT = re.compile(r"^\s+at (?:.*?\()?(?P<loc>(?:file://)?[^\s()]+:\d+:\d+)\)?$", M)
 
 
 def parse_mocha(text: str) -> Findings | None:
     """Recognise mocha's ``N passing``/``N failing`` report and its numbered failures."""
-    failing = _MOCHA_FAILING.search(text)
+    found = matching_lines(text, _MOCHA_FAILING_NEEDLE, _MOCHA_FAILING, limit=1)
+    failing = found[0] if found else None
     if failing is None:
         return None
     report = text[failing.end() :]
-    blocks = list(_MOCHA_BLOCK.finditer(report))
+    blocks = list(_MOCHA_BLOCK.finditer(report))[:_MAX_TESTS]
     findings = Findings(tool="mocha", failure_type=FailureType.TEST_FAILURE)
     for index, head in enumerate(blocks):
         end = blocks[index + 1].start() if index + 1 < len(blocks) else len(report)
@@ -131,7 +139,8 @@ def parse_mocha(text: str) -> Findings | None:
             + (f": {clip(error, 160)}" if error else "")
             + (f" ({loc})" if loc else "")
         )
-    passing = _MOCHA_PASSING.search(text)
+    passed = matching_lines(text, _MOCHA_PASSING_NEEDLE, _MOCHA_PASSING, limit=1)
+    passing = passed[0] if passed else None
     findings.summary = ", ".join(
         s for s in (passing["sum"] if passing else "", failing.group(0).strip()) if s
     )
@@ -152,17 +161,16 @@ def parse_mocha(text: str) -> Findings | None:
 def _mocha_title(first: str, body: str) -> tuple[list[str], str]:
     """Return the parts of a failure's title (suite ... test) and the text after it."""
     parts = [first]
-    offset = 0
+    offset = body.find("\n") + 1 if body.startswith("\n") else 0
     if not first.endswith(":"):
-        for line in body.splitlines(keepends=True)[1:8]:
-            offset += len(line)
+        for line in body[offset : offset + 1000].split("\n", 8)[:7]:
+            offset += len(line) + 1
             parts.append(line.strip())
             if line.rstrip().endswith(":"):
                 break
     parts = [p for p in parts if p]
     parts[-1] = parts[-1].removesuffix(":")
-    start = len(body.splitlines(keepends=True)[0]) if body.startswith("\n") else 0
-    return parts, body[start + offset :]
+    return parts, body[offset : offset + 3000]
 
 
 def _mocha_error(rest: str) -> str:

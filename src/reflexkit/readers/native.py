@@ -236,10 +236,17 @@ _GCC = re.compile(
 )
 _REQUIRED_HERE = re.compile(rf"^(?P<loc>(?:{_C_FILE}):\d+(?::\d+)?):   required from here$", M)
 _INCLUDED_FROM = re.compile(rf"^(?:In file included|\s+) from (?P<loc>(?:{_C_FILE}):\d+)[:,]$", M)
-_SYSTEM_PATH = re.compile(
-    r"^(?:/usr/|/opt/|/Library/|/Applications/|/nix/store/|[A-Za-z]:[\\/]Program Files)"
-    r"|/include/c\+\+/|/lib/gcc/|/lib/clang/|/MacOSX[\d.]*\.sdk/"
+_SYSTEM_ROOTS = ("/usr/", "/opt/", "/Library/", "/Applications/", "/nix/store/")
+_SYSTEM_PARTS = (
+    "/include/c++/",
+    "/lib/gcc/",
+    "/lib/clang/",
+    ".sdk/",
+    ":\\Program Files",
+    ":/Program Files",
 )
+_MAX_ERRORS = 40
+"""Errors read in detail (the rest are counted): the first ones are the ones to fix."""
 _LD_UNDEFINED = re.compile(r"undefined reference to [`'](?P<sym>[^'\n]+)'")
 _LD_OBJECT = re.compile(r"(?P<obj>[^\s:]+):\(\.[^)\n]*\): (?:[^\n]*: )?$")
 _LD_MULTIPLE = re.compile(r"multiple definition of [`'](?P<sym>[^'\n]+)'", M)
@@ -263,7 +270,7 @@ _LD = re.compile(
 
 def _is_system(loc: str) -> bool:
     """Return whether a diagnostic's file is a system or toolchain header, not the project's."""
-    return bool(_SYSTEM_PATH.search(loc))
+    return loc.startswith(_SYSTEM_ROOTS) or any(part in loc for part in _SYSTEM_PARTS)
 
 
 def _short(loc: str) -> str:
@@ -298,6 +305,8 @@ def _gcc_problems(text: str, diags: list[re.Match[str]]) -> list[Problem]:
     for index, diag in enumerate(diags):
         if diag["sev"] not in {"error", "fatal error"}:
             continue
+        if len(problems) >= _MAX_ERRORS:
+            break
         following = next((d.start() for d in diags[index + 1 :] if d["sev"] != "note"), len(text))
         msg = clip(diag["msg"], 150)
         if _is_system(diag["loc"]):
