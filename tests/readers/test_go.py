@@ -117,6 +117,28 @@ class TestGoTest:
         assert "wrap" not in text
         assert "cmd/slugify" not in text
 
+    def test_json_events_are_read_like_the_plain_output(self) -> None:
+        """``go test -json`` wraps each output line in an event; the same tests come out."""
+        plain, wrapped = read("go-test-cart-panic"), read("go-test-json")
+        assert wrapped.tests == plain.tests
+        assert (
+            wrapped.facts[0] == plain.facts[0] == "TestTotal: cart_test.go:8: Total() = 8, want 11"
+        )
+
+    def test_a_data_race_is_located_at_the_projects_line(self) -> None:
+        """-race reports the racing accesses; the project's line is quoted, not the runtime's."""
+        findings = read("go-test-race")
+        assert findings.facts[0] == (
+            "WARNING: DATA RACE (Read) at /tmp/i12b/var/shop/cart/race_test.go:15"
+        )
+        assert "sync.Mutex" in findings.advice
+
+    def test_a_race_in_a_program_is_a_runtime_error(self) -> None:
+        """``go run -race`` exits 66 with the race reports and no panic."""
+        findings = read("go-run-race-map")
+        assert findings.failure_type is FailureType.RUNTIME_ERROR
+        assert findings.facts[0].endswith("at /tmp/i12b/var/shop/main.go:15")
+
 
 class TestDiagnostics:
     """``go build`` and ``go vet``: the same shape, told apart by the messages."""

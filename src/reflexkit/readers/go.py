@@ -10,6 +10,7 @@ to fix.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 
@@ -180,7 +181,14 @@ _PANIC = re.compile(
     M,
 )
 _PANIC_NEEDLE = re.compile(r"panic: |fatal error: ")
-_FRAME_LOC = re.compile(r"\n\t(?P<loc>\S+\.go:\d+)(?: \+0x[0-9a-f]+)?$", M)
+_RACE_NEEDLE = re.compile(r"WARNING: DATA RACE")
+_RACE = re.compile(r"^WARNING: DATA RACE\n(?P<access>\S[^\n]*?)(?: at 0x[0-9a-f]+)? by [^\n]*:$", M)
+_RACE_ADVICE = (
+    "Several goroutines read and write the same variable without synchronisation: protect it "
+    "with a sync.Mutex, use a channel to hand it over, or give each goroutine its own copy "
+    "and combine the results after wg.Wait()."
+)
+_FRAME_LOC = re.compile(r"\n(?:\t| {6})(?P<loc>\S+\.go:\d+)(?: \+0x[0-9a-f]+)?$", M)
 """The location line of a frame; the line before it names the function."""
 _ARGS = re.compile(r"\([^()]*\)$| in goroutine \d+$")
 _CREATED_BY = re.compile(r"^created by ")
@@ -237,10 +245,24 @@ def _user_frames(dump: str, *, first_only: bool = False) -> list[tuple[str, str]
     return frames
 
 
+def races(text: str) -> list[str]:
+    """Return one fact per data race the race detector reported at a distinct project line."""
+    facts: dict[str, str] = {}
+    for race in matching_lines(text, _RACE_NEEDLE, _RACE):
+        frames = _user_frames(text[race.start() : race.start() + 3000].split("\n=====", 1)[0])
+        where = frames[0][1] if frames else ""
+        facts.setdefault(
+            where, f"WARNING: DATA RACE ({race['access']})" + (f" at {where}" if where else "")
+        )
+    return list(facts.values())[:3]
+
+
 def parse_go_panic(text: str) -> Findings | None:
     """Recognise a Go program that panicked or died (``panic:``/``fatal error:`` + goroutines)."""
     panics = matching_lines(text, _PANIC_NEEDLE, _PANIC, limit=1)
     panic = panics[0] if panics else None
+    if panic is None and "WARNING: DATA RACE" in text:
+        return _race_findings(text)
     if panic is None or text.find("\ngoroutine ", panic.end() - 1) < 0:
         return None
     dump = text[panic.end() : panic.end() + 12_000]
@@ -263,6 +285,22 @@ def parse_go_panic(text: str) -> Findings | None:
         findings.category = ReflectionCategory.MISSING_CONTEXT
     findings.confidence = 0.85 if where else 0.7
     return findings
+
+
+def _race_findings(text: str) -> Findings | None:
+    """Findings for a program the race detector stopped (``-race``, exit code 66)."""
+    facts = races(text)
+    if not facts:
+        return None
+    return Findings(
+        tool="go program",
+        failure_type=FailureType.RUNTIME_ERROR,
+        headline="The race detector found goroutines using the same memory without a lock.",
+        facts=facts,
+        advice=_RACE_ADVICE,
+        steps=["Guard the shared variable at the named line, then re-run with -race."],
+        confidence=0.8,
+    )
 
 
 def _panic_advice(msg: str, where: str) -> str:
@@ -308,27 +346,41 @@ _WAITING_FACTS = 3
 """At most this many facts for a timed-out run: the panic and where tests were waiting."""
 
 
+def from_test_json(text: str) -> str:
+    """Return the plain output inside ``go test -json`` events (other lines are kept)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if not line.startswith('{"'):
+            out.append(line + "\n")
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            out.append(line + "\n")
+            continue
+        if isinstance(event, dict) and isinstance(event.get("Output"), str):
+            out.append(event["Output"])
+    return "".join(out)
+
+
 def parse_go_test(text: str, command: str) -> Findings | None:
-    """Recognise ``go test`` output, with ``-v`` or without: failed tests, panics, timeouts."""
+    """Recognise ``go test`` output, with ``-v`` or without, or ``-json``: failed tests, panics."""
+    if '"Action":"' in text and text.lstrip().startswith('{"'):
+        text = from_test_json(text)
     results = list(_RESULT.finditer(text))
     failed_pkgs = list(_PKG_FAIL.finditer(text))
     timed_out = _TIMED_OUT.search(text) if "panic: test timed out" in text else None
     if not any(r["res"] == "FAIL" for r in results) and not failed_pkgs and not timed_out:
         return None
-    if any(_BUILD_FAILED in p["rest"] or "[setup failed]" in p["rest"] for p in failed_pkgs):
-        compiled = parse_go_diagnostics(text, command)
-        if compiled is not None:
-            if compiled.failure_type is FailureType.BUILD_ERROR:
-                compiled.tool = "go test"
-                compiled.headline = compiled.headline.replace(
-                    "The Go compiler", "go test could not compile the tests:"
-                ).replace(": reported", ":")
-            compiled.details.extend(p["line"].strip() for p in failed_pkgs[:2])
-            return compiled
+    compiled = _compile_failure(text, command, failed_pkgs)
+    if compiled is not None:
+        return compiled
     findings = Findings(tool="go test", failure_type=FailureType.TEST_FAILURE)
     if timed_out:
         _read_timeout(text, timed_out, findings)
     _read_failures(text, results, findings)
+    if "WARNING: DATA RACE" in text:
+        findings.facts[:0] = races(text)
     if not findings.facts:
         _read_package_exit(text, failed_pkgs, findings)
     packages = dedupe(p["pkg"] for p in failed_pkgs)
@@ -343,6 +395,8 @@ def parse_go_test(text: str, command: str) -> Findings | None:
             "returns what the test wants (or fix the test if its expectation is wrong); a panic "
             "names the line in the code that crashed."
         )
+    if "WARNING: DATA RACE" in text:
+        findings.advice = _RACE_ADVICE
     if findings.tests:
         leaf = findings.tests[0]
         pattern = "/".join(f"^{re.escape(part)}$" for part in leaf.split("/"))
@@ -351,6 +405,22 @@ def parse_go_test(text: str, command: str) -> Findings | None:
     findings.steps.append(f"Re-run `{command or 'go test ./...'}` to confirm all pass.")
     findings.confidence = 0.85 if findings.facts else 0.55
     return findings
+
+
+def _compile_failure(text: str, command: str, failed_pkgs: list[re.Match[str]]) -> Findings | None:
+    """Findings for ``FAIL pkg [build failed]``: the compiler's (or go.mod's) errors."""
+    if not any(_BUILD_FAILED in p["rest"] or "[setup failed]" in p["rest"] for p in failed_pkgs):
+        return None
+    compiled = parse_go_diagnostics(text, command)
+    if compiled is None:
+        return None
+    if compiled.failure_type is FailureType.BUILD_ERROR:
+        compiled.tool = "go test"
+        compiled.headline = compiled.headline.replace(
+            "The Go compiler", "go test could not compile the tests:"
+        ).replace(": reported", ":")
+    compiled.details.extend(p["line"].strip() for p in failed_pkgs[:2])
+    return compiled
 
 
 def _read_failures(text: str, results: list[re.Match[str]], findings: Findings) -> None:
