@@ -138,6 +138,13 @@ class TestMocha:
         """The summary is mocha's own counts."""
         assert read("mocha-queue-dot").summary == "0 passing (4ms), 3 failing"
 
+    def test_a_file_that_fails_to_load_stops_the_run(self) -> None:
+        """``Exception during run:``: no test ran; the import error is the fact."""
+        findings = read("mocha-load-error")
+        assert findings.category is ReflectionCategory.MISSING_CONTEXT
+        assert findings.facts[0].startswith("Error [ERR_MODULE_NOT_FOUND]: Cannot find module")
+        assert findings.tests == []
+
     def test_a_green_run_is_not_read(self) -> None:
         """No ``failing`` line, no findings."""
         assert parse_mocha("\n  price\n    \u2714 works\n\n  1 passing (3ms)\n") is None

@@ -72,7 +72,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     Reader("jest", lambda t, _f: parse_jest(t), ("Tests:", "● "), 840),
     Reader("vitest", lambda t, _f: parse_vitest(t), (" FAIL  ",), 836),
-    Reader("mocha", lambda t, _f: parse_mocha(t), (" failing",), 834),
+    Reader("mocha", lambda t, _f: parse_mocha(t), (" failing", "Exception during run: "), 834),
     Reader(
         "node-test",
         lambda t, _f: parse_node_test(t),

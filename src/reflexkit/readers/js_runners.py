@@ -104,6 +104,8 @@ def _runner_advice(missing: list[re.Match[str]]) -> str:
 
 _MOCHA_FAILING = re.compile(r"^\s*(?P<n>\d+) failing$", M)
 _MOCHA_PASSING = re.compile(r"^\s*(?P<sum>\d+ passing \([^)]*\))$", M)
+_MOCHA_EXCEPTION_NEEDLE = re.compile(r"Exception during run: ")
+_MOCHA_EXCEPTION = re.compile(r"^\s*Exception during run: (?P<e>.+)$", M)
 _MAX_TESTS = 100
 """Failing tests named at most (the count is mocha's own)."""
 _MAX_TESTS = 100
@@ -119,7 +121,7 @@ def parse_mocha(text: str) -> Findings | None:
     found = matching_lines(text, _MOCHA_FAILING_NEEDLE, _MOCHA_FAILING, limit=1)
     failing = found[0] if found else None
     if failing is None:
-        return None
+        return _mocha_exception(text)
     report = text[failing.end() :]
     blocks = list(_MOCHA_BLOCK.finditer(report))[:_MAX_TESTS]
     findings = Findings(tool="mocha", failure_type=FailureType.TEST_FAILURE)
@@ -156,6 +158,27 @@ def parse_mocha(text: str) -> Findings | None:
     findings.steps.append("Re-run mocha to confirm all pass.")
     findings.confidence = 0.85 if findings.facts else 0.55
     return findings
+
+
+def _mocha_exception(text: str) -> Findings | None:
+    """Read a run where mocha could not load the tests (``Exception during run: ...``)."""
+    crashed = matching_lines(text, _MOCHA_EXCEPTION_NEEDLE, _MOCHA_EXCEPTION, limit=1)
+    if not crashed:
+        return None
+    error = crashed[0]["e"].strip()
+    missing = _CANNOT_FIND.search(error)
+    return Findings(
+        tool="mocha",
+        failure_type=FailureType.TEST_FAILURE,
+        category=ReflectionCategory.MISSING_CONTEXT if missing else ReflectionCategory.ROOT_CAUSE,
+        headline="mocha could not load the test files, so no test ran.",
+        facts=[clip(error, 220)],
+        advice="A test file (or what it imports) fails while loading, so no test ran: fix the "
+        "error it reports (a module path that does not resolve, a syntax error, an ESM/CommonJS "
+        "mismatch) before looking at any test.",
+        steps=["Fix the load error, then re-run mocha."],
+        confidence=0.8,
+    )
 
 
 def _mocha_title(first: str, body: str) -> tuple[list[str], str]:
