@@ -125,6 +125,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ("Traceback (most recent call last)", "SyntaxError: ", "IndentationError: ", "TabError: "),
         360,
     ),
+    Reader("node", lambda t, _f: parse_node(t), ("    at ",), 350),
     Reader(
         "java",
         lambda t, _f: parse_java_trace(t),
@@ -137,7 +138,6 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ),
         355,
     ),
-    Reader("node", lambda t, _f: parse_node(t), ("    at ",), 350),
     Reader("go-panic", lambda t, _f: parse_go_panic(t), ("goroutine ",), 345),
     Reader("rust-panic", lambda t, _f: parse_rust_panic(t), ("panicked at",), 340),
     # 200: build tools
