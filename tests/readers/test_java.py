@@ -125,6 +125,11 @@ class TestStackTraces:
         assert findings.category is ReflectionCategory.MISSING_CONTEXT
         assert findings.facts[-1] == "com.acme.orders.OrderLoader.load(OrderLoader.java:14)"
 
+    def test_advice_fits_the_exception(self) -> None:
+        """A NullPointerException is advised as a null value, a NumberFormatException as parsing."""
+        assert "null" in read("java-run-npe").advice
+        assert "BigDecimal" in read("java-run-caused-by-parse").advice
+
     def test_a_class_that_cannot_be_launched_is_tool_misuse(self) -> None:
         """``Could not find or load main class``: the command line is wrong."""
         findings = read("java-run-class-not-found")

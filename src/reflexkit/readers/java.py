@@ -129,6 +129,44 @@ _LAUNCH = re.compile(
     M,
 )
 _LAUNCH_NEEDLE = re.compile(r"Error: ")
+_WHY = (
+    (
+        "NullPointer",
+        (
+            "a value there is null (a map lookup that found nothing, a field never set, a method "
+            "that returned null); check it or give it a value before calling a method on it."
+        ),
+    ),
+    (
+        "NumberFormat",
+        (
+            "the text parsed is not a number of that type; validate or convert it (a decimal "
+            "needs Double or BigDecimal, not Integer) before parsing."
+        ),
+    ),
+    (
+        "IndexOutOfBounds",
+        "an index is outside the array, list or string; check the length before indexing.",
+    ),
+    (
+        "StackOverflow",
+        (
+            "a method calls itself without ever reaching a base case; make the recursion shrink "
+            "its input and stop."
+        ),
+    ),
+    (
+        "ConcurrentModification",
+        (
+            "a collection is changed while it is iterated; collect the changes and apply them "
+            "after the loop, or use the iterator's remove()."
+        ),
+    ),
+    ("ClassCast", "an object is cast to a type it does not have; check the type first."),
+    ("OutOfMemory", "the program keeps too much in memory; stream the data or free it."),
+)
+"""What each common exception means, by a part of its class name."""
+_WHY_DEFAULT = "the message names the bad value; check inputs before using them."
 _MISSING_FILE = ("FileNotFoundException", "NoSuchFileException", "AccessDeniedException")
 _MISSING_CLASS = ("ClassNotFoundException", "NoClassDefFoundError", "NoSuchMethodError")
 
@@ -188,10 +226,9 @@ def parse_java_trace(text: str) -> Findings | None:
         )
     else:
         where = _where(user) if user else "the first frame in the project's code"
-        findings.advice = (
-            f"Fix the code at {where} so it no longer throws {culprit.rsplit('.', 1)[-1]}: the "
-            "message names the bad value; check inputs before using them (null, parse, index)."
-        )
+        name = culprit.rsplit(".", 1)[-1]
+        why = next((text for key, text in _WHY if key in name), _WHY_DEFAULT)
+        findings.advice = f"Fix the code at {where} so it no longer throws {name}: {why}"
     if user:
         findings.steps.append(f"Open {_where(user)} and fix the statement there.")
     findings.steps.append("Re-run the program with the same input.")
