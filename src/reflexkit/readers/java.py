@@ -42,7 +42,7 @@ def parse_javac(text: str) -> Findings | None:
     """Recognise javac's ``File.java:12: error: message`` diagnostics and its error count."""
     diags = list(_JAVAC.finditer(text))
     errors = [d for d in diags if d["sev"] == "error"]
-    flags = matching_lines(text, _ERROR_NEEDLE, _JAVAC_FLAG, limit=1)
+    flags = [] if errors else matching_lines(text, _ERROR_NEEDLE, _JAVAC_FLAG, limit=1)
     flag = flags[0] if flags else None
     if not errors and flag is None:
         return None
