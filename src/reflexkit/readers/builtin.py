@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 
+from reflexkit.readers.cxx import parse_cmake
+from reflexkit.readers.go import parse_go_diagnostics, parse_go_panic, parse_go_test
+from reflexkit.readers.java import parse_java_trace, parse_javac
 from reflexkit.readers.javascript import (
     parse_eslint,
     parse_jest,
@@ -15,6 +18,7 @@ from reflexkit.readers.javascript import (
     parse_node_test,
     parse_tsc,
 )
+from reflexkit.readers.js_runners import parse_mocha, parse_vitest
 from reflexkit.readers.native import (
     parse_cargo_test,
     parse_crash,
@@ -70,8 +74,21 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     Reader("doctest", lambda t, _f: parse_doctest(t), ("Failed example:",), 845),
     Reader("jest", lambda t, _f: parse_jest(t), ("Tests:", "● "), 840),
-    Reader("node-test", lambda t, _f: parse_node_test(t), ("# fail ", "\u2139 fail "), 830),
+    Reader("vitest", lambda t, _f: parse_vitest(t), (" FAIL  ",), 836),
+    Reader("mocha", lambda t, _f: parse_mocha(t), (" failing", "Exception during run: "), 834),
+    Reader(
+        "node-test",
+        lambda t, _f: parse_node_test(t),
+        ("# fail ", "\u2139 fail ", "\nFailed tests:\n"),
+        830,
+    ),
     Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
+    Reader(
+        "go-test",
+        lambda t, f: parse_go_test(t, f.command),
+        ("--- FAIL: ", "FAIL\t", "panic: test timed out"),
+        815,
+    ),
     # 700: type checkers
     Reader("mypy", lambda t, _f: parse_mypy(t), (": error: ",), 760),
     Reader("pyright", lambda t, _f: parse_pyright(t), (" - error: ",), 750),
@@ -85,6 +102,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     Reader("eslint", lambda t, _f: parse_eslint(t), ("  error  ", "  warning  "), 650),
     # 500: compilers and linkers
+    Reader("cmake", lambda t, _f: parse_cmake(t), ("CMake Error",), 570),
     Reader("rustc", lambda t, _f: parse_rustc(t), ("error[", "error: "), 560),
     Reader(
         "gcc",
@@ -98,6 +116,9 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ),
         550,
     ),
+    # go vet prints the compiler's format: one reader for both, the messages tell them apart
+    Reader("go", lambda t, f: parse_go_diagnostics(t, f.command), (".go:",), 545),
+    Reader("javac", lambda t, _f: parse_javac(t), (".java:", "error: "), 540),
     # 400: installers
     Reader("pip", lambda t, f: parse_pip(t, f.command), ("ERROR: ", "pip", "error: "), 450),
     # 300: runtime errors and stack traces
@@ -119,6 +140,19 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         370,
     ),
     Reader("node", lambda t, _f: parse_node(t), ("    at ",), 350),
+    Reader(
+        "java",
+        lambda t, _f: parse_java_trace(t),
+        (
+            "\tat ",
+            "    at ",
+            "Error: Could not find or load",
+            "Error: Unable to access",
+            "Error: Main",
+        ),
+        355,
+    ),
+    Reader("go-panic", lambda t, _f: parse_go_panic(t), ("goroutine ",), 345),
     Reader("rust-panic", lambda t, _f: parse_rust_panic(t), ("panicked at",), 340),
     # 200: build tools
     Reader("make", lambda t, _f: parse_make(t), ("*** ",), 250),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._lines import matching_lines
 from reflexkit.readers.findings import (
     MAX_BLOCKS,
     Findings,
@@ -374,7 +375,7 @@ def parse_jest(text: str) -> Findings | None:
 
 _TAP_NOT_OK = re.compile(r"^(?P<indent>\s*)not ok \d+ - (?P<name>.+?)(?:\s+#.*)?$", M)
 _TAP_FIELD = re.compile(
-    r"^\s+(?P<key>location|error|failureType|expected|actual|code): ?(?P<val>.*)$", M
+    r"^\s+(?P<key>location|error|failureType|expected|actual|code|name): ?(?P<val>.*)$", M
 )
 _TAP_FAIL = re.compile(r"^(?P<sum># fail \d+)$", M)
 _SPEC_FAIL = re.compile(r"^(?P<indent>\s*)\u2716 (?P<name>.+?) \([\d.]+m?s\)$", M)
@@ -383,12 +384,16 @@ _SPEC_ERROR = re.compile(r"^\s+(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
 _SPEC_AT = re.compile(r"^\s+at .*?\((?:file://)?(?P<loc>[^\s()]+:\d+:\d+)\)$", M)
 
 
+_TAP_NOT_OK_NEEDLE = re.compile(r"not ok ")
+_TAP_FAIL_NEEDLE = re.compile(r"# fail ")
+_SPEC_SUMMARY_NEEDLE = re.compile(r"\u2139 fail ")
+_SPEC_FAIL_NEEDLE = re.compile(r"\u2716 ")
 _TAP_ERROR_BLOCK = re.compile(r"error: \|-\n\s+(?P<l1>.+)\n(?:\s*\n)?\s+(?P<l2>.+)")
 
 
 def _read_tap(text: str, findings: Findings) -> None:
     """Add the failing tests of a TAP report (suites whose subtests failed are skipped)."""
-    heads = list(_TAP_NOT_OK.finditer(text))
+    heads = matching_lines(text, _TAP_NOT_OK_NEEDLE, _TAP_NOT_OK, limit=MAX_BLOCKS + 1)
     for index, head in enumerate(heads):
         if index >= MAX_BLOCKS:
             break
@@ -396,7 +401,7 @@ def _read_tap(text: str, findings: Findings) -> None:
         block = text[head.end() : min(end, head.end() + 4000)]
         fields: dict[str, str] = {}
         for m in _TAP_FIELD.finditer(block):
-            fields.setdefault(m["key"], m["val"].strip().strip("'|-").strip())
+            fields.setdefault(m["key"], m["val"].strip().strip("'|-").strip().strip('"'))
         if fields.get("failureType") == "subtestsFailed":
             continue
         name = head["name"]
@@ -405,6 +410,12 @@ def _read_tap(text: str, findings: Findings) -> None:
         if not error:
             err = _TAP_ERROR_BLOCK.search(block)
             error = f"{err['l1'].strip()} {err['l2'].strip()}" if err else ""
+        elif error == "test failed":  # the file itself failed: its stderr is quoted above
+            start = heads[index - 1].end() if index else 0
+            stderr = _last_error_line(text[start : head.start()], "# ")
+            error = stderr or error
+        elif fields.get("name", "AssertionError") != "AssertionError":
+            error = f"{fields['name']}: {error}"
         parts = [clip(error, 150)] if error else []
         if fields.get("expected") or fields.get("actual"):
             parts.append(
@@ -416,10 +427,28 @@ def _read_tap(text: str, findings: Findings) -> None:
         )
 
 
+_SPEC_QUOTED = re.compile(r"^\s+'(?P<m>.+)'$", M)
+_SUBTESTS_FAILED = re.compile(r"^\d+ subtests? failed$")
+_BARE_ERROR = re.compile(r"^(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
+_DOT_FAILED = "\nFailed tests:\n"
+
+
+def _last_error_line(text: str, prefix: str = "") -> str:
+    """Return the last unindented ``SomeError: message`` line of *text* (after *prefix*)."""
+    found = ""
+    for raw in text.splitlines():
+        line = raw.removeprefix(prefix)
+        if _BARE_ERROR.match(line):
+            found = line.strip()
+    return found
+
+
 def _read_spec(text: str, findings: Findings) -> None:
-    """Add the failing tests of a spec-reporter run (the final recap is not read twice)."""
+    """Add the failing tests of a spec or dot report (the final recap is not read twice)."""
     report = text.split("\u2716 failing tests:", 1)[0]
-    fails = list(_SPEC_FAIL.finditer(report))
+    if _DOT_FAILED in report:
+        report = report.split(_DOT_FAILED, 1)[1]
+    fails = matching_lines(report, _SPEC_FAIL_NEEDLE, _SPEC_FAIL)
     for index, head in enumerate(fails):
         if index >= MAX_BLOCKS:
             break
@@ -427,7 +456,16 @@ def _read_spec(text: str, findings: Findings) -> None:
         body = report[head.end() : min(end, head.end() + 4000)]
         error = _SPEC_ERROR.search(body)
         if error is None:
-            continue  # a suite whose subtests failed
+            quoted = _SPEC_QUOTED.match(body.lstrip("\n"))
+            message = quoted["m"] if quoted else ""
+            if not message or _SUBTESTS_FAILED.match(message):
+                continue  # a suite whose subtests failed
+            if message == "test failed":  # the file itself failed: its stderr is above
+                start = fails[index - 1].end() if index else 0
+                message = _last_error_line(text[start : head.start()]) or message
+            findings.tests.append(head["name"])
+            findings.facts.append(f"{head['name']}: {clip(message, 150)}")
+            continue
         message = error["e"].strip()
         if message.endswith(":"):
             following = [ln.strip() for ln in body[error.end() :].splitlines()[:4] if ln.strip()]
@@ -441,24 +479,31 @@ def _read_spec(text: str, findings: Findings) -> None:
 
 
 def parse_node_test(text: str) -> Findings | None:
-    """Recognise node:test output in the TAP and the spec reporter formats."""
-    tap = _TAP_FAIL.search(text)
-    spec = _SPEC_SUMMARY.search(text)
-    if not tap and not spec:
+    """Recognise node:test output in the TAP, spec and dot reporter formats."""
+    taps = matching_lines(text, _TAP_FAIL_NEEDLE, _TAP_FAIL, limit=1)
+    specs = matching_lines(text, _SPEC_SUMMARY_NEEDLE, _SPEC_SUMMARY, limit=1)
+    tap = taps[0] if taps else None
+    spec = specs[0] if specs else None
+    dot = _DOT_FAILED in text and bool(matching_lines(text, _SPEC_FAIL_NEEDLE, _SPEC_FAIL, limit=1))
+    if not tap and not spec and not dot:
         return None
     findings = Findings(tool="node:test", failure_type=FailureType.TEST_FAILURE)
     if tap:
         _read_tap(text, findings)
         findings.summary = tap["sum"]
-    elif spec:
+    else:
         _read_spec(text, findings)
-        findings.summary = spec["sum"]
+        findings.summary = spec["sum"] if spec else ""
     count = len(findings.tests)
     findings.headline = f"node --test reported {count} failing test{'s' if count != 1 else ''}."
     findings.advice = (
         "Compare the actual with the expected value of each failing assertion and fix the code "
         "under test; a 'Missing expected exception' means the code must throw for that input."
     )
+    if any("test timed out" in fact for fact in findings.facts):
+        findings.advice += (
+            " A 'test timed out' test never finished: await or resolve what it waits for."
+        )
     if findings.tests:
         findings.steps.append(
             f'Run it alone: `node --test --test-name-pattern="{findings.tests[0]}"`.'

@@ -225,47 +225,177 @@ def parse_rust_panic(text: str) -> Findings | None:
 
 # --- gcc / clang / ld ------------------------------------------------------------------------
 
+_C_FILE = (
+    r"[^\s:][^:\n]*\.(?:c|h|cc|cpp|cxx|c\+\+|hpp|hh|hxx|h\+\+|ipp|tcc|inl|m|mm|s|S|cu|cuh)"
+    r"|[^\s:][^:\n]*/include/[^:\s]+"
+)
 _GCC = re.compile(
-    r"^(?P<loc>[^\s:][^:\n]*\.(?:c|h|cc|cpp|cxx|hpp|hh|m|mm|s|S)(?::\d+){1,2}): "
+    rf"^(?P<loc>(?:{_C_FILE})(?::\d+){{1,2}}): "
     r"(?P<sev>fatal error|error|warning|note): (?P<msg>.*)$",
     M,
 )
-_LD = re.compile(
-    r"^(?P<line>.*(?:undefined reference to|cannot find -l|multiple definition of|ld returned|"
-    r"Undefined symbols for architecture|symbol\(s\) not found).*)$",
+_REQUIRED_HERE = re.compile(rf"^(?P<loc>(?:{_C_FILE}):\d+(?::\d+)?):   required from here$", M)
+_INCLUDED_FROM = re.compile(rf"^(?:In file included|\s+) from (?P<loc>(?:{_C_FILE}):\d+)[:,]$", M)
+_SYSTEM_ROOTS = ("/usr/", "/opt/", "/Library/", "/Applications/", "/nix/store/")
+_SYSTEM_PARTS = (
+    "/include/c++/",
+    "/lib/gcc/",
+    "/lib/clang/",
+    ".sdk/",
+    ":\\Program Files",
+    ":/Program Files",
+)
+_MAX_ERRORS = 40
+"""Errors read in detail (the rest are counted): the first ones are the ones to fix."""
+_LD_UNDEFINED = re.compile(r"undefined reference to [`'](?P<sym>[^'\n]+)'")
+_LD_OBJECT = re.compile(r"(?P<obj>[^\s:]+):\(\.[^)\n]*\): (?:[^\n]*: )?$")
+_LD_MULTIPLE = re.compile(r"multiple definition of [`'](?P<sym>[^'\n]+)'", M)
+_LLD_UNDEFINED = re.compile(
+    r"^(?:ld\.lld|ld64\.lld|lld-link|ld): error: undefined symbol: (?P<sym>.+)$"
+    r"(?:\n>>> referenced by (?P<ref>\S+))?",
     M,
+)
+_LD_OTHER = re.compile(
+    r"^(?P<line>.*(?:cannot find -l\S+|Undefined symbols for architecture \S+|"
+    r"symbol\(s\) not found for architecture \S+).*)$",
+    M,
+)
+_MACOS_SYMBOL = re.compile(r'^\s+"(?P<sym>[^"]+)", referenced from:$', M)
+_TEMP_OBJECT = re.compile(r"^/tmp/|^/var/folders/|\\Temp\\|^cc\w+\.o$")
+_LD = re.compile(
+    r"undefined reference to|cannot find -l|multiple definition of|"
+    r"Undefined symbols for architecture|undefined symbol: "
 )
 
 
+def _is_system(loc: str) -> bool:
+    """Return whether a diagnostic's file is a system or toolchain header, not the project's."""
+    return loc.startswith(_SYSTEM_ROOTS) or any(part in loc for part in _SYSTEM_PARTS)
+
+
+def _short(loc: str) -> str:
+    """Return ``bits/unique_ptr.h:1065:30`` for a long system-header location."""
+    parts = loc.replace("\\", "/").split("/")
+    return "/".join(parts[-2:])
+
+
+def _user_site(text: str, error: re.Match[str], before: int, after: int) -> str:
+    """Return where the project's code leads to an error inside a system header.
+
+    gcc prints the instantiation chain *before* the error, ending in ``file:line:col:   required
+    from here``; clang prints it *after*, as ``note: in instantiation of ... requested here``;
+    an error with neither is reached through the ``In file included from`` stack.
+    """
+    for here in reversed(list(_REQUIRED_HERE.finditer(text, before, error.start()))):
+        if not _is_system(here["loc"]):
+            return here["loc"]
+    for note in _GCC.finditer(text, error.end(), after):
+        if note["sev"] != "note":
+            break
+        if "requested here" in note["msg"] and not _is_system(note["loc"]):
+            return note["loc"]
+    included = [m["loc"] for m in _INCLUDED_FROM.finditer(text, before, error.start())]
+    return next((loc for loc in reversed(included) if not _is_system(loc)), "")
+
+
+def _gcc_problems(text: str, diags: list[re.Match[str]]) -> list[Problem]:
+    """Return the errors located in the project's own files, in output order."""
+    problems: list[Problem] = []
+    previous_end = 0
+    for index, diag in enumerate(diags):
+        if diag["sev"] not in {"error", "fatal error"}:
+            continue
+        if len(problems) >= _MAX_ERRORS:
+            break
+        following = next((d.start() for d in diags[index + 1 :] if d["sev"] != "note"), len(text))
+        msg = clip(diag["msg"], 150)
+        if _is_system(diag["loc"]):
+            site = _user_site(text, diag, previous_end, following)
+            shown = (
+                f"{site}: {diag['sev']}: {msg} [in {_short(diag['loc'])}]"
+                if site
+                else (f"{diag['loc']}: {diag['sev']}: {msg}")
+            )
+            problems.append(Problem(shown, diag["msg"], site or diag["loc"]))
+        else:
+            problems.append(
+                Problem(f"{diag['loc']}: {diag['sev']}: {msg}", diag["msg"], diag["loc"])
+            )
+        previous_end = diag.end()
+    return problems
+
+
+def _linker_facts(text: str) -> list[str]:
+    """Return the linker's complaints, one per symbol (temporary object names left out)."""
+    facts: list[str] = []
+    for m in _LD_UNDEFINED.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        prefix = _LD_OBJECT.search(text, line_start, m.start())
+        obj = prefix["obj"] if prefix else ""
+        where = f" (in {obj})" if obj and not _TEMP_OBJECT.search(obj) else ""
+        facts.append(f"undefined reference to `{m['sym']}'{where}")
+    facts.extend(
+        f"undefined symbol: {m['sym']}" + (f" (referenced by {m['ref']})" if m["ref"] else "")
+        for m in _LLD_UNDEFINED.finditer(text)
+    )
+    facts.extend(f"multiple definition of `{m['sym']}'" for m in _LD_MULTIPLE.finditer(text))
+    for m in _LD_OTHER.finditer(text):
+        line = m["line"].strip()
+        if line.startswith("Undefined symbols"):
+            symbols = [s["sym"] for s in _MACOS_SYMBOL.finditer(text)][:4]
+            line += " " + ", ".join(symbols) if symbols else ""
+        facts.append(clip(line, 180))
+    return dedupe(facts)
+
+
 def parse_gcc(text: str) -> Findings | None:
-    """Recognise gcc/clang diagnostics (``file:line:col: error: ...``) and linker errors."""
+    """Recognise gcc/clang diagnostics (``file:line:col: error: ...``) and linker errors.
+
+    An error inside a system header (a libstdc++ template) is reported at the project's line
+    that instantiated it (gcc's ``required from here``, clang's ``requested here``).
+    """
     diags = list(_GCC.finditer(text))
-    errors = [d for d in diags if d["sev"] in {"error", "fatal error"}]
-    linker = [m["line"].strip() for m in _LD.finditer(text) if "ld returned" not in m["line"]]
-    if not errors and not linker:
+    has_error = any(d["sev"] in {"error", "fatal error"} for d in diags)
+    linker = _linker_facts(text) if _LD.search(text) else []
+    if not has_error and not linker:
         return None
-    problems = [
-        Problem(f"{d['loc']}: {d['sev']}: {clip(d['msg'], 150)}", d["msg"], d["loc"])
-        for d in errors
-    ]
+    problems = _gcc_problems(text, diags)
     findings = Findings(tool="gcc", failure_type=FailureType.BUILD_ERROR)
     findings.facts = group_problems(problems, limit=5)
-    findings.facts.extend(clip(line, 180) for line in dedupe(linker)[:3])
+    findings.facts.extend(linker[:4])
     notes = [d for d in diags if d["sev"] == "note" and "previous" in d["msg"]]
     findings.details.extend(f"{d['loc']}: note: {clip(d['msg'], 100)}" for d in notes[:1])
-    count = len(errors) + len(linker)
+    if linker:  # an implicit declaration explains an undefined reference
+        implicit = [
+            d for d in diags if d["sev"] == "warning" and "implicit declaration" in d["msg"]
+        ]
+        findings.details.extend(f"{d['loc']}: warning: {clip(d['msg'], 120)}" for d in implicit[:2])
+    count = len(problems) + len(linker)
     findings.headline = f"The C/C++ build failed with {count} error{'s' if count != 1 else ''}."
-    if any(d["sev"] == "fatal error" and "No such file" in d["msg"] for d in errors):
+    missing_header = any(
+        d["sev"] == "fatal error" and ("No such file" in d["msg"] or "file not found" in d["msg"])
+        for d in diags
+    )
+    if missing_header:
         findings.category = ReflectionCategory.MISSING_CONTEXT
         findings.advice = (
             "A header cannot be found: fix the #include name or add its directory with -I (or "
             "install the library's development package)."
         )
-    elif linker:
+    elif linker and not problems:
         findings.category = ReflectionCategory.MISSING_CONTEXT
         findings.advice = (
-            "The linker cannot find a symbol: define the function, compile the source file that "
-            "defines it, or link its library (-l) in the build command."
+            "The linker cannot resolve the symbols: define each undefined function (with the "
+            "exact signature the caller uses), compile and link the source file that defines "
+            "it, or link its library (-l); a multiple definition means a header defines a "
+            "variable or function that should be declared `extern`/`inline` there and defined "
+            "in one .c/.cpp file."
+        )
+    elif any(p.text.endswith("]") and " [in " in p.text for p in problems):
+        findings.advice = (
+            "The errors inside the standard library come from the project's lines named first: "
+            "the type used there lacks what the template needs (an operator<, a copy, an "
+            "override of a pure virtual function); add it or change the call."
         )
     else:
         findings.advice = (
@@ -274,6 +404,12 @@ def parse_gcc(text: str) -> Findings | None:
         )
     if problems:
         findings.steps.append(f"Fix {problems[0].loc} first; later errors often follow from it.")
+    undefined = [m["sym"] for m in _LD_UNDEFINED.finditer(text)]
+    if undefined and not problems:
+        findings.steps.append(
+            f"Find where `{undefined[0]}` is (or should be) defined and add that source file or "
+            "library to the link command."
+        )
     findings.steps.append("Rebuild with the same command (keep -Wall) and check for new warnings.")
     findings.confidence = 0.85
     return findings
@@ -282,10 +418,14 @@ def parse_gcc(text: str) -> Findings | None:
 # --- make ------------------------------------------------------------------------------------
 
 _MAKE_STOP = re.compile(
-    r"^(?P<line>(?:make(?:\[\d+\])?: )?(?:[^\s:]+:\d+: )?\*\*\* (?P<msg>.+?)\.?\s+Stop\.)$", M
+    r"^(?P<line>(?:(?:g|mingw32-)?make(?:\[\d+\])?: )?(?:[^\s:]+:\d+: )?"
+    r"\*\*\* (?P<msg>.+?)\.?\s+Stop\.)$",
+    M,
 )
 _MAKE_RECIPE = re.compile(
-    r"^(?P<line>make(?:\[\d+\])?: \*\*\* \[(?P<target>[^\]]+)\] Error (?P<code>\d+))$", M
+    r"^(?P<line>(?:g|mingw32-)?make(?:\[\d+\])?: "
+    r"\*\*\* \[(?P<target>[^\]]+)\] Error (?P<code>\d+))$",
+    M,
 )
 
 

@@ -1,0 +1,124 @@
+"""Measure the Go, Java, JS test runner and C/C++ readers on real and hostile 20 KB outputs.
+
+For each reader, three inputs: its largest captured output (tests/data/tool_outputs), that
+output repeated to 20 KB, and a hostile 20 KB built from the reader's own prefixes with the
+ends that make a regex backtrack missing (no newline, no closing quote, no ``(``). Each is timed
+against ``clean_output`` (colour stripping and line ends, a linear pass every failure pays) on
+the same text in the same run, in interleaved rounds, and judged by the median per-call time.
+A reader misses its target when one call on 20 KB takes more than 1 ms.
+
+Usage::
+
+    python benchmarks/readers_speed.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from reflexkit.readers import clean_output
+from reflexkit.readers.cxx import parse_cmake
+from reflexkit.readers.findings import Findings
+from reflexkit.readers.go import parse_go_diagnostics, parse_go_panic, parse_go_test
+from reflexkit.readers.java import parse_java_trace, parse_javac
+from reflexkit.readers.javascript import parse_node_test
+from reflexkit.readers.js_runners import parse_mocha, parse_vitest
+from reflexkit.readers.native import parse_gcc
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "tool_outputs"
+SIZE = 20_000
+TARGET_SECONDS = 0.001
+
+Read = Callable[[str], Findings | None]
+
+READERS: dict[str, tuple[Read, str, str]] = {
+    # name: (read, glob of its captured outputs, a hostile line repeated to 20 KB)
+    "go test": (
+        lambda t: parse_go_test(t, "go test ./..."),
+        "go-test-*",
+        "    a.go:1: " + "x" * 50,
+    ),
+    "go build/vet": (
+        lambda t: parse_go_diagnostics(t, "go build"),
+        "go-build-*",
+        "a/b.go:1:2: " + "(" * 40,
+    ),
+    "go panic": (parse_go_panic, "go-*panic*", "panic: x\ngoroutine 1 [running]:\n" + "a.b(" * 20),
+    "javac": (parse_javac, "java-javac-*", "A.java:1: error: " + " " * 40 + "x"),
+    "java trace": (parse_java_trace, "java-run-*", "\tat a.b.C.d(" + "E" * 40),
+    "vitest": (parse_vitest, "vitest-*", " FAIL  a.test.js > " + "> " * 20),
+    "mocha": (parse_mocha, "mocha-*", "  1 failing\n  1) " + "a" * 40),
+    "node:test": (parse_node_test, "nodetest-*-slug", "# fail 1\nnot ok 1 - " + "x " * 20),
+    "gcc/clang/ld": (parse_gcc, "cxx-*", "src/a.cpp:1:2: note: " + "requested here " * 3),
+    "cmake": (parse_cmake, "cmake-*", "CMake Error at " + "a:1 " * 15),
+}
+
+
+def largest(read: Read, pattern: str) -> str:
+    """Return the longest captured output matching *pattern* that *read* recognises, cleaned."""
+    outputs = [
+        clean_output(json.loads(p.read_text(encoding="utf-8"))["failureContext"]["errorOutput"])
+        for p in sorted(DATA.glob(f"{pattern}.json"))
+    ]
+    return max((o for o in outputs if read(o) is not None), key=len)
+
+
+def grow(text: str) -> str:
+    """Return *text* repeated to at least 20 KB."""
+    return (text * (SIZE // max(len(text), 1) + 1))[: SIZE + len(text)]
+
+
+def per_call(func: Callable[[], object], calls: int) -> float:
+    """Return the seconds one call of *func* takes, over *calls* calls."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        func()
+    return (time.perf_counter() - start) / calls
+
+
+def measure(read: Read, text: str, rounds: int) -> tuple[float, float]:
+    """Return the median per-call seconds of *read* and of the baseline on *text*."""
+    calls = max(3, 200_000 // max(len(text), 1))
+    mine: list[float] = []
+    base: list[float] = []
+    for _ in range(rounds):
+        mine.append(per_call(lambda: read(text), calls))
+        base.append(per_call(lambda: clean_output(text), calls))
+    return statistics.median(mine), statistics.median(base)
+
+
+def main() -> int:
+    """Print one line per reader and input; return 1 when a reader misses its target."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    print(
+        f"{'reader':<14}{'input':<10}{'chars':>8}{'reader µs':>12}{'baseline µs':>13}{'ratio':>8}"
+    )
+    missed = []
+    for name, (read, pattern, hostile) in READERS.items():
+        real = largest(read, pattern)
+        for label, text in (("real", real), ("real*20KB", grow(real)), ("hostile", grow(hostile))):
+            mine, base = measure(read, text, args.rounds)
+            ratio = mine / base if base else float("inf")
+            print(
+                f"{name:<14}{label:<10}{len(text):>8}{mine * 1e6:>12.0f}{base * 1e6:>13.0f}"
+                f"{ratio:>8.1f}"
+            )
+            if len(text) >= SIZE and mine > TARGET_SECONDS:
+                missed.append(f"{name} on {label}")
+    if missed:
+        print("over 1 ms on 20 KB: " + ", ".join(missed))
+        return 1
+    print("every reader under 1 ms on 20 KB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""The Go readers: go test (with -v and without), go build/vet diagnostics, module errors, panics.
+
+The outputs under tests/data/tool_outputs/go-*.json were produced by running go 1.19 on small
+projects; the live tests at the end run the go toolchain of this machine when it has one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from reflexkit._serde import structure
+from reflexkit.models import FailureContext, FailureType, ReflectionCategory
+from reflexkit.readers import Findings, analyse
+from reflexkit.readers.go import parse_go_panic, user_frame
+
+from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
+ITEMS = sorted((DATA / "tool_outputs").glob("go-*.json"))
+
+
+def item(name: str) -> dict[str, Any]:
+    """Return one captured item."""
+    return json.loads((DATA / "tool_outputs" / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def read(name: str) -> Findings:
+    """Analyse one captured item."""
+    return analyse(structure(item(name)["failureContext"], FailureContext))
+
+
+def said(findings: Findings) -> str:
+    """Return everything the findings quote."""
+    return "\n".join(
+        [
+            findings.headline,
+            *findings.facts,
+            *findings.details,
+            findings.summary,
+            *findings.hints,
+            *findings.steps,
+            findings.advice,
+        ]
+    )
+
+
+@pytest.mark.parametrize("path", ITEMS, ids=lambda p: p.stem)
+def test_each_captured_output_is_read(path: Path) -> None:
+    """Every captured Go failure gets its labelled type, category and key facts."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    findings = analyse(structure(data["failureContext"], FailureContext))
+    expected = data["expected"]
+    assert findings.failure_type.value == expected["failureType"]
+    assert findings.category.value in expected["categoryHints"]
+    assert [f for f in expected["keyFacts"] if f not in said(findings)] == []
+
+
+class TestGoTest:
+    """``go test`` output."""
+
+    def test_verbose_run_attributes_log_lines_to_their_test(self) -> None:
+        """With -v the log lines come before ``--- FAIL``; each is quoted with its test."""
+        findings = read("go-test-v-slug")
+        assert findings.tool == "go test"
+        assert findings.tests == ["TestMake", "TestTruncate", "TestWords"]
+        assert (
+            findings.facts[1] == 'TestTruncate: slug_test.go:24: Truncate: got "h\\xc3", want "hé"'
+        )
+        assert "TestOK" not in said(findings)
+
+    def test_multi_line_log_message_is_kept(self) -> None:
+        """A ``t.Errorf`` message of several lines keeps its got and want lines."""
+        fact = read("go-test-v-slug").facts[2]
+        assert fact.startswith("TestWords: slug_test.go:32: mismatch:")
+        assert 'got:  []string{"a-b"}' in fact
+        assert 'want: []string{"a-b", "c"}' in fact
+
+    def test_failing_subtests_are_named_instead_of_their_parent(self) -> None:
+        """The parent of failing subtests adds nothing: the subtests are the ids to re-run."""
+        findings = read("go-test-cart-panic")
+        assert "TestDiscountTable/none" in findings.tests
+        assert "TestDiscountTable" not in findings.tests
+        assert findings.summary == "FAIL\texample.com/shop/cart\t0.010s"
+        assert "go test -run '^TestTotal$' example.com/shop/cart" in findings.steps[0]
+
+    def test_panic_in_a_test_points_at_the_projects_frame(self) -> None:
+        """A panic is quoted at the project's line, not at testing.go or runtime/panic.go."""
+        fact = next(f for f in read("go-test-cart-panic").facts if f.startswith("TestFirstEmpty"))
+        assert "index out of range [0] with length 0" in fact
+        assert fact.endswith("at /tmp/i12b/go/shop/cart/cart.go:39")
+        assert "[recovered]" not in fact
+
+    def test_test_binary_timeout_is_a_timeout_naming_the_stuck_test(self) -> None:
+        """``panic: test timed out`` names the test and where it was waiting."""
+        findings = read("go-test-timeout")
+        assert findings.failure_type is FailureType.TIMEOUT
+        assert findings.tests == ["TestLockOrder"]
+        assert "TestLockOrder waiting at /tmp/i12b/go/shop/price/slow_test.go:16" in findings.facts
+
+    def test_tests_that_do_not_compile_are_a_build_error(self) -> None:
+        """``FAIL pkg [build failed]``: the compiler's errors, not a test failure."""
+        findings = read("go-test-build-failed")
+        assert findings.failure_type is FailureType.BUILD_ERROR
+        assert findings.tool == "go test"
+        assert findings.facts[0].startswith("cart/extra_test.go:7:4: c.Remove undefined")
+
+    def test_ok_and_no_test_files_lines_are_not_failures(self) -> None:
+        """Packages that passed or have no tests are not reported."""
+        text = said(read("go-test-v-slug"))
+        assert "wrap" not in text
+        assert "cmd/slugify" not in text
+
+    def test_json_events_are_read_like_the_plain_output(self) -> None:
+        """``go test -json`` wraps each output line in an event; the same tests come out."""
+        plain, wrapped = read("go-test-cart-panic"), read("go-test-json")
+        assert wrapped.tests == plain.tests
+        assert (
+            wrapped.facts[0] == plain.facts[0] == "TestTotal: cart_test.go:8: Total() = 8, want 11"
+        )
+
+    def test_a_data_race_is_located_at_the_projects_line(self) -> None:
+        """-race reports the racing accesses; the project's line is quoted, not the runtime's."""
+        findings = read("go-test-race")
+        assert findings.facts[0] == (
+            "WARNING: DATA RACE (Read) at /tmp/i12b/var/shop/cart/race_test.go:15"
+        )
+        assert "sync.Mutex" in findings.advice
+
+    def test_a_race_in_a_program_is_a_runtime_error(self) -> None:
+        """``go run -race`` exits 66 with the race reports and no panic."""
+        findings = read("go-run-race-map")
+        assert findings.failure_type is FailureType.RUNTIME_ERROR
+        assert findings.facts[0].endswith("at /tmp/i12b/var/shop/main.go:15")
+
+
+class TestDiagnostics:
+    """``go build`` and ``go vet``: the same shape, told apart by the messages."""
+
+    def test_build_errors_are_quoted_one_per_line(self) -> None:
+        """Each compiler error with its location as printed."""
+        findings = read("go-build-store-errors")
+        assert findings.failure_type is FailureType.BUILD_ERROR
+        assert findings.facts[-1] == "store/store.go:37:9: undefined: totl"
+        assert "package example.org/inventory/store" in findings.details
+
+    def test_vet_findings_are_a_lint_error(self) -> None:
+        """Vet is a linter: its findings are lint_error, verification."""
+        findings = read("go-vet-store")
+        assert findings.failure_type is FailureType.LINT_ERROR
+        assert findings.category is ReflectionCategory.VERIFICATION
+        assert findings.tool == "go vet"
+
+    def test_vet_messages_are_recognised_without_the_command(self) -> None:
+        """Under ``make lint`` the analyzer messages alone tell it is vet."""
+        failure = structure(item("go-vet-store")["failureContext"], FailureContext)
+        findings = analyse(attrs.evolve(failure, command="make lint"))
+        assert findings.failure_type is FailureType.LINT_ERROR
+
+    def test_compile_errors_under_go_vet_stay_build_errors(self) -> None:
+        """``go vet`` on code that does not compile reports compiler errors."""
+        failure = structure(item("go-build-store-errors")["failureContext"], FailureContext)
+        findings = analyse(attrs.evolve(failure, command="go vet ./..."))
+        assert findings.failure_type is FailureType.BUILD_ERROR
+
+    def test_package_missing_from_go_mod_is_a_dependency_error(self) -> None:
+        """``no required module provides package``: dependency_error, with Go's own command."""
+        findings = read("go-run-missing-modules")
+        assert findings.failure_type is FailureType.DEPENDENCY_ERROR
+        assert findings.hints == ["go get github.com/google/uuid", "go get golang.org/x/exp/slices"]
+        assert not any(fact.endswith("to add it:") for fact in findings.facts)
+
+    def test_missing_go_sum_entry_is_a_dependency_error(self) -> None:
+        """The module is required but go.sum lacks it: go mod tidy."""
+        findings = read("go-build-missing-go-sum")
+        assert findings.failure_type is FailureType.DEPENDENCY_ERROR
+        assert "go mod tidy" in findings.advice
+
+
+class TestPanics:
+    """Programs that panic or die (``go run``, a built binary)."""
+
+    def test_library_frames_are_skipped_for_the_projects(self) -> None:
+        """regexp.MustCompile panics, the project's match.go:7 called it."""
+        findings = read("go-binary-panic-regexp")
+        assert findings.failure_type is FailureType.RUNTIME_ERROR
+        assert (
+            findings.steps[0]
+            == "Open /tmp/i12b/go/worker/internal/match/match.go:7 and fix the statement there."
+        )
+
+    def test_nil_dereference_keeps_the_signal_line(self) -> None:
+        """The SIGSEGV line is a detail; the fact names the project's line."""
+        findings = read("go-run-nil-map-entry")
+        assert findings.facts[0].endswith("at /tmp/i12b/go/cfgload/main.go:33")
+        assert findings.details[0].startswith("[signal SIGSEGV")
+        assert "nil" in findings.advice
+
+    def test_module_cache_frames_are_not_the_projects(self) -> None:
+        """A third-party module's frame (in the module cache) is skipped like the runtime's."""
+        dump = (
+            "goroutine 1 [running]:\n"
+            "github.com/other/lib.Parse(...)\n"
+            "\t/root/go/pkg/mod/github.com/other/lib@v1.2.0/parse.go:40 +0x1d\n"
+            "example.com/app/conf.Load({0x4b858c, 0x3})\n"
+            "\t/src/app/conf/load.go:12 +0x5e\n"
+            "main.main()\n\t/src/app/main.go:9 +0x25\n"
+        )
+        assert user_frame(dump) == "/src/app/conf/load.go:12"
+
+    def test_a_module_path_without_a_dot_is_still_the_projects(self) -> None:
+        """``module shop`` has no domain: its frames are not mistaken for the standard library."""
+        dump = "goroutine 1 [running]:\nshop/cart.(*Cart).First(...)\n\t/src/shop/cart/cart.go:39\n"
+        assert user_frame(dump) == "/src/shop/cart/cart.go:39"
+
+    def test_a_line_starting_with_panic_but_no_goroutines_is_not_a_panic(self) -> None:
+        """Only a real dump (``goroutine N [state]:``) counts."""
+        assert parse_go_panic("panic: the word appears in a log line\n") is None
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+def test_live_go_test_run(tmp_path: Path) -> None:
+    """Run the real ``go test`` on a fresh module and read what it prints."""
+    (tmp_path / "go.mod").write_text("module example.com/live\n\ngo 1.19\n", encoding="utf-8")
+    (tmp_path / "calc.go").write_text(
+        "package live\n\nfunc Add(a, b int) int { return a - b }\n", encoding="utf-8"
+    )
+    (tmp_path / "calc_test.go").write_text(
+        'package live\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n'
+        '\tif got := Add(2, 3); got != 5 {\n\t\tt.Errorf("Add(2, 3) = %d, want 5", got)\n\t}\n}\n',
+        encoding="utf-8",
+    )
+    run = subprocess.run(
+        ["go", "test", "./..."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": ""},
+    )
+    failure = FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command="go test ./...",
+        exit_code=run.returncode,
+        error_output=run.stdout + run.stderr,
+    )
+    findings = analyse(failure)
+    assert findings.failure_type is FailureType.TEST_FAILURE, failure.error_output
+    assert findings.tests == ["TestAdd"]
+    assert findings.facts == ["TestAdd: calc_test.go:7: Add(2, 3) = -1, want 5"]

@@ -1,0 +1,180 @@
+"""The Java readers: javac's diagnostics and JVM stack traces with ``Caused by:`` chains.
+
+The outputs under tests/data/tool_outputs/java-*.json were produced with OpenJDK 17's javac and
+java; the live test at the end compiles with the javac of this machine when it has one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reflexkit._serde import structure
+from reflexkit.models import FailureContext, FailureType, ReflectionCategory
+from reflexkit.readers import Findings, analyse
+from reflexkit.readers.java import parse_java_trace, parse_javac
+
+from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
+ITEMS = sorted((DATA / "tool_outputs").glob("java-*.json"))
+
+
+def read(name: str) -> Findings:
+    """Analyse one captured item."""
+    data: dict[str, Any] = json.loads(
+        (DATA / "tool_outputs" / f"{name}.json").read_text(encoding="utf-8")
+    )
+    return analyse(structure(data["failureContext"], FailureContext))
+
+
+def said(findings: Findings) -> str:
+    """Return everything the findings quote."""
+    return "\n".join(
+        [
+            findings.headline,
+            *findings.facts,
+            *findings.details,
+            findings.summary,
+            *findings.hints,
+            *findings.steps,
+            findings.advice,
+        ]
+    )
+
+
+@pytest.mark.parametrize("path", ITEMS, ids=lambda p: p.stem)
+def test_each_captured_output_is_read(path: Path) -> None:
+    """Every captured Java failure gets its labelled type, category and key facts."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    findings = analyse(structure(data["failureContext"], FailureContext))
+    expected = data["expected"]
+    assert findings.failure_type.value == expected["failureType"]
+    assert findings.category.value in expected["categoryHints"]
+    assert [f for f in expected["keyFacts"] if f not in said(findings)] == []
+
+
+class TestJavac:
+    """javac's ``File.java:12: error: message`` format."""
+
+    def test_detail_lines_are_kept_with_their_error(self) -> None:
+        """``symbol:`` and the type lines under an error say what is wrong; they stay with it."""
+        findings = read("java-javac-four-errors")
+        assert findings.tool == "javac"
+        assert findings.facts[3] == (
+            "src/main/java/com/acme/orders/Report.java:13: error: cannot find symbol "
+            "(symbol:   method totl(); location: variable o of type Order)"
+        )
+        assert findings.summary == "4 errors, 1 warning"
+
+    def test_warnings_are_not_reported_as_errors(self) -> None:
+        """The -Xlint warning is counted in the summary but is not a fact."""
+        assert not any("rawtypes" in fact for fact in read("java-javac-four-errors").facts)
+
+    def test_missing_library_packages_are_a_dependency_error(self) -> None:
+        """``package com.google.gson does not exist`` outside the project: a missing jar."""
+        findings = read("java-javac-missing-packages")
+        assert findings.failure_type is FailureType.DEPENDENCY_ERROR
+        assert findings.headline == (
+            "javac cannot find the packages com.google.gson, org.apache.commons.lang3."
+        )
+
+    def test_a_missing_package_of_the_project_is_a_build_error(self) -> None:
+        """A package under the project's own source tree is a typo, not a dependency."""
+        output = (
+            "src/main/java/com/acme/orders/Order.java:3: error: package com.acme.util does not "
+            "exist\nimport com.acme.util.Money;\n                     ^\n1 error\n"
+        )
+        findings = parse_javac(output)
+        assert findings is not None
+        assert findings.failure_type is FailureType.BUILD_ERROR
+
+    def test_other_output_is_not_javac(self) -> None:
+        """A Python traceback or a gcc error is not read as javac's."""
+        assert parse_javac("src/a.c:3:1: error: expected ';'\n") is None
+
+
+class TestStackTraces:
+    """Exceptions thrown by a Java program."""
+
+    def test_root_cause_and_its_projects_frame(self) -> None:
+        """The last ``Caused by:`` is the root cause; its first project frame is quoted."""
+        findings = read("java-run-caused-by-parse")
+        assert findings.facts == [
+            (
+                'Exception in thread "main" java.lang.IllegalArgumentException: bad order row: '
+                "A2,sku-9,2.50,1"
+            ),
+            'Caused by: java.lang.NumberFormatException: For input string: "2.50"',
+            "com.acme.orders.OrderLoader.parse(OrderLoader.java:27)",
+        ]
+
+    def test_jdk_frames_are_skipped(self) -> None:
+        """java.base frames on top of the stack are not where the project must look."""
+        findings = read("java-run-numberformat")
+        assert findings.facts[-1] == "com.acme.orders.Order.weight(Order.java:37)"
+        assert findings.steps[0] == "Open Order.java:37 and fix the statement there."
+
+    def test_root_cause_in_the_jdk_falls_back_to_the_outer_exception(self) -> None:
+        """``... 1 more`` frames: the project frame of the root cause is OrderLoader.load."""
+        findings = read("java-run-nosuchfile")
+        assert findings.category is ReflectionCategory.MISSING_CONTEXT
+        assert findings.facts[-1] == "com.acme.orders.OrderLoader.load(OrderLoader.java:14)"
+
+    def test_advice_fits_the_exception(self) -> None:
+        """A NullPointerException is advised as a null value, a NumberFormatException as parsing."""
+        assert "null" in read("java-run-npe").advice
+        assert "BigDecimal" in read("java-run-caused-by-parse").advice
+
+    def test_a_class_that_cannot_be_launched_is_tool_misuse(self) -> None:
+        """``Could not find or load main class``: the command line is wrong."""
+        findings = read("java-run-class-not-found")
+        assert findings.category is ReflectionCategory.TOOL_MISUSE
+        assert findings.failure_type is FailureType.RUNTIME_ERROR
+
+    def test_a_node_stack_is_not_a_java_stack(self) -> None:
+        """Node's ``TypeError: ...`` with ``at`` frames is left to the Node.js reader."""
+        output = (
+            "TypeError: Cannot read properties of undefined (reading 'x')\n"
+            "    at main (/app/src/main.js:3:15)\n    at node:internal/main:1:1\n"
+        )
+        assert parse_java_trace(output) is None
+
+
+@pytest.mark.skipif(shutil.which("javac") is None, reason="no javac on this machine")
+def test_live_javac_run(tmp_path: Path) -> None:
+    """Compile a broken file with the real javac and read what it prints."""
+    source = tmp_path / "src" / "Greeter.java"
+    source.parent.mkdir()
+    source.write_text(
+        "public class Greeter {\n    public static void main(String[] args) {\n"
+        '        int n = "three";\n        System.out.println(greet(n));\n    }\n}\n',
+        encoding="utf-8",
+    )
+    run = subprocess.run(
+        ["javac", "-d", str(tmp_path / "out"), "src/Greeter.java"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    failure = FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command="javac -d out src/Greeter.java",
+        exit_code=run.returncode,
+        error_output=run.stdout + run.stderr,
+    )
+    findings = analyse(failure)
+    assert findings.failure_type is FailureType.BUILD_ERROR, failure.error_output
+    assert findings.facts[0].startswith("src/Greeter.java:3: error: incompatible types")
+    assert any(
+        f.startswith("src/Greeter.java:4: error: cannot find symbol") for f in findings.facts
+    )
+    assert findings.summary == "2 errors"
