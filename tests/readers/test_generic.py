@@ -208,5 +208,6 @@ def test_a_compound_command_is_typed_by_the_part_that_failed() -> None:
     )
     found = _read(output, command="javac Cart.java && java Cart")
     assert found.failure_type is FailureType.RUNTIME_ERROR
-    assert "None/null/nil" in found.advice
-    assert "at Cart.java:8, Cart.java:14" in found.details
+    assert "null" in found.advice
+    assert "assert" not in found.advice.lower()  # a null value is not an assertion to loosen
+    assert any("Cart.java:8" in line for line in [*found.facts, *found.details])

@@ -178,3 +178,18 @@ def test_live_javac_run(tmp_path: Path) -> None:
         f.startswith("src/Greeter.java:4: error: cannot find symbol") for f in findings.facts
     )
     assert findings.summary == "2 errors"
+
+
+def test_access_denied_is_about_permissions_not_a_missing_file() -> None:
+    """AccessDeniedException: the file is there and access is refused; don't create it."""
+    found = parse_java_trace(
+        'Exception in thread "main" java.nio.file.AccessDeniedException: /etc/app/secret.key\n'
+        "\tat java.base/sun.nio.fs.UnixException.translateToIOException(UnixException.java:90)\n"
+        "\tat com.acme.Keys.load(Keys.java:21)\n"
+        "\tat com.acme.Main.main(Main.java:9)\n"
+    )
+    assert found is not None
+    assert found.category is ReflectionCategory.MISSING_CONTEXT
+    assert "Access was refused" in found.advice
+    assert "not there" not in found.advice
+    assert "com.acme.Keys.load(Keys.java:21)" in found.facts

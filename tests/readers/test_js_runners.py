@@ -184,11 +184,6 @@ class TestNodeTest:
         assert "slow: test timed out after 100ms" in findings.facts[-1]
         assert [f for f in data["expected"]["keyFacts"] if f not in said(findings)] == []
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="the text-based timeout check of readers/_analyse.py overrides the test "
-        "runner's reading when a runner reports its own per-test timeout (see report)",
-    )
     @pytest.mark.parametrize("path", HELD, ids=lambda p: p.stem)
     def test_a_runners_own_test_timeout_is_a_test_failure(self, path: Path) -> None:
         """One timed-out test among failing tests is still a test_failure of the run."""

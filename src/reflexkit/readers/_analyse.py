@@ -120,8 +120,15 @@ def analyse(failure: FailureContext) -> Findings:
     """
     text = clean_output(failure.error_output)
     timed_out = failure.failure_type is FailureType.TIMEOUT
-    timeout = parse_timeout(text, failure.command, failure.exit_code, timed_out=timed_out)
     found = _first_reading(text, failure)
+    runner_read_it = found is not None and found.failure_type is FailureType.TEST_FAILURE
+    timeout = parse_timeout(
+        text,
+        failure.command,
+        failure.exit_code,
+        timed_out=timed_out,
+        trust_text=not runner_read_it,
+    )
     if found is not None and found.tool in {"gcc", "rustc", "clippy"}:
         wrapper = parse_make(text)
         if wrapper is not None:

@@ -14,6 +14,7 @@ import re
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._lines import matching_lines
 from reflexkit.readers.findings import Findings, Problem, clip, dedupe, group_problems, plural
+from reflexkit.readers.kinds import error_kind
 
 __all__ = ["parse_java_trace", "parse_javac"]
 
@@ -167,7 +168,7 @@ _WHY = (
 )
 """What each common exception means, by a part of its class name."""
 _WHY_DEFAULT = "the message names the bad value; check inputs before using them."
-_MISSING_FILE = ("FileNotFoundException", "NoSuchFileException", "AccessDeniedException")
+_MISSING_FILE = ("FileNotFoundException", "NoSuchFileException")
 _MISSING_CLASS = ("ClassNotFoundException", "NoClassDefFoundError", "NoSuchMethodError")
 
 
@@ -210,25 +211,7 @@ def parse_java_trace(text: str) -> Findings | None:
         findings.facts.append(user)
     elif frames:
         findings.details.append(f"thrown at {frames[0]}")
-    culprit = (root or top)["cls"]
-    if culprit.endswith(_MISSING_FILE):
-        findings.category = ReflectionCategory.MISSING_CONTEXT
-        findings.advice = (
-            "The program opens a file that is not there: create it, or pass the right path "
-            "(relative paths resolve from the working directory)."
-        )
-    elif culprit.endswith(_MISSING_CLASS):
-        findings.failure_type = FailureType.DEPENDENCY_ERROR
-        findings.category = ReflectionCategory.MISSING_CONTEXT
-        findings.advice = (
-            "A class that compiled is missing at run time: put its jar on the runtime classpath "
-            "(same dependency versions as at compile time)."
-        )
-    else:
-        where = _where(user) if user else "the first frame in the project's code"
-        name = culprit.rsplit(".", 1)[-1]
-        why = next((text for key, text in _WHY if key in name), _WHY_DEFAULT)
-        findings.advice = f"Fix the code at {where} so it no longer throws {name}: {why}"
+    _advise(findings, (root or top)["cls"], (root or top)["line"], user)
     if user:
         findings.steps.append(f"Open {_where(user)} and fix the statement there.")
     findings.steps.append("Re-run the program with the same input.")
@@ -261,3 +244,30 @@ def _where(frame: str) -> str:
     """Return ``Order.java:37`` from ``com.acme.Order.weight(Order.java:37)``."""
     inside = frame[frame.rfind("(") + 1 : -1]
     return inside if ":" in inside else frame
+
+
+def _advise(findings: Findings, culprit: str, line: str, user: str) -> None:
+    """Set the category, type and advice that fit the exception *culprit* thrown at *user*."""
+    kind = error_kind(line)
+    if kind is not None and kind.name == "permission":
+        # AccessDeniedException, SecurityException ...: the file is there, access is refused.
+        findings.category = kind.category
+        findings.advice = kind.advice
+    elif culprit.endswith(_MISSING_FILE):
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "The program opens a file that is not there: create it, or pass the right path "
+            "(relative paths resolve from the working directory)."
+        )
+    elif culprit.endswith(_MISSING_CLASS):
+        findings.failure_type = FailureType.DEPENDENCY_ERROR
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "A class that compiled is missing at run time: put its jar on the runtime classpath "
+            "(same dependency versions as at compile time)."
+        )
+    else:
+        where = _where(user) if user else "the first frame in the project's code"
+        name = culprit.rsplit(".", 1)[-1]
+        why = next((text for key, text in _WHY if key in name), _WHY_DEFAULT)
+        findings.advice = f"Fix the code at {where} so it no longer throws {name}: {why}"

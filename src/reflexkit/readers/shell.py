@@ -188,7 +188,12 @@ _TIMEOUT_TEXT = re.compile(
 
 
 def parse_timeout(
-    text: str, command: str, exit_code: int | None, *, timed_out: bool = False
+    text: str,
+    command: str,
+    exit_code: int | None,
+    *,
+    timed_out: bool = False,
+    trust_text: bool = True,
 ) -> Findings | None:
     """Recognise a command killed by ``timeout`` (exit code 124) or a time limit.
 
@@ -197,6 +202,9 @@ def parse_timeout(
         command: The command line (``timeout 5 ...`` names the limit).
         exit_code: The exit code; ``None`` when the caller killed it.
         timed_out: The caller (reflexkit's own limit) killed the command.
+        trust_text: Whether "timed out" in the output's tail alone makes it a time-out. Off
+            when a test runner read the output: a runner reporting one test's own time limit
+            finished its run, so the run is a ``test_failure``, not a ``timeout``.
     """
     limit = _TIMEOUT_CMD.match(command)
     tail = text[-600:]
@@ -208,7 +216,7 @@ def parse_timeout(
         timed_out
         or exit_code == _TIMEOUT_EXIT
         or (limit is not None and exit_code in {137, 143})
-        or (exit_code not in {0, None} and bool(_TIMEOUT_TEXT.search(tail)))
+        or (trust_text and exit_code not in {0, None} and bool(_TIMEOUT_TEXT.search(tail)))
         or ours is not None
         or own_dump is not None
     )
