@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from reflexkit.models import FailureContext
-from reflexkit.reflection.redaction import Redacted, Redactor, redact_failure
+from reflexkit.reflection.redaction import (
+    RULES,
+    Redacted,
+    Redactor,
+    redact_failure,
+    window,
+)
 
 from ..conftest import DATA, corpus_items  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
@@ -70,7 +77,7 @@ class TestRules:
         """A quoted password value is replaced inside its quotes."""
         assert (
             BARE.redact('password: "s3cr3t-Horse"').text
-            == 'password: "[REDACTED:password_assignment]"'
+            == 'password: "[REDACTED:secret_assignment]"'
         )
 
     def test_code_is_not_a_password(self) -> None:
@@ -147,3 +154,152 @@ def test_redaction_is_idempotent(text: str) -> None:
     """Redacting twice changes nothing more, for any text."""
     once = BARE.redact(text).text
     assert BARE.redact(once).text == once
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
+def test_every_rule_removes_its_example(rule: Any) -> None:
+    """The documented example of each rule is redacted, and counted under that rule."""
+    result = BARE.redact(f"something failed: {rule.example} (see above)")
+    assert result.counts.get(rule.name, 0) >= 1, result
+    assert f"[REDACTED:{rule.name}]" in result.text
+
+
+def test_the_docs_list_every_rule_with_its_example() -> None:
+    """docs/reflections.md names each rule and shows the example it removes."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "reflections.md").read_text("utf-8")
+    missing = [r.name for r in RULES if f"| `{r.name}` |" not in docs or r.example not in docs]
+    assert not missing
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("DB_PASSWORD=correcthorsebatterystaple", True),
+        ("password: MySecretPassword", True),
+        ("PASSWORD='correct horse battery staple'", True),
+        ("db_pass=hunter2hunter2", True),
+        ("pin_password=4711994", True),
+        ("secret=/Kq9mX2vB7nP4sT1wZ8yL3fR6hJ0dG5cA+eU9iO2", True),
+        ("password=None", False),
+        ("password=", False),
+        ("password=''", False),
+        ("token: ${TOKEN}", False),
+        ("password=<redacted>", False),
+        ("password=[REDACTED]", False),
+        ("password: ********", False),
+        ("password: str", False),
+        ("password: must be at least 12 characters", False),
+        ("password=getpass.getpass()", False),
+        ("token_count=5", False),
+        ("password_hash = make_password(raw)", False),
+        ("secret_file=/etc/app/secret.key", False),
+        ("token=1234", False),
+        ("auth: JWTAuthentication", False),
+        ("auth: ZGVwbG95OnMzY3IzdC1wYXNzd29yZA==", True),
+    ],
+)
+def test_values_of_secret_names(text: str, *, redacted: bool) -> None:
+    """The value rule: a secret name's value is removed unless it is obviously not a secret.
+
+    Letters-only values count (``correcthorsebatterystaple``); empty values, placeholders,
+    variables, types, code, prose, paths and short numbers don't.
+    """
+    result = BARE.redact(text)
+    assert (result.text != text) is redacted, result.text
+
+
+class TestBoundaries:
+    """Multi-line secrets cut by a window boundary are removed whole."""
+
+    BODY: ClassVar[list[str]] = [
+        f"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC{i:02d}Fake+Body/Line"
+        for i in range(40)
+    ]
+
+    def block(self, kind: str = "RSA PRIVATE KEY") -> str:
+        """A fake 40-line key block."""
+        return "\n".join([f"-----BEGIN {kind}-----", *self.BODY, f"-----END {kind}-----"])
+
+    def test_a_key_straddling_a_cut_line_loses_every_body_line(self) -> None:
+        """BEGIN in the head and END in the tail: both halves go, the cut line stays."""
+        lines = self.block().split("\n")
+        text = "\n".join(
+            ["E   setup failed", *lines[:15], "[... 80000 characters cut ...]", *lines[29:], "ok"]
+        )
+        result = BARE.redact(text)
+        assert not [line for line in self.BODY if line in result.text]
+        assert result.text == (
+            "E   setup failed\n[REDACTED:private_key]\n[... 80000 characters cut ...]\n"
+            "[REDACTED:private_key]\nok"
+        )
+        assert result.counts == {"private_key": 2}
+
+    def test_begin_without_end_is_removed_to_the_end_of_the_text(self) -> None:
+        """A window ending inside a key keeps none of it."""
+        text = "$ cat id_ed25519\n" + "\n".join(self.block("OPENSSH PRIVATE KEY").split("\n")[:9])
+        assert BARE.redact(text).text == "$ cat id_ed25519\n[REDACTED:private_key]"
+
+    def test_end_without_begin_is_removed_from_the_start(self) -> None:
+        """A window starting inside a key keeps none of it, and the text after stays."""
+        text = "\n".join(self.block("EC PRIVATE KEY").split("\n")[30:]) + "\nssl.SSLError: PEM lib"
+        assert BARE.redact(text).text == "[REDACTED:private_key]\nssl.SSLError: PEM lib"
+
+    def test_whole_blocks_and_json_escaped_blocks(self) -> None:
+        """A whole block, and one escaped on one line, go; the text around them stays."""
+        escaped = self.block("PRIVATE KEY").replace("\n", "\\n")
+        text = f'before\n{self.block()}\nmiddle\n  "private_key": "{escaped}\\n",\nafter'
+        result = BARE.redact(text)
+        assert result.text == (
+            "before\n[REDACTED:private_key]\nmiddle\n"
+            '  "private_key": "[REDACTED:private_key]\\n",\nafter'
+        )
+
+    def test_a_cut_inside_the_redactor_never_splits_a_key(self) -> None:
+        """redact_window finds secrets in the whole text, then cuts the redacted text."""
+        filler = [f"log line {i} of a very long build" for i in range(5000)]
+        text = "\n".join([*filler[:2400], self.block(), *filler[2400:]])
+        for keep in (2_000, 60_000, 100_000):
+            result = Redactor(environ={}).redact_window(text, keep)
+            assert not [line for line in self.BODY if line in result.text]
+            assert len(result.text) < keep + 200
+            assert result.counts == {"private_key": 1}
+        assert "characters cut ..." in result.text
+
+    def test_window_of_redacted_text_marks_its_cut(self) -> None:
+        """window() keeps head and tail at line ends, and the redactor reads its mark."""
+        text = "\n".join(f"line {i}" for i in range(10_000))
+        cut = window(text, 1_000)
+        assert cut.startswith("line 0\n")
+        assert cut.endswith("line 9999")
+        assert "characters cut ...]\n" in cut
+        assert len(cut) < 1_100
+        assert BARE.redact(cut).text == cut
+
+
+class TestScale:
+    """Long, non-ASCII and chunked text."""
+
+    def test_positions_survive_non_ascii_text(self) -> None:
+        """Secrets after emoji and accents are replaced exactly, nothing around them moves."""
+        key = "ghp_" + "Ab1" * 12
+        text = f"🚀 déploiement échoué — {key} — ✓ fin\n" * 3
+        assert (
+            BARE.redact(text).text
+            == "🚀 déploiement échoué — [REDACTED:github_token] — ✓ fin\n" * 3
+        )
+
+    def test_secrets_near_chunk_ends_of_a_long_text(self) -> None:
+        """A 3 MB output is scanned in chunks; secrets on every side of a chunk end are found."""
+        key = "xoxb-123456789012-1234567890123-" + "Zz9" * 8
+        lines = [f"ok {i} ✓ é" if i % 2 else f"ok {i}" for i in range(300_000)]
+        for index in range(0, 300_000, 997):
+            lines[index] = f"token {key}"
+        text = "\n".join(lines)
+        result = BARE.redact(text)
+        assert key not in result.text
+        assert result.counts == {"slack_token": len(range(0, 300_000, 997))}
+
+    def test_clean_text_is_returned_without_a_copy(self) -> None:
+        """Text without a trigger comes back as the same object."""
+        text = "1 failed, 3 passed in 0.12s\n" * 1000
+        assert BARE.redact(text).text is text

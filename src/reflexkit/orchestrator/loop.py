@@ -34,6 +34,7 @@ from reflexkit.orchestrator.verify import (
 )
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.protocols import ReflectionService
+from reflexkit.reflection.redaction import redact_text
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 
@@ -402,7 +403,7 @@ class Orchestrator:
                     "exitCode": failure.exit_code,
                     "failureType": failure.failure_type.value if failure.failure_type else None,
                     "subagentOk": result.ok,
-                    "subagentError": result.error,
+                    "subagentError": redact_text(result.error) if result.error else None,
                     **_agent_figures(result),
                 },
             )
