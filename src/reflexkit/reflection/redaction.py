@@ -26,6 +26,7 @@ record. Paths, test names, git hashes, UUIDs, digests and ordinary words stay un
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -353,6 +354,7 @@ _WORDY = re.compile(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.]
 _FILE_EXT = re.compile(r"\.(?:[a-z]{1,4})$")
 
 
+@functools.lru_cache(maxsize=4096)
 def _name_strength(name: str) -> int:
     """Return 2 when *name* says secret (``DB_PASSWORD``), 1 when it may (``auth``), else 0."""
     bare = name.strip("\"'-").rstrip()
@@ -554,6 +556,20 @@ RULES: tuple[Rule, ...] = (
         r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)"
         r"[A-Z0-9]{16}(?![A-Za-z0-9])",
         r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}",
+        markers=(
+            "akia",
+            "asia",
+            "abia",
+            "acca",
+            "agpa",
+            "aida",
+            "aroa",
+            "aipa",
+            "anpa",
+            "anva",
+            "apka",
+            "a3t",
+        ),
         example=_fake("AKIA", "FAKEEXAMPLE12345"),
     ),
     _rule(
@@ -568,18 +584,21 @@ RULES: tuple[Rule, ...] = (
         "gcp_api_key",
         _B + r"AIza[0-9A-Za-z_-]{35}" + r"(?![0-9A-Za-z_-])",
         r"AIza[0-9A-Za-z_-]{35}",
+        markers=("aiza",),
         example=_fake("AIza", "FakeFakeFakeFakeFakeFakeFakeFake123"),
     ),
     _rule(
         "gcp_oauth_token",
         _B + r"ya29\.[0-9A-Za-z_-]{20,}",
         r"ya29\.",
+        markers=("ya29.",),
         example=_fake("ya29.", "Fake-oauth-token-for-docs"),
     ),
     _rule(
         "google_oauth_client_secret",
         _B + r"GOCSPX-[A-Za-z0-9_-]{20,}",
         r"GOCSPX-",
+        markers=("gocspx-",),
         example=_fake("GOCSPX-", "FakeClientSecretForDocs12"),
     ),
     _rule(
@@ -621,7 +640,7 @@ RULES: tuple[Rule, ...] = (
         "gitlab_token",
         _B + r"(?:gl(?:pat|dt|rt|rtr|ptt|cbt|imt|agent|soat|ffct|ft|oas|wt|sa)-"
         r"[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]{2,}){0,2}|GR1348941[A-Za-z0-9_-]{20,})",
-        r"gl[a-z]{1,5}-|GR1348941",
+        r"gl(?:pat|dt|rt|rtr|ptt|cbt|imt|agent|soat|ffct|ft|oas|wt|sa)-|GR1348941",
         ("gl", "gr1348941"),
         example=_fake("glpat-", "FakeGitLabTokenForDocs", ".01.0w0fakedoc"),
     ),
@@ -637,12 +656,14 @@ RULES: tuple[Rule, ...] = (
         "slack_webhook",
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}",
         r"hooks\.slack\.com",
+        markers=("hooks.slack.com",),
         example=_fake("https://hooks.slack.com/services/", "TFAKE/BFAKE/fakeFakeFake"),
     ),
     _rule(
         "discord_webhook",
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}",
         r"discord(?:app)?\.com/api/webhooks",
+        markers=("discord",),
         example=_fake("https://discord.com/api/webhooks/", "123/Fake-webhook-token-docs"),
     ),
     _rule(
@@ -662,36 +683,42 @@ RULES: tuple[Rule, ...] = (
         "twilio_api_key",
         r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])",
         r"SK[0-9a-fA-F]{32}",
+        markers=("sk",),
         example=_fake("SK", "0123456789abcdef" * 2),
     ),
     _rule(
         "heroku_api_key",
         _B + r"HRKU-[A-Za-z0-9_-]{20,}",
         r"HRKU-",
+        markers=("hrku-",),
         example=_fake("HRKU-", "Fake-heroku-key-for-docs-0123"),
     ),
     _rule(
         "digitalocean_token",
         _B + r"do[opr]_v1_[a-f0-9]{64}" + _E,
         r"do[opr]_v1_",
+        markers=("_v1_",),
         example=_fake("dop_v1_", "0123456789abcdef" * 4),
     ),
     _rule(
         "databricks_token",
         _B + r"dapi[a-f0-9]{32}(?:-\d+)?" + _E,
         r"dapi[a-f0-9]{32}",
+        markers=("dapi",),
         example=_fake("dapi", "0123456789abcdef" * 2),
     ),
     _rule(
         "shopify_token",
         _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E,
         r"shp(?:at|ca|pa|ss)_",
+        markers=("shp",),
         example=_fake("shpat_", "0123456789abcdef" * 2),
     ),
     _rule(
         "age_secret_key",
         r"AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1[0-9A-Z]{40,}",
         r"AGE-(?:SECRET-KEY|PLUGIN-)",
+        markers=("age-",),
         example=_fake("AGE-SECRET-KEY-1", "QQQQFAKEQQQQ" * 5),
     ),
     _rule(
@@ -699,30 +726,35 @@ RULES: tuple[Rule, ...] = (
         r"(?:(?<=bot)|(?<![A-Za-z0-9_:]))\d{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])",
         r"[0-9]{8}:[A-Za-z0-9_-]{35}",
         check=_telegram_check,
+        markers=(":",),
         example=_fake("123456789:", "AAFakeTelegramBotTokenForDocs_01234"),
     ),
     _rule(
         "npm_token",
         _B + r"npm_[A-Za-z0-9]{36}" + _E,
         r"npm_",
+        markers=("npm_",),
         example=_fake("npm_", "FakeNpmTokenForDocs0123456789abcdefg"),
     ),
     _rule(
         "pypi_token",
         _B + r"pypi-AgE[A-Za-z0-9_-]{50,}",
         r"pypi-AgE",
+        markers=("pypi-",),
         example=_fake("pypi-AgEIcHlwaS5vcmc", "Fake" * 12),
     ),
     _rule(
         "huggingface_token",
         _B + r"(?:hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z0-9]{30,})" + _E,
         r"hf_|api_org_",
+        markers=("hf_", "api_org_"),
         example=_fake("hf_", "FakeHuggingFaceTokenForDocs012345"),
     ),
     _rule(
         "sendgrid_key",
         _B + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}" + _E,
         r"SG\.",
+        markers=("sg.",),
         example=_fake(
             "SG.", "FakeSendGridKeyId0123", ".", "FakeSendGridSecretPartForDocs0123456789abcd"
         ),
@@ -731,18 +763,21 @@ RULES: tuple[Rule, ...] = (
         "docker_hub_token",
         _B + r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
         r"dckr_",
+        markers=("dckr_",),
         example=_fake("dckr_pat_", "FakeDockerHubToken0123"),
     ),
     _rule(
         "grafana_token",
         _B + r"(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})",
         r"gl(?:sa|c)_",
+        markers=("glsa_", "glc_"),
         example=_fake("glsa_", "FakeGrafanaServiceAccountToken01", "_0a1b2c3d"),
     ),
     _rule(
         "vault_token",
         _B + r"hv[sbr]\.[A-Za-z0-9_-]{24,}",
         r"hv[sbr]\.",
+        markers=("hvs.", "hvb.", "hvr."),
         example=_fake("hvs.", "FakeVaultTokenForDocs012345"),
     ),
     _rule(
@@ -758,6 +793,34 @@ RULES: tuple[Rule, ...] = (
         r"|key-[0-9a-f]{32}|sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}|EAAA[A-Za-z0-9_-]{40,})" + _E,
         r"lin_api_|gsk_|xai-|r8_|pplx-|sbp_|NRAK-|PMAK-|dp\.|tskey-|ATATT3|ATBB|sntry|bkua_|pul-"
         r"|sgp_|rnd_|fo1_|ops_eyJ|ntn_|secret_|atlasv1|sk\.eyJ|key-[0-9a-f]|sq0|EAAA",
+        markers=(
+            "lin_api_",
+            "gsk_",
+            "xai-",
+            "r8_",
+            "pplx-",
+            "sbp_",
+            "nrak-",
+            "pmak-",
+            "dp.",
+            "tskey-",
+            "atatt3",
+            "atbb",
+            "sntry",
+            "bkua_",
+            "pul-",
+            "sgp_",
+            "rnd_",
+            "fo1_",
+            "ops_eyj",
+            "ntn_",
+            "secret_",
+            "atlasv1",
+            "sk.eyj",
+            "key-",
+            "sq0",
+            "eaaa",
+        ),
         example=_fake("lin_api_", "FakeLinearApiKeyForDocs0123456789abcdefgh"),
     ),
     _rule(
@@ -778,6 +841,17 @@ RULES: tuple[Rule, ...] = (
         r"(?i:api-key|auth-token|access-token|private-token|vault-token|gitlab-token"
         r"|figma-token|subscription-key|functions-key)",
         check=_header_check,
+        markers=(
+            "api-key",
+            "auth-token",
+            "access-token",
+            "private-token",
+            "vault-token",
+            "gitlab-token",
+            "figma-token",
+            "subscription-key",
+            "functions-key",
+        ),
         example=_fake("X-Api-Key: ", "fake-header-key-0123"),
     ),
     _rule(
@@ -826,9 +900,11 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "netrc_password",
-        r"(?:\bmachine[ \t]+\S+|\bdefault\b)(?:\s+(?:login|account|port|macdef)\s+\S+)*"
+        r"(?:\bmachine[ \t]+\S+|(?m:^)[ \t]*default\b)(?:\s+(?:login|account|port|macdef)\s+\S+)*"
         r"\s+(?:password|passwd)\s+(?P<secret>\S+)",
-        r"(?i:machine[ \t]|default[ \t])",
+        r"(?i:machine[ \t]+[^ \t\n]+[ \t]+(?:login|password|account|port)[ \t])"
+        r"|(?im:^[ \t]*(?:machine[ \t]+[^ \t\n]+|default)[ \t]*$)"
+        r"|(?im:^[ \t]*default[ \t]+(?:login|password)[ \t])",
         ("password", "passwd"),
         lambda m: not _secret(m).startswith("[REDACTED"),
         context_lines=4,
@@ -840,6 +916,7 @@ RULES: tuple[Rule, ...] = (
         r"[\w:.-]*)>(?P<secret>[^<\n]{1,300})</(?P=tag)>",
         r"(?i:password>|passwd>|secret>|token>|apikey>|api_key>|credential>|credentials>)",
         check=lambda m: value_is_secret(_secret(m), _name_strength(m.group("tag"))),
+        markers=("password>", "passwd>", "secret>", "token>", "apikey>", "api_key>", "credential"),
         example=_fake("<password>", "FakeXmlPassw0rd", "</password>"),
     ),
     _rule(
@@ -952,6 +1029,12 @@ class Redactor:
         self._env_names = values
         self._env_pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         self._rules = rules
+        by_marker: dict[str, set[int]] = {}
+        for index, rule in enumerate(rules):
+            for marker in rule.markers:
+                by_marker.setdefault(marker, set()).add(index)
+        self._markers = [(marker, frozenset(ids)) for marker, ids in by_marker.items()]
+        self._unmarked = frozenset(i for i, rule in enumerate(rules) if not rule.markers)
         self.max_output_chars = max_output_chars
         triggers = [_BLOCK_TRIGGER, *(f"(?:{r.trigger})" for r in rules)]
         if ordered:
@@ -1053,13 +1136,13 @@ class Redactor:
         edits = self._block_edits(text, blocks, counts) if blocks else []
         if self._context:
             regions = _with_context(text, regions, self._context)
+        found: list[_Edit] = []
         for start, end in _outside(regions, edits):
             old = text[start:end]
             new = self._redact_region(old, counts)
             if new != old:
-                edits.append((start, end, new))
-        edits.sort()
-        return edits
+                found.append((start, end, new))
+        return sorted(edits + found)
 
     def _redact_region(self, text: str, counts: dict[str, int]) -> str:
         """Apply the environment values and the rules to a few lines of text."""
@@ -1073,10 +1156,9 @@ class Redactor:
 
             text = self._env_pattern.sub(env_sub, text)
         lowered = text.lower()
-        for rule in self._rules:
-            if rule.markers and not any(marker in lowered for marker in rule.markers):
-                continue
-            text = _apply_rule(rule, text, counts)
+        selected = {i for marker, rules in self._markers if marker in lowered for i in rules}
+        for index in sorted(selected | self._unmarked):
+            text = _apply_rule(self._rules[index], text, counts)
         return text
 
     def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
