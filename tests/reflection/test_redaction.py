@@ -254,6 +254,53 @@ class TestBoundaries:
             '  "private_key": "[REDACTED:private_key]\\n",\nafter'
         )
 
+    @pytest.mark.parametrize(
+        ("head", "tail", "expected"),
+        [
+            (
+                "E   password=hun",
+                "ter2 and more",
+                "E   password=[REDACTED:cut_fragment]\n{cut}\n[REDACTED:cut_fragment] and more",
+            ),
+            (
+                "export DB_PASSWORD=",
+                "correcthorse",
+                "export DB_PASSWORD=\n{cut}\n[REDACTED:cut_fragment]",
+            ),
+            (
+                "remote: https://ci:p4ss",
+                "w0rd@git.example.com/x",
+                (
+                    "remote: https://ci:[REDACTED:cut_fragment]\n{cut}\n"
+                    "[REDACTED:cut_fragment]@git.example.com/x"
+                ),
+            ),
+            (
+                "using ghp_abcdef12",
+                "3456 for the push",
+                "using [REDACTED:cut_fragment]\n{cut}\n[REDACTED:cut_fragment] for the push",
+            ),
+            (
+                "-H 'Authorization: Bearer eyJhbGciOiJIUz",
+                "I1NiJ9.e30.sig' https://api",
+                (
+                    "-H 'Authorization: Bearer [REDACTED:authorization_header]\n{cut}\n"
+                    "[REDACTED:cut_fragment]' https://api"
+                ),
+            ),
+            (
+                "collected 12 items; running the",
+                "slow tests now",
+                "collected 12 items; running the\n{cut}\nslow tests now",
+            ),
+        ],
+    )
+    def test_half_a_secret_at_a_cut_line_goes(self, head: str, tail: str, expected: str) -> None:
+        """A cut inside a line leaves halves of a secret on both sides; both go."""
+        cut = "[... 1234 characters cut ...]"
+        text = f"{head}\n{cut}\n{tail}"
+        assert BARE.redact(text).text == expected.format(cut=cut)
+
     def test_a_cut_inside_the_redactor_never_splits_a_key(self) -> None:
         """redact_window finds secrets in the whole text, then cuts the redacted text."""
         filler = [f"log line {i} of a very long build" for i in range(5000)]

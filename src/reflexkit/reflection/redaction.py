@@ -1036,7 +1036,7 @@ class Redactor:
         self._markers = [(marker, frozenset(ids)) for marker, ids in by_marker.items()]
         self._unmarked = frozenset(i for i, rule in enumerate(rules) if not rule.markers)
         self.max_output_chars = max_output_chars
-        triggers = [_BLOCK_TRIGGER, *(f"(?:{r.trigger})" for r in rules)]
+        triggers = [_BLOCK_TRIGGER, _CUT_TRIGGER, *(f"(?:{r.trigger})" for r in rules)]
         if ordered:
             triggers.append("|".join(map(re.escape, ordered)))
         self._trigger = _Trigger("|".join(triggers))
@@ -1121,28 +1121,50 @@ class Redactor:
 
     def _edits(self, text: str, counts: dict[str, int]) -> list[_Edit]:
         """Return the replacements for *text* as sorted, disjoint ``(start, end, new)``."""
-        blocks: list[int] = []
-        regions: list[tuple[int, int]] = []
+        found = self._candidates(text)
+        edits = self._block_edits(text, found.blocks, counts) if found.blocks else []
+        regions = found.regions
+        if self._context:
+            regions = _with_context(text, regions, self._context)
+        changed: list[_Edit] = []
+        carried: set[int] = set()  # starts of lines after a cut whose first word must go
+        for start, end in _outside(sorted(regions), edits):
+            old = text[start:end]
+            new = self._redact_region(old, counts)
+            if end in found.before_cut or start in found.after_cut:
+                new, carry = _redact_fragments(
+                    new,
+                    counts,
+                    tail=end in found.before_cut,
+                    head=start in found.after_cut,
+                    carried=start in carried,
+                )
+                if carry:
+                    carried.add(_line_end(text, end))
+            if new != old:
+                changed.append((start, end, new))
+        return sorted(edits + changed)
+
+    def _candidates(self, text: str) -> _Candidates:
+        """Scan *text* once: key block markers, cut lines, and the lines to run rules on."""
+        found = _Candidates()
+        regions = found.regions
         for start, end in self._trigger.spans(text):
             if _BLOCK_TRIGGER_RE.fullmatch(text, start, end):
-                blocks.append(start)
+                found.blocks.append(start)
                 continue
             line_start = text.rfind("\n", 0, start) + 1
             line_end = _line_end(text, end - 1 if end > start else start)
-            if regions and line_start <= regions[-1][1]:
-                regions[-1] = (regions[-1][0], max(regions[-1][1], line_end))
-            else:
-                regions.append((line_start, line_end))
-        edits = self._block_edits(text, blocks, counts) if blocks else []
-        if self._context:
-            regions = _with_context(text, regions, self._context)
-        found: list[_Edit] = []
-        for start, end in _outside(regions, edits):
-            old = text[start:end]
-            new = self._redact_region(old, counts)
-            if new != old:
-                found.append((start, end, new))
-        return sorted(edits + found)
+            if not text.startswith(("[...", "[…"), start):
+                _add_region(regions, line_start, line_end)
+            elif CUT_LINE.match(text, line_start, line_end) is not None:
+                if line_start > 0:  # the line before the cut may end in half a secret
+                    found.before_cut.add(line_start)
+                    _add_region(regions, text.rfind("\n", 0, line_start - 1) + 1, line_start)
+                if line_end < len(text):  # and the line after may start with the rest
+                    found.after_cut.add(line_end)
+                    _add_region(regions, line_end, _line_end(text, line_end))
+        return found
 
     def _redact_region(self, text: str, counts: dict[str, int]) -> str:
         """Apply the environment values and the rules to a few lines of text."""
@@ -1215,6 +1237,88 @@ class Redactor:
 
 
 _BLOCK_TRIGGER_RE = re.compile(_BLOCK_TRIGGER)
+
+
+@attrs.define
+class _Candidates:
+    """What one scan of the triggers found."""
+
+    blocks: list[int] = attrs.field(factory=list)  # positions of key block markers
+    regions: list[tuple[int, int]] = attrs.field(factory=list)  # lines to run the rules on
+    before_cut: set[int] = attrs.field(factory=set)  # ends of lines followed by a cut line
+    after_cut: set[int] = attrs.field(factory=set)  # starts of lines following one
+
+
+def _add_region(regions: list[tuple[int, int]], start: int, end: int) -> None:
+    """Append the lines ``start:end``, merged into the last region when they touch it."""
+    if regions and regions[-1][0] <= start <= regions[-1][1]:
+        regions[-1] = (regions[-1][0], max(regions[-1][1], end))
+    else:
+        regions.append((start, end))
+
+
+_CUT_TRIGGER = r"\[(?:\.\.\.|…)"
+
+_FRAGMENT_TAIL = re.compile(r"[^\s\"'`,;()\[\]{}<>=:@]+={0,2}\Z")
+_FRAGMENT_HEAD = re.compile(r"[^\s\"'`,;()\[\]{}<>@]+")
+_REDACTED_END = re.compile(r"\[REDACTED:[\w:.-]+\]\Z")
+_TOKEN_START = re.compile(
+    r"(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|soat|ft|oas)-|xox[a-z]-|xapp-|sk-|"
+    r"[sr]k_(?:live|test)_|whsec_|A(?:KIA|SIA|ROA|IDA)|AIza|ya29\.|eyJ|npm_|pypi-|hf_|SG\.|"
+    r"do[opr]_v1_|dapi|shp(?:at|ca|pa|ss)_|HRKU-|AGE-SECRET-KEY-|hv[sbr]\.|dckr_|glsa_|GOCSPX-)"
+)
+_SECRET_BEFORE = re.compile(
+    r"(?i:(?:pass|pwd|secret|token|key|auth|credential|sig|cookie)[\w.-]*[\"']?[ \t]*"
+    r"(?:=|:|=>)[ \t]*[\"']?|(?:bearer|basic|token)[ \t]+|://[^\s:/@]*:)\Z"
+)
+
+
+def _redact_fragments(
+    text: str, counts: dict[str, int], *, tail: bool, head: bool, carried: bool
+) -> tuple[str, bool]:
+    """Redact half a secret at a cut: the end of the line before it, the start of the next.
+
+    A head+tail cut may fall inside a line, leaving ``password=hun`` before the cut line and
+    ``ter2`` after it, or the first half of a token. The word touching the cut goes when the
+    text before it says secret (``password=``, ``Bearer ``, ``://user:``), when it starts like
+    a known token, or when it looks generated; the word after the cut goes too when the one
+    before it went (*carried*), or when it looks generated itself.
+
+    Returns:
+        The text, and whether the word after the cut must go as well.
+    """
+    carry = False
+    if tail:
+        line = text.rstrip("\n")
+        found = None if _SECRET_BEFORE.search(line) else _FRAGMENT_TAIL.search(line)
+        if found is None:
+            ends_redacted = line.endswith("]") and _REDACTED_END.search(line) is not None
+            carry = ends_redacted or _SECRET_BEFORE.search(line) is not None
+        elif _fragment_is_secret(found.group(), line[: found.start()]):
+            text = f"{line[: found.start()]}[REDACTED:cut_fragment]{text[len(line) :]}"
+            counts["cut_fragment"] = counts.get("cut_fragment", 0) + 1
+            carry = True
+    if head:
+        found = _FRAGMENT_HEAD.match(text)
+        if found is not None and (carried or _fragment_is_secret(found.group(), "")):
+            text = f"[REDACTED:cut_fragment]{text[found.end() :]}"
+            counts["cut_fragment"] = counts.get("cut_fragment", 0) + 1
+    return text, carry
+
+
+def _fragment_is_secret(fragment: str, before: str) -> bool:
+    """Tell half a secret from the end or the start of an ordinary line."""
+    if (
+        not fragment
+        or "[REDACTED" in fragment
+        or _PLACEHOLDER.match(fragment)
+        or _TEMPLATED.match(fragment)
+    ):
+        return False
+    if _SECRET_BEFORE.search(before) or _TOKEN_START.match(fragment):
+        return True
+    return len(fragment) >= 16 and not _looks_path(fragment) and _randomish(fragment)  # noqa: PLR2004
+
 
 _CHUNK = 1 << 20
 _CONTINUATION = bytes(range(0x80, 0xC0))
