@@ -124,7 +124,7 @@ _STRONG_STEMS = (
     "connectionstring",
 )
 _STRONG_WORDS = frozenset({"pwd", "pass", "pw", "pword", "passwort", "dsn", "sig", "psk"})
-_WEAK_WORDS = frozenset({"key", "auth", "cookie", "sid", "session", "bearer"})
+_WEAK_WORDS = frozenset({"key", "auth", "cookie", "sid", "session", "bearer", "signature"})
 _NOT_SECRET_WORDS = frozenset(
     {
         "hash",
@@ -334,7 +334,7 @@ _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined|redacted|masked|hidden|filtered"
-    r"|removed|omitted|secret|password|token|changeme|todo|tbd|example|dummy|placeholder"
+    r"|removed|omitted|todo|tbd|placeholder"
     r"|string|str|bytes|int|bool|any|optional|secretstr|text|required|missing|invalid"
     r"|incorrect|wrong|expired|empty|not|unset|set|provided|given|ok|valid|must|should"
     r"|mismatch|error|failed|too|for|the|and|is|are|was|of|in|to|with|from|default"
@@ -364,7 +364,11 @@ def _name_strength(name: str) -> int:
     if not words or words[-1] in _NOT_SECRET_WORDS or "public" in words or "tokens" in words:
         return 0
     joined = "".join(words)
-    if any(stem in joined for stem in _STRONG_STEMS) or _STRONG_WORDS.intersection(words):
+    if (
+        any(stem in joined for stem in _STRONG_STEMS)
+        or _STRONG_WORDS.intersection(words)
+        or words[-1].endswith("pass")  # storepass, keypass, PGPASS
+    ):
         return 2
     return 1 if _WEAK_WORDS.intersection(words) else 0
 
@@ -450,6 +454,8 @@ def _assignment_check(match: re.Match[str]) -> bool:
     raw = match.group("secret")
     quoted = raw[:1] in {'"', "'"} and raw[-1:] == raw[:1] and len(raw) > 1
     value = raw[1:-1] if quoted else raw.strip("{}") if raw.startswith("{") else raw
+    if value.lower() in {name.strip("\"'").lower(), name.strip("\"'").lower().rsplit("_", 1)[-1]}:
+        return False  # password=password: code handing a variable on
     rest = match.string[match.end("secret") :]
     prose = not quoted and match.group("sep") != "=" and re.match(r"[ \t]+[A-Za-z]", rest)
     return value_is_secret(value, strength, prose_follows=bool(prose))
@@ -790,9 +796,11 @@ RULES: tuple[Rule, ...] = (
         r"|pul-[a-f0-9]{40}|sgp_[A-Za-z0-9_]{30,}|rnd_[A-Za-z0-9]{20,}|fo1_[A-Za-z0-9_-]{30,}"
         r"|ops_eyJ[A-Za-z0-9_-]{20,}|ntn_[A-Za-z0-9]{30,}|secret_[A-Za-z0-9]{43}"
         r"|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}|sk\.eyJ[A-Za-z0-9_.-]{20,}"
-        r"|key-[0-9a-f]{32}|sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}|EAAA[A-Za-z0-9_-]{40,})" + _E,
+        r"|key-[0-9a-f]{32}|sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}|EAAA[A-Za-z0-9_-]{40,}"
+        r"|[0-9a-f]{32}-us[0-9]{1,2})" + _E,
         r"lin_api_|gsk_|xai-|r8_|pplx-|sbp_|NRAK-|PMAK-|dp\.|tskey-|ATATT3|ATBB|sntry|bkua_|pul-"
-        r"|sgp_|rnd_|fo1_|ops_eyJ|ntn_|secret_|atlasv1|sk\.eyJ|key-[0-9a-f]|sq0|EAAA",
+        r"|sgp_|rnd_|fo1_|ops_eyJ|ntn_|secret_|atlasv1|sk\.eyJ|key-[0-9a-f]|sq0|EAAA"
+        r"|[0-9a-f]{32}-us[0-9]",
         markers=(
             "lin_api_",
             "gsk_",
@@ -820,13 +828,14 @@ RULES: tuple[Rule, ...] = (
             "key-",
             "sq0",
             "eaaa",
+            "-us",
         ),
         example=_fake("lin_api_", "FakeLinearApiKeyForDocs0123456789abcdefgh"),
     ),
     _rule(
         "authorization_header",
         r"(?i:(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
-        r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate|ntlm|aws4-hmac-sha256)\s+)?)"
+        r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate|ntlm|ssws|aws4-hmac-sha256)\s+)?)"
         r"(?P<secret>[^\s\"',;]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s\"',;]+)*)",
         r"(?i:authorization)",
         ("authorization",),
@@ -863,6 +872,34 @@ RULES: tuple[Rule, ...] = (
         example=_fake("Cookie: ", "session=FakeSessionCookie0123"),
     ),
     _rule(
+        "named_token",
+        r"(?i:\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|secret"
+        r"|password|passphrase|token)(?:[ \t]+(?:is|was|provided|given|used|value|of))?"
+        r"[ \t]*[:=]?[ \t]+[\"'`]?)(?P<secret>[A-Za-z0-9_\-+/.~]{16,}={0,2})",
+        r"(?i:api.?key|access.?key|secret|password|passphrase|token)[ \t]",
+        ("key", "secret", "password", "passphrase", "token"),
+        lambda m: _randomish(_secret(m)) and not _looks_path(_secret(m)),
+        example=_fake("invalid API key ", "Fake0Prose1Key2For3Docs4"),
+    ),
+    _rule(
+        "discord_bot_token",
+        _B + r"[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}" + _E,
+        r"[MNO][A-Za-z0-9]{23}[A-Za-z0-9]{0,4}\.[A-Za-z0-9_-]{6}\.",
+        markers=("m", "n", "o"),
+        example=_fake(
+            "MTAxFakeDiscordBotId0123456", ".", "GaBcDe", ".", "FakeDiscordBotTokenHmacPart0123"
+        ),
+    ),
+    _rule(
+        "teams_webhook",
+        r"https://[A-Za-z0-9.-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]+",
+        r"webhook\.office\.com",
+        markers=("webhook.office.com",),
+        example=_fake(
+            "https://acme.webhook.office.com/webhookb2/", "fake-id@fake/IncomingWebhook/x/y"
+        ),
+    ),
+    _rule(
         "bearer_token",
         r"(?i:\b(?:bearer|token)\s+)(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)",
         r"(?i:bearer|token)[ \t]",
@@ -892,9 +929,23 @@ RULES: tuple[Rule, ...] = (
         "cli_password",
         r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlsh)\b[^\n]*?"
         r"[ \t]-p|\bsshpass\b[^\n]*?[ \t]-p[ \t]*|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+"
+        r"|\b(?:docker|podman|nerdctl|buildah|skopeo|helm)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]+"
+        r"|\bldap\w*\b[^\n]*?[ \t]-w[ \t]+|[ \t]-pass(?:in|out)?[ \t]+pass:"
         r"|\b(?:sqlplus|exp|imp|expdp|impdp|rman)[ \t]+[\w$#.-]+/)(?P<secret>[^\s\"'@/]+)",
-        r"mysql|mariadb|sshpass|redis-cli|sqlplus|expdp|impdp|rman",
-        ("mysql", "mariadb", "sshpass", "redis-cli", "sqlplus", "expdp", "impdp", "rman"),
+        r"mysql|mariadb|sshpass|redis-cli|sqlplus|expdp|impdp|rman|login|ldap|pass:",
+        (
+            "mysql",
+            "mariadb",
+            "sshpass",
+            "redis-cli",
+            "sqlplus",
+            "expdp",
+            "impdp",
+            "rman",
+            "login",
+            "ldap",
+            "pass:",
+        ),
         lambda m: not _secret(m).startswith(("[REDACTED", "$")),
         example=_fake("mysql -u root -p", "FakePassw0rd", " orders"),
     ),
