@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, ms in bench_budget(failures[0], budget).items():
         verdict = "PASS" if ms <= budget + 250 else "FAIL"
         print(f"  {name:20}  returned after {ms:7.1f} ms  {verdict}")
-    return 0
+    return 1 if redaction["leaked"] else 0
 
 
 if __name__ == "__main__":
