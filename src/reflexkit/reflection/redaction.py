@@ -89,6 +89,8 @@ class Rule:
         context_lines: Lines after the trigger line that belong to the same secret (the
             ``password`` line of a multi-line ``.netrc`` entry).
         example: An obviously fake example of what the rule removes (docs and tests).
+        gate: Where markers are weak (``sk``, ``:``), a cheap pattern that must also be found
+            on the line before the rule runs there.
     """
 
     name: str
@@ -98,6 +100,7 @@ class Rule:
     check: Callable[[re.Match[str]], bool] | None = None
     context_lines: int = 0
     example: str = ""
+    gate: re.Pattern[str] | None = None
 
 
 # --- telling secrets from look-alikes -------------------------------------------------------
@@ -511,6 +514,7 @@ def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
     check: Callable[[re.Match[str]], bool] | None = None,
     example: str = "",
     context_lines: int = 0,
+    gate: str | None = None,
 ) -> Rule:
     return Rule(
         name=name,
@@ -520,6 +524,7 @@ def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
         check=check,
         context_lines=context_lines,
         example=example,
+        gate=re.compile(gate) if gate is not None else None,
     )
 
 
@@ -584,6 +589,7 @@ RULES: tuple[Rule, ...] = (
         r"(?i:aws|secret)",
         ("aws", "secret"),
         _aws_context_check,
+        gate=r"[A-Za-z0-9/+]{40}",
         example=_fake("aws_secret=", "/Fake0Secret1Access2Key3For4Docs5Only6+A"),
     ),
     _rule(
@@ -690,6 +696,7 @@ RULES: tuple[Rule, ...] = (
         r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])",
         r"SK[0-9a-fA-F]{32}",
         markers=("sk",),
+        gate=r"SK[0-9a-fA-F]{32}",
         example=_fake("SK", "0123456789abcdef" * 2),
     ),
     _rule(
@@ -733,6 +740,7 @@ RULES: tuple[Rule, ...] = (
         r"[0-9]{8}:[A-Za-z0-9_-]{35}",
         check=_telegram_check,
         markers=(":",),
+        gate=r"\d{8}:",
         example=_fake("123456789:", "AAFakeTelegramBotTokenForDocs_01234"),
     ),
     _rule(
@@ -886,6 +894,7 @@ RULES: tuple[Rule, ...] = (
         _B + r"[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}" + _E,
         r"[MNO][A-Za-z0-9]{23}[A-Za-z0-9]{0,4}\.[A-Za-z0-9_-]{6}\.",
         markers=("m", "n", "o"),
+        gate=r"[A-Za-z0-9]{23}\.[A-Za-z0-9_-]{6}\.",
         example=_fake(
             "MTAxFakeDiscordBotId0123456", ".", "GaBcDe", ".", "FakeDiscordBotTokenHmacPart0123"
         ),
@@ -1231,7 +1240,9 @@ class Redactor:
         lowered = text.lower()
         selected = {i for marker, rules in self._markers if marker in lowered for i in rules}
         for index in sorted(selected | self._unmarked):
-            text = _apply_rule(self._rules[index], text, counts)
+            rule = self._rules[index]
+            if rule.gate is None or rule.gate.search(text) is not None:
+                text = _apply_rule(rule, text, counts)
         return text
 
     def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
