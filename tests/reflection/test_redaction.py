@@ -159,7 +159,7 @@ def test_redaction_is_idempotent(text: str) -> None:
 @pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
 def test_every_rule_removes_its_example(rule: Any) -> None:
     """The documented example of each rule is redacted, and counted under that rule."""
-    result = BARE.redact(f"something failed: {rule.example} (see above)")
+    result = BARE.redact(f"something failed:\n{rule.example}\nsee above")
     assert result.counts.get(rule.name, 0) >= 1, result
     assert f"[REDACTED:{rule.name}]" in result.text
 

@@ -971,6 +971,14 @@ RULES: tuple[Rule, ...] = (
         example=_fake("machine api.example.com login deploy password ", "fake-netrc-pw"),
     ),
     _rule(
+        "pgpass_password",
+        r"(?m:^[ \t]*[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:)(?P<secret>[^\s]+)[ \t]*(?m:$)",
+        r"(?m:^[ \t]*[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:[^\s])",
+        (":",),
+        lambda m: not _secret(m).isdigit() and not _secret(m).startswith("[REDACTED"),
+        example=_fake("db.internal:5432:orders:app:", "Fake-pgpass-pw"),
+    ),
+    _rule(
         "xml_secret",
         r"<(?P<tag>[\w:.-]*(?i:password|passwd|secret|token|apikey|api_key|credentials?)"
         r"[\w:.-]*)>(?P<secret>[^<\n]{1,300})</(?P=tag)>",
