@@ -108,9 +108,19 @@ class TestEnvironment:
             "AUTH_MODE": "oauth",
             "HOME": "/home/dev/secretive-project",
             "PIN_TOKEN": "1234",
+            "SESSION_ENGINE": "django.contrib.sessions.backends.db",
         }
-        text = "true oauth /home/dev/secretive-project /tmp/ssh-XXXX/agent.1 1234"
+        text = (
+            "true oauth /home/dev/secretive-project /tmp/ssh-XXXX/agent.1 1234"
+            " django.contrib.sessions.backends.db"
+        )
         assert Redactor(environ=env).redact(text).text == text
+
+    def test_letters_only_values_of_secret_names_are_removed(self) -> None:
+        """A plain-word password in a *_PASSWORD variable is removed wherever it shows up."""
+        redactor = Redactor(environ={"DB_PASSWORD": "correcthorsebatterystaple"})
+        result = redactor.redact("auth failed for app using correcthorsebatterystaple")
+        assert result.text == "auth failed for app using [REDACTED:env:DB_PASSWORD]"
 
     def test_default_reads_os_environ(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Without a mapping, the process environment is used."""

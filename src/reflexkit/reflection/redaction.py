@@ -1046,9 +1046,11 @@ def _env_secrets(env: Mapping[str, str]) -> dict[str, str]:
     values: dict[str, str] = {}
     for name, value in env.items():
         bare = value.strip()
+        strength = _name_strength(name.replace("-", "_"))
         if (
             _NOT_SECRET_ENV.match(name)
-            or _name_strength(name.replace("-", "_")) == 0
+            or strength == 0
+            or (strength == 1 and not _randomish(bare))  # SESSION_ENGINE=django.contrib...
             or not _ENV_MIN <= len(bare) <= _ENV_MAX
             or "\n" in bare
         ):
