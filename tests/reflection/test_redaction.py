@@ -356,6 +356,20 @@ class TestScale:
         assert key not in result.text
         assert result.counts == {"slack_token": len(range(0, 300_000, 997))}
 
+    def test_one_huge_line_is_read_near_its_triggers(self) -> None:
+        """Output without newlines (minified, binary-ish) is redacted around each trigger."""
+        key = "sk_live_" + "Zz9" * 10
+        block = "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANFake\\n-----END PRIVATE KEY-----"
+        parts = [f"var a{i}=function(b){{return b+{i}}};" * 50 for i in range(400)]
+        for index in range(0, 400, 40):
+            parts[index] += f'stripe.setKey("{key}");auth("{block}");'
+        text = "".join(parts)
+        result = BARE.redact(text)
+        assert key not in result.text
+        assert "MIIEvQIBADANFake" not in result.text
+        assert result.counts == {"stripe_key": 10, "private_key": 10}
+        assert result.text.startswith("var a0=function(b){return b+0};")
+
     def test_clean_text_is_returned_without_a_copy(self) -> None:
         """Text without a trigger comes back as the same object."""
         text = "1 failed, 3 passed in 0.12s\n" * 1000

@@ -1223,17 +1223,17 @@ class Redactor:
             if _BLOCK_TRIGGER_RE.fullmatch(text, start, end):
                 found.blocks.append(start)
                 continue
-            line_start = text.rfind("\n", 0, start) + 1
-            line_end = _line_end(text, end - 1 if end > start else start)
+            line_start = _line_start_near(text, start)
+            line_end = _line_end_near(text, end)
             if not text.startswith(("[...", "[…"), start):
                 _add_region(regions, line_start, line_end)
             elif CUT_LINE.match(text, line_start, line_end) is not None:
                 if line_start > 0:  # the line before the cut may end in half a secret
                     found.before_cut.add(line_start)
-                    _add_region(regions, text.rfind("\n", 0, line_start - 1) + 1, line_start)
+                    _add_region(regions, _line_start_near(text, line_start - 1), line_start)
                 if line_end < len(text):  # and the line after may start with the rest
                     found.after_cut.add(line_end)
-                    _add_region(regions, line_end, _line_end(text, line_end))
+                    _add_region(regions, line_end, _line_end_near(text, line_end))
         return found
 
     def _redact_region(self, text: str, counts: dict[str, int]) -> str:
@@ -1257,19 +1257,13 @@ class Redactor:
 
     def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
         """Remove private key blocks whole, and their parts cut off by a window boundary."""
-        tokens: list[tuple[int, int, bool]] = []  # (start, end, is_begin)
-        seen: set[int] = set()
-        for hit in hits:
-            line_start = text.rfind("\n", 0, hit) + 1
-            if line_start in seen:
-                continue
-            seen.add(line_start)
-            line_end = _line_end(text, hit)
-            for found in _BLOCK.finditer(text, line_start, line_end):
+        found_tokens: set[tuple[int, int, bool]] = set()  # (start, end, is_begin)
+        for hit in hits:  # a marker starts at most a few dozen characters before its hit
+            for found in _BLOCK.finditer(text, max(hit - 80, 0), min(hit + 80, len(text))):
                 putty = found.group("putty")
                 is_begin = found.group("kind") == "BEGIN" if putty is None else "Lines" in putty
-                tokens.append((found.start(), found.end(), is_begin))
-        tokens.sort()
+                found_tokens.add((found.start(), found.end(), is_begin))
+        tokens = sorted(found_tokens)
         edits: list[_Edit] = []
         window_start = 0
         index = 0
@@ -1278,23 +1272,23 @@ class Redactor:
             if start < window_start:
                 index += 1
                 continue
-            line_start = text.rfind("\n", 0, start) + 1
+            line_start = _line_start_near(text, start)
             if is_begin:
                 closing = next((t for t in tokens[index + 1 :] if not t[2] and t[0] >= end), None)
                 stop = closing[0] if closing is not None else len(text)
                 boundary = _next_boundary(text, end, stop)
                 if closing is not None and boundary is None:
-                    span_end = _line_end(text, closing[1] - 1)
+                    span_end = _line_end_near(text, closing[1])
                     suffix = text[closing[1] : span_end]
                     prefix = text[line_start:start]
                 else:
                     span_end = boundary if boundary is not None else len(text)
-                    suffix = "\n" if text[line_start:span_end].endswith("\n") else ""
+                    suffix = "\n" if text[span_end - 1 : span_end] == "\n" else ""
                     prefix = text[line_start:start]
             else:  # an END with no BEGIN since the window began
                 boundary = _previous_boundary(text, window_start, start)
                 line_start = boundary if boundary is not None else window_start
-                span_end = _line_end(text, end - 1)
+                span_end = _line_end_near(text, end)
                 prefix, suffix = "", text[end:span_end]
             counts[_BLOCK_RULE] = counts.get(_BLOCK_RULE, 0) + 1
             new = (
@@ -1458,6 +1452,36 @@ class _Trigger:
             yield offset + last_char, offset + last_char + width
 
 
+_LONG_LINE = 4096
+"""Past this, a line is read near its trigger only (a minified file, output without newlines)."""
+_NEAR = 300
+"""How far around a trigger a long line is read: a name, its separator and a long value."""
+
+
+def _line_start_near(text: str, position: int) -> int:
+    """The start of the line holding *position*; on a very long line, a word start near it."""
+    low = max(position - _LONG_LINE, 0)
+    newline = text.rfind("\n", low, position)
+    if newline != -1 or low == 0:
+        return newline + 1
+    near = max(position - _NEAR, 0)
+    space = text.find(" ", near, position)
+    return space + 1 if space != -1 else near
+
+
+def _line_end_near(text: str, position: int) -> int:
+    """Just past the line holding *position*; on a very long line, a word end near it."""
+    high = min(position + _LONG_LINE, len(text))
+    newline = text.find("\n", position, high)
+    if newline != -1:
+        return newline + 1
+    if high == len(text):
+        return high
+    near = min(position + _NEAR, len(text))
+    space = text.rfind(" ", position, near)
+    return space if space != -1 else near
+
+
 def _line_end(text: str, position: int) -> int:
     """The index just past the line holding *position*, its newline included."""
     newline = text.find("\n", position)
@@ -1469,8 +1493,8 @@ def _boundaries(text: str, start: int, stop: int) -> Iterator[re.Match[str]]:
     for opener in ("[...", "[…"):
         position = text.find(opener, start, stop)
         while position != -1:
-            line_start = text.rfind("\n", 0, position) + 1
-            found = CUT_LINE.match(text, line_start, _line_end(text, position))
+            line_start = _line_start_near(text, position)
+            found = CUT_LINE.match(text, line_start, _line_end_near(text, position))
             if found is not None and found.start() >= start:
                 yield found
             position = text.find(opener, position + 1, stop)
@@ -1505,7 +1529,7 @@ def _with_context(text: str, regions: list[tuple[int, int]], lines: int) -> list
             for _ in range(lines):
                 if stop >= len(text):
                     break
-                stop = _line_end(text, stop)
+                stop = _line_end_near(text, stop)
         if out and start <= out[-1][1]:
             out[-1] = (out[-1][0], max(out[-1][1], stop))
         else:
