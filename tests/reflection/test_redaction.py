@@ -361,13 +361,15 @@ class TestScale:
         key = "sk_live_" + "Zz9" * 10
         block = "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANFake\\n-----END PRIVATE KEY-----"
         parts = [f"var a{i}=function(b){{return b+{i}}};" * 50 for i in range(400)]
+        jwt = "eyJhbGciOiJIUzI1NiJ9.eyJ" + "a2V5" * 200 + ".c2ln"
         for index in range(0, 400, 40):
-            parts[index] += f'stripe.setKey("{key}");auth("{block}");'
+            parts[index] += f'stripe.setKey("{key}");auth("{block}");bearer("{jwt}");'
         text = "".join(parts)
         result = BARE.redact(text)
         assert key not in result.text
         assert "MIIEvQIBADANFake" not in result.text
-        assert result.counts == {"stripe_key": 10, "private_key": 10}
+        assert "a2V5a2V5" not in result.text
+        assert result.counts == {"stripe_key": 10, "private_key": 10, "jwt": 10}
         assert result.text.startswith("var a0=function(b){return b+0};")
 
     def test_clean_text_is_returned_without_a_copy(self) -> None:

@@ -1456,6 +1456,7 @@ _LONG_LINE = 4096
 """Past this, a line is read near its trigger only (a minified file, output without newlines)."""
 _NEAR = 300
 """How far around a trigger a long line is read: a name, its separator and a long value."""
+_DELIMITER = re.compile(r"[\s\"'<>,;]")
 
 
 def _line_start_near(text: str, position: int) -> int:
@@ -1479,7 +1480,10 @@ def _line_end_near(text: str, position: int) -> int:
         return high
     near = min(position + _NEAR, len(text))
     space = text.rfind(" ", position, near)
-    return space if space != -1 else near
+    if space != -1:
+        return space
+    stop = _DELIMITER.search(text, near, high)  # a long token: read it to its end
+    return stop.start() if stop is not None else high
 
 
 def _line_end(text: str, position: int) -> int:
