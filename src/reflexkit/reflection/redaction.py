@@ -444,8 +444,9 @@ def _secret(match: re.Match[str]) -> str:
     return match.group("secret")
 
 
-def _random_secret(match: re.Match[str]) -> bool:
-    value = _secret(match)
+def _generated(match: re.Match[str]) -> bool:
+    """The whole match mixes digits and letters (``fw_9aK...``, not ``fw_updatecontroller``)."""
+    value = match.group(0)
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
@@ -805,10 +806,17 @@ RULES: tuple[Rule, ...] = (
         r"|ops_eyJ[A-Za-z0-9_-]{20,}|ntn_[A-Za-z0-9]{30,}|secret_[A-Za-z0-9]{43}"
         r"|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}|sk\.eyJ[A-Za-z0-9_.-]{20,}"
         r"|key-[0-9a-f]{32}|sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}|EAAA[A-Za-z0-9_-]{40,}"
-        r"|[0-9a-f]{32}-us[0-9]{1,2})" + _E,
+        r"|[0-9a-f]{32}-us[0-9]{1,2}|AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{60,}"
+        r"|nfp_[A-Za-z0-9]{30,}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{30,}"
+        r"|fm[12][ar]?_[A-Za-z0-9+/=_-]{30,}|re_[A-Za-z0-9]{8}_[A-Za-z0-9]{20,}"
+        r"|access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}|p8e-[A-Za-z0-9-]{30,}"
+        r"|CFPAT-[A-Za-z0-9_-]{40,}|fio-u-[A-Za-z0-9_=-]{60,}|pnu_[A-Za-z0-9]{36}"
+        r"|tk-us-[A-Za-z0-9_-]{40,}|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|fw_[A-Za-z0-9]{20,}"
+        r"|sk_[a-f0-9]{48})" + _E,
         r"lin_api_|gsk_|xai-|r8_|pplx-|sbp_|NRAK-|PMAK-|dp\.|tskey-|ATATT3|ATBB|sntry|bkua_|pul-"
         r"|sgp_|rnd_|fo1_|ops_eyJ|ntn_|secret_|atlasv1|sk\.eyJ|key-[0-9a-f]|sq0|EAAA"
-        r"|[0-9a-f]{32}-us[0-9]",
+        r"|[0-9a-f]{32}-us[0-9]|APA91b|nfp_|pscale_|fm[12][ar]?_|re_[A-Za-z0-9]{8}_"
+        r"|access_token\$|p8e-|CFPAT-|fio-u-|pnu_|tk-us-|lsv2_|fw_|sk_[a-f0-9]{48}",
         markers=(
             "lin_api_",
             "gsk_",
@@ -837,7 +845,23 @@ RULES: tuple[Rule, ...] = (
             "sq0",
             "eaaa",
             "-us",
+            "apa91b",
+            "nfp_",
+            "pscale_",
+            "fm1",
+            "fm2",
+            "re_",
+            "access_token$",
+            "p8e-",
+            "cfpat-",
+            "fio-u-",
+            "pnu_",
+            "tk-us-",
+            "lsv2_",
+            "fw_",
+            "sk_",
         ),
+        check=_generated,
         example=_fake("lin_api_", "FakeLinearApiKeyForDocs0123456789abcdefgh"),
     ),
     _rule(
