@@ -335,6 +335,41 @@ _NOT_SECRET_WORDS = frozenset(
 )
 _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
+_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey"})
+_KEYWORDS = frozenset(
+    {
+        "await",
+        "new",
+        "yield",
+        "lambda",
+        "function",
+        "async",
+        "typeof",
+        "require",
+        "import",
+        "not",
+        "self",
+        "this",
+        "return",
+        "static",
+        "const",
+        "let",
+        "var",
+        "if",
+        "else",
+        "def",
+        "fn",
+        "func",
+        "make",
+        "getattr",
+        "getenv",
+        "input",
+        "prompt",
+        "read",
+        "load",
+        "open",
+    }
+)
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined|redacted|masked|hidden|filtered"
     r"|removed|omitted|todo|tbd|placeholder"
@@ -424,7 +459,11 @@ def value_is_secret(value: str, strength: int, *, prose_follows: bool = False) -
         or (_NUMBERS.fullmatch(value) and not value.isdigit())
     ):
         return False
-    if _CODE.match(value) or (_DOTTED.fullmatch(value) and not _randomish(value)):
+    if (
+        value in _KEYWORDS
+        or _CODE.match(value)
+        or (_DOTTED.fullmatch(value) and not _randomish(value))
+    ):
         return False
     if strength == 1:  # ``key``, ``auth``: only a value that looks generated
         return any(_randomish(part) for part in re.split(r"[-_.:/]", value))
@@ -473,6 +512,8 @@ def _flag_check(match: re.Match[str]) -> bool:
 
 def _header_check(match: re.Match[str]) -> bool:
     value = _secret(match)
+    if value.lower() in _SCHEMES:
+        return False  # "Bearer " + token: the scheme alone, the token is a variable
     return not value.startswith("[REDACTED") and not _TEMPLATED.match(value) and len(value) >= 6  # noqa: PLR2004
 
 
@@ -1022,7 +1063,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "secret_assignment",
-        r"(?P<name>(?<![\w.])(?<!\w:)[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
+        r"(?P<name>(?<![\w.])(?<!\w:)(?<!\$\{)[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
         r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\]))[ \t]*" + _VALUE,
         _NAME_TRIGGER,
         (
