@@ -376,3 +376,33 @@ class TestScale:
         """Text without a trigger comes back as the same object."""
         text = "1 failed, 3 passed in 0.12s\n" * 1000
         assert BARE.redact(text).text is text
+
+
+PIECES = st.sampled_from(
+    [
+        *"abcXYZ019_-=:/@.\n \"'[]",
+        "password=",
+        "token: ",
+        "ghp_",
+        "Bearer ",
+        "://u:",
+        "[... 5 characters cut ...]\n",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "Private-Lines: 3",
+        "AKIA",
+        "sk-",
+        "machine h login u password ",
+        "x:5432:d:u:",
+        "curl -u a:",
+        "mysql -p",
+    ]
+)
+
+
+@given(st.lists(PIECES, max_size=60).map("".join))
+def test_redaction_is_idempotent_on_secret_shaped_text(text: str) -> None:
+    """Text made of secret-shaped pieces, key markers and cut lines is stable once redacted."""
+    once = BARE.redact(text).text
+    assert BARE.redact(once).text == once
+    assert BARE.redact_window(text, 40).counts == BARE.redact(text).counts

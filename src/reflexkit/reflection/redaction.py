@@ -1332,38 +1332,28 @@ class Redactor:
         edits: list[_Edit] = []
         window_start = 0
         index = 0
+        marker = f"[REDACTED:{_BLOCK_RULE}]"
         while index < len(tokens):
             start, end, is_begin = tokens[index]
+            index += 1
             if start < window_start:
-                index += 1
                 continue
-            line_start = _line_start_near(text, start)
             if is_begin:
-                closing = next((t for t in tokens[index + 1 :] if not t[2] and t[0] >= end), None)
+                closing = next((t for t in tokens[index:] if not t[2] and t[0] >= end), None)
                 stop = closing[0] if closing is not None else len(text)
                 boundary = _next_boundary(text, end, stop)
                 if closing is not None and boundary is None:
-                    span_end = _line_end_near(text, closing[1])
-                    suffix = text[closing[1] : span_end]
-                    prefix = text[line_start:start]
-                else:
+                    span = (start, closing[1], marker)
+                else:  # cut off by a boundary: remove up to it, keep the cut line's own line
                     span_end = boundary if boundary is not None else len(text)
-                    suffix = "\n" if text[span_end - 1 : span_end] == "\n" else ""
-                    prefix = text[line_start:start]
-            else:  # an END with no BEGIN since the window began
+                    newline = "\n" if text[span_end - 1 : span_end] == "\n" else ""
+                    span = (start, span_end, marker + newline)
+            else:  # an END with no BEGIN since the window began: remove from the boundary
                 boundary = _previous_boundary(text, window_start, start)
-                line_start = boundary if boundary is not None else window_start
-                span_end = _line_end_near(text, end)
-                prefix, suffix = "", text[end:span_end]
+                span = (boundary if boundary is not None else window_start, end, marker)
             counts[_BLOCK_RULE] = counts.get(_BLOCK_RULE, 0) + 1
-            new = (
-                self._redact_region(prefix, counts)
-                + f"[REDACTED:{_BLOCK_RULE}]"
-                + self._redact_region(suffix, counts)
-            )
-            edits.append((line_start, span_end, new))
-            window_start = span_end
-            index += 1
+            edits.append(span)
+            window_start = span[1]
         return edits
 
 
@@ -1392,7 +1382,7 @@ _CUT_TRIGGER = r"\[(?:\.\.\.|…)"
 
 _FRAGMENT_TAIL = re.compile(r"[^\s\"'`,;()\[\]{}<>=:@]+={0,2}\Z")
 _FRAGMENT_HEAD = re.compile(r"[^\s\"'`,;()\[\]{}<>@]+")
-_REDACTED_END = re.compile(r"\[REDACTED:[\w:.-]+\]\Z")
+_REDACTED_END = re.compile(r"\[REDACTED:(?!private_key\])[\w:.-]+\]\Z")
 _TOKEN_START = re.compile(
     r"(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|soat|ft|oas)-|xox[a-z]-|xapp-|sk-|"
     r"[sr]k_(?:live|test)_|whsec_|A(?:KIA|SIA|ROA|IDA)|AIza|ya29\.|eyJ|npm_|pypi-|hf_|SG\.|"
@@ -1695,7 +1685,12 @@ def _apply_rule(rule: Rule, text: str, counts: dict[str, int]) -> str:
     for match in rule.pattern.finditer(text):
         start, end = match.span(group)
         secret = match.group(group)
-        if not secret or start < position or (rule.check is not None and not rule.check(match)):
+        if (
+            not secret
+            or start < position
+            or "[REDACTED:" in secret  # already handled by an earlier rule
+            or (rule.check is not None and not rule.check(match))
+        ):
             continue
         quoted = len(secret) > 1 and secret[0] in {'"', "'"} and secret[-1] == secret[0]
         if quoted:
