@@ -9,10 +9,15 @@ by the median of the per-round ratios (single timings vary twofold on shared mac
 * **LLM path**: ``ClaudeGenerator.generate`` through the real anthropic SDK against the fake
   Messages API; against the same request sent with ``http.client`` on a kept-open connection
   (the server's own response time plus HTTP). The difference is what reflexkit and the SDK add.
+* **redaction**: ``Redactor.redact`` of a 20 KB failure output, and redacting and reflecting
+  (``service.generate``: redact the whole output, cut it, classify, reflect) a 50 MB one, each
+  with planted secrets and a private key across the cut; against one UTF-8 encode of the same
+  text (a single pass over every character). The extra memory of the 50 MB case is the
+  ``tracemalloc`` peak above what was allocated before (the text itself).
 
 Usage::
 
-    python benchmarks/pipeline.py [CORPUS] [--rounds N]
+    python benchmarks/pipeline.py [CORPUS] [--rounds N] [--big-mb N]
 
 ``CORPUS`` is a folder of failure items (default ``../shared/corpus/failures/dev``; the
 bundled demo failure is used when it is missing).
@@ -28,6 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -40,6 +46,7 @@ from reflexkit.memory import JsonlMemory
 from reflexkit.models import FailureContext
 from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
+from reflexkit.reflection.redaction import Redactor
 from reflexkit.tasks.config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
@@ -166,15 +173,137 @@ def bench_budget(failure: FailureContext, budget_ms: int = 500) -> dict[str, flo
     return took
 
 
+# Fake secrets in real formats, planted in the benchmark's outputs.
+PLANTED = (
+    "E       client = Client(token='ghp_" + "R4nd0mFakeT0ken" * 2 + "AbCdEf')\n"
+    "E       DATABASE_URL=postgresql://orders:p4/ss+w@rd99@db.internal:5432/orders\n"
+    "E       DB_PASSWORD=correcthorsebatterystaple\n"
+)
+KEY = "\n".join(
+    [
+        "-----BEGIN RSA PRIVATE KEY-----",
+        *(
+            f"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC{i:02d}Fake+Line"
+            for i in range(40)
+        ),
+        "-----END RSA PRIVATE KEY-----",
+    ]
+)
+
+
+def failure_output(failures: list[FailureContext], size: int) -> str:
+    """Return *size* characters of real failure output with secrets planted in it.
+
+    The corpus outputs are repeated, each repetition starting with a few planted secrets,
+    and a private key sits in the middle, across where a head+tail cut falls.
+    """
+    unit = PLANTED + "\n".join(f.error_output for f in failures) + "\n"
+    text = unit * (size // len(unit) + 1)
+    middle = text.rfind("\n", 0, size // 2) + 1
+    return (text[:middle] + KEY + "\n" + text[middle:])[:size]
+
+
+def bench_redaction(
+    failures: list[FailureContext], work: Path, rounds: int, big_mb: int
+) -> dict[str, float]:
+    """Return redaction figures: seconds, baselines and the extra memory in MB."""
+    redactor = Redactor(environ={})
+    small = failure_output(failures, 20_000)
+    calls = 200
+
+    def redact_small() -> float:
+        start = time.perf_counter()
+        for _ in range(calls):
+            redactor.redact(small)
+        return (time.perf_counter() - start) / calls
+
+    def encode_small() -> float:
+        start = time.perf_counter()
+        for _ in range(calls):
+            small.encode("utf-8", "surrogatepass")
+        return (time.perf_counter() - start) / calls
+
+    small_ms, small_bs = interleave(rounds, redact_small, encode_small)
+
+    config = ProjectConfig(reflexion=ReflexionConfig(backend=GeneratorBackend.HEURISTIC))
+    app = build_application(LoadedProject(config=config, root=work))
+    service = app.reflection.service()
+    big = failure_output(failures, big_mb * 1_000_000)
+    failure = FailureContext(
+        task_id="t", subtask_id="big", attempt_number=1, command="make", error_output=big
+    )
+    reflection = service.generate(failure)  # warm up, and check what came out
+    leaked = [
+        s
+        for s in ("R4nd0mFakeT0ken", "p4/ss", "correcthorse", "Fake+Line")
+        if s in repr(reflection)
+    ]
+
+    def reflect_big() -> float:
+        start = time.perf_counter()
+        service.generate(failure)
+        return time.perf_counter() - start
+
+    def encode_big() -> float:
+        start = time.perf_counter()
+        big.encode("utf-8", "surrogatepass")
+        return time.perf_counter() - start
+
+    big_rounds = max(rounds // 2, 2)
+    big_ms, big_bs = interleave(big_rounds, reflect_big, encode_big)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    service.generate(failure)
+    peak = tracemalloc.get_traced_memory()[1] - before
+    tracemalloc.stop()
+    app.shutdown_resources()
+    return {
+        "small_s": statistics.median(small_ms),
+        "small_base_s": statistics.median(small_bs),
+        "small_ratio": statistics.median(m / b for m, b in zip(small_ms, small_bs, strict=True)),
+        "big_chars": len(big),
+        "big_s": statistics.median(big_ms),
+        "big_base_s": statistics.median(big_bs),
+        "big_ratio": statistics.median(m / b for m, b in zip(big_ms, big_bs, strict=True)),
+        "big_extra_mb": peak / 1e6,
+        "leaked": len(leaked),
+        "redactions": sum(reflection.redactions.values()),
+    }
+
+
+def print_redaction(figures: dict[str, float]) -> None:
+    """Print the redaction figures against their targets."""
+    print("\nredaction (secrets planted; baseline: one UTF-8 encode of the same text)")
+    print(f"{'figure':52}  {'measured':>10}  {'baseline':>10}  {'ratio':>8}")
+    print(f"{'-' * 52}  {'-' * 10}  {'-' * 10}  {'-' * 8}")
+    print(
+        f"{'redact 20 KB (target < 2 ms)':52}  {figures['small_s'] * 1e3:8.3f}ms  "
+        f"{figures['small_base_s'] * 1e3:8.3f}ms  {figures['small_ratio']:7.1f}x"
+    )
+    label = f"redact + reflect {figures['big_chars'] / 1e6:.0f} MB (target < 1 s)"
+    print(
+        f"{label:52}  {figures['big_s'] * 1e3:8.1f}ms  "
+        f"{figures['big_base_s'] * 1e3:8.1f}ms  {figures['big_ratio']:7.1f}x"
+    )
+    print(f"extra memory of that (target < 100 MB): {figures['big_extra_mb']:.1f} MB")
+    print(
+        f"secrets counted: {figures['redactions']:.0f}; "
+        f"planted secrets in the reflection: {figures['leaked']:.0f}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run both figures and print them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--big-mb", type=int, default=50, help="size of the large output")
     args = parser.parse_args(argv)
     failures = load_failures(args.corpus)
     with tempfile.TemporaryDirectory(prefix="reflexkit-pipeline-") as tmp:
         per, append, ratio = bench_pipeline(failures, Path(tmp), args.rounds)
+    with tempfile.TemporaryDirectory(prefix="reflexkit-redaction-") as tmp:
+        redaction = bench_redaction(failures, Path(tmp), args.rounds, args.big_mb)
     llm, raw = bench_llm(failures[0], args.rounds, calls=30)
     print(f"failures: {len(failures)} ({args.corpus if args.corpus.is_dir() else 'bundled demo'})")
     print(f"{'figure':52}  {'measured':>10}  {'baseline':>10}  {'ratio':>8}")
@@ -190,12 +319,13 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nLLM path overhead beyond the server's own response: {(llm - raw) * 1e3:.2f} ms a call"
     )
+    print_redaction(redaction)
     budget = 500
     print(f"\ngenerate with a {budget} ms budget (target: within the budget + 250 ms):")
     for name, ms in bench_budget(failures[0], budget).items():
         verdict = "PASS" if ms <= budget + 250 else "FAIL"
         print(f"  {name:20}  returned after {ms:7.1f} ms  {verdict}")
-    return 0
+    return 1 if redaction["leaked"] else 0
 
 
 if __name__ == "__main__":

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from reflexkit.models import FailureContext
-from reflexkit.reflection.redaction import Redacted, Redactor, redact_failure
+from reflexkit.reflection.redaction import (
+    RULES,
+    Redacted,
+    Redactor,
+    redact_failure,
+    window,
+)
 
 from ..conftest import DATA, corpus_items  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
@@ -70,7 +77,7 @@ class TestRules:
         """A quoted password value is replaced inside its quotes."""
         assert (
             BARE.redact('password: "s3cr3t-Horse"').text
-            == 'password: "[REDACTED:password_assignment]"'
+            == 'password: "[REDACTED:secret_assignment]"'
         )
 
     def test_code_is_not_a_password(self) -> None:
@@ -101,9 +108,19 @@ class TestEnvironment:
             "AUTH_MODE": "oauth",
             "HOME": "/home/dev/secretive-project",
             "PIN_TOKEN": "1234",
+            "SESSION_ENGINE": "django.contrib.sessions.backends.db",
         }
-        text = "true oauth /home/dev/secretive-project /tmp/ssh-XXXX/agent.1 1234"
+        text = (
+            "true oauth /home/dev/secretive-project /tmp/ssh-XXXX/agent.1 1234"
+            " django.contrib.sessions.backends.db"
+        )
         assert Redactor(environ=env).redact(text).text == text
+
+    def test_letters_only_values_of_secret_names_are_removed(self) -> None:
+        """A plain-word password in a *_PASSWORD variable is removed wherever it shows up."""
+        redactor = Redactor(environ={"DB_PASSWORD": "correcthorsebatterystaple"})
+        result = redactor.redact("auth failed for app using correcthorsebatterystaple")
+        assert result.text == "auth failed for app using [REDACTED:env:DB_PASSWORD]"
 
     def test_default_reads_os_environ(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Without a mapping, the process environment is used."""
@@ -147,3 +164,245 @@ def test_redaction_is_idempotent(text: str) -> None:
     """Redacting twice changes nothing more, for any text."""
     once = BARE.redact(text).text
     assert BARE.redact(once).text == once
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
+def test_every_rule_removes_its_example(rule: Any) -> None:
+    """The documented example of each rule is redacted, and counted under that rule."""
+    result = BARE.redact(f"something failed:\n{rule.example}\nsee above")
+    assert result.counts.get(rule.name, 0) >= 1, result
+    assert f"[REDACTED:{rule.name}]" in result.text
+
+
+def test_the_docs_list_every_rule_with_its_example() -> None:
+    """docs/reflections.md names each rule and shows the example it removes."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "reflections.md").read_text("utf-8")
+    missing = [r.name for r in RULES if f"| `{r.name}` |" not in docs or r.example not in docs]
+    assert not missing
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("DB_PASSWORD=correcthorsebatterystaple", True),
+        ("password: MySecretPassword", True),
+        ("PASSWORD='correct horse battery staple'", True),
+        ("db_pass=hunter2hunter2", True),
+        ("pin_password=4711994", True),
+        ("secret=/Kq9mX2vB7nP4sT1wZ8yL3fR6hJ0dG5cA+eU9iO2", True),
+        ("password=None", False),
+        ("password=", False),
+        ("password=''", False),
+        ("token: ${TOKEN}", False),
+        ("password=<redacted>", False),
+        ("password=[REDACTED]", False),
+        ("password: ********", False),
+        ("password: str", False),
+        ("password: must be at least 12 characters", False),
+        ("password=getpass.getpass()", False),
+        ("token_count=5", False),
+        ("password_hash = make_password(raw)", False),
+        ("secret_file=/etc/app/secret.key", False),
+        ("token=1234", False),
+        ("auth: JWTAuthentication", False),
+        ("auth: ZGVwbG95OnMzY3IzdC1wYXNzd29yZA==", True),
+    ],
+)
+def test_values_of_secret_names(text: str, *, redacted: bool) -> None:
+    """The value rule: a secret name's value is removed unless it is obviously not a secret.
+
+    Letters-only values count (``correcthorsebatterystaple``); empty values, placeholders,
+    variables, types, code, prose, paths and short numbers don't.
+    """
+    result = BARE.redact(text)
+    assert (result.text != text) is redacted, result.text
+
+
+class TestBoundaries:
+    """Multi-line secrets cut by a window boundary are removed whole."""
+
+    BODY: ClassVar[list[str]] = [
+        f"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC{i:02d}Fake+Body/Line"
+        for i in range(40)
+    ]
+
+    def block(self, kind: str = "RSA PRIVATE KEY") -> str:
+        """A fake 40-line key block."""
+        return "\n".join([f"-----BEGIN {kind}-----", *self.BODY, f"-----END {kind}-----"])
+
+    def test_a_key_straddling_a_cut_line_loses_every_body_line(self) -> None:
+        """BEGIN in the head and END in the tail: both halves go, the cut line stays."""
+        lines = self.block().split("\n")
+        text = "\n".join(
+            ["E   setup failed", *lines[:15], "[... 80000 characters cut ...]", *lines[29:], "ok"]
+        )
+        result = BARE.redact(text)
+        assert not [line for line in self.BODY if line in result.text]
+        assert result.text == (
+            "E   setup failed\n[REDACTED:private_key]\n[... 80000 characters cut ...]\n"
+            "[REDACTED:private_key]\nok"
+        )
+        assert result.counts == {"private_key": 2}
+
+    def test_begin_without_end_is_removed_to_the_end_of_the_text(self) -> None:
+        """A window ending inside a key keeps none of it."""
+        text = "$ cat id_ed25519\n" + "\n".join(self.block("OPENSSH PRIVATE KEY").split("\n")[:9])
+        assert BARE.redact(text).text == "$ cat id_ed25519\n[REDACTED:private_key]"
+
+    def test_end_without_begin_is_removed_from_the_start(self) -> None:
+        """A window starting inside a key keeps none of it, and the text after stays."""
+        text = "\n".join(self.block("EC PRIVATE KEY").split("\n")[30:]) + "\nssl.SSLError: PEM lib"
+        assert BARE.redact(text).text == "[REDACTED:private_key]\nssl.SSLError: PEM lib"
+
+    def test_whole_blocks_and_json_escaped_blocks(self) -> None:
+        """A whole block, and one escaped on one line, go; the text around them stays."""
+        escaped = self.block("PRIVATE KEY").replace("\n", "\\n")
+        text = f'before\n{self.block()}\nmiddle\n  "private_key": "{escaped}\\n",\nafter'
+        result = BARE.redact(text)
+        assert result.text == (
+            "before\n[REDACTED:private_key]\nmiddle\n"
+            '  "private_key": "[REDACTED:private_key]\\n",\nafter'
+        )
+
+    @pytest.mark.parametrize(
+        ("head", "tail", "expected"),
+        [
+            (
+                "E   password=hun",
+                "ter2 and more",
+                "E   password=[REDACTED:cut_fragment]\n{cut}\n[REDACTED:cut_fragment] and more",
+            ),
+            (
+                "export DB_PASSWORD=",
+                "correcthorse",
+                "export DB_PASSWORD=\n{cut}\n[REDACTED:cut_fragment]",
+            ),
+            (
+                "remote: https://ci:p4ss",
+                "w0rd@git.example.com/x",
+                (
+                    "remote: https://ci:[REDACTED:cut_fragment]\n{cut}\n"
+                    "[REDACTED:cut_fragment]@git.example.com/x"
+                ),
+            ),
+            (
+                "using ghp_abcdef12",
+                "3456 for the push",
+                "using [REDACTED:cut_fragment]\n{cut}\n[REDACTED:cut_fragment] for the push",
+            ),
+            (
+                "-H 'Authorization: Bearer eyJhbGciOiJIUz",
+                "I1NiJ9.e30.sig' https://api",
+                (
+                    "-H 'Authorization: Bearer [REDACTED:authorization_header]\n{cut}\n"
+                    "[REDACTED:cut_fragment]' https://api"
+                ),
+            ),
+            (
+                "collected 12 items; running the",
+                "slow tests now",
+                "collected 12 items; running the\n{cut}\nslow tests now",
+            ),
+        ],
+    )
+    def test_half_a_secret_at_a_cut_line_goes(self, head: str, tail: str, expected: str) -> None:
+        """A cut inside a line leaves halves of a secret on both sides; both go."""
+        cut = "[... 1234 characters cut ...]"
+        text = f"{head}\n{cut}\n{tail}"
+        assert BARE.redact(text).text == expected.format(cut=cut)
+
+    def test_a_cut_inside_the_redactor_never_splits_a_key(self) -> None:
+        """redact_window finds secrets in the whole text, then cuts the redacted text."""
+        filler = [f"log line {i} of a very long build" for i in range(5000)]
+        text = "\n".join([*filler[:2400], self.block(), *filler[2400:]])
+        for keep in (2_000, 60_000, 100_000):
+            result = Redactor(environ={}).redact_window(text, keep)
+            assert not [line for line in self.BODY if line in result.text]
+            assert len(result.text) < keep + 200
+            assert result.counts == {"private_key": 1}
+        assert "characters cut ..." in result.text
+
+    def test_window_of_redacted_text_marks_its_cut(self) -> None:
+        """window() keeps head and tail at line ends, and the redactor reads its mark."""
+        text = "\n".join(f"line {i}" for i in range(10_000))
+        cut = window(text, 1_000)
+        assert cut.startswith("line 0\n")
+        assert cut.endswith("line 9999")
+        assert "characters cut ...]\n" in cut
+        assert len(cut) < 1_100
+        assert BARE.redact(cut).text == cut
+
+
+class TestScale:
+    """Long, non-ASCII and chunked text."""
+
+    def test_positions_survive_non_ascii_text(self) -> None:
+        """Secrets after emoji and accents are replaced exactly, nothing around them moves."""
+        key = "ghp_" + "Ab1" * 12
+        text = f"🚀 déploiement échoué — {key} — ✓ fin\n" * 3
+        assert (
+            BARE.redact(text).text
+            == "🚀 déploiement échoué — [REDACTED:github_token] — ✓ fin\n" * 3
+        )
+
+    def test_secrets_near_chunk_ends_of_a_long_text(self) -> None:
+        """A 3 MB output is scanned in chunks; secrets on every side of a chunk end are found."""
+        key = "xoxb-123456789012-1234567890123-" + "Zz9" * 8
+        lines = [f"ok {i} ✓ é" if i % 2 else f"ok {i}" for i in range(300_000)]
+        for index in range(0, 300_000, 997):
+            lines[index] = f"token {key}"
+        text = "\n".join(lines)
+        result = BARE.redact(text)
+        assert key not in result.text
+        assert result.counts == {"slack_token": len(range(0, 300_000, 997))}
+
+    def test_one_huge_line_is_read_near_its_triggers(self) -> None:
+        """Output without newlines (minified, binary-ish) is redacted around each trigger."""
+        key = "sk_live_" + "Zz9" * 10
+        block = "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANFake\\n-----END PRIVATE KEY-----"
+        parts = [f"var a{i}=function(b){{return b+{i}}};" * 50 for i in range(400)]
+        jwt = "eyJhbGciOiJIUzI1NiJ9.eyJ" + "a2V5" * 200 + ".c2ln"
+        for index in range(0, 400, 40):
+            parts[index] += f'stripe.setKey("{key}");auth("{block}");bearer("{jwt}");'
+        text = "".join(parts)
+        result = BARE.redact(text)
+        assert key not in result.text
+        assert "MIIEvQIBADANFake" not in result.text
+        assert "a2V5a2V5" not in result.text
+        assert result.counts == {"stripe_key": 10, "private_key": 10, "jwt": 10}
+        assert result.text.startswith("var a0=function(b){return b+0};")
+
+    def test_clean_text_is_returned_without_a_copy(self) -> None:
+        """Text without a trigger comes back as the same object."""
+        text = "1 failed, 3 passed in 0.12s\n" * 1000
+        assert BARE.redact(text).text is text
+
+
+PIECES = st.sampled_from(
+    [
+        *"abcXYZ019_-=:/@.\n \"'[]",
+        "password=",
+        "token: ",
+        "ghp_",
+        "Bearer ",
+        "://u:",
+        "[... 5 characters cut ...]\n",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "Private-Lines: 3",
+        "AKIA",
+        "sk-",
+        "machine h login u password ",
+        "x:5432:d:u:",
+        "curl -u a:",
+        "mysql -p",
+    ]
+)
+
+
+@given(st.lists(PIECES, max_size=60).map("".join))
+def test_redaction_is_idempotent_on_secret_shaped_text(text: str) -> None:
+    """Text made of secret-shaped pieces, key markers and cut lines is stable once redacted."""
+    once = BARE.redact(text).text
+    assert BARE.redact(once).text == once
+    assert BARE.redact_window(text, 40).counts == BARE.redact(text).counts

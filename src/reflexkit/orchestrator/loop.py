@@ -47,6 +47,7 @@ from reflexkit.orchestrator.verify import (
 )
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.protocols import ReflectionService
+from reflexkit.reflection.redaction import redact_text
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 
@@ -599,7 +600,7 @@ class Orchestrator:
                     "failureType": failure.failure_type.value if failure.failure_type else None,
                     "timedOut": failure.failure_type == FailureType.TIMEOUT,
                     "subagentOk": result.ok,
-                    "subagentError": result.error,
+                    "subagentError": redact_text(result.error) if result.error else None,
                     **_agent_figures(result),
                 },
             )

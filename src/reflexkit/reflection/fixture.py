@@ -38,6 +38,7 @@ from reflexkit.reflection.prompts import (
     parse_reply,
     reflection_from_reply,
 )
+from reflexkit.reflection.redaction import Redactor
 from reflexkit.tasks.config import ReflexionConfig, ReflexionMode
 
 __all__ = [
@@ -260,18 +261,31 @@ class FixtureRecorder:
     offline. This is what ``reflexkit reflect --record-fixtures FILE`` uses. A fixture that
     can't be written is logged at error level; the live reflection is still returned.
 
+    The service hands it failures already redacted, so the prompt held no secret; the reply
+    is redacted again before it is written all the same (a fixture file is committed).
+
     Args:
         generator: The live generator.
         path: The JSONL fixture file; created with its folder when missing.
+        redactor: Redacts the reply's text before it is written (one reading
+            ``os.environ`` by default).
 
     Attributes:
         recorded: How many replies were written.
     """
 
-    def __init__(self, generator: ClaudeGenerator, path: str | os.PathLike[str], /) -> None:
+    def __init__(
+        self,
+        generator: ClaudeGenerator,
+        path: str | os.PathLike[str],
+        /,
+        *,
+        redactor: Redactor | None = None,
+    ) -> None:
         self.generator = generator
         self.path = Path(path)
         self.recorded = 0
+        self._redactor = redactor or Redactor()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -290,7 +304,7 @@ class FixtureRecorder:
             GenerationError: As :meth:`ClaudeGenerator.generate`; nothing is recorded then.
         """
         completion = self.generator.complete(failure, previous=previous)
-        data = _serde.unstructure(completion.reply)
+        data = _redacted(_serde.unstructure(completion.reply), self._redactor)
         if data.get("failureType") is None:
             data.pop("failureType", None)
         line = orjson.dumps({"promptHash": completion.key, "completion": data}) + b"\n"
@@ -311,3 +325,14 @@ class FixtureRecorder:
                 os.write(fd, line)
             finally:
                 os.close(fd)
+
+
+def _redacted(data: Any, redactor: Redactor) -> Any:  # noqa: ANN401 -- any JSON value
+    """Return a JSON value with every string in it redacted."""
+    if isinstance(data, str):
+        return redactor.redact(data).text
+    if isinstance(data, dict):
+        return {key: _redacted(value, redactor) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_redacted(value, redactor) for value in data]
+    return data

@@ -1,42 +1,63 @@
-"""Redaction: secrets out of failure output before it is stored or sent anywhere.
+"""Redaction: secrets out of failure output before it is stored, printed or sent anywhere.
 
-Two layers, applied in this order:
+Three layers, each replacing a secret by ``[REDACTED:<rule>]``:
 
-1. The exact values of secret-looking environment variables of the running process (names
-   containing KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, AUTH ...), captured once when
-   the :class:`Redactor` is built. A leaked value is caught even when it has no known shape.
-2. A table of rules for well-known shapes: cloud keys (AWS, GCP, Azure), API tokens
-   (Anthropic, OpenAI, GitHub, GitLab, Slack, Stripe, npm, PyPI, Hugging Face ...), bearer
-   tokens, private key blocks, JWTs, passwords in URLs, ``password=...``-style assignments
-   and Authorization headers.
+1. **Multi-line secrets**: PEM, OpenSSH, SSH2 and PGP private key blocks and PuTTY key
+   bodies are removed whole, from the line of their ``BEGIN`` to the line of their ``END``.
+   Output may reach us already windowed (head and tail kept, a ``[... N characters cut ...]``
+   line between them): a block whose ``BEGIN`` has no ``END`` before the next window
+   boundary (a cut line or the end of the text) is removed up to that boundary, and an
+   ``END`` with no ``BEGIN`` after the previous boundary is removed from it.
+2. **Environment values**: the exact values of the running process's secret-looking
+   environment variables (``DB_PASSWORD``, ``DEPLOY_TOKEN`` ...), captured once when the
+   :class:`Redactor` is built, so a leaked value is caught even when it has no known shape.
+3. **Rules** (:data:`RULES`), each written from a token format's public description:
+   prefixes, lengths and alphabets of cloud and API keys, auth headers, URL credentials,
+   command-line passwords and ``name=value`` pairs whose name says secret.
 
-A secret is replaced by ``[REDACTED:<rule>]``; the counts per rule (never the values) are
-returned so they can go on the reflection record. The rules are written so paths, test
-names, git hashes, UUIDs and ordinary words stay untouched.
+Cost is bounded by a prefilter: one pass of a combined trigger pattern finds the few lines
+where a secret could be (a token prefix, a secret-looking name followed by ``=`` or ``:``,
+``://...@`` ...); the rules run on those lines alone. Text without a trigger is returned
+as is, without a copy.
+
+The counts per rule (never the values) are returned, so they can go on the reflection
+record. Paths, test names, git hashes, UUIDs, digests and ordinary words stay untouched.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol
+from urllib.parse import quote
 
 import attrs
 
 from reflexkit.models import FailureContext
 
-__all__ = ["Redacted", "Redactor", "redact_failure"]
+__all__ = [
+    "CUT_LINE",
+    "MAX_OUTPUT_CHARS",
+    "RULES",
+    "Redacted",
+    "Redactor",
+    "Rule",
+    "cut_lines",
+    "redact_failure",
+    "redact_text",
+    "window",
+]
 
-_SECRET_NAME = re.compile(
-    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|DSN|"
-    r"CONNECTION_STRING|SIGNATURE|SALT|WEBHOOK",
-    re.IGNORECASE,
-)
-_NOT_SECRET_NAME = re.compile(
-    r"^(?:SSH_AUTH_SOCK|XAUTHORITY|GPG_AGENT_INFO|KEYTIMEOUT)$|_PATH$|_DIR$|_FILE$|_URL_TEMPLATE$"
-)
-_ENV_MIN, _ENV_MAX = 8, 8192
-_DULL_VALUE = re.compile(r"^(?:true|false|yes|no|on|off|none|null|\d+|[a-z]+)$", re.IGNORECASE)
+MAX_OUTPUT_CHARS = 200_000
+"""How much redacted failure output :meth:`Redactor.redact_failure` keeps (head and tail)."""
+
+_HEAD_SHARE = 0.3
+
+CUT_LINE = re.compile(r"^[ \t]*\[(?:\.\.\.|…)[^\n\]]{0,200}?(?:\.\.\.|…)\][ \t]*$", re.MULTILINE)
+"""A window boundary: a line such as ``[... 1234 characters cut ...]`` left by a head+tail cut."""
 
 
 @attrs.frozen
@@ -53,176 +74,1070 @@ class Redacted:
 
 
 @attrs.frozen
-class _Rule:
-    """One shape of secret. Only the ``secret`` group (or the whole match) is replaced."""
+class Rule:
+    """One shape of secret.
+
+    Attributes:
+        name: The name in ``[REDACTED:<name>]`` and in the counts.
+        pattern: Run on the lines the prefilter selected; only its ``secret`` group (or the
+            whole match) is replaced.
+        trigger: A regular expression (in the common subset of ``re`` and RE2, no look-around)
+            whose match somewhere on a line makes the line a candidate.
+        markers: Lower-case strings one of which must be on a candidate line for this rule to
+            run there (a cheap second filter); empty: run on every candidate line.
+        check: Tells a real secret from a look-alike, given the match; ``None``: always.
+        context_lines: Lines after the trigger line that belong to the same secret (the
+            ``password`` line of a multi-line ``.netrc`` entry).
+        example: An obviously fake example of what the rule removes (docs and tests).
+        gate: Where markers are weak (``sk``, ``:``), a cheap pattern that must also be found
+            on the line before the rule runs there.
+    """
 
     name: str
     pattern: re.Pattern[str]
-    check: Callable[[str], bool] | None = None
+    trigger: str
+    markers: tuple[str, ...] = ()
+    check: Callable[[re.Match[str]], bool] | None = None
+    context_lines: int = 0
+    example: str = ""
+    gate: re.Pattern[str] | None = None
 
 
-_CODE = re.compile(r"[A-Za-z_][\w.]*[\[(]")
-_WORDS = re.compile(r"[a-z_]+|(?:[A-Z]+[a-z]*)+|[a-z]+(?:[A-Z][a-z]*)+")
+# --- telling secrets from look-alikes -------------------------------------------------------
 
-
-_MIN_SECRET = 6
-_NOT_A_START = ("[REDACTED", "$", "%(", "{{", "<", "/", "./", "~/", "(", "[", "{")
-_PLACEHOLDERS = frozenset(
-    {"none", "null", "true", "false", "undefined", "changeme", "redacted", "xxxxxx", "******"}
+_STRONG_STEMS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "credential",
+    "apikey",
+    "accesskey",
+    "privatekey",
+    "signingkey",
+    "encryptionkey",
+    "masterkey",
+    "accountkey",
+    "sessionkey",
+    "authkey",
+    "clientkey",
+    "licensekey",
+    "webhookkey",
+    "connectionstring",
 )
-_NUMBERS = re.compile(r"[\d.:,-]+")  # numbers, line:col
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*)?")  # settings.SECRET_KEY
-_CALL = re.compile(r"\w\(")  # get_token(...)
+_STRONG_WORDS = frozenset({"pwd", "pass", "pw", "pword", "passwort", "dsn", "sig", "psk"})
+_WEAK_WORDS = frozenset({"key", "auth", "cookie", "sid", "session", "bearer", "signature"})
+_NOT_SECRET_WORDS = frozenset(
+    {
+        "hash",
+        "hashed",
+        "digest",
+        "count",
+        "counts",
+        "num",
+        "number",
+        "length",
+        "len",
+        "size",
+        "type",
+        "types",
+        "id",
+        "ids",
+        "url",
+        "uri",
+        "urls",
+        "endpoint",
+        "file",
+        "files",
+        "path",
+        "paths",
+        "dir",
+        "folder",
+        "name",
+        "names",
+        "field",
+        "fields",
+        "prompt",
+        "policy",
+        "expiry",
+        "expires",
+        "expiration",
+        "exp",
+        "ttl",
+        "timeout",
+        "lifetime",
+        "reset",
+        "min",
+        "max",
+        "limit",
+        "usage",
+        "used",
+        "regex",
+        "pattern",
+        "header",
+        "scheme",
+        "mode",
+        "enabled",
+        "disabled",
+        "required",
+        "format",
+        "version",
+        "validator",
+        "validation",
+        "env",
+        "var",
+        "source",
+        "provider",
+        "method",
+        "kind",
+        "label",
+        "hint",
+        "strength",
+        "rotation",
+        "store",
+        "manager",
+        "prefix",
+        "suffix",
+        "error",
+        "errors",
+        "exception",
+        "class",
+        "fn",
+        "func",
+        "function",
+        "callback",
+        "handler",
+        "input",
+        "widget",
+        "form",
+        "placeholder",
+        "changed",
+        "is",
+        "has",
+        "check",
+        "checker",
+        "test",
+        "tests",
+        "status",
+        "state",
+        "index",
+        "idx",
+        "position",
+        "pos",
+        "start",
+        "end",
+        "offset",
+        "line",
+        "col",
+        "column",
+        "location",
+        "algorithm",
+        "algo",
+        "alg",
+        "encoding",
+        "rounds",
+        "iterations",
+        "cost",
+        "host",
+        "hostname",
+        "port",
+        "user",
+        "username",
+        "login",
+        "email",
+        "owner",
+        "issuer",
+        "audience",
+        "scope",
+        "scopes",
+        "budget",
+        "rate",
+        "window",
+        "cache",
+        "public",
+        "pub",
+        "primary",
+        "sort",
+        "partition",
+        "foreign",
+        "idempotency",
+        "tokens",
+        "tokenizer",
+        "tokenize",
+        "type_",
+        "fingerprint",
+        "service",
+        "backend",
+        "builder",
+        "factory",
+        "generator",
+        "loader",
+        "parser",
+        "client",
+        "request",
+        "response",
+        "refresh_url",
+        "py",
+        "js",
+        "ts",
+        "go",
+        "rs",
+        "rb",
+        "java",
+        "json",
+        "yaml",
+        "yml",
+        "toml",
+        "txt",
+        "md",
+        "sh",
+        "pem",
+        "crt",
+        "cfg",
+        "ini",
+        "lock",
+        "tsx",
+        "jsx",
+        "kt",
+        "php",
+        "cs",
+        "cpp",
+        "h",
+        "c",
+        "description",
+        "doc",
+        "docs",
+        "help",
+        "message",
+        "msg",
+        "text",
+        "title",
+        "template",
+        "example",
+        "sample",
+        "schema",
+        "spec",
+        "model",
+        "models",
+        "view",
+        "views",
+        "length_min",
+        "storage",
+        "vault",
+        "ref",
+        "reference",
+        "arn",
+        "region",
+        "account",
+        "key_id",
+    }
+)
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey"})
+_KEYWORDS = frozenset(
+    {
+        "await",
+        "new",
+        "yield",
+        "lambda",
+        "function",
+        "async",
+        "typeof",
+        "require",
+        "import",
+        "not",
+        "self",
+        "this",
+        "return",
+        "static",
+        "const",
+        "let",
+        "var",
+        "if",
+        "else",
+        "def",
+        "fn",
+        "func",
+        "make",
+        "getattr",
+        "getenv",
+        "input",
+        "prompt",
+        "read",
+        "load",
+        "open",
+    }
+)
+_PLACEHOLDER = re.compile(
+    r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined|redacted|masked|hidden|filtered"
+    r"|removed|omitted|todo|tbd|placeholder"
+    r"|string|str|bytes|int|bool|any|optional|secretstr|text|required|missing|invalid"
+    r"|incorrect|wrong|expired|empty|not|unset|set|provided|given|ok|valid|must|should"
+    r"|mismatch|error|failed|too|for|the|and|is|are|was|of|in|to|with|from|default"
+    r"|\*+|x{3,}|\.{2,}|-+|_+|#+|•+)$"
+)
+_TEMPLATED = re.compile(
+    r"^(?:\$\{?[A-Za-z_]|\$\(|%\(|%[A-Za-z_]+%|\{\{|\{%|#\{|@\{|<[^>]*>$|\((?!\))"
+    r"|\[REDACTED|\[[A-Za-z_ -]*\]$)"
+)
+_NUMBERS = re.compile(r"[\d.:,/+-]+")
+_CODE = re.compile(r"[A-Za-z_][\w.]*[\[(]|.*\w\(|.*==\s*\S")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+~-]*(?:/[\w.@+~-]*)*|[A-Za-z]:\\[^\s]*")
+_URL_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_AWS_SECRET_SHAPE = re.compile(r"[A-Za-z0-9/+]{40}")
+_WORDY = re.compile(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.])+")
+_FILE_EXT = re.compile(r"\.(?:[a-z]{1,4})$")
 
 
-def _looks_secret(value: str) -> bool:
-    """Tell a credential value from code, words, paths, numbers and placeholders."""
-    bare = value.strip("\"'")
-    not_secret = (
-        len(bare) < _MIN_SECRET
-        or bare.startswith(_NOT_A_START)
-        or _NUMBERS.fullmatch(bare) is not None
-        or _DOTTED.fullmatch(bare) is not None
-        or _CODE.match(bare) is not None
-        or _WORDS.fullmatch(bare) is not None
-        or bare.lower() in _PLACEHOLDERS
-        or set(bare) <= {"*", "x", "X", "."}
-        or _CALL.search(bare) is not None
+@functools.lru_cache(maxsize=4096)
+def _name_strength(name: str) -> int:
+    """Return 2 when *name* says secret (``DB_PASSWORD``), 1 when it may (``auth``), else 0."""
+    bare = name.strip("\"'-").rstrip()
+    if not bare or (_FILE_EXT.search(bare.lower()) and "." in bare):
+        return 0
+    words = [w.lower() for w in _NAME_WORDS.findall(bare)]
+    if not words or words[-1] in _NOT_SECRET_WORDS or "public" in words or "tokens" in words:
+        return 0
+    joined = "".join(words)
+    if (
+        any(stem in joined for stem in _STRONG_STEMS)
+        or _STRONG_WORDS.intersection(words)
+        or words[-1].endswith("pass")  # storepass, keypass, PGPASS
+    ):
+        return 2
+    return 1 if _WEAK_WORDS.intersection(words) else 0
+
+
+def _randomish(value: str) -> bool:
+    """Tell a generated token (``dXNlcjpwYXNz``, ``a8Kf2``) from words (``JWTAuthentication``)."""
+    if len(value) < 12:  # noqa: PLR2004 -- shorter tokens are not told from words by shape
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    if has_digit and has_alpha:
+        return not _DOTTED.fullmatch(value) or any(_randomish(part) for part in value.split("."))
+    return has_alpha and _WORDY.fullmatch(value) is None
+
+
+def _looks_path(value: str) -> bool:
+    """A file path (``/etc/app/key.pem``), not a token that starts with ``/``."""
+    return _PATH.fullmatch(value) is not None and not any(
+        len(part) >= 16 and _randomish(part)  # noqa: PLR2004
+        for part in value.split("/")
     )
-    return not not_secret
 
 
-_ASSIGN_NAME = (
-    r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|"
-    r"access[_-]?key|private[_-]?key|client[_-]?secret|auth(?!or)[_-]?(?:key|token)?|credentials?)"
-    r"[A-Za-z0-9_\-]*"
+def _is_aws_secret(value: str) -> bool:
+    return (
+        _AWS_SECRET_SHAPE.fullmatch(value) is not None
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() or c in "/+" for c in value)
+    )
+
+
+def value_is_secret(value: str, strength: int, *, prose_follows: bool = False) -> bool:  # noqa: PLR0911 -- one question per look-alike
+    """Tell a credential value from code, words, paths, numbers, types and placeholders.
+
+    Args:
+        value: The value, quotes stripped.
+        strength: 2 when its name says secret (``password``), 1 when it may (``auth``).
+        prose_follows: More words follow an unquoted value (``password: must be set``).
+    """
+    if not value or value.startswith("[REDACTED") or strength == 0:
+        return False
+    if _is_aws_secret(value):
+        return True
+    if (
+        _PLACEHOLDER.match(value)
+        or _TEMPLATED.match(value)
+        or _URL_VALUE.match(value)
+        or _looks_path(value)
+        or (_NUMBERS.fullmatch(value) and not value.isdigit())
+    ):
+        return False
+    if (
+        value in _KEYWORDS
+        or _CODE.match(value)
+        or (_DOTTED.fullmatch(value) and not _randomish(value))
+    ):
+        return False
+    if strength == 1:  # ``key``, ``auth``: only a value that looks generated
+        return any(_randomish(part) for part in re.split(r"[-_.:/]", value))
+    if value.isdigit():
+        return len(value) >= 6  # noqa: PLR2004 -- PINs and passwords, not counts or ports
+    if len(value) < 4:  # noqa: PLR2004
+        return False
+    if re.fullmatch(r"[A-Za-z_-]+", value):
+        return not prose_follows
+    return True
+
+
+# --- the rule table -------------------------------------------------------------------------
+
+
+def _secret(match: re.Match[str]) -> str:
+    return match.group("secret")
+
+
+def _generated(match: re.Match[str]) -> bool:
+    """The whole match mixes digits and letters (``fw_9aK...``, not ``fw_updatecontroller``)."""
+    value = match.group(0)
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _assignment_check(match: re.Match[str]) -> bool:
+    name = match.group("name")
+    strength = _name_strength(name)
+    if strength == 0:
+        return False
+    raw = match.group("secret")
+    quoted = raw[:1] in {'"', "'"} and raw[-1:] == raw[:1] and len(raw) > 1
+    value = raw[1:-1] if quoted else raw.strip("{}") if raw.startswith("{") else raw
+    if value.lower() in {name.strip("\"'").lower(), name.strip("\"'").lower().rsplit("_", 1)[-1]}:
+        return False  # password=password: code handing a variable on
+    rest = match.string[match.end("secret") :]
+    prose = not quoted and match.group("sep") != "=" and re.match(r"[ \t]+[A-Za-z]", rest)
+    return value_is_secret(value, strength, prose_follows=bool(prose))
+
+
+def _flag_check(match: re.Match[str]) -> bool:
+    return _name_strength(match.group("name")) == 2 and value_is_secret(  # noqa: PLR2004
+        match.group("secret").strip("\"'"), 2
+    )
+
+
+def _header_check(match: re.Match[str]) -> bool:
+    value = _secret(match)
+    if value.lower() in _SCHEMES:
+        return False  # "Bearer " + token: the scheme alone, the token is a variable
+    return not value.startswith("[REDACTED") and not _TEMPLATED.match(value) and len(value) >= 6  # noqa: PLR2004
+
+
+def _url_check(match: re.Match[str]) -> bool:
+    value = _secret(match)
+    return (
+        bool(value)
+        and not value.startswith("[REDACTED")
+        and not _TEMPLATED.match(value)
+        and re.fullmatch(r"\d{1,5}(?:/.*)?", value) is None  # host:port/path, not a password
+    )
+
+
+def _telegram_check(match: re.Match[str]) -> bool:
+    tail = match.group(0).split(":", 1)[1]
+    return any(c.isupper() for c in tail) and any(c.islower() for c in tail)
+
+
+def _aws_context_check(match: re.Match[str]) -> bool:
+    return _is_aws_secret(_secret(match))
+
+
+_B = r"(?<![A-Za-z0-9_])"  # starts at a token boundary
+_E = r"(?![A-Za-z0-9_])"  # ends at one
+_VALUE = (
+    r"(?=(?P<secret>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|\{[^}\n\"':]*\}"
+    r"|[^\s\"'`,;&)\]}<>]+))"
+)
+_NAME_TRIGGER = (
+    r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|dsn|pw|psk|"
+    r"connectionstring)[a-z0-9_.-]{0,40}[\"']?[ \t]*(?:=|:|=>))"
 )
 
-RULES: tuple[_Rule, ...] = (
-    _Rule(
-        "private_key",
-        re.compile(
-            r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:[\s\S]*?-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
-            r"|[A-Za-z0-9+/=\s\\]*)"
-        ),
+
+def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
+    name: str,
+    pattern: str,
+    trigger: str,
+    markers: Iterable[str] = (),
+    check: Callable[[re.Match[str]], bool] | None = None,
+    example: str = "",
+    context_lines: int = 0,
+    gate: str | None = None,
+) -> Rule:
+    return Rule(
+        name=name,
+        pattern=re.compile(pattern),
+        trigger=trigger,
+        markers=tuple(markers),
+        check=check,
+        context_lines=context_lines,
+        example=example,
+        gate=re.compile(gate) if gate is not None else None,
+    )
+
+
+def _fake(*parts: str) -> str:
+    """Join *parts*: examples are assembled so no scanner mistakes this file for a leak."""
+    return "".join(parts)
+
+
+RULES: tuple[Rule, ...] = (
+    _rule(
+        "jwt",
+        r"eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+        r"eyJ[A-Za-z0-9_-]{5,}\.ey",
+        ("eyj",),
+        example=_fake("eyJhbGciOiJIUzI1NiJ9", ".eyJzdWIiOiJmYWtlIn0", ".c2lnbmF0dXJlLWZha2U"),
     ),
-    _Rule("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    _Rule("anthropic_api_key", re.compile(r"\bsk-ant-(?:api|admin|sid)\d{2}-[A-Za-z0-9_\-]{20,}")),
-    _Rule(
+    _rule(
+        "anthropic_api_key",
+        _B + r"sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{20,}",
+        r"sk-ant-",
+        ("sk-ant-",),
+        example=_fake("sk-ant-api03-", "FAKEfake" * 10, "AA"),
+    ),
+    _rule(
         "openai_api_key",
-        re.compile(r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}(?<!-)"),
+        _B + r"sk-(?:proj|svcacct|admin|None|or-v1)-[A-Za-z0-9_-]{20,}"
+        r"|"
+        + _B
+        + r"sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"
+        + _E
+        + r"|"
+        + _B
+        + r"sk-[A-Za-z0-9][A-Za-z0-9_-]{30,}",
+        r"sk-[A-Za-z0-9]",
+        ("sk-",),
+        example=_fake("sk-proj-", "Fake0Key1Only2For3Docs4Not5Real6"),
     ),
-    _Rule(
-        "aws_access_key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b")
+    _rule(
+        "aws_access_key",
+        r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)"
+        r"[A-Z0-9]{16}(?![A-Za-z0-9])",
+        r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}",
+        markers=(
+            "akia",
+            "asia",
+            "abia",
+            "acca",
+            "agpa",
+            "aida",
+            "aroa",
+            "aipa",
+            "anpa",
+            "anva",
+            "apka",
+            "a3t",
+        ),
+        example=_fake("AKIA", "FAKEEXAMPLE12345"),
     ),
-    _Rule(
+    _rule(
         "aws_secret_key",
-        re.compile(
-            r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?"
-            r"(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
-        ),
+        r"(?<![A-Za-z0-9/+])(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+        r"(?i:aws|secret)",
+        ("aws", "secret"),
+        _aws_context_check,
+        gate=r"[A-Za-z0-9/+]{40}",
+        example=_fake("aws_secret=", "/Fake0Secret1Access2Key3For4Docs5Only6+A"),
     ),
-    _Rule("gcp_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])")),
-    _Rule("gcp_oauth_token", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}")),
-    _Rule(
+    _rule(
+        "gcp_api_key",
+        _B + r"AIza[0-9A-Za-z_-]{35}" + r"(?![0-9A-Za-z_-])",
+        r"AIza[0-9A-Za-z_-]{35}",
+        markers=("aiza",),
+        example=_fake("AIza", "FakeFakeFakeFakeFakeFakeFakeFake123"),
+    ),
+    _rule(
+        "gcp_oauth_token",
+        _B + r"ya29\.[0-9A-Za-z_-]{20,}",
+        r"ya29\.",
+        markers=("ya29.",),
+        example=_fake("ya29.", "Fake-oauth-token-for-docs"),
+    ),
+    _rule(
+        "google_oauth_client_secret",
+        _B + r"GOCSPX-[A-Za-z0-9_-]{20,}",
+        r"GOCSPX-",
+        markers=("gocspx-",),
+        example=_fake("GOCSPX-", "FakeClientSecretForDocs12"),
+    ),
+    _rule(
         "azure_storage_key",
-        re.compile(r"(?i:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"),
+        r"(?i:AccountKey|SharedAccessKey|PrimaryKey|SecondaryKey)=(?P<secret>[A-Za-z0-9+/]{20,}={0,2})",
+        r"(?i:AccountKey|SharedAccessKey|PrimaryKey|SecondaryKey)=",
+        ("key=",),
+        example=_fake("AccountKey=", "RmFrZUF6dXJlU3RvcmFnZUtleUZvckRvY3M=", ";"),
     ),
-    _Rule("azure_sas_signature", re.compile(r"[?&]sig=(?P<secret>[A-Za-z0-9%+/=]{30,})")),
-    _Rule(
+    _rule(
+        "azure_sas_signature",
+        r"(?i:[?&;]sig=)(?P<secret>[A-Za-z0-9%+/=_-]{20,})",
+        r"(?i:sig=)",
+        ("sig=",),
+        example=_fake("?sv=2022-11-02&sig=", "RmFrZVNhc1NpZ25hdHVyZQ%3D%3D"),
+    ),
+    _rule(
         "azure_client_secret",
-        re.compile(r"(?<![\w~.-])[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![\w~.-])"),
+        r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
+        r"\dQ~",
+        ("q~",),
+        example=_fake("abc8Q~", "Fake.Client~Secret_For-Docs1234567"),
     ),
-    _Rule(
+    _rule(
+        "azure_devops_pat",
+        _B + r"[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}" + _E,
+        r"AZDO",
+        ("azdo",),
+        example=_fake("Fake" * 19, "AZDO", "Fake"),
+    ),
+    _rule(
         "github_token",
-        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
+        _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{40,255})" + _E,
+        r"gh[pousr]_|github_pat_",
+        ("gh", "github_pat_"),
+        example=_fake("ghp_", "FakeTokenForDocsOnly0123456789abcdef"),
     ),
-    _Rule(
+    _rule(
         "gitlab_token",
-        re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_\-]{20,}"),
+        _B + r"(?:gl(?:pat|dt|rt|rtr|ptt|cbt|imt|agent|soat|ffct|ft|oas|wt|sa)-"
+        r"[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]{2,}){0,2}|GR1348941[A-Za-z0-9_-]{20,})",
+        r"gl(?:pat|dt|rt|rtr|ptt|cbt|imt|agent|soat|ffct|ft|oas|wt|sa)-|GR1348941",
+        ("gl", "gr1348941"),
+        example=_fake("glpat-", "FakeGitLabTokenForDocs", ".01.0w0fakedoc"),
     ),
-    _Rule("slack_token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}")),
-    _Rule(
+    _rule(
+        "slack_token",
+        _B + r"(?:xox[abposre]-[A-Za-z0-9-]{10,}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,}"
+        r"|xapp-\d-[A-Za-z0-9-]{10,})",
+        r"xox[a-z.]|xapp-",
+        ("xox", "xapp-"),
+        example=_fake("xoxb-", "0000-fake-slack-token"),
+    ),
+    _rule(
         "slack_webhook",
-        re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/]{20,}"),
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}",
+        r"hooks\.slack\.com",
+        markers=("hooks.slack.com",),
+        example=_fake("https://hooks.slack.com/services/", "TFAKE/BFAKE/fakeFakeFake"),
     ),
-    _Rule(
+    _rule(
+        "discord_webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}",
+        r"discord(?:app)?\.com/api/webhooks",
+        markers=("discord",),
+        example=_fake("https://discord.com/api/webhooks/", "123/Fake-webhook-token-docs"),
+    ),
+    _rule(
         "stripe_key",
-        re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b|\bwhsec_[A-Za-z0-9]{24,}\b"),
+        _B
+        + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"
+        + _E
+        + "|"
+        + _B
+        + r"whsec_[A-Za-z0-9]{20,}"
+        + _E,
+        r"[sr]k_(?:live|test)_|whsec_",
+        ("k_live_", "k_test_", "whsec_"),
+        example=_fake("sk_live_", "FakeStripeKeyForDocs"),
     ),
-    _Rule("npm_token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
-    _Rule("pypi_token", re.compile(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}")),
-    _Rule("huggingface_token", re.compile(r"\bhf_[A-Za-z0-9]{34,}\b")),
-    _Rule("sendgrid_key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b")),
-    _Rule(
+    _rule(
+        "twilio_api_key",
+        r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])",
+        r"SK[0-9a-fA-F]{32}",
+        markers=("sk",),
+        gate=r"SK[0-9a-fA-F]{32}",
+        example=_fake("SK", "0123456789abcdef" * 2),
+    ),
+    _rule(
+        "heroku_api_key",
+        _B + r"HRKU-[A-Za-z0-9_-]{20,}",
+        r"HRKU-",
+        markers=("hrku-",),
+        example=_fake("HRKU-", "Fake-heroku-key-for-docs-0123"),
+    ),
+    _rule(
+        "digitalocean_token",
+        _B + r"do[opr]_v1_[a-f0-9]{64}" + _E,
+        r"do[opr]_v1_",
+        markers=("_v1_",),
+        example=_fake("dop_v1_", "0123456789abcdef" * 4),
+    ),
+    _rule(
+        "databricks_token",
+        _B + r"dapi[a-f0-9]{32}(?:-\d+)?" + _E,
+        r"dapi[a-f0-9]{32}",
+        markers=("dapi",),
+        example=_fake("dapi", "0123456789abcdef" * 2),
+    ),
+    _rule(
+        "shopify_token",
+        _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E,
+        r"shp(?:at|ca|pa|ss)_",
+        markers=("shp",),
+        example=_fake("shpat_", "0123456789abcdef" * 2),
+    ),
+    _rule(
+        "age_secret_key",
+        r"AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1[0-9A-Z]{40,}",
+        r"AGE-(?:SECRET-KEY|PLUGIN-)",
+        markers=("age-",),
+        example=_fake("AGE-SECRET-KEY-1", "QQQQFAKEQQQQ" * 5),
+    ),
+    _rule(
+        "telegram_bot_token",
+        r"(?:(?<=bot)|(?<![A-Za-z0-9_:]))\d{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])",
+        r"[0-9]{8}:[A-Za-z0-9_-]{35}",
+        check=_telegram_check,
+        markers=(":",),
+        gate=r"\d{8}:",
+        example=_fake("123456789:", "AAFakeTelegramBotTokenForDocs_01234"),
+    ),
+    _rule(
+        "npm_token",
+        _B + r"npm_[A-Za-z0-9]{36}" + _E,
+        r"npm_",
+        markers=("npm_",),
+        example=_fake("npm_", "FakeNpmTokenForDocs0123456789abcdefg"),
+    ),
+    _rule(
+        "pypi_token",
+        _B + r"pypi-AgE[A-Za-z0-9_-]{50,}",
+        r"pypi-AgE",
+        markers=("pypi-",),
+        example=_fake("pypi-AgEIcHlwaS5vcmc", "Fake" * 12),
+    ),
+    _rule(
+        "huggingface_token",
+        _B + r"(?:hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z0-9]{30,})" + _E,
+        r"hf_|api_org_",
+        markers=("hf_", "api_org_"),
+        example=_fake("hf_", "FakeHuggingFaceTokenForDocs012345"),
+    ),
+    _rule(
+        "sendgrid_key",
+        _B + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}" + _E,
+        r"SG\.",
+        markers=("sg.",),
+        example=_fake(
+            "SG.", "FakeSendGridKeyId0123", ".", "FakeSendGridSecretPartForDocs0123456789abcd"
+        ),
+    ),
+    _rule(
+        "docker_hub_token",
+        _B + r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
+        r"dckr_",
+        markers=("dckr_",),
+        example=_fake("dckr_pat_", "FakeDockerHubToken0123"),
+    ),
+    _rule(
+        "grafana_token",
+        _B + r"(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})",
+        r"gl(?:sa|c)_",
+        markers=("glsa_", "glc_"),
+        example=_fake("glsa_", "FakeGrafanaServiceAccountToken01", "_0a1b2c3d"),
+    ),
+    _rule(
+        "vault_token",
+        _B + r"hv[sbr]\.[A-Za-z0-9_-]{24,}",
+        r"hv[sbr]\.",
+        markers=("hvs.", "hvb.", "hvr."),
+        example=_fake("hvs.", "FakeVaultTokenForDocs012345"),
+    ),
+    _rule(
+        "other_api_token",
+        _B + r"(?:lin_api_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{40,}"
+        r"|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{30,}|sbp_[a-f0-9]{40}|NRAK-[A-Z0-9]{27}"
+        r"|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|dp\.(?:st|ct|sa|scim|audit)\.[A-Za-z0-9_-]{30,}"
+        r"|tskey-[a-z]+-[A-Za-z0-9]+-[A-Za-z0-9]+|ATATT3[A-Za-z0-9_=-]{50,}"
+        r"|ATBB[A-Za-z0-9_=.-]{28,}|sntry[su]_[A-Za-z0-9+/=_-]{30,}|bkua_[a-f0-9]{40}"
+        r"|pul-[a-f0-9]{40}|sgp_[A-Za-z0-9_]{30,}|rnd_[A-Za-z0-9]{20,}|fo1_[A-Za-z0-9_-]{30,}"
+        r"|ops_eyJ[A-Za-z0-9_-]{20,}|ntn_[A-Za-z0-9]{30,}|secret_[A-Za-z0-9]{43}"
+        r"|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}|sk\.eyJ[A-Za-z0-9_.-]{20,}"
+        r"|key-[0-9a-f]{32}|sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}|EAAA[A-Za-z0-9_-]{40,}"
+        r"|[0-9a-f]{32}-us[0-9]{1,2}|AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{60,}"
+        r"|nfp_[A-Za-z0-9]{30,}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{30,}"
+        r"|fm[12][ar]?_[A-Za-z0-9+/=_-]{30,}|re_[A-Za-z0-9]{8}_[A-Za-z0-9]{20,}"
+        r"|access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}|p8e-[A-Za-z0-9-]{30,}"
+        r"|CFPAT-[A-Za-z0-9_-]{40,}|fio-u-[A-Za-z0-9_=-]{60,}|pnu_[A-Za-z0-9]{36}"
+        r"|tk-us-[A-Za-z0-9_-]{40,}|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|fw_[A-Za-z0-9]{20,}"
+        r"|sk_[a-f0-9]{48})" + _E,
+        r"lin_api_|gsk_|xai-|r8_|pplx-|sbp_|NRAK-|PMAK-|dp\.|tskey-|ATATT3|ATBB|sntry|bkua_|pul-"
+        r"|sgp_|rnd_|fo1_|ops_eyJ|ntn_|secret_|atlasv1|sk\.eyJ|key-[0-9a-f]|sq0|EAAA"
+        r"|[0-9a-f]{32}-us[0-9]|APA91b|nfp_|pscale_|fm[12][ar]?_|re_[A-Za-z0-9]{8}_"
+        r"|access_token\$|p8e-|CFPAT-|fio-u-|pnu_|tk-us-|lsv2_|fw_|sk_[a-f0-9]{48}",
+        markers=(
+            "lin_api_",
+            "gsk_",
+            "xai-",
+            "r8_",
+            "pplx-",
+            "sbp_",
+            "nrak-",
+            "pmak-",
+            "dp.",
+            "tskey-",
+            "atatt3",
+            "atbb",
+            "sntry",
+            "bkua_",
+            "pul-",
+            "sgp_",
+            "rnd_",
+            "fo1_",
+            "ops_eyj",
+            "ntn_",
+            "secret_",
+            "atlasv1",
+            "sk.eyj",
+            "key-",
+            "sq0",
+            "eaaa",
+            "-us",
+            "apa91b",
+            "nfp_",
+            "pscale_",
+            "fm1",
+            "fm2",
+            "re_",
+            "access_token$",
+            "p8e-",
+            "cfpat-",
+            "fio-u-",
+            "pnu_",
+            "tk-us-",
+            "lsv2_",
+            "fw_",
+            "sk_",
+        ),
+        check=_generated,
+        example=_fake("lin_api_", "FakeLinearApiKeyForDocs0123456789abcdefgh"),
+    ),
+    _rule(
         "authorization_header",
-        re.compile(
-            r"(?i:\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|bot|apikey)?\s*)"
-            r"(?P<secret>[^\s\"',;]{6,})"
-        ),
-        _looks_secret,
+        r"(?i:(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+        r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate|ntlm|ssws|aws4-hmac-sha256)\s+)?)"
+        r"(?P<secret>[^\s\"',;]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s\"',;]+)*)",
+        r"(?i:authorization)",
+        ("authorization",),
+        _header_check,
+        example=_fake("Authorization: Basic ", "ZmFrZTpmYWtl"),
     ),
-    _Rule(
+    _rule(
         "api_key_header",
-        re.compile(
-            r"(?i:\b(?:x-api-key|x-auth-token|api-key|x-goog-api-key)[\"']?\s*:\s*[\"']?)(?P<secret>[^\s\"',;]{8,})"
+        r"(?i:(?:x-api-key|x-auth-token|api-key|x-goog-api-key|x-access-token|private-token"
+        r"|x-vault-token|x-gitlab-token|x-figma-token|ocp-apim-subscription-key|x-functions-key)"
+        r"[\"']?\s*[:=]\s*[\"']?)(?P<secret>[^\s\"',;]{6,})",
+        r"(?i:api-key|auth-token|access-token|private-token|vault-token|gitlab-token"
+        r"|figma-token|subscription-key|functions-key)",
+        check=_header_check,
+        markers=(
+            "api-key",
+            "auth-token",
+            "access-token",
+            "private-token",
+            "vault-token",
+            "gitlab-token",
+            "figma-token",
+            "subscription-key",
+            "functions-key",
         ),
-        _looks_secret,
+        example=_fake("X-Api-Key: ", "fake-header-key-0123"),
     ),
-    _Rule("bearer_token", re.compile(r"(?i:\bbearer\s+)(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)")),
-    _Rule(
+    _rule(
+        "cookie_header",
+        r"(?i:(?<![\w-])(?:set-)?cookie[\"']?[ \t]*:[ \t]*)(?P<secret>[^\n]{6,})",
+        r"(?i:cookie)",
+        ("cookie",),
+        _header_check,
+        example=_fake("Cookie: ", "session=FakeSessionCookie0123"),
+    ),
+    _rule(
+        "named_token",
+        r"(?i:\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|secret"
+        r"|password|passphrase|token)(?:[ \t]+(?:is|was|provided|given|used|value|of))?"
+        r"[ \t]*[:=]?[ \t]+[\"'`]?)(?P<secret>[A-Za-z0-9_\-+/.~]{16,}={0,2})",
+        r"(?i:api.?key|access.?key|secret|password|passphrase|token)[ \t]",
+        ("key", "secret", "password", "passphrase", "token"),
+        lambda m: _randomish(_secret(m)) and not _looks_path(_secret(m)),
+        example=_fake("invalid API key ", "Fake0Prose1Key2For3Docs4"),
+    ),
+    _rule(
+        "discord_bot_token",
+        _B + r"[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}" + _E,
+        r"[MNO][A-Za-z0-9]{23}[A-Za-z0-9]{0,4}\.[A-Za-z0-9_-]{6}\.",
+        markers=("m", "n", "o"),
+        gate=r"[A-Za-z0-9]{23}\.[A-Za-z0-9_-]{6}\.",
+        example=_fake(
+            "MTAxFakeDiscordBotId0123456", ".", "GaBcDe", ".", "FakeDiscordBotTokenHmacPart0123"
+        ),
+    ),
+    _rule(
+        "teams_webhook",
+        r"https://[A-Za-z0-9.-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]+",
+        r"webhook\.office\.com",
+        markers=("webhook.office.com",),
+        example=_fake(
+            "https://acme.webhook.office.com/webhookb2/", "fake-id@fake/IncomingWebhook/x/y"
+        ),
+    ),
+    _rule(
+        "bearer_token",
+        r"(?i:\b(?:bearer|token)\s+)(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)",
+        r"(?i:bearer|token)[ \t]",
+        ("bearer", "token"),
+        lambda m: _randomish(_secret(m)),
+        example=_fake("Bearer ", "FakeBearerToken0123456789"),
+    ),
+    _rule(
         "url_password",
-        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:(?P<secret>[^\s@/]{3,})@"),
-        lambda v: not v.startswith(("[REDACTED", "$")),
+        r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@\"'<>`]*):(?P<secret>[^\s\"'<>`]*)"
+        r"@(?=(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?:[/?#\s\"'<>`,;)\]}]|$))",
+        r"://[^ \t\n@]*@",
+        ("://",),
+        _url_check,
+        example=_fake("redis://:", "fake/pa@ss+word", "@cache:6379/0"),
     ),
-    _Rule(
-        "password_assignment",
-        re.compile(
-            r"(?i:" + _ASSIGN_NAME + r")[\"']?"
-            r"(?:\s*(?<![=!<>])=(?!=)\s*|\s*:(?!:)\s*|\s+=>\s+)"
-            r"(?P<secret>\"[^\"\n]{6,}\"|'[^'\n]{6,}'|[^\s\"'`,;)\]}]{6,})"
+    _rule(
+        "curl_user",
+        r"(?:^|[\s\"'])(?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)?[\"']?(?P<user>[^\s:\"']*):"
+        r"(?P<secret>[^\s\"']+)",
+        r"(?:^|[ \t\"'])(?:-u|--user|--proxy-user|-U)[ \t=]*[\"']?[^ \t\n:\"']*:[^ \t\n]",
+        ("-u", "--user", "--proxy-user"),
+        lambda m: not _secret(m).startswith("[REDACTED") and _secret(m) not in {"-", "*"},
+        example=_fake("curl -u deploy:", "fake-Passw0rd", " https://example.com"),
+    ),
+    _rule(
+        "cli_password",
+        r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlsh)\b[^\n]*?"
+        r"[ \t]-p|\bsshpass\b[^\n]*?[ \t]-p[ \t]*|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+"
+        r"|\b(?:docker|podman|nerdctl|buildah|skopeo|helm)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]+"
+        r"|\bldap\w*\b[^\n]*?[ \t]-w[ \t]+|[ \t]-pass(?:in|out)?[ \t]+pass:"
+        r"|\b(?:sqlplus|exp|imp|expdp|impdp|rman)[ \t]+[\w$#.-]+/)(?P<secret>[^\s\"'@/]+)",
+        r"mysql|mariadb|sshpass|redis-cli|sqlplus|expdp|impdp|rman|login|ldap|pass:",
+        (
+            "mysql",
+            "mariadb",
+            "sshpass",
+            "redis-cli",
+            "sqlplus",
+            "expdp",
+            "impdp",
+            "rman",
+            "login",
+            "ldap",
+            "pass:",
         ),
-        _looks_secret,
+        lambda m: not _secret(m).startswith(("[REDACTED", "$")),
+        example=_fake("mysql -u root -p", "FakePassw0rd", " orders"),
+    ),
+    _rule(
+        "netrc_password",
+        r"(?:\bmachine[ \t]+\S+|(?m:^)[ \t]*default\b)(?:\s+(?:login|account|port|macdef)\s+\S+)*"
+        r"\s+(?:password|passwd)\s+(?P<secret>\S+)",
+        r"(?i:machine[ \t]+[^ \t\n]+[ \t]+(?:login|password|account|port)[ \t])"
+        r"|(?im:^[ \t]*(?:machine[ \t]+[^ \t\n]+|default)[ \t]*$)"
+        r"|(?im:^[ \t]*default[ \t]+(?:login|password)[ \t])",
+        ("password", "passwd"),
+        lambda m: not _secret(m).startswith("[REDACTED"),
+        context_lines=4,
+        example=_fake("machine api.example.com login deploy password ", "fake-netrc-pw"),
+    ),
+    _rule(
+        "pgpass_password",
+        r"(?m:^[ \t]*[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:)(?P<secret>[^\s]+)[ \t]*(?m:$)",
+        r"(?m:^[ \t]*[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:[^\s])",
+        (":",),
+        lambda m: not _secret(m).isdigit() and not _secret(m).startswith("[REDACTED"),
+        example=_fake("db.internal:5432:orders:app:", "Fake-pgpass-pw"),
+    ),
+    _rule(
+        "xml_secret",
+        r"<(?P<tag>[\w:.-]*(?i:password|passwd|secret|token|apikey|api_key|credentials?)"
+        r"[\w:.-]*)>(?P<secret>[^<\n]{1,300})</(?P=tag)>",
+        r"(?i:password>|passwd>|secret>|token>|apikey>|api_key>|credential>|credentials>)",
+        check=lambda m: value_is_secret(_secret(m), _name_strength(m.group("tag"))),
+        markers=("password>", "passwd>", "secret>", "token>", "apikey>", "api_key>", "credential"),
+        example=_fake("<password>", "FakeXmlPassw0rd", "</password>"),
+    ),
+    _rule(
+        "secret_flag",
+        r"(?<![\w-])--?(?P<name>[A-Za-z][\w-]*)[ \t]+"
+        r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-][^\s\"']*)",
+        r"(?i:--?[a-z-]*(?:pass|pwd|secret|token|key|credential|auth)[a-z_-]*[ \t])",
+        ("pass", "pwd", "secret", "token", "key", "credential", "auth"),
+        _flag_check,
+        example=_fake("deploy --db-password ", "Fl4g-fake-pw"),
+    ),
+    _rule(
+        "secret_assignment",
+        r"(?P<name>(?<![\w.])(?<!\w:)(?<!\$\{)[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
+        r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\]))[ \t]*" + _VALUE,
+        _NAME_TRIGGER,
+        (
+            "pass",
+            "pwd",
+            "secret",
+            "token",
+            "key",
+            "auth",
+            "credential",
+            "cookie",
+            "sig",
+            "dsn",
+            "pw",
+            "psk",
+            "connectionstring",
+        ),
+        _assignment_check,
+        example=_fake("DB_PASSWORD=", "correcthorsebatterystaple"),
     ),
 )
+"""The rule table, applied in this order to every candidate line."""
 
 
-_MARKERS: dict[str, tuple[str, ...]] = {
-    "private_key": ("private key",),
-    "jwt": ("eyj",),
-    "anthropic_api_key": ("sk-ant-",),
-    "openai_api_key": ("sk-",),
-    "aws_access_key": ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa"),
-    "aws_secret_key": ("secret",),
-    "gcp_api_key": ("aiza",),
-    "gcp_oauth_token": ("ya29.",),
-    "azure_storage_key": ("accountkey=", "sharedaccesskey="),
-    "azure_sas_signature": ("sig=",),
-    "azure_client_secret": ("q~",),
-    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "gitlab_token": ("gl",),
-    "slack_token": ("xox",),
-    "slack_webhook": ("hooks.slack.com",),
-    "stripe_key": ("_live_", "_test_", "whsec_"),
-    "npm_token": ("npm_",),
-    "pypi_token": ("pypi-",),
-    "huggingface_token": ("hf_",),
-    "sendgrid_key": ("sg.",),
-    "authorization_header": ("authorization",),
-    "api_key_header": ("api-key", "auth-token"),
-    "bearer_token": ("bearer",),
-    "url_password": ("://",),
-    "password_assignment": (
-        "pass",
-        "secret",
-        "token",
-        "key",
-        "auth",
-        "credential",
-    ),
-}
-"""Lower-case strings one of which must be in the text for a rule to run (a cheap pre-test)."""
+# --- multi-line secrets ---------------------------------------------------------------------
+
+_BLOCK = re.compile(
+    r"-{4,5} ?(?P<kind>BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+    r"|(?P<putty>Private-Lines: *\d+|Private-MAC: *[0-9A-Fa-f]*)"
+)
+_BLOCK_TRIGGER = r"(?i:private key|private-lines:|private-mac:)"
+_BLOCK_RULE = "private_key"
+
+
+# --- environment ----------------------------------------------------------------------------
+
+_NOT_SECRET_ENV = re.compile(
+    r"^(?:SSH_AUTH_SOCK|XAUTHORITY|GPG_AGENT_INFO|KEYTIMEOUT|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS)$"
+)
+_ENV_MIN, _ENV_MAX = 8, 8192
+
+
+def _env_secrets(env: Mapping[str, str]) -> dict[str, str]:
+    """Return ``{value: name}`` of the secret-looking variables worth searching for."""
+    values: dict[str, str] = {}
+    for name, value in env.items():
+        bare = value.strip()
+        strength = _name_strength(name.replace("-", "_"))
+        if (
+            _NOT_SECRET_ENV.match(name)
+            or strength == 0
+            or (strength == 1 and not _randomish(bare))  # SESSION_ENGINE=django.contrib...
+            or not _ENV_MIN <= len(bare) <= _ENV_MAX
+            or "\n" in bare
+        ):
+            continue
+        if not _is_aws_secret(bare) and (
+            _looks_path(bare)
+            or _PLACEHOLDER.match(bare)
+            or _TEMPLATED.match(bare)
+            or _URL_VALUE.match(bare)
+            or _NUMBERS.fullmatch(bare)
+        ):
+            continue
+        values.setdefault(bare, name)
+        encoded = quote(bare, safe="")
+        if encoded != bare:
+            values.setdefault(encoded, name)
+    return values
+
+
+# --- the engine -----------------------------------------------------------------------------
+
+_Edit = tuple[int, int, str]
 
 
 class Redactor:
@@ -232,28 +1147,37 @@ class Redactor:
         environ: Where secret-looking variables are read from, once, at construction;
             ``os.environ`` by default. Pass ``{}`` to use the rule table alone.
         rules: The rule table (the default is :data:`RULES`).
+        max_output_chars: How much of a failure's redacted output
+            :meth:`redact_failure` keeps, head and tail (``None``: all of it).
     """
 
     def __init__(
-        self, *, environ: Mapping[str, str] | None = None, rules: tuple[_Rule, ...] = RULES
+        self,
+        *,
+        environ: Mapping[str, str] | None = None,
+        rules: tuple[Rule, ...] = RULES,
+        max_output_chars: int | None = MAX_OUTPUT_CHARS,
     ) -> None:
         env = os.environ if environ is None else environ
-        values: dict[str, str] = {}
-        for name, value in env.items():
-            if (
-                _SECRET_NAME.search(name)
-                and not _NOT_SECRET_NAME.search(name)
-                and _ENV_MIN <= len(value) <= _ENV_MAX
-                and not _DULL_VALUE.match(value)
-                and not value.startswith(("/", "~", "./"))
-                and " " not in value.strip()
-            ):
-                values.setdefault(value, name)
-        self._env_values = sorted(values.items(), key=lambda item: -len(item[0]))
-        self._env_pattern = (
-            re.compile("|".join(re.escape(v) for v, _ in self._env_values)) if values else None
-        )
+        values = _env_secrets(env)
+        ordered = sorted(values, key=lambda v: (-len(v), v))
+        self._env_names = values
+        self._env_pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         self._rules = rules
+        by_marker: dict[str, set[int]] = {}
+        for index, rule in enumerate(rules):
+            for marker in rule.markers:
+                by_marker.setdefault(marker, set()).add(index)
+        self._markers = [(marker, frozenset(ids)) for marker, ids in by_marker.items()]
+        self._unmarked = frozenset(i for i, rule in enumerate(rules) if not rule.markers)
+        self.max_output_chars = max_output_chars
+        triggers = [_BLOCK_TRIGGER, _CUT_TRIGGER, *(f"(?:{r.trigger})" for r in rules)]
+        if ordered:
+            triggers.append("|".join(map(re.escape, ordered)))
+        self._trigger = _Trigger("|".join(triggers))
+        self._context = max((r.context_lines for r in rules), default=0)
+
+    # --- public -----------------------------------------------------------------------------
 
     def redact(self, text: str) -> Redacted:
         """Return *text* with every secret replaced by ``[REDACTED:<rule>]``.
@@ -265,39 +1189,58 @@ class Redactor:
             The redacted text and the per-rule counts.
         """
         counts: dict[str, int] = {}
-        if self._env_pattern is not None:
-            names = dict(self._env_values)
+        edits = self._edits(text, counts)
+        if not edits:
+            return Redacted(text, counts)
+        return Redacted(_apply(text, edits, 0, len(text)), counts)
 
-            def env_sub(match: re.Match[str]) -> str:
-                rule = f"env:{names[match.group(0)]}"
-                counts[rule] = counts.get(rule, 0) + 1
-                return f"[REDACTED:{rule}]"
+    def redact_window(self, text: str, max_chars: int) -> Redacted:
+        """Redact all of *text*, then keep the head and the tail of the result.
 
-            text = self._env_pattern.sub(env_sub, text)
-        lowered = text.lower()
-        for rule in self._rules:
-            markers = _MARKERS.get(rule.name, ())
-            if markers and not any(marker in lowered for marker in markers):
-                continue
-            text = rule.pattern.sub(_replacer(rule, counts), text)
-        return Redacted(text, counts)
+        The secrets are found in the whole text first, so a secret that straddles the cut is
+        removed whole and counted; only the kept part of the redacted text is ever built.
+
+        Args:
+            text: Any text.
+            max_chars: About how many characters to keep; the cut falls at line ends and
+                is marked by a ``[... N characters cut ...]`` line.
+        """
+        counts: dict[str, int] = {}
+        edits = self._edits(text, counts)
+        size = len(text) + sum(len(new) - (end - start) for start, end, new in edits)
+        if size <= max_chars:
+            return Redacted(_apply(text, edits, 0, len(text)) if edits else text, counts)
+        head_end, tail_start = _cut_points(text, edits, max_chars)
+        head = _apply(text, edits, 0, head_end)
+        tail = _apply(text, edits, tail_start, len(text))
+        cut = size - len(head) - len(tail)
+        separator = "" if head.endswith("\n") or not head else "\n"
+        return Redacted(f"{head}{separator}[... {cut} characters cut ...]\n{tail}", counts)
 
     def redact_failure(self, failure: FailureContext) -> tuple[FailureContext, dict[str, int]]:
         """Redact a failure's error output, command and description.
+
+        The output is redacted whole, then cut to :attr:`max_output_chars` (head and tail).
 
         Returns:
             The redacted failure and the per-rule counts summed over the three fields.
         """
         total: dict[str, int] = {}
-        output, command, description = (
-            self.redact(failure.error_output),
-            self.redact(failure.command),
-            self.redact(failure.description),
+        limit = self.max_output_chars
+        output = (
+            self.redact_window(failure.error_output, limit)
+            if limit is not None
+            else self.redact(failure.error_output)
         )
+        command, description = self.redact(failure.command), self.redact(failure.description)
         for result in (output, command, description):
             for rule, count in result.counts.items():
                 total[rule] = total.get(rule, 0) + count
-        if not total:
+        if (
+            output.text is failure.error_output
+            and command.text is failure.command
+            and description.text is failure.description
+        ):
             return failure, total
         clean = attrs.evolve(
             failure,
@@ -309,26 +1252,456 @@ class Redactor:
 
     __call__ = redact_failure
 
+    # --- finding --------------------------------------------------------------------------
 
-def _replacer(rule: _Rule, counts: dict[str, int]) -> Callable[[re.Match[str]], str]:
-    """Build the substitution function of one rule, counting what it replaces."""
-    has_group = "secret" in rule.pattern.groupindex
+    def _edits(self, text: str, counts: dict[str, int]) -> list[_Edit]:
+        """Return the replacements for *text* as sorted, disjoint ``(start, end, new)``."""
+        found = self._candidates(text)
+        edits = self._block_edits(text, found.blocks, counts) if found.blocks else []
+        regions = found.regions
+        if self._context:
+            regions = _with_context(text, regions, self._context)
+        changed: list[_Edit] = []
+        carried: set[int] = set()  # starts of lines after a cut whose first word must go
+        for start, end in _outside(sorted(regions), edits):
+            old = text[start:end]
+            new = self._redact_region(old, counts)
+            if end in found.before_cut or start in found.after_cut:
+                new, carry = _redact_fragments(
+                    new,
+                    counts,
+                    tail=end in found.before_cut,
+                    head=start in found.after_cut,
+                    carried=start in carried,
+                )
+                if carry:
+                    carried.add(_line_end(text, end))
+            if new != old:
+                changed.append((start, end, new))
+        return sorted(edits + changed)
 
-    def sub(match: re.Match[str]) -> str:
-        secret = match.group("secret") if has_group else match.group(0)
-        if secret is None or (rule.check is not None and not rule.check(secret)):
-            return match.group(0)
+    def _candidates(self, text: str) -> _Candidates:
+        """Scan *text* once: key block markers, cut lines, and the lines to run rules on."""
+        found = _Candidates()
+        regions = found.regions
+        for start, end in self._trigger.spans(text):
+            if _BLOCK_TRIGGER_RE.fullmatch(text, start, end):
+                found.blocks.append(start)
+                continue
+            line_start = _line_start_near(text, start)
+            line_end = _line_end_near(text, end)
+            if not text.startswith(("[...", "[…"), start):
+                _add_region(regions, line_start, line_end)
+            elif CUT_LINE.match(text, line_start, line_end) is not None:
+                if line_start > 0:  # the line before the cut may end in half a secret
+                    found.before_cut.add(line_start)
+                    _add_region(regions, _line_start_near(text, line_start - 1), line_start)
+                if line_end < len(text):  # and the line after may start with the rest
+                    found.after_cut.add(line_end)
+                    _add_region(regions, line_end, _line_end_near(text, line_end))
+        return found
+
+    def _redact_region(self, text: str, counts: dict[str, int]) -> str:
+        """Apply the environment values and the rules to a few lines of text."""
+        if self._env_pattern is not None:
+            names = self._env_names
+
+            def env_sub(match: re.Match[str]) -> str:
+                rule = f"env:{names[match.group(0)]}"
+                counts[rule] = counts.get(rule, 0) + 1
+                return f"[REDACTED:{rule}]"
+
+            text = self._env_pattern.sub(env_sub, text)
+        lowered = text.lower()
+        selected = {i for marker, rules in self._markers if marker in lowered for i in rules}
+        for index in sorted(selected | self._unmarked):
+            rule = self._rules[index]
+            if rule.gate is None or rule.gate.search(text) is not None:
+                text = _apply_rule(rule, text, counts)
+        return text
+
+    def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
+        """Remove private key blocks whole, and their parts cut off by a window boundary."""
+        found_tokens: set[tuple[int, int, bool]] = set()  # (start, end, is_begin)
+        for hit in hits:  # a marker starts at most a few dozen characters before its hit
+            for found in _BLOCK.finditer(text, max(hit - 80, 0), min(hit + 80, len(text))):
+                putty = found.group("putty")
+                is_begin = found.group("kind") == "BEGIN" if putty is None else "Lines" in putty
+                found_tokens.add((found.start(), found.end(), is_begin))
+        tokens = sorted(found_tokens)
+        edits: list[_Edit] = []
+        window_start = 0
+        index = 0
+        marker = f"[REDACTED:{_BLOCK_RULE}]"
+        while index < len(tokens):
+            start, end, is_begin = tokens[index]
+            index += 1
+            if start < window_start:
+                continue
+            if is_begin:
+                closing = next((t for t in tokens[index:] if not t[2] and t[0] >= end), None)
+                stop = closing[0] if closing is not None else len(text)
+                boundary = _next_boundary(text, end, stop)
+                if closing is not None and boundary is None:
+                    span = (start, closing[1], marker)
+                else:  # cut off by a boundary: remove up to it, keep the cut line's own line
+                    span_end = boundary if boundary is not None else len(text)
+                    newline = "\n" if text[span_end - 1 : span_end] == "\n" else ""
+                    span = (start, span_end, marker + newline)
+            else:  # an END with no BEGIN since the window began: remove from the boundary
+                boundary = _previous_boundary(text, window_start, start)
+                span = (boundary if boundary is not None else window_start, end, marker)
+            counts[_BLOCK_RULE] = counts.get(_BLOCK_RULE, 0) + 1
+            edits.append(span)
+            window_start = span[1]
+        return edits
+
+
+_BLOCK_TRIGGER_RE = re.compile(_BLOCK_TRIGGER)
+
+
+@attrs.define
+class _Candidates:
+    """What one scan of the triggers found."""
+
+    blocks: list[int] = attrs.field(factory=list)  # positions of key block markers
+    regions: list[tuple[int, int]] = attrs.field(factory=list)  # lines to run the rules on
+    before_cut: set[int] = attrs.field(factory=set)  # ends of lines followed by a cut line
+    after_cut: set[int] = attrs.field(factory=set)  # starts of lines following one
+
+
+def _add_region(regions: list[tuple[int, int]], start: int, end: int) -> None:
+    """Append the lines ``start:end``, merged into the last region when they touch it."""
+    if regions and regions[-1][0] <= start <= regions[-1][1]:
+        regions[-1] = (regions[-1][0], max(regions[-1][1], end))
+    else:
+        regions.append((start, end))
+
+
+_CUT_TRIGGER = r"\[(?:\.\.\.|…)"
+
+_FRAGMENT_TAIL = re.compile(r"[^\s\"'`,;()\[\]{}<>=:@]+={0,2}\Z")
+_FRAGMENT_HEAD = re.compile(r"[^\s\"'`,;()\[\]{}<>@]+")
+_REDACTED_END = re.compile(r"\[REDACTED:(?!private_key\])[\w:.-]+\]\Z")
+_TOKEN_START = re.compile(
+    r"(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|soat|ft|oas)-|xox[a-z]-|xapp-|sk-|"
+    r"[sr]k_(?:live|test)_|whsec_|A(?:KIA|SIA|ROA|IDA)|AIza|ya29\.|eyJ|npm_|pypi-|hf_|SG\.|"
+    r"do[opr]_v1_|dapi|shp(?:at|ca|pa|ss)_|HRKU-|AGE-SECRET-KEY-|hv[sbr]\.|dckr_|glsa_|GOCSPX-)"
+)
+_SECRET_BEFORE = re.compile(
+    r"(?i:(?:pass|pwd|secret|token|key|auth|credential|sig|cookie)[\w.-]*[\"']?[ \t]*"
+    r"(?:=|:|=>)[ \t]*[\"']?|(?:bearer|basic|token)[ \t]+|://[^\s:/@]*:)\Z"
+)
+
+
+def _redact_fragments(
+    text: str, counts: dict[str, int], *, tail: bool, head: bool, carried: bool
+) -> tuple[str, bool]:
+    """Redact half a secret at a cut: the end of the line before it, the start of the next.
+
+    A head+tail cut may fall inside a line, leaving ``password=hun`` before the cut line and
+    ``ter2`` after it, or the first half of a token. The word touching the cut goes when the
+    text before it says secret (``password=``, ``Bearer ``, ``://user:``), when it starts like
+    a known token, or when it looks generated; the word after the cut goes too when the one
+    before it went (*carried*), or when it looks generated itself.
+
+    Returns:
+        The text, and whether the word after the cut must go as well.
+    """
+    carry = False
+    if tail:
+        line = text.rstrip("\n")
+        found = None if _SECRET_BEFORE.search(line) else _FRAGMENT_TAIL.search(line)
+        if found is None:
+            ends_redacted = line.endswith("]") and _REDACTED_END.search(line) is not None
+            carry = ends_redacted or _SECRET_BEFORE.search(line) is not None
+        elif _fragment_is_secret(found.group(), line[: found.start()]):
+            text = f"{line[: found.start()]}[REDACTED:cut_fragment]{text[len(line) :]}"
+            counts["cut_fragment"] = counts.get("cut_fragment", 0) + 1
+            carry = True
+    if head:
+        found = _FRAGMENT_HEAD.match(text)
+        if found is not None and (carried or _fragment_is_secret(found.group(), "")):
+            text = f"[REDACTED:cut_fragment]{text[found.end() :]}"
+            counts["cut_fragment"] = counts.get("cut_fragment", 0) + 1
+    return text, carry
+
+
+def _fragment_is_secret(fragment: str, before: str) -> bool:
+    """Tell half a secret from the end or the start of an ordinary line."""
+    if (
+        not fragment
+        or "[REDACTED" in fragment
+        or _PLACEHOLDER.match(fragment)
+        or _TEMPLATED.match(fragment)
+    ):
+        return False
+    if _SECRET_BEFORE.search(before) or _TOKEN_START.match(fragment):
+        return True
+    return len(fragment) >= 16 and not _looks_path(fragment) and _randomish(fragment)  # noqa: PLR2004
+
+
+_CHUNK = 1 << 20
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+class _Match(Protocol):
+    def start(self) -> int: ...
+    def end(self) -> int: ...
+
+
+class _Pattern(Protocol):
+    def finditer(self, data: bytes, /) -> Iterator[_Match]: ...
+
+
+def _load_re2() -> Any:  # noqa: ANN401 -- google-re2 ships no type information
+    """Return the ``re2`` module of google-re2, or ``None`` where it is not installed."""
+    try:
+        return importlib.import_module("re2")
+    except ImportError:  # pragma: no cover -- a dependency; the stdlib fallback is slower
+        return None
+
+
+_RE2 = _load_re2()
+
+
+class _Trigger:
+    """The prefilter: one combined pattern scanned once over the text.
+
+    RE2 (google-re2, a dependency) runs the whole alternation as one automaton, about
+    0.3 GB/s; Python's ``re`` tries each alternative at each position, about 1 MB/s for
+    this table. The text is scanned in chunks of about 1 MB cut at line ends (no trigger
+    spans a line), encoded to UTF-8, so the extra memory stays small whatever its size.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: _Pattern = (
+            _RE2.compile(pattern) if _RE2 is not None else re.compile(pattern.encode())
+        )
+
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        """Yield the ``(start, end)`` of every trigger match in *text*, in order."""
+        position = 0
+        size = len(text)
+        while position < size:
+            stop = text.find("\n", position + _CHUNK) if size - position > _CHUNK else -1
+            stop = size if stop == -1 else stop + 1
+            chunk = text if position == 0 and stop == size else text[position:stop]
+            if chunk.isascii():
+                for match in self._compiled.finditer(chunk.encode("ascii")):
+                    yield position + match.start(), position + match.end()
+            else:
+                yield from self._unicode_spans(chunk, position)
+            position = stop
+
+    def _unicode_spans(self, chunk: str, offset: int) -> Iterator[tuple[int, int]]:
+        """Map byte positions in the UTF-8 of *chunk* back to character positions."""
+        data = chunk.encode("utf-8", "surrogatepass")
+        last_byte = last_char = 0
+        for match in self._compiled.finditer(data):
+            start, end = match.start(), match.end()
+            last_char += len(data[last_byte:start].translate(None, _CONTINUATION))
+            last_byte = start
+            width = len(data[start:end].translate(None, _CONTINUATION))
+            yield offset + last_char, offset + last_char + width
+
+
+_LONG_LINE = 4096
+"""Past this, a line is read near its trigger only (a minified file, output without newlines)."""
+_NEAR = 300
+"""How far around a trigger a long line is read: a name, its separator and a long value."""
+_DELIMITER = re.compile(r"[\s\"'<>,;]")
+
+
+def _line_start_near(text: str, position: int) -> int:
+    """The start of the line holding *position*; on a very long line, a word start near it."""
+    low = max(position - _LONG_LINE, 0)
+    newline = text.rfind("\n", low, position)
+    if newline != -1 or low == 0:
+        return newline + 1
+    near = max(position - _NEAR, 0)
+    space = text.find(" ", near, position)
+    return space + 1 if space != -1 else near
+
+
+def _line_end_near(text: str, position: int) -> int:
+    """Just past the line holding *position*; on a very long line, a word end near it."""
+    high = min(position + _LONG_LINE, len(text))
+    newline = text.find("\n", position, high)
+    if newline != -1:
+        return newline + 1
+    if high == len(text):
+        return high
+    near = min(position + _NEAR, len(text))
+    space = text.rfind(" ", position, near)
+    if space != -1:
+        return space
+    stop = _DELIMITER.search(text, near, high)  # a long token: read it to its end
+    return stop.start() if stop is not None else high
+
+
+def _line_end(text: str, position: int) -> int:
+    """The index just past the line holding *position*, its newline included."""
+    newline = text.find("\n", position)
+    return len(text) if newline == -1 else newline + 1
+
+
+def _boundaries(text: str, start: int, stop: int) -> Iterator[re.Match[str]]:
+    """The cut lines between *start* and *stop* (found by their literal start first)."""
+    for opener in ("[...", "[…"):
+        position = text.find(opener, start, stop)
+        while position != -1:
+            line_start = _line_start_near(text, position)
+            found = CUT_LINE.match(text, line_start, _line_end_near(text, position))
+            if found is not None and found.start() >= start:
+                yield found
+            position = text.find(opener, position + 1, stop)
+
+
+def _next_boundary(text: str, start: int, stop: int) -> int | None:
+    """The start of the first cut line after *start*, before *stop*."""
+    found = [m.start() for m in _boundaries(text, start, stop)]
+    return min(found) if found else None
+
+
+def _previous_boundary(text: str, start: int, stop: int) -> int | None:
+    """Just past the last cut line between *start* and *stop*."""
+    found = [m.end() for m in _boundaries(text, start, stop)]
+    if not found:
+        return None
+    last = max(found)
+    return last + 1 if text[last : last + 1] == "\n" else last
+
+
+def cut_lines(text: str) -> list[tuple[int, int]]:
+    """Return the ``(start, end)`` of every window boundary line in *text*."""
+    return sorted((m.start(), m.end()) for m in _boundaries(text, 0, len(text)))
+
+
+def _with_context(text: str, regions: list[tuple[int, int]], lines: int) -> list[tuple[int, int]]:
+    """Extend each region over the next *lines* lines (multi-line ``.netrc`` entries)."""
+    out: list[tuple[int, int]] = []
+    for start, end in regions:
+        stop = end
+        if "machine" in text[start:end].lower() or "default" in text[start:end].lower():
+            for _ in range(lines):
+                if stop >= len(text):
+                    break
+                stop = _line_end_near(text, stop)
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], stop))
+        else:
+            out.append((start, stop))
+    return out
+
+
+def _outside(regions: list[tuple[int, int]], edits: list[_Edit]) -> Iterator[tuple[int, int]]:
+    """The parts of *regions* that no block edit covers (both are whole lines)."""
+    if not edits:
+        yield from regions
+        return
+    for start, end in regions:
+        position = start
+        for e_start, e_end, _ in edits:
+            if e_end <= position or e_start >= end:
+                continue
+            if e_start > position:
+                yield position, e_start
+            position = max(position, e_end)
+        if position < end:
+            yield position, end
+
+
+def _apply(text: str, edits: list[_Edit], start: int, stop: int) -> str:
+    """Return ``text[start:stop]`` with the edits inside it applied."""
+    pieces: list[str] = []
+    position = start
+    for e_start, e_end, new in edits:
+        if e_end <= start or e_start >= stop:
+            continue
+        pieces.append(text[position:e_start])
+        pieces.append(new)
+        position = e_end
+    pieces.append(text[position:stop])
+    return "".join(pieces)
+
+
+def _cut_points(text: str, edits: list[_Edit], max_chars: int) -> tuple[int, int]:
+    """Choose where the head ends and the tail starts, in *text*'s own positions.
+
+    Both fall at line ends where there is one near, and never inside an edit.
+    """
+    head_room = int(max_chars * _HEAD_SHARE)
+    tail_room = max_chars - head_room
+    head_end = _position_after(text, edits, head_room, forward=True)
+    tail_start = _position_after(text, edits, tail_room, forward=False)
+    newline = text.rfind("\n", 0, head_end)
+    if newline > head_end - head_room // 2:
+        head_end = newline + 1
+    newline = text.find("\n", tail_start)
+    if newline != -1 and newline < tail_start + tail_room // 2:
+        tail_start = newline + 1
+    for e_start, e_end, _ in edits:
+        if e_start < head_end < e_end:
+            head_end = e_start
+        if e_start < tail_start < e_end:
+            tail_start = e_end
+    return head_end, max(tail_start, head_end)
+
+
+def _position_after(text: str, edits: list[_Edit], room: int, *, forward: bool) -> int:
+    """The position in *text* where *room* characters of redacted text end (or begin)."""
+    if forward:
+        position, left = 0, room
+        for e_start, e_end, new in edits:
+            if e_start - position >= left:
+                break
+            left -= e_start - position + len(new)
+            position = e_end
+            if left <= 0:
+                return position
+        return min(position + left, len(text))
+    position, left = len(text), room
+    for e_start, e_end, new in reversed(edits):
+        if position - e_end >= left:
+            break
+        left -= position - e_end + len(new)
+        position = e_start
+        if left <= 0:
+            return position
+    return max(position - left, 0)
+
+
+def _apply_rule(rule: Rule, text: str, counts: dict[str, int]) -> str:
+    """Replace what *rule* finds in *text*, counting it.
+
+    Matches are collected first, so a rule whose pattern only looks ahead at the value (the
+    assignment rule) still finds ``password=`` inside the value of a rejected match.
+    """
+    group = "secret" if "secret" in rule.pattern.groupindex else 0
+    pieces: list[str] = []
+    position = 0
+    for match in rule.pattern.finditer(text):
+        start, end = match.span(group)
+        secret = match.group(group)
+        if (
+            not secret
+            or start < position
+            or "[REDACTED:" in secret  # already handled by an earlier rule
+            or (rule.check is not None and not rule.check(match))
+        ):
+            continue
+        quoted = len(secret) > 1 and secret[0] in {'"', "'"} and secret[-1] == secret[0]
+        if quoted:
+            start, end = start + 1, end - 1
+        pieces += (text[position:start], f"[REDACTED:{rule.name}]")
+        position = end
         counts[rule.name] = counts.get(rule.name, 0) + 1
-        replacement = f"[REDACTED:{rule.name}]"
-        if not has_group:
-            return replacement
-        start, end = match.span("secret")
-        whole = match.group(0)
-        offset = match.start()
-        quote = secret[0] if secret[:1] in {'"', "'"} and secret[-1:] == secret[:1] else ""
-        return whole[: start - offset] + quote + replacement + quote + whole[end - offset :]
-
-    return sub
+    if not pieces:
+        return text
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def redact_failure(
@@ -340,3 +1713,23 @@ def redact_failure(
         The redacted failure and the per-rule counts.
     """
     return (redactor or Redactor()).redact_failure(failure)
+
+
+def redact_text(text: str, *, redactor: Redactor | None = None) -> str:
+    """Return *text* redacted by *redactor* (a fresh one reading ``os.environ`` by default)."""
+    return (redactor or Redactor()).redact(text).text
+
+
+def window(text: str, max_chars: int) -> str:
+    """Keep the head and the tail of already redacted *text*, cut at line ends.
+
+    The cut is marked by a ``[... N characters cut ...]`` line, which :class:`Redactor`
+    reads as a window boundary.
+    """
+    if len(text) <= max_chars:
+        return text
+    head_end, tail_start = _cut_points(text, [], max_chars)
+    head, tail = text[:head_end], text[tail_start:]
+    separator = "" if head.endswith("\n") or not head else "\n"
+    cut = len(text) - len(head) - len(tail)
+    return f"{head}{separator}[... {cut} characters cut ...]\n{tail}"

@@ -26,6 +26,7 @@ from reflexkit.models import (
     utcnow,
 )
 from reflexkit.reflection.protocols import ReflectionGenerator
+from reflexkit.reflection.redaction import MAX_OUTPUT_CHARS, window
 from reflexkit.reflection.retry_prompt import format_reflections
 from reflexkit.tasks.config import ReflexionConfig
 
@@ -96,6 +97,10 @@ class DefaultReflectionService:
     def prepare(self, failure: FailureContext, /) -> tuple[FailureContext, dict[str, int], str]:
         """Redact and classify a failure, and fingerprint it.
 
+        Redaction comes first, on the whole output; only then is a long output cut to its
+        head and tail (:data:`~reflexkit.reflection.redaction.MAX_OUTPUT_CHARS`), so no cut
+        can split a secret and nothing after this reads more than the bounded text.
+
         Returns:
             The failure as generators see it, the redaction counts and the fingerprint.
         """
@@ -107,6 +112,8 @@ class DefaultReflectionService:
                 attrs.evolve(failure, error_output=_WITHHELD, command="", description=""),
                 {"withheld": 1},
             )
+        if len(clean.error_output) > MAX_OUTPUT_CHARS:
+            clean = attrs.evolve(clean, error_output=window(clean.error_output, MAX_OUTPUT_CHARS))
         if clean.failure_type in {None, FailureType.UNKNOWN}:
             try:
                 clean = attrs.evolve(clean, failure_type=self._classify(clean))
