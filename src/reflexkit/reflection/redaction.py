@@ -489,8 +489,14 @@ def _generated(match: re.Match[str]) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
+_VERDICTS = frozenset({"PASS", "XPASS", "PASSED", "XPASSED"})
+"""Test runners' verdicts (``--- PASS: TestX``, automake's ``PASS: t/x.sh``), not a password."""
+
+
 def _assignment_check(match: re.Match[str]) -> bool:
     name = match.group("name")
+    if name.strip() in _VERDICTS and match.group("sep") != "=":
+        return False
     strength = _name_strength(name)
     if strength == 0:
         return False
