@@ -79,6 +79,7 @@ def test_files_are_private(path: Path) -> None:
     store = JsonlMemory(path)
     store.append(make_reflection())
     store.recent("sub-1", limit=1)
+    store.prune(older_than=datetime(2026, 1, 1, tzinfo=UTC))  # creates the prune lock
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.with_name("reflections.jsonl.lock").stat().st_mode) == 0o600
     for side in path.with_name("reflections.jsonl.index").iterdir():
