@@ -226,3 +226,28 @@ def test_without_an_index_recent_reads_backwards(
         assert reader.recent("s1", limit=4) == records[1::3][-4:]
         assert reader.recent("s2", limit=100) == records[2::3]
     assert "reading from the end" in caplog.text
+
+
+def _bytes_read() -> int:
+    """Bytes this process has read through read/pread so far (Linux's /proc/self/io)."""
+    try:
+        text = Path("/proc/self/io").read_text()
+    except OSError:
+        pytest.skip("no /proc/self/io here to count the bytes a call reads")
+    return int(next(line for line in text.splitlines() if line.startswith("rchar:")).split()[1])
+
+
+def test_recent_of_a_task_reads_only_that_tasks_records(path: Path) -> None:
+    """Another task floods the subtask id: recent(task_id=) still reads a few KB, not the flood."""
+    store = JsonlMemory(path)
+    mine = [make_reflection("docs", task_id="t-api", attempt=n) for n in range(1, 4)]
+    for r in mine:
+        store.append(r)
+    flood = (make_reflection("docs", task_id="t-web", attempt=n) for n in range(1, 20_001))
+    with path.open("ab") as f:
+        f.write(b"".join(encode_line(r) for r in flood))
+    assert store.recent("docs", limit=3, task_id="t-api") == mine  # indexes the flood once
+    before = _bytes_read()
+    assert store.recent("docs", limit=3, task_id="t-api") == mine
+    read = _bytes_read() - before
+    assert read < 64 * 1024, f"read {read} bytes; the flood is {path.stat().st_size}"
