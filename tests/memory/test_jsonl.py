@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import random
 import shutil
 import stat
 import warnings
@@ -251,3 +253,37 @@ def test_recent_of_a_task_reads_only_that_tasks_records(path: Path) -> None:
     assert store.recent("docs", limit=3, task_id="t-api") == mine
     read = _bytes_read() - before
     assert read < 64 * 1024, f"read {read} bytes; the flood is {path.stat().st_size}"
+
+
+def test_a_prune_carries_the_index_over(path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """After a prune, recent answers from the carried-over index, without indexing again.
+
+    The records are appended roughly in time order, with some out of order around the
+    cut-off (kept lines before the long kept run), and under three tasks.
+    """
+    rnd = random.Random(13)  # noqa: S311 -- test data
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    store = JsonlMemory(path)
+    records = []
+    for i in range(600):
+        age = timedelta(minutes=600 - i + rnd.randint(-40, 40))
+        r = make_reflection(
+            f"s{rnd.randrange(12)}", task_id=f"t{i % 3}", attempt=i + 1, created_at=now - age
+        )
+        records.append(r)
+        store.append(r)
+    assert store.recent("s1", limit=3) == [r for r in records if r.subtask_id == "s1"][-3:]
+    caplog.set_level(logging.INFO, logger="reflexkit.memory")
+    for cut in (now - timedelta(minutes=300), now - timedelta(minutes=100)):
+        store.prune(older_than=cut)
+        records = [r for r in records if r.created_at >= cut]
+        store.append(later := make_reflection("s1", task_id="t1", attempt=9999, created_at=now))
+        records.append(later)
+        for reader in (store, JsonlMemory(path)):
+            for sub in (f"s{n}" for n in range(12)):
+                mine = [r for r in records if r.subtask_id == sub]
+                assert reader.recent(sub, limit=3) == mine[-3:]
+                for task in ("t0", "t1", "t2"):
+                    theirs = [r for r in mine if r.task_id == task]
+                    assert reader.recent(sub, limit=2, task_id=task) == theirs[-2:]
+    assert "from the start" not in caplog.text

@@ -28,7 +28,7 @@ Nothing in the index is trusted (see docs/memory.md):
 * a shard's slot gives its entry count and their CRC; a shard shorter than that (deleted,
   truncated) or with other bytes (scribbled on) is rebuilt (a process checks a shard whole
   the first time it reads it, then only the entries added since); bytes past it (a
-  catch-up killed half-way, stray bytes) are ignored and cut off by the next catch-up,
+  catch-up killed half-way, stray bytes) are ignored and written over by the next catch-up,
   which writes at ``count * 28``, so a short write never misaligns later entries; a slot
   newer than the header (a catch-up killed between them) means the shard is rebuilt;
 * every entry used is checked against its own CRC, and the line it points at against the
@@ -468,7 +468,8 @@ class _Swap:
             data = b"".join(fresh) + old[lo * ENTRY.size :]
             if os.pwrite(fd, data, 0) != len(data):
                 raise OSError(errno.ENOSPC, f"short write to index shard {shard:03x}")
-            os.ftruncate(fd, len(data))
+            # The bytes past the new count stay (readers ignore them; the next catch-up
+            # writes over them): cutting 4096 files short costs more than the whole copy.
             slots.counts[shard] = len(data) // ENTRY.size
             slots.crcs[shard] = zlib.crc32(data)
         finally:
@@ -528,8 +529,8 @@ class _Pending:
             if have < at:
                 self.damaged.add(shard)
                 return
-            if have > at:
-                os.ftruncate(fd, at)  # a killed catch-up's or stray bytes
+            # Bytes past the count (a killed catch-up's, stray ones, a prune's leftovers) are
+            # written over: readers never look past the count.
             written = os.pwrite(fd, data, at)
             if written != len(data):
                 _no_space(f"index shard {shard:03x}", written, len(data))
