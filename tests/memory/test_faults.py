@@ -26,6 +26,11 @@ from reflexkit.exceptions import ConfigError, CorruptRecordWarning, StoreError
 from reflexkit.memory import JsonlMemory
 from reflexkit.memory._codec import encode_line
 from reflexkit.models import Reflection
+from reflexkit.reflection.classify import classify
+from reflexkit.reflection.fingerprint import fingerprint
+from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection.redaction import Redactor
+from reflexkit.reflection.service import DefaultReflectionService
 from reflexkit.tasks.config import load_project
 from reflexkit.testing.memory_contract import make_reflection
 
@@ -395,7 +400,7 @@ while errors < 5:
 
 
 def test_a_full_tmpfs_cuts_partial_writes_and_recovers(small_tmpfs: Path) -> None:
-    """Appends on a full tmpfs: StoreError, no SIGBUS, no torn fragment; fine once space is back."""
+    """A full tmpfs: StoreError, save() False, no SIGBUS, no fragment; fine once space is back."""
     filler = _fill(small_tmpfs, leave=24 * 1024)
     path = small_tmpfs / "memory" / "reflections.jsonl"
     child = subprocess.run(
@@ -410,9 +415,20 @@ def test_a_full_tmpfs_cuts_partial_writes_and_recovers(small_tmpfs: Path) -> Non
     assert store.recent("s1", limit=3) == _truth(path, "s1", 3)
 
     before = path.read_bytes()
+    heuristic = HeuristicGenerator()
+    service = DefaultReflectionService(
+        generator=heuristic,
+        store=store,
+        fallback=heuristic,
+        redact=Redactor(environ={}).redact_failure,
+        classify=classify,
+        fingerprint=fingerprint,
+    )
+    assert service.save(make_reflection("s1", analysis="y" * 50_000)) is False
+    assert service.health.store_errors == 1
     with pytest.raises(StoreError, match="can't prune"):
         store.prune(older_than=datetime(2099, 1, 1, tzinfo=UTC))
-    assert path.read_bytes() == before  # a failed prune leaves the data as it was
+    assert path.read_bytes() == before  # nothing of either is left in the file
 
     filler.unlink()  # space is back
     later = make_reflection("s1", attempt=10_000)
