@@ -457,6 +457,21 @@ def test_a_symlink_at_the_store_path_is_refused(path: Path, tmp_path: Path) -> N
     assert target.read_bytes() == b""
 
 
+def test_a_symlink_planted_under_a_running_writer_is_refused(path: Path, tmp_path: Path) -> None:
+    """The store replaced by a link while a writer holds it open: refused, not followed."""
+    writer = JsonlMemory(path)
+    writer.append(first := make_reflection(attempt=1))
+    target = tmp_path / "target.jsonl"
+    target.write_bytes(b"")
+    moved = tmp_path / "moved.jsonl"
+    path.rename(moved)
+    path.symlink_to(target)
+    with pytest.raises(StoreError, match="symlink"):
+        writer.append(make_reflection(attempt=2))
+    assert target.read_bytes() == b""
+    assert list(JsonlMemory(moved)) == [first]
+
+
 def test_a_symlink_at_the_lock_or_index_is_refused(path: Path, tmp_path: Path) -> None:
     """A lock file or index folder that is a symlink: StoreError, the target untouched."""
     store = JsonlMemory(path)

@@ -222,6 +222,7 @@ class JsonlMemory:
                         # A prune swapped the file, or someone replaced or removed it: write
                         # to what the path names now, not into an unlinked file.
                         _flock(fd, _UN)
+                        fd = -1  # closed by _open, which may fail (a link planted there)
                         fd = self._open()
                         _flock(fd, _EX)
                     end = _lseek(fd, 0, _END)
@@ -238,7 +239,8 @@ class JsonlMemory:
                         why = f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(line)} bytes)"
                         raise OSError(errno.ENOSPC, why)
                 finally:
-                    _flock(fd, _UN)
+                    if fd >= 0:
+                        _flock(fd, _UN)
                 self._end = end + written
                 if self._durability is Durability.FSYNC:
                     os.fdatasync(fd)
@@ -516,7 +518,16 @@ def _bump(lock_fd: int) -> None:
 
 _CREATED_AT = b'"createdAt":"'
 _STAMP = len("2026-01-31T12:00:00")
-_STAMPS = re.compile(rb'"createdAt":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)[.Z]')
+# Any 19 characters: twice as fast to find as a digit pattern; _in_layout checks them after.
+_STAMPS = re.compile(rb'"createdAt":"([^"\n]{19})[.Z]')
+_DIGITS = b"0123456789"
+
+
+def _in_layout(stamps: list[bytes]) -> bool:
+    """Whether the stamps are all ``YYYY-MM-DDTHH:MM:SS`` (digits and separators, in bulk)."""
+    return b"".join(stamps).translate(None, _DIGITS) == b"--T::" * len(stamps)
+
+
 _BLOCK = 1 << 20
 
 
@@ -588,15 +599,16 @@ class _Sieve:
         start = 0
         while start < stop:
             end = buf.find(b"\n", min(start + _BLOCK, stop) - 1, stop) + 1 or stop
-            block = view[start:end]
-            stamps = _STAMPS.findall(block)
-            if stamps and len(stamps) == buf.count(b"\n", start, end):
-                if max(stamps) < self._prefix:
-                    self.removed += len(stamps)
-                    start = end
-                    continue
+            stamps = _STAMPS.findall(view[start:end])
+            if stamps and _in_layout(stamps):
+                # Keeping a whole block is right whatever else its lines hold; dropping one
+                # needs every line to have its (old) stamp, so only then are lines counted.
                 if min(stamps) > self._prefix:
                     self._keep(view, base, start, end)
+                    start = end
+                    continue
+                if max(stamps) < self._prefix and len(stamps) == buf.count(b"\n", start, end):
+                    self.removed += len(stamps)
                     start = end
                     continue
             self._lines(buf, view, base, start, end)
