@@ -287,3 +287,20 @@ def test_a_prune_carries_the_index_over(path: Path, caplog: pytest.LogCaptureFix
                     theirs = [r for r in mine if r.task_id == task]
                     assert reader.recent(sub, limit=2, task_id=task) == theirs[-2:]
     assert "from the start" not in caplog.text
+
+
+def test_prune_reads_lines_of_another_layout(path: Path) -> None:
+    """An old record written by another tool (spaces, a zone offset) among new ones goes."""
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    new = [make_reflection(attempt=n, created_at=now) for n in range(1, 2001)]
+    old = make_reflection(attempt=5000, created_at=now - timedelta(days=90))
+    data = converter.unstructure(old)
+    data["createdAt"] = "2026-03-03T05:30:00+05:30"  # the same instant, not in UTC
+    foreign = orjson.dumps(data, option=orjson.OPT_INDENT_2).replace(b"\n", b" ") + b"\n"
+    path.parent.mkdir(parents=True)
+    lines = [encode_line(r) for r in new]
+    lines.insert(1000, foreign)
+    path.write_bytes(b"".join(lines))
+    store = JsonlMemory(path)
+    assert store.prune(older_than=now - timedelta(days=30)) == 1
+    assert list(store) == new

@@ -556,19 +556,22 @@ class _Sieve:
         With *final*, a last line without a newline (a torn tail) is copied as it is.
         """
         pos = start
-        want = _CHUNK
+        # One buffer, read into again and again: a fresh 4 MiB bytes object per chunk costs a
+        # page fault per 4 KiB, as much as the sieving.
+        buf = bytearray(_CHUNK)
         while pos < end:
-            buf = os.pread(fd, min(want, end - pos), pos)
-            if not buf:
+            with memoryview(buf) as whole, whole[: min(len(buf), end - pos)] as into:
+                got = os.preadv(fd, [into], pos)
+            if not got:
                 break
-            last = buf.rfind(b"\n")
+            last = buf.rfind(b"\n", 0, got)
             if last < 0:
-                if pos + len(buf) >= end:
+                if pos + got >= end:
                     break  # a torn tail
-                want *= 2  # one line longer than the chunk
+                buf = bytearray(len(buf) * 2)  # one line longer than the buffer
                 continue
-            want = _CHUNK
-            self._sieve(buf, memoryview(buf), pos, last + 1)
+            with memoryview(buf) as view:
+                self._sieve(buf, view, pos, last + 1)
             pos += last + 1
         if final and pos < end:
             tail = os.pread(fd, end - pos, pos)
@@ -587,7 +590,7 @@ class _Sieve:
             self.runs.append((old, base + stop, self._written))
         self._written += stop - start
 
-    def _sieve(self, buf: bytes, view: memoryview, base: int, stop: int) -> None:
+    def _sieve(self, buf: bytearray, view: memoryview, base: int, stop: int) -> None:
         """Sieve whole lines in ``buf[:stop]`` (at *base* in the file), a block at a time.
 
         Most blocks are wholly older or wholly newer than the cut-off (records are appended
@@ -600,21 +603,19 @@ class _Sieve:
         while start < stop:
             end = buf.find(b"\n", min(start + _BLOCK, stop) - 1, stop) + 1 or stop
             stamps = _STAMPS.findall(view[start:end])
-            if stamps and _in_layout(stamps):
-                # Keeping a whole block is right whatever else its lines hold; dropping one
-                # needs every line to have its (old) stamp, so only then are lines counted.
-                if min(stamps) > self._prefix:
-                    self._keep(view, base, start, end)
+            if stamps and len(stamps) == buf.count(b"\n", start, end) and _in_layout(stamps):
+                if max(stamps) < self._prefix:
+                    self.removed += len(stamps)
                     start = end
                     continue
-                if max(stamps) < self._prefix and len(stamps) == buf.count(b"\n", start, end):
-                    self.removed += len(stamps)
+                if min(stamps) > self._prefix:
+                    self._keep(view, base, start, end)
                     start = end
                     continue
             self._lines(buf, view, base, start, end)
             start = end
 
-    def _lines(self, buf: bytes, view: memoryview, base: int, start: int, stop: int) -> None:
+    def _lines(self, buf: bytearray, view: memoryview, base: int, start: int, stop: int) -> None:
         keep_from = start
         find = buf.find
         key, prefix, width = _CREATED_AT, self._prefix, _STAMP
@@ -623,8 +624,8 @@ class _Sieve:
             at = find(key, start, end)
             if at >= 0:
                 at += len(key)
-                stamp = buf[at : at + width]
-                tail = buf[at + width : at + width + 1]
+                stamp = bytes(buf[at : at + width])
+                tail = bytes(buf[at + width : at + width + 1])
                 if stamp[10:11] == b"T" and tail in {b"Z", b"."}:
                     old = stamp < prefix or (stamp == prefix and self._is_old(buf[start:end]))
                 else:
@@ -640,8 +641,8 @@ class _Sieve:
         if keep_from < stop:
             self._keep(view, base, keep_from, stop)
 
-    def _is_old(self, line: bytes) -> bool:
-        text = string_field(line, "createdAt")
+    def _is_old(self, line: bytearray) -> bool:
+        text = string_field(bytes(line), "createdAt")
         if text is None:
             return False
         try:
