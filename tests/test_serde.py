@@ -88,7 +88,9 @@ configs = st.builds(
         model=texts,
         max_prompt_chars=st.integers(min_value=200, max_value=10**6),
     ),
-    memory=st.builds(MemoryConfig, path=texts, durability=st.sampled_from(Durability)),
+    memory=st.builds(
+        MemoryConfig, path=texts.filter(str.strip), durability=st.sampled_from(Durability)
+    ),
 )
 
 

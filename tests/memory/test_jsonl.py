@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import random
 import shutil
 import stat
 import warnings
@@ -79,6 +81,7 @@ def test_files_are_private(path: Path) -> None:
     store = JsonlMemory(path)
     store.append(make_reflection())
     store.recent("sub-1", limit=1)
+    store.prune(older_than=datetime(2026, 1, 1, tzinfo=UTC))  # creates the prune lock
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.with_name("reflections.jsonl.lock").stat().st_mode) == 0o600
     for side in path.with_name("reflections.jsonl.index").iterdir():
@@ -225,3 +228,79 @@ def test_without_an_index_recent_reads_backwards(
         assert reader.recent("s1", limit=4) == records[1::3][-4:]
         assert reader.recent("s2", limit=100) == records[2::3]
     assert "reading from the end" in caplog.text
+
+
+def _bytes_read() -> int:
+    """Bytes this process has read through read/pread so far (Linux's /proc/self/io)."""
+    try:
+        text = Path("/proc/self/io").read_text()
+    except OSError:
+        pytest.skip("no /proc/self/io here to count the bytes a call reads")
+    return int(next(line for line in text.splitlines() if line.startswith("rchar:")).split()[1])
+
+
+def test_recent_of_a_task_reads_only_that_tasks_records(path: Path) -> None:
+    """Another task floods the subtask id: recent(task_id=) still reads a few KB, not the flood."""
+    store = JsonlMemory(path)
+    mine = [make_reflection("docs", task_id="t-api", attempt=n) for n in range(1, 4)]
+    for r in mine:
+        store.append(r)
+    flood = (make_reflection("docs", task_id="t-web", attempt=n) for n in range(1, 20_001))
+    with path.open("ab") as f:
+        f.write(b"".join(encode_line(r) for r in flood))
+    assert store.recent("docs", limit=3, task_id="t-api") == mine  # indexes the flood once
+    before = _bytes_read()
+    assert store.recent("docs", limit=3, task_id="t-api") == mine
+    read = _bytes_read() - before
+    assert read < 64 * 1024, f"read {read} bytes; the flood is {path.stat().st_size}"
+
+
+def test_a_prune_carries_the_index_over(path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """After a prune, recent answers from the carried-over index, without indexing again.
+
+    The records are appended roughly in time order, with some out of order around the
+    cut-off (kept lines before the long kept run), and under three tasks.
+    """
+    rnd = random.Random(13)  # noqa: S311 -- test data
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    store = JsonlMemory(path)
+    records = []
+    for i in range(600):
+        age = timedelta(minutes=600 - i + rnd.randint(-40, 40))
+        r = make_reflection(
+            f"s{rnd.randrange(12)}", task_id=f"t{i % 3}", attempt=i + 1, created_at=now - age
+        )
+        records.append(r)
+        store.append(r)
+    assert store.recent("s1", limit=3) == [r for r in records if r.subtask_id == "s1"][-3:]
+    caplog.set_level(logging.INFO, logger="reflexkit.memory")
+    for cut in (now - timedelta(minutes=300), now - timedelta(minutes=100)):
+        store.prune(older_than=cut)
+        records = [r for r in records if r.created_at >= cut]
+        store.append(later := make_reflection("s1", task_id="t1", attempt=9999, created_at=now))
+        records.append(later)
+        for reader in (store, JsonlMemory(path)):
+            for sub in (f"s{n}" for n in range(12)):
+                mine = [r for r in records if r.subtask_id == sub]
+                assert reader.recent(sub, limit=3) == mine[-3:]
+                for task in ("t0", "t1", "t2"):
+                    theirs = [r for r in mine if r.task_id == task]
+                    assert reader.recent(sub, limit=2, task_id=task) == theirs[-2:]
+    assert "from the start" not in caplog.text
+
+
+def test_prune_reads_lines_of_another_layout(path: Path) -> None:
+    """An old record written by another tool (spaces, a zone offset) among new ones goes."""
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    new = [make_reflection(attempt=n, created_at=now) for n in range(1, 2001)]
+    old = make_reflection(attempt=5000, created_at=now - timedelta(days=90))
+    data = converter.unstructure(old)
+    data["createdAt"] = "2026-03-03T05:30:00+05:30"  # the same instant, not in UTC
+    foreign = orjson.dumps(data, option=orjson.OPT_INDENT_2).replace(b"\n", b" ") + b"\n"
+    path.parent.mkdir(parents=True)
+    lines = [encode_line(r) for r in new]
+    lines.insert(1000, foreign)
+    path.write_bytes(b"".join(lines))
+    store = JsonlMemory(path)
+    assert store.prune(older_than=now - timedelta(days=30)) == 1
+    assert list(store) == new

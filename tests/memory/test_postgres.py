@@ -16,7 +16,8 @@ from click.testing import CliRunner
 
 from reflexkit.cli import cli
 from reflexkit.memory import EpisodicMemory, JsonlMemory
-from reflexkit.memory.postgres import SCHEMA_VERSION, PostgresMemory
+from reflexkit.memory._codec import encode_line
+from reflexkit.memory.postgres import MIGRATIONS, SCHEMA_VERSION, PostgresMemory
 from reflexkit.testing.memory_contract import MemoryContract, make_reflection
 from reflexkit.testing.postgres_server import PostgresServer
 
@@ -54,13 +55,54 @@ def test_eight_processes_append_at_once_to_a_new_database(database: str, tmp_pat
     ]
     assert [p.wait(timeout=120) for p in procs] == [0] * 8
     with psycopg.connect(database) as conn:
-        versions = conn.execute("SELECT version FROM reflexkit_schema").fetchall()
-    assert versions == [(SCHEMA_VERSION,)]
+        versions = conn.execute("SELECT version FROM reflexkit_schema ORDER BY 1").fetchall()
+    assert versions == [(v,) for v in range(1, SCHEMA_VERSION + 1)]  # each step once
     with PostgresMemory(database, spool=tmp_path / "reader") as store:
         ids = Counter(r.id for r in store)
         assert set(ids) == {f"p{n}-{i}" for n in range(8) for i in range(300)}
         assert max(ids.values()) == 1
         assert [r.attempt_number for r in store.recent("p3-s2", limit=3)] == [288, 293, 298]
+
+
+def test_the_task_id_migration_fills_the_column_from_the_records(
+    database: str, tmp_path: Path
+) -> None:
+    """A version-1 database gets a task_id column, filled and indexed for recent(task_id=)."""
+    mine = [make_reflection("docs", task_id="t-api", attempt=n) for n in range(1, 4)]
+    theirs = [make_reflection("docs", task_id="t-web", attempt=n) for n in range(1, 40)]
+    with psycopg.connect(database) as conn:
+        conn.execute(MIGRATIONS[0])
+        conn.execute("CREATE TABLE reflexkit_schema (version integer NOT NULL)")
+        conn.execute("INSERT INTO reflexkit_schema VALUES (1)")
+        for r in [*mine, *theirs]:
+            conn.execute(
+                "INSERT INTO reflexkit_reflections (id, subtask_id, created_at, category,"
+                " failure_type, source, record) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (
+                    r.id,
+                    r.subtask_id,
+                    r.created_at,
+                    r.category.value,
+                    r.failure_type.value,
+                    r.source.value,
+                    encode_line(r).decode().rstrip(),
+                ),
+            )
+    with PostgresMemory(database, spool=tmp_path / "spool.jsonl") as store:
+        assert store.recent("docs", limit=2, task_id="t-api") == mine[1:]
+        later = make_reflection("docs", task_id="t-api", attempt=9)
+        store.append(later)
+        assert store.recent("docs", limit=2, task_id="t-api") == [mine[2], later]
+    with psycopg.connect(database) as conn:
+        assert conn.execute("SELECT max(version) FROM reflexkit_schema").fetchone() == (2,)
+        nulls = conn.execute("SELECT count(*) FROM reflexkit_reflections WHERE task_id IS NULL")
+        assert nulls.fetchone() == (0,)
+        conn.execute("SET enable_seqscan = off")
+        plan = conn.execute(
+            "EXPLAIN SELECT seq, record FROM reflexkit_reflections"
+            " WHERE task_id = 't-api' AND subtask_id = 'docs' ORDER BY seq DESC LIMIT 2"
+        ).fetchall()
+    assert "reflexkit_reflections_task_recent" in " ".join(row[0] for row in plan)
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ class InMemoryMemory:
         self._lock = threading.Lock()
         self._records: list[Reflection] = []
         self._by_subtask: dict[str, list[Reflection]] = {}
+        self._by_pair: dict[tuple[str, str], list[Reflection]] = {}
         for record in records:
             self.append(record)
 
@@ -39,7 +40,11 @@ class InMemoryMemory:
         """Store one reflection."""
         with self._lock:
             self._records.append(reflection)
-            self._by_subtask.setdefault(reflection.subtask_id, []).append(reflection)
+            self._index(reflection)
+
+    def _index(self, r: Reflection) -> None:
+        self._by_subtask.setdefault(r.subtask_id, []).append(r)
+        self._by_pair.setdefault((r.task_id, r.subtask_id), []).append(r)
 
     def recent(
         self, subtask_id: str, *, limit: int, task_id: str | None = None
@@ -53,12 +58,9 @@ class InMemoryMemory:
             msg = f"limit must be >= 1, got {limit}"
             raise ValueError(msg)
         with self._lock:
-            records = self._by_subtask.get(subtask_id, [])
             if task_id is None:
-                return records[-limit:]
-            found = [r for r in reversed(records) if r.task_id == task_id][:limit]
-        found.reverse()
-        return found
+                return self._by_subtask.get(subtask_id, [])[-limit:]
+            return self._by_pair.get((task_id, subtask_id), [])[-limit:]
 
     def prune(self, *, older_than: datetime) -> int:
         """Remove the reflections created before *older_than*; return how many went."""
@@ -70,8 +72,9 @@ class InMemoryMemory:
             removed = len(self._records) - len(kept)
             self._records = kept
             self._by_subtask = {}
+            self._by_pair = {}
             for r in kept:
-                self._by_subtask.setdefault(r.subtask_id, []).append(r)
+                self._index(r)
         return removed
 
     def stats(self) -> MemoryStats:

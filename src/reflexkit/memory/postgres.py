@@ -5,8 +5,8 @@ Needs the ``postgres`` extra (``pip install 'reflexkit[postgres]'``: psycopg 3 a
 Each record is one row: its id (the key: copying a history twice adds nothing), the subtask,
 the creation time, the category, failure type and source (for ``stats``), and the record's
 camelCase JSON exactly as the JSONL store writes it. ``recent`` is an index lookup on
-``(subtask_id, seq)``: ``seq`` is the order of appends, which is what "recent" means in every
-backend.
+``(subtask_id, seq)``, or ``(task_id, subtask_id, seq)`` with a task id: ``seq`` is the order
+of appends, which is what "recent" means in every backend.
 
 When the database can't be reached, nothing is lost: an append goes to a local JSONL spool (a
 :class:`~reflexkit.memory.JsonlMemory`, with all its guarantees) and a warning says so; reads
@@ -67,20 +67,37 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX {_TABLE}_recent ON {_TABLE} (subtask_id, seq);
     CREATE INDEX {_TABLE}_created ON {_TABLE} (created_at);
     """,
+    # 2: recent(subtask, task_id=T) is an index lookup too, not a filter over the subtask's
+    # rows of every task (#13); the column is filled from the records already stored.
+    f"""
+    ALTER TABLE {_TABLE} ADD COLUMN task_id text;
+    UPDATE {_TABLE} SET task_id = coalesce(record::jsonb ->> 'taskId', '');
+    ALTER TABLE {_TABLE} ALTER COLUMN task_id SET NOT NULL;
+    CREATE INDEX {_TABLE}_task_recent ON {_TABLE} (task_id, subtask_id, seq);
+    """,  # noqa: S608 -- constants
 )
 """The schema, one entry per version; a new version appends an entry, never edits one."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _INSERT = (
-    f"INSERT INTO {_TABLE} (id, subtask_id, created_at, category, failure_type, source, record)"  # noqa: S608 -- a constant
-    " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
+    f"INSERT INTO {_TABLE} (id, task_id, subtask_id, created_at, category, failure_type,"  # noqa: S608 -- a constant
+    " source, record) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
+)
+_RECENT = (
+    f"SELECT seq, record FROM {_TABLE} WHERE subtask_id = %s"  # noqa: S608 -- a constant
+    " ORDER BY seq DESC LIMIT %s"
+)
+_RECENT_OF_TASK = (
+    f"SELECT seq, record FROM {_TABLE} WHERE task_id = %s AND subtask_id = %s"  # noqa: S608
+    " ORDER BY seq DESC LIMIT %s"
 )
 
 
 def _row(r: Reflection, line: bytes) -> tuple[Any, ...]:
     return (
         r.id,
+        r.task_id,
         r.subtask_id,
         r.created_at,
         r.category.value,
@@ -297,12 +314,11 @@ class PostgresMemory:
         try:
             with self._connection() as conn:
                 self._prepare(conn)
-                rows = conn.execute(
-                    f"SELECT seq, record FROM {_TABLE} WHERE subtask_id = %s"  # noqa: S608
-                    " AND (%s::text IS NULL OR record::jsonb ->> 'taskId' = %s)"
-                    " ORDER BY seq DESC LIMIT %s",
-                    (subtask_id, task_id, task_id, limit),
-                ).fetchall()
+                if task_id is None:
+                    query = conn.execute(_RECENT, (subtask_id, limit))
+                else:
+                    query = conn.execute(_RECENT_OF_TASK, (task_id, subtask_id, limit))
+                rows = query.fetchall()
         except self._unreachable as err:
             log.warning(
                 "can't reach the database at %s (%s); answering from %s",

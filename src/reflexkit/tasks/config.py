@@ -163,10 +163,10 @@ class MemoryConfig:
     """The ``memory`` section: where episodic memory lives."""
 
     backend: MemoryBackend = MemoryBackend.JSONL
-    path: str = ".reflexkit/memory/reflections.jsonl"
+    path: str = attrs.field(default=".reflexkit/memory/reflections.jsonl", validator=non_empty)
     durability: Durability = Durability.NONE
     dsn_env: str = attrs.field(default="REFLEXKIT_DATABASE_URL", validator=non_empty)
-    spool_path: str = ".reflexkit/memory/spool.jsonl"
+    spool_path: str = attrs.field(default=".reflexkit/memory/spool.jsonl", validator=non_empty)
 
 
 class JudgeMode(enum.StrEnum):

@@ -1,0 +1,515 @@
+"""The JSONL store under faults, with real processes, files and signals (issue #13).
+
+Killed prunes, files replaced under a writer, damaged index shards, a full tmpfs, symlinks at
+the store's paths and readers racing each other: no acknowledged append is lost and no
+``recent`` answer is wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from reflexkit.exceptions import ConfigError, CorruptRecordWarning, StoreError
+from reflexkit.memory import JsonlMemory
+from reflexkit.memory._codec import encode_line
+from reflexkit.models import Reflection
+from reflexkit.reflection.classify import classify
+from reflexkit.reflection.fingerprint import fingerprint
+from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection.redaction import Redactor
+from reflexkit.reflection.service import DefaultReflectionService
+from reflexkit.tasks.config import load_project
+from reflexkit.testing.memory_contract import make_reflection
+
+_NOW = datetime.now(UTC)
+_OLD = _NOW - timedelta(days=400)
+_CUTOFF = _NOW - timedelta(days=30)
+
+
+def _python(code: str, *args: object) -> list[str]:
+    return [sys.executable, "-c", code, *map(str, args)]
+
+
+def _ids(path: Path) -> Counter[str]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CorruptRecordWarning)  # nothing torn or interleaved
+        return Counter(r.id for r in JsonlMemory(path))
+
+
+def _truth(path: Path, subtask: str, limit: int, task: str | None = None) -> list[Reflection]:
+    mine = [
+        r
+        for r in JsonlMemory(path)
+        if r.subtask_id == subtask and (task is None or r.task_id == task)
+    ]
+    return mine[-limit:]
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    """Where the store under test lives."""
+    return tmp_path / "memory" / "reflections.jsonl"
+
+
+# --- killed prunes ------------------------------------------------------------------------
+
+PRUNE_DIES_AT_THE_FOLDER_SYNC = """
+import os, signal, stat, sys
+from datetime import UTC, datetime, timedelta
+from reflexkit.memory import JsonlMemory
+
+real_fsync = os.fsync
+
+def fsync(fd):
+    if stat.S_ISDIR(os.fstat(fd).st_mode):  # the folder sync right after the rename
+        os.kill(os.getpid(), signal.SIGKILL)
+    real_fsync(fd)
+
+os.fsync = fsync
+JsonlMemory(sys.argv[1]).prune(older_than=datetime.now(UTC) - timedelta(days=30))
+"""
+
+
+def test_a_prune_killed_after_its_rename_loses_no_append(path: Path) -> None:
+    """A prune killed between the rename and what follows: writers append to the new file."""
+    writer = JsonlMemory(path)
+    writer.append(make_reflection(created_at=_OLD))
+    kept = make_reflection(attempt=2, created_at=_NOW)
+    writer.append(kept)
+    pruner = subprocess.run(_python(PRUNE_DIES_AT_THE_FOLDER_SYNC, path), check=False)
+    assert pruner.returncode == -signal.SIGKILL
+    later = make_reflection(attempt=3, created_at=_NOW)
+    writer.append(later)  # opened before the prune
+    assert list(JsonlMemory(path)) == [kept, later]
+    assert JsonlMemory(path).recent("sub-1", limit=5) == [kept, later]
+
+
+WRITER = """
+import sys, pathlib
+import attrs
+from datetime import UTC, datetime, timedelta
+from reflexkit.memory import JsonlMemory
+from reflexkit.testing.memory_contract import make_reflection
+
+path, name, stop = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
+store = JsonlMemory(path)
+now = datetime.now(UTC)
+i = 0
+while not stop.exists():
+    old = i % 4 == 0
+    r = make_reflection(f"{name}-s{i % 5}", task_id=f"t{i % 2}", attempt=i + 1,
+                        created_at=now - timedelta(days=400 if old else 0))
+    r = attrs.evolve(r, id=f"{name}-{i}-{'old' if old else 'new'}")
+    store.append(r)
+    sys.stdout.write(r.id + "\\n")
+    sys.stdout.flush()  # only after append returned
+    i += 1
+"""
+
+READER = """
+import sys, pathlib
+from reflexkit.memory import JsonlMemory
+
+path, names, stop = sys.argv[1], sys.argv[2].split(","), pathlib.Path(sys.argv[3])
+store = JsonlMemory(path)
+reads = 0
+while not stop.exists():
+    for name in names:
+        for task in (None, "t0", "t1"):
+            got = store.recent(f"{name}-s1", limit=3, task_id=task)
+            attempts = [r.attempt_number for r in got]
+            assert attempts == sorted(attempts), attempts
+            assert all(r.subtask_id == f"{name}-s1" for r in got)
+            assert task is None or all(r.task_id == task for r in got)
+            reads += 1
+print(reads)
+"""
+
+PRUNER = """
+import sys
+from datetime import UTC, datetime, timedelta
+from reflexkit.memory import JsonlMemory
+
+store = JsonlMemory(sys.argv[1])
+while True:
+    store.prune(older_than=datetime.now(UTC) - timedelta(days=30))
+"""
+
+
+def test_a_pruner_killed_at_random_moments_loses_nothing(path: Path, tmp_path: Path) -> None:
+    """SIGKILL the pruner 15 times while 3 writers and a reader run: every ack'd record stays."""
+    rng = random.Random(20261123)  # noqa: S311 -- timing jitter, not security
+    stop = tmp_path / "stop"
+    names = [f"w{n}" for n in range(3)]
+    writers = [
+        subprocess.Popen(_python(WRITER, path, name, stop), stdout=subprocess.PIPE, text=True)
+        for name in names
+    ]
+    reader = subprocess.Popen(
+        _python(READER, path, ",".join(names), stop), stdout=subprocess.PIPE, text=True
+    )
+    try:
+        while not path.exists() or path.stat().st_size < 10_000:  # the writers are running
+            time.sleep(0.01)
+        kills = 0
+        for _ in range(15):
+            pruner = subprocess.Popen(_python(PRUNER, path))
+            time.sleep(rng.uniform(0.05, 0.4))
+            pruner.send_signal(signal.SIGKILL)
+            pruner.wait(timeout=30)
+            kills += pruner.returncode == -signal.SIGKILL
+        assert kills == 15, "the pruner ended on its own"
+    finally:
+        stop.touch()
+    acknowledged = [line for w in writers for line in w.communicate(timeout=60)[0].split()]
+    reads, _ = reader.communicate(timeout=60)
+    assert reader.returncode == 0
+    assert int(reads) > 0
+    assert all(w.returncode == 0 for w in writers)
+
+    stored = _ids(path)
+    assert max(stored.values()) == 1
+    new = {i for i in acknowledged if i.endswith("-new")}
+    assert new <= set(stored)
+    assert set(stored) <= set(acknowledged) | {i for i in stored if i.endswith("-old")}
+    store = JsonlMemory(path)
+    for name in names:
+        for task in (None, "t0", "t1"):
+            sub = f"{name}-s1"
+            assert store.recent(sub, limit=3, task_id=task) == _truth(path, sub, 3, task)
+
+
+# --- files replaced under a writer ----------------------------------------------------------
+
+
+def test_a_file_replaced_under_a_writer_gets_the_next_append(path: Path, tmp_path: Path) -> None:
+    """``mv f.new f`` under a running writer: its next append goes to the new file."""
+    writer = JsonlMemory(path)
+    writer.append(make_reflection(attempt=1))
+    restored = make_reflection(attempt=7)
+    other = tmp_path / "restored.jsonl"
+    other.write_bytes(encode_line(restored))
+    subprocess.run(["mv", str(other), str(path)], check=True)
+    later = make_reflection(attempt=8)
+    writer.append(later)
+    assert list(JsonlMemory(path)) == [restored, later]
+    path.unlink()  # and removed: the next append creates the file again, visible to all
+    last = make_reflection(attempt=9)
+    writer.append(last)
+    assert list(JsonlMemory(path)) == [last]
+
+
+# --- a damaged index ------------------------------------------------------------------------
+
+
+def _shards(path: Path) -> list[Path]:
+    return sorted(path.with_name(path.name + ".index").glob("*.idx"))
+
+
+def _truncate(p: Path) -> None:
+    with p.open("r+b") as f:
+        f.truncate(max(0, p.stat().st_size - 5))
+
+
+def _stray_tail(p: Path) -> None:
+    with p.open("ab") as f:
+        f.write(b"\x07stray")
+
+
+def _stray_middle(p: Path) -> None:
+    size = p.stat().st_size
+    with p.open("r+b") as f:
+        for at in range(3, size, 50):
+            f.seek(at)
+            f.write(b"\xff\x00\xfe")
+
+
+DAMAGE: dict[str, Callable[[Path], None]] = {
+    "shard deleted": Path.unlink,
+    "shard truncated mid-entry": _truncate,
+    "stray bytes after a shard": _stray_tail,
+    "stray bytes inside entries": _stray_middle,
+    "shard emptied": lambda p: p.write_bytes(b""),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
+def test_a_damaged_shard_never_gives_a_wrong_answer(path: Path, damage: str) -> None:
+    """Deleted, truncated or scribbled-on shards: recent still answers right, then repairs."""
+    store = JsonlMemory(path)
+    for n in range(120):
+        store.append(make_reflection(f"s{n % 4}", task_id=f"t{n % 3}", attempt=n + 1))
+    assert store.recent("s1", limit=3) == _truth(path, "s1", 3)
+    for shard in _shards(path):
+        DAMAGE[damage](shard)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CorruptRecordWarning)
+        for reader in (store, JsonlMemory(path)):  # one that looked before, and a new one
+            for sub in ("s0", "s1", "s2", "s3"):
+                assert reader.recent(sub, limit=3) == _truth(path, sub, 3)
+                assert reader.recent(sub, limit=2, task_id="t1") == _truth(path, sub, 2, "t1")
+    store.append(later := make_reflection("s1", attempt=999))
+    assert store.recent("s1", limit=1) == [later]
+
+
+@pytest.mark.parametrize("how", ["same size", "longer", "shorter"])
+def test_a_file_emptied_and_refilled_in_place_is_reindexed(path: Path, how: str) -> None:
+    """Same inode, other records (all sharing a suffix): the index notices and rebuilds."""
+    store = JsonlMemory(path)
+    for n in range(30):
+        store.append(make_reflection(f"s{n % 3}", attempt=n + 1))
+    assert store.recent("s1", limit=3) == _truth(path, "s1", 3)
+    size = path.stat().st_size
+    count = {"same size": 30, "longer": 40, "shorter": 20}[how]
+    refill = b"".join(  # other records, other subtasks: the same size for the same count
+        encode_line(make_reflection(f"s{(n + 1) % 3}", attempt=n + 1)) for n in range(count)
+    )
+    with path.open("r+b") as f:  # in place: the inode stays
+        f.truncate(0)
+        f.write(refill)
+    assert (path.stat().st_size == size) == (how == "same size")
+    for sub in ("s0", "s1", "s2"):
+        assert store.recent(sub, limit=3) == _truth(path, sub, 3)
+
+
+@pytest.mark.parametrize("state", ["deleted", "garbage", "torn", "zeroed"])
+def test_a_damaged_state_means_a_rebuild(path: Path, state: str) -> None:
+    """The index's state file deleted, replaced by garbage, torn or zeroed: rebuilt."""
+    store = JsonlMemory(path)
+    for n in range(40):
+        store.append(make_reflection(f"s{n % 4}", attempt=n + 1))
+    assert store.recent("s2", limit=3) == _truth(path, "s2", 3)
+    file = path.with_name(path.name + ".index") / "state"
+    raw = file.read_bytes()
+    if state == "deleted":
+        file.unlink()
+    elif state == "garbage":
+        file.write_bytes(os.urandom(len(raw)))
+    elif state == "torn":
+        file.write_bytes(raw[: len(raw) // 2])
+    else:
+        file.write_bytes(bytes(len(raw)))
+    for sub in ("s0", "s1", "s2", "s3"):
+        assert store.recent(sub, limit=3) == _truth(path, sub, 3)
+
+
+# --- racing readers -------------------------------------------------------------------------
+
+RACER = """
+import sys
+from reflexkit.memory import JsonlMemory
+from reflexkit.testing.memory_contract import make_reflection
+
+path, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+store = JsonlMemory(path)
+for i in range(rounds):
+    mine = make_reflection(f"{name}-sub", attempt=i + 1)
+    store.append(mine)
+    got = store.recent(f"{name}-sub", limit=3)
+    assert got[-1] == mine, (got, mine)
+"""
+
+
+def test_racing_readers_never_rebuild_the_index(path: Path) -> None:
+    """6 processes x 150 append+recent on a 20k-record store: no shard is ever rebuilt."""
+    path.parent.mkdir(parents=True)
+    path.write_bytes(
+        b"".join(encode_line(make_reflection(f"bulk-{n % 500}", attempt=1)) for n in range(20_000))
+    )
+    store = JsonlMemory(path)
+    assert len(store.recent("bulk-7", limit=3)) == 3  # builds the index once
+    before = {p.name: p.stat().st_ino for p in _shards(path)}
+    racers = [subprocess.Popen(_python(RACER, path, f"r{n}", 150)) for n in range(6)]
+    assert [r.wait(timeout=300) for r in racers] == [0] * 6
+    after = {p.name: p.stat().st_ino for p in _shards(path)}
+    # A rebuild starts from empty shards (new files); catching up only appends to them.
+    assert {name: after[name] for name in before} == before
+    for n in range(6):
+        assert store.recent(f"r{n}-sub", limit=3) == _truth(path, f"r{n}-sub", 3)
+
+
+# --- a full disk ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs of our own, mounted for the test and unmounted after it."""
+    mnt = tmp_path / "tmpfs"
+    mnt.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(mnt)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"can't mount a tmpfs here (needs root): {mounted.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def _fill(mnt: Path, leave: int) -> Path:
+    """Fill the file system up to *leave* free bytes with a filler file; return it."""
+    filler = mnt / "filler"
+    st = os.statvfs(mnt)
+    free = st.f_bavail * st.f_frsize
+    with filler.open("ab") as f:
+        f.write(b"\0" * max(0, free - leave))
+    return filler
+
+
+FILL_UP = """
+import sys
+import attrs
+from reflexkit.exceptions import StoreError
+from reflexkit.memory import JsonlMemory
+from reflexkit.testing.memory_contract import make_reflection
+
+store = JsonlMemory(sys.argv[1])
+errors = 0
+i = 0
+while errors < 5:
+    r = make_reflection(f"s{i % 3}", attempt=i + 1, analysis="x" * (300 + 97 * (i % 11)))
+    r = attrs.evolve(r, id=f"full-{i}")
+    try:
+        store.append(r)
+    except StoreError as err:
+        errors += 1
+        print("error", err, file=sys.stderr)
+    else:
+        print(r.id, flush=True)
+        if i % 5 == 0:
+            store.recent(f"s{i % 3}", limit=3)
+    i += 1
+"""
+
+
+def test_a_full_tmpfs_cuts_partial_writes_and_recovers(small_tmpfs: Path) -> None:
+    """A full tmpfs: StoreError, save() False, no SIGBUS, no fragment; fine once space is back."""
+    filler = _fill(small_tmpfs, leave=24 * 1024)
+    path = small_tmpfs / "memory" / "reflections.jsonl"
+    child = subprocess.run(
+        _python(FILL_UP, path), capture_output=True, text=True, check=False, timeout=120
+    )
+    assert child.returncode == 0, child.stderr  # -7 would be SIGBUS
+    assert "No space left on device" in child.stderr
+    acknowledged = child.stdout.split()
+    assert acknowledged
+    assert list(_ids(path)) == acknowledged  # every acked record, once, nothing torn
+    store = JsonlMemory(path)
+    assert store.recent("s1", limit=3) == _truth(path, "s1", 3)
+
+    before = path.read_bytes()
+    heuristic = HeuristicGenerator()
+    service = DefaultReflectionService(
+        generator=heuristic,
+        store=store,
+        fallback=heuristic,
+        redact=Redactor(environ={}).redact_failure,
+        classify=classify,
+        fingerprint=fingerprint,
+    )
+    assert service.save(make_reflection("s1", analysis="y" * 50_000)) is False
+    assert service.health.store_errors == 1
+    with pytest.raises(StoreError, match="can't prune"):
+        store.prune(older_than=datetime(2099, 1, 1, tzinfo=UTC))
+    assert path.read_bytes() == before  # nothing of either is left in the file
+
+    filler.unlink()  # space is back
+    later = make_reflection("s1", attempt=10_000)
+    store.append(later)
+    assert store.recent("s1", limit=3) == _truth(path, "s1", 3)
+    assert store.recent("s1", limit=1) == [later]
+    assert list(_ids(path)) == [*acknowledged, later.id]
+
+
+# --- symlinks, folders, empty paths ---------------------------------------------------------
+
+
+def test_a_symlink_at_the_store_path_is_refused(path: Path, tmp_path: Path) -> None:
+    """A store path that is a symlink: StoreError, and the target is never written."""
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_bytes(b"")
+    path.parent.mkdir(parents=True)
+    path.symlink_to(target)
+    store = JsonlMemory(path)
+    with pytest.raises(StoreError, match="symlink"):
+        store.append(make_reflection())
+    with pytest.raises(StoreError, match="symlink"):
+        store.recent("sub-1", limit=3)
+    with pytest.raises(StoreError, match="symlink"):
+        store.prune(older_than=_CUTOFF)
+    assert target.read_bytes() == b""
+
+
+def test_a_symlink_planted_under_a_running_writer_is_refused(path: Path, tmp_path: Path) -> None:
+    """The store replaced by a link while a writer holds it open: refused, not followed."""
+    writer = JsonlMemory(path)
+    writer.append(first := make_reflection(attempt=1))
+    target = tmp_path / "target.jsonl"
+    target.write_bytes(b"")
+    moved = tmp_path / "moved.jsonl"
+    path.rename(moved)
+    path.symlink_to(target)
+    with pytest.raises(StoreError, match="symlink"):
+        writer.append(make_reflection(attempt=2))
+    assert target.read_bytes() == b""
+    assert list(JsonlMemory(moved)) == [first]
+
+
+def test_a_symlink_at_the_lock_or_index_is_refused(path: Path, tmp_path: Path) -> None:
+    """A lock file or index folder that is a symlink: StoreError, the target untouched."""
+    store = JsonlMemory(path)
+    store.append(make_reflection(created_at=_OLD))
+    store.append(make_reflection(attempt=2, created_at=_NOW))
+    lock_target = tmp_path / "lock-target"
+    lock_target.write_bytes(b"")
+    path.with_name(path.name + ".lock").symlink_to(lock_target)
+    with pytest.raises(StoreError, match="symlink"):
+        store.prune(older_than=_CUTOFF)
+    assert lock_target.read_bytes() == b""
+    index_target = tmp_path / "index-target"
+    index_target.mkdir()
+    shutil.rmtree(path.with_name(path.name + ".index"), ignore_errors=True)
+    path.with_name(path.name + ".index").symlink_to(index_target)
+    with pytest.raises(StoreError, match="symlink"):
+        store.recent("sub-1", limit=3)
+    assert list(index_target.iterdir()) == []
+
+
+def test_a_folder_or_an_empty_path_is_refused(tmp_path: Path) -> None:
+    """A folder where the file should be, or an empty path: a clear StoreError."""
+    folder = tmp_path / "memory.jsonl"
+    folder.mkdir()
+    store = JsonlMemory(folder)
+    with pytest.raises(StoreError, match="is a folder"):
+        store.recent("sub-1", limit=3)
+    with pytest.raises(StoreError, match=r"memory\.jsonl"):
+        store.append(make_reflection())
+    for empty in ("", "  "):
+        with pytest.raises(StoreError, match="empty"):
+            JsonlMemory(empty)
+
+
+@pytest.mark.parametrize("key", ["path", "spoolPath"])
+def test_the_config_rejects_an_empty_memory_path(tmp_path: Path, key: str) -> None:
+    """``memory.path: ""`` is a configuration error naming the JSON path."""
+    config = tmp_path / "project.json"
+    config.write_text(f'{{"memory": {{"{key}": ""}}}}')
+    with pytest.raises(ConfigError, match=rf"\$\.memory\.{key}: expected a non-empty string"):
+        load_project(config)
