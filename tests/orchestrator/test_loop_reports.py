@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import jsonschema
 import orjson
 import pytest
@@ -34,6 +35,7 @@ from reflexkit.tasks.config import (
     JudgeMode,
     LoadedProject,
     MemoryConfig,
+    OrchestratorConfig,
     ProjectConfig,
     ReflexionConfig,
     ReportsConfig,
@@ -375,6 +377,29 @@ def test_a_heuristic_rejection_reaches_the_retry_prompt(repo: Path, agent: Agent
     assert passed.data["judgeSeverity"] == "NONE"
 
 
+def test_the_judge_feedback_reaches_a_plain_retry(repo: Path, agent: Agent, run: Run) -> None:
+    """With reflexion.enabled off there are no lessons, but the judge's feedback still comes."""
+    project = project_of(repo, judge=JudgeMode.HEURISTIC)
+    config = project.config
+    plain = LoadedProject(
+        config=attrs.evolve(config, reflexion=attrs.evolve(config.reflexion, enabled=False)),
+        root=repo,
+    )
+    summary, events = run(
+        plain,
+        agent.plan(
+            {"files": {"calc.py": FIXED_WITH_TODO}, "message": DONE},
+            {"files": {"calc.py": FIXED}, "message": DONE},
+        ),
+    )
+    assert summary.passed
+    assert "reflection_generated" not in kinds(events)
+    retry = agent.prompt(2)
+    assert "Learning from Previous Failures" not in retry
+    assert "The completion judge on the previous attempt" in retry
+    assert "Replace the TODOs and stubs with the real implementation." in retry
+
+
 def test_a_judge_that_always_rejects_ends_stuck(repo: Path, agent: Agent, run: Run) -> None:
     """The same rejection every time is a repeated failure: the subtask ends ``stuck``."""
     summary, _ = run(
@@ -557,3 +582,52 @@ def test_the_fixture_judge_reads_the_configured_file(repo: Path) -> None:
     assert isinstance(judge, FixtureJudge)
     assert judge.path == repo / "f.jsonl"
     app.shutdown_resources()
+
+
+PARALLEL_AGENT = """import json, pathlib, re, sys, time
+prompt = sys.stdin.read()
+sub = re.search(r"# Subtask: (\\S+)", prompt).group(1)
+path = pathlib.Path(re.search(r"write `([^`]*self-report[^`]*)`", prompt).group(1))
+pathlib.Path(f"{sub}.py").write_text("X = 1\\n")
+time.sleep(0.3)  # the other subtask is running now
+path.parent.mkdir(exist_ok=True)
+path.write_text(json.dumps({"confidence": 0.1 if sub == "a" else 0.9}))
+time.sleep(0.3)
+print("Done.")
+"""
+
+
+def test_parallel_subtasks_keep_their_own_self_reports(repo: Path, tmp_path: Path) -> None:
+    """With --jobs 2 each running subtask writes and gets back its own self-report."""
+    script = tmp_path / "parallel_agent.py"
+    script.write_text(PARALLEL_AGENT)
+    project = LoadedProject(
+        config=ProjectConfig(
+            reflexion=ReflexionConfig(backend=GeneratorBackend.HEURISTIC),
+            verification=VerificationConfig(commands=(f"{PY} -c pass",)),
+            reports=ReportsConfig(enabled=True),
+            orchestrator=OrchestratorConfig(jobs=2),
+        ),
+        root=repo,
+    )
+    task = Task(
+        id="pair",
+        description="Two independent modules.",
+        subtasks=(
+            Subtask(id="a", description="Write a.py."),
+            Subtask(id="b", description="Write b.py."),
+        ),
+    )
+    app = build_application(project)
+    with fake_services(app):
+        loop = app.orchestration.orchestrator(
+            subagent=CommandSubagent([sys.executable, str(script)])
+        )
+        summary = loop.run(task, workdir=repo, run_id="run-2")
+    app.shutdown_resources()
+    assert summary.passed
+    reports = {r["subtaskId"]: r for r in read_reports(repo / ".reflexkit" / "reports")}
+    assert reports["a"]["confidence"] == 0.1
+    assert reports["b"]["confidence"] == 0.9
+    assert not reports["a"]["provenance"]["degraded"]
+    assert not reports["b"]["provenance"]["degraded"]

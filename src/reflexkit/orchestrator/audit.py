@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import attrs
@@ -31,6 +31,7 @@ from reflexkit.orchestrator.report import (
     ReportIds,
     Verification,
     diff_text,
+    safe_id,
 )
 from reflexkit.reflection.judge import CompletionJudge, JudgeInput, Judgement, read_instructions
 from reflexkit.tasks.config import LoadedProject
@@ -94,9 +95,27 @@ class AttemptAudit:
     def __repr__(self) -> str:
         return f"AttemptAudit(reports={self.project.config.reports.enabled}, judge={self.judge_!r})"
 
-    def start(self, workdir: Path) -> AuditedAttempt:
-        """Before an attempt: note its starting commit and clear a stale self-report."""
-        reporter = AttemptReporter(self.project, workdir=workdir)
+    def start(self, workdir: Path, *, own_self_report: str | None = None) -> AuditedAttempt:
+        """Before an attempt: note its starting commit and clear a stale self-report.
+
+        Args:
+            workdir: The working tree the agent changes.
+            own_self_report: A subtask id when subtasks run in parallel in one folder: the
+                agent is then asked for ``<selfReportPath stem>-<id>.json`` instead, so two
+                running subtasks never take (or delete) each other's self-report.
+        """
+        project = self.project
+        if own_self_report is not None:
+            reports = project.config.reports
+            path = PurePosixPath(reports.self_report_path)
+            own = path.with_name(f"{path.stem}-{safe_id(own_self_report)}{path.suffix}")
+            project = attrs.evolve(
+                project,
+                config=attrs.evolve(
+                    project.config, reports=attrs.evolve(reports, self_report_path=str(own))
+                ),
+            )
+        reporter = AttemptReporter(project, workdir=workdir)
         base: str | None = None
         try:
             base = reporter.start()

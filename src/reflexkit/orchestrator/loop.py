@@ -545,7 +545,7 @@ class Orchestrator:
             if attempt > 1 and self.reflect:
                 prompt, ids = self._retry_prompt(base_prompt, task.id, subtask.id, run_id)
                 used.update(ids)
-            audited, prompt = self._audit_start(workdir, prompt, judged)
+            audited, prompt = self._audit_start(workdir, prompt, judged, subtask.id)
             timeout_s = float(self.config.attempt_timeout_s)
             if remaining is not None:
                 timeout_s = max(min(timeout_s, remaining), 0.001)
@@ -672,7 +672,7 @@ class Orchestrator:
     # --- steps, each guarded so that nothing but a bug in the loop itself stops the run ------
 
     def _audit_start(
-        self, workdir: Path, prompt: str, judged: Judgement | None
+        self, workdir: Path, prompt: str, judged: Judgement | None, subtask_id: str
     ) -> tuple[AuditedAttempt | None, str]:
         """Before an attempt (#18): the judge's last rejection and the self-report request."""
         if judged is not None:
@@ -680,7 +680,10 @@ class Orchestrator:
             prompt = f"{prompt}\n\n## The completion judge on the previous attempt\n\n{feedback}"
         if self.audit is None:
             return None, prompt
-        audited = self.audit.start(workdir)
+        # Parallel subtasks share the folder: each gets a self-report file of its own.
+        audited = self.audit.start(
+            workdir, own_self_report=subtask_id if self.config.jobs > 1 else None
+        )
         if audited.prompt_section:
             prompt = f"{prompt}\n\n{audited.prompt_section}"
         return audited, prompt
