@@ -579,7 +579,7 @@ class Orchestrator:
                     self._audit_finish(audited, (task, subtask, attempt, run_id), checks, ending)
                     details["cue"] = ending.reason
                     return outcome("needs_input", "the agent is waiting for the user")
-                if verification.passed:
+                if verification.passed and not self._stop.is_set():
                     judgement = self._judge(audited, base_prompt, result.output, checked=checked)
                     judged = judgement if judgement is not None and judgement.rejects else None
                 if verification.passed and judged is None:
