@@ -212,6 +212,7 @@ def test_init_resources_builds_only_the_selected_backends(
             JsonlMemory,
             type(app.reflection.generator()),
             type(app.insights.analyst()),
+            type(app.orchestration.judge()),  # verification.judge off: None (#18)
         }
         assert not any(isinstance(i, PostgresMemory) for i in built)
         if backend is not GeneratorBackend.LLM:

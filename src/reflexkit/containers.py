@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TypeVar
 
 from dependency_injector import containers, providers
@@ -24,6 +25,7 @@ from reflexkit.insights.rules import FixedRules, HistoryRules
 from reflexkit.insights.store import FindingLog, PausedSubtasks
 from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
+from reflexkit.orchestrator.audit import AttemptAudit
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.loop import Orchestrator
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
@@ -34,6 +36,7 @@ from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.fixture import FixtureGenerator, request_options
 from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection.judge import ClaudeJudge, FixtureJudge, HeuristicJudge
 from reflexkit.reflection.protocols import ReflectionService
 from reflexkit.reflection.redaction import Redactor
 from reflexkit.reflection.service import DefaultReflectionService
@@ -140,8 +143,17 @@ class Reflection(containers.DeclarativeContainer):
     )
 
 
+def _judge_fixtures(project: LoadedProject) -> Path:
+    """Where a fixture judge reads its recorded verdicts."""
+    return project.root / project.config.verification.judge_fixtures_path
+
+
 class Orchestration(containers.DeclarativeContainer):
-    """The retry loop and its subagent, chosen by ``orchestrator.subagent``."""
+    """The retry loop and its subagent, chosen by ``orchestrator.subagent``.
+
+    The completion judge is chosen by ``verification.judge``; only the chosen one is built
+    (``off`` builds none), and a Claude judge's client is closed at ``shutdown_resources()``.
+    """
 
     project = providers.Dependency(instance_of=LoadedProject)
     service = providers.Dependency(instance_of=ReflectionService)  # type: ignore[type-abstract]  # a runtime-checkable protocol
@@ -159,6 +171,29 @@ class Orchestration(containers.DeclarativeContainer):
         },
     )
     verifier_for = providers.Factory(verifier_factory, project.provided.config.verification)
+    claude_judge = providers.Factory(
+        ClaudeJudge,
+        model=project.provided.config.reflexion.model,
+        timeout_ms=project.provided.config.verification.judge_timeout_ms,
+    )
+    judge_backend = providers.Selector(
+        project.provided.config.verification.judge,
+        off=providers.Object(None),
+        llm=claude_judge,
+        heuristic=providers.Factory(HeuristicJudge),
+        fixture=providers.Factory(
+            FixtureJudge,
+            providers.Callable(_judge_fixtures, project),
+            model=project.provided.config.reflexion.model,
+        ),
+    )
+    judge = providers.Resource(_closing, judge_backend)
+    audit = providers.Factory(
+        AttemptAudit,
+        project,
+        judge=judge,
+        agent=project.provided.config.orchestrator.subagent,
+    )
     orchestrator = providers.Factory(
         Orchestrator,
         service=service,
@@ -166,6 +201,7 @@ class Orchestration(containers.DeclarativeContainer):
         verifier_for=verifier_for,
         config=project.provided.config.orchestrator,
         reflect=project.provided.config.reflexion.enabled,
+        audit=audit,
     )
 
 
@@ -221,7 +257,9 @@ class FakeServices(containers.DeclarativeContainer):
     """In-process stand-ins for the outside world: memory in a list, no network, no agent.
 
     The subagent is a :class:`ScriptedSubagent` with an empty script (every attempt edits
-    nothing and succeeds); override ``subagent`` with a script of your own.
+    nothing and succeeds); override ``subagent`` with a script of your own. ``judge`` stands
+    in for the Claude judge (``verification.judge: llm``); ``off``, ``heuristic`` and
+    ``fixture`` stay as configured, since none of them reaches the network.
     """
 
     store = providers.Singleton(InMemoryMemory)
@@ -230,6 +268,7 @@ class FakeServices(containers.DeclarativeContainer):
     rules = providers.Singleton(FixedRules)
     analyst = providers.Singleton(HeuristicAnalyst)
     lessons = providers.Singleton(InMemoryLessons)
+    judge = providers.Singleton(HeuristicJudge)
 
 
 def build_application(project: LoadedProject) -> Application:
@@ -254,6 +293,7 @@ def fake_services(app: Application, fakes: FakeServices | None = None) -> Iterat
         app.memory.store.override(fakes.store),
         app.reflection.generator.override(fakes.generator),
         app.orchestration.subagent.override(fakes.subagent),
+        app.orchestration.claude_judge.override(fakes.judge),
         app.insights.rules.override(fakes.rules),
         app.insights.analyst.override(fakes.analyst),
         app.insights.lessons.override(fakes.lessons),

@@ -46,6 +46,11 @@ class FailureType(enum.StrEnum):
     TIMEOUT = "timeout"
     TOOL_ERROR = "tool_error"
     UNKNOWN = "unknown"
+    JUDGE_REJECTED = "judge_rejected"
+    """The checks passed (or there were none), but the completion judge found work missing.
+
+    Set only by the retry loop; the failure's output is the judge's feedback.
+    """
 
 
 class ReflectionCategory(enum.StrEnum):

@@ -32,11 +32,13 @@ from typing import Literal
 
 import attrs
 
-from reflexkit._text import strip_control
+from reflexkit._text import fence, strip_control
 from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator import _process
+from reflexkit.orchestrator.audit import AttemptAudit, AuditedAttempt, judge_summary
 from reflexkit.orchestrator.events import Event, EventData, EventKind
+from reflexkit.orchestrator.report import ReportIds, Verification
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
     VerificationResult,
@@ -45,7 +47,9 @@ from reflexkit.orchestrator.verify import (
     failure_context,
     modified_files,
 )
+from reflexkit.reflection.ending import AttemptEnding, Ending, classify_ending
 from reflexkit.reflection.fingerprint import fingerprint
+from reflexkit.reflection.judge import Judgement
 from reflexkit.reflection.protocols import ReflectionService
 from reflexkit.reflection.redaction import redact_text
 from reflexkit.tasks.config import OrchestratorConfig
@@ -55,7 +59,9 @@ __all__ = ["Orchestrator", "Outcome", "RunSummary", "SubtaskOutcome", "build_pro
 
 log = logging.getLogger("reflexkit.orchestrator")
 
-Outcome = Literal["passed", "exhausted", "stuck", "budget", "skipped", "setup_error", "interrupted"]
+Outcome = Literal[
+    "passed", "exhausted", "stuck", "budget", "skipped", "setup_error", "interrupted", "needs_input"
+]
 """How a subtask ended."""
 
 _ENDING_EVENT: dict[str, EventKind] = {
@@ -66,6 +72,7 @@ _ENDING_EVENT: dict[str, EventKind] = {
     "skipped": EventKind.SKIPPED,
     "setup_error": EventKind.SETUP_FAILED,
     "interrupted": EventKind.INTERRUPTED,
+    "needs_input": EventKind.NEEDS_INPUT,
 }
 _BUDGET_SPENT = "the run's time budget ran out"
 
@@ -83,7 +90,8 @@ class SubtaskOutcome:
             ``stuckAfter`` times in a row); ``budget`` (the run's time budget ran out);
             ``skipped`` (a dependency did not pass, or an earlier setup error stopped the
             run); ``setup_error`` (the run can't work as set up: see ``reason``);
-            ``interrupted`` (a signal stopped the run).
+            ``interrupted`` (a signal stopped the run); ``needs_input`` (the agent ended on a
+            question to the user and no check passed: a retry would only ask again).
         attempts: How many attempts were made.
         duration_ms: Wall-clock time of all its attempts.
         reflections_used: How many distinct reflections its retry prompts carried.
@@ -181,6 +189,8 @@ class Orchestrator:
         clock: Monotonic seconds, for durations and the run's time budget.
         reflect: Reflect on failures and put the lessons in retry prompts (``False`` when
             ``reflexion.enabled`` is off: plain retries; stuck detection still works).
+        audit: Attempt reports and the completion judge (#18; see
+            :class:`~reflexkit.orchestrator.audit.AttemptAudit`); ``None``: neither.
     """
 
     def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
@@ -193,7 +203,9 @@ class Orchestrator:
         on_event: Callable[[Event], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         reflect: bool = True,
+        audit: AttemptAudit | None = None,
     ) -> None:
+        self.audit = audit
         self.reflect = reflect
         self.service = service
         self.subagent = subagent
@@ -506,6 +518,7 @@ class Orchestrator:
         fingerprints: list[str] = []
         used: set[str] = set()
         attempt = 0
+        judged: Judgement | None = None  # the judge's rejection of the previous attempt
 
         def outcome(kind: Outcome, reason: str | None = None) -> SubtaskOutcome:
             return SubtaskOutcome(
@@ -533,6 +546,7 @@ class Orchestrator:
             if attempt > 1 and self.reflect:
                 prompt, ids = self._retry_prompt(base_prompt, task.id, subtask.id, run_id)
                 used.update(ids)
+            audited, prompt = self._audit_start(workdir, prompt, judged, subtask.id)
             timeout_s = float(self.config.attempt_timeout_s)
             if remaining is not None:
                 timeout_s = max(min(timeout_s, remaining), 0.001)
@@ -557,9 +571,22 @@ class Orchestrator:
                 return outcome("setup_error", strip_control(str(err)))
             if self._stop.is_set():
                 return outcome("interrupted", "the run was interrupted")
+            ending = self._ending(result)
+            judgement = judged = None
             if result.ok:
-                verification = self._verify(verifier, workdir, left())
-                if verification.passed:
+                verification = checks = self._verify(verifier, workdir, left())
+                checked = bool(getattr(verifier, "commands", True))
+                if ending.kind is Ending.WAITING_FOR_USER and not (verification.passed and checked):
+                    self._audit_finish(audited, (task, subtask, attempt, run_id), checks, ending)
+                    details["cue"] = ending.reason
+                    return outcome("needs_input", "the agent is waiting for the user")
+                if verification.passed and not self._stop.is_set():
+                    judgement = self._judge(audited, base_prompt, result.output, checked=checked)
+                    judged = judgement if judgement is not None and judgement.rejects else None
+                if verification.passed and judged is None:
+                    self._audit_finish(
+                        audited, (task, subtask, attempt, run_id), checks, ending, judgement
+                    )
                     self._emit(
                         EventKind.PASSED,
                         subtask.id,
@@ -572,11 +599,14 @@ class Orchestrator:
                             # `reflexkit stats` counts as having led to success.
                             "ledToSuccess": ",".join(sorted(used)),
                             **_agent_figures(result),
+                            **_judge_figures(judgement),
                         },
                     )
                     return outcome("passed")
                 if self._stop.is_set():
                     return outcome("interrupted", "the run was interrupted")
+                if judged is not None:  # the checks passed; the judge found work missing
+                    verification = _judge_rejection(judged, verification)
                 failure = failure_context(
                     verification,
                     task=task.id,
@@ -586,9 +616,14 @@ class Orchestrator:
                     files_modified=self._modified(workdir),
                     description=subtask.description,
                 )
+                if judged is not None:
+                    failure = attrs.evolve(failure, failure_type=FailureType.JUDGE_REJECTED)
             else:
                 failure = self._subagent_failure(
                     result, task=task, subtask=subtask, attempt=attempt, run_id=run_id
+                )
+                checks = VerificationResult(
+                    passed=False, command="subagent", exit_code=None, output="", duration_ms=0
                 )
             self._emit(
                 EventKind.VERIFICATION_FAILED,
@@ -604,6 +639,7 @@ class Orchestrator:
                     **_agent_figures(result),
                 },
             )
+            self._audit_finish(audited, (task, subtask, attempt, run_id), checks, ending, judgement)
             spent = left()
             if spent is not None and spent <= 0:
                 # Cut short by the run's budget: no lesson in that, and no time to write one.
@@ -635,6 +671,80 @@ class Orchestrator:
             self._emit(EventKind.RETRY, subtask.id, attempt, {"nextAttempt": attempt + 1})
 
     # --- steps, each guarded so that nothing but a bug in the loop itself stops the run ------
+
+    def _audit_start(
+        self, workdir: Path, prompt: str, judged: Judgement | None, subtask_id: str
+    ) -> tuple[AuditedAttempt | None, str]:
+        """Before an attempt (#18): the judge's last rejection and the self-report request."""
+        if judged is not None:
+            feedback = fence(judged.retry_feedback())
+            prompt = f"{prompt}\n\n## The completion judge on the previous attempt\n\n{feedback}"
+        if self.audit is None:
+            return None, prompt
+        # Parallel subtasks share the folder: each gets a self-report file of its own.
+        audited = self.audit.start(
+            workdir, own_self_report=subtask_id if self.config.jobs > 1 else None
+        )
+        if audited.prompt_section:
+            prompt = f"{prompt}\n\n{audited.prompt_section}"
+        return audited, prompt
+
+    @staticmethod
+    def _ending(result: SubagentResult) -> AttemptEnding:
+        try:
+            return classify_ending(result.output, is_error=not result.ok)
+        except Exception:
+            log.warning("classifying how the attempt ended failed", exc_info=True)
+            return AttemptEnding(kind=Ending.COMPLETED, reason="not classified")
+
+    def _judge(
+        self, audited: AuditedAttempt | None, subtask: str, last_message: str, *, checked: bool
+    ) -> Judgement | None:
+        if self.audit is None or audited is None:
+            return None
+        return self.audit.judge(
+            audited,
+            subtask=subtask,
+            last_message=last_message,
+            checks_passed=True if checked else None,
+        )
+
+    def _audit_finish(
+        self,
+        audited: AuditedAttempt | None,
+        where: tuple[Task, Subtask, int, str],
+        checks: VerificationResult,
+        ending: AttemptEnding,
+        judgement: Judgement | None = None,
+    ) -> None:
+        """After an attempt (#18): its report, and ``needs_review`` when the risk floor says so."""
+        if self.audit is None or audited is None:
+            return
+        task, subtask, attempt, run_id = where
+        nobody_checked = checks.passed and checks.command == "" and checks.exit_code is None
+        report = self.audit.finish(
+            audited,
+            ReportIds(run_id=run_id, subtask_id=subtask.id, attempt=attempt, task_id=task.id),
+            Verification(
+                passed=None if nobody_checked else checks.passed,
+                command=checks.command or None,
+                exit_code=checks.exit_code,
+                judge=judge_summary(judgement),
+                ending=ending.kind.value,
+            ),
+        )
+        risk = report.get("risk") if report is not None else None
+        if isinstance(risk, dict) and risk.get("needsReview") is True:
+            self._emit(
+                EventKind.NEEDS_REVIEW,
+                subtask.id,
+                attempt,
+                {
+                    "surface": str(risk.get("surface")),
+                    "score": float(risk.get("score") or 0.0),
+                    "reason": str(risk.get("reason")),
+                },
+            )
 
     def _retry_prompt(
         self, base: str, task_id: str, subtask_id: str, run_id: str
@@ -780,6 +890,30 @@ def _fingerprint_of(failure: FailureContext) -> str:
     except Exception:
         log.exception("fingerprinting failed")
         return ""
+
+
+def _judge_rejection(judgement: Judgement, checks: VerificationResult) -> VerificationResult:
+    """A passed verification turned into the failure the judge's rejection is."""
+    return VerificationResult(
+        passed=False,
+        command="completion judge",
+        exit_code=None,
+        output=judgement.retry_feedback(),
+        duration_ms=checks.duration_ms + judgement.latency_ms,
+    )
+
+
+def _judge_figures(judgement: Judgement | None) -> EventData:
+    """What the judge said of a passing attempt, for the run log (nothing when none ran)."""
+    if judgement is None:
+        return {}
+    verdict = judgement.verdict
+    return {
+        "judge": judgement.source,
+        "judgeSeverity": verdict.severity.value if verdict is not None else None,
+        "judgeError": judgement.error,
+        "judgeMs": judgement.latency_ms,
+    }
 
 
 def _agent_figures(result: SubagentResult) -> EventData:

@@ -175,7 +175,7 @@ class JudgeMode(enum.StrEnum):
     OFF = "off"
     """Nobody: passing checks (or none) mean done."""
     LLM = "llm"
-    """Claude, through the anthropic SDK; the heuristic judge when it can't answer."""
+    """Claude, through the anthropic SDK; when it can't answer, the attempt is not blocked."""
     HEURISTIC = "heuristic"
     """Rules over the agent's last message and the diff; deterministic, no network."""
     FIXTURE = "fixture"
