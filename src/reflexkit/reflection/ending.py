@@ -103,6 +103,16 @@ _NEXT_STEPS = re.compile(
     re.IGNORECASE,
 )
 _TERMINAL = re.compile(r"[.!?)\]\"'`*|>]\s*\Z|\b(?:done|ok)\s*\Z", re.IGNORECASE)
+_CUT_OFF = re.compile(
+    r"(?:[,;:(\-\u2013\u2014]|\b(?:and|or|but|to|the|a|an|of|with|for|in|on|at|that|which"
+    r"|because|so|then|if|when|while|is|are|was|were|will|would|should|can|could))\s*\Z",
+    re.IGNORECASE,
+)
+"""A message that ends on a comma or a word no sentence ends with was cut off mid-sentence.
+
+A last line that merely lacks a full stop (``Applied 3 edits``, a tool's log line) is not:
+command-line agents print logs, not prose.
+"""
 
 
 def _tail(text: str) -> str:
@@ -151,6 +161,6 @@ def classify_ending(  # noqa: PLR0911 -- one return per ending rule, read top to
         return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="ended on a list of next steps")
     if _ANNOUNCED.search(last):
         return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="announced more work and stopped")
-    if not _TERMINAL.search(last):
+    if not _TERMINAL.search(last) and _CUT_OFF.search(last):
         return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="stopped mid-sentence")
     return AttemptEnding(kind=Ending.COMPLETED, reason="ended with a finished message")
