@@ -164,11 +164,16 @@ class DefaultReflectionService:
         """The reflections a generator sees beside *failure*: same task, subtask and run.
 
         The run is the failure's ``session_id``; a failure without one gets every run's.
+        Only reflections on *earlier* attempts count, each id once: a reflection stored on
+        this very attempt (recording with ``reflect --record-fixtures`` saves it, a replay
+        reads it back) must not change what the generator is asked, or a recorded fixture
+        would never replay.
         """
         previous = self.get_recent(failure.subtask_id, task_id=failure.task_id)
         if failure.session_id:
             previous = [r for r in previous if r.session_id == failure.session_id]
-        return previous
+        unique = {r.id: r for r in previous if r.attempt_number < failure.attempt_number}
+        return list(unique.values())
 
     def _generate(self, failure: FailureContext, previous: Sequence[Reflection]) -> Reflection:
         try:
