@@ -6,7 +6,9 @@ anthropic SDK against the fake Messages API.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sys
 from pathlib import Path
 
 import orjson
@@ -66,3 +68,169 @@ def test_record_saved_then_replay_gives_the_same_reflection(
     assert second["source"] == "fixture", second.get("fallbackReason")
     for field in ("category", "analysis", "suggestion", "actionItems", "confidence"):
         assert second[field] == first[field]
+
+
+# --- `reflexkit run`: byte-identical runs, record then replay, gates, budgets ---------------
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+TESTS = """import unittest
+from calc import add
+
+class AddTests(unittest.TestCase):
+    def test_add_positive(self):
+        self.assertEqual(add(2, 3), 5)
+"""
+SUB_TESTS = """import unittest
+from calc import sub
+
+class SubTests(unittest.TestCase):
+    def test_sub(self):
+        self.assertEqual(sub(5, 3), 2)
+"""
+SCRIPT = {
+    "fix-add": [
+        {"calc.py": "def add(a, b):\n    return a * b\n"},
+        {"calc.py": "def add(a, b):\n    return a + b\n"},
+    ],
+    "fix-sub": [
+        {"subcalc.py": "def sub(a, b):\n    return b - a\n"},
+        {"subcalc.py": "def sub(a, b):\n    return a - b\n"},
+    ],
+}
+
+
+def make_project(root: Path, reflexion: dict[str, object] | None = None) -> Path:
+    """A tiny project with two bugs, their unittest suites, a script and a task file."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "calc.py").write_text(BUGGY)
+    (root / "subcalc.py").write_text("def sub(a, b):\n    return a + b\n")
+    (root / "test_calc.py").write_text(TESTS)
+    (root / "test_subcalc.py").write_text(SUB_TESTS.replace("from calc", "from subcalc"))
+    (root / "script.json").write_text(json.dumps(SCRIPT))
+    (root / ".reflexkit").mkdir(exist_ok=True)
+    (root / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": "heuristic", **(reflexion or {})}})
+    )
+    (root / "task.json").write_text(
+        json.dumps(
+            {
+                "id": "calc",
+                "description": "Fix the calculator.",
+                "subtasks": [
+                    {
+                        "id": "fix-add",
+                        "description": "add() must add.",
+                        "verify": [f"{sys.executable} -m unittest test_calc"],
+                    },
+                    {
+                        "id": "fix-sub",
+                        "description": "sub() must subtract.",
+                        "verify": [f"{sys.executable} -m unittest test_subcalc"],
+                    },
+                ],
+            }
+        )
+    )
+    return root
+
+
+def run_in(root: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> tuple[int, str, str]:
+    """`reflexkit run` on the project's task with its script, from inside the project."""
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(
+        cli,
+        ["run", "task.json", "--subagent", "scripted", "--script", "script.json", *extra],
+    )
+    return result.exit_code, result.stdout, result.stderr
+
+
+def sha256(path: Path) -> str:
+    """The hex SHA-256 of a file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_two_deterministic_runs_write_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    """Same task, same script, same run id: identical memory files and run logs (sha256)."""
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    digests = []
+    for name in ("first", "second"):
+        # The same inputs, the project path included (tool output names absolute paths).
+        root = make_project(tmp_path / "project")
+        code, _, err = run_in(
+            root, monkeypatch, "--deterministic", "--run-id", "ci-1", "--jobs", jobs
+        )
+        assert code == 0, err
+        monkeypatch.chdir(tmp_path)
+        root = root.rename(tmp_path / name)
+        memory = root / ".reflexkit" / "memory" / "reflections.jsonl"
+        log = root / ".reflexkit" / "runs" / "ci-1.jsonl"
+        if jobs == "1":
+            digests.append((sha256(memory), sha256(log)))
+        else:  # parallel subtasks append in the order they finish: the same lines, any order
+            lines = b"\n".join(sorted(memory.read_bytes().splitlines()))
+            digests.append((hashlib.sha256(lines).hexdigest(), sha256(log)))
+    assert digests[0] == digests[1]
+    events = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    assert {e["at"] for e in events} == {"2000-01-01T00:00:00Z"}
+    kinds = [(e["kind"], e["subtaskId"]) for e in events]
+    # Sequential order even with --jobs 2: every fix-add event before any fix-sub event.
+    subtasks = [s for _, s in kinds if s]
+    assert subtasks == sorted(subtasks, key=["fix-add", "fix-sub"].index)
+    generated = [e["data"] for e in events if e["kind"] == "reflection_generated"]
+    assert len(generated) == 2
+    assert all(d["latencyMs"] == 0 and d["length"] > 0 for d in generated)
+    records = [orjson.loads(line) for line in memory.read_bytes().splitlines()]
+    assert {r["id"] for r in records} == {d["reflectionId"] for d in generated}
+    assert all(r["sessionId"] == "ci-1" for r in records)
+
+
+def test_without_deterministic_runs_differ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: two ordinary runs do not write the same memory."""
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    digests = []
+    for name in ("first", "second"):
+        root = make_project(tmp_path / "project")
+        code, _, err = run_in(root, monkeypatch, "--run-id", "ci-1")
+        assert code == 0, err
+        monkeypatch.chdir(tmp_path)
+        root = root.rename(tmp_path / name)
+        digests.append(sha256(root / ".reflexkit" / "memory" / "reflections.jsonl"))
+    assert digests[0] != digests[1]
+
+
+def test_ci_true_normalises_durations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under CI=true the run log's durations are 0 even outside deterministic mode."""
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    monkeypatch.setenv("CI", "true")
+    root = make_project(tmp_path / "p")
+    code, _, err = run_in(root, monkeypatch, "--run-id", "r1")
+    assert code == 0, err
+    events = [
+        orjson.loads(line)
+        for line in (root / ".reflexkit" / "runs" / "r1.jsonl").read_bytes().splitlines()
+    ]
+    durations = [
+        v
+        for e in events
+        for k, v in e["data"].items()
+        if k in {"durationMs", "subagentMs", "latencyMs"} and v is not None
+    ]
+    assert durations
+    assert set(durations) == {0}
+
+
+def test_a_reused_run_id_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second run under the same --run-id would mix two runs in one log: exit 2."""
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    root = make_project(tmp_path / "p")
+    assert run_in(root, monkeypatch, "--run-id", "r1")[0] == 0
+    code, _, err = run_in(root, monkeypatch, "--run-id", "r1")
+    assert code == 2
+    assert "a run log already exists" in err
+    code, _, err = run_in(root, monkeypatch, "--run-id", "../escape")
+    assert code == 2
+    assert "--run-id" in err
