@@ -234,3 +234,199 @@ def test_a_reused_run_id_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     code, _, err = run_in(root, monkeypatch, "--run-id", "../escape")
     assert code == 2
     assert "--run-id" in err
+
+
+# --- gates: with reflection off, the run is what it was without reflexkit's reflection ------
+
+GOLDEN = Path(__file__).parent / "data" / "golden"
+# An agent that keeps every prompt it gets and fixes add() on its second attempt.
+PROMPT_KEEPER = """import pathlib, sys
+prompt = pathlib.Path(sys.argv[1]).read_text()
+kept = pathlib.Path("prompts.txt")
+seen = kept.read_text() if kept.exists() else ""
+attempt = seen.count("=== prompt") + 1
+kept.write_text(seen + f"=== prompt {attempt}\\n{prompt}\\n")
+body = "a + b" if attempt > 1 else "a * b"
+pathlib.Path("calc.py").write_text(f"def add(a, b):\\n    return {body}\\n")
+"""
+
+
+def gated_project(root: Path, *, reflect_in_task: bool, enabled: bool = True) -> Path:
+    """One subtask, verified by `python3 -m unittest` (a path-free command for the golden)."""
+    make_project(root, {"enabled": enabled})
+    (root / "agent.py").write_text(PROMPT_KEEPER)
+    subtask: dict[str, object] = {
+        "id": "fix-add",
+        "description": "add() must add.",
+        "verify": ["python3 -m unittest test_calc"],
+    }
+    if not reflect_in_task:
+        subtask["reflect"] = False
+    (root / "task.json").write_text(
+        json.dumps({"id": "calc", "description": "Fix the calculator.", "subtasks": [subtask]})
+    )
+    return root
+
+
+def run_gated(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    """`reflexkit run` with the prompt-keeping agent, deterministic, run id `gated`."""
+    monkeypatch.chdir(root)
+    agent = f"{sys.executable} agent.py {{prompt_file}}"
+    result = CliRunner().invoke(
+        cli,
+        ["run", "task.json", "--agent-command", agent, "--deterministic", "--run-id", "gated"],
+    )
+    return result.exit_code, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("reflect_in_task", "enabled"),
+    [(False, True), (True, False), (False, False)],
+    ids=["subtask-off", "project-off", "both-off"],
+)
+def test_with_reflection_off_prompts_and_log_match_the_golden_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reflect_in_task: bool, enabled: bool
+) -> None:
+    """Off by the task file or by the project: no memory file, and golden prompts and log."""
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    root = gated_project(tmp_path / "p", reflect_in_task=reflect_in_task, enabled=enabled)
+    code, err = run_gated(root, monkeypatch)
+    assert code == 0, err
+    assert not (root / ".reflexkit" / "memory").exists()
+    assert (root / "prompts.txt").read_text() == (GOLDEN / "reflect_off.prompts.txt").read_text()
+    log = (root / ".reflexkit" / "runs" / "gated.jsonl").read_bytes()
+    assert log == (GOLDEN / "reflect_off.run.jsonl").read_bytes()
+
+
+def test_with_reflection_on_the_retry_prompt_carries_the_lesson(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control for the golden test: the same run with the gate open differs."""
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    root = gated_project(tmp_path / "p", reflect_in_task=True)
+    code, err = run_gated(root, monkeypatch)
+    assert code == 0, err
+    assert "Learning from Previous Failures" in (root / "prompts.txt").read_text()
+    assert (root / ".reflexkit" / "memory" / "reflections.jsonl").exists()
+
+
+# --- write budget ---------------------------------------------------------------------------
+
+
+def test_past_the_write_budget_the_run_goes_on_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A budget of one: the second reflection is not stored; both subtasks still pass."""
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    root = make_project(tmp_path / "p", {"maxWritesPerRun": 1})
+    code, _, err = run_in(root, monkeypatch, "--run-id", "r1")
+    assert code == 0, err
+    records = (root / ".reflexkit" / "memory" / "reflections.jsonl").read_bytes().splitlines()
+    assert len(records) == 1
+    events = [
+        orjson.loads(line)
+        for line in (root / ".reflexkit" / "runs" / "r1.jsonl").read_bytes().splitlines()
+    ]
+    generated = [
+        (e["subtaskId"], e["data"]["saved"], e["data"]["reason"])
+        for e in events
+        if e["kind"] == "reflection_generated"
+    ]
+    assert generated == [("fix-add", True, None), ("fix-sub", False, "write_budget")]
+    assert [e["kind"] for e in events][-1] == "run_finished"
+
+
+# --- strict fixtures --------------------------------------------------------------------------
+
+
+def test_reflect_with_a_missing_fixture_exits_2_and_stores_nothing(live: FakeMessagesApi) -> None:
+    """With fixtureMiss error (the default): exit 2 naming the key, no memory written."""
+    runner = CliRunner()
+    key = runner.invoke(cli, ["fixtures", "key"], input=json.dumps(FAILURE)).stdout.strip()
+    result = runner.invoke(cli, ["reflect", "--backend", "fixture"], input=json.dumps(FAILURE))
+    assert result.exit_code == 2
+    assert f"no recorded reply for fixture key {key}" in result.stderr
+    assert not Path(".reflexkit/memory/reflections.jsonl").exists()
+    assert not live.requests
+
+
+def test_reflect_with_fixture_miss_heuristic_falls_back(live: FakeMessagesApi) -> None:
+    """With fixtureMiss heuristic, the old behaviour: the heuristic answers and is stored."""
+    Path(".reflexkit/project.json").write_text(
+        json.dumps({"reflexion": {"fixtureMiss": "heuristic"}})
+    )
+    result = CliRunner().invoke(
+        cli, ["reflect", "--backend", "fixture", "--json"], input=json.dumps(FAILURE)
+    )
+    assert result.exit_code == 0, result.stderr
+    assert orjson.loads(result.stdout)["fallbackReason"] == "fixture_not_found"
+    assert Path(".reflexkit/memory/reflections.jsonl").exists()
+    assert not live.requests
+
+
+def test_config_check_rejects_an_empty_fixtures_path(project_dir: Path) -> None:
+    """An empty fixturesPath would replay from the project folder itself: a config error."""
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"fixturesPath": ""}})
+    )
+    result = CliRunner().invoke(cli, ["config", "check"])
+    assert result.exit_code == 2
+    assert "$.reflexion.fixturesPath: expected a non-empty string" in result.stderr
+
+
+def test_run_recorded_then_replayed_gives_the_same_reflections(
+    live: FakeMessagesApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run --record-fixtures` with Claude, then the same run offline: the same lessons."""
+    fixtures = tmp_path / "fixtures.jsonl"
+    root = make_project(tmp_path / "project", {"backend": "llm"})
+    live.reply(REPLY)
+    live.reply({**REPLY, "analysis": "sub() subtracts the wrong way round: -2, expected 2."})
+    code, _, err = run_in(root, monkeypatch, "--record-fixtures", str(fixtures), "--run-id", "rec")
+    assert code == 0, err
+    assert len(fixtures.read_bytes().splitlines()) == 2
+    monkeypatch.chdir(tmp_path)
+    recorded = root.rename(tmp_path / "recorded")
+
+    root = make_project(tmp_path / "project", {"backend": "fixture", "fixturesPath": str(fixtures)})
+    code, _, err = run_in(root, monkeypatch, "--run-id", "replay")
+    assert code == 0, err
+    assert len(live.requests) == 2  # the replay asked nobody
+
+    def lessons(project: Path) -> list[tuple[str, str, str]]:
+        memory = project / ".reflexkit" / "memory" / "reflections.jsonl"
+        records = [orjson.loads(line) for line in memory.read_bytes().splitlines()]
+        return [(r["subtaskId"], r["analysis"], r["suggestion"]) for r in records]
+
+    assert lessons(root) == lessons(recorded)
+    events = [
+        orjson.loads(line)
+        for line in (root / ".reflexkit" / "runs" / "replay.jsonl").read_bytes().splitlines()
+    ]
+    generated = [e["data"] for e in events if e["kind"] == "reflection_generated"]
+    assert [d["source"] for d in generated] == ["fixture", "fixture"]
+    recorded_keys = [
+        orjson.loads(line)["promptHash"] for line in fixtures.read_bytes().splitlines()
+    ]
+    assert [d["fixtureKey"] for d in generated] == recorded_keys
+
+
+def test_run_with_missing_fixtures_exits_2_listing_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop goes on (both subtasks pass), nothing is stored, and the exit lists the keys."""
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    root = make_project(tmp_path / "p", {"backend": "fixture"})
+    code, _, err = run_in(root, monkeypatch, "--run-id", "r1")
+    assert code == 2
+    assert err.count("no recorded reply for fixture key") == 2
+    assert not (root / ".reflexkit" / "memory" / "reflections.jsonl").exists()
+    events = [
+        orjson.loads(line)
+        for line in (root / ".reflexkit" / "runs" / "r1.jsonl").read_bytes().splitlines()
+    ]
+    generated = [e["data"] for e in events if e["kind"] == "reflection_generated"]
+    assert [(d["saved"], d["reason"]) for d in generated] == [(False, "fixture_miss")] * 2
+    assert all(d["fixtureKey"] in err for d in generated)
+    assert events[-1]["data"]["allPassed"] is True
