@@ -430,3 +430,14 @@ def test_run_with_missing_fixtures_exits_2_listing_them(
     assert [(d["saved"], d["reason"]) for d in generated] == [(False, "fixture_miss")] * 2
     assert all(d["fixtureKey"] in err for d in generated)
     assert events[-1]["data"]["allPassed"] is True
+
+
+def test_deterministic_without_a_run_id_warns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newcomer's --deterministic without --run-id would never repeat: say so."""
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    root = make_project(tmp_path / "p")
+    code, _, err = run_in(root, monkeypatch, "--deterministic")
+    assert code == 0, err
+    assert "--deterministic with no --run-id" in err

@@ -304,6 +304,19 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         _fail([f"nothing recorded in {record}: Claude gave no reply ({reason})"], EXIT_FAILED)
 
 
+def _warn_nondeterministic(app: Application, *, run_id: str | None, recording: bool) -> None:
+    """Say on stderr what keeps a deterministic run from repeating byte for byte."""
+    if not app.project().config.reflexion.deterministic:
+        return
+    problems = []
+    if run_id is None:
+        problems.append("no --run-id: the run id, and so every reflection id, is random")
+    if recording or app.project().config.reflexion.backend is GeneratorBackend.LLM:
+        problems.append("backend llm: Claude's replies differ between runs (use fixture)")
+    for problem in problems:
+        click.echo(f"reflexkit: warning: --deterministic with {problem}", err=True)
+
+
 def _fail_on_missing_fixtures(service: object) -> None:
     """Exit 2 listing the fixture keys the fixture backend missed (``fixtureMiss: error``)."""
     health = getattr(service, "health", None)
@@ -777,6 +790,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         if script is None:
             _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
         agent = _scripted(script)
+    _warn_nondeterministic(app, run_id=run_id, recording=record is not None)
     project_checks = app.project().config.verification.commands
     unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
     if unchecked and not task.require_verification:  # when required, the run says why it stops
