@@ -10,6 +10,7 @@ import pytest
 
 from reflexkit.memory import InMemoryMemory
 from reflexkit.models import FailureContext, LogicalClock, derived_reflection_id
+from reflexkit.reflection import service as module
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.heuristic import HeuristicGenerator
@@ -120,3 +121,13 @@ def test_the_budget_is_per_run() -> None:
     other = attrs.evolve(failure(), session_id="r2")
     assert built.save(built.generate(other))
     assert len(list(store)) == 2
+
+
+def test_details_are_bounded_in_a_long_lived_service() -> None:
+    """The service remembers the details of the newest reflections only."""
+    built, _ = service()
+    first = built.generate(failure())
+    for attempt in range(2, module._KEEP_DETAILS + 2):
+        built.generate(failure(attempt))
+    assert built.details(first.id).length == 0  # forgotten: the empty details
+    assert len(built._details) == module._KEEP_DETAILS

@@ -42,6 +42,8 @@ Classify = Callable[[FailureContext], FailureType]
 Fingerprint = Callable[[FailureContext], str]
 
 _WITHHELD = "[output withheld: redaction failed]"
+_KEEP_DETAILS = 10_000
+"""The most reflections whose :class:`ReflectionDetails` the service remembers."""
 
 
 @attrs.define
@@ -215,6 +217,8 @@ class DefaultReflectionService:
                 length=length,
                 reason=reflection.fallback_reason,
             )
+            while len(self._details) > _KEEP_DETAILS:  # a long-lived service forgets the oldest
+                del self._details[next(iter(self._details))]
         return reflection
 
     def details(self, reflection_id: str, /) -> ReflectionDetails:
