@@ -44,8 +44,8 @@ from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, Reflection, utcnow
 from reflexkit.orchestrator import _process
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-from reflexkit.orchestrator.events import Event, EventKind, RunLog, led_to_success
-from reflexkit.orchestrator.loop import RunSummary
+from reflexkit.orchestrator.events import Event, EventKind, RunLog, StagedEvents, led_to_success
+from reflexkit.orchestrator.loop import RunSummary, run_order
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
 from reflexkit.reflection.fixture import FixtureRecorder, fixture_key, request_options
 from reflexkit.tasks.config import (
@@ -198,10 +198,19 @@ def _read_failure(stream: IO[bytes], name: str) -> FailureContext:
     )
 
 
-def _app(ctx: click.Context, *, backend: str | None = None, jobs: int | None = None) -> Application:
+def _app(
+    ctx: click.Context,
+    *,
+    backend: str | None = None,
+    jobs: int | None = None,
+    deterministic: bool = False,
+) -> Application:
     project = _state(ctx).project()
     if backend is not None:
         reflexion = attrs.evolve(project.config.reflexion, backend=GeneratorBackend(backend))
+        project = attrs.evolve(project, config=attrs.evolve(project.config, reflexion=reflexion))
+    if deterministic:
+        reflexion = attrs.evolve(project.config.reflexion, deterministic=True)
         project = attrs.evolve(project, config=attrs.evolve(project.config, reflexion=reflexion))
     if jobs is not None:
         orchestrator = attrs.evolve(project.config.orchestrator, jobs=jobs)
@@ -282,6 +291,7 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
             stack.enter_context(app.reflection.claude.override(providers.Object(recorder)))
         service = app.reflection.service()
         reflection = service.generate(failure)
+    _fail_on_missing_fixtures(service)
     click.echo(
         _serde.dumps(reflection, indent=True).decode()
         if as_json
@@ -292,6 +302,34 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     if recorder is not None and not recorder.recorded:
         reason = reflection.fallback_reason or "no reply"
         _fail([f"nothing recorded in {record}: Claude gave no reply ({reason})"], EXIT_FAILED)
+
+
+def _warn_nondeterministic(app: Application, *, run_id: str | None, recording: bool) -> None:
+    """Say on stderr what keeps a deterministic run from repeating byte for byte."""
+    if not app.project().config.reflexion.deterministic:
+        return
+    problems = []
+    if run_id is None:
+        problems.append("no --run-id: the run id, and so every reflection id, is random")
+    if recording or app.project().config.reflexion.backend is GeneratorBackend.LLM:
+        problems.append("backend llm: Claude's replies differ between runs (use fixture)")
+    for problem in problems:
+        click.echo(f"reflexkit: warning: --deterministic with {problem}", err=True)
+
+
+def _fail_on_missing_fixtures(service: object) -> None:
+    """Exit 2 listing the fixture keys the fixture backend missed (``fixtureMiss: error``)."""
+    health = getattr(service, "health", None)
+    missing = list(getattr(health, "missing_fixtures", ()))
+    if missing:
+        _fail(
+            [
+                f"no recorded reply for fixture key {key} (nothing stored; record it, or set "
+                "reflexion.fixtureMiss to heuristic)"
+                for key in missing
+            ],
+            EXIT_BAD_INPUT,
+        )
 
 
 @cli.group()
@@ -589,17 +627,32 @@ def _stop_on_signals() -> Iterator[None]:
             signal.signal(number, old)
 
 
-def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -> RunSummary:
-    """Run a task through the application's loop; log and show events."""
-    run_id = uuid.uuid4().hex
+def _orchestrate(
+    app: Application, task: Task, agent: Subagent, workdir: Path, *, run_id: str | None = None
+) -> RunSummary:
+    """Run a task through the application's loop; log and show events.
+
+    In deterministic mode (#16) the run log's times come from the reflections' logical clock,
+    durations are 0, and subtask events are written in sequential order even with --jobs.
+    """
+    run_id = run_id or uuid.uuid4().hex
     log_path = app.project().root / ".reflexkit" / "runs" / f"{run_id}.jsonl"
+    if log_path.exists():
+        _fail([f"--run-id {run_id}: a run log already exists at {log_path}"], EXIT_BAD_INPUT)
+    deterministic = app.project().config.reflexion.deterministic
     console = Console()
     live = console.is_terminal  # a spinner and colours on a terminal, plain lines otherwise
     status = console.status("starting the run") if live else contextlib.nullcontext()
-    with RunLog(log_path) as run_log, status as spinner:
+    run_log = RunLog(
+        log_path,
+        clock=app.reflection.clock() if deterministic else None,
+        normalise_durations=True if deterministic else None,
+    )
+    write = StagedEvents(run_log, run_order(task)) if deterministic else run_log
+    with run_log, status as spinner:
 
         def on_event(event: Event) -> None:
-            run_log.write(event)
+            write(event)
             line = _describe(event)
             if not line:
                 return
@@ -677,6 +730,20 @@ def _scripted(path: Path) -> ScriptedSubagent:
     help="How many independent subtasks run at once (default: orchestrator.jobs, 1). They "
     "share the project folder, so they should touch different files.",
 )
+@click.option(
+    "--deterministic",
+    is_flag=True,
+    help="Derived reflection ids, a logical clock, durations 0, events in sequential order: "
+    "two runs of the same task write the same bytes (default: reflexion.deterministic).",
+)
+@click.option("--run-id", default=None, help="The run's id (default: a fresh random one).")
+@click.option(
+    "--record-fixtures",
+    "record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Reflect with Claude and append its replies to this fixture file, for offline replay.",
+)
 @click.pass_context
 def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     ctx: click.Context,
@@ -685,14 +752,24 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     agent_command: str | None,
     script: Path | None,
     jobs: int | None,
+    deterministic: bool,
+    run_id: str | None,
+    record: Path | None,
 ) -> None:
     """Run a task: attempt, verify, reflect and retry each subtask until it passes.
 
     Verification runs each subtask's `verify` commands, else the project's
-    verification.commands, in the project root. Exit 0 only when every subtask passed.
+    verification.commands, in the project root. Exit 0 only when every subtask passed;
+    exit 2 (after the run) when the fixture backend missed a key under fixtureMiss error.
     """
+    _check_id(run_id, "--run-id")
     task = load_task(task_file)
-    app = _app(ctx, jobs=jobs)
+    app = _app(
+        ctx,
+        jobs=jobs,
+        deterministic=deterministic,
+        backend=GeneratorBackend.LLM.value if record is not None else None,
+    )
     settings = app.project().config.orchestrator
     agent: Subagent
     kind = subagent or settings.subagent
@@ -713,6 +790,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         if script is None:
             _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
         agent = _scripted(script)
+    _warn_nondeterministic(app, run_id=run_id, recording=record is not None)
     project_checks = app.project().config.verification.commands
     unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
     if unchecked and not task.require_verification:  # when required, the run says why it stops
@@ -722,7 +800,12 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
             + ": an attempt passes as soon as the agent finishes",
             err=True,
         )
-    summary = _orchestrate(app, task, agent, app.project().root)
+    with contextlib.ExitStack() as stack:
+        if record is not None:
+            recorder = FixtureRecorder(app.reflection.claude(), record)
+            stack.enter_context(app.reflection.claude.override(providers.Object(recorder)))
+        summary = _orchestrate(app, task, agent, app.project().root, run_id=run_id)
+    _fail_on_missing_fixtures(app.reflection.service())
     if summary.setup_error is not None:
         _fail([f"setup: {summary.setup_error}"], EXIT_BAD_INPUT)
     if not summary.passed:

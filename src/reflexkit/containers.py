@@ -12,8 +12,9 @@ classes; everything else takes its collaborators in ``__init__``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,6 +26,7 @@ from reflexkit.insights.rules import FixedRules, HistoryRules
 from reflexkit.insights.store import FindingLog, PausedSubtasks
 from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
+from reflexkit.models import LogicalClock, utcnow
 from reflexkit.orchestrator.audit import AttemptAudit
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.loop import Orchestrator
@@ -40,7 +42,7 @@ from reflexkit.reflection.judge import ClaudeJudge, FixtureJudge, HeuristicJudge
 from reflexkit.reflection.protocols import ReflectionService
 from reflexkit.reflection.redaction import Redactor
 from reflexkit.reflection.service import DefaultReflectionService
-from reflexkit.tasks.config import LoadedProject
+from reflexkit.tasks.config import LoadedProject, ReflexionConfig
 
 __all__ = [
     "Application",
@@ -55,6 +57,11 @@ __all__ = [
 
 
 _T = TypeVar("_T")
+
+
+def _clock_for(reflexion: ReflexionConfig) -> Callable[[], datetime]:
+    """The clock of reflections and run logs: logical in deterministic mode, else the wall."""
+    return LogicalClock.from_environment() if reflexion.deterministic else utcnow
 
 
 def _closing(instance: _T) -> Iterator[_T]:
@@ -131,6 +138,7 @@ class Reflection(containers.DeclarativeContainer):
     )
     generator = providers.Resource(_closing, backend)
 
+    clock = providers.Singleton(_clock_for, project.provided.config.reflexion)
     service = providers.Singleton(
         DefaultReflectionService,
         generator=generator,
@@ -140,6 +148,7 @@ class Reflection(containers.DeclarativeContainer):
         classify=providers.Object(classify),
         fingerprint=providers.Object(fingerprint),
         config=project.provided.config.reflexion,
+        clock=clock,
     )
 
 

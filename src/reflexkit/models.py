@@ -7,6 +7,8 @@ in :mod:`reflexkit._serde` reads and writes them as camelCase JSON.
 from __future__ import annotations
 
 import enum
+import hashlib
+import os
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -14,11 +16,14 @@ from typing import Any
 import attrs
 
 __all__ = [
+    "DEFAULT_EPOCH",
     "FailureContext",
     "FailureType",
+    "LogicalClock",
     "Reflection",
     "ReflectionCategory",
     "ReflectionSource",
+    "derived_reflection_id",
     "new_reflection_id",
     "utcnow",
 ]
@@ -32,6 +37,48 @@ def utcnow() -> datetime:
 def new_reflection_id() -> str:
     """Return a fresh, unique reflection id (32 lowercase hex digits)."""
     return uuid.uuid4().hex
+
+
+def derived_reflection_id(
+    *, run_id: str, task_id: str, subtask_id: str, attempt: int, fingerprint: str
+) -> str:
+    """Return the deterministic id of a reflection (32 lowercase hex digits).
+
+    The same run, task, subtask, attempt and failure fingerprint always give the same id, so
+    two deterministic runs write byte-identical memory, and storing one lesson twice is
+    recognisable as a repeat.
+    """
+    parts = (run_id, task_id, subtask_id, str(attempt), fingerprint)
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+DEFAULT_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+"""The instant a :class:`LogicalClock` shows when ``SOURCE_DATE_EPOCH`` is not set."""
+
+
+@attrs.frozen
+class LogicalClock:
+    """A clock for deterministic runs: it always shows the same instant.
+
+    Every reflection and event of a deterministic run is stamped with it, so two runs of
+    the same task write the same bytes, whatever the thread schedule. The instant is
+    ``SOURCE_DATE_EPOCH`` (seconds since 1970, the reproducible-builds convention) when that
+    is set, else :data:`DEFAULT_EPOCH`; ``reflexkit prune`` counts retention from it.
+    """
+
+    instant: datetime = DEFAULT_EPOCH
+
+    @classmethod
+    def from_environment(cls) -> LogicalClock:
+        """Return the clock at ``SOURCE_DATE_EPOCH`` when it is a whole number, else the default."""
+        value = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+        if value.isdigit():
+            return cls(datetime.fromtimestamp(int(value), tz=UTC))
+        return cls()
+
+    def __call__(self) -> datetime:
+        """Return the clock's instant."""
+        return self.instant
 
 
 class FailureType(enum.StrEnum):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import os
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Self
@@ -28,7 +29,15 @@ import orjson
 from reflexkit import _serde
 from reflexkit.models import utcnow
 
-__all__ = ["Event", "EventData", "EventKind", "RunLog", "led_to_success"]
+__all__ = [
+    "DURATION_KEYS",
+    "Event",
+    "EventData",
+    "EventKind",
+    "RunLog",
+    "StagedEvents",
+    "led_to_success",
+]
 
 EventData = dict[str, str | int | float | bool | None]
 """The details of an event: flat JSON scalars under camelCase keys."""
@@ -77,6 +86,26 @@ class Event:
     data: EventData = attrs.field(factory=dict)
 
 
+DURATION_KEYS = frozenset({"durationMs", "subagentMs", "latencyMs"})
+"""The event data keys that hold wall-clock durations: 0 in a normalised run log (#16)."""
+
+_ENDINGS = frozenset(
+    {
+        EventKind.PASSED,
+        EventKind.EXHAUSTED,
+        EventKind.STUCK,
+        EventKind.SKIPPED,
+        EventKind.BUDGET_SPENT,
+        EventKind.SETUP_FAILED,
+        EventKind.INTERRUPTED,
+    }
+)
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
 class RunLog:
     """Append-only JSONL log of a run's events.
 
@@ -86,10 +115,23 @@ class RunLog:
 
     Args:
         path: The log file, e.g. ``.reflexkit/runs/<run id>.jsonl``.
+        clock: Stamps each event's ``at`` as it is written (a deterministic run passes its
+            :class:`~reflexkit.models.LogicalClock`); ``None`` keeps the event's own time.
+        normalise_durations: Write the durations (:data:`DURATION_KEYS`) as 0, so logs of
+            two runs compare byte for byte. ``None`` (the default) means: when the
+            environment has ``CI=true``.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        normalise_durations: bool | None = None,
+    ) -> None:
         self.path = path
+        self.clock = clock
+        self.normalise_durations = _ci() if normalise_durations is None else normalise_durations
         self._fd: int | None = None
 
     def write(self, event: Event) -> None:
@@ -97,6 +139,13 @@ class RunLog:
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        if self.clock is not None:
+            event = attrs.evolve(event, at=self.clock())
+        if self.normalise_durations and DURATION_KEYS.intersection(event.data):
+            data = {
+                k: 0 if k in DURATION_KEYS and v is not None else v for k, v in event.data.items()
+            }
+            event = attrs.evolve(event, data=data)
         line = orjson.dumps(_serde.unstructure(event)) + b"\n"
         os.write(self._fd, line)
 
@@ -113,6 +162,49 @@ class RunLog:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+class StagedEvents:
+    """Hands events on in sequential order although subtasks run in parallel (#16).
+
+    A subtask's events are held until it has ended and every subtask before it (in *order*,
+    the order a sequential run takes) has been handed on; run-wide events pass straight
+    through, and ``run_finished`` / ``run_interrupted`` first hand on whatever is held. So a
+    ``--jobs`` run writes the same log, line for line, whatever the thread schedule.
+
+    Args:
+        sink: Receives the events (a :class:`RunLog`, for example).
+        order: The subtask ids in sequential order.
+    """
+
+    def __init__(self, sink: Callable[[Event], None], order: Sequence[str]) -> None:
+        self.sink = sink
+        self.order = list(order)
+        self._held: dict[str, list[Event]] = {subtask_id: [] for subtask_id in self.order}
+        self._ended: set[str] = set()
+        self._next = 0  # index in order of the first subtask not yet handed on
+
+    def __call__(self, event: Event) -> None:
+        """Hold or hand on one event (the orchestrator serialises the calls)."""
+        if event.subtask_id in self._held:
+            self._held[event.subtask_id].append(event)
+            if event.kind in _ENDINGS:
+                self._ended.add(event.subtask_id)
+                self._release(finished=False)
+            return
+        if event.kind in {EventKind.RUN_FINISHED, EventKind.RUN_INTERRUPTED}:
+            self._release(finished=True)
+        self.sink(event)
+
+    def _release(self, *, finished: bool) -> None:
+        while self._next < len(self.order):
+            subtask_id = self.order[self._next]
+            if not finished and subtask_id not in self._ended:
+                return
+            for held in self._held[subtask_id]:
+                self.sink(held)
+            self._held[subtask_id] = []
+            self._next += 1
 
 
 def led_to_success(runs: Path) -> set[str]:

@@ -55,7 +55,14 @@ from reflexkit.reflection.redaction import redact_text
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 
-__all__ = ["Orchestrator", "Outcome", "RunSummary", "SubtaskOutcome", "build_prompt"]
+__all__ = [
+    "Orchestrator",
+    "Outcome",
+    "RunSummary",
+    "SubtaskOutcome",
+    "build_prompt",
+    "run_order",
+]
 
 log = logging.getLogger("reflexkit.orchestrator")
 
@@ -174,6 +181,11 @@ def _ordered(task: Task) -> list[Subtask]:
     return ordered
 
 
+def run_order(task: Task) -> tuple[str, ...]:
+    """The subtask ids in the order a sequential run takes them (for :class:`StagedEvents`)."""
+    return tuple(s.id for s in _ordered(task))
+
+
 class Orchestrator:
     """Runs a task's subtasks with a subagent, verifying, reflecting and retrying.
 
@@ -219,10 +231,13 @@ class Orchestrator:
         self._ended: set[str] = set()  # subtasks whose ending event is written
         self._halt = threading.Event()  # a setup error or an interrupt: start nothing new
         self._stop = threading.Event()  # an interrupt: running subtasks end too
+        self._asked = True  # the caller of run() asks for reflection (#16)
 
     # --- the run ----------------------------------------------------------------------------
 
-    def run(self, task: Task, *, workdir: Path, run_id: str | None = None) -> RunSummary:
+    def run(
+        self, task: Task, *, workdir: Path, run_id: str | None = None, reflect: bool = True
+    ) -> RunSummary:
         """Run every subtask of *task* in *workdir*.
 
         With ``config.jobs == 1`` the subtasks run one after another in ``dependsOn`` order.
@@ -238,11 +253,15 @@ class Orchestrator:
             task: The task.
             workdir: The project folder the subagent edits and verification runs in.
             run_id: The run's id (the ``sessionId`` of its failures); a fresh one by default.
+            reflect: The caller asks for reflection in this run. Reflection runs only when
+                the project enables it (the constructor's *reflect*) *and* the caller asks
+                *and* the subtask does not say ``reflect: false``; otherwise retries are plain.
 
         Returns:
             Each subtask's outcome; :attr:`RunSummary.passed` is true only when all passed.
         """
         run_id = run_id or uuid.uuid4().hex
+        self._asked = reflect
         started = self.clock()
         deadline = (
             started + self.config.run_timeout_s if self.config.run_timeout_s is not None else None
@@ -543,7 +562,7 @@ class Orchestrator:
             with self._emit_lock:
                 self._running[subtask.id] = attempt
             prompt = base_prompt
-            if attempt > 1 and self.reflect:
+            if attempt > 1 and self._reflects(subtask):
                 prompt, ids = self._retry_prompt(base_prompt, task.id, subtask.id, run_id)
                 used.update(ids)
             audited, prompt = self._audit_start(workdir, prompt, judged, subtask.id)
@@ -644,7 +663,7 @@ class Orchestrator:
             if spent is not None and spent <= 0:
                 # Cut short by the run's budget: no lesson in that, and no time to write one.
                 return outcome("budget", _BUDGET_SPENT)
-            if self.reflect:
+            if self._reflects(subtask):
                 reflection = self._reflect(failure)
                 print_ = reflection.fingerprint if reflection is not None else ""
             else:  # reflexion.enabled is false: plain retries, stuck detection still works
@@ -745,6 +764,10 @@ class Orchestrator:
                     "reason": str(risk.get("reason")),
                 },
             )
+
+    def _reflects(self, subtask: Subtask) -> bool:
+        """The gate (#16): the project enables reflection, the caller asks, the subtask too."""
+        return self.reflect and self._asked and subtask.reflect
 
     def _retry_prompt(
         self, base: str, task_id: str, subtask_id: str, run_id: str
@@ -856,6 +879,7 @@ class Orchestrator:
                 "reason": reflection.fallback_reason,
                 "fingerprint": reflection.fingerprint,
                 "saved": saved,
+                **_reflection_details(self.service, reflection),
             },
         )
         return reflection
@@ -914,6 +938,25 @@ def _judge_figures(judgement: Judgement | None) -> EventData:
         "judgeError": judgement.error,
         "judgeMs": judgement.latency_ms,
     }
+
+
+def _reflection_details(service: ReflectionService, reflection: Reflection) -> EventData:
+    """The fixture key, latency, length and reason the service noted on a reflection (#16)."""
+    details = getattr(service, "details", None)
+    if not callable(details):
+        return {}
+    try:
+        noted = details(reflection.id)
+        figures: EventData = {
+            "fixtureKey": noted.fixture_key,
+            "latencyMs": noted.latency_ms,
+            "length": noted.length,
+            "reason": noted.reason,
+        }
+    except Exception:
+        log.exception("reading the reflection's details failed")
+        return {}
+    return figures
 
 
 def _agent_figures(result: SubagentResult) -> EventData:

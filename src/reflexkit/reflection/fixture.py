@@ -43,6 +43,7 @@ from reflexkit.tasks.config import ReflexionConfig, ReflexionMode
 
 __all__ = [
     "FixtureGenerator",
+    "FixtureMissingError",
     "FixtureRecorder",
     "RequestOptions",
     "fixture_key",
@@ -50,6 +51,20 @@ __all__ = [
 ]
 
 log = logging.getLogger("reflexkit.reflection")
+
+
+class FixtureMissingError(GenerationError):
+    """No recorded reply has the key of a failure (reason ``fixture_not_found``).
+
+    Attributes:
+        key: The missing prompt key: record it, or see it with ``reflexkit fixtures key``.
+        path: The fixture file that was searched.
+    """
+
+    def __init__(self, key: str, path: Path) -> None:
+        self.key = key
+        self.path = path
+        super().__init__("fixture_not_found", f"no fixture with promptHash {key} in {path}")
 
 
 class RequestOptions(TypedDict):
@@ -163,6 +178,19 @@ class FixtureGenerator:
     def __repr__(self) -> str:
         return f"FixtureGenerator({str(self.path)!r}, model={self.model!r})"
 
+    def key(self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()) -> str:
+        """Return the key :meth:`generate` looks up for *failure* (it reads no file)."""
+        return fixture_key(
+            failure,
+            model=self.model,
+            previous=previous,
+            mode=self.mode,
+            max_tokens=self.max_tokens,
+            thinking=self.thinking,
+            effort=self.effort,
+            root=self._root,
+        )
+
     def generate(
         self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()
     ) -> Reflection:
@@ -176,9 +204,10 @@ class FixtureGenerator:
             The reflection, ``source=fixture``.
 
         Raises:
-            GenerationError: ``fixture_not_found`` (the message names the key and the file),
-                or ``fixture_invalid`` (the file can't be read, or a line or the completion
-                does not validate).
+            FixtureMissingError: ``fixture_not_found`` (no file, or no reply under the key; the
+                error names the key and the file).
+            GenerationError: ``fixture_invalid`` (the file can't be read, or a line or the
+                completion does not validate).
         """
         prompt = build_prompt(
             failure,
@@ -190,11 +219,14 @@ class FixtureGenerator:
             effort=self.effort,
             root=self._root,
         )
-        completions = self._load()
+        try:
+            completions = self._load()
+        except GenerationError as err:
+            if err.reason != "fixture_not_found":
+                raise
+            raise FixtureMissingError(prompt.key, self.path) from None  # no file: every key misses
         if prompt.key not in completions:
-            raise GenerationError(
-                "fixture_not_found", f"no fixture with promptHash {prompt.key} in {self.path}"
-            )
+            raise FixtureMissingError(prompt.key, self.path)
         try:
             reply = parse_reply(completions[prompt.key], source=f"fixture {prompt.key}")
         except GenerationError as err:

@@ -259,9 +259,29 @@ def canonical_request(request: Mapping[str, Any]) -> bytes:
     return orjson.dumps(request, option=orjson.OPT_SORT_KEYS)
 
 
+_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min|us|µs|ns)\b")
+"""A wall-clock duration in tool output (``Ran 1 test in 0.010s``, ``ok  pkg  0.12s``)."""
+
+
+def _without_durations(value: Any) -> Any:  # noqa: ANN401 -- JSON data
+    """*value* with every duration in its strings written ``<dur>`` (the key ignores them)."""
+    if isinstance(value, str):
+        return _DURATION.sub("<dur>", value)
+    if isinstance(value, Mapping):
+        return {key: _without_durations(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_durations(item) for item in value]
+    return value
+
+
 def prompt_key(request: Mapping[str, Any]) -> str:
-    """Return the first 12 hex digits of the SHA-256 of the canonical request."""
-    return hashlib.sha256(canonical_request(request)).hexdigest()[:12]
+    """Return the first 12 hex digits of the SHA-256 of the canonical request.
+
+    Durations in its strings (``0.010s``, ``12 ms``) are written ``<dur>`` first: a test
+    suite takes a different time on every run, and a recorded reply must replay all the
+    same (#16).
+    """
+    return hashlib.sha256(canonical_request(_without_durations(request))).hexdigest()[:12]
 
 
 def build_prompt(  # noqa: PLR0913 -- every option changes the request, so every one is here

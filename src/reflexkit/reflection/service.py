@@ -8,6 +8,8 @@ result still possible, so reflection never breaks the run it serves.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
@@ -22,15 +24,17 @@ from reflexkit.models import (
     Reflection,
     ReflectionCategory,
     ReflectionSource,
+    derived_reflection_id,
     new_reflection_id,
     utcnow,
 )
+from reflexkit.reflection.fixture import FixtureMissingError
 from reflexkit.reflection.protocols import ReflectionGenerator
 from reflexkit.reflection.redaction import MAX_OUTPUT_CHARS, window
 from reflexkit.reflection.retry_prompt import format_reflections
-from reflexkit.tasks.config import ReflexionConfig
+from reflexkit.tasks.config import FixtureMiss, ReflexionConfig
 
-__all__ = ["DefaultReflectionService", "ServiceHealth"]
+__all__ = ["DefaultReflectionService", "ReflectionDetails", "ServiceHealth"]
 
 log = logging.getLogger("reflexkit.reflection")
 
@@ -39,6 +43,8 @@ Classify = Callable[[FailureContext], FailureType]
 Fingerprint = Callable[[FailureContext], str]
 
 _WITHHELD = "[output withheld: redaction failed]"
+_KEEP_DETAILS = 10_000
+"""The most reflections whose :class:`ReflectionDetails` the service remembers."""
 
 
 @attrs.define
@@ -54,6 +60,26 @@ class ServiceHealth:
     generation_fallbacks: int = 0
     store_errors: int = 0
     last_error: str | None = None
+    missing_fixtures: list[str] = attrs.Factory(list)
+    budget_skips: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class ReflectionDetails:
+    """What the service knows about one reflection beyond the record itself.
+
+    Attributes:
+        fixture_key: The prompt key the fixture backend looked up (hit or miss), else ``None``.
+        latency_ms: How long generation took (0 in deterministic mode).
+        length: Characters of analysis, suggestion and action items together.
+        reason: Why it was not stored (``write_budget``, ``fixture_miss``), else why a
+            fallback wrote it, else ``None``.
+    """
+
+    fixture_key: str | None = None
+    latency_ms: int = 0
+    length: int = 0
+    reason: str | None = None
 
 
 class DefaultReflectionService:
@@ -66,8 +92,13 @@ class DefaultReflectionService:
         redact: Removes secrets from a failure; returns the new failure and per-rule counts.
         classify: Names the failure type when the failure does not say it.
         fingerprint: Identifies a failure up to noise, so repeats are recognised.
-        config: The ``reflexion`` section of project.json.
-        clock: Returns the current UTC time (tests pass a fixed one).
+        config: The ``reflexion`` section of project.json. With ``deterministic`` on,
+            reflection ids are derived from (run, task, subtask, attempt, fingerprint), the
+            creation time is *clock*'s and latencies are 0; ``maxWritesPerRun`` caps what
+            one run (``session_id``) stores; ``fixtureMiss: error`` stores nothing when the
+            fixture backend misses and lists the key in :attr:`health`.
+        clock: Returns the current UTC time (tests pass a fixed one; deterministic runs get
+            a :class:`~reflexkit.models.LogicalClock` from the composition root).
     """
 
     def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
@@ -91,6 +122,9 @@ class DefaultReflectionService:
         self._config = config or ReflexionConfig()
         self._clock = clock
         self.health = ServiceHealth()
+        self._lock = threading.Lock()
+        self._writes: dict[str, int] = {}  # session id -> reflections stored
+        self._details: dict[str, ReflectionDetails] = {}  # reflection id -> details
 
     # --- generate ---------------------------------------------------------------------------
 
@@ -147,14 +181,16 @@ class DefaultReflectionService:
         """
         clean, counts, print_ = self.prepare(failure)
         previous = self.previous(clean)
-        reflection = self._generate(clean, previous)
+        started = time.monotonic()
+        reflection, key = self._generate(clean, previous)
+        latency = 0 if self._config.deterministic else int((time.monotonic() - started) * 1000)
         if clean.failure_type == FailureType.TIMEOUT:
             reflection = attrs.evolve(
                 reflection,
                 category=ReflectionCategory.APPROACH_FLAW,
                 failure_type=FailureType.TIMEOUT,
             )
-        return attrs.evolve(
+        reflection = attrs.evolve(
             reflection,
             analysis=strip_control(reflection.analysis),
             suggestion=strip_control(reflection.suggestion),
@@ -166,30 +202,87 @@ class DefaultReflectionService:
             fingerprint=print_,
             redactions={**counts, **reflection.redactions},
         )
+        if self._config.deterministic:
+            reflection = attrs.evolve(
+                reflection,
+                id=derived_reflection_id(
+                    run_id=clean.session_id,
+                    task_id=clean.task_id,
+                    subtask_id=clean.subtask_id,
+                    attempt=clean.attempt_number,
+                    fingerprint=print_,
+                ),
+                created_at=self._clock(),
+                latency_ms=0 if reflection.latency_ms is not None else None,
+            )
+        length = len(reflection.analysis) + len(reflection.suggestion)
+        length += sum(len(item) for item in reflection.action_items)
+        with self._lock:
+            self._details[reflection.id] = ReflectionDetails(
+                fixture_key=key,
+                latency_ms=latency,
+                length=length,
+                reason=reflection.fallback_reason,
+            )
+            while len(self._details) > _KEEP_DETAILS:  # a long-lived service forgets the oldest
+                del self._details[next(iter(self._details))]
+        return reflection
+
+    def details(self, reflection_id: str, /) -> ReflectionDetails:
+        """What the service knows of a reflection it generated (or saved): for the run log."""
+        with self._lock:
+            return self._details.get(reflection_id) or ReflectionDetails()
 
     def previous(self, failure: FailureContext, /) -> list[Reflection]:
         """The reflections a generator sees beside *failure*: same task, subtask and run.
 
         The run is the failure's ``session_id``; a failure without one gets every run's.
+        Only reflections on *earlier* attempts count, each id once: a reflection stored on
+        this very attempt (recording with ``reflect --record-fixtures`` saves it, a replay
+        reads it back) must not change what the generator is asked, or a recorded fixture
+        would never replay.
         """
         previous = self.get_recent(failure.subtask_id, task_id=failure.task_id)
         if failure.session_id:
             previous = [r for r in previous if r.session_id == failure.session_id]
-        return previous
+        unique = {r.id: r for r in previous if r.attempt_number < failure.attempt_number}
+        return list(unique.values())
 
-    def _generate(self, failure: FailureContext, previous: Sequence[Reflection]) -> Reflection:
+    def _generate(
+        self, failure: FailureContext, previous: Sequence[Reflection]
+    ) -> tuple[Reflection, str | None]:
+        """The reflection, and the fixture key looked up (``None`` for other backends)."""
+        key = self._fixture_key(failure, previous)
         try:
-            return self._generator.generate(failure, previous=previous)
+            return self._generator.generate(failure, previous=previous), key
         except Exception as err:  # noqa: BLE001 -- any generator bug falls back too
             reason = err.reason if isinstance(err, GenerationError) else "generator_error"
+            if isinstance(err, FixtureMissingError):
+                key = err.key
+                if self._config.fixture_miss is FixtureMiss.ERROR:
+                    with self._lock:
+                        if err.key not in self.health.missing_fixtures:
+                            self.health.missing_fixtures.append(err.key)
             self._note(f"generation failed ({reason}): {type(err).__name__}", store=False)
             log.warning("reflection generator failed (%s); falling back", reason)
         try:
             reflection = self._fallback.generate(failure, previous=previous)
         except Exception as err:  # noqa: BLE001 -- the last resort below always works
             log.warning("fallback generator failed too: %s", type(err).__name__)
-            return self._last_resort(failure, reason)
-        return attrs.evolve(reflection, fallback_reason=reflection.fallback_reason or reason)
+            return self._last_resort(failure, reason), key
+        reflection = attrs.evolve(reflection, fallback_reason=reflection.fallback_reason or reason)
+        return reflection, key
+
+    def _fixture_key(self, failure: FailureContext, previous: Sequence[Reflection]) -> str | None:
+        """The key a fixture generator will look up, when the generator is one."""
+        key_of = getattr(self._generator, "key", None)
+        if not callable(key_of):
+            return None
+        try:
+            key = key_of(failure, previous=previous)
+        except Exception:  # noqa: BLE001 -- the key is a detail for the log
+            return None
+        return key if isinstance(key, str) else None
 
     def _last_resort(self, failure: FailureContext, reason: str) -> Reflection:
         """A minimal reflection when every generator failed: say so, and what to look at."""
@@ -217,16 +310,46 @@ class DefaultReflectionService:
     def save(self, reflection: Reflection, /) -> bool:
         """Append a reflection to memory.
 
+        Nothing is stored, and :meth:`details` names the reason, when the run
+        (``session_id``) has stored ``maxWritesPerRun`` reflections already
+        (``write_budget``), or when the fixture backend missed under ``fixtureMiss: error``
+        (``fixture_miss``).
+
         Returns:
-            ``True`` when stored; ``False`` when the store failed (logged, and counted in
-            :attr:`health`).
+            ``True`` when stored; ``False`` when not (a store failure is logged, and counted
+            in :attr:`health`).
         """
+        if (
+            self._config.fixture_miss is FixtureMiss.ERROR
+            and reflection.fallback_reason == "fixture_not_found"
+        ):
+            self._skip(reflection, "fixture_miss")
+            return False
+        budget = self._config.max_writes_per_run
+        with self._lock:
+            written = self._writes.get(reflection.session_id, 0)
+            over = budget is not None and written >= budget
+            if not over:  # reserve the slot, so parallel subtasks never overshoot
+                self._writes[reflection.session_id] = written + 1
+        if over:
+            with self._lock:
+                self.health.budget_skips += 1
+            log.info("write budget of %s spent; %s not stored", budget, reflection.id)
+            self._skip(reflection, "write_budget")
+            return False
         try:
             self._store.append(reflection)
         except Exception as err:  # noqa: BLE001 -- a store error must not break the run
+            with self._lock:
+                self._writes[reflection.session_id] -= 1
             self._note(f"could not save reflection {reflection.id}: {err}", store=True)
             return False
         return True
+
+    def _skip(self, reflection: Reflection, reason: str) -> None:
+        with self._lock:
+            known = self._details.get(reflection.id) or ReflectionDetails()
+            self._details[reflection.id] = attrs.evolve(known, reason=reason)
 
     def get_recent(
         self, subtask_id: str, *, limit: int | None = None, task_id: str | None = None

@@ -40,6 +40,7 @@ __all__ = [
     "ClaudeCodeConfig",
     "Durability",
     "Effort",
+    "FixtureMiss",
     "GeneratorBackend",
     "HooksConfig",
     "InsightsConfig",
@@ -68,6 +69,15 @@ CONFIG_ENV = "REFLEXKIT_CONFIG"
 
 CONFIG_RELPATH = Path(".reflexkit") / "project.json"
 """Where project.json lives, relative to the project root."""
+
+
+class FixtureMiss(enum.StrEnum):
+    """What ``backend: fixture`` does when no recorded reply has a failure's key."""
+
+    ERROR = "error"
+    """Store nothing; ``reflect`` and ``run`` exit 2 listing the missing keys."""
+    HEURISTIC = "heuristic"
+    """Store the heuristic's reflection, with ``fallbackReason: fixture_not_found``."""
 
 
 class GeneratorBackend(enum.StrEnum):
@@ -151,11 +161,16 @@ class ReflexionConfig:
     backend: GeneratorBackend = GeneratorBackend.LLM
     model: str = "claude-haiku-5-5"
     max_prompt_chars: int = attrs.field(default=4_000, validator=at_least(200))
-    fixtures_path: str = ".reflexkit/fixtures/reflections.jsonl"
+    fixtures_path: str = attrs.field(
+        default=".reflexkit/fixtures/reflections.jsonl", validator=non_empty
+    )
     mode: ReflexionMode = ReflexionMode.STRUCTURED
     thinking: Thinking = Thinking.AUTO
     effort: Effort | None = Effort.LOW
     max_tokens: int = attrs.field(default=4_096, validator=between(256, 128_000))
+    deterministic: bool = False
+    max_writes_per_run: int | None = attrs.field(default=None, validator=at_least(0))
+    fixture_miss: FixtureMiss = FixtureMiss.ERROR
 
 
 @attrs.frozen(kw_only=True)

@@ -61,6 +61,9 @@ class Subtask:
             ``verification.commands``.
         max_attempts: Overrides ``orchestrator.maxAttempts`` for this subtask.
         depends_on: Ids of subtasks that must pass before this one starts.
+        reflect: ``false`` turns reflection off for this subtask: plain retries, no
+            reflection stored, no lessons in its prompts (``reflexion.enabled`` must be on
+            too for reflection to run).
     """
 
     id: str = attrs.field(validator=check_id)
@@ -68,6 +71,7 @@ class Subtask:
     verify: tuple[str, ...] = ()
     max_attempts: int | None = attrs.field(default=None, validator=at_least(1))
     depends_on: tuple[str, ...] = ()
+    reflect: bool = True
 
 
 @attrs.frozen(kw_only=True)
