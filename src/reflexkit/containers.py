@@ -25,6 +25,7 @@ from reflexkit.insights.store import FindingLog, PausedSubtasks
 from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
+from reflexkit.orchestrator.insight_steps import LoopInsights
 from reflexkit.orchestrator.loop import Orchestrator
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
 from reflexkit.orchestrator.verify import verifier_factory
@@ -145,6 +146,7 @@ class Orchestration(containers.DeclarativeContainer):
 
     project = providers.Dependency(instance_of=LoadedProject)
     service = providers.Dependency(instance_of=ReflectionService)  # type: ignore[type-abstract]  # a runtime-checkable protocol
+    insights = providers.Dependency(instance_of=LoopInsights, default=None)
 
     subagent = providers.Selector(
         project.provided.config.orchestrator.subagent,
@@ -166,6 +168,7 @@ class Orchestration(containers.DeclarativeContainer):
         verifier_for=verifier_for,
         config=project.provided.config.orchestrator,
         reflect=project.provided.config.reflexion.enabled,
+        insights=insights,
     )
 
 
@@ -204,6 +207,15 @@ class Insights(containers.DeclarativeContainer):
         paused=paused,
         lessons=lessons,
     )
+    # The loop's insight steps: a fresh one (and fresh per-run state) per Orchestrator.
+    loop = providers.Factory(
+        LoopInsights,
+        rules=rules,
+        lessons=lessons,
+        analysis=analysis,
+        config=project.provided.config.insights,
+        max_prompt_chars=project.provided.config.reflexion.max_prompt_chars,
+    )
 
 
 class Application(containers.DeclarativeContainer):
@@ -214,7 +226,9 @@ class Application(containers.DeclarativeContainer):
 
     memory = providers.Container(Memory, project=project)
     reflection = providers.Container(Reflection, project=project, store=memory.store)
-    orchestration = providers.Container(Orchestration, project=project, service=reflection.service)
+    orchestration = providers.Container(
+        Orchestration, project=project, service=reflection.service, insights=insights.loop
+    )
 
 
 class FakeServices(containers.DeclarativeContainer):

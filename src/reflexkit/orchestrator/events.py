@@ -4,7 +4,8 @@ A run log starts with ``run_started``, and ends with ``run_finished`` or, when a
 stopped it, ``run_interrupted``; every subtask ends with exactly one of ``passed``,
 ``exhausted``, ``stuck``, ``skipped``, ``budget_spent``, ``setup_failed`` or ``interrupted``
 (``setup_failed`` with an empty ``subtaskId`` when the subagent's preflight failed before any
-subtask started). String values are stripped of terminal control sequences.
+subtask started), or ``paused`` when the insight rules paused it (#17). String values are
+stripped of terminal control sequences.
 
 Every step of a run is an :class:`Event`; the orchestrator hands each one to its ``on_event``
 callback, which may print it, show it live, and append it to a :class:`RunLog`: one camelCase
@@ -50,6 +51,9 @@ class EventKind(enum.StrEnum):
     BUDGET_SPENT = "budget_spent"
     SETUP_FAILED = "setup_failed"
     INTERRUPTED = "interrupted"
+    PAUSED = "paused"  # skipped with no attempt: the insight rules paused it (#17)
+    # What the insight rules or the analysis noticed (#17): one finding's fields in data.
+    FINDING = "finding"
     # How the run ended: one of these.
     RUN_FINISHED = "run_finished"
     RUN_INTERRUPTED = "run_interrupted"
