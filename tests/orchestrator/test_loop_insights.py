@@ -44,7 +44,7 @@ from reflexkit.models import (
     ReflectionSource,
 )
 from reflexkit.orchestrator.events import Event, EventKind, RunLog
-from reflexkit.orchestrator.insight_steps import LoopInsights
+from reflexkit.orchestrator.insight_steps import LoopInsights, changed_files, snapshot
 from reflexkit.orchestrator.loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, SubagentResult
 from reflexkit.orchestrator.verify import verifier_factory
@@ -621,3 +621,22 @@ def test_insights_disabled_changes_nothing_in_the_loop(
     assert seen[0] == seen[1]
     assert rules.asked == []
     assert all("filesModified" not in keys for *_, keys in seen[0][1])
+
+
+def test_snapshots_see_one_attempts_changes_and_skip_caches(tmp_path: Path) -> None:
+    """Added, rewritten and deleted files count; the run log, caches and venvs do not."""
+    (tmp_path / "keep.py").write_text("A = 1\n")
+    (tmp_path / "gone.py").write_text("B = 1\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("C = 1\n")
+    before = snapshot(tmp_path)
+    assert before is not None
+    assert set(before) == {"keep.py", "gone.py", "pkg/mod.py"}
+    (tmp_path / "pkg" / "mod.py").write_text("C = 22\n")
+    (tmp_path / "gone.py").unlink()
+    (tmp_path / "new.py").write_text("")
+    for cache in (".reflexkit/runs", "pkg/__pycache__", ".venv/lib"):
+        (tmp_path / cache).mkdir(parents=True)
+        (tmp_path / cache / "x").write_text("noise")
+    assert changed_files(before, snapshot(tmp_path)) == ("gone.py", "new.py", "pkg/mod.py")
+    assert changed_files(before, None) is None

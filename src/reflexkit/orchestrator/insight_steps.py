@@ -84,13 +84,30 @@ def snapshot(workdir: Path) -> Snapshot | None:
     root = next((f for f in (here, *here.parents) if (f / ".git").exists()), None)
     if root is not None:
         return {p: _stat(root / p) for p in modified_files(here) if not _skipped(p)}
+    return _walk(str(here))
+
+
+def _walk(top: str) -> Snapshot | None:
+    """Every file under *top* by ``os.scandir`` (no pathlib: this runs twice per attempt)."""
     found: Snapshot = {}
-    for folder, dirs, files in os.walk(here):
-        dirs[:] = [d for d in dirs if d not in _SKIPPED_DIRS]
-        base = Path(folder)
-        for name in files:
-            path = base / name
-            found[path.relative_to(here).as_posix()] = _stat(path)
+    stack = [("", top)]
+    while stack:
+        prefix, folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in _SKIPPED_DIRS:
+                        stack.append((f"{prefix}{entry.name}/", entry.path))
+                    continue
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                found[prefix + entry.name] = None
+                continue
+            found[prefix + entry.name] = (info.st_mtime_ns, info.st_size)
         if len(found) > _MAX_WALKED_FILES:
             return None
     return found
