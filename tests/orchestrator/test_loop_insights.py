@@ -158,7 +158,36 @@ def test_a_paused_subtask_spends_no_attempt_until_resumed(project: Path) -> None
     assert finished["kind"] == "run_finished"
     assert finished["data"]["paused"] == 1  # type: ignore[index]
 
-    assert run().outcome("cart").outcome == "paused"  # still paused in the next run
+    # `reflexkit run` itself (a real process) skips it too, and says so.
+    (project / "task.json").write_text(
+        json.dumps(
+            {
+                "id": "shop",
+                "description": "Make the shop work.",
+                "subtasks": [
+                    {"id": "cart", "description": "Fix the cart.", "verify": [FAIL]},
+                    {"id": "tax", "description": "Fix tax.", "verify": [PASS]},
+                ],
+            }
+        )
+    )
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reflexkit",
+            "run",
+            "task.json",
+            "--agent-command",
+            shlex.join([sys.executable, str(project / "agent.py"), str(project / "calls.log")]),
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "[cart] attempt 0: paused, not attempted" in cli.stdout, cli.stdout + cli.stderr
+    assert _calls(project)[len(before) :] == ["tax", "tax"]  # the agent still never saw cart
 
     resumed = subprocess.run(
         [sys.executable, "-m", "reflexkit", "resume", "cart", "--task", "shop"],
@@ -640,3 +669,35 @@ def test_snapshots_see_one_attempts_changes_and_skip_caches(tmp_path: Path) -> N
         (tmp_path / cache / "x").write_text("noise")
     assert changed_files(before, snapshot(tmp_path)) == ("gone.py", "new.py", "pkg/mod.py")
     assert changed_files(before, None) is None
+
+
+def test_paused_subtasks_with_parallel_jobs(reflexkit_app: Application, tmp_path: Path) -> None:
+    """With jobs=2 a paused subtask is skipped as well, and its dependants with it."""
+    task = Task(
+        id="shop",
+        description="",
+        subtasks=(
+            Subtask(id="cart", description="x", verify=(PASS,)),
+            Subtask(id="tax", description="y", verify=(PASS,)),
+            Subtask(id="ship", description="z", verify=(PASS,), depends_on=("cart",)),
+            Subtask(id="docs", description="w", verify=(PASS,)),
+        ),
+    )
+    agent = ScriptedSubagent({})
+    rules = FixedRules(paused={"cart": "stuck in its last 3 runs"})
+    loop = Orchestrator(
+        service=reflexkit_app.reflection.service(),
+        subagent=agent,
+        verifier_for=verifier_factory(VerificationConfig()),
+        config=OrchestratorConfig(jobs=2),
+        insights=LoopInsights(rules=rules, lessons=InMemoryLessons()),
+    )
+    summary = loop.run(task, workdir=tmp_path)
+    assert [(o.subtask_id, o.outcome, o.attempts) for o in summary.outcomes] == [
+        ("cart", "paused", 0),
+        ("tax", "passed", 1),
+        ("ship", "skipped", 0),
+        ("docs", "passed", 1),
+    ]
+    assert sorted(r.subtask_id for r in agent.requests) == ["docs", "tax"]
+    assert rules.asked == [("start", "shop")]
