@@ -582,6 +582,10 @@ def _describe(event: Event) -> str | None:  # noqa: C901, PLR0912 -- one case pe
             text = f"setup error: {data.get('reason')}"
         case EventKind.INTERRUPTED:
             text = f"interrupted by {data.get('signal')}"
+        case EventKind.PAUSED:  # insights (#17)
+            text = f"paused, not attempted: {data.get('reason')} (reflexkit resume to retry)"
+        case EventKind.FINDING:  # insights (#17)
+            text = f"finding ({data.get('rule')}): {data.get('detail')}"
     if text is None:
         return None
     if not event.subtask_id:

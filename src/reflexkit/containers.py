@@ -29,6 +29,7 @@ from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import LogicalClock, utcnow
 from reflexkit.orchestrator.audit import AttemptAudit
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
+from reflexkit.orchestrator.insight_steps import LoopInsights
 from reflexkit.orchestrator.loop import Orchestrator
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
 from reflexkit.orchestrator.verify import verifier_factory
@@ -166,6 +167,7 @@ class Orchestration(containers.DeclarativeContainer):
 
     project = providers.Dependency(instance_of=LoadedProject)
     service = providers.Dependency(instance_of=ReflectionService)  # type: ignore[type-abstract]  # a runtime-checkable protocol
+    insights = providers.Dependency(instance_of=LoopInsights, default=None)
 
     subagent = providers.Selector(
         project.provided.config.orchestrator.subagent,
@@ -211,6 +213,7 @@ class Orchestration(containers.DeclarativeContainer):
         config=project.provided.config.orchestrator,
         reflect=project.provided.config.reflexion.enabled,
         audit=audit,
+        insights=insights,
     )
 
 
@@ -249,6 +252,15 @@ class Insights(containers.DeclarativeContainer):
         paused=paused,
         lessons=lessons,
     )
+    # The loop's insight steps: a fresh one (and fresh per-run state) per Orchestrator.
+    loop = providers.Factory(
+        LoopInsights,
+        rules=rules,
+        lessons=lessons,
+        analysis=analysis,
+        config=project.provided.config.insights,
+        max_prompt_chars=project.provided.config.reflexion.max_prompt_chars,
+    )
 
 
 class Application(containers.DeclarativeContainer):
@@ -259,7 +271,9 @@ class Application(containers.DeclarativeContainer):
 
     memory = providers.Container(Memory, project=project)
     reflection = providers.Container(Reflection, project=project, store=memory.store)
-    orchestration = providers.Container(Orchestration, project=project, service=reflection.service)
+    orchestration = providers.Container(
+        Orchestration, project=project, service=reflection.service, insights=insights.loop
+    )
 
 
 class FakeServices(containers.DeclarativeContainer):

@@ -6,8 +6,7 @@ The loop calls three parts (see docs/insights.md for where):
 * the analysis, :class:`AnalysisCycle` with an :class:`InsightAnalyst`
   (:class:`ClaudeAnalyst`, :class:`HeuristicAnalyst`);
 * the lessons, :class:`LessonBook` (:class:`JsonlLessons`; :class:`InMemoryLessons` in
-  tests) and :func:`format_lessons`; :class:`LessonAwareService` brings them into today's
-  loop by wrapping its reflection service.
+  tests) and :func:`format_lessons`.
 
 This package reads the run logs as JSON and never imports the orchestrator.
 """
@@ -40,7 +39,6 @@ from reflexkit.insights.models import (
     SubjectType,
     TaskAction,
 )
-from reflexkit.insights.prompting import LessonAwareService
 from reflexkit.insights.rules import (
     AttemptCheck,
     FixedRules,
@@ -70,7 +68,6 @@ __all__ = [
     "JsonlLessons",
     "Lesson",
     "LessonAction",
-    "LessonAwareService",
     "LessonBook",
     "PausedEntry",
     "PausedSubtasks",

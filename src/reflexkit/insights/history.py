@@ -25,7 +25,12 @@ Fields read, by event kind (all optional but ``kind``):
 ``passed``
     ``data.outputChars``, ``data.filesModified``.
 ``stuck``, ``exhausted``
-    How the subtask ended in that run.
+    How the subtask ended in that run: a failed run.
+``budget_spent``, ``interrupted``, ``setup_failed``, ``skipped``, ``paused``
+    Endings that say nothing about the subtask itself (the run's budget, a signal, the set-up,
+    a dependency, a pause): kept as its ``outcome`` (``budget_spent`` as ``budget``), never
+    counted as a failed or a passed run. An attempt cut short by one of them still counts by
+    its own failure (a time-out is an attempt whose ``failureType`` is ``timeout``).
 """
 
 from __future__ import annotations
@@ -95,7 +100,9 @@ class SubtaskRun:
         task_id: The task.
         subtask_id: The subtask.
         started_at: When its first attempt started.
-        outcome: ``passed``, ``stuck``, ``exhausted``; ``None`` when the log does not say.
+        outcome: ``passed``, ``stuck``, ``exhausted`` (the endings the rules count), or
+            ``budget``, ``interrupted``, ``setup_error``, ``skipped``, ``paused``; ``None``
+            when the log does not say.
         attempts: Its attempts in order.
     """
 
@@ -152,10 +159,26 @@ _KNOWN = frozenset(
         "passed",
         "exhausted",
         "run_finished",
+        "run_interrupted",
         "paused",
         "finding",
+        "budget_spent",
+        "interrupted",
+        "setup_failed",
+        "skipped",
     }
 )
+
+_OUTCOME_OF = {
+    "passed": "passed",
+    "stuck": "stuck",
+    "exhausted": "exhausted",
+    "paused": "paused",
+    "budget_spent": "budget",  # the loop's outcome name since #14
+    "interrupted": "interrupted",
+    "setup_failed": "setup_error",
+    "skipped": "skipped",
+}
 
 
 def _str(value: object) -> str:
@@ -249,9 +272,10 @@ class _FileState:
     def _apply(
         self, kind: str, subtask: str, number: int, at: datetime | None, data: dict[str, Any]
     ) -> None:
+        if kind == "finding":
+            return  # a finding names a subtask; it is no step of its run
         run = self._run(subtask, at)
-        if kind in {"stuck", "exhausted", "passed", "paused"}:
-            run.outcome = kind
+        run.outcome = _OUTCOME_OF.get(kind, run.outcome)
         if kind == "paused" or number < 1:
             return
         if kind == "attempt_started" or kind in {"verification_failed", "passed"}:

@@ -2,9 +2,10 @@
 
 A run log starts with ``run_started``, and ends with ``run_finished`` or, when a signal
 stopped it, ``run_interrupted``; every subtask ends with exactly one of ``passed``,
-``exhausted``, ``stuck``, ``skipped``, ``budget_spent``, ``setup_failed``, ``interrupted`` or
-``needs_input`` (``setup_failed`` with an empty ``subtaskId`` when the subagent's preflight
-failed before any subtask started). String values are stripped of terminal control sequences.
+``exhausted``, ``stuck``, ``skipped``, ``budget_spent``, ``setup_failed``, ``interrupted``,
+``needs_input`` or ``paused`` (the insight rules paused it, #17; ``setup_failed`` with an empty
+``subtaskId`` when the subagent's preflight failed before any subtask started). String values
+are stripped of terminal control sequences.
 
 Every step of a run is an :class:`Event`; the orchestrator hands each one to its ``on_event``
 callback, which may print it, show it live, and append it to a :class:`RunLog`: one camelCase
@@ -62,6 +63,9 @@ class EventKind(enum.StrEnum):
     NEEDS_INPUT = "needs_input"
     # Beside an attempt (#18): never an ending, never a change to the outcome.
     NEEDS_REVIEW = "needs_review"
+    PAUSED = "paused"  # skipped with no attempt: the insight rules paused it (#17)
+    # What the insight rules or the analysis noticed (#17): one finding's fields in data.
+    FINDING = "finding"
     # How the run ended: one of these.
     RUN_FINISHED = "run_finished"
     RUN_INTERRUPTED = "run_interrupted"

@@ -25,19 +25,22 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Literal
 
 import attrs
 
+from reflexkit import _serde
 from reflexkit._text import fence, strip_control
 from reflexkit.exceptions import RunInterrupted, SetupError
+from reflexkit.insights.models import Finding, SubjectType
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator import _process
 from reflexkit.orchestrator.audit import AttemptAudit, AuditedAttempt, judge_summary
 from reflexkit.orchestrator.events import Event, EventData, EventKind
+from reflexkit.orchestrator.insight_steps import LoopInsights, Snapshot, changed_files, snapshot
 from reflexkit.orchestrator.report import ReportIds, Verification
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
@@ -67,7 +70,15 @@ __all__ = [
 log = logging.getLogger("reflexkit.orchestrator")
 
 Outcome = Literal[
-    "passed", "exhausted", "stuck", "budget", "skipped", "setup_error", "interrupted", "needs_input"
+    "passed",
+    "exhausted",
+    "stuck",
+    "budget",
+    "skipped",
+    "setup_error",
+    "interrupted",
+    "needs_input",
+    "paused",
 ]
 """How a subtask ended."""
 
@@ -80,6 +91,7 @@ _ENDING_EVENT: dict[str, EventKind] = {
     "setup_error": EventKind.SETUP_FAILED,
     "interrupted": EventKind.INTERRUPTED,
     "needs_input": EventKind.NEEDS_INPUT,
+    "paused": EventKind.PAUSED,
 }
 _BUDGET_SPENT = "the run's time budget ran out"
 
@@ -99,6 +111,8 @@ class SubtaskOutcome:
             run); ``setup_error`` (the run can't work as set up: see ``reason``);
             ``interrupted`` (a signal stopped the run); ``needs_input`` (the agent ended on a
             question to the user and no check passed: a retry would only ask again).
+            ``interrupted`` (a signal stopped the run); ``paused`` (the insight rules paused
+            it: no attempt).
         attempts: How many attempts were made.
         duration_ms: Wall-clock time of all its attempts.
         reflections_used: How many distinct reflections its retry prompts carried.
@@ -203,6 +217,8 @@ class Orchestrator:
             ``reflexion.enabled`` is off: plain retries; stuck detection still works).
         audit: Attempt reports and the completion judge (#18; see
             :class:`~reflexkit.orchestrator.audit.AttemptAudit`); ``None``: neither.
+        insights: The insight steps (paused subtasks, findings, nudges, lessons from other
+            subtasks, analysis; docs/insights.md); ``None`` or disabled: none.
     """
 
     def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
@@ -216,9 +232,12 @@ class Orchestrator:
         clock: Callable[[], float] = time.monotonic,
         reflect: bool = True,
         audit: AttemptAudit | None = None,
+        insights: LoopInsights | None = None,
     ) -> None:
         self.audit = audit
         self.reflect = reflect
+        self.insights = insights if insights is not None and insights.enabled else None
+        self._paused: dict[str, str] = {}  # subtask id -> why the insight rules paused it
         self.service = service
         self.subagent = subagent
         self.verifier_for = verifier_for
@@ -275,6 +294,7 @@ class Orchestrator:
             EventKind.RUN_STARTED,
             data={"runId": run_id, "taskId": task.id, "subtasks": len(task.subtasks)},
         )
+        self._paused = self._insights_at_start(task)
         ordered = _ordered(task)
         try:
             setup_error = self._unverified(task) or self._preflight()
@@ -499,6 +519,15 @@ class Orchestrator:
         deadline: float | None,
     ) -> SubtaskOutcome:
         """Run one subtask to its end; the ending's event is written here, once."""
+        if subtask.id in self._paused:  # by the insight rules: no attempt spent
+            self._emit(EventKind.PAUSED, subtask.id, 0, {"reason": self._paused[subtask.id]})
+            return SubtaskOutcome(
+                subtask_id=subtask.id,
+                outcome="paused",
+                attempts=0,
+                duration_ms=0,
+                reason=self._paused[subtask.id],
+            )
         details: EventData = {}
         # On an interrupt the subtask stays in _running: run() reports it as interrupted.
         ended = self._attempts(
@@ -538,6 +567,8 @@ class Orchestrator:
         used: set[str] = set()
         attempt = 0
         judged: Judgement | None = None  # the judge's rejection of the previous attempt
+        nudge = ""  # the insight rules' note for the next prompt
+        last: tuple[FailureContext, str] | None = None  # the latest failure and its fingerprint
 
         def outcome(kind: Outcome, reason: str | None = None) -> SubtaskOutcome:
             return SubtaskOutcome(
@@ -565,6 +596,8 @@ class Orchestrator:
             if attempt > 1 and self._reflects(subtask):
                 prompt, ids = self._retry_prompt(base_prompt, task.id, subtask.id, run_id)
                 used.update(ids)
+            prompt = self._insight_sections(prompt, len(base_prompt), last, nudge)
+            before = self._snapshot(workdir)
             audited, prompt = self._audit_start(workdir, prompt, judged, subtask.id)
             timeout_s = float(self.config.attempt_timeout_s)
             if remaining is not None:
@@ -592,6 +625,7 @@ class Orchestrator:
                 return outcome("interrupted", "the run was interrupted")
             ending = self._ending(result)
             judgement = judged = None
+            changed = self._changed(before, workdir)
             if result.ok:
                 verification = checks = self._verify(verifier, workdir, left())
                 checked = bool(getattr(verifier, "commands", True))
@@ -619,8 +653,10 @@ class Orchestrator:
                             "ledToSuccess": ",".join(sorted(used)),
                             **_agent_figures(result),
                             **_judge_figures(judgement),
+                            **_change_figures(result, changed),
                         },
                     )
+                    self._insights_passed(subtask.id, attempt, used)
                     return outcome("passed")
                 if self._stop.is_set():
                     return outcome("interrupted", "the run was interrupted")
@@ -656,6 +692,8 @@ class Orchestrator:
                     "subagentOk": result.ok,
                     "subagentError": redact_text(result.error) if result.error else None,
                     **_agent_figures(result),
+                    "fingerprint": _fingerprint_of(failure),
+                    **_change_figures(result, changed),
                 },
             )
             self._audit_finish(audited, (task, subtask, attempt, run_id), checks, ending, judgement)
@@ -666,8 +704,12 @@ class Orchestrator:
             if self._reflects(subtask):
                 reflection = self._reflect(failure)
                 print_ = reflection.fingerprint if reflection is not None else ""
+                if reflection is not None and self.insights is not None:
+                    self.insights.remember(reflection, failure.command)
             else:  # reflexion.enabled is false: plain retries, stuck detection still works
                 print_ = _fingerprint_of(failure)
+            last = (failure, print_)
+            nudge = self._insights_failed(failure, result, changed)
             fingerprints.append(print_)
             recent = fingerprints[-self.config.stuck_after :]
             if (
@@ -786,6 +828,79 @@ class Orchestrator:
         if not section.strip():
             return base, []
         return f"{base}\n\n{section}", [r.id for r in reflections]
+
+    # --- the insight steps (#17, docs/insights.md); no-ops when insights are off -------------
+
+    def _insights_at_start(self, task: Task) -> dict[str, str]:
+        """Ask the rules at run start: emit their findings, return the paused subtasks."""
+        if self.insights is None:
+            return {}
+        check = self.insights.start(task)
+        self._emit_findings(check.findings)
+        ids = {s.id for s in task.subtasks}
+        return {k: v for k, v in check.paused.items() if k in ids}
+
+    def _insight_sections(
+        self, prompt: str, base_chars: int, last: tuple[FailureContext, str] | None, nudge: str
+    ) -> str:
+        """A retry prompt plus the lessons from other subtasks and the rules' nudge."""
+        if self.insights is None or last is None:
+            return prompt
+        if self.reflect:
+            failure, print_ = last
+            used = max(len(prompt) - base_chars - 2, 0)  # the reflections section
+            lessons = self.insights.lessons_section(failure, fingerprint=print_, used=used)
+            prompt = f"{prompt}\n\n{lessons}" if lessons else prompt
+        return f"{prompt}\n\n{nudge}" if nudge else prompt
+
+    def _snapshot(self, workdir: Path) -> Snapshot | None:
+        if self.insights is None:
+            return None
+        try:
+            return snapshot(workdir)
+        except Exception:  # noqa: BLE001 -- the change is a hint, never worth failing for
+            log.warning("could not snapshot %s; the attempt's changes are unknown", workdir)
+            return None
+
+    def _changed(self, before: Snapshot | None, workdir: Path) -> tuple[str, ...] | None:
+        """The files this attempt changed (``None``: unknown, or insights are off)."""
+        return changed_files(before, self._snapshot(workdir)) if before is not None else None
+
+    def _insights_failed(
+        self, failure: FailureContext, result: SubagentResult, changed: tuple[str, ...] | None
+    ) -> str:
+        """Ask the rules about a failed attempt; emit findings; return the next nudge."""
+        if self.insights is None:
+            return ""
+        check = self.insights.after_failure(
+            failure,
+            fingerprint=_fingerprint_of(failure),
+            files_changed=changed,
+            output_chars=len(result.output),
+        )
+        self._emit_findings(check.findings, failure.subtask_id, failure.attempt_number)
+        self._emit_findings(self.insights.completed(), failure.subtask_id, failure.attempt_number)
+        return check.nudge
+
+    def _insights_passed(self, subtask_id: str, attempt: int, used: set[str]) -> None:
+        """Learn the lessons of the reflections the passing prompt carried; count it."""
+        if self.insights is None:
+            return
+        self.insights.learn(used)
+        self._emit_findings(self.insights.completed(), subtask_id, attempt)
+
+    def _emit_findings(
+        self, findings: Iterable[Finding], subtask_id: str = "", attempt: int = 0
+    ) -> None:
+        for finding in findings:
+            data = _serde.unstructure(finding)
+            on = finding.subject_id if finding.subject_type is SubjectType.SUBTASK else subtask_id
+            self._emit(
+                EventKind.FINDING,
+                on,
+                attempt if on == subtask_id else 0,
+                {k: v for k, v in data.items() if isinstance(v, str | int | float | bool)},
+            )
 
     def _run_subagent(self, request: SubagentRequest) -> SubagentResult:
         started = self.clock()
@@ -956,6 +1071,14 @@ def _reflection_details(service: ReflectionService, reflection: Reflection) -> E
     except Exception:
         log.exception("reading the reflection's details failed")
         return {}
+    return figures
+
+
+def _change_figures(result: SubagentResult, changed: tuple[str, ...] | None) -> EventData:
+    """What the insight rules read of an attempt: its output's length, the files it changed."""
+    figures: EventData = {"outputChars": len(result.output)}
+    if changed is not None:  # unknown (or insights off): no key, not "no files"
+        figures["filesModified"] = ",".join(changed)
     return figures
 
 
