@@ -238,6 +238,9 @@ class Orchestrator:
         self.reflect = reflect
         self.insights = insights if insights is not None and insights.enabled else None
         self._paused: dict[str, str] = {}  # subtask id -> why the insight rules paused it
+        # With parallel subtasks, what a run learns is kept at its end: a lesson shared mid-run
+        # would reach a sibling's prompt or not depending on which subtask finished first.
+        self._learn_at_end: list[str] = []
         self.service = service
         self.subagent = subagent
         self.verifier_for = verifier_for
@@ -337,6 +340,9 @@ class Orchestrator:
             previous = counts.get(key, 0)
             counts[key] = (previous if isinstance(previous, int) else 0) + 1
         counts["durationMs"] = summary.duration_ms
+        if self.insights is not None and self._learn_at_end:
+            self.insights.learn(self._learn_at_end)
+            self._learn_at_end.clear()
         self._emit(EventKind.RUN_FINISHED, data=counts)
         return summary
 
@@ -854,7 +860,9 @@ class Orchestrator:
         return f"{prompt}\n\n{nudge}" if nudge else prompt
 
     def _snapshot(self, workdir: Path) -> Snapshot | None:
-        if self.insights is None:
+        # Parallel subtasks share the folder: a snapshot diff would credit one attempt with a
+        # sibling's edits (and make run logs depend on timing), so their changes are unknown.
+        if self.insights is None or self.config.jobs > 1:
             return None
         try:
             return snapshot(workdir)
@@ -886,7 +894,11 @@ class Orchestrator:
         """Learn the lessons of the reflections the passing prompt carried; count it."""
         if self.insights is None:
             return
-        self.insights.learn(used)
+        if self.config.jobs > 1:
+            with self._emit_lock:
+                self._learn_at_end.extend(used)
+        else:
+            self.insights.learn(used)
         self._emit_findings(self.insights.completed(), subtask_id, attempt)
 
     def _emit_findings(

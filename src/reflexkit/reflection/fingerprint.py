@@ -33,7 +33,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"(?:/private)?/(?:tmp|var/tmp|var/folders/[^/\s]+/[^/\s]+/T)/"
-            r"(?:pytest-of-[^/\s]+/pytest-\d+/)?[^/\s'\"]*"
+            r"(?:pytest-of-[^/\s]+/pytest-\d+/(?:popen-gw\d+/)?)?[^/\s'\"]*"
             r"|[A-Za-z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp\\[^\\\s'\"]*"
         ),
         "<tmp>",
