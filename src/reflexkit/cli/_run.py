@@ -1,0 +1,203 @@
+"""``reflexkit run``: a task through the retry loop, shown live and logged."""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from reflexkit import _serde
+from reflexkit._text import strip_control
+from reflexkit.cli._console import _STYLES, _describe
+from reflexkit.cli._core import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    _app,
+    _fail,
+)
+from reflexkit.containers import Application
+from reflexkit.exceptions import ConfigError, RunInterrupted
+from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
+from reflexkit.orchestrator.events import Event, RunLog
+from reflexkit.orchestrator.loop import RunSummary
+from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
+from reflexkit.tasks.config import (
+    SubagentKind,
+)
+from reflexkit.tasks.task import Task, load_task
+
+__all__ = ["run"]
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """Turn the first SIGINT or SIGTERM into :class:`RunInterrupted`; ignore later ones.
+
+    The loop then kills what runs and writes ``run_interrupted``; a second Ctrl-C can't cut
+    that clean-up short. Outside the main thread (no signals there) this does nothing.
+    """
+    watched = (signal.SIGINT, signal.SIGTERM)
+
+    def handler(signum: int, _frame: object) -> None:
+        for number in watched:
+            signal.signal(number, signal.SIG_IGN)
+        raise RunInterrupted(signum)
+
+    try:
+        previous = {number: signal.signal(number, handler) for number in watched}
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -> RunSummary:
+    """Run a task through the application's loop; log and show events."""
+    run_id = uuid.uuid4().hex
+    log_path = app.project().root / ".reflexkit" / "runs" / f"{run_id}.jsonl"
+    console = Console()
+    live = console.is_terminal  # a spinner and colours on a terminal, plain lines otherwise
+    status = console.status("starting the run") if live else contextlib.nullcontext()
+    with RunLog(log_path) as run_log, status as spinner:
+
+        def on_event(event: Event) -> None:
+            run_log.write(event)
+            line = _describe(event)
+            if not line:
+                return
+            if spinner is None:
+                click.echo(line)
+                return
+            console.print(line, style=_STYLES.get(event.kind, ""), markup=False, highlight=False)
+            spinner.update(escape(line))
+
+        orchestrator = app.orchestration.orchestrator(subagent=agent, on_event=on_event)
+        with _stop_on_signals():
+            summary: RunSummary = orchestrator.run(task, workdir=workdir, run_id=run_id)
+    table = Table(title=f"run {run_id[:12]} of task {task.id}", caption=f"run log: {log_path}")
+    for column in ("subtask", "outcome", "attempts", "time", "reflections used"):
+        table.add_column(column, justify="left" if column in {"subtask", "outcome"} else "right")
+    for o in summary.outcomes:
+        table.add_row(
+            strip_control(o.subtask_id),
+            o.outcome,
+            str(o.attempts),
+            f"{o.duration_ms / 1000:.1f} s",
+            str(o.reflections_used),
+        )
+    Console().print(table)
+    return summary
+
+
+def _scripted(path: Path) -> ScriptedSubagent:
+    data = _serde.loads(path.read_bytes(), source=str(path))
+    problems = []
+    if not isinstance(data, dict):
+        problems.append(f"{path}: $: expected an object of subtask ids, got {_serde.kind(data)}")
+    else:
+        for subtask, attempts in data.items():
+            if not isinstance(attempts, list) or not all(
+                isinstance(edit, dict) and all(isinstance(v, str | None) for v in edit.values())
+                for edit in attempts
+            ):
+                problems.append(
+                    f"{path}: $.{subtask}: expected a list of attempts, each an object of"
+                    " file paths to new contents (null deletes the file)"
+                )
+    if problems:
+        raise ConfigError(problems)
+    return ScriptedSubagent(data)
+
+
+@click.command()
+@click.argument("task_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--subagent",
+    type=click.Choice([k.value for k in SubagentKind]),
+    default=None,
+    help="Who makes the changes: any command-line agent, Claude Code (extra claude-code), "
+    "or scripted edits (default: orchestrator.subagent, command).",
+)
+@click.option(
+    "--agent-command",
+    default=None,
+    help="For --subagent command: the agent's command line; {prompt_file} becomes a file "
+    "holding the prompt, else the prompt goes to its stdin (default: "
+    "orchestrator.agentCommand).",
+)
+@click.option(
+    "--script",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="For --subagent scripted: JSON, per subtask id a list of attempts, each an object "
+    "of file paths to new contents.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="How many independent subtasks run at once (default: orchestrator.jobs, 1). They "
+    "share the project folder, so they should touch different files.",
+)
+@click.pass_context
+def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
+    ctx: click.Context,
+    task_file: Path,
+    subagent: str | None,
+    agent_command: str | None,
+    script: Path | None,
+    jobs: int | None,
+) -> None:
+    """Run a task: attempt, verify, reflect and retry each subtask until it passes.
+
+    Verification runs each subtask's `verify` commands, else the project's
+    verification.commands, in the project root. Exit 0 only when every subtask passed.
+    """
+    task = load_task(task_file)
+    app = _app(ctx, jobs=jobs)
+    settings = app.project().config.orchestrator
+    agent: Subagent
+    kind = subagent or settings.subagent
+    if kind == SubagentKind.CLAUDE_CODE:
+        agent = ClaudeCodeSubagent.from_config(settings)
+    elif kind == SubagentKind.COMMAND:
+        try:
+            argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
+        except ValueError as err:
+            _fail([f"--agent-command: cannot parse {agent_command!r}: {err}"], EXIT_BAD_INPUT)
+        if not argv:
+            _fail(
+                ["--subagent command needs --agent-command (or orchestrator.agentCommand)"],
+                EXIT_BAD_INPUT,
+            )
+        agent = CommandSubagent(argv, prompt_dir=app.project().root / ".reflexkit" / "prompts")
+    else:
+        if script is None:
+            _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
+        agent = _scripted(script)
+    project_checks = app.project().config.verification.commands
+    unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
+    if unchecked and not task.require_verification:  # when required, the run says why it stops
+        click.echo(
+            "reflexkit: warning: no verification configured for "
+            + ", ".join(unchecked)
+            + ": an attempt passes as soon as the agent finishes",
+            err=True,
+        )
+    summary = _orchestrate(app, task, agent, app.project().root)
+    if summary.setup_error is not None:
+        _fail([f"setup: {summary.setup_error}"], EXIT_BAD_INPUT)
+    if not summary.passed:
+        _fail([f"not every subtask passed ({len(summary.outcomes)} run)"], EXIT_FAILED)
