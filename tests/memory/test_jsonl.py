@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reflexkit import converter
+from reflexkit import structure, unstructure
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory import JsonlMemory
 from reflexkit.memory._codec import encode_line
@@ -50,7 +50,7 @@ reflections = st.builds(
 @given(reflections)
 def test_a_line_is_the_converters_json(r: Reflection) -> None:
     """The fast line writer gives exactly the converter's JSON."""
-    assert encode_line(r) == orjson.dumps(converter.unstructure(r)) + b"\n"
+    assert encode_line(r) == orjson.dumps(unstructure(r)) + b"\n"
 
 
 @pytest.fixture
@@ -71,7 +71,7 @@ def test_the_file_is_one_camelcase_record_a_line(path: Path) -> None:
     assert data["subtaskId"] == "sub-1"
     assert data["attemptNumber"] == 1
     assert data["createdAt"] == "2026-06-01T12:00:00Z"
-    assert converter.structure(data, Reflection) == r
+    assert structure(data, Reflection) == r
 
 
 def test_files_are_private(path: Path) -> None:

@@ -9,55 +9,76 @@ control sequences.
 
 from __future__ import annotations
 
-import logging
-import sys
-from pathlib import Path
+import importlib
+from typing import Any
 
 import click
 
-from reflexkit import cli_insights
-from reflexkit._reports_cli import calibrate_command
 from reflexkit._version import __version__
-from reflexkit.cli._config import config
-from reflexkit.cli._core import _Group, _State
-from reflexkit.cli._demo import demo
-from reflexkit.cli._memory import memory, prune, recent, stats
-from reflexkit.cli._reflect import fixtures, reflect
-from reflexkit.cli._run import run
-from reflexkit.hooks.cli import hook
-from reflexkit.orchestrator import _process
+from reflexkit.cli._core import _Group, _set_logging, _state, add_global_options, global_options
 
 __all__ = ["cli", "main"]
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", "-V", prog_name="reflexkit")
-@click.option(
-    "--config",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="project.json to use (default: $REFLEXKIT_CONFIG, else .reflexkit/project.json "
-    "here or in the nearest parent).",
+class _LazyGroup(_Group):
+    """The main group: a command's module is imported only when that command runs.
+
+    ``reflexkit --version`` then costs click alone, and ``recent`` doesn't pay for ``run``'s
+    imports. ``--help`` imports every command, for its one-line help.
+    """
+
+    def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:  # noqa: ANN401
+        super().__init__(*args, **kwargs)
+        self._lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self._lazy:
+            module, _, attr = self._lazy[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module), attr)
+            if not isinstance(command, click.Command):  # pragma: no cover -- a typo in _COMMANDS
+                msg = f"{self._lazy[cmd_name]} is not a click command"
+                raise TypeError(msg)
+            add_global_options(command)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+_COMMANDS = {
+    "config": "reflexkit.cli._config:config",
+    "reflect": "reflexkit.cli._reflect:reflect",
+    "fixtures": "reflexkit.cli._reflect:fixtures",
+    "recent": "reflexkit.cli._memory:recent",
+    "prune": "reflexkit.cli._memory:prune",
+    "stats": "reflexkit.cli._memory:stats",
+    "memory": "reflexkit.cli._memory:memory",
+    "run": "reflexkit.cli._run:run",
+    "demo": "reflexkit.cli._demo:demo",
+    "insights": "reflexkit.cli_insights:insights",  # insights (#17)
+    "resume": "reflexkit.cli_insights:resume",  # insights (#17)
+    "lessons": "reflexkit.cli_insights:lessons",  # insights (#17)
+    "hook": "reflexkit.hooks.cli:hook",  # reflexkit hook stop|post-tool-use|session-start|install
+    "calibrate": "reflexkit._reports_cli:calibrate_command",  # reflexkit calibrate (#18)
+}
+
+
+@click.group(
+    cls=_LazyGroup, lazy=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
 )
-@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.version_option(__version__, "--version", "-V", prog_name="reflexkit")
 @click.pass_context
-def cli(ctx: click.Context, config: Path | None, debug: bool) -> None:
-    """Reflexion for coding agents: learn from failures, retry with the lessons."""
-    ctx.obj = _State(config=config, debug=debug)
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.WARNING,
-        format="reflexkit: %(levelname)s: %(message)s",
-        stream=sys.stderr,
-    )
+def cli(ctx: click.Context) -> None:
+    """Reflexion for coding agents: learn from failures, retry with the lessons.
+
+    --config, --debug and --json go before or after the command name, on every command.
+    """
+    state = _state(ctx)
+    _set_logging(debug=state.debug)
 
 
-for _command in (config, reflect, fixtures, recent, prune, stats, memory, run, demo):
-    cli.add_command(_command)
-cli.add_command(cli_insights.insights)  # insights (#17)
-cli.add_command(cli_insights.resume)  # insights (#17)
-cli.add_command(cli_insights.lessons)  # insights (#17)
-cli.add_command(hook)  # reflexkit hook stop|post-tool-use|session-start|install (#18)
-cli.add_command(calibrate_command)  # reflexkit calibrate (#18)
+cli.params.extend(global_options())
 
 
 def main() -> None:
@@ -68,5 +89,7 @@ def main() -> None:
     reaped. (Only here, not in :data:`cli`: a program embedding the commands keeps its own
     process semantics.)
     """
+    from reflexkit.orchestrator import _process  # noqa: PLC0415 -- lazy, like the commands
+
     _process.become_subreaper()
     cli.main(prog_name="reflexkit")

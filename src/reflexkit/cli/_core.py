@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
-import attrs
 import click
 
-from reflexkit import _serde
 from reflexkit._text import one_line
-from reflexkit.containers import Application, build_application
 from reflexkit.exceptions import ConfigError, ReflexkitError, RunInterrupted, SetupError
-from reflexkit.models import FailureContext
-from reflexkit.tasks.config import (
-    GeneratorBackend,
-    LoadedProject,
-    load_project,
-)
-from reflexkit.tasks.task import check_id
+
+if TYPE_CHECKING:
+    from reflexkit.containers import Application
+    from reflexkit.memory import EpisodicMemory
+    from reflexkit.models import FailureContext
+    from reflexkit.reflection.service import DefaultReflectionService
+    from reflexkit.tasks.config import LoadedProject
+
+# Imports of the heavy parts (dependency_injector, cattrs, rich, the readers) happen inside
+# the functions that need them, so `reflexkit --version` and the fast paths of `recent` and
+# `reflect` start in about the time of `import click` (benchmarks/cli.py).
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,19 +32,88 @@ EXIT_BAD_INPUT = 2
 EXIT_SIGNAL_BASE = 128
 
 
-@attrs.define
 class _State:
-    """What the top-level options carry to every command."""
+    """What the global options (before or after the subcommand) carry to every command."""
 
-    config: Path | None
-    debug: bool
-    _project: LoadedProject | None = None
+    def __init__(self, config: Path | None = None, *, debug: bool = False) -> None:
+        self.config = config
+        self.debug = debug
+        self.json = False
+        self._project: LoadedProject | None = None
 
     def project(self) -> LoadedProject:
         """Load and validate project.json once per invocation."""
         if self._project is None:
+            from reflexkit.tasks.config import load_project  # noqa: PLC0415 -- lazy, see top
+
             self._project = load_project(self.config)
         return self._project
+
+
+def _set_logging(*, debug: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        format="reflexkit: %(levelname)s: %(message)s",
+        stream=sys.stderr,
+        force=True,  # --debug after the subcommand raises the level set before it
+    )
+
+
+def _global_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        _state(ctx).config = value
+
+
+def _global_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        _state(ctx).debug = True
+        _set_logging(debug=True)
+
+
+def _global_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        _state(ctx).json = True
+
+
+def global_options() -> list[click.Option]:
+    """``--config``, ``--debug`` and ``--json``, for the group and every command under it."""
+    return [
+        click.Option(
+            ["--config"],
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            expose_value=False,
+            callback=_global_config,
+            help="project.json to use (default: $REFLEXKIT_CONFIG, else "
+            ".reflexkit/project.json here or in the nearest parent).",
+        ),
+        click.Option(
+            ["--debug"],
+            is_flag=True,
+            expose_value=False,
+            callback=_global_debug,
+            help="Show tracebacks and debug logs.",
+        ),
+        click.Option(
+            ["--json"],
+            is_flag=True,
+            expose_value=False,
+            callback=_global_json,
+            help="Print the result as camelCase JSON where the command has one.",
+        ),
+    ]
+
+
+def add_global_options(command: click.Command) -> None:
+    """Accept the global options on *command* and, for a group, on every command under it.
+
+    A command that has an option of the same name already (``reflect --json``) keeps its own.
+    """
+    taken = {opt for param in command.params for opt in getattr(param, "opts", ())}
+    command.params.extend(o for o in global_options() if not taken.intersection(o.opts))
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            add_global_options(sub)
 
 
 def _fail(lines: list[str] | tuple[str, ...], code: int) -> NoReturn:
@@ -95,13 +166,23 @@ def _state(ctx: click.Context) -> _State:
 
 
 def _read_failure(stream: IO[bytes], name: str) -> FailureContext:
+    from reflexkit import _serde  # noqa: PLC0415 -- lazy, see top
+    from reflexkit.models import FailureContext  # noqa: PLC0415
+
     source = "stdin" if name in {"-", "<stdin>"} else name
     return _serde.structure(
         _serde.loads(stream.read(), source=source), FailureContext, source=source
     )
 
 
-def _app(ctx: click.Context, *, backend: str | None = None, jobs: int | None = None) -> Application:
+def _project(
+    ctx: click.Context, *, backend: str | None = None, jobs: int | None = None
+) -> LoadedProject:
+    """The project, with the command's overrides of project.json applied."""
+    import attrs  # noqa: PLC0415 -- lazy, see top
+
+    from reflexkit.tasks.config import GeneratorBackend  # noqa: PLC0415
+
     project = _state(ctx).project()
     if backend is not None:
         reflexion = attrs.evolve(project.config.reflexion, backend=GeneratorBackend(backend))
@@ -111,14 +192,49 @@ def _app(ctx: click.Context, *, backend: str | None = None, jobs: int | None = N
         project = attrs.evolve(
             project, config=attrs.evolve(project.config, orchestrator=orchestrator)
         )
-    app = build_application(project)
+    return project
+
+
+def _app(ctx: click.Context, *, backend: str | None = None, jobs: int | None = None) -> Application:
+    from reflexkit.containers import build_application  # noqa: PLC0415 -- lazy, see top
+
+    app = build_application(_project(ctx, backend=backend, jobs=jobs))
     ctx.call_on_close(app.shutdown_resources)  # closes the store and the HTTP client
     return app
+
+
+def _store(ctx: click.Context) -> EpisodicMemory:
+    """The project's memory, closed when the command ends."""
+    from reflexkit.cli import _light  # noqa: PLC0415 -- lazy, see top
+
+    project = _project(ctx)
+    store = _light.store(project)
+    if store is None:
+        found: EpisodicMemory = _app(ctx).memory.store()
+        return found
+    ctx.call_on_close(store.close)
+    return store
+
+
+def _service(ctx: click.Context, *, backend: str | None = None) -> DefaultReflectionService:
+    """The reflection service over the project's memory, closed when the command ends."""
+    from reflexkit.cli import _light  # noqa: PLC0415 -- lazy, see top
+
+    project = _project(ctx, backend=backend)
+    store = _light.store(project)
+    service = _light.reflection_service(project, store) if store is not None else None
+    if store is None or service is None:
+        built: DefaultReflectionService = _app(ctx, backend=backend).reflection.service()
+        return built
+    ctx.call_on_close(store.close)
+    return service
 
 
 def _check_id(value: str | None, what: str) -> None:
     if value is None:
         return
+    from reflexkit.tasks.task import check_id  # noqa: PLC0415 -- lazy, see top
+
     try:
         check_id(None, None, value)  # type: ignore[arg-type]  # an attrs validator
     except ValueError as err:

@@ -82,7 +82,7 @@ def demo() -> None:
             "the project's real unittest suite; the reflection is written by the heuristic\n"
             "generator (no API key, no network).\n"
         )
-        summary = _orchestrate(app, task, agent, root)
+        summary = _orchestrate(app, task, agent, root, log_kept=False)
         if len(agent.prompts) > 1:
             click.echo("\n--- the prompt attempt 2 got " + "-" * 46)
             click.echo(agent.prompts[1])

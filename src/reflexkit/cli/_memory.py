@@ -7,8 +7,6 @@ from datetime import timedelta
 
 import click
 import orjson
-from rich.console import Console
-from rich.table import Table
 
 from reflexkit import _serde
 from reflexkit._text import strip_control
@@ -17,12 +15,12 @@ from reflexkit.cli._core import (
     _app,
     _check_id,
     _fail,
+    _project,
     _state,
+    _store,
 )
-from reflexkit.memory import JsonlMemory
-from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import utcnow
-from reflexkit.orchestrator.events import led_to_success
+from reflexkit.reflection.retry_prompt import format_reflections
 
 __all__ = ["memory", "prune", "recent", "stats"]
 
@@ -47,7 +45,8 @@ __all__ = ["memory", "prune", "recent", "stats"]
     type=click.Choice(["prompt", "json"]),
     default="prompt",
     show_default=True,
-    help="The retry-prompt section, or the records as a JSON list.",
+    help="The retry-prompt section, or the records as a JSON list (--json is the same as "
+    "--format json).",
 )
 @click.pass_context
 def recent(
@@ -64,13 +63,15 @@ def recent(
     """
     _check_id(subtask_id, "SUBTASK_ID")
     _check_id(task_id, "--task")
-    app = _app(ctx)
-    limit = limit or app.project().config.reflexion.max_reflections_per_retry
-    records = app.memory.store().recent(subtask_id, limit=limit, task_id=task_id)
-    if format_ == "json":
+    settings = _project(ctx).config.reflexion
+    limit = limit or settings.max_reflections_per_retry
+    records = _store(ctx).recent(subtask_id, limit=limit, task_id=task_id)
+    if format_ == "json" or _state(ctx).json:
         click.echo(_serde.dumps(records, indent=True).decode())  # JSON escapes controls
     else:
-        click.echo(strip_control(app.reflection.service().format_for_prompt(records)), nl=False)
+        # What the service's format_for_prompt renders, without building the service.
+        text = format_reflections(records, max_chars=settings.max_prompt_chars)
+        click.echo(strip_control(text), nl=False)
 
 
 @click.command()
@@ -91,9 +92,14 @@ def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
     store = app.memory.store()
     if dry_run:
         count = sum(1 for r in store if r.created_at < cutoff)
-        click.echo(f"would remove {count} reflections older than {days} days")
     else:
         count = store.prune(older_than=cutoff)
+    if _state(ctx).json:
+        data = {"removed": count, "olderThanDays": days, "dryRun": dry_run}
+        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+    elif dry_run:
+        click.echo(f"would remove {count} reflections older than {days} days")
+    else:
         click.echo(f"removed {count} reflections older than {days} days")
 
 
@@ -102,8 +108,14 @@ def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Count what memory holds: records, subtasks, categories, failure types, corrupt lines."""
+    from rich.console import Console  # noqa: PLC0415 -- rich only where it is used
+    from rich.table import Table  # noqa: PLC0415
+
+    from reflexkit.orchestrator.events import led_to_success  # noqa: PLC0415
+
     app = _app(ctx)
     store = app.memory.store()
+    as_json = as_json or _state(ctx).json
     figures = store.stats()
     helped_ids = led_to_success(app.project().root / ".reflexkit" / "runs")
     helped = [r for r in store if r.id in helped_ids] if helped_ids else []
@@ -161,6 +173,9 @@ def memory_copy(ctx: click.Context, source: str, target: str) -> None:
     $REFLEXKIT_DATABASE_URL (or memory.dsnEnv) names. A reflection already in the target
     (same id) is skipped, so a second run copies nothing.
     """
+    from reflexkit.memory import JsonlMemory  # noqa: PLC0415 -- lazy, as in _core
+    from reflexkit.memory.postgres import PostgresMemory  # noqa: PLC0415
+
     if source == target:
         _fail([f"--from and --to are both {source}: nothing to copy"], EXIT_BAD_INPUT)
     project = _state(ctx).project()
@@ -187,6 +202,8 @@ def memory_copy(ctx: click.Context, source: str, target: str) -> None:
 @click.pass_context
 def memory_sync(ctx: click.Context) -> None:
     """Replay the reflections spooled while the database was away (postgres backend)."""
+    from reflexkit.memory.postgres import PostgresMemory  # noqa: PLC0415 -- lazy, as in _core
+
     project = _state(ctx).project()
     with PostgresMemory(project.database_url(), spool=project.spool_path) as postgres:
         count = postgres.sync()

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import IO
 
 import click
-from dependency_injector import providers
 
 from reflexkit import _serde
 from reflexkit._text import strip_control
@@ -18,8 +16,9 @@ from reflexkit.cli._core import (
     _app,
     _fail,
     _read_failure,
+    _service,
+    _state,
 )
-from reflexkit.reflection.fixture import FixtureRecorder, fixture_key, request_options
 from reflexkit.tasks.config import (
     GeneratorBackend,
 )
@@ -72,15 +71,22 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
             [f"--record-fixtures records Claude's replies; it can't go with --backend {backend}"],
             EXIT_BAD_INPUT,
         )
+    as_json = as_json or _state(ctx).json
     failure = _read_failure(input_, getattr(input_, "name", "-"))
-    app = _app(ctx, backend=GeneratorBackend.LLM.value if record is not None else backend)
     recorder = None
-    with contextlib.ExitStack() as stack:
-        if record is not None:
-            recorder = FixtureRecorder(app.reflection.claude(), record)
-            stack.enter_context(app.reflection.claude.override(providers.Object(recorder)))
-        service = app.reflection.service()
+    if record is None:
+        service = _service(ctx, backend=backend)
         reflection = service.generate(failure)
+    else:
+        from dependency_injector import providers  # noqa: PLC0415 -- only when recording
+
+        from reflexkit.reflection.fixture import FixtureRecorder  # noqa: PLC0415
+
+        app = _app(ctx, backend=GeneratorBackend.LLM.value)
+        recorder = FixtureRecorder(app.reflection.claude(), record)
+        with app.reflection.claude.override(providers.Object(recorder)):
+            service = app.reflection.service()
+            reflection = service.generate(failure)
     click.echo(
         _serde.dumps(reflection, indent=True).decode()
         if as_json
@@ -115,6 +121,8 @@ def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
     failure as the service prepares it (redacted, classified), the subtask's recent
     reflections in memory, the model and the output mode.
     """
+    from reflexkit.reflection.fixture import fixture_key, request_options  # noqa: PLC0415
+
     failure = _read_failure(input_, getattr(input_, "name", "-"))
     app = _app(ctx)
     project = app.project()

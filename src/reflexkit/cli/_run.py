@@ -22,6 +22,7 @@ from reflexkit.cli._core import (
     EXIT_FAILED,
     _app,
     _fail,
+    _state,
 )
 from reflexkit.containers import Application
 from reflexkit.exceptions import ConfigError, RunInterrupted
@@ -63,11 +64,23 @@ def _stop_on_signals() -> Iterator[None]:
             signal.signal(number, old)
 
 
-def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -> RunSummary:
-    """Run a task through the application's loop; log and show events."""
+def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
+    app: Application,
+    task: Task,
+    agent: Subagent,
+    workdir: Path,
+    *,
+    as_json: bool = False,
+    log_kept: bool = True,
+) -> RunSummary:
+    """Run a task through the application's loop; log and show events.
+
+    With *as_json* the events are plain lines on stderr and the summary is JSON on stdout.
+    *log_kept* false (the demo's folder goes away) leaves the run log's path unprinted.
+    """
     run_id = uuid.uuid4().hex
     log_path = app.project().root / ".reflexkit" / "runs" / f"{run_id}.jsonl"
-    console = Console()
+    console = Console(stderr=as_json)
     live = console.is_terminal  # a spinner and colours on a terminal, plain lines otherwise
     status = console.status("starting the run") if live else contextlib.nullcontext()
     with RunLog(log_path) as run_log, status as spinner:
@@ -78,7 +91,7 @@ def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -
             if not line:
                 return
             if spinner is None:
-                click.echo(line)
+                click.echo(line, err=as_json)
                 return
             console.print(line, style=_STYLES.get(event.kind, ""), markup=False, highlight=False)
             spinner.update(escape(line))
@@ -86,7 +99,13 @@ def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -
         orchestrator = app.orchestration.orchestrator(subagent=agent, on_event=on_event)
         with _stop_on_signals():
             summary: RunSummary = orchestrator.run(task, workdir=workdir, run_id=run_id)
-    table = Table(title=f"run {run_id[:12]} of task {task.id}", caption=f"run log: {log_path}")
+    if as_json:
+        data = _serde.unstructure(summary)
+        data["passed"] = summary.passed
+        data["runLog"] = str(log_path) if log_kept else None
+        click.echo(_serde.dumps(data, indent=True).decode())
+        return summary
+    table = Table(title=f"run {run_id[:12]} of task {strip_control(task.id)}")
     for column in ("subtask", "outcome", "attempts", "time", "reflections used"):
         table.add_column(column, justify="left" if column in {"subtask", "outcome"} else "right")
     for o in summary.outcomes:
@@ -98,6 +117,8 @@ def _orchestrate(app: Application, task: Task, agent: Subagent, workdir: Path) -
             str(o.reflections_used),
         )
     Console().print(table)
+    if log_kept:  # plain echo: rich would wrap a long path across lines
+        click.echo(f"run log: {strip_control(str(log_path))}")
     return summary
 
 
@@ -196,7 +217,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
             + ": an attempt passes as soon as the agent finishes",
             err=True,
         )
-    summary = _orchestrate(app, task, agent, app.project().root)
+    summary = _orchestrate(app, task, agent, app.project().root, as_json=_state(ctx).json)
     if summary.setup_error is not None:
         _fail([f"setup: {summary.setup_error}"], EXIT_BAD_INPUT)
     if not summary.passed:

@@ -1,0 +1,58 @@
+"""The few objects the command's fast paths need, built without dependency_injector.
+
+``reflexkit recent`` and ``reflexkit reflect`` run once per failure from orchestrators in
+other languages, so their start-up is their cost. Importing :mod:`reflexkit.containers`
+costs dependency_injector's containers and wiring (which pull in starlette and pydantic when
+they are installed) and every backend, with the anthropic SDK's client behind them. For the
+plain cases, JSONL memory and the heuristic generator, this module builds the same objects
+as :class:`reflexkit.containers.Application` by hand; everything else returns ``None`` and
+the caller asks the container. ``tests/test_cli_startup.py`` checks that both give the same
+reflection, so the two can't drift apart unnoticed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reflexkit.tasks.config import GeneratorBackend, MemoryBackend
+
+if TYPE_CHECKING:
+    from reflexkit.memory import JsonlMemory
+    from reflexkit.reflection.service import DefaultReflectionService
+    from reflexkit.tasks.config import LoadedProject
+
+__all__ = ["reflection_service", "store"]
+
+
+def store(project: LoadedProject) -> JsonlMemory | None:
+    """The JSONL store ``Memory.store`` would build, or ``None`` for another backend."""
+    if project.config.memory.backend != MemoryBackend.JSONL:
+        return None
+    from reflexkit.memory import JsonlMemory  # noqa: PLC0415 -- only when it is the backend
+
+    return JsonlMemory(project.memory_path, durability=project.config.memory.durability)
+
+
+def reflection_service(
+    project: LoadedProject, memory: JsonlMemory
+) -> DefaultReflectionService | None:
+    """The service ``Reflection.service`` would build for the heuristic backend, else ``None``."""
+    if project.config.reflexion.backend != GeneratorBackend.HEURISTIC:
+        return None
+    # Only now: the readers' patterns are most of what reflecting costs to import.
+    from reflexkit.reflection.classify import classify  # noqa: PLC0415
+    from reflexkit.reflection.fingerprint import fingerprint  # noqa: PLC0415
+    from reflexkit.reflection.heuristic import HeuristicGenerator  # noqa: PLC0415
+    from reflexkit.reflection.redaction import Redactor  # noqa: PLC0415
+    from reflexkit.reflection.service import DefaultReflectionService  # noqa: PLC0415
+
+    heuristic = HeuristicGenerator()
+    return DefaultReflectionService(
+        generator=heuristic,
+        store=memory,
+        fallback=heuristic,
+        redact=Redactor().redact_failure,
+        classify=classify,
+        fingerprint=fingerprint,
+        config=project.config.reflexion,
+    )
