@@ -37,13 +37,21 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     )
     from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
     from reflexkit.orchestrator.loop import Orchestrator, RunSummary
-    from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
+    from reflexkit.orchestrator.subagents import (
+        CommandSubagent,
+        ScriptedSubagent,
+        Subagent,
+        SubagentRequest,
+        SubagentResult,
+    )
     from reflexkit.reflection.protocols import ReflectionGenerator, ReflectionService
     from reflexkit.tasks.config import (
         LoadedProject,
         MemoryConfig,
+        OrchestratorConfig,
         ProjectConfig,
         ReflexionConfig,
+        VerificationConfig,
         load_project,
     )
     from reflexkit.tasks.task import Subtask, Task, load_task
@@ -57,6 +65,8 @@ _LAZY = {
     # configuration and tasks
     "LoadedProject": "reflexkit.tasks.config",
     "MemoryConfig": "reflexkit.tasks.config",
+    "OrchestratorConfig": "reflexkit.tasks.config",
+    "VerificationConfig": "reflexkit.tasks.config",
     "ProjectConfig": "reflexkit.tasks.config",
     "ReflexionConfig": "reflexkit.tasks.config",
     "load_project": "reflexkit.tasks.config",
@@ -78,6 +88,8 @@ _LAZY = {
     "ReflectionGenerator": "reflexkit.reflection.protocols",
     "ReflectionService": "reflexkit.reflection.protocols",
     "Subagent": "reflexkit.orchestrator.subagents",
+    "SubagentRequest": "reflexkit.orchestrator.subagents",
+    "SubagentResult": "reflexkit.orchestrator.subagents",
     # the loop and the subagents
     "Orchestrator": "reflexkit.orchestrator.loop",
     "RunSummary": "reflexkit.orchestrator.loop",
@@ -116,6 +128,7 @@ __all__ = [
     "MemoryConfig",
     "MemoryStats",
     "Orchestrator",
+    "OrchestratorConfig",
     "PostgresMemory",
     "ProjectConfig",
     "Reflection",
@@ -131,8 +144,11 @@ __all__ = [
     "SetupError",
     "StoreError",
     "Subagent",
+    "SubagentRequest",
+    "SubagentResult",
     "Subtask",
     "Task",
+    "VerificationConfig",
     "__version__",
     "build_application",
     "dumps",
