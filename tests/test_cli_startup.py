@@ -104,12 +104,12 @@ def test_version_imports_no_config_machinery(project: Path) -> None:
 
 
 def test_llm_backend_without_a_credential_never_imports_the_sdk(project: Path) -> None:
-    """No key, no profile: the fallback reflection, and the anthropic SDK is never loaded."""
+    """No key, no profile: the fallback reflection, and neither the SDK nor the container."""
     code, modules = _imported(
         project, "reflect", "--backend", "llm", "--no-save", stdin=json.dumps(FAILURE).encode()
     )
     assert code in {0, None}
-    assert "anthropic" not in modules
+    assert modules.isdisjoint(HEAVY), sorted(modules & set(HEAVY))
 
 
 def test_llm_backend_with_a_credential_does_load_the_sdk(project: Path) -> None:
@@ -137,8 +137,17 @@ def test_import_reflexkit_is_cheap() -> None:
     assert set(done.stdout.split()).isdisjoint({*HEAVY, "cattrs", "click"})
 
 
-def test_the_light_service_matches_the_container(project: Path) -> None:
-    """The fast path's service reflects exactly as the container's does."""
+@pytest.mark.parametrize("backend", ["heuristic", "llm"])
+def test_the_light_service_matches_the_container(
+    project: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path's service reflects exactly as the container's does (llm: no key)."""
+    for name in [k for k in os.environ if k.startswith("ANTHROPIC_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(project / "home"))
+    (project / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": backend}})
+    )
     loaded = load_project(cwd=project)
     failure = FailureContext(
         task_id="checkout",
@@ -150,21 +159,24 @@ def test_the_light_service_matches_the_container(project: Path) -> None:
     )
     light_store = _light.store(loaded)
     assert light_store is not None
-    light = _light.reflection_service(loaded, light_store)
-    assert light is not None
+    built = _light.reflection_service(loaded, light_store)
+    assert built is not None
+    light, close = built
     app = build_application(loaded)
     try:
         ours = light.generate(failure)
         theirs = app.reflection.service().generate(failure)
     finally:
+        close()
         light_store.close()
         app.shutdown_resources()
-    fields = ("category", "failure_type", "analysis", "suggestion", "action_items")
+    fields = ("category", "failure_type", "analysis", "suggestion", "action_items", "source")
     assert [getattr(ours, f) for f in fields] == [getattr(theirs, f) for f in fields]
-    assert (ours.confidence, ours.fingerprint, ours.redactions) == (
+    assert (ours.confidence, ours.fingerprint, ours.redactions, ours.fallback_reason) == (
         theirs.confidence,
         theirs.fingerprint,
         theirs.redactions,
+        theirs.fallback_reason,
     )
 
 

@@ -222,11 +222,13 @@ def _service(ctx: click.Context, *, backend: str | None = None) -> DefaultReflec
 
     project = _project(ctx, backend=backend)
     store = _light.store(project)
-    service = _light.reflection_service(project, store) if store is not None else None
-    if store is None or service is None:
-        built: DefaultReflectionService = _app(ctx, backend=backend).reflection.service()
-        return built
+    built = _light.reflection_service(project, store) if store is not None else None
+    if store is None or built is None:
+        found: DefaultReflectionService = _app(ctx, backend=backend).reflection.service()
+        return found
+    service, close = built
     ctx.call_on_close(store.close)
+    ctx.call_on_close(close)
     return service
 
 
