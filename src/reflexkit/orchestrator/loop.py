@@ -36,6 +36,7 @@ from reflexkit._text import strip_control
 from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator import _process
+from reflexkit.orchestrator._attempt_log import attempt_output, credit_redactions
 from reflexkit.orchestrator.events import Event, EventData, EventKind
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
@@ -596,11 +597,11 @@ class Orchestrator:
                 {
                     "command": failure.command,
                     "exitCode": failure.exit_code,
-                    "failureType": failure.failure_type.value if failure.failure_type else None,
                     "timedOut": failure.failure_type == FailureType.TIMEOUT,
                     "subagentOk": result.ok,
                     "subagentError": result.error,
                     **_agent_figures(result),
+                    **attempt_output(failure, result),  # failureType, the outputs (#19)
                 },
             )
             spent = left()
@@ -729,6 +730,7 @@ class Orchestrator:
         except Exception:
             log.exception("reflection failed on %s; going on without one", failure.subtask_id)
             return None
+        reflection = credit_redactions(reflection, failure)  # counts lost to verify (#19)
         try:
             saved = self.service.save(reflection)
         except Exception:
