@@ -116,6 +116,10 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     app = _app(ctx)
     store = app.memory.store()
     as_json = as_json or _state(ctx).json
+    backend = app.project().config.memory.backend.value
+    where = getattr(store, "where", None)  # the database, for the postgres backend
+    database = where is not None
+    where = str(where if database else app.project().memory_path)
     figures = store.stats()
     helped_ids = led_to_success(app.project().root / ".reflexkit" / "runs")
     helped = [r for r in store if r.id in helped_ids] if helped_ids else []
@@ -128,17 +132,19 @@ def stats(ctx: click.Context, as_json: bool) -> None:
             "byCategory": dict(by_category),
             "bySource": dict(by_source),
         }
+        data["backend"] = backend
+        data["location"] = where
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
     console = Console()
-    table = Table(title="reflexkit memory", caption=strip_control(str(app.project().memory_path)))
+    table = Table(title=f"reflexkit memory ({backend})")
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_row("records", str(figures.records))
     table.add_row("subtasks", str(figures.subtasks))
     table.add_row("corrupt lines skipped", str(figures.corrupt))
     if figures.size_bytes is not None:
-        table.add_row("file size (bytes)", str(figures.size_bytes))
+        table.add_row(f"{'table' if database else 'file'} size (bytes)", str(figures.size_bytes))
     for title, counts in (
         ("category", figures.by_category),
         ("failure type", figures.by_failure_type),
@@ -151,6 +157,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         for key, value in sorted(counts.items()):
             table.add_row(f"  led to success, {title}: {key}", str(value))
     console.print(table)
+    click.echo(f"{'database' if database else 'file'}: {strip_control(where)}")  # whole, unwrapped
 
 
 @click.group()
