@@ -17,7 +17,6 @@ JSON object per line, for example::
 from __future__ import annotations
 
 import enum
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Self
@@ -26,6 +25,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._lines import LineWriter
 from reflexkit.models import utcnow
 
 __all__ = ["Event", "EventData", "EventKind", "RunLog", "led_to_success"]
@@ -87,23 +87,17 @@ class RunLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fd: int | None = None
+        self._lines = LineWriter(path)  # the writer the fixture recorder shares (#19)
 
     def write(self, event: Event) -> None:
         """Append one event as a line of camelCase JSON."""
-        if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        line = orjson.dumps(_serde.unstructure(event)) + b"\n"
-        os.write(self._fd, line)
+        self._lines.append(orjson.dumps(_serde.unstructure(event)))
 
     __call__ = write
 
     def close(self) -> None:
         """Close the file; a later :meth:`write` opens it again."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._lines.close()
 
     def __enter__(self) -> Self:
         return self

@@ -24,6 +24,7 @@ from typing import Any, TypedDict
 import orjson
 
 from reflexkit import _serde
+from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.reflection.claude import ClaudeGenerator
@@ -304,10 +305,4 @@ class FixtureRecorder:
 
     def _append(self, line: bytes) -> None:
         """Append one line with a single write, so concurrent recorders never interleave."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, line)
-            finally:
-                os.close(fd)
+        LineWriter(self.path, keep_open=False).append(line)
