@@ -30,7 +30,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit._text import DATA_NOTICE, cut_marker, fence, one_line
+from reflexkit._text import DATA_NOTICE, cut_middle, fence, one_line
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.models import (
     FailureContext,
@@ -370,18 +370,7 @@ def excerpt(text: str, max_chars: int = MAX_OUTPUT_CHARS) -> str:
 
     The middle is replaced by a line saying how many characters were left out.
     """
-    if len(text) <= max_chars:
-        return text
-    head_room = int(max_chars * _HEAD_SHARE)
-    tail_room = max_chars - head_room
-    head = text[:head_room]
-    cut = head.rfind("\n")
-    head = head[: cut + 1] if cut > head_room // 2 else head
-    tail = text[len(text) - tail_room :]
-    cut = tail.find("\n")
-    tail = tail[cut + 1 :] if 0 <= cut < tail_room // 2 else tail
-    omitted = len(text) - len(head) - len(tail)
-    return f"{head}\n{cut_marker(omitted)}\n{tail}"
+    return cut_middle(text, max_chars, head_share=_HEAD_SHARE, at_lines=True)
 
 
 def _portable_paths(root: Path) -> Callable[[str], str]:
