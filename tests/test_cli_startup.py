@@ -187,3 +187,39 @@ def test_every_public_name_resolves() -> None:
     assert set(reflexkit.__all__) <= set(dir(reflexkit))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         reflexkit.nope  # noqa: B018 -- the access is the test
+
+
+_SUBREAPER = """
+import ctypes, sys
+from reflexkit.cli import main
+sys.argv = ["reflexkit", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+flag = ctypes.c_int(0)
+ctypes.CDLL(None, use_errno=True).prctl(37, ctypes.byref(flag), 0, 0, 0)  # GET_CHILD_SUBREAPER
+print("subreaper", flag.value, "process-module", "reflexkit.orchestrator._process" in sys.modules)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER")
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("config", "check"), "subreaper 1 process-module True"),
+        (("--version",), "subreaper 0 process-module False"),
+    ],
+)
+def test_main_becomes_a_subreaper_only_to_run_a_command(
+    project: Path, args: tuple[str, ...], expected: str
+) -> None:
+    """A command gets the subreaper (detached grandchildren come back); --version skips it."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SUBREAPER, *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip().splitlines()[-1] == expected

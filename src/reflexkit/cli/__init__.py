@@ -15,7 +15,14 @@ from typing import Any
 import click
 
 from reflexkit._version import __version__
-from reflexkit.cli._core import _Group, _set_logging, _state, add_global_options, global_options
+from reflexkit.cli._core import (
+    _Group,
+    _set_logging,
+    _State,
+    _state,
+    add_global_options,
+    global_options,
+)
 
 __all__ = ["cli", "main"]
 
@@ -76,6 +83,10 @@ def cli(ctx: click.Context) -> None:
     """
     state = _state(ctx)
     _set_logging(debug=state.debug)
+    if state.subreaper:  # here, not in main(): --version and --help need no processes
+        from reflexkit.orchestrator import _process  # noqa: PLC0415 -- lazy, like the commands
+
+        _process.become_subreaper()
 
 
 cli.params.extend(global_options())
@@ -89,7 +100,4 @@ def main() -> None:
     reaped. (Only here, not in :data:`cli`: a program embedding the commands keeps its own
     process semantics.)
     """
-    from reflexkit.orchestrator import _process  # noqa: PLC0415 -- lazy, like the commands
-
-    _process.become_subreaper()
-    cli.main(prog_name="reflexkit")
+    cli.main(prog_name="reflexkit", obj=_State(subreaper=True))

@@ -35,9 +35,12 @@ EXIT_SIGNAL_BASE = 128
 class _State:
     """What the global options (before or after the subcommand) carry to every command."""
 
-    def __init__(self, config: Path | None = None, *, debug: bool = False) -> None:
+    def __init__(
+        self, config: Path | None = None, *, debug: bool = False, subreaper: bool = False
+    ) -> None:
         self.config = config
         self.debug = debug
+        self.subreaper = subreaper  # main() asks for it; an embedding program doesn't
         self.json = False
         self._project: LoadedProject | None = None
 
