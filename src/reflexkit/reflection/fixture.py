@@ -273,7 +273,6 @@ class FixtureRecorder:
         self.generator = generator
         self.path = Path(path)
         self.recorded = 0
-        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"FixtureRecorder({self.generator!r}, {str(self.path)!r})"
