@@ -12,8 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reflexkit import FailureContext, load_project
-from reflexkit.containers import build_application
+from reflexkit import FailureContext, build_application, load_project
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _project import make_project, toy_agent

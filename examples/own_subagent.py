@@ -15,11 +15,15 @@ from pathlib import Path
 
 import attrs
 
-from reflexkit import load_project
-from reflexkit.containers import build_application
-from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
-from reflexkit.tasks.config import VerificationConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit import (
+    SubagentRequest,
+    SubagentResult,
+    Subtask,
+    Task,
+    VerificationConfig,
+    build_application,
+    load_project,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _project import make_project, toy_agent

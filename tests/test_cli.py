@@ -11,7 +11,7 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from reflexkit import converter
+from reflexkit import structure
 from reflexkit.cli import cli
 from reflexkit.memory import JsonlMemory
 from reflexkit.models import Reflection, utcnow
@@ -65,7 +65,7 @@ def test_reflect_json_no_save(heuristic: Path, tmp_path: Path) -> None:
     failure.write_text(json.dumps(FAILURE))
     result = _run("reflect", "--input", str(failure), "--json", "--no-save")
     assert result.exit_code == 0, result.stderr
-    record = converter.structure(orjson.loads(result.stdout), Reflection)
+    record = structure(orjson.loads(result.stdout), Reflection)
     assert record.failure_type.value == "test_failure"
     assert list(_memory(heuristic)) == []
 
@@ -96,7 +96,7 @@ def test_recent_formats_the_prompt_section_or_json(heuristic: Path) -> None:
         store.append(r)
     result = _run("recent", "discount", "--limit", "2", "--format", "json")
     assert result.exit_code == 0, result.stderr
-    got = [converter.structure(d, Reflection) for d in orjson.loads(result.stdout)]
+    got = [structure(d, Reflection) for d in orjson.loads(result.stdout)]
     assert got == records[2:]
     prompt = _run("recent", "discount")
     assert prompt.stdout.startswith("## Learning from Previous Failures")
@@ -168,6 +168,6 @@ def test_reflect_takes_every_corpus_failure_as_input(heuristic: Path, item: dict
     """Each dev-corpus failureContext, exactly as it is, is valid input to reflect."""
     result = _run("reflect", "--json", stdin=json.dumps(item["failureContext"]))
     assert result.exit_code == 0, result.stderr
-    record = converter.structure(orjson.loads(result.stdout), Reflection)
+    record = structure(orjson.loads(result.stdout), Reflection)
     assert record.subtask_id == item["failureContext"]["subtaskId"]
     assert len(list(_memory(heuristic))) == 1

@@ -17,12 +17,12 @@ from reflexkit import (
     Reflection,
     ReflectionCategory,
     ReflectionSource,
-    converter,
     dumps,
     loads,
     structure,
     unstructure,
 )
+from reflexkit._serde import converter
 from reflexkit.tasks.config import Durability, GeneratorBackend, MemoryConfig, ReflexionConfig
 
 from .conftest import corpus_items

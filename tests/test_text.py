@@ -72,3 +72,19 @@ def test_cut_marker_round_trip() -> None:
     match = CUT_MARKER_RE.search(f"head\n{cut_marker(12, 'bytes')}\ntail")
     assert match is not None
     assert match.groups() == ("12", "bytes")
+
+
+def test_cut_middle_keeps_head_and_tail_and_counts_the_cut() -> None:
+    """The one truncator: short text unchanged; long text head + marker + tail (#19)."""
+    from reflexkit._text import cut_middle  # noqa: PLC0415 -- beside its test
+
+    assert cut_middle("short", 10) == "short"
+    text = "".join(f"line {i}\n" for i in range(100))
+    cut = cut_middle(text, 100)
+    assert cut.startswith(text[:50])
+    assert cut.endswith(text[-50:])
+    assert f"[... {len(text) - 100} characters cut ...]" in cut
+    lined = cut_middle(text, 100, head_share=0.6, at_lines=True)
+    kept_head, _, rest = lined.partition("\n[...")
+    assert kept_head.endswith("\n")  # whole lines only
+    assert rest.split("...]\n", 1)[1].startswith("line ")

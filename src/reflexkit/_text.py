@@ -23,9 +23,11 @@ from typing import Literal
 __all__ = [
     "CUT_MARKER_RE",
     "DATA_NOTICE",
+    "DURATION_RE",
     "cut_marker",
     "fence",
     "one_line",
+    "steady",
     "strip_control",
 ]
 
@@ -92,3 +94,52 @@ def fence(text: str, *, info: str = "text", notice: str = DATA_NOTICE) -> str:
 def cut_marker(count: int, unit: Literal["characters", "bytes"] = "characters") -> str:
     """The line that stands for a cut: ``[... 123 characters cut ...]`` (no newline)."""
     return f"[... {count} {unit} cut ...]"
+
+
+def cut_middle(
+    text: str, max_chars: int, *, head_share: float = 0.5, at_lines: bool = False
+) -> str:
+    """Keep the head and the tail of *text*, with one line saying how much of the middle went.
+
+    The one head+tail truncator of reflexkit (#19): verification output, the run log and the
+    prompts' excerpts all cut with it.
+
+    Args:
+        text: The text.
+        max_chars: How many characters of the original to keep at most.
+        head_share: The part of *max_chars* that goes to the head.
+        at_lines: Cut at line ends where one is near (never giving up more than half of
+            the head's or the tail's room), so no line is kept half.
+
+    Returns:
+        *text* itself when short enough, else its head, a line ``[... N characters cut
+        ...]`` and its tail.
+    """
+    if len(text) <= max_chars:
+        return text
+    head_room = int(max_chars * head_share)
+    tail_room = max_chars - head_room
+    head = text[:head_room]
+    tail = text[len(text) - tail_room :]
+    if at_lines:
+        cut = head.rfind("\n")
+        head = head[: cut + 1] if cut > head_room // 2 else head
+        cut = tail.find("\n")
+        tail = tail[cut + 1 :] if 0 <= cut < tail_room // 2 else tail
+    omitted = len(text) - len(head) - len(tail)
+    return f"{head}\n{cut_marker(omitted)}\n{tail}"
+
+
+DURATION_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min|us|µs|ns)\b")
+"""A wall-clock duration in tool output (``Ran 1 test in 0.010s``, ``ok  pkg  0.12s``)."""
+
+
+def steady(text: str, *, root: str | None = None) -> str:
+    """*text* without what changes from run to run of the same work: durations and the root.
+
+    Durations become ``<dur>``; *root* (the project folder) is cut from the paths that start
+    with it, so two runs of one task in different folders print the same text.
+    """
+    if root:
+        text = text.replace(root.rstrip("/") + "/", "")
+    return DURATION_RE.sub("<dur>", text)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reflexkit import converter
+from reflexkit import structure, unstructure
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory import JsonlMemory
 from reflexkit.memory._codec import encode_line
@@ -52,7 +52,7 @@ reflections = st.builds(
 @given(reflections)
 def test_a_line_is_the_converters_json(r: Reflection) -> None:
     """The fast line writer gives exactly the converter's JSON."""
-    assert encode_line(r) == orjson.dumps(converter.unstructure(r)) + b"\n"
+    assert encode_line(r) == orjson.dumps(unstructure(r)) + b"\n"
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_the_file_is_one_camelcase_record_a_line(path: Path) -> None:
     assert data["subtaskId"] == "sub-1"
     assert data["attemptNumber"] == 1
     assert data["createdAt"] == "2026-06-01T12:00:00Z"
-    assert converter.structure(data, Reflection) == r
+    assert structure(data, Reflection) == r
 
 
 def test_files_are_private(path: Path) -> None:
@@ -294,7 +294,7 @@ def test_prune_reads_lines_of_another_layout(path: Path) -> None:
     now = datetime(2026, 6, 1, tzinfo=UTC)
     new = [make_reflection(attempt=n, created_at=now) for n in range(1, 2001)]
     old = make_reflection(attempt=5000, created_at=now - timedelta(days=90))
-    data = converter.unstructure(old)
+    data = unstructure(old)
     data["createdAt"] = "2026-03-03T05:30:00+05:30"  # the same instant, not in UTC
     foreign = orjson.dumps(data, option=orjson.OPT_INDENT_2).replace(b"\n", b" ") + b"\n"
     path.parent.mkdir(parents=True)

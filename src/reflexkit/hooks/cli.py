@@ -22,7 +22,7 @@ log = logging.getLogger("reflexkit.hooks")
 
 
 def _config(ctx: click.Context) -> Path | None:
-    value = ctx.find_root().params.get("config")
+    value = getattr(ctx.find_root().obj, "config", None)  # --config before or after (#19)
     return Path(value) if value else None
 
 

@@ -46,6 +46,31 @@ __all__ = ["SCHEMA_VERSION", "PostgresMemory"]
 
 log = logging.getLogger("reflexkit.memory")
 
+
+class _ConnectErrors(logging.Filter):
+    """Keep the pool's warnings off the terminal (debug logs), and why it couldn't connect (#19).
+
+    The pool logs why a connection failed ("database ... does not exist") and then raises a
+    bare ``PoolTimeout``; the cause goes into our one-line error instead.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = ""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == "error connecting in %r: %s" and isinstance(record.args, tuple):
+            self.last = _why(record.args[-1]) if isinstance(record.args[-1], BaseException) else ""
+        if record.levelno > logging.WARNING:
+            return True
+        # Its warnings ("couldn't stop thread" after an outage...) are for --debug only.
+        log.debug("psycopg.pool: %s", record.getMessage())
+        return False
+
+
+_CONNECT_ERRORS = _ConnectErrors()
+logging.getLogger("psycopg.pool").addFilter(_CONNECT_ERRORS)
+
 _TABLE = "reflexkit_reflections"
 _LOCK_ID = 0x7265666C78_6B6974  # "reflxkit": the advisory lock of migrations
 _PRUNE_BATCH = 5_000
@@ -164,6 +189,11 @@ class PostgresMemory:
         return f"PostgresMemory({self._where!r}, spool={str(self._spool.path)!r})"
 
     @property
+    def where(self) -> str:
+        """The database, as messages name it (``postgresql://user@host:port/name``, no password)."""
+        return self._where
+
+    @property
     def spool(self) -> JsonlMemory:
         """The local spool of appends made while the database was away."""
         return self._spool
@@ -203,6 +233,7 @@ class PostgresMemory:
             if time.monotonic() < self._away_until:
                 raise self._psycopg.OperationalError(self._away_reason)
             pool = self._pool
+        _CONNECT_ERRORS.last = ""  # what the pool reports from now on is this attempt's
         try:
             with pool.connection(timeout=self._timeout) as conn:
                 yield conn
@@ -490,6 +521,8 @@ def _failed(err: BaseException, action: str, where: str) -> StoreError:
 
 
 def _why(err: BaseException) -> str:
+    if type(err).__name__ == "PoolTimeout" and _CONNECT_ERRORS.last:
+        return _CONNECT_ERRORS.last  # the pool's bare timeout hides the real cause
     text = str(err).strip().splitlines()
     return text[0] if text else type(err).__name__
 

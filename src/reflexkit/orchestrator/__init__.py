@@ -1,1 +1,64 @@
-"""The orchestrator subsystem of reflexkit."""
+"""The orchestrator: the retry loop, its subagents, verification and the run log.
+
+The public names load on first use, so importing one submodule doesn't import the others.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reflexkit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
+    from reflexkit.orchestrator.events import Event, EventKind, RunLog
+    from reflexkit.orchestrator.loop import Orchestrator, RunSummary, SubtaskOutcome, build_prompt
+    from reflexkit.orchestrator.subagents import (
+        CommandSubagent,
+        ScriptedSubagent,
+        Subagent,
+        SubagentRequest,
+        SubagentResult,
+    )
+    from reflexkit.orchestrator.verify import VerificationResult, Verifier, verifier_factory
+
+__all__ = [
+    "ClaudeCodeSubagent",
+    "CommandSubagent",
+    "Event",
+    "EventKind",
+    "Orchestrator",
+    "RunLog",
+    "RunSummary",
+    "ScriptedSubagent",
+    "Subagent",
+    "SubagentRequest",
+    "SubagentResult",
+    "SubtaskOutcome",
+    "VerificationResult",
+    "Verifier",
+    "build_prompt",
+    "verifier_factory",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Orchestrator": "loop",
+        "RunSummary": "loop",
+        "SubtaskOutcome": "loop",
+        "build_prompt": "loop",
+        "CommandSubagent": "subagents",
+        "ScriptedSubagent": "subagents",
+        "Subagent": "subagents",
+        "SubagentRequest": "subagents",
+        "SubagentResult": "subagents",
+        "ClaudeCodeSubagent": "claude_code",
+        "Event": "events",
+        "EventKind": "events",
+        "RunLog": "events",
+        "VerificationResult": "verify",
+        "Verifier": "verify",
+        "verifier_factory": "verify",
+    },
+)

@@ -22,16 +22,19 @@ import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._lines import LineWriter
+from reflexkit._text import steady
 from reflexkit.models import utcnow
 
 __all__ = [
     "DURATION_KEYS",
+    "OUTPUT_KEYS",
     "Event",
     "EventData",
     "EventKind",
@@ -93,6 +96,10 @@ class Event:
 DURATION_KEYS = frozenset({"durationMs", "subagentMs", "latencyMs"})
 """The event data keys that hold wall-clock durations: 0 in a normalised run log (#16)."""
 
+OUTPUT_KEYS = frozenset({"agentOutput", "verificationOutput", "subagentError"})
+"""The keys that hold tool output: its durations and project paths are steadied when the run
+log is normalised, since tools print timings (``Ran 1 test in 0.005s``) and absolute paths."""
+
 _ENDINGS = frozenset(
     {
         EventKind.PASSED,
@@ -122,8 +129,10 @@ class RunLog:
         clock: Stamps each event's ``at`` as it is written (a deterministic run passes its
             :class:`~reflexkit.models.LogicalClock`); ``None`` keeps the event's own time.
         normalise_durations: Write the durations (:data:`DURATION_KEYS`) as 0, so logs of
-            two runs compare byte for byte. ``None`` (the default) means: when the
-            environment has ``CI=true``.
+            two runs compare byte for byte, and steady the tool output (:data:`OUTPUT_KEYS`:
+            durations written ``<dur>``, *root* cut from paths). ``None`` (the default)
+            means: when the environment has ``CI=true``.
+        root: The project folder, cut from paths in tool output when normalising.
     """
 
     def __init__(
@@ -132,34 +141,35 @@ class RunLog:
         *,
         clock: Callable[[], datetime] | None = None,
         normalise_durations: bool | None = None,
+        root: str | None = None,
     ) -> None:
         self.path = path
+        self.root = root
         self.clock = clock
         self.normalise_durations = _ci() if normalise_durations is None else normalise_durations
-        self._fd: int | None = None
+        self._lines = LineWriter(path)  # the writer the fixture recorder shares (#19)
 
     def write(self, event: Event) -> None:
         """Append one event as a line of camelCase JSON."""
-        if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         if self.clock is not None:
             event = attrs.evolve(event, at=self.clock())
-        if self.normalise_durations and DURATION_KEYS.intersection(event.data):
-            data = {
-                k: 0 if k in DURATION_KEYS and v is not None else v for k, v in event.data.items()
-            }
+        if self.normalise_durations and (DURATION_KEYS | OUTPUT_KEYS).intersection(event.data):
+            data = {k: self._steady(k, v) for k, v in event.data.items()}
             event = attrs.evolve(event, data=data)
-        line = orjson.dumps(_serde.unstructure(event)) + b"\n"
-        os.write(self._fd, line)
+        self._lines.append(orjson.dumps(_serde.unstructure(event)))
+
+    def _steady(self, key: str, value: str | float | bool | None) -> Any:  # noqa: ANN401
+        if key in DURATION_KEYS and value is not None:
+            return 0
+        if key in OUTPUT_KEYS and isinstance(value, str):
+            return steady(value, root=self.root)
+        return value
 
     __call__ = write
 
     def close(self) -> None:
         """Close the file; a later :meth:`write` opens it again."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._lines.close()
 
     def __enter__(self) -> Self:
         return self

@@ -38,6 +38,7 @@ from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.insights.models import Finding, SubjectType
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator import _process
+from reflexkit.orchestrator._attempt_log import attempt_output, credit_redactions
 from reflexkit.orchestrator.audit import AttemptAudit, AuditedAttempt, judge_summary
 from reflexkit.orchestrator.events import Event, EventData, EventKind
 from reflexkit.orchestrator.insight_steps import LoopInsights, Snapshot, changed_files, snapshot
@@ -693,13 +694,13 @@ class Orchestrator:
                 {
                     "command": failure.command,
                     "exitCode": failure.exit_code,
-                    "failureType": failure.failure_type.value if failure.failure_type else None,
                     "timedOut": failure.failure_type == FailureType.TIMEOUT,
                     "subagentOk": result.ok,
                     "subagentError": redact_text(result.error) if result.error else None,
                     **_agent_figures(result),
                     "fingerprint": _fingerprint_of(failure),
                     **_change_figures(result, changed),
+                    **attempt_output(failure, result),  # failureType, the outputs (#19)
                 },
             )
             self._audit_finish(audited, (task, subtask, attempt, run_id), checks, ending, judgement)
@@ -990,6 +991,7 @@ class Orchestrator:
         except Exception:
             log.exception("reflection failed on %s; going on without one", failure.subtask_id)
             return None
+        reflection = credit_redactions(reflection, failure)  # counts lost to verify (#19)
         try:
             saved = self.service.save(reflection)
         except Exception:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import attrs
 
-from reflexkit._text import cut_marker
+from reflexkit._text import cut_middle  # re-exported: it lived here first
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_process
 from reflexkit.reflection.redaction import Redactor, redact_failure
@@ -36,25 +36,6 @@ __all__ = [
     "run_process",
     "verifier_factory",
 ]
-
-
-def cut_middle(text: str, max_chars: int) -> str:
-    """Keep the head and the tail of *text*, saying how much of the middle was cut.
-
-    Args:
-        text: The output.
-        max_chars: How many characters of the original to keep at most.
-
-    Returns:
-        *text* itself when short enough, else its head, a line
-        ``[... N characters cut ...]`` and its tail.
-    """
-    if len(text) <= max_chars:
-        return text
-    head = max_chars // 2
-    tail = max_chars - head
-    cut = len(text) - head - tail
-    return f"{text[:head]}\n{cut_marker(cut)}\n{text[len(text) - tail :]}"
 
 
 _SHELL_ANYWHERE = frozenset("|&;<>()`*?[]{}\n")

@@ -18,10 +18,12 @@ import email.utils
 import logging
 import math
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, get_args
 
 import attrs
@@ -87,6 +89,36 @@ class Completion:
     reply: LlmReply
     key: str
     attempts: int
+
+
+_CREDENTIAL_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_PROFILE",
+    "ANTHROPIC_IDENTITY_TOKEN",
+    "ANTHROPIC_IDENTITY_TOKEN_FILE",
+    "ANTHROPIC_FEDERATION_RULE_ID",
+)
+
+
+def _credential_possible() -> bool:
+    """Whether the SDK could find a credential: conservative, ``True`` when in doubt.
+
+    The SDK reads these variables, then profiles in ``$ANTHROPIC_CONFIG_DIR`` (default
+    ``~/.config/anthropic``, ``Anthropic`` under ``%APPDATA%`` on Windows). Only when none
+    is set and that folder is absent is it sure that no request can be sent.
+    """
+    if any(os.environ.get(name) for name in _CREDENTIAL_ENV):
+        return True
+    folder = os.environ.get("ANTHROPIC_CONFIG_DIR")
+    if folder:
+        return True
+    if sys.platform == "win32":
+        return True  # a profile folder in %APPDATA%: let the SDK decide
+    try:
+        return (Path.home() / ".config" / "anthropic").exists()
+    except (OSError, RuntimeError):  # no home folder to look in
+        return True
 
 
 class ClaudeGenerator:
@@ -262,6 +294,11 @@ class ClaudeGenerator:
             return self._client
 
     def _build_client(self) -> anthropic.Anthropic:
+        if self._api_key is None and not _credential_possible():
+            # Importing the SDK costs more than a second; with nothing to send, skip it.
+            raise GenerationError(
+                "no_api_key", "no credential in the environment or the SDK's config folder"
+            )
         import anthropic  # noqa: PLC0415 -- only the LLM path pays for the SDK import
 
         try:

@@ -24,6 +24,7 @@ from typing import Any, TypedDict
 import orjson
 
 from reflexkit import _serde
+from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.reflection.claude import ClaudeGenerator
@@ -318,7 +319,6 @@ class FixtureRecorder:
         self.path = Path(path)
         self.recorded = 0
         self._redactor = redactor or Redactor()
-        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"FixtureRecorder({self.generator!r}, {str(self.path)!r})"
@@ -350,13 +350,7 @@ class FixtureRecorder:
 
     def _append(self, line: bytes) -> None:
         """Append one line with a single write, so concurrent recorders never interleave."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, line)
-            finally:
-                os.close(fd)
+        LineWriter(self.path, keep_open=False).append(line)
 
 
 def _redacted(data: Any, redactor: Redactor) -> Any:  # noqa: ANN401 -- any JSON value

@@ -30,7 +30,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit._text import DATA_NOTICE, cut_marker, fence, one_line
+from reflexkit._text import DATA_NOTICE, DURATION_RE, cut_middle, fence, one_line
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.models import (
     FailureContext,
@@ -259,14 +259,12 @@ def canonical_request(request: Mapping[str, Any]) -> bytes:
     return orjson.dumps(request, option=orjson.OPT_SORT_KEYS)
 
 
-_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min|us|µs|ns)\b")
-"""A wall-clock duration in tool output (``Ran 1 test in 0.010s``, ``ok  pkg  0.12s``)."""
 
 
 def _without_durations(value: Any) -> Any:  # noqa: ANN401 -- JSON data
     """*value* with every duration in its strings written ``<dur>`` (the key ignores them)."""
     if isinstance(value, str):
-        return _DURATION.sub("<dur>", value)
+        return DURATION_RE.sub("<dur>", value)
     if isinstance(value, Mapping):
         return {key: _without_durations(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
@@ -390,18 +388,7 @@ def excerpt(text: str, max_chars: int = MAX_OUTPUT_CHARS) -> str:
 
     The middle is replaced by a line saying how many characters were left out.
     """
-    if len(text) <= max_chars:
-        return text
-    head_room = int(max_chars * _HEAD_SHARE)
-    tail_room = max_chars - head_room
-    head = text[:head_room]
-    cut = head.rfind("\n")
-    head = head[: cut + 1] if cut > head_room // 2 else head
-    tail = text[len(text) - tail_room :]
-    cut = tail.find("\n")
-    tail = tail[cut + 1 :] if 0 <= cut < tail_room // 2 else tail
-    omitted = len(text) - len(head) - len(tail)
-    return f"{head}\n{cut_marker(omitted)}\n{tail}"
+    return cut_middle(text, max_chars, head_share=_HEAD_SHARE, at_lines=True)
 
 
 def _portable_paths(root: Path) -> Callable[[str], str]:

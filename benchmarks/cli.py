@@ -1,0 +1,118 @@
+"""Measure the start-up of the ``reflexkit`` command against ``python -c 'import click'``.
+
+Orchestrators in other languages call the command once per failure, so its cost is mostly
+start-up. In a temporary project (heuristic backend, 200 reflections in memory) this prints
+the median wall time of each command and its ratio to the baseline, ``python -c 'import
+click'``, measured in the same run with the runs interleaved (one of each per round), so a
+busy machine slows both sides alike:
+
+* ``reflexkit --version``;
+* ``reflexkit recent SUBTASK`` (the retry-prompt section of the subtask's reflections);
+* ``reflexkit reflect --backend heuristic --no-save`` with a failure on stdin;
+* ``reflexkit reflect --no-save`` with the ``llm`` backend and no API key (it falls back to
+  the heuristic without sending anything, so it must not import the anthropic SDK);
+* ``reflexkit stats`` and ``reflexkit --help``, for information.
+
+The target is at most 2x the baseline for the first three; exit 1 when one misses it.
+
+Usage::
+
+    python benchmarks/cli.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET = 2.0
+FAILURE = {
+    "taskId": "checkout",
+    "subtaskId": "discount",
+    "attemptNumber": 1,
+    "command": "python -m pytest -q",
+    "exitCode": 1,
+    "errorOutput": "FAILED tests/test_cart.py::test_total - assert 90 == 100\n1 failed in 0.1s\n",
+}
+
+
+def _project(root: Path) -> None:
+    """A project with the heuristic backend and 200 reflections over 20 subtasks."""
+    (root / ".reflexkit").mkdir()
+    (root / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": "heuristic"}})
+    )
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+    from reflexkit.memory import JsonlMemory  # noqa: PLC0415 -- only to fill the store
+    from reflexkit.testing.memory_contract import make_reflection  # noqa: PLC0415
+
+    with JsonlMemory(root / ".reflexkit" / "memory" / "reflections.jsonl") as store:
+        for i in range(200):
+            store.append(make_reflection(subtask_id=f"sub-{i % 20}", task_id="checkout"))
+
+
+def main() -> int:
+    """Print the figures; 1 when a command misses the target."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=11, help="runs per figure (default 11)")
+    args = parser.parse_args()
+    py = sys.executable
+    failure = json.dumps(FAILURE).encode()
+    cases: dict[str, tuple[list[str], bytes, bool]] = {
+        "python -c 'import click' (baseline)": ([py, "-c", "import click"], b"", False),
+        "reflexkit --version": ([py, "-m", "reflexkit", "--version"], b"", True),
+        "reflexkit recent sub-3": ([py, "-m", "reflexkit", "recent", "sub-3"], b"", True),
+        "reflexkit reflect --backend heuristic --no-save": (
+            [py, "-m", "reflexkit", "reflect", "--backend", "heuristic", "--no-save"],
+            failure,
+            True,
+        ),
+        "reflexkit reflect --backend llm --no-save (no key)": (
+            [py, "-m", "reflexkit", "reflect", "--backend", "llm", "--no-save"],
+            failure,
+            False,
+        ),
+        "reflexkit stats": ([py, "-m", "reflexkit", "stats"], b"", False),
+        "reflexkit --help": ([py, "-m", "reflexkit", "--help"], b"", False),
+    }
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"ANTHROPIC_API_KEY", "REFLEXKIT_CONFIG"}
+    }
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    with tempfile.TemporaryDirectory(prefix="reflexkit-cli-bench-") as tmp:
+        root = Path(tmp)
+        _project(root)
+        for _ in range(args.rounds):
+            for name, (argv, stdin, _) in cases.items():
+                started = time.perf_counter()
+                done = subprocess.run(
+                    argv, input=stdin, cwd=root, env=env, capture_output=True, check=False
+                )
+                samples[name].append((time.perf_counter() - started) * 1000)
+                if done.returncode != 0:
+                    print(f"{name}: exit {done.returncode}: {done.stderr.decode()}")
+                    return 1
+    baseline = statistics.median(samples["python -c 'import click' (baseline)"])
+    missed = []
+    print(f"{'command':<54} {'median ms':>10} {'ratio':>7}")
+    for name, (_, _, targeted) in cases.items():
+        median = statistics.median(samples[name])
+        ratio = median / baseline
+        mark = ""
+        if targeted:
+            mark = "  ok" if ratio <= TARGET else f"  MISSED (target <= {TARGET:.1f}x)"
+            if ratio > TARGET:
+                missed.append(name)
+        print(f"{name:<54} {median:>10.1f} {ratio:>6.2f}x{mark}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""``reflexkit config check|init``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from reflexkit import _serde
+from reflexkit.cli._core import (
+    EXIT_FAILED,
+    _fail,
+    _state,
+)
+from reflexkit.tasks.config import (
+    CONFIG_RELPATH,
+    ProjectConfig,
+)
+
+__all__ = ["config"]
+
+
+@click.group()
+def config() -> None:
+    """Check or create project.json."""
+
+
+@config.command("check")
+@click.pass_context
+def config_check(ctx: click.Context) -> None:
+    """Validate project.json and print the effective configuration as JSON.
+
+    Exit 0 when valid; otherwise print each problem on its own line on stderr and exit 2.
+    """
+    project = _state(ctx).project()
+    where = str(project.path) if project.path else "no project.json found: all defaults"
+    click.echo(f"reflexkit: {where}", err=True)
+    click.echo(_serde.dumps(project.config, indent=True).decode())
+
+
+@config.command("init")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.pass_context
+def config_init(ctx: click.Context, force: bool) -> None:
+    """Write .reflexkit/project.json with every default spelled out."""
+    target = _state(ctx).config or Path.cwd() / CONFIG_RELPATH
+    if target.exists() and not force:
+        _fail([f"{target}: already exists (use --force to overwrite)"], EXIT_FAILED)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(_serde.dumps(ProjectConfig(), indent=True) + b"\n")
+    click.echo(f"wrote {target}")

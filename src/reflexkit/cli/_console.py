@@ -1,0 +1,83 @@
+"""Rendering for the terminal: reflections, run events and run summaries."""
+
+from __future__ import annotations
+
+from reflexkit._text import one_line
+from reflexkit.models import Reflection
+from reflexkit.orchestrator.events import Event, EventKind
+
+
+def _summary(reflection: Reflection) -> str:
+    lines = [
+        (
+            f"{reflection.category.value} ({reflection.failure_type.value}), "
+            f"source {reflection.source.value}, confidence {reflection.confidence:.2f}"
+        ),
+    ]
+    if reflection.fallback_reason:
+        lines.append(f"fell back: {reflection.fallback_reason}")
+    lines += ["", f"Analysis: {reflection.analysis}", "", f"Suggestion: {reflection.suggestion}"]
+    if reflection.action_items:
+        lines += ["", "Action items:", *(f"  - {item}" for item in reflection.action_items)]
+    return "\n".join(lines)
+
+
+def _describe(event: Event) -> str | None:  # noqa: C901, PLR0912 -- one case per kind
+    """One plain line per event worth a line, for the terminal."""
+    data, where = event.data, f"[{event.subtask_id}] attempt {event.attempt}"
+    text: str | None = None
+    match event.kind:
+        case EventKind.ATTEMPT_STARTED:
+            text = "the subagent is working"
+        case EventKind.VERIFICATION_FAILED if data.get("subagentOk") is False:
+            text = f"the subagent failed: {data.get('subagentError')}"
+        case EventKind.VERIFICATION_FAILED if data.get("failureType") == "judge_rejected":
+            text = "the completion judge found work missing (its feedback goes to the retry)"
+        case EventKind.VERIFICATION_FAILED if data.get("timedOut"):
+            text = f"verification timed out: `{data.get('command')}` was killed"
+        case EventKind.VERIFICATION_FAILED:
+            text = f"verification failed: `{data.get('command')}` exited {data.get('exitCode')}"
+        case EventKind.REFLECTION_GENERATED:
+            fell_back = f", fell back: {data['reason']}" if data.get("reason") else ""
+            text = f"reflection ({data.get('source')}{fell_back}): {data.get('category')}"
+        case EventKind.RETRY:
+            text = "retrying with the lessons in the prompt"
+        case EventKind.PASSED:
+            text = "passed"
+        case EventKind.STUCK | EventKind.EXHAUSTED | EventKind.BUDGET_SPENT:
+            text = f"{event.kind.value}, giving up on this subtask: {data.get('reason')}"
+        case EventKind.SKIPPED:
+            text = f"skipped: {data.get('reason')}"
+        case EventKind.SETUP_FAILED:
+            text = f"setup error: {data.get('reason')}"
+        case EventKind.INTERRUPTED:
+            text = f"interrupted by {data.get('signal')}"
+        case EventKind.NEEDS_INPUT:
+            text = f"needs input: the agent asked the user ({data.get('cue')})"
+        case EventKind.NEEDS_REVIEW:
+            text = f"needs review: {data.get('surface')} ({data.get('reason')})"
+        case EventKind.PAUSED:  # insights (#17)
+            text = f"paused, not attempted: {data.get('reason')} (reflexkit resume to retry)"
+        case EventKind.FINDING:  # insights (#17)
+            text = f"finding ({data.get('rule')}): {data.get('detail')}"
+    if text is None:
+        return None
+    if not event.subtask_id:
+        return one_line(text)
+    return one_line(f"{where}: {text}")
+
+
+_STYLES = {
+    EventKind.VERIFICATION_FAILED: "red",
+    EventKind.REFLECTION_GENERATED: "cyan",
+    EventKind.PASSED: "bold green",
+    EventKind.STUCK: "bold yellow",
+    EventKind.EXHAUSTED: "bold red",
+    EventKind.BUDGET_SPENT: "bold red",
+    EventKind.SETUP_FAILED: "bold red",
+    EventKind.INTERRUPTED: "bold red",
+    EventKind.NEEDS_INPUT: "bold yellow",
+    EventKind.NEEDS_REVIEW: "yellow",
+    EventKind.PAUSED: "yellow",
+    EventKind.FINDING: "yellow",
+}

@@ -1,0 +1,274 @@
+"""What every command shares: the top-level state, exit codes and the error handler."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import click
+
+from reflexkit._text import one_line
+from reflexkit.exceptions import ConfigError, ReflexkitError, RunInterrupted, SetupError
+
+if TYPE_CHECKING:
+    from reflexkit.containers import Application
+    from reflexkit.memory import EpisodicMemory
+    from reflexkit.models import FailureContext
+    from reflexkit.reflection.service import DefaultReflectionService
+    from reflexkit.tasks.config import LoadedProject
+
+# Imports of the heavy parts (dependency_injector, cattrs, rich, the readers) happen inside
+# the functions that need them, so `reflexkit --version` and the fast paths of `recent` and
+# `reflect` start in about the time of `import click` (benchmarks/cli.py).
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_SIGNAL_BASE = 128
+
+
+class _State:
+    """What the global options (before or after the subcommand) carry to every command."""
+
+    def __init__(
+        self, config: Path | None = None, *, debug: bool = False, subreaper: bool = False
+    ) -> None:
+        self.config = config
+        self.debug = debug
+        self.subreaper = subreaper  # main() asks for it; an embedding program doesn't
+        self.json = False
+        self._project: LoadedProject | None = None
+
+    def project(self) -> LoadedProject:
+        """Load and validate project.json once per invocation."""
+        if self._project is None:
+            from reflexkit.tasks.config import load_project  # noqa: PLC0415 -- lazy, see top
+
+            self._project = load_project(self.config)
+        return self._project
+
+
+def _set_logging(*, debug: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        format="reflexkit: %(levelname)s: %(message)s",
+        stream=sys.stderr,
+        force=True,  # --debug after the subcommand raises the level set before it
+    )
+
+
+def _global_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        _state(ctx).config = value
+
+
+def _global_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        _state(ctx).debug = True
+        _set_logging(debug=True)
+
+
+def _global_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        _state(ctx).json = True
+
+
+def global_options() -> list[click.Option]:
+    """``--config``, ``--debug`` and ``--json``, for the group and every command under it."""
+    return [
+        click.Option(
+            ["--config"],
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            expose_value=False,
+            callback=_global_config,
+            help="project.json to use (default: $REFLEXKIT_CONFIG, else "
+            ".reflexkit/project.json here or in the nearest parent).",
+        ),
+        click.Option(
+            ["--debug"],
+            is_flag=True,
+            expose_value=False,
+            callback=_global_debug,
+            help="Show tracebacks and debug logs.",
+        ),
+        click.Option(
+            ["--json"],
+            is_flag=True,
+            expose_value=False,
+            callback=_global_json,
+            help="Print the result as camelCase JSON where the command has one.",
+        ),
+    ]
+
+
+def add_global_options(command: click.Command) -> None:
+    """Accept the global options on *command* and, for a group, on every command under it.
+
+    A command that has an option of the same name already (``reflect --json``) keeps its own.
+    """
+    taken = {opt for param in command.params for opt in getattr(param, "opts", ())}
+    command.params.extend(o for o in global_options() if not taken.intersection(o.opts))
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            add_global_options(sub)
+
+
+def _fail(lines: list[str] | tuple[str, ...], code: int) -> NoReturn:
+    for line in lines:
+        click.echo(f"reflexkit: {one_line(line)}", err=True)
+    sys.exit(code)
+
+
+class _Group(click.Group):
+    """A group whose commands turn our errors into one-line messages and exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401, C901 -- one clause per error
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except RunInterrupted as err:
+            name = signal.Signals(err.signum).name
+            _fail([f"interrupted by {name}: the run was stopped"], EXIT_SIGNAL_BASE + err.signum)
+        except ConfigError as err:
+            if _debugging(ctx):
+                raise
+            _fail(err.errors, EXIT_BAD_INPUT)
+        except SetupError as err:
+            if _debugging(ctx):
+                raise
+            _fail([f"setup: {err}"], EXIT_BAD_INPUT)
+        except ReflexkitError as err:
+            if _debugging(ctx):
+                raise
+            _fail([str(err)], EXIT_FAILED)
+        except OSError as err:
+            if _debugging(ctx):
+                raise
+            where = f"{err.filename}: " if err.filename else ""
+            _fail([f"{where}{err.strerror or err}"], EXIT_FAILED)
+        except Exception as err:
+            if _debugging(ctx):
+                raise
+            _fail([f"internal error: {type(err).__name__}: {err} (run with --debug)"], EXIT_FAILED)
+
+
+def _debugging(ctx: click.Context) -> bool:
+    state = ctx.find_object(_State)
+    return bool(state and state.debug)
+
+
+def _state(ctx: click.Context) -> _State:
+    return ctx.ensure_object(_State)
+
+
+def _read_failure(stream: IO[bytes], name: str) -> FailureContext:
+    from reflexkit import _serde  # noqa: PLC0415 -- lazy, see top
+    from reflexkit.models import FailureContext  # noqa: PLC0415
+
+    source = "stdin" if name in {"-", "<stdin>"} else name
+    return _serde.structure(
+        _serde.loads(stream.read(), source=source), FailureContext, source=source
+    )
+
+
+def _project(
+    ctx: click.Context,
+    *,
+    backend: str | None = None,
+    jobs: int | None = None,
+    deterministic: bool = False,
+) -> LoadedProject:
+    """The project, with the command's overrides of project.json applied."""
+    import attrs  # noqa: PLC0415 -- lazy, see top
+
+    from reflexkit.tasks.config import GeneratorBackend  # noqa: PLC0415
+
+    project = _state(ctx).project()
+    if backend is not None:
+        reflexion = attrs.evolve(project.config.reflexion, backend=GeneratorBackend(backend))
+        project = attrs.evolve(project, config=attrs.evolve(project.config, reflexion=reflexion))
+    if deterministic:
+        reflexion = attrs.evolve(project.config.reflexion, deterministic=True)
+        project = attrs.evolve(project, config=attrs.evolve(project.config, reflexion=reflexion))
+    if jobs is not None:
+        orchestrator = attrs.evolve(project.config.orchestrator, jobs=jobs)
+        project = attrs.evolve(
+            project, config=attrs.evolve(project.config, orchestrator=orchestrator)
+        )
+    return project
+
+
+def _app(
+    ctx: click.Context,
+    *,
+    backend: str | None = None,
+    jobs: int | None = None,
+    deterministic: bool = False,
+) -> Application:
+    from reflexkit.containers import build_application  # noqa: PLC0415 -- lazy, see top
+
+    app = build_application(_project(ctx, backend=backend, jobs=jobs, deterministic=deterministic))
+    ctx.call_on_close(app.shutdown_resources)  # closes the store and the HTTP client
+    return app
+
+
+def _store(ctx: click.Context) -> EpisodicMemory:
+    """The project's memory, closed when the command ends."""
+    from reflexkit.cli import _light  # noqa: PLC0415 -- lazy, see top
+
+    project = _project(ctx)
+    store = _light.store(project)
+    if store is None:
+        found: EpisodicMemory = _app(ctx).memory.store()
+        return found
+    ctx.call_on_close(store.close)
+    return store
+
+
+def _service(ctx: click.Context, *, backend: str | None = None) -> DefaultReflectionService:
+    """The reflection service over the project's memory, closed when the command ends."""
+    from reflexkit.cli import _light  # noqa: PLC0415 -- lazy, see top
+
+    project = _project(ctx, backend=backend)
+    store = _light.store(project)
+    built = _light.reflection_service(project, store) if store is not None else None
+    if store is None or built is None:
+        found: DefaultReflectionService = _app(ctx, backend=backend).reflection.service()
+        return found
+    service, close = built
+    ctx.call_on_close(store.close)
+    ctx.call_on_close(close)
+    return service
+
+
+def _check_id(value: str | None, what: str) -> None:
+    if value is None:
+        return
+    from reflexkit.tasks.task import check_id  # noqa: PLC0415 -- lazy, see top
+
+    try:
+        check_id(None, None, value)  # type: ignore[arg-type]  # an attrs validator
+    except ValueError as err:
+        raise ConfigError([f"{what}: {err}"]) from None
+
+
+def _fail_on_missing_fixtures(service: object) -> None:
+    """Exit 2 listing the fixture keys the fixture backend missed (``fixtureMiss: error``)."""
+    health = getattr(service, "health", None)
+    missing = list(getattr(health, "missing_fixtures", ()))
+    if missing:
+        _fail(
+            [
+                f"no recorded reply for fixture key {key} (nothing stored; record it, or set "
+                "reflexion.fixtureMiss to heuristic)"
+                for key in missing
+            ],
+            EXIT_BAD_INPUT,
+        )

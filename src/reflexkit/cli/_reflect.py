@@ -1,0 +1,141 @@
+"""``reflexkit reflect`` and ``reflexkit fixtures key``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO
+
+import click
+
+from reflexkit import _serde
+from reflexkit._text import strip_control
+from reflexkit.cli._console import _summary
+from reflexkit.cli._core import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    _app,
+    _fail,
+    _fail_on_missing_fixtures,
+    _read_failure,
+    _service,
+    _state,
+)
+from reflexkit.tasks.config import (
+    GeneratorBackend,
+)
+
+__all__ = ["fixtures", "reflect"]
+
+
+@click.command()
+@click.option(
+    "--input",
+    "input_",
+    type=click.File("rb"),
+    default="-",
+    show_default=True,
+    help="A FailureContext as camelCase JSON; - reads stdin.",
+)
+@click.option(
+    "--backend",
+    type=click.Choice([b.value for b in GeneratorBackend]),
+    default=None,
+    help="Override reflexion.backend of project.json.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the reflection as camelCase JSON.")
+@click.option("--no-save", is_flag=True, help="Don't append the reflection to memory.")
+@click.option(
+    "--record-fixtures",
+    "record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Ask Claude and append its reply to this fixture file, for offline replay.",
+)
+@click.pass_context
+def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
+    ctx: click.Context,
+    input_: IO[bytes],
+    backend: str | None,
+    as_json: bool,
+    no_save: bool,
+    record: Path | None,
+) -> None:
+    """Reflect on one failure and append the reflection to memory.
+
+    With --record-fixtures the reflection comes from Claude (backend llm) and its reply is
+    recorded, so that `--backend fixture` replays it later without the network. Exit 1 when
+    the reflection could not be saved or, when recording, when Claude gave no reply to record
+    (the fallback reflection is printed all the same).
+    """
+    if record is not None and backend not in {None, GeneratorBackend.LLM.value}:
+        _fail(
+            [f"--record-fixtures records Claude's replies; it can't go with --backend {backend}"],
+            EXIT_BAD_INPUT,
+        )
+    as_json = as_json or _state(ctx).json
+    failure = _read_failure(input_, getattr(input_, "name", "-"))
+    recorder = None
+    if record is None:
+        service = _service(ctx, backend=backend)
+        reflection = service.generate(failure)
+    else:
+        from dependency_injector import providers  # noqa: PLC0415 -- only when recording
+
+        from reflexkit.reflection.fixture import FixtureRecorder  # noqa: PLC0415
+
+        app = _app(ctx, backend=GeneratorBackend.LLM.value)
+        recorder = FixtureRecorder(app.reflection.claude(), record)
+        with app.reflection.claude.override(providers.Object(recorder)):
+            service = app.reflection.service()
+            reflection = service.generate(failure)
+    _fail_on_missing_fixtures(service)
+    click.echo(
+        _serde.dumps(reflection, indent=True).decode()
+        if as_json
+        else strip_control(_summary(reflection))
+    )
+    if not no_save and not service.save(reflection):
+        _fail([f"could not save the reflection: {service.health.last_error}"], EXIT_FAILED)
+    if recorder is not None and not recorder.recorded:
+        reason = reflection.fallback_reason or "no reply"
+        _fail([f"nothing recorded in {record}: Claude gave no reply ({reason})"], EXIT_FAILED)
+
+
+@click.group()
+def fixtures() -> None:
+    """Recorded Claude replies, replayed offline by `--backend fixture`."""
+
+
+@fixtures.command("key")
+@click.option(
+    "--input",
+    "input_",
+    type=click.File("rb"),
+    default="-",
+    show_default=True,
+    help="A FailureContext as camelCase JSON; - reads stdin.",
+)
+@click.pass_context
+def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
+    """Print the fixture key that reflecting on a failure asks for.
+
+    The key is the first 12 hex digits of the sha256 of the request Claude would get: the
+    failure as the service prepares it (redacted, classified), the subtask's recent
+    reflections in memory, the model and the output mode.
+    """
+    from reflexkit.reflection.fixture import fixture_key, request_options  # noqa: PLC0415
+
+    failure = _read_failure(input_, getattr(input_, "name", "-"))
+    app = _app(ctx)
+    project = app.project()
+    service = app.reflection.service()
+    clean, _, _ = service.prepare(failure)
+    previous = service.previous(clean)  # exactly what generate() hands the generator
+    click.echo(
+        fixture_key(
+            clean,
+            previous=previous,
+            root=project.root,
+            **request_options(project.config.reflexion),
+        )
+    )

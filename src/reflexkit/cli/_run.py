@@ -1,0 +1,289 @@
+"""``reflexkit run``: a task through the retry loop, shown live and logged."""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from reflexkit import _serde
+from reflexkit._text import strip_control
+from reflexkit.cli._console import _STYLES, _describe
+from reflexkit.cli._core import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    _app,
+    _check_id,
+    _fail,
+    _fail_on_missing_fixtures,
+    _state,
+)
+from reflexkit.containers import Application
+from reflexkit.exceptions import ConfigError, RunInterrupted
+from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
+from reflexkit.orchestrator.events import Event, RunLog, StagedEvents
+from reflexkit.orchestrator.loop import RunSummary, run_order
+from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
+from reflexkit.tasks.config import (
+    GeneratorBackend,
+    SubagentKind,
+)
+from reflexkit.tasks.task import Task, load_task
+
+__all__ = ["run"]
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """Turn the first SIGINT or SIGTERM into :class:`RunInterrupted`; ignore later ones.
+
+    The loop then kills what runs and writes ``run_interrupted``; a second Ctrl-C can't cut
+    that clean-up short. Outside the main thread (no signals there) this does nothing.
+    """
+    watched = (signal.SIGINT, signal.SIGTERM)
+
+    def handler(signum: int, _frame: object) -> None:
+        for number in watched:
+            signal.signal(number, signal.SIG_IGN)
+        raise RunInterrupted(signum)
+
+    try:
+        previous = {number: signal.signal(number, handler) for number in watched}
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
+    app: Application,
+    task: Task,
+    agent: Subagent,
+    workdir: Path,
+    *,
+    as_json: bool = False,
+    log_kept: bool = True,
+    run_id: str | None = None,
+) -> RunSummary:
+    """Run a task through the application's loop; log and show events.
+
+    With *as_json* the events are plain lines on stderr and the summary is JSON on stdout.
+    *log_kept* false (the demo's folder goes away) leaves the run log's path unprinted. In
+    deterministic mode (#16) the run log's times come from the reflections' logical clock,
+    durations are 0, and subtask events are written in sequential order even with --jobs.
+    """
+    run_id = run_id or uuid.uuid4().hex
+    log_path = app.project().root / ".reflexkit" / "runs" / f"{run_id}.jsonl"
+    if log_path.exists():
+        _fail([f"--run-id {run_id}: a run log already exists at {log_path}"], EXIT_BAD_INPUT)
+    deterministic = app.project().config.reflexion.deterministic
+    console = Console(stderr=as_json)
+    live = console.is_terminal  # a spinner and colours on a terminal, plain lines otherwise
+    status = console.status("starting the run") if live else contextlib.nullcontext()
+    run_log = RunLog(
+        log_path,
+        clock=app.reflection.clock() if deterministic else None,
+        normalise_durations=True if deterministic else None,
+        root=str(workdir.resolve()),
+    )
+    write = StagedEvents(run_log, run_order(task)) if deterministic else run_log
+    with run_log, status as spinner:
+
+        def on_event(event: Event) -> None:
+            write(event)
+            line = _describe(event)
+            if not line:
+                return
+            if spinner is None:
+                click.echo(line, err=as_json)
+                return
+            console.print(line, style=_STYLES.get(event.kind, ""), markup=False, highlight=False)
+            spinner.update(escape(line))
+
+        orchestrator = app.orchestration.orchestrator(subagent=agent, on_event=on_event)
+        with _stop_on_signals():
+            summary: RunSummary = orchestrator.run(task, workdir=workdir, run_id=run_id)
+    if as_json:
+        data = _serde.unstructure(summary)
+        data["passed"] = summary.passed
+        data["runLog"] = str(log_path) if log_kept else None
+        click.echo(_serde.dumps(data, indent=True).decode())
+        return summary
+    table = Table(title=f"run {run_id[:12]} of task {strip_control(task.id)}")
+    for column in ("subtask", "outcome", "attempts", "time", "reflections used"):
+        table.add_column(column, justify="left" if column in {"subtask", "outcome"} else "right")
+    for o in summary.outcomes:
+        table.add_row(
+            strip_control(o.subtask_id),
+            o.outcome,
+            str(o.attempts),
+            f"{o.duration_ms / 1000:.1f} s",
+            str(o.reflections_used),
+        )
+    Console().print(table)
+    if log_kept:  # plain echo: rich would wrap a long path across lines
+        click.echo(f"run log: {strip_control(str(log_path))}")
+    return summary
+
+
+def _warn_nondeterministic(app: Application, *, run_id: str | None, recording: bool) -> None:
+    """Say on stderr what keeps a deterministic run from repeating byte for byte."""
+    if not app.project().config.reflexion.deterministic:
+        return
+    problems = []
+    if run_id is None:
+        problems.append("no --run-id: the run id, and so every reflection id, is random")
+    if recording or app.project().config.reflexion.backend is GeneratorBackend.LLM:
+        problems.append("backend llm: Claude's replies differ between runs (use fixture)")
+    for problem in problems:
+        click.echo(f"reflexkit: warning: --deterministic with {problem}", err=True)
+
+
+def _scripted(path: Path) -> ScriptedSubagent:
+    data = _serde.loads(path.read_bytes(), source=str(path))
+    problems = []
+    if not isinstance(data, dict):
+        problems.append(f"{path}: $: expected an object of subtask ids, got {_serde.kind(data)}")
+    else:
+        for subtask, attempts in data.items():
+            if not isinstance(attempts, list) or not all(
+                isinstance(edit, dict) and all(isinstance(v, str | None) for v in edit.values())
+                for edit in attempts
+            ):
+                problems.append(
+                    f"{path}: $.{subtask}: expected a list of attempts, each an object of"
+                    " file paths to new contents (null deletes the file)"
+                )
+    if problems:
+        raise ConfigError(problems)
+    return ScriptedSubagent(data)
+
+
+@click.command()
+@click.argument("task_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--subagent",
+    type=click.Choice([k.value for k in SubagentKind]),
+    default=None,
+    help="Who makes the changes: any command-line agent, Claude Code (extra claude-code), "
+    "or scripted edits (default: orchestrator.subagent, command).",
+)
+@click.option(
+    "--agent-command",
+    default=None,
+    help="For --subagent command: the agent's command line; {prompt_file} becomes a file "
+    "holding the prompt, else the prompt goes to its stdin (default: "
+    "orchestrator.agentCommand).",
+)
+@click.option(
+    "--script",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="For --subagent scripted: JSON, per subtask id a list of attempts, each an object "
+    "of file paths to new contents.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="How many independent subtasks run at once (default: orchestrator.jobs, 1). They "
+    "share the project folder, so they should touch different files.",
+)
+@click.option(
+    "--deterministic",
+    is_flag=True,
+    help="Derived reflection ids, a logical clock, durations 0, events in sequential order: "
+    "two runs of the same task write the same bytes (default: reflexion.deterministic).",
+)
+@click.option("--run-id", default=None, help="The run's id (default: a fresh random one).")
+@click.option(
+    "--record-fixtures",
+    "record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Reflect with Claude and append its replies to this fixture file, for offline replay.",
+)
+@click.pass_context
+def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
+    ctx: click.Context,
+    task_file: Path,
+    subagent: str | None,
+    agent_command: str | None,
+    script: Path | None,
+    jobs: int | None,
+    deterministic: bool,
+    run_id: str | None,
+    record: Path | None,
+) -> None:
+    """Run a task: attempt, verify, reflect and retry each subtask until it passes.
+
+    Verification runs each subtask's `verify` commands, else the project's
+    verification.commands, in the project root. Exit 0 only when every subtask passed;
+    exit 2 (after the run) when the fixture backend missed a key under fixtureMiss error.
+    """
+    _check_id(run_id, "--run-id")
+    task = load_task(task_file)
+    app = _app(
+        ctx,
+        jobs=jobs,
+        deterministic=deterministic,
+        backend=GeneratorBackend.LLM.value if record is not None else None,
+    )
+    settings = app.project().config.orchestrator
+    agent: Subagent
+    kind = subagent or settings.subagent
+    if kind == SubagentKind.CLAUDE_CODE:
+        agent = ClaudeCodeSubagent.from_config(settings)
+    elif kind == SubagentKind.COMMAND:
+        try:
+            argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
+        except ValueError as err:
+            _fail([f"--agent-command: cannot parse {agent_command!r}: {err}"], EXIT_BAD_INPUT)
+        if not argv:
+            _fail(
+                ["--subagent command needs --agent-command (or orchestrator.agentCommand)"],
+                EXIT_BAD_INPUT,
+            )
+        agent = CommandSubagent(argv, prompt_dir=app.project().root / ".reflexkit" / "prompts")
+    else:
+        if script is None:
+            _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
+        agent = _scripted(script)
+    _warn_nondeterministic(app, run_id=run_id, recording=record is not None)
+    project_checks = app.project().config.verification.commands
+    unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
+    if unchecked and not task.require_verification:  # when required, the run says why it stops
+        click.echo(
+            "reflexkit: warning: no verification configured for "
+            + ", ".join(unchecked)
+            + ": an attempt passes as soon as the agent finishes",
+            err=True,
+        )
+    with contextlib.ExitStack() as stack:
+        if record is not None:
+            from dependency_injector import providers  # noqa: PLC0415 -- only when recording
+
+            from reflexkit.reflection.fixture import FixtureRecorder  # noqa: PLC0415
+
+            recorder = FixtureRecorder(app.reflection.claude(), record)
+            stack.enter_context(app.reflection.claude.override(providers.Object(recorder)))
+        summary = _orchestrate(
+            app, task, agent, app.project().root, as_json=_state(ctx).json, run_id=run_id
+        )
+    _fail_on_missing_fixtures(app.reflection.service())
+    if summary.setup_error is not None:
+        _fail([f"setup: {summary.setup_error}"], EXIT_BAD_INPUT)
+    if not summary.passed:
+        _fail([f"not every subtask passed ({len(summary.outcomes)} run)"], EXIT_FAILED)

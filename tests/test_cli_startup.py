@@ -1,0 +1,225 @@
+"""Start-up of the command and of ``import reflexkit``: what the fast paths leave unimported.
+
+Speed itself is measured by benchmarks/cli.py; these tests check, in fresh processes, the
+imports that made every call slow (dependency_injector with its wiring, which pulls in
+starlette and pydantic; rich; the anthropic SDK), so a stray top-level import can't bring
+them back unnoticed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import reflexkit
+from reflexkit.cli import _light
+from reflexkit.containers import build_application
+from reflexkit.models import FailureContext
+from reflexkit.tasks.config import load_project
+
+FAILURE = {
+    "taskId": "checkout",
+    "subtaskId": "discount",
+    "attemptNumber": 1,
+    "command": "python -m pytest -q",
+    "exitCode": 1,
+    "errorOutput": "FAILED tests/test_cart.py::test_total - assert 90 == 100\n1 failed\n",
+}
+HEAVY = ("anthropic", "dependency_injector", "starlette", "pydantic", "rich", "httpx")
+
+# Runs the command in-process and then prints the top-level packages it imported.
+_WRAPPER = """
+import json, sys
+from reflexkit.cli import cli
+try:
+    cli.main(args=sys.argv[1:], prog_name="reflexkit")
+except SystemExit as done:
+    code = done.code
+else:
+    code = 0
+print(json.dumps({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}),
+      file=sys.stderr)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A heuristic project with nothing in memory, and a home with no Anthropic profile."""
+    (tmp_path / ".reflexkit").mkdir()
+    (tmp_path / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": "heuristic"}})
+    )
+    (tmp_path / "home").mkdir()
+    return tmp_path
+
+
+def _imported(root: Path, *args: str, stdin: bytes = b"") -> tuple[int, set[str]]:
+    """Exit code and top-level modules of ``reflexkit ARGS`` run in a fresh interpreter."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "REFLEXKIT_")) and k != "HOME"
+    }
+    env["HOME"] = str(root / "home")  # no ~/.config/anthropic profile to find
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, *args],
+        input=stdin,
+        cwd=root,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    report = json.loads(done.stderr.decode().strip().splitlines()[-1])
+    return report["code"], set(report["modules"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--version",),
+        ("recent", "discount"),
+        ("recent", "discount", "--format", "json"),
+        ("reflect", "--backend", "heuristic", "--no-save"),
+        ("reflect", "--backend", "heuristic"),
+    ],
+    ids=" ".join,
+)
+def test_fast_paths_leave_the_heavy_parts_out(project: Path, args: tuple[str, ...]) -> None:
+    """No dependency_injector, starlette, pydantic, rich or anthropic for the fast paths."""
+    code, modules = _imported(project, *args, stdin=json.dumps(FAILURE).encode())
+    assert code in {0, None}
+    assert modules.isdisjoint(HEAVY), sorted(modules & set(HEAVY))
+
+
+def test_version_imports_no_config_machinery(project: Path) -> None:
+    """`--version` needs click alone: no cattrs, no attrs classes of ours."""
+    code, modules = _imported(project, "--version")
+    assert code in {0, None}
+    assert not modules & {"cattrs", "orjson", "attrs", "attr"}
+
+
+def test_llm_backend_without_a_credential_never_imports_the_sdk(project: Path) -> None:
+    """No key, no profile: the fallback reflection, and neither the SDK nor the container."""
+    code, modules = _imported(
+        project, "reflect", "--backend", "llm", "--no-save", stdin=json.dumps(FAILURE).encode()
+    )
+    assert code in {0, None}
+    assert modules.isdisjoint(HEAVY), sorted(modules & set(HEAVY))
+
+
+def test_llm_backend_with_a_credential_does_load_the_sdk(project: Path) -> None:
+    """The check is conservative: a profile folder means the SDK gets to look."""
+    (project / "home" / ".config" / "anthropic").mkdir(parents=True)
+    code, modules = _imported(
+        project, "reflect", "--backend", "llm", "--no-save", stdin=json.dumps(FAILURE).encode()
+    )
+    assert code in {0, None}
+    assert "anthropic" in modules
+
+
+def test_import_reflexkit_is_cheap() -> None:
+    """`import reflexkit` loads none of the heavy parts, nor cattrs."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, reflexkit; print(' '.join({m.split('.')[0] for m in sys.modules}))",
+        ],
+        capture_output=True,
+        check=True,
+        text=True,
+    )
+    assert set(done.stdout.split()).isdisjoint({*HEAVY, "cattrs", "click"})
+
+
+@pytest.mark.parametrize("backend", ["heuristic", "llm"])
+def test_the_light_service_matches_the_container(
+    project: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path's service reflects exactly as the container's does (llm: no key)."""
+    for name in [k for k in os.environ if k.startswith("ANTHROPIC_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(project / "home"))
+    (project / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": backend}})
+    )
+    loaded = load_project(cwd=project)
+    failure = FailureContext(
+        task_id="checkout",
+        subtask_id="discount",
+        attempt_number=1,
+        command="python -m pytest -q",
+        exit_code=1,
+        error_output=FAILURE["errorOutput"] + "api_key=sk-ant-api03-" + "x" * 40 + "\n",
+    )
+    light_store = _light.store(loaded)
+    assert light_store is not None
+    built = _light.reflection_service(loaded, light_store)
+    assert built is not None
+    light, close = built
+    app = build_application(loaded)
+    try:
+        ours = light.generate(failure)
+        theirs = app.reflection.service().generate(failure)
+    finally:
+        close()
+        light_store.close()
+        app.shutdown_resources()
+    fields = ("category", "failure_type", "analysis", "suggestion", "action_items", "source")
+    assert [getattr(ours, f) for f in fields] == [getattr(theirs, f) for f in fields]
+    assert (ours.confidence, ours.fingerprint, ours.redactions, ours.fallback_reason) == (
+        theirs.confidence,
+        theirs.fingerprint,
+        theirs.redactions,
+        theirs.fallback_reason,
+    )
+
+
+def test_every_public_name_resolves() -> None:
+    """Each name of `reflexkit.__all__` imports, and dir() lists them."""
+    for name in reflexkit.__all__:
+        assert getattr(reflexkit, name) is not None, name
+    assert set(reflexkit.__all__) <= set(dir(reflexkit))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        reflexkit.nope  # noqa: B018 -- the access is the test
+
+
+_SUBREAPER = """
+import ctypes, sys
+from reflexkit.cli import main
+sys.argv = ["reflexkit", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+flag = ctypes.c_int(0)
+ctypes.CDLL(None, use_errno=True).prctl(37, ctypes.byref(flag), 0, 0, 0)  # GET_CHILD_SUBREAPER
+print("subreaper", flag.value, "process-module", "reflexkit.orchestrator._process" in sys.modules)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER")
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("config", "check"), "subreaper 1 process-module True"),
+        (("--version",), "subreaper 0 process-module False"),
+    ],
+)
+def test_main_becomes_a_subreaper_only_to_run_a_command(
+    project: Path, args: tuple[str, ...], expected: str
+) -> None:
+    """A command gets the subreaper (detached grandchildren come back); --version skips it."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SUBREAPER, *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip().splitlines()[-1] == expected

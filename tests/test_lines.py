@@ -1,0 +1,56 @@
+"""The shared append-only line writer: whole lines from many real processes (#19)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reflexkit._lines import LineWriter
+
+_WRITER = """
+import sys
+from reflexkit._lines import LineWriter
+tag, count, keep = sys.argv[2], int(sys.argv[3]), sys.argv[4] == "keep"
+with LineWriter(sys.argv[1], keep_open=keep) as lines:
+    for i in range(count):
+        lines.append(f"{tag} {i} ".encode() + b"x" * 3000)
+"""
+
+
+@pytest.mark.parametrize("keep", ["keep", "reopen"])
+def test_concurrent_processes_never_interleave(tmp_path: Path, keep: str) -> None:
+    """Four processes append 3 kB lines at once: every line arrives whole, once."""
+    target = tmp_path / "deep" / "log.jsonl"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(target), f"p{n}", "200", keep])
+        for n in range(4)
+    ]
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    lines = target.read_bytes().splitlines()
+    assert len(lines) == 800
+    assert all(line.endswith(b"x" * 3000) and line.count(b" ") == 2 for line in lines)
+    seen = {tuple(line.split(b" ")[:2]) for line in lines}
+    assert len(seen) == 800
+
+
+def test_a_line_with_a_newline_inside_is_refused(tmp_path: Path) -> None:
+    """Two lines passed as one would break the one-write rule: a ValueError, nothing written."""
+    writer = LineWriter(tmp_path / "f")
+    with pytest.raises(ValueError, match="newline before its end"):
+        writer.append(b"one\ntwo")
+    writer.append(b"ok\n")
+    writer.close()
+    assert (tmp_path / "f").read_bytes() == b"ok\n"
+
+
+def test_reopening_after_close(tmp_path: Path) -> None:
+    """A closed writer opens the file again on the next line, after what is there."""
+    writer = LineWriter(tmp_path / "f")
+    writer.append(b"a")
+    writer.close()
+    writer.append(b"b")
+    writer.close()
+    assert (tmp_path / "f").read_bytes() == b"a\nb\n"
