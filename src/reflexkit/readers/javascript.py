@@ -122,12 +122,80 @@ _ENV_GLOBALS = frozenset(
 _UNDEF_NAME = re.compile(r"'(?P<name>[\w$]+)' is not defined")
 
 
+_ESLINT_EXT = r"\.(?:[cm]?[jt]sx?|vue|svelte|json)"
+_ESLINT_ONE_LINE = re.compile(
+    # --format unix: file:line:col: message [Error/rule]
+    rf"^(?P<file>[^\s:][^:\n]*{_ESLINT_EXT}):(?P<line>\d+):(?P<col>\d+): (?P<msg>.+?)"
+    r" \[(?P<sev>Error|Warning)(?:/(?P<rule>[@\w/-]+))?\]$"
+    # --format compact: file: line N, col N, Error - message (rule)
+    rf"|^(?P<cfile>[^\s:][^:\n]*{_ESLINT_EXT}): line (?P<cline>\d+), col (?P<ccol>\d+), "
+    r"(?P<csev>Error|Warning) - (?P<cmsg>.+?)(?: \((?P<crule>[@\w/-]+)\))?$",
+    M,
+)
+_ESLINT_COUNT = re.compile(r"^(?P<sum>\d+ problems?)$", M)
+
+
+def _short_paths(files: list[str]) -> dict[str, str]:
+    """Map absolute paths to their tails below the directory they share (one parent kept).
+
+    The tail of a path as printed is still verbatim, and reads like the project's own path.
+    """
+    absolute = [f for f in files if f.startswith("/")]
+    if not absolute:
+        return {}
+    parts = [f.split("/")[:-1] for f in absolute]
+    common = parts[0]
+    for other in parts[1:]:
+        while other[: len(common)] != common:
+            common = common[:-1]
+    keep = max(len(common) - 1, 1) if len(set(absolute)) == 1 else len(common)
+    return {f: "/".join(f.split("/")[keep:]) for f in absolute}
+
+
+def _eslint_one_line_rows(
+    text: str, severity: str
+) -> tuple[list[Problem], list[str], list[str]] | None:
+    """Read eslint's one-line formats (``unix``, ``compact``) like its stylish rows."""
+    rows = [
+        m for m in _ESLINT_ONE_LINE.finditer(text) if (m["sev"] or m["csev"]).lower() == severity
+    ]
+    if not rows:
+        return None
+    short = _short_paths([m["file"] or m["cfile"] for m in rows])
+    problems: list[Problem] = []
+    rules: list[str] = []
+    undefined: list[str] = []
+    for m in rows:
+        path = m["file"] or m["cfile"]
+        path = short.get(path, path)
+        rule = m["rule"] or m["crule"] or ""
+        msg = m["msg"] or m["cmsg"]
+        rules.append(rule)
+        name = _UNDEF_NAME.search(msg)
+        if name:
+            undefined.append(name["name"])
+        if m["file"]:
+            loc = f"{path}:{m['line']}:{m['col']}"
+            shown = f"{loc}: {clip(msg, 140)} [{m['sev']}/{rule}]" if rule else f"{loc}: {msg}"
+        else:
+            loc = f"{path}: line {m['cline']}, col {m['ccol']}"
+            shown = f"{loc}, {m['csev']} - {clip(msg, 140)}" + (f" ({rule})" if rule else "")
+        problems.append(Problem(shown, f"{rule}|{msg}", loc))
+    return problems, rules, undefined
+
+
 def parse_eslint(text: str) -> Findings | None:
     """Recognise eslint's stylish format: a file line, then ``line:col severity message rule``.
 
-    Errors are reported; warnings only when there are no errors (``--max-warnings 0``).
+    Also its one-line formats, ``--format unix`` and ``--format compact``. Errors are
+    reported; warnings only when there are no errors (``--max-warnings 0``).
     """
-    found = _eslint_rows(text, "error") or _eslint_rows(text, "warning")
+    found = (
+        _eslint_rows(text, "error")
+        or _eslint_one_line_rows(text, "error")
+        or _eslint_rows(text, "warning")
+        or _eslint_one_line_rows(text, "warning")
+    )
     if found is None:
         return None
     problems, rules, undefined = found
@@ -173,7 +241,7 @@ def _eslint_findings(
 ) -> Findings:
     """Fill eslint findings from its problems."""
     findings.facts = group_problems(problems, limit=6, more_locs=2)
-    summary = _ESLINT_SUMMARY.search(text)
+    summary = _ESLINT_SUMMARY.search(text) or _ESLINT_COUNT.search(text)
     findings.summary = summary["sum"] if summary else ""
     rule_names = ", ".join(dedupe(r for r in rules if r)[:6])
     findings.headline = f"eslint reported {plural(len(problems), 'problem')}" + (

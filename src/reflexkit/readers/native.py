@@ -262,6 +262,11 @@ _LD_OTHER = re.compile(
 )
 _MACOS_SYMBOL = re.compile(r'^\s+"(?P<sym>[^"]+)", referenced from:$', M)
 _TEMP_OBJECT = re.compile(r"^/tmp/|^/var/folders/|\\Temp\\|^cc\w+\.o$")
+_LD_SUMMARY = re.compile(
+    r"^(?P<line>(?:collect2: error: ld returned \d+ exit status|"
+    r"clang(?:\+\+)?: error: linker command failed with exit code \d+.*))$",
+    M,
+)
 _LD = re.compile(
     r"undefined reference to|cannot find -l|multiple definition of|"
     r"Undefined symbols for architecture|undefined symbol: "
@@ -372,6 +377,9 @@ def parse_gcc(text: str) -> Findings | None:
         findings.details.extend(f"{d['loc']}: warning: {clip(d['msg'], 120)}" for d in implicit[:2])
     count = len(problems) + len(linker)
     findings.headline = f"The C/C++ build failed with {count} error{'s' if count != 1 else ''}."
+    ld_summary = _LD_SUMMARY.search(text) if linker else None
+    if ld_summary is not None:
+        findings.summary = ld_summary["line"]
     missing_header = any(
         d["sev"] == "fatal error" and ("No such file" in d["msg"] or "file not found" in d["msg"])
         for d in diags
@@ -432,7 +440,8 @@ _MAKE_RECIPE = re.compile(
 def parse_make(text: str) -> Findings | None:
     """Recognise make's own errors (``Makefile:5: *** missing separator.  Stop.``)."""
     stop = _MAKE_STOP.search(text)
-    recipe = _MAKE_RECIPE.search(text)
+    recipes = list(_MAKE_RECIPE.finditer(text))
+    recipe = recipes[0] if recipes else None
     if stop is None and recipe is None:
         return None
     findings = Findings(tool="make", failure_type=FailureType.BUILD_ERROR)
@@ -454,7 +463,9 @@ def parse_make(text: str) -> Findings | None:
         else:
             findings.advice = "Fix the Makefile at the line make names, then run make again."
     if recipe:
-        findings.details.append(recipe["line"].strip())
+        # A recursive make prints one line per level: the innermost names the failing
+        # command's target, the outermost the target that was asked for.
+        findings.details.extend(dedupe([recipe["line"].strip(), recipes[-1]["line"].strip()]))
         if not stop:
             above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
             findings.facts.extend(clip(line, 180) for line in above[-2:])

@@ -173,7 +173,10 @@ def parse_shell(text: str, exit_code: int | None) -> Findings | None:
 
 # --- timeout ---------------------------------------------------------------------------------
 
-_TIMEOUT_CMD = re.compile(r"^\s*(?:\S*/)?timeout\s+(?:-\S+\s+)*(?P<secs>\d+(?:\.\d+)?[smhd]?)\s")
+_TIMEOUT_CMD = re.compile(
+    r"^\s*(?:\S*/)?timeout\s+(?:(?:-[sk]\s+\S+|-\S+)\s+)*(?P<secs>\d+(?:\.\d+)?[smhd]?)\s"
+)
+"""``timeout [-s SIG] [-k DURATION] [--long-option] DURATION command``."""
 _NUMBERS = re.compile(r"\d+")
 _OUR_LIMIT = re.compile(r"^\[timed out after [\d.]+ ?s and was killed\]$", M)
 _CALL_FIRST = "(most recent call first)"

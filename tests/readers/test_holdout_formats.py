@@ -1,0 +1,220 @@
+"""Output formats the readers missed on unseen output of the corpus's tools (#12 follow-up).
+
+Each test runs the real tool where this machine has it (skipped where it does not); eslint's
+one-line formats are read from outputs captured from real runs in tests/data/holdout_like.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from reflexkit._serde import structure
+from reflexkit.models import FailureContext, FailureType, Reflection, ReflectionCategory
+from reflexkit.readers import analyse
+from reflexkit.reflection.heuristic import HeuristicGenerator
+
+from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
+GEN = HeuristicGenerator()
+HOLDOUT = DATA / "holdout_like"
+
+
+def _run(command: str, cwd: Path) -> FailureContext:
+    """Run *command* in bash as an agent's harness does; return its failure."""
+    done = subprocess.run(
+        ["bash", "-c", f"{command}; exit $?"],  # not exec'd: bash reports 128 + signal
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    return FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command=command,
+        exit_code=done.returncode,
+        error_output=done.stdout + done.stderr,
+    )
+
+
+def _text(reflection: Reflection) -> str:
+    return "\n".join([reflection.analysis, reflection.suggestion, *reflection.action_items])
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, body in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
+
+
+@pytest.mark.skipif(shutil.which("timeout") is None, reason="no GNU timeout on this machine")
+@pytest.mark.parametrize("options", ["-s KILL", "--signal=KILL", "-k 1 -s TERM"])
+def test_timeout_with_a_signal_option_is_a_timeout(tmp_path: Path, options: str) -> None:
+    """``timeout -s KILL 1 cmd`` exits 137, not 124: still the time limit, not a crash."""
+    _write(tmp_path, {"serve.py": "import time\nprint('listening', flush=True)\ntime.sleep(30)\n"})
+    failure = _run(f"timeout {options} 1 {sys.executable} serve.py", tmp_path)
+    assert failure.exit_code in {124, 137}
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.TIMEOUT
+    assert reflection.category is ReflectionCategory.APPROACH_FLAW
+    assert "listening" in _text(reflection)
+
+
+@pytest.mark.skipif(
+    shutil.which("make") is None or shutil.which("gcc") is None, reason="no make or gcc"
+)
+def test_recursive_make_quotes_the_innermost_and_outermost_target(tmp_path: Path) -> None:
+    """A sub-make's compiler error: the error, the sub-make's target and the top target."""
+    _write(
+        tmp_path,
+        {
+            "Makefile": "all: lib\nlib:\n\t$(MAKE) -C lib\n.PHONY: all lib\n",
+            "lib/Makefile": "vec.o: vec.c\n\tgcc -c -o $@ $<\n",
+            "lib/vec.c": "int dot(int a, int b) {\n    return a * b\n}\n",
+        },
+    )
+    failure = _run("make", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "vec.c:2:17: error" in text
+    assert "make[1]: *** [Makefile:2: vec.o] Error 1" in text
+    assert "make: *** [Makefile:3: lib] Error 2" in text
+
+
+def test_make_around_a_test_runner_names_the_target(tmp_path: Path) -> None:
+    """`make test` running pytest: pytest's facts, and which make target failed."""
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+    _write(
+        tmp_path,
+        {
+            "Makefile": f"test:\n\t{sys.executable} -m pytest -q -p no:cacheprovider test_x.py\n",
+            "test_x.py": "def test_half():\n    assert 7 // 2 == 3.5\n",
+        },
+    )
+    failure = _run("make test", tmp_path)
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.TEST_FAILURE
+    text = _text(reflection)
+    assert "test_x.py::test_half" in text
+    assert "make: *** [Makefile:2: test] Error 1" in text
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on this machine")
+def test_linker_failure_quotes_collect2_summary(tmp_path: Path) -> None:
+    """The linker's closing line says the link, not the compile, failed."""
+    _write(
+        tmp_path,
+        {"main.c": 'int parse(const char *s);\nint main(void) { return parse("1"); }\n'},
+    )
+    failure = _run("gcc -o calc main.c", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "undefined reference to `parse'" in text
+    assert "collect2: error: ld returned 1 exit status" in text
+
+
+def test_comprehension_frame_names_its_function(tmp_path: Path) -> None:
+    """An exception in a set comprehension: the frame of the function that holds it too."""
+    _write(
+        tmp_path,
+        {
+            "report.py": """
+            def summarize(rows):
+                return {r["region"] for r in rows}
+
+            summarize([{"amount": 3}])
+            """,
+        },
+    )
+    failure = _run(f"{sys.executable} report.py", tmp_path)
+    findings = analyse(failure)
+    assert any("line 2, in summarize" in d for d in findings.details), findings.details
+    assert "line 2, in summarize" in _text(GEN.generate(failure))
+
+
+def test_recursion_quotes_the_call_that_repeats(tmp_path: Path) -> None:
+    """RecursionError: the frame Python says repeated is the recursive call to look at."""
+    _write(
+        tmp_path,
+        {
+            "resolve.py": """
+            import json
+
+            def resolve(name, seen=()):
+                data = json.loads('{"include": "%s"}' % name)
+                return resolve(data["include"], seen)
+
+            resolve("main")
+            """,
+        },
+    )
+    failure = _run(f"{sys.executable} resolve.py", tmp_path)
+    assert "Previous line repeated" in failure.error_output
+    reflection = GEN.generate(failure)
+    assert 'resolve.py", line 5, in resolve' in _text(reflection)
+    assert reflection.category is ReflectionCategory.APPROACH_FLAW
+
+
+def test_ruff_github_annotations_read_as_ruff(tmp_path: Path) -> None:
+    """``ruff --output-format=github`` wraps each finding in a workflow command."""
+    _write(tmp_path, {"stats.py": "import os\nfrom math import *\n\ndef f():\n    return x\n"})
+    command = (
+        f"{sys.executable} -m ruff check --isolated --no-cache --select F "
+        "--output-format=github stats.py"
+    )
+    failure = _run(command, tmp_path)
+    assert failure.error_output.startswith("::error ")
+    findings = analyse(failure)
+    assert findings.tool == "ruff"
+    text = _text(GEN.generate(failure))
+    for fact in ("stats.py:1:8", "F401", "F403", "F405"):
+        assert fact in text
+
+
+def test_annotation_without_location_in_its_message_gets_one() -> None:
+    """A workflow command whose message has no location: its file/line parameters give it."""
+    output = "::error file=src/app.py,line=3,col=5,title=E999::SyntaxError: invalid syntax\n"
+    failure = FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command="lint",
+        exit_code=1,
+        error_output=output,
+    )
+    assert "src/app.py:3:5" in _text(GEN.generate(failure))
+
+
+@pytest.mark.parametrize(
+    ("item", "facts"),
+    [
+        (
+            "eslint-dashboard-unix-format",
+            ["src/widgets.js:4:7", "no-unused-vars", "eqeqeq", "no-fallthrough", "4 problems"],
+        ),
+        (
+            "eslint-shop-json-format-react",
+            ["src/Checkout.jsx: line 4, col 7", "no-cond-assign", "'totl' is not defined"],
+        ),
+    ],
+)
+def test_eslint_one_line_formats(item: str, facts: list[str]) -> None:
+    """The eslint ``unix`` and ``compact`` formats: every rule and location, paths shortened."""
+    data = json.loads((HOLDOUT / f"{item}.json").read_text(encoding="utf-8"))
+    failure = structure(data["failureContext"], FailureContext)
+    findings = analyse(failure)
+    assert findings.tool == "eslint"
+    assert findings.failure_type is FailureType.LINT_ERROR
+    text = _text(GEN.generate(failure))
+    for fact in facts:
+        assert fact in text
+    assert not findings.facts[0].startswith("/")  # the shared directory is left out
