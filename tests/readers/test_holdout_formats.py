@@ -218,3 +218,95 @@ def test_eslint_one_line_formats(item: str, facts: list[str]) -> None:
     for fact in facts:
         assert fact in text
     assert not findings.facts[0].startswith("/")  # the shared directory is left out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git on this machine")
+def test_git_refusal_names_the_paths_it_lists(tmp_path: Path) -> None:
+    """``would be overwritten by checkout:`` lists the paths; git's verdict is ``Aborting``."""
+    steps = [
+        "git init -q -b main",
+        "git -c user.name=a -c user.email=a@example.org commit -q --allow-empty -m init",
+        "echo one > notes.md && git add notes.md",
+        "git -c user.name=a -c user.email=a@example.org commit -q -m notes",
+        "git branch release && git checkout -q release && echo rel > notes.md",
+        "git -c user.name=a -c user.email=a@example.org commit -q -am rel",
+        "git checkout -q main && echo local > notes.md",
+    ]
+    for step in steps:
+        subprocess.run(["bash", "-c", step], cwd=tmp_path, check=True, capture_output=True)
+    failure = _run("git checkout release", tmp_path)
+    assert "would be overwritten by checkout" in failure.error_output
+    text = _text(GEN.generate(failure))
+    assert "notes.md" in text
+    assert "Aborting" in text
+
+
+def test_ruff_format_check_quotes_its_summary(tmp_path: Path) -> None:
+    """``ruff format --check``: each file where it points, and the count line as printed."""
+    _write(tmp_path, {"a.py": "x = {'a':1}\n", "b.py": "def f( y ):\n  return y\n", "c.py": ""})
+    failure = _run(f"{sys.executable} -m ruff format --check --isolated --no-cache .", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "2 files would be reformatted" in text
+    assert "a.py" in text
+    assert "b.py" in text
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_node_missing_subpath_names_package_and_code(tmp_path: Path) -> None:
+    """``require('pkg/sub')``: install ``pkg``, not ``pkg/sub``; the error's code is quoted."""
+    _write(tmp_path, {"export.js": 'require("csv-stringify/sync");\n'})
+    failure = _run("node export.js", tmp_path)
+    reflection = GEN.generate(failure)
+    text = _text(reflection)
+    assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
+    assert "MODULE_NOT_FOUND" in text
+    assert "`npm install csv-stringify`" in text
+
+
+def test_pip_build_failure_quotes_the_build_error(tmp_path: Path) -> None:
+    """A package whose setup.py fails: the exception inside pip's output and pip's error names."""
+    pytest.importorskip("setuptools")
+    _write(
+        tmp_path,
+        {
+            "sensorlib/setup.py": """
+            from setuptools import setup
+            import numpy_is_not_installed_here
+            setup(name="sensorlib", version="0.1")
+            """,
+        },
+    )
+    command = (
+        f"{sys.executable} -m pip install --no-build-isolation --no-deps --no-index "
+        "--disable-pip-version-check ./sensorlib"
+    )
+    failure = _run(command, tmp_path)
+    reflection = GEN.generate(failure)
+    text = _text(reflection)
+    assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
+    assert "ModuleNotFoundError: No module named 'numpy_is_not_installed_here'" in text
+    assert "error: subprocess-exited-with-error" in text
+    assert "error: metadata-generation-failed" in text
+
+
+def test_pytest_setup_error_is_quoted_as_its_summary_line(tmp_path: Path) -> None:
+    """An error at setup: ``ERROR path::test`` as pytest's summary prints it."""
+    _write(
+        tmp_path,
+        {
+            "test_cache.py": """
+            import pytest
+
+            @pytest.fixture
+            def cache(tmp_path):
+                return open(tmp_path / "missing.json")
+
+            def test_miss(cache):
+                assert cache
+            """,
+        },
+    )
+    failure = _run(f"{sys.executable} -m pytest -p no:cacheprovider test_cache.py", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "ERROR test_cache.py::test_miss" in text
+    assert "FileNotFoundError" in text

@@ -278,6 +278,14 @@ _FRAME_LOC = re.compile(r"\(?(?P<loc>(?:file://)?[^\s()]+:\d+:\d+)\)?$")
 _JS_INTERNAL = re.compile(r"node:|node_modules|<anonymous>|^internal/")
 _JS_SOURCE_HEADER = re.compile(r"^(?P<loc>(?:file://)?[^\s:()]+\.[cm]?[jt]sx?:\d+)$", M)
 _CANNOT_FIND = re.compile(r"Cannot find (?:module|package) '(?P<mod>[^']+)'")
+_ERROR_CODE_PROP = re.compile(r"^\s+code: '(?P<code>[A-Z][A-Z0-9_]+)'", M)
+"""The ``code`` property Node.js prints with an error object (``MODULE_NOT_FOUND``)."""
+
+
+def _package_of(module: str) -> str:
+    """Return the npm package a bare import names (``@scope/pkg/sub`` -> ``@scope/pkg``)."""
+    parts = module.split("/")
+    return "/".join(parts[:2]) if module.startswith("@") else parts[0]
 
 
 def _user_frame(frames: list[str]) -> str:
@@ -310,6 +318,9 @@ def parse_node(text: str) -> Findings | None:
         findings.details.append(
             f"thrown {first}" + (f", from {user}" if user and user not in first else "")
         )
+        code = _ERROR_CODE_PROP.search(after)
+        if code and code["code"] not in error["line"]:
+            findings.details.append(f"code: '{code['code']}'")
         missing = _CANNOT_FIND.search(error["line"])
         if missing:
             module = missing["mod"]
@@ -322,7 +333,8 @@ def parse_node(text: str) -> Findings | None:
                 f"The path {module!r} does not resolve: fix the relative import (extension, "
                 "directory, case) to point at an existing file."
                 if local
-                else f"The package {module!r} is not installed: add it with `npm install {module}` "
+                else f"The package {_package_of(module)!r} is not installed: add it with "
+                f"`npm install {_package_of(module)}` "
                 "(saved in package.json) or import a package that is a dependency."
             )
         elif "Cannot use import statement outside a module" in error["line"] or (

@@ -28,6 +28,11 @@ _GIT_REJECTED = re.compile(r"^(?P<line>\s*! \[(?:rejected|remote rejected)\].*)$
 _AUTO_MERGE_FAILED = re.compile(r"^(?P<line>Automatic merge failed;.*)$", M)
 
 
+_GIT_LISTED = re.compile(r"^(?:error|fatal): [^\n]*:\n(?P<files>(?:\t[^\n]+(?:\n|$))+)", M)
+"""An error followed by the tab-indented paths it is about (files checkout would overwrite)."""
+_GIT_VERDICT = re.compile(r"^(?P<line>Aborting|Aborting commit due to [^\n]+)$", M)
+
+
 def parse_git(text: str, command: str) -> Findings | None:
     """Recognise git conflicts, rejected pushes and ``error:``/``fatal:`` lines from git."""
     conflicts = [m["line"].strip() for m in _CONFLICT.finditer(text)]
@@ -46,6 +51,13 @@ def parse_git(text: str, command: str) -> Findings | None:
     auto = _AUTO_MERGE_FAILED.search(text)
     if auto:
         findings.details.append(auto["line"].strip())
+    listed = dedupe(
+        path.strip() for m in _GIT_LISTED.finditer(text) for path in m["files"].splitlines()
+    )
+    if listed:
+        findings.details.append("paths: " + ", ".join(clip(p, 80) for p in listed[:5]))
+    verdict = _GIT_VERDICT.search(text)
+    findings.summary = verdict["line"] if verdict else ""
     findings.hints = dedupe(m["cmd"] for m in _GIT_HINT_CMD.finditer(text))[:4]
     if conflicts:
         files = [line.rsplit(" in ", 1)[-1] for line in conflicts if " in " in line]
