@@ -310,3 +310,47 @@ def test_pytest_setup_error_is_quoted_as_its_summary_line(tmp_path: Path) -> Non
     text = _text(GEN.generate(failure))
     assert "ERROR test_cache.py::test_miss" in text
     assert "FileNotFoundError" in text
+
+
+def _crate(root: Path, main: str, dependencies: str = "") -> None:
+    _write(
+        root,
+        {
+            "Cargo.toml": '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n\n'
+            f"[dependencies]\n{dependencies}",
+            "src/main.rs": main,
+        },
+    )
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_rustc_error_quotes_its_own_note(tmp_path: Path) -> None:
+    """A macro called with the wrong arguments: rustc's note says which fragment it tried."""
+    _crate(
+        tmp_path,
+        """
+        macro_rules! pair {
+            ($x:expr, $y:expr) => { ($x, $y) };
+        }
+        fn main() {
+            let p = pair!(1, 2, 3);
+            println!("{:?}", p);
+        }
+        """,
+    )
+    failure = _run("cargo check --offline -q", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "no rules expected" in text
+    assert "note: while trying to match meta-variable `$y:expr`" in text
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_cargo_unknown_crate_names_the_package_that_requires_it(tmp_path: Path) -> None:
+    """``no matching package``: and which package of a workspace asked for it."""
+    _crate(tmp_path, "fn main() {}\n", 'no-such-crate-reflexkit-zz = "1.0"\n')
+    failure = _run("cargo build --offline", tmp_path)
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
+    text = _text(reflection)
+    assert "no matching package named `no-such-crate-reflexkit-zz` found" in text
+    assert "required by package `demo v0.1.0" in text

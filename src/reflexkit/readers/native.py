@@ -41,6 +41,9 @@ _RUST_LINT = re.compile(
 )
 _RUST_SUMMARY = re.compile(r"^(?P<sum>error: could not compile `[^`]+`.*?)\s*$", M)
 _CARGO_ERROR = re.compile(r"^error: (?P<msg>.+)$", M)
+_CARGO_REQUIRED_BY = re.compile(r"^(?P<line>required by package `.+)$", M)
+_RUST_NOTE = re.compile(r"^(?:\s*= )?(?P<line>(?:help|note): .+)$", M)
+_RUST_NOTE_NOISE = re.compile(r"for further information|#\[|on by default|implied by|--explain")
 _CAUSED_BY = re.compile(r"^Caused by:\n\s+(?P<msg>.+)$", M)
 _CARGO_DEPENDENCY = re.compile(
     r"as a dependency of|no matching package|failed to select a version|failed to load source|"
@@ -56,6 +59,7 @@ def parse_rustc(text: str) -> Findings | None:
         return _parse_cargo_error(text)
     problems: list[Problem] = []
     lints: list[str] = []
+    notes: list[str] = []
     for index, diag in enumerate(diags):
         if index >= MAX_BLOCKS:
             break
@@ -64,6 +68,10 @@ def parse_rustc(text: str) -> Findings | None:
         end = diags[index + 1].start() if index + 1 < len(diags) else len(text)
         body = text[diag.end() : min(end, diag.end() + 3000)]
         lint_match = _RUST_LINT.search(body)
+        if not notes:  # the first error's own help and notes: rustc's explanation of it
+            notes = [
+                m["line"] for m in _RUST_NOTE.finditer(body) if not _RUST_NOTE_NOISE.search(m[0])
+            ][:2]
         lint = ""
         if lint_match:
             lint = lint_match["lint"] or f"clippy::{lint_match['url']}"
@@ -85,6 +93,8 @@ def parse_rustc(text: str) -> Findings | None:
         category=ReflectionCategory.VERIFICATION if clippy else ReflectionCategory.ROOT_CAUSE,
     )
     findings.facts = group_problems(problems, limit=6)
+    if not clippy:
+        findings.details.extend(clip(note, 140) for note in notes)
     summary = _RUST_SUMMARY.search(text)
     findings.summary = summary["sum"] if summary else ""
     codes = dedupe(d["code"] for d in errors if d["code"])
@@ -129,6 +139,7 @@ def _parse_cargo_error(text: str) -> Findings | None:
     )
     findings.facts.append(clip(f"error: {first['msg']}", 200))
     findings.details.extend(clip(c, 160) for c in chain[-2:])
+    findings.details.extend(clip(m["line"], 160) for m in _CARGO_REQUIRED_BY.finditer(text))
     findings.headline = (
         "cargo could not resolve the project's dependencies." if dependency else "cargo failed."
     )
