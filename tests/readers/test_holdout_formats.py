@@ -354,3 +354,82 @@ def test_cargo_unknown_crate_names_the_package_that_requires_it(tmp_path: Path) 
     text = _text(reflection)
     assert "no matching package named `no-such-crate-reflexkit-zz` found" in text
     assert "required by package `demo v0.1.0" in text
+
+
+def test_chained_exception_quotes_its_cause(tmp_path: Path) -> None:
+    """``raise ConfigError(...) from exc``: the cause's exception is the real problem."""
+    _write(
+        tmp_path,
+        {
+            "app.py": """
+            import json
+
+            class ConfigError(Exception):
+                pass
+
+            def load(text):
+                try:
+                    return json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise ConfigError("settings are not valid JSON") from exc
+
+            load('{"port": 1,}')
+            """,
+        },
+    )
+    failure = _run(f"{sys.executable} app.py", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "ConfigError: settings are not valid JSON" in text
+    assert "json.decoder.JSONDecodeError: Expecting property name" in text
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_node_syntax_error_in_a_required_file_points_at_that_file(tmp_path: Path) -> None:
+    """A required file that does not parse: its line, not the ``require`` call, is the fault."""
+    _write(
+        tmp_path,
+        {
+            "index.js": 'const { price } = require("./pricing");\nconsole.log(price);\n',
+            "pricing.js": "const TABLE = {\n  pro: 12\n  team: 30,\n};\nexports.price = TABLE;\n",
+        },
+    )
+    failure = _run("node index.js", tmp_path)
+    reflection = GEN.generate(failure)
+    assert "pricing.js:3" in reflection.suggestion + "\n".join(reflection.action_items)
+    assert "index.js:1" not in "\n".join(reflection.action_items)
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_should_panic_with_another_message_says_so(tmp_path: Path) -> None:
+    """``should_panic(expected = ...)`` that saw another panic: cargo's note is quoted."""
+    _crate(
+        tmp_path,
+        """
+        fn main() {}
+
+        #[test]
+        #[should_panic(expected = "capacity exceeded")]
+        fn push_past_capacity() {
+            panic!("queue is full");
+        }
+        """,
+    )
+    failure = _run("cargo test --offline -q", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "push_past_capacity" in text
+    assert "panic did not contain expected string" in text
+
+
+@pytest.mark.parametrize(
+    ("item", "facts"),
+    [
+        ("git-pull-divergent", ["git config pull.rebase false", "divergent branches"]),
+        ("eslint-warnings-max-zero", ["ESLint found too many warnings (maximum: 0)."]),
+    ],
+)
+def test_captured_outputs_quote_the_tools_verdict(item: str, facts: list[str]) -> None:
+    """The hint commands git lists and eslint's ``--max-warnings`` verdict, from real runs."""
+    data = json.loads((HOLDOUT / f"{item}.json").read_text(encoding="utf-8"))
+    text = _text(GEN.generate(structure(data["failureContext"], FailureContext)))
+    for fact in facts:
+        assert fact in text

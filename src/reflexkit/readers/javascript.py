@@ -133,6 +133,9 @@ _ESLINT_ONE_LINE = re.compile(
     M,
 )
 _ESLINT_COUNT = re.compile(r"^(?P<sum>\d+ problems?)$", M)
+_ESLINT_MAX_WARNINGS = re.compile(
+    r"^(?P<line>ESLint found too many warnings \(maximum: \d+\)\.)$", M
+)
 
 
 def _short_paths(files: list[str]) -> dict[str, str]:
@@ -243,6 +246,9 @@ def _eslint_findings(
     findings.facts = group_problems(problems, limit=6, more_locs=2)
     summary = _ESLINT_SUMMARY.search(text) or _ESLINT_COUNT.search(text)
     findings.summary = summary["sum"] if summary else ""
+    too_many = _ESLINT_MAX_WARNINGS.search(text)
+    if too_many:
+        findings.details.append(too_many["line"])
     rule_names = ", ".join(dedupe(r for r in rules if r)[:6])
     findings.headline = f"eslint reported {plural(len(problems), 'problem')}" + (
         f" ({rule_names})." if rule_names else "."
@@ -310,11 +316,11 @@ def parse_node(text: str) -> Findings | None:
         findings.facts.append(clip(error["line"], 220))
         first = f"at {frames[0]}"
         user = _user_frame(frames)
-        if not user:
-            header = None
-            for header in _JS_SOURCE_HEADER.finditer(text, 0, error.start()):  # noqa: B007
-                pass
-            user = header["loc"] if header else ""
+        header = None
+        for header in _JS_SOURCE_HEADER.finditer(text, 0, error.start()):  # noqa: B007
+            pass
+        if header is not None and (not user or error["cls"] == "SyntaxError"):
+            user = header["loc"]  # a file that does not parse: node names it above the error
         findings.details.append(
             f"thrown {first}" + (f", from {user}" if user and user not in first else "")
         )

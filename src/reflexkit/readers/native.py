@@ -166,7 +166,11 @@ _RUST_PANIC_OLD = re.compile(
     r"^thread '(?P<thread>[^']+)' panicked at '(?P<msg>.*)', (?P<loc>\S+:\d+:\d+)$", M
 )
 _RUST_LEFT_RIGHT = re.compile(r"^\s*left: (?P<left>.*)\n\s*right: (?P<right>.*)$", M)
-_RUST_NO_PANIC = re.compile(r"^(?P<line>note: test did not panic as expected.*)$", M)
+_RUST_NO_PANIC = re.compile(
+    r"^(?P<line>note: (?:test did not panic as expected|panic did not contain expected string)"
+    r".*)$",
+    M,
+)
 _RUST_SECTION = re.compile(r"^---- (?P<name>\S+) stdout ----$", M)
 
 
@@ -182,7 +186,7 @@ def parse_cargo_test(text: str) -> Findings | None:
         if index >= MAX_BLOCKS:
             break
         end = sections[index + 1].start() if index + 1 < len(sections) else len(text)
-        body = text[section.end() : min(end, section.end() + 4000)]
+        body = text[section.end() : min(end, section.end() + 8000)]
         name = section["name"]
         panic = _RUST_PANIC.search(body) or _RUST_PANIC_OLD.search(body)
         no_panic = _RUST_NO_PANIC.search(body)
@@ -192,6 +196,8 @@ def parse_cargo_test(text: str) -> Findings | None:
             if left_right:
                 left, right = clip(left_right["left"], 60), clip(left_right["right"], 60)
                 fact += f" (left: {left}, right: {right})"
+            if no_panic:  # should_panic(expected = ...) saw another panic
+                fact += f"; {no_panic['line'].strip()}"
         elif no_panic:
             fact = f"{name}: {no_panic['line'].strip()}"
         else:

@@ -155,6 +155,31 @@ def find_traceback(text: str) -> Traceback | None:
     return _last_traceback(lines, 0)
 
 
+_CHAINED = (
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+)
+
+
+def find_cause(text: str) -> str:
+    """Return the exception line of the traceback the last one was chained to, or ``""``.
+
+    ``raise X from exc`` and an exception raised while handling another print the cause's
+    traceback first; its exception is often the real problem (a JSON error under a
+    ``ConfigError``).
+    """
+    if not any(marker in text for marker in _CHAINED):
+        return ""
+    starts = [m.start() for m in _TB_START.finditer(text)]
+    if len(starts) < 2:  # noqa: PLR2004 -- the cause's traceback and the last one
+        return ""
+    between = text[starts[-2] : starts[-1]]
+    if not any(marker in between for marker in _CHAINED):
+        return ""
+    cause = _last_traceback(between.splitlines(), 0)
+    return cause.exception if cause is not None else ""
+
+
 _GROUP_MARGIN = re.compile(r"^ *(?:\+-?\+?-* ?\d* ?-*|\| ?)", M)
 _GROUP_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
 
@@ -203,6 +228,9 @@ def parse_traceback(text: str) -> Findings | None:
         findings.facts.append(clip(group.group(0), 200))
     findings.facts.append(clip(tb.exception, 240))
     findings.details.extend(_where(tb))
+    cause = find_cause(text) if group is None else ""
+    if cause:
+        findings.details.append(f"caused by {clip(cause, 200)}")
     missing = _MODULE_NOT_FOUND.search(tb.exception)
     if missing or short_cls == "ModuleNotFoundError":
         module = missing["mod"] if missing else "the module"

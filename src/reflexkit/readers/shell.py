@@ -23,7 +23,11 @@ _NOT_FOUND_EXIT = 127
 
 _CONFLICT = re.compile(r"^(?P<line>CONFLICT \([^)]+\): .+)$", M)
 _GIT_ERROR = re.compile(r"^(?P<line>(?:error|fatal): .+)$", M)
-_GIT_HINT_CMD = re.compile(r'"(?P<cmd>git [^"]+)"')
+_GIT_HINT_CMD = re.compile(
+    r'"(?P<cmd>git [^"]+)"|^hint:\s+(?P<line>git [^#\n]+?)\s*(?:#[^\n]*)?$', M
+)
+"""A command git's hints quote (``"git add <file>"``) or list on its own line (``hint:   git
+config pull.rebase false  # merge``)."""
 _GIT_REJECTED = re.compile(r"^(?P<line>\s*! \[(?:rejected|remote rejected)\].*)$", M)
 _AUTO_MERGE_FAILED = re.compile(r"^(?P<line>Automatic merge failed;.*)$", M)
 
@@ -58,7 +62,7 @@ def parse_git(text: str, command: str) -> Findings | None:
         findings.details.append("paths: " + ", ".join(clip(p, 80) for p in listed[:5]))
     verdict = _GIT_VERDICT.search(text)
     findings.summary = verdict["line"] if verdict else ""
-    findings.hints = dedupe(m["cmd"] for m in _GIT_HINT_CMD.finditer(text))[:4]
+    findings.hints = dedupe(m["cmd"] or m["line"] for m in _GIT_HINT_CMD.finditer(text))[:4]
     if conflicts:
         files = [line.rsplit(" in ", 1)[-1] for line in conflicts if " in " in line]
         findings.headline = (
