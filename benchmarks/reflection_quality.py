@@ -12,10 +12,12 @@ Usage::
     python benchmarks/reflection_quality.py [CORPUS_DIR ...] [--secrets DIR] [--verbose]
         [--generic-only]
 
-CORPUS_DIR defaults to ``../shared/corpus/failures/dev`` relative to the repository and the
-repository's own real outputs in ``tests/data/tool_outputs``. ``--generic-only`` unregisters
-every reader first, so the generic reader reads everything: a measure of how the heuristic
-does on formats it has no reader for.
+CORPUS_DIR defaults to ``../shared/corpus/failures/dev`` relative to the repository, the
+repository's own real outputs in ``tests/data/tool_outputs`` and ``tests/data/holdout_like``:
+real outputs of the corpus's tools on projects the readers were not built on, labelled before
+the readers were measured on them, the best estimate of the score on the held-out set.
+``--generic-only`` unregisters every reader first, so the generic reader reads everything: a
+measure of how the heuristic does on formats it has no reader for.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from reflexkit.reflection.redaction import Redactor
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "failures" / "dev"
 OWN_OUTPUTS = REPO / "tests" / "data" / "tool_outputs"
+HOLDOUT_LIKE = REPO / "tests" / "data" / "holdout_like"
 RUNS = 5
 PASTE_LIMIT = 300
 """No block copied verbatim from the output may be longer than this."""
@@ -221,7 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the arguments, measure, and return 1 when a secret survived."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "corpus", nargs="*", type=Path, default=[DEFAULT_CORPUS, OWN_OUTPUTS], metavar="CORPUS_DIR"
+        "corpus",
+        nargs="*",
+        type=Path,
+        default=[DEFAULT_CORPUS, OWN_OUTPUTS, HOLDOUT_LIKE],
+        metavar="CORPUS_DIR",
     )
     parser.add_argument("--secrets", type=Path, default=DEFAULT_SECRETS)
     parser.add_argument("--verbose", "-v", action="store_true", help="list per-item misses")

@@ -162,14 +162,15 @@ class TestCMake:
         )
 
     def test_a_cmake_build_is_read_as_the_compilers_errors(self) -> None:
-        """``cmake --build`` runs gmake: the compiler error, and gmake's failed target."""
+        """``cmake --build`` runs gmake: the compiler error, gmake's failed and top targets."""
         findings = read("cmake-build-gxx-error")
         assert findings.tool == "gcc"
         assert findings.details == [
             (
                 "gmake[2]: *** [CMakeFiles/stats.dir/build.make:90: CMakeFiles/stats.dir/src/"
                 "stats.cpp.o] Error 1"
-            )
+            ),
+            "gmake: *** [Makefile:91: all] Error 2",
         ]
 
     def test_other_output_is_not_cmake(self) -> None:

@@ -92,11 +92,37 @@ _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
 )
 
 
+_ANNOTATION = re.compile(
+    r"^::(?:error|warning|notice)(?: (?P<params>[^\n]*?))?::(?P<msg>[^\n]*)$", re.MULTILINE
+)
+"""A GitHub Actions workflow command (``ruff --output-format=github``, ``--format github``)."""
+_ANNOTATION_PARAM = re.compile(r"(?:^|,)(?P<key>file|line|col)=(?P<value>[^,]*)")
+_LEADING_LOCATION = re.compile(r"^[^\s:]+:\d+")
+
+
+def _annotation_message(match: re.Match[str]) -> str:
+    """Return a workflow command as the diagnostic it carries (``file:line:col: message``)."""
+    message = match["msg"].replace("%0A", "\n").replace("%0D", "").replace("%25", "%")
+    if _LEADING_LOCATION.match(message):
+        return message
+    params = {m["key"]: m["value"] for m in _ANNOTATION_PARAM.finditer(match["params"] or "")}
+    if "file" not in params:
+        return message
+    where = ":".join(params[key] for key in ("file", "line", "col") if params.get(key))
+    return f"{where}: {message}"
+
+
 def clean_output(text: str) -> str:
-    """Return *text* as the readers read it: no colours, LF line ends, head and tail if long."""
+    """Return *text* as the readers read it: no colours, LF line ends, head and tail if long.
+
+    GitHub Actions annotations (``::error file=...::message``) are read as their message, so
+    a tool's github output format reads like its plain one.
+    """
     text = ANSI.sub("", text).replace("\r\n", "\n")
     if len(text) > HEAD_CHARS + TAIL_CHARS:
         text = text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
+    if "::" in text:
+        text = _ANNOTATION.sub(_annotation_message, text)
     return text
 
 
@@ -129,10 +155,10 @@ def analyse(failure: FailureContext) -> Findings:
         timed_out=timed_out,
         trust_text=not runner_read_it,
     )
-    if found is not None and found.tool in {"gcc", "rustc", "clippy"}:
+    if found is not None and found.tool != "make":
         wrapper = parse_make(text)
-        if wrapper is not None:
-            found.details.extend((wrapper.details or wrapper.facts)[:1])
+        if wrapper is not None:  # the failing target(s) of the make run around the tool
+            found.details.extend(d for d in (wrapper.details or wrapper.facts)[:2] if d)
     if timeout is not None:
         if found is not None and found.tool != "shell":
             timeout.details = dedupe([*found.facts[:2], *timeout.details])

@@ -100,7 +100,12 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ("-->", ".py:", "eformat"),
         660,
     ),
-    Reader("eslint", lambda t, _f: parse_eslint(t), ("  error  ", "  warning  "), 650),
+    Reader(
+        "eslint",
+        lambda t, _f: parse_eslint(t),
+        ("  error  ", "  warning  ", "[Error/", "[Warning/", ", Error - ", ", Warning - "),
+        650,
+    ),
     # 500: compilers and linkers
     Reader("cmake", lambda t, _f: parse_cmake(t), ("CMake Error",), 570),
     Reader("rustc", lambda t, _f: parse_rustc(t), ("error[", "error: "), 560),

@@ -122,12 +122,83 @@ _ENV_GLOBALS = frozenset(
 _UNDEF_NAME = re.compile(r"'(?P<name>[\w$]+)' is not defined")
 
 
+_ESLINT_EXT = r"\.(?:[cm]?[jt]sx?|vue|svelte|json)"
+_ESLINT_ONE_LINE = re.compile(
+    # --format unix: file:line:col: message [Error/rule]
+    rf"^(?P<file>[^\s:][^:\n]*{_ESLINT_EXT}):(?P<line>\d+):(?P<col>\d+): (?P<msg>.+?)"
+    r" \[(?P<sev>Error|Warning)(?:/(?P<rule>[@\w/-]+))?\]$"
+    # --format compact: file: line N, col N, Error - message (rule)
+    rf"|^(?P<cfile>[^\s:][^:\n]*{_ESLINT_EXT}): line (?P<cline>\d+), col (?P<ccol>\d+), "
+    r"(?P<csev>Error|Warning) - (?P<cmsg>.+?)(?: \((?P<crule>[@\w/-]+)\))?$",
+    M,
+)
+_ESLINT_COUNT = re.compile(r"^(?P<sum>\d+ problems?)$", M)
+_ESLINT_MAX_WARNINGS = re.compile(
+    r"^(?P<line>ESLint found too many warnings \(maximum: \d+\)\.)$", M
+)
+
+
+def _short_paths(files: list[str]) -> dict[str, str]:
+    """Map absolute paths to their tails below the directory they share (one parent kept).
+
+    The tail of a path as printed is still verbatim, and reads like the project's own path.
+    """
+    absolute = [f for f in files if f.startswith("/")]
+    if not absolute:
+        return {}
+    parts = [f.split("/")[:-1] for f in absolute]
+    common = parts[0]
+    for other in parts[1:]:
+        while other[: len(common)] != common:
+            common = common[:-1]
+    keep = max(len(common) - 1, 1) if len(set(absolute)) == 1 else len(common)
+    return {f: "/".join(f.split("/")[keep:]) for f in absolute}
+
+
+def _eslint_one_line_rows(
+    text: str, severity: str
+) -> tuple[list[Problem], list[str], list[str]] | None:
+    """Read eslint's one-line formats (``unix``, ``compact``) like its stylish rows."""
+    rows = [
+        m for m in _ESLINT_ONE_LINE.finditer(text) if (m["sev"] or m["csev"]).lower() == severity
+    ]
+    if not rows:
+        return None
+    short = _short_paths([m["file"] or m["cfile"] for m in rows])
+    problems: list[Problem] = []
+    rules: list[str] = []
+    undefined: list[str] = []
+    for m in rows:
+        path = m["file"] or m["cfile"]
+        path = short.get(path, path)
+        rule = m["rule"] or m["crule"] or ""
+        msg = m["msg"] or m["cmsg"]
+        rules.append(rule)
+        name = _UNDEF_NAME.search(msg)
+        if name:
+            undefined.append(name["name"])
+        if m["file"]:
+            loc = f"{path}:{m['line']}:{m['col']}"
+            shown = f"{loc}: {clip(msg, 140)} [{m['sev']}/{rule}]" if rule else f"{loc}: {msg}"
+        else:
+            loc = f"{path}: line {m['cline']}, col {m['ccol']}"
+            shown = f"{loc}, {m['csev']} - {clip(msg, 140)}" + (f" ({rule})" if rule else "")
+        problems.append(Problem(shown, f"{rule}|{msg}", loc))
+    return problems, rules, undefined
+
+
 def parse_eslint(text: str) -> Findings | None:
     """Recognise eslint's stylish format: a file line, then ``line:col severity message rule``.
 
-    Errors are reported; warnings only when there are no errors (``--max-warnings 0``).
+    Also its one-line formats, ``--format unix`` and ``--format compact``. Errors are
+    reported; warnings only when there are no errors (``--max-warnings 0``).
     """
-    found = _eslint_rows(text, "error") or _eslint_rows(text, "warning")
+    found = (
+        _eslint_rows(text, "error")
+        or _eslint_one_line_rows(text, "error")
+        or _eslint_rows(text, "warning")
+        or _eslint_one_line_rows(text, "warning")
+    )
     if found is None:
         return None
     problems, rules, undefined = found
@@ -173,8 +244,11 @@ def _eslint_findings(
 ) -> Findings:
     """Fill eslint findings from its problems."""
     findings.facts = group_problems(problems, limit=6, more_locs=2)
-    summary = _ESLINT_SUMMARY.search(text)
+    summary = _ESLINT_SUMMARY.search(text) or _ESLINT_COUNT.search(text)
     findings.summary = summary["sum"] if summary else ""
+    too_many = _ESLINT_MAX_WARNINGS.search(text)
+    if too_many:
+        findings.details.append(too_many["line"])
     rule_names = ", ".join(dedupe(r for r in rules if r)[:6])
     findings.headline = f"eslint reported {plural(len(problems), 'problem')}" + (
         f" ({rule_names})." if rule_names else "."
@@ -210,6 +284,14 @@ _FRAME_LOC = re.compile(r"\(?(?P<loc>(?:file://)?[^\s()]+:\d+:\d+)\)?$")
 _JS_INTERNAL = re.compile(r"node:|node_modules|<anonymous>|^internal/")
 _JS_SOURCE_HEADER = re.compile(r"^(?P<loc>(?:file://)?[^\s:()]+\.[cm]?[jt]sx?:\d+)$", M)
 _CANNOT_FIND = re.compile(r"Cannot find (?:module|package) '(?P<mod>[^']+)'")
+_ERROR_CODE_PROP = re.compile(r"^\s+code: '(?P<code>[A-Z][A-Z0-9_]+)'", M)
+"""The ``code`` property Node.js prints with an error object (``MODULE_NOT_FOUND``)."""
+
+
+def _package_of(module: str) -> str:
+    """Return the npm package a bare import names (``@scope/pkg/sub`` -> ``@scope/pkg``)."""
+    parts = module.split("/")
+    return "/".join(parts[:2]) if module.startswith("@") else parts[0]
 
 
 def _user_frame(frames: list[str]) -> str:
@@ -234,14 +316,17 @@ def parse_node(text: str) -> Findings | None:
         findings.facts.append(clip(error["line"], 220))
         first = f"at {frames[0]}"
         user = _user_frame(frames)
-        if not user:
-            header = None
-            for header in _JS_SOURCE_HEADER.finditer(text, 0, error.start()):  # noqa: B007
-                pass
-            user = header["loc"] if header else ""
+        header = None
+        for header in _JS_SOURCE_HEADER.finditer(text, 0, error.start()):  # noqa: B007
+            pass
+        if header is not None and (not user or error["cls"] == "SyntaxError"):
+            user = header["loc"]  # a file that does not parse: node names it above the error
         findings.details.append(
             f"thrown {first}" + (f", from {user}" if user and user not in first else "")
         )
+        code = _ERROR_CODE_PROP.search(after)
+        if code and code["code"] not in error["line"]:
+            findings.details.append(f"code: '{code['code']}'")
         missing = _CANNOT_FIND.search(error["line"])
         if missing:
             module = missing["mod"]
@@ -254,7 +339,8 @@ def parse_node(text: str) -> Findings | None:
                 f"The path {module!r} does not resolve: fix the relative import (extension, "
                 "directory, case) to point at an existing file."
                 if local
-                else f"The package {module!r} is not installed: add it with `npm install {module}` "
+                else f"The package {_package_of(module)!r} is not installed: add it with "
+                f"`npm install {_package_of(module)}` "
                 "(saved in package.json) or import a package that is a dependency."
             )
         elif "Cannot use import statement outside a module" in error["line"] or (

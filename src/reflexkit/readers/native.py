@@ -41,6 +41,9 @@ _RUST_LINT = re.compile(
 )
 _RUST_SUMMARY = re.compile(r"^(?P<sum>error: could not compile `[^`]+`.*?)\s*$", M)
 _CARGO_ERROR = re.compile(r"^error: (?P<msg>.+)$", M)
+_CARGO_REQUIRED_BY = re.compile(r"^(?P<line>required by package `.+)$", M)
+_RUST_NOTE = re.compile(r"^(?:\s*= )?(?P<line>(?:help|note): .+)$", M)
+_RUST_NOTE_NOISE = re.compile(r"for further information|#\[|on by default|implied by|--explain")
 _CAUSED_BY = re.compile(r"^Caused by:\n\s+(?P<msg>.+)$", M)
 _CARGO_DEPENDENCY = re.compile(
     r"as a dependency of|no matching package|failed to select a version|failed to load source|"
@@ -56,6 +59,7 @@ def parse_rustc(text: str) -> Findings | None:
         return _parse_cargo_error(text)
     problems: list[Problem] = []
     lints: list[str] = []
+    notes: list[str] = []
     for index, diag in enumerate(diags):
         if index >= MAX_BLOCKS:
             break
@@ -64,6 +68,10 @@ def parse_rustc(text: str) -> Findings | None:
         end = diags[index + 1].start() if index + 1 < len(diags) else len(text)
         body = text[diag.end() : min(end, diag.end() + 3000)]
         lint_match = _RUST_LINT.search(body)
+        if not notes:  # the first error's own help and notes: rustc's explanation of it
+            notes = [
+                m["line"] for m in _RUST_NOTE.finditer(body) if not _RUST_NOTE_NOISE.search(m[0])
+            ][:2]
         lint = ""
         if lint_match:
             lint = lint_match["lint"] or f"clippy::{lint_match['url']}"
@@ -85,6 +93,8 @@ def parse_rustc(text: str) -> Findings | None:
         category=ReflectionCategory.VERIFICATION if clippy else ReflectionCategory.ROOT_CAUSE,
     )
     findings.facts = group_problems(problems, limit=6)
+    if not clippy:
+        findings.details.extend(clip(note, 140) for note in notes)
     summary = _RUST_SUMMARY.search(text)
     findings.summary = summary["sum"] if summary else ""
     codes = dedupe(d["code"] for d in errors if d["code"])
@@ -129,6 +139,7 @@ def _parse_cargo_error(text: str) -> Findings | None:
     )
     findings.facts.append(clip(f"error: {first['msg']}", 200))
     findings.details.extend(clip(c, 160) for c in chain[-2:])
+    findings.details.extend(clip(m["line"], 160) for m in _CARGO_REQUIRED_BY.finditer(text))
     findings.headline = (
         "cargo could not resolve the project's dependencies." if dependency else "cargo failed."
     )
@@ -155,7 +166,11 @@ _RUST_PANIC_OLD = re.compile(
     r"^thread '(?P<thread>[^']+)' panicked at '(?P<msg>.*)', (?P<loc>\S+:\d+:\d+)$", M
 )
 _RUST_LEFT_RIGHT = re.compile(r"^\s*left: (?P<left>.*)\n\s*right: (?P<right>.*)$", M)
-_RUST_NO_PANIC = re.compile(r"^(?P<line>note: test did not panic as expected.*)$", M)
+_RUST_NO_PANIC = re.compile(
+    r"^(?P<line>note: (?:test did not panic as expected|panic did not contain expected string)"
+    r".*)$",
+    M,
+)
 _RUST_SECTION = re.compile(r"^---- (?P<name>\S+) stdout ----$", M)
 
 
@@ -171,7 +186,7 @@ def parse_cargo_test(text: str) -> Findings | None:
         if index >= MAX_BLOCKS:
             break
         end = sections[index + 1].start() if index + 1 < len(sections) else len(text)
-        body = text[section.end() : min(end, section.end() + 4000)]
+        body = text[section.end() : min(end, section.end() + 8000)]
         name = section["name"]
         panic = _RUST_PANIC.search(body) or _RUST_PANIC_OLD.search(body)
         no_panic = _RUST_NO_PANIC.search(body)
@@ -181,6 +196,8 @@ def parse_cargo_test(text: str) -> Findings | None:
             if left_right:
                 left, right = clip(left_right["left"], 60), clip(left_right["right"], 60)
                 fact += f" (left: {left}, right: {right})"
+            if no_panic:  # should_panic(expected = ...) saw another panic
+                fact += f"; {no_panic['line'].strip()}"
         elif no_panic:
             fact = f"{name}: {no_panic['line'].strip()}"
         else:
@@ -262,6 +279,11 @@ _LD_OTHER = re.compile(
 )
 _MACOS_SYMBOL = re.compile(r'^\s+"(?P<sym>[^"]+)", referenced from:$', M)
 _TEMP_OBJECT = re.compile(r"^/tmp/|^/var/folders/|\\Temp\\|^cc\w+\.o$")
+_LD_SUMMARY = re.compile(
+    r"^(?P<line>(?:collect2: error: ld returned \d+ exit status|"
+    r"clang(?:\+\+)?: error: linker command failed with exit code \d+.*))$",
+    M,
+)
 _LD = re.compile(
     r"undefined reference to|cannot find -l|multiple definition of|"
     r"Undefined symbols for architecture|undefined symbol: "
@@ -372,6 +394,9 @@ def parse_gcc(text: str) -> Findings | None:
         findings.details.extend(f"{d['loc']}: warning: {clip(d['msg'], 120)}" for d in implicit[:2])
     count = len(problems) + len(linker)
     findings.headline = f"The C/C++ build failed with {count} error{'s' if count != 1 else ''}."
+    ld_summary = _LD_SUMMARY.search(text) if linker else None
+    if ld_summary is not None:
+        findings.summary = ld_summary["line"]
     missing_header = any(
         d["sev"] == "fatal error" and ("No such file" in d["msg"] or "file not found" in d["msg"])
         for d in diags
@@ -432,7 +457,8 @@ _MAKE_RECIPE = re.compile(
 def parse_make(text: str) -> Findings | None:
     """Recognise make's own errors (``Makefile:5: *** missing separator.  Stop.``)."""
     stop = _MAKE_STOP.search(text)
-    recipe = _MAKE_RECIPE.search(text)
+    recipes = list(_MAKE_RECIPE.finditer(text))
+    recipe = recipes[0] if recipes else None
     if stop is None and recipe is None:
         return None
     findings = Findings(tool="make", failure_type=FailureType.BUILD_ERROR)
@@ -454,7 +480,9 @@ def parse_make(text: str) -> Findings | None:
         else:
             findings.advice = "Fix the Makefile at the line make names, then run make again."
     if recipe:
-        findings.details.append(recipe["line"].strip())
+        # A recursive make prints one line per level: the innermost names the failing
+        # command's target, the outermost the target that was asked for.
+        findings.details.extend(dedupe([recipe["line"].strip(), recipes[-1]["line"].strip()]))
         if not stop:
             above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
             findings.facts.extend(clip(line, 180) for line in above[-2:])

@@ -18,6 +18,12 @@ M = re.MULTILINE
 
 _PIP_ERROR = re.compile(r"^(?P<line>ERROR: (?P<msg>.+))$", M)
 _PIP_HINT = re.compile(r"^(?:Hint|hint|note): (?P<msg>.+)$", M)
+_PIP_ERROR_CODE = re.compile(r"^ *(?P<line>error: [a-z]+(?:-[a-z]+)+) *$", M)
+"""pip's named errors (``error: subprocess-exited-with-error``, ``metadata-generation-failed``)."""
+_BUILD_EXCEPTION = re.compile(
+    r"^\s+(?P<e>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): [^\n]+)$", M
+)
+"""The exception a package's build script raised, inside pip's indented subprocess output."""
 _PIP_NOT_FOUND = re.compile(
     r"No matching distribution found for (?P<req>\S+)"
     r"|Could not find a version that satisfies the requirement (?P<req2>\S+)"
@@ -41,10 +47,15 @@ def parse_pip(text: str, command: str) -> Findings | None:
     if "pip" not in command and not any(marker in text for marker in _PIP_MARKERS):
         return None
     errors = [m["line"].strip() for m in _PIP_ERROR.finditer(text)]
-    if not errors and not ("pip" in command and "error:" in text):
+    codes = dedupe(m["line"] for m in _PIP_ERROR_CODE.finditer(text))
+    if not errors and not codes and not ("pip" in command and "error:" in text):
         return None
+    built = [m["e"].strip() for m in _BUILD_EXCEPTION.finditer(text)] if codes else []
     if not errors:
-        errors = [line.strip() for line in text.splitlines() if "error" in line.lower()][:3]
+        errors = (
+            built[-1:] + codes
+            or [line.strip() for line in text.splitlines() if "error" in line.lower()][:3]
+        )
     findings = Findings(
         tool="pip",
         failure_type=FailureType.DEPENDENCY_ERROR,
@@ -72,6 +83,13 @@ def parse_pip(text: str, command: str) -> Findings | None:
         findings.advice = (
             "The pinned versions conflict with each other: relax or align the pins that the "
             "resolver names, rather than installing packages one by one."
+        )
+    elif codes:
+        findings.headline = "pip could not build a package."
+        findings.advice = (
+            "The package's own build step failed (the error inside the subprocess output, "
+            "not pip): install or declare what it needs (a build dependency belongs in "
+            "`[build-system] requires`) or fix its setup script, then install again."
         )
     else:
         findings.advice = "Fix the requirement pip names in the error, then run the install again."

@@ -229,20 +229,24 @@ _WOULD_REFORMAT = re.compile(
     r"|unformatted: File would be reformatted\n\s*--> (?P<loc>\S+))$",
     M,
 )
+_REFORMAT_SUMMARY = re.compile(r"^(?P<sum>\d+ files? would be reformatted.*)$", M)
 
 
 def _parse_formatter(text: str, command: str) -> Findings | None:
     """Recognise ``ruff format --check`` and ``black --check`` listing unformatted files."""
-    files = [
-        m["file"] or m["bfile"] or m["loc"].split(":", 1)[0] for m in _WOULD_REFORMAT.finditer(text)
-    ]
+    found = list(_WOULD_REFORMAT.finditer(text))
+    files = [m["file"] or m["bfile"] or m["loc"].split(":", 1)[0] for m in found]
     if not files:
         return None
     tool = "black" if "black" in command else "ruff format"
     findings = Findings(
         tool=tool, failure_type=FailureType.LINT_ERROR, category=ReflectionCategory.VERIFICATION
     )
-    findings.facts = [f"would reformat {name}" for name in dedupe(files)[:6]]
+    findings.facts = dedupe(  # as printed: `Would reformat: f`, `would reformat f`, `f:2:1`
+        (f"{m['loc']} would be reformatted" if m["loc"] else m.group(0).strip()) for m in found
+    )[:6]
+    summary = _REFORMAT_SUMMARY.search(text)
+    findings.summary = summary["sum"] if summary else ""
     findings.headline = f"{tool} --check found {plural(len(files), 'unformatted file')}."
     findings.advice = (
         f"Run the formatter itself (`{tool}` without --check) on the files named and keep its "

@@ -221,8 +221,8 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
         label = f"{'ERROR ' if kind == 'ERROR' else ''}{test_id}"
         if title.startswith("ERROR collecting"):
             label = title
-        elif title.startswith("ERROR at "):
-            label = f"{test_id} ({title})"
+        elif title.startswith("ERROR at "):  # as the summary line says it: `ERROR path::test`
+            label = f"{label} ({title})"
         fact = label + (f": {clip(message, 200)}" if message else "") + (f" ({loc})" if loc else "")
         findings.facts.append(fact)
     for title, _body in sections:

@@ -28,6 +28,9 @@ _LIBRARY = re.compile(
     r"(?:site-packages|dist-packages|/lib/python\d|\\lib\\|^<frozen |^<string>|/usr/lib/|"
     r"importlib/__init__\.py|^<[a-z_]+>$)"
 )
+_REPEATED = re.compile(r"^\s*\[Previous line repeated \d+ more times?\]$")
+_ANONYMOUS_SCOPE = re.compile(r"^<(?:listcomp|setcomp|dictcomp|genexpr|lambda)>$")
+"""Frames of comprehensions and lambdas, whose enclosing function is what a reader names."""
 _MODULE_NOT_FOUND = re.compile(r"No module named '(?P<mod>[^']+)'")
 MISSING_HINT_CLASSES = frozenset(
     {"FileNotFoundError", "ModuleNotFoundError", "PermissionError", "NotADirectoryError"}
@@ -43,20 +46,36 @@ class Traceback:
         frame: The innermost frame in the project's own code, verbatim (``File "a.py", line 3,
             in f``), or the innermost frame when every frame is in a library.
         code: The source line printed under that frame.
+        caller: When that frame is a comprehension's or a lambda's, the project's frame of
+            the function it runs in, verbatim; else ``""``.
+        repeated: The frame Python printed ``[Previous line repeated N more times]`` after
+            (the call that recursed), verbatim; else ``""``.
     """
 
-    __slots__ = ("cls", "code", "exception", "frame")
+    __slots__ = ("caller", "cls", "code", "exception", "frame", "repeated")
 
-    def __init__(self, exception: str, cls: str, frame: str, code: str) -> None:
+    def __init__(  # noqa: PLR0913 -- the parts of a traceback, each named
+        self,
+        exception: str,
+        cls: str,
+        frame: str,
+        code: str,
+        *,
+        caller: str = "",
+        repeated: str = "",
+    ) -> None:
         self.exception = exception
         self.cls = cls
         self.frame = frame
         self.code = code
+        self.caller = caller
+        self.repeated = repeated
 
 
 def _last_traceback(lines: list[str], start: int) -> Traceback | None:
     """Read a traceback whose ``Traceback (most recent call last):`` line is *start*."""
     frames: list[tuple[str, str, str]] = []  # (frame text, file, code line)
+    repeated = ""
     i = start + 1
     indent_of_header = len(lines[start]) - len(lines[start].lstrip())
     while i < len(lines):
@@ -69,6 +88,10 @@ def _last_traceback(lines: list[str], start: int) -> Traceback | None:
                 if nxt and not set(nxt) <= set("^~ "):
                     code = nxt
             frames.append((line.strip(), match["file"], code))
+            i += 1
+            continue
+        if frames and _REPEATED.match(line):
+            repeated = frames[-1][0]
             i += 1
             continue
         stripped = line[indent_of_header:] if line[:indent_of_header].isspace() else line
@@ -90,9 +113,26 @@ def _last_traceback(lines: list[str], start: int) -> Traceback | None:
                     break
             user = [f for f in frames if not _LIBRARY.search(f[1])]
             chosen = user[-1] if user else (frames[-1] if frames else ("", "", ""))
-            return Traceback(" / ".join(block), exc["cls"], chosen[0], chosen[2])
+            caller = next(
+                (f[0] for f in reversed(user[:-1]) if not _anonymous(f[0])),
+                "",
+            )
+            return Traceback(
+                " / ".join(block),
+                exc["cls"],
+                chosen[0],
+                chosen[2],
+                caller=caller if user and _anonymous(chosen[0]) else "",
+                repeated=repeated if repeated != chosen[0] else "",
+            )
         i += 1
     return None
+
+
+def _anonymous(frame: str) -> bool:
+    """Return whether a frame line is a comprehension's or a lambda's."""
+    match = _FRAME.match(frame)
+    return match is not None and bool(_ANONYMOUS_SCOPE.match(match["func"] or ""))
 
 
 _BARE_SYNTAX = re.compile(
@@ -115,6 +155,31 @@ def find_traceback(text: str) -> Traceback | None:
     return _last_traceback(lines, 0)
 
 
+_CHAINED = (
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+)
+
+
+def find_cause(text: str) -> str:
+    """Return the exception line of the traceback the last one was chained to, or ``""``.
+
+    ``raise X from exc`` and an exception raised while handling another print the cause's
+    traceback first; its exception is often the real problem (a JSON error under a
+    ``ConfigError``).
+    """
+    if not any(marker in text for marker in _CHAINED):
+        return ""
+    starts = [m.start() for m in _TB_START.finditer(text)]
+    if len(starts) < 2:  # noqa: PLR2004 -- the cause's traceback and the last one
+        return ""
+    between = text[starts[-2] : starts[-1]]
+    if not any(marker in between for marker in _CHAINED):
+        return ""
+    cause = _last_traceback(between.splitlines(), 0)
+    return cause.exception if cause is not None else ""
+
+
 _GROUP_MARGIN = re.compile(r"^ *(?:\+-?\+?-* ?\d* ?-*|\| ?)", M)
 _GROUP_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
 
@@ -134,6 +199,18 @@ def _first_in_group(text: str, start: int) -> Traceback | None:
     return _last_traceback(block.splitlines(), 0) or find_traceback(text)
 
 
+def _where(tb: Traceback) -> list[str]:
+    """Return where the exception was raised: the frame, its function, the recursing call."""
+    where: list[str] = []
+    if tb.frame:
+        where.append(f"raised from {tb.frame}" + (f" ({clip(tb.code, 80)})" if tb.code else ""))
+    if tb.caller:
+        where.append(f"within {tb.caller}")
+    if tb.repeated:
+        where.append(f"recursing at {tb.repeated}")
+    return where
+
+
 def parse_traceback(text: str) -> Findings | None:
     """Recognise a Python script that died with an uncaught exception (or exception group)."""
     group = None
@@ -150,9 +227,10 @@ def parse_traceback(text: str) -> Findings | None:
         findings.headline = f"The Python program raised an exception group (first: {short_cls})."
         findings.facts.append(clip(group.group(0), 200))
     findings.facts.append(clip(tb.exception, 240))
-    if tb.frame:
-        where = tb.frame + (f" ({clip(tb.code, 80)})" if tb.code else "")
-        findings.details.append(f"raised from {where}")
+    findings.details.extend(_where(tb))
+    cause = find_cause(text) if group is None else ""
+    if cause:
+        findings.details.append(f"caused by {clip(cause, 200)}")
     missing = _MODULE_NOT_FOUND.search(tb.exception)
     if missing or short_cls == "ModuleNotFoundError":
         module = missing["mod"] if missing else "the module"

@@ -23,9 +23,18 @@ _NOT_FOUND_EXIT = 127
 
 _CONFLICT = re.compile(r"^(?P<line>CONFLICT \([^)]+\): .+)$", M)
 _GIT_ERROR = re.compile(r"^(?P<line>(?:error|fatal): .+)$", M)
-_GIT_HINT_CMD = re.compile(r'"(?P<cmd>git [^"]+)"')
+_GIT_HINT_CMD = re.compile(
+    r'"(?P<cmd>git [^"]+)"|^hint:\s+(?P<line>git [^#\n]+?)\s*(?:#[^\n]*)?$', M
+)
+"""A command git's hints quote (``"git add <file>"``) or list on its own line (``hint:   git
+config pull.rebase false  # merge``)."""
 _GIT_REJECTED = re.compile(r"^(?P<line>\s*! \[(?:rejected|remote rejected)\].*)$", M)
 _AUTO_MERGE_FAILED = re.compile(r"^(?P<line>Automatic merge failed;.*)$", M)
+
+
+_GIT_LISTED = re.compile(r"^(?:error|fatal): [^\n]*:\n(?P<files>(?:\t[^\n]+(?:\n|$))+)", M)
+"""An error followed by the tab-indented paths it is about (files checkout would overwrite)."""
+_GIT_VERDICT = re.compile(r"^(?P<line>Aborting|Aborting commit due to [^\n]+)$", M)
 
 
 def parse_git(text: str, command: str) -> Findings | None:
@@ -46,7 +55,14 @@ def parse_git(text: str, command: str) -> Findings | None:
     auto = _AUTO_MERGE_FAILED.search(text)
     if auto:
         findings.details.append(auto["line"].strip())
-    findings.hints = dedupe(m["cmd"] for m in _GIT_HINT_CMD.finditer(text))[:4]
+    listed = dedupe(
+        path.strip() for m in _GIT_LISTED.finditer(text) for path in m["files"].splitlines()
+    )
+    if listed:
+        findings.details.append("paths: " + ", ".join(clip(p, 80) for p in listed[:5]))
+    verdict = _GIT_VERDICT.search(text)
+    findings.summary = verdict["line"] if verdict else ""
+    findings.hints = dedupe(m["cmd"] or m["line"] for m in _GIT_HINT_CMD.finditer(text))[:4]
     if conflicts:
         files = [line.rsplit(" in ", 1)[-1] for line in conflicts if " in " in line]
         findings.headline = (
@@ -173,7 +189,10 @@ def parse_shell(text: str, exit_code: int | None) -> Findings | None:
 
 # --- timeout ---------------------------------------------------------------------------------
 
-_TIMEOUT_CMD = re.compile(r"^\s*(?:\S*/)?timeout\s+(?:-\S+\s+)*(?P<secs>\d+(?:\.\d+)?[smhd]?)\s")
+_TIMEOUT_CMD = re.compile(
+    r"^\s*(?:\S*/)?timeout\s+(?:(?:-[sk]\s+\S+|-\S+)\s+)*(?P<secs>\d+(?:\.\d+)?[smhd]?)\s"
+)
+"""``timeout [-s SIG] [-k DURATION] [--long-option] DURATION command``."""
 _NUMBERS = re.compile(r"\d+")
 _OUR_LIMIT = re.compile(r"^\[timed out after [\d.]+ ?s and was killed\]$", M)
 _CALL_FIRST = "(most recent call first)"
