@@ -464,3 +464,21 @@ def test_a_wrapped_base64_key_goes_to_its_last_line() -> None:
     result = BARE.redact(text)
     assert result.text == "$ base64 deploy.pem\n[REDACTED:private_key_base64]\ndone\n$ exit 1\n"
     assert result.counts == {"private_key_base64": 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'token:"sensitive":true,"value":"0"sensitive":true,"value":"."',
+        'password=..@\\"d\\":\\"-\\"password\\":\\"d": \\"',
+        "password=hunter2hunter2 ref Fake0Key1Shaped2Value3For4The5Test6Abc+/",
+    ],
+)
+def test_one_call_reaches_the_fixed_point(text: str) -> None:
+    """One call leaves nothing a second call would find.
+
+    Matches that share a quote are all found, and our own ``[REDACTED:secret_...]`` never
+    lets a rule run on a secret-shaped word next to it.
+    """
+    once = BARE.redact(text)
+    assert BARE.redact(once.text) == Redacted(once.text, {})

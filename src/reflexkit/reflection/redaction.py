@@ -1482,12 +1482,16 @@ class Redactor:
                 return f"[REDACTED:{rule}]"
 
             text = self._env_pattern.sub(env_sub, text)
-        lowered = text.lower()
-        selected = {i for marker, rules in self._markers if marker in lowered for i in rules}
-        for index in sorted(selected | self._unmarked):
-            rule = self._rules[index]
-            if rule.gate is None or rule.gate.search(text) is not None:
-                text = _apply_rule(rule, text, counts)
+        for _ in range(_PASSES):  # a redaction may expose a shape a rule before it rejected
+            before = text
+            lowered = (_PLACEHOLDERS.sub("", text) if "[REDACTED:" in text else text).lower()
+            selected = {i for marker, rules in self._markers if marker in lowered for i in rules}
+            for index in sorted(selected | self._unmarked):
+                rule = self._rules[index]
+                if rule.gate is None or rule.gate.search(text) is not None:
+                    text = _apply_rule(rule, text, counts)
+            if text == before:
+                break
         return text
 
     def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
@@ -1526,6 +1530,13 @@ class Redactor:
             window_start = span[1]
         return edits
 
+
+_PASSES = 3
+"""How often the rules run over a region that changed: to a fixed point, so redacting twice
+changes nothing more, with a bound for the pathological."""
+
+_PLACEHOLDERS = re.compile(r"\[REDACTED:[\w:.-]+\]")
+"""Our own replacements: never the context (``secret``, ``token``) that lets a rule run."""
 
 _BLOCK_TRIGGER_RE = re.compile(_BLOCK_TRIGGER)
 _BASE64_PEM = "LS0tLS1CRUdJTi"
