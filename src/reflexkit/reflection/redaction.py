@@ -1071,6 +1071,34 @@ RULES: tuple[Rule, ...] = (
         example=_fake('"sensitive": true, "type": "string", "value": "', "FakeTfPassw0rd", '"'),
     ),
     _rule(
+        "auth_tuple",
+        r"(?i:\b[a-z_.]*(?<!o)auth[ \t]*(?:=[ \t]*)?[(\[][ \t]*)(?P<q>[\"'])[^\"'\n]*(?P=q)"
+        r"[ \t]*,[ \t]*(?P<secret>\"[^\"\n]+\"|'[^'\n]+')",
+        r"(?i:auth[ \t]*=?[ \t]*[(\[][ \t]*[\"'])",
+        ("auth",),
+        lambda m: value_is_secret(_secret(m)[1:-1], 2),
+        example=_fake("requests.get(url, auth=('deploy', '", "FakeTuplePassw0rd", "'))"),
+    ),
+    _rule(
+        "docker_config_base64",
+        _B + r"eyJhdXRocyI6[A-Za-z0-9+/]{16,}={0,2}",
+        r"eyJhdXRocyI6",
+        ("eyjhdxrocyi6",),
+        example=_fake(".dockerconfigjson: ", "eyJhdXRocyI6eyJmYWtlLmV4YW1wbGUiOnt9fX0="),
+    ),
+    _rule(
+        "bundler_credentials",
+        r"\bBUNDLE_(?!BUILD__|MIRROR__)[A-Z0-9_]*?[A-Z0-9]__[A-Z0-9_]+[ \t]*[=:][ \t]*[\"']?"
+        r"(?P<secret>[^\s\"']+)",
+        r"BUNDLE_[A-Z0-9_]*__",
+        ("bundle_",),
+        lambda m: (
+            not _secret(m).startswith(("-", "[REDACTED", "$", "http"))
+            and not _TEMPLATED.match(_secret(m))
+        ),
+        example=_fake("BUNDLE_GEMS__CONTRIBSYS__COM=", "deploy:FakeBundlerPw0"),
+    ),
+    _rule(
         "authorization_header",
         r"(?i:(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
         r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate|ntlm|ssws|aws4-hmac-sha256)\s+)?)"
@@ -1148,12 +1176,21 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "url_password",
-        r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@\"'<>`]*):(?P<secret>[^\s\"'<>`]*)"
+        r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@\"'<>`[]*):(?P<secret>[^\s\"'<>`]*)"
         r"@(?=(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?:[/?#\s\"'<>`,;)\]}]|$))",
         r"://[^ \t\n@]*@",
         ("://",),
         _url_check,
         example=_fake("redis://:", "fake/pa@ss+word", "@cache:6379/0"),
+    ),
+    _rule(
+        "url_token",
+        r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<secret>[A-Za-z0-9._~%-]{16,})"
+        r"(?=(?::[^\s\"'<>`@/]*)?@(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?:[/?#\s\"'<>`,;)\]}]|$))",
+        r"://[^ \t\n@]*@",
+        ("://",),
+        lambda m: _randomish(_secret(m)),
+        example=_fake("git clone https://", "Fake0Url1Token2For3Docs", "@github.com/acme/app.git"),
     ),
     _rule(
         "curl_user",
@@ -1170,8 +1207,10 @@ RULES: tuple[Rule, ...] = (
         r"[ \t]-p|\bsshpass\b[^\n]*?[ \t]-p[ \t]*|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+"
         r"|\b(?:docker|podman|nerdctl|buildah|skopeo|helm)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]+"
         r"|\bldap\w*\b[^\n]*?[ \t]-w[ \t]+|[ \t]-pass(?:in|out)?[ \t]+pass:"
-        r"|\b(?:sqlplus|exp|imp|expdp|impdp|rman)[ \t]+[\w$#.-]+/)(?P<secret>[^\s\"'@/]+)",
-        r"mysql|mariadb|sshpass|redis-cli|sqlplus|expdp|impdp|rman|login|ldap|pass:",
+        r"|\b(?:sqlplus|exp|imp|expdp|impdp|rman)[ \t]+[\w$#.-]+/"
+        r"|(?i:jdbc:oracle:)[a-z]+:[\w$#.-]+/)(?P<secret>[^\s\"'@/]+)",
+        r"mysql|mariadb|sshpass|redis-cli|sqlplus|expdp|impdp|rman|login|ldap|pass:"
+        r"|(?i:jdbc:oracle:)",
         (
             "mysql",
             "mariadb",
@@ -1184,6 +1223,7 @@ RULES: tuple[Rule, ...] = (
             "login",
             "ldap",
             "pass:",
+            "jdbc:oracle:",
         ),
         lambda m: not _secret(m).startswith(("[REDACTED", "$")),
         example=_fake("mysql -u root -p", "FakePassw0rd", " orders"),
