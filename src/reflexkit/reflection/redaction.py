@@ -1100,9 +1100,9 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "authorization_header",
-        r"(?i:(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+        r"(?i:(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?"
         r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate|ntlm|ssws|aws4-hmac-sha256)\s+)?)"
-        r"(?P<secret>[^\s\"',;]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s\"',;]+)*)",
+        r"(?P<secret>[^\s\"',;\\]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s\"',;\\]+)*)",
         r"(?i:authorization)",
         ("authorization",),
         _header_check,
@@ -1112,7 +1112,7 @@ RULES: tuple[Rule, ...] = (
         "api_key_header",
         r"(?i:(?:x-api-key|x-auth-token|api-key|x-goog-api-key|x-access-token|private-token"
         r"|x-vault-token|x-gitlab-token|x-figma-token|ocp-apim-subscription-key|x-functions-key)"
-        r"[\"']?\s*[:=]\s*[\"']?)(?P<secret>[^\s\"',;]{6,})",
+        r"\\?[\"']?\s*[:=]\s*\\?[\"']?)(?P<secret>[^\s\"',;\\]{6,})",
         r"(?i:api-key|auth-token|access-token|private-token|vault-token|gitlab-token"
         r"|figma-token|subscription-key|functions-key)",
         check=_header_check,
@@ -1265,6 +1265,41 @@ RULES: tuple[Rule, ...] = (
         ("pass", "pwd", "secret", "token", "key", "credential", "auth"),
         _flag_check,
         example=_fake("deploy --db-password ", "Fl4g-fake-pw"),
+    ),
+    _rule(
+        "powershell_env",
+        r"(?i:\$env:)(?P<name>[A-Za-z_]\w{0,80})[ \t]*(?P<sep>=)[ \t]*" + _VALUE,
+        r"(?i:\$env:[a-z_0-9]*(?:pass|pwd|secret|token|key|auth|credential))",
+        ("$env:",),
+        _assignment_check,
+        example=_fake('$env:API_TOKEN = "', "FakePowerShellTok3n", '"'),
+    ),
+    _rule(
+        "yaml_block_secret",
+        r"(?P<name>(?<![\w.])[A-Za-z_][\w.-]{0,80})[ \t]*:[ \t]*[|>][+-]?[ \t]*\r?\n"
+        r"[ \t]+(?P<secret>[^\s][^\n]*?)[ \t]*(?=\r?\n|\Z)",
+        r"(?i:(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_.-]{0,40}[ \t]*:[ \t]*[|>])",
+        (": |", ": >", ":|", ":>"),
+        lambda m: value_is_secret(_secret(m), _name_strength(m.group("name"))),
+        example=_fake("password: |\n  ", "FakeYamlBlockPassw0rd"),
+    ),
+    _rule(
+        "php_dump_secret",
+        r"\[[\"'](?P<name>[^\"'\n]{1,80})[\"']\]=>\s*string\(\d+\)[ \t]*\"(?P<secret>[^\"\n]*)\"",
+        r"(?i:(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_.-]{0,40}[\"']\]=>)",
+        ("]=>",),
+        lambda m: value_is_secret(_secret(m), _name_strength(m.group("name"))),
+        example=_fake('["password"]=> string(16) "', "FakePhpDumpPassw0", '"'),
+    ),
+    _rule(
+        "sql_password",
+        r"(?i:\b(?:(?:with|role|user|login)\b[^\n;'\"]{0,120}?[ \t]password|identified[ \t]+by"
+        r"|set[ \t]+password[ \t]+for[ \t]+[^\n=]{1,80}=)[ \t]*=?[ \t]*)"
+        r"(?P<secret>'(?:[^'\n]|'')+'|\"[^\"\n]+\")",
+        r"(?i:password[ \t]*=?[ \t]*'|identified[ \t]+by|set[ \t]+password)",
+        ("password", "identified"),
+        lambda m: value_is_secret(_secret(m)[1:-1], 2),
+        example=_fake("CREATE USER app WITH PASSWORD '", "FakeSqlPassw0rd", "';"),
     ),
     _rule(
         "secret_assignment",
@@ -1805,7 +1840,7 @@ def cut_lines(text: str) -> list[tuple[int, int]]:
     return sorted((m.start(), m.end()) for m in _boundaries(text, 0, len(text)))
 
 
-_CONTEXT_MARKERS = ("machine", "default", '"sensitive"')
+_CONTEXT_MARKERS = ("machine", "default", '"sensitive"', ": |", ": >", ":|", ":>", "]=>")
 """Lines holding these start a secret spread over the next lines (``.netrc``, Terraform JSON)."""
 
 
