@@ -582,6 +582,22 @@ def _terraform_check(match: re.Match[str]) -> bool:
     return not _TEMPLATED.match(raw) and not _PLACEHOLDER.match(raw)
 
 
+_SQL_OWNER = re.compile(r"(?i)\b(?:with|role|user|login)\b")
+
+
+def _sql_check(match: re.Match[str]) -> bool:
+    """A password SQL sets: after ``WITH``, ``ROLE x``, ``USER x`` ... in the same statement."""
+    if match.group("bare") is not None:
+        text = match.string
+        line = text[
+            max(text.rfind("\n", 0, match.start()) + 1, match.start() - 120) : match.start()
+        ]
+        statement = re.split(r"[;'\"]", line)[-1]
+        if _SQL_OWNER.search(statement) is None:
+            return False
+    return value_is_secret(_secret(match)[1:-1], 2)
+
+
 _B64_TAIL = r"(?=[^\s]*[0-9+/=])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9+/]{2,15}"
 """The short last line of wrapped base64 (``S0VZLS0tLS0K``), not a word (``done``)."""
 _B = r"(?<![A-Za-z0-9_])"  # starts at a token boundary
@@ -1052,11 +1068,11 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "urlencoded_secret",
-        r"(?P<name>[A-Za-z_][\w.-]{0,80}?)(?:%22)?(?i:%3D|%3A)(?:%22)?"
+        r"(?:(?<![\w.-])|(?<=%[0-9A-Fa-f]{2}))(?P<name>[A-Za-z_][\w.-]{0,80}?)(?:%22)?(?i:%3D|%3A)(?:%22)?"
         r"(?P<secret>(?:[A-Za-z0-9._~+-]|%(?!2[26Cc]|7[Dd])[0-9A-Fa-f]{2}){4,300})",
         r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|sess|sid)"
         r"[a-z0-9_.-]{0,40}(?:%22)?%3[ad])",
-        ("%3",),
+        ("%3d", "%3a"),
         _urlencoded_check,
         example=_fake("next=%2Fhome%3Faccess_token%3D", "Fake0Encoded1Token2", "%26x%3D1"),
     ),
@@ -1072,7 +1088,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "auth_tuple",
-        r"(?i:\b[a-z_.]*(?<!o)auth[ \t]*(?:=[ \t]*)?[(\[][ \t]*)(?P<q>[\"'])[^\"'\n]*(?P=q)"
+        r"(?i:(?<!o)auth[ \t]*(?:=[ \t]*)?[(\[][ \t]*)(?P<q>[\"'])[^\"'\n]*(?P=q)"
         r"[ \t]*,[ \t]*(?P<secret>\"[^\"\n]+\"|'[^'\n]+')",
         r"(?i:auth[ \t]*=?[ \t]*[(\[][ \t]*[\"'])",
         ("auth",),
@@ -1293,12 +1309,12 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "sql_password",
-        r"(?i:\b(?:(?:with|role|user|login)\b[^\n;'\"]{0,120}?[ \t]password|identified[ \t]+by"
+        r"(?i:(?:(?<=[ \t])(?P<bare>password)|identified[ \t]+by"
         r"|set[ \t]+password[ \t]+for[ \t]+[^\n=]{1,80}=)[ \t]*=?[ \t]*)"
         r"(?P<secret>'(?:[^'\n]|'')+'|\"[^\"\n]+\")",
         r"(?i:password[ \t]*=?[ \t]*'|identified[ \t]+by|set[ \t]+password)",
         ("password", "identified"),
-        lambda m: value_is_secret(_secret(m)[1:-1], 2),
+        _sql_check,
         example=_fake("CREATE USER app WITH PASSWORD '", "FakeSqlPassw0rd", "';"),
     ),
     _rule(
