@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import textwrap
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -396,6 +398,13 @@ PIECES = st.sampled_from(
         "x:5432:d:u:",
         "curl -u a:",
         "mysql -p",
+        "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCkZha2U=",
+        "access_token%3D",
+        "%26",
+        '\\"password\\": \\"',
+        '\\"',
+        '"sensitive": true, "value": "',
+        "JSESSIONID=",
     ]
 )
 
@@ -406,3 +415,87 @@ def test_redaction_is_idempotent_on_secret_shaped_text(text: str) -> None:
     once = BARE.redact(text).text
     assert BARE.redact(once).text == once
     assert BARE.redact_window(text, 40).counts == BARE.redact(text).counts
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+_KEY_PEM = "-----BEGIN EC PRIVATE KEY-----\n" + "MHcCAQEEIFakeFakeFake0123456789abcdefghijkl\n" * 20
+_KEY_PEM += "-----END EC PRIVATE KEY-----\n"
+_CERT_PEM = "-----BEGIN CERTIFICATE-----\n" + "MIICFakeFakeFake0123456789abcdefghijklmnop\n" * 20
+_CERT_PEM += "-----END CERTIFICATE-----\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        (f"client-key-data: {_b64(_KEY_PEM)}", True),
+        (f"client-certificate-data: {_b64(_CERT_PEM)}", False),
+        ('"{\\"password\\": \\"hunter2hunter2\\"}"', True),
+        ('"{\\"password\\": \\"\\"}"', False),
+        ('"{\\"token\\": \\"${TOKEN}\\"}"', False),
+        ('"{\\"password_hash\\": \\"pbkdf2_sha256$Fake0Hash\\"}"', False),
+        ("GET /cb?next=%2F%3Faccess_token%3DFake0Encoded1Token2%26x%3D1", True),
+        ("GET /cb?next=%2F%3Faccess_token%3D%7B%7Btoken%7D%7D%26x%3D1", False),
+        ("GET /cb?next=%2F%3Ftoken_count%3D12%26x%3D1", False),
+        ('{"sensitive": true, "type": "string", "value": "Fake0Tf1Value"}', True),
+        ('{"sensitive": false, "type": "string", "value": "eu-west-1"}', False),
+        ("cookie set: JSESSIONID=Fake0Session1Id2Abc3", True),
+        ("ASP.NET_SessionId=fake0session1id2abc3def4", True),
+        ("session_id=42", False),
+        ("PHPSESSID=deleted", False),
+        ("POST https://chat.example.org/hooks/f4k3w3bh00kt0k3nf0rd0cs0k1", True),
+        ("see https://chat.example.org/hooks/abcdefghijklmnopqrstuvwxyz", False),
+        ("id=550e8400-e29b-41d4-a716-446655440000", False),
+        ("api-550e8400-e29b-41d4-a716-446655440000", True),
+        ("requests.get(url, auth=('deploy', 'Tu9plePw3xQ'))", True),
+        ("requests.get(url, auth=(user, password))", False),
+        ('oauth_scopes=["read", "write"]', False),
+        ("git clone https://Fake0Url1Token2For3Docs@github.com/acme/app.git", True),
+        ("pip install git+https://github.com/acme/app.git@0123456789abcdef0123", False),
+        ("BUNDLE_GEMS__CONTRIBSYS__COM=deploy:B7ndlPw9xQ", True),
+        ("BUNDLE_BUILD__NOKOGIRI=--use-system-libraries", False),
+        ('$env:API_TOKEN = "Ps7TokVal9xQ"', True),
+        ("$env:API_TOKEN = $null", False),
+        ("rootPassword: |\n  Bl0ckScalarPw9x", True),
+        ("description: >\n  The token used for deploys", False),
+        ('  ["password"]=>\n  string(10) "Php4rrPw9x"', True),
+        ('  ["password_hash"]=>\n  string(24) "$2y$10$abcdefghijklmnopq"', False),
+        ("CREATE ROLE reporting WITH LOGIN PASSWORD 'SqlCr8Pw9x';", True),
+        ("ALTER USER 'a'@'%' IDENTIFIED BY PASSWORD '*2470C0C06DEE42FD1618BB99005ADCA2';", False),
+        ('{\\"Authorization\\": \\"Basic ZGVwbG95OnB3ZDk=\\"}', True),
+        ('{\\"Authorization\\": \\"Bearer ${TOKEN}\\"}', False),
+    ],
+)
+def test_shapes_found_beyond_the_first_table(text: str, *, redacted: bool) -> None:
+    """Encoded, escaped and base64 secrets go; their look-alikes stay exactly as they were."""
+    result = BARE.redact(text)
+    assert (result.text != text) is redacted, result.text
+
+
+def test_a_wrapped_base64_key_goes_to_its_last_line() -> None:
+    """``base64 key.pem`` wraps at 76 columns: every line of it goes, the next word stays."""
+    lines = textwrap.wrap(_b64(_KEY_PEM), 76)
+    text = "$ base64 deploy.pem\n" + "\n".join(lines) + "\ndone\n$ exit 1\n"
+    result = BARE.redact(text)
+    assert result.text == "$ base64 deploy.pem\n[REDACTED:private_key_base64]\ndone\n$ exit 1\n"
+    assert result.counts == {"private_key_base64": 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'token:"sensitive":true,"value":"0"sensitive":true,"value":"."',
+        'password=..@\\"d\\":\\"-\\"password\\":\\"d": \\"',
+        "password=hunter2hunter2 ref Fake0Key1Shaped2Value3For4The5Test6Abc+/",
+    ],
+)
+def test_one_call_reaches_the_fixed_point(text: str) -> None:
+    """One call leaves nothing a second call would find.
+
+    Matches that share a quote are all found, and our own ``[REDACTED:secret_...]`` never
+    lets a rule run on a secret-shaped word next to it.
+    """
+    once = BARE.redact(text)
+    assert BARE.redact(once.text) == Redacted(once.text, {})

@@ -26,13 +26,14 @@ record. Paths, test names, git hashes, UUIDs, digests and ordinary words stay un
 
 from __future__ import annotations
 
+import base64
 import functools
 import importlib
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import attrs
 
@@ -127,6 +128,7 @@ _STRONG_STEMS = (
     "connectionstring",
 )
 _STRONG_WORDS = frozenset({"pwd", "pass", "pw", "pword", "passwort", "dsn", "sig", "psk"})
+_SESSION_IDS = ("sessid", "sessionid")
 _WEAK_WORDS = frozenset({"key", "auth", "cookie", "sid", "session", "bearer", "signature"})
 _NOT_SECRET_WORDS = frozenset(
     {
@@ -399,6 +401,8 @@ def _name_strength(name: str) -> int:
     if not bare or (_FILE_EXT.search(bare.lower()) and "." in bare):
         return 0
     words = [w.lower() for w in _NAME_WORDS.findall(bare)]
+    if "".join(words).endswith(_SESSION_IDS):
+        return 1  # JSESSIONID, PHPSESSID, ASP.NET_SessionId: a session cookie's value
     if not words or words[-1] in _NOT_SECRET_WORDS or "public" in words or "tokens" in words:
         return 0
     joined = "".join(words)
@@ -542,6 +546,60 @@ def _aws_context_check(match: re.Match[str]) -> bool:
     return _is_aws_secret(_secret(match))
 
 
+def _encoded_private_key(match: re.Match[str]) -> bool:
+    """Base64 of a PEM private key block (``client-key-data``), not of a certificate."""
+    head = "".join(match.group(0)[:200].split())[:120]  # wrapped lines joined
+    head = head[: len(head) - len(head) % 4]
+    try:
+        decoded = base64.b64decode(head, validate=True)
+    except ValueError:
+        return False
+    return b"PRIVATE KEY" in decoded
+
+
+def _webhook_check(match: re.Match[str]) -> bool:
+    """The path of a webhook URL is its credential when it looks generated."""
+    return _generated(match) and not match.group(0).startswith("[REDACTED")
+
+
+def _escaped_check(match: re.Match[str]) -> bool:
+    r"""``\"password\": \"value\"``: JSON inside a JSON string, quotes escaped."""
+    name = match.group("name").replace("\\", "").strip("\"'")
+    value = match.group("secret")
+    return value.lower() != name.lower() and value_is_secret(value, _name_strength(name))
+
+
+def _urlencoded_check(match: re.Match[str]) -> bool:
+    """``access_token%3D...``, ``%22password%22%3A%22...``: a URL-encoded pair in a URL."""
+    name = match.group("name")
+    value = unquote(match.group("secret"))
+    return value_is_secret(value, _name_strength(name))
+
+
+def _terraform_check(match: re.Match[str]) -> bool:
+    """``terraform output -json``: the value of an output Terraform itself marks sensitive."""
+    raw = match.group("secret")[1:-1]
+    return not _TEMPLATED.match(raw) and not _PLACEHOLDER.match(raw)
+
+
+_SQL_OWNER = re.compile(r"(?i)\b(?:with|role|user|login)\b")
+
+
+def _sql_check(match: re.Match[str]) -> bool:
+    """A password SQL sets: after ``WITH``, ``ROLE x``, ``USER x`` ... in the same statement."""
+    if match.group("bare") is not None:
+        text = match.string
+        line = text[
+            max(text.rfind("\n", 0, match.start()) + 1, match.start() - 120) : match.start()
+        ]
+        statement = re.split(r"[;'\"]", line)[-1]
+        if _SQL_OWNER.search(statement) is None:
+            return False
+    return value_is_secret(_secret(match)[1:-1], 2)
+
+
+_B64_TAIL = r"(?=[^\s]*[0-9+/=])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9+/]{2,15}"
+"""The short last line of wrapped base64 (``S0VZLS0tLS0K``), not a word (``done``)."""
 _B = r"(?<![A-Za-z0-9_])"  # starts at a token boundary
 _E = r"(?![A-Za-z0-9_])"  # ends at one
 _VALUE = (
@@ -549,7 +607,7 @@ _VALUE = (
     r"|[^\s\"'`,;&)\]}<>]+))"
 )
 _NAME_TRIGGER = (
-    r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|dsn|pw|psk|"
+    r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|dsn|pw|psk|sess|sid|"
     r"connectionstring)[a-z0-9_.-]{0,40}[\"']?[ \t]*(?:=|:|=>))"
 )
 
@@ -706,7 +764,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "slack_token",
-        _B + r"(?:xox[abposre]-[A-Za-z0-9-]{10,}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,}"
+        _B + r"(?:xox[abposrecd]-[A-Za-z0-9%-]{10,}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,}"
         r"|xapp-\d-[A-Za-z0-9-]{10,})",
         r"xox[a-z.]|xapp-",
         ("xox", "xapp-"),
@@ -830,9 +888,10 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "grafana_token",
-        _B + r"(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})",
-        r"gl(?:sa|c)_",
-        markers=("glsa_", "glc_"),
+        _B + r"(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}"
+        r"|eyJrIjoi[A-Za-z0-9+/]{40,400}={0,2})",
+        r"gl(?:sa|c)_|eyJrIjoi",
+        markers=("glsa_", "glc_", "eyjrijoi"),
         example=_fake("glsa_", "FakeGrafanaServiceAccountToken01", "_0a1b2c3d"),
     ),
     _rule(
@@ -859,11 +918,30 @@ RULES: tuple[Rule, ...] = (
         r"|access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}|p8e-[A-Za-z0-9-]{30,}"
         r"|CFPAT-[A-Za-z0-9_-]{40,}|fio-u-[A-Za-z0-9_=-]{60,}|pnu_[A-Za-z0-9]{36}"
         r"|tk-us-[A-Za-z0-9_-]{40,}|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|fw_[A-Za-z0-9]{20,}"
-        r"|sk_[a-f0-9]{48})" + _E,
+        r"|sk_[a-f0-9]{48}|LTAI[A-Za-z0-9]{20}|sq[uap]_[a-f0-9]{40}|rubygems_[a-f0-9]{48}"
+        r"|oy2[a-z0-9]{43}|AKCp[A-Za-z0-9]{69}|cmVmdGtu[A-Za-z0-9]{56}|CLOJARS_[a-z0-9]{60}"
+        r"|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}"
+        r"|API-[A-Z0-9]{26}|shippo_(?:live|test)_[a-f0-9]{40}|ico-[A-Za-z0-9]{32}"
+        r"|rdme_[a-z0-9]{70}|tfp_[A-Za-z0-9_.=-]{59}|AQVN[A-Za-z0-9_-]{35,38}"
+        r"|t1\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]{86}={0,2}"
+        r"|(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"
+        r"|sha256~[A-Za-z0-9_-]{43}|sl\.(?:u\.)?[A-Za-z0-9_-]{130,}|EZ[AT]K[A-Za-z0-9]{54}"
+        r"|FLWSECK(?:_TEST)?-[a-fA-F0-9]{32}-X|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"
+        r"|EAA[A-Za-z0-9]{90,}|NRII-[A-Za-z0-9_-]{32}|aio_[A-Za-z0-9]{28}"
+        r"|dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}|duffel_(?:test|live)_[A-Za-z0-9_=-]{43}"
+        r"|s-s4t2(?:ud|af)-[a-f0-9]{64}|(?:live|test)_[a-f0-9]{35}"
+        r"|[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk|sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}"
+        r"|1//0[A-Za-z0-9_-]{30,})" + _E,
         r"lin_api_|gsk_|xai-|r8_|pplx-|sbp_|NRAK-|PMAK-|dp\.|tskey-|ATATT3|ATBB|sntry|bkua_|pul-"
         r"|sgp_|rnd_|fo1_|ops_eyJ|ntn_|secret_|atlasv1|sk\.eyJ|key-[0-9a-f]|sq0|EAAA"
         r"|[0-9a-f]{32}-us[0-9]|APA91b|nfp_|pscale_|fm[12][ar]?_|re_[A-Za-z0-9]{8}_"
-        r"|access_token\$|p8e-|CFPAT-|fio-u-|pnu_|tk-us-|lsv2_|fw_|sk_[a-f0-9]{48}",
+        r"|access_token\$|p8e-|CFPAT-|fio-u-|pnu_|tk-us-|lsv2_|fw_|sk_[a-f0-9]{48}"
+        r"|LTAI[A-Za-z0-9]{20}|sq[uap]_|rubygems_|oy2[a-z0-9]{43}|AKCp|cmVmdGtu|CLOJARS_"
+        r"|dt0c01\.|keysib-|smtpsib-|API-[A-Z0-9]{26}|shippo_|ico-|rdme_|tfp_|AQVN"
+        r"|t1\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]{86}|[ps]at\.[A-Za-z0-9_-]{22}\.|sha256~"
+        r"|sl\.[A-Za-z0-9_-]{130}|EZ[AT]K|FLWSECK|v1\.0-[a-f0-9]{24}-|EAA[A-Za-z0-9]{90}"
+        r"|NRII-|aio_|dnkey-|duffel_|s-s4t2"
+        r"|(?:live|test)_[a-f0-9]{35}|_mmk|sm_[ps]at_|sm_aat_|1//0",
         markers=(
             "lin_api_",
             "gsk_",
@@ -907,15 +985,140 @@ RULES: tuple[Rule, ...] = (
             "lsv2_",
             "fw_",
             "sk_",
+            "ltai",
+            "squ_",
+            "sqp_",
+            "sqa_",
+            "rubygems_",
+            "oy2",
+            "akcp",
+            "cmvmdgtu",
+            "clojars_",
+            "dt0c01.",
+            "sib-",
+            "api-",
+            "shippo_",
+            "ico-",
+            "rdme_",
+            "tfp_",
+            "aqvn",
+            "t1.",
+            "pat.",
+            "sat.",
+            "sha256~",
+            "sl.",
+            "ezak",
+            "eztk",
+            "flwseck",
+            "v1.0-",
+            "eaa",
+            "nrii-",
+            "aio_",
+            "dnkey-",
+            "duffel_",
+            "s-s4t2",
+            "live_",
+            "test_",
+            "_mmk",
+            "sm_",
+            "1//0",
         ),
         check=_generated,
         example=_fake("lin_api_", "FakeLinearApiKeyForDocs0123456789abcdefgh"),
     ),
     _rule(
+        "shaped_api_token",
+        _B + r"(?:[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8}"
+        r"|(?:api|sdk)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}"
+        r"|pat[A-Za-z0-9]{14}\.[a-f0-9]{64})" + _E,
+        r"[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8}|(?:api|sdk)-[a-f0-9]{8}-[a-f0-9]{4}-"
+        r"|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
+        gate=r"[a-f0-9]{8}-[a-f0-9]{4}-|[a-f0-9]{32}-[a-f0-9]{8}-|\.[a-f0-9]{64}",
+        example=_fake("key-like ", "0123456789abcdef" * 2, "-0a1b2c3d-4e5f6a7b"),
+    ),
+    _rule(
+        "private_key_base64",
+        _B + r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2}"
+        r"(?:[ \t]*\r?\n[ \t]*(?:[A-Za-z0-9+/]{16,}|" + _B64_TAIL + r")={0,2}"
+        r"(?=[ \t]*(?:\r?\n|\Z)))*",
+        r"LS0tLS1CRUdJTi",
+        markers=("ls0tls1crudjti",),
+        check=_encoded_private_key,
+        example=_fake("client-key-data: ", "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCkZha2U="),
+    ),
+    _rule(
+        "webhook_url",
+        r"https://hooks\.zapier\.com/hooks/catch/\d+/[A-Za-z0-9]+/?"
+        r"|https?://[A-Za-z0-9.-]+(?::\d+)?/hooks/[a-z0-9]{26}(?![A-Za-z0-9])"
+        r"|https://maker\.ifttt\.com/(?:trigger/[^/\s]+/(?:json/)?with/)?key/[A-Za-z0-9_-]{16,}",
+        r"hooks\.zapier\.com|/hooks/[a-z0-9]{26}|maker\.ifttt\.com",
+        markers=("/hooks/", "ifttt"),
+        check=_webhook_check,
+        example=_fake("https://hooks.zapier.com/hooks/catch/", "123456/abcfake/"),
+    ),
+    _rule(
+        "escaped_secret_assignment",
+        r"(?P<name>\\[\"'][^\"'\\\n]{1,80}\\[\"'])[ \t]*(?P<sep>:|=)[ \t]*"
+        r"\\(?P<quote>[\"'])(?P<secret>(?:[^\\\n]|\\(?![\"'])[^\n]){1,300}?)\\(?P=quote)",
+        r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sess|sid)[a-z0-9_.-]{0,40}"
+        r"\\[\"'][ \t]*[:=])",
+        ("\\",),
+        _escaped_check,
+        example=_fake('"{\\"password\\": \\"', "FakeEscapedPassw0rd", '\\"}"'),
+    ),
+    _rule(
+        "urlencoded_secret",
+        r"(?:(?<![\w.-])|(?<=%[0-9A-Fa-f]{2}))(?P<name>[A-Za-z_][\w.-]{0,80}?)(?:%22)?(?i:%3D|%3A)(?:%22)?"
+        r"(?P<secret>(?:[A-Za-z0-9._~+-]|%(?!2[26Cc]|7[Dd])[0-9A-Fa-f]{2}){4,300})",
+        r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|sess|sid)"
+        r"[a-z0-9_.-]{0,40}(?:%22)?%3[ad])",
+        ("%3d", "%3a"),
+        _urlencoded_check,
+        example=_fake("next=%2Fhome%3Faccess_token%3D", "Fake0Encoded1Token2", "%26x%3D1"),
+    ),
+    _rule(
+        "terraform_output_value",
+        r"\"sensitive\":\s*true,\s*(?:\"type\":\s*\"[^\"\n]*\",\s*)?"
+        r"\"value\":\s*(?P<secret>\"(?:[^\"\\\n]|\\.)+\")",
+        r"\"sensitive\":[ \t]*true",
+        ('"value"',),
+        _terraform_check,
+        context_lines=2,
+        example=_fake('"sensitive": true, "type": "string", "value": "', "FakeTfPassw0rd", '"'),
+    ),
+    _rule(
+        "auth_tuple",
+        r"(?i:(?<!o)auth[ \t]*(?:=[ \t]*)?[(\[][ \t]*)(?P<q>[\"'])[^\"'\n]*(?P=q)"
+        r"[ \t]*,[ \t]*(?P<secret>\"[^\"\n]+\"|'[^'\n]+')",
+        r"(?i:auth[ \t]*=?[ \t]*[(\[][ \t]*[\"'])",
+        ("auth",),
+        lambda m: value_is_secret(_secret(m)[1:-1], 2),
+        example=_fake("requests.get(url, auth=('deploy', '", "FakeTuplePassw0rd", "'))"),
+    ),
+    _rule(
+        "docker_config_base64",
+        _B + r"eyJhdXRocyI6[A-Za-z0-9+/]{16,}={0,2}",
+        r"eyJhdXRocyI6",
+        ("eyjhdxrocyi6",),
+        example=_fake(".dockerconfigjson: ", "eyJhdXRocyI6eyJmYWtlLmV4YW1wbGUiOnt9fX0="),
+    ),
+    _rule(
+        "bundler_credentials",
+        r"\bBUNDLE_(?!BUILD__|MIRROR__)[A-Z0-9_]*?[A-Z0-9]__[A-Z0-9_]+[ \t]*[=:][ \t]*[\"']?"
+        r"(?P<secret>[^\s\"']+)",
+        r"BUNDLE_[A-Z0-9_]*__",
+        ("bundle_",),
+        lambda m: (
+            not _secret(m).startswith(("-", "[REDACTED", "$", "http"))
+            and not _TEMPLATED.match(_secret(m))
+        ),
+        example=_fake("BUNDLE_GEMS__CONTRIBSYS__COM=", "deploy:FakeBundlerPw0"),
+    ),
+    _rule(
         "authorization_header",
-        r"(?i:(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+        r"(?i:(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?"
         r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate|ntlm|ssws|aws4-hmac-sha256)\s+)?)"
-        r"(?P<secret>[^\s\"',;]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s\"',;]+)*)",
+        r"(?P<secret>[^\s\"',;\\]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s\"',;\\]+)*)",
         r"(?i:authorization)",
         ("authorization",),
         _header_check,
@@ -925,7 +1128,7 @@ RULES: tuple[Rule, ...] = (
         "api_key_header",
         r"(?i:(?:x-api-key|x-auth-token|api-key|x-goog-api-key|x-access-token|private-token"
         r"|x-vault-token|x-gitlab-token|x-figma-token|ocp-apim-subscription-key|x-functions-key)"
-        r"[\"']?\s*[:=]\s*[\"']?)(?P<secret>[^\s\"',;]{6,})",
+        r"\\?[\"']?\s*[:=]\s*\\?[\"']?)(?P<secret>[^\s\"',;\\]{6,})",
         r"(?i:api-key|auth-token|access-token|private-token|vault-token|gitlab-token"
         r"|figma-token|subscription-key|functions-key)",
         check=_header_check,
@@ -989,12 +1192,21 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "url_password",
-        r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@\"'<>`]*):(?P<secret>[^\s\"'<>`]*)"
+        r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@\"'<>`[]*):(?P<secret>[^\s\"'<>`]*)"
         r"@(?=(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?:[/?#\s\"'<>`,;)\]}]|$))",
         r"://[^ \t\n@]*@",
         ("://",),
         _url_check,
         example=_fake("redis://:", "fake/pa@ss+word", "@cache:6379/0"),
+    ),
+    _rule(
+        "url_token",
+        r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<secret>[A-Za-z0-9._~%-]{16,})"
+        r"(?=(?::[^\s\"'<>`@/]*)?@(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?:[/?#\s\"'<>`,;)\]}]|$))",
+        r"://[^ \t\n@]*@",
+        ("://",),
+        lambda m: _randomish(_secret(m)),
+        example=_fake("git clone https://", "Fake0Url1Token2For3Docs", "@github.com/acme/app.git"),
     ),
     _rule(
         "curl_user",
@@ -1011,8 +1223,10 @@ RULES: tuple[Rule, ...] = (
         r"[ \t]-p|\bsshpass\b[^\n]*?[ \t]-p[ \t]*|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+"
         r"|\b(?:docker|podman|nerdctl|buildah|skopeo|helm)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]+"
         r"|\bldap\w*\b[^\n]*?[ \t]-w[ \t]+|[ \t]-pass(?:in|out)?[ \t]+pass:"
-        r"|\b(?:sqlplus|exp|imp|expdp|impdp|rman)[ \t]+[\w$#.-]+/)(?P<secret>[^\s\"'@/]+)",
-        r"mysql|mariadb|sshpass|redis-cli|sqlplus|expdp|impdp|rman|login|ldap|pass:",
+        r"|\b(?:sqlplus|exp|imp|expdp|impdp|rman)[ \t]+[\w$#.-]+/"
+        r"|(?i:jdbc:oracle:)[a-z]+:[\w$#.-]+/)(?P<secret>[^\s\"'@/]+)",
+        r"mysql|mariadb|sshpass|redis-cli|sqlplus|expdp|impdp|rman|login|ldap|pass:"
+        r"|(?i:jdbc:oracle:)",
         (
             "mysql",
             "mariadb",
@@ -1025,6 +1239,7 @@ RULES: tuple[Rule, ...] = (
             "login",
             "ldap",
             "pass:",
+            "jdbc:oracle:",
         ),
         lambda m: not _secret(m).startswith(("[REDACTED", "$")),
         example=_fake("mysql -u root -p", "FakePassw0rd", " orders"),
@@ -1068,6 +1283,41 @@ RULES: tuple[Rule, ...] = (
         example=_fake("deploy --db-password ", "Fl4g-fake-pw"),
     ),
     _rule(
+        "powershell_env",
+        r"(?i:\$env:)(?P<name>[A-Za-z_]\w{0,80})[ \t]*(?P<sep>=)[ \t]*" + _VALUE,
+        r"(?i:\$env:[a-z_0-9]*(?:pass|pwd|secret|token|key|auth|credential))",
+        ("$env:",),
+        _assignment_check,
+        example=_fake('$env:API_TOKEN = "', "FakePowerShellTok3n", '"'),
+    ),
+    _rule(
+        "yaml_block_secret",
+        r"(?P<name>(?<![\w.])[A-Za-z_][\w.-]{0,80})[ \t]*:[ \t]*[|>][+-]?[ \t]*\r?\n"
+        r"[ \t]+(?P<secret>[^\s][^\n]*?)[ \t]*(?=\r?\n|\Z)",
+        r"(?i:(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_.-]{0,40}[ \t]*:[ \t]*[|>])",
+        (": |", ": >", ":|", ":>"),
+        lambda m: value_is_secret(_secret(m), _name_strength(m.group("name"))),
+        example=_fake("password: |\n  ", "FakeYamlBlockPassw0rd"),
+    ),
+    _rule(
+        "php_dump_secret",
+        r"\[[\"'](?P<name>[^\"'\n]{1,80})[\"']\]=>\s*string\(\d+\)[ \t]*\"(?P<secret>[^\"\n]*)\"",
+        r"(?i:(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_.-]{0,40}[\"']\]=>)",
+        ("]=>",),
+        lambda m: value_is_secret(_secret(m), _name_strength(m.group("name"))),
+        example=_fake('["password"]=> string(16) "', "FakePhpDumpPassw0", '"'),
+    ),
+    _rule(
+        "sql_password",
+        r"(?i:(?:(?<=[ \t])(?P<bare>password)|identified[ \t]+by"
+        r"|set[ \t]+password[ \t]+for[ \t]+[^\n=]{1,80}=)[ \t]*=?[ \t]*)"
+        r"(?P<secret>'(?:[^'\n]|'')+'|\"[^\"\n]+\")",
+        r"(?i:password[ \t]*=?[ \t]*'|identified[ \t]+by|set[ \t]+password)",
+        ("password", "identified"),
+        _sql_check,
+        example=_fake("CREATE USER app WITH PASSWORD '", "FakeSqlPassw0rd", "';"),
+    ),
+    _rule(
         "secret_assignment",
         r"(?P<name>(?<![\w.])(?<!\w:)(?<!\$\{)[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
         r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\]))[ \t]*" + _VALUE,
@@ -1085,6 +1335,8 @@ RULES: tuple[Rule, ...] = (
             "dsn",
             "pw",
             "psk",
+            "sess",
+            "sid",
             "connectionstring",
         ),
         _assignment_check,
@@ -1297,6 +1549,9 @@ class Redactor:
             line_start = _line_start_near(text, start)
             line_end = _line_end_near(text, end)
             if not text.startswith(("[...", "[…"), start):
+                if text.startswith(_BASE64_PEM, start):  # `base64 key.pem`: wrapped lines
+                    wrapped = _BASE64_LINES.match(text, line_end)
+                    line_end = wrapped.end() if wrapped is not None else line_end
                 _add_region(regions, line_start, line_end)
             elif CUT_LINE.match(text, line_start, line_end) is not None:
                 if line_start > 0:  # the line before the cut may end in half a secret
@@ -1318,12 +1573,16 @@ class Redactor:
                 return f"[REDACTED:{rule}]"
 
             text = self._env_pattern.sub(env_sub, text)
-        lowered = text.lower()
-        selected = {i for marker, rules in self._markers if marker in lowered for i in rules}
-        for index in sorted(selected | self._unmarked):
-            rule = self._rules[index]
-            if rule.gate is None or rule.gate.search(text) is not None:
-                text = _apply_rule(rule, text, counts)
+        for _ in range(_PASSES):  # a redaction may expose a shape a rule before it rejected
+            before = text
+            lowered = (_PLACEHOLDERS.sub("", text) if "[REDACTED:" in text else text).lower()
+            selected = {i for marker, rules in self._markers if marker in lowered for i in rules}
+            for index in sorted(selected | self._unmarked):
+                rule = self._rules[index]
+                if rule.gate is None or rule.gate.search(text) is not None:
+                    text = _apply_rule(rule, text, counts)
+            if text == before:
+                break
         return text
 
     def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
@@ -1363,7 +1622,19 @@ class Redactor:
         return edits
 
 
+_PASSES = 3
+"""How often the rules run over a region that changed: to a fixed point, so redacting twice
+changes nothing more, with a bound for the pathological."""
+
+_PLACEHOLDERS = re.compile(r"\[REDACTED:[\w:.-]+\]")
+"""Our own replacements: never the context (``secret``, ``token``) that lets a rule run."""
+
 _BLOCK_TRIGGER_RE = re.compile(_BLOCK_TRIGGER)
+_BASE64_PEM = "LS0tLS1CRUdJTi"
+"""``-----BEGIN`` in base64: a PEM block encoded whole (``client-key-data``, ``base64 key.pem``)."""
+_BASE64_LINES = re.compile(
+    r"(?:[ \t]*(?:[A-Za-z0-9+/]{16,}|" + _B64_TAIL + r")={0,2}[ \t]*(?:\r?\n|\Z))*"
+)
 
 
 @attrs.define
@@ -1585,12 +1856,17 @@ def cut_lines(text: str) -> list[tuple[int, int]]:
     return sorted((m.start(), m.end()) for m in _boundaries(text, 0, len(text)))
 
 
+_CONTEXT_MARKERS = ("machine", "default", '"sensitive"', ": |", ": >", ":|", ":>", "]=>")
+"""Lines holding these start a secret spread over the next lines (``.netrc``, Terraform JSON)."""
+
+
 def _with_context(text: str, regions: list[tuple[int, int]], lines: int) -> list[tuple[int, int]]:
     """Extend each region over the next *lines* lines (multi-line ``.netrc`` entries)."""
     out: list[tuple[int, int]] = []
     for start, end in regions:
         stop = end
-        if "machine" in text[start:end].lower() or "default" in text[start:end].lower():
+        lowered = text[start:end].lower()
+        if any(marker in lowered for marker in _CONTEXT_MARKERS):
             for _ in range(lines):
                 if stop >= len(text):
                     break
