@@ -8,6 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Property tests check behaviour, not speed: no per-example deadline (these machines are
+# noisy), and under CI the examples are derived from the test, not drawn at random, so a run
+# is repeatable and a rare example can't turn a submission red by chance.
+settings.register_profile(
+    "reflexkit",
+    deadline=None,
+    derandomize=os.environ.get("CI", "").lower() in {"1", "true", "yes"},
+)
+settings.load_profile("reflexkit")
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "failures" / "dev"
 """The dev corpus of real tool failures, beside the checkout (absent on some machines)."""
