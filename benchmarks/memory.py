@@ -31,10 +31,13 @@ its index is warmed by one ``recent`` call before anything is timed.
 Usage::
 
     python benchmarks/memory.py [--records N] [--quick | --smoke] [--dir DIR]
+                                [--only prune] [--prune-rounds R]
 
 ``--quick`` uses 20,000 records and fewer rounds; ``--smoke`` 2,000 records and one round,
-to check that every figure runs (the test suite does). Files go to a temporary folder (in
-``--dir`` when given; it should be on a real disk for the fsync figures) removed at the end.
+to check that every figure runs (the test suite does). ``--only prune`` builds the stores and
+times only the prune figures; ``--prune-rounds`` sets their rounds (3 by default). Files go
+to a temporary folder (in ``--dir`` when given; it should be on a real disk for the fsync
+figures) removed at the end.
 """
 
 from __future__ import annotations
@@ -656,8 +659,8 @@ class Rounds:
     prune: int
 
 
-def run(n: int, rounds: Rounds, work: Path) -> list[Figure]:
-    """Build the stores, run every figure, return the rows."""
+def run(n: int, rounds: Rounds, work: Path, only: str | None = None) -> list[Figure]:
+    """Build the stores, run every figure (or only the *only* ones), return the rows."""
     big, small = work / "big" / "reflections.jsonl", work / "small" / "reflections.jsonl"
     for path in (big, small):
         path.parent.mkdir()
@@ -679,6 +682,8 @@ def run(n: int, rounds: Rounds, work: Path) -> list[Figure]:
     start = time.perf_counter()
     os.sync()  # the stores' dirty pages must not be written back during the fsync figures
     print(f"synced the new files to disk: {time.perf_counter() - start:.1f} s", flush=True)
+    if only == "prune":
+        return bench_prune(big, keep_from, n, work, rounds.prune)
     figures = [
         bench_append(work, rounds.append, rounds.append_ops, fsync=False),
         bench_append(work, rounds.fsync, rounds.fsync_ops, fsync=True),
@@ -864,6 +869,15 @@ def main(argv: list[str] | None = None) -> int:
         default="jsonl",
         help="postgres: the PostgreSQL backend beside the JSONL store (needs a server binary)",
     )
+    parser.add_argument(
+        "--only",
+        choices=["prune"],
+        default=None,
+        help="prune: build the stores and time only the prune figures (about a minute at 1M)",
+    )
+    parser.add_argument(
+        "--prune-rounds", type=int, default=None, help="rounds of the prune figure (3)"
+    )
     args = parser.parse_args(argv)
     if args.backend == "postgres":
         with tempfile.TemporaryDirectory(prefix="reflexkit-bench-", dir=args.dir) as tmp:
@@ -875,8 +889,10 @@ def main(argv: list[str] | None = None) -> int:
         rounds = Rounds(3, 2_000, 3, 50, 3, 100, 3, 2)
     else:
         rounds = Rounds(9, 20_000, 9, 400, 9, 300, 9, 3)
+    if args.prune_rounds:
+        rounds.prune = args.prune_rounds
     with tempfile.TemporaryDirectory(prefix="reflexkit-bench-", dir=args.dir) as tmp:
-        figures = run(n, rounds, Path(tmp))
+        figures = run(n, rounds, Path(tmp), args.only)
     print()
     print_table(figures)
     if args.smoke:

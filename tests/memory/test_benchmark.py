@@ -33,3 +33,20 @@ def test_the_memory_benchmark_runs_every_figure(tmp_path: Path) -> None:
         assert figure in done.stdout
     assert "full index rebuilds: 0" in done.stdout
     assert list(tmp_path.iterdir()) == []  # it cleans up after itself
+
+
+@pytest.mark.slow
+def test_the_memory_benchmark_times_only_prune_when_asked(tmp_path: Path) -> None:
+    """``--only prune`` times the two prune figures and nothing else."""
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARK), "--smoke", "--only", "prune", "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "prune 2,000 to the newer half" in done.stdout
+    assert "first recent after the prune: no rebuild" in done.stdout
+    assert "append x8 processes" not in done.stdout
+    assert "full index rebuilds: 0" in done.stdout

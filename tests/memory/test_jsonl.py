@@ -304,3 +304,32 @@ def test_prune_reads_lines_of_another_layout(path: Path) -> None:
     store = JsonlMemory(path)
     assert store.prune(older_than=now - timedelta(days=30)) == 1
     assert list(store) == new
+
+
+def test_prune_decides_every_line_of_a_block_it_skips(path: Path) -> None:
+    """Whole blocks are dropped or copied only when every line in them would be.
+
+    A block of old records (more than prune's 1 MiB block) holds a hand-written note with
+    no timestamp, which must stay, and a foreign line whose nested object has a second old
+    ``createdAt``, which must not make up for the note's missing one; a block of new records
+    holds an old record appended late, which must go.
+    """
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    cut = now - timedelta(days=30)
+    old = [make_reflection(attempt=n, created_at=now - timedelta(days=90)) for n in range(1, 6001)]
+    new = [make_reflection(attempt=n, created_at=now) for n in range(6001, 10001)]
+    late = make_reflection(attempt=9999, created_at=now - timedelta(days=60))
+    nested = converter.unstructure(old[0])
+    nested["origin"] = {"createdAt": "2026-01-01T00:00:00Z"}  # after the top-level one
+    note = b'{"note":"kept by hand: the flaky test of 2026-02-02"}\n'
+    lines = [encode_line(r) for r in old]
+    lines[1500:1500] = [orjson.dumps(nested) + b"\n", note]
+    kept = [encode_line(r) for r in new]
+    kept.insert(2000, encode_line(late))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(lines + kept))
+    assert len(b"".join(lines)) > 2 << 20  # the old records fill whole blocks
+    store = JsonlMemory(path)
+    assert store.prune(older_than=cut) == len(old) + 2
+    kept.remove(encode_line(late))
+    assert path.read_bytes() == note + b"".join(kept)

@@ -518,8 +518,11 @@ def _bump(lock_fd: int) -> None:
 
 _CREATED_AT = b'"createdAt":"'
 _STAMP = len("2026-01-31T12:00:00")
-# Any 19 characters: twice as fast to find as a digit pattern; _in_layout checks them after.
-_STAMPS = re.compile(rb'"createdAt":"([^"\n]{19})[.Z]')
+# The first "createdAt" key of each line (the rest of the line is consumed, so a second one,
+# in a nested object, never counts twice), with its stamp when it is in reflexkit's layout
+# and an empty one when it is not (spaces, a number, another format). Any 19 characters:
+# twice as fast to find as a digit pattern; _in_layout checks them after.
+_STAMPS = re.compile(rb'"createdAt"(?::"([^"\n]{19})[.Z])?[^\n]*')
 _DIGITS = b"0123456789"
 
 
@@ -595,21 +598,24 @@ class _Sieve:
 
         Most blocks are wholly older or wholly newer than the cut-off (records are appended
         in about the order they are created): one regular-expression pass over the block
-        finds every timestamp, and when there is one per line, in reflexkit's layout, the
-        block is dropped or copied whole. Only blocks that straddle the cut-off, or hold a
-        line of another layout, are sieved a line at a time.
+        finds the first timestamp of every line, and when all are in reflexkit's layout and
+        on one side of the cut-off, the block is copied or dropped whole. A block copied
+        needs nothing more (a line without a timestamp is kept anyway); a block dropped must
+        also have a timestamp on every line, which only then costs a count of its lines.
+        Blocks that straddle the cut-off, or hold a line of another layout, are sieved a line
+        at a time, so the result is exactly what the line-at-a-time sieve would give.
         """
         start = 0
         while start < stop:
             end = buf.find(b"\n", min(start + _BLOCK, stop) - 1, stop) + 1 or stop
             stamps = _STAMPS.findall(view[start:end])
-            if stamps and len(stamps) == buf.count(b"\n", start, end) and _in_layout(stamps):
-                if max(stamps) < self._prefix:
-                    self.removed += len(stamps)
-                    start = end
-                    continue
+            if stamps and b"" not in stamps and _in_layout(stamps):
                 if min(stamps) > self._prefix:
                     self._keep(view, base, start, end)
+                    start = end
+                    continue
+                if max(stamps) < self._prefix and len(stamps) == buf.count(b"\n", start, end):
+                    self.removed += len(stamps)
                     start = end
                     continue
             self._lines(buf, view, base, start, end)
