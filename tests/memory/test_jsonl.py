@@ -319,7 +319,7 @@ def test_prune_decides_every_line_of_a_block_it_skips(path: Path) -> None:
     old = [make_reflection(attempt=n, created_at=now - timedelta(days=90)) for n in range(1, 6001)]
     new = [make_reflection(attempt=n, created_at=now) for n in range(6001, 10001)]
     late = make_reflection(attempt=9999, created_at=now - timedelta(days=60))
-    nested = converter.unstructure(old[0])
+    nested = unstructure(old[0])
     nested["origin"] = {"createdAt": "2026-01-01T00:00:00Z"}  # after the top-level one
     note = b'{"note":"kept by hand: the flaky test of 2026-02-02"}\n'
     lines = [encode_line(r) for r in old]
