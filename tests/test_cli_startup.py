@@ -121,7 +121,7 @@ def test_recent_hashes_nothing_and_starts_no_process_machinery(
 
 
 def test_heuristic_reflect_leaves_the_llm_generators_out(project: Path) -> None:
-    """A heuristic reflection imports neither the Claude nor the fixture generator."""
+    """A heuristic reflection imports no Claude or fixture generator, nor run events."""
     code, modules = _imported(
         project,
         "reflect",
@@ -136,6 +136,7 @@ def test_heuristic_reflect_leaves_the_llm_generators_out(project: Path) -> None:
         "reflexkit.reflection.claude",
         "reflexkit.reflection._retry",
         "reflexkit.orchestrator._process",
+        "reflexkit.orchestrator.events",
         "tenacity",
         "ctypes",
     }
