@@ -259,8 +259,6 @@ def canonical_request(request: Mapping[str, Any]) -> bytes:
     return orjson.dumps(request, option=orjson.OPT_SORT_KEYS)
 
 
-
-
 def _without_durations(value: Any) -> Any:  # noqa: ANN401 -- JSON data
     """*value* with every duration in its strings written ``<dur>`` (the key ignores them)."""
     if isinstance(value, str):
