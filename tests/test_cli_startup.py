@@ -42,8 +42,7 @@ except SystemExit as done:
     code = done.code
 else:
     code = 0
-print(json.dumps({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}),
-      file=sys.stderr)
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
 """
 
 
@@ -58,8 +57,13 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _imported(root: Path, *args: str, stdin: bytes = b"") -> tuple[int, set[str]]:
-    """Exit code and top-level modules of ``reflexkit ARGS`` run in a fresh interpreter."""
+def _imported(
+    root: Path, *args: str, stdin: bytes = b"", full: bool = False
+) -> tuple[int, set[str]]:
+    """Exit code and top-level modules (every module: *full*) of ``reflexkit ARGS``.
+
+    The command runs in a fresh interpreter.
+    """
     env = {
         k: v
         for k, v in os.environ.items()
@@ -75,7 +79,8 @@ def _imported(root: Path, *args: str, stdin: bytes = b"") -> tuple[int, set[str]
         check=False,
     )
     report = json.loads(done.stderr.decode().strip().splitlines()[-1])
-    return report["code"], set(report["modules"])
+    modules = set(report["modules"])
+    return report["code"], modules if full else {m.split(".")[0] for m in modules}
 
 
 @pytest.mark.parametrize(
@@ -101,6 +106,42 @@ def test_version_imports_no_config_machinery(project: Path) -> None:
     code, modules = _imported(project, "--version")
     assert code in {0, None}
     assert not modules & {"cattrs", "orjson", "attrs", "attr"}
+
+
+@pytest.mark.parametrize(
+    "args", [("recent", "discount"), ("recent", "discount", "--format", "json")], ids=" ".join
+)
+def test_recent_hashes_nothing_and_starts_no_process_machinery(
+    project: Path, args: tuple[str, ...]
+) -> None:
+    """`recent` keys its index with blake2b alone: no hashlib (OpenSSL), no subprocess."""
+    code, modules = _imported(project, *args)
+    assert code in {0, None}
+    assert modules.isdisjoint({"hashlib", "_hashlib", "ctypes", "subprocess", "selectors"})
+
+
+def test_heuristic_reflect_leaves_the_llm_generators_out(project: Path) -> None:
+    """A heuristic reflection imports no Claude or fixture generator, nor run events."""
+    code, modules = _imported(
+        project,
+        "reflect",
+        "--backend",
+        "heuristic",
+        stdin=json.dumps(FAILURE).encode(),
+        full=True,
+    )
+    assert code in {0, None}
+    lazy = {
+        "reflexkit.reflection.fixture",
+        "reflexkit.reflection.claude",
+        "reflexkit.reflection._retry",
+        "reflexkit.orchestrator._process",
+        "reflexkit.orchestrator.events",
+        "tenacity",
+        "ctypes",
+    }
+    assert not modules & lazy, sorted(modules & lazy)
+    assert "reflexkit.reflection.service" in modules  # the check above looked at a reflection
 
 
 def test_llm_backend_without_a_credential_never_imports_the_sdk(project: Path) -> None:
@@ -209,12 +250,17 @@ print("subreaper", flag.value, "process-module", "reflexkit.orchestrator._proces
     [
         (("config", "check"), "subreaper 1 process-module True"),
         (("--version",), "subreaper 0 process-module False"),
+        (("recent", "discount"), "subreaper 0 process-module False"),
     ],
 )
 def test_main_becomes_a_subreaper_only_to_run_a_command(
     project: Path, args: tuple[str, ...], expected: str
 ) -> None:
-    """A command gets the subreaper (detached grandchildren come back); --version skips it."""
+    """A command gets the subreaper (detached grandchildren come back).
+
+    --version, and the commands that only read or write memory, start no process: they skip
+    it, and the import of what makes one.
+    """
     done = subprocess.run(
         [sys.executable, "-c", _SUBREAPER, *args],
         cwd=project,

@@ -7,7 +7,6 @@ in :mod:`reflexkit._serde` reads and writes them as camelCase JSON.
 from __future__ import annotations
 
 import enum
-import hashlib
 import os
 import uuid
 from datetime import UTC, datetime
@@ -48,6 +47,8 @@ def derived_reflection_id(
     two deterministic runs write byte-identical memory, and storing one lesson twice is
     recognisable as a repeat.
     """
+    import hashlib  # noqa: PLC0415 -- not at the top: `reflexkit recent` never hashes (#19)
+
     parts = (run_id, task_id, subtask_id, str(attempt), fingerprint)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 

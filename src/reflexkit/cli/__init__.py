@@ -70,6 +70,9 @@ _COMMANDS = {
     "calibrate": "reflexkit._reports_cli:calibrate_command",  # reflexkit calibrate (#18)
 }
 
+# Commands that start no process, so need no subreaper (and skip importing what makes one).
+_NO_PROCESSES = frozenset({"recent", "reflect", "fixtures", "stats", "prune", "memory"})
+
 
 @click.group(
     cls=_LazyGroup, lazy=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
@@ -83,7 +86,9 @@ def cli(ctx: click.Context) -> None:
     """
     state = _state(ctx)
     _set_logging(debug=state.debug)
-    if state.subreaper:  # here, not in main(): --version and --help need no processes
+    # Here, not in main(): --version and --help start no processes, nor do the commands that
+    # only read and write memory, which orchestrators call once per failure (#19).
+    if state.subreaper and ctx.invoked_subcommand not in _NO_PROCESSES:
         from reflexkit.orchestrator import _process  # noqa: PLC0415 -- lazy, like the commands
 
         _process.become_subreaper()

@@ -1,25 +1,9 @@
-"""Rendering for the terminal: reflections, run events and run summaries."""
+"""Rendering for the terminal: run events and run summaries."""
 
 from __future__ import annotations
 
 from reflexkit._text import one_line
-from reflexkit.models import Reflection
 from reflexkit.orchestrator.events import Event, EventKind
-
-
-def _summary(reflection: Reflection) -> str:
-    lines = [
-        (
-            f"{reflection.category.value} ({reflection.failure_type.value}), "
-            f"source {reflection.source.value}, confidence {reflection.confidence:.2f}"
-        ),
-    ]
-    if reflection.fallback_reason:
-        lines.append(f"fell back: {reflection.fallback_reason}")
-    lines += ["", f"Analysis: {reflection.analysis}", "", f"Suggestion: {reflection.suggestion}"]
-    if reflection.action_items:
-        lines += ["", "Action items:", *(f"  - {item}" for item in reflection.action_items)]
-    return "\n".join(lines)
 
 
 def _describe(event: Event) -> str | None:  # noqa: C901, PLR0912 -- one case per kind

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import click
 
 from reflexkit import _serde
 from reflexkit._text import strip_control
-from reflexkit.cli._console import _summary
 from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -24,7 +23,25 @@ from reflexkit.tasks.config import (
     GeneratorBackend,
 )
 
+if TYPE_CHECKING:
+    from reflexkit.models import Reflection
+
 __all__ = ["fixtures", "reflect"]
+
+
+def _summary(reflection: Reflection) -> str:
+    lines = [
+        (
+            f"{reflection.category.value} ({reflection.failure_type.value}), "
+            f"source {reflection.source.value}, confidence {reflection.confidence:.2f}"
+        ),
+    ]
+    if reflection.fallback_reason:
+        lines.append(f"fell back: {reflection.fallback_reason}")
+    lines += ["", f"Analysis: {reflection.analysis}", "", f"Suggestion: {reflection.suggestion}"]
+    if reflection.action_items:
+        lines += ["", "Action items:", *(f"  - {item}" for item in reflection.action_items)]
+    return "\n".join(lines)
 
 
 @click.command()

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import logging
 import os
 import stat
@@ -60,6 +59,11 @@ from typing import NamedTuple, NoReturn
 
 from reflexkit.exceptions import StoreError
 from reflexkit.memory._codec import string_field
+
+try:  # hashlib's own blake2b, without the OpenSSL set-up of importing hashlib (#19)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover -- an interpreter built without the module
+    from hashlib import blake2b
 
 __all__ = ["ENTRY", "IndexDoubtError", "OffsetIndex", "pair_key", "subtask_key"]
 
@@ -98,13 +102,13 @@ class _Head(NamedTuple):
 
 def subtask_key(subtask_id: str) -> bytes:
     """Return the 8-byte key of a subtask id (stable across processes, unlike ``hash``)."""
-    return hashlib.blake2b(subtask_id.encode(), digest_size=8, person=b"subtask").digest()
+    return blake2b(subtask_id.encode(), digest_size=8, person=b"subtask").digest()
 
 
 def pair_key(task_id: str, subtask_id: str) -> bytes:
     """Return the 8-byte key of a ``(task id, subtask id)`` pair."""
     data = b"%d:%s%s" % (len(task_id), task_id.encode(), subtask_id.encode())
-    return hashlib.blake2b(data, digest_size=8, person=b"pair").digest()
+    return blake2b(data, digest_size=8, person=b"pair").digest()
 
 
 def _shard_of(key: bytes) -> int:

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, TypeGuard
 
 import attrs
 
@@ -28,15 +29,32 @@ from reflexkit.models import (
     new_reflection_id,
     utcnow,
 )
-from reflexkit.reflection.fixture import FixtureMissingError
 from reflexkit.reflection.protocols import ReflectionGenerator
 from reflexkit.reflection.redaction import MAX_OUTPUT_CHARS, window
 from reflexkit.reflection.retry_prompt import format_reflections
 from reflexkit.tasks.config import FixtureMiss, ReflexionConfig
 
+if TYPE_CHECKING:
+    from reflexkit.reflection.fixture import FixtureMissingError
+
 __all__ = ["DefaultReflectionService", "ReflectionDetails", "ServiceHealth"]
 
 log = logging.getLogger("reflexkit.reflection")
+
+
+def _is_missing_fixture(err: Exception) -> TypeGuard[FixtureMissingError]:
+    """Whether *err* is a fixture miss, without importing the fixture module otherwise.
+
+    That module brings in the Claude generator and tenacity, which a heuristic reflection
+    never needs (``reflexkit reflect`` start-up, #19); only the fixture generator raises the
+    error, so by then the module is loaded.
+    """
+    if not isinstance(err, GenerationError) or err.reason != "fixture_not_found":
+        return False
+    from reflexkit.reflection.fixture import FixtureMissingError  # noqa: PLC0415
+
+    return isinstance(err, FixtureMissingError)
+
 
 Redact = Callable[[FailureContext], tuple[FailureContext, dict[str, int]]]
 Classify = Callable[[FailureContext], FailureType]
@@ -257,7 +275,7 @@ class DefaultReflectionService:
             return self._generator.generate(failure, previous=previous), key
         except Exception as err:  # noqa: BLE001 -- any generator bug falls back too
             reason = err.reason if isinstance(err, GenerationError) else "generator_error"
-            if isinstance(err, FixtureMissingError):
+            if _is_missing_fixture(err):
                 key = err.key
                 if self._config.fixture_miss is FixtureMiss.ERROR:
                     with self._lock:
