@@ -122,7 +122,7 @@ def group_problems(problems: Iterable[Problem], *, limit: int = 6, more_locs: in
     for members in list(groups.values())[:limit]:
         first = members[0]
         line = first.text
-        rest = dedupe(p.loc for p in members[1:] if p.loc and p.loc != first.loc)
+        rest = dedupe(_also(p, first) for p in members[1:] if p.loc and p.loc != first.loc)
         if len(members) > 1:
             shown = ", ".join(rest[:more_locs])
             line += f" (+{len(members) - 1} more" + (f": {shown}" if shown else "") + ")"
@@ -131,3 +131,16 @@ def group_problems(problems: Iterable[Problem], *, limit: int = 6, more_locs: in
     if hidden:
         lines.append(f"{len(hidden)} more kinds: " + ", ".join(clip(k, 40) for k in hidden[:8]))
     return lines
+
+
+def _also(problem: Problem, first: Problem) -> str:
+    """How a repeat of *first* is named: its location, and its own words when they differ.
+
+    Linters group by code, but two ``F401`` findings name different imports: the second's
+    message (``'sys' imported but unused``) is a fact of its own, not a mere repeat.
+    """
+    if not first.loc or problem.text.replace(problem.loc, first.loc, 1) == first.text:
+        return problem.loc
+    message = problem.text.replace(problem.loc, "", 1).strip(" :-")
+    message = message.removesuffix(" at").strip()
+    return f"{problem.loc} {clip(message, 70)}" if message else problem.loc
