@@ -17,7 +17,7 @@ import pytest
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import Findings, analyse, clean_output
-from reflexkit.readers.javascript import parse_node_test
+from reflexkit.readers.javascript import parse_node_test, parse_tsc
 from reflexkit.readers.js_runners import parse_mocha, parse_vitest
 
 from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -218,3 +218,22 @@ def test_live_node_test_run(tmp_path: Path, reporter: str) -> None:
     assert findings.tool == "node:test", failure.error_output
     assert findings.tests == ["adds"]
     assert "2 !== 3" in findings.facts[0]
+
+
+def test_one_missing_module_among_type_errors_leaves_them_the_root_cause() -> None:
+    """The category of tsc's output follows what most errors say, not one missing module."""
+    many = (
+        "src/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n"
+        "src/b.ts(9,1): error TS2307: Cannot find module 'left-pad' or its type declarations.\n"
+        "src/c.ts(4,12): error TS2345: Argument of type 'null' is not assignable to parameter "
+        "of type 'Item'.\n"
+        "Found 3 errors in 3 files.\n"
+    )
+    found = parse_tsc(many)
+    assert found is not None
+    assert found.category is ReflectionCategory.ROOT_CAUSE
+    assert "can't find" in found.advice
+    only = "src/b.ts(9,1): error TS2307: Cannot find module 'left-pad'.\nFound 1 error.\n"
+    found = parse_tsc(only)
+    assert found is not None
+    assert found.category is ReflectionCategory.MISSING_CONTEXT

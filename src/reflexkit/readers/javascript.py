@@ -68,7 +68,9 @@ def parse_tsc(text: str) -> Findings | None:
             "tsconfig.json (exact option names and values from the TypeScript docs) before "
             "touching the source files."
         )
-    elif "TS2307" in codes or "TS7016" in codes:
+    elif (missing := sum(c in {"TS2307", "TS7016"} for c in codes)) * 2 >= len(codes):
+        # Most errors are modules that can't be found: that is what to fix. One missing module
+        # among many type errors leaves them the root cause (and is named in the facts).
         findings.category = ReflectionCategory.MISSING_CONTEXT
         findings.advice = (
             "A module or its type declarations cannot be found: install the package (and its "
@@ -79,7 +81,7 @@ def parse_tsc(text: str) -> Findings | None:
             "Make the code match the declared types at each location: supply the missing "
             "properties and arguments, and convert values to the expected type instead of "
             "casting with `as any` or adding `@ts-ignore`."
-        )
+        ) + (" Install or fix the import of the module tsc can't find as well." if missing else "")
     findings.steps.append(f"Fix {problems[0].loc or problems[0].text} first, then re-run tsc.")
     findings.confidence = 0.85
     return findings
