@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 import attrs
 import orjson
@@ -43,10 +42,6 @@ from reflexkit.models import FailureType, utcnow
 from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.prompts import DEFAULT_MODEL, Prompt
-
-if TYPE_CHECKING:
-    import anthropic
-    from anthropic.types import Message
 
 __all__ = [
     "ANALYSIS_SYSTEM_PROMPT",
@@ -233,16 +228,8 @@ class ClaudeAnalyst:
             GenerationError: With a reason code of
                 :data:`~reflexkit.reflection.claude.REASONS`.
         """
-        claude = self._claude
-        client: anthropic.Anthropic = claude._get_client()  # noqa: SLF001 -- reuse its client
         prompt = Prompt(request=self.request(findings, failures), failure_type=None)
-        started = time.monotonic()
-
-        def attempt(remaining_s: float) -> Message:
-            # Reuse claude.py's request and error mapping rather than copy them.
-            return claude._send(client, prompt, remaining_s)  # noqa: SLF001
-
-        message = claude._retry.call(attempt, started=started)  # noqa: SLF001
+        message = self._claude.send(prompt)
         if message.stop_reason == "refusal":
             raise GenerationError("llm_refusal", "the model declined to analyse")
         if message.stop_reason in {"max_tokens", "model_context_window_exceeded"}:

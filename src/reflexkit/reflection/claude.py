@@ -272,6 +272,30 @@ class ClaudeGenerator:
         )
         return Completion(reflection=reflection, reply=reply, key=prompt.key, attempts=attempts)
 
+    def send(self, prompt: Prompt, /, *, retry: RetryPolicy | None = None) -> Message:
+        """Send any request through this generator's client, retries and error mapping.
+
+        For the other Claude callers of reflexkit (the completion judge, the insights
+        analysis): one client, one overall deadline per call, the same reason codes.
+
+        Args:
+            prompt: The request (its ``request`` is the keyword arguments of
+                ``messages.create``).
+            retry: The retry policy and budget; this generator's own by default.
+
+        Returns:
+            The model's message, not yet validated: the caller reads its own schema.
+
+        Raises:
+            GenerationError: With a reason code from :data:`REASONS`.
+        """
+        client = self._get_client()
+        policy = retry if retry is not None else self._retry
+        started = time.monotonic()
+        return policy.call(
+            lambda remaining_s: self._send(client, prompt, remaining_s), started=started
+        )
+
     def close(self) -> None:
         """Close the HTTP connections of the client, if one was built."""
         with self._lock:

@@ -364,13 +364,8 @@ class ClaudeJudge:
         started = time.monotonic()
         try:
             # The generator owns the client and maps SDK errors to reason codes; the judge
-            # sends its own request through it rather than copying that code.
-            client = self._claude._get_client()  # noqa: SLF001 -- a sibling in this package
-            prompt = self.prompt(attempt)
-            message = self._retry.call(
-                lambda remaining: self._claude._send(client, prompt, remaining),  # noqa: SLF001
-                started=time.monotonic(),
-            )
+            # sends its own request through it, with its own budget.
+            message = self._claude.send(self.prompt(attempt), retry=self._retry)
             verdict = _verdict_of(message)
         except GenerationError as err:
             return _failed("llm", err, started)
