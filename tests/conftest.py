@@ -10,6 +10,10 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from reflexkit._serde import structure
+from reflexkit.models import FailureContext
+from reflexkit.readers import Findings, analyse
+
 # Property tests check behaviour, not speed: no per-example deadline (these machines are
 # noisy), and under CI the examples are derived from the test, not drawn at random, so a run
 # is repeatable and a rare example can't turn a submission red by chance.
@@ -58,3 +62,41 @@ def project_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
     return tmp_path
+
+
+def load_item(path: Path) -> dict[str, Any]:
+    """Return one captured failure item (the corpus's JSON shape)."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def read_item(name: str) -> Findings:
+    """Analyse the item *name* of tests/data/tool_outputs with the registered readers."""
+    data = load_item(DATA / "tool_outputs" / f"{name}.json")
+    return analyse(structure(data["failureContext"], FailureContext))
+
+
+def quoted(findings: Findings) -> str:
+    """Return everything the findings quote, one part a line."""
+    return "\n".join(
+        [
+            findings.headline,
+            *findings.facts,
+            *findings.details,
+            findings.summary,
+            *findings.hints,
+            *findings.steps,
+            findings.advice,
+        ]
+    )
+
+
+def assert_read_as_labelled(path: Path) -> Findings:
+    """Assert an item gets its labelled failure type, an accepted category and every key fact."""
+    data = load_item(path)
+    findings = analyse(structure(data["failureContext"], FailureContext))
+    expected = data["expected"]
+    assert findings.failure_type.value == expected["failureType"]
+    assert findings.category.value in expected["categoryHints"]
+    assert [f for f in expected["keyFacts"] if f not in quoted(findings)] == []
+    return findings

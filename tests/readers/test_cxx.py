@@ -6,59 +6,32 @@ clang 14, GNU ld and CMake 3.25; the live tests compile with this machine's comp
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import Findings, analyse
 from reflexkit.readers.cxx import parse_cmake
 from reflexkit.readers.native import parse_gcc, parse_make
 
-from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    DATA,
+    assert_read_as_labelled,
+    read_item,
+)
 
 ITEMS = sorted(
     p for pattern in ("cxx-*.json", "cmake-*.json") for p in (DATA / "tool_outputs").glob(pattern)
 )
 
 
-def read(name: str) -> Findings:
-    """Analyse one captured item."""
-    data: dict[str, Any] = json.loads(
-        (DATA / "tool_outputs" / f"{name}.json").read_text(encoding="utf-8")
-    )
-    return analyse(structure(data["failureContext"], FailureContext))
-
-
-def said(findings: Findings) -> str:
-    """Return everything the findings quote."""
-    return "\n".join(
-        [
-            findings.headline,
-            *findings.facts,
-            *findings.details,
-            findings.summary,
-            *findings.hints,
-            *findings.steps,
-            findings.advice,
-        ]
-    )
-
-
 @pytest.mark.parametrize("path", ITEMS, ids=lambda p: p.stem)
 def test_each_captured_output_is_read(path: Path) -> None:
     """Every captured failure gets its labelled type, category and key facts."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    findings = analyse(structure(data["failureContext"], FailureContext))
-    expected = data["expected"]
-    assert findings.failure_type.value == expected["failureType"]
-    assert findings.category.value in expected["categoryHints"]
-    assert [f for f in expected["keyFacts"] if f not in said(findings)] == []
+    assert_read_as_labelled(path)
 
 
 class TestTemplateErrors:
@@ -66,7 +39,7 @@ class TestTemplateErrors:
 
     def test_gcc_required_from_here_names_the_projects_line(self) -> None:
         """The chain gcc prints ends in ``src/shapes.cpp:16:14:   required from here``."""
-        facts = read("cxx-gxx-template-errors").facts
+        facts = read_item("cxx-gxx-template-errors").facts
         assert facts[2].startswith(
             "src/shapes.cpp:16:14: error: no match for \u2018operator<\u2019 (operand types are "
             "\u2018geo::Point\u2019 and \u2018geo::Point\u2019) [in bits/predefined_ops.h:45:23]"
@@ -76,7 +49,7 @@ class TestTemplateErrors:
 
     def test_clang_requested_here_names_the_projects_line(self) -> None:
         """The notes clang prints after the error end at the project's ``requested here``."""
-        facts = read("cxx-clang-template-colour").facts
+        facts = read_item("cxx-clang-template-colour").facts
         assert facts[1].startswith(
             "src/shapes.cpp:16:10: error: invalid operands to binary expression "
             "('geo::Point' and 'geo::Point') [in bits/predefined_ops.h:45:23]"
@@ -85,7 +58,7 @@ class TestTemplateErrors:
 
     def test_errors_in_the_projects_files_come_first_as_printed(self) -> None:
         """The first error is the project's own, and the step says to fix it first."""
-        findings = read("cxx-gxx-template-errors")
+        findings = read_item("cxx-gxx-template-errors")
         assert findings.facts[0].startswith("src/shapes.cpp:26:35: error: conversion from")
         assert (
             findings.steps[0]
@@ -111,7 +84,7 @@ class TestLinker:
 
     def test_each_undefined_symbol_once_with_its_object(self) -> None:
         """Temporary object names are left out; the source name from debug info stays."""
-        findings = read("cxx-clang-undefined-reference")
+        findings = read_item("cxx-clang-undefined-reference")
         assert findings.facts == [
             "undefined reference to `ring_pop' (in main.c)",
             "undefined reference to `ring_clear' (in main.c)",
@@ -120,14 +93,14 @@ class TestLinker:
 
     def test_the_implicit_declaration_warning_explains_it(self) -> None:
         """The warning that the function was never declared is kept as a detail."""
-        details = read("cxx-clang-undefined-reference").details
+        details = read_item("cxx-clang-undefined-reference").details
         assert details[0].startswith(
             "main.c:11:5: warning: implicit declaration of function 'ring_clear'"
         )
 
     def test_multiple_definition_is_quoted_without_temporary_objects(self) -> None:
         """``/tmp/ccAL8VE9.o:(.bss+0x0): multiple definition of`` changes every run."""
-        facts = read("cxx-gxx-link-multiple-definition").facts
+        facts = read_item("cxx-gxx-link-multiple-definition").facts
         assert "multiple definition of `stats::counter'" in facts
         assert not any(".o:(" in f for f in facts)
 
@@ -137,14 +110,14 @@ class TestCMake:
 
     def test_a_package_cmake_cannot_find_is_a_dependency_error(self) -> None:
         """find_package(fmt REQUIRED) without fmt installed."""
-        findings = read("cmake-find-package-fmt")
+        findings = read_item("cmake-find-package-fmt")
         assert findings.failure_type is FailureType.DEPENDENCY_ERROR
         assert findings.headline == "CMake cannot find fmt."
         assert findings.hints[0].startswith('Add the installation prefix of "fmt"')
 
     def test_an_error_inside_a_find_module_is_located_in_cmakelists(self) -> None:
         """The call stack's project line, not FindPackageHandleStandardArgs.cmake."""
-        facts = read("cmake-could-not-find-curl").facts
+        facts = read_item("cmake-could-not-find-curl").facts
         assert facts == [
             (
                 "CMake Error at CMakeLists.txt:3 (find_package): Could NOT find CURL (missing: "
@@ -154,7 +127,7 @@ class TestCMake:
 
     def test_a_missing_source_file_is_a_build_error(self) -> None:
         """A target listing a file that does not exist."""
-        findings = read("cmake-missing-source")
+        findings = read_item("cmake-missing-source")
         assert findings.failure_type is FailureType.BUILD_ERROR
         assert findings.facts[0] == (
             "CMake Error at CMakeLists.txt:4 (add_executable): Cannot find source file: "
@@ -163,7 +136,7 @@ class TestCMake:
 
     def test_a_cmake_build_is_read_as_the_compilers_errors(self) -> None:
         """``cmake --build`` runs gmake: the compiler error, gmake's failed and top targets."""
-        findings = read("cmake-build-gxx-error")
+        findings = read_item("cmake-build-gxx-error")
         assert findings.tool == "gcc"
         assert findings.details == [
             (

@@ -6,7 +6,6 @@ projects; the live tests at the end run the go toolchain of this machine when it
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -18,48 +17,29 @@ import pytest
 
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
-from reflexkit.readers import Findings, analyse
+from reflexkit.readers import analyse
 from reflexkit.readers.go import parse_go_panic, user_frame
 
-from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    DATA,
+    assert_read_as_labelled,
+    load_item,
+    quoted,
+    read_item,
+)
 
 ITEMS = sorted((DATA / "tool_outputs").glob("go-*.json"))
 
 
 def item(name: str) -> dict[str, Any]:
     """Return one captured item."""
-    return json.loads((DATA / "tool_outputs" / f"{name}.json").read_text(encoding="utf-8"))
-
-
-def read(name: str) -> Findings:
-    """Analyse one captured item."""
-    return analyse(structure(item(name)["failureContext"], FailureContext))
-
-
-def said(findings: Findings) -> str:
-    """Return everything the findings quote."""
-    return "\n".join(
-        [
-            findings.headline,
-            *findings.facts,
-            *findings.details,
-            findings.summary,
-            *findings.hints,
-            *findings.steps,
-            findings.advice,
-        ]
-    )
+    return load_item(DATA / "tool_outputs" / f"{name}.json")
 
 
 @pytest.mark.parametrize("path", ITEMS, ids=lambda p: p.stem)
 def test_each_captured_output_is_read(path: Path) -> None:
     """Every captured Go failure gets its labelled type, category and key facts."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    findings = analyse(structure(data["failureContext"], FailureContext))
-    expected = data["expected"]
-    assert findings.failure_type.value == expected["failureType"]
-    assert findings.category.value in expected["categoryHints"]
-    assert [f for f in expected["keyFacts"] if f not in said(findings)] == []
+    assert_read_as_labelled(path)
 
 
 class TestGoTest:
@@ -67,24 +47,24 @@ class TestGoTest:
 
     def test_verbose_run_attributes_log_lines_to_their_test(self) -> None:
         """With -v the log lines come before ``--- FAIL``; each is quoted with its test."""
-        findings = read("go-test-v-slug")
+        findings = read_item("go-test-v-slug")
         assert findings.tool == "go test"
         assert findings.tests == ["TestMake", "TestTruncate", "TestWords"]
         assert (
             findings.facts[1] == 'TestTruncate: slug_test.go:24: Truncate: got "h\\xc3", want "hé"'
         )
-        assert "TestOK" not in said(findings)
+        assert "TestOK" not in quoted(findings)
 
     def test_multi_line_log_message_is_kept(self) -> None:
         """A ``t.Errorf`` message of several lines keeps its got and want lines."""
-        fact = read("go-test-v-slug").facts[2]
+        fact = read_item("go-test-v-slug").facts[2]
         assert fact.startswith("TestWords: slug_test.go:32: mismatch:")
         assert 'got:  []string{"a-b"}' in fact
         assert 'want: []string{"a-b", "c"}' in fact
 
     def test_failing_subtests_are_named_instead_of_their_parent(self) -> None:
         """The parent of failing subtests adds nothing: the subtests are the ids to re-run."""
-        findings = read("go-test-cart-panic")
+        findings = read_item("go-test-cart-panic")
         assert "TestDiscountTable/none" in findings.tests
         assert "TestDiscountTable" not in findings.tests
         assert findings.summary == "FAIL\texample.com/shop/cart\t0.010s"
@@ -92,34 +72,36 @@ class TestGoTest:
 
     def test_panic_in_a_test_points_at_the_projects_frame(self) -> None:
         """A panic is quoted at the project's line, not at testing.go or runtime/panic.go."""
-        fact = next(f for f in read("go-test-cart-panic").facts if f.startswith("TestFirstEmpty"))
+        fact = next(
+            f for f in read_item("go-test-cart-panic").facts if f.startswith("TestFirstEmpty")
+        )
         assert "index out of range [0] with length 0" in fact
         assert fact.endswith("at /tmp/i12b/go/shop/cart/cart.go:39")
         assert "[recovered]" not in fact
 
     def test_test_binary_timeout_is_a_timeout_naming_the_stuck_test(self) -> None:
         """``panic: test timed out`` names the test and where it was waiting."""
-        findings = read("go-test-timeout")
+        findings = read_item("go-test-timeout")
         assert findings.failure_type is FailureType.TIMEOUT
         assert findings.tests == ["TestLockOrder"]
         assert "TestLockOrder waiting at /tmp/i12b/go/shop/price/slow_test.go:16" in findings.facts
 
     def test_tests_that_do_not_compile_are_a_build_error(self) -> None:
         """``FAIL pkg [build failed]``: the compiler's errors, not a test failure."""
-        findings = read("go-test-build-failed")
+        findings = read_item("go-test-build-failed")
         assert findings.failure_type is FailureType.BUILD_ERROR
         assert findings.tool == "go test"
         assert findings.facts[0].startswith("cart/extra_test.go:7:4: c.Remove undefined")
 
     def test_ok_and_no_test_files_lines_are_not_failures(self) -> None:
         """Packages that passed or have no tests are not reported."""
-        text = said(read("go-test-v-slug"))
+        text = quoted(read_item("go-test-v-slug"))
         assert "wrap" not in text
         assert "cmd/slugify" not in text
 
     def test_json_events_are_read_like_the_plain_output(self) -> None:
         """``go test -json`` wraps each output line in an event; the same tests come out."""
-        plain, wrapped = read("go-test-cart-panic"), read("go-test-json")
+        plain, wrapped = read_item("go-test-cart-panic"), read_item("go-test-json")
         assert wrapped.tests == plain.tests
         assert (
             wrapped.facts[0] == plain.facts[0] == "TestTotal: cart_test.go:8: Total() = 8, want 11"
@@ -127,7 +109,7 @@ class TestGoTest:
 
     def test_a_data_race_is_located_at_the_projects_line(self) -> None:
         """-race reports the racing accesses; the project's line is quoted, not the runtime's."""
-        findings = read("go-test-race")
+        findings = read_item("go-test-race")
         assert findings.facts[0] == (
             "WARNING: DATA RACE (Read) at /tmp/i12b/var/shop/cart/race_test.go:15"
         )
@@ -135,7 +117,7 @@ class TestGoTest:
 
     def test_a_race_in_a_program_is_a_runtime_error(self) -> None:
         """``go run -race`` exits 66 with the race reports and no panic."""
-        findings = read("go-run-race-map")
+        findings = read_item("go-run-race-map")
         assert findings.failure_type is FailureType.RUNTIME_ERROR
         assert findings.facts[0].endswith("at /tmp/i12b/var/shop/main.go:15")
 
@@ -145,14 +127,14 @@ class TestDiagnostics:
 
     def test_build_errors_are_quoted_one_per_line(self) -> None:
         """Each compiler error with its location as printed."""
-        findings = read("go-build-store-errors")
+        findings = read_item("go-build-store-errors")
         assert findings.failure_type is FailureType.BUILD_ERROR
         assert findings.facts[-1] == "store/store.go:37:9: undefined: totl"
         assert "package example.org/inventory/store" in findings.details
 
     def test_vet_findings_are_a_lint_error(self) -> None:
         """Vet is a linter: its findings are lint_error, verification."""
-        findings = read("go-vet-store")
+        findings = read_item("go-vet-store")
         assert findings.failure_type is FailureType.LINT_ERROR
         assert findings.category is ReflectionCategory.VERIFICATION
         assert findings.tool == "go vet"
@@ -171,14 +153,14 @@ class TestDiagnostics:
 
     def test_package_missing_from_go_mod_is_a_dependency_error(self) -> None:
         """``no required module provides package``: dependency_error, with Go's own command."""
-        findings = read("go-run-missing-modules")
+        findings = read_item("go-run-missing-modules")
         assert findings.failure_type is FailureType.DEPENDENCY_ERROR
         assert findings.hints == ["go get github.com/google/uuid", "go get golang.org/x/exp/slices"]
         assert not any(fact.endswith("to add it:") for fact in findings.facts)
 
     def test_missing_go_sum_entry_is_a_dependency_error(self) -> None:
         """The module is required but go.sum lacks it: go mod tidy."""
-        findings = read("go-build-missing-go-sum")
+        findings = read_item("go-build-missing-go-sum")
         assert findings.failure_type is FailureType.DEPENDENCY_ERROR
         assert "go mod tidy" in findings.advice
 
@@ -188,7 +170,7 @@ class TestPanics:
 
     def test_library_frames_are_skipped_for_the_projects(self) -> None:
         """regexp.MustCompile panics, the project's match.go:7 called it."""
-        findings = read("go-binary-panic-regexp")
+        findings = read_item("go-binary-panic-regexp")
         assert findings.failure_type is FailureType.RUNTIME_ERROR
         assert (
             findings.steps[0]
@@ -197,7 +179,7 @@ class TestPanics:
 
     def test_nil_dereference_keeps_the_signal_line(self) -> None:
         """The SIGSEGV line is a detail; the fact names the project's line."""
-        findings = read("go-run-nil-map-entry")
+        findings = read_item("go-run-nil-map-entry")
         assert findings.facts[0].endswith("at /tmp/i12b/go/cfgload/main.go:33")
         assert findings.details[0].startswith("[signal SIGSEGV")
         assert "nil" in findings.advice

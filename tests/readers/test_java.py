@@ -6,56 +6,29 @@ java; the live test at the end compiles with the javac of this machine when it h
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
-from reflexkit.readers import Findings, analyse
+from reflexkit.readers import analyse
 from reflexkit.readers.java import parse_java_trace, parse_javac
 
-from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    DATA,
+    assert_read_as_labelled,
+    read_item,
+)
 
 ITEMS = sorted((DATA / "tool_outputs").glob("java-*.json"))
-
-
-def read(name: str) -> Findings:
-    """Analyse one captured item."""
-    data: dict[str, Any] = json.loads(
-        (DATA / "tool_outputs" / f"{name}.json").read_text(encoding="utf-8")
-    )
-    return analyse(structure(data["failureContext"], FailureContext))
-
-
-def said(findings: Findings) -> str:
-    """Return everything the findings quote."""
-    return "\n".join(
-        [
-            findings.headline,
-            *findings.facts,
-            *findings.details,
-            findings.summary,
-            *findings.hints,
-            *findings.steps,
-            findings.advice,
-        ]
-    )
 
 
 @pytest.mark.parametrize("path", ITEMS, ids=lambda p: p.stem)
 def test_each_captured_output_is_read(path: Path) -> None:
     """Every captured Java failure gets its labelled type, category and key facts."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    findings = analyse(structure(data["failureContext"], FailureContext))
-    expected = data["expected"]
-    assert findings.failure_type.value == expected["failureType"]
-    assert findings.category.value in expected["categoryHints"]
-    assert [f for f in expected["keyFacts"] if f not in said(findings)] == []
+    assert_read_as_labelled(path)
 
 
 class TestJavac:
@@ -63,7 +36,7 @@ class TestJavac:
 
     def test_detail_lines_are_kept_with_their_error(self) -> None:
         """``symbol:`` and the type lines under an error say what is wrong; they stay with it."""
-        findings = read("java-javac-four-errors")
+        findings = read_item("java-javac-four-errors")
         assert findings.tool == "javac"
         assert findings.facts[3] == (
             "src/main/java/com/acme/orders/Report.java:13: error: cannot find symbol "
@@ -73,11 +46,11 @@ class TestJavac:
 
     def test_warnings_are_not_reported_as_errors(self) -> None:
         """The -Xlint warning is counted in the summary but is not a fact."""
-        assert not any("rawtypes" in fact for fact in read("java-javac-four-errors").facts)
+        assert not any("rawtypes" in fact for fact in read_item("java-javac-four-errors").facts)
 
     def test_missing_library_packages_are_a_dependency_error(self) -> None:
         """``package com.google.gson does not exist`` outside the project: a missing jar."""
-        findings = read("java-javac-missing-packages")
+        findings = read_item("java-javac-missing-packages")
         assert findings.failure_type is FailureType.DEPENDENCY_ERROR
         assert findings.headline == (
             "javac cannot find the packages com.google.gson, org.apache.commons.lang3."
@@ -103,7 +76,7 @@ class TestStackTraces:
 
     def test_root_cause_and_its_projects_frame(self) -> None:
         """The last ``Caused by:`` is the root cause; its first project frame is quoted."""
-        findings = read("java-run-caused-by-parse")
+        findings = read_item("java-run-caused-by-parse")
         assert findings.facts == [
             (
                 'Exception in thread "main" java.lang.IllegalArgumentException: bad order row: '
@@ -115,24 +88,24 @@ class TestStackTraces:
 
     def test_jdk_frames_are_skipped(self) -> None:
         """java.base frames on top of the stack are not where the project must look."""
-        findings = read("java-run-numberformat")
+        findings = read_item("java-run-numberformat")
         assert findings.facts[-1] == "com.acme.orders.Order.weight(Order.java:37)"
         assert findings.steps[0] == "Open Order.java:37 and fix the statement there."
 
     def test_root_cause_in_the_jdk_falls_back_to_the_outer_exception(self) -> None:
         """``... 1 more`` frames: the project frame of the root cause is OrderLoader.load."""
-        findings = read("java-run-nosuchfile")
+        findings = read_item("java-run-nosuchfile")
         assert findings.category is ReflectionCategory.MISSING_CONTEXT
         assert findings.facts[-1] == "com.acme.orders.OrderLoader.load(OrderLoader.java:14)"
 
     def test_advice_fits_the_exception(self) -> None:
         """A NullPointerException is advised as a null value, a NumberFormatException as parsing."""
-        assert "null" in read("java-run-npe").advice
-        assert "BigDecimal" in read("java-run-caused-by-parse").advice
+        assert "null" in read_item("java-run-npe").advice
+        assert "BigDecimal" in read_item("java-run-caused-by-parse").advice
 
     def test_a_class_that_cannot_be_launched_is_tool_misuse(self) -> None:
         """``Could not find or load main class``: the command line is wrong."""
-        findings = read("java-run-class-not-found")
+        findings = read_item("java-run-class-not-found")
         assert findings.category is ReflectionCategory.TOOL_MISUSE
         assert findings.failure_type is FailureType.RUNTIME_ERROR
 

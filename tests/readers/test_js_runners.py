@@ -6,21 +6,25 @@ those under tests/data/reader_outputs/ too (see test_a_runners_own_test_timeout_
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
-from reflexkit.readers import Findings, analyse, clean_output
+from reflexkit.readers import analyse, clean_output
 from reflexkit.readers.javascript import parse_node_test, parse_tsc
 from reflexkit.readers.js_runners import parse_mocha, parse_vitest
 
-from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    DATA,
+    assert_read_as_labelled,
+    load_item,
+    quoted,
+    read_item,
+)
 
 ITEMS = sorted(
     p
@@ -31,42 +35,10 @@ BROKEN = "/tmp/i12b/nt/test/broken.test.js"  # noqa: S108 -- a path in the captu
 HELD = sorted((DATA / "reader_outputs").glob("nodetest-*.json"))
 
 
-def load(path: Path) -> dict[str, Any]:
-    """Return one captured item."""
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
-
-
-def read(name: str) -> Findings:
-    """Analyse one captured item of tests/data/tool_outputs."""
-    data = load(DATA / "tool_outputs" / f"{name}.json")
-    return analyse(structure(data["failureContext"], FailureContext))
-
-
-def said(findings: Findings) -> str:
-    """Return everything the findings quote."""
-    return "\n".join(
-        [
-            findings.headline,
-            *findings.facts,
-            *findings.details,
-            findings.summary,
-            *findings.hints,
-            *findings.steps,
-            findings.advice,
-        ]
-    )
-
-
 @pytest.mark.parametrize("path", ITEMS, ids=lambda p: p.stem)
 def test_each_captured_output_is_read(path: Path) -> None:
     """Every captured run gets its labelled type, category and key facts."""
-    data = load(path)
-    findings = analyse(structure(data["failureContext"], FailureContext))
-    expected = data["expected"]
-    assert findings.failure_type.value == expected["failureType"]
-    assert findings.category.value in expected["categoryHints"]
-    assert [f for f in expected["keyFacts"] if f not in said(findings)] == []
+    assert_read_as_labelled(path)
 
 
 class TestVitest:
@@ -74,7 +46,7 @@ class TestVitest:
 
     def test_colour_codes_do_not_hide_the_failures(self) -> None:
         """The coloured run is read like the plain one: test path, error, location."""
-        findings = read("vitest-price-colour")
+        findings = read_item("vitest-price-colour")
         assert findings.tool == "vitest"
         assert (
             "discount > takes ten percent off: AssertionError: expected +0 to be 180 "
@@ -84,7 +56,7 @@ class TestVitest:
 
     def test_a_file_that_fails_to_load_is_named(self) -> None:
         """``FAIL file [ file ]``: the import error is quoted, not counted as a test."""
-        findings = read("vitest-cart-suite-failed")
+        findings = read_item("vitest-cart-suite-failed")
         assert findings.facts[0] == (
             "test/tax.test.js (failed to load): Error: Cannot find module '../src/tax.js' "
             "(test/tax.test.js:2:1)"
@@ -93,12 +65,12 @@ class TestVitest:
 
     def test_an_error_in_the_code_points_at_the_code(self) -> None:
         """A TypeError thrown by src/cart.js is located there, not in the test."""
-        fact = read("vitest-cart-suite-failed").facts[2]
+        fact = read_item("vitest-cart-suite-failed").facts[2]
         assert fact.endswith("(src/cart.js:4:60)")
 
     def test_only_load_errors_make_it_missing_context(self) -> None:
         """Failures that all come from an unresolved import: missing_context."""
-        data = load(DATA / "tool_outputs" / "vitest-cart-suite-failed.json")
+        data = load_item(DATA / "tool_outputs" / "vitest-cart-suite-failed.json")
         text = clean_output(data["failureContext"]["errorOutput"])
         only_load = text.split("\u23af\u23af\u23af\u23af\u23af\u23af\u23af Failed Tests")[0]
         only_load += "\n Test Files  1 failed (1)\n      Tests  no tests\n"
@@ -108,7 +80,7 @@ class TestVitest:
 
     def test_jest_output_is_not_vitest(self) -> None:
         """Jest's ``FAIL file`` and ``Tests:`` lines are left to the jest reader."""
-        assert read("jest-price-discount").tool == "jest"
+        assert read_item("jest-price-discount").tool == "jest"
 
 
 class TestMocha:
@@ -116,7 +88,7 @@ class TestMocha:
 
     def test_titles_spread_over_lines_are_joined(self) -> None:
         """``1) price`` then ``discount()`` then ``takes ten percent off:`` is one test."""
-        findings = read("mocha-price-spec")
+        findings = read_item("mocha-price-spec")
         assert findings.tool == "mocha"
         assert findings.tests[2] == "takes ten percent off"
         assert findings.facts[2].startswith(
@@ -126,21 +98,21 @@ class TestMocha:
 
     def test_the_projects_frame_is_the_location(self) -> None:
         """The first ``at`` frame outside node: internals and node_modules."""
-        findings = read("mocha-price-spec")
+        findings = read_item("mocha-price-spec")
         assert findings.facts[1].endswith("(file:///tmp/i12b/js/src/price.js:9:30)")
 
     def test_hook_failures_and_timeouts_are_named(self) -> None:
         """``"before all" hook for "loads"`` and ``Timeout of 500ms exceeded`` are quoted."""
-        assert '"before all" hook for "loads"' in read("mocha-queue-dot").tests
-        assert "call done()" in read("mocha-price-spec").advice
+        assert '"before all" hook for "loads"' in read_item("mocha-queue-dot").tests
+        assert "call done()" in read_item("mocha-price-spec").advice
 
     def test_summary_is_passing_and_failing(self) -> None:
         """The summary is mocha's own counts."""
-        assert read("mocha-queue-dot").summary == "0 passing (4ms), 3 failing"
+        assert read_item("mocha-queue-dot").summary == "0 passing (4ms), 3 failing"
 
     def test_a_file_that_fails_to_load_stops_the_run(self) -> None:
         """``Exception during run:``: no test ran; the import error is the fact."""
-        findings = read("mocha-load-error")
+        findings = read_item("mocha-load-error")
         assert findings.category is ReflectionCategory.MISSING_CONTEXT
         assert findings.facts[0].startswith("Error [ERR_MODULE_NOT_FOUND]: Cannot find module")
         assert findings.tests == []
@@ -156,12 +128,12 @@ class TestNodeTest:
     @pytest.mark.parametrize("reporter", ["tap", "spec"])
     def test_a_test_file_that_fails_to_load_quotes_its_error(self, reporter: str) -> None:
         """node:test only says ``test failed`` for the file; the error printed above is quoted."""
-        fact = read(f"nodetest-{reporter}-slug").facts[0]
+        fact = read_item(f"nodetest-{reporter}-slug").facts[0]
         assert fact.startswith(f"{BROKEN}: Error: Cannot find module '../lib/format'")
 
     def test_dot_reporter_is_read(self) -> None:
         """The dot reporter has no summary counts, only ``Failed tests:``."""
-        findings = read("nodetest-dot-slug")
+        findings = read_item("nodetest-dot-slug")
         assert findings.tool == "node:test"
         assert findings.tests == [
             BROKEN,
@@ -172,22 +144,22 @@ class TestNodeTest:
 
     def test_tap_names_the_error_class_of_a_thrown_error(self) -> None:
         """A TypeError thrown by the code is named as such, not as an assertion."""
-        facts = read("nodetest-tap-slug").facts
+        facts = read_item("nodetest-tap-slug").facts
         assert any(f.startswith("rejects null: TypeError: Cannot read properties") for f in facts)
 
     @pytest.mark.parametrize("path", HELD, ids=lambda p: p.stem)
     def test_a_test_timeout_is_one_failing_test_among_others(self, path: Path) -> None:
         """``test timed out after 100ms`` is quoted as that test's failure."""
-        data = load(path)
+        data = load_item(path)
         findings = parse_node_test(clean_output(data["failureContext"]["errorOutput"]))
         assert findings is not None
         assert "slow: test timed out after 100ms" in findings.facts[-1]
-        assert [f for f in data["expected"]["keyFacts"] if f not in said(findings)] == []
+        assert [f for f in data["expected"]["keyFacts"] if f not in quoted(findings)] == []
 
     @pytest.mark.parametrize("path", HELD, ids=lambda p: p.stem)
     def test_a_runners_own_test_timeout_is_a_test_failure(self, path: Path) -> None:
         """One timed-out test among failing tests is still a test_failure of the run."""
-        data = load(path)
+        data = load_item(path)
         findings = analyse(structure(data["failureContext"], FailureContext))
         assert findings.failure_type is FailureType.TEST_FAILURE
 
