@@ -26,27 +26,16 @@ import tempfile
 import time
 from pathlib import Path
 
+import loop  # benchmarks/loop.py: its timed subagent and verifier
 from reflexkit.containers import build_application
 from reflexkit.orchestrator.events import RunLog
 from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
-from reflexkit.orchestrator.verify import VerificationResult
 from reflexkit.tasks.config import load_project
 from reflexkit.tasks.task import Subtask, Task
 
-OUTPUT = (
-    "FAILED tests/test_cart.py::test_total_{n} - assert {v} == 270\n"
-    "E       assert {v} == 270\n"
-    "tests/test_cart.py:{line}: AssertionError\n"
-)
 
-
-class Timed:
-    """A subagent that writes one file per attempt, and verifiers; their time is recorded."""
-
-    def __init__(self, fails: int) -> None:
-        self.fails = fails
-        self.spent = 0.0
-        self.attempts = 0
+class Timed(loop.Timed):
+    """The loop benchmark's stand-ins, with a subagent that writes one file per attempt."""
 
     def run(self, request: SubagentRequest, /) -> SubagentResult:
         """Write ``<subtask>.py`` with the attempt number: one changed file per attempt."""
@@ -55,32 +44,6 @@ class Timed:
         (request.workdir / f"{request.subtask_id}.py").write_text(f"N = {request.attempt}\n")
         result = SubagentResult(ok=True, output="wrote one file, as asked", duration_ms=0)
         self.spent += time.perf_counter() - start
-        return result
-
-    def verifier_for(self, subtask: Subtask) -> _Verifier:
-        """The verifier of a subtask: fails *fails* times, then passes."""
-        return _Verifier(self, subtask.id)
-
-
-class _Verifier:
-    def __init__(self, timed: Timed, subtask_id: str) -> None:
-        self.timed = timed
-        self.subtask_id = subtask_id
-        self.calls = 0
-
-    def run(self, _workdir: Path) -> VerificationResult:
-        start = time.perf_counter()
-        self.calls += 1
-        n = int(self.subtask_id.rsplit("-", 1)[1])
-        passed = self.calls > self.timed.fails
-        result = VerificationResult(
-            passed=passed,
-            command="python -m pytest -q",
-            exit_code=0 if passed else 1,
-            output="" if passed else OUTPUT.format(n=n, v=250 + self.calls, line=10 + n),
-            duration_ms=0,
-        )
-        self.timed.spent += time.perf_counter() - start
         return result
 
 
