@@ -31,11 +31,12 @@ its index is warmed by one ``recent`` call before anything is timed.
 Usage::
 
     python benchmarks/memory.py [--records N] [--quick | --smoke] [--dir DIR]
-                                [--only prune] [--prune-rounds R]
+                                [--only append|prune] [--prune-rounds R]
 
 ``--quick`` uses 20,000 records and fewer rounds; ``--smoke`` 2,000 records and one round,
-to check that every figure runs (the test suite does). ``--only prune`` builds the stores and
-times only the prune figures; ``--prune-rounds`` sets their rounds (3 by default). Files go
+to check that every figure runs (the test suite does). ``--only append`` times only the two
+append figures (no stores are built); ``--only prune`` builds the stores and times only the
+prune figures; ``--prune-rounds`` sets their rounds (3 by default). Files go
 to a temporary folder (in ``--dir`` when given; it should be on a real disk for the fsync
 figures) removed at the end.
 """
@@ -661,6 +662,11 @@ class Rounds:
 
 def run(n: int, rounds: Rounds, work: Path, only: str | None = None) -> list[Figure]:
     """Build the stores, run every figure (or only the *only* ones), return the rows."""
+    if only == "append":  # needs no stores
+        return [
+            bench_append(work, rounds.append, rounds.append_ops, fsync=False),
+            bench_append(work, rounds.fsync, rounds.fsync_ops, fsync=True),
+        ]
     big, small = work / "big" / "reflections.jsonl", work / "small" / "reflections.jsonl"
     for path in (big, small):
         path.parent.mkdir()
@@ -871,9 +877,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=["prune"],
+        choices=["append", "prune"],
         default=None,
-        help="prune: build the stores and time only the prune figures (about a minute at 1M)",
+        help="append: time only the append figures (no stores built); prune: build the "
+        "stores and time only the prune figures (about a minute at 1M)",
     )
     parser.add_argument(
         "--prune-rounds", type=int, default=None, help="rounds of the prune figure (3)"

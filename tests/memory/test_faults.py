@@ -7,6 +7,7 @@ the store's paths and readers racing each other: no acknowledged append is lost 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
 import shutil
@@ -193,6 +194,41 @@ def test_a_pruner_killed_at_random_moments_loses_nothing(path: Path, tmp_path: P
 
 
 # --- files replaced under a writer ----------------------------------------------------------
+
+
+PRUNE = """
+import sys
+from datetime import UTC, datetime, timedelta
+from reflexkit.memory import JsonlMemory
+JsonlMemory(sys.argv[1]).prune(older_than=datetime.now(UTC) - timedelta(days=30))
+"""
+
+
+def test_a_prune_killed_while_it_waits_for_a_writer_hinders_no_one(path: Path) -> None:
+    """A prune SIGKILLed while a writer holds the file: the next append clears its flag."""
+    store = JsonlMemory(path)
+    records = [make_reflection(created_at=_OLD), make_reflection(attempt=2, created_at=_NOW)]
+    for r in records:
+        store.append(r)
+    flag = path.with_name(path.name + ".lock"), slice(16, 24)
+    held = os.open(path, os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_SH)  # as a writer does in the middle of its append
+    pruner = subprocess.Popen(_python(PRUNE, path))
+    try:
+        deadline = time.monotonic() + 60
+        while flag[0].read_bytes()[flag[1]] in {b"", bytes(8)}:  # until it flags its wait
+            assert pruner.poll() is None, "the prune did not wait for the writer"
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        pruner.kill()
+        pruner.wait()
+        os.close(held)
+    assert flag[0].read_bytes()[flag[1]] != bytes(8)  # the dead prune's flag is still up
+    later = make_reflection(attempt=3, created_at=_NOW)
+    store.append(later)  # finds nobody pruning: clears it, and goes on with a shared lock
+    assert flag[0].read_bytes()[flag[1]] == bytes(8)
+    assert list(_ids(path)) == [r.id for r in (*records, later)]
 
 
 def test_a_file_replaced_under_a_writer_gets_the_next_append(path: Path, tmp_path: Path) -> None:
@@ -438,6 +474,110 @@ def test_a_full_tmpfs_cuts_partial_writes_and_recovers(small_tmpfs: Path) -> Non
     assert list(_ids(path)) == [*acknowledged, later.id]
 
 
+WRITERS_FILL_UP_TOGETHER = 4
+
+
+def test_writers_filling_a_tmpfs_together_lose_nothing(small_tmpfs: Path) -> None:
+    """Four processes hit a full tmpfs at once: every acked record once, nothing torn."""
+    filler = _fill(small_tmpfs, leave=48 * 1024)
+    path = small_tmpfs / "memory" / "reflections.jsonl"
+    path.parent.mkdir()
+    JsonlMemory(path).append(make_reflection("s0", attempt=99_999))  # create the side files first
+    children = [
+        subprocess.Popen(
+            _python(FILL_UP.replace('f"full-{i}"', f'f"w{n}-{{i}}"'), path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(WRITERS_FILL_UP_TOGETHER)
+    ]
+    outputs = [child.communicate(timeout=120) for child in children]
+    assert [child.returncode for child in children] == [0] * WRITERS_FILL_UP_TOGETHER
+    acknowledged = [i for out, _ in outputs for i in out.split()]
+    assert acknowledged
+    ids = _ids(path)  # raises on a torn or interleaved line
+    assert all(ids[i] == 1 for i in acknowledged), "an acked record is missing or doubled"
+    filler.unlink()
+    store = JsonlMemory(path)
+    later = make_reflection("s1", attempt=10_000)
+    store.append(later)
+    assert store.recent("s1", limit=3) == _truth(path, "s1", 3)
+    assert store.recent("s1", limit=1) == [later]
+
+
+# --- lines other programs leave without a newline ---------------------------------------------
+
+ROGUE = """
+import os, random, sys, time
+path, stop = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+rnd = random.Random(7)
+n = 0
+while not os.path.exists(stop):
+    os.write(fd, b'{"id":"rogue-%d","analysis":"' % n + b"r" * rnd.randrange(1, 300))
+    n += 1
+    time.sleep(rnd.random() / 2000)
+print(n)
+"""
+
+APPENDER = """
+import sys
+import attrs
+from reflexkit.memory import JsonlMemory
+from reflexkit.testing.memory_contract import make_reflection
+store = JsonlMemory(sys.argv[1])
+for i in range(int(sys.argv[3])):
+    r = make_reflection(f"s{i % 5}", attempt=i + 1)
+    store.append(attrs.evolve(r, id=f"{sys.argv[2]}-{i}"))
+    print(r.subtask_id, f"{sys.argv[2]}-{i}", flush=True)
+"""
+
+
+def test_fragments_written_beside_the_writers_never_swallow_a_record(
+    path: Path, tmp_path: Path
+) -> None:
+    """A program appends unterminated fragments while 4 writers run: no acked record is lost.
+
+    Each fragment is a torn line; a record written right after one would be glued to it and
+    unreadable. Whenever a fragment lands before a record, whatever the timing, the writer
+    must notice and leave its record whole on a line of its own.
+    """
+    store = JsonlMemory(path)
+    store.append(make_reflection("s0", attempt=99_999))
+    stop = tmp_path / "stop"
+    rogue = subprocess.Popen(_python(ROGUE, path, stop), stdout=subprocess.PIPE, text=True)
+    writers = [
+        subprocess.Popen(_python(APPENDER, path, f"w{n}", 1500), stdout=subprocess.PIPE, text=True)
+        for n in range(4)
+    ]
+    outputs = [w.communicate(timeout=300)[0] for w in writers]
+    stop.touch()
+    fragments = int(rogue.communicate(timeout=60)[0])
+    assert [w.returncode for w in writers] == [0] * 4
+    assert fragments > 50
+    acked = [line.split() for out in outputs for line in out.splitlines()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CorruptRecordWarning)
+        ids = Counter(r.id for r in JsonlMemory(path))
+        assert [i for _, i in acked if ids[i] != 1] == []
+        assert store.recent("s3", limit=4) == _truth(path, "s3", 4)
+        assert store.stats().corrupt >= 1  # the fragments are kept, as bad lines
+
+
+def test_a_valid_record_left_without_a_newline_survives_the_next_append(path: Path) -> None:
+    """A record another program wrote without its newline stays readable after an append."""
+    first, foreign, later = (make_reflection("s1", attempt=n) for n in (1, 2, 3))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(encode_line(first) + encode_line(foreign).rstrip(b"\n"))
+    store = JsonlMemory(path)
+    store.append(later)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CorruptRecordWarning)
+        assert list(store) == [first, foreign, later]
+        assert store.recent("s1", limit=3) == [first, foreign, later]
+
+
 # --- symlinks, folders, empty paths ---------------------------------------------------------
 
 
@@ -479,9 +619,13 @@ def test_a_symlink_at_the_lock_or_index_is_refused(path: Path, tmp_path: Path) -
     store.append(make_reflection(attempt=2, created_at=_NOW))
     lock_target = tmp_path / "lock-target"
     lock_target.write_bytes(b"")
-    path.with_name(path.name + ".lock").symlink_to(lock_target)
+    lock = path.with_name(path.name + ".lock")
+    lock.unlink()  # writers made it; an attacker puts a link in its place
+    lock.symlink_to(lock_target)
     with pytest.raises(StoreError, match="symlink"):
         store.prune(older_than=_CUTOFF)
+    with pytest.raises(StoreError, match="symlink"):
+        JsonlMemory(path).append(make_reflection(attempt=3))  # a new writer opens the lock
     assert lock_target.read_bytes() == b""
     index_target = tmp_path / "index-target"
     index_target.mkdir()

@@ -4,20 +4,28 @@ The file is the whole history in append order, readable with ``jq``, ``grep`` an
 ``tail -f``. Beside it sit two side files:
 
 ``<name>.lock``
-    The lock that serialises prunes, and a *generation* counter a prune bumps before it
-    starts and after it swaps the file (for tools that watch the store).
+    The lock that serialises prunes, a *generation* counter a prune bumps before it starts
+    and after it swaps the file (for tools that watch the store), and the flag a prune sets
+    while it waits for the writers.
 ``<name>.index/``
     The offset index (:mod:`reflexkit.memory._index`), verified on every use and rebuilt
     when missing or damaged.
 
 How an append stays whole (see docs/memory.md): the line is written with one ``os.write``
-on an ``O_APPEND`` descriptor while holding an exclusive ``flock`` on the file, so lines from
-several processes never interleave. Under that lock the writer checks that the path still
-names the file it holds (device and inode, without following a symlink): when a prune, or
-another program, has put another file there, it reopens the path and writes to that file,
-never into the old, unlinked one. When the file does not end with a newline (a torn line
-from a crash), the writer puts one before its record. A write cut short (a full disk) is
-cut back off under the same lock before the append fails.
+on an ``O_APPEND`` descriptor, which the kernel never interleaves with another such write,
+while holding a *shared* ``flock`` on the file: writers don't wait for each other, only a
+prune (which takes the lock exclusively) waits for them and they for it. Under that lock the
+writer checks that the path still names the file it holds (device and inode, without following
+a symlink): when a prune, or another program, has put another file there, it reopens the path
+and writes to that file, never into the old, unlinked one. After the write it checks the byte
+before its record: when that is not a newline (a torn line: a crash, a write cut short, a
+program that appends without the lock), the record was glued to it, so the writer writes the
+record again and blanks the glued copy (spaces, keeping its newline; readers skip a blank
+line), leaving the fragment a line of its own. A write cut short (a full disk) is cut back off
+the file when nothing was written after it, and blanked when something was; the append fails.
+
+A prune that wants the lock exclusively sets a flag in the lock file first; a writer that sees
+it takes its turn exclusively too, so a stream of writers can't keep the prune waiting.
 
 No file is ever mapped into memory (a mapping of a file that shrinks or can't be backed on a
 full ``tmpfs`` kills the process with ``SIGBUS``), and no path is followed through a symlink
@@ -42,7 +50,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import NoReturn, Self
 
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory._codec import decode_line, encode_line, string_field
@@ -57,14 +65,18 @@ log = logging.getLogger("reflexkit.memory")
 
 _GEN = struct.Struct("<Q")
 _GEN_AT = 8  # the first 8 bytes are free for a future magic
+_WAITING_AT = 16  # 8 bytes, the pid of a prune waiting for the writers' lock, or zeros
+_NOBODY = bytes(8)
+_HEAL_TRIES = 5  # torn lines written before one record, one after the other, before giving up
 _CHUNK = 4 << 20
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 _OPEN: weakref.WeakSet[JsonlMemory] = weakref.WeakSet()
 
 # append() is the hot path: module-level names save the attribute lookups of each call.
-_flock, _EX, _UN = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_UN
-_lseek, _END, _write, _pread, _stat = os.lseek, os.SEEK_END, os.write, os.pread, os.stat
+_flock, _EX, _SH, _UN = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_SH, fcntl.LOCK_UN
+_lseek, _CUR, _write, _pread, _stat = os.lseek, os.SEEK_CUR, os.write, os.pread, os.stat
+_NL = b"\n"
 
 
 def _forget_after_fork() -> None:
@@ -124,8 +136,8 @@ class JsonlMemory:
         self._mutex = threading.Lock()
         self._pid = -1
         self._fd = -1
+        self._lock_fd = -1
         self._ident = (-1, -1)  # (inode, device) of the file self._fd holds
-        self._end = -1  # where our last write ended; the tail is known good there
         self._warned_index = False
         _OPEN.add(self)
 
@@ -160,19 +172,18 @@ class JsonlMemory:
             self._close()
 
     def _close(self) -> None:
-        if self._pid == os.getpid() and self._fd >= 0:
-            os.close(self._fd)
-        self._fd = -1
-        self._pid = -1
-        self._end = -1
-        self._ident = (-1, -1)
+        if self._pid == os.getpid():
+            for fd in (self._fd, self._lock_fd):
+                if fd >= 0:
+                    os.close(fd)
+        self._after_fork()
 
     def _after_fork(self) -> None:
         """In a forked child: drop the parent's descriptors (and its locks) without closing."""
         self._mutex = threading.Lock()
         self._fd = -1
+        self._lock_fd = -1
         self._pid = -1
-        self._end = -1
         self._ident = (-1, -1)
 
     def _open_lock(self) -> int:
@@ -182,12 +193,17 @@ class JsonlMemory:
         return fd
 
     def _open(self) -> int:
-        """(Re)open the file for appending."""
+        """(Re)open the file for appending, and its lock file."""
         self._close()
         self._path.parent.mkdir(parents=True, exist_ok=True)
         created = not os.path.lexists(self._path)
         fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
         st = _regular(fd, self._path)
+        try:
+            self._lock_fd = self._open_lock()
+        except BaseException:
+            os.close(fd)
+            raise
         self._fd = fd
         self._ident = (st.st_ino, st.st_dev)
         self._pid = os.getpid()
@@ -210,13 +226,15 @@ class JsonlMemory:
 
         Raises:
             StoreError: The file can't be written (the message says why); nothing of the
-                record is left in it.
+                record is left in it (at most a blank line).
         """
         line = encode_line(reflection)
         with self._mutex:
             try:
                 fd = self._fd if self._fd >= 0 else self._open()
-                _flock(fd, _EX)
+                waiting = _pread(self._lock_fd, 8, _WAITING_AT)
+                mode = _SH if not waiting or waiting == _NOBODY else self._take_turns()
+                _flock(fd, mode)
                 try:
                     while not self._still_there():
                         # A prune swapped the file, or someone replaced or removed it: write
@@ -224,38 +242,106 @@ class JsonlMemory:
                         _flock(fd, _UN)
                         fd = -1  # closed by _open, which may fail (a link planted there)
                         fd = self._open()
-                        _flock(fd, _EX)
-                    end = _lseek(fd, 0, _END)
-                    if end != self._end and end and _pread(fd, 1, end - 1) != b"\n":
-                        log.warning("%s ended in a torn line; it is skipped on read", self._path)
-                        line = b"\n" + line
-                    try:
-                        written = _write(fd, line)
-                    except OSError:
-                        self._cut(fd, end)
-                        raise
-                    if written != len(line):
-                        self._cut(fd, end)
-                        why = f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(line)} bytes)"
-                        raise OSError(errno.ENOSPC, why)
+                        _flock(fd, mode)
+                    written = _write(fd, line)
+                    end = _lseek(fd, 0, _CUR)  # O_APPEND: where our own write ended
+                    start = end - written
+                    if written != len(line) or (start and _pread(fd, 1, start - 1) != _NL):
+                        self._mend(fd, line, start, written)
                 finally:
                     if fd >= 0:
                         _flock(fd, _UN)
-                self._end = end + written
                 if self._durability is Durability.FSYNC:
                     os.fdatasync(fd)
             except OSError as err:
-                self._end = -1
                 msg = f"can't append to {self._path}: {_why(err)}"
                 raise StoreError(msg) from err
 
-    def _cut(self, fd: int, end: int) -> None:
-        """Cut a partial write back off (we hold the lock: nobody wrote after *end*)."""
-        self._end = -1
+    def _take_turns(self) -> int:
+        """The lock mode while the lock file's flag says a prune waits for the writers.
+
+        Exclusive while the prune runs, so it gets its turn between two writers (shared locks
+        are granted past a waiting exclusive one). A flag left by a prune that was killed
+        (nobody holds the prune lock) is cleared.
+        """
         try:
-            os.ftruncate(fd, end)
-        except OSError as err:  # the torn fragment stays; readers skip it, appends heal it
-            log.warning("%s: can't cut a partial write at byte %d: %s", self._path, end, err)
+            _flock(self._lock_fd, _SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _EX
+        try:
+            os.pwrite(self._lock_fd, _NOBODY, _WAITING_AT)
+        except OSError as err:  # pragma: no cover -- overwriting 8 bytes the file has
+            log.debug("%s: can't clear a killed prune's flag: %s", self._lock_path, err)
+        finally:
+            _flock(self._lock_fd, _UN)
+        return _SH
+
+    def _mend(self, fd: int, line: bytes, start: int, written: int) -> None:
+        """Mend what the check after a write found; we hold the file's lock.
+
+        Raises:
+            OSError: The write was cut short (a full disk): the fragment is cut back off.
+        """
+        if written != len(line):
+            self._cut(fd, start, written, len(line))
+        # The byte before the record is not a newline: a torn line (a crash, a write cut
+        # short, a program appending without the lock) got the record glued to its end.
+        # Write the record again until a copy starts a line, then blank the glued copies.
+        log.warning(
+            "%s: a torn line ends at byte %d; the record is written after it", self._path, start
+        )
+        glued = [start]
+        try:
+            for _ in range(_HEAL_TRIES):
+                written = _write(fd, line)
+                start = _lseek(fd, 0, _CUR) - written
+                if written != len(line):
+                    self._cut(fd, start, written, len(line))
+                if _pread(fd, 1, start - 1) == _NL:
+                    return
+                glued.append(start)
+            msg = "torn lines keep being written into the file"
+            raise OSError(errno.EIO, msg)
+        finally:
+            self._blank(fd, [(at, len(line) - 1) for at in glued])  # keep their newlines
+
+    def _cut(self, fd: int, start: int, written: int, size: int) -> NoReturn:
+        """Take a write cut short at *start* back off the file, then raise ENOSPC.
+
+        Cut off when nothing was written after it (the lock becomes exclusive for that),
+        blanked when something was (whoever wrote that finds it glued and writes it again).
+        """
+        if written:
+            _flock(fd, _EX)  # not atomic: the file may have been swapped meanwhile
+            if self._still_there():
+                if os.fstat(fd).st_size == start + written:
+                    try:
+                        os.ftruncate(fd, start)
+                    except OSError as err:  # the fragment stays; the next append mends it
+                        log.warning(
+                            "%s: can't cut a partial write at byte %d: %s", self._path, start, err
+                        )
+                else:
+                    self._blank(fd, [(start, written)])  # the writer after it mends its record
+        why = f"{os.strerror(errno.ENOSPC)} (wrote {written} of {size} bytes)"
+        raise OSError(errno.ENOSPC, why)
+
+    def _blank(self, fd: int, spans: list[tuple[int, int]]) -> None:
+        """Overwrite the ``(offset, length)`` *spans* of the file with spaces.
+
+        Spaces only, never a newline: the lines of the file stay where they are, so an index
+        entry of a changed line fails its CRC and is rebuilt, and no line appears that the
+        index could miss. A failure is logged: the glued line then stays unreadable.
+        """
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_APPEND)  # else pwrite appends
+        try:
+            for at, length in spans:
+                _pwrite_all(fd, b" " * length, at)
+        except OSError as err:
+            log.warning("%s: can't blank a glued line at byte %d: %s", self._path, at, err)
+        finally:
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -462,6 +548,8 @@ class JsonlMemory:
                     sieve = _Sieve(older_than, out)
                     # The bulk of the copy runs while writers go on appending to the old file.
                     copied = sieve.run(old, 0, os.fstat(old).st_size)
+                    # Writers hold the file shared; the flag makes them take turns with us.
+                    _flag_waiting(lock_fd, os.getpid())
                     fcntl.flock(old, fcntl.LOCK_EX)
                     if not self._names(old):
                         msg = f"{self._path} was replaced while it was pruned; prune again"
@@ -478,9 +566,11 @@ class JsonlMemory:
                     tmp.replace(self._path)
                     _fsync_dir(self._path.parent)
                     _bump(lock_fd)  # after: the file is swapped
+                    _flag_waiting(lock_fd, 0)
                     fcntl.flock(old, fcntl.LOCK_UN)  # writers go on; they see the new inode
                     swap.carry_over(self._path)
             finally:
+                _flag_waiting(lock_fd, 0)
                 fcntl.flock(old, fcntl.LOCK_UN)
                 # Closing the last descriptor of the replaced file frees its blocks, which
                 # takes as long as a good part of the copy on some file systems: nothing waits
@@ -506,6 +596,14 @@ class JsonlMemory:
         except FileNotFoundError:
             return False
         return (now.st_ino, now.st_dev) == (st.st_ino, st.st_dev)
+
+
+def _flag_waiting(lock_fd: int, pid: int) -> None:
+    """Say in the lock file that a prune waits for the writers' lock (*pid* 0: no longer)."""
+    try:
+        os.pwrite(lock_fd, _GEN.pack(pid), _WAITING_AT)
+    except OSError as err:  # writers then keep their shared lock: the prune waits longer
+        log.warning("can't flag a prune waiting for the writers: %s", err)
 
 
 def _bump(lock_fd: int) -> None:
@@ -686,6 +784,15 @@ def _lines_backwards(fd: int) -> Iterator[tuple[int, bytes]]:
                 yield offset, part
         hi = base
         want = _CHUNK
+
+
+def _pwrite_all(fd: int, data: bytes, at: int) -> None:
+    view = memoryview(data)
+    while view:
+        done = os.pwrite(fd, view, at)
+        if not done:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view, at = view[done:], at + done
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> None:
