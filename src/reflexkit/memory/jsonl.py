@@ -130,6 +130,7 @@ class JsonlMemory:
             msg = "the memory path is empty; give the JSONL file to keep reflections in"
             raise StoreError(msg)
         self._path = Path(path)
+        self._name = os.fspath(self._path)  # append's stat: a str, not a Path to convert
         self._durability = Durability(durability)
         self._index = OffsetIndex(self._path.with_name(self._path.name + ".index"))
         self._lock_path = self._path.with_name(self._path.name + ".lock")
@@ -214,7 +215,7 @@ class JsonlMemory:
     def _still_there(self) -> bool:
         """Whether the path still names the file we hold (not replaced, deleted, a link)."""
         try:
-            st = _stat(self._path, follow_symlinks=False)
+            st = _stat(self._name, follow_symlinks=False)
         except FileNotFoundError:
             return False
         return (st.st_ino, st.st_dev) == self._ident
