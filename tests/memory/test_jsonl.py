@@ -333,3 +333,44 @@ def test_prune_decides_every_line_of_a_block_it_skips(path: Path) -> None:
     assert store.prune(older_than=cut) == len(old) + 2
     kept.remove(encode_line(late))
     assert path.read_bytes() == note + b"".join(kept)
+
+
+def test_prune_copies_a_long_kept_run_exactly(path: Path) -> None:
+    """Kept bytes go to the new file in pieces while the sieve reads on: all, in order."""
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    old = [make_reflection(attempt=n, created_at=now - timedelta(days=90)) for n in range(1, 3001)]
+    new = [
+        make_reflection(attempt=n, created_at=now, analysis=f"attempt {n} " + "z" * 400)
+        for n in range(1, 30_001)
+    ]
+    kept = b"".join(encode_line(r) for r in new)
+    assert len(kept) > 3 * (8 << 20)  # several pieces handed to the copier
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(encode_line(r) for r in old) + kept)
+    store = JsonlMemory(path)
+    assert store.prune(older_than=now - timedelta(days=30)) == len(old)
+    assert path.read_bytes() == kept
+    assert store.recent("sub-1", limit=2) == new[-2:]
+
+
+def test_prune_copies_where_the_kernel_cannot(tmp_path: Path) -> None:
+    """Between two file systems copy_file_range refuses (EXDEV): read and write instead."""
+    from reflexkit.memory.jsonl import _copy_range  # noqa: PLC0415 -- the fallback itself
+
+    shm = Path("/dev/shm")  # noqa: S108 -- a tmpfs, another file system than tmp_path's
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("needs /dev/shm on a file system of its own")
+    data = os.urandom(3 << 20)
+    src_path = shm / f"reflexkit-test-{os.getpid()}"
+    src_path.write_bytes(data)
+    try:
+        src = os.open(src_path, os.O_RDONLY)
+        out = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            _copy_range(src, out, 1000, len(data) - 7)
+        finally:
+            os.close(src)
+            os.close(out)
+    finally:
+        src_path.unlink()
+    assert (tmp_path / "out").read_bytes() == data[1000:-7]
