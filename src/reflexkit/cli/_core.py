@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -134,6 +133,8 @@ class _Group(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except RunInterrupted as err:
+            import signal  # noqa: PLC0415 -- only `run` is ever interrupted
+
             name = signal.Signals(err.signum).name
             _fail([f"interrupted by {name}: the run was stopped"], EXIT_SIGNAL_BASE + err.signum)
         except ConfigError as err:
