@@ -252,7 +252,7 @@ def _service(ctx: click.Context, *, backend: str | None = None) -> DefaultReflec
 def _check_id(value: str | None, what: str) -> None:
     if value is None:
         return
-    from reflexkit.tasks.task import check_id  # noqa: PLC0415 -- lazy, see top
+    from reflexkit.models import check_id  # noqa: PLC0415 -- lazy, see top
 
     try:
         check_id(None, None, value)  # type: ignore[arg-type]  # an attrs validator
