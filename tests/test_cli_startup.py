@@ -368,3 +368,46 @@ def test_main_becomes_a_subreaper_only_to_run_a_command(
         check=True,
     )
     assert done.stdout.strip().splitlines()[-1] == expected
+
+
+_GC = """
+import gc, sys
+from reflexkit.cli import cli, main
+args = sys.argv[2:]
+try:
+    if sys.argv[1] == "main":
+        sys.argv = ["reflexkit", *args]
+        main()
+    else:
+        cli.main(args=args, prog_name="reflexkit")
+except SystemExit:
+    pass
+print("gc", gc.isenabled())
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "args", "expected"),
+    [
+        ("main", ("recent", "discount"), "gc False"),
+        ("main", ("reflect", "--backend", "heuristic", "--no-save"), "gc False"),
+        ("main", ("stats",), "gc True"),
+        ("main", ("config", "check"), "gc True"),
+        ("cli", ("recent", "discount"), "gc True"),
+    ],
+)
+def test_only_the_short_commands_run_without_the_cyclic_gc(
+    project: Path, entry: str, args: tuple[str, ...], expected: str
+) -> None:
+    """main() pauses the cyclic GC and turns it back on unless the command is short-lived.
+
+    A program that embeds the commands (``cli.main``) keeps its own GC.
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", _GC, entry, *args],
+        input=json.dumps(FAILURE).encode(),
+        cwd=project,
+        capture_output=True,
+        check=True,
+    )
+    assert done.stdout.decode().strip().splitlines()[-1] == expected

@@ -35,11 +35,17 @@ class _State:
     """What the global options (before or after the subcommand) carry to every command."""
 
     def __init__(
-        self, config: Path | None = None, *, debug: bool = False, subreaper: bool = False
+        self,
+        config: Path | None = None,
+        *,
+        debug: bool = False,
+        subreaper: bool = False,
+        gc_paused: bool = False,
     ) -> None:
         self.config = config
         self.debug = debug
         self.subreaper = subreaper  # main() asks for it; an embedding program doesn't
+        self.gc_paused = gc_paused  # main() paused the cyclic GC until the command is known
         self.json = False
         self._project: LoadedProject | None = None
 
