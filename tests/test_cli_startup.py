@@ -114,10 +114,109 @@ def test_version_imports_no_config_machinery(project: Path) -> None:
 def test_recent_hashes_nothing_and_starts_no_process_machinery(
     project: Path, args: tuple[str, ...]
 ) -> None:
-    """`recent` keys its index with blake2b alone: no hashlib (OpenSSL), no subprocess."""
-    code, modules = _imported(project, *args)
+    """`recent` keys its index with blake2b alone: no hashlib (OpenSSL), no subprocess.
+
+    Nor the task models: the id check it needs lives in reflexkit.models.
+    """
+    code, modules = _imported(project, *args, full=True)
     assert code in {0, None}
-    assert modules.isdisjoint({"hashlib", "_hashlib", "ctypes", "subprocess", "selectors"})
+    lazy = {"hashlib", "_hashlib", "ctypes", "subprocess", "selectors", "reflexkit.tasks.task"}
+    assert not modules & lazy, sorted(modules & lazy)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("recent", "discount"),
+        ("reflect", "--backend", "heuristic", "--no-save"),
+        ("reflect", "--backend", "heuristic"),
+    ],
+    ids=" ".join,
+)
+def test_fast_paths_load_no_converter_nor_metadata_scan(
+    project: Path, args: tuple[str, ...]
+) -> None:
+    """Valid JSON is read without cattrs; no plugin declared means no importlib.metadata.
+
+    Nor OpenSSL's hashlib (the fingerprint uses CPython's own SHA-256), nor difflib (it
+    suggests keys for typos only), nor signal (only `run` is interrupted).
+    """
+    code, modules = _imported(project, *args, stdin=json.dumps(FAILURE).encode(), full=True)
+    assert code in {0, None}
+    lazy = {"cattrs", "importlib.metadata", "hashlib", "_hashlib", "difflib", "signal"}
+    assert not modules & lazy, sorted(modules & lazy)
+
+
+def test_a_bad_project_json_still_gets_the_converters_message(project: Path) -> None:
+    """The converter is built on demand: a typo in project.json is reported as before."""
+    (project / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"maxReflectionsPerRetyr": 2, "backend": "heuristic"}})
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "recent", "discount"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "$.reflexion.maxReflectionsPerRetyr: unknown key" in done.stderr
+    assert 'did you mean "maxReflectionsPerRetry"' in done.stderr
+
+
+_COMPILED = """
+import json, sys
+from reflexkit._regex import _LazyPattern
+import gc
+from reflexkit.models import FailureContext
+from reflexkit.readers import analyse
+from reflexkit.reflection.redaction import Redactor
+
+def compiled():
+    return sum(
+        1 for o in gc.get_objects() if isinstance(o, _LazyPattern) and "_compiled" in vars(o)
+    )
+
+total = sum(1 for o in gc.get_objects() if isinstance(o, _LazyPattern))
+after_import = compiled()
+failure = FailureContext(**json.loads(sys.argv[1]))
+found = analyse(failure)
+clean, counts = Redactor(environ={}).redact_failure(failure)
+print(json.dumps({
+    "total": total, "afterImport": after_import, "afterUse": compiled(),
+    "tool": found.tool, "facts": found.facts, "counts": counts,
+    "output": clean.error_output,
+}))
+"""
+
+
+def test_patterns_compile_when_a_reading_needs_them() -> None:
+    """Importing the readers and redaction compiles none of their patterns.
+
+    Reading a pytest failure with a token in it compiles a few, and reads and redacts it
+    right.
+    """
+    failure = {
+        "task_id": "checkout",
+        "subtask_id": "discount",
+        "attempt_number": 1,
+        "command": "python -m pytest -q",
+        "exit_code": 1,
+        "error_output": FAILURE["errorOutput"] + "token=ghp_" + "a1B2" * 9 + "\n",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPILED, json.dumps(failure)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(done.stdout)
+    assert report["afterImport"] == 0
+    assert 0 < report["afterUse"] < report["total"] / 4, report
+    assert report["tool"] == "pytest"
+    assert report["facts"] == ["tests/test_cart.py::test_total: assert 90 == 100"]
+    assert report["counts"] == {"github_token": 1}
+    assert "ghp_" not in report["output"]
 
 
 def test_heuristic_reflect_leaves_the_llm_generators_out(project: Path) -> None:
@@ -269,3 +368,46 @@ def test_main_becomes_a_subreaper_only_to_run_a_command(
         check=True,
     )
     assert done.stdout.strip().splitlines()[-1] == expected
+
+
+_GC = """
+import gc, sys
+from reflexkit.cli import cli, main
+args = sys.argv[2:]
+try:
+    if sys.argv[1] == "main":
+        sys.argv = ["reflexkit", *args]
+        main()
+    else:
+        cli.main(args=args, prog_name="reflexkit")
+except SystemExit:
+    pass
+print("gc", gc.isenabled())
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "args", "expected"),
+    [
+        ("main", ("recent", "discount"), "gc False"),
+        ("main", ("reflect", "--backend", "heuristic", "--no-save"), "gc False"),
+        ("main", ("stats",), "gc True"),
+        ("main", ("config", "check"), "gc True"),
+        ("cli", ("recent", "discount"), "gc True"),
+    ],
+)
+def test_only_the_short_commands_run_without_the_cyclic_gc(
+    project: Path, entry: str, args: tuple[str, ...], expected: str
+) -> None:
+    """main() pauses the cyclic GC and turns it back on unless the command is short-lived.
+
+    A program that embeds the commands (``cli.main``) keeps its own GC.
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", _GC, entry, *args],
+        input=json.dumps(FAILURE).encode(),
+        cwd=project,
+        capture_output=True,
+        check=True,
+    )
+    assert done.stdout.decode().strip().splitlines()[-1] == expected

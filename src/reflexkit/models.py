@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -254,6 +255,32 @@ def _aware(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
     if value.tzinfo is None:
         msg = f"{attr.name}: expected a timezone-aware datetime, got a naive one"
         raise ValueError(msg)
+
+
+ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
+"""What a task or subtask id may be: letters, digits, ``.``, ``_`` and ``-``, starting with a
+letter or a digit, at most 100 characters. Ids go into prompts, run logs, memory records and
+command lines, so nothing in them may be a path separator, a shell character or an option."""
+
+_ID_RE = re.compile(ID_PATTERN)
+_ID_EXPECTED = (
+    "an id of letters, digits, '.', '_' or '-', starting with a letter or a digit, "
+    "at most 100 characters"
+)
+
+
+def check_id(_inst: object, _attr: attrs.Attribute[Any], value: str) -> None:
+    """Validate a task or subtask id against :data:`ID_PATTERN` (an attrs validator).
+
+    It lives here, beside the other validators, so ``reflexkit recent`` checks its id
+    arguments without importing the task models (#19); ``reflexkit.tasks.task`` re-exports it.
+    """
+    if not isinstance(value, str) or not _ID_RE.fullmatch(value):
+        msg = f"expected {_ID_EXPECTED}, got {_show(value)}"
+        raise ValueError(msg)
+
+
+check_id.expected = _ID_EXPECTED  # type: ignore[attr-defined]  # read by the converter
 
 
 @attrs.frozen(kw_only=True)

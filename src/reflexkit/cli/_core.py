@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -36,11 +35,17 @@ class _State:
     """What the global options (before or after the subcommand) carry to every command."""
 
     def __init__(
-        self, config: Path | None = None, *, debug: bool = False, subreaper: bool = False
+        self,
+        config: Path | None = None,
+        *,
+        debug: bool = False,
+        subreaper: bool = False,
+        gc_paused: bool = False,
     ) -> None:
         self.config = config
         self.debug = debug
         self.subreaper = subreaper  # main() asks for it; an embedding program doesn't
+        self.gc_paused = gc_paused  # main() paused the cyclic GC until the command is known
         self.json = False
         self._project: LoadedProject | None = None
 
@@ -134,6 +139,8 @@ class _Group(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except RunInterrupted as err:
+            import signal  # noqa: PLC0415 -- only `run` is ever interrupted
+
             name = signal.Signals(err.signum).name
             _fail([f"interrupted by {name}: the run was stopped"], EXIT_SIGNAL_BASE + err.signum)
         except ConfigError as err:
@@ -251,7 +258,7 @@ def _service(ctx: click.Context, *, backend: str | None = None) -> DefaultReflec
 def _check_id(value: str | None, what: str) -> None:
     if value is None:
         return
-    from reflexkit.tasks.task import check_id  # noqa: PLC0415 -- lazy, see top
+    from reflexkit.models import check_id  # noqa: PLC0415 -- lazy, see top
 
     try:
         check_id(None, None, value)  # type: ignore[arg-type]  # an attrs validator

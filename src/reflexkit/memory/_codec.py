@@ -13,7 +13,7 @@ from datetime import UTC
 
 import orjson
 
-from reflexkit._serde import converter
+from reflexkit import _serde
 from reflexkit.models import Reflection
 
 __all__ = ["decode_line", "encode_line", "string_field"]
@@ -47,7 +47,7 @@ def string_field(line: bytes, name: str, /) -> str | None:
 def encode_line(r: Reflection, /) -> bytes:
     """Return the JSONL line of a reflection, newline included."""
     if r.created_at.tzinfo is not UTC:
-        return orjson.dumps(converter.unstructure(r), option=_OPTIONS)
+        return orjson.dumps(_serde.unstructure(r), option=_OPTIONS)
     return orjson.dumps(
         {
             "id": r.id,
@@ -90,7 +90,7 @@ def decode_line(line: bytes, /) -> Reflection:
         msg = "not a JSON object"
         raise ValueError(msg)  # noqa: TRY004 -- callers catch ValueError for every bad line
     try:
-        return converter.structure(data, Reflection)
+        return _serde.structure_raw(data, Reflection)  # without cattrs when valid (#19)
     except Exception as err:  # noqa: BLE001 -- any converter failure makes the record unreadable
         from reflexkit._serde import format_errors  # noqa: PLC0415 -- only on the error path
 

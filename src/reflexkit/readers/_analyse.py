@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers.findings import ANSI, Findings, dedupe
 from reflexkit.readers.generic import parse_generic
@@ -28,7 +29,7 @@ TAIL_CHARS = 6_000
 
 _log = logging.getLogger(__name__)
 
-_COMMAND_SEPARATOR = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_COMMAND_SEPARATOR = lazy_regex(r"\s*(?:&&|\|\||;|\|)\s*")
 _STACK_TRACE_READERS = frozenset({"python", "node", "rust-panic"})
 _CHECKERS = frozenset(
     {FailureType.LINT_ERROR, FailureType.TYPECHECK_ERROR, FailureType.TEST_FAILURE}
@@ -38,7 +39,7 @@ _SPECIFIC = frozenset({FailureType.DEPENDENCY_ERROR, FailureType.TIMEOUT})
 
 _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
     (
-        re.compile(
+        lazy_regex(
             r"\b(?:pytest|py\.test|unittest|doctest|jest|vitest|mocha|jasmine|karma|ava|"
             r"cargo test|cargo nextest|go test|npm (?:run )?test|yarn test|pnpm test|bun test|"
             r"deno test|node --test|tox|nox|prove|rspec|minitest|phpunit|ctest|bats|"
@@ -48,11 +49,11 @@ _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
         FailureType.TEST_FAILURE,
     ),
     (
-        re.compile(r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy)\b"),
+        lazy_regex(r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy)\b"),
         FailureType.TYPECHECK_ERROR,
     ),
     (
-        re.compile(
+        lazy_regex(
             r"\b(?:ruff|flake8|pylint|eslint|clippy|black --check|prettier|stylelint|"
             r"shellcheck|go vet|staticcheck|golangci-lint|rubocop|hadolint|yamllint|"
             r"markdownlint|bandit|pycodestyle|pydocstyle|isort --check|biome|oxlint|tflint|"
@@ -62,7 +63,7 @@ _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
         FailureType.LINT_ERROR,
     ),
     (
-        re.compile(
+        lazy_regex(
             r"\b(?:pip3?|npm (?:install|ci|i)|yarn (?:add|install)|pnpm (?:add|install|i)|"
             r"poetry (?:install|add|lock|update)|uv (?:sync|add|pip|lock)|pipenv|conda|mamba|"
             r"cargo (?:fetch|update|add)|go (?:get|mod)|bundle (?:install|update)|"
@@ -71,7 +72,7 @@ _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
         FailureType.DEPENDENCY_ERROR,
     ),
     (
-        re.compile(
+        lazy_regex(
             r"\b(?:gcc|g\+\+|c\+\+|cc|clang(?:\+\+)?|make|cmake|ninja|meson|bazel|"
             r"cargo build|cargo check|go build|go install|javac|kotlinc|scalac|"
             r"mvn (?:-\S+ )*(?:compile|package|install)|gradle(?:w)? (?:\S+ )*(?:build|assemble)|"
@@ -80,24 +81,24 @@ _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
         ),
         FailureType.BUILD_ERROR,
     ),
-    (re.compile(r"\b(?:git)\b"), FailureType.TOOL_ERROR),
+    (lazy_regex(r"\b(?:git)\b"), FailureType.TOOL_ERROR),
     (
-        re.compile(
+        lazy_regex(
             r"\b(?:python[\d.]*|node|cargo run|go run|ruby|java|deno|bun|perl|php|dotnet run|"
             r"Rscript|julia|lua|elixir|tclsh)\b"
         ),
         FailureType.RUNTIME_ERROR,
     ),
-    (re.compile(r"^(?:ba|z|da)?sh\b|\.sh\b"), FailureType.TOOL_ERROR),
+    (lazy_regex(r"^(?:ba|z|da)?sh\b|\.sh\b"), FailureType.TOOL_ERROR),
 )
 
 
-_ANNOTATION = re.compile(
+_ANNOTATION = lazy_regex(
     r"^::(?:error|warning|notice)(?: (?P<params>[^\n]*?))?::(?P<msg>[^\n]*)$", re.MULTILINE
 )
 """A GitHub Actions workflow command (``ruff --output-format=github``, ``--format github``)."""
-_ANNOTATION_PARAM = re.compile(r"(?:^|,)(?P<key>file|line|col)=(?P<value>[^,]*)")
-_LEADING_LOCATION = re.compile(r"^[^\s:]+:\d+")
+_ANNOTATION_PARAM = lazy_regex(r"(?:^|,)(?P<key>file|line|col)=(?P<value>[^,]*)")
+_LEADING_LOCATION = lazy_regex(r"^[^\s:]+:\d+")
 
 
 def _annotation_message(match: re.Match[str]) -> str:

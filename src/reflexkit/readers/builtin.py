@@ -6,8 +6,7 @@ in the band of its kind of tool.
 
 from __future__ import annotations
 
-import re
-
+from reflexkit._regex import lazy_regex
 from reflexkit.readers.cxx import parse_cmake
 from reflexkit.readers.go import parse_go_diagnostics, parse_go_panic, parse_go_test
 from reflexkit.readers.java import parse_java_trace, parse_javac
@@ -39,7 +38,7 @@ from reflexkit.readers.shell import parse_git, parse_shell
 
 __all__ = ["BUILTIN_READERS"]
 
-_CR_SCRIPT = re.compile(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:])")
+_CR_SCRIPT = lazy_regex(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:])")
 
 BUILTIN_READERS: tuple[Reader, ...] = (
     # 900: wrappers whose output holds other formats

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers.findings import Findings, clip, dedupe
 from reflexkit.readers.kinds import KILLED, error_kind, killed, signal_exit
@@ -30,7 +31,7 @@ _DECORATION = "_=!*"
 """The quoted error lines together stay under this many characters."""
 _LINE_LIMIT = 200
 
-_ERROR_LINE = re.compile(
+_ERROR_LINE = lazy_regex(
     r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
     r"|^\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
     r"fatal error|Uncaught\b|Unhandled\b|[✗✖\u00d7✘❌]|\[(?:ERROR|FAIL|FATAL)\])"
@@ -49,17 +50,17 @@ _ERROR_LINE = re.compile(
     r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
     r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: "
 )
-_DIAGNOSTIC = re.compile(
+_DIAGNOSTIC = lazy_regex(
     # a line that starts with a location, or a rule code, and goes on with a message
     r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
     r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S"
     r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
 )
-_PADDING = re.compile(r" {8,}")  # a padded column (robot): kept short
-_EXCEPTION_MESSAGE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
-_IDENTIFIER = re.compile(r"[\w.:/-]{28,}")
-_LESSER = re.compile(r"(?:^|\s)(?:warning|WARNING|warn|note|info|INFO)(?::|\s{2,}|\b)")
-_WEAK_LINE = re.compile(
+_PADDING = lazy_regex(r" {8,}")  # a padded column (robot): kept short
+_EXCEPTION_MESSAGE = lazy_regex(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
+_IDENTIFIER = lazy_regex(r"[\w.:/-]{28,}")
+_LESSER = lazy_regex(r"(?:^|\s)(?:warning|WARNING|warn|note|info|INFO)(?::|\s{2,}|\b)")
+_WEAK_LINE = lazy_regex(
     r"(?i)\b(?:cannot|can't|could not|couldn't|unable to|not found|no such|denied|refused|"
     r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
     r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
@@ -67,11 +68,11 @@ _WEAK_LINE = re.compile(
     r"problems? found|violations? found)\b"
     r"|^\s*\S+ != \S+\s*$"
 )
-_NOT_AN_ERROR = re.compile(
+_NOT_AN_ERROR = lazy_regex(
     r"(?i)^\s*(?:ok\b|pass(?:ed)?\b|✓|✔|√|\[?(?:info|debug)\]?\b)|\b0 (?:errors?|failed|failures)\b"
     r"|^\s*(?:warning|note|hint|help)\b|^\s*[\w ()-]+: 0\s*$"
 )
-_LOCATION = re.compile(
+_LOCATION = lazy_regex(
     # A path starts a token (after a space, quote or bracket), so a long word is tried once.
     r'File "(?P<py>[^"\n]+)", line (?P<pyline>\d+)(?:,? in [\w.<>]+)?'
     r"|(?<![^\s\"'(\[<,=])(?P<path>(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9})"
@@ -79,57 +80,57 @@ _LOCATION = re.compile(
     r'|(?<![^\s"(])(?P<named>"[^"\n]+\.\w+"|[\w./-]+\.\w+),? line (?P<namedline>\d+)'
     r"(?:, column \d+)?"
 )
-_LIBRARY_PATH = re.compile(
+_LIBRARY_PATH = lazy_regex(
     r"site-packages|dist-packages|node_modules|/usr/(?:lib|include|local/lib|share)/|"
     r"^/(?:lib|opt|nix)/|/lib/python\d|\\lib\\|<frozen|^<\w+>|runpy\.py|^internal/|"
     r"^node:|/rustc/|\.cargo/registry|/go/pkg/mod|/usr/local/go/|/jdk[^/]*/|java\.base/|"
     r"/\.pyenv/|/\.rustup/|/\.venv/|/venv/|/gems/|/vendor/|bits/|c\+\+/\d+"
 )
-_CODE = re.compile(
+_CODE = lazy_regex(
     r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[a-z]+)+)\]"
     r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$",
     M,
 )
-_PAIR = re.compile(
+_PAIR = lazy_regex(
     r"^\s*(?:#\s*|//\s*)?(?:[-+]\s)?(?P<key>expected|actual|received|got|want(?:ed)?|left|right|"
     r"Expected|Actual|Received|Got|Want|Left|Right|expect|but was|but got)\b\s*[:=]?\s*\S.*",
     M,
 )
-_SUMMARY = re.compile(
+_SUMMARY = lazy_regex(
     r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?)\b.*$"
     r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
-_TEST_SHAPE = re.compile(
+_TEST_SHAPE = lazy_regex(
     r"^\s*(?:FAIL\b|FAIL:|not ok\b|--- FAIL|#\s+Failed test\b|Result: FAIL)"
     r"|\b\d+ (?:failed|failing)\b|\bTests? failed\b",
     M,
 )
-_COMPILE_SHAPE = re.compile(
+_COMPILE_SHAPE = lazy_regex(
     r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+", M
 )
-_RUNTIME_SHAPE = re.compile(
+_RUNTIME_SHAPE = lazy_regex(
     r"^\s*(?:Traceback|panic:|Exception in thread|Uncaught|thread '.*' panicked)"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Bus error)\b"
     r"|^\s+at \S.*[:(]\d+|^[A-Z][\w.]*(?:Error|Exception)\b",
     M,
 )
-_NUMBER = re.compile(r"\d+")
-_VERDICT = re.compile(
+_NUMBER = lazy_regex(r"\d+")
+_VERDICT = lazy_regex(
     r"^[\s_=!*#>-]*(?:FAIL(?:ED|URE)?\b|ERROR\b|not ok\b|--- FAIL|[✗✖\u00d7✘❌✕●]|CONFLICT\b|"
     r"FATAL\b|CRITICAL\b|PANIC\b|panic:|Error:|error(?:\[\w+\])?:|fatal:)"
     r"|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
 )
-_QUOTED_COMMAND = re.compile(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']")
-_BARE_TRAILER = re.compile(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
-_HINT = re.compile(
+_QUOTED_COMMAND = lazy_regex(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']")
+_BARE_TRAILER = lazy_regex(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
+_HINT = lazy_regex(
     r"^\s*(?:hint|help|Hint|HINT|note: Hint|suggestion|Suggestion|Did you mean|did you mean|"
     r"To fix|Try|Run|Use|\(use) ?:?\s*(?P<hint>.*\S)",
     M,
 )
-_STYLISH_ROW = re.compile(r"^\d+:\d+\s")
-_STYLISH_FILE = re.compile(r"^(?P<file>[^\s:]+\.\w+)$", M)
-_ERROR_WORD = re.compile(r"(?i)\berror\b")
+_STYLISH_ROW = lazy_regex(r"^\d+:\d+\s")
+_STYLISH_FILE = lazy_regex(r"^(?P<file>[^\s:]+\.\w+)$", M)
+_ERROR_WORD = lazy_regex(r"(?i)\berror\b")
 
 
 def is_library_path(path: str) -> bool:
@@ -181,7 +182,7 @@ def _score(line: str, own: tuple[str, ...]) -> int:
     return score
 
 
-_BRACKET_CODE = re.compile(r"\[[A-Z]{1,4}\d{2,5}\b")
+_BRACKET_CODE = lazy_regex(r"\[[A-Z]{1,4}\d{2,5}\b")
 _ERROR_KEYS = (
     "error", "fatal", "fail", "not ok", "panic", "uncaught", "unhandled", "exception",
     "segmentation", "core dumped", "abort", "killed", "assert", "conflict", "critical",

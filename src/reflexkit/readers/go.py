@@ -14,6 +14,7 @@ import json
 import re
 import shlex
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._lines import matching_lines
 from reflexkit.readers.findings import MAX_BLOCKS, Findings, Problem, clip, dedupe, group_problems
@@ -24,14 +25,14 @@ M = re.MULTILINE
 
 # --- diagnostics: go build, go vet, module errors --------------------------------------------
 
-_DIAG = re.compile(
+_DIAG = lazy_regex(
     r"^(?:vet: )?(?P<loc>(?:[A-Za-z]:)?[^\s:][^:\n]*\.go:\d+(?::\d+)?): (?P<msg>\S.*)$", M
 )
-_PKG_NEEDLE = re.compile(r"# ")
-_GO_GET_NEEDLE = re.compile(r"go (?:get|mod|work) ")
-_PKG_HEADER = re.compile(r"^# (?P<pkg>\S+)(?: \[[^\]]+\])?$", M)
-_GO_GET = re.compile(r"^\s+(?P<hint>go (?:get|mod tidy|mod download|work use)\b.*)$", M)
-_NO_MODULE = re.compile(
+_PKG_NEEDLE = lazy_regex(r"# ")
+_GO_GET_NEEDLE = lazy_regex(r"go (?:get|mod|work) ")
+_PKG_HEADER = lazy_regex(r"^# (?P<pkg>\S+)(?: \[[^\]]+\])?$", M)
+_GO_GET = lazy_regex(r"^\s+(?P<hint>go (?:get|mod tidy|mod download|work use)\b.*)$", M)
+_NO_MODULE = lazy_regex(
     r"no required module provides package (?P<pkg>\S+?);|"
     r"missing go\.sum entry for module providing package (?P<sum>\S+)|"
     r"cannot find module providing package (?P<cache>\S+)|"
@@ -41,14 +42,14 @@ _DETAILED = 100
 """Diagnostics read in detail; the first ones are the ones to fix (the reflection shows six)."""
 _CLASSIFIED = 60
 """The kind of a run (build, vet, modules) is read from its first diagnostics."""
-_VET_COMMAND = re.compile(r"\bgo\s+vet\b|\bstaticcheck\b|\bgolangci-lint\b")
-_GO_TEST_COMMAND = re.compile(r"\bgo\s+test\b")
-_TOP_PACKAGE = re.compile(r"[^./]*")
-_TO_ADD = re.compile(r"; to add(?: it)?:$")
-_NOT_IN_STD = re.compile(r"package (?P<pkg>\S+) is not in (?:GOROOT|std)")
-_TOO_MANY = re.compile(r"^\S+\.go:\d+:\d+: too many errors$", M)
-_STATICCHECK = re.compile(r"\((?:SA|S|ST|QF)\d{4}\)$|\(U1000\)$")
-_VET_MESSAGES = re.compile(
+_VET_COMMAND = lazy_regex(r"\bgo\s+vet\b|\bstaticcheck\b|\bgolangci-lint\b")
+_GO_TEST_COMMAND = lazy_regex(r"\bgo\s+test\b")
+_TOP_PACKAGE = lazy_regex(r"[^./]*")
+_TO_ADD = lazy_regex(r"; to add(?: it)?:$")
+_NOT_IN_STD = lazy_regex(r"package (?P<pkg>\S+) is not in (?:GOROOT|std)")
+_TOO_MANY = lazy_regex(r"^\S+\.go:\d+:\d+: too many errors$", M)
+_STATICCHECK = lazy_regex(r"\((?:SA|S|ST|QF)\d{4}\)$|\(U1000\)$")
+_VET_MESSAGES = lazy_regex(
     r"passes lock by value|copies lock|call has possible (?:Printf )?formatting directive|"
     r"format %\S* has arg|format %\S* reads arg|wrong number of args for format|"
     r"redundant (?:and|or):|suspect (?:and|or):|self-assignment of|unreachable code|"
@@ -175,24 +176,24 @@ def _build_findings(problems: list[Problem], packages: list[str], command: str) 
 
 # --- panics and their goroutine dumps --------------------------------------------------------
 
-_PANIC = re.compile(
+_PANIC = lazy_regex(
     r"^(?P<line>(?:panic: |fatal error: )(?P<msg>.*?))(?: \[recovered\])?$"
     r"(?:\n\s*panic: .*)?(?:\n\[signal (?P<signal>[^\]]*)\])?",
     M,
 )
-_PANIC_NEEDLE = re.compile(r"panic: |fatal error: ")
-_RACE_NEEDLE = re.compile(r"WARNING: DATA RACE")
-_RACE = re.compile(r"^WARNING: DATA RACE\n(?P<access>\S[^\n]*?)(?: at 0x[0-9a-f]+)? by [^\n]*:$", M)
+_PANIC_NEEDLE = lazy_regex(r"panic: |fatal error: ")
+_RACE_NEEDLE = lazy_regex(r"WARNING: DATA RACE")
+_RACE = lazy_regex(r"^WARNING: DATA RACE\n(?P<access>\S[^\n]*?)(?: at 0x[0-9a-f]+)? by [^\n]*:$", M)
 _RACE_ADVICE = (
     "Several goroutines read and write the same variable without synchronisation: protect it "
     "with a sync.Mutex, use a channel to hand it over, or give each goroutine its own copy "
     "and combine the results after wg.Wait()."
 )
-_FRAME_LOC = re.compile(r"\n(?:\t| {6})(?P<loc>\S+\.go:\d+)(?: \+0x[0-9a-f]+)?$", M)
+_FRAME_LOC = lazy_regex(r"\n(?:\t| {6})(?P<loc>\S+\.go:\d+)(?: \+0x[0-9a-f]+)?$", M)
 """The location line of a frame; the line before it names the function."""
-_ARGS = re.compile(r"\([^()]*\)$| in goroutine \d+$")
-_CREATED_BY = re.compile(r"^created by ")
-_NOT_OURS_DIR = re.compile(r"/pkg/mod/|/vendor/|\\pkg\\mod\\")
+_ARGS = lazy_regex(r"\([^()]*\)$| in goroutine \d+$")
+_CREATED_BY = lazy_regex(r"^created by ")
+_NOT_OURS_DIR = lazy_regex(r"/pkg/mod/|/vendor/|\\pkg\\mod\\")
 """Third-party code: the module cache and vendored modules (the standard library is known by
 its package names, so a project under ``$GOPATH/src`` still counts as the project's own)."""
 _STD_TOP = frozenset(
@@ -329,16 +330,16 @@ def _panic_advice(msg: str, where: str) -> str:
 
 # --- go test ---------------------------------------------------------------------------------
 
-_RESULT = re.compile(r"^(?P<indent>\s*)--- (?P<res>FAIL|PASS|SKIP): (?P<name>\S+) \(", M)
-_RUN = re.compile(r"^=== (?:RUN|CONT|NAME|PAUSE) +(?P<name>\S+)$", M)
-_LOG = re.compile(
+_RESULT = lazy_regex(r"^(?P<indent>\s*)--- (?P<res>FAIL|PASS|SKIP): (?P<name>\S+) \(", M)
+_RUN = lazy_regex(r"^=== (?:RUN|CONT|NAME|PAUSE) +(?P<name>\S+)$", M)
+_LOG = lazy_regex(
     r"^(?P<indent> +)(?P<loc>[\w.-]+\.go:\d+): (?P<msg>.*)(?P<more>(?:\n(?P=indent)    .*)*)$", M
 )
-_PKG_FAIL = re.compile(r"^(?P<line>FAIL\t(?P<pkg>\S+)(?:\t| )(?P<rest>.*))$", M)
-_PKG_OK = re.compile(r"^ok  \t\S+", M)
-_TIMED_OUT = re.compile(r"^panic: test timed out after (?P<after>\S+)$", M)
-_RUNNING = re.compile(r"^running tests:\n(?P<list>(?:\t\S+ \([^)]*\)\n?)+)", M)
-_TEST_FUNC = re.compile(r"\.(?P<name>(?:Test|Example|Fuzz|Benchmark)\w*)(?:\.func\d+)*$")
+_PKG_FAIL = lazy_regex(r"^(?P<line>FAIL\t(?P<pkg>\S+)(?:\t| )(?P<rest>.*))$", M)
+_PKG_OK = lazy_regex(r"^ok  \t\S+", M)
+_TIMED_OUT = lazy_regex(r"^panic: test timed out after (?P<after>\S+)$", M)
+_RUNNING = lazy_regex(r"^running tests:\n(?P<list>(?:\t\S+ \([^)]*\)\n?)+)", M)
+_TEST_FUNC = lazy_regex(r"\.(?P<name>(?:Test|Example|Fuzz|Benchmark)\w*)(?:\.func\d+)*$")
 _BUILD_FAILED = "[build failed]"
 _LOG_LINES = 2
 """A failing test's log lines quoted (the rest are counted)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._lines import matching_lines
 from reflexkit.readers.findings import (
@@ -25,13 +26,13 @@ M = re.MULTILINE
 
 # --- tsc -------------------------------------------------------------------------------------
 
-_TSC = re.compile(
+_TSC = lazy_regex(
     r"^(?P<loc>[^\s(][^(\n]*\(\d+,\d+\)): error (?P<code>TS\d+): (?P<msg>.*)$"
     r"|^(?P<ploc>[^\s:][^:\n]*:\d+:\d+) - error (?P<pcode>TS\d+): (?P<pmsg>.*)$"
     r"|^error (?P<gcode>TS\d+): (?P<gmsg>.*)$",
     M,
 )
-_TSC_SUMMARY = re.compile(r"^(?P<sum>Found \d+ errors?.*)$", M)
+_TSC_SUMMARY = lazy_regex(r"^(?P<sum>Found \d+ errors?.*)$", M)
 
 
 def parse_tsc(text: str) -> Findings | None:
@@ -89,11 +90,11 @@ def parse_tsc(text: str) -> Findings | None:
 
 # --- eslint ----------------------------------------------------------------------------------
 
-_ESLINT_FILE = re.compile(r"^(?P<file>[^\s].*\.(?:[cm]?[jt]sx?|vue|svelte|json))$")
-_ESLINT_ROW = re.compile(
+_ESLINT_FILE = lazy_regex(r"^(?P<file>[^\s].*\.(?:[cm]?[jt]sx?|vue|svelte|json))$")
+_ESLINT_ROW = lazy_regex(
     r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<sev>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>[@\w/-]+))?\s*$"
 )
-_ESLINT_SUMMARY = re.compile(r"^(?P<sum>✖ \d+ problems? \(.*\))", M)
+_ESLINT_SUMMARY = lazy_regex(r"^(?P<sum>✖ \d+ problems? \(.*\))", M)
 _ENV_GLOBALS = frozenset(
     {
         "document",
@@ -121,11 +122,11 @@ _ENV_GLOBALS = frozenset(
         "beforeEach",
     }
 )
-_UNDEF_NAME = re.compile(r"'(?P<name>[\w$]+)' is not defined")
+_UNDEF_NAME = lazy_regex(r"'(?P<name>[\w$]+)' is not defined")
 
 
 _ESLINT_EXT = r"\.(?:[cm]?[jt]sx?|vue|svelte|json)"
-_ESLINT_ONE_LINE = re.compile(
+_ESLINT_ONE_LINE = lazy_regex(
     # --format unix: file:line:col: message [Error/rule]
     rf"^(?P<file>[^\s:][^:\n]*{_ESLINT_EXT}):(?P<line>\d+):(?P<col>\d+): (?P<msg>.+?)"
     r" \[(?P<sev>Error|Warning)(?:/(?P<rule>[@\w/-]+))?\]$"
@@ -134,8 +135,8 @@ _ESLINT_ONE_LINE = re.compile(
     r"(?P<csev>Error|Warning) - (?P<cmsg>.+?)(?: \((?P<crule>[@\w/-]+)\))?$",
     M,
 )
-_ESLINT_COUNT = re.compile(r"^(?P<sum>\d+ problems?)$", M)
-_ESLINT_MAX_WARNINGS = re.compile(
+_ESLINT_COUNT = lazy_regex(r"^(?P<sum>\d+ problems?)$", M)
+_ESLINT_MAX_WARNINGS = lazy_regex(
     r"^(?P<line>ESLint found too many warnings \(maximum: \d+\)\.)$", M
 )
 
@@ -276,17 +277,17 @@ def _eslint_findings(
 
 # --- node stack traces -----------------------------------------------------------------------
 
-_JS_ERROR = re.compile(
+_JS_ERROR = lazy_regex(
     r"^(?P<line>(?P<cls>(?:[A-Z]\w*)?Error|[A-Z]\w*Exception)"
     r"(?: \[(?P<code>[A-Z_0-9]+)\])?: (?P<msg>.*))$",
     M,
 )
-_JS_FRAME = re.compile(r"^\s+at (?P<frame>.+)$", M)
-_FRAME_LOC = re.compile(r"\(?(?P<loc>(?:file://)?[^\s()]+:\d+:\d+)\)?$")
-_JS_INTERNAL = re.compile(r"node:|node_modules|<anonymous>|^internal/")
-_JS_SOURCE_HEADER = re.compile(r"^(?P<loc>(?:file://)?[^\s:()]+\.[cm]?[jt]sx?:\d+)$", M)
-_CANNOT_FIND = re.compile(r"Cannot find (?:module|package) '(?P<mod>[^']+)'")
-_ERROR_CODE_PROP = re.compile(r"^\s+code: '(?P<code>[A-Z][A-Z0-9_]+)'", M)
+_JS_FRAME = lazy_regex(r"^\s+at (?P<frame>.+)$", M)
+_FRAME_LOC = lazy_regex(r"\(?(?P<loc>(?:file://)?[^\s()]+:\d+:\d+)\)?$")
+_JS_INTERNAL = lazy_regex(r"node:|node_modules|<anonymous>|^internal/")
+_JS_SOURCE_HEADER = lazy_regex(r"^(?P<loc>(?:file://)?[^\s:()]+\.[cm]?[jt]sx?:\d+)$", M)
+_CANNOT_FIND = lazy_regex(r"Cannot find (?:module|package) '(?P<mod>[^']+)'")
+_ERROR_CODE_PROP = lazy_regex(r"^\s+code: '(?P<code>[A-Z][A-Z0-9_]+)'", M)
 """The ``code`` property Node.js prints with an error object (``MODULE_NOT_FOUND``)."""
 
 
@@ -375,15 +376,15 @@ def parse_node(text: str) -> Findings | None:
 
 # --- jest ------------------------------------------------------------------------------------
 
-_JEST_FAIL_FILE = re.compile(r"^\s*FAIL\s+(?P<file>\S+)", M)
-_JEST_SUMMARY = re.compile(r"^(?P<sum>Tests:\s+.*?)\s*$", M)
-_JEST_HEADER = re.compile(r"^  ● (?P<name>.+?)\s*$", M)
-_JEST_DETAIL = re.compile(
+_JEST_FAIL_FILE = lazy_regex(r"^\s*FAIL\s+(?P<file>\S+)", M)
+_JEST_SUMMARY = lazy_regex(r"^(?P<sum>Tests:\s+.*?)\s*$", M)
+_JEST_HEADER = lazy_regex(r"^  ● (?P<name>.+?)\s*$", M)
+_JEST_DETAIL = lazy_regex(
     r"^\s+(?P<d>(?:expect\(.*|Expected(?: [\w ]+)?: .*|Received(?: [\w ]+)?: .*|"
     r"(?:[A-Z]\w*)?Error: .*|thrown: .*))$",
     M,
 )
-_JEST_AT = re.compile(r"^\s+at .*?\(?(?P<loc>[^\s()]+:\d+:\d+)\)?$", M)
+_JEST_AT = lazy_regex(r"^\s+at .*?\(?(?P<loc>[^\s()]+:\d+:\d+)\)?$", M)
 
 
 _SUITE_FAILED = "Test suite failed to run"
@@ -461,22 +462,22 @@ def parse_jest(text: str) -> Findings | None:
 
 # --- node:test -------------------------------------------------------------------------------
 
-_TAP_NOT_OK = re.compile(r"^(?P<indent>\s*)not ok \d+ - (?P<name>.+?)(?:\s+#.*)?$", M)
-_TAP_FIELD = re.compile(
+_TAP_NOT_OK = lazy_regex(r"^(?P<indent>\s*)not ok \d+ - (?P<name>.+?)(?:\s+#.*)?$", M)
+_TAP_FIELD = lazy_regex(
     r"^\s+(?P<key>location|error|failureType|expected|actual|code|name): ?(?P<val>.*)$", M
 )
-_TAP_FAIL = re.compile(r"^(?P<sum># fail \d+)$", M)
-_SPEC_FAIL = re.compile(r"^(?P<indent>\s*)\u2716 (?P<name>.+?) \([\d.]+m?s\)$", M)
-_SPEC_SUMMARY = re.compile(r"^(?P<sum>\u2139 fail \d+)$", M)
-_SPEC_ERROR = re.compile(r"^\s+(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
-_SPEC_AT = re.compile(r"^\s+at .*?\((?:file://)?(?P<loc>[^\s()]+:\d+:\d+)\)$", M)
+_TAP_FAIL = lazy_regex(r"^(?P<sum># fail \d+)$", M)
+_SPEC_FAIL = lazy_regex(r"^(?P<indent>\s*)\u2716 (?P<name>.+?) \([\d.]+m?s\)$", M)
+_SPEC_SUMMARY = lazy_regex(r"^(?P<sum>\u2139 fail \d+)$", M)
+_SPEC_ERROR = lazy_regex(r"^\s+(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
+_SPEC_AT = lazy_regex(r"^\s+at .*?\((?:file://)?(?P<loc>[^\s()]+:\d+:\d+)\)$", M)
 
 
-_TAP_NOT_OK_NEEDLE = re.compile(r"not ok ")
-_TAP_FAIL_NEEDLE = re.compile(r"# fail ")
-_SPEC_SUMMARY_NEEDLE = re.compile(r"\u2139 fail ")
-_SPEC_FAIL_NEEDLE = re.compile(r"\u2716 ")
-_TAP_ERROR_BLOCK = re.compile(r"error: \|-\n\s+(?P<l1>.+)\n(?:\s*\n)?\s+(?P<l2>.+)")
+_TAP_NOT_OK_NEEDLE = lazy_regex(r"not ok ")
+_TAP_FAIL_NEEDLE = lazy_regex(r"# fail ")
+_SPEC_SUMMARY_NEEDLE = lazy_regex(r"\u2139 fail ")
+_SPEC_FAIL_NEEDLE = lazy_regex(r"\u2716 ")
+_TAP_ERROR_BLOCK = lazy_regex(r"error: \|-\n\s+(?P<l1>.+)\n(?:\s*\n)?\s+(?P<l2>.+)")
 
 
 def _read_tap(text: str, findings: Findings) -> None:
@@ -515,9 +516,9 @@ def _read_tap(text: str, findings: Findings) -> None:
         )
 
 
-_SPEC_QUOTED = re.compile(r"^\s+'(?P<m>.+)'$", M)
-_SUBTESTS_FAILED = re.compile(r"^\d+ subtests? failed$")
-_BARE_ERROR = re.compile(r"^(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
+_SPEC_QUOTED = lazy_regex(r"^\s+'(?P<m>.+)'$", M)
+_SUBTESTS_FAILED = lazy_regex(r"^\d+ subtests? failed$")
+_BARE_ERROR = lazy_regex(r"^(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
 _DOT_FAILED = "\nFailed tests:\n"
 
 

@@ -14,6 +14,7 @@ import re
 
 import attrs
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 
 __all__ = ["KILLED", "ErrorKind", "error_kind", "killed", "signal_exit"]
@@ -41,7 +42,7 @@ _RC = ReflectionCategory
 
 _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
     (
-        re.compile(
+        lazy_regex(
             r"'NoneType' object|\bNoneType\b|Cannot read propert(?:y|ies) of (?:undefined|null)|"
             r"(?:undefined|null) is not (?:an object|a function)|NullPointerException|"
             r"nil pointer dereference|nil map|on a `None` value|is None\b|"
@@ -57,7 +58,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(
+        lazy_regex(
             r"PermissionError|Permission denied|EACCES|EPERM|Operation not permitted|"
             r"AccessDenied|Access is denied|permission denied|InvalidClientTokenId|"
             r"\b(?:401|403)\b.*(?:Unauthori[sz]ed|Forbidden)|Unauthori[sz]ed|Forbidden"
@@ -71,7 +72,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(
+        lazy_regex(
             r"ModuleNotFoundError|No module named|Cannot find module|ERR_MODULE_NOT_FOUND|"
             r"ClassNotFoundException|NoClassDefFoundError|cannot find package|"
             r"no required module provides package|Could not resolve dependenc|"
@@ -87,7 +88,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(r"CONFLICT \(|Merge conflict|merge conflict|both modified:|Unmerged paths"),
+        lazy_regex(r"CONFLICT \(|Merge conflict|merge conflict|both modified:|Unmerged paths"),
         ErrorKind(
             "conflict",
             _RC.TOOL_MISUSE,
@@ -97,7 +98,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(
+        lazy_regex(
             r"command not found|is not recognized as an internal or external command|"
             r"executable file not found|No such command|: not found$|Unknown command"
         ),
@@ -109,7 +110,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(
+        lazy_regex(
             r"unbound variable|parameter null or not set|environment variable \S+ (?:is )?not set|"
             r"(?:is|was) not set in the environment|KeyError: '[A-Z][A-Z0-9_]{2,}'"
         ),
@@ -121,7 +122,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(
+        lazy_regex(
             r"ConnectionRefused|Connection refused|ECONNREFUSED|ECONNRESET|ENOTFOUND|"
             r"Name or service not known|Temporary failure in name resolution|"
             r"could not connect to server|Failed to establish a new connection|"
@@ -137,7 +138,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(
+        lazy_regex(
             r"RecursionError|maximum recursion depth|Maximum call stack size exceeded|"
             r"StackOverflowError|stack overflow|goroutine stack exceeds"
         ),
@@ -149,7 +150,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(
+        lazy_regex(
             r"MemoryError|OutOfMemoryError|heap out of memory|out of memory|Cannot allocate memory|"
             r"std::bad_alloc"
         ),
@@ -161,7 +162,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(r"TimeoutError|timed out|Timeout|deadline exceeded|DeadlineExceeded|ETIMEDOUT"),
+        lazy_regex(r"TimeoutError|timed out|Timeout|deadline exceeded|DeadlineExceeded|ETIMEDOUT"),
         ErrorKind(
             "timeout",
             _RC.APPROACH_FLAW,
@@ -171,7 +172,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(
+        lazy_regex(
             r"FileNotFoundError|No such file or directory|ENOENT|NoSuchFileException|"
             r"FileNotFoundException|cannot open file|does not exist"
         ),
@@ -184,7 +185,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(
+        lazy_regex(
             r"UnicodeDecodeError|UnicodeEncodeError|invalid UTF-8|codec can't (?:de|en)code"
         ),
         ErrorKind(
@@ -195,7 +196,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(
+        lazy_regex(
             r"KeyError|IndexError|index out of range|IndexOutOfBounds|out of bounds|"
             r"ArrayIndexOutOfBoundsException|no such key"
         ),
@@ -207,7 +208,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        re.compile(r"AssertionError|assertion failed|Assertion .* failed|AssertionFailedError"),
+        lazy_regex(r"AssertionError|assertion failed|Assertion .* failed|AssertionFailedError"),
         ErrorKind(
             "assertion",
             _RC.ROOT_CAUSE,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers.findings import (
     MAX_BLOCKS,
@@ -32,20 +33,20 @@ M = re.MULTILINE
 
 # --- rustc and clippy ------------------------------------------------------------------------
 
-_RUST_DIAG = re.compile(
+_RUST_DIAG = lazy_regex(
     r"^(?P<sev>error|warning)(?:\[(?P<code>E\d{4})\])?: (?P<msg>.+)\n\s*--> (?P<loc>\S+:\d+:\d+)$",
     M,
 )
-_RUST_LINT = re.compile(
+_RUST_LINT = lazy_regex(
     r"#\[(?:allow|warn|deny)\((?P<lint>(?:clippy::)?[a-z_]+)\)\]|index\.html#(?P<url>[a-z_]+)"
 )
-_RUST_SUMMARY = re.compile(r"^(?P<sum>error: could not compile `[^`]+`.*?)\s*$", M)
-_CARGO_ERROR = re.compile(r"^error: (?P<msg>.+)$", M)
-_CARGO_REQUIRED_BY = re.compile(r"^(?P<line>required by package `.+)$", M)
-_RUST_NOTE = re.compile(r"^(?:\s*= )?(?P<line>(?:help|note): .+)$", M)
-_RUST_NOTE_NOISE = re.compile(r"for further information|#\[|on by default|implied by|--explain")
-_CAUSED_BY = re.compile(r"^Caused by:\n\s+(?P<msg>.+)$", M)
-_CARGO_DEPENDENCY = re.compile(
+_RUST_SUMMARY = lazy_regex(r"^(?P<sum>error: could not compile `[^`]+`.*?)\s*$", M)
+_CARGO_ERROR = lazy_regex(r"^error: (?P<msg>.+)$", M)
+_CARGO_REQUIRED_BY = lazy_regex(r"^(?P<line>required by package `.+)$", M)
+_RUST_NOTE = lazy_regex(r"^(?:\s*= )?(?P<line>(?:help|note): .+)$", M)
+_RUST_NOTE_NOISE = lazy_regex(r"for further information|#\[|on by default|implied by|--explain")
+_CAUSED_BY = lazy_regex(r"^Caused by:\n\s+(?P<msg>.+)$", M)
+_CARGO_DEPENDENCY = lazy_regex(
     r"as a dependency of|no matching package|failed to select a version|failed to load source|"
     r"failed to download|registry|failed to get `"
 )
@@ -156,22 +157,22 @@ def _parse_cargo_error(text: str) -> Findings | None:
 
 # --- cargo test ------------------------------------------------------------------------------
 
-_RUST_TEST_FAILED = re.compile(r"^test (?P<name>\S+) (?:- should panic )?\.\.\. FAILED$", M)
-_RUST_TEST_RESULT = re.compile(r"^(?P<sum>test result: FAILED\..*?)(?:; finished in .*)?$", M)
-_RUST_PANIC = re.compile(
+_RUST_TEST_FAILED = lazy_regex(r"^test (?P<name>\S+) (?:- should panic )?\.\.\. FAILED$", M)
+_RUST_TEST_RESULT = lazy_regex(r"^(?P<sum>test result: FAILED\..*?)(?:; finished in .*)?$", M)
+_RUST_PANIC = lazy_regex(
     r"^thread '(?P<thread>[^']+)'(?: \(\d+\))? panicked at (?P<loc>[^\s:]+:\d+:\d+):\n(?P<msg>.*)$",
     M,
 )
-_RUST_PANIC_OLD = re.compile(
+_RUST_PANIC_OLD = lazy_regex(
     r"^thread '(?P<thread>[^']+)' panicked at '(?P<msg>.*)', (?P<loc>\S+:\d+:\d+)$", M
 )
-_RUST_LEFT_RIGHT = re.compile(r"^\s*left: (?P<left>.*)\n\s*right: (?P<right>.*)$", M)
-_RUST_NO_PANIC = re.compile(
+_RUST_LEFT_RIGHT = lazy_regex(r"^\s*left: (?P<left>.*)\n\s*right: (?P<right>.*)$", M)
+_RUST_NO_PANIC = lazy_regex(
     r"^(?P<line>note: (?:test did not panic as expected|panic did not contain expected string)"
     r".*)$",
     M,
 )
-_RUST_SECTION = re.compile(r"^---- (?P<name>\S+) stdout ----$", M)
+_RUST_SECTION = lazy_regex(r"^---- (?P<name>\S+) stdout ----$", M)
 
 
 def parse_cargo_test(text: str) -> Findings | None:
@@ -246,13 +247,13 @@ _C_FILE = (
     r"[^\s:][^:\n]*\.(?:c|h|cc|cpp|cxx|c\+\+|hpp|hh|hxx|h\+\+|ipp|tcc|inl|m|mm|s|S|cu|cuh)"
     r"|[^\s:][^:\n]*/include/[^:\s]+"
 )
-_GCC = re.compile(
+_GCC = lazy_regex(
     rf"^(?P<loc>(?:{_C_FILE})(?::\d+){{1,2}}): "
     r"(?P<sev>fatal error|error|warning|note): (?P<msg>.*)$",
     M,
 )
-_REQUIRED_HERE = re.compile(rf"^(?P<loc>(?:{_C_FILE}):\d+(?::\d+)?):   required from here$", M)
-_INCLUDED_FROM = re.compile(rf"^(?:In file included|\s+) from (?P<loc>(?:{_C_FILE}):\d+)[:,]$", M)
+_REQUIRED_HERE = lazy_regex(rf"^(?P<loc>(?:{_C_FILE}):\d+(?::\d+)?):   required from here$", M)
+_INCLUDED_FROM = lazy_regex(rf"^(?:In file included|\s+) from (?P<loc>(?:{_C_FILE}):\d+)[:,]$", M)
 _SYSTEM_ROOTS = ("/usr/", "/opt/", "/Library/", "/Applications/", "/nix/store/")
 _SYSTEM_PARTS = (
     "/include/c++/",
@@ -264,27 +265,27 @@ _SYSTEM_PARTS = (
 )
 _MAX_ERRORS = 40
 """Errors read in detail (the rest are counted): the first ones are the ones to fix."""
-_LD_UNDEFINED = re.compile(r"undefined reference to [`'](?P<sym>[^'\n]+)'")
-_LD_OBJECT = re.compile(r"(?P<obj>[^\s:]+):\(\.[^)\n]*\): (?:[^\n]*: )?$")
-_LD_MULTIPLE = re.compile(r"multiple definition of [`'](?P<sym>[^'\n]+)'", M)
-_LLD_UNDEFINED = re.compile(
+_LD_UNDEFINED = lazy_regex(r"undefined reference to [`'](?P<sym>[^'\n]+)'")
+_LD_OBJECT = lazy_regex(r"(?P<obj>[^\s:]+):\(\.[^)\n]*\): (?:[^\n]*: )?$")
+_LD_MULTIPLE = lazy_regex(r"multiple definition of [`'](?P<sym>[^'\n]+)'", M)
+_LLD_UNDEFINED = lazy_regex(
     r"^(?:ld\.lld|ld64\.lld|lld-link|ld): error: undefined symbol: (?P<sym>.+)$"
     r"(?:\n>>> referenced by (?P<ref>\S+))?",
     M,
 )
-_LD_OTHER = re.compile(
+_LD_OTHER = lazy_regex(
     r"^(?P<line>.*(?:cannot find -l\S+|Undefined symbols for architecture \S+|"
     r"symbol\(s\) not found for architecture \S+).*)$",
     M,
 )
-_MACOS_SYMBOL = re.compile(r'^\s+"(?P<sym>[^"]+)", referenced from:$', M)
-_TEMP_OBJECT = re.compile(r"^/tmp/|^/var/folders/|\\Temp\\|^cc\w+\.o$")
-_LD_SUMMARY = re.compile(
+_MACOS_SYMBOL = lazy_regex(r'^\s+"(?P<sym>[^"]+)", referenced from:$', M)
+_TEMP_OBJECT = lazy_regex(r"^/tmp/|^/var/folders/|\\Temp\\|^cc\w+\.o$")
+_LD_SUMMARY = lazy_regex(
     r"^(?P<line>(?:collect2: error: ld returned \d+ exit status|"
     r"clang(?:\+\+)?: error: linker command failed with exit code \d+.*))$",
     M,
 )
-_LD = re.compile(
+_LD = lazy_regex(
     r"undefined reference to|cannot find -l|multiple definition of|"
     r"Undefined symbols for architecture|undefined symbol: "
 )
@@ -442,12 +443,12 @@ def parse_gcc(text: str) -> Findings | None:
 
 # --- make ------------------------------------------------------------------------------------
 
-_MAKE_STOP = re.compile(
+_MAKE_STOP = lazy_regex(
     r"^(?P<line>(?:(?:g|mingw32-)?make(?:\[\d+\])?: )?(?:[^\s:]+:\d+: )?"
     r"\*\*\* (?P<msg>.+?)\.?\s+Stop\.)$",
     M,
 )
-_MAKE_RECIPE = re.compile(
+_MAKE_RECIPE = lazy_regex(
     r"^(?P<line>(?:g|mingw32-)?make(?:\[\d+\])?: "
     r"\*\*\* \[(?P<target>[^\]]+)\] Error (?P<code>\d+))$",
     M,
@@ -500,7 +501,7 @@ def parse_make(text: str) -> Findings | None:
 
 # --- crashes ---------------------------------------------------------------------------------
 
-_CRASH = re.compile(
+_CRASH = lazy_regex(
     r"^(?P<line>.*(?:Segmentation fault|core dumped|Aborted|Bus error|stack smashing detected|"
     r"AddressSanitizer|double free|free\(\): invalid).*)$",
     M,

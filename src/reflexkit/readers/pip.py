@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers.findings import (
     Findings,
@@ -16,15 +17,15 @@ __all__ = ["parse_pip"]
 M = re.MULTILINE
 
 
-_PIP_ERROR = re.compile(r"^(?P<line>ERROR: (?P<msg>.+))$", M)
-_PIP_HINT = re.compile(r"^(?:Hint|hint|note): (?P<msg>.+)$", M)
-_PIP_ERROR_CODE = re.compile(r"^ *(?P<line>error: [a-z]+(?:-[a-z]+)+) *$", M)
+_PIP_ERROR = lazy_regex(r"^(?P<line>ERROR: (?P<msg>.+))$", M)
+_PIP_HINT = lazy_regex(r"^(?:Hint|hint|note): (?P<msg>.+)$", M)
+_PIP_ERROR_CODE = lazy_regex(r"^ *(?P<line>error: [a-z]+(?:-[a-z]+)+) *$", M)
 """pip's named errors (``error: subprocess-exited-with-error``, ``metadata-generation-failed``)."""
-_BUILD_EXCEPTION = re.compile(
+_BUILD_EXCEPTION = lazy_regex(
     r"^\s+(?P<e>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): [^\n]+)$", M
 )
 """The exception a package's build script raised, inside pip's indented subprocess output."""
-_PIP_NOT_FOUND = re.compile(
+_PIP_NOT_FOUND = lazy_regex(
     r"No matching distribution found for (?P<req>\S+)"
     r"|Could not find a version that satisfies the requirement (?P<req2>\S+)"
 )

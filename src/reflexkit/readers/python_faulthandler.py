@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers.findings import Findings, clip
 from reflexkit.readers.generic import is_library_path
@@ -17,9 +18,9 @@ __all__ = ["own_frame", "parse_faulthandler"]
 
 M = re.MULTILINE
 
-_FATAL = re.compile(r"^Fatal Python error: (?P<msg>.+)$", M)
-_THREAD = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$", M)
-_FRAME = re.compile(r'^ {2}File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)$', M)
+_FATAL = lazy_regex(r"^Fatal Python error: (?P<msg>.+)$", M)
+_THREAD = lazy_regex(r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$", M)
+_FRAME = lazy_regex(r'^ {2}File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)$', M)
 
 
 def own_frame(text: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers.findings import (
     MAX_BLOCKS,
@@ -20,48 +21,48 @@ __all__ = ["parse_pytest"]
 M = re.MULTILINE
 
 
-_PYTEST_MARK = re.compile(
+_PYTEST_MARK = lazy_regex(
     r"^=+ (?:test session starts|FAILURES|ERRORS|short test summary info)(?: =+)?$"
     r"|^(?:FAILED|ERROR) [^\s:]+\.py(?:::|\s|$)"
     r"|^=* ?\d+ (?:failed|passed|errors?)\b.* in [\d.]+s",
     M,
 )
-_PYTEST_SHORT = re.compile(
+_PYTEST_SHORT = lazy_regex(
     r"^(?P<kind>FAILED|ERROR) (?P<id>[^\s\[]+(?:\[[^\n]*?\])?)(?: - (?P<msg>.*))?$", M
 )
-_PYTEST_SECTION = re.compile(r"^_{3,} (?P<title>.+?) _{3,}$", M)
-_PYTEST_BIG = re.compile(r"^={5,} .* ={5,}$|^!{5,} .* !{5,}$", M)
-_PYTEST_SUMMARY = re.compile(
+_PYTEST_SECTION = lazy_regex(r"^_{3,} (?P<title>.+?) _{3,}$", M)
+_PYTEST_BIG = lazy_regex(r"^={5,} .* ={5,}$|^!{5,} .* !{5,}$", M)
+_PYTEST_SUMMARY = lazy_regex(
     r"^[=\s]*(?P<sum>(?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|"
     r"deselected|rerun)(?:, )?)+)(?: in [\d.]+s.*?)?[=\s]*$",
     M,
 )
-_PYTEST_STOPPED = re.compile(r"^!+ (?P<msg>stopping after \d+ failures?) !+$", M)
-_PYTEST_INTERRUPTED = re.compile(r"^!+ (?P<msg>Interrupted: .+?) !+$", M)
-_PYTEST_USAGE = re.compile(
+_PYTEST_STOPPED = lazy_regex(r"^!+ (?P<msg>stopping after \d+ failures?) !+$", M)
+_PYTEST_INTERRUPTED = lazy_regex(r"^!+ (?P<msg>Interrupted: .+?) !+$", M)
+_PYTEST_USAGE = lazy_regex(
     r"^(?P<line>ERROR: (?:file or directory not found: .+|usage: .+|not found: .+)"
     r"|(?:pytest|__main__\.py): error: .+)$",
     M,
 )
-_PYTEST_LOC = re.compile(r"^(?P<loc>[^\s:][^:\n]*\.py:\d+)(?::(?: (?P<cls>\w+).*)?)? *$", M)
-_E_LINE = re.compile(r"^E {1,}(?P<msg>.*)$", M)
-_E_NOISE = re.compile(
+_PYTEST_LOC = lazy_regex(r"^(?P<loc>[^\s:][^:\n]*\.py:\d+)(?::(?: (?P<cls>\w+).*)?)? *$", M)
+_E_LINE = lazy_regex(r"^E {1,}(?P<msg>.*)$", M)
+_E_NOISE = lazy_regex(
     r"^(?:[+\-?] |Omitting |Full diff|Use -v|\+  where|\+    where|At index|Left contains|"
     r"Right contains|Differing items|Drill down|Extra items|$)"
 )
 _MIN_PREFIX = 12
-_XDIST_WORKER = re.compile(r"^\[gw\d+\] .*\n", M)
-_GROUP_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
-_EXAMPLE = re.compile(r"^(?:Falsifying example|Failing test case|Falsifying explicit example):")
-_DOCTEST_EXAMPLE = re.compile(r"^\d*\s*(>>> .+)$", M)
-_DOCTEST_GOT = re.compile(
+_XDIST_WORKER = lazy_regex(r"^\[gw\d+\] .*\n", M)
+_GROUP_EXC = lazy_regex(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
+_EXAMPLE = lazy_regex(r"^(?:Falsifying example|Failing test case|Falsifying explicit example):")
+_DOCTEST_EXAMPLE = lazy_regex(r"^\d*\s*(>>> .+)$", M)
+_DOCTEST_GOT = lazy_regex(
     r"^Expected:\n(?P<expected>(?:[ \t]+.*\n)+?)Got(?: nothing|:\n(?P<got>(?:[ \t]+.*\n?)+))", M
 )
-_DOCTEST_UNEXPECTED = re.compile(r"^UNEXPECTED EXCEPTION: .+$", M)
-_ASSERT_FLOAT = re.compile(r"assert -?\d+\.\d{8,}")
-_FIXTURE_MISSING = re.compile(r"fixture '(?P<name>[^']+)' not found")
+_DOCTEST_UNEXPECTED = lazy_regex(r"^UNEXPECTED EXCEPTION: .+$", M)
+_ASSERT_FLOAT = lazy_regex(r"assert -?\d+\.\d{8,}")
+_FIXTURE_MISSING = lazy_regex(r"fixture '(?P<name>[^']+)' not found")
 _ASYNC_UNSUPPORTED = "async def functions are not natively supported"
-_PLUGIN_ITEM = re.compile(r"^\s+- (?P<name>[\w.-]+)$", M)
+_PLUGIN_ITEM = lazy_regex(r"^\s+- (?P<name>[\w.-]+)$", M)
 
 
 def _pytest_sections(text: str) -> list[tuple[str, str]]:

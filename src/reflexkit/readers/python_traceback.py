@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers.findings import (
     Findings,
@@ -21,17 +22,17 @@ __all__ = [
 
 M = re.MULTILINE
 
-_TB_START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$", M)
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
-_EXC_LINE = re.compile(r"^(?P<cls>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?:: (?P<msg>.*)|:)?$")
-_LIBRARY = re.compile(
+_TB_START = lazy_regex(r"^\s*Traceback \(most recent call last\):\s*$", M)
+_FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
+_EXC_LINE = lazy_regex(r"^(?P<cls>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?:: (?P<msg>.*)|:)?$")
+_LIBRARY = lazy_regex(
     r"(?:site-packages|dist-packages|/lib/python\d|\\lib\\|^<frozen |^<string>|/usr/lib/|"
     r"importlib/__init__\.py|^<[a-z_]+>$)"
 )
-_REPEATED = re.compile(r"^\s*\[Previous line repeated \d+ more times?\]$")
-_ANONYMOUS_SCOPE = re.compile(r"^<(?:listcomp|setcomp|dictcomp|genexpr|lambda)>$")
+_REPEATED = lazy_regex(r"^\s*\[Previous line repeated \d+ more times?\]$")
+_ANONYMOUS_SCOPE = lazy_regex(r"^<(?:listcomp|setcomp|dictcomp|genexpr|lambda)>$")
 """Frames of comprehensions and lambdas, whose enclosing function is what a reader names."""
-_MODULE_NOT_FOUND = re.compile(r"No module named '(?P<mod>[^']+)'")
+_MODULE_NOT_FOUND = lazy_regex(r"No module named '(?P<mod>[^']+)'")
 MISSING_HINT_CLASSES = frozenset(
     {"FileNotFoundError", "ModuleNotFoundError", "PermissionError", "NotADirectoryError"}
 )
@@ -135,7 +136,7 @@ def _anonymous(frame: str) -> bool:
     return match is not None and bool(_ANONYMOUS_SCOPE.match(match["func"] or ""))
 
 
-_BARE_SYNTAX = re.compile(
+_BARE_SYNTAX = lazy_regex(
     r'^(?P<frame>\s*File "[^"]+", line \d+)\n(?P<code>.*)\n(?:.*\n){0,2}?'
     r"(?P<exc>(?:SyntaxError|IndentationError|TabError): .*)$",
     M,
@@ -180,8 +181,8 @@ def find_cause(text: str) -> str:
     return cause.exception if cause is not None else ""
 
 
-_GROUP_MARGIN = re.compile(r"^ *(?:\+-?\+?-* ?\d* ?-*|\| ?)", M)
-_GROUP_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
+_GROUP_MARGIN = lazy_regex(r"^ *(?:\+-?\+?-* ?\d* ?-*|\| ?)", M)
+_GROUP_EXC = lazy_regex(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
 
 
 def unpipe(text: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers.findings import (
     MAX_BLOCKS,
@@ -17,12 +18,12 @@ __all__ = ["parse_unittest"]
 M = re.MULTILINE
 
 
-_UT_HEADER = re.compile(
+_UT_HEADER = lazy_regex(
     r"^(?P<kind>FAIL|ERROR): (?P<name>\S+) \((?P<where>[^)]*)\)(?P<rest>.*)$", M
 )
-_UT_SEP = re.compile(r"^-{40,}$", M)
-_UT_SUMMARY = re.compile(r"^(?P<sum>FAILED \([^)]*\))$", M)
-_UT_RAN = re.compile(r"^Ran \d+ tests? in ", M)
+_UT_SEP = lazy_regex(r"^-{40,}$", M)
+_UT_SUMMARY = lazy_regex(r"^(?P<sum>FAILED \([^)]*\))$", M)
+_UT_RAN = lazy_regex(r"^Ran \d+ tests? in ", M)
 
 
 def parse_unittest(text: str) -> Findings | None:

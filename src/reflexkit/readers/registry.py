@@ -11,8 +11,11 @@ theirs through the entry-point group ``reflexkit.readers`` (loaded on first use)
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections.abc import Callable, Iterable
-from importlib.metadata import entry_points
+from importlib.machinery import PathFinder
+from pathlib import Path
 
 import attrs
 
@@ -127,11 +130,57 @@ def registered_readers() -> tuple[Reader, ...]:
     return _ordered
 
 
+def _group_may_be_declared(group: str) -> bool:
+    """Whether an installed distribution may declare entry points in *group*.
+
+    ``importlib.metadata`` costs some 25 ms to import and scan (#19), for a group that is
+    almost always empty. This looks where it would look, the ``*.dist-info`` and
+    ``*.egg-info`` folders of each ``sys.path`` folder, for an ``entry_points.txt`` that
+    names *group*; it answers false only when it is sure: a zip or an egg on the path, or
+    another finder of distributions, means true, and the real scan decides.
+    """
+    if any(
+        hasattr(finder, "find_distributions") and finder is not PathFinder
+        for finder in sys.meta_path
+    ):
+        return True  # someone else's distributions: only importlib.metadata knows them
+    return any(_folder_may_declare(entry or ".", group) for entry in sys.path)
+
+
+def _folder_may_declare(folder: str, group: str) -> bool:
+    """Whether a distribution in the ``sys.path`` entry *folder* may declare *group*."""
+    if folder.lower().endswith(".egg"):
+        return True
+    try:
+        children = os.scandir(folder)
+    except FileNotFoundError:
+        return False
+    except OSError:  # a zip file, or a folder we can't list
+        return True
+    with children:
+        for child in children:
+            if not child.name.lower().endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                declared = Path(child.path, "entry_points.txt").read_text(errors="replace")
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError:
+                return True
+            if group in declared:
+                return True
+    return False
+
+
 def _load_entry_points() -> None:
     global _entry_points_loaded  # noqa: PLW0603 -- loaded once per process
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
+    if not _group_may_be_declared(ENTRY_POINT_GROUP):
+        return
+    from importlib.metadata import entry_points  # noqa: PLC0415 -- only when it may find one
+
     for point in entry_points(group=ENTRY_POINT_GROUP):
         try:
             reader = point.load()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers.findings import Findings, clip, dedupe
 from reflexkit.readers.generic import find_locations, is_library_path
@@ -21,20 +22,20 @@ _NOT_FOUND_EXIT = 127
 
 # --- git -------------------------------------------------------------------------------------
 
-_CONFLICT = re.compile(r"^(?P<line>CONFLICT \([^)]+\): .+)$", M)
-_GIT_ERROR = re.compile(r"^(?P<line>(?:error|fatal): .+)$", M)
-_GIT_HINT_CMD = re.compile(
+_CONFLICT = lazy_regex(r"^(?P<line>CONFLICT \([^)]+\): .+)$", M)
+_GIT_ERROR = lazy_regex(r"^(?P<line>(?:error|fatal): .+)$", M)
+_GIT_HINT_CMD = lazy_regex(
     r'"(?P<cmd>git [^"]+)"|^hint:\s+(?P<line>git [^#\n]+?)\s*(?:#[^\n]*)?$', M
 )
 """A command git's hints quote (``"git add <file>"``) or list on its own line (``hint:   git
 config pull.rebase false  # merge``)."""
-_GIT_REJECTED = re.compile(r"^(?P<line>\s*! \[(?:rejected|remote rejected)\].*)$", M)
-_AUTO_MERGE_FAILED = re.compile(r"^(?P<line>Automatic merge failed;.*)$", M)
+_GIT_REJECTED = lazy_regex(r"^(?P<line>\s*! \[(?:rejected|remote rejected)\].*)$", M)
+_AUTO_MERGE_FAILED = lazy_regex(r"^(?P<line>Automatic merge failed;.*)$", M)
 
 
-_GIT_LISTED = re.compile(r"^(?:error|fatal): [^\n]*:\n(?P<files>(?:\t[^\n]+(?:\n|$))+)", M)
+_GIT_LISTED = lazy_regex(r"^(?:error|fatal): [^\n]*:\n(?P<files>(?:\t[^\n]+(?:\n|$))+)", M)
 """An error followed by the tab-indented paths it is about (files checkout would overwrite)."""
-_GIT_VERDICT = re.compile(r"^(?P<line>Aborting|Aborting commit due to [^\n]+)$", M)
+_GIT_VERDICT = lazy_regex(r"^(?P<line>Aborting|Aborting commit due to [^\n]+)$", M)
 
 
 def parse_git(text: str, command: str) -> Findings | None:
@@ -98,15 +99,15 @@ def parse_git(text: str, command: str) -> Findings | None:
 
 # --- shell -----------------------------------------------------------------------------------
 
-_CR = re.compile(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:]| : )|\^M")
-_SHELL_ERROR = re.compile(
+_CR = lazy_regex(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:]| : )|\^M")
+_SHELL_ERROR = lazy_regex(
     r"^(?P<line>(?:[^\n:]+: )?(?:line \d+: )?[^\n]*?(?:No such file or directory|command not found|"
     r"Permission denied|bad interpreter[^\n]*|not found|syntax error[^\n]*|unbound variable))\s*$",
     M,
 )
 
 
-_BASH_LINE = re.compile(r"^(?:/\S+/)?(?:ba|z|da)?sh: line \d+: |^\S+\.sh: line \d+: ", M)
+_BASH_LINE = lazy_regex(r"^(?:/\S+/)?(?:ba|z|da)?sh: line \d+: |^\S+\.sh: line \d+: ", M)
 
 
 def parse_shell(text: str, exit_code: int | None) -> Findings | None:
@@ -189,19 +190,19 @@ def parse_shell(text: str, exit_code: int | None) -> Findings | None:
 
 # --- timeout ---------------------------------------------------------------------------------
 
-_TIMEOUT_CMD = re.compile(
+_TIMEOUT_CMD = lazy_regex(
     r"^\s*(?:\S*/)?timeout\s+(?:(?:-[sk]\s+\S+|-\S+)\s+)*(?P<secs>\d+(?:\.\d+)?[smhd]?)\s"
 )
 """``timeout [-s SIG] [-k DURATION] [--long-option] DURATION command``."""
-_NUMBERS = re.compile(r"\d+")
-_OUR_LIMIT = re.compile(r"^\[timed out after [\d.]+ ?s and was killed\]$", M)
+_NUMBERS = lazy_regex(r"\d+")
+_OUR_LIMIT = lazy_regex(r"^\[timed out after [\d.]+ ?s and was killed\]$", M)
 _CALL_FIRST = "(most recent call first)"
-_FAULTHANDLER_TIMEOUT = re.compile(r"^Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!$", M)
-_FRAME_LINE = re.compile(
+_FAULTHANDLER_TIMEOUT = lazy_regex(r"^Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!$", M)
+_FRAME_LINE = lazy_regex(
     r'^\s*File "[^"]+", line \d+|^\s+at \S|^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent'
 )
-_PY_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+(?:,)? in \S+', M)
-_TIMEOUT_TEXT = re.compile(
+_PY_FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line \d+(?:,)? in \S+', M)
+_TIMEOUT_TEXT = lazy_regex(
     r"(?i)\b(?:timed out|timeout expired|TimeoutExpired|deadline exceeded)\b"
 )
 

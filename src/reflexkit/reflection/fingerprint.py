@@ -10,13 +10,36 @@ Numbers inside identifiers (``E0308``, ``TS2322``, ``F401``, ``test_v2``) are ke
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 import re
+from collections.abc import Callable
+from typing import Protocol
 
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.readers import Findings, analyse, clean_output
 
 __all__ = ["fingerprint", "fingerprint_findings", "normalise"]
+
+
+class _Digest(Protocol):
+    def update(self, data: bytes, /) -> None: ...
+    def hexdigest(self) -> str: ...
+
+
+def _load_sha256() -> Callable[[], _Digest]:
+    """CPython's own SHA-256, without the OpenSSL set-up of importing hashlib (#19)."""
+    for name in ("_sha2", "_sha256"):  # Python 3.12+, 3.11
+        try:
+            found: Callable[[], _Digest] = importlib.import_module(name).sha256
+        except (ImportError, AttributeError):
+            continue
+        return found
+    import hashlib  # noqa: PLC0415 -- an interpreter built without them  # pragma: no cover
+
+    return hashlib.sha256  # pragma: no cover
+
+
+_sha256 = _load_sha256()
 
 _UNPARSED_TAIL = 4_000
 """How much of the end of an unrecognised output makes its signature."""
@@ -70,7 +93,7 @@ def fingerprint_findings(failure_type: FailureType, findings: Findings, output: 
         signature = "\n".join(parts)
     else:
         signature = clean_output(output.strip()[-_UNPARSED_TAIL:])
-    digest = hashlib.sha256()
+    digest = _sha256()
     digest.update(failure_type.value.encode())
     digest.update(b"\0")
     digest.update(normalise(signature).encode("utf-8", "surrogatepass"))

@@ -37,6 +37,7 @@ from urllib.parse import quote, unquote
 
 import attrs
 
+from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureContext
 
 __all__ = [
@@ -57,7 +58,7 @@ MAX_OUTPUT_CHARS = 200_000
 
 _HEAD_SHARE = 0.3
 
-CUT_LINE = re.compile(r"^[ \t]*\[(?:\.\.\.|…)[^\n\]]{0,200}?(?:\.\.\.|…)\][ \t]*$", re.MULTILINE)
+CUT_LINE = lazy_regex(r"^[ \t]*\[(?:\.\.\.|…)[^\n\]]{0,200}?(?:\.\.\.|…)\][ \t]*$", re.MULTILINE)
 """A window boundary: a line such as ``[... 1234 characters cut ...]`` left by a head+tail cut."""
 
 
@@ -335,7 +336,7 @@ _NOT_SECRET_WORDS = frozenset(
         "key_id",
     }
 )
-_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_NAME_WORDS = lazy_regex(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 _SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey"})
 _KEYWORDS = frozenset(
@@ -372,7 +373,7 @@ _KEYWORDS = frozenset(
         "open",
     }
 )
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy_regex(
     r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined|redacted|masked|hidden|filtered"
     r"|removed|omitted|todo|tbd|placeholder"
     r"|string|str|bytes|int|bool|any|optional|secretstr|text|required|missing|invalid"
@@ -380,18 +381,18 @@ _PLACEHOLDER = re.compile(
     r"|mismatch|error|failed|too|for|the|and|is|are|was|of|in|to|with|from|default"
     r"|\*+|x{3,}|\.{2,}|-+|_+|#+|•+)$"
 )
-_TEMPLATED = re.compile(
+_TEMPLATED = lazy_regex(
     r"^(?:\$\{?[A-Za-z_]|\$\(|%\(|%[A-Za-z_]+%|\{\{|\{%|#\{|@\{|<[^>]*>$|\((?!\))"
     r"|\[REDACTED|\[[A-Za-z_ -]*\]$)"
 )
-_NUMBERS = re.compile(r"[\d.:,/+-]+")
-_CODE = re.compile(r"[A-Za-z_][\w.]*[\[(]|.*\w\(|.*==\s*\S")
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+~-]*(?:/[\w.@+~-]*)*|[A-Za-z]:\\[^\s]*")
-_URL_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-_AWS_SECRET_SHAPE = re.compile(r"[A-Za-z0-9/+]{40}")
-_WORDY = re.compile(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.])+")
-_FILE_EXT = re.compile(r"\.(?:[a-z]{1,4})$")
+_NUMBERS = lazy_regex(r"[\d.:,/+-]+")
+_CODE = lazy_regex(r"[A-Za-z_][\w.]*[\[(]|.*\w\(|.*==\s*\S")
+_DOTTED = lazy_regex(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_PATH = lazy_regex(r"(?:~|\.{1,2})?/[\w.@+~-]*(?:/[\w.@+~-]*)*|[A-Za-z]:\\[^\s]*")
+_URL_VALUE = lazy_regex(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_AWS_SECRET_SHAPE = lazy_regex(r"[A-Za-z0-9/+]{40}")
+_WORDY = lazy_regex(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.])+")
+_FILE_EXT = lazy_regex(r"\.(?:[a-z]{1,4})$")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -582,7 +583,7 @@ def _terraform_check(match: re.Match[str]) -> bool:
     return not _TEMPLATED.match(raw) and not _PLACEHOLDER.match(raw)
 
 
-_SQL_OWNER = re.compile(r"(?i)\b(?:with|role|user|login)\b")
+_SQL_OWNER = lazy_regex(r"(?i)\b(?:with|role|user|login)\b")
 
 
 def _sql_check(match: re.Match[str]) -> bool:
@@ -624,13 +625,13 @@ def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
 ) -> Rule:
     return Rule(
         name=name,
-        pattern=re.compile(pattern),
+        pattern=lazy_regex(pattern),  # compiled when a line first triggers the rule
         trigger=trigger,
         markers=tuple(markers),
         check=check,
         context_lines=context_lines,
         example=example,
-        gate=re.compile(gate) if gate is not None else None,
+        gate=lazy_regex(gate) if gate is not None else None,
     )
 
 
@@ -1348,7 +1349,7 @@ RULES: tuple[Rule, ...] = (
 
 # --- multi-line secrets ---------------------------------------------------------------------
 
-_BLOCK = re.compile(
+_BLOCK = lazy_regex(
     r"-{4,5} ?(?P<kind>BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
     r"|(?P<putty>Private-Lines: *\d+|Private-MAC: *[0-9A-Fa-f]*)"
 )
@@ -1358,7 +1359,7 @@ _BLOCK_RULE = "private_key"
 
 # --- environment ----------------------------------------------------------------------------
 
-_NOT_SECRET_ENV = re.compile(
+_NOT_SECRET_ENV = lazy_regex(
     r"^(?:SSH_AUTH_SOCK|XAUTHORITY|GPG_AGENT_INFO|KEYTIMEOUT|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS)$"
 )
 _ENV_MIN, _ENV_MAX = 8, 8192
@@ -1626,13 +1627,13 @@ _PASSES = 3
 """How often the rules run over a region that changed: to a fixed point, so redacting twice
 changes nothing more, with a bound for the pathological."""
 
-_PLACEHOLDERS = re.compile(r"\[REDACTED:[\w:.-]+\]")
+_PLACEHOLDERS = lazy_regex(r"\[REDACTED:[\w:.-]+\]")
 """Our own replacements: never the context (``secret``, ``token``) that lets a rule run."""
 
-_BLOCK_TRIGGER_RE = re.compile(_BLOCK_TRIGGER)
+_BLOCK_TRIGGER_RE = lazy_regex(_BLOCK_TRIGGER)
 _BASE64_PEM = "LS0tLS1CRUdJTi"
 """``-----BEGIN`` in base64: a PEM block encoded whole (``client-key-data``, ``base64 key.pem``)."""
-_BASE64_LINES = re.compile(
+_BASE64_LINES = lazy_regex(
     r"(?:[ \t]*(?:[A-Za-z0-9+/]{16,}|" + _B64_TAIL + r")={0,2}[ \t]*(?:\r?\n|\Z))*"
 )
 
@@ -1657,15 +1658,15 @@ def _add_region(regions: list[tuple[int, int]], start: int, end: int) -> None:
 
 _CUT_TRIGGER = r"\[(?:\.\.\.|…)"
 
-_FRAGMENT_TAIL = re.compile(r"[^\s\"'`,;()\[\]{}<>=:@]+={0,2}\Z")
-_FRAGMENT_HEAD = re.compile(r"[^\s\"'`,;()\[\]{}<>@]+")
-_REDACTED_END = re.compile(r"\[REDACTED:(?!private_key\])[\w:.-]+\]\Z")
-_TOKEN_START = re.compile(
+_FRAGMENT_TAIL = lazy_regex(r"[^\s\"'`,;()\[\]{}<>=:@]+={0,2}\Z")
+_FRAGMENT_HEAD = lazy_regex(r"[^\s\"'`,;()\[\]{}<>@]+")
+_REDACTED_END = lazy_regex(r"\[REDACTED:(?!private_key\])[\w:.-]+\]\Z")
+_TOKEN_START = lazy_regex(
     r"(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|soat|ft|oas)-|xox[a-z]-|xapp-|sk-|"
     r"[sr]k_(?:live|test)_|whsec_|A(?:KIA|SIA|ROA|IDA)|AIza|ya29\.|eyJ|npm_|pypi-|hf_|SG\.|"
     r"do[opr]_v1_|dapi|shp(?:at|ca|pa|ss)_|HRKU-|AGE-SECRET-KEY-|hv[sbr]\.|dckr_|glsa_|GOCSPX-)"
 )
-_SECRET_BEFORE = re.compile(
+_SECRET_BEFORE = lazy_regex(
     r"(?i:(?:pass|pwd|secret|token|key|auth|credential|sig|cookie)[\w.-]*[\"']?[ \t]*"
     r"(?:=|:|=>)[ \t]*[\"']?|(?:bearer|basic|token)[ \t]+|://[^\s:/@]*:)\Z"
 )
@@ -1788,7 +1789,7 @@ _LONG_LINE = 4096
 """Past this, a line is read near its trigger only (a minified file, output without newlines)."""
 _NEAR = 300
 """How far around a trigger a long line is read: a name, its separator and a long value."""
-_DELIMITER = re.compile(r"[\s\"'<>,;]")
+_DELIMITER = lazy_regex(r"[\s\"'<>,;]")
 
 
 def _line_start_near(text: str, position: int) -> int:

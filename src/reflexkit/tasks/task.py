@@ -15,38 +15,15 @@ errors name JSON paths exactly like project.json's::
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Any
 
 import attrs
 
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
-from reflexkit.models import _show, at_least, non_empty
+from reflexkit.models import ID_PATTERN, at_least, check_id, non_empty
 
 __all__ = ["ID_PATTERN", "Subtask", "Task", "check_id", "load_task", "parse_task"]
-
-ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
-"""What a task or subtask id may be: letters, digits, ``.``, ``_`` and ``-``, starting with a
-letter or a digit, at most 100 characters. Ids go into prompts, run logs, memory records and
-command lines, so nothing in them may be a path separator, a shell character or an option."""
-
-_ID_RE = re.compile(ID_PATTERN)
-_ID_EXPECTED = (
-    "an id of letters, digits, '.', '_' or '-', starting with a letter or a digit, "
-    "at most 100 characters"
-)
-
-
-def check_id(_inst: object, _attr: attrs.Attribute[Any], value: str) -> None:
-    """Validate a task or subtask id against :data:`ID_PATTERN` (an attrs validator)."""
-    if not isinstance(value, str) or not _ID_RE.fullmatch(value):
-        msg = f"expected {_ID_EXPECTED}, got {_show(value)}"
-        raise ValueError(msg)
-
-
-check_id.expected = _ID_EXPECTED  # type: ignore[attr-defined]  # read by the converter
 
 
 @attrs.frozen(kw_only=True)
