@@ -171,3 +171,25 @@ def test_reflect_takes_every_corpus_failure_as_input(heuristic: Path, item: dict
     record = structure(orjson.loads(result.stdout), Reflection)
     assert record.subtask_id == item["failureContext"]["subtaskId"]
     assert len(list(_memory(heuristic))) == 1
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda text: b"\xef\xbb\xbf" + text.encode(),  # Notepad's UTF-8
+        lambda text: text.encode("utf-16"),  # PowerShell 5's `>` (with its BOM)
+    ],
+    ids=["utf-8 bom", "utf-16"],
+)
+def test_json_files_saved_by_windows_tools_read(
+    heuristic: Path, tmp_path: Path, encode: Any
+) -> None:
+    """A project.json and a failure file with a byte order mark read like plain UTF-8."""
+    config = heuristic / ".reflexkit" / "project.json"
+    config.write_bytes(encode(config.read_text()))
+    failure = tmp_path / "failure.json"
+    failure.write_bytes(encode(json.dumps(FAILURE)))
+    result = _run("reflect", "--input", str(failure), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert structure(orjson.loads(result.stdout), Reflection).failure_type.value == "test_failure"
+    assert [r.subtask_id for r in _memory(heuristic)] == [FAILURE["subtaskId"]]

@@ -583,6 +583,7 @@ def loads(text: str | bytes, *, source: str = "") -> Any:  # noqa: ANN401 -- JSO
         ConfigError: The text is not valid JSON, or empty.
     """
     prefix = f"{source}: " if source else ""
+    text = _without_bom(text)
     if not text.strip():
         raise ConfigError([f"{prefix}the file is empty; expected a JSON object"])
     try:
@@ -591,6 +592,28 @@ def loads(text: str | bytes, *, source: str = "") -> Any:  # noqa: ANN401 -- JSO
         raise ConfigError(
             [f"{prefix}invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}"]
         ) from None
+
+
+def _without_bom(text: str | bytes) -> str | bytes:
+    """Drop a byte order mark (editors on Windows write one); UTF-16 text is decoded.
+
+    JSON is UTF-8 without one, but RFC 8259 lets a parser ignore it, and a project.json saved
+    by Notepad or a failure written by PowerShell should read, not fail on its first byte.
+    """
+    if isinstance(text, str):
+        return text.removeprefix("\ufeff")
+    if text.startswith(_UTF8_BOM):
+        return text[len(_UTF8_BOM) :]
+    if text.startswith(_UTF16_BOMS):
+        try:
+            return text.decode("utf-16")
+        except UnicodeDecodeError:
+            return text  # orjson says what is wrong with it
+    return text
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def dumps(obj: object, *, indent: bool = False) -> bytes:

@@ -374,3 +374,16 @@ def test_prune_copies_where_the_kernel_cannot(tmp_path: Path) -> None:
     finally:
         src_path.unlink()
     assert (tmp_path / "out").read_bytes() == data[1000:-7]
+
+
+def test_a_store_saved_with_a_byte_order_mark_reads_whole(path: Path) -> None:
+    """A store opened and saved in a Windows editor starts with a BOM: its first record reads."""
+    first, second = make_reflection("s1", attempt=1), make_reflection("s1", attempt=2)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\xef\xbb\xbf" + encode_line(first) + encode_line(second))
+    store = JsonlMemory(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CorruptRecordWarning)
+        assert list(store) == [first, second]
+        assert store.recent("s1", limit=5) == [first, second]
+        assert store.stats().corrupt == 0

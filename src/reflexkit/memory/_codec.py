@@ -75,6 +75,9 @@ def encode_line(r: Reflection, /) -> bytes:
     )
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def decode_line(line: bytes, /) -> Reflection:
     """Read one JSONL line back.
 
@@ -82,7 +85,7 @@ def decode_line(line: bytes, /) -> Reflection:
         ValueError: The line is not JSON, or not a valid reflection (the message says why).
     """
     try:
-        data = orjson.loads(line)
+        data = orjson.loads(line.removeprefix(_BOM))  # a file saved by a Windows editor
     except orjson.JSONDecodeError as err:
         msg = f"not JSON ({err.msg})"
         raise ValueError(msg) from None
