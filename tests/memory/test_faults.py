@@ -578,6 +578,85 @@ def test_a_valid_record_left_without_a_newline_survives_the_next_append(path: Pa
         assert store.recent("s1", limit=3) == [first, foreign, later]
 
 
+# --- damage: a blob in the file, a run of zeros -----------------------------------------------
+
+DAMAGED_READER = """
+import shutil, sys, warnings
+from datetime import UTC, datetime
+from reflexkit.exceptions import CorruptRecordWarning
+from reflexkit.memory import JsonlMemory
+warnings.simplefilter("ignore", CorruptRecordWarning)
+path = sys.argv[1]
+store = JsonlMemory(path)
+found = [r.attempt_number for r in store.recent("s1", limit=5)]
+stats = store.stats()
+removed = store.prune(older_than=datetime(2026, 1, 1, tzinfo=UTC))
+after = [r.attempt_number for r in store.recent("s1", limit=5)]
+index = path + ".index"
+shutil.rmtree(index)
+open(index, "w").close()  # a file where the index folder goes: recent reads from the end
+backwards = [r.attempt_number for r in JsonlMemory(path).recent("s1", limit=5)]
+# VmHWM: this process's own peak since exec (ru_maxrss would count the forking parent's too)
+peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) // 1024
+print(found, stats.records, stats.corrupt, removed, after, backwards, peak)
+"""
+
+
+def test_a_blob_or_a_run_of_zeros_in_the_store_costs_no_memory(path: Path) -> None:
+    """A 64 MiB line and a 40 MiB zero tail: read past in bounded memory, kept by prune.
+
+    A crash can leave a run of zeros where a file's end was, and another program can append a
+    blob with no newline: neither is a record, and neither may cost its size in memory, hang
+    the reader or be thrown away.
+    """
+    old = make_reflection("s1", attempt=1, created_at=datetime(2025, 1, 1, tzinfo=UTC))
+    new = [make_reflection("s1", attempt=n, created_at=_NOW) for n in (2, 3)]
+    path.parent.mkdir(parents=True)
+    with path.open("wb") as f:
+        f.write(encode_line(old) + encode_line(new[0]))
+        for _ in range(64):
+            f.write(b"x" * (1 << 20))
+        f.write(b"\n" + encode_line(new[1]))
+        for _ in range(40):
+            f.write(bytes(1 << 20))
+    child = subprocess.run(
+        _python(DAMAGED_READER, path), capture_output=True, text=True, check=False, timeout=120
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.startswith("[1, 2, 3] 3 2 1 [2, 3] [2, 3] "), child.stdout
+    # Python and reflexkit take ~45 MiB; reading the blob whole would take twice its size.
+    assert int(child.stdout.split()[-1]) < 140, f"peak RSS {child.stdout.split()[-1]} MiB"
+    data = path.read_bytes()
+    assert data.count(b"x" * (64 << 20)) == 1  # prune kept the blob and the zeros whole
+    assert data.endswith(bytes(40 << 20))
+
+
+def test_a_record_too_long_for_the_store_is_refused(path: Path) -> None:
+    """A record over the store's line limit: StoreError naming the limit, nothing written."""
+    store = JsonlMemory(path)
+    store.append(make_reflection("s1", attempt=1))
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="up to 16 MiB"):
+        store.append(make_reflection("s1", attempt=2, analysis="y" * (17 << 20)))
+    assert path.read_bytes() == before
+
+
+def test_a_torn_tail_does_not_switch_the_index_off(
+    path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A torn last line is not a reason to read the whole file backwards on every call."""
+    records = [make_reflection(f"s{n % 3}", attempt=n + 1) for n in range(30)]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(encode_line(r) for r in records) + b'{"id":"torn')
+    store = JsonlMemory(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CorruptRecordWarning)
+        assert store.recent("s1", limit=2) == records[1::3][-2:]
+        assert store.recent("s2", limit=2) == records[2::3][-2:]
+    assert "reading from the end" not in caplog.text
+    assert path.with_name(path.name + ".index").is_dir()
+
+
 # --- symlinks, folders, empty paths ---------------------------------------------------------
 
 

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import NamedTuple, NoReturn
 
 from reflexkit.exceptions import StoreError
-from reflexkit.memory._codec import string_field
+from reflexkit.memory._codec import read_lines, string_field
 
 try:  # hashlib's own blake2b, without the OpenSSL set-up of importing hashlib (#19)
     from _blake2 import blake2b
@@ -78,12 +78,12 @@ _SLOTS_AT = 64
 ENTRY = struct.Struct("<8sQIII")  # key, offset, length, line crc, entry crc
 _ENTRY_BODY = 24
 _OFFSET = struct.Struct("<Q")
-_CHUNK = 4 << 20
 _BLOCK = ENTRY.size * 4096
 _FLUSH_ENTRIES = 200_000
 _MAX_SERIAL = 0xFFFF_FFFE
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 _KEYS_CACHED = 65_536
+_IDENTITY = 64 << 10  # the most of the last indexed line whose CRC names the file
 
 
 class IndexDoubtError(Exception):
@@ -185,11 +185,14 @@ class OffsetIndex:
                 tries += 1
                 if tries > 3:  # noqa: PLR2004 -- state can't be written: read without it
                     raise OSError(errno.EIO, "the index state does not stay written")
+                before = -1 if head is None else head.upto
                 fcntl.flock(state_fd, fcntl.LOCK_EX)
                 self._catch_up(dir_fd, state_fd, data_fd, ident, st.st_size)
                 # Going back to shared is not atomic: read the state again.
                 fcntl.flock(state_fd, fcntl.LOCK_SH)
                 head = self._head(state_fd, data_fd, ident)
+                if head is not None and head.upto == before:
+                    break  # no newline after it: a torn tail (or a line being written)
             yield _Reader(self, dir_fd, state_fd, data_fd, head)
 
     @contextmanager
@@ -562,46 +565,29 @@ def _scan(
     keys: Callable[[str, str], tuple[bytes, bytes]],
 ) -> int:
     """Index the whole lines in ``[start, end)``; return where the last one ended."""
-    pos = start
-    rest = b""
     upto = start
     add = pending.add
-    while pos < end:
-        chunk = os.pread(data_fd, min(_CHUNK, end - pos), pos)
-        if not chunk:
-            break
-        buf = rest + chunk
-        base = pos - len(rest)
-        pos += len(chunk)
-        at = 0
-        while (nl := buf.find(b"\n", at)) >= 0:
-            line = buf[at:nl]
-            subtask = string_field(line, "subtaskId")
-            if subtask is not None:
-                task = string_field(line, "taskId") or ""
-                by_subtask, by_pair = keys(task, subtask)
-                add(by_subtask, base + at, line)
-                add(by_pair, base + at, line)
-            at = nl + 1
-        rest = buf[at:]
-        upto = base + at
+    for offset, upto, line in read_lines(data_fd, start, end):  # noqa: B007 -- upto: the last
+        if line is None:
+            continue  # too long to be a record: not indexed
+        subtask = string_field(line, "subtaskId")
+        if subtask is not None:
+            task = string_field(line, "taskId") or ""
+            by_subtask, by_pair = keys(task, subtask)
+            add(by_subtask, offset, line)
+            add(by_pair, offset, line)
     return upto
 
 
 def _line_start(data_fd: int, upto: int) -> int:
-    """Return where the line that ends at *upto* (newline included) starts."""
-    if upto == 0:
-        return 0
-    back = 4096
-    while True:
-        lo = max(0, upto - 1 - back)
-        buf = os.pread(data_fd, upto - 1 - lo, lo)
-        nl = buf.rfind(b"\n")
-        if nl >= 0:
-            return lo + nl + 1
-        if lo == 0:
-            return 0
-        back *= 4
+    """Return where the line that ends at *upto* (newline included) starts.
+
+    At most :data:`_IDENTITY` bytes back: the identity of the file is the CRC of its last
+    indexed line, or of that line's last 64 KiB when it is longer (a damaged one).
+    """
+    lo = max(0, upto - 1 - _IDENTITY)
+    nl = os.pread(data_fd, upto - 1 - lo, lo).rfind(b"\n") if upto > 1 else -1
+    return lo + nl + 1 if nl >= 0 else lo
 
 
 class _Reader:

@@ -54,7 +54,14 @@ from types import TracebackType
 from typing import NoReturn, Self
 
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
-from reflexkit.memory._codec import decode_line, encode_line, string_field
+from reflexkit.memory._codec import (
+    MAX_LINE,
+    TOO_LONG,
+    decode_line,
+    encode_line,
+    read_lines,
+    string_field,
+)
 from reflexkit.memory._index import IndexDoubtError, OffsetIndex, pair_key, subtask_key
 from reflexkit.memory.protocols import MemoryStats
 from reflexkit.models import Reflection
@@ -231,6 +238,13 @@ class JsonlMemory:
                 record is left in it (at most a blank line).
         """
         line = encode_line(reflection)
+        if len(line) > MAX_LINE:
+            msg = (
+                f"can't append to {self._path}: the record is {len(line):,} bytes; a store "
+                f"keeps records up to {MAX_LINE >> 20} MiB (its analysis and suggestion are "
+                "meant to be a few paragraphs)"
+            )
+            raise StoreError(msg)
         with self._mutex:
             try:
                 fd = self._fd if self._fd >= 0 else self._open()
@@ -412,7 +426,7 @@ class JsonlMemory:
 
     def _pick(
         self,
-        lines: Iterator[tuple[int, bytes]],
+        lines: Iterator[tuple[int, bytes | None]],
         subtask_id: str,
         task_id: str | None,
         limit: int,
@@ -420,6 +434,9 @@ class JsonlMemory:
         """Return up to *limit* valid records of a subtask (of a task) from *lines*, in order."""
         found: list[Reflection] = []
         for offset, line in lines:
+            if line is None:
+                self._warn_corrupt(offset, ValueError(TOO_LONG))
+                continue
             try:
                 record = decode_line(line)
             except ValueError as err:
@@ -438,31 +455,32 @@ class JsonlMemory:
             stacklevel=3,
         )
 
-    def _lines(self) -> Iterator[tuple[int, bytes, bool]]:
-        """Yield ``(offset, line, complete)`` for every line of the file, in order."""
+    def _lines(self) -> Iterator[tuple[int, bytes | None, bool]]:
+        """Yield ``(offset, line, complete)`` for every line of the file, in order.
+
+        *line* is None for a line too long to be a record (never read whole); *complete* is
+        false for a torn tail (no newline).
+        """
         fd = self._open_for_reading()
         if fd is None:
             return
         try:
-            pos = 0
-            rest = b""
-            while chunk := os.pread(fd, _CHUNK, pos):
-                buf = rest + chunk
-                base = pos - len(rest)
-                pos += len(chunk)
-                start = 0
-                while (nl := buf.find(b"\n", start)) >= 0:
-                    yield base + start, buf[start:nl], True
-                    start = nl + 1
-                rest = buf[start:]
-            if rest:
-                yield pos - len(rest), rest, False
+            end = os.fstat(fd).st_size
+            upto = 0
+            for offset, upto, line in read_lines(fd, 0, end):  # noqa: B007 -- upto: the last
+                yield offset, line, True
+            if upto < end:
+                yield upto, None if end - upto > MAX_LINE else os.pread(fd, end - upto, upto), False
         finally:
             os.close(fd)
 
     def _records(self) -> Iterator[Reflection | None]:
         """Yield every record in order, None for each line that can't be read (warned)."""
         for offset, line, complete in self._lines():
+            if line is None:
+                self._warn_corrupt(offset, ValueError(TOO_LONG))
+                yield None
+                continue
             if not line.strip():
                 continue
             if not complete:
@@ -686,6 +704,13 @@ class _Sieve:
             if last < 0:
                 if pos + got >= end:
                     break  # a torn tail
+                if len(buf) >= MAX_LINE:  # damage, not a record: kept whole, never held whole
+                    nl = _next_newline(fd, pos + got, end)
+                    if nl < 0:
+                        break  # a torn tail
+                    self._keep(pos, nl + 1)
+                    pos = nl + 1
+                    continue
                 buf = bytearray(len(buf) * 2)  # one line longer than the buffer
                 continue
             with memoryview(buf) as view:
@@ -825,8 +850,11 @@ class _Sieve:
         return created < self._cutoff
 
 
-def _lines_backwards(fd: int) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(offset, line)`` for the lines of a file, last first, reading blocks."""
+def _lines_backwards(fd: int) -> Iterator[tuple[int, bytes | None]]:
+    """Yield ``(offset, line)`` for the lines of a file, last first, reading blocks.
+
+    *line* is None for a line longer than :data:`MAX_LINE`, which is never read whole.
+    """
     hi = os.fstat(fd).st_size
     want = _CHUNK
     while hi > 0:
@@ -834,7 +862,13 @@ def _lines_backwards(fd: int) -> Iterator[tuple[int, bytes]]:
         buf = os.pread(fd, hi - lo, lo)
         base = lo
         if lo > 0:
-            first = buf.find(b"\n")
+            # A newline that starts a line in the block (not the one ending it at hi - 1).
+            first = buf.find(b"\n", 0, len(buf) - 1)
+            if first < 0 and want >= MAX_LINE:  # too long for a record: find where it starts
+                hi = _start_of_line(fd, lo)
+                yield hi, None
+                want = _CHUNK
+                continue
             if first < 0:  # one line longer than the block: read a bigger one
                 want *= 2
                 continue
@@ -848,9 +882,33 @@ def _lines_backwards(fd: int) -> Iterator[tuple[int, bytes]]:
             at += len(part) + 1
         for offset, part in zip(reversed(offsets), reversed(parts), strict=True):
             if part.strip():
-                yield offset, part
+                yield offset, part if len(part) <= MAX_LINE else None
         hi = base
         want = _CHUNK
+
+
+def _next_newline(fd: int, at: int, end: int) -> int:
+    """Return the offset of the first newline at or after *at* (before *end*), or -1."""
+    while at < end:
+        block = os.pread(fd, min(_CHUNK, end - at), at)
+        if not block:
+            break
+        nl = block.find(b"\n")
+        if nl >= 0:
+            return at + nl
+        at += len(block)
+    return -1
+
+
+def _start_of_line(fd: int, at: int) -> int:
+    """Return where the line holding byte *at* starts, reading back a block at a time."""
+    while at > 0:
+        lo = max(0, at - _CHUNK)
+        nl = os.pread(fd, at - lo, lo).rfind(b"\n")
+        if nl >= 0:
+            return lo + nl + 1
+        at = lo
+    return 0
 
 
 def _pwrite_all(fd: int, data: bytes, at: int) -> None:
