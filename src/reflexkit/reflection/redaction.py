@@ -374,8 +374,9 @@ _KEYWORDS = frozenset(
     }
 )
 _PLACEHOLDER = lazy_regex(
-    r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined|redacted|masked|hidden|filtered"
-    r"|removed|omitted|todo|tbd|placeholder"
+    r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined"
+    r"|(?:[a-z]+[+_-])?(?:redacted|masked|hidden|filtered|removed|omitted)"  # DATA+OMITTED
+    r"|todo|tbd|placeholder"
     r"|string|str|bytes|int|bool|any|optional|secretstr|text|required|missing|invalid"
     r"|incorrect|wrong|expired|empty|not|unset|set|provided|given|ok|valid|must|should"
     r"|mismatch|error|failed|too|for|the|and|is|are|was|of|in|to|with|from|default"
@@ -508,6 +509,10 @@ def _assignment_check(match: re.Match[str]) -> bool:
     raw = match.group("secret")
     quoted = raw[:1] in {'"', "'"} and raw[-1:] == raw[:1] and len(raw) > 1
     value = raw[1:-1] if quoted else raw.strip("{}") if raw.startswith("{") else raw
+    if raw[:2] in {'\\"', "\\'"} and raw[-2:] == raw[:2] and len(raw) > 3:  # noqa: PLR2004
+        value = raw[2:-2]
+    if quoted and "\n" in raw:  # adjacent literals wrapped over lines: one value
+        value = "".join(piece[1:-1] for piece in _QUOTED_RE.findall(raw))
     if value.lower() in {name.strip("\"'").lower(), name.strip("\"'").lower().rsplit("_", 1)[-1]}:
         return False  # password=password: code handing a variable on
     rest = match.string[match.end("secret") :]
@@ -603,13 +608,23 @@ _B64_TAIL = r"(?=[^\s]*[0-9+/=])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9+/]{2,15
 """The short last line of wrapped base64 (``S0VZLS0tLS0K``), not a word (``done``)."""
 _B = r"(?<![A-Za-z0-9_])"  # starts at a token boundary
 _E = r"(?![A-Za-z0-9_])"  # ends at one
+_ESCAPED_QUOTED = r"\\\"(?:[^\"\\\n]|\\[^\"\n])*\\\"|\\'(?:[^'\\\n]|\\[^'\n])*\\'"
+r"""A value quoted inside a quoted string: Rust's ``{:#?}`` in an ``unwrap`` message (``\"v\"``)."""
+_QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 _VALUE = (
-    r"(?=(?P<secret>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|\{[^}\n\"':]*\}"
-    r"|[^\s\"'`,;&)\]}<>]+))"
+    r"(?:\r?\n[ \t]*(?=[\"']))?"  # rich and pprint put a long quoted value on the next line
+    r"(?=(?P<secret>" + _ESCAPED_QUOTED + r"|(?:" + _QUOTED + r")"
+    r"(?:[ \t]*\r?\n[ \t]*(?:" + _QUOTED + r")(?![ \t]*[:=]))*"  # pprint's wrapped pieces
+    r"|\{[^}\n\"':]*\}|[^\s\"'`,;&)\]}<>]+))"
 )
+_QUOTED_RE = lazy_regex(_QUOTED)
+_ANSI_TRIGGER = r"(?:\x1b\[[0-9;]*m)*"
+"""Colour codes a terminal-minded tool (rich, pytest ``--color=yes``) puts around a name."""
 _NAME_TRIGGER = (
     r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|dsn|pw|psk|sess|sid|"
-    r"connectionstring)[a-z0-9_.-]{0,40}[\"']?[ \t]*(?:=|:|=>))"
+    r"connectionstring)[a-z0-9_.-]{0,40}(?:[\"']|\x1b\[[0-9;]*m)*[ \t]*"
+    + _ANSI_TRIGGER
+    + r"(?:=|:|=>))"
 )
 
 
@@ -1521,10 +1536,11 @@ class Redactor:
         if self._context:
             regions = _with_context(text, regions, self._context)
         changed: list[_Edit] = []
+        found_values: dict[str, str] = {}  # each secret value a rule found -> the rule
         carried: set[int] = set()  # starts of lines after a cut whose first word must go
         for start, end in _outside(sorted(regions), edits):
             old = text[start:end]
-            new = self._redact_region(old, counts)
+            new = self._redact_region(old, counts, found_values)
             if end in found.before_cut or start in found.after_cut:
                 new, carry = _redact_fragments(
                     new,
@@ -1537,7 +1553,8 @@ class Redactor:
                     carried.add(_line_end(text, end))
             if new != old:
                 changed.append((start, end, new))
-        return sorted(edits + changed)
+        merged = sorted(edits + changed)
+        return _spread(text, merged, found_values, counts) if found_values else merged
 
     def _candidates(self, text: str) -> _Candidates:
         """Scan *text* once: key block markers, cut lines, and the lines to run rules on."""
@@ -1553,6 +1570,7 @@ class Redactor:
                 if text.startswith(_BASE64_PEM, start):  # `base64 key.pem`: wrapped lines
                     wrapped = _BASE64_LINES.match(text, line_end)
                     line_end = wrapped.end() if wrapped is not None else line_end
+                line_end = _continued(text, end, line_end)
                 _add_region(regions, line_start, line_end)
             elif CUT_LINE.match(text, line_start, line_end) is not None:
                 if line_start > 0:  # the line before the cut may end in half a secret
@@ -1563,8 +1581,21 @@ class Redactor:
                     _add_region(regions, line_end, _line_end_near(text, line_end))
         return found
 
-    def _redact_region(self, text: str, counts: dict[str, int]) -> str:
-        """Apply the environment values and the rules to a few lines of text."""
+    def _redact_region(self, text: str, counts: dict[str, int], found: dict[str, str]) -> str:
+        """Apply the environment values and the rules to a few lines of text.
+
+        Terminal escape sequences (colour codes around a name, its ``=`` and its value) are
+        removed before the rules run; lines where nothing was found keep them.
+        """
+        if "\x1b" in text:
+            plain = _ANSI.sub("", text)
+            redacted = self._redact_plain(plain, counts, found)
+            return text if redacted is plain else redacted
+        return self._redact_plain(text, counts, found)
+
+    def _redact_plain(self, text: str, counts: dict[str, int], found: dict[str, str]) -> str:
+        """:meth:`_redact_region` on text without escape sequences; *text* itself if clean."""
+        original = text
         if self._env_pattern is not None:
             names = self._env_names
 
@@ -1581,10 +1612,10 @@ class Redactor:
             for index in sorted(selected | self._unmarked):
                 rule = self._rules[index]
                 if rule.gate is None or rule.gate.search(text) is not None:
-                    text = _apply_rule(rule, text, counts)
+                    text = _apply_rule(rule, text, counts, found)
             if text == before:
                 break
-        return text
+        return original if text == original else text
 
     def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
         """Remove private key blocks whole, and their parts cut off by a window boundary."""
@@ -1630,6 +1661,13 @@ changes nothing more, with a bound for the pathological."""
 _PLACEHOLDERS = lazy_regex(r"\[REDACTED:[\w:.-]+\]")
 """Our own replacements: never the context (``secret``, ``token``) that lets a rule run."""
 
+_ANSI = lazy_regex(
+    r"\x1b\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]"  # CSI: colours, cursor moves
+    r"|\x1b[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC and other strings: hyperlinks
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]"  # any other escape
+)
+"""Terminal escape sequences: removed from a candidate line before the rules run on it."""
+
 _BLOCK_TRIGGER_RE = lazy_regex(_BLOCK_TRIGGER)
 _BASE64_PEM = "LS0tLS1CRUdJTi"
 """``-----BEGIN`` in base64: a PEM block encoded whole (``client-key-data``, ``base64 key.pem``)."""
@@ -1646,6 +1684,42 @@ class _Candidates:
     regions: list[tuple[int, int]] = attrs.field(factory=list)  # lines to run the rules on
     before_cut: set[int] = attrs.field(factory=set)  # ends of lines followed by a cut line
     after_cut: set[int] = attrs.field(factory=set)  # starts of lines following one
+
+
+_CONTINUATIONS = 8
+"""How many following lines a wrapped quoted value (pprint, rich) may take."""
+_LINE_TAIL = lazy_regex(r"(?:[ \t]|\x1b\[[0-9;]*m)*(?:[\"'](?:[ \t]|\x1b\[[0-9;]*m)*)?\r?\n")
+_QUOTE_NEXT = lazy_regex(r"(?:[ \t]|\x1b\[[0-9;]*m)*[\"']")
+
+
+def _continued(text: str, trigger_end: int, line_end: int) -> int:
+    """Extend a candidate line over the lines a wrapped quoted value goes on to.
+
+    pprint and rich put a long value on the line after its name (``'token':`` at the end of
+    one line, ``'abc...'`` on the next) and split a long string into adjacent literals, one
+    per line. A line that ends at the separator or in a quote, followed by a line that
+    starts with a quote, goes on.
+    """
+    position = max(trigger_end, text.rfind("\n", 0, line_end - 1) + 1)
+    for _ in range(_CONTINUATIONS):
+        if (
+            line_end >= len(text)
+            or text[line_end - 1] != "\n"
+            or _LINE_TAIL.fullmatch(text, _tail_start(text, position, line_end), line_end) is None
+            or _QUOTE_NEXT.match(text, line_end) is None
+        ):
+            break
+        position = line_end
+        line_end = _line_end_near(text, line_end)
+    return line_end
+
+
+def _tail_start(text: str, position: int, line_end: int) -> int:
+    """Where the quote that may end a line starts: just after the line's last quoted word."""
+    last_quote = max(text.rfind('"', position, line_end), text.rfind("'", position, line_end))
+    if last_quote == -1:
+        return position
+    return last_quote if _LINE_TAIL.fullmatch(text, last_quote, line_end) else position
 
 
 def _add_region(regions: list[tuple[int, int]], start: int, end: int) -> None:
@@ -1956,8 +2030,77 @@ def _position_after(text: str, edits: list[_Edit], room: int, *, forward: bool) 
     return max(position - left, 0)
 
 
-def _apply_rule(rule: Rule, text: str, counts: dict[str, int]) -> str:
-    """Replace what *rule* finds in *text*, counting it.
+_SPREAD_MAX = 64
+"""At most this many found values are searched for in the rest of the text (longest first)."""
+
+
+def _spreading(found: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The found values worth searching for elsewhere: long, and not a word or a number."""
+    values = [
+        (value, rule)
+        for value, rule in found.items()
+        if len(value) >= 8  # noqa: PLR2004 -- shorter ones occur by chance
+        and (len(value) >= 16 or _randomish(value))  # noqa: PLR2004 -- ``postgres`` is a word
+        and "[REDACTED:" not in value
+        and not value.isdigit()
+    ]
+    values.sort(key=lambda pair: (-len(pair[0]), pair[0]))
+    return values[:_SPREAD_MAX]
+
+
+def _occurrences(
+    text: str, start: int, stop: int, values: list[tuple[str, str]]
+) -> list[tuple[int, int, str]]:
+    """Where the *values* stand alone in ``text[start:stop]``: ``(start, end, rule)``."""
+    hits: list[tuple[int, int, str]] = []
+    size = len(text)
+    for value, rule in values:
+        at = text.find(value, start, stop)
+        while at != -1:
+            end = at + len(value)
+            if (at == 0 or not text[at - 1].isalnum()) and (end >= size or not text[end].isalnum()):
+                hits.append((at, end, rule))
+            at = text.find(value, end, stop)
+    hits.sort()
+    kept: list[tuple[int, int, str]] = []
+    for hit in hits:
+        if not kept or hit[0] >= kept[-1][1]:
+            kept.append(hit)
+    return kept
+
+
+def _spread(
+    text: str, edits: list[_Edit], found: Mapping[str, str], counts: dict[str, int]
+) -> list[_Edit]:
+    """Replace every other standalone copy of a value a rule found, anywhere in *text*.
+
+    A tool prints one value several ways: Go's ``%+v`` beside ``%v`` (no names), a call's
+    positional argument beside the repr of the object it built, a traceback's source line
+    beside its locals. Once one printing names it a secret, the others go too, counted
+    under the rule that found it.
+    """
+    values = _spreading(found)
+    if not values:
+        return edits
+
+    def edit(hits: list[tuple[int, int, str]]) -> list[_Edit]:
+        for _, _, rule in hits:
+            counts[rule] = counts.get(rule, 0) + 1
+        return [(a, b, f"[REDACTED:{rule}]") for a, b, rule in hits]
+
+    out: list[_Edit] = []
+    position = 0
+    for start, end, new in edits:
+        out += edit(_occurrences(text, position, start, values))
+        inner = edit(_occurrences(new, 0, len(new), values))
+        out.append((start, end, _apply(new, inner, 0, len(new)) if inner else new))
+        position = end
+    out += edit(_occurrences(text, position, len(text), values))
+    return out
+
+
+def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, str]) -> str:
+    """Replace what *rule* finds in *text*, counting it and noting each value in *found*.
 
     Matches are collected first, so a rule whose pattern only looks ahead at the value (the
     assignment rule) still finds ``password=`` inside the value of a rejected match.
@@ -1978,7 +2121,10 @@ def _apply_rule(rule: Rule, text: str, counts: dict[str, int]) -> str:
         quoted = len(secret) > 1 and secret[0] in {'"', "'"} and secret[-1] == secret[0]
         if quoted:
             start, end = start + 1, end - 1
+        elif secret[:2] in {'\\"', "\\'"} and secret[-2:] == secret[:2] and len(secret) > 3:  # noqa: PLR2004
+            start, end = start + 2, end - 2
         pieces += (text[position:start], f"[REDACTED:{rule.name}]")
+        found.setdefault(text[start:end], rule.name)
         position = end
         counts[rule.name] = counts.get(rule.name, 0) + 1
     if not pieces:

@@ -14,7 +14,7 @@ is still in the text); for each look-alike, whether the text changed at all.
 
 Usage::
 
-    python benchmarks/secrets.py [--verbose]
+    python benchmarks/secrets_corpora.py [--verbose]
 
 Exits 1 when a secret survived or a look-alike changed.
 """

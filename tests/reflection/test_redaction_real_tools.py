@@ -1,0 +1,158 @@
+"""Redaction of secrets as real tools print them (tests/data/secrets/README.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from reflexkit.reflection.redaction import Redacted, Redactor
+
+from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
+REAL: list[dict[str, Any]] = json.loads((DATA / "secrets" / "real_tools.json").read_text("utf-8"))
+REAL_LOOKALIKES: list[dict[str, Any]] = json.loads(
+    (DATA / "secrets" / "real_tools_lookalikes.json").read_text("utf-8")
+)
+
+BARE = Redactor(environ={})
+
+
+@pytest.mark.parametrize("item", REAL, ids=lambda item: item["id"])
+def test_real_tool_secret_is_removed(item: dict[str, Any]) -> None:
+    """Every secret a real tool printed is gone, but for the few the README says are left."""
+    text = BARE.redact(item["text"]).text
+    survivors = [secret for secret in item["secrets"] if secret in text]
+    assert survivors == item.get("knownLeft", [])
+
+
+@pytest.mark.parametrize("item", REAL_LOOKALIKES, ids=lambda item: item["id"])
+def test_real_tool_lookalike_survives(item: dict[str, Any]) -> None:
+    """Real output without a secret (shas, UUIDs, digests, ``token_count``) is not changed."""
+    assert BARE.redact(item["text"]) == Redacted(item["text"], {})
+
+
+class TestColour:
+    """Terminal colour codes around a name, its separator or its value."""
+
+    def test_rich_locals_line(self) -> None:
+        """Rich's show_locals colours the name, the ``=`` and the value apart."""
+        line = "\x1b[3;33mpassword\x1b[0m\x1b[31m =\x1b[0m \x1b[32m'Mv3nT8qYz1Kp'\x1b[0m"
+        result = BARE.redact(line)
+        assert "Mv3nT8qYz1Kp" not in result.text
+        assert result.counts == {"secret_assignment": 1}
+
+    def test_token_right_after_a_colour_code(self) -> None:
+        r"""A token prefix glued to ``\x1b[33m`` still starts a token."""
+        key = "sk-ant-api03-" + "Xc7Vb2Nm4Lk9" * 4
+        result = BARE.redact(f'api_key = \x1b[33m"\x1b[0m\x1b[33m{key}\x1b[0m')
+        assert key not in result.text
+
+    def test_quoted_name_in_colour(self) -> None:
+        """Rich colours the quotes of a dict key apart from the key."""
+        line = (
+            '{\x1b[33m"\x1b[0m\x1b[33msmtp_password\x1b[0m\x1b[33m"\x1b[0m:'
+            ' \x1b[33m"Fq4 Wn8 Tz2 Lm6"'
+        )
+        assert "Fq4 Wn8" not in BARE.redact(line).text
+
+    def test_coloured_line_without_a_secret_keeps_its_colours(self) -> None:
+        """A coloured line with nothing secret on it is returned exactly as it was."""
+        line = "\x1b[3;33mtoken_count\x1b[0m\x1b[31m =\x1b[0m \x1b[1;36m4096\x1b[0m"
+        assert BARE.redact(line) == Redacted(line, {})
+
+
+class TestWrapped:
+    """Values pprint and rich wrap onto the following lines."""
+
+    def test_value_on_the_line_after_its_name(self) -> None:
+        """Rich prints a long value on the line after ``'api_token':``."""
+        token = "tok_" + "Lm2Xp9Kz4Tw8" * 5
+        text = f"{{\n    'api_token': \n'{token}'\n}}"
+        result = BARE.redact(text)
+        assert token not in result.text
+        assert result.counts == {"secret_assignment": 1}
+
+    def test_adjacent_literals_are_one_value(self) -> None:
+        """Pprint splits a long string at spaces into literals on consecutive lines."""
+        text = (
+            " 'smtp': {'password': 'tidal Mosaic 47 Orbit lantern '\n"
+            "                      'Quartz 93 harbor',\n"
+            "          'user': 'alerts@acme.io'}}"
+        )
+        result = BARE.redact(text).text
+        assert "tidal Mosaic" not in result
+        assert "Quartz 93" not in result
+        assert "'user': 'alerts@acme.io'" in result
+
+    def test_next_key_is_not_a_continuation(self) -> None:
+        """A quoted key on the next line is the next entry, not more of the value."""
+        text = "{'password': 'Hq4Lm9Vz2Xt7'\n 'user': 'deploy'}"
+        assert (
+            BARE.redact(text).text
+            == "{'password': '[REDACTED:secret_assignment]'\n 'user': 'deploy'}"
+        )
+
+    def test_yaml_list_after_a_name_is_untouched(self) -> None:
+        """A name that ends its line followed by unquoted lines is not given their text."""
+        text = "token:\n  - name: refresh\n    ttl: 3600"
+        assert BARE.redact(text) == Redacted(text, {})
+
+
+class TestSpread:
+    """A value found once is removed wherever else the same output prints it."""
+
+    def test_go_verbs(self) -> None:
+        """Go's ``%v`` prints the fields without names; ``%+v`` beside it named them."""
+        text = (
+            "loaded config: {Endpoint:https://api.internal Token:tok_Lm2Xp9Kz4Tw8Rn3Yb6Cd1Fh5"
+            " Password:Gz7Vq2Lm9Xp4 Retries:3}\n"
+            "panic: auth failed for {https://api.internal tok_Lm2Xp9Kz4Tw8Rn3Yb6Cd1Fh5"
+            " Gz7Vq2Lm9Xp4 3}\n"
+        )
+        result = BARE.redact(text)
+        assert "tok_Lm2Xp9" not in result.text
+        assert "Gz7Vq2Lm9Xp4" not in result.text
+        assert result.counts == {"secret_assignment": 4}
+
+    def test_positional_argument_in_a_source_line(self) -> None:
+        """Pytest shows the call with positional arguments and the repr that names them."""
+        secret = "nB4vLz9Qe2Rt7Yx1Kp3Mw8Jd5Fs0Hg6Ua2Ci4Oe"  # noqa: S105 -- a fake, planted
+        text = (
+            f">       c = Client('ci-bot', '{secret}')\n"
+            f"c          = Client(key='ci-bot', secret='{secret}')\n"
+        )
+        assert secret not in BARE.redact(text).text
+
+    def test_words_and_short_values_do_not_spread(self) -> None:
+        """A plain word found as a password is not removed from the rest of the text."""
+        text = "password=postgres\nconnecting to postgres at db:5432"
+        result = BARE.redact(text).text
+        assert result == "password=[REDACTED:secret_assignment]\nconnecting to postgres at db:5432"
+
+    def test_part_of_a_longer_word_is_kept(self) -> None:
+        """A found value inside a longer token is not cut out of it."""
+        text = "token=Zr7Vq2Lm9Xp4Kw8T\nid Zr7Vq2Lm9Xp4Kw8Tx9 done"
+        assert BARE.redact(text).text.endswith("id Zr7Vq2Lm9Xp4Kw8Tx9 done")
+
+
+class TestEscaped:
+    """Values quoted inside a quoted string."""
+
+    def test_rust_debug_in_an_unwrap_message(self) -> None:
+        """Rust's ``{:#?}`` inside ``unwrap()``'s message escapes the value's quotes."""
+        text = (
+            'called `Result::unwrap()` on an `Err` value: "login rejected: Config {\\n'
+            '        api_token: \\"rt_Tz8Rw3Yb6Nc1Hd5Fg0Jk2Lm\\",\\n'
+            '        username: \\"ci\\",\\n}"'
+        )
+        result = BARE.redact(text).text
+        assert 'api_token: \\"[REDACTED:secret_assignment]\\"' in result
+        assert 'username: \\"ci\\"' in result
+
+
+def test_a_tools_own_mask_is_not_a_secret() -> None:
+    """``kubectl config view`` prints ``DATA+OMITTED`` where the key data was."""
+    text = "    client-key-data: DATA+OMITTED\n    token: REDACTED"
+    assert BARE.redact(text) == Redacted(text, {})
