@@ -156,3 +156,54 @@ def test_a_tools_own_mask_is_not_a_secret() -> None:
     """``kubectl config view`` prints ``DATA+OMITTED`` where the key data was."""
     text = "    client-key-data: DATA+OMITTED\n    token: REDACTED"
     assert BARE.redact(text) == Redacted(text, {})
+
+
+def test_bytes_literal_value() -> None:
+    """A header dict of bytes (``{'X-Amz-Security-Token': b'...'}``) has its values removed."""
+    token = "FwoGZXIvYXdzEBYaDLm2Xp9Kz4Tw8Rn3Yb6Cd1Fh5Gj0Ks2Ae7Vq3Zt8Pw1"  # noqa: S105 -- a fake
+    text = f"headers={{'X-Amz-Date': b'20250101T000000Z', 'X-Amz-Security-Token': b'{token}'}}>"
+    result = BARE.redact(text).text
+    assert result == (
+        "headers={'X-Amz-Date': b'20250101T000000Z',"
+        " 'X-Amz-Security-Token': b'[REDACTED:secret_assignment]'}>"
+    )
+
+
+class TestPasswordStdin:
+    """``echo "$PW" | docker login --password-stdin`` traced by ``set -x``."""
+
+    def test_echo_after_the_login_line(self) -> None:
+        """Bash traces the pipeline's ``echo`` with the password expanded, beside the login."""
+        text = (
+            "+ docker login --username ci --password-stdin registry.internal:5000\n"
+            "+ echo Dp3Lm8Vz2Xq7Tk9W\n"
+            "Error response from daemon: Get https://registry.internal:5000/v2/: unauthorized\n"
+        )
+        result = BARE.redact(text)
+        assert "Dp3Lm8Vz2Xq7Tk9W" not in result.text
+        assert result.counts == {"stdin_password": 1}
+
+    def test_echo_before_the_login_line(self) -> None:
+        """The trace may print the ``echo`` first."""
+        text = "+ echo 'Hq4Lm9Vz2Xt7'\n+ helm registry login ghcr.io -u ci --password-stdin\n"
+        assert "Hq4Lm9Vz2Xt7" not in BARE.redact(text).text
+
+    def test_an_echo_elsewhere_is_kept(self) -> None:
+        """Without ``--password-stdin`` beside it, a traced ``echo`` is just output."""
+        text = "+ echo Building4Release2\n+ make all\n"
+        assert BARE.redact(text) == Redacted(text, {})
+
+
+def test_password_stdin_flag_takes_no_value() -> None:
+    """``--password-stdin`` says where the password comes from; the registry after it stays."""
+    text = "+ docker login --username ci --password-stdin registry.internal:5000"
+    assert BARE.redact(text) == Redacted(text, {})
+
+
+def test_password_piped_on_the_same_line() -> None:
+    """A recipe ``echo PW | docker login --password-stdin`` is echoed with the value expanded."""
+    text = "echo Dp3Lm8Vz2Xq7Tk9W | docker login -u ci --password-stdin registry.internal:5000"
+    assert BARE.redact(text).text == (
+        "echo [REDACTED:stdin_password] | docker login -u ci --password-stdin"
+        " registry.internal:5000"
+    )

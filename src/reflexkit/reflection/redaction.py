@@ -334,6 +334,8 @@ _NOT_SECRET_WORDS = frozenset(
         "region",
         "account",
         "key_id",
+        "stdin",  # --password-stdin: the flag says where the secret comes from
+        "fd",
     }
 )
 _NAME_WORDS = lazy_regex(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -613,6 +615,7 @@ r"""A value quoted inside a quoted string: Rust's ``{:#?}`` in an ``unwrap`` mes
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 _VALUE = (
     r"(?:\r?\n[ \t]*(?=[\"']))?"  # rich and pprint put a long quoted value on the next line
+    r"(?:[bBrRuU]{1,2}(?=[\"']))?"  # a Python bytes or raw literal: b'...' in a headers repr
     r"(?=(?P<secret>" + _ESCAPED_QUOTED + r"|(?:" + _QUOTED + r")"
     r"(?:[ \t]*\r?\n[ \t]*(?:" + _QUOTED + r")(?![ \t]*[:=]))*"  # pprint's wrapped pieces
     r"|\{[^}\n\"':]*\}|[^\s\"'`,;&)\]}<>]+))"
@@ -1261,6 +1264,17 @@ RULES: tuple[Rule, ...] = (
         example=_fake("mysql -u root -p", "FakePassw0rd", " orders"),
     ),
     _rule(
+        "stdin_password",
+        r"(?m:(?:(?:^[ \t]*\++[ \t]+|(?<![\w-]))"
+        r"(?:echo(?:[ \t]+-[neE]+)?|printf(?:[ \t]+[\"']?%s(?:\\n)?[\"']?)?)[ \t]+"
+        r"|--password-stdin[^\n]*?<<<[ \t]*)"
+        r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s|;&<>]+)[ \t]*(?:$|(?=\|[^\n]*--password-stdin)))",
+        r"--password-stdin",
+        ("password-stdin",),
+        lambda m: value_is_secret(_secret(m).strip("\"'"), 2),
+        example=_fake("docker login -u ci --password-stdin ghcr.io <<< ", "FakeStdinPassw0rd"),
+    ),
+    _rule(
         "netrc_password",
         r"(?:\bmachine[ \t]+\S+|(?m:^)[ \t]*default\b)(?:\s+(?:login|account|port|macdef)\s+\S+)*"
         r"\s+(?:password|passwd)\s+(?P<secret>\S+)",
@@ -1571,6 +1585,12 @@ class Redactor:
                     wrapped = _BASE64_LINES.match(text, line_end)
                     line_end = wrapped.end() if wrapped is not None else line_end
                 line_end = _continued(text, end, line_end)
+                if text.startswith("--password-stdin", start):  # `+ echo PW` is a neighbour
+                    line_start = _line_start_near(text, max(line_start - 1, 0))
+                    line_end = _line_end_near(text, line_end) if line_end < len(text) else line_end
+                    while regions and regions[-1][1] >= line_start:  # keep them disjoint
+                        line_start = min(line_start, regions[-1][0])
+                        line_end = max(line_end, regions.pop()[1])
                 _add_region(regions, line_start, line_end)
             elif CUT_LINE.match(text, line_start, line_end) is not None:
                 if line_start > 0:  # the line before the cut may end in half a secret
