@@ -207,3 +207,34 @@ def test_password_piped_on_the_same_line() -> None:
         "echo [REDACTED:stdin_password] | docker login -u ci --password-stdin"
         " registry.internal:5000"
     )
+
+
+def test_identifiers_taken_for_values_do_not_spread() -> None:
+    """A type name a rule took for a value stays everywhere else in the source it came from."""
+    text = (
+        "    private_key: PKCS12PrivateKeyTypes,\n"
+        "PKCS12PrivateKeyTypes = typing.Union[\n"
+        '    "PKCS12PrivateKeyTypes",\n'
+    )
+    assert BARE.redact(text).text.count("PKCS12PrivateKeyTypes") >= 2
+
+
+def test_django_secret_key_with_punctuation() -> None:
+    """A quoted value holding ``(`` is a string, not a call: Django's generated keys do."""
+    key = "django-insecure-7q#x!m2v$z8@l4t^w9k&r3n*b6y(c1h)f5g0j"
+    result = BARE.redact(f"{{'DJANGO_SECRET_KEY': '{key}', 'DEBUG': False}}").text
+    assert result == "{'DJANGO_SECRET_KEY': '[REDACTED:secret_assignment]', 'DEBUG': False}"
+
+
+def test_a_docstring_after_a_constant_is_not_a_continuation() -> None:
+    """A quoted line that goes on after its closing quote is code, not a wrapped piece."""
+    text = 'META_TOKEN = "Zr7Vq2Lm9Xp4Kw8T"\n"""The key of every frame; see `listen`."""\n'
+    assert BARE.redact(text).text == (
+        'META_TOKEN = "[REDACTED:secret_assignment]"\n"""The key of every frame; see `listen`."""\n'
+    )
+
+
+def test_a_raw_string_is_not_a_value() -> None:
+    """Source shows raw strings (``r"..."``); reprs never do, so ``r`` opens no value."""
+    text = 'token = r"[-!#$%&*+.^_|~0-9a-zA-Z]+"'
+    assert BARE.redact(text) == Redacted(text, {})

@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import functools
 import importlib
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -447,13 +448,16 @@ def _is_aws_secret(value: str) -> bool:
     )
 
 
-def value_is_secret(value: str, strength: int, *, prose_follows: bool = False) -> bool:  # noqa: PLR0911 -- one question per look-alike
+def value_is_secret(  # noqa: PLR0911 -- one question per look-alike
+    value: str, strength: int, *, prose_follows: bool = False, quoted: bool = False
+) -> bool:
     """Tell a credential value from code, words, paths, numbers, types and placeholders.
 
     Args:
         value: The value, quotes stripped.
         strength: 2 when its name says secret (``password``), 1 when it may (``auth``).
         prose_follows: More words follow an unquoted value (``password: must be set``).
+        quoted: The value was in quotes: a string, never a call (Django's keys hold ``(``).
     """
     if not value or value.startswith("[REDACTED") or strength == 0:
         return False
@@ -469,7 +473,7 @@ def value_is_secret(value: str, strength: int, *, prose_follows: bool = False) -
         return False
     if (
         value in _KEYWORDS
-        or _CODE.match(value)
+        or (not quoted and _CODE.match(value))
         or (_DOTTED.fullmatch(value) and not _randomish(value))
     ):
         return False
@@ -519,7 +523,7 @@ def _assignment_check(match: re.Match[str]) -> bool:
         return False  # password=password: code handing a variable on
     rest = match.string[match.end("secret") :]
     prose = not quoted and match.group("sep") != "=" and re.match(r"[ \t]+[A-Za-z]", rest)
-    return value_is_secret(value, strength, prose_follows=bool(prose))
+    return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
 
 
 def _flag_check(match: re.Match[str]) -> bool:
@@ -615,9 +619,11 @@ r"""A value quoted inside a quoted string: Rust's ``{:#?}`` in an ``unwrap`` mes
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 _VALUE = (
     r"(?:\r?\n[ \t]*(?=[\"']))?"  # rich and pprint put a long quoted value on the next line
-    r"(?:[bBrRuU]{1,2}(?=[\"']))?"  # a Python bytes or raw literal: b'...' in a headers repr
+    r"(?:[bB](?=[\"']))?"  # a Python bytes literal: b'...' in a headers repr
     r"(?=(?P<secret>" + _ESCAPED_QUOTED + r"|(?:" + _QUOTED + r")"
-    r"(?:[ \t]*\r?\n[ \t]*(?:" + _QUOTED + r")(?![ \t]*[:=]))*"  # pprint's wrapped pieces
+    r"(?:[ \t]*\r?\n[ \t]*(?:"
+    + _QUOTED
+    + r")(?=[ \t]*[,)\]}]*[ \t]*(?:\r?\n|\Z)))*"  # pprint's pieces
     r"|\{[^}\n\"':]*\}|[^\s\"'`,;&)\]}<>]+))"
 )
 _QUOTED_RE = lazy_regex(_QUOTED)
@@ -1176,7 +1182,8 @@ RULES: tuple[Rule, ...] = (
         "named_token",
         r"(?i:\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|secret"
         r"|password|passphrase|token)(?:[ \t]+(?:is|was|provided|given|used|value|of))?"
-        r"[ \t]*[:=]?[ \t]+[\"'`]?)(?P<secret>[A-Za-z0-9_\-+/.~]{16,}={0,2})",
+        r"[ \t]*[:=]?[ \t]+[\"'`]?)(?P<secret>[A-Za-z0-9_\-+/.~]{16,}={0,2})"
+        r"(?![^\s\"'`,;)\]}>])",  # the whole value, never the head of a longer one
         r"(?i:api.?key|access.?key|secret|password|passphrase|token)[ \t]",
         ("key", "secret", "password", "passphrase", "token"),
         lambda m: _randomish(_secret(m)) and not _looks_path(_secret(m)),
@@ -2054,15 +2061,30 @@ _SPREAD_MAX = 64
 """At most this many found values are searched for in the rest of the text (longest first)."""
 
 
+_SPREAD_MIN = 8
+_SPREAD_SWITCHES = 4
+
+
+def _generated_looking(value: str) -> bool:
+    """Digits and letters alternate often (``Gz7Vq2Lm9Xp4``), unlike identifiers and words.
+
+    ``PKCS12PrivateKeyTypes``, ``GoogleCredentials`` or ``utf8String`` may be taken for a
+    value by a rule reading source code; spread everywhere, they would damage the code.
+    """
+    switches = sum(
+        1
+        for a, b in itertools.pairwise(value)
+        if a.isalnum() and b.isalnum() and a.isdigit() != b.isdigit()
+    )
+    return switches >= _SPREAD_SWITCHES
+
+
 def _spreading(found: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The found values worth searching for elsewhere: long, and not a word or a number."""
+    """The found values worth searching for elsewhere: long and generated-looking."""
     values = [
         (value, rule)
         for value, rule in found.items()
-        if len(value) >= 8  # noqa: PLR2004 -- shorter ones occur by chance
-        and (len(value) >= 16 or _randomish(value))  # noqa: PLR2004 -- ``postgres`` is a word
-        and "[REDACTED:" not in value
-        and not value.isdigit()
+        if len(value) >= _SPREAD_MIN and "[REDACTED:" not in value and _generated_looking(value)
     ]
     values.sort(key=lambda pair: (-len(pair[0]), pair[0]))
     return values[:_SPREAD_MAX]
