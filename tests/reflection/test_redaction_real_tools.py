@@ -238,3 +238,36 @@ def test_a_raw_string_is_not_a_value() -> None:
     """Source shows raw strings (``r"..."``); reprs never do, so ``r`` opens no value."""
     text = 'token = r"[-!#$%&*+.^_|~0-9a-zA-Z]+"'
     assert BARE.redact(text) == Redacted(text, {})
+
+
+class TestOpensslText:
+    """``openssl rsa|ec|pkey -text`` prints a private key as colon-separated hex."""
+
+    def test_the_dump_after_private_key_goes(self) -> None:
+        """The fields after ``Private-Key:`` go whole; the line after the dump stays."""
+        text = (
+            "Private-Key: (2048 bit, 2 primes)\nmodulus:\n    00:b7:67:9b:9d\n"
+            "publicExponent: 65537 (0x10001)\nprivateExponent:\n    00:a3:86:eb:c7:77\n"
+            "prime1:\n    00:e8:84:4d\nwriting RSA key\n"
+        )
+        result = BARE.redact(text)
+        assert result.text == (
+            "Private-Key: (2048 bit, 2 primes)\n[REDACTED:private_key_text]\nwriting RSA key\n"
+        )
+        assert result.counts == {"private_key_text": 1}
+
+    def test_mac_addresses_are_not_pgpass_lines(self) -> None:
+        """Colon-separated hex octets are no ``host:port:db:user:password`` line."""
+        text = "    link/ether 00:11:22:33:44:55 brd ff:ff:ff:ff:ff:ff\n    00:11:22:33:44:55:66"
+        assert BARE.redact(text) == Redacted(text, {})
+
+
+def test_urlsplit_netloc_password() -> None:
+    """Pytest's locals show ``SplitResult(netloc='user:password@host')`` with no scheme."""
+    text = (
+        "parts = SplitResult(scheme='https', netloc='deploy:Sp4Lm9Vz2Xq7Tk3W@artifacts.internal')"
+    )
+    assert BARE.redact(text).text == (
+        "parts = SplitResult(scheme='https',"
+        " netloc='deploy:[REDACTED:url_password]@artifacts.internal')"
+    )

@@ -594,6 +594,7 @@ def _terraform_check(match: re.Match[str]) -> bool:
     return not _TEMPLATED.match(raw) and not _PLACEHOLDER.match(raw)
 
 
+_HEX_OCTETS = lazy_regex(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
 _SQL_OWNER = lazy_regex(r"(?i)\b(?:with|role|user|login)\b")
 
 
@@ -610,6 +611,12 @@ def _sql_check(match: re.Match[str]) -> bool:
     return value_is_secret(_secret(match)[1:-1], 2)
 
 
+_KEY_TEXT_LINE = (
+    r"(?:[ \t]+[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2})*:?"  # a hex line
+    r"|[A-Za-z][A-Za-z0-9]*:(?:[ \t]+\d+[ \t]+\(0x[0-9A-Fa-f]+\))?)[ \t]*"  # a field name
+)
+_KEY_TEXT_LINES = f"(?:{_KEY_TEXT_LINE}(?:\\r?\\n|\\Z))+"
+"""``openssl rsa|ec|pkey -text``: field names (``privateExponent:``, ``priv:``) and hex lines."""
 _B64_TAIL = r"(?=[^\s]*[0-9+/=])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9+/]{2,15}"
 """The short last line of wrapped base64 (``S0VZLS0tLS0K``), not a word (``done``)."""
 _B = r"(?<![A-Za-z0-9_])"  # starts at a token boundary
@@ -1218,10 +1225,10 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "url_password",
-        r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@\"'<>`[]*):(?P<secret>[^\s\"'<>`]*)"
+        r"(?i:\b[a-z][a-z0-9+.-]*://|\bnetloc=[\"'])(?P<user>[^\s:/@\"'<>`[]*):(?P<secret>[^\s\"'<>`]*)"
         r"@(?=(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?:[/?#\s\"'<>`,;)\]}]|$))",
-        r"://[^ \t\n@]*@",
-        ("://",),
+        r"://[^ \t\n@]*@|netloc=[\"'][^ \t\n@]*@",
+        ("://", "netloc="),
         _url_check,
         example=_fake("redis://:", "fake/pa@ss+word", "@cache:6379/0"),
     ),
@@ -1282,6 +1289,15 @@ RULES: tuple[Rule, ...] = (
         example=_fake("docker login -u ci --password-stdin ghcr.io <<< ", "FakeStdinPassw0rd"),
     ),
     _rule(
+        "private_key_text",
+        r"Private-Key:(?:[ \t]*\([^)\n]*\))?[ \t]*\r?\n"
+        r"(?P<secret>(?:" + _KEY_TEXT_LINE + r"\r?\n)*" + _KEY_TEXT_LINE + ")",
+        r"Private-Key:",
+        ("private-key:",),
+        lambda m: ":" in _secret(m),
+        example=_fake("Private-Key: (256 bit)\npriv:\n    ", "0f:ac:e0:fa:ce"),
+    ),
+    _rule(
         "netrc_password",
         r"(?:\bmachine[ \t]+\S+|(?m:^)[ \t]*default\b)(?:\s+(?:login|account|port|macdef)\s+\S+)*"
         r"\s+(?:password|passwd)\s+(?P<secret>\S+)",
@@ -1298,7 +1314,11 @@ RULES: tuple[Rule, ...] = (
         r"(?m:^[ \t]*[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:)(?P<secret>[^\s]+)[ \t]*(?m:$)",
         r"(?m:^[ \t]*[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:[^\s])",
         (":",),
-        lambda m: not _secret(m).isdigit() and not _secret(m).startswith("[REDACTED"),
+        lambda m: (
+            not _secret(m).isdigit()
+            and not _secret(m).startswith("[REDACTED")
+            and _HEX_OCTETS.match(m.group(0)) is None  # a MAC address, an openssl hex dump
+        ),
         example=_fake("db.internal:5432:orders:app:", "Fake-pgpass-pw"),
     ),
     _rule(
@@ -1588,16 +1608,10 @@ class Redactor:
             line_start = _line_start_near(text, start)
             line_end = _line_end_near(text, end)
             if not text.startswith(("[...", "[…"), start):
-                if text.startswith(_BASE64_PEM, start):  # `base64 key.pem`: wrapped lines
-                    wrapped = _BASE64_LINES.match(text, line_end)
-                    line_end = wrapped.end() if wrapped is not None else line_end
-                line_end = _continued(text, end, line_end)
-                if text.startswith("--password-stdin", start):  # `+ echo PW` is a neighbour
-                    line_start = _line_start_near(text, max(line_start - 1, 0))
-                    line_end = _line_end_near(text, line_end) if line_end < len(text) else line_end
-                    while regions and regions[-1][1] >= line_start:  # keep them disjoint
-                        line_start = min(line_start, regions[-1][0])
-                        line_end = max(line_end, regions.pop()[1])
+                line_start, line_end = _extend(text, start, end, line_start, line_end)
+                while regions and regions[-1][1] >= line_start:  # overlaps: one region
+                    line_start = min(line_start, regions[-1][0])
+                    line_end = max(line_end, regions.pop()[1])
                 _add_region(regions, line_start, line_end)
             elif CUT_LINE.match(text, line_start, line_end) is not None:
                 if line_start > 0:  # the line before the cut may end in half a secret
@@ -1696,6 +1710,7 @@ _ANSI = lazy_regex(
 """Terminal escape sequences: removed from a candidate line before the rules run on it."""
 
 _BLOCK_TRIGGER_RE = lazy_regex(_BLOCK_TRIGGER)
+_KEY_TEXT_RE = lazy_regex(_KEY_TEXT_LINES)
 _BASE64_PEM = "LS0tLS1CRUdJTi"
 """``-----BEGIN`` in base64: a PEM block encoded whole (``client-key-data``, ``base64 key.pem``)."""
 _BASE64_LINES = lazy_regex(
@@ -1711,6 +1726,21 @@ class _Candidates:
     regions: list[tuple[int, int]] = attrs.field(factory=list)  # lines to run the rules on
     before_cut: set[int] = attrs.field(factory=set)  # ends of lines followed by a cut line
     after_cut: set[int] = attrs.field(factory=set)  # starts of lines following one
+
+
+def _extend(text: str, start: int, end: int, line_start: int, line_end: int) -> tuple[int, int]:
+    """Widen a candidate line over the lines its secret goes on to (or comes from)."""
+    if text.startswith("Private-Key:", start):  # openssl -text: the dump below
+        dump = _KEY_TEXT_RE.match(text, line_end)
+        line_end = dump.end() if dump is not None else line_end
+    if text.startswith(_BASE64_PEM, start):  # `base64 key.pem`: wrapped lines
+        wrapped = _BASE64_LINES.match(text, line_end)
+        line_end = wrapped.end() if wrapped is not None else line_end
+    line_end = _continued(text, end, line_end)
+    if text.startswith("--password-stdin", start):  # `+ echo PW` is the line before or after
+        line_start = _line_start_near(text, max(line_start - 1, 0))
+        line_end = _line_end_near(text, line_end) if line_end < len(text) else line_end
+    return line_start, line_end
 
 
 _CONTINUATIONS = 8
