@@ -271,3 +271,21 @@ def test_urlsplit_netloc_password() -> None:
         "parts = SplitResult(scheme='https',"
         " netloc='deploy:[REDACTED:url_password]@artifacts.internal')"
     )
+
+
+def test_terraform_quotes_a_variable_value() -> None:
+    """Terraform's errors say ``var.db_password is "..."``; prose after ``is`` stays."""
+    text = '    │ var.db_password is "Tf8Vq2Lm9Xp4Kw3R"\nerror: password is "required"'
+    assert BARE.redact(text).text == (
+        '    │ var.db_password is "[REDACTED:secret_assignment]"\nerror: password is "required"'
+    )
+
+
+def test_a_cookie_value_printed_alone_goes_too() -> None:
+    """The debug output of wget stores the cookie it got, without the ``Set-Cookie`` name."""
+    text = (
+        "Set-Cookie: csrftoken=Wq8Zp3Lm7Tx2Vn9Rk4Yb6Hc1Fd5Gj0Ks; Path=/\n"
+        "Stored cookie 127.0.0.1 18766 / <session> [expiry none] csrftoken"
+        " Wq8Zp3Lm7Tx2Vn9Rk4Yb6Hc1Fd5Gj0Ks\n"
+    )
+    assert "Wq8Zp3Lm7Tx2Vn9Rk4Yb6Hc1Fd5Gj0Ks" not in BARE.redact(text).text

@@ -640,7 +640,7 @@ _NAME_TRIGGER = (
     r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|dsn|pw|psk|sess|sid|"
     r"connectionstring)[a-z0-9_.-]{0,40}(?:[\"']|\x1b\[[0-9;]*m)*[ \t]*"
     + _ANSI_TRIGGER
-    + r"(?:=|:|=>))"
+    + r"(?:=|:|=>|is[ \t]+[\"']))"  # `var.db_password is "..."`: Terraform's errors
 )
 
 
@@ -1377,7 +1377,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "secret_assignment",
         r"(?P<name>(?<![\w.])(?<!\w:)(?<!\$\{)[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
-        r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\]))[ \t]*" + _VALUE,
+        r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\])|(?<=[ \t])is(?=[ \t]+[\"']))[ \t]*" + _VALUE,
         _NAME_TRIGGER,
         (
             "pass",
@@ -2087,6 +2087,7 @@ def _position_after(text: str, edits: list[_Edit], room: int, *, forward: bool) 
     return max(position - left, 0)
 
 
+_PAIR_VALUE = lazy_regex(r"=([^\s;,&\"']{8,})")
 _SPREAD_MAX = 64
 """At most this many found values are searched for in the rest of the text (longest first)."""
 
@@ -2196,7 +2197,11 @@ def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, 
         elif secret[:2] in {'\\"', "\\'"} and secret[-2:] == secret[:2] and len(secret) > 3:  # noqa: PLR2004
             start, end = start + 2, end - 2
         pieces += (text[position:start], f"[REDACTED:{rule.name}]")
-        found.setdefault(text[start:end], rule.name)
+        value = text[start:end]
+        found.setdefault(value, rule.name)
+        if "=" in value:  # a Cookie header, a connection string: each value may be printed alone
+            for pair in _PAIR_VALUE.finditer(value):
+                found.setdefault(pair.group(1), rule.name)
         position = end
         counts[rule.name] = counts.get(rule.name, 0) + 1
     if not pieces:
