@@ -289,3 +289,11 @@ def test_a_cookie_value_printed_alone_goes_too() -> None:
         " Wq8Zp3Lm7Tx2Vn9Rk4Yb6Hc1Fd5Gj0Ks\n"
     )
     assert "Wq8Zp3Lm7Tx2Vn9Rk4Yb6Hc1Fd5Gj0Ks" not in BARE.redact(text).text
+
+
+def test_go_mysql_driver_dsn() -> None:
+    """go-sql-driver's DSN has no scheme: ``user:password@tcp(host:port)/db``."""
+    text = 'db, err := sql.Open("mysql", "root:My7Vq2Lm9Xp4@tcp(db:3306)/app")'
+    assert BARE.redact(text).text == (
+        'db, err := sql.Open("mysql", "root:[REDACTED:go_mysql_dsn]@tcp(db:3306)/app")'
+    )

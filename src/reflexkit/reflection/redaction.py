@@ -1233,6 +1233,14 @@ RULES: tuple[Rule, ...] = (
         example=_fake("redis://:", "fake/pa@ss+word", "@cache:6379/0"),
     ),
     _rule(
+        "go_mysql_dsn",
+        r"(?<![\w.:/-])(?P<user>[^\s:@\"'`/(]*):(?P<secret>[^\s\"'`]+)@(?:tcp6?|udp|unix)\(",
+        r"@(?:tcp6?|udp|unix)\(",
+        ("@tcp", "@udp", "@unix"),
+        lambda m: not _secret(m).startswith("[REDACTED") and not _TEMPLATED.match(_secret(m)),
+        example=_fake("root:", "FakeGoDsnPassw0rd", "@tcp(db:3306)/app?parseTime=true"),
+    ),
+    _rule(
         "url_token",
         r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<secret>[A-Za-z0-9._~%-]{16,})"
         r"(?=(?::[^\s\"'<>`@/]*)?@(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?:[/?#\s\"'<>`,;)\]}]|$))",
