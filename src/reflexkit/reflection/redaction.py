@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import functools
 import importlib
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -334,6 +335,8 @@ _NOT_SECRET_WORDS = frozenset(
         "region",
         "account",
         "key_id",
+        "stdin",  # --password-stdin: the flag says where the secret comes from
+        "fd",
     }
 )
 _NAME_WORDS = lazy_regex(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -374,8 +377,9 @@ _KEYWORDS = frozenset(
     }
 )
 _PLACEHOLDER = lazy_regex(
-    r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined|redacted|masked|hidden|filtered"
-    r"|removed|omitted|todo|tbd|placeholder"
+    r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined"
+    r"|(?:[a-z]+[+_-])?(?:redacted|masked|hidden|filtered|removed|omitted)"  # DATA+OMITTED
+    r"|todo|tbd|placeholder"
     r"|string|str|bytes|int|bool|any|optional|secretstr|text|required|missing|invalid"
     r"|incorrect|wrong|expired|empty|not|unset|set|provided|given|ok|valid|must|should"
     r"|mismatch|error|failed|too|for|the|and|is|are|was|of|in|to|with|from|default"
@@ -444,13 +448,16 @@ def _is_aws_secret(value: str) -> bool:
     )
 
 
-def value_is_secret(value: str, strength: int, *, prose_follows: bool = False) -> bool:  # noqa: PLR0911 -- one question per look-alike
+def value_is_secret(  # noqa: PLR0911 -- one question per look-alike
+    value: str, strength: int, *, prose_follows: bool = False, quoted: bool = False
+) -> bool:
     """Tell a credential value from code, words, paths, numbers, types and placeholders.
 
     Args:
         value: The value, quotes stripped.
         strength: 2 when its name says secret (``password``), 1 when it may (``auth``).
         prose_follows: More words follow an unquoted value (``password: must be set``).
+        quoted: The value was in quotes: a string, never a call (Django's keys hold ``(``).
     """
     if not value or value.startswith("[REDACTED") or strength == 0:
         return False
@@ -466,7 +473,7 @@ def value_is_secret(value: str, strength: int, *, prose_follows: bool = False) -
         return False
     if (
         value in _KEYWORDS
-        or _CODE.match(value)
+        or (not quoted and _CODE.match(value))
         or (_DOTTED.fullmatch(value) and not _randomish(value))
     ):
         return False
@@ -508,11 +515,15 @@ def _assignment_check(match: re.Match[str]) -> bool:
     raw = match.group("secret")
     quoted = raw[:1] in {'"', "'"} and raw[-1:] == raw[:1] and len(raw) > 1
     value = raw[1:-1] if quoted else raw.strip("{}") if raw.startswith("{") else raw
+    if raw[:2] in {'\\"', "\\'"} and raw[-2:] == raw[:2] and len(raw) > 3:  # noqa: PLR2004
+        value = raw[2:-2]
+    if quoted and "\n" in raw:  # adjacent literals wrapped over lines: one value
+        value = "".join(piece[1:-1] for piece in _QUOTED_RE.findall(raw))
     if value.lower() in {name.strip("\"'").lower(), name.strip("\"'").lower().rsplit("_", 1)[-1]}:
         return False  # password=password: code handing a variable on
     rest = match.string[match.end("secret") :]
     prose = not quoted and match.group("sep") != "=" and re.match(r"[ \t]+[A-Za-z]", rest)
-    return value_is_secret(value, strength, prose_follows=bool(prose))
+    return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
 
 
 def _flag_check(match: re.Match[str]) -> bool:
@@ -583,6 +594,7 @@ def _terraform_check(match: re.Match[str]) -> bool:
     return not _TEMPLATED.match(raw) and not _PLACEHOLDER.match(raw)
 
 
+_HEX_OCTETS = lazy_regex(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
 _SQL_OWNER = lazy_regex(r"(?i)\b(?:with|role|user|login)\b")
 
 
@@ -599,17 +611,36 @@ def _sql_check(match: re.Match[str]) -> bool:
     return value_is_secret(_secret(match)[1:-1], 2)
 
 
+_KEY_TEXT_LINE = (
+    r"(?:[ \t]+[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2})*:?"  # a hex line
+    r"|[A-Za-z][A-Za-z0-9]*:(?:[ \t]+\d+[ \t]+\(0x[0-9A-Fa-f]+\))?)[ \t]*"  # a field name
+)
+_KEY_TEXT_LINES = f"(?:{_KEY_TEXT_LINE}(?:\\r?\\n|\\Z))+"
+"""``openssl rsa|ec|pkey -text``: field names (``privateExponent:``, ``priv:``) and hex lines."""
 _B64_TAIL = r"(?=[^\s]*[0-9+/=])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9+/]{2,15}"
 """The short last line of wrapped base64 (``S0VZLS0tLS0K``), not a word (``done``)."""
 _B = r"(?<![A-Za-z0-9_])"  # starts at a token boundary
 _E = r"(?![A-Za-z0-9_])"  # ends at one
+_ESCAPED_QUOTED = r"\\\"(?:[^\"\\\n]|\\[^\"\n])*\\\"|\\'(?:[^'\\\n]|\\[^'\n])*\\'"
+r"""A value quoted inside a quoted string: Rust's ``{:#?}`` in an ``unwrap`` message (``\"v\"``)."""
+_QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 _VALUE = (
-    r"(?=(?P<secret>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|\{[^}\n\"':]*\}"
-    r"|[^\s\"'`,;&)\]}<>]+))"
+    r"(?:\r?\n[ \t]*(?=[\"']))?"  # rich and pprint put a long quoted value on the next line
+    r"(?:[bB](?=[\"']))?"  # a Python bytes literal: b'...' in a headers repr
+    r"(?=(?P<secret>" + _ESCAPED_QUOTED + r"|(?:" + _QUOTED + r")"
+    r"(?:[ \t]*\r?\n[ \t]*(?:"
+    + _QUOTED
+    + r")(?=[ \t]*[,)\]}]*[ \t]*(?:\r?\n|\Z)))*"  # pprint's pieces
+    r"|\{[^}\n\"':]*\}|[^\s\"'`,;&)\]}<>]+))"
 )
+_QUOTED_RE = lazy_regex(_QUOTED)
+_ANSI_TRIGGER = r"(?:\x1b\[[0-9;]*m)*"
+"""Colour codes a terminal-minded tool (rich, pytest ``--color=yes``) puts around a name."""
 _NAME_TRIGGER = (
     r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|dsn|pw|psk|sess|sid|"
-    r"connectionstring)[a-z0-9_.-]{0,40}[\"']?[ \t]*(?:=|:|=>))"
+    r"connectionstring)[a-z0-9_.-]{0,40}(?:[\"']|\x1b\[[0-9;]*m)*[ \t]*"
+    + _ANSI_TRIGGER
+    + r"(?:=|:|=>|is[ \t]+[\"']))"  # `var.db_password is "..."`: Terraform's errors
 )
 
 
@@ -1158,7 +1189,8 @@ RULES: tuple[Rule, ...] = (
         "named_token",
         r"(?i:\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|secret"
         r"|password|passphrase|token)(?:[ \t]+(?:is|was|provided|given|used|value|of))?"
-        r"[ \t]*[:=]?[ \t]+[\"'`]?)(?P<secret>[A-Za-z0-9_\-+/.~]{16,}={0,2})",
+        r"[ \t]*[:=]?[ \t]+[\"'`]?)(?P<secret>[A-Za-z0-9_\-+/.~]{16,}={0,2})"
+        r"(?![^\s\"'`,;)\]}>])",  # the whole value, never the head of a longer one
         r"(?i:api.?key|access.?key|secret|password|passphrase|token)[ \t]",
         ("key", "secret", "password", "passphrase", "token"),
         lambda m: _randomish(_secret(m)) and not _looks_path(_secret(m)),
@@ -1193,12 +1225,20 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "url_password",
-        r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@\"'<>`[]*):(?P<secret>[^\s\"'<>`]*)"
+        r"(?i:\b[a-z][a-z0-9+.-]*://|\bnetloc=[\"'])(?P<user>[^\s:/@\"'<>`[]*):(?P<secret>[^\s\"'<>`]*)"
         r"@(?=(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?:[/?#\s\"'<>`,;)\]}]|$))",
-        r"://[^ \t\n@]*@",
-        ("://",),
+        r"://[^ \t\n@]*@|netloc=[\"'][^ \t\n@]*@",
+        ("://", "netloc="),
         _url_check,
         example=_fake("redis://:", "fake/pa@ss+word", "@cache:6379/0"),
+    ),
+    _rule(
+        "go_mysql_dsn",
+        r"(?<![\w.:/-])(?P<user>[^\s:@\"'`/(]*):(?P<secret>[^\s\"'`]+)@(?:tcp6?|udp|unix)\(",
+        r"@(?:tcp6?|udp|unix)\(",
+        ("@tcp", "@udp", "@unix"),
+        lambda m: not _secret(m).startswith("[REDACTED") and not _TEMPLATED.match(_secret(m)),
+        example=_fake("root:", "FakeGoDsnPassw0rd", "@tcp(db:3306)/app?parseTime=true"),
     ),
     _rule(
         "url_token",
@@ -1246,6 +1286,26 @@ RULES: tuple[Rule, ...] = (
         example=_fake("mysql -u root -p", "FakePassw0rd", " orders"),
     ),
     _rule(
+        "stdin_password",
+        r"(?m:(?:(?:^[ \t]*\++[ \t]+|(?<![\w-]))"
+        r"(?:echo(?:[ \t]+-[neE]+)?|printf(?:[ \t]+[\"']?%s(?:\\n)?[\"']?)?)[ \t]+"
+        r"|--password-stdin[^\n]*?<<<[ \t]*)"
+        r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s|;&<>]+)[ \t]*(?:$|(?=\|[^\n]*--password-stdin)))",
+        r"--password-stdin",
+        ("password-stdin",),
+        lambda m: value_is_secret(_secret(m).strip("\"'"), 2),
+        example=_fake("docker login -u ci --password-stdin ghcr.io <<< ", "FakeStdinPassw0rd"),
+    ),
+    _rule(
+        "private_key_text",
+        r"Private-Key:(?:[ \t]*\([^)\n]*\))?[ \t]*\r?\n"
+        r"(?P<secret>(?:" + _KEY_TEXT_LINE + r"\r?\n)*" + _KEY_TEXT_LINE + ")",
+        r"Private-Key:",
+        ("private-key:",),
+        lambda m: ":" in _secret(m),
+        example=_fake("Private-Key: (256 bit)\npriv:\n    ", "0f:ac:e0:fa:ce"),
+    ),
+    _rule(
         "netrc_password",
         r"(?:\bmachine[ \t]+\S+|(?m:^)[ \t]*default\b)(?:\s+(?:login|account|port|macdef)\s+\S+)*"
         r"\s+(?:password|passwd)\s+(?P<secret>\S+)",
@@ -1262,7 +1322,11 @@ RULES: tuple[Rule, ...] = (
         r"(?m:^[ \t]*[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:)(?P<secret>[^\s]+)[ \t]*(?m:$)",
         r"(?m:^[ \t]*[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:[^\s])",
         (":",),
-        lambda m: not _secret(m).isdigit() and not _secret(m).startswith("[REDACTED"),
+        lambda m: (
+            not _secret(m).isdigit()
+            and not _secret(m).startswith("[REDACTED")
+            and _HEX_OCTETS.match(m.group(0)) is None  # a MAC address, an openssl hex dump
+        ),
         example=_fake("db.internal:5432:orders:app:", "Fake-pgpass-pw"),
     ),
     _rule(
@@ -1321,7 +1385,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "secret_assignment",
         r"(?P<name>(?<![\w.])(?<!\w:)(?<!\$\{)[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
-        r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\]))[ \t]*" + _VALUE,
+        r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\])|(?<=[ \t])is(?=[ \t]+[\"']))[ \t]*" + _VALUE,
         _NAME_TRIGGER,
         (
             "pass",
@@ -1521,10 +1585,11 @@ class Redactor:
         if self._context:
             regions = _with_context(text, regions, self._context)
         changed: list[_Edit] = []
+        found_values: dict[str, str] = {}  # each secret value a rule found -> the rule
         carried: set[int] = set()  # starts of lines after a cut whose first word must go
         for start, end in _outside(sorted(regions), edits):
             old = text[start:end]
-            new = self._redact_region(old, counts)
+            new = self._redact_region(old, counts, found_values)
             if end in found.before_cut or start in found.after_cut:
                 new, carry = _redact_fragments(
                     new,
@@ -1537,7 +1602,8 @@ class Redactor:
                     carried.add(_line_end(text, end))
             if new != old:
                 changed.append((start, end, new))
-        return sorted(edits + changed)
+        merged = sorted(edits + changed)
+        return _spread(text, merged, found_values, counts) if found_values else merged
 
     def _candidates(self, text: str) -> _Candidates:
         """Scan *text* once: key block markers, cut lines, and the lines to run rules on."""
@@ -1550,9 +1616,10 @@ class Redactor:
             line_start = _line_start_near(text, start)
             line_end = _line_end_near(text, end)
             if not text.startswith(("[...", "[…"), start):
-                if text.startswith(_BASE64_PEM, start):  # `base64 key.pem`: wrapped lines
-                    wrapped = _BASE64_LINES.match(text, line_end)
-                    line_end = wrapped.end() if wrapped is not None else line_end
+                line_start, line_end = _extend(text, start, end, line_start, line_end)
+                while regions and regions[-1][1] >= line_start:  # overlaps: one region
+                    line_start = min(line_start, regions[-1][0])
+                    line_end = max(line_end, regions.pop()[1])
                 _add_region(regions, line_start, line_end)
             elif CUT_LINE.match(text, line_start, line_end) is not None:
                 if line_start > 0:  # the line before the cut may end in half a secret
@@ -1563,8 +1630,21 @@ class Redactor:
                     _add_region(regions, line_end, _line_end_near(text, line_end))
         return found
 
-    def _redact_region(self, text: str, counts: dict[str, int]) -> str:
-        """Apply the environment values and the rules to a few lines of text."""
+    def _redact_region(self, text: str, counts: dict[str, int], found: dict[str, str]) -> str:
+        """Apply the environment values and the rules to a few lines of text.
+
+        Terminal escape sequences (colour codes around a name, its ``=`` and its value) are
+        removed before the rules run; lines where nothing was found keep them.
+        """
+        if "\x1b" in text:
+            plain = _ANSI.sub("", text)
+            redacted = self._redact_plain(plain, counts, found)
+            return text if redacted is plain else redacted
+        return self._redact_plain(text, counts, found)
+
+    def _redact_plain(self, text: str, counts: dict[str, int], found: dict[str, str]) -> str:
+        """:meth:`_redact_region` on text without escape sequences; *text* itself if clean."""
+        original = text
         if self._env_pattern is not None:
             names = self._env_names
 
@@ -1581,10 +1661,10 @@ class Redactor:
             for index in sorted(selected | self._unmarked):
                 rule = self._rules[index]
                 if rule.gate is None or rule.gate.search(text) is not None:
-                    text = _apply_rule(rule, text, counts)
+                    text = _apply_rule(rule, text, counts, found)
             if text == before:
                 break
-        return text
+        return original if text == original else text
 
     def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
         """Remove private key blocks whole, and their parts cut off by a window boundary."""
@@ -1630,7 +1710,15 @@ changes nothing more, with a bound for the pathological."""
 _PLACEHOLDERS = lazy_regex(r"\[REDACTED:[\w:.-]+\]")
 """Our own replacements: never the context (``secret``, ``token``) that lets a rule run."""
 
+_ANSI = lazy_regex(
+    r"\x1b\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]"  # CSI: colours, cursor moves
+    r"|\x1b[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC and other strings: hyperlinks
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]"  # any other escape
+)
+"""Terminal escape sequences: removed from a candidate line before the rules run on it."""
+
 _BLOCK_TRIGGER_RE = lazy_regex(_BLOCK_TRIGGER)
+_KEY_TEXT_RE = lazy_regex(_KEY_TEXT_LINES)
 _BASE64_PEM = "LS0tLS1CRUdJTi"
 """``-----BEGIN`` in base64: a PEM block encoded whole (``client-key-data``, ``base64 key.pem``)."""
 _BASE64_LINES = lazy_regex(
@@ -1646,6 +1734,57 @@ class _Candidates:
     regions: list[tuple[int, int]] = attrs.field(factory=list)  # lines to run the rules on
     before_cut: set[int] = attrs.field(factory=set)  # ends of lines followed by a cut line
     after_cut: set[int] = attrs.field(factory=set)  # starts of lines following one
+
+
+def _extend(text: str, start: int, end: int, line_start: int, line_end: int) -> tuple[int, int]:
+    """Widen a candidate line over the lines its secret goes on to (or comes from)."""
+    if text.startswith("Private-Key:", start):  # openssl -text: the dump below
+        dump = _KEY_TEXT_RE.match(text, line_end)
+        line_end = dump.end() if dump is not None else line_end
+    if text.startswith(_BASE64_PEM, start):  # `base64 key.pem`: wrapped lines
+        wrapped = _BASE64_LINES.match(text, line_end)
+        line_end = wrapped.end() if wrapped is not None else line_end
+    line_end = _continued(text, end, line_end)
+    if text.startswith("--password-stdin", start):  # `+ echo PW` is the line before or after
+        line_start = _line_start_near(text, max(line_start - 1, 0))
+        line_end = _line_end_near(text, line_end) if line_end < len(text) else line_end
+    return line_start, line_end
+
+
+_CONTINUATIONS = 8
+"""How many following lines a wrapped quoted value (pprint, rich) may take."""
+_LINE_TAIL = lazy_regex(r"(?:[ \t]|\x1b\[[0-9;]*m)*(?:[\"'](?:[ \t]|\x1b\[[0-9;]*m)*)?\r?\n")
+_QUOTE_NEXT = lazy_regex(r"(?:[ \t]|\x1b\[[0-9;]*m)*[\"']")
+
+
+def _continued(text: str, trigger_end: int, line_end: int) -> int:
+    """Extend a candidate line over the lines a wrapped quoted value goes on to.
+
+    pprint and rich put a long value on the line after its name (``'token':`` at the end of
+    one line, ``'abc...'`` on the next) and split a long string into adjacent literals, one
+    per line. A line that ends at the separator or in a quote, followed by a line that
+    starts with a quote, goes on.
+    """
+    position = max(trigger_end, text.rfind("\n", 0, line_end - 1) + 1)
+    for _ in range(_CONTINUATIONS):
+        if (
+            line_end >= len(text)
+            or text[line_end - 1] != "\n"
+            or _LINE_TAIL.fullmatch(text, _tail_start(text, position, line_end), line_end) is None
+            or _QUOTE_NEXT.match(text, line_end) is None
+        ):
+            break
+        position = line_end
+        line_end = _line_end_near(text, line_end)
+    return line_end
+
+
+def _tail_start(text: str, position: int, line_end: int) -> int:
+    """Where the quote that may end a line starts: just after the line's last quoted word."""
+    last_quote = max(text.rfind('"', position, line_end), text.rfind("'", position, line_end))
+    if last_quote == -1:
+        return position
+    return last_quote if _LINE_TAIL.fullmatch(text, last_quote, line_end) else position
 
 
 def _add_region(regions: list[tuple[int, int]], start: int, end: int) -> None:
@@ -1956,8 +2095,93 @@ def _position_after(text: str, edits: list[_Edit], room: int, *, forward: bool) 
     return max(position - left, 0)
 
 
-def _apply_rule(rule: Rule, text: str, counts: dict[str, int]) -> str:
-    """Replace what *rule* finds in *text*, counting it.
+_PAIR_VALUE = lazy_regex(r"=([^\s;,&\"']{8,})")
+_SPREAD_MAX = 64
+"""At most this many found values are searched for in the rest of the text (longest first)."""
+
+
+_SPREAD_MIN = 8
+_SPREAD_SWITCHES = 4
+
+
+def _generated_looking(value: str) -> bool:
+    """Digits and letters alternate often (``Gz7Vq2Lm9Xp4``), unlike identifiers and words.
+
+    ``PKCS12PrivateKeyTypes``, ``GoogleCredentials`` or ``utf8String`` may be taken for a
+    value by a rule reading source code; spread everywhere, they would damage the code.
+    """
+    switches = sum(
+        1
+        for a, b in itertools.pairwise(value)
+        if a.isalnum() and b.isalnum() and a.isdigit() != b.isdigit()
+    )
+    return switches >= _SPREAD_SWITCHES
+
+
+def _spreading(found: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The found values worth searching for elsewhere: long and generated-looking."""
+    values = [
+        (value, rule)
+        for value, rule in found.items()
+        if len(value) >= _SPREAD_MIN and "[REDACTED:" not in value and _generated_looking(value)
+    ]
+    values.sort(key=lambda pair: (-len(pair[0]), pair[0]))
+    return values[:_SPREAD_MAX]
+
+
+def _occurrences(
+    text: str, start: int, stop: int, values: list[tuple[str, str]]
+) -> list[tuple[int, int, str]]:
+    """Where the *values* stand alone in ``text[start:stop]``: ``(start, end, rule)``."""
+    hits: list[tuple[int, int, str]] = []
+    size = len(text)
+    for value, rule in values:
+        at = text.find(value, start, stop)
+        while at != -1:
+            end = at + len(value)
+            if (at == 0 or not text[at - 1].isalnum()) and (end >= size or not text[end].isalnum()):
+                hits.append((at, end, rule))
+            at = text.find(value, end, stop)
+    hits.sort()
+    kept: list[tuple[int, int, str]] = []
+    for hit in hits:
+        if not kept or hit[0] >= kept[-1][1]:
+            kept.append(hit)
+    return kept
+
+
+def _spread(
+    text: str, edits: list[_Edit], found: Mapping[str, str], counts: dict[str, int]
+) -> list[_Edit]:
+    """Replace every other standalone copy of a value a rule found, anywhere in *text*.
+
+    A tool prints one value several ways: Go's ``%+v`` beside ``%v`` (no names), a call's
+    positional argument beside the repr of the object it built, a traceback's source line
+    beside its locals. Once one printing names it a secret, the others go too, counted
+    under the rule that found it.
+    """
+    values = _spreading(found)
+    if not values:
+        return edits
+
+    def edit(hits: list[tuple[int, int, str]]) -> list[_Edit]:
+        for _, _, rule in hits:
+            counts[rule] = counts.get(rule, 0) + 1
+        return [(a, b, f"[REDACTED:{rule}]") for a, b, rule in hits]
+
+    out: list[_Edit] = []
+    position = 0
+    for start, end, new in edits:
+        out += edit(_occurrences(text, position, start, values))
+        inner = edit(_occurrences(new, 0, len(new), values))
+        out.append((start, end, _apply(new, inner, 0, len(new)) if inner else new))
+        position = end
+    out += edit(_occurrences(text, position, len(text), values))
+    return out
+
+
+def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, str]) -> str:
+    """Replace what *rule* finds in *text*, counting it and noting each value in *found*.
 
     Matches are collected first, so a rule whose pattern only looks ahead at the value (the
     assignment rule) still finds ``password=`` inside the value of a rejected match.
@@ -1978,7 +2202,14 @@ def _apply_rule(rule: Rule, text: str, counts: dict[str, int]) -> str:
         quoted = len(secret) > 1 and secret[0] in {'"', "'"} and secret[-1] == secret[0]
         if quoted:
             start, end = start + 1, end - 1
+        elif secret[:2] in {'\\"', "\\'"} and secret[-2:] == secret[:2] and len(secret) > 3:  # noqa: PLR2004
+            start, end = start + 2, end - 2
         pieces += (text[position:start], f"[REDACTED:{rule.name}]")
+        value = text[start:end]
+        found.setdefault(value, rule.name)
+        if "=" in value:  # a Cookie header, a connection string: each value may be printed alone
+            for pair in _PAIR_VALUE.finditer(value):
+                found.setdefault(pair.group(1), rule.name)
         position = end
         counts[rule.name] = counts.get(rule.name, 0) + 1
     if not pieces:
