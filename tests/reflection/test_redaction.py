@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any, ClassVar
@@ -499,3 +501,26 @@ def test_one_call_reaches_the_fixed_point(text: str) -> None:
     """
     once = BARE.redact(text)
     assert BARE.redact(once.text) == Redacted(once.text, {})
+
+
+RE2_HEAVY = """
+import base64, random
+from reflexkit.reflection.redaction import Redactor
+rnd = random.Random(1)
+blocks = []
+for _ in range(150):
+    body = base64.b64encode(rnd.randbytes(1200)).decode()
+    lines = "\\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+    blocks.append(f"-----BEGIN CERTIFICATE-----\\n{lines}\\n-----END CERTIFICATE-----\\n")
+print(len(Redactor(environ={}).redact("".join(blocks)).text))
+"""
+
+
+def test_a_certificate_bundle_leaves_the_terminal_alone() -> None:
+    """Long base64 lines outgrew RE2's default automaton: it printed "DFA out of memory"."""
+    done = subprocess.run(
+        [sys.executable, "-c", RE2_HEAVY], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert int(done.stdout) > 200_000
+    assert "DFA out of memory" not in done.stderr
+    assert done.stderr == ""

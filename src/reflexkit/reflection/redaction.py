@@ -1882,6 +1882,20 @@ def _load_re2() -> Any:  # noqa: ANN401 -- google-re2 ships no type information
 _RE2 = _load_re2()
 
 
+def _re2_options() -> Any:  # noqa: ANN401 -- google-re2 ships no type information
+    """RE2's options for the prefilter: room for its automaton, and no logging of its own.
+
+    On some inputs (a bundle of certificates: long base64 lines) the automaton outgrows
+    RE2's default 8 MiB and RE2 falls back to a slower matcher, printing "DFA out of memory"
+    to the terminal of whatever command was reflecting. 32 MiB keeps it fast there; when
+    even that is not enough the fallback is still correct, and quiet.
+    """
+    options = _RE2.Options()
+    options.max_mem = 32 << 20
+    options.log_errors = False
+    return options
+
+
 class _Trigger:
     """The prefilter: one combined pattern scanned once over the text.
 
@@ -1894,7 +1908,9 @@ class _Trigger:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._compiled: _Pattern = (
-            _RE2.compile(pattern) if _RE2 is not None else re.compile(pattern.encode())
+            _RE2.compile(pattern, options=_re2_options())
+            if _RE2 is not None
+            else re.compile(pattern.encode())
         )
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
