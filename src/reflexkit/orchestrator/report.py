@@ -35,6 +35,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._text import show_name, strip_control
 from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, utcnow
@@ -466,8 +467,11 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
     parsed, status, problems = parse_self_report(self_report)
     if changes.problem:
         problems = [*problems, f"files changed: {changes.problem}"]
+    # File names are the agent's to choose: a bidi override, a newline or a byte that is not
+    # UTF-8 in one is shown (``<U+202E>``, ``<0xFF>``), never stored as is (#21).
+    files = [attrs.evolve(f, path=show_name(f.path)) for f in changes.files]
     verdict = evaluate_risk(
-        [f.path for f in changes.files],
+        [f.path for f in files],
         insertions=changes.insertions,
         deletions=changes.deletions,
         config=risk,
@@ -482,7 +486,7 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
         agent=ids.agent,
         created_at=clock(),
         verification=verification or Verification(),
-        files_changed=list(changes.files),
+        files_changed=files,
         insertions=changes.insertions,
         deletions=changes.deletions,
         risk=verdict,
@@ -497,8 +501,23 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
             reflexkit_version=__version__,
         ),
     )
-    data: dict[str, Any] = _serde.unstructure(report)
+    data: dict[str, Any] = _stripped(_serde.unstructure(report))
     return data
+
+
+def _stripped(value: Any) -> Any:  # noqa: ANN401 -- JSON data in, the same shape out
+    """Every string of JSON data with control sequences stripped and hidden characters shown.
+
+    The self-report's text is the agent's own: a report read in a terminal must not run
+    escape sequences or show text in another order than stored.
+    """
+    if isinstance(value, str):
+        return strip_control(value)
+    if isinstance(value, dict):
+        return {key: _stripped(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_stripped(item) for item in value]
+    return value
 
 
 # --- writing -----------------------------------------------------------------------------
