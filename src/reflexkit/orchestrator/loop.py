@@ -641,7 +641,9 @@ class Orchestrator:
                     details["cue"] = ending.reason
                     return outcome("needs_input", "the agent is waiting for the user")
                 if verification.passed and not self._stop.is_set():
-                    judgement = self._judge(audited, base_prompt, result.output, checked=checked)
+                    judgement = self._judge(
+                        audited, base_prompt, result.output, checked=checked, budget_s=left()
+                    )
                     judged = judgement if judgement is not None and judgement.rejects else None
                 if verification.passed and judged is None:
                     self._audit_finish(
@@ -766,8 +768,15 @@ class Orchestrator:
             return AttemptEnding(kind=Ending.COMPLETED, reason="not classified")
 
     def _judge(
-        self, audited: AuditedAttempt | None, subtask: str, last_message: str, *, checked: bool
+        self,
+        audited: AuditedAttempt | None,
+        subtask: str,
+        last_message: str,
+        *,
+        checked: bool,
+        budget_s: float | None,
     ) -> Judgement | None:
+        """The judge's judgement, within the time left in the run's budget (#18)."""
         if self.audit is None or audited is None:
             return None
         return self.audit.judge(
@@ -775,6 +784,7 @@ class Orchestrator:
             subtask=subtask,
             last_message=last_message,
             checks_passed=True if checked else None,
+            budget_s=budget_s,
         )
 
     def _audit_finish(

@@ -293,12 +293,14 @@ def take_self_report(path: Path) -> bytes | None:
 # --- git ---------------------------------------------------------------------------------
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+def _git(
+    root: Path, *args: str, timeout_s: float | None = None
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(  # noqa: S603 -- a fixed git command line, no shell
         ["git", "-c", "core.quotepath=off", *args],  # noqa: S607 -- git from PATH, as users run it
         cwd=root,
         capture_output=True,
-        timeout=_GIT_TIMEOUT_S,
+        timeout=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
         check=False,
         env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
     )
@@ -344,15 +346,17 @@ def git_changes(root: Path, *, base: str = "HEAD") -> GitChanges:
     return GitChanges(files=kept)
 
 
-def diff_text(root: Path, *, base: str = "HEAD", max_chars: int = 200_000) -> str:
+def diff_text(
+    root: Path, *, base: str = "HEAD", max_chars: int = 200_000, timeout_s: float | None = None
+) -> str:
     """Return the attempt's unified diff for the judge: tracked changes and untracked files.
 
     Untracked files appear as new-file diffs. Files under ``.reflexkit/`` are left out. The
     text stops at about *max_chars* (the judge bounds it further); never raises: when git
-    can't answer, the result is ``""``.
+    can't answer (or not within *timeout_s* per git command), the result is ``""``.
     """
     try:
-        head = _git(root, "rev-parse", "--verify", "--quiet", base)
+        head = _git(root, "rev-parse", "--verify", "--quiet", base, timeout_s=timeout_s)
         if head.returncode != 0:
             base = _EMPTY_TREE
         diff = _git(
@@ -365,8 +369,9 @@ def diff_text(root: Path, *, base: str = "HEAD", max_chars: int = 200_000) -> st
             "--",
             ".",
             f":(exclude){_OWN_FOLDER}",
+            timeout_s=timeout_s,
         )
-        others = _git(root, "ls-files", "-z", "--others", "--exclude-standard")
+        others = _git(root, "ls-files", "-z", "--others", "--exclude-standard", timeout_s=timeout_s)
     except (OSError, subprocess.TimeoutExpired):
         return ""
     if diff.returncode != 0:

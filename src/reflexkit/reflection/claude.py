@@ -272,7 +272,9 @@ class ClaudeGenerator:
         )
         return Completion(reflection=reflection, reply=reply, key=prompt.key, attempts=attempts)
 
-    def send(self, prompt: Prompt, /, *, retry: RetryPolicy | None = None) -> Message:
+    def send(
+        self, prompt: Prompt, /, *, retry: RetryPolicy | None = None, started: float | None = None
+    ) -> Message:
         """Send any request through this generator's client, retries and error mapping.
 
         For the other Claude callers of reflexkit (the completion judge, the insights
@@ -282,6 +284,9 @@ class ClaudeGenerator:
             prompt: The request (its ``request`` is the keyword arguments of
                 ``messages.create``).
             retry: The retry policy and budget; this generator's own by default.
+            started: When the budget started (:func:`time.monotonic`); by default once the
+                client is built, so the SDK's one-time import is not charged. A caller with
+                a hard deadline (the judge in a run's time budget) passes its own start.
 
         Returns:
             The model's message, not yet validated: the caller reads its own schema.
@@ -291,7 +296,7 @@ class ClaudeGenerator:
         """
         client = self._get_client()
         policy = retry if retry is not None else self._retry
-        started = time.monotonic()
+        started = time.monotonic() if started is None else started
         return policy.call(
             lambda remaining_s: self._send(client, prompt, remaining_s), started=started
         )

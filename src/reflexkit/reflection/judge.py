@@ -124,6 +124,10 @@ class JudgeInput:
         last_message: The agent's last message.
         instructions: The project's agent instructions (AGENTS.md / CLAUDE.md), bounded.
         checks_passed: ``True`` when verification passed, ``None`` when there was none.
+        budget_s: The most seconds the judge may take, when less than its own budget: the
+            time left in the run's budget (``orchestrator.runTimeoutS``). ``0`` or less: no
+            time left, a judge that would wait on the network asks nothing. Not part of what
+            the judge sees (nor of a fixture's key).
     """
 
     subtask: str
@@ -131,6 +135,7 @@ class JudgeInput:
     last_message: str = ""
     instructions: str = ""
     checks_passed: bool | None = None
+    budget_s: float | None = None
 
 
 JudgeSource = Literal["llm", "heuristic", "fixture"]
@@ -360,12 +365,23 @@ class ClaudeJudge:
         return judge_prompt(attempt, model=self.model, max_tokens=self.max_tokens)
 
     def judge(self, attempt: JudgeInput, /) -> Judgement:
-        """Ask Claude whether *attempt* is complete; never raises."""
+        """Ask Claude whether *attempt* is complete, within ``timeout_ms`` and its ``budget_s``.
+
+        Never raises: with no time left (``budget_s`` of 0 or less) nothing is sent and the
+        judgement's error is ``run_budget_spent``.
+        """
         started = time.monotonic()
+        retry, since = self._retry, None
+        if attempt.budget_s is not None:
+            if attempt.budget_s <= 0:
+                spent = GenerationError("run_budget_spent", "no time left in the run's budget")
+                return _failed("llm", spent, started)
+            if attempt.budget_s < retry.budget_s:  # a hard deadline: the SDK's import counts
+                retry, since = retry.with_budget(attempt.budget_s), started
         try:
             # The generator owns the client and maps SDK errors to reason codes; the judge
             # sends its own request through it, with its own budget.
-            message = self._claude.send(self.prompt(attempt), retry=self._retry)
+            message = self._claude.send(self.prompt(attempt), retry=retry, started=since)
             verdict = _verdict_of(message)
         except GenerationError as err:
             return _failed("llm", err, started)
