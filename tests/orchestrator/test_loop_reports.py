@@ -673,3 +673,29 @@ def test_no_judge_is_asked_once_the_run_budget_is_spent() -> None:
     assert judgement.error == "run_budget_spent"
     assert not judgement.rejects
     assert api.requests == []
+
+
+@pytest.mark.parametrize(
+    ("configured", "chosen"), [("command", "scripted"), ("claude-code", "scripted")]
+)
+def test_the_report_names_the_subagent_that_ran(
+    project_dir: Path, configured: str, chosen: str
+) -> None:
+    """`reflexkit run --subagent X` writes X in every report, whatever project.json says (#18)."""
+    (project_dir / ".reflexkit").mkdir()
+    config = {
+        "reflexion": {"backend": "heuristic"},
+        "orchestrator": {"subagent": configured, "maxAttempts": 1},
+        "verification": {"commands": [f"{PY} -c 'import sys; sys.exit(1)'"]},
+        "reports": {"enabled": True},
+    }
+    (project_dir / ".reflexkit" / "project.json").write_text(json.dumps(config))
+    task = {"id": "t", "subtasks": [{"id": "s", "description": "Write a.txt."}]}
+    (project_dir / "task.json").write_text(json.dumps(task))
+    (project_dir / "script.json").write_text(json.dumps({"s": [{"a.txt": "a\n"}]}))
+    result = CliRunner().invoke(
+        cli, ["run", "task.json", "--subagent", chosen, "--script", "script.json"]
+    )
+    assert result.exit_code == 1, result.output
+    (report,) = read_reports(project_dir / ".reflexkit" / "reports")
+    assert report["agent"] == chosen

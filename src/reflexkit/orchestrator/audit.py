@@ -184,12 +184,28 @@ class AttemptAudit:
         return judgement
 
     def finish(
-        self, audited: AuditedAttempt, ids: ReportIds, verification: Verification
+        self,
+        audited: AuditedAttempt,
+        ids: ReportIds,
+        verification: Verification,
+        *,
+        agent: str | None = None,
     ) -> dict[str, Any] | None:
-        """After an attempt, passed or not: write its report (``None`` when reports are off)."""
+        """After an attempt, passed or not: write its report (``None`` when reports are off).
+
+        Args:
+            audited: The attempt, from :meth:`start`.
+            ids: Run, task, subtask and attempt.
+            verification: How the checks, the judge and the ending went.
+            agent: The subagent that ran the attempt (the loop knows it: ``reflexkit run
+                --subagent`` may differ from the configured one); this audit's ``agent``
+                when ``None``.
+        """
         try:
             return audited.reporter.finish(
-                attrs.evolve(ids, agent=self.agent), base=audited.base, verification=verification
+                attrs.evolve(ids, agent=agent or self.agent),
+                base=audited.base,
+                verification=verification,
             )
         except Exception:
             log.warning("the attempt report was not written", exc_info=True)

@@ -44,7 +44,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
@@ -164,6 +164,9 @@ class ClaudeCodeSubagent:
             attempt whose reported cost is higher fails.
         env: Extra environment variables for the CLI (e.g. ``CLAUDE_CONFIG_DIR``).
     """
+
+    name: ClassVar[str] = "claude-code"
+    """What attempt reports call this subagent."""
 
     def __init__(  # noqa: PLR0913 -- keyword-only options of one subagent
         self,

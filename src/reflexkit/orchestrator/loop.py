@@ -803,7 +803,8 @@ class Orchestrator:
         report = self.audit.finish(
             audited,
             ReportIds(run_id=run_id, subtask_id=subtask.id, attempt=attempt, task_id=task.id),
-            Verification(
+            agent=_agent_name(self.subagent),
+            verification=Verification(
                 passed=None if nobody_checked else checks.passed,
                 command=checks.command or None,
                 exit_code=checks.exit_code,
@@ -1045,6 +1046,12 @@ class Orchestrator:
 
     def _ms_since(self, started: float) -> int:
         return max(int((self.clock() - started) * 1000), 0)
+
+
+def _agent_name(subagent: Subagent) -> str:
+    """The subagent's ``name`` (``command``, ``claude-code`` ...), else its class name."""
+    name = getattr(subagent, "name", None)
+    return name if isinstance(name, str) and name else type(subagent).__name__
 
 
 def _fingerprint_of(failure: FailureContext) -> str:
