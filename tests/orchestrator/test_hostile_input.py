@@ -15,9 +15,12 @@ import os
 import shlex
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
+
+from reflexkit.orchestrator.report import diff_text
 
 PY = shlex.quote(sys.executable)
 
@@ -170,3 +173,90 @@ def test_reports_survive_hostile_file_names_and_self_reports(
     first = json.loads(reports[0].read_text(encoding="utf-8"))
     assert first["provenance"]["selfReport"] == "ok"
     assert first["mostLikelyWrong"]["description"].startswith("all good<U+202E U+2066>")
+
+
+# --- huge files: what the agent writes is read in bounded pieces -------------------------------
+
+HUGE = 384 << 20  # bytes: far above the bound the test asserts
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="wait4 rusage of one child")
+def test_a_huge_one_line_file_from_the_agent_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """Reports and the judge read a 384 MiB untracked file without holding it whole."""
+    root = tmp_path / "project"
+    (root / ".reflexkit").mkdir(parents=True)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    (root / "README.md").write_text("start\n")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], cwd=root, check=True)
+    agent = (
+        "with open('blob.txt', 'wb') as f:\n"
+        f"    for _ in range({HUGE >> 20}):\n"
+        "        f.write(b'x' * (1 << 20))\n"
+        "print('Wrote blob.txt.')\n"
+    )
+    (root / "agent.py").write_text(agent)
+    config = {
+        "reflexion": {"backend": "heuristic"},
+        "verification": {"commands": ["true"], "judge": "heuristic"},
+        "orchestrator": {"maxAttempts": 1},
+        "reports": {"enabled": True},
+    }
+    (root / ".reflexkit" / "project.json").write_text(json.dumps(config))
+    task = {"id": "t", "subtasks": [{"id": "s", "description": "Write blob.txt."}]}
+    (root / "task.json").write_text(json.dumps(task))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reflexkit",
+            "run",
+            "task.json",
+            "--agent-command",
+            f"{PY} agent.py",
+        ],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={k: v for k, v in os.environ.items() if k != "REFLEXKIT_CONFIG"},
+    )
+    assert proc.stderr is not None
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert (root / "blob.txt").stat().st_size == HUGE
+    assert proc.returncode == 0, err
+    assert usage.ru_maxrss < 192 * 1024, f"peak RSS {usage.ru_maxrss} KiB"  # half the file
+    (report,) = [
+        json.loads(p.read_text()) for p in (root / ".reflexkit" / "reports").glob("*/*.json")
+    ]
+    (blob,) = [f for f in report["filesChanged"] if f["path"] == "blob.txt"]
+    assert blob["insertions"] == 1  # one line, counted without holding it
+
+
+@pytest.mark.slow
+def test_a_huge_diff_of_a_tracked_file_is_read_head_and_tail(tmp_path: Path) -> None:
+    """The judge's diff of a tracked file grown to 64 MiB costs a bounded amount of memory."""
+    root = tmp_path / "project"
+    root.mkdir()
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    (root / "data.txt").write_text("start\n")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], cwd=root, check=True)
+    with (root / "data.txt").open("w") as stream:
+        for n in range(64):
+            stream.write(f"line {n} " + "y" * (1 << 20) + "\n")
+    tracemalloc.start()
+    try:
+        diff = diff_text(root, max_chars=200_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"peak {peak >> 20} MiB"
+    assert diff.startswith("diff --git a/data.txt b/data.txt")
+    assert "bytes cut ...]" in diff
+    assert len(diff) < 250_000

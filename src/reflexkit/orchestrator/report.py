@@ -39,6 +39,7 @@ from reflexkit._text import show_name, strip_control
 from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, utcnow
+from reflexkit.orchestrator._process import run_process
 from reflexkit.orchestrator.risk import RiskVerdict, evaluate_risk
 from reflexkit.tasks.config import LoadedProject, ReviewSurface, RiskConfig
 
@@ -359,8 +360,20 @@ def diff_text(
         head = _git(root, "rev-parse", "--verify", "--quiet", base, timeout_s=timeout_s)
         if head.returncode != 0:
             base = _EMPTY_TREE
-        diff = _git(
-            root,
+        others = _git(root, "ls-files", "-z", "--others", "--exclude-standard", timeout_s=timeout_s)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    # The diff of what the agent wrote can be any size: captured head and tail, bounded. The
+    # runner joins stderr to stdout, so git's warnings go to /dev/null (argv passed as "$@").
+    diff = run_process(
+        [
+            "sh",
+            "-c",
+            'exec "$@" 2>/dev/null',
+            "sh",
+            "git",
+            "-c",
+            "core.quotepath=off",
             "diff",
             "--no-color",
             "--no-ext-diff",
@@ -369,22 +382,23 @@ def diff_text(
             "--",
             ".",
             f":(exclude){_OWN_FOLDER}",
-            timeout_s=timeout_s,
-        )
-        others = _git(root, "ls-files", "-z", "--others", "--exclude-standard", timeout_s=timeout_s)
-    except (OSError, subprocess.TimeoutExpired):
+        ],
+        cwd=root,
+        timeout_s=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
+        max_output_bytes=max_chars,
+        raw=True,
+        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+    )
+    if diff.exit_code != 0:
         return ""
-    if diff.returncode != 0:
-        return ""
-    parts = [diff.stdout.decode("utf-8", "replace")]
+    parts = [diff.output]
     size = len(parts[0])
     for name in others.stdout.split(b"\0") if others.returncode == 0 else []:
         path = name.decode("utf-8", "surrogateescape")
         if not path or path.startswith(_OWN_FOLDER) or size > max_chars:
             continue
-        try:
-            data = (root / path).read_bytes()[:max_chars]
-        except OSError:
+        data = _head_of(root / path, max_chars)
+        if data is None:
             continue
         if b"\0" in data[:8000]:
             body = "Binary file\n"
@@ -425,15 +439,36 @@ def _untracked(root: Path, output: bytes) -> dict[str, FileChange]:
     return files
 
 
+_CHUNK = 1 << 20
+
+
 def _lines(path: Path) -> int | None:
-    """Count the lines of an untracked file; ``None`` for a binary or unreadable one."""
+    """Count the lines of an untracked file; ``None`` for a binary or unreadable one.
+
+    The file is the agent's: it is read in pieces, so a huge one costs time, not memory.
+    """
+    lines, last = 0, b"\n"
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            first = True
+            while chunk := stream.read(_CHUNK):
+                if first and b"\0" in chunk[:8000]:
+                    return None
+                first = False
+                lines += chunk.count(b"\n")
+                last = chunk[-1:]
     except OSError:
         return None
-    if b"\0" in data[:8000]:
+    return lines + (last != b"\n")
+
+
+def _head_of(path: Path, max_bytes: int) -> bytes | None:
+    """The first *max_bytes* of a file, or ``None`` when it can't be read."""
+    try:
+        with path.open("rb") as stream:
+            return stream.read(max_bytes)
+    except OSError:
         return None
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 def _first_line(data: bytes) -> str:
