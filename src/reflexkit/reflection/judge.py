@@ -36,6 +36,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
@@ -264,17 +265,15 @@ def judge_prompt(
     lines = [
         "Is this subtask complete?",
         "",
-        "<subtask>",
-        attempt.subtask.strip(),
-        "</subtask>",
+        *_section("subtask", attempt.subtask.strip()),
         f"Checks: {checks}",
     ]
     if attempt.instructions.strip():
         instructions = excerpt(attempt.instructions.strip(), MAX_INSTRUCTIONS_CHARS)
-        lines += ["<project_instructions>", instructions, "</project_instructions>"]
+        lines += _section("project_instructions", instructions)
     diff = attempt.diff.strip()
-    lines += ["<diff>", excerpt(diff, MAX_DIFF_CHARS) if diff else "(no changes)", "</diff>"]
-    lines += ["<last_message>", message or "(none)", "</last_message>"]
+    lines += _section("diff", excerpt(diff, MAX_DIFF_CHARS) if diff else "(no changes)")
+    lines += _section("last_message", message or "(none)")
     request: dict[str, Any] = {
         "model": model,
         "max_tokens": max_tokens,
@@ -283,6 +282,22 @@ def judge_prompt(
         "output_config": {"format": {"type": "json_schema", "schema": verdict_schema()}},
     }
     return Prompt(request=request, failure_type=None)
+
+
+_SECTIONS = ("subtask", "project_instructions", "diff", "last_message")
+_CLOSING_TAG_RE = re.compile(rf"</({'|'.join(_SECTIONS)})>")
+
+
+def _section(tag: str, text: str) -> list[str]:
+    r"""One section of the judge's request: a tag, the text fenced as data, the closing tag.
+
+    The text is the agent's (or the repository's): control sequences are stripped and hidden
+    characters shown (:func:`~reflexkit._text.fence`), the fence is longer than any backtick
+    run inside, and closing section tags inside are defused (``<\/diff>``), so no text can
+    close its section and speak as the request.
+    """
+    defused = _CLOSING_TAG_RE.sub(r"<\\/\1>", text)
+    return [f"<{tag}>", fence(defused, info=tag, notice=""), f"</{tag}>"]
 
 
 def parse_verdict(data: object, *, source: str = "judge reply") -> Verdict:
