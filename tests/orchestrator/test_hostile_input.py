@@ -297,3 +297,58 @@ def test_the_judges_prompt_keeps_hostile_text_inside_its_sections(
         assert inside.splitlines()[-1] == fence.rstrip("abcdefghijklmnopqrstuvwxyz_"), tag
     assert _hidden_in(content) == []
     assert "<U+202E>" in content
+
+
+# --- a .reflexkit folder that links elsewhere --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "link",
+    [".reflexkit", ".reflexkit/runs", ".reflexkit/memory/reflections.jsonl"],
+    ids=["the-folder", "runs", "memory-file"],
+)
+def test_a_linked_reflexkit_folder_stops_the_run_before_any_write(
+    tmp_path: Path, link: str
+) -> None:
+    """A repository whose .reflexkit (or a part of it) is a symlink gets nothing written."""
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    outside.mkdir()
+    root.mkdir()
+    config = json.dumps(
+        {"reflexion": {"backend": "heuristic"}, "verification": {"commands": ["false"]}}
+    )
+    if link == ".reflexkit":
+        (outside / "project.json").write_text(config)
+        (root / ".reflexkit").symlink_to(outside)
+    else:
+        (root / ".reflexkit" / "memory").mkdir(parents=True)
+        (root / ".reflexkit" / "project.json").write_text(config)
+        target = outside / "victim" if link.endswith("runs") else outside / "victim.txt"
+        if link.endswith("runs"):
+            target.mkdir()
+        else:
+            target.write_text("precious\n")
+        (root / link).symlink_to(target)
+    before = sorted(
+        (p.relative_to(outside), p.read_bytes() if p.is_file() else b"") for p in outside.rglob("*")
+    )
+    task = {"id": "t", "subtasks": [{"id": "s", "description": "Work."}]}
+    (root / "task.json").write_text(json.dumps(task))
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "run", "task.json", "--agent-command", f"{PY} -c pass"],
+        cwd=root,
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "REFLEXKIT_CONFIG"},
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    (line,) = err.splitlines()
+    assert line.startswith("reflexkit: setup: ")
+    assert "symbolic link" in line
+    assert link in line
+    after = sorted(
+        (p.relative_to(outside), p.read_bytes() if p.is_file() else b"") for p in outside.rglob("*")
+    )
+    assert after == before  # nothing written through the link

@@ -21,6 +21,7 @@ With ``orchestrator.jobs`` above 1, independent subtasks run at once (see :meth:
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 import time
@@ -33,7 +34,7 @@ from typing import Literal
 import attrs
 
 from reflexkit import _serde
-from reflexkit._text import fence, strip_control
+from reflexkit._text import fence, show_name, strip_control
 from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.insights.models import Finding, SubjectType
 from reflexkit.models import FailureContext, FailureType, Reflection
@@ -282,8 +283,16 @@ class Orchestrator:
 
         Returns:
             Each subtask's outcome; :attr:`RunSummary.passed` is true only when all passed.
+
+        Raises:
+            SetupError: ``.reflexkit`` in *workdir*, or something in it, is a symbolic link
+                (raised before anything is written: a repository could point the run log,
+                memory or reports at any file of the user's).
         """
         run_id = run_id or uuid.uuid4().hex
+        linked = _linked_own_folder(workdir)
+        if linked is not None:  # before any event: the run log itself may be the link
+            raise SetupError(linked)
         self._asked = reflect
         started = self.clock()
         deadline = (
@@ -1046,6 +1055,41 @@ class Orchestrator:
 
     def _ms_since(self, started: float) -> int:
         return max(int((self.clock() - started) * 1000), 0)
+
+
+_OWN_FOLDER = ".reflexkit"
+_MAX_OWN_ENTRIES = 100_000
+"""How many entries of ``.reflexkit`` are looked at for links, at most (a run's worth is few)."""
+
+
+def _linked_own_folder(workdir: Path) -> str | None:
+    """Why ``.reflexkit`` in *workdir* can't be written to: a symlink at or under it; or None."""
+    top = workdir / _OWN_FOLDER
+    found: str | None = None
+    if top.is_symlink():
+        found = _OWN_FOLDER
+    elif top.is_dir():
+        seen = 0
+        for folder, dirs, files in os.walk(top):  # links to folders are listed, not entered
+            for name in (*dirs, *files):
+                seen += 1
+                if os.path.islink(os.path.join(folder, name)):  # noqa: PTH118, PTH114 -- os.walk's strings
+                    found = os.path.relpath(os.path.join(folder, name), workdir)  # noqa: PTH118
+                    break
+            if found is not None or seen > _MAX_OWN_ENTRIES:
+                break
+    if found is None:
+        return None
+    try:
+        target = str((workdir / found).readlink())
+    except OSError:
+        target = "?"
+    return (
+        f"{show_name(found)} in {show_name(str(workdir))} is a symbolic link (to "
+        f"{show_name(target, max_chars=200)}): reflexkit writes run logs, memory and reports "
+        "only inside the project's own .reflexkit folder; replace the link with a real folder "
+        "or file"
+    )
 
 
 def _agent_name(subagent: Subagent) -> str:
