@@ -171,12 +171,18 @@ class RunSummary:
 
 
 def build_prompt(task: Task, subtask: Subtask) -> str:
-    """Return the prompt of a subtask's first attempt: the task's goal, then the subtask."""
+    """Return the prompt of a subtask's first attempt: the task's goal, then the subtask.
+
+    The descriptions are stripped of control sequences, and characters that reorder or hide
+    text are shown (:func:`~reflexkit._text.strip_control`): a task file from elsewhere can't
+    hide instructions from the person who reads it.
+    """
+    description = strip_control(subtask.description)
     if not task.description.strip():
-        return subtask.description
+        return description
     return (
-        f"# Task: {task.id}\n{task.description.strip()}\n\n"
-        f"# Subtask: {subtask.id}\n{subtask.description.strip()}"
+        f"# Task: {task.id}\n{strip_control(task.description).strip()}\n\n"
+        f"# Subtask: {subtask.id}\n{description.strip()}"
     )
 
 
