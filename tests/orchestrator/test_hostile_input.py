@@ -20,13 +20,14 @@ from pathlib import Path
 
 import pytest
 
+from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext
 from reflexkit.orchestrator.loop import build_prompt
 from reflexkit.orchestrator.report import diff_text
 from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.judge import ClaudeJudge, JudgeInput
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks.task import Subtask, Task, load_task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 PY = shlex.quote(sys.executable)
@@ -383,3 +384,15 @@ def test_task_descriptions_reach_prompts_with_hidden_characters_shown() -> None:
     content = json.dumps(request, ensure_ascii=False)
     assert _hidden_in(json.loads(content)["messages"][0]["content"]) == []
     assert "<U+202E>" in content
+
+
+def test_an_unknown_dependency_is_named_in_a_short_line(tmp_path: Path) -> None:
+    """A 300,000-character dependsOn value is shortened in the error, not echoed whole."""
+    path = tmp_path / "task.json"
+    subtask = {"id": "s", "description": "x", "dependsOn": ["z" * 300_000]}
+    path.write_text(json.dumps({"id": "t", "subtasks": [subtask]}))
+    with pytest.raises(ConfigError) as caught:
+        load_task(path)
+    (error,) = caught.value.errors
+    assert "unknown subtask id" in error
+    assert len(error) < 300
