@@ -294,9 +294,12 @@ class ClaudeGenerator:
         Raises:
             GenerationError: With a reason code from :data:`REASONS`.
         """
-        client = self._get_client()
         policy = retry if retry is not None else self._retry
-        started = time.monotonic() if started is None else started
+        if started is None:
+            client = self._get_client()
+            started = time.monotonic()
+        else:
+            client = self._client_by(started + policy.budget_s)
         return policy.call(
             lambda remaining_s: self._send(client, prompt, remaining_s), started=started
         )
@@ -315,6 +318,37 @@ class ClaudeGenerator:
         self.close()
 
     # --- internals ------------------------------------------------------------------------------
+
+    def _client_by(self, deadline: float) -> anthropic.Anthropic:
+        """The client, built by *deadline* (a monotonic time) or ``llm_timeout``.
+
+        The SDK's first import can take seconds on a loaded machine; it runs in a worker
+        thread, so a caller with a hard deadline never waits past it (the import goes on and
+        the next call finds the client ready).
+        """
+        with self._lock:
+            if self._client is not None:
+                return self._client
+        built: list[anthropic.Anthropic | BaseException] = []
+        done = threading.Event()
+
+        def build() -> None:
+            try:
+                built.append(self._get_client())
+            except BaseException as err:  # noqa: BLE001 -- handed to the caller's thread
+                built.append(err)
+            finally:
+                done.set()
+
+        threading.Thread(target=build, name="reflexkit-claude-client", daemon=True).start()
+        if not done.wait(max(deadline - time.monotonic(), 0.0)):
+            raise GenerationError(
+                "llm_timeout", "the Anthropic SDK was not loaded within the budget"
+            )
+        result = built[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
 
     def _get_client(self) -> anthropic.Anthropic:
         with self._lock:
