@@ -23,10 +23,11 @@ import pytest
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext
 from reflexkit.orchestrator.loop import build_prompt
-from reflexkit.orchestrator.report import diff_text
+from reflexkit.orchestrator.report import AttemptReporter, ReportIds, diff_text
 from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.judge import ClaudeJudge, JudgeInput
+from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReportsConfig
 from reflexkit.tasks.task import Subtask, Task, load_task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
@@ -416,3 +417,26 @@ def test_an_unknown_dependency_is_named_in_a_short_line(tmp_path: Path) -> None:
     (error,) = caught.value.errors
     assert "unknown subtask id" in error
     assert len(error) < 300
+
+
+def test_a_self_report_behind_a_linked_folder_is_neither_read_nor_removed(tmp_path: Path) -> None:
+    """The agent links the self-report's folder elsewhere: that file is left alone (#18)."""
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    victim = outside / "self-report.json"
+    victim.write_text('{"confidence": 1.0}')
+    (root / "out").symlink_to(outside)
+    project = LoadedProject(
+        config=ProjectConfig(
+            reports=ReportsConfig(enabled=True, self_report_path="out/self-report.json")
+        ),
+        root=root,
+    )
+    reporter = AttemptReporter(project)
+    reporter.start()
+    report = reporter.finish(ReportIds(run_id="r", subtask_id="s", attempt=1))
+    assert victim.read_text() == '{"confidence": 1.0}'  # not removed, not trusted
+    assert report is not None
+    assert report["provenance"]["selfReport"] == "missing"
+    assert report["confidence"] is None

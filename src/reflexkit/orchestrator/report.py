@@ -681,6 +681,26 @@ class AttemptReporter:
         """The reports folder."""
         return self.project.root / self.project.config.reports.path
 
+    def _take_self_report(self) -> bytes | None:
+        """The self-report's bytes, when its folder is the project's own (no link leads out).
+
+        The agent chooses what is in the project: a folder on the self-report's path that is
+        a link elsewhere would have a file outside read, trusted and removed.
+        """
+        path = self.self_report_file
+        try:
+            inside = path.parent.relative_to(self.workdir)
+        except ValueError:  # an absolute selfReportPath: the project's own choice
+            return take_self_report(path)
+        try:
+            own = Path(os.path.normpath(self.workdir.resolve() / inside))
+            if path.parent.resolve() != own:
+                log.warning("the self-report's folder %s links elsewhere; not read", path.parent)
+                return None
+        except OSError:
+            return None
+        return take_self_report(path)
+
     def prompt_section(self) -> str:
         """The prompt text that asks for a self-report, or ``""`` when reports are off."""
         if not self.enabled:
@@ -691,7 +711,7 @@ class AttemptReporter:
         """Before an attempt: remove a stale self-report and return the base commit (or None)."""
         if not self.enabled:
             return None
-        take_self_report(self.self_report_file)
+        self._take_self_report()
         try:
             head = _git(self.workdir, "rev-parse", "--verify", "--quiet", "HEAD")
         except (OSError, subprocess.TimeoutExpired):
@@ -718,7 +738,7 @@ class AttemptReporter:
             report = build_report(
                 ids,
                 changes=git_changes(self.workdir, base=base or "HEAD"),
-                self_report=take_self_report(self.self_report_file),
+                self_report=self._take_self_report(),
                 verification=verification,
                 risk=self.project.config.risk,
                 source=self.source,
