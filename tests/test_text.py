@@ -219,3 +219,14 @@ def test_ascii_text_takes_the_fast_path_unchanged() -> None:
     """Plain printable ASCII and ordinary multi-line output come back as they are."""
     text = "".join(f"line {i}: ok\n\tdetail\n" for i in range(200))
     assert strip_control(text) == text
+
+
+def test_a_tower_of_combining_marks_is_cut_to_a_marker() -> None:
+    """Zalgo text (hundreds of marks on one letter) can't smear over the lines around it."""
+    tower = "a" + "\u0301\u0316\u0344" * 100 + "b"
+    clean = strip_control(tower)
+    assert clean == "a\u0301\u0316<+298 combining marks>b"
+    assert (
+        strip_control("e\u0301 cafe\u0301 Vie\u0323\u0302t")
+        == "e\u0301 cafe\u0301 Vie\u0323\u0302t"
+    )

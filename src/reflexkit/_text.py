@@ -12,7 +12,8 @@ agents or task files reaches a terminal, a stored record or a prompt:
   characters; tag characters that smuggle ASCII; runs of joiners or variation selectors) are
   *shown*, as ``<U+202E>`` (a run as one bounded marker), so nobody reads text in an order or
   with content other than the stored one; a byte that was not UTF-8 (a lone surrogate from
-  ``surrogateescape``) shows as ``<0xFF>``. Right-to-left scripts, emoji ZWJ sequences,
+  ``surrogateescape``) shows as ``<0xFF>``; a tower of more than seven combining marks
+  ("Zalgo") keeps two and counts the rest. Right-to-left scripts, emoji ZWJ sequences,
   keycaps, subdivision flags and a single ZWNJ/ZWJ are left as they are.
 * :func:`show_name` puts a file name, path or id on one visible line: every control or
   invisible character shown as ``<U+XXXX>``, bounded in length.
@@ -77,17 +78,24 @@ _FORMAT = (
 _BLANK_LETTERS = "\u115f\u1160\u3164\uffa0"
 _JOINERS = "[\u200c\u200d]"
 _SELECTORS = "[\ufe00-\ufe0f\U000e0100-\U000e01ef]"
+# Combining diacritical marks: a few on one letter are language; a tower of them ("Zalgo")
+# draws over the lines above and below it on a terminal.
+_COMBINING = "[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]"
+_MAX_COMBINING = 7
+_KEPT_COMBINING = 2
 # An emoji subdivision flag (England, Scotland, Wales): a black flag, tag letters, a cancel tag.
 _FLAG = "\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,7}\U000e007f"
 _HIDDEN_RE = re.compile(
     f"(?P<flag>{_FLAG})"
     f"|(?P<hidden>[{_BIDI}{_FORMAT}{_BLANK_LETTERS}]+|{_JOINERS}{{2,}}|(?<={_SELECTORS}){_SELECTORS}+)"
+    f"|(?P<tower>{_COMBINING}{{{_MAX_COMBINING + 1},}})"
     "|(?P<bytes>[\udc80-\udcff]+)"
     "|(?P<surrogates>[\ud800-\udfff]+)"
 )
 _MAYBE_HIDDEN_RE = re.compile(
     f"[\U0001f3f4{_BIDI}{_FORMAT}{_BLANK_LETTERS}\u200c\u200d\ufe00-\ufe0f"
     "\U000e0100-\U000e01ef\ud800-\udfff]"
+    f"|{_COMBINING}{{{_MAX_COMBINING + 1}}}"
 )
 """One character class for a quick look: most text has none of these at all."""
 _MARKER_SHOWS = 4
@@ -105,6 +113,9 @@ def _show_hidden(match: re.Match[str]) -> str:
         return match.group(0)
     if (hidden := match.group("hidden")) is not None:
         return _marker(hidden)
+    if (tower := match.group("tower")) is not None:
+        cut = len(tower) - _KEPT_COMBINING
+        return f"{tower[:_KEPT_COMBINING]}<+{cut} combining marks>"
     if (escaped := match.group("bytes")) is not None:  # bytes that were not UTF-8
         return "".join(f"<0x{ord(c) - 0xDC00:02X}>" for c in escaped)
     return "\ufffd" * len(match.group(0))
