@@ -699,3 +699,32 @@ def test_the_report_names_the_subagent_that_ran(
     assert result.exit_code == 1, result.output
     (report,) = read_reports(project_dir / ".reflexkit" / "reports")
     assert report["agent"] == chosen
+
+
+def test_the_run_budget_caps_a_claude_reflection(
+    repo: Path, agent: Agent, run: Run, claude_env: FakeMessagesApi
+) -> None:
+    """A reflection asked for near the end of the run gets the time left, not its own 30 s."""
+    claude_env.hang(60)
+    project = project_of(repo)
+    project = attrs.evolve(
+        project,
+        config=attrs.evolve(
+            project.config,
+            reflexion=attrs.evolve(
+                project.config.reflexion,
+                backend=GeneratorBackend.LLM,
+                generation_timeout_ms=30_000,
+            ),
+            orchestrator=OrchestratorConfig(run_timeout_s=5, max_attempts=1),
+        ),
+    )
+    summary, events = run(
+        project, agent.plan({"files": {}, "message": "I changed nothing."}), fakes=False
+    )
+    assert summary.outcomes[0].outcome in {"exhausted", "budget"}
+    assert summary.duration_ms < 15_000  # the run's 5 s, not the generator's 30 s
+    reflected = [e for e in events if e.kind is EventKind.REFLECTION_GENERATED]
+    if reflected:  # the heuristic stood in when Claude ran out of the run's time
+        assert reflected[0].data["source"] == "heuristic"
+        assert reflected[0].data["reason"] in {"llm_timeout", "run_budget_spent"}

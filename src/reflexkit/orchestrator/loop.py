@@ -34,6 +34,7 @@ from typing import Literal
 import attrs
 
 from reflexkit import _serde
+from reflexkit._deadline import deadline_in
 from reflexkit._text import fence, show_name, strip_control
 from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.insights.models import Finding, SubjectType
@@ -726,7 +727,8 @@ class Orchestrator:
                 # Cut short by the run's budget: no lesson in that, and no time to write one.
                 return outcome("budget", _BUDGET_SPENT)
             if self._reflects(subtask):
-                reflection = self._reflect(failure)
+                with deadline_in(left()):  # a Claude reflection gets no more than the run has
+                    reflection = self._reflect(failure)
                 print_ = reflection.fingerprint if reflection is not None else ""
                 if reflection is not None and self.insights is not None:
                     self.insights.remember(reflection, failure.command)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Self, get_args
 
 import attrs
 
+from reflexkit._deadline import time_left
 from reflexkit.exceptions import GenerationError
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.reflection._retry import RetryPolicy, TransientError
@@ -68,6 +69,7 @@ REASONS: dict[str, str] = {
     "llm_max_tokens": "the reply was cut off at max_tokens or the context window",
     "llm_invalid_output": "the reply was not JSON, or not the reply schema",
     "llm_api_error": "any other error raised by the SDK",
+    "run_budget_spent": "no time was left in the run's budget (orchestrator.runTimeoutS)",
 }
 """Every reason code ClaudeGenerator raises, with what it means."""
 
@@ -237,9 +239,16 @@ class ClaudeGenerator:
         """
         # The first generation of a process imports the SDK, which takes from a few hundred
         # milliseconds to seconds on a loaded machine: a one-time cost of the process, not of
-        # this reflection, so the budget starts after it.
-        client = self._get_client()
-        started = time.monotonic()
+        # this reflection, so the budget starts after it (unless the run's deadline is nearer).
+        retry, left = self._retry, time_left()
+        if left is None or left >= retry.budget_s:
+            client = self._get_client()
+            started = time.monotonic()
+        else:  # the run's deadline comes first: a hard one, the SDK's first import included
+            if left <= 0:
+                raise GenerationError("run_budget_spent", "no time left in the run's budget")
+            retry, started = retry.with_budget(left), time.monotonic()
+            client = self._client_by(started + left)
         prompt = self.prompt(failure, previous=previous)
         attempts = 0
 
@@ -248,7 +257,7 @@ class ClaudeGenerator:
             attempts += 1
             return self._send(client, prompt, remaining_s)
 
-        message = self._retry.call(attempt, started=started)
+        message = retry.call(attempt, started=started)
         reply = self._reply_of(message)
         latency_ms = round((time.monotonic() - started) * _MS_PER_S)
         reflection = reflection_from_reply(
