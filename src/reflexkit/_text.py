@@ -4,9 +4,19 @@ A leaf module (it imports nothing of ours), shared by every place where text fro
 agents or task files reaches a terminal, a stored record or a prompt:
 
 * :func:`strip_control` removes what a terminal would interpret (CSI, OSC such as clipboard
-  writes and hyperlinks, DCS/APC strings, ``ESC c``, their 8-bit C1 forms, BEL and the other
-  C0 controls), keeping newlines and tabs; a carriage return becomes a newline, so text that
-  a ``\r`` would have hidden on a terminal stays visible.
+  writes and hyperlinks, DCS/APC strings, ``ESC c``, their 8-bit C1 forms, BEL, NUL and the
+  other C0 controls), keeping newlines and tabs; a carriage return (and NEL, U+2028, U+2029)
+  becomes a newline, so text that a ``\r`` would have hidden on a terminal stays visible.
+  Characters that reorder or hide text without a glyph of their own (bidi embeddings,
+  overrides, isolates and marks as in Trojan Source; zero-width and other invisible format
+  characters; tag characters that smuggle ASCII; runs of joiners or variation selectors) are
+  *shown*, as ``<U+202E>`` (a run as one bounded marker), so nobody reads text in an order or
+  with content other than the stored one; a byte that was not UTF-8 (a lone surrogate from
+  ``surrogateescape``) shows as ``<0xFF>``; a tower of more than seven combining marks
+  ("Zalgo") keeps two and counts the rest. Right-to-left scripts, emoji ZWJ sequences,
+  keycaps, subdivision flags and a single ZWNJ/ZWJ are left as they are.
+* :func:`show_name` puts a file name, path or id on one visible line: every control or
+  invisible character shown as ``<U+XXXX>``, bounded in length.
 * :func:`fence` puts untrusted text in a Markdown code fence that the text cannot close (the
   fence is one backtick longer than the longest backtick run inside), after one line saying
   that what follows is data, not instructions.
@@ -27,6 +37,7 @@ __all__ = [
     "cut_marker",
     "fence",
     "one_line",
+    "show_name",
     "steady",
     "strip_control",
 ]
@@ -52,18 +63,109 @@ _ESC = r"\x1b[\x20-\x2f]*[\x30-\x7e]?"
 _LONE = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 _CONTROL_RE = re.compile(f"{_STRING}|{_CSI}|{_ESC}|{_LONE}")
 _BACKTICKS_RE = re.compile(r"`+")
+_LINE_BREAKS = str.maketrans({"\r": "\n", "\x85": "\n", "\u2028": "\n", "\u2029": "\n"})
+
+# Characters that reorder text or show nothing: the bidi embeddings, overrides, isolates and
+# marks (Trojan Source), zero-width and other invisible format characters (Unicode category
+# Cf, but for the joiners and the visible prepended number signs), the Hangul fillers (letters
+# that render blank) and the tag characters. Hard-coded, not computed from unicodedata at
+# import: the CLI's start-up pays for every import-time loop.
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_FORMAT = (
+    "\u00ad\u180e\u200b\u2060-\u2064\u206a-\u206f\ufeff\ufff9-\ufffb"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+_BLANK_LETTERS = "\u115f\u1160\u3164\uffa0"
+_JOINERS = "[\u200c\u200d]"
+_SELECTORS = "[\ufe00-\ufe0f\U000e0100-\U000e01ef]"
+# Combining diacritical marks: a few on one letter are language; a tower of them ("Zalgo")
+# draws over the lines above and below it on a terminal.
+_COMBINING = "[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]"
+_MAX_COMBINING = 7
+_KEPT_COMBINING = 2
+# An emoji subdivision flag (England, Scotland, Wales): a black flag, tag letters, a cancel tag.
+_FLAG = "\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,7}\U000e007f"
+_HIDDEN_RE = re.compile(
+    f"(?P<flag>{_FLAG})"
+    f"|(?P<hidden>[{_BIDI}{_FORMAT}{_BLANK_LETTERS}]+|{_JOINERS}{{2,}}|(?<={_SELECTORS}){_SELECTORS}+)"
+    f"|(?P<tower>{_COMBINING}{{{_MAX_COMBINING + 1},}})"
+    "|(?P<bytes>[\udc80-\udcff]+)"
+    "|(?P<surrogates>[\ud800-\udfff]+)"
+)
+_MAYBE_HIDDEN_RE = re.compile(
+    f"[\U0001f3f4{_BIDI}{_FORMAT}{_BLANK_LETTERS}\u200c\u200d\ufe00-\ufe0f"
+    "\U000e0100-\U000e01ef\ud800-\udfff]"
+    f"|{_COMBINING}{{{_MAX_COMBINING + 1}}}"
+)
+"""One character class for a quick look: most text has none of these at all."""
+_MARKER_SHOWS = 4
+"""How many code points a marker names before it counts the rest."""
+
+
+def _marker(chars: str) -> str:
+    names = " ".join(f"U+{ord(c):04X}" for c in chars[:_MARKER_SHOWS])
+    more = len(chars) - _MARKER_SHOWS
+    return f"<{names} +{more} more>" if more > 0 else f"<{names}>"
+
+
+def _show_hidden(match: re.Match[str]) -> str:
+    if match.group("flag") is not None:
+        return match.group(0)
+    if (hidden := match.group("hidden")) is not None:
+        return _marker(hidden)
+    if (tower := match.group("tower")) is not None:
+        cut = len(tower) - _KEPT_COMBINING
+        return f"{tower[:_KEPT_COMBINING]}<+{cut} combining marks>"
+    if (escaped := match.group("bytes")) is not None:  # bytes that were not UTF-8
+        return "".join(f"<0x{ord(c) - 0xDC00:02X}>" for c in escaped)
+    return "\ufffd" * len(match.group(0))
 
 
 def strip_control(text: str) -> str:
     r"""Remove terminal control sequences and control characters, keeping ``\n`` and ``\t``.
 
-    ``\r\n`` becomes ``\n`` and a lone ``\r`` a newline, so a line a terminal would have
-    overwritten is shown, not hidden.
+    ``\r\n`` becomes ``\n``; a lone ``\r``, NEL, U+2028 and U+2029 a newline, so a line a
+    terminal would have overwritten is shown, not hidden. Characters that reorder or hide
+    text (bidi controls, zero-width and tag characters ...) are shown as ``<U+XXXX>``; bytes
+    that were not UTF-8 (surrogate-escaped) as ``<0xNN>`` (see the module docstring).
     """
-    if text.isprintable():  # the common case: nothing to do
+    if not text.isprintable():  # the common case, printable ASCII, skips both passes
+        text = _CONTROL_RE.sub("", text.replace("\r\n", "\n").translate(_LINE_BREAKS))
+    # Hangul fillers and variation selectors are "printable": non-ASCII text is always looked at.
+    if text.isascii() or not _MAYBE_HIDDEN_RE.search(text):
         return text
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL_RE.sub("", text)
+    return _HIDDEN_RE.sub(_show_hidden, text)
+
+
+def show_name(text: str, *, max_chars: int | None = None) -> str:
+    """Put a file name, path or id on one visible line, for a terminal, a prompt or a record.
+
+    Unlike :func:`strip_control` nothing is removed: every control character (newlines and
+    tabs included) and every character that reorders or hides text is shown as
+    ``<U+XXXX>``, and a byte that was not UTF-8 as ``<0xNN>``, so two names that differ
+    only there still look different.
+
+    Args:
+        text: The name.
+        max_chars: Cut a longer result in the middle, with ``…``, keeping its start and its
+            end (a path's file name); ``None``: no limit.
+    """
+    if not text.isprintable():
+        text = _LONE_OR_HIDDEN_RE.sub(_show_any, text)
+    if not text.isascii() and _MAYBE_HIDDEN_RE.search(text):
+        text = _HIDDEN_RE.sub(_show_hidden, text)
+    if max_chars is not None and len(text) > max_chars:
+        head = (max_chars - 1) // 2
+        tail = max_chars - 1 - head
+        text = f"{text[:head]}…{text[len(text) - tail :]}"
+    return text
+
+
+_LONE_OR_HIDDEN_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _show_any(match: re.Match[str]) -> str:
+    return f"<U+{ord(match.group(0)):04X}>"
 
 
 def one_line(text: str) -> str:

@@ -481,4 +481,4 @@ def test_the_judge_sees_the_request_not_its_own_feedback(project: Path) -> None:
         hook("stop", payload("stop.json", project), project, env=env)
         [request] = api.requests
     content = request.json["messages"][0]["content"]
-    assert "<subtask>\nImplement CSV export of orders" in content
+    assert "<subtask>\n```subtask\nImplement CSV export of orders" in content  # fenced as data

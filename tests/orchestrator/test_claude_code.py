@@ -6,7 +6,10 @@ first reply is a Write tool call, which the CLI really executes in the project f
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -309,7 +312,17 @@ def test_a_hang_is_stopped_at_the_limit_with_everything_it_started(
     assert result.timed_out  # the loop types the failure "timeout"
     assert took < 6 + 2  # SIGTERM at the limit, SIGKILL 0.5 s later (generous on a busy box)
     assert not _processes_with(marker)
-    assert not _processes_with(str(project), name="claude")
+    assert not _clis_in(project)
+
+
+def _clis_in(folder: Path) -> list[int]:
+    """Pids of live Claude Code CLIs working in *folder* (their command line doesn't name it)."""
+    found = []
+    for pid in _processes_with("_bundled/claude"):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cwd").resolve() == folder.resolve():
+                found.append(pid)
+    return found
 
 
 def _processes_with(text: str, *, name: str | None = None) -> list[int]:
@@ -524,3 +537,95 @@ def test_a_bash_command_that_would_break_its_rule_is_rejected(command: str) -> N
     """Wildcards, parentheses, newlines and blanks are no command prefix."""
     with pytest.raises(ValueError, match="plain command prefix"):
         ClaudeCodeSubagent(bash_commands=[command])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+@pytest.mark.parametrize(
+    ("signum", "jobs"),
+    [(signal.SIGINT, 2), (signal.SIGTERM, 2), (signal.SIGINT, 1)],
+    ids=["SIGINT-two-jobs", "SIGTERM-two-jobs", "SIGINT-one-job"],
+)
+def test_an_interrupt_stops_claude_code_attempts_at_once(
+    fake_messages_api: FakeMessagesApi,
+    cli_env: dict[str, str],
+    project_dir: Path,
+    signum: signal.Signals,
+    jobs: int,
+) -> None:
+    """`reflexkit run --jobs N`: a signal kills every CLI and all they started, now (#20).
+
+    Each agent starts a background `sleep` through Bash, then the API stops answering; the
+    attempts have a 300 s limit, so a run that waited for them would still be running.
+    """
+    ids = ["a", "b"][:jobs]
+    marks = [f"{time.time_ns() % 10**6}.{n}1" for n in range(1, jobs + 1)]  # sleeps of no other
+    fake_messages_api.converse(
+        *(tool_use("Bash", {"command": f"sleep {m}", "run_in_background": True}) for m in marks),
+        then_hang=300,
+    )
+    (project_dir / ".reflexkit").mkdir()
+    config = {
+        "reflexion": {"backend": "heuristic"},
+        "orchestrator": {
+            "subagent": "claude-code",
+            "jobs": jobs,
+            "attemptTimeoutS": 300,
+            "claudeCode": {"bashCommands": ["sleep"]},
+        },
+        "verification": {"commands": ["true"]},
+    }
+    (project_dir / ".reflexkit" / "project.json").write_text(json.dumps(config))
+    task = {
+        "id": "t",
+        "subtasks": [{"id": i, "description": f"{i}."} for i in ids],
+    }
+    (project_dir / "task.json").write_text(json.dumps(task))
+    env = {**os.environ, **cli_env}
+    env.pop("REFLEXKIT_CONFIG", None)
+    # Output to a file, not a pipe: a CLI left alive would hold a pipe open for ever.
+    with (project_dir / "stderr.txt").open("wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reflexkit", "run", "task.json"],
+            cwd=project_dir,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env=env,
+        )
+    try:
+        deadline = time.monotonic() + 90
+        while not all(_processes_with(f"sleep {m}") for m in marks):
+            assert proc.poll() is None, (project_dir / "stderr.txt").read_text()
+            assert time.monotonic() < deadline, "the agents never started their sleeps"
+            time.sleep(0.05)
+        proc.send_signal(signum)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        _kill_left_behind(project_dir, marks)
+    err = (project_dir / "stderr.txt").read_text()
+    assert proc.returncode == 128 + signum, err
+    assert err.splitlines()[-1] == (f"reflexkit: interrupted by {signum.name}: the run was stopped")
+    (log,) = (project_dir / ".reflexkit" / "runs").glob("*.jsonl")
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert events[-1]["kind"] == "run_interrupted"
+    assert events[-1]["data"]["running"] == ",".join(f"{i}#1" for i in ids)
+    assert {e["subtaskId"] for e in events if e["kind"] == "interrupted"} == set(ids)
+    assert not [e for e in events if e["kind"] == "verification_failed"]
+    end = time.monotonic() + 5
+    while any(_processes_with(f"sleep {m}") for m in marks) and time.monotonic() < end:
+        time.sleep(0.05)
+    for mark in marks:
+        assert not _processes_with(f"sleep {mark}")
+    assert not _clis_in(project_dir)
+
+
+def _kill_left_behind(project: Path, marks: list[str]) -> list[int]:
+    """SIGKILL what a failed test would leave: the CLIs of *project* and the marked sleeps."""
+    found = _clis_in(project)
+    found += [pid for mark in marks for pid in _processes_with(f"sleep {mark}")]
+    for pid in found:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return found

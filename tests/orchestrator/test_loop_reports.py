@@ -29,7 +29,7 @@ from reflexkit.orchestrator.events import Event, EventKind
 from reflexkit.orchestrator.loop import RunSummary
 from reflexkit.orchestrator.report import read_reports, report_schema
 from reflexkit.orchestrator.subagents import CommandSubagent
-from reflexkit.reflection.judge import ClaudeJudge, FixtureJudge, HeuristicJudge
+from reflexkit.reflection.judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
 from reflexkit.tasks.config import (
     GeneratorBackend,
     JudgeMode,
@@ -631,3 +631,100 @@ def test_parallel_subtasks_keep_their_own_self_reports(repo: Path, tmp_path: Pat
     assert reports["b"]["confidence"] == 0.9
     assert not reports["a"]["provenance"]["degraded"]
     assert not reports["b"]["provenance"]["degraded"]
+
+
+def test_the_run_budget_caps_the_judge(
+    repo: Path, agent: Agent, run: Run, claude_env: FakeMessagesApi
+) -> None:
+    """A judge asked near the end of the run gets the time left, not its own 30 s (#18)."""
+    claude_env.hang(60)
+    project = project_of(repo, judge=JudgeMode.LLM)
+    project = attrs.evolve(
+        project,
+        config=attrs.evolve(
+            project.config,
+            verification=attrs.evolve(project.config.verification, judge_timeout_ms=30_000),
+            orchestrator=OrchestratorConfig(run_timeout_s=5),
+        ),
+    )
+    summary, events = run(
+        project, agent.plan({"files": {"calc.py": FIXED}, "message": DONE}), fakes=False
+    )
+    assert summary.passed  # a judge that ran out of time objects to nothing
+    (passed,) = [e for e in events if e.kind is EventKind.PASSED]
+    # Timed out within the time left; or, on a very slow machine, none was left to ask in.
+    assert passed.data["judgeError"] in {"llm_timeout", "run_budget_spent"}
+    judge_ms = passed.data["judgeMs"]
+    assert isinstance(judge_ms, int)
+    assert judge_ms < 5_000  # the run's 5 s, not the judge's 30 s
+    assert summary.duration_ms < 15_000
+
+
+def test_no_judge_is_asked_once_the_run_budget_is_spent() -> None:
+    """With no time left the Claude judge sends nothing and says why; it never blocks (#18)."""
+    api = FakeMessagesApi().start()
+    try:
+        judge = ClaudeJudge(api_key="k", base_url=api.url, timeout_ms=30_000)
+        judgement = judge.judge(JudgeInput(subtask="Fix it.", diff="+x", budget_s=0.0))
+        judge.close()
+    finally:
+        api.stop()
+    assert judgement.verdict is None
+    assert judgement.error == "run_budget_spent"
+    assert not judgement.rejects
+    assert api.requests == []
+
+
+@pytest.mark.parametrize(
+    ("configured", "chosen"), [("command", "scripted"), ("claude-code", "scripted")]
+)
+def test_the_report_names_the_subagent_that_ran(
+    project_dir: Path, configured: str, chosen: str
+) -> None:
+    """`reflexkit run --subagent X` writes X in every report, whatever project.json says (#18)."""
+    (project_dir / ".reflexkit").mkdir()
+    config = {
+        "reflexion": {"backend": "heuristic"},
+        "orchestrator": {"subagent": configured, "maxAttempts": 1},
+        "verification": {"commands": [f"{PY} -c 'import sys; sys.exit(1)'"]},
+        "reports": {"enabled": True},
+    }
+    (project_dir / ".reflexkit" / "project.json").write_text(json.dumps(config))
+    task = {"id": "t", "subtasks": [{"id": "s", "description": "Write a.txt."}]}
+    (project_dir / "task.json").write_text(json.dumps(task))
+    (project_dir / "script.json").write_text(json.dumps({"s": [{"a.txt": "a\n"}]}))
+    result = CliRunner().invoke(
+        cli, ["run", "task.json", "--subagent", chosen, "--script", "script.json"]
+    )
+    assert result.exit_code == 1, result.output
+    (report,) = read_reports(project_dir / ".reflexkit" / "reports")
+    assert report["agent"] == chosen
+
+
+def test_the_run_budget_caps_a_claude_reflection(
+    repo: Path, agent: Agent, run: Run, claude_env: FakeMessagesApi
+) -> None:
+    """A reflection asked for near the end of the run gets the time left, not its own 30 s."""
+    claude_env.hang(60)
+    project = project_of(repo)
+    project = attrs.evolve(
+        project,
+        config=attrs.evolve(
+            project.config,
+            reflexion=attrs.evolve(
+                project.config.reflexion,
+                backend=GeneratorBackend.LLM,
+                generation_timeout_ms=30_000,
+            ),
+            orchestrator=OrchestratorConfig(run_timeout_s=5, max_attempts=1),
+        ),
+    )
+    summary, events = run(
+        project, agent.plan({"files": {}, "message": "I changed nothing."}), fakes=False
+    )
+    assert summary.outcomes[0].outcome in {"exhausted", "budget"}
+    assert summary.duration_ms < 15_000  # the run's 5 s, not the generator's 30 s
+    reflected = [e for e in events if e.kind is EventKind.REFLECTION_GENERATED]
+    if reflected:  # the heuristic stood in when Claude ran out of the run's time
+        assert reflected[0].data["source"] == "heuristic"
+        assert reflected[0].data["reason"] in {"llm_timeout", "run_budget_spent"}

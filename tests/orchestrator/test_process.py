@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit.orchestrator._process import run_process
+from reflexkit.orchestrator._process import adopted, kill_all, run_process
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 
@@ -211,3 +211,46 @@ def test_signal_death_is_a_negative_exit_code(tmp_path: Path) -> None:
     result = run_process(["sh", "-c", "kill -9 $$"], cwd=tmp_path, timeout_s=10)
     assert result.exit_code == -9
     assert not result.timed_out
+
+
+def _own_session(*argv: str) -> subprocess.Popen[bytes]:
+    """Start a program in a session of its own, as an SDK starts Claude Code's CLI."""
+    return subprocess.Popen(list(argv), start_new_session=True)
+
+
+def test_kill_all_kills_an_adopted_program_and_its_children() -> None:
+    """A program other code started, registered with adopted(), dies with kill_all (#20)."""
+    mark = marker()
+    code = (
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', {mark!r}])\n"
+        "time.sleep(300)\n"
+    )
+    proc = _own_session(sys.executable, "-c", code, mark)
+    try:
+        with adopted() as handle:
+            handle.attach(proc.pid)
+            end = time.monotonic() + 10
+            while len(alive(mark)) < 2 and time.monotonic() < end:
+                time.sleep(0.02)
+            assert kill_all() >= 1
+            assert proc.wait(timeout=10) == -9
+        assert gone(mark)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_kill_before_attach_kills_at_attach() -> None:
+    """An interrupt between the start and attach() is not lost: attach() kills at once."""
+    proc = _own_session(sys.executable, "-c", "import time; time.sleep(300)")
+    try:
+        with adopted() as handle:
+            kill_all()  # the program started, but nobody named it yet
+            handle.attach(proc.pid)
+            assert proc.wait(timeout=10) == -9
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

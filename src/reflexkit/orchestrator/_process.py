@@ -17,7 +17,8 @@ What it guarantees, whatever the program does:
   are found, killed and reaped.
 * On an interrupt (``KeyboardInterrupt`` or any ``BaseException`` raised while waiting) the
   program and its descendants are killed before the exception goes on; :func:`kill_all` kills
-  every program being run by any thread (the loop calls it when the run is interrupted).
+  every program being run by any thread (the loop calls it when the run is interrupted),
+  including those other code started and registered with :func:`adopted` (Claude Code's CLI).
 
 Linux-specific parts (``/proc``, ``pidfd_open``, ``prctl``) degrade to polling and to the
 process group alone elsewhere.
@@ -36,7 +37,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -46,7 +47,9 @@ from reflexkit._text import cut_marker, strip_control
 __all__ = [
     "EXIT_NOT_EXECUTABLE",
     "EXIT_NOT_FOUND",
+    "Adopted",
     "ProcessResult",
+    "adopted",
     "become_subreaper",
     "kill_all",
     "run_process",
@@ -67,7 +70,7 @@ _REAP_GRACE_S = 2.0
 _PR_SET_CHILD_SUBREAPER = 36
 
 _lock = threading.Lock()
-_active: dict[int, _Tree] = {}  # root pid -> the tree being run
+_active: dict[int, _Tree | Adopted] = {}  # root pid (or a negative key) -> what runs
 _subreaper = False
 
 
@@ -167,9 +170,8 @@ def _all_parents(*, zombies: bool = False) -> dict[int, tuple[int, int]]:
 class _Tree:
     """A program and every descendant seen while it ran (pid -> start time, to skip reuse)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self.proc = proc
-        self.root = proc.pid
+    def __init__(self, root: int) -> None:
+        self.root = root
         self.seen: dict[int, int] = {}
         self.killed = 0
 
@@ -245,7 +247,9 @@ def _sweep_orphans() -> int:
 
     An orphan is a child of ours outside our own session: every program :func:`run_process`
     starts gets a session of its own, so what it leaves behind is outside ours, while children
-    other code started (an SDK's CLI, a server) normally share our session and are spared.
+    other code started (a server) normally share our session and are spared; a program other
+    code starts in a session of its own (Claude Code's CLI) is registered with :func:`adopted`
+    while it runs, and no sweep happens while anything is registered.
     Runs under the lock that also covers starting a program, so a program another thread is
     starting right now is never mistaken for an orphan; only the pids found are waited for.
     """
@@ -292,8 +296,66 @@ def _reap(pids: list[int]) -> None:
             time.sleep(0.005)
 
 
+class Adopted:
+    """A program that other code starts (an SDK's CLI), in a session of its own.
+
+    While it is registered (see :func:`adopted`), :func:`kill_all` kills its process group
+    and its descendants like those of :func:`run_process`, and the orphan sweep spares it
+    (it is our child outside our session, as orphans are). :meth:`attach` names it once it
+    is started; a :meth:`kill` that came first kills it as soon as it is attached.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tree: _Tree | None = None
+        self.killed = False
+
+    def attach(self, pid: int) -> None:
+        """Name the started program: the leader of its own session and process group."""
+        with self._lock:
+            self._tree = _Tree(pid)
+            kill = self.killed
+        if kill:
+            self._tree.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the program's group and descendants now, or as soon as it is attached."""
+        with self._lock:
+            self.killed = True
+            tree = self._tree
+        if tree is not None:
+            tree.kill()
+
+
+_adopted_keys = iter(range(-1, -(2**62), -1))  # never a pid: run_process's keys are positive
+
+
+@contextlib.contextmanager
+def adopted() -> Iterator[Adopted]:
+    """Register a program other code is about to start, for :func:`kill_all`.
+
+    Enter before the program starts (so no orphan sweep can take it for an orphan) and call
+    :meth:`Adopted.attach` with its pid once it runs. On leaving, whatever is left of it
+    is killed and orphans it left behind are swept.
+    """
+    handle = Adopted()
+    with _lock:
+        key = next(_adopted_keys)
+        _active[key] = handle
+    try:
+        yield handle
+    finally:
+        with _lock:
+            _active.pop(key, None)
+        if handle._tree is not None:  # noqa: SLF001 -- the class's own module
+            handle._tree.kill()  # noqa: SLF001
+        _sweep_orphans()
+
+
 def kill_all() -> int:
     """Kill every program :func:`run_process` is running, in any thread, with its descendants.
+
+    Programs registered with :func:`adopted` are killed too.
 
     Returns:
         How many programs were running.
@@ -371,7 +433,7 @@ def run_process(  # noqa: PLR0913 -- the program plus its limits
         proc = _start(argv, cwd=cwd, env=env, piped_stdin=stdin is not None)
         if isinstance(proc, ProcessResult):
             return attrs.evolve(proc, duration_ms=int((time.monotonic() - started) * 1000))
-        tree = _Tree(proc)
+        tree = _Tree(proc.pid)
         _active[proc.pid] = tree
     capture = _Capture(max_output_bytes)
     timed_out = False

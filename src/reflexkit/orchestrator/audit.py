@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
+import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -134,8 +135,17 @@ class AttemptAudit:
         subtask: str,
         last_message: str,
         checks_passed: bool | None,
+        budget_s: float | None = None,
     ) -> Judgement | None:
         """Ask the completion judge about an attempt whose checks passed (or had none).
+
+        Args:
+            audited: The attempt, from :meth:`start`.
+            subtask: The subtask's prompt.
+            last_message: The agent's last message.
+            checks_passed: ``True`` when checks ran and passed, ``None`` when there were none.
+            budget_s: The time left in the run's budget (``None``: no run budget); the diff
+                and the judge share it.
 
         Returns:
             The judgement, or ``None`` when there is no judge (or it broke its promise never
@@ -143,14 +153,21 @@ class AttemptAudit:
         """
         if self.judge_ is None:
             return None
+        deadline = time.monotonic() + budget_s if budget_s is not None else None
         try:
+            diff = diff_text(
+                audited.workdir,
+                base=audited.base or "HEAD",
+                timeout_s=min(_GIT_TIMEOUT_S, max(budget_s, 0.1)) if budget_s is not None else None,
+            )
             judgement = self.judge_.judge(
                 JudgeInput(
                     subtask=subtask,
-                    diff=diff_text(audited.workdir, base=audited.base or "HEAD"),
+                    diff=diff,
                     last_message=last_message,
                     instructions=read_instructions(self.project.root),
                     checks_passed=checks_passed,
+                    budget_s=deadline - time.monotonic() if deadline is not None else None,
                 )
             )
         except Exception:
@@ -167,12 +184,28 @@ class AttemptAudit:
         return judgement
 
     def finish(
-        self, audited: AuditedAttempt, ids: ReportIds, verification: Verification
+        self,
+        audited: AuditedAttempt,
+        ids: ReportIds,
+        verification: Verification,
+        *,
+        agent: str | None = None,
     ) -> dict[str, Any] | None:
-        """After an attempt, passed or not: write its report (``None`` when reports are off)."""
+        """After an attempt, passed or not: write its report (``None`` when reports are off).
+
+        Args:
+            audited: The attempt, from :meth:`start`.
+            ids: Run, task, subtask and attempt.
+            verification: How the checks, the judge and the ending went.
+            agent: The subagent that ran the attempt (the loop knows it: ``reflexkit run
+                --subagent`` may differ from the configured one); this audit's ``agent``
+                when ``None``.
+        """
         try:
             return audited.reporter.finish(
-                attrs.evolve(ids, agent=self.agent), base=audited.base, verification=verification
+                attrs.evolve(ids, agent=agent or self.agent),
+                base=audited.base,
+                verification=verification,
             )
         except Exception:
             log.warning("the attempt report was not written", exc_info=True)

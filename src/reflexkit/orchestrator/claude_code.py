@@ -42,11 +42,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from reflexkit.exceptions import SetupError
+from reflexkit.orchestrator import _process
 from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
 
 if TYPE_CHECKING:
@@ -165,6 +166,9 @@ class ClaudeCodeSubagent:
         env: Extra environment variables for the CLI (e.g. ``CLAUDE_CONFIG_DIR``).
     """
 
+    name: ClassVar[str] = "claude-code"
+    """What attempt reports call this subagent."""
+
     def __init__(  # noqa: PLR0913 -- keyword-only options of one subagent
         self,
         *,
@@ -247,9 +251,6 @@ class ClaudeCodeSubagent:
         started = time.monotonic()
         cli = bundled_cli()
         import claude_agent_sdk as sdk  # noqa: PLC0415 -- the optional extra, checked above
-        from claude_agent_sdk._internal.transport.subprocess_cli import (  # noqa: PLC0415
-            SubprocessCLITransport,
-        )
 
         options = sdk.ClaudeAgentOptions(
             cwd=str(request.workdir),
@@ -265,14 +266,20 @@ class ClaudeCodeSubagent:
             env=self.env,
         )
         _quiet_kill_reports()
-        transport = SubprocessCLITransport(prompt=request.prompt, options=options)
-        watch = _Watch(transport)
-        try:
-            outcome = asyncio.run(self._attempt(sdk, transport, request, options, watch))
-        except Exception as err:  # noqa: BLE001 -- a CLI failure is a failed attempt, not a crash
-            outcome = err
-        finally:
-            watch.kill_group(signal.SIGKILL)  # nothing the attempt started outlives it
+        # Registered with the process runner before the CLI starts: an interrupt of the run
+        # (kill_all, from whichever thread gets the signal) kills the CLI and all it started
+        # at once, and no orphan sweep of a parallel subtask takes it for an orphan.
+        with _process.adopted() as adopted:
+            transport = _transport(request.prompt, options, adopted)
+            watch = _Watch(transport, adopted)
+            try:
+                outcome = _run_attempt(
+                    self._attempt(sdk, transport, request, options, watch), watch
+                )
+            except Exception as err:  # noqa: BLE001 -- a CLI failure is a failed attempt
+                outcome = err
+            finally:
+                watch.kill_group(signal.SIGKILL)  # nothing the attempt started outlives it
         took = int((time.monotonic() - started) * _MS)
         if watch.setup_problem is not None:
             raise SetupError(watch.setup_problem)
@@ -351,11 +358,42 @@ class ClaudeCodeSubagent:
         )
 
 
+def _run_attempt(attempt: Coroutine[Any, Any, Any], watch: _Watch) -> Any:  # noqa: ANN401 -- the SDK's ResultMessage or None
+    """Run the attempt's event loop; on an interrupt kill the CLI *before* the loop's clean-up.
+
+    ``asyncio.run`` would first cancel the SDK's tasks and let them close the transport, which
+    waits up to seconds for a CLI that is still alive; killed first, it closes at once.
+    """
+    with asyncio.Runner() as runner:
+        try:
+            return runner.run(attempt)
+        except BaseException:
+            watch.kill_group(signal.SIGKILL)
+            raise
+
+
+def _transport(prompt: str, options: Any, adopted: _process.Adopted) -> Any:  # noqa: ANN401 -- the SDK's types
+    """The SDK's CLI transport, which hands the CLI's pid to *adopted* as soon as it starts."""
+    from claude_agent_sdk._internal.transport.subprocess_cli import (  # noqa: PLC0415
+        SubprocessCLITransport,
+    )
+
+    class _AdoptedTransport(SubprocessCLITransport):
+        async def connect(self) -> None:
+            await super().connect()
+            pid = getattr(getattr(self, "_process", None), "pid", None)
+            if isinstance(pid, int):
+                adopted.attach(pid)
+
+    return _AdoptedTransport(prompt=prompt, options=options)
+
+
 class _Watch:
     """What one attempt saw, and the means to stop its CLI with everything it started."""
 
-    def __init__(self, transport: Any) -> None:  # noqa: ANN401 -- the SDK's transport
+    def __init__(self, transport: Any, adopted: _process.Adopted | None = None) -> None:  # noqa: ANN401 -- the SDK's transport
         self._transport = transport
+        self._adopted = adopted
         self.texts: list[str] = []
         self.timed_out = False
         self.setup_problem: str | None = None
@@ -386,7 +424,13 @@ class _Watch:
             self.pid = pid
 
     def kill_group(self, signum: signal.Signals) -> None:
-        """Signal the CLI's process group, which outlives the CLI if it left children."""
+        """Signal the CLI's process group, which outlives the CLI if it left children.
+
+        SIGKILL goes to every descendant too, while they are still the CLI's: a background
+        shell of the Bash tool leads a process group of its own.
+        """
+        if signum == signal.SIGKILL and self._adopted is not None:
+            self._adopted.kill()
         self.remember()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             if self.pgid is not None:

@@ -21,6 +21,7 @@ With ``orchestrator.jobs`` above 1, independent subtasks run at once (see :meth:
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 import time
@@ -33,7 +34,8 @@ from typing import Literal
 import attrs
 
 from reflexkit import _serde
-from reflexkit._text import fence, strip_control
+from reflexkit._deadline import deadline_in
+from reflexkit._text import fence, show_name, strip_control
 from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.insights.models import Finding, SubjectType
 from reflexkit.models import FailureContext, FailureType, Reflection
@@ -170,12 +172,18 @@ class RunSummary:
 
 
 def build_prompt(task: Task, subtask: Subtask) -> str:
-    """Return the prompt of a subtask's first attempt: the task's goal, then the subtask."""
+    """Return the prompt of a subtask's first attempt: the task's goal, then the subtask.
+
+    The descriptions are stripped of control sequences, and characters that reorder or hide
+    text are shown (:func:`~reflexkit._text.strip_control`): a task file from elsewhere can't
+    hide instructions from the person who reads it.
+    """
+    description = strip_control(subtask.description)
     if not task.description.strip():
-        return subtask.description
+        return description
     return (
-        f"# Task: {task.id}\n{task.description.strip()}\n\n"
-        f"# Subtask: {subtask.id}\n{subtask.description.strip()}"
+        f"# Task: {task.id}\n{strip_control(task.description).strip()}\n\n"
+        f"# Subtask: {subtask.id}\n{description.strip()}"
     )
 
 
@@ -282,8 +290,16 @@ class Orchestrator:
 
         Returns:
             Each subtask's outcome; :attr:`RunSummary.passed` is true only when all passed.
+
+        Raises:
+            SetupError: ``.reflexkit`` in *workdir*, or something in it, is a symbolic link
+                (raised before anything is written: a repository could point the run log,
+                memory or reports at any file of the user's).
         """
         run_id = run_id or uuid.uuid4().hex
+        linked = _linked_own_folder(workdir)
+        if linked is not None:  # before any event: the run log itself may be the link
+            raise SetupError(linked)
         self._asked = reflect
         started = self.clock()
         deadline = (
@@ -641,7 +657,9 @@ class Orchestrator:
                     details["cue"] = ending.reason
                     return outcome("needs_input", "the agent is waiting for the user")
                 if verification.passed and not self._stop.is_set():
-                    judgement = self._judge(audited, base_prompt, result.output, checked=checked)
+                    judgement = self._judge(
+                        audited, base_prompt, result.output, checked=checked, budget_s=left()
+                    )
                     judged = judgement if judgement is not None and judgement.rejects else None
                 if verification.passed and judged is None:
                     self._audit_finish(
@@ -709,7 +727,8 @@ class Orchestrator:
                 # Cut short by the run's budget: no lesson in that, and no time to write one.
                 return outcome("budget", _BUDGET_SPENT)
             if self._reflects(subtask):
-                reflection = self._reflect(failure)
+                with deadline_in(left()):  # a Claude reflection gets no more than the run has
+                    reflection = self._reflect(failure)
                 print_ = reflection.fingerprint if reflection is not None else ""
                 if reflection is not None and self.insights is not None:
                     self.insights.remember(reflection, failure.command)
@@ -766,8 +785,15 @@ class Orchestrator:
             return AttemptEnding(kind=Ending.COMPLETED, reason="not classified")
 
     def _judge(
-        self, audited: AuditedAttempt | None, subtask: str, last_message: str, *, checked: bool
+        self,
+        audited: AuditedAttempt | None,
+        subtask: str,
+        last_message: str,
+        *,
+        checked: bool,
+        budget_s: float | None,
     ) -> Judgement | None:
+        """The judge's judgement, within the time left in the run's budget (#18)."""
         if self.audit is None or audited is None:
             return None
         return self.audit.judge(
@@ -775,6 +801,7 @@ class Orchestrator:
             subtask=subtask,
             last_message=last_message,
             checks_passed=True if checked else None,
+            budget_s=budget_s,
         )
 
     def _audit_finish(
@@ -793,7 +820,8 @@ class Orchestrator:
         report = self.audit.finish(
             audited,
             ReportIds(run_id=run_id, subtask_id=subtask.id, attempt=attempt, task_id=task.id),
-            Verification(
+            agent=_agent_name(self.subagent),
+            verification=Verification(
                 passed=None if nobody_checked else checks.passed,
                 command=checks.command or None,
                 exit_code=checks.exit_code,
@@ -1035,6 +1063,47 @@ class Orchestrator:
 
     def _ms_since(self, started: float) -> int:
         return max(int((self.clock() - started) * 1000), 0)
+
+
+_OWN_FOLDER = ".reflexkit"
+_MAX_OWN_ENTRIES = 100_000
+"""How many entries of ``.reflexkit`` are looked at for links, at most (a run's worth is few)."""
+
+
+def _linked_own_folder(workdir: Path) -> str | None:
+    """Why ``.reflexkit`` in *workdir* can't be written to: a symlink at or under it; or None."""
+    top = workdir / _OWN_FOLDER
+    found: str | None = None
+    if top.is_symlink():
+        found = _OWN_FOLDER
+    elif top.is_dir():
+        seen = 0
+        for folder, dirs, files in os.walk(top):  # links to folders are listed, not entered
+            for name in (*dirs, *files):
+                seen += 1
+                if os.path.islink(os.path.join(folder, name)):  # noqa: PTH118, PTH114 -- os.walk's strings
+                    found = os.path.relpath(os.path.join(folder, name), workdir)  # noqa: PTH118
+                    break
+            if found is not None or seen > _MAX_OWN_ENTRIES:
+                break
+    if found is None:
+        return None
+    try:
+        target = str((workdir / found).readlink())
+    except OSError:
+        target = "?"
+    return (
+        f"{show_name(found)} in {show_name(str(workdir))} is a symbolic link (to "
+        f"{show_name(target, max_chars=200)}): reflexkit writes run logs, memory and reports "
+        "only inside the project's own .reflexkit folder; replace the link with a real folder "
+        "or file"
+    )
+
+
+def _agent_name(subagent: Subagent) -> str:
+    """The subagent's ``name`` (``command``, ``claude-code`` ...), else its class name."""
+    name = getattr(subagent, "name", None)
+    return name if isinstance(name, str) and name else type(subagent).__name__
 
 
 def _fingerprint_of(failure: FailureContext) -> str:

@@ -35,9 +35,11 @@ import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._text import show_name, strip_control
 from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, utcnow
+from reflexkit.orchestrator._process import run_process
 from reflexkit.orchestrator.risk import RiskVerdict, evaluate_risk
 from reflexkit.tasks.config import LoadedProject, ReviewSurface, RiskConfig
 
@@ -292,12 +294,14 @@ def take_self_report(path: Path) -> bytes | None:
 # --- git ---------------------------------------------------------------------------------
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+def _git(
+    root: Path, *args: str, timeout_s: float | None = None
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(  # noqa: S603 -- a fixed git command line, no shell
         ["git", "-c", "core.quotepath=off", *args],  # noqa: S607 -- git from PATH, as users run it
         cwd=root,
         capture_output=True,
-        timeout=_GIT_TIMEOUT_S,
+        timeout=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
         check=False,
         env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
     )
@@ -343,19 +347,33 @@ def git_changes(root: Path, *, base: str = "HEAD") -> GitChanges:
     return GitChanges(files=kept)
 
 
-def diff_text(root: Path, *, base: str = "HEAD", max_chars: int = 200_000) -> str:
+def diff_text(
+    root: Path, *, base: str = "HEAD", max_chars: int = 200_000, timeout_s: float | None = None
+) -> str:
     """Return the attempt's unified diff for the judge: tracked changes and untracked files.
 
     Untracked files appear as new-file diffs. Files under ``.reflexkit/`` are left out. The
     text stops at about *max_chars* (the judge bounds it further); never raises: when git
-    can't answer, the result is ``""``.
+    can't answer (or not within *timeout_s* per git command), the result is ``""``.
     """
     try:
-        head = _git(root, "rev-parse", "--verify", "--quiet", base)
+        head = _git(root, "rev-parse", "--verify", "--quiet", base, timeout_s=timeout_s)
         if head.returncode != 0:
             base = _EMPTY_TREE
-        diff = _git(
-            root,
+        others = _git(root, "ls-files", "-z", "--others", "--exclude-standard", timeout_s=timeout_s)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    # The diff of what the agent wrote can be any size: captured head and tail, bounded. The
+    # runner joins stderr to stdout, so git's warnings go to /dev/null (argv passed as "$@").
+    diff = run_process(
+        [
+            "sh",
+            "-c",
+            'exec "$@" 2>/dev/null',
+            "sh",
+            "git",
+            "-c",
+            "core.quotepath=off",
             "diff",
             "--no-color",
             "--no-ext-diff",
@@ -364,21 +382,23 @@ def diff_text(root: Path, *, base: str = "HEAD", max_chars: int = 200_000) -> st
             "--",
             ".",
             f":(exclude){_OWN_FOLDER}",
-        )
-        others = _git(root, "ls-files", "-z", "--others", "--exclude-standard")
-    except (OSError, subprocess.TimeoutExpired):
+        ],
+        cwd=root,
+        timeout_s=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
+        max_output_bytes=max_chars,
+        raw=True,
+        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+    )
+    if diff.exit_code != 0:
         return ""
-    if diff.returncode != 0:
-        return ""
-    parts = [diff.stdout.decode("utf-8", "replace")]
+    parts = [diff.output]
     size = len(parts[0])
     for name in others.stdout.split(b"\0") if others.returncode == 0 else []:
         path = name.decode("utf-8", "surrogateescape")
         if not path or path.startswith(_OWN_FOLDER) or size > max_chars:
             continue
-        try:
-            data = (root / path).read_bytes()[:max_chars]
-        except OSError:
+        data = _head_of(root / path, max_chars)
+        if data is None:
             continue
         if b"\0" in data[:8000]:
             body = "Binary file\n"
@@ -419,15 +439,36 @@ def _untracked(root: Path, output: bytes) -> dict[str, FileChange]:
     return files
 
 
+_CHUNK = 1 << 20
+
+
 def _lines(path: Path) -> int | None:
-    """Count the lines of an untracked file; ``None`` for a binary or unreadable one."""
+    """Count the lines of an untracked file; ``None`` for a binary or unreadable one.
+
+    The file is the agent's: it is read in pieces, so a huge one costs time, not memory.
+    """
+    lines, last = 0, b"\n"
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            first = True
+            while chunk := stream.read(_CHUNK):
+                if first and b"\0" in chunk[:8000]:
+                    return None
+                first = False
+                lines += chunk.count(b"\n")
+                last = chunk[-1:]
     except OSError:
         return None
-    if b"\0" in data[:8000]:
+    return lines + (last != b"\n")
+
+
+def _head_of(path: Path, max_bytes: int) -> bytes | None:
+    """The first *max_bytes* of a file, or ``None`` when it can't be read."""
+    try:
+        with path.open("rb") as stream:
+            return stream.read(max_bytes)
+    except OSError:
         return None
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 def _first_line(data: bytes) -> str:
@@ -466,8 +507,11 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
     parsed, status, problems = parse_self_report(self_report)
     if changes.problem:
         problems = [*problems, f"files changed: {changes.problem}"]
+    # File names are the agent's to choose: a bidi override, a newline or a byte that is not
+    # UTF-8 in one is shown (``<U+202E>``, ``<0xFF>``), never stored as is (#21).
+    files = [attrs.evolve(f, path=show_name(f.path)) for f in changes.files]
     verdict = evaluate_risk(
-        [f.path for f in changes.files],
+        [f.path for f in files],
         insertions=changes.insertions,
         deletions=changes.deletions,
         config=risk,
@@ -482,7 +526,7 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
         agent=ids.agent,
         created_at=clock(),
         verification=verification or Verification(),
-        files_changed=list(changes.files),
+        files_changed=files,
         insertions=changes.insertions,
         deletions=changes.deletions,
         risk=verdict,
@@ -497,8 +541,23 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
             reflexkit_version=__version__,
         ),
     )
-    data: dict[str, Any] = _serde.unstructure(report)
+    data: dict[str, Any] = _stripped(_serde.unstructure(report))
     return data
+
+
+def _stripped(value: Any) -> Any:  # noqa: ANN401 -- JSON data in, the same shape out
+    """Every string of JSON data with control sequences stripped and hidden characters shown.
+
+    The self-report's text is the agent's own: a report read in a terminal must not run
+    escape sequences or show text in another order than stored.
+    """
+    if isinstance(value, str):
+        return strip_control(value)
+    if isinstance(value, dict):
+        return {key: _stripped(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_stripped(item) for item in value]
+    return value
 
 
 # --- writing -----------------------------------------------------------------------------
@@ -622,6 +681,26 @@ class AttemptReporter:
         """The reports folder."""
         return self.project.root / self.project.config.reports.path
 
+    def _take_self_report(self) -> bytes | None:
+        """The self-report's bytes, when its folder is the project's own (no link leads out).
+
+        The agent chooses what is in the project: a folder on the self-report's path that is
+        a link elsewhere would have a file outside read, trusted and removed.
+        """
+        path = self.self_report_file
+        try:
+            inside = path.parent.relative_to(self.workdir)
+        except ValueError:  # an absolute selfReportPath: the project's own choice
+            return take_self_report(path)
+        try:
+            own = Path(os.path.normpath(self.workdir.resolve() / inside))
+            if path.parent.resolve() != own:
+                log.warning("the self-report's folder %s links elsewhere; not read", path.parent)
+                return None
+        except OSError:
+            return None
+        return take_self_report(path)
+
     def prompt_section(self) -> str:
         """The prompt text that asks for a self-report, or ``""`` when reports are off."""
         if not self.enabled:
@@ -632,7 +711,7 @@ class AttemptReporter:
         """Before an attempt: remove a stale self-report and return the base commit (or None)."""
         if not self.enabled:
             return None
-        take_self_report(self.self_report_file)
+        self._take_self_report()
         try:
             head = _git(self.workdir, "rev-parse", "--verify", "--quiet", "HEAD")
         except (OSError, subprocess.TimeoutExpired):
@@ -659,7 +738,7 @@ class AttemptReporter:
             report = build_report(
                 ids,
                 changes=git_changes(self.workdir, base=base or "HEAD"),
-                self_report=take_self_report(self.self_report_file),
+                self_report=self._take_self_report(),
                 verification=verification,
                 risk=self.project.config.risk,
                 source=self.source,

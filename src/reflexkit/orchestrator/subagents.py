@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import attrs
 
@@ -90,7 +90,12 @@ class SubagentResult:
 
 @runtime_checkable
 class Subagent(Protocol):
-    """**Protocol**: does the work of one attempt at a subtask, in its working folder."""
+    """**Protocol**: does the work of one attempt at a subtask, in its working folder.
+
+    A subagent may also have a ``name`` (a string class attribute: ``command``,
+    ``scripted``, ``claude-code``), which attempt reports record as their ``agent``; one
+    without it is recorded by its class name.
+    """
 
     def run(self, request: SubagentRequest, /) -> SubagentResult:
         """Attempt the subtask; report what happened instead of raising."""
@@ -116,6 +121,9 @@ class CommandSubagent:
         max_output_chars: How many bytes of its output are kept (head and tail halves).
         prompt_dir: Where the prompt's temporary folder is made; the system's by default.
     """
+
+    name: ClassVar[str] = "command"
+    """What attempt reports call this subagent."""
 
     def __init__(
         self,
@@ -213,6 +221,9 @@ class ScriptedSubagent:
     Args:
         script: Per subtask id, the entries of its attempts in order.
     """
+
+    name: ClassVar[str] = "scripted"
+    """What attempt reports call this subagent."""
 
     def __init__(self, script: Mapping[str, Sequence[Edit | SubagentResult]]) -> None:
         self.script = {key: tuple(value) for key, value in script.items()}

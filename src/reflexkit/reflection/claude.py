@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Self, get_args
 
 import attrs
 
+from reflexkit._deadline import time_left
 from reflexkit.exceptions import GenerationError
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.reflection._retry import RetryPolicy, TransientError
@@ -68,6 +69,7 @@ REASONS: dict[str, str] = {
     "llm_max_tokens": "the reply was cut off at max_tokens or the context window",
     "llm_invalid_output": "the reply was not JSON, or not the reply schema",
     "llm_api_error": "any other error raised by the SDK",
+    "run_budget_spent": "no time was left in the run's budget (orchestrator.runTimeoutS)",
 }
 """Every reason code ClaudeGenerator raises, with what it means."""
 
@@ -237,9 +239,16 @@ class ClaudeGenerator:
         """
         # The first generation of a process imports the SDK, which takes from a few hundred
         # milliseconds to seconds on a loaded machine: a one-time cost of the process, not of
-        # this reflection, so the budget starts after it.
-        client = self._get_client()
-        started = time.monotonic()
+        # this reflection, so the budget starts after it (unless the run's deadline is nearer).
+        retry, left = self._retry, time_left()
+        if left is None or left >= retry.budget_s:
+            client = self._get_client()
+            started = time.monotonic()
+        else:  # the run's deadline comes first: a hard one, the SDK's first import included
+            if left <= 0:
+                raise GenerationError("run_budget_spent", "no time left in the run's budget")
+            retry, started = retry.with_budget(left), time.monotonic()
+            client = self._client_by(started + left)
         prompt = self.prompt(failure, previous=previous)
         attempts = 0
 
@@ -248,7 +257,7 @@ class ClaudeGenerator:
             attempts += 1
             return self._send(client, prompt, remaining_s)
 
-        message = self._retry.call(attempt, started=started)
+        message = retry.call(attempt, started=started)
         reply = self._reply_of(message)
         latency_ms = round((time.monotonic() - started) * _MS_PER_S)
         reflection = reflection_from_reply(
@@ -272,7 +281,9 @@ class ClaudeGenerator:
         )
         return Completion(reflection=reflection, reply=reply, key=prompt.key, attempts=attempts)
 
-    def send(self, prompt: Prompt, /, *, retry: RetryPolicy | None = None) -> Message:
+    def send(
+        self, prompt: Prompt, /, *, retry: RetryPolicy | None = None, started: float | None = None
+    ) -> Message:
         """Send any request through this generator's client, retries and error mapping.
 
         For the other Claude callers of reflexkit (the completion judge, the insights
@@ -282,6 +293,9 @@ class ClaudeGenerator:
             prompt: The request (its ``request`` is the keyword arguments of
                 ``messages.create``).
             retry: The retry policy and budget; this generator's own by default.
+            started: When the budget started (:func:`time.monotonic`); by default once the
+                client is built, so the SDK's one-time import is not charged. A caller with
+                a hard deadline (the judge in a run's time budget) passes its own start.
 
         Returns:
             The model's message, not yet validated: the caller reads its own schema.
@@ -289,9 +303,12 @@ class ClaudeGenerator:
         Raises:
             GenerationError: With a reason code from :data:`REASONS`.
         """
-        client = self._get_client()
         policy = retry if retry is not None else self._retry
-        started = time.monotonic()
+        if started is None:
+            client = self._get_client()
+            started = time.monotonic()
+        else:
+            client = self._client_by(started + policy.budget_s)
         return policy.call(
             lambda remaining_s: self._send(client, prompt, remaining_s), started=started
         )
@@ -310,6 +327,37 @@ class ClaudeGenerator:
         self.close()
 
     # --- internals ------------------------------------------------------------------------------
+
+    def _client_by(self, deadline: float) -> anthropic.Anthropic:
+        """The client, built by *deadline* (a monotonic time) or ``llm_timeout``.
+
+        The SDK's first import can take seconds on a loaded machine; it runs in a worker
+        thread, so a caller with a hard deadline never waits past it (the import goes on and
+        the next call finds the client ready).
+        """
+        with self._lock:
+            if self._client is not None:
+                return self._client
+        built: list[anthropic.Anthropic | BaseException] = []
+        done = threading.Event()
+
+        def build() -> None:
+            try:
+                built.append(self._get_client())
+            except BaseException as err:  # noqa: BLE001 -- handed to the caller's thread
+                built.append(err)
+            finally:
+                done.set()
+
+        threading.Thread(target=build, name="reflexkit-claude-client", daemon=True).start()
+        if not done.wait(max(deadline - time.monotonic(), 0.0)):
+            raise GenerationError(
+                "llm_timeout", "the Anthropic SDK was not loaded within the budget"
+            )
+        result = built[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
 
     def _get_client(self) -> anthropic.Anthropic:
         with self._lock:

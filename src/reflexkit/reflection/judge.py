@@ -36,6 +36,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
@@ -124,6 +125,10 @@ class JudgeInput:
         last_message: The agent's last message.
         instructions: The project's agent instructions (AGENTS.md / CLAUDE.md), bounded.
         checks_passed: ``True`` when verification passed, ``None`` when there was none.
+        budget_s: The most seconds the judge may take, when less than its own budget: the
+            time left in the run's budget (``orchestrator.runTimeoutS``). ``0`` or less: no
+            time left, a judge that would wait on the network asks nothing. Not part of what
+            the judge sees (nor of a fixture's key).
     """
 
     subtask: str
@@ -131,6 +136,7 @@ class JudgeInput:
     last_message: str = ""
     instructions: str = ""
     checks_passed: bool | None = None
+    budget_s: float | None = None
 
 
 JudgeSource = Literal["llm", "heuristic", "fixture"]
@@ -259,17 +265,15 @@ def judge_prompt(
     lines = [
         "Is this subtask complete?",
         "",
-        "<subtask>",
-        attempt.subtask.strip(),
-        "</subtask>",
+        *_section("subtask", attempt.subtask.strip()),
         f"Checks: {checks}",
     ]
     if attempt.instructions.strip():
         instructions = excerpt(attempt.instructions.strip(), MAX_INSTRUCTIONS_CHARS)
-        lines += ["<project_instructions>", instructions, "</project_instructions>"]
+        lines += _section("project_instructions", instructions)
     diff = attempt.diff.strip()
-    lines += ["<diff>", excerpt(diff, MAX_DIFF_CHARS) if diff else "(no changes)", "</diff>"]
-    lines += ["<last_message>", message or "(none)", "</last_message>"]
+    lines += _section("diff", excerpt(diff, MAX_DIFF_CHARS) if diff else "(no changes)")
+    lines += _section("last_message", message or "(none)")
     request: dict[str, Any] = {
         "model": model,
         "max_tokens": max_tokens,
@@ -278,6 +282,22 @@ def judge_prompt(
         "output_config": {"format": {"type": "json_schema", "schema": verdict_schema()}},
     }
     return Prompt(request=request, failure_type=None)
+
+
+_SECTIONS = ("subtask", "project_instructions", "diff", "last_message")
+_CLOSING_TAG_RE = re.compile(rf"</({'|'.join(_SECTIONS)})>")
+
+
+def _section(tag: str, text: str) -> list[str]:
+    r"""One section of the judge's request: a tag, the text fenced as data, the closing tag.
+
+    The text is the agent's (or the repository's): control sequences are stripped and hidden
+    characters shown (:func:`~reflexkit._text.fence`), the fence is longer than any backtick
+    run inside, and closing section tags inside are defused (``<\/diff>``), so no text can
+    close its section and speak as the request.
+    """
+    defused = _CLOSING_TAG_RE.sub(r"<\\/\1>", text)
+    return [f"<{tag}>", fence(defused, info=tag, notice=""), f"</{tag}>"]
 
 
 def parse_verdict(data: object, *, source: str = "judge reply") -> Verdict:
@@ -360,12 +380,23 @@ class ClaudeJudge:
         return judge_prompt(attempt, model=self.model, max_tokens=self.max_tokens)
 
     def judge(self, attempt: JudgeInput, /) -> Judgement:
-        """Ask Claude whether *attempt* is complete; never raises."""
+        """Ask Claude whether *attempt* is complete, within ``timeout_ms`` and its ``budget_s``.
+
+        Never raises: with no time left (``budget_s`` of 0 or less) nothing is sent and the
+        judgement's error is ``run_budget_spent``.
+        """
         started = time.monotonic()
+        retry, since = self._retry, None
+        if attempt.budget_s is not None:
+            if attempt.budget_s <= 0:
+                spent = GenerationError("run_budget_spent", "no time left in the run's budget")
+                return _failed("llm", spent, started)
+            if attempt.budget_s < retry.budget_s:  # a hard deadline: the SDK's import counts
+                retry, since = retry.with_budget(attempt.budget_s), started
         try:
             # The generator owns the client and maps SDK errors to reason codes; the judge
             # sends its own request through it, with its own budget.
-            message = self._claude.send(self.prompt(attempt), retry=self._retry)
+            message = self._claude.send(self.prompt(attempt), retry=retry, started=since)
             verdict = _verdict_of(message)
         except GenerationError as err:
             return _failed("llm", err, started)

@@ -30,7 +30,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit._text import DATA_NOTICE, DURATION_RE, cut_middle, fence, one_line
+from reflexkit._text import DATA_NOTICE, DURATION_RE, cut_middle, fence, one_line, strip_control
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.models import (
     FailureContext,
@@ -416,7 +416,7 @@ def _user_message(
     """Write the user turn: the failure, then the earlier reflections to avoid repeating."""
     lines = ["Write a reflection on this failed attempt.", "", "<failure>"]
     if failure.description:
-        lines.append(f"Subtask: {portable(failure.description)}")
+        lines.append(f"Subtask: {strip_control(portable(failure.description))}")
     lines.append(f"Attempt: {failure.attempt_number}")
     lines.append(
         f"Failure type: {failure_type.value}"

@@ -482,8 +482,10 @@ def find_config(start: Path) -> Path | None:
 
 
 def _root_of(config_path: Path) -> Path:
-    parent = config_path.resolve().parent
-    return parent.parent if parent.name == ".reflexkit" else parent
+    # The folder that holds .reflexkit/, found without following a .reflexkit that is a
+    # symlink: through one, the "root" was the link's target and the run worked there.
+    parent = config_path.absolute().parent
+    return (parent.parent if parent.name == ".reflexkit" else parent).resolve()
 
 
 def load_project(config: Path | str | None = None, *, cwd: Path | None = None) -> LoadedProject:

@@ -103,7 +103,7 @@ def _check_references(task: Task, source: str) -> list[str]:
                 errors.append(f'{where}: a subtask cannot depend on itself ("{dep}")')
             elif dep not in first:
                 known = ", ".join(first) or "none"
-                errors.append(f'{where}: unknown subtask id "{dep}" (known ids: {known})')
+                errors.append(f"{where}: unknown subtask id {_show(dep)} (known ids: {known})")
     if not errors:
         cycle = _find_cycle(task)
         if cycle:
