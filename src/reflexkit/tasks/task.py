@@ -21,7 +21,7 @@ import attrs
 
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
-from reflexkit.models import ID_PATTERN, at_least, check_id, non_empty
+from reflexkit.models import ID_PATTERN, _show, at_least, check_id, non_empty
 
 __all__ = ["ID_PATTERN", "Subtask", "Task", "check_id", "load_task", "parse_task"]
 
