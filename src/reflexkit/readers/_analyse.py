@@ -14,6 +14,7 @@ import re
 
 from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
+from reflexkit.readers._json_reports import from_json_report
 from reflexkit.readers.findings import ANSI, Findings, dedupe
 from reflexkit.readers.generic import parse_generic
 from reflexkit.readers.kinds import error_kind, signal_exit
@@ -116,10 +117,12 @@ def _annotation_message(match: re.Match[str]) -> str:
 def clean_output(text: str) -> str:
     """Return *text* as the readers read it: no colours, LF line ends, head and tail if long.
 
-    GitHub Actions annotations (``::error file=...::message``) are read as their message, so
-    a tool's github output format reads like its plain one.
+    GitHub Actions annotations (``::error file=...::message``) are read as their message, and
+    a checker's JSON report (pyright, ruff, eslint, mypy) as its text format, so a tool's
+    github or json output format reads like its plain one.
     """
     text = ANSI.sub("", text).replace("\r\n", "\n")
+    text = from_json_report(text) or text
     if len(text) > HEAD_CHARS + TAIL_CHARS:
         text = text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
     if "::" in text:

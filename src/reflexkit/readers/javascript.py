@@ -257,8 +257,12 @@ def _eslint_findings(
         f" ({rule_names})." if rule_names else "."
     )
     env_names = dedupe(n for n in undefined if n in _ENV_GLOBALS)
+    env_count = sum(n in _ENV_GLOBALS for n in undefined)
     if env_names:
-        findings.category = ReflectionCategory.MISSING_CONTEXT
+        # Unknown globals are the lesson only when they are most of what eslint reported;
+        # one `'document' is not defined` among other rules leaves the code to fix.
+        if 2 * env_count >= len(problems):
+            findings.category = ReflectionCategory.MISSING_CONTEXT
         findings.advice = (
             f"{', '.join(env_names)} are environment globals eslint does not know about: declare "
             "the environment in the eslint config (`languageOptions.globals` with "

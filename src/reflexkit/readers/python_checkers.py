@@ -62,9 +62,9 @@ def parse_mypy(text: str) -> Findings | None:
         if not code:
             message, code = _mypy_continued(message, text, m.end())
         codes.append(code)
-        tail = f" [{code}]" if code else ""
+        tail = f"  [{code}]" if code else ""  # as mypy prints it: a later attempt greps it
         problems.append(
-            Problem(f"{m['loc']}: {clip(message, 150)}{tail}", f"{code}|{message}", m["loc"])
+            Problem(f"{m['loc']}: error: {clip(message, 150)}{tail}", f"{code}|{message}", m["loc"])
         )
     if not problems:
         return None
@@ -176,8 +176,9 @@ def parse_pyflakes_style(text: str, command: str) -> Findings | None:
         fixable += bool(m["fix"])
     if not problems:
         for m in _LINT_CONCISE.finditer(text):
+            fix = m["fix"] or ""  # ruff's `[*]` stays: the line is quoted as printed
             problems.append(
-                Problem(f"{m['loc']}: {m['code']} {clip(m['msg'], 120)}", m["code"], m["loc"])
+                Problem(f"{m['loc']}: {m['code']} {fix}{clip(m['msg'], 120)}", m["code"], m["loc"])
             )
             codes.append(m["code"])
             fixable += bool(m["fix"])

@@ -1,0 +1,182 @@
+"""Output formats the readers missed on the third holdout-like batch (#12 follow-up).
+
+Each test runs the real tool where this machine has it (skipped where it does not), on a
+project of its own: the batch's items in tests/data/holdout_like are measured, never tested
+one by one. Tools the test environment lacks are read from outputs captured from real runs
+in tests/data/tool_outputs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from reflexkit.models import FailureContext, FailureType, Reflection, ReflectionCategory
+from reflexkit.reflection.heuristic import HeuristicGenerator
+
+from ..conftest import DATA, load_item  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
+GEN = HeuristicGenerator()
+OUTPUTS = DATA / "tool_outputs"
+BIN = Path(sys.executable).parent
+
+
+def _run(command: str, cwd: Path, env: dict[str, str] | None = None) -> FailureContext:
+    """Run *command* in bash as an agent's harness does; return its failure."""
+    done = subprocess.run(
+        ["bash", "-c", f"{command}; exit $?"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env=env,
+    )
+    return FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command=command,
+        exit_code=done.returncode,
+        error_output=done.stdout + done.stderr,
+    )
+
+
+def _text(reflection: Reflection) -> str:
+    return "\n".join([reflection.analysis, reflection.suggestion, *reflection.action_items])
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, body in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
+
+
+def _captured(name: str) -> Reflection:
+    from reflexkit._serde import structure  # noqa: PLC0415 -- only the captured-output tests
+
+    data = load_item(OUTPUTS / f"{name}.json")
+    return GEN.generate(structure(data["failureContext"], FailureContext))
+
+
+# --- mypy and the linters: diagnostics quoted as printed ------------------------------------
+
+
+@pytest.mark.skipif(not (BIN / "mypy").exists(), reason="no mypy beside this interpreter")
+def test_mypy_errors_are_quoted_as_printed(tmp_path: Path) -> None:
+    """``file:line: error: message`` keeps its ``error:``: a later attempt greps the line."""
+    _write(
+        tmp_path,
+        {
+            "stock/__init__.py": "",
+            "stock/levels.py": """
+            def total(levels: dict[str, int]) -> int:
+                count: int = "0"
+                return sum(levels.values()) + len(levels.keys(1))
+            """,
+        },
+    )
+    failure = _run(f"{BIN / 'mypy'} --no-incremental stock", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "stock/levels.py:2: error: Incompatible types in assignment" in text
+    assert "stock/levels.py:3: error:" in text
+
+
+@pytest.mark.skipif(not (BIN / "ruff").exists(), reason="no ruff beside this interpreter")
+def test_lint_repeats_of_one_code_keep_their_own_line(tmp_path: Path) -> None:
+    """Two F401s name different imports: the second is quoted as its own line, as printed."""
+    _write(
+        tmp_path,
+        {
+            "geo/a.py": "import os\nimport sys\nimport json\n\n\nprint(1)\n",
+            "geo/b.py": "import re\n\n\nprint(2)\n",
+        },
+    )
+    failure = _run(
+        f"{BIN / 'ruff'} check --no-cache --isolated --output-format=concise geo", tmp_path
+    )
+    text = _text(GEN.generate(failure))
+    assert "geo/a.py:1:8: F401 [*] `os` imported but unused" in text
+    assert "geo/a.py:2:8: F401 [*] `sys` imported but unused" in text
+    assert "geo/b.py:1:8: F401 [*] `re` imported but unused" in text
+
+
+# --- JSON reports read as the tool's text format ---------------------------------------------
+
+
+@pytest.mark.skipif(not (BIN / "ruff").exists(), reason="no ruff beside this interpreter")
+def test_ruff_json_report_reads_like_its_concise_format(tmp_path: Path) -> None:
+    """``ruff check --output-format=json``: codes, messages and locations, as ruff's lines."""
+    _write(tmp_path, {"gauge.py": "import time\n\n\ndef mean_of(v):\n    return mean(v)\n"})
+    failure = _run(
+        f"{BIN / 'ruff'} check --no-cache --isolated --output-format=json gauge.py", tmp_path
+    )
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.LINT_ERROR
+    text = _text(reflection)
+    assert "gauge.py:1:8: F401 [*] `time` imported but unused" in text
+    assert "F821 Undefined name `mean`" in text
+
+
+@pytest.mark.skipif(not (BIN / "mypy").exists(), reason="no mypy beside this interpreter")
+def test_mypy_json_lines_read_like_its_text_format(tmp_path: Path) -> None:
+    """``mypy -O json`` prints one object a line: each is read as mypy's error line."""
+    _write(tmp_path, {"retry.py": "def times(n: int) -> int:\n    return str(n)\n"})
+    failure = _run(f"{BIN / 'mypy'} --no-incremental -O json retry.py", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert 'retry.py:2: error: Incompatible return value type (got "str", expected "int")' in text
+    assert "[return-value]" in text
+
+
+@pytest.mark.parametrize(
+    ("item", "facts"),
+    [
+        (
+            "pyright-outputjson-ledger",
+            ["reportReturnType", "reportArgumentType", "ledger/entries.py:12:12 - error:"],
+        ),
+        (
+            "eslint-json-format-cart",
+            ["src/cart.js:7:3: Unreachable code. [Error/no-unreachable]", "no-cond-assign"],
+        ),
+    ],
+)
+def test_json_reports_of_tools_not_installed_here(item: str, facts: list[str]) -> None:
+    """The JSON of pyright (``--outputjson``) and eslint (``-f json``), from real runs."""
+    text = _text(_captured(item))
+    for fact in facts:
+        assert fact in text
+
+
+def test_output_that_only_looks_like_json_is_read_as_text() -> None:
+    """A program printing a dict before its traceback is not taken for a JSON report."""
+    output = (
+        "{'rows': 3}\n"
+        "{\n"
+        "Traceback (most recent call last):\n"
+        '  File "load.py", line 4, in <module>\n'
+        "    rows = data['rows'] / 0\n"
+        "ZeroDivisionError: division by zero\n"
+    )
+    failure = FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command="python load.py",
+        exit_code=1,
+        error_output=output,
+    )
+    text = _text(GEN.generate(failure))
+    assert "ZeroDivisionError: division by zero" in text
+
+
+def test_one_unknown_global_among_other_rules_is_not_missing_context() -> None:
+    """``'console' is not defined`` beside other rules: the code is what to fix (verification)."""
+    reflection = _captured("eslint-json-format-cart")
+    assert reflection.category is ReflectionCategory.VERIFICATION
+    assert "console" in reflection.suggestion  # the environment is still named
