@@ -8,6 +8,7 @@ in tests/data/tool_outputs.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -214,3 +215,58 @@ def test_coverage_gate_with_every_test_passing_is_a_test_gap(item: str, facts: l
     text = _text(reflection)
     for fact in facts:
         assert fact in text
+
+
+# --- pip: what a failed build and --require-hashes print -------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on this machine")
+def test_pip_build_quotes_the_compiler_error_inside_it(tmp_path: Path) -> None:
+    """A package whose build runs the C compiler: its error first, then pip's own line."""
+    _write(
+        tmp_path,
+        {
+            "fastcrc/setup.py": """
+            import subprocess
+            from setuptools import setup
+            # probe for the system library, as many C-extension packages do
+            subprocess.run(["gcc", "-c", "probe.c", "-o", "probe.o"], check=True)
+            setup(name="fastcrc", version="0.1")
+            """,
+            "fastcrc/probe.c": "#include <crc32c_missing.h>\nint probe(void) { return 0; }\n",
+        },
+    )
+    failure = _run(
+        f"{sys.executable} -m pip install --no-index --no-build-isolation ./fastcrc", tmp_path
+    )
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
+    text = _text(reflection)
+    assert "probe.c:1:10: fatal error: crc32c_missing.h: No such file or directory" in text
+    assert "error: metadata-generation-failed" in text
+
+
+def test_pip_require_hashes_quotes_the_lines_to_add(tmp_path: Path) -> None:
+    """``--require-hashes`` without a hash: pip prints the line to add; it is the hint."""
+    import zipfile  # noqa: PLC0415 -- only this test builds a wheel
+
+    (tmp_path / "wheels").mkdir()
+    with zipfile.ZipFile(tmp_path / "wheels" / "tinypkg-0.1-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("tinypkg/__init__.py", "")
+        wheel.writestr(
+            "tinypkg-0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: tinypkg\nVersion: 0.1\n"
+        )
+        wheel.writestr(
+            "tinypkg-0.1.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        wheel.writestr("tinypkg-0.1.dist-info/RECORD", "")
+    (tmp_path / "requirements.txt").write_text("tinypkg==0.1\n", encoding="utf-8")
+    failure = _run(
+        f"{sys.executable} -m pip install --dry-run --require-hashes --no-index "
+        "--find-links wheels -r requirements.txt",
+        tmp_path,
+    )
+    reflection = GEN.generate(failure)
+    assert reflection.category is ReflectionCategory.ROOT_CAUSE
+    assert "tinypkg==0.1 --hash=sha256:" in _text(reflection)
