@@ -270,3 +270,70 @@ def test_pip_require_hashes_quotes_the_lines_to_add(tmp_path: Path) -> None:
     reflection = GEN.generate(failure)
     assert reflection.category is ReflectionCategory.ROOT_CAUSE
     assert "tinypkg==0.1 --hash=sha256:" in _text(reflection)
+
+
+# --- C and C++: what the compiler adds beside its errors -------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("clang") is None, reason="no clang on this machine")
+def test_clang_error_count_is_its_summary(tmp_path: Path) -> None:
+    """A clang run closes with ``N errors generated.``: the summary of the run."""
+    _write(tmp_path, {"q.c": "int f(void) { return x; }\nint g(void) { return y; }\n"})
+    failure = _run("clang -c q.c -o q.o", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "2 errors generated." in text
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no g++ on this machine")
+def test_gxx_note_naming_the_missing_include_is_the_hint(tmp_path: Path) -> None:
+    """g++'s ``did you forget to '#include <map>'?`` note names the fix: it is quoted."""
+    _write(tmp_path, {"idx.cpp": "#include <string>\nstd::map<std::string, int> index;\n"})
+    failure = _run(
+        "g++ -std=c++17 -c idx.cpp", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}
+    )
+    text = _text(GEN.generate(failure))
+    assert "#include <map>" in text
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on this machine")
+def test_implicit_declaration_beside_an_error_is_quoted(tmp_path: Path) -> None:
+    """An implicit declaration warning next to an error is a bug too: its line is quoted."""
+    _write(
+        tmp_path,
+        {
+            "main.c": """
+            struct cfg;
+            struct cfg *load(void);
+            int main(void) {
+                struct cfg *c = load();
+                return c->port + count_items(c);
+            }
+            """
+        },
+    )
+    failure = _run(
+        "gcc -std=c11 -Wall -c main.c", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}
+    )
+    text = _text(GEN.generate(failure))
+    assert "main.c:5:13: error:" in text
+    assert "implicit declaration of function 'count_items'" in text
+
+
+@pytest.mark.skipif(
+    shutil.which("make") is None or shutil.which("gcc") is None, reason="no make or gcc"
+)
+def test_make_keep_going_names_the_goal_not_remade(tmp_path: Path) -> None:
+    """``make -k``: both failing recipes and make's verdict on the goal are quoted."""
+    _write(
+        tmp_path,
+        {
+            "Makefile": "all: a.o b.o\n%.o: %.c\n\tgcc -c $< -o $@\n",
+            "a.c": "int a(void) { return 1 }\n",
+            "b.c": "int b(void) { return q; }\n",
+        },
+    )
+    failure = _run("make -k", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    text = _text(GEN.generate(failure))
+    assert "make: *** [Makefile:3: a.o] Error 1" in text
+    assert "make: *** [Makefile:3: b.o] Error 1" in text
+    assert "make: Target 'all' not remade because of errors." in text

@@ -162,7 +162,7 @@ def analyse(failure: FailureContext) -> Findings:
     if found is not None and found.tool != "make":
         wrapper = parse_make(text)
         if wrapper is not None:  # the failing target(s) of the make run around the tool
-            found.details.extend(d for d in (wrapper.details or wrapper.facts)[:2] if d)
+            found.details.extend(d for d in (wrapper.details or wrapper.facts)[:3] if d)
     if timeout is not None:
         if found is not None and found.tool != "shell":
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
