@@ -337,3 +337,96 @@ def test_make_keep_going_names_the_goal_not_remade(tmp_path: Path) -> None:
     assert "make: *** [Makefile:3: a.o] Error 1" in text
     assert "make: *** [Makefile:3: b.o] Error 1" in text
     assert "make: Target 'all' not remade because of errors." in text
+
+
+# --- git: the commands and verdicts it prints on lines of their own --------------------------
+
+_GIT_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "HOME": "/nonexistent",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "Dev",
+    "GIT_AUTHOR_EMAIL": "dev@example.org",
+    "GIT_COMMITTER_NAME": "Dev",
+    "GIT_COMMITTER_EMAIL": "dev@example.org",
+    "LC_ALL": "C",
+}
+
+
+def _git(cwd: Path, *commands: str) -> None:
+    for command in commands:
+        subprocess.run(
+            ["bash", "-c", command], cwd=cwd, env=_GIT_ENV, check=True, capture_output=True
+        )
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git on this machine")
+def test_git_push_without_upstream_quotes_the_command_it_suggests(tmp_path: Path) -> None:
+    """The command git prints indented on a line of its own is the hint."""
+    _git(
+        tmp_path,
+        "git init -q --bare remote.git",
+        "git init -q -b main work",
+        "cd work && git remote add origin ../remote.git && echo a > a && git add a "
+        "&& git commit -qm a && git checkout -q -b topic/export",
+    )
+    failure = _run("git push", tmp_path / "work", env=_GIT_ENV)
+    text = _text(GEN.generate(failure))
+    assert "has no upstream branch" in text
+    assert "git push --set-upstream origin topic/export" in text
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git on this machine")
+def test_git_stash_pop_conflict_says_the_stash_is_kept(tmp_path: Path) -> None:
+    """A conflicting ``git stash pop`` keeps the stash: git's own verdict is quoted."""
+    _git(
+        tmp_path,
+        "git init -q -b main . && printf 'workers = 2\\n' > app.ini && git add app.ini "
+        "&& git commit -qm init",
+        "printf 'workers = 4\\n' > app.ini && git stash -q",
+        "printf 'workers = 8\\n' > app.ini && git commit -qam eight",
+    )
+    failure = _run("git stash pop", tmp_path, env=_GIT_ENV)
+    text = _text(GEN.generate(failure))
+    assert "CONFLICT (content): Merge conflict in app.ini" in text
+    assert "The stash entry is kept in case you need it again." in text
+
+
+# --- node:test: the TAP line, the failing line, cancelled tests ------------------------------
+
+_NODE_TESTS = {
+    "test/slug.test.js": """
+    const { describe, it, before } = require("node:test");
+    const assert = require("node:assert");
+    const slug = (s) => s.toLowerCase().replace(/ /g, "_");
+    describe("slug", () => {
+      it("joins words with dashes", () => {
+        assert.strictEqual(slug("Hello World"), "hello-world");
+      });
+    });
+    describe("store", () => {
+      before(async () => { throw new Error("ENOENT: no such file, open 'slugs.json'"); });
+      it("loads saved slugs", () => {});
+    });
+    """,
+}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_node_test_tap_quotes_its_line_and_the_failing_line(tmp_path: Path) -> None:
+    """TAP: ``not ok N - name`` as printed, and the stack's line, not the test's declaration."""
+    _write(tmp_path, _NODE_TESTS)
+    failure = _run("node --test --test-reporter=tap test/", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "not ok 1 - joins words with dashes" in text
+    assert "test/slug.test.js:6:12" in text
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_node_test_spec_names_the_tests_a_failing_hook_cancelled(tmp_path: Path) -> None:
+    """Spec: a ``before`` hook that throws cancels its tests; they and the count are quoted."""
+    _write(tmp_path, _NODE_TESTS)
+    failure = _run("node --test --test-reporter=spec test/", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "loads saved slugs" in text
+    assert "\u2139 cancelled 1" in text

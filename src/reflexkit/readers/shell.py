@@ -25,17 +25,23 @@ _NOT_FOUND_EXIT = 127
 _CONFLICT = lazy_regex(r"^(?P<line>CONFLICT \([^)]+\): .+)$", M)
 _GIT_ERROR = lazy_regex(r"^(?P<line>(?:error|fatal): .+)$", M)
 _GIT_HINT_CMD = lazy_regex(
-    r'"(?P<cmd>git [^"]+)"|^hint:\s+(?P<line>git [^#\n]+?)\s*(?:#[^\n]*)?$', M
+    r'"(?P<cmd>git [^"]+)"|^hint:\s+(?P<line>git [^#\n]+?)\s*(?:#[^\n]*)?$'
+    r"|^ {2,8}(?P<indented>git [a-z][^#\n]*?)\s*$",
+    M,
 )
 """A command git's hints quote (``"git add <file>"``) or list on its own line (``hint:   git
-config pull.rebase false  # merge``)."""
+config pull.rebase false  # merge``, or indented: ``    git push --set-upstream origin x``)."""
 _GIT_REJECTED = lazy_regex(r"^(?P<line>\s*! \[(?:rejected|remote rejected)\].*)$", M)
 _AUTO_MERGE_FAILED = lazy_regex(r"^(?P<line>Automatic merge failed;.*)$", M)
 
 
 _GIT_LISTED = lazy_regex(r"^(?:error|fatal): [^\n]*:\n(?P<files>(?:\t[^\n]+(?:\n|$))+)", M)
 """An error followed by the tab-indented paths it is about (files checkout would overwrite)."""
-_GIT_VERDICT = lazy_regex(r"^(?P<line>Aborting|Aborting commit due to [^\n]+)$", M)
+_GIT_VERDICT = lazy_regex(
+    r"^(?P<line>Aborting|Aborting commit due to [^\n]+"
+    r"|The stash entry is kept in case you need it again\.)$",
+    M,
+)
 
 
 def parse_git(text: str, command: str) -> Findings | None:
@@ -63,7 +69,9 @@ def parse_git(text: str, command: str) -> Findings | None:
         findings.details.append("paths: " + ", ".join(clip(p, 80) for p in listed[:5]))
     verdict = _GIT_VERDICT.search(text)
     findings.summary = verdict["line"] if verdict else ""
-    findings.hints = dedupe(m["cmd"] or m["line"] for m in _GIT_HINT_CMD.finditer(text))[:4]
+    findings.hints = dedupe(
+        m["cmd"] or m["line"] or m["indented"] for m in _GIT_HINT_CMD.finditer(text)
+    )[:4]
     if conflicts:
         files = [line.rsplit(" in ", 1)[-1] for line in conflicts if " in " in line]
         findings.headline = (
