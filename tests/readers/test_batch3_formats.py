@@ -430,3 +430,38 @@ def test_node_test_spec_names_the_tests_a_failing_hook_cancelled(tmp_path: Path)
     text = _text(GEN.generate(failure))
     assert "loads saved slugs" in text
     assert "\u2139 cancelled 1" in text
+
+
+# --- what a program printed before its error -------------------------------------------------
+
+
+def test_bash_trace_quotes_the_command_that_failed(tmp_path: Path) -> None:
+    """Under ``bash -x`` the traced command just above the error is the one that failed."""
+    _write(
+        tmp_path,
+        {"release.sh": 'set -eu\nout=dist/v2\nmkdir -p "$out"\ncp build/app.zip "$out/"\n'},
+    )
+    failure = _run("bash -x release.sh", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    text = _text(GEN.generate(failure))
+    assert "No such file or directory" in text
+    assert "+ cp build/app.zip dist/v2/" in text
+
+
+def test_python_script_progress_before_its_traceback_is_quoted(tmp_path: Path) -> None:
+    """The last lines a script printed say how far it got: they are quoted with the error."""
+    _write(
+        tmp_path,
+        {
+            "migrate.py": """
+            steps = ["users", "orders", "invoices"]
+            for n, step in enumerate(steps):
+                print(f"migrated {step}", flush=True)
+                if step == "orders":
+                    raise KeyError(step)
+            """
+        },
+    )
+    failure = _run(f"{sys.executable} migrate.py", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "KeyError: 'orders'" in text
+    assert "migrated users / migrated orders" in text
