@@ -465,3 +465,25 @@ def test_python_script_progress_before_its_traceback_is_quoted(tmp_path: Path) -
     text = _text(GEN.generate(failure))
     assert "KeyError: 'orders'" in text
     assert "migrated users / migrated orders" in text
+
+
+@pytest.mark.skipif(not (BIN / "ruff").exists(), reason="no ruff beside this interpreter")
+def test_ruff_grouped_format_names_every_code_with_its_file(tmp_path: Path) -> None:
+    """``--output-format=grouped`` prints the file once, then ``row:col CODE message`` rows."""
+    _write(
+        tmp_path,
+        {
+            "ship/a.py": "def f(x=[]):\n    try:\n        return g(x)\n    except:\n        pass\n",
+            "ship/b.py": "def h(v):\n    return v == None\n",
+        },
+    )
+    failure = _run(
+        f"{BIN / 'ruff'} check --no-cache --isolated --select E,F,B --output-format=grouped ship",
+        tmp_path,
+    )
+    reflection = GEN.generate(failure)
+    assert reflection.category is ReflectionCategory.VERIFICATION
+    text = _text(reflection)
+    for code in ("B006", "F821", "E722", "E711"):
+        assert code in text
+    assert "ship/a.py:3:16: F821 Undefined name `g`" in text
