@@ -487,3 +487,31 @@ def test_ruff_grouped_format_names_every_code_with_its_file(tmp_path: Path) -> N
     for code in ("B006", "F821", "E722", "E711"):
         assert code in text
     assert "ship/a.py:3:16: F821 Undefined name `g`" in text
+
+
+# --- Python: a worker's traceback, chained under the call that re-raised it ------------------
+
+
+def test_worker_traceback_points_at_the_workers_function(tmp_path: Path) -> None:
+    """A process pool re-raises a worker's error: its own frame is quoted, not just ``map``."""
+    _write(
+        tmp_path,
+        {
+            "sizes.py": """
+            from concurrent.futures import ProcessPoolExecutor
+
+            def ratio(pair):
+                w, h = pair
+                return h / w
+
+            if __name__ == "__main__":
+                with ProcessPoolExecutor(max_workers=1) as pool:
+                    print(list(pool.map(ratio, [(4, 3), (0, 1)])))
+            """
+        },
+    )
+    failure = _run(f"{sys.executable} sizes.py", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "ZeroDivisionError: division by zero" in text
+    assert 'sizes.py", line 5, in ratio' in text
+    assert '"""' not in text  # the quotes around the worker's traceback are not its message
