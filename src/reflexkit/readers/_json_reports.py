@@ -33,7 +33,7 @@ def from_json_report(text: str) -> str | None:
     try:
         report: object = json.loads(body)
     except ValueError:
-        lines = _json_lines(body, json.loads)
+        lines = _json_lines(body, json.loads, _MYPY_KEYS)
         converted = _mypy(lines) if lines else None
     else:
         converted = _pyright(report) or _ruff(report) or _eslint(report)
@@ -56,8 +56,17 @@ def _json_start(text: str) -> int:
     return -1
 
 
-def _json_lines(body: str, loads: Callable[[str], object]) -> list[dict[str, Any]]:
-    """Return the objects of a JSON-lines report, or [] when a line is something else."""
+_MYPY_KEYS = frozenset({"file", "line", "message", "severity"})
+
+
+def _json_lines(
+    body: str, loads: Callable[[str], object], keys: frozenset[str]
+) -> list[dict[str, Any]]:
+    """Return the objects of a JSON-lines report, or [] when a line is something else.
+
+    Each object must have *keys*: another tool's JSON lines (``go test -json``) are given up
+    at their first line, not parsed whole.
+    """
     objects: list[dict[str, Any]] = []
     for line in body.splitlines():
         if not line.strip():
@@ -66,7 +75,7 @@ def _json_lines(body: str, loads: Callable[[str], object]) -> list[dict[str, Any
             value = loads(line)
         except ValueError:
             return []
-        if not isinstance(value, dict):
+        if not isinstance(value, dict) or not keys <= value.keys():
             return []
         objects.append(value)
     return objects
@@ -139,7 +148,7 @@ def _eslint(report: object) -> str | None:
 
 def _mypy(lines: list[dict[str, Any]]) -> str | None:
     """Return mypy's JSON lines (``{"file", "line", "message", "code", ...}``) as its text."""
-    if not all({"file", "line", "message", "severity"} <= line.keys() for line in lines):
+    if not all(line.keys() >= _MYPY_KEYS for line in lines):
         return None
     out: list[str] = []
     for line in lines:
