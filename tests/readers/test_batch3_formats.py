@@ -515,3 +515,37 @@ def test_worker_traceback_points_at_the_workers_function(tmp_path: Path) -> None
     assert "ZeroDivisionError: division by zero" in text
     assert 'sizes.py", line 5, in ratio' in text
     assert '"""' not in text  # the quotes around the worker's traceback are not its message
+
+
+# --- timeout: the progress a killed program printed ------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("timeout") is None, reason="no GNU timeout on this machine")
+def test_timeout_quotes_first_and_last_of_a_repeated_line_and_skips_punctuation(
+    tmp_path: Path,
+) -> None:
+    """A loop's repeated progress is quoted first and last; ``...`` is not what it said.
+
+    The line before the loop is quoted, not the punctuation (TAP's ``...``) after it.
+    """
+    _write(
+        tmp_path,
+        {
+            "poll.py": """
+            import time
+            print("ok 1 - connected to queue", flush=True)
+            print("...", flush=True)
+            n = 0
+            while True:
+                n += 1
+                print(f"polled {n} times, queue empty", flush=True)
+                time.sleep(0.2)
+            """
+        },
+    )
+    failure = _run(f"timeout 1 {sys.executable} poll.py", tmp_path)
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.TIMEOUT
+    text = _text(reflection)
+    assert "polled 1 times, queue empty" in text
+    assert "ok 1 - connected to queue" in text

@@ -210,6 +210,7 @@ _FRAME_LINE = lazy_regex(
     r'^\s*File "[^"]+", line \d+|^\s+at \S|^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent'
 )
 _PY_FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line \d+(?:,)? in \S+', M)
+_WORD = lazy_regex(r"[A-Za-z]{2,}")
 _TIMEOUT_TEXT = lazy_regex(
     r"(?i)\b(?:timed out|timeout expired|TimeoutExpired|deadline exceeded)\b"
 )
@@ -268,10 +269,16 @@ def parse_timeout(
         repeats = sum(1 for line in lines if _NUMBERS.sub("#", line) == shape)
         findings.facts.append(clip(last, 200))
         if repeats > 1:
+            first = next(line for line in lines if _NUMBERS.sub("#", line) == shape)
+            since = f" (the first: {clip(first, 120)})" if first != last else ""
             findings.details.append(
-                f"the same line repeated {repeats} times: the program was waiting or looping"
+                f"the same line repeated {repeats} times{since}: the program was waiting or looping"
             )
-        others = dedupe(line for line in lines if _NUMBERS.sub("#", line) != shape)
+        others = dedupe(
+            line
+            for line in lines
+            if _NUMBERS.sub("#", line) != shape and _WORD.search(line)  # not `...`, `}`, `1..3`
+        )
         findings.details.extend(clip(line, 150) for line in others[-2:])
     elif ours is not None:
         findings.facts.append(ours.group(0).strip("[]"))
