@@ -549,3 +549,22 @@ def test_timeout_quotes_first_and_last_of_a_repeated_line_and_skips_punctuation(
     text = _text(reflection)
     assert "polled 1 times, queue empty" in text
     assert "ok 1 - connected to queue" in text
+
+
+@pytest.mark.skipif(not (BIN / "ruff").exists(), reason="no ruff beside this interpreter")
+def test_an_undefined_name_among_many_style_findings_is_quoted_first(tmp_path: Path) -> None:
+    """F821 is a bug, not style: it leads even when many style codes come before it."""
+    _write(
+        tmp_path,
+        {
+            "a.py": "import os, sys\nimport json\nimport re\nl = 1\n",
+            "b.py": "import csv\nimport io\nfrom typing import List\n\n\ndef f(x: List[int]):\n"
+            "    try:\n        return g(x)\n    except:\n        return x == None\n",
+        },
+    )
+    failure = _run(
+        f"{BIN / 'ruff'} check --no-cache --isolated --select E,F,UP --output-format=concise .",
+        tmp_path,
+    )
+    reflection = GEN.generate(failure)
+    assert "b.py:8:16: F821 Undefined name `g`" in reflection.analysis.split("Errors: ", 1)[1][:60]

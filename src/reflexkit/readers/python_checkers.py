@@ -206,6 +206,9 @@ def parse_pyflakes_style(text: str, command: str) -> Findings | None:
     problems, codes, fixable = _lint_problems(text)
     if not problems:
         return _parse_formatter(text, command)
+    # Real bugs (undefined names, syntax errors) first: with many style findings they would
+    # otherwise fall past the groups a reflection has room for.
+    problems.sort(key=lambda problem: not _FLAKE8_REAL.match(problem.key))
     words = command.split()
     tool = next(
         (
