@@ -9,15 +9,18 @@ over the secrets corpus (must be 0) and the look-alikes it damaged.
 
 Usage::
 
-    python benchmarks/reflection_quality.py [CORPUS_DIR ...] [--secrets DIR] [--verbose]
-        [--generic-only]
+    python benchmarks/reflection_quality.py [CORPUS_DIR_OR_ITEM ...] [--secrets DIR] [--verbose]
+        [--generic-only] [--prefix PREFIX] [--per-tool]
 
 CORPUS_DIR defaults to ``../shared/corpus/failures/dev`` relative to the repository, the
 repository's own real outputs in ``tests/data/tool_outputs`` and ``tests/data/holdout_like``:
 real outputs of the corpus's tools on projects the readers were not built on, labelled before
 the readers were measured on them, the best estimate of the score on the held-out set.
-``--generic-only`` unregisters every reader first, so the generic reader reads everything: a
-measure of how the heuristic does on formats it has no reader for.
+An argument may also be one item's file. ``--prefix b3-`` keeps the items whose file name
+starts so (one batch of ``tests/data/holdout_like``); ``--per-tool`` adds the failure type,
+key facts and category of each tool that missed something. ``--generic-only`` unregisters
+every reader first, so the generic reader reads everything: a measure of how the heuristic
+does on formats it has no reader for.
 """
 
 from __future__ import annotations
@@ -89,11 +92,44 @@ def longest_paste(reflection_text: str, output: str) -> int:
     return match.size
 
 
-def measure_corpus(folder: Path, *, verbose: bool) -> dict[str, float]:
-    """Run the pipeline over a corpus folder and print its figures."""
-    paths = sorted(folder.glob("*.json"))
+def item_paths(folder: Path, prefix: str) -> list[Path]:
+    """Return the items of a corpus folder (or the one item a file is) whose name starts so."""
+    paths = [folder] if folder.is_file() else sorted(folder.glob("*.json"))
+    return [path for path in paths if path.name.startswith(prefix)]
+
+
+def tool_of(item_id: str) -> str:
+    """Return the tool an item's id names: ``b3-pytest-x`` and ``pytest-x`` are pytest's."""
+    parts = item_id.split("-")
+    if len(parts) > 1 and parts[0][:1] == "b" and parts[0][1:].isdigit():
+        parts = parts[1:]
+    return parts[0]
+
+
+def print_per_tool(rows: dict[str, list[tuple[bool, int, int, bool]]]) -> None:
+    """Print type, key facts and category per tool, for the tools that missed something."""
+    print("  per tool, where one missed (items; type; key facts; category):")
+    for tool, results in sorted(rows.items()):
+        typed = sum(r[0] for r in results)
+        found = sum(r[1] for r in results)
+        total = sum(r[2] for r in results)
+        agreed = sum(r[3] for r in results)
+        if typed == agreed == len(results) and found == total:
+            continue
+        print(
+            f"    {tool:10s} {len(results):3d}   {typed}/{len(results)}   "
+            f"{found}/{total}   {agreed}/{len(results)}"
+        )
+
+
+def measure_corpus(
+    folder: Path, *, verbose: bool, prefix: str = "", per_tool: bool = False
+) -> dict[str, float]:
+    """Run the pipeline over a corpus folder (or one item's file) and print its figures."""
+    paths = item_paths(folder, prefix)
     if not paths:
-        sys.exit(f"no *.json items in {folder}")
+        sys.exit(f"no *.json items named {prefix}* in {folder}")
+    rows: dict[str, list[tuple[bool, int, int, bool]]] = {}
     redactor, generator = Redactor(), HeuristicGenerator()
     typed = facts_total = facts_found = agreed = 0
     lengths: list[int] = []
@@ -113,6 +149,14 @@ def measure_corpus(folder: Path, *, verbose: bool) -> dict[str, float]:
         agreed += category_ok
         facts_total += len(expected["keyFacts"])
         facts_found += len(expected["keyFacts"]) - len(missing)
+        rows.setdefault(tool_of(item["id"]), []).append(
+            (
+                type_ok,
+                len(expected["keyFacts"]) - len(missing),
+                len(expected["keyFacts"]),
+                category_ok,
+            )
+        )
         lengths.append(
             len(reflection.analysis)
             + len(reflection.suggestion)
@@ -149,7 +193,7 @@ def measure_corpus(folder: Path, *, verbose: bool) -> dict[str, float]:
         "heuristic_ms_max": 1000 * max(heuristic_seconds),
         "longest_paste": max(pastes),
     }
-    print(f"corpus: {folder} ({count} items)")
+    print(f"corpus: {folder}{' ' + prefix + '*' if prefix else ''} ({count} items)")
     print(f"  failure type correct    {figures['type_accuracy']:7.1%}   (target >= 95%)")
     print(
         f"  key facts quoted        {figures['key_fact_recall']:7.1%}   (target >= 90%; "
@@ -170,6 +214,8 @@ def measure_corpus(folder: Path, *, verbose: bool) -> dict[str, float]:
         f"  heuristic alone         {figures['heuristic_ms_median']:7.2f}   ms median, "
         f"{figures['heuristic_ms_max']:.2f} ms max (classify + generate; target < 1 and < 10)"
     )
+    if per_tool:
+        print_per_tool(rows)
     return figures
 
 
@@ -228,12 +274,18 @@ def main(argv: list[str] | None = None) -> int:
         nargs="*",
         type=Path,
         default=[DEFAULT_CORPUS, OWN_OUTPUTS, HOLDOUT_LIKE],
-        metavar="CORPUS_DIR",
+        metavar="CORPUS_DIR_OR_ITEM",
     )
     parser.add_argument("--secrets", type=Path, default=DEFAULT_SECRETS)
     parser.add_argument("--verbose", "-v", action="store_true", help="list per-item misses")
     parser.add_argument(
         "--generic-only", action="store_true", help="unregister every reader: generic reader only"
+    )
+    parser.add_argument(
+        "--prefix", default="", help="only the items whose file name starts so (b3- for batch 3)"
+    )
+    parser.add_argument(
+        "--per-tool", action="store_true", help="print the figures per tool where one missed"
     )
     args = parser.parse_args(argv)
     if args.generic_only:
@@ -241,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
             unregister_reader(reader.name)
         print("generic reader only (every registered reader removed)")
     for folder in args.corpus:
-        measure_corpus(folder, verbose=args.verbose)
+        measure_corpus(folder, verbose=args.verbose, prefix=args.prefix, per_tool=args.per_tool)
     measure_large(OWN_OUTPUTS)
     return 1 if measure_secrets(args.secrets) else 0
 

@@ -6,7 +6,7 @@ from reflexkit.readers.findings import Problem, group_problems
 
 
 def test_repeats_of_one_code_keep_their_own_words() -> None:
-    """Two F401s name two imports: the second's message is a fact, not a mere location."""
+    """Two F401s name two imports: the second is a fact, quoted as printed."""
     problems = [
         Problem("geom/vec.py:1:1: F401 'os' imported but unused", "F401", "geom/vec.py:1:1"),
         Problem("geom/vec.py:2:1: F401 'sys' imported but unused", "F401", "geom/vec.py:2:1"),
@@ -14,7 +14,7 @@ def test_repeats_of_one_code_keep_their_own_words() -> None:
     ]
     (line,) = group_problems(problems)
     assert line.startswith("geom/vec.py:1:1: F401 'os' imported but unused (+2 more: ")
-    assert "geom/vec.py:2:1 F401 'sys' imported but unused" in line
+    assert "geom/vec.py:2:1: F401 'sys' imported but unused" in line
     assert "a.py:3:1 F401 'json' imported but unused" in line
 
 

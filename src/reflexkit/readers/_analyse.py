@@ -14,7 +14,8 @@ import re
 
 from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
-from reflexkit.readers.findings import ANSI, Findings, dedupe
+from reflexkit.readers._json_reports import from_json_report
+from reflexkit.readers.findings import ANSI, Findings, clip, dedupe
 from reflexkit.readers.generic import parse_generic
 from reflexkit.readers.kinds import error_kind, signal_exit
 from reflexkit.readers.native import parse_make
@@ -93,6 +94,36 @@ _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
 )
 
 
+_PROGRAMS = frozenset({"python", "node", "shell", "command"})
+"""Readers of a program's own failure, whose output may hold what it printed before failing."""
+_ERROR_START = lazy_regex(
+    r"^(?:Traceback \(most recent call last\):|[\w.]*(?:Error|Exception|_RemoteTraceback)\b.*"
+    r"|node:[\w/]+:\d+|(?:file://)?/\S+\.[cm]?[jt]sx?:\d+|\S+: line \d+: .*"
+    r"|[\w./-]+: .*(?:No such file or directory|command not found|Permission denied)"
+    r"|panic: .*|thread '.*' panicked at .*)$",
+    re.MULTILINE,
+)
+"""The first line of a program's error: what comes before it is the program's own output."""
+
+
+def _add_printed_before(text: str, found: Findings) -> None:
+    """Add the last lines a program printed before its error to the details, if any.
+
+    A script's progress (``found 5 backups``, ``+ cp dist/app.tar.gz releases/``, under
+    ``bash -x``) says how far it got, which the error alone does not.
+    """
+    start = _ERROR_START.search(text)
+    if start is None or start.start() == 0:
+        return
+    lines = [line.strip() for line in text[: start.start()].splitlines() if line.strip()][-2:]
+    quoted = "\n".join([*found.facts, *found.details])
+    lines = [line for line in lines if line not in quoted]
+    if lines:
+        found.details.append(
+            "printed before the error: " + " / ".join(clip(line, 90) for line in lines)
+        )
+
+
 _ANNOTATION = lazy_regex(
     r"^::(?:error|warning|notice)(?: (?P<params>[^\n]*?))?::(?P<msg>[^\n]*)$", re.MULTILINE
 )
@@ -116,10 +147,12 @@ def _annotation_message(match: re.Match[str]) -> str:
 def clean_output(text: str) -> str:
     """Return *text* as the readers read it: no colours, LF line ends, head and tail if long.
 
-    GitHub Actions annotations (``::error file=...::message``) are read as their message, so
-    a tool's github output format reads like its plain one.
+    GitHub Actions annotations (``::error file=...::message``) are read as their message, and
+    a checker's JSON report (pyright, ruff, eslint, mypy) as its text format, so a tool's
+    github or json output format reads like its plain one.
     """
     text = ANSI.sub("", text).replace("\r\n", "\n")
+    text = from_json_report(text) or text
     if len(text) > HEAD_CHARS + TAIL_CHARS:
         text = text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
     if "::" in text:
@@ -159,29 +192,38 @@ def analyse(failure: FailureContext) -> Findings:
     if found is not None and found.tool != "make":
         wrapper = parse_make(text)
         if wrapper is not None:  # the failing target(s) of the make run around the tool
-            found.details.extend(d for d in (wrapper.details or wrapper.facts)[:2] if d)
+            found.details.extend(d for d in (wrapper.details or wrapper.facts)[:3] if d)
     if timeout is not None:
         if found is not None and found.tool != "shell":
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
         return timeout
     if found is None:
-        found = parse_generic(text, failure.exit_code, failure.files_modified)
-        guessed = _compound_command_type(failure.command, found.failure_type)
-        keeps_own = guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC
-        if guessed is not FailureType.UNKNOWN and not keeps_own:
-            found.failure_type = guessed
-        if guessed is FailureType.LINT_ERROR and found.facts:
-            found.category = ReflectionCategory.VERIFICATION
-            found.advice = (
-                "The checker rejects the code at the lines quoted: fix each finding where it "
-                "points, keeping behaviour the same; do not disable the rule or the check."
-            )
-        return found
+        return _read_generic(text, failure)
     signal = signal_exit(failure.exit_code)
     if signal and not any(signal in d for d in found.details):
         found.details.append(signal)
+    if found.tool in _PROGRAMS:
+        _add_printed_before(text, found)
     if found.tool in _STACK_TRACE_READERS:
         _crash_of_a_checker(found, failure.command)
+    return found
+
+
+def _read_generic(text: str, failure: FailureContext) -> Findings:
+    """Read output no reader claimed, typed by the command where its shape says nothing."""
+    found = parse_generic(text, failure.exit_code, failure.files_modified)
+    guessed = _compound_command_type(failure.command, found.failure_type)
+    keeps_own = guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC
+    if guessed is not FailureType.UNKNOWN and not keeps_own:
+        found.failure_type = guessed
+    if guessed is FailureType.LINT_ERROR and found.facts:
+        found.category = ReflectionCategory.VERIFICATION
+        found.advice = (
+            "The checker rejects the code at the lines quoted: fix each finding where it "
+            "points, keeping behaviour the same; do not disable the rule or the check."
+        )
+    if found.failure_type in {FailureType.RUNTIME_ERROR, FailureType.TOOL_ERROR}:
+        _add_printed_before(text, found)
     return found
 
 

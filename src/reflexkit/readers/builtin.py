@@ -7,6 +7,7 @@ in the band of its kind of tool.
 from __future__ import annotations
 
 from reflexkit._regex import lazy_regex
+from reflexkit.readers.coverage import parse_coverage_gate
 from reflexkit.readers.cxx import parse_cmake
 from reflexkit.readers.go import parse_go_diagnostics, parse_go_panic, parse_go_test
 from reflexkit.readers.java import parse_java_trace, parse_javac
@@ -54,7 +55,14 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ("\\r", "\r"),
         940,
     ),
-    # 800: test runners (their output holds tracebacks and compiler errors)
+    # 800: test runners (their output holds tracebacks and compiler errors); a run whose
+    # tests all passed but whose coverage gate failed first
+    Reader(
+        "coverage-gate",
+        lambda t, _f: parse_coverage_gate(t),
+        ("coverage threshold", "Required test coverage", "Coverage failure", "Coverage for "),
+        870,
+    ),
     Reader("unittest", lambda t, _f: parse_unittest(t), ("\nRan ", "FAILED ("), 860),
     Reader(
         "pytest",

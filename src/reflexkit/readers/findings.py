@@ -141,6 +141,8 @@ def _also(problem: Problem, first: Problem) -> str:
     """
     if not first.loc or problem.text.replace(problem.loc, first.loc, 1) == first.text:
         return problem.loc
+    if problem.text.startswith(problem.loc):  # a line led by its location: quote it as printed
+        return clip(problem.text, 90)
     message = problem.text.replace(problem.loc, "", 1).strip(" :-")
     message = message.removesuffix(" at").strip()
     return f"{problem.loc} {clip(message, 70)}" if message else problem.loc

@@ -371,6 +371,11 @@ def _linker_facts(text: str) -> list[str]:
     return dedupe(facts)
 
 
+_CLANG_COUNT = lazy_regex(r"^(?P<line>\d+ (?:warnings? and \d+ )?errors? generated\.)$", M)
+_FIX_IT = lazy_regex(r"did you (?:forget|mean)\b")
+"""A note that names the fix (``did you forget to '#include <vector>'?``) is the tool's hint."""
+
+
 def parse_gcc(text: str) -> Findings | None:
     """Recognise gcc/clang diagnostics (``file:line:col: error: ...``) and linker errors.
 
@@ -388,16 +393,20 @@ def parse_gcc(text: str) -> Findings | None:
     findings.facts.extend(linker[:4])
     notes = [d for d in diags if d["sev"] == "note" and "previous" in d["msg"]]
     findings.details.extend(f"{d['loc']}: note: {clip(d['msg'], 100)}" for d in notes[:1])
-    if linker:  # an implicit declaration explains an undefined reference
-        implicit = [
-            d for d in diags if d["sev"] == "warning" and "implicit declaration" in d["msg"]
-        ]
-        findings.details.extend(f"{d['loc']}: warning: {clip(d['msg'], 120)}" for d in implicit[:2])
+    # An implicit declaration is a bug even as a warning (it explains an undefined reference
+    # or a wrong return type): quoted beside the errors.
+    implicit = [d for d in diags if d["sev"] == "warning" and "implicit declaration" in d["msg"]]
+    findings.details.extend(f"{d['loc']}: warning: {clip(d['msg'], 120)}" for d in implicit[:2])
+    findings.hints = dedupe(
+        clip(d["msg"], 140) for d in diags if d["sev"] == "note" and _FIX_IT.search(d["msg"])
+    )[:2]
     count = len(problems) + len(linker)
     findings.headline = f"The C/C++ build failed with {count} error{'s' if count != 1 else ''}."
     ld_summary = _LD_SUMMARY.search(text) if linker else None
     if ld_summary is not None:
         findings.summary = ld_summary["line"]
+    elif (count_line := _CLANG_COUNT.search(text)) is not None:
+        findings.summary = count_line["line"]
     missing_header = any(
         d["sev"] == "fatal error" and ("No such file" in d["msg"] or "file not found" in d["msg"])
         for d in diags
@@ -455,6 +464,13 @@ _MAKE_RECIPE = lazy_regex(
 )
 
 
+_MAKE_NOT_REMADE = lazy_regex(
+    r"^(?P<line>(?:g|mingw32-)?make(?:\[\d+\])?: Target '[^'\n]+' not remade because of errors\.)$",
+    M,
+)
+"""``make -k`` kept going after a failure and says which goal it could not build."""
+
+
 def parse_make(text: str) -> Findings | None:
     """Recognise make's own errors (``Makefile:5: *** missing separator.  Stop.``)."""
     stop = _MAKE_STOP.search(text)
@@ -484,6 +500,9 @@ def parse_make(text: str) -> Findings | None:
         # A recursive make prints one line per level: the innermost names the failing
         # command's target, the outermost the target that was asked for.
         findings.details.extend(dedupe([recipe["line"].strip(), recipes[-1]["line"].strip()]))
+        not_remade = _MAKE_NOT_REMADE.search(text)
+        if not_remade:
+            findings.details.append(not_remade["line"])
         if not stop:
             above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
             findings.facts.extend(clip(line, 180) for line in above[-2:])

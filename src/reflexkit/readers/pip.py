@@ -25,6 +25,11 @@ _BUILD_EXCEPTION = lazy_regex(
     r"^\s+(?P<e>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): [^\n]+)$", M
 )
 """The exception a package's build script raised, inside pip's indented subprocess output."""
+_BUILD_COMPILER_ERROR = lazy_regex(r"^\s+(?P<e>[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: [^\n]+)$", M)
+"""A compiler's error inside the build output of a package with C extensions."""
+_FAILED_TO_BUILD = lazy_regex(r"^(?P<line>Failed to build \S.*)$", M)
+_HASH_LINE = lazy_regex(r"^\s+(?P<req>\S+ --hash=sha\d+:[0-9a-f]{32,})\s*$", M)
+"""The requirement lines with their hashes pip prints for ``--require-hashes`` to copy."""
 _PIP_NOT_FOUND = lazy_regex(
     r"No matching distribution found for (?P<req>\S+)"
     r"|Could not find a version that satisfies the requirement (?P<req2>\S+)"
@@ -52,6 +57,14 @@ def parse_pip(text: str, command: str) -> Findings | None:
     if not errors and not codes and not ("pip" in command and "error:" in text):
         return None
     built = [m["e"].strip() for m in _BUILD_EXCEPTION.finditer(text)] if codes else []
+    compiled = [m["e"].strip() for m in _BUILD_COMPILER_ERROR.finditer(text)] if codes else []
+    if compiled:  # the build's own first error is the cause; pip's lines say where it stopped
+        errors = [
+            *compiled[:1],
+            *codes,
+            *(m["line"] for m in _FAILED_TO_BUILD.finditer(text)),
+            *errors,
+        ]
     if not errors:
         errors = (
             built[-1:] + codes
@@ -64,6 +77,8 @@ def parse_pip(text: str, command: str) -> Findings | None:
     )
     findings.facts = [clip(e, 200) for e in dedupe(errors)[:4]]
     findings.hints = [clip(m["msg"].strip(), 160) for m in _PIP_HINT.finditer(text)][:3]
+    hashes = [m["req"] for m in _HASH_LINE.finditer(text)]
+    findings.hints = [*hashes[:2], *findings.hints][:3]
     findings.headline = "pip could not install the requirements."
     joined = "\n".join(errors)
     not_found = _PIP_NOT_FOUND.search(joined)
@@ -78,6 +93,12 @@ def parse_pip(text: str, command: str) -> Findings | None:
         findings.advice = (
             f"No release matches {req}: check the package name on PyPI and pick a version that "
             "exists for this Python version, or relax the pin."
+        )
+    elif hashes:
+        findings.category = ReflectionCategory.ROOT_CAUSE
+        findings.advice = (
+            "In --require-hashes mode every requirement needs its hash: add the lines pip "
+            "printed (name==version --hash=...) to the requirements file, never drop the mode."
         )
     elif "ResolutionImpossible" in text or "conflict" in joined.lower():
         findings.category = ReflectionCategory.ROOT_CAUSE

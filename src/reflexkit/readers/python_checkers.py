@@ -62,9 +62,9 @@ def parse_mypy(text: str) -> Findings | None:
         if not code:
             message, code = _mypy_continued(message, text, m.end())
         codes.append(code)
-        tail = f" [{code}]" if code else ""
+        tail = f"  [{code}]" if code else ""  # as mypy prints it: a later attempt greps it
         problems.append(
-            Problem(f"{m['loc']}: {clip(message, 150)}{tail}", f"{code}|{message}", m["loc"])
+            Problem(f"{m['loc']}: error: {clip(message, 150)}{tail}", f"{code}|{message}", m["loc"])
         )
     if not problems:
         return None
@@ -158,31 +158,57 @@ _LINT_CONCISE = lazy_regex(
 _RUFF_FULL = lazy_regex(
     r"^(?P<code>[A-Z]{1,4}\d{2,4}) (?P<fix>\[\*\] )?(?P<msg>.+)\n\s*--> (?P<loc>\S+:\d+:\d+)$", M
 )
+_RUFF_GROUPED = lazy_regex(
+    r"^(?P<file>[^\s:][^:\n]*\.pyi?):\n(?P<rows>(?:[ \t]+\d+:\d+ +[A-Z]{1,4}\d{2,4} .*\n?)+)", M
+)
+"""ruff's ``grouped`` format: a file's name on its own line, then ``  row:col CODE message``."""
+_RUFF_GROUPED_ROW = lazy_regex(
+    r"^[ \t]+(?P<pos>\d+:\d+) +(?P<code>[A-Z]{1,4}\d{2,4}) (?P<fix>\[\*\] )?(?P<msg>.*)$", M
+)
 _RUFF_SUMMARY = lazy_regex(r"^(?P<sum>Found \d+ errors?\.?)$", M)
 _RUFF_FIXABLE = lazy_regex(r"^\[\*\] (?P<sum>\d+ fixable with the .*)$", M)
 _FLAKE8_REAL = lazy_regex(r"^(?:F821|F811|F63\d|E999|F82\d|E9\d\d)$")
 
 
-def parse_pyflakes_style(text: str, command: str) -> Findings | None:
-    """Recognise ruff (full and concise formats), flake8 and pylint diagnostics."""
+def _lint_problems(text: str) -> tuple[list[Problem], list[str], int]:
+    """Return the diagnostics of ruff's full, grouped or concise format (or flake8's, pylint's).
+
+    Also their codes and how many ruff marks fixable (``[*]``).
+    """
     problems: list[Problem] = []
-    fixable = 0
-    codes: list[str] = []
+    marks: list[str] = []
     for m in _RUFF_FULL.finditer(text):
         problems.append(
             Problem(f"{m['code']} {clip(m['msg'], 120)} at {m['loc']}", m["code"], m["loc"])
         )
-        codes.append(m["code"])
-        fixable += bool(m["fix"])
+        marks.append(m["fix"] or "")
+    if not problems:
+        for group in _RUFF_GROUPED.finditer(text):
+            for m in _RUFF_GROUPED_ROW.finditer(group["rows"]):
+                loc = f"{group['file']}:{m['pos']}"  # the concise form of the same diagnostic
+                fix = m["fix"] or ""
+                problems.append(
+                    Problem(f"{loc}: {m['code']} {fix}{clip(m['msg'], 120)}", m["code"], loc)
+                )
+                marks.append(fix)
     if not problems:
         for m in _LINT_CONCISE.finditer(text):
+            fix = m["fix"] or ""  # ruff's `[*]` stays: the line is quoted as printed
             problems.append(
-                Problem(f"{m['loc']}: {m['code']} {clip(m['msg'], 120)}", m["code"], m["loc"])
+                Problem(f"{m['loc']}: {m['code']} {fix}{clip(m['msg'], 120)}", m["code"], m["loc"])
             )
-            codes.append(m["code"])
-            fixable += bool(m["fix"])
+            marks.append(fix)
+    return problems, [p.key for p in problems], sum(bool(mark) for mark in marks)
+
+
+def parse_pyflakes_style(text: str, command: str) -> Findings | None:
+    """Recognise ruff (full, grouped and concise formats), flake8 and pylint diagnostics."""
+    problems, codes, fixable = _lint_problems(text)
     if not problems:
         return _parse_formatter(text, command)
+    # Real bugs (undefined names, syntax errors) first: with many style findings they would
+    # otherwise fall past the groups a reflection has room for.
+    problems.sort(key=lambda problem: not _FLAKE8_REAL.match(problem.key))
     words = command.split()
     tool = next(
         (

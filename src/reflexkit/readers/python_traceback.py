@@ -32,6 +32,8 @@ _LIBRARY = lazy_regex(
 _REPEATED = lazy_regex(r"^\s*\[Previous line repeated \d+ more times?\]$")
 _ANONYMOUS_SCOPE = lazy_regex(r"^<(?:listcomp|setcomp|dictcomp|genexpr|lambda)>$")
 """Frames of comprehensions and lambdas, whose enclosing function is what a reader names."""
+_QUOTES = frozenset({'"' * 3, "'" * 3})
+"""The line that closes a traceback quoted inside another's message (``_RemoteTraceback``)."""
 _MODULE_NOT_FOUND = lazy_regex(r"No module named '(?P<mod>[^']+)'")
 MISSING_HINT_CLASSES = frozenset(
     {"FileNotFoundError", "ModuleNotFoundError", "PermissionError", "NotADirectoryError"}
@@ -106,6 +108,7 @@ def _last_traceback(lines: list[str], start: int) -> Traceback | None:
                     not text
                     or _TB_START.match(extra)
                     or text.startswith(("During handling", "The above"))
+                    or text in _QUOTES  # the end of a worker's quoted traceback
                 ):
                     break
                 if extra.startswith((" ", "\t")) or not _EXC_LINE.match(text):
@@ -162,23 +165,23 @@ _CHAINED = (
 )
 
 
-def find_cause(text: str) -> str:
-    """Return the exception line of the traceback the last one was chained to, or ``""``.
+def find_cause(text: str) -> Traceback | None:
+    """Return the traceback the last one was chained to, or ``None``.
 
     ``raise X from exc`` and an exception raised while handling another print the cause's
     traceback first; its exception is often the real problem (a JSON error under a
-    ``ConfigError``).
+    ``ConfigError``), and its frame the place to fix (a worker's function, under the
+    ``pool.map`` call that re-raised it).
     """
     if not any(marker in text for marker in _CHAINED):
-        return ""
+        return None
     starts = [m.start() for m in _TB_START.finditer(text)]
     if len(starts) < 2:  # noqa: PLR2004 -- the cause's traceback and the last one
-        return ""
+        return None
     between = text[starts[-2] : starts[-1]]
     if not any(marker in between for marker in _CHAINED):
-        return ""
-    cause = _last_traceback(between.splitlines(), 0)
-    return cause.exception if cause is not None else ""
+        return None
+    return _last_traceback(between.splitlines(), 0)
 
 
 _GROUP_MARGIN = lazy_regex(r"^ *(?:\+-?\+?-* ?\d* ?-*|\| ?)", M)
@@ -229,9 +232,14 @@ def parse_traceback(text: str) -> Findings | None:
         findings.facts.append(clip(group.group(0), 200))
     findings.facts.append(clip(tb.exception, 240))
     findings.details.extend(_where(tb))
-    cause = find_cause(text) if group is None else ""
-    if cause:
-        findings.details.append(f"caused by {clip(cause, 200)}")
+    cause = find_cause(text) if group is None else None
+    if cause is not None:
+        findings.details.append(f"caused by {clip(cause.exception, 200)}")
+        if cause.frame and cause.frame != tb.frame and not _LIBRARY.search(cause.frame):
+            findings.details.append(
+                f"the cause raised at {cause.frame}"
+                + (f" ({clip(cause.code, 80)})" if cause.code else "")
+            )
     missing = _MODULE_NOT_FOUND.search(tb.exception)
     if missing or short_cls == "ModuleNotFoundError":
         module = missing["mod"] if missing else "the module"

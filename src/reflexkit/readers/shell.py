@@ -25,17 +25,23 @@ _NOT_FOUND_EXIT = 127
 _CONFLICT = lazy_regex(r"^(?P<line>CONFLICT \([^)]+\): .+)$", M)
 _GIT_ERROR = lazy_regex(r"^(?P<line>(?:error|fatal): .+)$", M)
 _GIT_HINT_CMD = lazy_regex(
-    r'"(?P<cmd>git [^"]+)"|^hint:\s+(?P<line>git [^#\n]+?)\s*(?:#[^\n]*)?$', M
+    r'"(?P<cmd>git [^"]+)"|^hint:\s+(?P<line>git [^#\n]+?)\s*(?:#[^\n]*)?$'
+    r"|^ {2,8}(?P<indented>git [a-z][^#\n]*?)\s*$",
+    M,
 )
 """A command git's hints quote (``"git add <file>"``) or list on its own line (``hint:   git
-config pull.rebase false  # merge``)."""
+config pull.rebase false  # merge``, or indented: ``    git push --set-upstream origin x``)."""
 _GIT_REJECTED = lazy_regex(r"^(?P<line>\s*! \[(?:rejected|remote rejected)\].*)$", M)
 _AUTO_MERGE_FAILED = lazy_regex(r"^(?P<line>Automatic merge failed;.*)$", M)
 
 
 _GIT_LISTED = lazy_regex(r"^(?:error|fatal): [^\n]*:\n(?P<files>(?:\t[^\n]+(?:\n|$))+)", M)
 """An error followed by the tab-indented paths it is about (files checkout would overwrite)."""
-_GIT_VERDICT = lazy_regex(r"^(?P<line>Aborting|Aborting commit due to [^\n]+)$", M)
+_GIT_VERDICT = lazy_regex(
+    r"^(?P<line>Aborting|Aborting commit due to [^\n]+"
+    r"|The stash entry is kept in case you need it again\.)$",
+    M,
+)
 
 
 def parse_git(text: str, command: str) -> Findings | None:
@@ -63,7 +69,9 @@ def parse_git(text: str, command: str) -> Findings | None:
         findings.details.append("paths: " + ", ".join(clip(p, 80) for p in listed[:5]))
     verdict = _GIT_VERDICT.search(text)
     findings.summary = verdict["line"] if verdict else ""
-    findings.hints = dedupe(m["cmd"] or m["line"] for m in _GIT_HINT_CMD.finditer(text))[:4]
+    findings.hints = dedupe(
+        m["cmd"] or m["line"] or m["indented"] for m in _GIT_HINT_CMD.finditer(text)
+    )[:4]
     if conflicts:
         files = [line.rsplit(" in ", 1)[-1] for line in conflicts if " in " in line]
         findings.headline = (
@@ -202,6 +210,7 @@ _FRAME_LINE = lazy_regex(
     r'^\s*File "[^"]+", line \d+|^\s+at \S|^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent'
 )
 _PY_FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line \d+(?:,)? in \S+', M)
+_WORD = lazy_regex(r"[A-Za-z]{2,}")
 _TIMEOUT_TEXT = lazy_regex(
     r"(?i)\b(?:timed out|timeout expired|TimeoutExpired|deadline exceeded)\b"
 )
@@ -260,10 +269,16 @@ def parse_timeout(
         repeats = sum(1 for line in lines if _NUMBERS.sub("#", line) == shape)
         findings.facts.append(clip(last, 200))
         if repeats > 1:
+            first = next(line for line in lines if _NUMBERS.sub("#", line) == shape)
+            since = f" (the first: {clip(first, 120)})" if first != last else ""
             findings.details.append(
-                f"the same line repeated {repeats} times: the program was waiting or looping"
+                f"the same line repeated {repeats} times{since}: the program was waiting or looping"
             )
-        others = dedupe(line for line in lines if _NUMBERS.sub("#", line) != shape)
+        others = dedupe(
+            line
+            for line in lines
+            if _NUMBERS.sub("#", line) != shape and _WORD.search(line)  # not `...`, `}`, `1..3`
+        )
         findings.details.extend(clip(line, 150) for line in others[-2:])
     elif ours is not None:
         findings.facts.append(ours.group(0).strip("[]"))
