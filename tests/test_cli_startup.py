@@ -116,11 +116,13 @@ def test_recent_hashes_nothing_and_starts_no_process_machinery(
 ) -> None:
     """`recent` keys its index with blake2b alone: no hashlib (OpenSSL), no subprocess.
 
-    Nor the task models: the id check it needs lives in reflexkit.models.
+    Nor the task models: the id check it needs lives in reflexkit.models; nor the queue of
+    prune's copier thread.
     """
     code, modules = _imported(project, *args, full=True)
     assert code in {0, None}
     lazy = {"hashlib", "_hashlib", "ctypes", "subprocess", "selectors", "reflexkit.tasks.task"}
+    lazy |= {"queue"}
     assert not modules & lazy, sorted(modules & lazy)
 
 

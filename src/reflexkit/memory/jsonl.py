@@ -39,7 +39,6 @@ import errno
 import fcntl
 import logging
 import os
-import queue
 import re
 import stat
 import struct
@@ -676,6 +675,8 @@ class _Sieve:
         self._out = out
         self._src = -1
         self._pending = (0, 0)  # the range of the old file still to hand to the copier
+        import queue  # noqa: PLC0415 -- only a prune needs it, not recent's start-up (#19)
+
         self._copies: queue.SimpleQueue[tuple[int, int, int] | None] = queue.SimpleQueue()
         self._failed: OSError | None = None
         self._stopping = False
