@@ -517,7 +517,7 @@ n = 0
 while not os.path.exists(stop):
     os.write(fd, b'{"id":"rogue-%d","analysis":"' % n + b"r" * rnd.randrange(1, 300))
     n += 1
-    time.sleep(rnd.random() / 2000)
+    time.sleep(rnd.random() / 5000)
 print(n)
 """
 
@@ -547,6 +547,11 @@ def test_fragments_written_beside_the_writers_never_swallow_a_record(
     store.append(make_reflection("s0", attempt=99_999))
     stop = tmp_path / "stop"
     rogue = subprocess.Popen(_python(ROGUE, path, stop), stdout=subprocess.PIPE, text=True)
+    size, deadline = path.stat().st_size, time.monotonic() + 60
+    while path.stat().st_size == size:  # the writers start once fragments are coming
+        assert rogue.poll() is None
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
     writers = [
         subprocess.Popen(_python(APPENDER, path, f"w{n}", 1500), stdout=subprocess.PIPE, text=True)
         for n in range(4)
