@@ -54,3 +54,45 @@ def test_reopening_after_close(tmp_path: Path) -> None:
     writer.append(b"b")
     writer.close()
     assert (tmp_path / "f").read_bytes() == b"a\nb\n"
+
+
+_FRAGMENTS = """
+import os, random, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+rnd, n = random.Random(3), 0
+while not os.path.exists(sys.argv[2]):
+    os.write(fd, b"torn %d " % n + b"t" * rnd.randrange(1, 200))
+    n += 1
+    time.sleep(rnd.random() / 5000)
+print(n)
+"""
+
+
+@pytest.mark.parametrize("keep", ["keep", "reopen"])
+def test_torn_lines_written_beside_the_writers_never_swallow_a_line(
+    tmp_path: Path, keep: str
+) -> None:
+    """A program appends fragments with no newline while 4 writers run: every line is whole.
+
+    A line written right after a fragment would be glued to it (a run-log event or a fixture
+    lost); the writer sees the byte before its line is no newline and writes it again.
+    """
+    target, stop = tmp_path / "log.jsonl", tmp_path / "stop"
+    target.write_bytes(b"")
+    rogue = subprocess.Popen(
+        [sys.executable, "-c", _FRAGMENTS, str(target), str(stop)], stdout=subprocess.PIPE
+    )
+    while not target.stat().st_size:  # the writers start once fragments are coming
+        assert rogue.poll() is None
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(target), f"p{n}", "300", keep])
+        for n in range(4)
+    ]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    stop.touch()
+    out, _ = rogue.communicate(timeout=60)
+    assert int(out) > 10
+    lines = [line.strip() for line in target.read_bytes().split(b"\n")]
+    whole = [line for line in lines if line.endswith(b"x" * 3000) and line[:1] == b"p"]
+    assert len(whole) == 1200
+    assert len({tuple(line.split(b" ")[:2]) for line in whole}) == 1200

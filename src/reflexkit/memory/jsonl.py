@@ -52,6 +52,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import NoReturn, Self
 
+from reflexkit._lines import blank, unglue
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory._codec import (
     MAX_LINE,
@@ -74,7 +75,6 @@ _GEN = struct.Struct("<Q")
 _GEN_AT = 8  # the first 8 bytes are free for a future magic
 _WAITING_AT = 16  # 8 bytes, the pid of a prune waiting for the writers' lock, or zeros
 _NOBODY = bytes(8)
-_HEAL_TRIES = 5  # torn lines written before one record, one after the other, before giving up
 _CHUNK = 4 << 20
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -301,24 +301,10 @@ class JsonlMemory:
             self._cut(fd, start, written, len(line))
         # The byte before the record is not a newline: a torn line (a crash, a write cut
         # short, a program appending without the lock) got the record glued to its end.
-        # Write the record again until a copy starts a line, then blank the glued copies.
         log.warning(
             "%s: a torn line ends at byte %d; the record is written after it", self._path, start
         )
-        glued = [start]
-        try:
-            for _ in range(_HEAL_TRIES):
-                written = _write(fd, line)
-                start = _lseek(fd, 0, _CUR) - written
-                if written != len(line):
-                    self._cut(fd, start, written, len(line))
-                if _pread(fd, 1, start - 1) == _NL:
-                    return
-                glued.append(start)
-            msg = "torn lines keep being written into the file"
-            raise OSError(errno.EIO, msg)
-        finally:
-            self._blank(fd, [(at, len(line) - 1) for at in glued])  # keep their newlines
+        unglue(fd, line, start)
 
     def _cut(self, fd: int, start: int, written: int, size: int) -> NoReturn:
         """Take a write cut short at *start* back off the file, then raise ENOSPC.
@@ -342,21 +328,13 @@ class JsonlMemory:
         raise OSError(errno.ENOSPC, why)
 
     def _blank(self, fd: int, spans: list[tuple[int, int]]) -> None:
-        """Overwrite the ``(offset, length)`` *spans* of the file with spaces.
-
-        Spaces only, never a newline: the lines of the file stay where they are, so an index
-        entry of a changed line fails its CRC and is rebuilt, and no line appears that the
-        index could miss. A failure is logged: the glued line then stays unreadable.
-        """
-        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_APPEND)  # else pwrite appends
+        """Blank *spans* (see :func:`reflexkit._lines.blank`); a failure is only logged."""
         try:
-            for at, length in spans:
-                _pwrite_all(fd, b" " * length, at)
-        except OSError as err:
-            log.warning("%s: can't blank a glued line at byte %d: %s", self._path, at, err)
-        finally:
-            fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+            blank(fd, spans)
+        except OSError as err:  # the fragment stays; the next append after it mends its own
+            log.warning(
+                "%s: can't blank a partial write at byte %d: %s", self._path, spans[0][0], err
+            )
 
     # --- reading -------------------------------------------------------------------------
 
@@ -910,15 +888,6 @@ def _start_of_line(fd: int, at: int) -> int:
             return lo + nl + 1
         at = lo
     return 0
-
-
-def _pwrite_all(fd: int, data: bytes, at: int) -> None:
-    view = memoryview(data)
-    while view:
-        done = os.pwrite(fd, view, at)
-        if not done:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        view, at = view[done:], at + done
 
 
 def _copy_range(src: int, out: int, lo: int, hi: int) -> None:
