@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,18 @@ def test_torn_lines_written_beside_the_writers_never_swallow_a_line(
     whole = [line for line in lines if line.endswith(b"x" * 3000) and line[:1] == b"p"]
     assert len(whole) == 1200
     assert len({tuple(line.split(b" ")[:2]) for line in whole}) == 1200
+
+
+def test_a_pipe_gets_its_lines_unchecked(tmp_path: Path) -> None:
+    """A FIFO (a log piped to another program) has no places to check: lines go through."""
+    fifo = tmp_path / "events"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the other program, listening
+    try:
+        with LineWriter(fifo) as lines:
+            lines.append(b'{"kind":"run_started"}')
+            lines.append(b'{"kind":"run_finished"}')
+        out = os.read(reader, 4096)
+    finally:
+        os.close(reader)
+    assert out == b'{"kind":"run_started"}\n{"kind":"run_finished"}\n'

@@ -19,6 +19,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -96,6 +97,7 @@ class LineWriter:
         self._keep_open = keep_open
         self._mode = mode
         self._fd: int | None = None
+        self._seekable = True
         self._lock = threading.Lock()
 
     def append(self, line: bytes) -> None:
@@ -114,14 +116,16 @@ class LineWriter:
             fd = self._fd if self._fd is not None else self._open()
             try:
                 written = os.write(fd, line)
-                start = os.lseek(fd, 0, os.SEEK_CUR) - written  # O_APPEND: where ours went
+                # O_APPEND: where our own write went (a pipe or a terminal has no places).
+                start = os.lseek(fd, 0, os.SEEK_CUR) - written if self._seekable else -1
                 if written != len(line):
                     # Others may have appended after it: no cutting back, blanks instead
                     # (whoever wrote after it finds their line glued and writes it again).
-                    blank(fd, [(start, written)])
+                    if start >= 0:
+                        blank(fd, [(start, written)])
                     msg = f"{self.path}: only {written} of {len(line)} bytes of a line were written"
                     raise OSError(errno.ENOSPC, msg)
-                if start and os.pread(fd, 1, start - 1) != b"\n":
+                if start > 0 and os.pread(fd, 1, start - 1) != b"\n":
                     unglue(fd, line, start)
             finally:
                 if not self._keep_open:
@@ -134,6 +138,7 @@ class LineWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC  # read: the byte before
         fd = os.open(self.path, flags, self._mode)
+        self._seekable = stat.S_ISREG(os.fstat(fd).st_mode)
         self._fd = fd
         return fd
 
