@@ -1,0 +1,112 @@
+"""Output formats the readers missed on the fourth holdout-like batch (#12 follow-up).
+
+Batch 4 (tests/data/holdout_like/b4-*.json) holds ordinary failures as a coding agent meets
+them. Each test here runs the real tool where this machine has it (skipped where it does not)
+on a project of its own; tools the test environment lacks are read from output captured from
+a real run of another project. The batch's items are measured, never tested one by one.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from reflexkit.models import FailureContext, Reflection
+from reflexkit.reflection.heuristic import HeuristicGenerator
+
+GEN = HeuristicGenerator()
+
+
+def _run(command: str, cwd: Path) -> FailureContext:
+    """Run *command* in bash as an agent's harness does; return its failure."""
+    done = subprocess.run(
+        ["bash", "-c", f"{command}; exit $?"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=180,
+    )
+    return _failure(command, done.stdout + done.stderr, done.returncode)
+
+
+def _failure(command: str, output: str, exit_code: int = 1) -> FailureContext:
+    return FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command=command,
+        exit_code=exit_code,
+        error_output=output,
+    )
+
+
+def _text(reflection: Reflection) -> str:
+    return "\n".join([reflection.analysis, reflection.suggestion, *reflection.action_items])
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, body in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
+
+
+# --- pytest ----------------------------------------------------------------------------------
+
+
+def test_pytest_quotes_where_the_code_under_test_raised_as_printed(tmp_path: Path) -> None:
+    """``pkg/mod.py:4: KeyError`` is quoted whole, and an awaited-never warning beside it."""
+    _write(
+        tmp_path,
+        {
+            "rates/__init__.py": "",
+            "rates/table.py": """
+            import asyncio
+
+            async def rate(code):
+                return {"EUR": 1.0}[code]
+
+            async def total(codes):
+                out = 0
+                for code in codes:
+                    out += rate(code)
+                return out
+            """,
+            "tests/test_table.py": """
+            import asyncio
+            from rates.table import rate, total
+
+            def test_unknown_code():
+                assert asyncio.run(rate("XXX")) is None
+
+            def test_total():
+                assert asyncio.run(total(["EUR"])) == 1.0
+            """,
+        },
+    )
+    failure = _run(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "rates/table.py:4: KeyError" in text
+    assert "rates/table.py:9: TypeError" in text
+    assert "RuntimeWarning: coroutine 'rate' was never awaited" in text
+
+
+def test_pytest_collection_error_is_quoted_as_its_summary_line_too(tmp_path: Path) -> None:
+    """``ERROR tests/test_x.py`` (the short summary) and ``ERROR collecting ...`` both appear."""
+    _write(
+        tmp_path,
+        {
+            "clock/__init__.py": "",
+            "clock/fmt.py": "def hhmm(minutes):\n    return f'{minutes // 60:02}'\n",
+            "tests/test_fmt.py": "from clock.fmt import format_hhmm\n\n"
+            "def test_noon():\n    assert format_hhmm(720) == '12:00'\n",
+        },
+    )
+    failure = _run(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
+    text = _text(GEN.generate(failure))
+    assert "ERROR tests/test_fmt.py" in text
+    assert "ERROR collecting tests/test_fmt.py" in text
+    assert "ImportError: cannot import name 'format_hhmm' from 'clock.fmt'" in text
