@@ -8,12 +8,15 @@ a real run of another project. The batch's items are measured, never tested one 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from reflexkit.models import FailureContext, Reflection
+import pytest
+
+from reflexkit.models import FailureContext, Reflection, ReflectionCategory
 from reflexkit.reflection.heuristic import HeuristicGenerator
 
 GEN = HeuristicGenerator()
@@ -110,3 +113,54 @@ def test_pytest_collection_error_is_quoted_as_its_summary_line_too(tmp_path: Pat
     assert "ERROR tests/test_fmt.py" in text
     assert "ERROR collecting tests/test_fmt.py" in text
     assert "ImportError: cannot import name 'format_hhmm' from 'clock.fmt'" in text
+
+
+# --- cargo -----------------------------------------------------------------------------------
+
+
+CARGO_TOML = '[package]\nname = "tiles"\nversion = "0.1.0"\nedition = "2021"\n'
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_rustc_quotes_a_notes_list_and_the_warnings_beside_the_error(tmp_path: Path) -> None:
+    """The list rustc indents under a note, and a warning printed next to the error."""
+    _write(
+        tmp_path,
+        {
+            "Cargo.toml": CARGO_TOML,
+            "src/main.rs": """
+            use std::collections::HashSet;
+            use std::fmt::Write;
+
+            #[derive(Debug)]
+            struct Tile {
+                x: i32,
+            }
+
+            fn main() {
+                let seen: HashSet<Tile> = HashSet::new();
+                println!("{}", seen.contains(&Tile { x: 1 }));
+            }
+            """,
+        },
+    )
+    text = _text(GEN.generate(_run("cargo build --offline", tmp_path)))
+    assert "`Tile: Eq`" in text  # the list under `note: the following trait bounds ...`
+    assert "`Tile: Hash`" in text
+    assert "warning: unused import: `std::fmt::Write`" in text
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_rustc_unresolved_item_of_own_module_quotes_its_label(tmp_path: Path) -> None:
+    """``no `perimeter` in `geo``` is the span's label: a renamed item, not a missing crate."""
+    _write(
+        tmp_path,
+        {
+            "Cargo.toml": CARGO_TOML,
+            "src/geo.rs": "pub fn area(w: u32, h: u32) -> u32 {\n    w * h\n}\n",
+            "src/main.rs": "mod geo;\nuse geo::perimeter;\n\nfn main() {\n    perimeter(1);\n}\n",
+        },
+    )
+    reflection = GEN.generate(_run("cargo build --offline", tmp_path))
+    assert "no `perimeter` in `geo`" in _text(reflection)
+    assert reflection.category == ReflectionCategory.ROOT_CAUSE
