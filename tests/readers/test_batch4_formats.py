@@ -16,8 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from reflexkit._serde import structure
 from reflexkit.models import FailureContext, Reflection, ReflectionCategory
 from reflexkit.reflection.heuristic import HeuristicGenerator
+
+from ..conftest import DATA, load_item  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 GEN = HeuristicGenerator()
 
@@ -44,6 +47,12 @@ def _failure(command: str, output: str, exit_code: int = 1) -> FailureContext:
         exit_code=exit_code,
         error_output=output,
     )
+
+
+def _captured(name: str) -> Reflection:
+    """The reflection on an output captured from a real run (tests/data/tool_outputs)."""
+    data = load_item(DATA / "tool_outputs" / f"{name}.json")
+    return GEN.generate(structure(data["failureContext"], FailureContext))
 
 
 def _text(reflection: Reflection) -> str:
@@ -164,3 +173,43 @@ def test_rustc_unresolved_item_of_own_module_quotes_its_label(tmp_path: Path) ->
     reflection = GEN.generate(_run("cargo build --offline", tmp_path))
     assert "no `perimeter` in `geo`" in _text(reflection)
     assert reflection.category == ReflectionCategory.ROOT_CAUSE
+
+
+# --- jest, node:test and pip -----------------------------------------------------------------
+
+
+def test_jest_quotes_snapshot_count_and_did_not_throw() -> None:
+    """The snapshot count line and ``Received function did not throw`` are the failures.
+
+    Output of ``npx jest --ci`` (jest 29) on a stale snapshot and a toThrow that did not throw.
+    """
+    reflection = _captured("jest-tags-snapshot-tothrow")
+    text = _text(reflection)
+    assert "1 snapshot failed." in text
+    assert "Received function did not throw" in text
+    assert "snapshot" in reflection.suggestion  # advised as a snapshot, not as a value
+
+
+def test_pip_conflict_quotes_what_the_conflict_is_caused_by() -> None:
+    """The lines under ``The conflict is caused by:`` name the two pins that clash."""
+    text = _text(_captured("pip-flask-werkzeug-conflict"))
+    assert "flask 3.0.0 depends on Werkzeug>=3.0.0" in text
+    assert "The user requested werkzeug==2.0.0" in text
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_node_test_tap_quotes_a_one_line_error_as_printed(tmp_path: Path) -> None:
+    """TAP's ``error: 'message'`` line is quoted as printed, not unquoted."""
+    _write(
+        tmp_path,
+        {
+            "test/fetch.test.js": """
+            const test = require("node:test");
+            test("loads the feed", async () => {
+              throw new Error("feed offline");
+            });
+            """,
+        },
+    )
+    failure = _run("node --test --test-reporter=tap test/", tmp_path)
+    assert "error: 'feed offline'" in _text(GEN.generate(failure))
