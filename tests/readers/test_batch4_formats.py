@@ -213,3 +213,26 @@ def test_node_test_tap_quotes_a_one_line_error_as_printed(tmp_path: Path) -> Non
     )
     failure = _run("node --test --test-reporter=tap test/", tmp_path)
     assert "error: 'feed offline'" in _text(GEN.generate(failure))
+
+
+# --- timeout ---------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("timeout") is None, reason="no GNU timeout on this machine")
+def test_timeout_quotes_the_first_line_the_program_printed(tmp_path: Path) -> None:
+    """The start (``poll 1: queued``) beside the last lines: the state that never changed."""
+    _write(
+        tmp_path,
+        {
+            "poll.py": """
+            import itertools, time
+
+            for n in itertools.count(1):
+                print(f"poll {n}: {'queued' if n < 40 else 'running'}", flush=True)
+                time.sleep(0.01)
+            """,
+        },
+    )
+    failure = _run(f"timeout 2 {sys.executable} poll.py", tmp_path)
+    assert failure.exit_code == 124
+    assert "poll 1: queued" in _text(GEN.generate(failure))

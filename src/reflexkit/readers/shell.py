@@ -203,6 +203,7 @@ _TIMEOUT_CMD = lazy_regex(
 )
 """``timeout [-s SIG] [-k DURATION] [--long-option] DURATION command``."""
 _NUMBERS = lazy_regex(r"\d+")
+_TAIL_SHOWN = 2
 _OUR_LIMIT = lazy_regex(r"^\[timed out after [\d.]+ ?s and was killed\]$", M)
 _CALL_FIRST = "(most recent call first)"
 _FAULTHANDLER_TIMEOUT = lazy_regex(r"^Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!$", M)
@@ -279,7 +280,9 @@ def parse_timeout(
             for line in lines
             if _NUMBERS.sub("#", line) != shape and _WORD.search(line)  # not `...`, `}`, `1..3`
         )
-        findings.details.extend(clip(line, 150) for line in others[-2:])
+        # the first line the program printed (its start: `attempt 1: pending`), then its last
+        shown = [*others[:1], *others[-2:]] if len(others) > _TAIL_SHOWN else others
+        findings.details.extend(clip(line, 150) for line in shown)
     elif ours is not None:
         findings.facts.append(ours.group(0).strip("[]"))
     secs = (
