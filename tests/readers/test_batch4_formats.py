@@ -236,3 +236,59 @@ def test_timeout_quotes_the_first_line_the_program_printed(tmp_path: Path) -> No
     failure = _run(f"timeout 2 {sys.executable} poll.py", tmp_path)
     assert failure.exit_code == 124
     assert "poll 1: queued" in _text(GEN.generate(failure))
+
+
+# --- what kind of mistake: make, git, node ---------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+def test_make_recipe_program_not_installed_is_missing_context(tmp_path: Path) -> None:
+    """Error 127 from a recipe: the program it runs is not installed."""
+    (tmp_path / "Makefile").write_text("check:\n\treflexkit-no-such-linter src\n")
+    reflection = GEN.generate(_run("make check", tmp_path))
+    assert "Error 127" in _text(reflection)
+    assert reflection.category == ReflectionCategory.MISSING_CONTEXT
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+def test_make_missing_prerequisite_is_missing_context(tmp_path: Path) -> None:
+    """``No rule to make target 'x.o', needed by 'app'``: a source file is missing."""
+    (tmp_path / "Makefile").write_text("app: main.o net.o\n\tcc -o app main.o net.o\n")
+    (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
+    reflection = GEN.generate(_run("make", tmp_path))
+    assert "No rule to make target 'net.o', needed by 'app'" in _text(reflection)
+    assert reflection.category == ReflectionCategory.MISSING_CONTEXT
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git on this machine")
+def test_git_commit_with_nothing_staged_is_tool_misuse(tmp_path: Path) -> None:
+    """``no changes added to commit`` has no error line: the files were never staged."""
+    for command in (
+        "git init -q -b main",
+        "git config user.email dev@example.org",
+        "git config user.name Dev",
+        "echo a > notes.txt && git add notes.txt && git commit -qm init",
+    ):
+        subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True)
+    (tmp_path / "notes.txt").write_text("b\n")
+    (tmp_path / "todo.txt").write_text("c\n")
+    reflection = GEN.generate(_run("git commit -m 'Update notes'", tmp_path))
+    text = _text(reflection)
+    assert "no changes added to commit" in text
+    assert "todo.txt" in text  # the new file git lists as untracked
+    assert reflection.category == ReflectionCategory.TOOL_MISUSE
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_node_import_of_own_path_that_does_not_resolve_is_root_cause(tmp_path: Path) -> None:
+    """An ESM import of ``./lib/util`` without its extension: the import is wrong."""
+    _write(
+        tmp_path,
+        {
+            "main.mjs": 'import { twice } from "./lib/util";\nconsole.log(twice(2));\n',
+            "lib/util.mjs": "export const twice = (n) => 2 * n;\n",
+        },
+    )
+    reflection = GEN.generate(_run("node main.mjs", tmp_path))
+    assert "ERR_MODULE_NOT_FOUND" in _text(reflection)
+    assert reflection.category == ReflectionCategory.ROOT_CAUSE

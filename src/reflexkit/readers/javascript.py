@@ -341,7 +341,10 @@ def parse_node(text: str) -> Findings | None:
             findings.failure_type = (
                 FailureType.RUNTIME_ERROR if local else FailureType.DEPENDENCY_ERROR
             )
-            findings.category = ReflectionCategory.MISSING_CONTEXT
+            # a path of the project's own that does not resolve is the import's mistake
+            findings.category = (
+                ReflectionCategory.ROOT_CAUSE if local else ReflectionCategory.MISSING_CONTEXT
+            )
             findings.advice = (
                 f"The path {module!r} does not resolve: fix the relative import (extension, "
                 "directory, case) to point at an existing file."

@@ -515,6 +515,9 @@ _MAKE_NOT_REMADE = lazy_regex(
 """``make -k`` kept going after a failure and says which goal it could not build."""
 
 
+_NOT_FOUND_EXIT = "127"
+
+
 def parse_make(text: str) -> Findings | None:
     """Recognise make's own errors (``Makefile:5: *** missing separator.  Stop.``)."""
     stop = _MAKE_STOP.search(text)
@@ -538,6 +541,8 @@ def parse_make(text: str) -> Findings | None:
                 "make has no rule for the named target or prerequisite: fix the file name, create "
                 "the missing file, or add a rule for it."
             )
+            if ", needed by " in msg:  # a prerequisite (a source file) is missing, not a goal
+                findings.category = ReflectionCategory.MISSING_CONTEXT
         else:
             findings.advice = "Fix the Makefile at the line make names, then run make again."
     if recipe:
@@ -557,6 +562,13 @@ def parse_make(text: str) -> Findings | None:
                 "make only reports that a command in the recipe failed: fix the error printed "
                 "by that command above this line."
             )
+            if recipe["code"] == _NOT_FOUND_EXIT:  # the recipe's program is not installed
+                findings.category = ReflectionCategory.MISSING_CONTEXT
+                findings.advice = (
+                    "A program the recipe runs is not installed (exit code 127, command not "
+                    "found): install it or declare it as a dev dependency, or change the recipe "
+                    "to a tool the project has."
+                )
     findings.steps.append("Re-run `make` (add `-n` first to see the commands it would run).")
     findings.confidence = 0.8 if stop else 0.5
     return findings
