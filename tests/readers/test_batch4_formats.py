@@ -292,3 +292,21 @@ def test_node_import_of_own_path_that_does_not_resolve_is_root_cause(tmp_path: P
     reflection = GEN.generate(_run("node main.mjs", tmp_path))
     assert "ERR_MODULE_NOT_FOUND" in _text(reflection)
     assert reflection.category == ReflectionCategory.ROOT_CAUSE
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on this machine")
+def test_gcc_call_declared_and_defined_nowhere_is_root_cause(tmp_path: Path) -> None:
+    """An implicit declaration and an undefined reference to one name: a misspelt call."""
+    _write(
+        tmp_path,
+        {
+            "totals.c": "int compute_total(int a, int b) { return a + b; }\n",
+            "main.c": "#include <stdio.h>\n\n"
+            'int main(void) {\n    printf("%d\\n", compute_totl(1, 2));\n    return 0;\n}\n',
+        },
+    )
+    reflection = GEN.generate(_run("gcc -Wall -o app main.c totals.c", tmp_path))
+    text = _text(reflection)
+    assert "undefined reference to `compute_totl'" in text
+    assert "implicit declaration of function" in text
+    assert reflection.category == ReflectionCategory.ROOT_CAUSE

@@ -311,6 +311,7 @@ _MAX_ERRORS = 40
 """Errors read in detail (the rest are counted): the first ones are the ones to fix."""
 _LD_UNDEFINED = lazy_regex(r"undefined reference to [`'](?P<sym>[^'\n]+)'")
 _LD_OBJECT = lazy_regex(r"(?P<obj>[^\s:]+):\(\.[^)\n]*\): (?:[^\n]*: )?$")
+_IMPLICIT_NAME = lazy_regex(r"implicit declaration of function [`'\u2018](?P<sym>\w+)")
 _LD_MULTIPLE = lazy_regex(r"multiple definition of [`'](?P<sym>[^'\n]+)'", M)
 _LLD_UNDEFINED = lazy_regex(
     r"^(?:ld\.lld|ld64\.lld|lld-link|ld): error: undefined symbol: (?P<sym>.+)$"
@@ -392,6 +393,13 @@ def _gcc_problems(text: str, diags: list[re.Match[str]]) -> list[Problem]:
     return problems
 
 
+def _called_but_nowhere(implicit: list[re.Match[str]], text: str) -> bool:
+    """Whether every undefined symbol is one the code called without any declaration."""
+    declared_nowhere = {m["sym"] for d in implicit if (m := _IMPLICIT_NAME.search(d["msg"]))}
+    undefined = {m["sym"] for m in _LD_UNDEFINED.finditer(text)}
+    return bool(undefined) and undefined <= declared_nowhere
+
+
 def _linker_facts(text: str) -> list[str]:
     """Return the linker's complaints, one per symbol (temporary object names left out)."""
     facts: list[str] = []
@@ -460,6 +468,12 @@ def parse_gcc(text: str) -> Findings | None:
         findings.advice = (
             "A header cannot be found: fix the #include name or add its directory with -I (or "
             "install the library's development package)."
+        )
+    elif linker and _called_but_nowhere(implicit, text):
+        findings.advice = (
+            "The code calls a function that no header declares (implicit declaration) and no "
+            "object defines (undefined reference): the name is misspelt or the function was "
+            "never written; call the existing function or write it, with its prototype."
         )
     elif linker and not problems:
         findings.category = ReflectionCategory.MISSING_CONTEXT
