@@ -310,3 +310,28 @@ def test_gcc_call_declared_and_defined_nowhere_is_root_cause(tmp_path: Path) -> 
     assert "undefined reference to `compute_totl'" in text
     assert "implicit declaration of function" in text
     assert reflection.category == ReflectionCategory.ROOT_CAUSE
+
+
+# --- Python tracebacks -----------------------------------------------------------------------
+
+
+def test_python_implicit_chaining_is_named_as_printed(tmp_path: Path) -> None:
+    """An exception raised in an ``except`` block: the handler failed, not only the first call."""
+    _write(
+        tmp_path,
+        {
+            "prices.py": """
+            def parse(text):
+                try:
+                    return float(text)
+                except ValueError:
+                    return float(text.replace(",", ".").strip("EUR "))
+
+            print(parse("12,50 EURO"))
+            """,
+        },
+    )
+    text = _text(GEN.generate(_run(f"{sys.executable} prices.py", tmp_path)))
+    assert "During handling of the above exception, another exception occurred:" in text
+    assert "ValueError: could not convert string to float: '12,50 EURO'" in text
+    assert "caused by" not in text  # not `raise ... from`: the handler itself failed
