@@ -46,7 +46,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader(
         "git",
         lambda t, f: parse_git(t, f.command),
-        ("CONFLICT (", "error: ", "fatal: ", "[rejected]"),
+        ("CONFLICT (", "error: ", "fatal: ", "[rejected]", " added to commit", "nothing to commit"),
         950,
     ),
     Reader(

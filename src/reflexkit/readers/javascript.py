@@ -341,7 +341,10 @@ def parse_node(text: str) -> Findings | None:
             findings.failure_type = (
                 FailureType.RUNTIME_ERROR if local else FailureType.DEPENDENCY_ERROR
             )
-            findings.category = ReflectionCategory.MISSING_CONTEXT
+            # a path of the project's own that does not resolve is the import's mistake
+            findings.category = (
+                ReflectionCategory.ROOT_CAUSE if local else ReflectionCategory.MISSING_CONTEXT
+            )
             findings.advice = (
                 f"The path {module!r} does not resolve: fix the relative import (extension, "
                 "directory, case) to point at an existing file."
@@ -385,9 +388,11 @@ _JEST_SUMMARY = lazy_regex(r"^(?P<sum>Tests:\s+.*?)\s*$", M)
 _JEST_HEADER = lazy_regex(r"^  ● (?P<name>.+?)\s*$", M)
 _JEST_DETAIL = lazy_regex(
     r"^\s+(?P<d>(?:expect\(.*|Expected(?: [\w ]+)?: .*|Received(?: [\w ]+)?: .*|"
+    r"Received (?:function|promise) \w.*|"  # toThrow's and rejects' `did not throw`
     r"(?:[A-Z]\w*)?Error: .*|thrown: .*))$",
     M,
 )
+_JEST_SNAPSHOTS = lazy_regex(r"^ \u203a (?P<line>\d+ snapshots? (?:failed|obsolete)\.)$", M)
 _JEST_AT = lazy_regex(r"^\s+at .*?\(?(?P<loc>[^\s()]+:\d+:\d+)\)?$", M)
 
 
@@ -435,6 +440,9 @@ def parse_jest(text: str) -> Findings | None:
     findings.summary = summary["sum"] if summary else ""
     if files:
         findings.details.append("FAIL " + ", ".join(files[:4]))
+    snapshots = _JEST_SNAPSHOTS.search(text)  # `1 snapshot failed.` after jest's arrow
+    if snapshots:
+        findings.details.insert(0, snapshots["line"])
     count = len(findings.tests)
     where = f" in {files[0]}" if len(files) == 1 else ""
     findings.headline = f"jest reported {plural(count, 'failing test')}{where}."
@@ -446,6 +454,12 @@ def parse_jest(text: str) -> Findings | None:
         )
         if "Cannot find module" in text:
             findings.category = ReflectionCategory.MISSING_CONTEXT
+    elif snapshots:
+        findings.advice = (
+            "The output no longer matches the stored snapshot: read the - Snapshot / + Received "
+            "lines; fix the code if the change is a mistake, or update the snapshot (`-u`) only "
+            "when the new output is what the task asked for."
+        )
     else:
         findings.advice = (
             "Compare Expected with Received for each failing test and fix the code under test "
@@ -488,6 +502,21 @@ _SPEC_FAIL_NEEDLE = lazy_regex(r"\u2716 ")
 _TAP_ERROR_BLOCK = lazy_regex(r"error: \|-\n\s+(?P<l1>.+)\n(?:\s*\n)?\s+(?P<l2>.+)")
 
 
+def _tap_error(fields: dict[str, str], raw_error: str, block: str, before: str) -> str:
+    """Return a failed TAP test's error: its ``error:`` field, as printed where it is one line."""
+    error = fields.get("error", "")
+    if not error:
+        err = _TAP_ERROR_BLOCK.search(block)
+        return f"{err['l1'].strip()} {err['l2'].strip()}" if err else ""
+    if error == "test failed":  # the file itself failed: its stderr is quoted above the line
+        return _last_error_line(before, "# ") or error
+    if fields.get("name", "AssertionError") != "AssertionError":
+        return f"{fields['name']}: {error}"
+    if raw_error.startswith(("error: '", 'error: "')):  # one line: quoted as printed
+        return raw_error
+    return error
+
+
 def _read_tap(text: str, findings: Findings) -> None:
     """Add the failing tests of a TAP report (suites whose subtests failed are skipped)."""
     heads = matching_lines(text, _TAP_NOT_OK_NEEDLE, _TAP_NOT_OK, limit=MAX_BLOCKS + 1)
@@ -497,22 +526,16 @@ def _read_tap(text: str, findings: Findings) -> None:
         end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
         block = text[head.end() : min(end, head.end() + 4000)]
         fields: dict[str, str] = {}
+        raw_error = ""
         for m in _TAP_FIELD.finditer(block):
             fields.setdefault(m["key"], m["val"].strip().strip("'|-").strip().strip('"'))
+            raw_error = raw_error or (m[0].strip() if m["key"] == "error" else "")
         if fields.get("failureType") == "subtestsFailed":
             continue
         name = head["name"]
         findings.tests.append(name)
-        error = fields.get("error", "")
-        if not error:
-            err = _TAP_ERROR_BLOCK.search(block)
-            error = f"{err['l1'].strip()} {err['l2'].strip()}" if err else ""
-        elif error == "test failed":  # the file itself failed: its stderr is quoted above
-            start = heads[index - 1].end() if index else 0
-            stderr = _last_error_line(text[start : head.start()], "# ")
-            error = stderr or error
-        elif fields.get("name", "AssertionError") != "AssertionError":
-            error = f"{fields['name']}: {error}"
+        before = text[heads[index - 1].end() if index else 0 : head.start()]
+        error = _tap_error(fields, raw_error, block, before)
         parts = [clip(error, 150)] if error else []
         if fields.get("expected") or fields.get("actual"):
             parts.append(

@@ -45,7 +45,14 @@ _CARGO_ERROR = lazy_regex(r"^error: (?P<msg>.+)$", M)
 _CARGO_REQUIRED_BY = lazy_regex(r"^(?P<line>required by package `.+)$", M)
 _RUST_NOTE = lazy_regex(r"^(?:\s*= )?(?P<line>(?:help|note): .+)$", M)
 _RUST_NOTE_NOISE = lazy_regex(r"for further information|#\[|on by default|implied by|--explain")
+# the primary span's label: `  |     ^^^^^ no `tokenize` in `parser`` (the secondary spans use -)
+_RUST_PRIMARY_LABEL = lazy_regex(r"^\s*\d*\s*\|[\s|]*\^+ (?P<label>\S.*)$", M)
+_RUST_NOTE_ITEMS = lazy_regex(r"(?:\n {8,}(?P<item>\S.*))+")  # a note's list: `Cell: Eq`
 _CAUSED_BY = lazy_regex(r"^Caused by:\n\s+(?P<msg>.+)$", M)
+_SPAN_LABELS = 3  # the first errors get their span's label
+_WARNINGS_BESIDE = 2
+# `no `tokenize` in `parser``: the module is the project's own, the item is what is missing
+_OWN_MODULE_LABEL = lazy_regex(r"\^+ no `[^`]+` in `(?!crate`)[^`]+`$", M)
 _CARGO_DEPENDENCY = lazy_regex(
     r"as a dependency of|no matching package|failed to select a version|failed to load source|"
     r"failed to download|registry|failed to get `"
@@ -69,17 +76,16 @@ def parse_rustc(text: str) -> Findings | None:
         end = diags[index + 1].start() if index + 1 < len(diags) else len(text)
         body = text[diag.end() : min(end, diag.end() + 3000)]
         lint_match = _RUST_LINT.search(body)
-        if not notes:  # the first error's own help and notes: rustc's explanation of it
-            notes = [
-                m["line"] for m in _RUST_NOTE.finditer(body) if not _RUST_NOTE_NOISE.search(m[0])
-            ][:2]
+        notes = notes or _first_notes(body)  # the first error's: rustc's explanation of it
         lint = ""
         if lint_match:
             lint = lint_match["lint"] or f"clippy::{lint_match['url']}"
             lints.append(lint)
         code = diag["code"] or lint
         label = f"error[{diag['code']}]" if diag["code"] else "error"
-        suffix = f" ({lint})" if lint else ""
+        suffix = (f" ({lint})" if lint else "") + (
+            _span_label(body, diag["msg"]) if len(problems) < _SPAN_LABELS else ""
+        )
         problems.append(
             Problem(
                 f"{label}: {clip(diag['msg'], 140)}{suffix} at {diag['loc']}",
@@ -95,7 +101,7 @@ def parse_rustc(text: str) -> Findings | None:
     )
     findings.facts = group_problems(problems, limit=6)
     if not clippy:
-        findings.details.extend(clip(note, 140) for note in notes)
+        findings.details.extend(_rust_details(notes, diags))
     summary = _RUST_SUMMARY.search(text)
     findings.summary = summary["sum"] if summary else ""
     codes = dedupe(d["code"] for d in errors if d["code"])
@@ -115,11 +121,49 @@ def parse_rustc(text: str) -> Findings | None:
             + (f"; `rustc --explain {codes[0]}` explains {codes[0]}" if codes else "")
             + "."
         )
-        if {"E0432", "E0433"} & set(codes):
+        if {"E0432", "E0433"} & set(codes) and not _OWN_MODULE_LABEL.search(text):
             findings.category = ReflectionCategory.MISSING_CONTEXT
     findings.steps.append(f"Fix {problems[0].loc} first, then re-run the same cargo command.")
     findings.confidence = 0.85
     return findings
+
+
+def _rust_details(notes: list[str], diags: list[re.Match[str]]) -> list[str]:
+    """Return the first error's notes, then the first warnings printed beside the errors.
+
+    A warning next to an error is often the same mistake (an unused import left by a rename).
+    """
+    warnings = [
+        f"warning: {clip(d['msg'], 100)} at {d['loc']}"
+        for d in diags[:MAX_BLOCKS]
+        if d["sev"] == "warning"
+    ]
+    return [clip(note, 140) for note in notes] + warnings[:_WARNINGS_BESIDE]
+
+
+def _first_notes(body: str) -> list[str]:
+    """Return the first two help and note lines of one diagnostic, with their lists."""
+    return [
+        _with_items(m, body) for m in _RUST_NOTE.finditer(body) if not _RUST_NOTE_NOISE.search(m[0])
+    ][:2]
+
+
+def _span_label(body: str, message: str) -> str:
+    """Return `` (label)`` of the primary span (``^^^ label``) unless the message says it."""
+    primary = _RUST_PRIMARY_LABEL.search(body)
+    label = primary["label"].strip() if primary else ""
+    return f" ({clip(label, 80)})" if label and label not in message else ""
+
+
+def _with_items(note: re.Match[str], body: str) -> str:
+    """Return a ``note: ...:`` line with the list rustc indents under it, joined: ``a, b``."""
+    line = note["line"]
+    if not line.endswith(":"):
+        return line
+    items = _RUST_NOTE_ITEMS.match(body, note.end())
+    if items is None:
+        return line
+    return f"{line} " + ", ".join(part.strip() for part in items.group(0).split("\n") if part)
 
 
 def _parse_cargo_error(text: str) -> Findings | None:
@@ -267,6 +311,7 @@ _MAX_ERRORS = 40
 """Errors read in detail (the rest are counted): the first ones are the ones to fix."""
 _LD_UNDEFINED = lazy_regex(r"undefined reference to [`'](?P<sym>[^'\n]+)'")
 _LD_OBJECT = lazy_regex(r"(?P<obj>[^\s:]+):\(\.[^)\n]*\): (?:[^\n]*: )?$")
+_IMPLICIT_NAME = lazy_regex(r"implicit declaration of function [`'\u2018](?P<sym>\w+)")
 _LD_MULTIPLE = lazy_regex(r"multiple definition of [`'](?P<sym>[^'\n]+)'", M)
 _LLD_UNDEFINED = lazy_regex(
     r"^(?:ld\.lld|ld64\.lld|lld-link|ld): error: undefined symbol: (?P<sym>.+)$"
@@ -348,6 +393,13 @@ def _gcc_problems(text: str, diags: list[re.Match[str]]) -> list[Problem]:
     return problems
 
 
+def _called_but_nowhere(implicit: list[re.Match[str]], text: str) -> bool:
+    """Whether every undefined symbol is one the code called without any declaration."""
+    declared_nowhere = {m["sym"] for d in implicit if (m := _IMPLICIT_NAME.search(d["msg"]))}
+    undefined = {m["sym"] for m in _LD_UNDEFINED.finditer(text)}
+    return bool(undefined) and undefined <= declared_nowhere
+
+
 def _linker_facts(text: str) -> list[str]:
     """Return the linker's complaints, one per symbol (temporary object names left out)."""
     facts: list[str] = []
@@ -417,6 +469,12 @@ def parse_gcc(text: str) -> Findings | None:
             "A header cannot be found: fix the #include name or add its directory with -I (or "
             "install the library's development package)."
         )
+    elif linker and _called_but_nowhere(implicit, text):
+        findings.advice = (
+            "The code calls a function that no header declares (implicit declaration) and no "
+            "object defines (undefined reference): the name is misspelt or the function was "
+            "never written; call the existing function or write it, with its prototype."
+        )
     elif linker and not problems:
         findings.category = ReflectionCategory.MISSING_CONTEXT
         findings.advice = (
@@ -471,6 +529,9 @@ _MAKE_NOT_REMADE = lazy_regex(
 """``make -k`` kept going after a failure and says which goal it could not build."""
 
 
+_NOT_FOUND_EXIT = "127"
+
+
 def parse_make(text: str) -> Findings | None:
     """Recognise make's own errors (``Makefile:5: *** missing separator.  Stop.``)."""
     stop = _MAKE_STOP.search(text)
@@ -494,6 +555,8 @@ def parse_make(text: str) -> Findings | None:
                 "make has no rule for the named target or prerequisite: fix the file name, create "
                 "the missing file, or add a rule for it."
             )
+            if ", needed by " in msg:  # a prerequisite (a source file) is missing, not a goal
+                findings.category = ReflectionCategory.MISSING_CONTEXT
         else:
             findings.advice = "Fix the Makefile at the line make names, then run make again."
     if recipe:
@@ -513,6 +576,13 @@ def parse_make(text: str) -> Findings | None:
                 "make only reports that a command in the recipe failed: fix the error printed "
                 "by that command above this line."
             )
+            if recipe["code"] == _NOT_FOUND_EXIT:  # the recipe's program is not installed
+                findings.category = ReflectionCategory.MISSING_CONTEXT
+                findings.advice = (
+                    "A program the recipe runs is not installed (exit code 127, command not "
+                    "found): install it or declare it as a dev dependency, or change the recipe "
+                    "to a tool the project has."
+                )
     findings.steps.append("Re-run `make` (add `-n` first to see the commands it would run).")
     findings.confidence = 0.8 if stop else 0.5
     return findings

@@ -27,6 +27,8 @@ _BUILD_EXCEPTION = lazy_regex(
 """The exception a package's build script raised, inside pip's indented subprocess output."""
 _BUILD_COMPILER_ERROR = lazy_regex(r"^\s+(?P<e>[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: [^\n]+)$", M)
 """A compiler's error inside the build output of a package with C extensions."""
+# the resolver's reasons, indented under `The conflict is caused by:`
+_CONFLICT_CAUSES = lazy_regex(r"^The conflict is caused by:\n(?P<lines>(?:[ \t]+\S.*\n?)+)", M)
 _FAILED_TO_BUILD = lazy_regex(r"^(?P<line>Failed to build \S.*)$", M)
 _HASH_LINE = lazy_regex(r"^\s+(?P<req>\S+ --hash=sha\d+:[0-9a-f]{32,})\s*$", M)
 """The requirement lines with their hashes pip prints for ``--require-hashes`` to copy."""
@@ -46,6 +48,16 @@ _PIP_MARKERS = (
     "Failed building wheel",
     "externally-managed-environment",
 )
+
+
+_MAX_CAUSES = 4
+
+
+def _conflict_causes(text: str) -> list[str]:
+    """Return the resolver's reasons printed under ``The conflict is caused by:``."""
+    causes = _CONFLICT_CAUSES.search(text)
+    lines = causes["lines"].splitlines()[:_MAX_CAUSES] if causes else []
+    return [clip(line.strip(), 160) for line in lines]
 
 
 def parse_pip(text: str, command: str) -> Findings | None:
@@ -106,6 +118,7 @@ def parse_pip(text: str, command: str) -> Findings | None:
             "The pinned versions conflict with each other: relax or align the pins that the "
             "resolver names, rather than installing packages one by one."
         )
+        findings.details.extend(_conflict_causes(text))
     elif codes:
         findings.headline = "pip could not build a package."
         findings.advice = (

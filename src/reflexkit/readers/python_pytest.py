@@ -63,6 +63,7 @@ _ASSERT_FLOAT = lazy_regex(r"assert -?\d+\.\d{8,}")
 _FIXTURE_MISSING = lazy_regex(r"fixture '(?P<name>[^']+)' not found")
 _ASYNC_UNSUPPORTED = "async def functions are not natively supported"
 _PLUGIN_ITEM = lazy_regex(r"^\s+- (?P<name>[\w.-]+)$", M)
+_NEVER_AWAITED = lazy_regex(r"RuntimeWarning: coroutine '[^'\n]+' was never awaited")
 
 
 def _pytest_sections(text: str) -> list[tuple[str, str]]:
@@ -85,9 +86,13 @@ def _section_message(body: str) -> tuple[str, str]:
     ExceptionGroups), doctest's Expected/Got, hypothesis's falsifying example.
     """
     body = _XDIST_WORKER.sub("", body)
-    locs = [m["loc"] for m in _PYTEST_LOC.finditer(body)]
-    own = [loc for loc in locs if not is_library_path(loc)]
-    loc = own[-1] if own else (locs[-1] if locs else "")
+    # `path:line: ErrorClass` as pytest prints the line that raised (long and auto styles)
+    found = [
+        (m["loc"], f"{m['loc']}: {m['cls']}" if m["cls"] and m["cls"] != "in" else m["loc"])
+        for m in _PYTEST_LOC.finditer(body)
+    ]
+    own = [shown for loc, shown in found if not is_library_path(loc)]
+    loc = own[-1] if own else (found[-1][1] if found else "")
     if ">>>" in body and ("\nExpected:" in body or "UNEXPECTED EXCEPTION" in body):
         return _doctest_message(body), loc
     if "Traceback (most recent call last)" in body and not _E_LINE.search(body):
@@ -220,9 +225,7 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
         if message and not loc:
             loc = _line_style_location(message, text)
         label = f"{'ERROR ' if kind == 'ERROR' else ''}{test_id}"
-        if title.startswith("ERROR collecting"):
-            label = title
-        elif title.startswith("ERROR at "):  # as the summary line says it: `ERROR path::test`
+        if title.startswith(("ERROR collecting", "ERROR at ")):  # the summary's `ERROR path`
             label = f"{label} ({title})"
         fact = label + (f": {clip(message, 200)}" if message else "") + (f" ({loc})" if loc else "")
         findings.facts.append(fact)
@@ -240,6 +243,9 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
         findings.summary = summary_match["sum"].strip().rstrip(",")
     if interrupted:
         findings.details.append(interrupted["msg"])
+    never_awaited = _NEVER_AWAITED.search(text)  # the cause of a `'coroutine'` error
+    if never_awaited:
+        findings.details.insert(0, never_awaited.group(0))
     stopped = _PYTEST_STOPPED.search(text)
     if stopped:
         findings.details.append(f"{stopped['msg']} (-x: the other tests did not run)")

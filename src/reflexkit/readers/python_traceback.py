@@ -234,10 +234,15 @@ def parse_traceback(text: str) -> Findings | None:
     findings.details.extend(_where(tb))
     cause = find_cause(text) if group is None else None
     if cause is not None:
-        findings.details.append(f"caused by {clip(cause.exception, 200)}")
+        implicit = text.rfind(_CHAINED[1]) > text.rfind(_CHAINED[0])  # the last chain's words
+        findings.details.append(  # implicit: the except block handling the first one raised
+            f"{_CHAINED[1]} (the first: {clip(cause.exception, 200)})"
+            if implicit
+            else f"caused by {clip(cause.exception, 200)}"
+        )
         if cause.frame and cause.frame != tb.frame and not _LIBRARY.search(cause.frame):
             findings.details.append(
-                f"the cause raised at {cause.frame}"
+                f"the {'first' if implicit else 'cause'} raised at {cause.frame}"
                 + (f" ({clip(cause.code, 80)})" if cause.code else "")
             )
     missing = _MODULE_NOT_FOUND.search(tb.exception)

@@ -32,6 +32,11 @@ _GIT_HINT_CMD = lazy_regex(
 """A command git's hints quote (``"git add <file>"``) or list on its own line (``hint:   git
 config pull.rebase false  # merge``, or indented: ``    git push --set-upstream origin x``)."""
 _GIT_REJECTED = lazy_regex(r"^(?P<line>\s*! \[(?:rejected|remote rejected)\].*)$", M)
+_NOTHING_TO_COMMIT = lazy_regex(
+    r"^(?P<line>(?:no changes|nothing) added to commit\b.*|nothing to commit, .+)$", M
+)
+"""``git commit`` with nothing staged: its verdict line, after the paths ``git status`` lists."""
+_STATUS_PATH = lazy_regex(r"^\t(?P<path>\S.*)$", M)
 _AUTO_MERGE_FAILED = lazy_regex(r"^(?P<line>Automatic merge failed;.*)$", M)
 
 
@@ -44,6 +49,28 @@ _GIT_VERDICT = lazy_regex(
 )
 
 
+def _nothing_to_commit(text: str) -> Findings | None:
+    """Findings for ``git commit`` that had nothing staged (no ``error:`` line is printed)."""
+    verdict = _NOTHING_TO_COMMIT.search(text)
+    if verdict is None:
+        return None
+    findings = Findings(
+        tool="git", failure_type=FailureType.TOOL_ERROR, category=ReflectionCategory.TOOL_MISUSE
+    )
+    findings.facts.append(verdict["line"].strip())
+    paths = dedupe(" ".join(m["path"].split()) for m in _STATUS_PATH.finditer(text))
+    if paths:
+        findings.details.append("paths: " + ", ".join(clip(p, 80) for p in paths[:6]))
+    findings.headline = "git commit found nothing staged to commit."
+    findings.advice = (
+        "Stage the files the task changed (`git add <file>`, new files too) before committing; "
+        "check `git status` for the paths git lists."
+    )
+    findings.steps.append("`git add` the changed and new files, then commit again.")
+    findings.confidence = 0.8
+    return findings
+
+
 def parse_git(text: str, command: str) -> Findings | None:
     """Recognise git conflicts, rejected pushes and ``error:``/``fatal:`` lines from git."""
     conflicts = [m["line"].strip() for m in _CONFLICT.finditer(text)]
@@ -53,7 +80,7 @@ def parse_git(text: str, command: str) -> Findings | None:
         return None
     errors = [m["line"].strip() for m in _GIT_ERROR.finditer(text)]
     if not (conflicts or rejected or errors):
-        return None
+        return _nothing_to_commit(text)
     findings = Findings(
         tool="git", failure_type=FailureType.TOOL_ERROR, category=ReflectionCategory.TOOL_MISUSE
     )
@@ -203,6 +230,7 @@ _TIMEOUT_CMD = lazy_regex(
 )
 """``timeout [-s SIG] [-k DURATION] [--long-option] DURATION command``."""
 _NUMBERS = lazy_regex(r"\d+")
+_TAIL_SHOWN = 2
 _OUR_LIMIT = lazy_regex(r"^\[timed out after [\d.]+ ?s and was killed\]$", M)
 _CALL_FIRST = "(most recent call first)"
 _FAULTHANDLER_TIMEOUT = lazy_regex(r"^Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!$", M)
@@ -279,7 +307,9 @@ def parse_timeout(
             for line in lines
             if _NUMBERS.sub("#", line) != shape and _WORD.search(line)  # not `...`, `}`, `1..3`
         )
-        findings.details.extend(clip(line, 150) for line in others[-2:])
+        # the first line the program printed (its start: `attempt 1: pending`), then its last
+        shown = [*others[:1], *others[-2:]] if len(others) > _TAIL_SHOWN else others
+        findings.details.extend(clip(line, 150) for line in shown)
     elif ours is not None:
         findings.facts.append(ours.group(0).strip("[]"))
     secs = (
