@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +13,9 @@ import pytest
 from hypothesis import settings
 
 from reflexkit._serde import structure
-from reflexkit.models import FailureContext
+from reflexkit.models import FailureContext, Reflection
 from reflexkit.readers import Findings, analyse
+from reflexkit.reflection.heuristic import HeuristicGenerator
 
 # Property tests check behaviour, not speed: no per-example deadline (these machines are
 # noisy), and under CI the examples are derived from the test, not drawn at random, so a run
@@ -100,3 +103,56 @@ def assert_read_as_labelled(path: Path) -> Findings:
     assert findings.category.value in expected["categoryHints"]
     assert [f for f in expected["keyFacts"] if f not in quoted(findings)] == []
     return findings
+
+
+# --- running real tools the way an agent's harness does (the readers' format tests) ----------
+
+
+def failure_of(command: str, output: str, exit_code: int = 1) -> FailureContext:
+    """Return the FailureContext of *command* that printed *output*."""
+    return FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command=command,
+        exit_code=exit_code,
+        error_output=output,
+    )
+
+
+def run_in_bash(
+    command: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 180
+) -> FailureContext:
+    """Run *command* in bash as an agent's harness does; return its failure.
+
+    Not exec'd (``; exit $?``), so bash reports a signal as 128 + its number.
+    """
+    done = subprocess.run(
+        ["bash", "-c", f"{command}; exit $?"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+        env=env,
+    )
+    return failure_of(command, done.stdout + done.stderr, done.returncode)
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    """Write a small project: each name's body, dedented, folders made."""
+    for name, body in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
+
+
+def reflection_text(reflection: Reflection) -> str:
+    """Everything a reflection says: where a key fact counts as quoted."""
+    return "\n".join([reflection.analysis, reflection.suggestion, *reflection.action_items])
+
+
+def captured_reflection(name: str) -> Reflection:
+    """The heuristic's reflection on an output captured from a real run (tool_outputs)."""
+    data = load_item(DATA / "tool_outputs" / f"{name}.json")
+    return HeuristicGenerator().generate(structure(data["failureContext"], FailureContext))

@@ -11,58 +11,24 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from reflexkit.models import FailureContext, FailureType, Reflection, ReflectionCategory
+from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.reflection.heuristic import HeuristicGenerator
 
-from ..conftest import DATA, load_item  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    DATA,
+    captured_reflection,
+    reflection_text,
+    run_in_bash,
+    write_files,
+)
 
 GEN = HeuristicGenerator()
 OUTPUTS = DATA / "tool_outputs"
 BIN = Path(sys.executable).parent
-
-
-def _run(command: str, cwd: Path, env: dict[str, str] | None = None) -> FailureContext:
-    """Run *command* in bash as an agent's harness does; return its failure."""
-    done = subprocess.run(
-        ["bash", "-c", f"{command}; exit $?"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-        env=env,
-    )
-    return FailureContext(
-        task_id="t",
-        subtask_id="s",
-        attempt_number=1,
-        command=command,
-        exit_code=done.returncode,
-        error_output=done.stdout + done.stderr,
-    )
-
-
-def _text(reflection: Reflection) -> str:
-    return "\n".join([reflection.analysis, reflection.suggestion, *reflection.action_items])
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for name, body in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
-
-
-def _captured(name: str) -> Reflection:
-    from reflexkit._serde import structure  # noqa: PLC0415 -- only the captured-output tests
-
-    data = load_item(OUTPUTS / f"{name}.json")
-    return GEN.generate(structure(data["failureContext"], FailureContext))
 
 
 # --- mypy and the linters: diagnostics quoted as printed ------------------------------------
@@ -71,7 +37,7 @@ def _captured(name: str) -> Reflection:
 @pytest.mark.skipif(not (BIN / "mypy").exists(), reason="no mypy beside this interpreter")
 def test_mypy_errors_are_quoted_as_printed(tmp_path: Path) -> None:
     """``file:line: error: message`` keeps its ``error:``: a later attempt greps the line."""
-    _write(
+    write_files(
         tmp_path,
         {
             "stock/__init__.py": "",
@@ -82,8 +48,8 @@ def test_mypy_errors_are_quoted_as_printed(tmp_path: Path) -> None:
             """,
         },
     )
-    failure = _run(f"{BIN / 'mypy'} --no-incremental stock", tmp_path)
-    text = _text(GEN.generate(failure))
+    failure = run_in_bash(f"{BIN / 'mypy'} --no-incremental stock", tmp_path)
+    text = reflection_text(GEN.generate(failure))
     assert "stock/levels.py:2: error: Incompatible types in assignment" in text
     assert "stock/levels.py:3: error:" in text
 
@@ -91,17 +57,17 @@ def test_mypy_errors_are_quoted_as_printed(tmp_path: Path) -> None:
 @pytest.mark.skipif(not (BIN / "ruff").exists(), reason="no ruff beside this interpreter")
 def test_lint_repeats_of_one_code_keep_their_own_line(tmp_path: Path) -> None:
     """Two F401s name different imports: the second is quoted as its own line, as printed."""
-    _write(
+    write_files(
         tmp_path,
         {
             "geo/a.py": "import os\nimport sys\nimport json\n\n\nprint(1)\n",
             "geo/b.py": "import re\n\n\nprint(2)\n",
         },
     )
-    failure = _run(
+    failure = run_in_bash(
         f"{BIN / 'ruff'} check --no-cache --isolated --output-format=concise geo", tmp_path
     )
-    text = _text(GEN.generate(failure))
+    text = reflection_text(GEN.generate(failure))
     assert "geo/a.py:1:8: F401 [*] `os` imported but unused" in text
     assert "geo/a.py:2:8: F401 [*] `sys` imported but unused" in text
     assert "geo/b.py:1:8: F401 [*] `re` imported but unused" in text
@@ -113,13 +79,13 @@ def test_lint_repeats_of_one_code_keep_their_own_line(tmp_path: Path) -> None:
 @pytest.mark.skipif(not (BIN / "ruff").exists(), reason="no ruff beside this interpreter")
 def test_ruff_json_report_reads_like_its_concise_format(tmp_path: Path) -> None:
     """``ruff check --output-format=json``: codes, messages and locations, as ruff's lines."""
-    _write(tmp_path, {"gauge.py": "import time\n\n\ndef mean_of(v):\n    return mean(v)\n"})
-    failure = _run(
+    write_files(tmp_path, {"gauge.py": "import time\n\n\ndef mean_of(v):\n    return mean(v)\n"})
+    failure = run_in_bash(
         f"{BIN / 'ruff'} check --no-cache --isolated --output-format=json gauge.py", tmp_path
     )
     reflection = GEN.generate(failure)
     assert reflection.failure_type is FailureType.LINT_ERROR
-    text = _text(reflection)
+    text = reflection_text(reflection)
     assert "gauge.py:1:8: F401 [*] `time` imported but unused" in text
     assert "F821 Undefined name `mean`" in text
 
@@ -127,9 +93,9 @@ def test_ruff_json_report_reads_like_its_concise_format(tmp_path: Path) -> None:
 @pytest.mark.skipif(not (BIN / "mypy").exists(), reason="no mypy beside this interpreter")
 def test_mypy_json_lines_read_like_its_text_format(tmp_path: Path) -> None:
     """``mypy -O json`` prints one object a line: each is read as mypy's error line."""
-    _write(tmp_path, {"retry.py": "def times(n: int) -> int:\n    return str(n)\n"})
-    failure = _run(f"{BIN / 'mypy'} --no-incremental -O json retry.py", tmp_path)
-    text = _text(GEN.generate(failure))
+    write_files(tmp_path, {"retry.py": "def times(n: int) -> int:\n    return str(n)\n"})
+    failure = run_in_bash(f"{BIN / 'mypy'} --no-incremental -O json retry.py", tmp_path)
+    text = reflection_text(GEN.generate(failure))
     assert 'retry.py:2: error: Incompatible return value type (got "str", expected "int")' in text
     assert "[return-value]" in text
 
@@ -149,7 +115,7 @@ def test_mypy_json_lines_read_like_its_text_format(tmp_path: Path) -> None:
 )
 def test_json_reports_of_tools_not_installed_here(item: str, facts: list[str]) -> None:
     """The JSON of pyright (``--outputjson``) and eslint (``-f json``), from real runs."""
-    text = _text(_captured(item))
+    text = reflection_text(captured_reflection(item))
     for fact in facts:
         assert fact in text
 
@@ -172,13 +138,13 @@ def test_output_that_only_looks_like_json_is_read_as_text() -> None:
         exit_code=1,
         error_output=output,
     )
-    text = _text(GEN.generate(failure))
+    text = reflection_text(GEN.generate(failure))
     assert "ZeroDivisionError: division by zero" in text
 
 
 def test_one_unknown_global_among_other_rules_is_not_missing_context() -> None:
     """``'console' is not defined`` beside other rules: the code is what to fix (verification)."""
-    reflection = _captured("eslint-json-format-cart")
+    reflection = captured_reflection("eslint-json-format-cart")
     assert reflection.category is ReflectionCategory.VERIFICATION
     assert "console" in reflection.suggestion  # the environment is still named
 
@@ -209,10 +175,10 @@ def test_one_unknown_global_among_other_rules_is_not_missing_context() -> None:
 )
 def test_coverage_gate_with_every_test_passing_is_a_test_gap(item: str, facts: list[str]) -> None:
     """Tests pass but the coverage gate fails: the missing tests are the lesson, not code."""
-    reflection = _captured(item)
+    reflection = captured_reflection(item)
     assert reflection.failure_type is FailureType.TEST_FAILURE
     assert reflection.category is ReflectionCategory.TEST_GAP
-    text = _text(reflection)
+    text = reflection_text(reflection)
     for fact in facts:
         assert fact in text
 
@@ -223,7 +189,7 @@ def test_coverage_gate_with_every_test_passing_is_a_test_gap(item: str, facts: l
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on this machine")
 def test_pip_build_quotes_the_compiler_error_inside_it(tmp_path: Path) -> None:
     """A package whose build runs the C compiler: its error first, then pip's own line."""
-    _write(
+    write_files(
         tmp_path,
         {
             "fastcrc/setup.py": """
@@ -236,12 +202,12 @@ def test_pip_build_quotes_the_compiler_error_inside_it(tmp_path: Path) -> None:
             "fastcrc/probe.c": "#include <crc32c_missing.h>\nint probe(void) { return 0; }\n",
         },
     )
-    failure = _run(
+    failure = run_in_bash(
         f"{sys.executable} -m pip install --no-index --no-build-isolation ./fastcrc", tmp_path
     )
     reflection = GEN.generate(failure)
     assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
-    text = _text(reflection)
+    text = reflection_text(reflection)
     assert "probe.c:1:10: fatal error: crc32c_missing.h: No such file or directory" in text
     assert "error: metadata-generation-failed" in text
 
@@ -262,14 +228,14 @@ def test_pip_require_hashes_quotes_the_lines_to_add(tmp_path: Path) -> None:
         )
         wheel.writestr("tinypkg-0.1.dist-info/RECORD", "")
     (tmp_path / "requirements.txt").write_text("tinypkg==0.1\n", encoding="utf-8")
-    failure = _run(
+    failure = run_in_bash(
         f"{sys.executable} -m pip install --dry-run --require-hashes --no-index "
         "--find-links wheels -r requirements.txt",
         tmp_path,
     )
     reflection = GEN.generate(failure)
     assert reflection.category is ReflectionCategory.ROOT_CAUSE
-    assert "tinypkg==0.1 --hash=sha256:" in _text(reflection)
+    assert "tinypkg==0.1 --hash=sha256:" in reflection_text(reflection)
 
 
 # --- C and C++: what the compiler adds beside its errors -------------------------------------
@@ -278,27 +244,27 @@ def test_pip_require_hashes_quotes_the_lines_to_add(tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which("clang") is None, reason="no clang on this machine")
 def test_clang_error_count_is_its_summary(tmp_path: Path) -> None:
     """A clang run closes with ``N errors generated.``: the summary of the run."""
-    _write(tmp_path, {"q.c": "int f(void) { return x; }\nint g(void) { return y; }\n"})
-    failure = _run("clang -c q.c -o q.o", tmp_path)
-    text = _text(GEN.generate(failure))
+    write_files(tmp_path, {"q.c": "int f(void) { return x; }\nint g(void) { return y; }\n"})
+    failure = run_in_bash("clang -c q.c -o q.o", tmp_path)
+    text = reflection_text(GEN.generate(failure))
     assert "2 errors generated." in text
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no g++ on this machine")
 def test_gxx_note_naming_the_missing_include_is_the_hint(tmp_path: Path) -> None:
     """g++'s ``did you forget to '#include <map>'?`` note names the fix: it is quoted."""
-    _write(tmp_path, {"idx.cpp": "#include <string>\nstd::map<std::string, int> index;\n"})
-    failure = _run(
+    write_files(tmp_path, {"idx.cpp": "#include <string>\nstd::map<std::string, int> index;\n"})
+    failure = run_in_bash(
         "g++ -std=c++17 -c idx.cpp", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}
     )
-    text = _text(GEN.generate(failure))
+    text = reflection_text(GEN.generate(failure))
     assert "#include <map>" in text
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on this machine")
 def test_implicit_declaration_beside_an_error_is_quoted(tmp_path: Path) -> None:
     """An implicit declaration warning next to an error is a bug too: its line is quoted."""
-    _write(
+    write_files(
         tmp_path,
         {
             "main.c": """
@@ -311,10 +277,10 @@ def test_implicit_declaration_beside_an_error_is_quoted(tmp_path: Path) -> None:
             """
         },
     )
-    failure = _run(
+    failure = run_in_bash(
         "gcc -std=c11 -Wall -c main.c", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}
     )
-    text = _text(GEN.generate(failure))
+    text = reflection_text(GEN.generate(failure))
     assert "main.c:5:13: error:" in text
     assert "implicit declaration of function 'count_items'" in text
 
@@ -324,7 +290,7 @@ def test_implicit_declaration_beside_an_error_is_quoted(tmp_path: Path) -> None:
 )
 def test_make_keep_going_names_the_goal_not_remade(tmp_path: Path) -> None:
     """``make -k``: both failing recipes and make's verdict on the goal are quoted."""
-    _write(
+    write_files(
         tmp_path,
         {
             "Makefile": "all: a.o b.o\n%.o: %.c\n\tgcc -c $< -o $@\n",
@@ -332,8 +298,8 @@ def test_make_keep_going_names_the_goal_not_remade(tmp_path: Path) -> None:
             "b.c": "int b(void) { return q; }\n",
         },
     )
-    failure = _run("make -k", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
-    text = _text(GEN.generate(failure))
+    failure = run_in_bash("make -k", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    text = reflection_text(GEN.generate(failure))
     assert "make: *** [Makefile:3: a.o] Error 1" in text
     assert "make: *** [Makefile:3: b.o] Error 1" in text
     assert "make: Target 'all' not remade because of errors." in text
@@ -370,8 +336,8 @@ def test_git_push_without_upstream_quotes_the_command_it_suggests(tmp_path: Path
         "cd work && git remote add origin ../remote.git && echo a > a && git add a "
         "&& git commit -qm a && git checkout -q -b topic/export",
     )
-    failure = _run("git push", tmp_path / "work", env=_GIT_ENV)
-    text = _text(GEN.generate(failure))
+    failure = run_in_bash("git push", tmp_path / "work", env=_GIT_ENV)
+    text = reflection_text(GEN.generate(failure))
     assert "has no upstream branch" in text
     assert "git push --set-upstream origin topic/export" in text
 
@@ -386,8 +352,8 @@ def test_git_stash_pop_conflict_says_the_stash_is_kept(tmp_path: Path) -> None:
         "printf 'workers = 4\\n' > app.ini && git stash -q",
         "printf 'workers = 8\\n' > app.ini && git commit -qam eight",
     )
-    failure = _run("git stash pop", tmp_path, env=_GIT_ENV)
-    text = _text(GEN.generate(failure))
+    failure = run_in_bash("git stash pop", tmp_path, env=_GIT_ENV)
+    text = reflection_text(GEN.generate(failure))
     assert "CONFLICT (content): Merge conflict in app.ini" in text
     assert "The stash entry is kept in case you need it again." in text
 
@@ -415,9 +381,9 @@ _NODE_TESTS = {
 @pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
 def test_node_test_tap_quotes_its_line_and_the_failing_line(tmp_path: Path) -> None:
     """TAP: ``not ok N - name`` as printed, and the stack's line, not the test's declaration."""
-    _write(tmp_path, _NODE_TESTS)
-    failure = _run("node --test --test-reporter=tap test/", tmp_path)
-    text = _text(GEN.generate(failure))
+    write_files(tmp_path, _NODE_TESTS)
+    failure = run_in_bash("node --test --test-reporter=tap test/", tmp_path)
+    text = reflection_text(GEN.generate(failure))
     assert "not ok 1 - joins words with dashes" in text
     assert "test/slug.test.js:6:12" in text
 
@@ -425,9 +391,9 @@ def test_node_test_tap_quotes_its_line_and_the_failing_line(tmp_path: Path) -> N
 @pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
 def test_node_test_spec_names_the_tests_a_failing_hook_cancelled(tmp_path: Path) -> None:
     """Spec: a ``before`` hook that throws cancels its tests; they and the count are quoted."""
-    _write(tmp_path, _NODE_TESTS)
-    failure = _run("node --test --test-reporter=spec test/", tmp_path)
-    text = _text(GEN.generate(failure))
+    write_files(tmp_path, _NODE_TESTS)
+    failure = run_in_bash("node --test --test-reporter=spec test/", tmp_path)
+    text = reflection_text(GEN.generate(failure))
     assert "loads saved slugs" in text
     assert "\u2139 cancelled 1" in text
 
@@ -437,19 +403,21 @@ def test_node_test_spec_names_the_tests_a_failing_hook_cancelled(tmp_path: Path)
 
 def test_bash_trace_quotes_the_command_that_failed(tmp_path: Path) -> None:
     """Under ``bash -x`` the traced command just above the error is the one that failed."""
-    _write(
+    write_files(
         tmp_path,
         {"release.sh": 'set -eu\nout=dist/v2\nmkdir -p "$out"\ncp build/app.zip "$out/"\n'},
     )
-    failure = _run("bash -x release.sh", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
-    text = _text(GEN.generate(failure))
+    failure = run_in_bash(
+        "bash -x release.sh", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}
+    )
+    text = reflection_text(GEN.generate(failure))
     assert "No such file or directory" in text
     assert "+ cp build/app.zip dist/v2/" in text
 
 
 def test_python_script_progress_before_its_traceback_is_quoted(tmp_path: Path) -> None:
     """The last lines a script printed say how far it got: they are quoted with the error."""
-    _write(
+    write_files(
         tmp_path,
         {
             "migrate.py": """
@@ -461,8 +429,8 @@ def test_python_script_progress_before_its_traceback_is_quoted(tmp_path: Path) -
             """
         },
     )
-    failure = _run(f"{sys.executable} migrate.py", tmp_path)
-    text = _text(GEN.generate(failure))
+    failure = run_in_bash(f"{sys.executable} migrate.py", tmp_path)
+    text = reflection_text(GEN.generate(failure))
     assert "KeyError: 'orders'" in text
     assert "migrated users / migrated orders" in text
 
@@ -470,20 +438,20 @@ def test_python_script_progress_before_its_traceback_is_quoted(tmp_path: Path) -
 @pytest.mark.skipif(not (BIN / "ruff").exists(), reason="no ruff beside this interpreter")
 def test_ruff_grouped_format_names_every_code_with_its_file(tmp_path: Path) -> None:
     """``--output-format=grouped`` prints the file once, then ``row:col CODE message`` rows."""
-    _write(
+    write_files(
         tmp_path,
         {
             "ship/a.py": "def f(x=[]):\n    try:\n        return g(x)\n    except:\n        pass\n",
             "ship/b.py": "def h(v):\n    return v == None\n",
         },
     )
-    failure = _run(
+    failure = run_in_bash(
         f"{BIN / 'ruff'} check --no-cache --isolated --select E,F,B --output-format=grouped ship",
         tmp_path,
     )
     reflection = GEN.generate(failure)
     assert reflection.category is ReflectionCategory.VERIFICATION
-    text = _text(reflection)
+    text = reflection_text(reflection)
     for code in ("B006", "F821", "E722", "E711"):
         assert code in text
     assert "ship/a.py:3:16: F821 Undefined name `g`" in text
@@ -494,7 +462,7 @@ def test_ruff_grouped_format_names_every_code_with_its_file(tmp_path: Path) -> N
 
 def test_worker_traceback_points_at_the_workers_function(tmp_path: Path) -> None:
     """A process pool re-raises a worker's error: its own frame is quoted, not just ``map``."""
-    _write(
+    write_files(
         tmp_path,
         {
             "sizes.py": """
@@ -510,8 +478,8 @@ def test_worker_traceback_points_at_the_workers_function(tmp_path: Path) -> None
             """
         },
     )
-    failure = _run(f"{sys.executable} sizes.py", tmp_path)
-    text = _text(GEN.generate(failure))
+    failure = run_in_bash(f"{sys.executable} sizes.py", tmp_path)
+    text = reflection_text(GEN.generate(failure))
     assert "ZeroDivisionError: division by zero" in text
     assert 'sizes.py", line 5, in ratio' in text
     assert '"""' not in text  # the quotes around the worker's traceback are not its message
@@ -528,7 +496,7 @@ def test_timeout_quotes_first_and_last_of_a_repeated_line_and_skips_punctuation(
 
     The line before the loop is quoted, not the punctuation (TAP's ``...``) after it.
     """
-    _write(
+    write_files(
         tmp_path,
         {
             "poll.py": """
@@ -543,10 +511,10 @@ def test_timeout_quotes_first_and_last_of_a_repeated_line_and_skips_punctuation(
             """
         },
     )
-    failure = _run(f"timeout 1 {sys.executable} poll.py", tmp_path)
+    failure = run_in_bash(f"timeout 1 {sys.executable} poll.py", tmp_path)
     reflection = GEN.generate(failure)
     assert reflection.failure_type is FailureType.TIMEOUT
-    text = _text(reflection)
+    text = reflection_text(reflection)
     assert "polled 1 times, queue empty" in text
     assert "ok 1 - connected to queue" in text
 
@@ -554,7 +522,7 @@ def test_timeout_quotes_first_and_last_of_a_repeated_line_and_skips_punctuation(
 @pytest.mark.skipif(not (BIN / "ruff").exists(), reason="no ruff beside this interpreter")
 def test_an_undefined_name_among_many_style_findings_is_quoted_first(tmp_path: Path) -> None:
     """F821 is a bug, not style: it leads even when many style codes come before it."""
-    _write(
+    write_files(
         tmp_path,
         {
             "a.py": "import os, sys\nimport json\nimport re\nl = 1\n",
@@ -562,7 +530,7 @@ def test_an_undefined_name_among_many_style_findings_is_quoted_first(tmp_path: P
             "    try:\n        return g(x)\n    except:\n        return x == None\n",
         },
     )
-    failure = _run(
+    failure = run_in_bash(
         f"{BIN / 'ruff'} check --no-cache --isolated --select E,F,UP --output-format=concise .",
         tmp_path,
     )

@@ -11,59 +11,21 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from reflexkit._serde import structure
-from reflexkit.models import FailureContext, Reflection, ReflectionCategory
+from reflexkit.models import ReflectionCategory
 from reflexkit.reflection.heuristic import HeuristicGenerator
 
-from ..conftest import DATA, load_item  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    captured_reflection,
+    reflection_text,
+    run_in_bash,
+    write_files,
+)
 
 GEN = HeuristicGenerator()
-
-
-def _run(command: str, cwd: Path) -> FailureContext:
-    """Run *command* in bash as an agent's harness does; return its failure."""
-    done = subprocess.run(
-        ["bash", "-c", f"{command}; exit $?"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=180,
-    )
-    return _failure(command, done.stdout + done.stderr, done.returncode)
-
-
-def _failure(command: str, output: str, exit_code: int = 1) -> FailureContext:
-    return FailureContext(
-        task_id="t",
-        subtask_id="s",
-        attempt_number=1,
-        command=command,
-        exit_code=exit_code,
-        error_output=output,
-    )
-
-
-def _captured(name: str) -> Reflection:
-    """The reflection on an output captured from a real run (tests/data/tool_outputs)."""
-    data = load_item(DATA / "tool_outputs" / f"{name}.json")
-    return GEN.generate(structure(data["failureContext"], FailureContext))
-
-
-def _text(reflection: Reflection) -> str:
-    return "\n".join([reflection.analysis, reflection.suggestion, *reflection.action_items])
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for name, body in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
 
 
 # --- pytest ----------------------------------------------------------------------------------
@@ -71,7 +33,7 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 def test_pytest_quotes_where_the_code_under_test_raised_as_printed(tmp_path: Path) -> None:
     """``pkg/mod.py:4: KeyError`` is quoted whole, and an awaited-never warning beside it."""
-    _write(
+    write_files(
         tmp_path,
         {
             "rates/__init__.py": "",
@@ -99,8 +61,8 @@ def test_pytest_quotes_where_the_code_under_test_raised_as_printed(tmp_path: Pat
             """,
         },
     )
-    failure = _run(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
-    text = _text(GEN.generate(failure))
+    failure = run_in_bash(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
+    text = reflection_text(GEN.generate(failure))
     assert "rates/table.py:4: KeyError" in text
     assert "rates/table.py:9: TypeError" in text
     assert "RuntimeWarning: coroutine 'rate' was never awaited" in text
@@ -108,7 +70,7 @@ def test_pytest_quotes_where_the_code_under_test_raised_as_printed(tmp_path: Pat
 
 def test_pytest_collection_error_is_quoted_as_its_summary_line_too(tmp_path: Path) -> None:
     """``ERROR tests/test_x.py`` (the short summary) and ``ERROR collecting ...`` both appear."""
-    _write(
+    write_files(
         tmp_path,
         {
             "clock/__init__.py": "",
@@ -117,8 +79,8 @@ def test_pytest_collection_error_is_quoted_as_its_summary_line_too(tmp_path: Pat
             "def test_noon():\n    assert format_hhmm(720) == '12:00'\n",
         },
     )
-    failure = _run(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
-    text = _text(GEN.generate(failure))
+    failure = run_in_bash(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
+    text = reflection_text(GEN.generate(failure))
     assert "ERROR tests/test_fmt.py" in text
     assert "ERROR collecting tests/test_fmt.py" in text
     assert "ImportError: cannot import name 'format_hhmm' from 'clock.fmt'" in text
@@ -133,7 +95,7 @@ CARGO_TOML = '[package]\nname = "tiles"\nversion = "0.1.0"\nedition = "2021"\n'
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
 def test_rustc_quotes_a_notes_list_and_the_warnings_beside_the_error(tmp_path: Path) -> None:
     """The list rustc indents under a note, and a warning printed next to the error."""
-    _write(
+    write_files(
         tmp_path,
         {
             "Cargo.toml": CARGO_TOML,
@@ -153,7 +115,7 @@ def test_rustc_quotes_a_notes_list_and_the_warnings_beside_the_error(tmp_path: P
             """,
         },
     )
-    text = _text(GEN.generate(_run("cargo build --offline", tmp_path)))
+    text = reflection_text(GEN.generate(run_in_bash("cargo build --offline", tmp_path)))
     assert "`Tile: Eq`" in text  # the list under `note: the following trait bounds ...`
     assert "`Tile: Hash`" in text
     assert "warning: unused import: `std::fmt::Write`" in text
@@ -162,7 +124,7 @@ def test_rustc_quotes_a_notes_list_and_the_warnings_beside_the_error(tmp_path: P
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
 def test_rustc_unresolved_item_of_own_module_quotes_its_label(tmp_path: Path) -> None:
     """``no `perimeter` in `geo``` is the span's label: a renamed item, not a missing crate."""
-    _write(
+    write_files(
         tmp_path,
         {
             "Cargo.toml": CARGO_TOML,
@@ -170,8 +132,8 @@ def test_rustc_unresolved_item_of_own_module_quotes_its_label(tmp_path: Path) ->
             "src/main.rs": "mod geo;\nuse geo::perimeter;\n\nfn main() {\n    perimeter(1);\n}\n",
         },
     )
-    reflection = GEN.generate(_run("cargo build --offline", tmp_path))
-    assert "no `perimeter` in `geo`" in _text(reflection)
+    reflection = GEN.generate(run_in_bash("cargo build --offline", tmp_path))
+    assert "no `perimeter` in `geo`" in reflection_text(reflection)
     assert reflection.category == ReflectionCategory.ROOT_CAUSE
 
 
@@ -183,8 +145,8 @@ def test_jest_quotes_snapshot_count_and_did_not_throw() -> None:
 
     Output of ``npx jest --ci`` (jest 29) on a stale snapshot and a toThrow that did not throw.
     """
-    reflection = _captured("jest-tags-snapshot-tothrow")
-    text = _text(reflection)
+    reflection = captured_reflection("jest-tags-snapshot-tothrow")
+    text = reflection_text(reflection)
     assert "1 snapshot failed." in text
     assert "Received function did not throw" in text
     assert "snapshot" in reflection.suggestion  # advised as a snapshot, not as a value
@@ -192,7 +154,7 @@ def test_jest_quotes_snapshot_count_and_did_not_throw() -> None:
 
 def test_pip_conflict_quotes_what_the_conflict_is_caused_by() -> None:
     """The lines under ``The conflict is caused by:`` name the two pins that clash."""
-    text = _text(_captured("pip-flask-werkzeug-conflict"))
+    text = reflection_text(captured_reflection("pip-flask-werkzeug-conflict"))
     assert "flask 3.0.0 depends on Werkzeug>=3.0.0" in text
     assert "The user requested werkzeug==2.0.0" in text
 
@@ -200,7 +162,7 @@ def test_pip_conflict_quotes_what_the_conflict_is_caused_by() -> None:
 @pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
 def test_node_test_tap_quotes_a_one_line_error_as_printed(tmp_path: Path) -> None:
     """TAP's ``error: 'message'`` line is quoted as printed, not unquoted."""
-    _write(
+    write_files(
         tmp_path,
         {
             "test/fetch.test.js": """
@@ -211,8 +173,8 @@ def test_node_test_tap_quotes_a_one_line_error_as_printed(tmp_path: Path) -> Non
             """,
         },
     )
-    failure = _run("node --test --test-reporter=tap test/", tmp_path)
-    assert "error: 'feed offline'" in _text(GEN.generate(failure))
+    failure = run_in_bash("node --test --test-reporter=tap test/", tmp_path)
+    assert "error: 'feed offline'" in reflection_text(GEN.generate(failure))
 
 
 # --- timeout ---------------------------------------------------------------------------------
@@ -221,7 +183,7 @@ def test_node_test_tap_quotes_a_one_line_error_as_printed(tmp_path: Path) -> Non
 @pytest.mark.skipif(shutil.which("timeout") is None, reason="no GNU timeout on this machine")
 def test_timeout_quotes_the_first_line_the_program_printed(tmp_path: Path) -> None:
     """The start (``poll 1: queued``) beside the last lines: the state that never changed."""
-    _write(
+    write_files(
         tmp_path,
         {
             "poll.py": """
@@ -233,9 +195,9 @@ def test_timeout_quotes_the_first_line_the_program_printed(tmp_path: Path) -> No
             """,
         },
     )
-    failure = _run(f"timeout 2 {sys.executable} poll.py", tmp_path)
+    failure = run_in_bash(f"timeout 2 {sys.executable} poll.py", tmp_path)
     assert failure.exit_code == 124
-    assert "poll 1: queued" in _text(GEN.generate(failure))
+    assert "poll 1: queued" in reflection_text(GEN.generate(failure))
 
 
 # --- what kind of mistake: make, git, node ---------------------------------------------------
@@ -245,8 +207,8 @@ def test_timeout_quotes_the_first_line_the_program_printed(tmp_path: Path) -> No
 def test_make_recipe_program_not_installed_is_missing_context(tmp_path: Path) -> None:
     """Error 127 from a recipe: the program it runs is not installed."""
     (tmp_path / "Makefile").write_text("check:\n\treflexkit-no-such-linter src\n")
-    reflection = GEN.generate(_run("make check", tmp_path))
-    assert "Error 127" in _text(reflection)
+    reflection = GEN.generate(run_in_bash("make check", tmp_path))
+    assert "Error 127" in reflection_text(reflection)
     assert reflection.category == ReflectionCategory.MISSING_CONTEXT
 
 
@@ -255,8 +217,8 @@ def test_make_missing_prerequisite_is_missing_context(tmp_path: Path) -> None:
     """``No rule to make target 'x.o', needed by 'app'``: a source file is missing."""
     (tmp_path / "Makefile").write_text("app: main.o net.o\n\tcc -o app main.o net.o\n")
     (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
-    reflection = GEN.generate(_run("make", tmp_path))
-    assert "No rule to make target 'net.o', needed by 'app'" in _text(reflection)
+    reflection = GEN.generate(run_in_bash("make", tmp_path))
+    assert "No rule to make target 'net.o', needed by 'app'" in reflection_text(reflection)
     assert reflection.category == ReflectionCategory.MISSING_CONTEXT
 
 
@@ -272,8 +234,8 @@ def test_git_commit_with_nothing_staged_is_tool_misuse(tmp_path: Path) -> None:
         subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True)
     (tmp_path / "notes.txt").write_text("b\n")
     (tmp_path / "todo.txt").write_text("c\n")
-    reflection = GEN.generate(_run("git commit -m 'Update notes'", tmp_path))
-    text = _text(reflection)
+    reflection = GEN.generate(run_in_bash("git commit -m 'Update notes'", tmp_path))
+    text = reflection_text(reflection)
     assert "no changes added to commit" in text
     assert "todo.txt" in text  # the new file git lists as untracked
     assert reflection.category == ReflectionCategory.TOOL_MISUSE
@@ -282,22 +244,22 @@ def test_git_commit_with_nothing_staged_is_tool_misuse(tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
 def test_node_import_of_own_path_that_does_not_resolve_is_root_cause(tmp_path: Path) -> None:
     """An ESM import of ``./lib/util`` without its extension: the import is wrong."""
-    _write(
+    write_files(
         tmp_path,
         {
             "main.mjs": 'import { twice } from "./lib/util";\nconsole.log(twice(2));\n',
             "lib/util.mjs": "export const twice = (n) => 2 * n;\n",
         },
     )
-    reflection = GEN.generate(_run("node main.mjs", tmp_path))
-    assert "ERR_MODULE_NOT_FOUND" in _text(reflection)
+    reflection = GEN.generate(run_in_bash("node main.mjs", tmp_path))
+    assert "ERR_MODULE_NOT_FOUND" in reflection_text(reflection)
     assert reflection.category == ReflectionCategory.ROOT_CAUSE
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on this machine")
 def test_gcc_call_declared_and_defined_nowhere_is_root_cause(tmp_path: Path) -> None:
     """An implicit declaration and an undefined reference to one name: a misspelt call."""
-    _write(
+    write_files(
         tmp_path,
         {
             "totals.c": "int compute_total(int a, int b) { return a + b; }\n",
@@ -305,8 +267,8 @@ def test_gcc_call_declared_and_defined_nowhere_is_root_cause(tmp_path: Path) -> 
             'int main(void) {\n    printf("%d\\n", compute_totl(1, 2));\n    return 0;\n}\n',
         },
     )
-    reflection = GEN.generate(_run("gcc -Wall -o app main.c totals.c", tmp_path))
-    text = _text(reflection)
+    reflection = GEN.generate(run_in_bash("gcc -Wall -o app main.c totals.c", tmp_path))
+    text = reflection_text(reflection)
     assert "undefined reference to `compute_totl'" in text
     assert "implicit declaration of function" in text
     assert reflection.category == ReflectionCategory.ROOT_CAUSE
@@ -317,7 +279,7 @@ def test_gcc_call_declared_and_defined_nowhere_is_root_cause(tmp_path: Path) -> 
 
 def test_python_implicit_chaining_is_named_as_printed(tmp_path: Path) -> None:
     """An exception raised in an ``except`` block: the handler failed, not only the first call."""
-    _write(
+    write_files(
         tmp_path,
         {
             "prices.py": """
@@ -331,7 +293,7 @@ def test_python_implicit_chaining_is_named_as_printed(tmp_path: Path) -> None:
             """,
         },
     )
-    text = _text(GEN.generate(_run(f"{sys.executable} prices.py", tmp_path)))
+    text = reflection_text(GEN.generate(run_in_bash(f"{sys.executable} prices.py", tmp_path)))
     assert "During handling of the above exception, another exception occurred:" in text
     assert "ValueError: could not convert string to float: '12,50 EURO'" in text
     assert "caused by" not in text  # not `raise ... from`: the handler itself failed
