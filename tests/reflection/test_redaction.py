@@ -476,6 +476,33 @@ def test_shapes_found_beyond_the_first_table(text: str, *, redacted: bool) -> No
     assert (result.text != text) is redacted, result.text
 
 
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("INFO worker session=21636369-8b52-4b4a-97b7-50923ceb3ffd done", False),
+        ("{'Idempotency-Key': '8e7d6c5b-4a39-4281-9706-f5e4d3c2b1a0'}", False),
+        ('"GPG_KEY=7169605F62C751356D054A26A821E680E5FA6305",', False),
+        ("Cache restored from key: Linux-pip-6c3f5b0e7d2a1c9b8e4f3a2d1c0b9a8f7e6d5c4b", False),
+        ("::notice::Cache hit for key: node-cache-Linux-x64-npm-4f0c2a7e9d3b1c8a6e5f4d3c", False),
+        ("api_key=21636369-8b52-4b4a-97b7-50923ceb3ffd", True),
+        ("auth=Fk7Qz2Lm9Wx4Rt6Yp1Nc", True),
+        ("session=Fk7Qz2Lm9Wx4Rt6Yp1Nc", True),
+        ("key: prod-Fk7Qz2Lm9Wx4Rt6Yp1Nc8Vb", True),
+        ("JSESSIONID=9F8E7D6C5B4A39281706F5E4D3C2B1A0", True),
+        ("signature=5f2b9c8d7a6b5c4d3e2f1a0b9c8d7e6f5f2b9c8d7a6b5c4d3e2f1a0b9c8d7e6f", True),
+    ],
+)
+def test_identifiers_under_a_weak_name(text: str, *, redacted: bool) -> None:
+    """Identifiers named ``key`` or ``session`` stay; generated values under those names go.
+
+    A UUID, an upper-case hex fingerprint or a word-prefixed digest is an identifier (a
+    request, a GPG key, a CI cache entry); any value under a strong name, a session cookie
+    and a signature still go.
+    """
+    result = BARE.redact(text)
+    assert (result.text != text) is redacted, result.text
+
+
 def test_a_wrapped_base64_key_goes_to_its_last_line() -> None:
     """``base64 key.pem`` wraps at 76 columns: every line of it goes, the next word stays."""
     lines = textwrap.wrap(_b64(_KEY_PEM), 76)

@@ -379,7 +379,7 @@ _KEYWORDS = frozenset(
 _PLACEHOLDER = lazy_regex(
     r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined"
     r"|(?:[a-z]+[+_-])?(?:redacted|masked|hidden|filtered|removed|omitted)"  # DATA+OMITTED
-    r"|todo|tbd|placeholder"
+    r"|todo|tbd|placeholder|deleted"  # PHPSESSID=deleted: PHP unsetting its cookie
     r"|string|str|bytes|int|bool|any|optional|secretstr|text|required|missing|invalid"
     r"|incorrect|wrong|expired|empty|not|unset|set|provided|given|ok|valid|must|should"
     r"|mismatch|error|failed|too|for|the|and|is|are|was|of|in|to|with|from|default"
@@ -397,6 +397,12 @@ _URL_VALUE = lazy_regex(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _AWS_SECRET_SHAPE = lazy_regex(r"[A-Za-z0-9/+]{40}")
 _WORDY = lazy_regex(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.])+")
 _FILE_EXT = lazy_regex(r"\.(?:[a-z]{1,4})$")
+_IDENTIFIER = lazy_regex(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # a UUID
+    r"|[0-9A-F]{16,}"  # a GPG key id or fingerprint (``GPG_KEY=7169605F...``)
+    r"|(?:[A-Za-z][A-Za-z0-9]{0,15}-)+[0-9a-f]{24,}"  # a CI cache key: ``Linux-pip-<sha256>``
+)
+"""Identifiers a weak name (``key``, ``session``) may hold: a generated look, but no secret."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -407,7 +413,7 @@ def _name_strength(name: str) -> int:
         return 0
     words = [w.lower() for w in _NAME_WORDS.findall(bare)]
     if "".join(words).endswith(_SESSION_IDS):
-        return 1  # JSESSIONID, PHPSESSID, ASP.NET_SessionId: a session cookie's value
+        return 2  # JSESSIONID, PHPSESSID, ASP.NET_SessionId: a session cookie's value
     if not words or words[-1] in _NOT_SECRET_WORDS or "public" in words or "tokens" in words:
         return 0
     joined = "".join(words)
@@ -478,6 +484,8 @@ def value_is_secret(  # noqa: PLR0911 -- one question per look-alike
     ):
         return False
     if strength == 1:  # ``key``, ``auth``: only a value that looks generated
+        if _IDENTIFIER.fullmatch(value):
+            return False
         return any(_randomish(part) for part in re.split(r"[-_.:/]", value))
     if value.isdigit():
         return len(value) >= 6  # noqa: PLR2004 -- PINs and passwords, not counts or ports
