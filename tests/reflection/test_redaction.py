@@ -503,6 +503,34 @@ def test_identifiers_under_a_weak_name(text: str, *, redacted: bool) -> None:
     assert (result.text != text) is redacted, result.text
 
 
+_CERT_TAIL = "MIIDazCCAlOgAwIBAgIUFake0Cert1Body2For3The4Test5Only6Xq7Wz8Lm9Kp\n" * 3
+_AC_SID = "AC" + "0f9e8d7c6b5a4f3e" * 2
+_BARE_AWS = "q7Rt3Yb8Cd1Nq4Wm9Fz6Hj6Tz0Vq5Mn2Ks9Bw4Pe"
+_CERT_LAST = "Fk7Qz2Lm9Wx4Rt6Yp1Nc8Vb3Hj5Dk0Ga2Se4Uo7A"
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("+ echo ::add-mask::Fk7Qz2Lm9Wx4", True),
+        ('echo "::add-mask::$TOKEN"', False),
+        ("echo ::add-mask::${{ steps.login.outputs.token }}", False),
+        (f"secret_key  ****w4Pe  shared-credentials-file\n{_BARE_AWS}\n", True),
+        (f"-----BEGIN CERTIFICATE-----\n{_CERT_TAIL}{_CERT_LAST}\n", False),
+        ("commit 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b\n", False),
+        ("DATABASE_URL: " + _b64("postgres://app:Vq5Mn2Ks9Bw4@db:5432/app"), True),
+        ("HOMEPAGE: " + _b64("https://example.com/docs/index.html"), False),
+        ("REDIS_URL: " + _b64("redis://cache:6379/0"), False),
+        (f"Client('{_AC_SID}', '9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f')", True),
+        (f"account {_AC_SID}: 404 not found", False),
+    ],
+)
+def test_shapes_of_the_seventh_batch(text: str, *, redacted: bool) -> None:
+    """A masked value, a bare AWS secret line, base64 URL credentials, a Twilio token pair."""
+    result = BARE.redact(text)
+    assert (result.text != text) is redacted, result.text
+
+
 def test_a_wrapped_base64_key_goes_to_its_last_line() -> None:
     """``base64 key.pem`` wraps at 76 columns: every line of it goes, the next word stays."""
     lines = textwrap.wrap(_b64(_KEY_PEM), 76)

@@ -602,6 +602,32 @@ def _terraform_check(match: re.Match[str]) -> bool:
     return not _TEMPLATED.match(raw) and not _PLACEHOLDER.match(raw)
 
 
+_B64_LINE = lazy_regex(r"[A-Za-z0-9+/]{41,}={0,2}")
+
+
+def _bare_aws_secret_check(match: re.Match[str]) -> bool:
+    """A line that is an AWS secret key alone (``aws configure get``), not a base64 block's tail."""
+    previous = (match.group("prev") or "").strip()
+    return _is_aws_secret(_secret(match)) and not _B64_LINE.fullmatch(previous)
+
+
+def _base64_url_credentials_check(match: re.Match[str]) -> bool:
+    """Base64 of a URL with a password in it: a Kubernetes secret's ``DATABASE_URL``."""
+    value = _secret(match)
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode()
+    except ValueError:
+        return False
+    rule = next(r for r in RULES if r.name == "url_password")
+    return any(_url_check(m) for m in rule.pattern.finditer(decoded))
+
+
+def _mask_check(match: re.Match[str]) -> bool:
+    """``::add-mask::<value>``: GitHub Actions is told the value is a secret."""
+    value = _secret(match)
+    return not value.startswith(("$", "[REDACTED")) and not _TEMPLATED.match(value)
+
+
 _HEX_OCTETS = lazy_regex(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
 _SQL_OWNER = lazy_regex(r"(?i)\b(?:with|role|user|login)\b")
 
@@ -836,6 +862,15 @@ RULES: tuple[Rule, ...] = (
         r"[sr]k_(?:live|test)_|whsec_",
         ("k_live_", "k_test_", "whsec_"),
         example=_fake("sk_live_", "FakeStripeKeyForDocs"),
+    ),
+    _rule(
+        "twilio_auth_token",
+        r"(?<![A-Za-z0-9])(?:SK|AC)[0-9a-f]{32}[\"']?[ \t]*[,:][ \t]*[bu]?[\"']?"
+        r"(?P<secret>[0-9a-fA-F]{32})(?![A-Za-z0-9])",
+        r"(?:SK|AC)[0-9a-f]{32}",
+        markers=("sk", "ac"),
+        gate=r"(?:SK|AC)[0-9a-f]{32}",
+        example=_fake("Client('AC", "0123456789abcdef" * 2, "', '", "fedcba9876543210" * 2, "')"),
     ),
     _rule(
         "twilio_api_key",
@@ -1141,6 +1176,29 @@ RULES: tuple[Rule, ...] = (
         r"eyJhdXRocyI6",
         ("eyjhdxrocyi6",),
         example=_fake(".dockerconfigjson: ", "eyJhdXRocyI6eyJmYWtlLmV4YW1wbGUiOnt9fX0="),
+    ),
+    _rule(
+        "base64_url_credentials",
+        r"(?<![A-Za-z0-9+/=])(?P<secret>[A-Za-z0-9+/]{16,}={0,2})(?![A-Za-z0-9+/=])",
+        r"Oi8v|ovL|6Ly[89+/]",  # "://" in base64, at each of its three alignments
+        ("oi8v", "ovl", "6ly"),
+        _base64_url_credentials_check,
+        example=_fake("DATABASE_URL: ", "cmVkaXM6Ly86RmFrZVB3QGNhY2hlOjYzNzk="),
+    ),
+    _rule(
+        "github_actions_mask",
+        r"::add-mask::(?P<secret>[^\s'\"]+(?:[ \t]+[^\s'\"]+)*)",
+        r"::add-mask::",
+        ("::add-mask::",),
+        _mask_check,
+        example=_fake("echo ::add-mask::", "FakeMaskedValue01"),
+    ),
+    _rule(
+        "bare_aws_secret_key",
+        r"(?m:^(?:(?P<prev>[^\n]*)\n)?[ \t]*(?P<secret>[A-Za-z0-9/+]{40})[ \t]*\r?$)",
+        r"(?m:^(?:[^\n]*\n)?[ \t]*[A-Za-z0-9/+]{40}[ \t]*\r?$)",  # with the line above it
+        check=_bare_aws_secret_check,
+        example=_fake("/Fake0Bare1Access2Key3For4Docs5Only6AB", "+C"),
     ),
     _rule(
         "bundler_credentials",
