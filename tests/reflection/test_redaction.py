@@ -523,10 +523,20 @@ _CERT_LAST = "Fk7Qz2Lm9Wx4Rt6Yp1Nc8Vb3Hj5Dk0Ga2Se4Uo7A"
         ("REDIS_URL: " + _b64("redis://cache:6379/0"), False),
         (f"Client('{_AC_SID}', '9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f')", True),
         (f"account {_AC_SID}: 404 not found", False),
+        ('[{"name": "DB_PASSWORD", "value": "Hq3Zt8Wm1Xv6"}]', True),
+        ("- name: DB_PASSWORD\n  value: Hq3Zt8Wm1Xv6\n", True),
+        ("Cookie(version=0, name='sessionid', value='Tk9Lm2Xp4Qz7Wv1Rb5Nc8', port=None)", True),
+        ('[{"name": "LOG_LEVEL", "value": "debug"}, {"name": "token_count", "value": "1"}]', False),
+        ("- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}\n", False),
+        ('{"name": "SESSION_TIMEOUT", "value": "900"}', False),
+        ("db_password     Hq3Zt8Wm1Xv6\nusername        app\n", True),
+        ("secretstorage   3.3.3\nkeyring         24.3.0\n", False),
+        ("test_token_refresh  PASSED\n", False),
+        ("secret_key     ****************w4Pe shared-credentials-file\n", False),
     ],
 )
 def test_shapes_of_the_seventh_batch(text: str, *, redacted: bool) -> None:
-    """A masked value, a bare AWS secret line, base64 URL credentials, a Twilio token pair."""
+    """Masked values, bare AWS secret lines, base64 URLs, Twilio pairs, name/value, tables."""
     result = BARE.redact(text)
     assert (result.text != text) is redacted, result.text
 

@@ -628,6 +628,22 @@ def _mask_check(match: re.Match[str]) -> bool:
     return not value.startswith(("$", "[REDACTED")) and not _TEMPLATED.match(value)
 
 
+def _name_value_check(match: re.Match[str]) -> bool:
+    """``name: DB_PASSWORD`` then ``value: ...``: a secret named by a neighbouring field."""
+    strength = _name_strength(match.group("name"))
+    raw = _secret(match)
+    quoted = raw[:1] in {'"', "'"} and raw[-1:] == raw[:1] and len(raw) > 1
+    value = raw[1:-1] if quoted else raw
+    return value_is_secret(value, strength, quoted=quoted)
+
+
+def _table_check(match: re.Match[str]) -> bool:
+    """``db_password     Hq3Zt8...``: a two-column table row, the value generated-looking."""
+    value = _secret(match)
+    strong = _name_strength(match.group("name")) == 2  # noqa: PLR2004
+    return strong and _randomish(value) and value_is_secret(value, 2)
+
+
 _HEX_OCTETS = lazy_regex(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
 _SQL_OWNER = lazy_regex(r"(?i)\b(?:with|role|user|login)\b")
 
@@ -1449,6 +1465,28 @@ RULES: tuple[Rule, ...] = (
         example=_fake("CREATE USER app WITH PASSWORD '", "FakeSqlPassw0rd", "';"),
     ),
     _rule(
+        "name_value_pair",
+        r"(?i:\bname)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[A-Za-z_][\w.-]{0,80})[\"']?"
+        r"(?:[^\n{}\[\]]{0,80}?|[ \t]*\r?\n[ \t]*)"
+        r"(?i:\bvalue)[\"']?[ \t]*[:=][ \t]*(?P<secret>" + _QUOTED + r"|[^\s\"',;)\]}]+)",
+        r"(?i:\bname[\"']?[ \t]*[:=][ \t]*[\"']?[\w.-]{0,40}"
+        r"(?:pass|pwd|secret|token|key|auth|credential|sess|sid|dsn))",
+        ("name",),
+        _name_value_check,
+        context_lines=1,
+        example=_fake('{"name": "DB_PASSWORD", "value": "', "FakeEcsPassw0rd", '"}'),
+    ),
+    _rule(
+        "table_secret",
+        r"(?m:^[ \t]*(?P<name>[A-Za-z_][\w.-]{0,80})(?:[ \t]{2,}|\t[ \t]*)"
+        r"(?P<secret>[^\s]{8,})[ \t]*\r?$)",
+        r"(?m:^[ \t]*[\w.-]{0,40}(?i:pass|pwd|secret|token|credential|key)[\w.-]{0,40}"
+        r"(?:[ \t]{2,}|\t)[^\s]{8,}[ \t]*\r?$)",
+        ("pass", "pwd", "secret", "token", "credential", "key"),
+        _table_check,
+        example=_fake("db_password     ", "Fake0Table1Passw0rd"),
+    ),
+    _rule(
         "secret_assignment",
         r"(?P<name>(?<![\w.])(?<!\w:)(?<!\$\{)[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
         r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\])|(?<=[ \t])is(?=[ \t]+[\"']))[ \t]*" + _VALUE,
@@ -2078,7 +2116,18 @@ def cut_lines(text: str) -> list[tuple[int, int]]:
     return sorted((m.start(), m.end()) for m in _boundaries(text, 0, len(text)))
 
 
-_CONTEXT_MARKERS = ("machine", "default", '"sensitive"', ": |", ": >", ":|", ":>", "]=>")
+_CONTEXT_MARKERS = (
+    "machine",
+    "default",
+    '"sensitive"',
+    ": |",
+    ": >",
+    ":|",
+    ":>",
+    "]=>",
+    "name:",  # a Kubernetes env entry: ``- name: DB_PASSWORD`` then ``value: ...``
+    "name =",
+)
 """Lines holding these start a secret spread over the next lines (``.netrc``, Terraform JSON)."""
 
 
