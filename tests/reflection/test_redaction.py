@@ -518,6 +518,8 @@ _CERT_LAST = "Fk7Qz2Lm9Wx4Rt6Yp1Nc8Vb3Hj5Dk0Ga2Se4Uo7A"
         (f"secret_key  ****w4Pe  shared-credentials-file\n{_BARE_AWS}\n", True),
         (f"-----BEGIN CERTIFICATE-----\n{_CERT_TAIL}{_CERT_LAST}\n", False),
         ("commit 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b\n", False),
+        ("Files:\n libs/gil/test/extension/io/targa/Jamfile\n", False),
+        ("Changed:\nsrc/Components/Auth2/TokenRefresherViews\n", False),
         ("DATABASE_URL: " + _b64("postgres://app:Vq5Mn2Ks9Bw4@db:5432/app"), True),
         ("HOMEPAGE: " + _b64("https://example.com/docs/index.html"), False),
         ("REDIS_URL: " + _b64("redis://cache:6379/0"), False),

@@ -607,8 +607,14 @@ _B64_LINE = lazy_regex(r"[A-Za-z0-9+/]{41,}={0,2}")
 
 def _bare_aws_secret_check(match: re.Match[str]) -> bool:
     """A line that is an AWS secret key alone (``aws configure get``), not a base64 block's tail."""
+    value = _secret(match)
     previous = (match.group("prev") or "").strip()
-    return _is_aws_secret(_secret(match)) and not _B64_LINE.fullmatch(previous)
+    return (
+        _is_aws_secret(value)
+        and any(c.isdigit() for c in value)
+        and any(_randomish(part) for part in value.split("/"))  # not a path of 40 characters
+        and not _B64_LINE.fullmatch(previous)
+    )
 
 
 def _base64_url_credentials_check(match: re.Match[str]) -> bool:
