@@ -489,6 +489,8 @@ def test_shapes_found_beyond_the_first_table(text: str, *, redacted: bool) -> No
         ("session=Fk7Qz2Lm9Wx4Rt6Yp1Nc", True),
         ("key: prod-Fk7Qz2Lm9Wx4Rt6Yp1Nc8Vb", True),
         ("JSESSIONID=9F8E7D6C5B4A39281706F5E4D3C2B1A0", True),
+        ("        self.session_id = new_session_id", False),
+        ('{"project_key": "proj", "session_id": "sess"}', False),
         ("signature=5f2b9c8d7a6b5c4d3e2f1a0b9c8d7e6f5f2b9c8d7a6b5c4d3e2f1a0b9c8d7e6f", True),
     ],
 )
@@ -534,7 +536,15 @@ _CERT_LAST = "Fk7Qz2Lm9Wx4Rt6Yp1Nc8Vb3Hj5Dk0Ga2Se4Uo7A"
         ("db_password     Hq3Zt8Wm1Xv6\nusername        app\n", True),
         ("secretstorage   3.3.3\nkeyring         24.3.0\n", False),
         ("test_token_refresh  PASSED\n", False),
+        ("│ DB_PASSWORD │ Hq3Zt8Wm1Xv6 │\n", True),
+        ("| api_token | Tk9Lm2Xp4Qz7Wv1Rb5Nc8 |\n", True),
+        ("| token_count | 12 |\n| api_token | required |\n", False),
+        ('DbConfig { password: Some("Hq3Zt8Wm1Xv6"), pool: 0 }', True),
+        ('    password: Some(\n        "Hq3Zt8Wm1Xv6",\n    ),\n', True),
+        ("    flags = SECRET_SEARCH_LOAD_SECRETS | SECRET_SEARCH_UNLOCK,\n", False),
+        ("let cfg = Config { password: Some(read_password()), pool: 0 };", False),
         ("secret_key     ****************w4Pe shared-credentials-file\n", False),
+        ("SECRET_SEARCH_LOAD_SECRETS | SECRET_SEARCH_UNLOCK\n", False),
     ],
 )
 def test_shapes_of_the_seventh_batch(text: str, *, redacted: bool) -> None:

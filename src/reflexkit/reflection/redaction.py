@@ -399,7 +399,7 @@ _WORDY = lazy_regex(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.]
 _FILE_EXT = lazy_regex(r"\.(?:[a-z]{1,4})$")
 _IDENTIFIER = lazy_regex(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # a UUID
-    r"|[0-9A-F]{16,}"  # a GPG key id or fingerprint (``GPG_KEY=7169605F...``)
+    r"|[0-9A-F]{16}|[0-9A-F]{40}"  # a GPG key id or fingerprint (``GPG_KEY=7169605F...``)
     r"|(?:[A-Za-z][A-Za-z0-9]{0,15}-)+[0-9a-f]{24,}"  # a CI cache key: ``Linux-pip-<sha256>``
 )
 """Identifiers a weak name (``key``, ``session``) may hold: a generated look, but no secret."""
@@ -413,7 +413,7 @@ def _name_strength(name: str) -> int:
         return 0
     words = [w.lower() for w in _NAME_WORDS.findall(bare)]
     if "".join(words).endswith(_SESSION_IDS):
-        return 2  # JSESSIONID, PHPSESSID, ASP.NET_SessionId: a session cookie's value
+        return 1  # JSESSIONID, PHPSESSID, ASP.NET_SessionId: a session cookie's value
     if not words or words[-1] in _NOT_SECRET_WORDS or "public" in words or "tokens" in words:
         return 0
     joined = "".join(words)
@@ -647,7 +647,14 @@ def _table_check(match: re.Match[str]) -> bool:
     """``db_password     Hq3Zt8...``: a two-column table row, the value generated-looking."""
     value = _secret(match)
     strong = _name_strength(match.group("name")) == 2  # noqa: PLR2004
-    return strong and _randomish(value) and value_is_secret(value, 2)
+    return (
+        strong
+        and any(c.isdigit() for c in value)  # digits and letters: not C's ``A | B_C,``
+        and any(c.isalpha() for c in value)
+        and value[-1] not in ",;({"
+        and _randomish(value)
+        and value_is_secret(value, 2)
+    )
 
 
 _HEX_OCTETS = lazy_regex(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
@@ -667,6 +674,8 @@ def _sql_check(match: re.Match[str]) -> bool:
     return value_is_secret(_secret(match)[1:-1], 2)
 
 
+_CELL = r"(?:(?:│|┃|\|)[ \t]*)"
+"""A table's cell border: markdown's ``|``, box drawing's ``│`` (doppler, rich tables)."""
 _KEY_TEXT_LINE = (
     r"(?:[ \t]+[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2})*:?"  # a hex line
     r"|[A-Za-z][A-Za-z0-9]*:(?:[ \t]+\d+[ \t]+\(0x[0-9A-Fa-f]+\))?)[ \t]*"  # a field name
@@ -680,8 +689,14 @@ _E = r"(?![A-Za-z0-9_])"  # ends at one
 _ESCAPED_QUOTED = r"\\\"(?:[^\"\\\n]|\\[^\"\n])*\\\"|\\'(?:[^'\\\n]|\\[^'\n])*\\'"
 r"""A value quoted inside a quoted string: Rust's ``{:#?}`` in an ``unwrap`` message (``\"v\"``)."""
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+_WRAPPER = (
+    r"(?:(?:(?:Some|Ok|Just|Secret|SecretString|SecretBox|Sensitive)\((?:\r?\n[ \t]*)?){1,2}"
+    r"(?=\\?[\"']))?"
+)
+"""Rust's ``Some("...")`` and newtypes (``Secret("...")``) around a quoted value, over lines."""
 _VALUE = (
-    r"(?:\r?\n[ \t]*(?=[\"']))?"  # rich and pprint put a long quoted value on the next line
+    _WRAPPER
+    + r"(?:\r?\n[ \t]*(?=[\"']))?"  # rich and pprint put a long quoted value on the next line
     r"(?:[bB](?=[\"']))?"  # a Python bytes literal: b'...' in a headers repr
     r"(?=(?P<secret>" + _ESCAPED_QUOTED + r"|(?:" + _QUOTED + r")"
     r"(?:[ \t]*\r?\n[ \t]*(?:"
@@ -1484,10 +1499,11 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "table_secret",
-        r"(?m:^[ \t]*(?P<name>[A-Za-z_][\w.-]{0,80})(?:[ \t]{2,}|\t[ \t]*)"
-        r"(?P<secret>[^\s]{8,})[ \t]*\r?$)",
-        r"(?m:^[ \t]*[\w.-]{0,40}(?i:pass|pwd|secret|token|credential|key)[\w.-]{0,40}"
-        r"(?:[ \t]{2,}|\t)[^\s]{8,}[ \t]*\r?$)",
+        r"(?m:^[ \t]*" + _CELL + r"?(?P<name>[A-Za-z_][\w.-]{0,80})"
+        r"(?:[ \t]{2,}|\t[ \t]*|[ \t]*" + _CELL + r")"
+        r"(?P<secret>(?:(?!│|┃)[^\s|]){8,})[ \t]*" + _CELL + r"?\r?$)",
+        r"(?m:^[ \t]*" + _CELL + r"?[\w.-]{0,40}(?i:pass|pwd|secret|token|credential|key)"
+        r"[\w.-]{0,40}(?:[ \t]{2,}|\t|[ \t]*" + _CELL + r")[^\s|]{8,}[ \t]*" + _CELL + r"?\r?$)",
         ("pass", "pwd", "secret", "token", "credential", "key"),
         _table_check,
         example=_fake("db_password     ", "Fake0Table1Passw0rd"),
@@ -2132,6 +2148,7 @@ _CONTEXT_MARKERS = (
     ":>",
     "]=>",
     "name:",  # a Kubernetes env entry: ``- name: DB_PASSWORD`` then ``value: ...``
+    ": some(",  # Rust's {:#?}: ``password: Some(`` then the value on the next line
     "name =",
 )
 """Lines holding these start a secret spread over the next lines (``.netrc``, Terraform JSON)."""
