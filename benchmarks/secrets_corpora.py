@@ -8,6 +8,10 @@ Two corpora under ``tests/data/secrets`` (see its README):
   kubectl, docker, node, Go, Rust, Java, ``set -x``, make, ``printenv``), the best estimate of
   secrets in output nobody planted.
 
+The failure corpora (``tests/data/tool_outputs``, ``tests/data/holdout_like`` and, where
+present, the dev corpus under ``/work/shared/corpus``) hold no secret: each ``errorOutput`` that
+redaction changes is named with the rules that fired and the key facts it cost.
+
 For each item the secrets still present after :class:`~reflexkit.reflection.redaction.Redactor`
 ran are counted (a secret survives when its planted value, or any listed visible part of it,
 is still in the text); for each look-alike, whether the text changed at all.
@@ -29,7 +33,14 @@ from typing import Any
 
 from reflexkit.reflection.redaction import Redactor
 
-FOLDER = Path(__file__).resolve().parent.parent / "tests" / "data" / "secrets"
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+FOLDER = DATA / "secrets"
+FAILURES = {
+    "tests/data/tool_outputs": DATA / "tool_outputs",
+    "tests/data/holdout_like": DATA / "holdout_like",
+    "dev corpus": Path("/work/shared/corpus/failures/dev"),
+}
+"""Failure corpora with no secret: their ``errorOutput`` must come through unchanged."""
 
 
 def measure(name: str, lookalikes_name: str, *, verbose: bool) -> tuple[int, int]:
@@ -60,6 +71,29 @@ def measure(name: str, lookalikes_name: str, *, verbose: bool) -> tuple[int, int
     return survived, changed
 
 
+def measure_failures(label: str, folder: Path) -> int:
+    """Print how many failure outputs of *folder* redaction changed, and by which rules."""
+    paths = sorted(folder.glob("*.json"))
+    if not paths:
+        print(f"{label}: not found, skipped")
+        return 0
+    changed = 0
+    for path in paths:
+        item = json.loads(path.read_text("utf-8"))
+        output = item["failureContext"].get("errorOutput") or ""
+        result = Redactor(environ={}).redact(output)
+        if result.counts:
+            changed += 1
+            lost = [
+                fact
+                for fact in item.get("expected", {}).get("keyFacts", [])
+                if fact in output and fact not in result.text
+            ]
+            print(f"  changed {path.name}: {result.counts}, key facts lost: {len(lost)}")
+    print(f"{label}: failure outputs changed {changed:5d} of {len(paths)}")
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure both corpora; return 1 when a secret survived or a look-alike changed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -72,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     ):
         survived, changed = measure(name, lookalikes, verbose=args.verbose)
         bad += survived + changed
+    for label, folder in FAILURES.items():
+        bad += measure_failures(label, folder)
     return 1 if bad else 0
 
 

@@ -476,6 +476,83 @@ def test_shapes_found_beyond_the_first_table(text: str, *, redacted: bool) -> No
     assert (result.text != text) is redacted, result.text
 
 
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("INFO worker session=21636369-8b52-4b4a-97b7-50923ceb3ffd done", False),
+        ("{'Idempotency-Key': '8e7d6c5b-4a39-4281-9706-f5e4d3c2b1a0'}", False),
+        ('"GPG_KEY=7169605F62C751356D054A26A821E680E5FA6305",', False),
+        ("Cache restored from key: Linux-pip-6c3f5b0e7d2a1c9b8e4f3a2d1c0b9a8f7e6d5c4b", False),
+        ("::notice::Cache hit for key: node-cache-Linux-x64-npm-4f0c2a7e9d3b1c8a6e5f4d3c", False),
+        ("api_key=21636369-8b52-4b4a-97b7-50923ceb3ffd", True),
+        ("auth=Fk7Qz2Lm9Wx4Rt6Yp1Nc", True),
+        ("session=Fk7Qz2Lm9Wx4Rt6Yp1Nc", True),
+        ("key: prod-Fk7Qz2Lm9Wx4Rt6Yp1Nc8Vb", True),
+        ("JSESSIONID=9F8E7D6C5B4A39281706F5E4D3C2B1A0", True),
+        ("        self.session_id = new_session_id", False),
+        ('{"project_key": "proj", "session_id": "sess"}', False),
+        ("signature=5f2b9c8d7a6b5c4d3e2f1a0b9c8d7e6f5f2b9c8d7a6b5c4d3e2f1a0b9c8d7e6f", True),
+    ],
+)
+def test_identifiers_under_a_weak_name(text: str, *, redacted: bool) -> None:
+    """Identifiers named ``key`` or ``session`` stay; generated values under those names go.
+
+    A UUID, an upper-case hex fingerprint or a word-prefixed digest is an identifier (a
+    request, a GPG key, a CI cache entry); any value under a strong name, a session cookie
+    and a signature still go.
+    """
+    result = BARE.redact(text)
+    assert (result.text != text) is redacted, result.text
+
+
+_CERT_TAIL = "MIIDazCCAlOgAwIBAgIUFake0Cert1Body2For3The4Test5Only6Xq7Wz8Lm9Kp\n" * 3
+_AC_SID = "AC" + "0f9e8d7c6b5a4f3e" * 2
+_BARE_AWS = "q7Rt3Yb8Cd1Nq4Wm9Fz6Hj6Tz0Vq5Mn2Ks9Bw4Pe"
+_CERT_LAST = "Fk7Qz2Lm9Wx4Rt6Yp1Nc8Vb3Hj5Dk0Ga2Se4Uo7A"
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("+ echo ::add-mask::Fk7Qz2Lm9Wx4", True),
+        ('echo "::add-mask::$TOKEN"', False),
+        ("echo ::add-mask::${{ steps.login.outputs.token }}", False),
+        (f"secret_key  ****w4Pe  shared-credentials-file\n{_BARE_AWS}\n", True),
+        (f"-----BEGIN CERTIFICATE-----\n{_CERT_TAIL}{_CERT_LAST}\n", False),
+        ("commit 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b\n", False),
+        ("Files:\n libs/gil/test/extension/io/targa/Jamfile\n", False),
+        ("Changed:\nsrc/Components/Auth2/TokenRefresherViews\n", False),
+        ("DATABASE_URL: " + _b64("postgres://app:Vq5Mn2Ks9Bw4@db:5432/app"), True),
+        ("HOMEPAGE: " + _b64("https://example.com/docs/index.html"), False),
+        ("REDIS_URL: " + _b64("redis://cache:6379/0"), False),
+        (f"Client('{_AC_SID}', '9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f')", True),
+        (f"account {_AC_SID}: 404 not found", False),
+        ('[{"name": "DB_PASSWORD", "value": "Hq3Zt8Wm1Xv6"}]', True),
+        ("- name: DB_PASSWORD\n  value: Hq3Zt8Wm1Xv6\n", True),
+        ("Cookie(version=0, name='sessionid', value='Tk9Lm2Xp4Qz7Wv1Rb5Nc8', port=None)", True),
+        ('[{"name": "LOG_LEVEL", "value": "debug"}, {"name": "token_count", "value": "1"}]', False),
+        ("- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}\n", False),
+        ('{"name": "SESSION_TIMEOUT", "value": "900"}', False),
+        ("db_password     Hq3Zt8Wm1Xv6\nusername        app\n", True),
+        ("secretstorage   3.3.3\nkeyring         24.3.0\n", False),
+        ("test_token_refresh  PASSED\n", False),
+        ("│ DB_PASSWORD │ Hq3Zt8Wm1Xv6 │\n", True),
+        ("| api_token | Tk9Lm2Xp4Qz7Wv1Rb5Nc8 |\n", True),
+        ("| token_count | 12 |\n| api_token | required |\n", False),
+        ('DbConfig { password: Some("Hq3Zt8Wm1Xv6"), pool: 0 }', True),
+        ('    password: Some(\n        "Hq3Zt8Wm1Xv6",\n    ),\n', True),
+        ("    flags = SECRET_SEARCH_LOAD_SECRETS | SECRET_SEARCH_UNLOCK,\n", False),
+        ("let cfg = Config { password: Some(read_password()), pool: 0 };", False),
+        ("secret_key     ****************w4Pe shared-credentials-file\n", False),
+        ("SECRET_SEARCH_LOAD_SECRETS | SECRET_SEARCH_UNLOCK\n", False),
+    ],
+)
+def test_shapes_of_the_seventh_batch(text: str, *, redacted: bool) -> None:
+    """Masked values, bare AWS secret lines, base64 URLs, Twilio pairs, name/value, tables."""
+    result = BARE.redact(text)
+    assert (result.text != text) is redacted, result.text
+
+
 def test_a_wrapped_base64_key_goes_to_its_last_line() -> None:
     """``base64 key.pem`` wraps at 76 columns: every line of it goes, the next word stays."""
     lines = textwrap.wrap(_b64(_KEY_PEM), 76)

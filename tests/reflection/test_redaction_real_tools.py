@@ -18,6 +18,10 @@ REAL_LOOKALIKES: list[dict[str, Any]] = json.loads(
 
 BARE = Redactor(environ={})
 
+FAILURE_CORPORA = sorted((DATA / "tool_outputs").glob("*.json")) + sorted(
+    (DATA / "holdout_like").glob("*.json")
+)
+
 
 @pytest.mark.parametrize("item", REAL, ids=lambda item: item["id"])
 def test_real_tool_secret_is_removed(item: dict[str, Any]) -> None:
@@ -31,6 +35,22 @@ def test_real_tool_secret_is_removed(item: dict[str, Any]) -> None:
 def test_real_tool_lookalike_survives(item: dict[str, Any]) -> None:
     """Real output without a secret (shas, UUIDs, digests, ``token_count``) is not changed."""
     assert BARE.redact(item["text"]) == Redacted(item["text"], {})
+
+
+def test_failure_corpora_come_through_unchanged() -> None:
+    """The failure output of every tool-output and holdout-like item has no secret to remove.
+
+    Their key facts are quoted verbatim by reflections: a test id, a path, a hash or an
+    error message changed by redaction would be a lost fact.
+    """
+    changed = {}
+    for path in FAILURE_CORPORA:
+        output = json.loads(path.read_text("utf-8"))["failureContext"]["errorOutput"]
+        result = BARE.redact(output)
+        if result.counts:
+            changed[path.name] = result.counts
+    assert len(FAILURE_CORPORA) > 200
+    assert changed == {}
 
 
 class TestColour:

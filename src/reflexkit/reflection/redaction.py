@@ -379,7 +379,7 @@ _KEYWORDS = frozenset(
 _PLACEHOLDER = lazy_regex(
     r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined"
     r"|(?:[a-z]+[+_-])?(?:redacted|masked|hidden|filtered|removed|omitted)"  # DATA+OMITTED
-    r"|todo|tbd|placeholder"
+    r"|todo|tbd|placeholder|deleted"  # PHPSESSID=deleted: PHP unsetting its cookie
     r"|string|str|bytes|int|bool|any|optional|secretstr|text|required|missing|invalid"
     r"|incorrect|wrong|expired|empty|not|unset|set|provided|given|ok|valid|must|should"
     r"|mismatch|error|failed|too|for|the|and|is|are|was|of|in|to|with|from|default"
@@ -397,6 +397,12 @@ _URL_VALUE = lazy_regex(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _AWS_SECRET_SHAPE = lazy_regex(r"[A-Za-z0-9/+]{40}")
 _WORDY = lazy_regex(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.])+")
 _FILE_EXT = lazy_regex(r"\.(?:[a-z]{1,4})$")
+_IDENTIFIER = lazy_regex(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # a UUID
+    r"|[0-9A-F]{16}|[0-9A-F]{40}"  # a GPG key id or fingerprint (``GPG_KEY=7169605F...``)
+    r"|(?:[A-Za-z][A-Za-z0-9]{0,15}-)+[0-9a-f]{24,}"  # a CI cache key: ``Linux-pip-<sha256>``
+)
+"""Identifiers a weak name (``key``, ``session``) may hold: a generated look, but no secret."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -478,6 +484,8 @@ def value_is_secret(  # noqa: PLR0911 -- one question per look-alike
     ):
         return False
     if strength == 1:  # ``key``, ``auth``: only a value that looks generated
+        if _IDENTIFIER.fullmatch(value):
+            return False
         return any(_randomish(part) for part in re.split(r"[-_.:/]", value))
     if value.isdigit():
         return len(value) >= 6  # noqa: PLR2004 -- PINs and passwords, not counts or ports
@@ -594,6 +602,61 @@ def _terraform_check(match: re.Match[str]) -> bool:
     return not _TEMPLATED.match(raw) and not _PLACEHOLDER.match(raw)
 
 
+_B64_LINE = lazy_regex(r"[A-Za-z0-9+/]{41,}={0,2}")
+
+
+def _bare_aws_secret_check(match: re.Match[str]) -> bool:
+    """A line that is an AWS secret key alone (``aws configure get``), not a base64 block's tail."""
+    value = _secret(match)
+    previous = (match.group("prev") or "").strip()
+    return (
+        _is_aws_secret(value)
+        and any(c.isdigit() for c in value)
+        and any(_randomish(part) for part in value.split("/"))  # not a path of 40 characters
+        and not _B64_LINE.fullmatch(previous)
+    )
+
+
+def _base64_url_credentials_check(match: re.Match[str]) -> bool:
+    """Base64 of a URL with a password in it: a Kubernetes secret's ``DATABASE_URL``."""
+    value = _secret(match)
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode()
+    except ValueError:
+        return False
+    rule = next(r for r in RULES if r.name == "url_password")
+    return any(_url_check(m) for m in rule.pattern.finditer(decoded))
+
+
+def _mask_check(match: re.Match[str]) -> bool:
+    """``::add-mask::<value>``: GitHub Actions is told the value is a secret."""
+    value = _secret(match)
+    return not value.startswith(("$", "[REDACTED")) and not _TEMPLATED.match(value)
+
+
+def _name_value_check(match: re.Match[str]) -> bool:
+    """``name: DB_PASSWORD`` then ``value: ...``: a secret named by a neighbouring field."""
+    strength = _name_strength(match.group("name"))
+    raw = _secret(match)
+    quoted = raw[:1] in {'"', "'"} and raw[-1:] == raw[:1] and len(raw) > 1
+    value = raw[1:-1] if quoted else raw
+    return value_is_secret(value, strength, quoted=quoted)
+
+
+def _table_check(match: re.Match[str]) -> bool:
+    """``db_password     Hq3Zt8...``: a two-column table row, the value generated-looking."""
+    value = _secret(match)
+    strong = _name_strength(match.group("name")) == 2  # noqa: PLR2004
+    return (
+        strong
+        and any(c.isdigit() for c in value)  # digits and letters: not C's ``A | B_C,``
+        and any(c.isalpha() for c in value)
+        and value[-1] not in ",;({"
+        and _randomish(value)
+        and value_is_secret(value, 2)
+    )
+
+
 _HEX_OCTETS = lazy_regex(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
 _SQL_OWNER = lazy_regex(r"(?i)\b(?:with|role|user|login)\b")
 
@@ -611,6 +674,8 @@ def _sql_check(match: re.Match[str]) -> bool:
     return value_is_secret(_secret(match)[1:-1], 2)
 
 
+_CELL = r"(?:(?:│|┃|\|)[ \t]*)"
+"""A table's cell border: markdown's ``|``, box drawing's ``│`` (doppler, rich tables)."""
 _KEY_TEXT_LINE = (
     r"(?:[ \t]+[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2})*:?"  # a hex line
     r"|[A-Za-z][A-Za-z0-9]*:(?:[ \t]+\d+[ \t]+\(0x[0-9A-Fa-f]+\))?)[ \t]*"  # a field name
@@ -624,8 +689,14 @@ _E = r"(?![A-Za-z0-9_])"  # ends at one
 _ESCAPED_QUOTED = r"\\\"(?:[^\"\\\n]|\\[^\"\n])*\\\"|\\'(?:[^'\\\n]|\\[^'\n])*\\'"
 r"""A value quoted inside a quoted string: Rust's ``{:#?}`` in an ``unwrap`` message (``\"v\"``)."""
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+_WRAPPER = (
+    r"(?:(?:(?:Some|Ok|Just|Secret|SecretString|SecretBox|Sensitive)\((?:\r?\n[ \t]*)?){1,2}"
+    r"(?=\\?[\"']))?"
+)
+"""Rust's ``Some("...")`` and newtypes (``Secret("...")``) around a quoted value, over lines."""
 _VALUE = (
-    r"(?:\r?\n[ \t]*(?=[\"']))?"  # rich and pprint put a long quoted value on the next line
+    _WRAPPER
+    + r"(?:\r?\n[ \t]*(?=[\"']))?"  # rich and pprint put a long quoted value on the next line
     r"(?:[bB](?=[\"']))?"  # a Python bytes literal: b'...' in a headers repr
     r"(?=(?P<secret>" + _ESCAPED_QUOTED + r"|(?:" + _QUOTED + r")"
     r"(?:[ \t]*\r?\n[ \t]*(?:"
@@ -828,6 +899,15 @@ RULES: tuple[Rule, ...] = (
         r"[sr]k_(?:live|test)_|whsec_",
         ("k_live_", "k_test_", "whsec_"),
         example=_fake("sk_live_", "FakeStripeKeyForDocs"),
+    ),
+    _rule(
+        "twilio_auth_token",
+        r"(?<![A-Za-z0-9])(?:SK|AC)[0-9a-f]{32}[\"']?[ \t]*[,:][ \t]*[bu]?[\"']?"
+        r"(?P<secret>[0-9a-fA-F]{32})(?![A-Za-z0-9])",
+        r"(?:SK|AC)[0-9a-f]{32}",
+        markers=("sk", "ac"),
+        gate=r"(?:SK|AC)[0-9a-f]{32}",
+        example=_fake("Client('AC", "0123456789abcdef" * 2, "', '", "fedcba9876543210" * 2, "')"),
     ),
     _rule(
         "twilio_api_key",
@@ -1135,6 +1215,29 @@ RULES: tuple[Rule, ...] = (
         example=_fake(".dockerconfigjson: ", "eyJhdXRocyI6eyJmYWtlLmV4YW1wbGUiOnt9fX0="),
     ),
     _rule(
+        "base64_url_credentials",
+        r"(?<![A-Za-z0-9+/=])(?P<secret>[A-Za-z0-9+/]{16,}={0,2})(?![A-Za-z0-9+/=])",
+        r"Oi8v|ovL|6Ly[89+/]",  # "://" in base64, at each of its three alignments
+        ("oi8v", "ovl", "6ly"),
+        _base64_url_credentials_check,
+        example=_fake("DATABASE_URL: ", "cmVkaXM6Ly86RmFrZVB3QGNhY2hlOjYzNzk="),
+    ),
+    _rule(
+        "github_actions_mask",
+        r"::add-mask::(?P<secret>[^\s'\"]+(?:[ \t]+[^\s'\"]+)*)",
+        r"::add-mask::",
+        ("::add-mask::",),
+        _mask_check,
+        example=_fake("echo ::add-mask::", "FakeMaskedValue01"),
+    ),
+    _rule(
+        "bare_aws_secret_key",
+        r"(?m:^(?:(?P<prev>[^\n]*)\n)?[ \t]*(?P<secret>[A-Za-z0-9/+]{40})[ \t]*\r?$)",
+        r"(?m:^(?:[^\n]*\n)?[ \t]*[A-Za-z0-9/+]{40}[ \t]*\r?$)",  # with the line above it
+        check=_bare_aws_secret_check,
+        example=_fake("/Fake0Bare1Access2Key3For4Docs5Only6AB", "+C"),
+    ),
+    _rule(
         "bundler_credentials",
         r"\bBUNDLE_(?!BUILD__|MIRROR__)[A-Z0-9_]*?[A-Z0-9]__[A-Z0-9_]+[ \t]*[=:][ \t]*[\"']?"
         r"(?P<secret>[^\s\"']+)",
@@ -1381,6 +1484,29 @@ RULES: tuple[Rule, ...] = (
         ("password", "identified"),
         _sql_check,
         example=_fake("CREATE USER app WITH PASSWORD '", "FakeSqlPassw0rd", "';"),
+    ),
+    _rule(
+        "name_value_pair",
+        r"(?i:\bname)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[A-Za-z_][\w.-]{0,80})[\"']?"
+        r"(?:[^\n{}\[\]]{0,80}?|[ \t]*\r?\n[ \t]*)"
+        r"(?i:\bvalue)[\"']?[ \t]*[:=][ \t]*(?P<secret>" + _QUOTED + r"|[^\s\"',;)\]}]+)",
+        r"(?i:\bname[\"']?[ \t]*[:=][ \t]*[\"']?[\w.-]{0,40}"
+        r"(?:pass|pwd|secret|token|key|auth|credential|sess|sid|dsn))",
+        ("name",),
+        _name_value_check,
+        context_lines=1,
+        example=_fake('{"name": "DB_PASSWORD", "value": "', "FakeEcsPassw0rd", '"}'),
+    ),
+    _rule(
+        "table_secret",
+        r"(?m:^[ \t]*" + _CELL + r"?(?P<name>[A-Za-z_][\w.-]{0,80})"
+        r"(?:[ \t]{2,}|\t[ \t]*|[ \t]*" + _CELL + r")"
+        r"(?P<secret>(?:(?!│|┃)[^\s|]){8,})[ \t]*" + _CELL + r"?\r?$)",
+        r"(?m:^[ \t]*" + _CELL + r"?[\w.-]{0,40}(?i:pass|pwd|secret|token|credential|key)"
+        r"[\w.-]{0,40}(?:[ \t]{2,}|\t|[ \t]*" + _CELL + r")[^\s|]{8,}[ \t]*" + _CELL + r"?\r?$)",
+        ("pass", "pwd", "secret", "token", "credential", "key"),
+        _table_check,
+        example=_fake("db_password     ", "Fake0Table1Passw0rd"),
     ),
     _rule(
         "secret_assignment",
@@ -2012,7 +2138,19 @@ def cut_lines(text: str) -> list[tuple[int, int]]:
     return sorted((m.start(), m.end()) for m in _boundaries(text, 0, len(text)))
 
 
-_CONTEXT_MARKERS = ("machine", "default", '"sensitive"', ": |", ": >", ":|", ":>", "]=>")
+_CONTEXT_MARKERS = (
+    "machine",
+    "default",
+    '"sensitive"',
+    ": |",
+    ": >",
+    ":|",
+    ":>",
+    "]=>",
+    "name:",  # a Kubernetes env entry: ``- name: DB_PASSWORD`` then ``value: ...``
+    ": some(",  # Rust's {:#?}: ``password: Some(`` then the value on the next line
+    "name =",
+)
 """Lines holding these start a secret spread over the next lines (``.netrc``, Terraform JSON)."""
 
 
