@@ -104,21 +104,29 @@ def test_setsid_grandchild_of_a_finished_program_is_killed(tmp_path: Path) -> No
     assert gone(mark)
 
 
+_PEAK = """
+import sys
+with open("/proc/self/status") as status:
+    peak = next(line.split()[1] for line in status if line.startswith("VmHWM"))
+sys.stderr.write(f"VmHWM {peak}\\n")
+"""
+
+
 def run_helper(code: str, tmp_path: Path) -> tuple[str, int]:
     """Run *code* in a fresh Python process; return its stdout and its peak RSS in KiB.
 
-    The peak comes from ``os.wait4`` on that very child, so other processes don't count.
+    The peak is the child's own VmHWM, read by the child at its end: ``ru_maxrss`` from
+    ``os.wait4`` would also hold the peak of the pytest worker that forked it (Linux keeps
+    it through exec), which made these bounds flaky in a loaded full-suite run.
     """
     script = tmp_path / "helper.py"
-    script.write_text(textwrap.dedent(code), encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, cwd=tmp_path)
-    assert proc.stdout is not None
-    with proc.stdout:
-        out = proc.stdout.read().decode()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0, out
-    return out, usage.ru_maxrss
+    script.write_text(textwrap.dedent(code) + _PEAK, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, cwd=tmp_path, check=False
+    )
+    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+    peak = done.stderr.decode().rsplit("VmHWM ", 1)[1]
+    return done.stdout.decode(), int(peak)
 
 
 def test_escaped_setsid_orphan_is_reaped_by_the_subreaper(tmp_path: Path) -> None:
