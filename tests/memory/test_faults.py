@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections import Counter
@@ -660,6 +661,52 @@ def test_a_torn_tail_does_not_switch_the_index_off(
         assert store.recent("s2", limit=2) == records[2::3][-2:]
     assert "reading from the end" not in caplog.text
     assert path.with_name(path.name + ".index").is_dir()
+
+
+NOBODY_APPENDS = """
+import sys
+from reflexkit.memory import JsonlMemory
+from reflexkit.testing.memory_contract import make_reflection
+store = JsonlMemory(sys.argv[1])
+for n in (1, 2):
+    store.append(make_reflection("s1", attempt=n))
+print([r.attempt_number for r in store.recent("s1", limit=3)])
+"""
+
+
+def test_a_writable_store_in_a_folder_we_may_not_write_takes_appends() -> None:
+    """No lock file can be made beside it (and no index): appends still go in, recent reads.
+
+    Run as ``nobody`` (root may write anywhere), in a folder of root's, on a file of
+    nobody's: the lock file only carries a prune's flag, and no prune can run there.
+    """
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to run a child as nobody")
+    folder = Path(tempfile.mkdtemp())  # not under tmp_path: root's 0700 folders bar nobody
+    try:
+        folder.chmod(0o755)
+        store = folder / "reflections.jsonl"
+        store.touch()
+        os.chown(store, 65534, 65534)
+        child = subprocess.run(
+            [
+                setpriv,
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                *_python(NOBODY_APPENDS, store),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        assert child.returncode == 0, child.stderr
+        assert child.stdout.strip() == "[1, 2]"
+        assert not store.with_name(store.name + ".lock").exists()
+    finally:
+        shutil.rmtree(folder)
 
 
 # --- symlinks, folders, empty paths ---------------------------------------------------------

@@ -75,6 +75,8 @@ _GEN = struct.Struct("<Q")
 _GEN_AT = 8  # the first 8 bytes are free for a future magic
 _WAITING_AT = 16  # 8 bytes, the pid of a prune waiting for the writers' lock, or zeros
 _NOBODY = bytes(8)
+# Errors that mean the lock file can't be made here (a folder we may not write), not damage.
+_NO_LOCK_FILE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _CHUNK = 4 << 20
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -209,6 +211,13 @@ class JsonlMemory:
         st = _regular(fd, self._path)
         try:
             self._lock_fd = self._open_lock()
+        except OSError as err:
+            if err.errno not in _NO_LOCK_FILE:  # a symlink there (ELOOP) is refused
+                os.close(fd)
+                raise
+            # A folder we may not write, holding a file we may: append without the prune
+            # flag (no prune can run here either: it writes its new file in this folder).
+            log.debug("%s: no lock file (%s); appending without it", self._path, err)
         except BaseException:
             os.close(fd)
             raise
@@ -247,7 +256,7 @@ class JsonlMemory:
         with self._mutex:
             try:
                 fd = self._fd if self._fd >= 0 else self._open()
-                waiting = _pread(self._lock_fd, 8, _WAITING_AT)
+                waiting = _pread(self._lock_fd, 8, _WAITING_AT) if self._lock_fd >= 0 else b""
                 mode = _SH if not waiting or waiting == _NOBODY else self._take_turns()
                 _flock(fd, mode)
                 try:
