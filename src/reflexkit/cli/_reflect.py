@@ -44,8 +44,7 @@ def _summary(reflection: Reflection) -> str:
     return "\n".join(lines)
 
 
-@click.command()
-@click.option(
+_input_option = click.option(
     "--input",
     "input_",
     type=click.File("rb"),
@@ -53,6 +52,11 @@ def _summary(reflection: Reflection) -> str:
     show_default=True,
     help="A FailureContext as camelCase JSON; - reads stdin.",
 )
+"""``--input``: the failure to read, for ``reflect`` and ``fixtures key`` alike."""
+
+
+@click.command()
+@_input_option
 @click.option(
     "--backend",
     type=click.Choice([b.value for b in GeneratorBackend]),
@@ -124,14 +128,7 @@ def fixtures() -> None:
 
 
 @fixtures.command("key")
-@click.option(
-    "--input",
-    "input_",
-    type=click.File("rb"),
-    default="-",
-    show_default=True,
-    help="A FailureContext as camelCase JSON; - reads stdin.",
-)
+@_input_option
 @click.pass_context
 def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
     """Print the fixture key that reflecting on a failure asks for.
