@@ -358,6 +358,8 @@ class OffsetIndex:
             log.info("%s: indexing the store from the start", self._dir)
         pending = _Pending(self, dir_fd, slots, None, head.shift)
         upto = _scan(data_fd, head.upto, size, pending, self._keys_of)
+        if upto == head.upto and slots.touched is not None:
+            return  # no whole line since (a torn tail): the state stays as it is
         pending.flush()
         if pending.damaged:
             # A shard was shorter than its count: index it again from the start.
