@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -141,12 +142,61 @@ def test_fast_paths_load_no_converter_nor_metadata_scan(
     """Valid JSON is read without cattrs; no plugin declared means no importlib.metadata.
 
     Nor OpenSSL's hashlib (the fingerprint uses CPython's own SHA-256), nor difflib (it
-    suggests keys for typos only), nor signal (only `run` is interrupted).
+    suggests keys for typos only), nor signal (only `run` is interrupted), nor logging
+    (nothing is logged).
     """
     code, modules = _imported(project, *args, stdin=json.dumps(FAILURE).encode(), full=True)
     assert code in {0, None}
     lazy = {"cattrs", "importlib.metadata", "hashlib", "_hashlib", "difflib", "signal"}
+    lazy |= {"logging"}
     assert not modules & lazy, sorted(modules & lazy)
+
+
+def _store_of_one(project: Path) -> Path:
+    """One reflection of ``discount`` in memory, not indexed yet; the index folder's path."""
+    from reflexkit.memory import JsonlMemory  # noqa: PLC0415
+    from reflexkit.testing.memory_contract import make_reflection  # noqa: PLC0415
+
+    path = project / ".reflexkit" / "memory" / "reflections.jsonl"
+    with JsonlMemory(path) as store:
+        store.append(make_reflection(subtask_id="discount", task_id="checkout"))
+    index = path.with_name(path.name + ".index")
+    shutil.rmtree(index, ignore_errors=True)
+    return index
+
+
+def _recent(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "recent", "discount", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Learning from Previous Failures" in done.stdout
+    return done
+
+
+def test_a_warning_on_a_fast_path_has_the_commands_prefix(project: Path) -> None:
+    """Logging is set up when something first logs, not at start-up: same lines as before."""
+    _store_of_one(project).write_text("not a folder\n")
+    lines = _recent(project).stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("reflexkit: WARNING: "), lines
+    assert "no index" in lines[0]
+
+
+def test_debug_after_the_command_still_shows_a_fast_paths_info_lines(project: Path) -> None:
+    """--debug given after `recent` sets the level that the deferred set-up applies."""
+    index = _store_of_one(project)
+    assert "indexing the store" not in _recent(project).stderr
+    shutil.rmtree(index)
+    lines = _recent(project, "--debug").stderr.splitlines()
+    assert any(
+        line.startswith("reflexkit: INFO: ") and "indexing the store from the start" in line
+        for line in lines
+    ), lines
 
 
 def test_a_bad_project_json_still_gets_the_converters_message(project: Path) -> None:

@@ -6,13 +6,21 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 from click.testing import CliRunner
 
 from reflexkit import ConfigError, ProjectConfig, load_project
 from reflexkit.cli import cli
-from reflexkit.tasks.config import CONFIG_RELPATH, Durability, GeneratorBackend
+from reflexkit.tasks import config as config_module
+from reflexkit.tasks.config import (
+    CONFIG_RELPATH,
+    ClaudeCodeConfig,
+    Durability,
+    GeneratorBackend,
+)
 
 
 def write_config(root: Path, text: str) -> Path:
@@ -21,6 +29,16 @@ def write_config(root: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+_SECTIONS = [
+    obj
+    for obj in vars(config_module).values()
+    if isinstance(obj, type)
+    and attrs.has(obj)
+    and obj.__module__ == config_module.__name__
+    and obj.__name__ not in {"LoadedProject", "SurfaceRule"}  # these have required fields
+]
 
 
 def test_no_file_means_all_defaults(project_dir: Path) -> None:
@@ -318,3 +336,33 @@ def test_version() -> None:
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0
     assert "reflexkit" in result.stdout
+
+
+@pytest.mark.parametrize("cls", _SECTIONS, ids=lambda cls: cls.__name__)
+def test_sections_compare_hash_and_print_field_by_field(cls: type[Any]) -> None:
+    """The sections' shared __eq__, __hash__ and __repr__ act as attrs' generated ones."""
+    default = cls()
+    assert default == cls()
+    assert hash(default) == hash(cls())
+    assert len({default, cls()}) == 1
+    names = [field.name for field in attrs.fields(cls)]
+    assert repr(default) == (
+        f"{cls.__qualname__}("
+        + ", ".join(f"{name}={getattr(default, name)!r}" for name in names)
+        + ")"
+    )
+    assert all(default != other() for other in _SECTIONS if other is not cls)
+    assert default != object()
+
+
+def test_sections_differ_when_a_field_does() -> None:
+    """A changed field, however deep, makes the whole configuration unequal."""
+    base = ProjectConfig()
+    changed = attrs.evolve(
+        base,
+        orchestrator=attrs.evolve(base.orchestrator, claude_code=ClaudeCodeConfig(max_turns=3)),
+    )
+    assert changed != base
+    assert changed == attrs.evolve(changed)
+    assert hash(changed) == hash(attrs.evolve(changed))
+    assert "ClaudeCodeConfig(model=None, max_turns=3," in repr(changed)

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from reflexkit import _log
 from reflexkit._version import __version__
 from reflexkit.cli._core import (
     _Group,
@@ -92,6 +93,8 @@ def cli(ctx: click.Context) -> None:
     """
     state = _state(ctx)
     _set_logging(debug=state.debug)
+    if ctx.invoked_subcommand not in _SHORT_LIVED:
+        _log.ensure_configured()  # only the short-lived commands defer it (see reflexkit._log)
     if state.gc_paused and ctx.invoked_subcommand not in _SHORT_LIVED:
         gc.enable()  # everything else may run long: `run`, `stats` over all of memory ...
     # Here, not in main(): --version and --help start no processes, nor do the commands that

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from reflexkit import _log
 from reflexkit._text import one_line
 from reflexkit.exceptions import ConfigError, ReflexkitError, RunInterrupted, SetupError
 
@@ -59,12 +59,9 @@ class _State:
 
 
 def _set_logging(*, debug: bool) -> None:
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.WARNING,
-        format="reflexkit: %(levelname)s: %(message)s",
-        stream=sys.stderr,
-        force=True,  # --debug after the subcommand raises the level set before it
-    )
+    # Applied when something first logs: most runs of `recent` and `reflect` never import
+    # logging at all (#19). _app() applies it before the container's libraries can log.
+    _log.configure(debug=debug)
 
 
 def _global_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
@@ -221,6 +218,7 @@ def _app(
 ) -> Application:
     from reflexkit.containers import build_application  # noqa: PLC0415 -- lazy, see top
 
+    _log.ensure_configured()  # the container's libraries log through logging directly
     app = build_application(_project(ctx, backend=backend, jobs=jobs, deterministic=deterministic))
     ctx.call_on_close(app.shutdown_resources)  # closes the store and the HTTP client
     return app

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from reflexkit import _log
 from reflexkit.tasks.config import GeneratorBackend, MemoryBackend
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ def _claude_with_fallback(
     from reflexkit.reflection.fallback import FallbackGenerator  # noqa: PLC0415
     from reflexkit.reflection.fixture import request_options  # noqa: PLC0415
 
+    _log.ensure_configured()  # the anthropic SDK and httpx log through logging directly
     settings = project.config.reflexion
     request = request_options(settings)
     claude = ClaudeGenerator(

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import logging
 import os
 import stat
 import struct
@@ -57,6 +56,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple, NoReturn
 
+from reflexkit._log import get_logger
 from reflexkit.exceptions import StoreError
 from reflexkit.memory._codec import read_lines, string_field
 
@@ -67,7 +67,7 @@ except ImportError:  # pragma: no cover -- an interpreter built without the modu
 
 __all__ = ["ENTRY", "IndexDoubtError", "OffsetIndex", "pair_key", "subtask_key"]
 
-log = logging.getLogger("reflexkit.memory")
+log = get_logger("reflexkit.memory")
 
 _MAGIC = b"RKIDX002"
 _HEAD = struct.Struct("<8sQQQQQIII")  # magic, dev, ino, upto, last start, shift, last crc,

@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import logging
 import os
 import re
 import stat
@@ -53,6 +52,7 @@ from types import TracebackType
 from typing import NoReturn, Self
 
 from reflexkit._lines import blank, unglue
+from reflexkit._log import get_logger
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory._codec import (
     MAX_LINE,
@@ -69,7 +69,7 @@ from reflexkit.tasks.config import Durability
 
 __all__ = ["JsonlMemory"]
 
-log = logging.getLogger("reflexkit.memory")
+log = get_logger("reflexkit.memory")
 
 _GEN = struct.Struct("<Q")
 _GEN_AT = 8  # the first 8 bytes are free for a future magic

@@ -9,9 +9,9 @@ diagnostics, ``npm test`` wraps jest.
 
 from __future__ import annotations
 
-import logging
 import re
 
+from reflexkit._log import get_logger
 from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers._json_reports import from_json_report
@@ -28,7 +28,7 @@ HEAD_CHARS = 12_000
 TAIL_CHARS = 6_000
 """Longer outputs are read as their first and last parts: first errors and final summaries."""
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 _COMMAND_SEPARATOR = lazy_regex(r"\s*(?:&&|\|\||;|\|)\s*")
 _STACK_TRACE_READERS = frozenset({"python", "node", "rust-panic"})

@@ -10,7 +10,6 @@ theirs through the entry-point group ``reflexkit.readers`` (loaded on first use)
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import attrs
 
+from reflexkit._log import get_logger
 from reflexkit.models import FailureContext
 from reflexkit.readers.findings import Findings
 
@@ -37,7 +37,7 @@ ENTRY_POINT_GROUP = "reflexkit.readers"
 ReadFunction = Callable[[str, FailureContext], Findings | None]
 """Reads cleaned output (see ``clean_output``) of *failure*; ``None`` when not its format."""
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 
 def _markers(value: Iterable[str]) -> tuple[str, ...]:

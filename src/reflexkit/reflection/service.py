@@ -7,7 +7,6 @@ result still possible, so reflection never breaks the run it serves.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, TypeGuard
 
 import attrs
 
+from reflexkit._log import get_logger
 from reflexkit._text import strip_control
 from reflexkit.exceptions import GenerationError
 from reflexkit.memory.protocols import EpisodicMemory
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DefaultReflectionService", "ReflectionDetails", "ServiceHealth"]
 
-log = logging.getLogger("reflexkit.reflection")
+log = get_logger("reflexkit.reflection")
 
 
 def _is_missing_fixture(err: Exception) -> TypeGuard[FixtureMissingError]:

@@ -64,6 +64,34 @@ __all__ = [
     "load_project",
 ]
 
+
+class _Section:
+    """``__repr__``, ``__eq__`` and ``__hash__`` of the configuration classes, written once.
+
+    attrs would generate and compile them for each of the 13 classes, which cost every
+    command a few ms of start-up (#19). These do what attrs' do: field by field, and equal
+    only to an instance of the same class.
+    """
+
+    __slots__ = ()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, field.name) for field in attrs.fields(type(self)))  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        fields = attrs.fields(type(self))  # type: ignore[arg-type]
+        inner = ", ".join(f"{field.name}={getattr(self, field.name)!r}" for field in fields)
+        return f"{type(self).__qualname__}({inner})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._values()))
+
+
 CONFIG_ENV = "REFLEXKIT_CONFIG"
 """The environment variable that names a project.json when ``--config`` is not given."""
 
@@ -150,8 +178,8 @@ class Durability(enum.StrEnum):
     """The record is on the disk when ``append`` returns: safe if the machine loses power."""
 
 
-@attrs.frozen(kw_only=True)
-class ReflexionConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ReflexionConfig(_Section):
     """The ``reflexion`` section: how reflections are generated and used."""
 
     enabled: bool = True
@@ -173,8 +201,8 @@ class ReflexionConfig:
     fixture_miss: FixtureMiss = FixtureMiss.ERROR
 
 
-@attrs.frozen(kw_only=True)
-class MemoryConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class MemoryConfig(_Section):
     """The ``memory`` section: where episodic memory lives."""
 
     backend: MemoryBackend = MemoryBackend.JSONL
@@ -197,8 +225,8 @@ class JudgeMode(enum.StrEnum):
     """Recorded judge replies replayed by prompt hash; for tests and CI."""
 
 
-@attrs.frozen(kw_only=True)
-class VerificationConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class VerificationConfig(_Section):
     """The ``verification`` section: the project's own checks, run after every attempt.
 
     A subtask with no ``verify`` commands of its own is verified by these.
@@ -228,8 +256,8 @@ def _bash_commands(_inst: object, _attr: attrs.Attribute[Any], value: tuple[str,
             raise ValueError(msg)
 
 
-@attrs.frozen(kw_only=True)
-class ClaudeCodeConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ClaudeCodeConfig(_Section):
     """The ``orchestrator.claudeCode`` section: the Claude Code subagent's limits."""
 
     model: str | None = None
@@ -239,8 +267,8 @@ class ClaudeCodeConfig:
     bash_commands: tuple[str, ...] = attrs.field(default=(), validator=_bash_commands)
 
 
-@attrs.frozen(kw_only=True)
-class OrchestratorConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class OrchestratorConfig(_Section):
     """The ``orchestrator`` section: how often and how long subtasks are retried."""
 
     max_attempts: int = attrs.field(default=3, validator=at_least(1))
@@ -286,8 +314,8 @@ def _weight(_inst: object, _attr: attrs.Attribute[Any], value: float) -> None:
 _weight.expected = "a number between 0 and 1"  # type: ignore[attr-defined]  # for the converter
 
 
-@attrs.frozen(kw_only=True)
-class SurfaceRule:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SurfaceRule(_Section):
     """One row of the risk table: the paths of a surface and how risky a change there is.
 
     Attributes:
@@ -300,8 +328,8 @@ class SurfaceRule:
     patterns: tuple[str, ...] = attrs.field(validator=_regexes)
 
 
-@attrs.frozen(kw_only=True)
-class RiskSurfaces:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RiskSurfaces(_Section):
     """Per surface, a rule replacing the built-in one; ``null`` (or absent) keeps the default.
 
     A file is put on the first surface whose patterns match it, in this order: test, docs,
@@ -317,8 +345,8 @@ class RiskSurfaces:
     ui: SurfaceRule | None = None
 
 
-@attrs.frozen(kw_only=True)
-class RiskConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RiskConfig(_Section):
     """The ``risk`` section: when a diff needs an independent review.
 
     Attributes:
@@ -333,8 +361,8 @@ class RiskConfig:
     surfaces: RiskSurfaces = attrs.Factory(RiskSurfaces)
 
 
-@attrs.frozen(kw_only=True)
-class ReportsConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ReportsConfig(_Section):
     """The ``reports`` section: a ``reflexkit.report.v1`` file after every attempt.
 
     Attributes:
@@ -348,8 +376,8 @@ class ReportsConfig:
     self_report_path: str = ".reflexkit/self-report.json"
 
 
-@attrs.frozen(kw_only=True)
-class HooksConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class HooksConfig(_Section):
     """The ``hooks`` section: reflexkit as Claude Code hooks (``reflexkit hook install``).
 
     Attributes:
@@ -366,8 +394,8 @@ class HooksConfig:
     log_path: str = ".reflexkit/hooks/hooks.log"
 
 
-@attrs.frozen(kw_only=True)
-class InsightsConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class InsightsConfig(_Section):
     """The ``insights`` section: rules over run history, paused subtasks, lessons (#17).
 
     Attributes:
@@ -391,8 +419,8 @@ class InsightsConfig:
     max_lessons: int = attrs.field(default=2, validator=at_least(0))
 
 
-@attrs.frozen(kw_only=True)
-class ProjectConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ProjectConfig(_Section):
     """The whole of project.json."""
 
     reflexion: ReflexionConfig = attrs.Factory(ReflexionConfig)
@@ -405,8 +433,8 @@ class ProjectConfig:
     hooks: HooksConfig = attrs.Factory(HooksConfig)
 
 
-@attrs.frozen(kw_only=True)
-class LoadedProject:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class LoadedProject(_Section):
     """A validated configuration and where it came from.
 
     Attributes:
