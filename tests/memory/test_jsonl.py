@@ -387,3 +387,43 @@ def test_a_store_saved_with_a_byte_order_mark_reads_whole(path: Path) -> None:
         assert list(store) == [first, second]
         assert store.recent("s1", limit=5) == [first, second]
         assert store.stats().corrupt == 0
+
+
+def _from_a_newer_version(r: Reflection) -> bytes:
+    """*r*'s line as a later reflexkit might write it: fields this version doesn't know."""
+    record = orjson.loads(encode_line(r))
+    record["reviewedBy"] = "judge"  # a scalar, an object and a list, at the end and inside
+    return orjson.dumps({"schemaHint": {"v": 9}, **record, "tags": ["x"]}) + b"\n"
+
+
+def test_records_of_a_newer_version_read_without_its_fields(path: Path) -> None:
+    """Unknown keys are a newer reflexkit's fields, not damage: the record reads, whole.
+
+    Hosts of one project upgrade one at a time; an older one skipping every record a newer
+    one wrote (with a warning per record) would lose their lessons. Prune keeps the line as
+    written, new fields included.
+    """
+    old = [make_reflection(attempt=n) for n in (1, 2)]
+    new = make_reflection(attempt=3, created_at=datetime(2026, 6, 5, tzinfo=UTC))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(encode_line(old[0]) + _from_a_newer_version(new) + encode_line(old[1]))
+    store = JsonlMemory(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CorruptRecordWarning)
+        assert list(store) == [old[0], new, old[1]]
+        assert store.recent("sub-1", limit=3) == [old[0], new, old[1]]
+        assert store.stats().corrupt == 0
+        assert store.stats().records == 3
+        store.prune(older_than=datetime(2026, 6, 2, tzinfo=UTC))
+    assert _from_a_newer_version(new) in path.read_bytes()
+
+
+def test_a_newer_versions_record_still_needs_valid_known_fields(path: Path) -> None:
+    """Tolerance stops at unknown keys: a known field with a bad value is still damage."""
+    r = make_reflection()
+    record = orjson.loads(_from_a_newer_version(r))
+    record["confidence"] = 7
+    path.parent.mkdir(parents=True)
+    path.write_bytes(orjson.dumps(record) + b"\n")
+    with pytest.warns(CorruptRecordWarning, match="confidence"):
+        assert list(JsonlMemory(path)) == []

@@ -6,15 +6,18 @@ import json
 import logging
 import subprocess
 import sys
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import orjson
 import psycopg
 import pytest
 from click.testing import CliRunner
 
 from reflexkit.cli import cli
+from reflexkit.exceptions import CorruptRecordWarning
 from reflexkit.memory import EpisodicMemory, JsonlMemory
 from reflexkit.memory._codec import encode_line
 from reflexkit.memory.postgres import MIGRATIONS, SCHEMA_VERSION, PostgresMemory
@@ -214,3 +217,34 @@ def test_a_missing_dsn_variable_is_a_config_error(monkeypatch: pytest.MonkeyPatc
     result = CliRunner().invoke(cli, ["stats"])
     assert result.exit_code == 2
     assert "$FLEET_DB (memory.dsnEnv) is not set" in result.stderr
+
+
+def test_records_of_a_newer_version_read_without_its_fields(database: str, tmp_path: Path) -> None:
+    """A row a newer reflexkit wrote, with fields this one doesn't know, reads as a record."""
+    old = make_reflection("docs", task_id="t-api", attempt=1)
+    new = make_reflection("docs", task_id="t-api", attempt=2)
+    with PostgresMemory(database, spool=tmp_path / "spool.jsonl") as store:
+        store.append(old)
+    record = {**orjson.loads(encode_line(new)), "reviewedBy": "judge", "tags": ["x"]}
+    with psycopg.connect(database) as conn:
+        conn.execute(
+            "INSERT INTO reflexkit_reflections (id, task_id, subtask_id, created_at, category,"
+            " failure_type, source, record) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                new.id,
+                new.task_id,
+                new.subtask_id,
+                new.created_at,
+                new.category.value,
+                new.failure_type.value,
+                new.source.value,
+                orjson.dumps(record).decode(),
+            ),
+        )
+    with (
+        warnings.catch_warnings(),
+        PostgresMemory(database, spool=tmp_path / "spool.jsonl") as store,
+    ):
+        warnings.simplefilter("error", CorruptRecordWarning)
+        assert store.recent("docs", limit=3, task_id="t-api") == [old, new]
+        assert list(store) == [old, new]

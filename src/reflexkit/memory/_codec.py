@@ -13,6 +13,7 @@ import os
 from collections.abc import Generator, Iterator
 from datetime import UTC
 
+import attrs
 import orjson
 
 from reflexkit import _serde
@@ -127,9 +128,15 @@ def encode_line(r: Reflection, /) -> bytes:
 
 _BOM = b"\xef\xbb\xbf"
 
+_KNOWN_KEYS = frozenset(_serde.camel(field.name) for field in attrs.fields(Reflection))
+
 
 def decode_line(line: bytes, /) -> Reflection:
     """Read one JSONL line back.
+
+    Keys this version doesn't know are left out: they are the fields of a newer reflexkit
+    (hosts sharing memory upgrade one at a time), not damage. Everything else is as strict
+    as the converter: a known field with a bad value, or a missing one, makes the line bad.
 
     Raises:
         ValueError: The line is not JSON, or not a valid reflection (the message says why).
@@ -142,6 +149,8 @@ def decode_line(line: bytes, /) -> Reflection:
     if not isinstance(data, dict):
         msg = "not a JSON object"
         raise ValueError(msg)  # noqa: TRY004 -- callers catch ValueError for every bad line
+    if not _KNOWN_KEYS.issuperset(data):
+        data = {key: value for key, value in data.items() if key in _KNOWN_KEYS}
     try:
         return _serde.structure_raw(data, Reflection)  # without cattrs when valid (#19)
     except Exception as err:  # noqa: BLE001 -- any converter failure makes the record unreadable
