@@ -11,6 +11,12 @@ line (a write cut short by a full disk or a kill, a program that appends fragmen
 line glued to its end, and :func:`unglue` writes the line again and blanks the glued copy
 with spaces. Blanks never include a newline, so line boundaries never move: whoever reads or
 indexes the file never sees a line appear where there was none.
+
+Nothing here follows a symbolic link planted where the file should be (``O_NOFOLLOW``), and
+a FIFO or a device in its place is refused (a record written into a pipe nobody reads is a
+record lost, and a reader opening it would wait for a writer forever), unless the writer
+asks for pipes. :func:`open_lines` and :func:`scan` are the readers' side: whole lines from
+a regular file, a line too long to be a record skipped without being held in memory.
 """
 
 from __future__ import annotations
@@ -21,13 +27,93 @@ import fcntl
 import os
 import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Self
 
-__all__ = ["LineWriter", "blank", "unglue"]
+__all__ = ["MAX_LINE", "LineWriter", "blank", "open_lines", "scan", "unglue"]
 
 _TRIES = 5  # torn lines written before one line, one after the other, before giving up
+_BLOCK = 1 << 20
+
+MAX_LINE = 16 * 1024 * 1024
+"""The longest line read as a record: longer is a blob or a crash's zeros, skipped unread."""
+
+
+def _refusal(path: Path, err: OSError) -> OSError:
+    """The error of an ``O_NOFOLLOW`` open, saying when it met a planted link."""
+    if err.errno == errno.ELOOP:
+        msg = "is a symbolic link; reflexkit does not follow links it did not make"
+        return OSError(errno.ELOOP, msg, str(path))
+    return err
+
+
+def _not_regular(path: Path) -> OSError:
+    return OSError(errno.EINVAL, "not a regular file", str(path))
+
+
+def open_lines(path: str | os.PathLike[str]) -> int:
+    """Open a file of lines for reading: not through a link, never blocking on a FIFO.
+
+    Returns:
+        A descriptor of the regular file at *path*; the caller closes it.
+
+    Raises:
+        FileNotFoundError: There is no file.
+        OSError: *path* is a symbolic link, a folder, a FIFO or a device, or can't be opened.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        raise _refusal(path, err) from err
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _not_regular(path)
+    return fd
+
+
+def scan(
+    fd: int, start: int = 0, *, tail: bool = True, max_line: int = MAX_LINE
+) -> Iterator[tuple[int, int, bytes | None]]:
+    """Yield ``(offset, end, line)`` for each line of the file behind *fd* from *start*.
+
+    *line* is without its newline, and ``None`` for a line longer than *max_line*, which is
+    skipped without being held; *end* is where the next line starts. Memory stays within
+    one block and one line, whatever the file holds.
+
+    Args:
+        fd: A descriptor open for reading (:func:`open_lines`).
+        start: Where to start: the start of a line.
+        tail: Also yield a last line with no newline (torn, or still being written); without
+            it the scan stops after the last newline.
+        max_line: The longest line yielded as bytes.
+
+    Raises:
+        OSError: The file can't be read.
+    """
+    at, pending, first, skipping = start, bytearray(), start, False
+    while block := os.pread(fd, _BLOCK, at):
+        at += len(block)
+        begin = 0
+        while (newline := block.find(b"\n", begin)) >= 0:
+            end = at - len(block) + newline + 1
+            if skipping or len(pending) + newline - begin > max_line:
+                yield first, end, None
+            else:
+                pending += block[begin:newline]
+                yield first, end, bytes(pending)
+            pending.clear()
+            first, skipping, begin = end, False, newline + 1
+        if not skipping:
+            pending += block[begin:]
+            if len(pending) > max_line:
+                pending.clear()
+                skipping = True
+    if tail and (pending or skipping):
+        yield first, at, None if skipping else bytes(pending)
 
 
 def unglue(fd: int, line: bytes, start: int) -> None:
@@ -88,14 +174,25 @@ class LineWriter:
         keep_open: Keep the descriptor between lines (a run log: many lines, one writer);
             ``False`` opens and closes it for each line (an occasional recorder).
         mode: Permissions of a new file.
+        pipes: Accept a FIFO or a terminal at *path* (a log piped to another program); its
+            writes never block: a full pipe is an error. Without it, anything but a regular
+            file is refused.
+
+    A symbolic link at *path* is never followed: :meth:`append` raises instead.
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, keep_open: bool = True, mode: int = 0o644
+        self,
+        path: str | os.PathLike[str],
+        *,
+        keep_open: bool = True,
+        mode: int = 0o644,
+        pipes: bool = False,
     ) -> None:
         self.path = Path(path)
         self._keep_open = keep_open
         self._mode = mode
+        self._pipes = pipes
         self._fd: int | None = None
         self._seekable = True
         self._lock = threading.Lock()
@@ -136,9 +233,16 @@ class LineWriter:
 
     def _open(self) -> int:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC  # read: the byte before
-        fd = os.open(self.path, flags, self._mode)
+        # Read too: the byte before. Non-blocking: a FIFO never holds the run up.
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+        try:
+            fd = os.open(self.path, flags | os.O_NONBLOCK, self._mode)
+        except OSError as err:
+            raise _refusal(self.path, err) from err
         self._seekable = stat.S_ISREG(os.fstat(fd).st_mode)
+        if not self._seekable and not self._pipes:
+            os.close(fd)
+            raise _not_regular(self.path)
         self._fd = fd
         return fd
 

@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 import orjson
 
+from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.orchestrator.report import (
@@ -210,13 +211,8 @@ def _log(project: LoadedProject, event: str, session: str, note: str, seconds: f
         }
     )
     path = project.root / project.config.hooks.log_path
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line + b"\n")
-        finally:
-            os.close(fd)
+    try:  # the writer every appender shares: whole lines, no link followed (#19)
+        LineWriter(path, keep_open=False, mode=0o600).append(line)
     except OSError as err:
         log.warning("hook log %s: %s", path, err)
     if note.startswith("error"):

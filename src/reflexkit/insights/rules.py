@@ -23,6 +23,8 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
+from reflexkit.exceptions import StoreError
+from reflexkit.insights._jsonl import SayOnce
 from reflexkit.insights.history import AttemptRecord, RunHistory, RunLogReader
 from reflexkit.insights.models import Finding, Rule, Severity, SubjectType, description_hash
 from reflexkit.insights.store import FindingLog, PausedSubtasks
@@ -332,6 +334,14 @@ class HistoryRules:
         self.findings = findings
         self.paused = paused
         self.clock = clock
+        self._say_once = SayOnce()
+
+    def _keep(self, write: Callable[..., object], /, *args: object, **kwargs: object) -> None:
+        """Log or apply a finding; one that can't be written still holds for this run."""
+        try:
+            write(*args, **kwargs)
+        except StoreError as err:
+            self._say_once(err)
 
     def at_run_start(self, task: Task, /) -> RunStartCheck:
         """Pause what failed in its last N runs, resume what changed; return what holds.
@@ -360,13 +370,22 @@ class HistoryRules:
                 if not changed:
                     paused[subtask.id] = entry.reason or "paused"
                     continue
-                self.paused.resume(subtask.id, task_id=task.id, reason="its description changed")
+                self._keep(
+                    self.paused.resume,
+                    subtask.id,
+                    task_id=task.id,
+                    reason="its description changed",
+                )
                 since = now
             streak = _failed_streak(history, task.id, subtask.id, since)
             finding = pause_finding(streak, task.id, subtask.id, self.config, now=now)
             if finding is not None:
-                self.paused.pause(
-                    task.id, subtask.id, description=subtask.description, reason=finding.detail
+                self._keep(
+                    self.paused.pause,
+                    task.id,
+                    subtask.id,
+                    description=subtask.description,
+                    reason=finding.detail,
                 )
                 paused[subtask.id] = finding.detail
                 found.append(finding)
@@ -384,7 +403,7 @@ class HistoryRules:
         touched = [a for a in history.attempts() if a.task_id == task.id and a.subtask_id in ids]
         files = {p for a in touched if a.failed for p in a.files_modified or ()}
         found += file_findings(list(history.attempts()), self.config, now=now, only=sorted(files))
-        self.findings.add(found)
+        self._keep(self.findings.add, found)
         return RunStartCheck(paused=paused, findings=tuple(found))
 
     def after_failure(
@@ -458,7 +477,7 @@ class HistoryRules:
         mine = (failure.task_id, failure.subtask_id)
         others = [a for a in history.attempts() if (a.task_id, a.subtask_id) != mine]
         found += file_findings([*others, *attempts], self.config, now=now, only=files)
-        self.findings.add(found)
+        self._keep(self.findings.add, found)
         return AttemptCheck(findings=tuple(found), nudge=nudge_text(fingerprint) if repeat else "")
 
 

@@ -24,7 +24,6 @@ import logging
 import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from importlib import resources
@@ -35,6 +34,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._files import atomic_write
 from reflexkit._text import show_name, strip_control
 from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
@@ -588,8 +588,9 @@ def report_path(reports_dir: Path, run_id: str, subtask_id: str, attempt: int) -
 def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
     """Write a report atomically under ``<reports_dir>/<run id>/`` and return its path.
 
-    The JSON goes to a temporary file in the target folder, is flushed, and is renamed over
-    the target, so a reader sees the old file or the whole new one, never a part.
+    The JSON goes to a temporary file in the target folder, is synced, and is renamed over
+    the target (see :func:`reflexkit._files.atomic_write`), so a reader sees the old file or
+    the whole new one, never a part.
 
     Raises:
         OSError: The folder can't be created or the file written.
@@ -598,22 +599,6 @@ def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
         reports_dir, str(report["runId"]), str(report["subtaskId"]), int(report["attempt"])
     )
     return atomic_write(target, orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
-
-
-def atomic_write(target: Path, data: bytes) -> Path:
-    """Write *data* to *target* through a temporary file and a rename; return *target*."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        Path(tmp).replace(target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
 
 
 def read_reports(reports_dir: Path) -> Sequence[dict[str, Any]]:
