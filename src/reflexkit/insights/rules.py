@@ -207,13 +207,19 @@ def file_findings(
     now: datetime,
     only: Sequence[str] | None = None,
 ) -> list[Finding]:
-    """Files modified in ``consecutiveFailureLimit`` or more failed attempts in the lookback."""
-    since = now - timedelta(hours=config.lookback_hours)
+    """Files modified in ``consecutiveFailureLimit`` or more failed attempts in the lookback.
+
+    The lookback is ``lookbackHours`` either side of *now*: a failure stamped further in the
+    future (a clock that ran ahead) is not held against a file until then.
+    """
+    # The window reaches as far ahead of now as behind it: a stamp from a clock that ran
+    # ahead (or a now that jumped back) counts while it is that close, never forever.
+    window = timedelta(hours=config.lookback_hours)
     by_file: dict[str, list[AttemptRecord]] = defaultdict(list)
     for record in attempts:
         if not record.failed or not record.files_modified:
             continue
-        if record.at is not None and record.at < since:
+        if record.at is not None and not now - window <= record.at <= now + window:
             continue
         for path in dict.fromkeys(record.files_modified):
             by_file[path].append(record)
