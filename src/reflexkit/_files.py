@@ -6,7 +6,8 @@ beside the target (created with ``O_EXCL``, so never through a planted link), ev
 written (a short write is retried, a full disk is an error), the file is synced and renamed
 over the target, and the folder is synced so the rename survives a power loss. On any
 failure the temporary file is removed and the target is as it was. A symbolic link at the
-target is replaced by the file, never followed.
+target is replaced by the file, never followed. :func:`read_regular` reads such a file
+back: not through a link, never blocking on a FIFO planted in its place.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write", "sync_folder"]
+__all__ = ["atomic_write", "read_regular", "sync_folder"]
 
 
 def sync_folder(folder: Path) -> None:
@@ -78,3 +79,23 @@ def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> Path:
         raise
     sync_folder(target.parent)
     return target
+
+
+def read_regular(path: Path, *, limit: int = 16 * 1024 * 1024) -> bytes:
+    """Return the first *limit* bytes of the regular file at *path*.
+
+    Raises:
+        FileNotFoundError: There is no file.
+        OSError: *path* is a symbolic link, a folder, a FIFO or a device, or can't be read.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        chunks, left = [], limit
+        while left and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

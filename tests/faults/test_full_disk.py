@@ -87,6 +87,20 @@ def test_a_run_whose_run_log_cant_be_written_goes_on_and_says_so_once(
     assert "events not written" in done.stdout
 
 
+def test_reports_that_cant_be_written_are_said_once(tmp_path: Path, disks: Disks) -> None:
+    """The reports folder on a full disk: three attempts, the run passes, one warning."""
+    root = _project(tmp_path / "p")
+    config = json.loads((root / ".reflexkit" / "project.json").read_text())
+    config["reports"] = {"enabled": True}
+    (root / ".reflexkit" / "project.json").write_text(json.dumps(config))
+    reports = disks.mount(root / ".reflexkit" / "reports")
+    disks.fill(reports)
+    done = _cli("run", "task.json", "--subagent", "scripted", "--script", "script.json", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("was not written") == 1, done.stderr
+
+
 def test_config_init_on_a_full_disk_leaves_no_half_file(tmp_path: Path, disks: Disks) -> None:
     """`config init` with no room: one line on stderr, no project.json at all (not a part)."""
     state = disks.mount(tmp_path / ".reflexkit", size="16k")
@@ -212,3 +226,25 @@ def test_the_hooks_log_does_not_follow_a_planted_link(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert victim.read_text() == "precious\n"
     assert "symbolic link" in done.stderr
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link"])
+def test_a_hooks_session_state_planted_is_neither_blocked_on_nor_followed(
+    tmp_path: Path, plant: str
+) -> None:
+    """A FIFO or a link at the session's state or lock: the hook exits 0 in time, no write."""
+    root = tmp_path / "cart"
+    payload = _hook_project(root)
+    (root / ".reflexkit").mkdir()
+    (root / ".reflexkit" / "project.json").write_text(json.dumps({"hooks": {"enabled": True}}))
+    sessions = root / ".reflexkit" / "hooks" / "sessions"
+    sessions.mkdir(parents=True)
+    victim = tmp_path / "victim"
+    state = sessions / f"{payload['session_id']}.json"
+    if plant == "fifo":
+        os.mkfifo(state)
+    else:
+        (sessions / f"{payload['session_id']}.lock").symlink_to(victim)
+    done = _hook("session-start", {**payload, "source": "startup"}, root)
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    assert not victim.exists()  # the lock's link was not followed to create its target

@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 import orjson
 
+from reflexkit._files import read_regular
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
@@ -227,11 +228,13 @@ def _state(project: LoadedProject, session: str) -> Iterator[dict[str, Any]]:
     """Read, let the caller change, and atomically write back one session's state, locked."""
     path = _hooks_dir(project) / "sessions" / f"{session}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock_fd = os.open(path.with_suffix(".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    # Neither file through a planted link, nor blocking on a FIFO in the state's place.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    lock_fd = os.open(path.with_suffix(".lock"), flags, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
         try:
-            state = orjson.loads(path.read_bytes())
+            state = orjson.loads(read_regular(path, limit=MAX_PAYLOAD_BYTES))
         except (OSError, orjson.JSONDecodeError):
             state = {}
         if not isinstance(state, dict):

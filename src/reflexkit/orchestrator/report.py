@@ -34,7 +34,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit._files import atomic_write
+from reflexkit._files import atomic_write, read_regular
 from reflexkit._text import show_name, strip_control
 from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
@@ -612,7 +612,7 @@ def read_reports(reports_dir: Path) -> Sequence[dict[str, Any]]:
         return found
     for path in sorted(reports_dir.glob("*/*.json")):
         try:
-            data = orjson.loads(path.read_bytes())
+            data = orjson.loads(read_regular(path))  # no FIFO planted there blocks it
         except (OSError, orjson.JSONDecodeError):
             continue
         if isinstance(data, dict) and data.get("schema") == REPORT_SCHEMA_ID:
@@ -638,6 +638,8 @@ class AttemptReporter:
         project: The validated project; its ``reports`` and ``risk`` sections are used.
         workdir: The working tree the agent changes (the project root by default).
         source: Who writes the reports.
+        said: The reasons a report could not be written that were said already; the
+            reporters of one run share it, so a full disk is said once, not per attempt.
     """
 
     def __init__(
@@ -646,10 +648,12 @@ class AttemptReporter:
         *,
         workdir: Path | None = None,
         source: Literal["orchestrator", "stop-hook"] = "orchestrator",
+        said: set[str] | None = None,
     ) -> None:
         self.project = project
         self.workdir = workdir or project.root
         self.source: Literal["orchestrator", "stop-hook"] = source
+        self._unwritten = said if said is not None else set()
 
     @property
     def enabled(self) -> bool:
@@ -715,7 +719,7 @@ class AttemptReporter:
 
         Returns:
             The report, or ``None`` when reports are off or it could not be written (the
-            reason is logged at warning level on ``reflexkit.reports``).
+            reason is logged at warning level on ``reflexkit.reports``, each reason once).
         """
         if not self.enabled:
             return None
@@ -730,8 +734,14 @@ class AttemptReporter:
             )
             write_report(report, self.reports_dir)
         except (OSError, ValueError, TypeError) as err:
-            log.warning(
-                "the report of %s attempt %d was not written: %s", ids.subtask_id, ids.attempt, err
-            )
+            reason = (err.strerror or str(err)) if isinstance(err, OSError) else str(err)
+            if reason not in self._unwritten:  # a full disk is news once, not per attempt
+                self._unwritten.add(reason)
+                log.warning(
+                    "the report of %s attempt %d was not written: %s (said once; the run goes on)",
+                    ids.subtask_id,
+                    ids.attempt,
+                    err,
+                )
             return None
         return report
