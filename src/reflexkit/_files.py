@@ -81,21 +81,35 @@ def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> Path:
     return target
 
 
-def read_regular(path: Path, *, limit: int = 16 * 1024 * 1024) -> bytes:
-    """Return the first *limit* bytes of the regular file at *path*.
+def read_regular(
+    path: Path, *, limit: int | None = 16 * 1024 * 1024, follow: bool = False
+) -> bytes:
+    """Return the first *limit* bytes of the regular file at *path* (all with ``None``).
+
+    Args:
+        path: The file.
+        limit: The most to read.
+        follow: Read through a symbolic link (a user's file, such as committed fixtures);
+            by default a link is refused.
 
     Raises:
         FileNotFoundError: There is no file.
-        OSError: *path* is a symbolic link, a folder, a FIFO or a device, or can't be read.
+        OSError: *path* is a folder, a FIFO or a device (or a link, unless *follow*), or
+            can't be read.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
-        chunks, left = [], limit
-        while left and (chunk := os.read(fd, min(left, 1 << 20))):
+        chunks: list[bytes] = []
+        size = 0
+        while limit is None or size < limit:
+            chunk = os.read(fd, 1 << 20 if limit is None else min(limit - size, 1 << 20))
+            if not chunk:
+                break
             chunks.append(chunk)
-            left -= len(chunk)
+            size += len(chunk)
         return b"".join(chunks)
     finally:
         os.close(fd)

@@ -214,3 +214,33 @@ def test_readers_skip_garbage_and_keep_the_good_lines(tmp_path: Path, kind: str)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() != "0", done.stderr
     assert "Traceback" not in done.stderr
+
+
+FIXTURE = """
+import sys
+from reflexkit.exceptions import GenerationError
+from reflexkit.models import FailureContext
+from reflexkit.reflection.fixture import FixtureGenerator
+
+failure = FailureContext(task_id="t", subtask_id="s", attempt_number=1, command="pytest",
+    exit_code=1, error_output="FAILED test_x.py::test_y - assert 1 == 2")
+try:
+    FixtureGenerator(sys.argv[1]).generate(failure)
+except GenerationError as err:
+    print("error:", err)
+"""
+
+
+def test_the_fixture_replayer_never_blocks_on_a_fifo(tmp_path: Path) -> None:
+    """A FIFO at the fixture file: a clear generation error within seconds, not a hang."""
+    path = tmp_path / "reflections.jsonl"
+    os.mkfifo(path)
+    done = subprocess.run(
+        [sys.executable, "-c", FIXTURE, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "not a regular file" in done.stdout
