@@ -15,8 +15,9 @@ indexes the file never sees a line appear where there was none.
 Nothing here follows a symbolic link planted where the file should be (``O_NOFOLLOW``), and
 a FIFO or a device in its place is refused (a record written into a pipe nobody reads is a
 record lost, and a reader opening it would wait for a writer forever), unless the writer
-asks for pipes. :func:`open_lines` and :func:`scan` are the readers' side: whole lines from
-a regular file, a line too long to be a record skipped without being held in memory.
+asks for pipes. :func:`open_lines`, :func:`read_lines` and :func:`scan` are the readers'
+side (the episodic memory's too): whole lines from a regular file, a line too long to be a
+record skipped without being held in memory.
 """
 
 from __future__ import annotations
@@ -27,17 +28,60 @@ import fcntl
 import os
 import stat
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Self
 
-__all__ = ["MAX_LINE", "LineWriter", "blank", "open_lines", "scan", "unglue"]
+__all__ = ["MAX_LINE", "LineWriter", "blank", "open_lines", "read_lines", "scan", "unglue"]
 
 _TRIES = 5  # torn lines written before one line, one after the other, before giving up
-_BLOCK = 1 << 20
 
-MAX_LINE = 16 * 1024 * 1024
-"""The longest line read as a record: longer is a blob or a crash's zeros, skipped unread."""
+MAX_LINE = 16 << 20
+"""The longest line a store keeps: a record is a few KiB; what is longer is damage (a blob
+appended by another program, a run of zeros a crash left), skipped without being read whole."""
+_CHUNK = 4 << 20
+
+
+def read_lines(fd: int, start: int, end: int) -> Iterator[tuple[int, int, bytes | None]]:
+    """Yield ``(offset, end, line)`` for the whole lines of *fd* in ``[start, end)``.
+
+    *line* is the line without its newline and *end* where the next one starts; a line longer
+    than :data:`MAX_LINE` is ``None`` and is never held in memory, so a damaged file costs
+    its size in reads, not in memory (or in time squared). What follows the last newline
+    before *end* (a torn tail, or lines still being appended) is not yielded.
+    """
+    buf = b""
+    at = pos = start  # at: where buf starts in the file; pos: the next byte to read
+    skipping = -1  # where the too-long line being skipped starts
+    while True:
+        if skipping >= 0 and (nl := buf.find(b"\n")) >= 0:
+            yield skipping, at + nl + 1, None
+            at, buf, skipping = at + nl + 1, buf[nl + 1 :], -1
+        if skipping < 0:
+            done = yield from _split(buf, at)
+            at, buf = at + done, buf[done:]
+        if pos >= end:
+            return
+        chunk = os.pread(fd, min(_CHUNK, end - pos), pos)
+        if not chunk:
+            return
+        pos += len(chunk)
+        if skipping >= 0:
+            at, buf = pos - len(chunk), chunk
+        elif len(buf) + len(chunk) > MAX_LINE and b"\n" not in chunk:
+            skipping, at, buf = at, pos, b""  # too long: don't even join the pieces
+        else:
+            buf = buf + chunk if buf else chunk
+
+
+def _split(buf: bytes, at: int) -> Generator[tuple[int, int, bytes | None], None, int]:
+    """Yield the whole lines of *buf* (at offset *at*); return how many bytes they took."""
+    i = 0
+    find = buf.find
+    while (nl := find(b"\n", i)) >= 0:
+        yield at + i, at + nl + 1, buf[i:nl]
+        i = nl + 1
+    return i
 
 
 def _refusal(path: Path, err: OSError) -> OSError:
@@ -75,45 +119,28 @@ def open_lines(path: str | os.PathLike[str]) -> int:
     return fd
 
 
-def scan(
-    fd: int, start: int = 0, *, tail: bool = True, max_line: int = MAX_LINE
-) -> Iterator[tuple[int, int, bytes | None]]:
+def scan(fd: int, start: int = 0, *, tail: bool = True) -> Iterator[tuple[int, int, bytes | None]]:
     """Yield ``(offset, end, line)`` for each line of the file behind *fd* from *start*.
 
-    *line* is without its newline, and ``None`` for a line longer than *max_line*, which is
-    skipped without being held; *end* is where the next line starts. Memory stays within
-    one block and one line, whatever the file holds.
+    :func:`read_lines` up to the file's size now, then, with *tail*, the last line with no
+    newline (torn, or still being written), ``None`` when it is longer than :data:`MAX_LINE`.
 
     Args:
         fd: A descriptor open for reading (:func:`open_lines`).
         start: Where to start: the start of a line.
-        tail: Also yield a last line with no newline (torn, or still being written); without
-            it the scan stops after the last newline.
-        max_line: The longest line yielded as bytes.
+        tail: Also yield a last line with no newline; without it the scan stops after the
+            last newline.
 
     Raises:
         OSError: The file can't be read.
     """
-    at, pending, first, skipping = start, bytearray(), start, False
-    while block := os.pread(fd, _BLOCK, at):
-        at += len(block)
-        begin = 0
-        while (newline := block.find(b"\n", begin)) >= 0:
-            end = at - len(block) + newline + 1
-            if skipping or len(pending) + newline - begin > max_line:
-                yield first, end, None
-            else:
-                pending += block[begin:newline]
-                yield first, end, bytes(pending)
-            pending.clear()
-            first, skipping, begin = end, False, newline + 1
-        if not skipping:
-            pending += block[begin:]
-            if len(pending) > max_line:
-                pending.clear()
-                skipping = True
-    if tail and (pending or skipping):
-        yield first, at, None if skipping else bytes(pending)
+    size = os.fstat(fd).st_size
+    at = start
+    for offset, end, line in read_lines(fd, start, size):
+        yield offset, end, line
+        at = end
+    if tail and at < size:
+        yield at, size, os.pread(fd, size - at, at) if size - at <= MAX_LINE else None
 
 
 def unglue(fd: int, line: bytes, start: int) -> None:
