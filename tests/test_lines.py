@@ -105,7 +105,7 @@ def test_a_pipe_gets_its_lines_unchecked(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the other program, listening
     try:
-        with LineWriter(fifo) as lines:
+        with LineWriter(fifo, pipes=True) as lines:
             lines.append(b'{"kind":"run_started"}')
             lines.append(b'{"kind":"run_finished"}')
         out = os.read(reader, 4096)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from reflexkit import _serde
+from reflexkit._files import atomic_write
 from reflexkit.cli._core import (
     EXIT_FAILED,
     _fail,
@@ -46,6 +47,9 @@ def config_init(ctx: click.Context, force: bool) -> None:
     target = _state(ctx).config or Path.cwd() / CONFIG_RELPATH
     if target.exists() and not force:
         _fail([f"{target}: already exists (use --force to overwrite)"], EXIT_FAILED)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(_serde.dumps(ProjectConfig(), indent=True) + b"\n")
+    data = _serde.dumps(ProjectConfig(), indent=True) + b"\n"
+    try:  # whole or not at all: a full disk never leaves half a project.json (#13)
+        atomic_write(target, data, mode=None if target.exists() else 0o644)
+    except OSError as err:
+        _fail([f"{target}: cannot write: {err.strerror or err}"], EXIT_FAILED)
     click.echo(f"wrote {target}")

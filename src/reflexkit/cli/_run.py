@@ -134,7 +134,8 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
         )
     Console().print(table)
     if log_kept:  # plain echo: rich would wrap a long path across lines
-        click.echo(f"run log: {strip_control(str(log_path))}")
+        lost = f" ({run_log.lost} events not written)" if run_log.lost else ""
+        click.echo(f"run log: {strip_control(str(log_path))}{lost}")
     return summary
 
 

@@ -36,6 +36,8 @@ from typing import Any
 import attrs
 import orjson
 
+from reflexkit._files import read_regular
+from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.orchestrator.report import (
@@ -210,13 +212,8 @@ def _log(project: LoadedProject, event: str, session: str, note: str, seconds: f
         }
     )
     path = project.root / project.config.hooks.log_path
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line + b"\n")
-        finally:
-            os.close(fd)
+    try:  # the writer every appender shares: whole lines, no link followed (#19)
+        LineWriter(path, keep_open=False, mode=0o600).append(line)
     except OSError as err:
         log.warning("hook log %s: %s", path, err)
     if note.startswith("error"):
@@ -231,11 +228,13 @@ def _state(project: LoadedProject, session: str) -> Iterator[dict[str, Any]]:
     """Read, let the caller change, and atomically write back one session's state, locked."""
     path = _hooks_dir(project) / "sessions" / f"{session}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock_fd = os.open(path.with_suffix(".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    # Neither file through a planted link, nor blocking on a FIFO in the state's place.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    lock_fd = os.open(path.with_suffix(".lock"), flags, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
         try:
-            state = orjson.loads(path.read_bytes())
+            state = orjson.loads(read_regular(path, limit=MAX_PAYLOAD_BYTES))
         except (OSError, orjson.JSONDecodeError):
             state = {}
         if not isinstance(state, dict):

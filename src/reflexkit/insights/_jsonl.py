@@ -1,15 +1,19 @@
 """Append-only JSONL files of insights: whole lines from many processes, bad lines skipped.
 
-One ``os.write`` of the whole line on an ``O_APPEND`` descriptor under an exclusive
-``flock``, like the run log and episodic memory: lines from several processes never
-interleave, and a torn last line left by a crash gets a newline before the next record.
+Appends go through the shared :class:`~reflexkit._lines.LineWriter`, like the run log and
+the fixture recorder: one ``os.write`` of the whole line on an ``O_APPEND`` descriptor, so
+lines from several processes never interleave; a line that lands glued to a torn one (a
+crash, a full disk, another program's fragment) is written again on a line of its own; a
+symbolic link, a folder or a FIFO at the path is refused. Reads go through
+:func:`~reflexkit._lines.scan`: a bad line is skipped and counted, never fatal, and a line
+too long to be a record is skipped without being held.
 """
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -18,9 +22,10 @@ import cattrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._lines import LineWriter, open_lines, scan
 from reflexkit.exceptions import StoreError
 
-__all__ = ["append_records", "read_records"]
+__all__ = ["SayOnce", "append_records", "read_records"]
 
 log = logging.getLogger("reflexkit.insights")
 
@@ -31,28 +36,19 @@ def append_records(path: Path, records: list[object]) -> None:
     """Append *records* as camelCase JSON lines, each with one ``os.write``.
 
     Raises:
-        StoreError: The file can't be written.
+        StoreError: The file can't be written (the records before the failing one are in
+            the file; the failing one and those after it are not).
     """
     if not records:
         return
+    lines = [orjson.dumps(_serde.unstructure(record)) for record in records]
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError as err:
-        msg = f"{path}: cannot open for appending: {err.strerror or err}"
-        raise StoreError(msg) from err
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        size = os.fstat(fd).st_size
-        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-        for index, record in enumerate(records):
-            line = orjson.dumps(_serde.unstructure(record)) + b"\n"
-            os.write(fd, (b"\n" + line) if torn and index == 0 else line)
+        with LineWriter(path, mode=0o600) as writer:
+            for line in lines:
+                writer.append(line)
     except OSError as err:
         msg = f"{path}: cannot append: {err.strerror or err}"
         raise StoreError(msg) from err
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def read_records(path: Path, cls: type[T]) -> Iterator[T | None]:
@@ -62,20 +58,49 @@ def read_records(path: Path, cls: type[T]) -> Iterator[T | None]:
     yields nothing.
 
     Raises:
-        StoreError: The file exists but can't be read.
+        StoreError: The file exists but can't be read (or is a link, a folder or a FIFO).
     """
     try:
-        data = path.read_bytes()
+        fd = open_lines(path)
     except FileNotFoundError:
         return
     except OSError as err:
         msg = f"{path}: cannot read: {err.strerror or err}"
         raise StoreError(msg) from err
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield _serde.converter.structure(orjson.loads(line), cls)
-        except (orjson.JSONDecodeError, cattrs.BaseValidationError, ValueError, TypeError):
-            log.warning("%s:%d: skipped a record that can't be read", path, number)
-            yield None
+    try:
+        for offset, _end, line in scan(fd):
+            if line is not None and not line.strip():
+                continue
+            try:
+                if line is None:
+                    raise ValueError  # noqa: TRY301 -- a line too long is a bad line too
+                yield _serde.converter.structure(orjson.loads(line), cls)
+            except (orjson.JSONDecodeError, cattrs.BaseValidationError, ValueError, TypeError):
+                log.warning("%s: skipped a record that can't be read at byte %d", path, offset)
+                yield None
+    except OSError as err:
+        msg = f"{path}: cannot read: {err.strerror or err}"
+        raise StoreError(msg) from err
+    finally:
+        os.close(fd)
+
+
+class SayOnce:
+    """Logs each distinct :class:`StoreError` once: a full disk is news once, not per attempt.
+
+    The rules and the analysis keep acting on what they found when it can't be logged; this
+    is how they say so without a warning (or a traceback) after every attempt of the run.
+    """
+
+    def __init__(self) -> None:
+        self._said: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, err: StoreError) -> None:
+        """Log *err* at warning level unless it was logged before."""
+        message = str(err)
+        with self._lock:
+            if message in self._said:
+                return
+            self._said.add(message)
+        log.warning("%s; the run goes on, the finding holds for it (said once)", message)

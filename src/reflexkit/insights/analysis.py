@@ -21,7 +21,8 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit.exceptions import ConfigError, GenerationError
+from reflexkit.exceptions import ConfigError, GenerationError, StoreError
+from reflexkit.insights._jsonl import SayOnce
 from reflexkit.insights.history import AttemptRecord
 from reflexkit.insights.lessons import LessonBook
 from reflexkit.insights.models import (
@@ -304,6 +305,7 @@ class AnalysisCycle:
         self.paused = paused
         self.lessons = lessons
         self.clock = clock
+        self._say_once = SayOnce()
 
     def run(
         self, findings: Sequence[Finding], failures: Sequence[AttemptRecord] = ()
@@ -324,6 +326,9 @@ class AnalysisCycle:
         known |= {(a.task_id, a.subtask_id) for a in failures}
         try:
             applied, logged = self._act(reply, known)
+        except StoreError as err:  # a full disk, a read-only folder: news once, no traceback
+            self._say_once(err)
+            applied, logged = None, []
         except Exception:
             log.exception("applying the analysis failed; nothing applied")
             applied, logged = None, []
@@ -352,7 +357,10 @@ class AnalysisCycle:
                 logged.append(self._finding(action, "", "not applicable"))
             else:
                 logged.append(self._finding(action, "", "deferred: one action per cycle"))
-        self.findings.add(logged)
+        try:
+            self.findings.add(logged)
+        except StoreError as err:  # what was applied stays applied
+            self._say_once(err)
         return applied, logged
 
     def _apply(self, action: TaskAction | LessonAction, known: set[tuple[str, str]]) -> str | None:

@@ -46,6 +46,8 @@ from typing import Any
 import attrs
 import orjson
 
+from reflexkit._lines import open_lines, scan
+
 __all__ = ["AttemptRecord", "RunHistory", "RunLogReader", "SubtaskRun"]
 
 log = logging.getLogger("reflexkit.insights")
@@ -313,6 +315,7 @@ class RunLogReader:
     def __init__(self, runs: Path) -> None:
         self.runs = runs
         self._files: dict[str, _FileState] = {}
+        self._refused: set[str] = set()
         self._lock = threading.Lock()
 
     def history(self) -> RunHistory:
@@ -356,22 +359,30 @@ class RunLogReader:
     def _refresh(self, path: str) -> None:
         state = self._files.get(path)
         try:
-            with open(path, "rb") as handle:  # noqa: PTH123 -- a str key: Path() costs more here
-                info = os.fstat(handle.fileno())
-                if state is None or state.inode != info.st_ino or info.st_size < state.offset:
-                    state = _FileState(inode=info.st_ino, run_id=Path(path).stem)
-                    self._files[path] = state
-                if info.st_size == state.offset:
-                    return
-                handle.seek(state.offset)
-                chunk = handle.read(info.st_size - state.offset)
+            fd = open_lines(path)
         except OSError as err:
+            self._cannot_read(path, err)
+            return
+        try:
+            info = os.fstat(fd)
+            if state is None or state.inode != info.st_ino or info.st_size < state.offset:
+                state = _FileState(inode=info.st_ino, run_id=Path(path).stem)
+                self._files[path] = state
+            # Whole lines only: a last line with no newline is still being written (or torn).
+            for _offset, end, line in scan(fd, state.offset, tail=False):
+                if line is None:
+                    state.bad_lines += 1  # too long to be an event
+                elif line.strip():
+                    state.feed(line)
+                state.offset = end
+        except OSError as err:
+            self._cannot_read(path, err)
+        finally:
+            os.close(fd)
+        self._refused.discard(path)
+
+    def _cannot_read(self, path: str, err: OSError) -> None:
+        """Say once per file that it can't be read (a FIFO, a link, a folder, an I/O error)."""
+        if path not in self._refused:
+            self._refused.add(path)
             log.warning("%s: cannot read the run log: %s", path, err.strerror or err)
-            return
-        end = chunk.rfind(b"\n")
-        if end < 0:  # a line still being written (or torn): read it next time
-            return
-        for line in chunk[: end + 1].splitlines():
-            if line.strip():
-                state.feed(line)
-        state.offset += end + 1

@@ -29,6 +29,7 @@ import cattrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._lines import open_lines, scan
 from reflexkit.exceptions import StoreError
 from reflexkit.insights._jsonl import append_records
 from reflexkit.insights.history import RunHistory
@@ -296,7 +297,7 @@ class InMemoryLessons(_Book):
 class JsonlLessons(_Book):
     """Lessons in ``.reflexkit/lessons.jsonl``: one lesson (or one removal) a line.
 
-    Appends are whole lines under a lock (see :mod:`reflexkit.insights._jsonl`); a removal is a
+    Appends are whole lines (see :mod:`reflexkit.insights._jsonl`); a removal is a
     tombstone line, so nothing is rewritten. The index is built on first use and extended
     with only the lines appended since, by this or any other process.
 
@@ -317,27 +318,32 @@ class JsonlLessons(_Book):
 
     def _sync(self) -> None:
         try:
-            with self.path.open("rb") as handle:
-                info = os.fstat(handle.fileno())
-                if info.st_ino != self._inode or info.st_size < self._offset:
-                    self._index, self._offset, self._inode = _Index(), 0, info.st_ino
-                    self.skipped = 0
-                if info.st_size == self._offset:
-                    return
-                handle.seek(self._offset)
-                chunk = handle.read(info.st_size - self._offset)
+            fd = open_lines(self.path)
         except FileNotFoundError:
             return
         except OSError as err:
             msg = f"{self.path}: cannot read: {err.strerror or err}"
             raise StoreError(msg) from err
-        end = chunk.rfind(b"\n")
-        if end < 0:
-            return
-        for line in chunk[: end + 1].splitlines():
-            if line.strip():
-                self._feed(line)
-        self._offset += end + 1
+        try:
+            info = os.fstat(fd)
+            if info.st_ino != self._inode or info.st_size < self._offset:
+                self._index, self._offset, self._inode = _Index(), 0, info.st_ino
+                self.skipped = 0
+            # Whole lines only: a last line with no newline may still be being written.
+            for offset, end, line in scan(fd, self._offset, tail=False):
+                if line is None:
+                    self.skipped += 1
+                    log.warning(
+                        "%s: skipped a line too long to be a lesson at %d", self.path, offset
+                    )
+                elif line.strip():
+                    self._feed(line)
+                self._offset = end
+        except OSError as err:
+            msg = f"{self.path}: cannot read: {err.strerror or err}"
+            raise StoreError(msg) from err
+        finally:
+            os.close(fd)
 
     def _feed(self, line: bytes) -> None:
         try:

@@ -23,6 +23,8 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
+from reflexkit.exceptions import StoreError
+from reflexkit.insights._jsonl import SayOnce
 from reflexkit.insights.history import AttemptRecord, RunHistory, RunLogReader
 from reflexkit.insights.models import Finding, Rule, Severity, SubjectType, description_hash
 from reflexkit.insights.store import FindingLog, PausedSubtasks
@@ -205,13 +207,19 @@ def file_findings(
     now: datetime,
     only: Sequence[str] | None = None,
 ) -> list[Finding]:
-    """Files modified in ``consecutiveFailureLimit`` or more failed attempts in the lookback."""
-    since = now - timedelta(hours=config.lookback_hours)
+    """Files modified in ``consecutiveFailureLimit`` or more failed attempts in the lookback.
+
+    The lookback is ``lookbackHours`` either side of *now*: a failure stamped further in the
+    future (a clock that ran ahead) is not held against a file until then.
+    """
+    # The window reaches as far ahead of now as behind it: a stamp from a clock that ran
+    # ahead (or a now that jumped back) counts while it is that close, never forever.
+    window = timedelta(hours=config.lookback_hours)
     by_file: dict[str, list[AttemptRecord]] = defaultdict(list)
     for record in attempts:
         if not record.failed or not record.files_modified:
             continue
-        if record.at is not None and record.at < since:
+        if record.at is not None and not now - window <= record.at <= now + window:
             continue
         for path in dict.fromkeys(record.files_modified):
             by_file[path].append(record)
@@ -332,6 +340,14 @@ class HistoryRules:
         self.findings = findings
         self.paused = paused
         self.clock = clock
+        self._say_once = SayOnce()
+
+    def _keep(self, write: Callable[..., object], /, *args: object, **kwargs: object) -> None:
+        """Log or apply a finding; one that can't be written still holds for this run."""
+        try:
+            write(*args, **kwargs)
+        except StoreError as err:
+            self._say_once(err)
 
     def at_run_start(self, task: Task, /) -> RunStartCheck:
         """Pause what failed in its last N runs, resume what changed; return what holds.
@@ -360,13 +376,22 @@ class HistoryRules:
                 if not changed:
                     paused[subtask.id] = entry.reason or "paused"
                     continue
-                self.paused.resume(subtask.id, task_id=task.id, reason="its description changed")
+                self._keep(
+                    self.paused.resume,
+                    subtask.id,
+                    task_id=task.id,
+                    reason="its description changed",
+                )
                 since = now
             streak = _failed_streak(history, task.id, subtask.id, since)
             finding = pause_finding(streak, task.id, subtask.id, self.config, now=now)
             if finding is not None:
-                self.paused.pause(
-                    task.id, subtask.id, description=subtask.description, reason=finding.detail
+                self._keep(
+                    self.paused.pause,
+                    task.id,
+                    subtask.id,
+                    description=subtask.description,
+                    reason=finding.detail,
                 )
                 paused[subtask.id] = finding.detail
                 found.append(finding)
@@ -384,7 +409,7 @@ class HistoryRules:
         touched = [a for a in history.attempts() if a.task_id == task.id and a.subtask_id in ids]
         files = {p for a in touched if a.failed for p in a.files_modified or ()}
         found += file_findings(list(history.attempts()), self.config, now=now, only=sorted(files))
-        self.findings.add(found)
+        self._keep(self.findings.add, found)
         return RunStartCheck(paused=paused, findings=tuple(found))
 
     def after_failure(
@@ -458,7 +483,7 @@ class HistoryRules:
         mine = (failure.task_id, failure.subtask_id)
         others = [a for a in history.attempts() if (a.task_id, a.subtask_id) != mine]
         found += file_findings([*others, *attempts], self.config, now=now, only=files)
-        self.findings.add(found)
+        self._keep(self.findings.add, found)
         return AttemptCheck(findings=tuple(found), nudge=nudge_text(fingerprint) if repeat else "")
 
 

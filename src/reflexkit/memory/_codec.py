@@ -9,67 +9,20 @@ shortcut can't write the same way (a time outside UTC) goes through the converte
 
 from __future__ import annotations
 
-import os
-from collections.abc import Generator, Iterator
 from datetime import UTC
 
 import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._lines import MAX_LINE, read_lines  # the one bounded line reader (#19)
 from reflexkit.models import Reflection
 
 __all__ = ["MAX_LINE", "TOO_LONG", "decode_line", "encode_line", "read_lines", "string_field"]
 
 _OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_APPEND_NEWLINE
 
-MAX_LINE = 16 << 20
-"""The longest line a store keeps: a record is a few KiB; what is longer is damage (a blob
-appended by another program, a run of zeros a crash left), skipped without being read whole."""
 TOO_LONG = f"a line longer than {MAX_LINE >> 20} MiB (not a record; skipped unread)"
-_CHUNK = 4 << 20
-
-
-def read_lines(fd: int, start: int, end: int) -> Iterator[tuple[int, int, bytes | None]]:
-    """Yield ``(offset, end, line)`` for the whole lines of *fd* in ``[start, end)``.
-
-    *line* is the line without its newline and *end* where the next one starts; a line longer
-    than :data:`MAX_LINE` is ``None`` and is never held in memory, so a damaged file costs
-    its size in reads, not in memory (or in time squared). What follows the last newline
-    before *end* (a torn tail, or lines still being appended) is not yielded.
-    """
-    buf = b""
-    at = pos = start  # at: where buf starts in the file; pos: the next byte to read
-    skipping = -1  # where the too-long line being skipped starts
-    while True:
-        if skipping >= 0 and (nl := buf.find(b"\n")) >= 0:
-            yield skipping, at + nl + 1, None
-            at, buf, skipping = at + nl + 1, buf[nl + 1 :], -1
-        if skipping < 0:
-            done = yield from _split(buf, at)
-            at, buf = at + done, buf[done:]
-        if pos >= end:
-            return
-        chunk = os.pread(fd, min(_CHUNK, end - pos), pos)
-        if not chunk:
-            return
-        pos += len(chunk)
-        if skipping >= 0:
-            at, buf = pos - len(chunk), chunk
-        elif len(buf) + len(chunk) > MAX_LINE and b"\n" not in chunk:
-            skipping, at, buf = at, pos, b""  # too long: don't even join the pieces
-        else:
-            buf = buf + chunk if buf else chunk
-
-
-def _split(buf: bytes, at: int) -> Generator[tuple[int, int, bytes | None], None, int]:
-    """Yield the whole lines of *buf* (at offset *at*); return how many bytes they took."""
-    i = 0
-    find = buf.find
-    while (nl := find(b"\n", i)) >= 0:
-        yield at + i, at + nl + 1, buf[i:nl]
-        i = nl + 1
-    return i
 
 
 def string_field(line: bytes, name: str, /) -> str | None:

@@ -92,6 +92,7 @@ class AttemptAudit:
         self.project = project
         self.judge_ = judge
         self.agent = str(agent)
+        self._unwritten: set[str] = set()  # why reports were not written: each said once
 
     def __repr__(self) -> str:
         return f"AttemptAudit(reports={self.project.config.reports.enabled}, judge={self.judge_!r})"
@@ -116,7 +117,7 @@ class AttemptAudit:
                     project.config, reports=attrs.evolve(reports, self_report_path=str(own))
                 ),
             )
-        reporter = AttemptReporter(project, workdir=workdir)
+        reporter = AttemptReporter(project, workdir=workdir, said=self._unwritten)
         base: str | None = None
         try:
             base = reporter.start()

@@ -40,12 +40,12 @@ import stat
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from reflexkit._files import atomic_write
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator import _process
 from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
@@ -536,8 +536,6 @@ def _own_session_launcher(cli: Path) -> str:
     if folder.stat().st_uid != os.getuid() or folder.stat().st_mode & 0o022:
         msg = f"{folder} is not a private folder of this user; can't start Claude Code safely"
         raise SetupError(msg)
-    partial = folder / f".{launcher.name}.{os.getpid()}.{threading.get_ident()}"
-    partial.write_text(body, encoding="utf-8")
-    partial.chmod(stat.S_IRWXU)
-    partial.replace(launcher)
+    # Whole or not at all: a full disk never leaves half a launcher under its name.
+    atomic_write(launcher, body.encode(), mode=stat.S_IRWXU)
     return str(launcher)

@@ -18,8 +18,9 @@ JSON object per line, for example::
 from __future__ import annotations
 
 import enum
+import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Self
@@ -28,7 +29,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit._lines import LineWriter
+from reflexkit._lines import LineWriter, open_lines, scan
 from reflexkit._text import steady
 from reflexkit.models import utcnow
 
@@ -42,6 +43,8 @@ __all__ = [
     "StagedEvents",
     "led_to_success",
 ]
+
+log = logging.getLogger("reflexkit.orchestrator")
 
 EventData = dict[str, str | int | float | bool | None]
 """The details of an event: flat JSON scalars under camelCase keys."""
@@ -122,7 +125,12 @@ class RunLog:
 
     Each event is one line written with a single ``os.write`` on an ``O_APPEND`` descriptor,
     so lines from concurrent writers never interleave. The file and its folder are created
-    on first use.
+    on first use; a symbolic link, a folder or a FIFO at *path* is refused.
+
+    The log never breaks the run it records: an event that can't be written (a full disk,
+    a read-only folder, a planted link) is counted in :attr:`lost`, and the first such
+    failure, and the first write after a recovery, is logged once on
+    ``reflexkit.orchestrator``, not every event.
 
     Args:
         path: The log file, e.g. ``.reflexkit/runs/<run id>.jsonl``.
@@ -133,6 +141,9 @@ class RunLog:
             durations written ``<dur>``, *root* cut from paths). ``None`` (the default)
             means: when the environment has ``CI=true``.
         root: The project folder, cut from paths in tool output when normalising.
+
+    Attributes:
+        lost: How many events could not be written.
     """
 
     def __init__(
@@ -148,15 +159,32 @@ class RunLog:
         self.clock = clock
         self.normalise_durations = _ci() if normalise_durations is None else normalise_durations
         self._lines = LineWriter(path)  # the writer the fixture recorder shares (#19)
+        self.lost = 0
+        self._failing = False
 
     def write(self, event: Event) -> None:
-        """Append one event as a line of camelCase JSON."""
+        """Append one event as a line of camelCase JSON; never raises on I/O (see above)."""
         if self.clock is not None:
             event = attrs.evolve(event, at=self.clock())
         if self.normalise_durations and (DURATION_KEYS | OUTPUT_KEYS).intersection(event.data):
             data = {k: self._steady(k, v) for k, v in event.data.items()}
             event = attrs.evolve(event, data=data)
-        self._lines.append(orjson.dumps(_serde.unstructure(event)))
+        try:
+            self._lines.append(orjson.dumps(_serde.unstructure(event)))
+        except OSError as err:
+            self.lost += 1
+            if not self._failing:
+                self._failing = True
+                log.warning(
+                    "the run log %s can't be written (%s); the run goes on, its events are "
+                    "not logged until it can be",
+                    self.path,
+                    err.strerror or err,
+                )
+            return
+        if self._failing:
+            self._failing = False
+            log.warning("the run log %s is written again (%d events lost)", self.path, self.lost)
 
     def _steady(self, key: str, value: str | float | bool | None) -> Any:  # noqa: ANN401
         if key in DURATION_KEYS and value is not None:
@@ -224,14 +252,14 @@ class StagedEvents:
 def led_to_success(runs: Path) -> set[str]:
     """Return the ids of the reflections that preceded a passing attempt, over all run logs.
 
-    Reads every ``*.jsonl`` in *runs* (``.reflexkit/runs``); lines that can't be read are
-    skipped, and a missing folder means none.
+    Reads every ``*.jsonl`` in *runs* (``.reflexkit/runs``); lines and files that can't be
+    read (a link, a FIFO, a folder) are skipped, and a missing folder means none.
     """
     ids: set[str] = set()
     if not runs.is_dir():
         return ids
     for log in sorted(runs.glob("*.jsonl")):
-        for line in log.read_bytes().splitlines():
+        for line in _lines_of(log):
             try:
                 event = orjson.loads(line)
             except orjson.JSONDecodeError:
@@ -243,3 +271,18 @@ def led_to_success(runs: Path) -> set[str]:
             if isinstance(value, str):
                 ids.update(i for i in value.split(",") if i)
     return ids
+
+
+def _lines_of(path: Path) -> Iterator[bytes]:
+    """The lines of a run log short enough to be events; none when it can't be read."""
+    try:
+        fd = open_lines(path)
+    except OSError as err:
+        log.warning("%s: cannot read the run log: %s", path, err.strerror or err)
+        return
+    try:
+        yield from (line for _offset, _end, line in scan(fd) if line)
+    except OSError as err:
+        log.warning("%s: cannot read the run log: %s", path, err.strerror or err)
+    finally:
+        os.close(fd)

@@ -20,6 +20,8 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from reflexkit.exceptions import StoreError
+from reflexkit.insights._jsonl import SayOnce
 from reflexkit.insights.analysis import AnalysisCycle
 from reflexkit.insights.history import AttemptRecord
 from reflexkit.insights.lessons import LessonBook, format_lessons, tool_of
@@ -154,6 +156,7 @@ class LoopInsights:
         self._failures: list[AttemptRecord] = []
         self._reflections: dict[str, tuple[Reflection, str]] = {}
         self._completed = 0
+        self._say_once = SayOnce()
 
     @property
     def enabled(self) -> bool:
@@ -242,6 +245,9 @@ class LoopInsights:
             if not found:
                 return ""
             return format_lessons(found, max_chars=self.max_prompt_chars - used - 2)
+        except StoreError as err:  # a FIFO, an I/O error: news once, not per attempt
+            self._say_once(err)
+            return ""
         except Exception:
             log.exception("looking up lessons failed; the prompt goes without them")
             return ""
@@ -259,6 +265,9 @@ class LoopInsights:
             reflection, command = kept
             try:
                 lesson = self.lessons.learn(reflection, tool=tool_of(command))
+            except StoreError as err:  # a full disk: news once, not per pass
+                self._say_once(err)
+                continue
             except Exception:
                 log.exception("learning a lesson failed; going on")
                 continue

@@ -24,7 +24,6 @@ import logging
 import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from importlib import resources
@@ -35,6 +34,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._files import atomic_write, read_regular
 from reflexkit._text import show_name, strip_control
 from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
@@ -588,8 +588,9 @@ def report_path(reports_dir: Path, run_id: str, subtask_id: str, attempt: int) -
 def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
     """Write a report atomically under ``<reports_dir>/<run id>/`` and return its path.
 
-    The JSON goes to a temporary file in the target folder, is flushed, and is renamed over
-    the target, so a reader sees the old file or the whole new one, never a part.
+    The JSON goes to a temporary file in the target folder, is synced, and is renamed over
+    the target (see :func:`reflexkit._files.atomic_write`), so a reader sees the old file or
+    the whole new one, never a part.
 
     Raises:
         OSError: The folder can't be created or the file written.
@@ -598,22 +599,6 @@ def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
         reports_dir, str(report["runId"]), str(report["subtaskId"]), int(report["attempt"])
     )
     return atomic_write(target, orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
-
-
-def atomic_write(target: Path, data: bytes) -> Path:
-    """Write *data* to *target* through a temporary file and a rename; return *target*."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        Path(tmp).replace(target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
 
 
 def read_reports(reports_dir: Path) -> Sequence[dict[str, Any]]:
@@ -627,7 +612,7 @@ def read_reports(reports_dir: Path) -> Sequence[dict[str, Any]]:
         return found
     for path in sorted(reports_dir.glob("*/*.json")):
         try:
-            data = orjson.loads(path.read_bytes())
+            data = orjson.loads(read_regular(path))  # no FIFO planted there blocks it
         except (OSError, orjson.JSONDecodeError):
             continue
         if isinstance(data, dict) and data.get("schema") == REPORT_SCHEMA_ID:
@@ -653,6 +638,8 @@ class AttemptReporter:
         project: The validated project; its ``reports`` and ``risk`` sections are used.
         workdir: The working tree the agent changes (the project root by default).
         source: Who writes the reports.
+        said: The reasons a report could not be written that were said already; the
+            reporters of one run share it, so a full disk is said once, not per attempt.
     """
 
     def __init__(
@@ -661,10 +648,12 @@ class AttemptReporter:
         *,
         workdir: Path | None = None,
         source: Literal["orchestrator", "stop-hook"] = "orchestrator",
+        said: set[str] | None = None,
     ) -> None:
         self.project = project
         self.workdir = workdir or project.root
         self.source: Literal["orchestrator", "stop-hook"] = source
+        self._unwritten = said if said is not None else set()
 
     @property
     def enabled(self) -> bool:
@@ -730,7 +719,7 @@ class AttemptReporter:
 
         Returns:
             The report, or ``None`` when reports are off or it could not be written (the
-            reason is logged at warning level on ``reflexkit.reports``).
+            reason is logged at warning level on ``reflexkit.reports``, each reason once).
         """
         if not self.enabled:
             return None
@@ -745,8 +734,14 @@ class AttemptReporter:
             )
             write_report(report, self.reports_dir)
         except (OSError, ValueError, TypeError) as err:
-            log.warning(
-                "the report of %s attempt %d was not written: %s", ids.subtask_id, ids.attempt, err
-            )
+            reason = (err.strerror or str(err)) if isinstance(err, OSError) else str(err)
+            if reason not in self._unwritten:  # a full disk is news once, not per attempt
+                self._unwritten.add(reason)
+                log.warning(
+                    "the report of %s attempt %d was not written: %s (said once; the run goes on)",
+                    ids.subtask_id,
+                    ids.attempt,
+                    err,
+                )
             return None
         return report

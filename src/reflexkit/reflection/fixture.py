@@ -24,6 +24,7 @@ from typing import Any, TypedDict
 import orjson
 
 from reflexkit import _serde
+from reflexkit._files import read_regular
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
@@ -259,8 +260,8 @@ class FixtureGenerator:
 
 def _read(path: Path) -> dict[str, Any]:
     """Read a fixture file; every line must be ``{"promptHash": str, "completion": object}``."""
-    try:
-        raw = path.read_bytes()
+    try:  # never blocking on a FIFO planted at the path
+        raw = read_regular(path, limit=None, follow=True)
     except OSError as err:
         raise GenerationError("fixture_invalid", f"cannot read {path}: {err}") from None
     completions: dict[str, Any] = {}

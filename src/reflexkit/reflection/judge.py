@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import enum
 import logging
-import os
 import re
 import time
 from collections.abc import Sequence
@@ -36,6 +35,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._lines import LineWriter
 from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.reflection._retry import RetryPolicy
@@ -495,13 +495,8 @@ class JudgeRecorder:
                 "completion": _serde.unstructure(judgement.verdict),
             }
         )
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, line + b"\n")
-            finally:
-                os.close(fd)
+        try:  # the writer every appender shares: whole lines, no link followed (#19)
+            LineWriter(self.path, keep_open=False).append(line)
         except OSError as err:
             log.error("could not record a judge fixture in %s: %s", self.path, err)  # noqa: TRY400 -- the message says it all
         else:

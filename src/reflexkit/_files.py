@@ -1,0 +1,115 @@
+"""Whole-file writes that leave the old file or the whole new one, never a part.
+
+Reports, hook session state, Claude Code's settings and ``reflexkit config init`` replace a
+whole file. Each goes through :func:`atomic_write`: the bytes go to a new temporary file
+beside the target (created with ``O_EXCL``, so never through a planted link), every byte is
+written (a short write is retried, a full disk is an error), the file is synced and renamed
+over the target, and the folder is synced so the rename survives a power loss. On any
+failure the temporary file is removed and the target is as it was. A symbolic link at the
+target is replaced by the file, never followed. :func:`read_regular` reads such a file
+back: not through a link, never blocking on a FIFO planted in its place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+__all__ = ["atomic_write", "read_regular", "sync_folder"]
+
+
+def sync_folder(folder: Path) -> None:
+    """Sync *folder*, so a file created or renamed in it survives a power loss.
+
+    Raises:
+        OSError: The folder can't be opened or synced (file systems that can't sync a folder
+            at all, ``EINVAL``, are let be).
+    """
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    except OSError as err:
+        if err.errno != errno.EINVAL:
+            raise
+    finally:
+        os.close(fd)
+
+
+def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> Path:
+    """Replace *target* with *data*, whole or not at all; return *target*.
+
+    Args:
+        target: The file; its folder is created when missing.
+        data: The new contents.
+        mode: Permissions of the file; by default those of the file it replaces, or 0600.
+
+    Raises:
+        OSError: The folder or the file can't be written (a full disk, a read-only file
+            system, a folder at *target*); *target* is left as it was.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        try:
+            info = target.lstat()
+        except FileNotFoundError:
+            mode = 0o600
+        else:
+            mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else 0o600
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        try:
+            os.fchmod(fd, mode)  # mkstemp made it 0600
+            view = memoryview(data)
+            while view:
+                done = os.write(fd, view)
+                if not done:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                view = view[done:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        Path(tmp).replace(target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            Path(tmp).unlink()
+        raise
+    sync_folder(target.parent)
+    return target
+
+
+def read_regular(
+    path: Path, *, limit: int | None = 16 * 1024 * 1024, follow: bool = False
+) -> bytes:
+    """Return the first *limit* bytes of the regular file at *path* (all with ``None``).
+
+    Args:
+        path: The file.
+        limit: The most to read.
+        follow: Read through a symbolic link (a user's file, such as committed fixtures);
+            by default a link is refused.
+
+    Raises:
+        FileNotFoundError: There is no file.
+        OSError: *path* is a folder, a FIFO or a device (or a link, unless *follow*), or
+            can't be read.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        chunks: list[bytes] = []
+        size = 0
+        while limit is None or size < limit:
+            chunk = os.read(fd, 1 << 20 if limit is None else min(limit - size, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
