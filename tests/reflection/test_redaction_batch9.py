@@ -169,6 +169,16 @@ def test_base64_of_json_with_a_secret() -> None:
     _kept('"payload": "eyJldmVudCI6ICJwdXNoIiwgInJlZiI6ICJyZWZzL2hlYWRzL21haW4ifQ=="')
 
 
+def test_jwe_compact_form() -> None:
+    """A JWE has five parts and its second is no JSON; its header names ``enc``."""
+    jwe = (
+        "eyJhbGciOiAiQTI1NktXIiwgImVuYyI6ICJBMjU2R0NNIn0.D740B66xbi3bN_Tfimfl5dYEZ7BZD6AHNniHx0Cx"
+        "lW3DdXaLIRdwEA.p9UkPIkBKd6JrDN2.5I12_JNCRB08SktJlLBNCQpFstMS.JtIe4RjIS-akVZKjQUzNJg"
+    )
+    _gone(f"ERROR rejected JWE {jwe}", "D740B66xbi3bN", "5I12_JNCRB08")
+    _kept("version eyJhbGciOiAiSFMyNTYifQ.a.b.c.d of the docs")
+
+
 def test_scheme_at_the_end_of_a_wrapped_line() -> None:
     """Textwrap may leave ``Bearer`` ending one line and the token starting the next."""
     text = "upstream rejected request: Authorization=Bearer\nWt7Kq2Lz9Xw4Tm8Rv3Pb6Hd1Nc5 (expired?)"

@@ -601,6 +601,19 @@ def _url_check(match: re.Match[str]) -> bool:
     )
 
 
+def _jwt_check(match: re.Match[str]) -> bool:
+    """A JWS (``header.payload.signature``), or a JWE: five parts, its header naming ``enc``."""
+    parts = match.group(0).split(".")
+    if len(parts) != 5:  # noqa: PLR2004 -- a JWE's compact form has five parts
+        return True
+    header = parts[0]
+    try:
+        decoded = base64.urlsafe_b64decode(header + "=" * (-len(header) % 4))
+    except ValueError:
+        return False
+    return b'"enc"' in decoded
+
+
 def _telegram_check(match: re.Match[str]) -> bool:
     tail = match.group(0).split(":", 1)[1]
     return any(c.isupper() for c in tail) and any(c.islower() for c in tail)
@@ -869,9 +882,11 @@ def _fake(*parts: str) -> str:
 RULES: tuple[Rule, ...] = (
     _rule(
         "jwt",
-        r"eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
-        r"eyJ[A-Za-z0-9_-]{5,}\.ey",
+        r"eyJ[A-Za-z0-9_-]{5,}\.(?:ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"
+        r"|[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,})",
+        r"eyJ[A-Za-z0-9_-]{5,}\.(?:ey|[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8})",
         ("eyj",),
+        _jwt_check,
         example=_fake("eyJhbGciOiJIUzI1NiJ9", ".eyJzdWIiOiJmYWtlIn0", ".c2lnbmF0dXJlLWZha2U"),
     ),
     _rule(
