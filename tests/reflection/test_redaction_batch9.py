@@ -186,6 +186,27 @@ def test_scheme_at_the_end_of_a_wrapped_line() -> None:
     _kept("Authentication scheme: Bearer\nRetrying the request with a fresh session")
 
 
+class TestWrappedInsideQuotes:
+    """Rich's log wraps a long quoted value mid-word, padding both lines with its columns."""
+
+    def test_the_tail_on_the_next_line_goes_with_the_head(self) -> None:
+        """The head is a known token; the tail up to the closing quote goes with it."""
+        pad = "\x1b[2;36m           \x1b[0m"
+        text = (
+            f"{pad}    \x1b[32m'refresh_token'\x1b[0m:                 \x1b[2m     \x1b[0m\n"
+            f"{pad}\x1b[32m'1//0gLm2Xp9Kz4Tw8Rn3Yb6Cd1Fh5Gj0Ks2Ae7Vq3Zt8Pw1L\x1b[0m"
+            " \x1b[2m \x1b[0m\n"
+            f"{pad}\x1b[32mm2Xp9Kz4Tw8Rn3Yb6Cd1Fh5Gj0Ks'\x1b[0m      \x1b[2m     \x1b[0m\n"
+        )
+        _gone(text, "1//0gLm2", "m2Xp9Kz4Tw8Rn3Yb6Cd1Fh5Gj0Ks")
+
+    def test_a_closed_quote_takes_nothing_from_the_next_line(self) -> None:
+        """A value closed on its own line leaves the next line's word alone."""
+        result = BARE.redact("token = 'Zr7Vq2Lm9Xp4Kw8T'\n    finished'").text
+        assert "Zr7Vq2" not in result
+        assert result.endswith("'\n    finished'")
+
+
 def test_url_missing_the_colon_of_its_scheme() -> None:
     """SQLAlchemy echoes ``postgresql+psycopg2//user:password@host``, a URL it can't parse."""
     _gone(

@@ -2037,6 +2037,8 @@ class Redactor:
                     text = _apply_rule(rule, text, counts, found)
             if text == before:
                 break
+        if "[REDACTED:" in text and "\n" in text:
+            text = _WRAPPED_TAIL.sub(lambda m: _redact_tail(m, counts), text)
         return original if text == original else text
 
     def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
@@ -2074,6 +2076,17 @@ class Redactor:
             edits.append(span)
             window_start = span[1]
         return edits
+
+
+def _redact_tail(match: re.Match[str], counts: dict[str, int]) -> str:
+    """Replace the tail of a wrapped quoted value whose head a rule removed."""
+    tail = match.group("tail")
+    if not (any(c.isdigit() for c in tail) and any(c.isalpha() for c in tail)):
+        return match.group()  # a word: the next line's own text, not half a token
+    rule = match.group("rule")
+    counts[rule] = counts.get(rule, 0) + 1
+    start = match.start("tail") - match.start()
+    return f"{match.group()[:start]}[REDACTED:{rule}]{match.group('quote')}"
 
 
 _PASSES = 3
@@ -2149,7 +2162,28 @@ def _continued(text: str, trigger_end: int, line_end: int) -> int:
             break
         position = line_end
         line_end = _line_end_near(text, line_end)
+    if _breaks_a_quote(text, line_end) and _CLOSING_NEXT.match(text, line_end) is not None:
+        line_end = _line_end_near(text, line_end)  # rich wrapped the value inside its quotes
     return line_end
+
+
+_CLOSING_NEXT = lazy_regex(r"(?:[ \t]|\x1b\[[0-9;]*m)*[^\s'\"\x1b]+(?:\x1b\[[0-9;]*m)*['\"]")
+"""A line that starts with the rest of a quoted word and its closing quote."""
+_OPEN_TOKEN = lazy_regex(r"(?:\x1b\[[0-9;]*m)*[^\s'\"\x1b]{8,}(?:[ \t]|\x1b\[[0-9;]*m)*\r?\n")
+_WRAPPED_TAIL = lazy_regex(
+    r"(?P<quote>['\"])[^'\"\n]*\[REDACTED:(?P<rule>[\w:.-]+)\][ \t]*\r?\n[ \t]*"
+    r"(?P<tail>[A-Za-z0-9_+/=.~-]+)(?P=quote)(?![^\s,)\]}:;])"
+)
+"""A quoted value whose redacted head ends its line and whose tail starts the next one."""
+
+
+def _breaks_a_quote(text: str, line_end: int) -> bool:
+    """The line before *line_end* ends inside a quoted word: ``'1//0gLm2...Pw1L``."""
+    if line_end >= len(text) or text[line_end - 1] != "\n":
+        return False
+    line_start = text.rfind("\n", 0, line_end - 1) + 1
+    quote = max(text.rfind("'", line_start, line_end), text.rfind('"', line_start, line_end))
+    return quote != -1 and _OPEN_TOKEN.fullmatch(text, quote + 1, line_end) is not None
 
 
 def _tail_start(text: str, position: int, line_end: int) -> int:
