@@ -40,6 +40,9 @@ def _kept(text: str) -> None:
         ),
         ("+ rabbitmqctl add_user svc-orders Rb3Kz8Lq2Xw9Tm4", "Rb3Kz8"),
         ("+ rabbitmqctl change_password svc-orders 'Rb3Kz8 Lq2Xw9'", "Rb3Kz8"),
+        ("net use \\\\files\\share /user:ACME\\svc Nu7Kq2Lz9Xw4 /persistent:no", "Nu7Kq2"),
+        ("#1 PDO->__construct('mysql:host=db;dbname=app', 'app', 'Lx7Kq2Lz9Xw4', Array)", "Lx7Kq2"),
+        ("#0 mysqli->__construct('db', 'app', 'Mq7Kq2Lz9Xw4', 'shop')", "Mq7Kq2"),
     ],
 )
 def test_tools_whose_password_is_a_short_flag_or_an_argument(line: str, secret: str) -> None:
@@ -143,6 +146,13 @@ class TestPairs:
         _gone('[("STRIPE_SECRET", "Rv8Lq3Zx9Wm2Kt7Rp4"), ("PORT", "80")]', "Rv8Lq3")
         _gone("dict_items([('DB_PASSWORD', 'Dq7Lm2Xz9'), ('HOME', '/root')])", "Dq7Lm2Xz9")
         _kept("[('token_count', '3'), ('PORT', '80')]")
+
+    def test_keyword_and_atom_pairs(self) -> None:
+        """EDN and Lisp's ``:password "..."``, Erlang's ``{password,<<"...">>}``."""
+        _gone('{:db_password "Cl7Kq2Lz9Xw4", :port 5432}', "Cl7Kq2")
+        _gone('(:password "Li7Kq2Lz9Xw4" :user "app")', "Li7Kq2")
+        _gone('[{password,<<"Er7Kq2Lz9Xw4">>},{port,5432}]', "Er7Kq2")
+        _kept('{:token_count 3, :password_hint "see vault"}\n{passwords,"two words"}')
 
     def test_credentials_tuple_struct(self) -> None:
         """Rust's ``Credentials("app", "...")``: a user and a password, positionally."""

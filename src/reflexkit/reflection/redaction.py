@@ -749,10 +749,11 @@ def _named_check(match: re.Match[str]) -> bool:
     value must look generated.
     """
     value = _secret(match)[1:-1]
+    name = match.group("name") or match.group("atom") or match.group("keyword")
     return (
         _generated_looking(value)
         and not any(c.isspace() for c in value)
-        and value_is_secret(value, _name_strength(match.group("name")), quoted=True)
+        and value_is_secret(value, _name_strength(name.lstrip(":")), quoted=True)
     )
 
 
@@ -1554,13 +1555,27 @@ RULES: tuple[Rule, ...] = (
         r"|\bpoetry[ \t]+config[ \t]+(?:http-basic\.[^\s]+[ \t]+[^\s]+|pypi-token\.[^\s]+)[ \t]+"
         r"|\bgh[ \t]+secret[ \t]+set\b[^\n]*?[ \t](?:-b|--body)(?:[ \t]+|=)"
         r"|\baz\b[^\n]*?\blogin\b[^\n]*?[ \t](?:-p|--password)[ \t]+"
-        r"|\brabbitmqctl\b[^\n]*?\b(?:add_user|change_password)[ \t]+[^\s]+[ \t]+)"
+        r"|\brabbitmqctl\b[^\n]*?\b(?:add_user|change_password)[ \t]+[^\s]+[ \t]+"
+        r"|\bnet[ \t]+use\b[^\n]*?[ \t]/user:[^\s]+[ \t]+"
+        r"|(?:\bPDO|\bmysqli)(?:->|::)__construct\([ \t]*(?:" + _QUOTED + r")[ \t]*,[ \t]*"
+        r"(?:" + _QUOTED + r")[ \t]*,[ \t]*)"  # PHP's stack traces print the arguments
         r"(?P<secret>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)",
         r"(?:mongo[a-z]*|twine|az)[ \t](?:[^\n]*[ \t])?-(?:p|-password)[ \t]"
         r"|(?:sqlcmd|bcp|osql|isql|zip|zipcloak|unzip)[ \t](?:[^\n]*[ \t])?-P"
         r"|7z[az]?[ \t](?:[^\n]*[ \t])?-p|htpasswd[ \t]|smbclient|rpcclient|smbmap|smbcacls"
-        r"|poetry[ \t]+config|gh[ \t]+secret[ \t]+set|rabbitmqctl",
-        (" -p", "htpasswd", "smb", "rpcclient", "poetry", "secret set", "rabbitmqctl"),
+        r"|poetry[ \t]+config|gh[ \t]+secret[ \t]+set|rabbitmqctl|net[ \t]+use[ \t]"
+        r"|(?:PDO|mysqli)(?:->|::)__construct\(",
+        (
+            " -p",
+            "htpasswd",
+            "smb",
+            "rpcclient",
+            "poetry",
+            "secret set",
+            "rabbitmqctl",
+            "net use",
+            "__construct(",
+        ),
         _tool_password_check,
         example=_fake("sqlcmd -S db -U sa -P '", "FakeSqlcmdPassw0rd", "' -Q 'SELECT 1'"),
     ),
@@ -1714,11 +1729,14 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "name_value_tuple",
-        r"[(\[][ \t]*(?P<q>[\"'])(?P<name>[A-Za-z_][\w.-]{0,80})(?P=q)[ \t]*,[ \t]*"
-        r"(?P<secret>" + _QUOTED + r")[ \t]*[)\]]",
+        r"(?:[(\[][ \t]*(?P<q>[\"'])(?P<name>[A-Za-z_][\w.-]{0,80})(?P=q)[ \t]*,[ \t]*"
+        r"|\{[ \t]*(?P<atom>[a-z][\w]{0,80})[ \t]*,[ \t]*(?:<<)?"  # Erlang: {password,<<"..">>}
+        r"|(?<![\w:])(?P<keyword>:[A-Za-z_][\w.-]{0,80})[ \t]+)"  # EDN, Lisp: :password "..."
+        r"(?P<secret>" + _QUOTED + r")(?=[ \t]*(?:>>)?[ \t]*[)\]},:])",
         r"[(\[][ \t]*[\"'][\w.-]{0,40}(?i:pass|pwd|secret|token|key|auth|credential|dsn)"
-        r"[\w.-]{0,40}[\"'][ \t]*,",
-        ("',", '",'),
+        r"[\w.-]{0,40}[\"'][ \t]*,"
+        r"|[{:][a-z_]{0,40}(?i:pass|pwd|secret|token|key|auth|credential|dsn)[\w.-]{0,40}[ \t,]",
+        ("',", '",', ",<<", ' "', " '"),
         _named_check,
         example=_fake('[("STRIPE_SECRET", "', "Fake0Tuple1Pair2Secret3", '")]'),
     ),
