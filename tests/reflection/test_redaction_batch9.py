@@ -50,12 +50,26 @@ def test_tools_whose_password_is_a_short_flag_or_an_argument(line: str, secret: 
     _gone(line, secret)
 
 
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("+ echo Su7Kq2Lz9Xw4\n+ sudo -S apt-get install -y jq", "Su7Kq2"),
+        ("echo 'deploy:Ch7Kq2Lz9Xw4' | chpasswd", "Ch7Kq2"),
+        ("+ passwd --stdin deploy\n+ echo Pw7Kq2Lz9Xw4", "Pw7Kq2"),
+    ],
+)
+def test_other_commands_reading_a_password_on_stdin(text: str, secret: str) -> None:
+    """``sudo -S``, ``chpasswd`` and ``passwd --stdin`` read what the traced ``echo`` printed."""
+    _gone(text, secret)
+
+
 def test_such_tools_without_a_password_stay() -> None:
     """The same tools given no password, or a variable, keep their command line."""
     _kept("+ mongosh mongodb://db:27017/admin -u admin -p --eval 'db.stats()'")
     _kept('+ sqlcmd -S db -U sa -P "$SA_PASSWORD" -Q "SELECT 1"')
     _kept("+ zip -r backup.zip dump.sql\n+ gh secret set SLACK_TOKEN < token.txt")
     _kept("+ htpasswd -c .htpasswd admin")
+    _kept("+ sudo apt-get install -y jq\n+ echo done")
 
 
 class TestPydantic:

@@ -797,6 +797,12 @@ def _sql_check(match: re.Match[str]) -> bool:
     return value_is_secret(_secret(match)[1:-1], 2)
 
 
+_STDIN_READER = (
+    r"(?:--password-stdin|\bsudo[ \t](?:[^\n]*?[ \t])?-[A-Za-z]*S\b|\bchpasswd\b"
+    r"|\bpasswd[ \t][^\n]*?--stdin\b)"
+)
+"""A command that reads a password on its standard input: ``docker login --password-stdin``,
+``sudo -S``, ``chpasswd``, ``passwd --stdin``; ``set -x`` traces the ``echo`` beside it."""
 _CELL = r"(?:(?:│|┃|\|)[ \t]*)"
 """A table's cell border: markdown's ``|``, box drawing's ``│`` (doppler, rich tables)."""
 _KEY_TEXT_LINE = (
@@ -1584,9 +1590,11 @@ RULES: tuple[Rule, ...] = (
         r"(?m:(?:(?:^[ \t]*\++[ \t]+|(?<![\w-]))"
         r"(?:echo(?:[ \t]+-[neE]+)?|printf(?:[ \t]+[\"']?%s(?:\\n)?[\"']?)?)[ \t]+"
         r"|--password-stdin[^\n]*?<<<[ \t]*)"
-        r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s|;&<>]+)[ \t]*(?:$|(?=\|[^\n]*--password-stdin)))",
-        r"--password-stdin",
-        ("password-stdin",),
+        r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s|;&<>]+)[ \t]*(?:$|(?=\|[^\n]*"
+        + _STDIN_READER
+        + r")))",
+        _STDIN_READER,
+        ("password-stdin", "sudo", "chpasswd", "--stdin"),
         lambda m: value_is_secret(_secret(m).strip("\"'"), 2),
         example=_fake("docker login -u ci --password-stdin ghcr.io <<< ", "FakeStdinPassw0rd"),
     ),
@@ -2122,6 +2130,7 @@ _ANSI = lazy_regex(
 """Terminal escape sequences: removed from a candidate line before the rules run on it."""
 
 _BLOCK_TRIGGER_RE = lazy_regex(_BLOCK_TRIGGER)
+_STDIN_READER_RE = lazy_regex(_STDIN_READER)
 _KEY_TEXT_RE = lazy_regex(_KEY_TEXT_LINES)
 _BASE64_PEM = "LS0tLS1CRUdJTi"
 """``-----BEGIN`` in base64: a PEM block encoded whole (``client-key-data``, ``base64 key.pem``)."""
@@ -2149,7 +2158,7 @@ def _extend(text: str, start: int, end: int, line_start: int, line_end: int) -> 
         wrapped = _BASE64_LINES.match(text, line_end)
         line_end = wrapped.end() if wrapped is not None else line_end
     line_end = _continued(text, end, line_end)
-    if text.startswith("--password-stdin", start):  # `+ echo PW` is the line before or after
+    if _STDIN_READER_RE.match(text, start):  # `+ echo PW` is the line before or after
         line_start = _line_start_near(text, max(line_start - 1, 0))
         line_end = _line_end_near(text, line_end) if line_end < len(text) else line_end
     return line_start, line_end
