@@ -27,6 +27,7 @@ record. Paths, test names, git hashes, UUIDs, digests and ordinary words stay un
 from __future__ import annotations
 
 import base64
+import bisect
 import functools
 import importlib
 import itertools
@@ -176,6 +177,9 @@ _NOT_SECRET_WORDS = frozenset(
         "max",
         "limit",
         "usage",
+        "use",  # ``token_use``: what a token is for
+        "helper",  # ``credential.helper``: the program that stores them
+        "helpers",
         "used",
         "regex",
         "pattern",
@@ -381,9 +385,10 @@ _PLACEHOLDER = lazy_regex(
     r"|(?:[a-z]+[+_-])?(?:redacted|masked|hidden|filtered|removed|omitted)"  # DATA+OMITTED
     r"|todo|tbd|placeholder|deleted"  # PHPSESSID=deleted: PHP unsetting its cookie
     r"|string|str|bytes|int|bool|any|optional|secretstr|text|required|missing|invalid"
-    r"|incorrect|wrong|expired|empty|not|unset|set|provided|given|ok|valid|must|should"
+    r"|incorrect|wrong|expired|revoked|active|inactive|enabled|disabled|empty|not|unset|set"
+    r"|provided|given|ok|valid|must|should"
     r"|mismatch|error|failed|too|for|the|and|is|are|was|of|in|to|with|from|default"
-    r"|\*+|x{3,}|\.{2,}|-+|_+|#+|•+)$"
+    r"|\*+|x{3,}(?:-x{3,})*|\.{2,}|-+|_+|#+|•+)$"  # XXXXX-XXXXX: actions/setup-node's
 )
 _TEMPLATED = lazy_regex(
     r"^(?:\$\{?[A-Za-z_]|\$\(|%\(|%[A-Za-z_]+%|\{\{|\{%|#\{|@\{|<[^>]*>$|\((?!\))"
@@ -394,6 +399,10 @@ _CODE = lazy_regex(r"[A-Za-z_][\w.]*[\[(]|.*\w\(|.*==\s*\S")
 _DOTTED = lazy_regex(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _PATH = lazy_regex(r"(?:~|\.{1,2})?/[\w.@+~-]*(?:/[\w.@+~-]*)*|[A-Za-z]:\\[^\s]*")
 _URL_VALUE = lazy_regex(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_RELATIVE_PATH = lazy_regex(r"[A-Za-z_.][\w.-]*(?:/[A-Za-z_.][\w.-]*){2,}/?")
+_KEY_ID = lazy_regex(r"[0-9A-F]{16}|[0-9A-F]{40}")
+"""A GPG key id or fingerprint: ``user.signingkey=3AA5C34371567BD2`` names a key, holds none."""
+_SCREAMING = lazy_regex(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
 _AWS_SECRET_SHAPE = lazy_regex(r"[A-Za-z0-9/+]{40}")
 _WORDY = lazy_regex(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.])+")
 _FILE_EXT = lazy_regex(r"\.(?:[a-z]{1,4})$")
@@ -414,7 +423,13 @@ def _name_strength(name: str) -> int:
     words = [w.lower() for w in _NAME_WORDS.findall(bare)]
     if "".join(words).endswith(_SESSION_IDS):
         return 1  # JSESSIONID, PHPSESSID, ASP.NET_SessionId: a session cookie's value
-    if not words or words[-1] in _NOT_SECRET_WORDS or "public" in words or "tokens" in words:
+    if (
+        not words
+        or words[-1] in _NOT_SECRET_WORDS
+        or "public" in words
+        or "tokens" in words
+        or "existing" in words  # Helm's ``auth.existingSecret``: the name of a Secret object
+    ):
         return 0
     joined = "".join(words)
     if (
@@ -438,9 +453,16 @@ def _randomish(value: str) -> bool:
 
 
 def _looks_path(value: str) -> bool:
-    """A file path (``/etc/app/key.pem``), not a token that starts with ``/``."""
-    return _PATH.fullmatch(value) is not None and not any(
-        len(part) >= 16 and _randomish(part)  # noqa: PLR2004
+    """A file path (``/etc/app/key.pem``, ``path/to/id_rsa``), not a token holding ``/``."""
+    if _PATH.fullmatch(value) is not None:
+        return not any(
+            len(part) >= 16 and _randomish(part)  # noqa: PLR2004
+            for part in value.split("/")
+        )
+    # A relative path of three or more words: each part a name, none generated-looking
+    # (base64 holds ``/`` too, between parts that mix digits and letters).
+    return _RELATIVE_PATH.fullmatch(value) is not None and all(
+        sum(c.isdigit() for c in part) <= 2 and not _randomish(part)  # noqa: PLR2004
         for part in value.split("/")
     )
 
@@ -481,6 +503,8 @@ def value_is_secret(  # noqa: PLR0911 -- one question per look-alike
         value in _KEYWORDS
         or (not quoted and _CODE.match(value))
         or (_DOTTED.fullmatch(value) and not _randomish(value))
+        or _KEY_ID.fullmatch(value)
+        or (_SCREAMING.fullmatch(value) and _name_strength(value) > 0)  # DOCKER_PASSWORD
     ):
         return False
     if strength == 1:  # ``key``, ``auth``: only a value that looks generated
@@ -525,19 +549,38 @@ def _assignment_check(match: re.Match[str]) -> bool:
     value = raw[1:-1] if quoted else raw.strip("{}") if raw.startswith("{") else raw
     if raw[:2] in {'\\"', "\\'"} and raw[-2:] == raw[:2] and len(raw) > 3:  # noqa: PLR2004
         value = raw[2:-2]
-    if quoted and "\n" in raw:  # adjacent literals wrapped over lines: one value
-        value = "".join(piece[1:-1] for piece in _QUOTED_RE.findall(raw))
+    if raw[:1] in {'"', "'"}:
+        pieces = _QUOTED_RE.findall(raw)
+        if pieces and pieces != [raw]:  # joined literals (``'a' + 'b'``, ``'ab' * 6``): one value
+            value, quoted = "".join(piece[1:-1] for piece in pieces), True
+    if match.group("sep") == "->" and name[:1] in {'"', "'"}:
+        return False  # Scala's ``Map(k -> v)`` names keys bare; a quoted one is code
     if value.lower() in {name.strip("\"'").lower(), name.strip("\"'").lower().rsplit("_", 1)[-1]}:
         return False  # password=password: code handing a variable on
     rest = match.string[match.end("secret") :]
-    prose = not quoted and match.group("sep") != "=" and re.match(r"[ \t]+[A-Za-z]", rest)
+    if not quoted and (_EXPRESSION.match(rest) or _INNER_PAIR.match(value)):
+        return False  # ``password = prefix + suffix``; ``auth: method=password``
+    prose = not quoted and match.group("sep") != "=" and re.match(r"[ \t]+\w", rest)
     return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
 
 
+_EXPRESSION = lazy_regex(r"[ \t]+[-+*/%][ \t]+[\w\"'(]")
+"""An operator after an unquoted value: code computing it (``prefix + suffix``)."""
+_INNER_PAIR = lazy_regex(r"[A-Za-z_][\w.-]*=[^=\s]")
+"""A value that is itself ``name=value`` (``auth: method=password``): the inner pair is judged."""
+
+
 def _flag_check(match: re.Match[str]) -> bool:
+    raw = match.group("secret")
+    rest = match.string[match.end("secret") :]
+    prose = raw[:1] not in {'"', "'"} and _PROSE_AFTER.match(rest) is not None
     return _name_strength(match.group("name")) == 2 and value_is_secret(  # noqa: PLR2004
-        match.group("secret").strip("\"'"), 2
+        raw.strip("\"'"), 2, prose_follows=prose
     )
+
+
+_PROSE_AFTER = lazy_regex(r"[ \t]+[A-Za-z]+(?:[ \t,]|$)")
+"""More words after a flag's word: a help text (``-twopass   Separate MAC, ...``)."""
 
 
 def _header_check(match: re.Match[str]) -> bool:
@@ -553,8 +596,22 @@ def _url_check(match: re.Match[str]) -> bool:
         bool(value)
         and not value.startswith("[REDACTED")
         and not _TEMPLATED.match(value)
+        and not _PLACEHOLDER.match(value)  # ``amqp://u:**@`` (kombu), ``:***@`` (SQLAlchemy)
         and re.fullmatch(r"\d{1,5}(?:/.*)?", value) is None  # host:port/path, not a password
     )
+
+
+def _jwt_check(match: re.Match[str]) -> bool:
+    """A JWS (``header.payload.signature``), or a JWE: five parts, its header naming ``enc``."""
+    parts = match.group(0).split(".")
+    if len(parts) != 5:  # noqa: PLR2004 -- a JWE's compact form has five parts
+        return True
+    header = parts[0]
+    try:
+        decoded = base64.urlsafe_b64decode(header + "=" * (-len(header) % 4))
+    except ValueError:
+        return False
+    return b'"enc"' in decoded
 
 
 def _telegram_check(match: re.Match[str]) -> bool:
@@ -657,6 +714,72 @@ def _table_check(match: re.Match[str]) -> bool:
     )
 
 
+def _tool_password_check(match: re.Match[str]) -> bool:
+    """A password a tool takes by flag or position, not a variable, a flag or a mask."""
+    value = _secret(match).strip("\"'")
+    return bool(value) and not (
+        value.startswith(("-", "$", "[REDACTED", "<"))
+        or _TEMPLATED.match(value)
+        or _PLACEHOLDER.match(value)
+    )
+
+
+def _field_input_check(match: re.Match[str]) -> bool:
+    """A validation error's echoed input, judged by the name of its field (``db.password``)."""
+    raw = _secret(match)
+    quoted = raw[:1] in {'"', "'"} and raw[-1:] == raw[:1] and len(raw) > 1
+    if not quoted and raw[:1] in {"{", "["}:
+        return False  # a dict or list: its own pairs are judged by the assignment rule
+    name = match.group("name").rsplit(".", 1)[-1]
+    return value_is_secret(raw[1:-1] if quoted else raw, _name_strength(name), quoted=quoted)
+
+
+def _loc_input_check(match: re.Match[str]) -> bool:
+    """FastAPI's 422 body: the ``"input"`` of an error whose ``"loc"`` ends in a secret name."""
+    raw = _secret(match)
+    if raw[:1] not in {'"', "'"}:
+        return False
+    return value_is_secret(raw[1:-1], _name_strength(match.group("loc")), quoted=True)
+
+
+def _named_check(match: re.Match[str]) -> bool:
+    """A generated-looking value beside a name in a pair: ``("STRIPE_SECRET", "Rv8Lq3...")``.
+
+    Lists of names (``["access_token", "expires_in"]``) and of words are pairs too, so the
+    value must look generated.
+    """
+    value = _secret(match)[1:-1]
+    name = match.group("name") or match.group("atom") or match.group("keyword")
+    return (
+        _generated_looking(value)
+        and not any(c.isspace() for c in value)
+        and value_is_secret(value, _name_strength(name.lstrip(":")), quoted=True)
+    )
+
+
+def _literal_check(match: re.Match[str]) -> bool:
+    """A literal handed to a secret type or an auth call, unless it names itself or is code."""
+    value = _secret(match)[1:-1]
+    if re.fullmatch(r"[A-Za-z_-]+", value) and _name_strength(value) == 2:  # noqa: PLR2004
+        return False  # ``SecretStr('password')``: a word that says secret, as in docs
+    if value.startswith("{") and value.endswith("}"):
+        return False  # an f-string's field: ``f"SecretStr('{self}')"``
+    return value_is_secret(value, 2, quoted=True)
+
+
+def _base64_json_check(match: re.Match[str]) -> bool:
+    """Base64 of a JSON object that holds a secret (``{"client_secret": ...}``)."""
+    value = _secret(match)
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode()
+    except ValueError:
+        return False
+    if "\n" in decoded:
+        decoded = decoded[:4096]
+    rule = next(r for r in RULES if r.name == "secret_assignment")
+    return any(_assignment_check(m) for m in rule.pattern.finditer(decoded))
+
+
 _HEX_OCTETS = lazy_regex(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
 _SQL_OWNER = lazy_regex(r"(?i)\b(?:with|role|user|login)\b")
 
@@ -674,6 +797,12 @@ def _sql_check(match: re.Match[str]) -> bool:
     return value_is_secret(_secret(match)[1:-1], 2)
 
 
+_STDIN_READER = (
+    r"(?:--password-stdin|\bsudo[ \t](?:[^\n]*?[ \t])?-[A-Za-z]*S\b|\bchpasswd\b"
+    r"|\bpasswd[ \t][^\n]*?--stdin\b)"
+)
+"""A command that reads a password on its standard input: ``docker login --password-stdin``,
+``sudo -S``, ``chpasswd``, ``passwd --stdin``; ``set -x`` traces the ``echo`` beside it."""
 _CELL = r"(?:(?:│|┃|\|)[ \t]*)"
 """A table's cell border: markdown's ``|``, box drawing's ``│`` (doppler, rich tables)."""
 _KEY_TEXT_LINE = (
@@ -689,20 +818,35 @@ _E = r"(?![A-Za-z0-9_])"  # ends at one
 _ESCAPED_QUOTED = r"\\\"(?:[^\"\\\n]|\\[^\"\n])*\\\"|\\'(?:[^'\\\n]|\\[^'\n])*\\'"
 r"""A value quoted inside a quoted string: Rust's ``{:#?}`` in an ``unwrap`` message (``\"v\"``)."""
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-_WRAPPER = (
-    r"(?:(?:(?:Some|Ok|Just|Secret|SecretString|SecretBox|Sensitive)\((?:\r?\n[ \t]*)?){1,2}"
-    r"(?=\\?[\"']))?"
+_FULL_QUOTED = r"\"(?:[^\"\\\n]|\\.)+\"|'(?:[^'\\\n]|\\.)+'"
+"""A quoted literal with something in it (so ``\"\"\"`` opens no run of literals)."""
+_JOIN = r"(?:[ \t]*\+[ \t]*|[ \t]+)"
+_LITERAL_TAIL = (
+    r"(?:[ \t]*\*[ \t]*\d+)?"  # ``'ab' * 6``
+    r"(?:" + _JOIN + r"(?:" + _FULL_QUOTED + r")(?:[ \t]*\*[ \t]*\d+)?)*"
 )
-"""Rust's ``Some("...")`` and newtypes (``Secret("...")``) around a quoted value, over lines."""
+"""More literals joined to a quoted value: ``'cs_' + 'Zq4...' * 6``, ``("Pa4..." "Xw9...")``."""
+_WRAPPER = (
+    r"(?:(?:(?:Some|Ok|Just|Secret|SecretString|SecretBox|SecretStr|SecretBytes|Sensitive)"
+    r"\((?:\r?\n[ \t]*)?){1,2}(?=\\?[\"'])"
+    r"|\((?=[ \t]*(?:" + _FULL_QUOTED + r")" + _LITERAL_TAIL + r"[ \t]*\)))?"
+)
+"""Rust's ``Some("...")``, newtypes (``Secret("...")``) and pydantic's ``SecretStr('...')``
+around a quoted value, over lines; parentheses around literals alone (``("Pa4" "Xw9")``)."""
 _VALUE = (
     _WRAPPER
     + r"(?:\r?\n[ \t]*(?=[\"']))?"  # rich and pprint put a long quoted value on the next line
     r"(?:[bB](?=[\"']))?"  # a Python bytes literal: b'...' in a headers repr
-    r"(?=(?P<secret>" + _ESCAPED_QUOTED + r"|(?:" + _QUOTED + r")"
-    r"(?:[ \t]*\r?\n[ \t]*(?:"
+    r"(?=(?P<secret>"
+    + _ESCAPED_QUOTED
+    + r"|(?:"
+    + _QUOTED
+    + r")"
+    + _LITERAL_TAIL
+    + r"(?:[ \t]*\r?\n[ \t]*(?:"
     + _QUOTED
     + r")(?=[ \t]*[,)\]}]*[ \t]*(?:\r?\n|\Z)))*"  # pprint's pieces
-    r"|\{[^}\n\"':]*\}|[^\s\"'`,;&)\]}<>]+))"
+    r"|\{[^}\n\"':]*\}|(?:[^\s\"'`,;&)\]}<>\\]+|\\(?![rnt]))+))"  # ``\r\n`` ends it
 )
 _QUOTED_RE = lazy_regex(_QUOTED)
 _ANSI_TRIGGER = r"(?:\x1b\[[0-9;]*m)*"
@@ -711,7 +855,7 @@ _NAME_TRIGGER = (
     r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|dsn|pw|psk|sess|sid|"
     r"connectionstring)[a-z0-9_.-]{0,40}(?:[\"']|\x1b\[[0-9;]*m)*[ \t]*"
     + _ANSI_TRIGGER
-    + r"(?:=|:|=>|is[ \t]+[\"']))"  # `var.db_password is "..."`: Terraform's errors
+    + r"(?:=|:|=>|is[ \t]+[\"']|->[ \t]))"  # `var.x is "..."`: Terraform; `k -> v`: Scala
 )
 
 
@@ -745,9 +889,11 @@ def _fake(*parts: str) -> str:
 RULES: tuple[Rule, ...] = (
     _rule(
         "jwt",
-        r"eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
-        r"eyJ[A-Za-z0-9_-]{5,}\.ey",
+        r"eyJ[A-Za-z0-9_-]{5,}\.(?:ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"
+        r"|[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,})",
+        r"eyJ[A-Za-z0-9_-]{5,}\.(?:ey|[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8})",
         ("eyj",),
+        _jwt_check,
         example=_fake("eyJhbGciOiJIUzI1NiJ9", ".eyJzdWIiOiJmYWtlIn0", ".c2lnbmF0dXJlLWZha2U"),
     ),
     _rule(
@@ -1200,11 +1346,11 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "auth_tuple",
-        r"(?i:(?<!o)auth[ \t]*(?:=[ \t]*)?[(\[][ \t]*)(?P<q>[\"'])[^\"'\n]*(?P=q)"
+        r"(?i:(?:(?<!o)auth|credentials?)[ \t]*(?:=[ \t]*)?[(\[][ \t]*)(?P<q>[\"'])[^\"'\n]*(?P=q)"
         r"[ \t]*,[ \t]*(?P<secret>\"[^\"\n]+\"|'[^'\n]+')",
-        r"(?i:auth[ \t]*=?[ \t]*[(\[][ \t]*[\"'])",
-        ("auth",),
-        lambda m: value_is_secret(_secret(m)[1:-1], 2),
+        r"(?i:(?:auth|credentials?)[ \t]*=?[ \t]*[(\[][ \t]*[\"'])",
+        ("auth", "credential"),
+        _literal_check,
         example=_fake("requests.get(url, auth=('deploy', '", "FakeTuplePassw0rd", "'))"),
     ),
     _rule(
@@ -1221,6 +1367,14 @@ RULES: tuple[Rule, ...] = (
         ("oi8v", "ovl", "6ly"),
         _base64_url_credentials_check,
         example=_fake("DATABASE_URL: ", "cmVkaXM6Ly86RmFrZVB3QGNhY2hlOjYzNzk="),
+    ),
+    _rule(
+        "base64_json_secret",
+        r"(?<![A-Za-z0-9+/=_-])(?P<secret>eyJ[A-Za-z0-9+/]{16,}={0,2})(?![A-Za-z0-9+/=_.-])",
+        r"eyJ[A-Za-z0-9+/]{16}",
+        ("eyj",),
+        _base64_json_check,
+        example=_fake("oauth.json: ", "eyJjbGllbnRfc2VjcmV0IjoiRmFrZUI2NEpzb25TZWNyZXQwIn0="),
     ),
     _rule(
         "github_actions_mask",
@@ -1262,10 +1416,11 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "api_key_header",
         r"(?i:(?:x-api-key|x-auth-token|api-key|x-goog-api-key|x-access-token|private-token"
-        r"|x-vault-token|x-gitlab-token|x-figma-token|ocp-apim-subscription-key|x-functions-key)"
+        r"|x-vault-token|x-gitlab-token|x-figma-token|ocp-apim-subscription-key|x-functions-key"
+        r"|x-honeycomb-team)"
         r"\\?[\"']?\s*[:=]\s*\\?[\"']?)(?P<secret>[^\s\"',;\\]{6,})",
         r"(?i:api-key|auth-token|access-token|private-token|vault-token|gitlab-token"
-        r"|figma-token|subscription-key|functions-key)",
+        r"|figma-token|subscription-key|functions-key|honeycomb-team)",
         check=_header_check,
         markers=(
             "api-key",
@@ -1277,6 +1432,7 @@ RULES: tuple[Rule, ...] = (
             "figma-token",
             "subscription-key",
             "functions-key",
+            "honeycomb-team",
         ),
         example=_fake("X-Api-Key: ", "fake-header-key-0123"),
     ),
@@ -1321,18 +1477,19 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "bearer_token",
         r"(?i:\b(?:bearer|token)\s+)(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)",
-        r"(?i:bearer|token)[ \t]",
+        r"(?i:bearer|token)[ \t]|(?i:bearer)[ \t]*\r?\n",  # wrapped: the token on the next line
         ("bearer", "token"),
-        lambda m: _randomish(_secret(m)),
+        lambda m: _randomish(_secret(m)) and not _looks_path(_secret(m)),
         example=_fake("Bearer ", "FakeBearerToken0123456789"),
     ),
     _rule(
         "url_password",
-        r"(?i:\b[a-z][a-z0-9+.-]*://|\bnetloc=[\"'])(?P<user>[^\s:/@\"'<>`[]*):(?P<secret>[^\s\"'<>`]*)"
+        r"(?i:\b[a-z][a-z0-9+.-]*://|\b[a-z][a-z0-9+.-]{2,}//|\bnetloc=[\"'])(?P<user>[^\s:/@\"'<>`[]*):(?P<secret>[^\s\"'<>`]*)"
         r"@(?=(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?:[/?#\s\"'<>`,;)\]}]|$))",
-        r"://[^ \t\n@]*@|netloc=[\"'][^ \t\n@]*@",
-        ("://", "netloc="),
+        r"://[^ \t\n@]*@|[A-Za-z0-9]//[^ \t\n@]*@|netloc=[\"'][^ \t\n@]*@",
+        ("//", "netloc="),  # ``postgresql+psycopg2//u:p@h``: SQLAlchemy echoes a bad URL
         _url_check,
+        gate=r"//[^\s@]*@|netloc=",
         example=_fake("redis://:", "fake/pa@ss+word", "@cache:6379/0"),
     ),
     _rule(
@@ -1358,7 +1515,11 @@ RULES: tuple[Rule, ...] = (
         r"(?P<secret>[^\s\"']+)",
         r"(?:^|[ \t\"'])(?:-u|--user|--proxy-user|-U)[ \t=]*[\"']?[^ \t\n:\"']*:[^ \t\n]",
         ("-u", "--user", "--proxy-user"),
-        lambda m: not _secret(m).startswith("[REDACTED") and _secret(m) not in {"-", "*"},
+        lambda m: (
+            not _secret(m).startswith("[REDACTED")
+            and _secret(m) not in {"-", "*"}
+            and not m.group("user").startswith("<")  # ``--user <user:password>``: help text
+        ),
         example=_fake("curl -u deploy:", "fake-Passw0rd", " https://example.com"),
     ),
     _rule(
@@ -1389,13 +1550,51 @@ RULES: tuple[Rule, ...] = (
         example=_fake("mysql -u root -p", "FakePassw0rd", " orders"),
     ),
     _rule(
+        "tool_password",
+        r"(?:\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop"
+        r"|twine)\b[^\n]*?[ \t](?:-p|--password)[ \t]+"
+        r"|\b(?:sqlcmd|bcp|osql|isql|zip|zipcloak|unzip)\b[^\n]*?[ \t]-P[ \t]*"
+        r"|\b7z[az]?\b[^\n]*?[ \t]-p"
+        r"|\bhtpasswd\b(?=[^\n]*[ \t]-[A-Za-z]*b)[^\n]*[ \t](?=[^\s]+[ \t]*(?:\r?\n|$))"
+        r"|\b(?:smbclient|rpcclient|smbmap|smbcacls)\b[^\n]*?[ \t](?:-U|--user)[ \t=]*"
+        r"[\"']?[^\s%\"']+%"
+        r"|\bpoetry[ \t]+config[ \t]+(?:http-basic\.[^\s]+[ \t]+[^\s]+|pypi-token\.[^\s]+)[ \t]+"
+        r"|\bgh[ \t]+secret[ \t]+set\b[^\n]*?[ \t](?:-b|--body)(?:[ \t]+|=)"
+        r"|\baz\b[^\n]*?\blogin\b[^\n]*?[ \t](?:-p|--password)[ \t]+"
+        r"|\brabbitmqctl\b[^\n]*?\b(?:add_user|change_password)[ \t]+[^\s]+[ \t]+"
+        r"|\bnet[ \t]+use\b[^\n]*?[ \t]/user:[^\s]+[ \t]+"
+        r"|(?:\bPDO|\bmysqli)(?:->|::)__construct\([ \t]*(?:" + _QUOTED + r")[ \t]*,[ \t]*"
+        r"(?:" + _QUOTED + r")[ \t]*,[ \t]*)"  # PHP's stack traces print the arguments
+        r"(?P<secret>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)",
+        r"(?:mongo[a-z]*|twine|az)[ \t](?:[^\n]*[ \t])?-(?:p|-password)[ \t]"
+        r"|(?:sqlcmd|bcp|osql|isql|zip|zipcloak|unzip)[ \t](?:[^\n]*[ \t])?-P"
+        r"|7z[az]?[ \t](?:[^\n]*[ \t])?-p|htpasswd[ \t]|smbclient|rpcclient|smbmap|smbcacls"
+        r"|poetry[ \t]+config|gh[ \t]+secret[ \t]+set|rabbitmqctl|net[ \t]+use[ \t]"
+        r"|(?:PDO|mysqli)(?:->|::)__construct\(",
+        (
+            " -p",
+            "htpasswd",
+            "smb",
+            "rpcclient",
+            "poetry",
+            "secret set",
+            "rabbitmqctl",
+            "net use",
+            "__construct(",
+        ),
+        _tool_password_check,
+        example=_fake("sqlcmd -S db -U sa -P '", "FakeSqlcmdPassw0rd", "' -Q 'SELECT 1'"),
+    ),
+    _rule(
         "stdin_password",
         r"(?m:(?:(?:^[ \t]*\++[ \t]+|(?<![\w-]))"
         r"(?:echo(?:[ \t]+-[neE]+)?|printf(?:[ \t]+[\"']?%s(?:\\n)?[\"']?)?)[ \t]+"
         r"|--password-stdin[^\n]*?<<<[ \t]*)"
-        r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s|;&<>]+)[ \t]*(?:$|(?=\|[^\n]*--password-stdin)))",
-        r"--password-stdin",
-        ("password-stdin",),
+        r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s|;&<>]+)[ \t]*(?:$|(?=\|[^\n]*"
+        + _STDIN_READER
+        + r")))",
+        _STDIN_READER,
+        ("password-stdin", "sudo", "chpasswd", "--stdin"),
         lambda m: value_is_secret(_secret(m).strip("\"'"), 2),
         example=_fake("docker login -u ci --password-stdin ghcr.io <<< ", "FakeStdinPassw0rd"),
     ),
@@ -1476,6 +1675,23 @@ RULES: tuple[Rule, ...] = (
         example=_fake('["password"]=> string(16) "', "FakePhpDumpPassw0", '"'),
     ),
     _rule(
+        "sql_parameters",
+        r"\[SQL: (?i:insert|replace)[ \t]+(?i:into)[ \t]+[^\n(]*\((?P<columns>[^)\n]*)\)"
+        r"[^\n]*\][ \t]*\r?\n\[parameters: (?P<secret>\([^\n]*\))\]",
+        r"\[SQL: (?i:insert|replace)[^\n]*(?i:pass|pwd|secret|token|key|credential)[^\n]*\r?\n"
+        r"\[parameters: \(",
+        ("[parameters:",),
+        lambda m: any(
+            _name_strength(column.strip().strip('"`[]')) == 2  # noqa: PLR2004
+            for column in m.group("columns").split(",")
+        ),
+        example=_fake(
+            "[SQL: INSERT INTO users (name, password) VALUES (?, ?)]\n[parameters: ('ci', '",
+            "FakeSqlParamPw0",
+            "')]",
+        ),
+    ),
+    _rule(
         "sql_password",
         r"(?i:(?:(?<=[ \t])(?P<bare>password)|identified[ \t]+by"
         r"|set[ \t]+password[ \t]+for[ \t]+[^\n=]{1,80}=)[ \t]*=?[ \t]*)"
@@ -1484,6 +1700,62 @@ RULES: tuple[Rule, ...] = (
         ("password", "identified"),
         _sql_check,
         example=_fake("CREATE USER app WITH PASSWORD '", "FakeSqlPassw0rd", "';"),
+    ),
+    _rule(
+        "field_input",
+        r"(?:(?m:^)(?P<name>[A-Za-z_][\w.\[\]-]{0,120})[ \t]*\r?\n[ \t]+[^\n]*?"
+        r"\[type=[\w.]+,[ \t]*input_value="
+        r"|[\"']loc[\"']:[ \t]*[\[(](?:[^\])\n]*?,[ \t]*)?"
+        r"[\"'](?P<loc>[^\"'\n]{1,80})[\"'],?[ \t]*[\])]"
+        r"[ \t]*,[ \t]*[\"']msg[\"']:[ \t]*(?:" + _QUOTED + r")[ \t]*,[ \t]*[\"']input[\"']:[ \t]*)"
+        r"(?P<secret>" + _QUOTED + r"|[^,\]\n]+)",
+        r"(?m:^[A-Za-z_][\w.\[\]-]{0,120}[ \t]*\r?\n[ \t]+[^\n]*\[type=[\w.]+,[ \t]*input_value=)"
+        r"|[\"']loc[\"']:[ \t]*[\[(]",
+        ("input_value=", '"loc"', "'loc'"),
+        lambda m: _field_input_check(m) if m.group("name") else _loc_input_check(m),
+        example=_fake(
+            "db.password\n  String should have at least 24 characters [type=string_too_short,",
+            " input_value='FakePydanticPw0', input_type=str]",
+        ),
+    ),
+    _rule(
+        "secret_wrapper",
+        r"\b(?:SecretStr|SecretBytes|SecretString|SecretBox|Secret|Sensitive|Password)"
+        r"\([ \t]*[bB]?(?P<secret>" + _QUOTED + r")[ \t]*\)",
+        r"(?:Secret[A-Za-z]*|Sensitive|Password)\([ \t]*[bB]?[\"']",
+        (
+            "secret(",
+            "secretstr(",
+            "secretbytes(",
+            "secretstring(",
+            "secretbox(",
+            "sensitive(",
+            "password(",
+        ),
+        _literal_check,
+        example=_fake("expected SecretStr('", "FakeSecretStrValue0", "')"),
+    ),
+    _rule(
+        "name_value_tuple",
+        r"(?:[(\[][ \t]*(?P<q>[\"'])(?P<name>[A-Za-z_][\w.-]{0,80})(?P=q)[ \t]*,[ \t]*"
+        r"|\{[ \t]*(?P<atom>[a-z][\w]{0,80})[ \t]*,[ \t]*(?:<<)?"  # Erlang: {password,<<"..">>}
+        r"|(?<![\w:])(?P<keyword>:[A-Za-z_][\w.-]{0,80})[ \t]+)"  # EDN, Lisp: :password "..."
+        r"(?P<secret>" + _QUOTED + r")(?=[ \t]*(?:>>)?[ \t]*[)\]},:])",
+        r"[(\[][ \t]*[\"'][\w.-]{0,40}(?i:pass|pwd|secret|token|key|auth|credential|dsn)"
+        r"[\w.-]{0,40}[\"'][ \t]*,"
+        r"|[{:][a-z_]{0,40}(?i:pass|pwd|secret|token|key|auth|credential|dsn)[\w.-]{0,40}[ \t,]",
+        ("',", '",', ",<<", ' "', " '"),
+        _named_check,
+        example=_fake('[("STRIPE_SECRET", "', "Fake0Tuple1Pair2Secret3", '")]'),
+    ),
+    _rule(
+        "xml_name_value",
+        r"<name>(?P<name>[^<\n]{1,80})</name>\s*<value>(?P<secret>[^<\n]{1,300})</value>",
+        r"<name>[^<\n]{0,40}(?i:pass|pwd|secret|token|key|auth|credential)",
+        ("<name>",),
+        lambda m: value_is_secret(_secret(m), _name_strength(m.group("name"))),
+        context_lines=1,
+        example=_fake("<name>Private-Token</name><value>", "FakeXmlPairToken0", "</value>"),
     ),
     _rule(
         "name_value_pair",
@@ -1511,7 +1783,8 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "secret_assignment",
         r"(?P<name>(?<![\w.])(?<!\w:)(?<!\$\{)[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
-        r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\])|(?<=[ \t])is(?=[ \t]+[\"']))[ \t]*" + _VALUE,
+        r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\])|(?<=[ \t])(?:is(?=[ \t]+[\"'])|->(?=[ \t])))"
+        r"[ \t]*" + _VALUE,
         _NAME_TRIGGER,
         (
             "pass",
@@ -1790,6 +2063,8 @@ class Redactor:
                     text = _apply_rule(rule, text, counts, found)
             if text == before:
                 break
+        if "[REDACTED:" in text and "\n" in text:
+            text = _WRAPPED_TAIL.sub(lambda m: _redact_tail(m, counts), text)
         return original if text == original else text
 
     def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
@@ -1829,6 +2104,17 @@ class Redactor:
         return edits
 
 
+def _redact_tail(match: re.Match[str], counts: dict[str, int]) -> str:
+    """Replace the tail of a wrapped quoted value whose head a rule removed."""
+    tail = match.group("tail")
+    if not (any(c.isdigit() for c in tail) and any(c.isalpha() for c in tail)):
+        return match.group()  # a word: the next line's own text, not half a token
+    rule = match.group("rule")
+    counts[rule] = counts.get(rule, 0) + 1
+    start = match.start("tail") - match.start()
+    return f"{match.group()[:start]}[REDACTED:{rule}]{match.group('quote')}"
+
+
 _PASSES = 3
 """How often the rules run over a region that changed: to a fixed point, so redacting twice
 changes nothing more, with a bound for the pathological."""
@@ -1844,6 +2130,7 @@ _ANSI = lazy_regex(
 """Terminal escape sequences: removed from a candidate line before the rules run on it."""
 
 _BLOCK_TRIGGER_RE = lazy_regex(_BLOCK_TRIGGER)
+_STDIN_READER_RE = lazy_regex(_STDIN_READER)
 _KEY_TEXT_RE = lazy_regex(_KEY_TEXT_LINES)
 _BASE64_PEM = "LS0tLS1CRUdJTi"
 """``-----BEGIN`` in base64: a PEM block encoded whole (``client-key-data``, ``base64 key.pem``)."""
@@ -1871,7 +2158,7 @@ def _extend(text: str, start: int, end: int, line_start: int, line_end: int) -> 
         wrapped = _BASE64_LINES.match(text, line_end)
         line_end = wrapped.end() if wrapped is not None else line_end
     line_end = _continued(text, end, line_end)
-    if text.startswith("--password-stdin", start):  # `+ echo PW` is the line before or after
+    if _STDIN_READER_RE.match(text, start):  # `+ echo PW` is the line before or after
         line_start = _line_start_near(text, max(line_start - 1, 0))
         line_end = _line_end_near(text, line_end) if line_end < len(text) else line_end
     return line_start, line_end
@@ -1902,7 +2189,28 @@ def _continued(text: str, trigger_end: int, line_end: int) -> int:
             break
         position = line_end
         line_end = _line_end_near(text, line_end)
+    if _breaks_a_quote(text, line_end) and _CLOSING_NEXT.match(text, line_end) is not None:
+        line_end = _line_end_near(text, line_end)  # rich wrapped the value inside its quotes
     return line_end
+
+
+_CLOSING_NEXT = lazy_regex(r"(?:[ \t]|\x1b\[[0-9;]*m)*[^\s'\"\x1b]+(?:\x1b\[[0-9;]*m)*['\"]")
+"""A line that starts with the rest of a quoted word and its closing quote."""
+_OPEN_TOKEN = lazy_regex(r"(?:\x1b\[[0-9;]*m)*[^\s'\"\x1b]{8,}(?:[ \t]|\x1b\[[0-9;]*m)*\r?\n")
+_WRAPPED_TAIL = lazy_regex(
+    r"(?P<quote>['\"])[^'\"\n]*\[REDACTED:(?P<rule>[\w:.-]+)\][ \t]*\r?\n[ \t]*"
+    r"(?P<tail>[A-Za-z0-9_+/=.~-]+)(?P=quote)(?![^\s,)\]}:;])"
+)
+"""A quoted value whose redacted head ends its line and whose tail starts the next one."""
+
+
+def _breaks_a_quote(text: str, line_end: int) -> bool:
+    """The line before *line_end* ends inside a quoted word: ``'1//0gLm2...Pw1L``."""
+    if line_end >= len(text) or text[line_end - 1] != "\n":
+        return False
+    line_start = text.rfind("\n", 0, line_end - 1) + 1
+    quote = max(text.rfind("'", line_start, line_end), text.rfind('"', line_start, line_end))
+    return quote != -1 and _OPEN_TOKEN.fullmatch(text, quote + 1, line_end) is not None
 
 
 def _tail_start(text: str, position: int, line_end: int) -> int:
@@ -2150,6 +2458,7 @@ _CONTEXT_MARKERS = (
     "name:",  # a Kubernetes env entry: ``- name: DB_PASSWORD`` then ``value: ...``
     ": some(",  # Rust's {:#?}: ``password: Some(`` then the value on the next line
     "name =",
+    "<name>",  # Maven's ``<name>Private-Token</name>`` then ``<value>...</value>``
 )
 """Lines holding these start a secret spread over the next lines (``.netrc``, Terraform JSON)."""
 
@@ -2284,24 +2593,82 @@ def _spreading(found: Mapping[str, str]) -> list[tuple[str, str]]:
 
 
 def _occurrences(
-    text: str, start: int, stop: int, values: list[tuple[str, str]]
+    text: str,
+    start: int,
+    stop: int,
+    values: list[tuple[str, str]],
+    cuts: list[tuple[int, int, str]],
 ) -> list[tuple[int, int, str]]:
-    """Where the *values* stand alone in ``text[start:stop]``: ``(start, end, rule)``."""
-    hits: list[tuple[int, int, str]] = []
-    size = len(text)
+    """Where the *values* stand alone in ``text[start:stop]``: ``(start, end, rule)``.
+
+    *cuts* are the cut copies (:func:`_cut_copies`) of the whole of *text*, sorted.
+    """
+    found: list[tuple[int, int, str]] = []
     for value, rule in values:
         at = text.find(value, start, stop)
         while at != -1:
-            end = at + len(value)
-            if (at == 0 or not text[at - 1].isalnum()) and (end >= size or not text[end].isalnum()):
-                hits.append((at, end, rule))
-            at = text.find(value, end, stop)
+            found.append((at, at + len(value), rule))
+            at = text.find(value, at + len(value), stop)
+    starts = {a for a, _, _ in found}
+    ends = {b for _, b, _ in found}
+    size = len(text)
+    hits = [
+        (a, b, rule)
+        for a, b, rule in found  # alone, or glued to another found value (``pw1 + pw2``)
+        if (a == 0 or not text[a - 1].isalnum() or a in ends)
+        and (b >= size or not text[b].isalnum() or b in starts)
+    ]
+    low = bisect.bisect_left(cuts, (start, -1, ""))
+    hits += itertools.takewhile(lambda hit: hit[1] <= stop, cuts[low:])
     hits.sort()
     kept: list[tuple[int, int, str]] = []
     for hit in hits:
         if not kept or hit[0] >= kept[-1][1]:
             kept.append(hit)
     return kept
+
+
+_CUT_WORD = lazy_regex(r"[A-Za-z0-9_+/=-]+")
+_CUT_MIN = 6
+
+
+def _cut_copies(
+    text: str, start: int, stop: int, values: list[tuple[str, str]]
+) -> list[tuple[int, int, str]]:
+    """Where a tool kept the head or the tail of a found value around ``...``.
+
+    Pytest cuts a long string in an assertion to ``'sec_Pc7K...Xw9Km4Rv7'``: the head of one
+    value and the tail of the same or another one.
+    """
+    hits: list[tuple[int, int, str]] = []
+    at = text.find("...", start, stop)
+    while at != -1:
+        after = at + 3
+        while after < stop and text[after] == ".":  # pytest's progress dots: one run
+            after += 1
+        if after - at == 3:  # noqa: PLR2004 -- a cut is three dots exactly
+            for low, high, wanted in _cut_pieces(text, at, after, start, stop):
+                piece = text[low:high]
+                if len(piece) < _CUT_MIN:
+                    continue
+                rule = next((r for v, r in values if wanted(v, piece)), None)
+                if rule is not None and _generated_looking(piece):
+                    hits.append((low, high, rule))
+        at = text.find("...", after, stop)
+    return hits
+
+
+def _cut_pieces(
+    text: str, at: int, after: int, start: int, stop: int
+) -> Iterator[tuple[int, int, Callable[[str, str], bool]]]:
+    """The word that ends at ``...`` (a head: ``startswith``) and the one after it (a tail)."""
+    low = max(at - _NEAR, start)
+    head = _CUT_WORD.match(text[low:at][::-1])  # read backwards from the dots
+    if head is not None:
+        yield at - head.end(), at, str.startswith
+    tail = _CUT_WORD.match(text, after, min(after + _NEAR, stop))
+    if tail is not None:
+        yield after, tail.end(), str.endswith
 
 
 def _spread(
@@ -2323,14 +2690,18 @@ def _spread(
             counts[rule] = counts.get(rule, 0) + 1
         return [(a, b, f"[REDACTED:{rule}]") for a, b, rule in hits]
 
+    def cut(piece: str) -> list[tuple[int, int, str]]:
+        return sorted(_cut_copies(piece, 0, len(piece), values)) if "..." in piece else []
+
+    cuts = cut(text)
     out: list[_Edit] = []
     position = 0
     for start, end, new in edits:
-        out += edit(_occurrences(text, position, start, values))
-        inner = edit(_occurrences(new, 0, len(new), values))
+        out += edit(_occurrences(text, position, start, values, cuts))
+        inner = edit(_occurrences(new, 0, len(new), values, cut(new)))
         out.append((start, end, _apply(new, inner, 0, len(new)) if inner else new))
         position = end
-    out += edit(_occurrences(text, position, len(text), values))
+    out += edit(_occurrences(text, position, len(text), values, cuts))
     return out
 
 
