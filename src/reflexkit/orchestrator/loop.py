@@ -617,6 +617,10 @@ class Orchestrator:
             remaining = left()
             if remaining is not None and remaining <= 0:
                 return outcome("budget", _BUDGET_SPENT)
+            full = _no_space(workdir)
+            if full is not None:  # nothing the run writes would be kept: stop, say why
+                self._halt.set()
+                return outcome("setup_error", full)
             attempt += 1
             with self._emit_lock:
                 self._running[subtask.id] = attempt
@@ -659,6 +663,10 @@ class Orchestrator:
             # Before anything is written or read again: what the attempt (or its checks) did
             # to reflexkit's own folder is repaired where it can be, and reported.
             self._own_settle(own, workdir, subtask.id, attempt)
+            full = _no_space(workdir, after=attempt)
+            if full is not None:  # the attempt filled the disk: no lesson, no retry
+                self._halt.set()
+                return outcome("setup_error", full)
             if ran is not None:
                 verification = checks = ran
                 checked = bool(getattr(verifier, "commands", True))
@@ -1186,6 +1194,29 @@ _SHARED_OWN_FILES = frozenset({"insights.jsonl", "lessons.jsonl", "paused.jsonl"
 def _shared_own_path(relative: str) -> bool:
     """A path of ``.reflexkit`` the loop writes to while other subtasks' attempts run."""
     return relative.startswith(_SHARED_OWN) or relative in _SHARED_OWN_FILES
+
+
+_MIN_FREE_BYTES = 64 * 1024
+"""Less free space than this where ``.reflexkit`` lives, and the run stops (a reflection,
+its events and a prompt file are a few KiB; a run that can't keep them only burns attempts)."""
+
+
+def _no_space(workdir: Path, *, after: int = 0) -> str | None:
+    """Why the run can't go on when the file system of ``.reflexkit`` is full; else None."""
+    own = workdir / _OWN_FOLDER
+    try:
+        fs = os.statvfs(own if own.is_dir() else workdir)
+    except OSError:
+        return None
+    free = fs.f_bavail * fs.f_frsize
+    if free >= _MIN_FREE_BYTES or fs.f_blocks == 0:  # 0 blocks: a pseudo file system
+        return None
+    when = f"after attempt {after}" if after else "before the attempt"
+    return (
+        f"no space left on the device of {show_name(str(own))} {when} ({free} bytes free): "
+        "the run can't keep its reflections, run log or prompts; free some space (did the "
+        "agent fill the disk?) and run again"
+    )
 
 
 def _agent_name(subagent: Subagent) -> str:

@@ -13,6 +13,7 @@ stops the run before any work is done.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -40,6 +41,9 @@ __all__ = [
     "SubagentRequest",
     "SubagentResult",
 ]
+
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+"""Errors writing the prompt file that no retry can get past: a full disk, a read-only one."""
 
 PROMPT_FILE = "{prompt_file}"
 """The placeholder in a :class:`CommandSubagent` command line replaced by the prompt's path."""
@@ -186,6 +190,9 @@ class CommandSubagent:
                     max_output_bytes=self.max_output_chars,
                 )
         except OSError as err:
+            if err.errno in _NO_ROOM:  # no attempt can work until space is freed
+                msg = f"cannot write the prompt file: {err}"
+                raise SetupError(msg) from None
             return SubagentResult(
                 ok=False, output="", duration_ms=0, error=f"cannot prepare the prompt: {err}"
             )

@@ -17,6 +17,8 @@ import shlex
 import stat
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -247,3 +249,125 @@ def test_permissions_taken_away_are_put_back(tmp_path: Path) -> None:
     finally:
         root.chmod(0o700)
         (root / ".reflexkit").chmod(0o700)
+
+
+# --- resource abuse ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs of the test's own (root only), unmounted after it."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"can't mount a tmpfs here (needs root): {mounted.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+FILL_DISK = """\
+try:
+    with open('filler.bin', 'wb') as out:
+        while True:
+            out.write(b'x' * 65536)
+            out.flush()
+except OSError as err:
+    print('the disk is full:', err)
+sys.exit(1)
+"""
+
+
+def test_an_agent_that_fills_the_disk_ends_the_run_cleanly(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    """No attempt is burnt on a full disk, no traceback: exit 2 and one line saying why."""
+    root, _ = project(small_disk, FILL_DISK, config=attempts(3))
+    prompts = tmp_path / "seen"  # off the full disk
+    prompts.mkdir()
+    done = run(root, prompts)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(list(prompts.glob("*.md"))) == 1  # attempt 1 only
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("reflexkit: setup:")]
+    assert "no space left" in line
+    assert "after attempt 1" in line
+
+
+SWARM = """\
+import signal, time
+pids = []
+for n in range(40):
+    pid = os.fork()
+    if pid == 0:  # a child that ignores SIGTERM, drops its stdio, and half of them leave
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if n % 2:
+            os.setsid()
+        for fd in (0, 1, 2):
+            os.close(fd)
+        if n % 4 == 3 and os.fork():
+            os._exit(0)  # a daemon: its parent is gone
+        time.sleep(60)
+        os._exit(0)
+    pids.append(pid)
+(seen / f'pids-{attempt}').write_text(' '.join(map(str, pids)))
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+for fd in (0, 1, 2):
+    os.close(fd)
+time.sleep(60)  # the agent itself: deaf to SIGTERM, silent, and never done
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_a_swarm_that_ignores_sigterm_and_drops_its_stdio_is_gone_after_the_attempt(
+    tmp_path: Path,
+) -> None:
+    """Forty children (setsid, daemonised, deaf to SIGTERM, stdio closed): none outlive it."""
+    config = {"orchestrator": {"maxAttempts": 1, "attemptTimeoutS": 1}}
+    root, prompts = project(tmp_path, SWARM, config=config)
+    done = run(root, prompts)
+    assert done.returncode == 1, done.stderr
+    assert events(root, "verification_failed")[0]["data"]["timedOut"] is True  # type: ignore[index]
+    pids = [int(p) for p in (prompts / "pids-1").read_text().split()]
+    assert len(pids) == 40
+    assert [p for p in pids if _alive(p)] == []
+
+
+LATE_WRITER = """\
+import time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:  # a daemon that writes into the project after the attempt
+        time.sleep(0.5)
+        pathlib.Path('late.txt').write_text('written after the attempt')
+        (own / 'memory').mkdir(exist_ok=True)
+        with (own / 'memory' / 'reflections.jsonl').open('a') as out:
+            out.write('{"late": "LATE LESSON"}\\n')
+    os._exit(0)
+pathlib.Path('done.txt').write_text('ok')
+"""
+
+
+def test_a_background_writer_left_by_the_agent_never_writes(tmp_path: Path) -> None:
+    """A daemon meant to write into the project after the attempt is killed with it."""
+    root, prompts = project(tmp_path, LATE_WRITER, config=attempts(1))
+    (root / "check.py").write_text("import pathlib\nassert pathlib.Path('done.txt').exists()\n")
+    done = run(root, prompts)
+    assert done.returncode == 0, done.stderr
+    time.sleep(1.0)
+    assert not (root / "late.txt").exists()
+    assert not (root / ".reflexkit" / "memory").exists()
