@@ -1,12 +1,11 @@
-"""A real `reflexkit run` whose agent tampers with reflexkit's own state in `.reflexkit/`.
+"""A real `reflexkit run` against an agent that attacks the loop it runs in.
 
 The agent is a real Python process working in the project root, where `.reflexkit/` (memory,
 run logs, lessons, fixtures, project.json) also lives. It forges reflections and lessons,
-deletes the memory, plants symbolic links, edits project.json and takes the permissions away.
-What the loop guarantees (docs/orchestrator.md, "The own folder"): a retry prompt carries only
-the reflections this run wrote, as it wrote them; records the agent appended are taken out
-again; links are removed, never followed; permissions are put back; the config is read once;
-and every change is reported in an `own_state_changed` event.
+deletes the memory, plants symbolic links, edits project.json and takes the permissions away
+(docs/orchestrator.md, "The own folder during the run"); it fills the disk, leaves a swarm of
+SIGTERM-deaf children and a late writer behind; and it games verification by editing or
+deleting the tests or swapping a check's program inside the project.
 """
 
 from __future__ import annotations
@@ -63,8 +62,13 @@ def attempts(most: int) -> dict[str, object]:
     return {"orchestrator": {"maxAttempts": most, "stuckAfter": 9}}
 
 
-def run(root: Path, prompts: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    """`python -m reflexkit run task.json --run-id r1` with the agent; output as text."""
+def run(
+    root: Path, prompts: Path, *extra: str, path: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m reflexkit run task.json --run-id r1` with the agent (and *path* as PATH)."""
+    env = {k: v for k, v in os.environ.items() if k != "REFLEXKIT_CONFIG"}
+    if path is not None:
+        env["PATH"] = path
     return subprocess.run(
         [
             sys.executable,
@@ -83,7 +87,7 @@ def run(root: Path, prompts: Path, *extra: str) -> subprocess.CompletedProcess[s
         text=True,
         timeout=60,
         check=False,
-        env={k: v for k, v in os.environ.items() if k != "REFLEXKIT_CONFIG"},
+        env=env,
     )
 
 
@@ -371,3 +375,77 @@ def test_a_background_writer_left_by_the_agent_never_writes(tmp_path: Path) -> N
     time.sleep(1.0)
     assert not (root / "late.txt").exists()
     assert not (root / ".reflexkit" / "memory").exists()
+
+
+# --- gaming verification -----------------------------------------------------------------------
+
+
+GAME_THE_CHECK = """\
+if attempt == 1:
+    pathlib.Path('app.py').write_text('x = 2\\n')  # a legitimate edit: nothing to report
+    sys.exit(0)
+pathlib.Path('check.py').write_text('print("all good")\\n')
+"""
+
+
+def test_an_attempt_that_passes_by_editing_its_check_is_reported(tmp_path: Path) -> None:
+    """The check the agent rewrote passes; the pass stands, and says what it changed."""
+    root, prompts = project(tmp_path, GAME_THE_CHECK)
+    (root / "app.py").write_text("x = 1\n")
+    done = run(root, prompts)
+    assert done.returncode == 0, done.stderr
+    reported = events(root, "checks_changed")
+    assert [(e["attempt"], e["data"]) for e in reported] == [
+        (2, {"files": "check.py", "programs": ""})
+    ]
+    (passed,) = events(root, "passed")
+    assert passed["data"]["checksChanged"] == "check.py"  # type: ignore[index]
+    assert "[s] attempt 2: the attempt changed what checks it: files check.py" in done.stdout
+
+
+DELETE_THE_TESTS = """\
+for test in pathlib.Path('tests').glob('test_*.py'):
+    test.unlink()
+"""
+
+
+def test_deleted_tests_fail_as_nothing_collected_and_are_reported(tmp_path: Path) -> None:
+    """A runner that collects nothing (exit 5) fails; the deleted tests are named."""
+    root, prompts = project(tmp_path, DELETE_THE_TESTS, config=attempts(1))
+    (root / "tests").mkdir()
+    (root / "tests" / "test_calc.py").write_text("def test_one():\n    assert 1 == 2\n")
+    config = json.loads((root / ".reflexkit" / "project.json").read_text())
+    config["verification"] = {"commands": [f"{PY} -m pytest -q -p no:cacheprovider tests"]}
+    (root / ".reflexkit" / "project.json").write_text(json.dumps(config))
+    done = run(root, prompts)
+    assert done.returncode == 1, done.stderr
+    (failed,) = events(root, "verification_failed")
+    assert failed["data"]["exitCode"] == 5  # type: ignore[index]
+    (reported,) = events(root, "checks_changed")
+    assert reported["data"] == {"files": "tests/test_calc.py", "programs": ""}
+
+
+SWAP_THE_PROGRAM = """\
+checker = pathlib.Path('bin', 'checker')
+checker.write_text('#!/bin/sh\\nexit 0\\n')
+"""
+
+
+@pytest.mark.parametrize("entry", ["bin", "{root}/bin"], ids=["relative", "absolute"])
+def test_a_check_program_inside_the_project_swapped_by_the_agent_is_reported(
+    tmp_path: Path, entry: str
+) -> None:
+    """`checker` found on PATH in the project (like .venv/bin): the agent's swap is named."""
+    root, prompts = project(tmp_path, SWAP_THE_PROGRAM, config=attempts(1))
+    checker = root / "bin" / "checker"
+    checker.parent.mkdir()
+    checker.write_text("#!/bin/sh\necho FAILED; exit 1\n")
+    checker.chmod(0o755)
+    config = json.loads((root / ".reflexkit" / "project.json").read_text())
+    config["verification"] = {"commands": ["checker --strict"]}
+    (root / ".reflexkit" / "project.json").write_text(json.dumps(config))
+    path = f"{entry.format(root=root)}{os.pathsep}{os.environ['PATH']}"
+    done = run(root, prompts, path=path)
+    assert done.returncode == 0, done.stderr
+    (reported,) = events(root, "checks_changed")
+    assert reported["data"] == {"files": "", "programs": "bin/checker"}

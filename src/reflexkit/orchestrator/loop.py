@@ -48,6 +48,7 @@ from reflexkit.orchestrator.own_state import OwnState, capture, settle
 from reflexkit.orchestrator.report import ReportIds, Verification
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
+    CheckInputs,
     VerificationResult,
     Verifier,
     cut_middle,
@@ -641,6 +642,7 @@ class Orchestrator:
                 {"promptChars": len(prompt), "timeoutS": timeout_s},
             )
             own = self._own_capture(workdir)
+            inputs = _check_inputs(verifier, workdir)
             try:
                 result = self._run_subagent(
                     SubagentRequest(
@@ -663,6 +665,7 @@ class Orchestrator:
             # Before anything is written or read again: what the attempt (or its checks) did
             # to reflexkit's own folder is repaired where it can be, and reported.
             self._own_settle(own, workdir, subtask.id, attempt)
+            checks_changed = self._checks_changed(inputs, workdir, changed, subtask.id, attempt)
             full = _no_space(workdir, after=attempt)
             if full is not None:  # the attempt filled the disk: no lesson, no retry
                 self._halt.set()
@@ -697,6 +700,7 @@ class Orchestrator:
                             **_agent_figures(result),
                             **_judge_figures(judgement),
                             **_change_figures(result, changed),
+                            **checks_changed,
                         },
                     )
                     self._insights_passed(subtask.id, attempt, used)
@@ -1044,6 +1048,31 @@ class Orchestrator:
             data: EventData = {**found.as_data()}
             self._emit(EventKind.OWN_STATE_CHANGED, subtask_id, attempt, data)
 
+    def _checks_changed(
+        self,
+        inputs: CheckInputs | None,
+        workdir: Path,
+        changed: tuple[str, ...] | None,
+        subtask_id: str,
+        attempt: int,
+    ) -> EventData:
+        """Report an attempt that changed its own checks; the ``passed`` event's addition."""
+        if inputs is None:
+            return {}
+        try:
+            programs, files = inputs.changed_by(workdir, changed)
+        except Exception:
+            log.warning("could not compare the checks' files", exc_info=True)
+            return {}
+        if not programs and not files:
+            return {}
+        shown = {
+            "files": ", ".join(show_name(f) for f in files[:50]),
+            "programs": ", ".join(show_name(p) for p in programs),
+        }
+        self._emit(EventKind.CHECKS_CHANGED, subtask_id, attempt, {**shown})
+        return {"checksChanged": ", ".join(x for x in shown.values() if x)}
+
     def _self_report(self, relative: str) -> bool:
         """The agent's self-report (the configured path, or a parallel subtask's own one)."""
         if self.audit is None:
@@ -1217,6 +1246,18 @@ def _no_space(workdir: Path, *, after: int = 0) -> str | None:
         "the run can't keep its reflections, run log or prompts; free some space (did the "
         "agent fill the disk?) and run again"
     )
+
+
+def _check_inputs(verifier: Verifier, workdir: Path) -> CheckInputs | None:
+    """What the subtask's checks run and name inside the project (``None``: unknown)."""
+    commands = getattr(verifier, "commands", None)
+    if not isinstance(commands, tuple | list) or not commands:
+        return None
+    try:
+        return CheckInputs.of([str(c) for c in commands], workdir)
+    except Exception:
+        log.warning("could not note what the checks run", exc_info=True)
+        return None
 
 
 def _agent_name(subagent: Subagent) -> str:
