@@ -449,3 +449,37 @@ def test_a_check_program_inside_the_project_swapped_by_the_agent_is_reported(
     assert done.returncode == 0, done.stderr
     (reported,) = events(root, "checks_changed")
     assert reported["data"] == {"files": "", "programs": "bin/checker"}
+
+
+# --- names that reach a shell ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["p $(touch PWNED) `touch PWNED2`; touch PWNED3", "p 'q\"; touch PWNED;"],
+    ids=["substitution", "quotes"],
+)
+def test_a_project_folder_named_to_reach_a_shell_does_not(tmp_path: Path, name: str) -> None:
+    """A project folder named `p $(touch PWNED)`: the prompt file reaches `bash -c` safely."""
+    hostile = tmp_path / name
+    hostile.mkdir()
+    root, _ = project(hostile, "", config=attempts(1))
+    config = json.loads((root / ".reflexkit" / "project.json").read_text())
+    config["orchestrator"]["agentCommand"] = ["bash", "-c", "cat {prompt_file} > seen.txt"]
+    config["verification"] = {"commands": [f"{PY} -c \"open('seen.txt')\""]}
+    (root / ".reflexkit" / "project.json").write_text(json.dumps(config))
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "run", "task.json", "--run-id", "r1"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "REFLEXKIT_CONFIG"},
+    )
+    planted = sorted(p.name for p in tmp_path.rglob("PWNED*")) + sorted(
+        p.name for p in Path.cwd().glob("PWNED*")
+    )
+    assert planted == []
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Fix the check." in (root / "seen.txt").read_text()
