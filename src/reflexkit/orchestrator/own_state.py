@@ -64,6 +64,8 @@ class OwnState:
 
     root_mode: int | None
     entries: dict[str, _Entry]
+    listings: Listings = attrs.field(factory=dict)
+    kept: frozenset[str] = frozenset()
 
 
 @attrs.frozen(kw_only=True)
@@ -133,10 +135,31 @@ def _read_at(path: str, offset: int, size: int) -> bytes:
         os.close(fd)
 
 
-def _walk(top: str, visit: Callable[[str, str, os.stat_result], bool]) -> None:
-    """Call *visit* (path, relative, lstat) on ``top`` and below; descend where it says so."""
+def _history(relative: str) -> bool:
+    """A folder of history (old run logs, reports): its files are listed, not each stat'ed."""
+    return relative in {"runs", "reports"} or relative.startswith("reports/")
+
+
+Listings = dict[str, dict[str, int]]
+"""Per history folder (relative), its files (not folders, not links) by name, with inodes."""
+
+
+def _walk(
+    top: str,
+    visit: Callable[[str, str, os.stat_result], bool],
+    *,
+    kept: frozenset[str] = frozenset(),
+) -> Listings:
+    """Call *visit* (path, relative, lstat) on ``top`` and below; descend where it says so.
+
+    In a history folder only folders, links and the files in *kept* are visited; the other
+    files are listed by name and inode (``scandir``: no ``stat`` each), which is what tells
+    a file added, removed or replaced there. So the cost follows the folder's live part, not
+    the number of runs a project has had.
+    """
     stack = [(top, "")]
     seen = 0
+    listings: Listings = {}
     while stack and seen < _MAX_ENTRIES:
         path, relative = stack.pop()
         try:
@@ -146,16 +169,51 @@ def _walk(top: str, visit: Callable[[str, str, os.stat_result], bool]) -> None:
         seen += 1
         if not visit(path, relative, info) or not stat.S_ISDIR(info.st_mode):
             continue
+        history = _history(relative)
+        prefix = f"{relative}/" if relative else ""
+        children: list[tuple[str, str]] = []
+        listed: dict[str, int] = {}
         try:
-            names = sorted(os.listdir(path))  # noqa: PTH208 -- plain strings, as os.walk
+            with os.scandir(path) as found:
+                for entry in found:
+                    child = f"{prefix}{entry.name}"
+                    if f"{child}/".startswith(_PROMPTS):
+                        continue
+                    if (
+                        history
+                        and child not in kept
+                        and not entry.is_symlink()
+                        and not entry.is_dir(follow_symlinks=False)
+                    ):
+                        listed[entry.name] = entry.inode()
+                        seen += 1
+                        continue
+                    children.append((entry.path, child))
         except OSError:
             continue
-        prefix = f"{relative}/" if relative else ""
-        stack.extend(
-            (os.path.join(path, name), f"{prefix}{name}")  # noqa: PTH118 -- plain strings
-            for name in reversed(names)
-            if not f"{prefix}{name}/".startswith(_PROMPTS)
-        )
+        if history:
+            listings[relative] = listed
+        stack.extend(sorted(children, reverse=True))
+    return listings
+
+
+def _open_files(workdir: Path) -> frozenset[str]:
+    """The files under ``.reflexkit`` this process has open to write (Linux), relative."""
+    top = os.path.realpath(workdir / _OWN_FOLDER) + os.sep
+    fds = Path("/proc/self/fd")
+    found: set[str] = set()
+    try:
+        listed = list(fds.iterdir())
+    except OSError:
+        return frozenset()
+    for entry in listed:
+        try:
+            target = str(entry.readlink())
+        except OSError:
+            continue
+        if target.startswith(top):
+            found.add(target[len(top) :].removesuffix(_DELETED))
+    return frozenset(found)
 
 
 def _mode_of(path: Path) -> int | None:
@@ -173,8 +231,9 @@ def capture(workdir: Path) -> OwnState:
         entries[relative] = _entry(path, relative, info)
         return not stat.S_ISLNK(info.st_mode)
 
-    _walk(str(workdir / _OWN_FOLDER), visit)
-    return OwnState(root_mode=_mode_of(workdir), entries=entries)
+    kept = _open_files(workdir)
+    listings = _walk(str(workdir / _OWN_FOLDER), visit, kept=kept)
+    return OwnState(root_mode=_mode_of(workdir), entries=entries, listings=listings, kept=kept)
 
 
 def settle(
@@ -200,7 +259,9 @@ def settle(
     root_mode = _mode_of(workdir)
     if before.root_mode is not None and root_mode is not None and root_mode != before.root_mode:
         _chmod(workdir, before.root_mode, ".", root_mode, settler.found)
-    _walk(str(workdir / _OWN_FOLDER), settler.visit)
+    listings = _walk(str(workdir / _OWN_FOLDER), settler.visit, kept=before.kept)
+    for folder, names in listings.items():
+        settler.compare_listing(workdir, folder, before.listings.get(folder, {}), names)
     found = settler.found
     back = _reattach(workdir)
     found["restored"] += [f"{show_name(_OWN_FOLDER + '/' + r)} (put back)" for r in back]
@@ -260,6 +321,24 @@ class _Settler:
         ):
             self._changed(path, relative, info, old)
         return True
+
+    def compare_listing(
+        self, workdir: Path, folder: str, before: dict[str, int], after: dict[str, int]
+    ) -> None:
+        """Note the files added, removed or replaced in a history folder."""
+        for name, inode in after.items():
+            relative = f"{folder}/{name}"
+            self.after.add(relative)
+            if self.allowed(relative) or (self.shared(relative) and not self.revert):
+                continue
+            if name not in before:
+                self._added(str(workdir / _OWN_FOLDER / relative), relative)
+            elif before[name] != inode:
+                self.found["changed"].append(show_name(relative))
+        for name in before.keys() - after.keys():
+            relative = f"{folder}/{name}"
+            if not self.allowed(relative) and (self.revert or not self.shared(relative)):
+                self.found["removed"].append(show_name(relative))
 
     def _added(self, path: str, relative: str) -> None:
         if not self.revert:
