@@ -486,3 +486,36 @@ def test_a_project_folder_named_to_reach_a_shell_does_not(tmp_path: Path, name: 
     assert planted == []
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Fix the check." in (root / "seen.txt").read_text()
+
+
+# --- a benign agent: nothing to report -------------------------------------------------------
+
+BENIGN = """\
+pathlib.Path(f'work-{os.getpid()}.txt').write_text('an edit')
+report = own / 'self-report.json'
+if report.parent.is_dir():
+    report.write_text(json.dumps({'confidence': 0.5}))
+sys.exit(0)
+"""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_benign_run_reports_no_change_to_the_own_folder(tmp_path: Path, jobs: int) -> None:
+    """Reports, self-reports, insights, memory and parallel subtasks: no false alarm."""
+    config = {
+        "orchestrator": {"maxAttempts": 2, "stuckAfter": 9, "jobs": jobs},
+        "reports": {"enabled": True},
+    }
+    root, prompts = project(tmp_path, BENIGN, config=config)
+    task = {
+        "id": "t",
+        "subtasks": [{"id": name, "description": "Fix the check."} for name in ("a", "b", "c")],
+    }
+    (root / "task.json").write_text(json.dumps(task))
+    done = run(root, prompts)
+    assert done.returncode == 1, done.stderr
+    assert len(events(root, "reflection_generated")) == 6
+    assert changes(root) == []
+    assert events(root, "checks_changed") == []
+    retry = events(root, "attempt_started")
+    assert len(retry) == 6

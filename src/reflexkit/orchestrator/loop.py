@@ -268,6 +268,8 @@ class Orchestrator:
         # The reflections this run saved, by (task, subtask), in order: a retry prompt
         # carries these, not whatever memory holds under the run's id by then.
         self._written: dict[tuple[str, str], list[Reflection]] = {}
+        self._report_seen: str | None = None  # the self-report path _report_names is of
+        self._report_names: tuple[str, str, str, str] | None = None
 
     # --- the run ----------------------------------------------------------------------------
 
@@ -1077,17 +1079,26 @@ class Orchestrator:
         """The agent's self-report (the configured path, or a parallel subtask's own one)."""
         if self.audit is None:
             return False
-        configured = PurePosixPath(self.audit.project.config.reports.self_report_path)
-        if configured.parts[:1] != (_OWN_FOLDER,):
+        configured = self.audit.project.config.reports.self_report_path
+        if configured != self._report_seen:  # worked out once, not once per file
+            self._report_seen = configured
+            path = PurePosixPath(configured)
+            self._report_names = None
+            if path.parts[:1] == (_OWN_FOLDER,) and len(path.parts) > 1:
+                folder = "/".join(path.parts[1:-1])
+                self._report_names = (
+                    f"{folder}/" if folder else "",
+                    path.name,
+                    f"{path.stem}-",
+                    path.suffix,
+                )
+        if self._report_names is None:
             return False
-        path = PurePosixPath(_OWN_FOLDER, relative)
-        if path == configured:
-            return True
-        return (
-            path.parent == configured.parent
-            and path.suffix == configured.suffix
-            and path.stem.startswith(f"{configured.stem}-")
-        )
+        folder, name, stem, suffix = self._report_names
+        if not relative.startswith(folder):
+            return False
+        rest = relative[len(folder) :]
+        return rest == name or ("/" not in rest and rest.startswith(stem) and rest.endswith(suffix))
 
     @staticmethod
     def _modified(workdir: Path) -> tuple[str, ...]:

@@ -136,8 +136,16 @@ def _read_at(path: str, offset: int, size: int) -> bytes:
 
 
 def _history(relative: str) -> bool:
-    """A folder of history (old run logs, reports): its files are listed, not each stat'ed."""
-    return relative in {"runs", "reports"} or relative.startswith("reports/")
+    """A folder of history or derived data: its files are listed, not each stat'ed.
+
+    Old run logs and reports pile up with the project's age; the memory store's index shards
+    grow with its subtasks and are checked by the store itself when read.
+    """
+    return (
+        relative in {"runs", "reports"}
+        or relative.startswith("reports/")
+        or (relative.startswith("memory/") and relative.endswith(".index"))
+    )
 
 
 Listings = dict[str, dict[str, int]]
