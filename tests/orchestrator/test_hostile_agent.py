@@ -519,3 +519,27 @@ def test_a_benign_run_reports_no_change_to_the_own_folder(tmp_path: Path, jobs: 
     assert events(root, "checks_changed") == []
     retry = events(root, "attempt_started")
     assert len(retry) == 6
+
+
+WIPE = """\
+import shutil
+if attempt == 2:
+    shutil.rmtree(own)  # a careless `git clean -fdx`
+sys.exit(1)
+"""
+
+
+def test_an_agent_that_wipes_the_own_folder_loses_no_event_and_no_lesson(tmp_path: Path) -> None:
+    """The run log and memory the run holds open are put back; the retry keeps its lessons."""
+    root, prompts = project(tmp_path, WIPE)
+    done = run(root, prompts)
+    assert done.returncode == 1, done.stderr
+    kinds = [e["kind"] for e in events(root)]
+    assert kinds[:2] == ["run_started", "attempt_started"]  # written before the wipe
+    assert kinds[-2:] == ["exhausted", "run_finished"]
+    (wiped,) = changes(root)
+    assert ".reflexkit/runs/r1.jsonl (put back)" in str(wiped["restored"])
+    assert wiped["removed"] == "project.json"
+    assert "### Attempts 1, 2: " in (prompts / "3.md").read_text()
+    memory = (root / ".reflexkit" / "memory" / "reflections.jsonl").read_text()
+    assert len(memory.splitlines()) == 3
