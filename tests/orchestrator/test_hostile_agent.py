@@ -543,3 +543,26 @@ def test_an_agent_that_wipes_the_own_folder_loses_no_event_and_no_lesson(tmp_pat
     assert "### Attempts 1, 2: " in (prompts / "3.md").read_text()
     memory = (root / ".reflexkit" / "memory" / "reflections.jsonl").read_text()
     assert len(memory.splitlines()) == 3
+
+
+FIFOS = """\
+for name in ('insights.jsonl', 'lessons.jsonl', 'paused.jsonl', 'memory/reflections.jsonl'):
+    path = own / name
+    path.parent.mkdir(exist_ok=True)
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)  # whoever opens it to write next waits for a reader forever
+sys.exit(1)
+"""
+
+
+def test_fifos_planted_in_place_of_reflexkit_files_never_block_the_run(tmp_path: Path) -> None:
+    """The agent swaps the findings, lessons, pauses and memory files for FIFOs: removed."""
+    root, prompts = project(tmp_path, FIFOS, config=attempts(2))
+    for name in ("insights.jsonl", "lessons.jsonl", "paused.jsonl"):
+        (root / ".reflexkit" / name).write_bytes(b"")
+    done = run(root, prompts)
+    assert done.returncode == 1, done.stderr
+    assert len(events(root, "reflection_generated")) == 2
+    own = root / ".reflexkit"
+    assert not [p for p in own.rglob("*") if p.is_fifo()]
+    assert "lessons.jsonl" in str(changes(root)[0]["special"])

@@ -7,7 +7,8 @@ of the append-only files); after the attempt and its checks, :func:`settle` comp
 repairs what can be repaired before the loop writes anything again:
 
 * a symbolic link anywhere in it is removed (the link, never its target): nothing reflexkit
-  writes later goes through it;
+  writes later goes through it; so is a FIFO, socket or device (opening a FIFO to write
+  waits for a reader forever);
 * permissions taken away (``chmod 000``) from the project root, the folder, or anything in it
   are put back;
 * records appended to an append-only file (``*.jsonl``: forged reflections, lessons, findings,
@@ -74,6 +75,8 @@ class OwnChanges:
 
     Attributes:
         links: Symbolic links found, each ``path -> target``; removed.
+        special: FIFOs, sockets and devices found (a writer that opens a FIFO waits for a
+            reader forever); removed.
         restored: Permissions put back, each ``path (mode 000 -> 755)``.
         reverted: Files whose appended records (or which, when new) were taken out again.
         changed: Files rewritten, truncated or replaced: reported, not repaired.
@@ -82,6 +85,7 @@ class OwnChanges:
     """
 
     links: tuple[str, ...] = ()
+    special: tuple[str, ...] = ()
     restored: tuple[str, ...] = ()
     reverted: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
@@ -95,6 +99,7 @@ class OwnChanges:
         """The event's data: every list as one comma-separated string."""
         return {
             "links": ", ".join(self.links),
+            "special": ", ".join(self.special),
             "restored": ", ".join(self.restored),
             "reverted": ", ".join(self.reverted),
             "changed": ", ".join(self.changed),
@@ -187,12 +192,7 @@ def _walk(
                     child = f"{prefix}{entry.name}"
                     if f"{child}/".startswith(_PROMPTS):
                         continue
-                    if (
-                        history
-                        and child not in kept
-                        and not entry.is_symlink()
-                        and not entry.is_dir(follow_symlinks=False)
-                    ):
+                    if history and child not in kept and entry.is_file(follow_symlinks=False):
                         listed[entry.name] = entry.inode()
                         seen += 1
                         continue
@@ -310,6 +310,11 @@ class _Settler:
             except OSError:
                 target = "?"
             self.found["links"].append(f"{show_name(name)} -> {show_name(target, max_chars=200)}")
+            return False
+        if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+            with contextlib.suppress(OSError):
+                Path(path).unlink()
+            self.found["special"].append(show_name(name))
             return False
         self.after.add(relative)
         old = self.before.entries.get(relative)
