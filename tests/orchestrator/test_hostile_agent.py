@@ -566,3 +566,30 @@ def test_fifos_planted_in_place_of_reflexkit_files_never_block_the_run(tmp_path:
     own = root / ".reflexkit"
     assert not [p for p in own.rglob("*") if p.is_fifo()]
     assert "lessons.jsonl" in str(changes(root)[0]["special"])
+
+
+ENDLESS_FILES = """\
+os.symlink('/dev/zero', 'zero.txt')  # untracked: the report counts its lines
+os.mkfifo('../pipe')
+os.symlink('../pipe', 'pipe.txt')
+sys.exit(1)
+"""
+
+
+def test_untracked_links_to_endless_files_never_hang_the_report(tmp_path: Path) -> None:
+    """An attempt leaves links to /dev/zero and to a FIFO: its report is still written."""
+    config = {**attempts(1), "reports": {"enabled": True}, "verification": {"judge": "heuristic"}}
+    root, prompts = project(tmp_path, ENDLESS_FILES, config=config)
+    config_file = root / ".reflexkit" / "project.json"
+    settings = json.loads(config_file.read_text())
+    settings["verification"]["commands"] = [f"{PY} check.py"]
+    config_file.write_text(json.dumps(settings))
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], cwd=root, check=True)
+    done = run(root, prompts)
+    assert done.returncode == 1, done.stderr
+    (report,) = (root / ".reflexkit" / "reports").rglob("s-1.json")
+    files = {f["path"]: f["insertions"] for f in json.loads(report.read_text())["filesChanged"]}
+    assert files == {"pipe.txt": None, "zero.txt": None}
