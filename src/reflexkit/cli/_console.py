@@ -44,6 +44,12 @@ def _describe(event: Event) -> str | None:  # noqa: C901, PLR0912 -- one case pe
             text = f"paused, not attempted: {data.get('reason')} (reflexkit resume to retry)"
         case EventKind.FINDING:  # insights (#17)
             text = f"finding ({data.get('rule')}): {data.get('detail')}"
+        case EventKind.CHECKS_CHANGED:
+            said = "; ".join(f"{k} {v}" for k, v in data.items() if v)
+            text = f"the attempt changed what checks it: {said}"
+        case EventKind.OWN_STATE_CHANGED:  # the own-folder guard
+            said = "; ".join(f"{k} {v}" for k, v in data.items() if v)
+            text = f"reflexkit's own files were changed, not trusted: {said}"
     if text is None:
         return None
     if not event.subtask_id:
@@ -64,4 +70,6 @@ _STYLES = {
     EventKind.NEEDS_REVIEW: "yellow",
     EventKind.PAUSED: "yellow",
     EventKind.FINDING: "yellow",
+    EventKind.OWN_STATE_CHANGED: "bold yellow",
+    EventKind.CHECKS_CHANGED: "yellow",
 }

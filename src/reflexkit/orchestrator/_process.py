@@ -443,11 +443,14 @@ def run_process(  # noqa: PLR0913 -- the program plus its limits
         tree.kill()
         with contextlib.suppress(ChildProcessError):
             proc.wait()
-        _drain(proc, capture)
-        tree.reap()
         with _lock:
             _active.pop(proc.pid, None)
+        # Orphans are swept before the pipe is drained: a daemon that holds the pipe would
+        # otherwise have the drain's grace to write into the project after the attempt.
         swept = _sweep_orphans()
+        _drain(proc, capture)
+        tree.reap()
+        swept += _sweep_orphans()
     elapsed = int((time.monotonic() - started) * 1000)
     leftovers = tree.killed + swept
     if timed_out:

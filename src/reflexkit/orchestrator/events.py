@@ -72,6 +72,10 @@ class EventKind(enum.StrEnum):
     PAUSED = "paused"  # skipped with no attempt: the insight rules paused it (#17)
     # What the insight rules or the analysis noticed (#17): one finding's fields in data.
     FINDING = "finding"
+    # The attempt (or its checks) changed reflexkit's own folder: what was repaired, what not.
+    OWN_STATE_CHANGED = "own_state_changed"
+    # The attempt changed what checks it (tests, a check's program): reported, never a failure.
+    CHECKS_CHANGED = "checks_changed"
     # How the run ended: one of these.
     RUN_FINISHED = "run_finished"
     RUN_INTERRUPTED = "run_interrupted"

@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 import attrs
@@ -44,9 +44,11 @@ from reflexkit.orchestrator._attempt_log import attempt_output, credit_redaction
 from reflexkit.orchestrator.audit import AttemptAudit, AuditedAttempt, judge_summary
 from reflexkit.orchestrator.events import Event, EventData, EventKind
 from reflexkit.orchestrator.insight_steps import LoopInsights, Snapshot, changed_files, snapshot
+from reflexkit.orchestrator.own_state import OwnState, capture, settle
 from reflexkit.orchestrator.report import ReportIds, Verification
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
+    CheckInputs,
     VerificationResult,
     Verifier,
     cut_middle,
@@ -263,6 +265,11 @@ class Orchestrator:
         self._halt = threading.Event()  # a setup error or an interrupt: start nothing new
         self._stop = threading.Event()  # an interrupt: running subtasks end too
         self._asked = True  # the caller of run() asks for reflection (#16)
+        # The reflections this run saved, by (task, subtask), in order: a retry prompt
+        # carries these, not whatever memory holds under the run's id by then.
+        self._written: dict[tuple[str, str], list[Reflection]] = {}
+        self._report_seen: str | None = None  # the self-report path _report_names is of
+        self._report_names: tuple[str, str, str, str] | None = None
 
     # --- the run ----------------------------------------------------------------------------
 
@@ -307,6 +314,7 @@ class Orchestrator:
         )
         self._running.clear()
         self._ended.clear()
+        self._written.clear()
         self._at_interrupt = None
         self._halt.clear()
         self._stop.clear()
@@ -612,12 +620,16 @@ class Orchestrator:
             remaining = left()
             if remaining is not None and remaining <= 0:
                 return outcome("budget", _BUDGET_SPENT)
+            full = _no_space(workdir)
+            if full is not None:  # nothing the run writes would be kept: stop, say why
+                self._halt.set()
+                return outcome("setup_error", full)
             attempt += 1
             with self._emit_lock:
                 self._running[subtask.id] = attempt
             prompt = base_prompt
             if attempt > 1 and self._reflects(subtask):
-                prompt, ids = self._retry_prompt(base_prompt, task.id, subtask.id, run_id)
+                prompt, ids = self._retry_prompt(base_prompt, task.id, subtask.id, run_id, attempt)
                 used.update(ids)
             prompt = self._insight_sections(prompt, len(base_prompt), last, nudge)
             before = self._snapshot(workdir)
@@ -631,6 +643,8 @@ class Orchestrator:
                 attempt,
                 {"promptChars": len(prompt), "timeoutS": timeout_s},
             )
+            own = self._own_capture(workdir)
+            inputs = _check_inputs(verifier, workdir)
             try:
                 result = self._run_subagent(
                     SubagentRequest(
@@ -649,8 +663,17 @@ class Orchestrator:
             ending = self._ending(result)
             judgement = judged = None
             changed = self._changed(before, workdir)
-            if result.ok:
-                verification = checks = self._verify(verifier, workdir, left())
+            ran = self._verify(verifier, workdir, left()) if result.ok else None
+            # Before anything is written or read again: what the attempt (or its checks) did
+            # to reflexkit's own folder is repaired where it can be, and reported.
+            self._own_settle(own, workdir, subtask.id, attempt)
+            checks_changed = self._checks_changed(inputs, workdir, changed, subtask.id, attempt)
+            full = _no_space(workdir, after=attempt)
+            if full is not None:  # the attempt filled the disk: no lesson, no retry
+                self._halt.set()
+                return outcome("setup_error", full)
+            if ran is not None:
+                verification = checks = ran
                 checked = bool(getattr(verifier, "commands", True))
                 if ending.kind is Ending.WAITING_FOR_USER and not (verification.passed and checked):
                     self._audit_finish(audited, (task, subtask, attempt, run_id), checks, ending)
@@ -679,6 +702,7 @@ class Orchestrator:
                             **_agent_figures(result),
                             **_judge_figures(judgement),
                             **_change_figures(result, changed),
+                            **checks_changed,
                         },
                     )
                     self._insights_passed(subtask.id, attempt, used)
@@ -847,18 +871,38 @@ class Orchestrator:
         return self.reflect and self._asked and subtask.reflect
 
     def _retry_prompt(
-        self, base: str, task_id: str, subtask_id: str, run_id: str
+        self, base: str, task_id: str, subtask_id: str, run_id: str, attempt: int
     ) -> tuple[str, list[str]]:
         """The prompt plus the lessons of this run's earlier attempts at this task+subtask."""
         try:
-            reflections = [
+            stored = [
                 r
                 for r in self.service.get_recent(subtask_id, task_id=task_id)
                 if r.session_id == run_id
             ]
-            section = self.service.format_for_prompt(reflections)
         except Exception:
             log.exception("reading reflections for %s failed; retrying without them", subtask_id)
+            stored = []
+        with self._emit_lock:
+            own = list(self._written.get((task_id, subtask_id), ()))
+        mine = {r.id: r for r in own}
+        untrusted = [r.id for r in stored if mine.get(r.id) != r]
+        if untrusted:  # in memory under this run's id, but not as this run wrote it
+            self._emit(
+                EventKind.OWN_STATE_CHANGED,
+                subtask_id,
+                attempt,
+                {"untrusted": ", ".join(show_name(i, max_chars=64) for i in untrusted[:20])},
+            )
+        limit = getattr(self.service, "max_reflections_per_retry", None)
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+            reflections = own[-limit:]
+        else:  # a service of one's own: what memory returned, as this run wrote it
+            reflections = [r for r in stored if mine.get(r.id) == r]
+        try:
+            section = self.service.format_for_prompt(reflections)
+        except Exception:
+            log.exception("formatting reflections for %s failed; retrying without them", subtask_id)
             return base, []
         if not section.strip():
             return base, []
@@ -977,6 +1021,85 @@ class Orchestrator:
                 duration_ms=0,
             )
 
+    def _own_capture(self, workdir: Path) -> OwnState | None:
+        try:
+            return capture(workdir)
+        except Exception:
+            log.warning("could not note %s/.reflexkit before the attempt", workdir, exc_info=True)
+            return None
+
+    def _own_settle(
+        self, before: OwnState | None, workdir: Path, subtask_id: str, attempt: int
+    ) -> None:
+        """Repair and report what the attempt did to ``.reflexkit`` (docs: "The own folder")."""
+        if before is None:
+            return
+        try:
+            with self._emit_lock:  # no event is written while a run log may be put back
+                found = settle(
+                    workdir,
+                    before,
+                    revert=self.config.jobs == 1,
+                    allowed=self._self_report,
+                    shared=_shared_own_path,
+                )
+        except Exception:
+            log.warning("could not check %s/.reflexkit after the attempt", workdir, exc_info=True)
+            return
+        if found:
+            data: EventData = {**found.as_data()}
+            self._emit(EventKind.OWN_STATE_CHANGED, subtask_id, attempt, data)
+
+    def _checks_changed(
+        self,
+        inputs: CheckInputs | None,
+        workdir: Path,
+        changed: tuple[str, ...] | None,
+        subtask_id: str,
+        attempt: int,
+    ) -> EventData:
+        """Report an attempt that changed its own checks; the ``passed`` event's addition."""
+        if inputs is None:
+            return {}
+        try:
+            programs, files = inputs.changed_by(workdir, changed)
+        except Exception:
+            log.warning("could not compare the checks' files", exc_info=True)
+            return {}
+        if not programs and not files:
+            return {}
+        shown = {
+            "files": ", ".join(show_name(f) for f in files[:50]),
+            "programs": ", ".join(show_name(p) for p in programs),
+        }
+        self._emit(EventKind.CHECKS_CHANGED, subtask_id, attempt, {**shown})
+        return {"checksChanged": ", ".join(x for x in shown.values() if x)}
+
+    def _self_report(self, relative: str) -> bool:
+        """The agent's self-report (the configured path, or a parallel subtask's own one)."""
+        if self.audit is None:
+            return False
+        configured = self.audit.project.config.reports.self_report_path
+        if configured != self._report_seen:  # worked out once, not once per file
+            self._report_seen = configured
+            path = PurePosixPath(configured)
+            self._report_names = None
+            if path.parts[:1] == (_OWN_FOLDER,) and len(path.parts) > 1:
+                folder = "/".join(path.parts[1:-1])
+                self._report_names = (
+                    f"{folder}/" if folder else "",
+                    path.name,
+                    f"{path.stem}-",
+                    path.suffix,
+                )
+        if self._report_names is None:
+            return False
+        folder, name, stem, suffix = self._report_names
+        if not relative.startswith(folder):
+            return False
+        rest = relative[len(folder) :]
+        return rest == name or ("/" not in rest and rest.startswith(stem) and rest.endswith(suffix))
+
     @staticmethod
     def _modified(workdir: Path) -> tuple[str, ...]:
         try:
@@ -1025,6 +1148,10 @@ class Orchestrator:
         except Exception:
             log.exception("saving the reflection failed; going on")
             saved = False
+        if saved:
+            with self._emit_lock:
+                key = (failure.task_id, failure.subtask_id)
+                self._written.setdefault(key, []).append(reflection)
         self._emit(
             EventKind.REFLECTION_GENERATED,
             failure.subtask_id,
@@ -1098,6 +1225,50 @@ def _linked_own_folder(workdir: Path) -> str | None:
         "only inside the project's own .reflexkit folder; replace the link with a real folder "
         "or file"
     )
+
+
+_SHARED_OWN = ("runs/", "memory/", "reports/", "fixtures/", "prompts/")
+_SHARED_OWN_FILES = frozenset({"insights.jsonl", "lessons.jsonl", "paused.jsonl"})
+
+
+def _shared_own_path(relative: str) -> bool:
+    """A path of ``.reflexkit`` the loop writes to while other subtasks' attempts run."""
+    return relative.startswith(_SHARED_OWN) or relative in _SHARED_OWN_FILES
+
+
+_MIN_FREE_BYTES = 64 * 1024
+"""Less free space than this where ``.reflexkit`` lives, and the run stops (a reflection,
+its events and a prompt file are a few KiB; a run that can't keep them only burns attempts)."""
+
+
+def _no_space(workdir: Path, *, after: int = 0) -> str | None:
+    """Why the run can't go on when the file system of ``.reflexkit`` is full; else None."""
+    own = workdir / _OWN_FOLDER
+    try:
+        fs = os.statvfs(own if own.is_dir() else workdir)
+    except OSError:
+        return None
+    free = fs.f_bavail * fs.f_frsize
+    if free >= _MIN_FREE_BYTES or fs.f_blocks == 0:  # 0 blocks: a pseudo file system
+        return None
+    when = f"after attempt {after}" if after else "before the attempt"
+    return (
+        f"no space left on the device of {show_name(str(own))} {when} ({free} bytes free): "
+        "the run can't keep its reflections, run log or prompts; free some space (did the "
+        "agent fill the disk?) and run again"
+    )
+
+
+def _check_inputs(verifier: Verifier, workdir: Path) -> CheckInputs | None:
+    """What the subtask's checks run and name inside the project (``None``: unknown)."""
+    commands = getattr(verifier, "commands", None)
+    if not isinstance(commands, tuple | list) or not commands:
+        return None
+    try:
+        return CheckInputs.of([str(c) for c in commands], workdir)
+    except Exception:
+        log.warning("could not note what the checks run", exc_info=True)
+        return None
 
 
 def _agent_name(subagent: Subagent) -> str:

@@ -18,17 +18,19 @@ The JSON Schema is shipped in the package: :func:`report_schema`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 import attrs
 import orjson
@@ -442,6 +444,19 @@ def _untracked(root: Path, output: bytes) -> dict[str, FileChange]:
 _CHUNK = 1 << 20
 
 
+def _open_regular(path: Path) -> BinaryIO:
+    """Open one of the agent's files to read, only if it is a regular file, not through a link.
+
+    A link to ``/dev/zero`` never ends and one to a FIFO blocks on open: either would hang
+    the report (and the run). Raises ``OSError`` for anything else.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return os.fdopen(fd, "rb")
+
+
 def _lines(path: Path) -> int | None:
     """Count the lines of an untracked file; ``None`` for a binary or unreadable one.
 
@@ -449,7 +464,7 @@ def _lines(path: Path) -> int | None:
     """
     lines, last = 0, b"\n"
     try:
-        with path.open("rb") as stream:
+        with _open_regular(path) as stream:
             first = True
             while chunk := stream.read(_CHUNK):
                 if first and b"\0" in chunk[:8000]:
@@ -465,7 +480,7 @@ def _lines(path: Path) -> int | None:
 def _head_of(path: Path, max_bytes: int) -> bytes | None:
     """The first *max_bytes* of a file, or ``None`` when it can't be read."""
     try:
-        with path.open("rb") as stream:
+        with _open_regular(path) as stream:
             return stream.read(max_bytes)
     except OSError:
         return None

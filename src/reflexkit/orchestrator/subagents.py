@@ -13,7 +13,9 @@ stops the run before any work is done.
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -40,6 +42,12 @@ __all__ = [
     "SubagentRequest",
     "SubagentResult",
 ]
+
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+"""Errors writing the prompt file that no retry can get past: a full disk, a read-only one."""
+
+_SHELL_SAFE = re.compile(r"[A-Za-z0-9_./+,:=@%-]+")
+"""Characters a path may hold and still mean itself inside any shell word, quoted or not."""
 
 PROMPT_FILE = "{prompt_file}"
 """The placeholder in a :class:`CommandSubagent` command line replaced by the prompt's path."""
@@ -176,7 +184,8 @@ class CommandSubagent:
             ) as folder:
                 prompt_file = Path(folder) / "prompt.md"
                 prompt_file.write_text(request.prompt, encoding="utf-8")
-                argv = [part.replace(PROMPT_FILE, str(prompt_file)) for part in self.argv]
+                shown = _shell_safe(prompt_file, request.workdir)
+                argv = [part.replace(PROMPT_FILE, shown) for part in self.argv]
                 result = run_process(
                     argv,
                     cwd=request.workdir,
@@ -186,6 +195,9 @@ class CommandSubagent:
                     max_output_bytes=self.max_output_chars,
                 )
         except OSError as err:
+            if err.errno in _NO_ROOM:  # no attempt can work until space is freed
+                msg = f"cannot write the prompt file: {err}"
+                raise SetupError(msg) from None
             return SubagentResult(
                 ok=False, output="", duration_ms=0, error=f"cannot prepare the prompt: {err}"
             )
@@ -273,3 +285,21 @@ class ScriptedSubagent:
             output="scripted: edited " + (", ".join(written) or "nothing"),
             duration_ms=int((time.monotonic() - started) * 1000),
         )
+
+
+def _shell_safe(prompt_file: Path, workdir: Path) -> str:
+    """The prompt file's path as it goes into the command line.
+
+    An agent command may hand ``{prompt_file}`` to a shell (``bash -c "agent <
+    {prompt_file}"``), so a project folder named ``p $(touch x)`` or holding a quote would
+    reach it: such a path is given relative to the project folder (the agent's working
+    folder), whose part under ``.reflexkit/`` is made of safe characters only.
+    """
+    absolute = str(prompt_file)
+    if _SHELL_SAFE.fullmatch(absolute):
+        return absolute
+    try:
+        relative = prompt_file.relative_to(workdir).as_posix()
+    except ValueError:
+        return absolute
+    return relative if _SHELL_SAFE.fullmatch(relative) else absolute

@@ -9,8 +9,10 @@ failure with exit code 127, never an exception.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,12 +22,14 @@ import attrs
 from reflexkit._text import cut_middle  # re-exported: it lived here first
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_process
+from reflexkit.orchestrator.risk import DEFAULT_RULES, surface_of
 from reflexkit.reflection.redaction import Redactor, redact_failure
-from reflexkit.tasks.config import VerificationConfig
+from reflexkit.tasks.config import ReviewSurface, VerificationConfig
 from reflexkit.tasks.task import Subtask
 
 __all__ = [
     "EXIT_NOT_FOUND",
+    "CheckInputs",
     "ProcessResult",
     "VerificationResult",
     "Verifier",
@@ -173,6 +177,128 @@ class Verifier:
         return run_process(
             argv, cwd=workdir, timeout_s=timeout_s, max_output_bytes=self.max_output_chars
         )
+
+
+_Stamp = tuple[int, int, int, int] | None  # inode, size, mtime, ctime; None: absent
+
+_COLLECTION_CONFIGS = re.compile(
+    r"(?:^|/)(?:conftest\.py|pytest\.ini|tox\.ini|setup\.cfg|pyproject\.toml|noxfile\.py"
+    r"|package\.json|Makefile|(?:jest|vitest|karma|playwright)\.config\.[cm]?[jt]s"
+    r"|\.mocharc(?:\.[a-z]+)?)$"
+)
+"""Files that decide what a test runner collects or how a check runs."""
+
+
+def _stamp(path: Path) -> _Stamp:
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _inside(path: Path, root: Path) -> str | None:
+    """*path* relative to *root* (POSIX), when it lies inside it; else ``None``."""
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class CheckInputs:
+    """What a subtask's checks run and name inside the project, noted before an attempt.
+
+    An attempt that changes these and then passes may have passed by changing the checks:
+    :meth:`changed_by` says which, so the loop reports it (never a failure: editing a test
+    can be the fix).
+
+    Attributes:
+        programs: Programs of the commands found inside the project (a virtual
+            environment's ``bin/``, ``node_modules/.bin``, a relative ``PATH`` entry), with
+            their stamps.
+        files: Files the commands name (``check.py``, ``tests/test_x.py``), with stamps.
+        folders: Folders the commands name (``tests``): any file changed under them counts.
+    """
+
+    programs: dict[str, _Stamp] = attrs.field(factory=dict)
+    files: dict[str, _Stamp] = attrs.field(factory=dict)
+    folders: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, commands: Sequence[str], workdir: Path, *, path: str | None = None) -> CheckInputs:
+        """Note the programs, files and folders of *commands* inside *workdir* (never raises).
+
+        Args:
+            commands: The verification command lines.
+            workdir: The project root the checks run in.
+            path: The ``PATH`` programs are looked up on (the environment's by default);
+                relative entries count from *workdir*, as they do when the check runs.
+        """
+        root = workdir.resolve()
+        search = os.pathsep.join(
+            str(root / entry) if not Path(entry).is_absolute() else entry
+            for entry in (path if path is not None else os.environ.get("PATH", "")).split(
+                os.pathsep
+            )
+        )
+        programs: dict[str, _Stamp] = {}
+        files: dict[str, _Stamp] = {}
+        folders: list[str] = []
+        for command in commands:
+            try:
+                words = shlex.split(command)
+            except ValueError:
+                continue
+            for index, word in enumerate(words):
+                if word.startswith("-") and "=" in word:
+                    word = word.split("=", 1)[1]  # noqa: PLW2901 -- --rootdir=tests
+                candidate = root / word if word else root
+                if "/" not in word and (index == 0 or words[index - 1] in {"&&", "||", "|", ";"}):
+                    found = shutil.which(word, path=search)
+                    relative = _inside(Path(found), root) if found else None
+                    if relative is not None:
+                        programs[relative] = _stamp(root / relative)
+                        continue
+                if not word or word.startswith("-") or not candidate.exists():
+                    continue
+                relative = _inside(candidate, root)
+                if relative is None or relative == ".":
+                    continue
+                if candidate.is_dir():
+                    folders.append(relative)
+                else:
+                    files[relative] = _stamp(root / relative)
+        return cls(programs=programs, files=files, folders=tuple(dict.fromkeys(folders)))
+
+    def changed_by(
+        self, workdir: Path, changed: Sequence[str] | None
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What of the checks the attempt changed: (programs, files).
+
+        Args:
+            workdir: The project root.
+            changed: The files the attempt changed (relative, POSIX), ``None`` when unknown:
+                then only the programs and the files the commands name are compared.
+
+        Returns:
+            The programs, and the files: those the commands name or that lie under a folder
+            they name, tests by their path (``tests/``, ``test_*.py``, ``*.spec.ts`` ...),
+            and the files that decide what a runner collects (``conftest.py``,
+            ``pytest.ini``, ``pyproject.toml``, ``package.json``, ``jest.config.js`` ...).
+        """
+        root = workdir.resolve()
+        programs = [p for p, stamp in self.programs.items() if _stamp(root / p) != stamp]
+        files = {f for f, stamp in self.files.items() if _stamp(root / f) != stamp}
+        for path in changed or ():
+            if (
+                path in self.files
+                or any(path.startswith(f"{folder}/") for folder in self.folders)
+                or surface_of(path, DEFAULT_RULES) is ReviewSurface.TEST
+                or _COLLECTION_CONFIGS.search(path)
+            ):
+                files.add(path)
+        return tuple(sorted(programs)), tuple(sorted(files))
 
 
 def failure_context(  # noqa: PLR0913 -- every field of the failure is an argument

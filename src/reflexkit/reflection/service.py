@@ -144,6 +144,11 @@ class DefaultReflectionService:
         self._writes: dict[str, int] = {}  # session id -> reflections stored
         self._details: dict[str, ReflectionDetails] = {}  # reflection id -> details
 
+    @property
+    def max_reflections_per_retry(self) -> int:
+        """How many reflections a retry prompt carries (``maxReflectionsPerRetry``)."""
+        return self._config.max_reflections_per_retry
+
     # --- generate ---------------------------------------------------------------------------
 
     def prepare(self, failure: FailureContext, /) -> tuple[FailureContext, dict[str, int], str]:
