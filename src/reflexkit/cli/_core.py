@@ -156,6 +156,9 @@ class _Group(click.Group):
                 raise
             _fail([str(err)], EXIT_FAILED)
         except OSError as err:
+            from reflexkit.cli._streams import exit_if_reader_left  # noqa: PLC0415
+
+            exit_if_reader_left(err)  # `reflexkit recent s1 | head -1`: quietly, exit 141
             if _debugging(ctx):
                 raise
             where = f"{err.filename}: " if err.filename else ""

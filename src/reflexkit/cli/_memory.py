@@ -10,6 +10,7 @@ import orjson
 
 from reflexkit import _serde
 from reflexkit._text import strip_control
+from reflexkit.cli import _streams
 from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     _app,
@@ -108,7 +109,6 @@ def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Count what memory holds: records, subtasks, categories, failure types, corrupt lines."""
-    from rich.console import Console  # noqa: PLC0415 -- rich only where it is used
     from rich.table import Table  # noqa: PLC0415
 
     from reflexkit.orchestrator.events import led_to_success  # noqa: PLC0415
@@ -136,7 +136,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         data["location"] = where
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
-    console = Console()
+    console = _streams.console()
     table = Table(title=f"reflexkit memory ({backend})")
     table.add_column("figure")
     table.add_column("value", justify="right")

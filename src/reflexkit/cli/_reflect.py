@@ -110,12 +110,15 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
             service = app.reflection.service()
             reflection = service.generate(failure)
     _fail_on_missing_fixtures(service)
+    # Saved before it is printed: a reader that leaves early (`| head -c 10`) or a stdout
+    # that fails costs the output, never the record.
+    saved = no_save or service.save(reflection)
     click.echo(
         _serde.dumps(reflection, indent=True).decode()
         if as_json
         else strip_control(_summary(reflection))
     )
-    if not no_save and not service.save(reflection):
+    if not saved:
         _fail([f"could not save the reflection: {service.health.last_error}"], EXIT_FAILED)
     if recorder is not None and not recorder.recorded:
         reason = reflection.fallback_reason or "no reply"
