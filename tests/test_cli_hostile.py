@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import shlex
 import subprocess
 import sys
@@ -197,3 +198,285 @@ def test_a_plain_environment_gets_plain_whole_output(project: Path, env: dict[st
         assert b"\x1b" not in done.stdout
     stats = reflexkit(project, "stats", env=env)
     assert str(project / MEMORY).encode() in stats.stdout
+
+
+# --- input: terminals, devices, FIFOs, sizes ---------------------------------------------------
+
+
+def test_reflect_alone_on_a_terminal_says_what_it_wants(project: Path) -> None:
+    """`reflexkit reflect` typed alone: exit 2 with what to do, not a silent wait for input."""
+    main, other = pty.openpty()
+    try:
+        done = subprocess.run(
+            [PY, "-m", "reflexkit", "reflect"],
+            cwd=project,
+            stdin=other,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    finally:
+        os.close(other)
+        os.close(main)
+    assert done.returncode == 2, done.stderr
+    assert b"stdin is a terminal" in done.stderr
+    assert b"--input FILE" in done.stderr
+
+
+def test_input_dash_on_a_terminal_reads_it_after_a_hint(project: Path) -> None:
+    """`--input -` on a terminal says how to end the input, then reads what is typed."""
+    main, other = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [PY, "-m", "reflexkit", "reflect", "--input", "-", "--no-save"],
+            cwd=project,
+            stdin=other,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        os.write(main, json.dumps(FAILURE).encode() + b"\n\x04")  # the line, then Ctrl-D
+        out, err = proc.communicate(timeout=30)
+    finally:
+        os.close(other)
+        os.close(main)
+    assert proc.returncode == 0, err
+    assert b"end with Ctrl-D" in err
+    assert b"root_cause" in out or b"Analysis" in out
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom", "/dev/null"])
+def test_a_device_as_input_is_refused_at_once(project: Path, device: str) -> None:
+    """`--input /dev/zero` is one line and exit 2, not an endless read into memory."""
+    done = reflexkit(project, "reflect", "--input", device, timeout=30)
+    assert done.returncode == 2
+    assert f"{device}: is a device".encode() in done.stderr
+    assert records(project) == []
+
+
+def test_endless_stdin_is_cut_off_with_memory_bounded(project: Path) -> None:
+    """`cat /dev/zero | reflexkit reflect`: exit 2 after the limit, peak memory bounded."""
+    done = in_shell(
+        project,
+        "head -c 2000000000 /dev/zero | tr '\\0' ' ' | /usr/bin/env time -f %M $RK reflect",
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "stdin: more than 32 MiB" in done.stderr
+    peak_kib = int(done.stderr.strip().splitlines()[-1])
+    assert peak_kib < 200_000, peak_kib  # 2 GB offered, well under 200 MB held
+
+
+def test_a_fifo_nobody_writes_is_an_error_not_a_hang(project: Path) -> None:
+    """A named FIFO with no writer, as --input, --config or a task file: exit 2, at once."""
+    fifo = project / "fifo"
+    os.mkfifo(fifo)
+    for args in (
+        ["reflect", "--input", "fifo"],
+        ["config", "check", "--config", "fifo"],
+        ["run", "fifo"],
+    ):
+        done = reflexkit(project, *args, timeout=30)
+        assert done.returncode == 2, (args, done.stderr)
+        assert b"fifo: a FIFO with nothing written to it" in done.stderr, done.stderr
+
+
+def test_a_fifo_or_a_pipe_with_a_writer_is_read(project: Path) -> None:
+    """Process substitution `<(...)` and a FIFO that is being written both work."""
+    done = in_shell(project, "$RK reflect --no-save --input <(cat fail.json)")
+    assert done.returncode == 0, done.stderr
+    done = in_shell(project, "mkfifo f2; (cat fail.json > f2 &); sleep 0.5; $RK reflect --input f2")
+    assert done.returncode == 0, done.stderr
+    assert [r["subtaskId"] for r in records(project)] == ["discount"]
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "/dev/tty-nonexistent", "."])
+def test_config_that_is_not_a_file_is_one_line(project: Path, target: str) -> None:
+    """--config at a device, a missing path or a folder: exit 2, one line, no hang."""
+    done = reflexkit(project, "recent", "discount", "--config", target, timeout=30)
+    assert done.returncode == 2
+    assert b"Traceback" not in done.stderr
+
+
+# --- JSON built to hurt ---------------------------------------------------------------------
+
+
+def failure_text(**fields: str) -> str:
+    """The failure as JSON text, with some values replaced by raw JSON."""
+    parts = {k: json.dumps(v) for k, v in FAILURE.items()}
+    parts.update(fields)
+    return "{" + ",".join(f'"{k}":{v}' for k, v in parts.items()) + "}"
+
+
+HURTFUL = {
+    "5000-digit integer": (failure_text(attemptNumber="1" + "0" * 5000), "number too large"),
+    "NaN": (failure_text(exitCode="NaN"), "invalid JSON"),
+    "Infinity": (failure_text(durationMs="Infinity"), "invalid JSON"),
+    "repeated key": (
+        failure_text()[:-1] + ',"subtaskId":"other"}',
+        'the key "subtaskId" is repeated',
+    ),
+    "lone surrogate": (failure_text(errorOutput='"\\ud800 x"'), "surrogate"),
+    "top-level array": ("[" + failure_text() + "]", "$: expected an object"),
+    "100,000-deep nesting": ("[" * 100_000 + "]" * 100_000, "nested more than 1024 levels"),
+    "1,000-deep nesting in a field": (
+        failure_text(filesModified="[" * 1000 + "]" * 1000),
+        "nested too deep",
+    ),
+    "file of NULs": ("\0" * 10_000, "invalid JSON"),
+    "empty": ("", "empty"),
+    "number for a string": (failure_text(taskId="5"), "$.taskId: expected a string"),
+    "string for a number": (failure_text(attemptNumber='"1"'), "$.attemptNumber: expected"),
+    "true as attempt number": (failure_text(attemptNumber="true"), "got true"),
+    "1.0 as attempt number": (failure_text(attemptNumber="1.0"), "got 1.0"),
+    "negative attempt": (failure_text(attemptNumber="-1"), "got -1"),
+    "huge attempt": (failure_text(attemptNumber="1e300"), "$.attemptNumber"),
+    "negative duration": (failure_text(durationMs="-5"), "$.durationMs"),
+    "path in subtaskId": (failure_text(subtaskId='"../../etc"'), "$.subtaskId: expected an id"),
+    "newline in taskId": (failure_text(taskId='"a\\nb"'), "$.taskId: expected an id"),
+    "NUL in subtaskId": (failure_text(subtaskId='"a\\u0000b"'), "$.subtaskId: expected an id"),
+    "NFD subtaskId": (failure_text(subtaskId='"cafe\\u0301"'), "$.subtaskId: expected an id"),
+    "10,000-character id": (failure_text(subtaskId=json.dumps("a" * 10_000)), "$.subtaskId"),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), HURTFUL.values(), ids=HURTFUL.keys())
+def test_hurtful_json_is_one_clear_line_and_exit_2(project: Path, text: str, expected: str) -> None:
+    """Each attack on the parser or the model: exit 2, a message naming it, nothing stored."""
+    done = reflexkit(project, "reflect", stdin=text.encode())
+    assert done.returncode == 2, done.stderr
+    err = done.stderr.decode()
+    assert expected in err, err
+    assert "Traceback" not in err
+    assert "internal error" not in err
+    assert all(len(line) < 400 for line in err.splitlines())
+    assert records(project) == []
+
+
+def test_valid_input_around_the_edges_is_accepted(project: Path) -> None:
+    """What is hostile-looking but valid passes: a big exit code, unicode text, a BOM."""
+    text = failure_text(exitCode="-9", attemptNumber="9223372036854775807")
+    done = reflexkit(project, "reflect", stdin=b"\xef\xbb\xbf" + text.encode())
+    assert done.returncode == 0, done.stderr
+    (saved,) = records(project)
+    assert saved["attemptNumber"] == 9223372036854775807
+
+
+# --- project.json, task files and the environment ---------------------------------------------
+
+
+def write_config(root: Path, text: str) -> None:
+    """Replace the project's project.json with *text*."""
+    (root / ".reflexkit" / "project.json").write_text(text)
+
+
+CONFIGS = {
+    "repeated key": (
+        '{"reflexion": {"backend": "heuristic", "backend": "llm"}}',
+        'the key "backend" is repeated',
+    ),
+    "5000-digit integer": (
+        '{"reflexion": {"maxReflectionsPerRetry": 1' + "0" * 5000 + "}}",
+        "number too large",
+    ),
+    "bool for an integer": (
+        '{"reflexion": {"maxReflectionsPerRetry": true}}',
+        "$.reflexion.maxReflectionsPerRetry: expected an integer >= 1, got true",
+    ),
+    "deep nesting": (
+        '{"orchestrator": {"agentCommand": ' + "[" * 1000 + "]" * 1000 + "}}",
+        "nested too deep",
+    ),
+    "newline in a path": (
+        '{"memory": {"path": "a\\nb.jsonl"}}',
+        "$.memory.path: expected a path without control characters",
+    ),
+    "NUL in a path": (
+        '{"reports": {"path": "a\\u0000b"}}',
+        "$.reports.path: expected a path without control characters",
+    ),
+    "a user that does not exist": (
+        '{"memory": {"path": "~no-such-user-h5/m.jsonl"}}',
+        "$.memory.path: no such user's home folder",
+    ),
+    "top-level array": ("[]", "$: expected an object, got a list"),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), CONFIGS.values(), ids=CONFIGS.keys())
+def test_hurtful_project_json_is_exit_2_on_every_command(
+    project: Path, text: str, expected: str
+) -> None:
+    """project.json built to hurt: `recent` and `reflect` both exit 2 with the JSON path."""
+    write_config(project, text)
+    for args in (["recent", "discount"], ["reflect", "--input", "fail.json"]):
+        done = reflexkit(project, *args)
+        assert done.returncode == 2, (args, done.stderr)
+        err = done.stderr.decode()
+        assert expected in err, err
+        assert "internal error" not in err
+    assert records(project) == []
+
+
+def test_a_task_file_with_a_repeated_key_is_refused(project: Path) -> None:
+    """Which of two `verify` lists would run? Neither: the task file is an error."""
+    (project / "task.json").write_text(
+        '{"id": "t", "subtasks": [{"id": "a", "description": "d", "verify": ["true"],'
+        ' "verify": ["rm -rf x"]}]}'
+    )
+    done = reflexkit(project, "run", "task.json")
+    assert done.returncode == 2, done.stderr
+    assert b'the key "verify" is repeated' in done.stderr
+
+
+@pytest.mark.parametrize("value", ["", "   ", "\t\n"])
+def test_a_blank_reflexkit_config_means_unset(project: Path, value: str) -> None:
+    """`export REFLEXKIT_CONFIG=" "` is no setting: the project's own file is found."""
+    done = reflexkit(project, "config", "check", env={"REFLEXKIT_CONFIG": value})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["reflexion"]["backend"] == "heuristic"
+
+
+def test_a_missing_reflexkit_config_names_the_variable(project: Path) -> None:
+    """A path from the environment that is missing says where it came from, newline shown."""
+    done = reflexkit(project, "recent", "discount", env={"REFLEXKIT_CONFIG": "no\nsuch.json"})
+    assert done.returncode == 2
+    assert done.stderr.decode().strip() == (
+        "reflexkit: no<U+000A>such.json ($REFLEXKIT_CONFIG): no such file"
+    )
+
+
+def test_config_of_a_user_that_does_not_exist(project: Path) -> None:
+    """`--config ~nobody-h5/p.json`: exit 2, one line, no RuntimeError."""
+    done = reflexkit(project, "recent", "discount", "--config", "~no-such-user-h5/p.json")
+    assert done.returncode == 2
+    assert b"no such user's home folder" in done.stderr
+
+
+def test_a_deleted_working_directory_is_a_setup_error(tmp_path: Path) -> None:
+    """Cwd removed under the process: exit 2 saying so, for reading and for reflecting."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    (tmp_path / "fail.json").write_text(json.dumps(FAILURE))
+    done = in_shell(
+        gone,
+        f"rmdir {shlex.quote(str(gone))}; $RK recent discount; echo rc=$?;"
+        f" $RK reflect --backend heuristic --input {shlex.quote(str(tmp_path / 'fail.json'))};"
+        " echo rc=$?",
+    )
+    assert done.stdout.split() == ["rc=2", "rc=2"], done.stderr
+    assert done.stderr.count("the current folder was deleted") == 2
+
+
+def test_no_home_still_works(project: Path) -> None:
+    """HOME unset: reflect and recent work (nothing needs the home folder)."""
+    env = {k: v for k, v in os.environ.items() if k not in {"HOME", "REFLEXKIT_CONFIG"}}
+    for args in (["reflect", "--input", "fail.json"], ["recent", "discount"]):
+        done = subprocess.run(
+            [PY, "-m", "reflexkit", *args],
+            cwd=project,
+            capture_output=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr

@@ -89,7 +89,10 @@ configs = st.builds(
         max_prompt_chars=st.integers(min_value=200, max_value=10**6),
     ),
     memory=st.builds(
-        MemoryConfig, path=texts.filter(str.strip), durability=st.sampled_from(Durability)
+        MemoryConfig,
+        # A path has no control characters and no ~user that may not exist (#19, h5).
+        path=texts.filter(lambda p: p.strip() and p.isprintable() and not p.startswith("~")),
+        durability=st.sampled_from(Durability),
     ),
 )
 

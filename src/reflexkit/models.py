@@ -143,7 +143,13 @@ def _show(value: object) -> str:
         return (
             '"' + value + '"' if len(value) <= _SHOW_MAX else '"' + value[: _SHOW_MAX - 3] + '..."'
         )
-    return repr(value)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # an int over 4,300 digits, a structure too deep
+        if isinstance(value, int):
+            return f"an integer of {value.bit_length()} bits"
+        return f"a {type(value).__name__} nested too deep to show"
+    return text if len(text) <= _SHOW_MAX else text[: _SHOW_MAX - 3] + "..."
 
 
 def _wrong_type(attr: attrs.Attribute[Any] | str, expected: str, value: object) -> TypeError:

@@ -152,7 +152,7 @@ def _warn_nondeterministic(app: Application, *, run_id: str | None, recording: b
 
 
 def _scripted(path: Path) -> ScriptedSubagent:
-    data = _serde.loads(path.read_bytes(), source=str(path))
+    data = _serde.loads(_serde.read_file(path, source=str(path)), source=str(path))
     problems = []
     if not isinstance(data, dict):
         problems.append(f"{path}: $: expected an object of subtask ids, got {_serde.kind(data)}")
