@@ -324,7 +324,7 @@ HURTFUL = {
     ),
     "file of NULs": ("\0" * 10_000, "invalid JSON"),
     "empty": ("", "empty"),
-    "number for a string": (failure_text(taskId="5"), "$.taskId: expected a string"),
+    "number for a string": (failure_text(taskId="5"), "$.taskId: expected an id of letters"),
     "string for a number": (failure_text(attemptNumber='"1"'), "$.attemptNumber: expected"),
     "true as attempt number": (failure_text(attemptNumber="true"), "got true"),
     "1.0 as attempt number": (failure_text(attemptNumber="1.0"), "got 1.0"),

@@ -21,7 +21,6 @@ from reflexkit.cli._core import (
     _service,
     _state,
 )
-from reflexkit.exceptions import ConfigError
 from reflexkit.tasks.config import (
     GeneratorBackend,
 )
@@ -84,23 +83,8 @@ def _read_input(ctx: click.Context, input_: str) -> FailureContext:
     else:
         source = show_name(input_)
         raw = _serde.read_file(input_, source=source)
-    failure = _serde.structure(_serde.loads(raw, source=source), FailureContext, source=source)
-    _check_ids(failure, source)
-    return failure
-
-
-def _check_ids(failure: FailureContext, source: str) -> None:
-    """Ids are what ``recent`` asks memory for: one ``recent`` can't ask for is refused."""
-    from reflexkit.models import check_id  # noqa: PLC0415 -- lazy, as in _core
-
-    errors = []
-    for key, value in (("taskId", failure.task_id), ("subtaskId", failure.subtask_id)):
-        try:
-            check_id(None, None, value)  # type: ignore[arg-type]  # an attrs validator
-        except ValueError as err:
-            errors.append(f"{source}: $.{key}: {err}")
-    if errors:
-        raise ConfigError(errors)
+    # FailureContext checks the ids: one `recent` can't ask for is refused, not stored.
+    return _serde.structure(_serde.loads(raw, source=source), FailureContext, source=source)
 
 
 @click.command()
