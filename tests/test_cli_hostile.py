@@ -11,9 +11,12 @@ import json
 import os
 import pty
 import shlex
+import shutil
+import stat
 import subprocess
 import sys
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import orjson
@@ -480,3 +483,86 @@ def test_no_home_still_works(project: Path) -> None:
             check=False,
         )
         assert done.returncode == 0, done.stderr
+
+
+# --- an unwritable or misshapen .reflexkit ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [
+        ("a file named .reflexkit/memory", "Not a directory"),
+        ("a folder where the memory file goes", "Is a directory"),
+    ],
+)
+def test_a_misshapen_reflexkit_folder_is_a_setup_error(
+    project: Path, shape: str, expected: str
+) -> None:
+    """Memory that can't be opened as laid out: exit 2 naming the path, the reflection shown."""
+    memory = project / MEMORY
+    if shape.startswith("a file"):
+        memory.parent.write_text("not a folder")
+    else:
+        memory.mkdir(parents=True)
+    done = reflexkit(project, "reflect", "--input", "fail.json")
+    assert done.returncode == 2, done.stderr
+    assert b"Analysis:" in done.stdout  # the work is printed, not lost
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("reflexkit: could not save the reflection (printed above): ")
+    assert expected in last
+    for args in (["recent", "discount"], ["stats"]):
+        done = reflexkit(project, *args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert b"Traceback" not in done.stderr
+
+
+def as_nobody() -> list[str]:
+    """A command prefix that drops root (which ignores permissions) to nobody."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("root without setpriv: permissions can't be tested")
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A folder that nobody (uid 65534) can reach, unlike pytest's 0700 tmp_path."""
+    path = Path(tempfile.mkdtemp(prefix="reflexkit-h5-"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.parametrize("where", ["read-only .reflexkit", "read-only working directory"])
+def test_an_unwritable_place_for_memory_is_a_setup_error(shared_dir: Path, where: str) -> None:
+    """No permission to create memory: exit 2 with the path and the reason, no traceback."""
+    (shared_dir / "fail.json").write_text(json.dumps(FAILURE))
+    (shared_dir / "fail.json").chmod(0o644)
+    if where.startswith("read-only .reflexkit"):
+        (shared_dir / ".reflexkit").mkdir(mode=0o555)
+        (shared_dir / ".reflexkit").chmod(0o555)
+    done = subprocess.run(
+        [*as_nobody(), PY, "-m", "reflexkit", "reflect", "--backend", "heuristic"],
+        cwd=shared_dir,
+        input=json.dumps(FAILURE).encode(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "REFLEXKIT_CONFIG"},
+    )
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert "Permission denied" in last, last
+    assert "Traceback" not in done.stderr.decode()
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o077])
+def test_the_memory_file_is_private_whatever_the_umask(project: Path, umask: int) -> None:
+    """Umask 000 does not make memory world-writable (reflections become prompts)."""
+    done = in_shell(project, f"umask {umask:03o}; $RK reflect --input fail.json")
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE((project / MEMORY).stat().st_mode) == 0o600

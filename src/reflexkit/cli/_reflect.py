@@ -151,10 +151,24 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         else strip_control(_summary(reflection))
     )
     if not saved:
+        problem = _memory_problem(ctx)
+        if problem is not None:  # nothing will save until the setup changes: exit 2
+            _fail([f"could not save the reflection (printed above): {problem}"], EXIT_BAD_INPUT)
         _fail([f"could not save the reflection: {service.health.last_error}"], EXIT_FAILED)
     if recorder is not None and not recorder.recorded:
         reason = reflection.fallback_reason or "no reply"
         _fail([f"nothing recorded in {record}: Claude gave no reply ({reason})"], EXIT_FAILED)
+
+
+def _memory_problem(ctx: click.Context) -> str | None:
+    """What in the setup keeps the JSONL memory from being written, if that is the cause."""
+    from reflexkit.cli._setup import memory_setup_problem  # noqa: PLC0415 -- only on error
+    from reflexkit.tasks.config import MemoryBackend  # noqa: PLC0415
+
+    project = _state(ctx).project()
+    if project.config.memory.backend is not MemoryBackend.JSONL:
+        return None
+    return memory_setup_problem(project.memory_path)
 
 
 @click.group()
