@@ -111,3 +111,38 @@ def test_one_store_shared_by_threads_loses_nothing(tmp_path: Path) -> None:
     assert sum(1 for _ in memory) == 400
     assert [r.attempt_number for r in memory.recent("s3", limit=3)] == [48, 49, 50]
     memory.close()
+
+
+class _Garbage:
+    """A generator that returns (or raises) whatever it was given."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def generate(self, failure: FailureContext) -> object:
+        """Return the garbage, or raise it."""
+        del failure
+        if isinstance(self.value, BaseException):
+            raise self.value
+        return self.value
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [None, {"analysis": "x"}, "a reflection", 42, RecursionError("deep"), MemoryError()],
+    ids=["None", "dict", "str", "int", "RecursionError", "MemoryError"],
+)
+def test_a_generator_returning_garbage_falls_back(tmp_path: Path, garbage: object) -> None:
+    """Whatever a custom generator returns or raises, generate() gives a real reflection."""
+    from dependency_injector import providers  # noqa: PLC0415 -- the composition root's tool
+
+    app = build_application(load_project(cwd=tmp_path))
+    try:
+        with app.reflection.generator.override(providers.Object(_Garbage(garbage))):
+            service = app.reflection.service()
+            reflection = service.generate(failure())
+        assert reflection.source.value == "heuristic"
+        assert reflection.fallback_reason == "generator_error"
+        assert service.save(reflection)
+    finally:
+        app.shutdown_resources()

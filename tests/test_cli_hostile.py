@@ -566,3 +566,28 @@ def test_the_memory_file_is_private_whatever_the_umask(project: Path, umask: int
     done = in_shell(project, f"umask {umask:03o}; $RK reflect --input fail.json")
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE((project / MEMORY).stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("command", [["recent", "discount"], ["reflect", "--input", "fail.json"]])
+def test_a_fifo_as_the_memory_file_is_an_error_not_a_hang(
+    project: Path, command: list[str]
+) -> None:
+    """memory.path naming a FIFO: opening it would wait for a writer forever; exit 2 instead."""
+    (project / MEMORY).parent.mkdir(parents=True)
+    os.mkfifo(project / MEMORY)
+    done = reflexkit(project, *command, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert b"$.memory.path: " in done.stderr
+    assert b"is a FIFO; expected a JSONL file" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "subtask_id", ["-x", "a/b", "..", "a\nb", "cafe\u0301", "caf\u00e9", "\u0430pi", "a" * 10_000]
+)
+def test_recent_refuses_ids_it_can_never_have_stored(project: Path, subtask_id: str) -> None:
+    """`recent -- -x`, paths, newlines, NFD/NFC and lookalike letters, 10,000 characters."""
+    done = reflexkit(project, "recent", "--", subtask_id)
+    assert done.returncode == 2, done.stderr
+    err = done.stderr.decode()
+    assert err.startswith("reflexkit: SUBTASK_ID: expected an id of letters"), err
+    assert len(err) < 400

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -563,6 +564,35 @@ def load_project(config: Path | str | None = None, *, cwd: Path | None = None) -
         ConfigError: The file can't be read, isn't JSON or doesn't validate; every problem
             is one line, ``"<file>: $.json.path: what was expected"``.
     """
+    project = _load(config, cwd)
+    _check_memory_file(project)
+    return project
+
+
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _check_memory_file(project: LoadedProject) -> None:
+    """Refuse a memory file that is a FIFO, a device or a socket: opening one would hang."""
+    jsonl = project.config.memory.backend is MemoryBackend.JSONL
+    key, path = ("path", project.memory_path) if jsonl else ("spoolPath", project.spool_path)
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return  # missing (created on the first append) or unreachable: memory says why
+    for test, what in _SPECIAL:
+        if test(mode):
+            where = f"{project.path}: " if project.path else ""
+            msg = f"{where}$.memory.{key}: {show_name(str(path))} is {what}; expected a JSONL file"
+            raise ConfigError([msg])
+
+
+def _load(config: Path | str | None, cwd: Path | None) -> LoadedProject:
     here = _current_folder() if cwd is None else cwd.resolve()
     from_env = os.environ.get(CONFIG_ENV, "")
     # Unset, empty and blank are the same: a stray `export REFLEXKIT_CONFIG=" "` means none.
