@@ -591,3 +591,17 @@ def test_recent_refuses_ids_it_can_never_have_stored(project: Path, subtask_id: 
     err = done.stderr.decode()
     assert err.startswith("reflexkit: SUBTASK_ID: expected an id of letters"), err
     assert len(err) < 400
+
+
+def test_very_long_paths_give_short_error_lines(project: Path) -> None:
+    """A 10,000-character memory.path or --input name: exit 2, each error line bounded."""
+    write_config(project, json.dumps({"memory": {"path": "a" * 10_000}}))
+    done = reflexkit(project, "recent", "discount")
+    assert done.returncode == 2
+    assert b"$.memory.path: expected a path of at most 4096 bytes" in done.stderr
+    assert len(done.stderr) < 400
+    write_config(project, "{}")
+    for name in ("b" * 5000, "/".join(["c" * 200] * 30)):
+        done = reflexkit(project, "reflect", "--input", name)
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr) < 400, done.stderr

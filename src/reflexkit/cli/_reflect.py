@@ -81,7 +81,7 @@ def _read_input(ctx: click.Context, input_: str) -> FailureContext:
             click.echo("reflexkit: reading a FailureContext as JSON; end with Ctrl-D", err=True)
         raw = _serde.read_limited(stdin, source=source)
     else:
-        source = show_name(input_)
+        source = show_name(input_, max_chars=200)  # an error line stays a line
         raw = _serde.read_file(input_, source=source)
     # FailureContext checks the ids: one `recent` can't ask for is refused, not stored.
     return _serde.structure(_serde.loads(raw, source=source), FailureContext, source=source)

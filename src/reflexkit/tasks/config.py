@@ -153,6 +153,8 @@ class Durability(enum.StrEnum):
     """The record is on the disk when ``append`` returns: safe if the machine loses power."""
 
 
+_PATH_MAX = 4096  # Linux's PATH_MAX and NAME_MAX: longer never opens
+_NAME_MAX = 255
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
@@ -164,6 +166,13 @@ def path_text(_inst: object, _attr: attrs.Attribute[Any], value: str) -> None:
     """
     if not isinstance(value, str):
         return  # the type check says what is wrong
+    longest = max((len(part.encode()) for part in value.split("/")), default=0)
+    if len(value.encode()) > _PATH_MAX or longest > _NAME_MAX:
+        msg = (
+            f"expected a path of at most {_PATH_MAX} bytes, each name at most {_NAME_MAX}, "
+            f"got {len(value)} characters ({show_name(value, max_chars=40)})"
+        )
+        raise ValueError(msg)
     if _CONTROL_RE.search(value):
         msg = f"expected a path without control characters, got {json.dumps(value)[:80]}"
         raise ValueError(msg)
@@ -524,6 +533,10 @@ def _root_of(config_path: Path) -> Path:
     return (parent.parent if parent.name == ".reflexkit" else parent).resolve()
 
 
+_LABEL_MAX = 200
+"""How much of a file name an error line shows (the middle of a longer one is cut)."""
+
+
 def _current_folder() -> Path:
     try:
         return Path.cwd().resolve()
@@ -597,7 +610,7 @@ def _load(config: Path | str | None, cwd: Path | None) -> LoadedProject:
     from_env = os.environ.get(CONFIG_ENV, "")
     # Unset, empty and blank are the same: a stray `export REFLEXKIT_CONFIG=" "` means none.
     explicit = config if config is not None else (from_env if from_env.strip() else None)
-    label = show_name(str(explicit)) if explicit is not None else ""
+    label = show_name(str(explicit), max_chars=_LABEL_MAX) if explicit is not None else ""
     if config is None and explicit is not None:
         label = f"{label} (${CONFIG_ENV})"
     path = expand_user(Path(explicit), label) if explicit is not None else find_config(here)
@@ -605,7 +618,7 @@ def _load(config: Path | str | None, cwd: Path | None) -> LoadedProject:
         return LoadedProject(config=ProjectConfig(), root=here)
     if not path.is_absolute():
         path = here / path
-    label = label or show_name(str(path))
+    label = label or show_name(str(path), max_chars=_LABEL_MAX)
     raw = _serde.read_file(path, source=label)
     data = _serde.loads(raw, source=label)
     if not isinstance(data, dict):
