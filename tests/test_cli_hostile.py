@@ -605,3 +605,43 @@ def test_very_long_paths_give_short_error_lines(project: Path) -> None:
         done = reflexkit(project, "reflect", "--input", name)
         assert done.returncode == 2, done.stderr
         assert len(done.stderr) < 400, done.stderr
+
+
+def test_an_unreadable_config_or_input_is_one_line(shared_dir: Path) -> None:
+    """project.json or --input without read permission: exit 2, "Permission denied"."""
+    (shared_dir / ".reflexkit").mkdir(mode=0o755)
+    config = shared_dir / ".reflexkit" / "project.json"
+    config.write_text("{}")
+    config.chmod(0o000)
+    failure_file = shared_dir / "fail.json"
+    failure_file.write_text(json.dumps(FAILURE))
+    failure_file.chmod(0o000)
+    env = {k: v for k, v in os.environ.items() if k != "REFLEXKIT_CONFIG"}
+    for args, shown in (
+        (["recent", "discount"], "project.json: cannot read: Permission denied"),
+        (["reflect", "--input", "fail.json", "--config", "/dev/null/x"], None),
+        (["fixtures", "key", "--input", "fail.json"], "'fail.json' is not readable"),
+    ):
+        done = subprocess.run(
+            [*as_nobody(), PY, "-m", "reflexkit", *args],
+            cwd=shared_dir,
+            capture_output=True,
+            timeout=60,
+            check=False,
+            env=env,
+        )
+        assert done.returncode == 2, (args, done.stderr)
+        assert "Traceback" not in done.stderr.decode()
+        if shown is not None:
+            assert shown in done.stderr.decode(), done.stderr
+    config.chmod(0o644)
+    done = subprocess.run(
+        [*as_nobody(), PY, "-m", "reflexkit", "reflect", "--input", "fail.json"],
+        cwd=shared_dir,
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 2
+    assert "'fail.json' is not readable" in done.stderr.decode()
