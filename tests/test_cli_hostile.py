@@ -645,3 +645,26 @@ def test_an_unreadable_config_or_input_is_one_line(shared_dir: Path) -> None:
     )
     assert done.returncode == 2
     assert "'fail.json' is not readable" in done.stderr.decode()
+
+
+@pytest.mark.parametrize("days", ["99999999999999999999", "1000000"])
+def test_prune_older_than_a_date_before_year_1_is_a_usage_error(project: Path, days: str) -> None:
+    """`prune --older-than` huge: exit 2 naming the range, not an OverflowError."""
+    seed(project, 1)
+    done = reflexkit(project, "prune", "--older-than", days)
+    assert done.returncode == 2, done.stderr
+    assert b"0<=x<=100000" in done.stderr
+    assert len(records(project)) == 1
+
+
+def test_ages_in_project_json_are_bounded(project: Path) -> None:
+    """RetentionDays and lookbackHours that reach before year 1 are config errors."""
+    write_config(
+        project,
+        json.dumps({"reflexion": {"retentionDays": 10**7}, "insights": {"lookbackHours": 10**12}}),
+    )
+    done = reflexkit(project, "prune")
+    assert done.returncode == 2
+    err = done.stderr.decode()
+    assert "$.reflexion.retentionDays: expected an integer from 1 to 100000" in err
+    assert "$.insights.lookbackHours: expected an integer from 1 to 2400000" in err

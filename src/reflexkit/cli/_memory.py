@@ -22,6 +22,7 @@ from reflexkit.cli._core import (
 )
 from reflexkit.models import utcnow
 from reflexkit.reflection.retry_prompt import format_reflections
+from reflexkit.tasks.config import MAX_DAYS
 
 __all__ = ["memory", "prune", "recent", "stats"]
 
@@ -79,7 +80,7 @@ def recent(
 @click.option(
     "--older-than",
     "days",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=MAX_DAYS),
     default=None,
     help="Age in days (default: reflexion.retentionDays).",
 )

@@ -36,9 +36,14 @@ def between(low: int, high: int) -> Any:  # noqa: ANN401 -- an attrs validator
     return check
 
 
+MAX_DAYS = 100_000
+"""The longest age (about 270 years) a setting or ``prune --older-than`` may name: a date
+that far back is still a date; ten times that is before year 1, and an OverflowError."""
+
 __all__ = [
     "CONFIG_ENV",
     "CONFIG_RELPATH",
+    "MAX_DAYS",
     "ClaudeCodeConfig",
     "Durability",
     "Effort",
@@ -196,7 +201,7 @@ class ReflexionConfig:
     enabled: bool = True
     max_reflections_per_retry: int = attrs.field(default=3, validator=at_least(1))
     generation_timeout_ms: int = attrs.field(default=30_000, validator=at_least(1))
-    retention_days: int = attrs.field(default=30, validator=at_least(1))
+    retention_days: int = attrs.field(default=30, validator=between(1, MAX_DAYS))
     backend: GeneratorBackend = GeneratorBackend.LLM
     model: str = "claude-haiku-5-5"
     max_prompt_chars: int = attrs.field(default=4_000, validator=at_least(200))
@@ -430,7 +435,7 @@ class InsightsConfig:
     enabled: bool = True
     consecutive_failure_limit: int = attrs.field(default=3, validator=at_least(2))
     timeout_limit: int = attrs.field(default=3, validator=at_least(1))
-    lookback_hours: int = attrs.field(default=24, validator=at_least(1))
+    lookback_hours: int = attrs.field(default=24, validator=between(1, MAX_DAYS * 24))
     min_result_length: int = attrs.field(default=20, validator=at_least(0))
     batch_threshold: int = attrs.field(default=10, validator=at_least(1))
     max_lessons: int = attrs.field(default=2, validator=at_least(0))
