@@ -201,6 +201,7 @@ def test_a_plain_environment_gets_plain_whole_output(project: Path, env: dict[st
         assert b"\x1b" not in done.stdout
     stats = reflexkit(project, "stats", env=env)
     assert str(project / MEMORY).encode() in stats.stdout
+    assert b"records" in stats.stdout  # a table squeezed to 5 columns showed empty cells
 
 
 # --- input: terminals, devices, FIFOs, sizes ---------------------------------------------------

@@ -130,7 +130,9 @@ def broken_pipe() -> NoReturn:
 def console(**options: Any) -> Console:  # noqa: ANN401 -- rich's own keyword options
     """A rich console that, like the rest of the command, ends with exit 141 on a broken pipe.
 
-    (rich's own reaction is exit 1, which a caller can't tell from a failure.)
+    (rich's own reaction is exit 1, which a caller can't tell from a failure.) Narrower than
+    40 columns (``COLUMNS=5``) it lays out for 80: a table squeezed to empty cells shows
+    nothing, wrapped lines still show everything.
     """
     from rich.console import Console  # noqa: PLC0415 -- rich only where it is used
 
@@ -139,4 +141,11 @@ def console(**options: Any) -> Console:  # noqa: ANN401 -- rich's own keyword op
             self.quiet = True
             broken_pipe()
 
-    return _Console(**options)
+    made = _Console(**options)
+    if made.width < _MIN_WIDTH:  # COLUMNS=5: tables squeezed to empty cells; wrap instead
+        made.width = _FALLBACK_WIDTH
+    return made
+
+
+_MIN_WIDTH = 40
+_FALLBACK_WIDTH = 80
