@@ -141,15 +141,15 @@ def test_memory_path_comes_from_project_json(project_dir: Path) -> None:
     assert len(list(JsonlMemory(project_dir / "mem" / "r.jsonl"))) == 1
 
 
-def test_an_unwritable_store_is_exit_1(project_dir: Path) -> None:
-    """A store that can't be written is one line on stderr and exit 1."""
+def test_an_unwritable_store_is_exit_2(project_dir: Path) -> None:
+    """A store that can't be written as set up (a folder) is one line on stderr and exit 2."""
     (project_dir / ".reflexkit").mkdir()
     (project_dir / ".reflexkit" / "project.json").write_text(
         json.dumps({"reflexion": {"backend": "heuristic"}, "memory": {"path": "blocked"}})
     )
     (project_dir / "blocked").mkdir()
     result = _run("reflect", stdin=json.dumps(FAILURE))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a setup problem; a full disk would be exit 1 (#19, h5)
     assert "could not save the reflection" in result.stderr
 
 

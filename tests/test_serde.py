@@ -23,12 +23,13 @@ from reflexkit import (
     unstructure,
 )
 from reflexkit._serde import converter
+from reflexkit.models import ID_PATTERN
 from reflexkit.tasks.config import Durability, GeneratorBackend, MemoryConfig, ReflexionConfig
 
 from .conftest import corpus_items
 
 texts = st.text(max_size=40)
-ids = st.text(min_size=1, max_size=20).filter(str.strip)
+ids = st.from_regex(ID_PATTERN, fullmatch=True)  # what FailureContext takes (#19, h5)
 datetimes = st.datetimes(
     min_value=datetime(2000, 1, 1),  # noqa: DTZ001 -- hypothesis adds the zone
     max_value=datetime(2100, 1, 1),  # noqa: DTZ001
@@ -89,7 +90,10 @@ configs = st.builds(
         max_prompt_chars=st.integers(min_value=200, max_value=10**6),
     ),
     memory=st.builds(
-        MemoryConfig, path=texts.filter(str.strip), durability=st.sampled_from(Durability)
+        MemoryConfig,
+        # A path has no control characters and no ~user that may not exist (#19, h5).
+        path=texts.filter(lambda p: p.strip() and p.isprintable() and not p.startswith("~")),
+        durability=st.sampled_from(Durability),
     ),
 )
 
@@ -169,7 +173,7 @@ def test_failure_context_needs_only_four_keys() -> None:
         ({"failureType": "flaky"}, "$.failureType: expected one of test_failure, typecheck_error"),
         ({"createdAt": "yesterday"}, "$.createdAt: expected an ISO 8601 date-time"),
         ({"subtaskID": "x"}, '$.subtaskID: unknown key (did you mean "subtaskId"?)'),
-        ({"taskId": ""}, "$.taskId: expected a non-empty string"),
+        ({"taskId": ""}, "$.taskId: expected an id of letters, digits"),
     ],
 )
 def test_bad_failure_context_names_the_path(patch: dict[str, Any], expected: str) -> None:

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import enum
 import functools
+import io
+import os
 import re
+import stat
 import types
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin
+from typing import IO, TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin
 
 import attrs
 import orjson
@@ -35,11 +38,14 @@ if TYPE_CHECKING:
     import cattrs
 
 __all__ = [
+    "MAX_JSON_BYTES",
     "camel",
     "converter",
     "dumps",
     "format_errors",
     "loads",
+    "read_file",
+    "read_limited",
     "structure",
     "structure_raw",
     "unstructure",
@@ -60,12 +66,25 @@ _SHOW_MAX = 60
 
 
 def _show(value: object) -> str:
-    """Render a value as the user wrote it in JSON, shortened."""
+    """Render a value as the user wrote it in JSON, shortened.
+
+    Never raises: an integer too long for ``str()`` (over 4,300 digits) is described by its
+    size, a structure too deep to render by its kind.
+    """
     try:
         text = orjson.dumps(value).decode()
     except TypeError:
-        text = repr(value)
+        try:
+            text = repr(value)
+        except (ValueError, RecursionError):  # a huge int, a structure nested too deep
+            return _describe(value)
     return text if len(text) <= _SHOW_MAX else text[: _SHOW_MAX - 3] + "..."
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"an integer of {value.bit_length()} bits"
+    return f"{kind(value)} nested too deep to show"
 
 
 def kind(value: object) -> str:
@@ -576,8 +595,18 @@ def unstructure(obj: object) -> Any:  # noqa: ANN401 -- JSON data
     return _converter().unstructure(obj)
 
 
+_ORJSON_MESSAGES = {
+    "number is infinity when parsed as double": "a number too large (more than 64 bits)",
+    "depth limit exceeded": "nested more than 1024 levels deep",
+}
+
+
 def loads(text: str | bytes, *, source: str = "") -> Any:  # noqa: ANN401 -- JSON data
-    """Parse JSON text; a syntax error becomes a ConfigError with its line and column.
+    r"""Parse JSON text; a syntax error becomes a ConfigError with its line and column.
+
+    Strict: ``NaN`` and ``Infinity``, a lone surrogate escape (``"\ud800"``), a number
+    beyond 64 bits, nesting deeper than 1024 levels and a key repeated in one object are all
+    errors (parsers disagree on which of two repeated keys counts, so neither does here).
 
     Raises:
         ConfigError: The text is not valid JSON, or empty.
@@ -587,11 +616,122 @@ def loads(text: str | bytes, *, source: str = "") -> Any:  # noqa: ANN401 -- JSO
     if not text.strip():
         raise ConfigError([f"{prefix}the file is empty; expected a JSON object"])
     try:
-        return orjson.loads(text)
+        data = orjson.loads(text)
     except orjson.JSONDecodeError as err:
+        message = _ORJSON_MESSAGES.get(err.msg, err.msg)
         raise ConfigError(
-            [f"{prefix}invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}"]
+            [f"{prefix}invalid JSON at line {err.lineno}, column {err.colno}: {message}"]
         ) from None
+    if isinstance(data, dict | list):
+        _check_unique_keys(text, prefix)
+    return data
+
+
+def _check_unique_keys(text: str | bytes, prefix: str) -> None:
+    """Raise a ConfigError naming the first key repeated in one object, with its path."""
+    import json  # noqa: PLC0415 -- the stdlib parser reports every key, orjson keeps the last
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in items:
+            if key in seen:
+                raise _RepeatedKeyError(key)
+            seen[key] = value
+        return seen
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except _RepeatedKeyError as err:
+        raise ConfigError(
+            [
+                (
+                    f'{prefix}invalid JSON: the key "{_show_key(err.key)}" is repeated in one '
+                    "object (keep one of them)"
+                )
+            ]
+        ) from None
+    except RecursionError:  # orjson took it (under 1024 levels): the stdlib recurses less
+        raise ConfigError([f"{prefix}invalid JSON: nested too deep"]) from None
+
+
+def _show_key(key: str) -> str:
+    return key if len(key) <= _SHOW_MAX else key[: _SHOW_MAX - 3] + "..."
+
+
+class _RepeatedKeyError(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+MAX_JSON_BYTES = 32 * 1024 * 1024
+"""The most a JSON input (a failure, project.json, a task file) may hold: 32 MiB."""
+
+_CHUNK = 1024 * 1024
+
+
+def read_limited(stream: IO[bytes], *, source: str, limit: int = MAX_JSON_BYTES) -> bytes:
+    """Read a whole stream, but no more than *limit* bytes (``/dev/zero`` ends, too).
+
+    Raises:
+        ConfigError: The stream holds more than *limit* bytes.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    # A buffered stream returns less than asked only at the end; asking again would wait
+    # for more on a terminal (whose Ctrl-D ends one read, not the stream).
+    buffered = isinstance(stream, io.BufferedIOBase)
+    while True:
+        want = min(_CHUNK, limit + 1 - size)
+        chunk = stream.read(want)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if buffered and len(chunk) < want:
+            return b"".join(chunks)
+        if size > limit:
+            raise ConfigError(
+                [
+                    (
+                        f"{source}: more than {limit // (1024 * 1024)} MiB; expected one JSON "
+                        "document (cut long output down to its head and tail first)"
+                    )
+                ]
+            )
+
+
+def read_file(path: str | os.PathLike[str], *, source: str, limit: int = MAX_JSON_BYTES) -> bytes:
+    """Read a JSON file: a regular file, or a pipe (``<(...)``); bounded by *limit*.
+
+    A FIFO that nobody writes to is not waited for forever, a device (``/dev/zero``,
+    ``/dev/urandom``, a terminal) or a folder is refused, and an unreadable file is one line.
+
+    Raises:
+        ConfigError: The file is missing, unreadable, not a file, or larger than *limit*.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ConfigError([f"{source}: no such file"]) from None
+    except ValueError:  # a NUL in the name
+        raise ConfigError([f"{source}: not a valid file name"]) from None
+    except OSError as err:
+        raise ConfigError([f"{source}: cannot read: {err.strerror or err}"]) from None
+    with os.fdopen(fd, "rb", buffering=0) as stream:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ConfigError([f"{source}: is a folder; expected a JSON file"])
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise ConfigError([f"{source}: is a device or socket, not a file; expected JSON"])
+        os.set_blocking(fd, True)  # opened without blocking only so a FIFO can't hang open()
+        try:
+            raw = read_limited(stream, source=source, limit=limit)
+        except OSError as err:
+            raise ConfigError([f"{source}: cannot read: {err.strerror or err}"]) from None
+    if not raw and stat.S_ISFIFO(mode):
+        raise ConfigError([f"{source}: a FIFO with nothing written to it; expected JSON"])
+    return raw
 
 
 def _without_bom(text: str | bytes) -> str | bytes:

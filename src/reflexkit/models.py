@@ -143,13 +143,24 @@ def _show(value: object) -> str:
         return (
             '"' + value + '"' if len(value) <= _SHOW_MAX else '"' + value[: _SHOW_MAX - 3] + '..."'
         )
-    return repr(value)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # an int over 4,300 digits, a structure too deep
+        if isinstance(value, int):
+            return f"an integer of {value.bit_length()} bits"
+        return f"a {type(value).__name__} nested too deep to show"
+    return text if len(text) <= _SHOW_MAX else text[: _SHOW_MAX - 3] + "..."
 
 
 def _wrong_type(attr: attrs.Attribute[Any] | str, expected: str, value: object) -> TypeError:
     """A TypeError that names the field, what it takes and what it got."""
     name = attr if isinstance(attr, str) else attr.name
     return TypeError(f"{name}: expected {expected}, got {type(value).__name__} {_show(value)}")
+
+
+INT64_MAX = 2**63 - 1
+"""The largest integer a record can carry: JSONL and every JSON peer stop at 64 bits."""
+INT64_MIN = -(2**63)
 
 
 def at_least(minimum: int) -> Any:  # noqa: ANN401 -- an attrs validator
@@ -165,6 +176,9 @@ def at_least(minimum: int) -> Any:  # noqa: ANN401 -- an attrs validator
             raise _wrong_type(attr, "an integer", value)
         if value is not None and value < minimum:
             msg = f"expected {expected}, got {_show(value)}"
+            raise ValueError(msg)
+        if value is not None and value > INT64_MAX:
+            msg = f"expected {expected} that fits in 64 bits, got {_show(value)}"
             raise ValueError(msg)
 
     check.expected = expected  # type: ignore[attr-defined]  # read by the converter's messages
@@ -247,6 +261,9 @@ def _failure_type(value: object, field: str = "failure_type") -> FailureType | N
 def _optional_int(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
     if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
         raise _wrong_type(attr, "an integer or None", value)
+    if value is not None and not INT64_MIN <= value <= INT64_MAX:
+        msg = f"{attr.name}: expected an integer that fits in 64 bits, got {_show(value)}"
+        raise ValueError(msg)
 
 
 def _aware(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
@@ -275,7 +292,9 @@ def check_id(_inst: object, _attr: attrs.Attribute[Any], value: str) -> None:
     It lives here, beside the other validators, so ``reflexkit recent`` checks its id
     arguments without importing the task models (#19); ``reflexkit.tasks.task`` re-exports it.
     """
-    if not isinstance(value, str) or not _ID_RE.fullmatch(value):
+    if not isinstance(value, str):
+        raise _wrong_type(_attr if _attr is not None else "id", "a string", value)
+    if not _ID_RE.fullmatch(value):
         msg = f"expected {_ID_EXPECTED}, got {_show(value)}"
         raise ValueError(msg)
 
@@ -296,10 +315,12 @@ class FailureContext:
     UTF-8, bad bytes replaced), integers must be ``int``, ``failure_type`` may be given by
     value (``"test_failure"``), ``files_modified`` is any iterable of paths (not one string);
     anything else is a :class:`TypeError` or :class:`ValueError` naming the field.
+    ``task_id`` and ``subtask_id`` match :data:`ID_PATTERN`, as in task files, so every
+    stored reflection is one ``recent`` can ask for; integers fit in 64 bits, as JSONL does.
     """
 
-    task_id: str = attrs.field(validator=non_empty)
-    subtask_id: str = attrs.field(validator=non_empty)
+    task_id: str = attrs.field(validator=check_id)
+    subtask_id: str = attrs.field(validator=check_id)
     attempt_number: int = attrs.field(validator=at_least(1))
     error_output: str = attrs.field(converter=_error_output_text)
     session_id: str = attrs.field(default="", converter=_session_id_text)

@@ -98,7 +98,7 @@ BAD_FILES: list[tuple[str, str, str]] = [
     (
         "negative retention",
         '{"reflexion": {"retentionDays": -1}}',
-        "$.reflexion.retentionDays: expected an integer >= 1, got -1",
+        "$.reflexion.retentionDays: expected an integer from 1 to 100000, got -1",
     ),
     (
         "prompt budget too small",

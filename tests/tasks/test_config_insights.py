@@ -66,7 +66,10 @@ BAD = [
         "$.insights.consecutiveFailureLimit: expected an integer >= 2, got 1",
     ),
     ({"timeoutLimit": "3"}, '$.insights.timeoutLimit: expected an integer >= 1, got "3"'),
-    ({"lookbackHours": 0}, "$.insights.lookbackHours: expected an integer >= 1, got 0"),
+    (
+        {"lookbackHours": 0},
+        "$.insights.lookbackHours: expected an integer from 1 to 2400000, got 0",
+    ),
     ({"minResultLength": -1}, "$.insights.minResultLength: expected an integer >= 0, got -1"),
     ({"batchThreshold": 2.5}, "$.insights.batchThreshold: expected an integer >= 1, got 2.5"),
     ({"maxLessons": None}, "$.insights.maxLessons: expected an integer >= 0, got null"),

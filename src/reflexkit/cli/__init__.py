@@ -121,4 +121,7 @@ def main() -> None:
     (``recent``, ``reflect``, ``fixtures``) run without it.
     """
     gc.disable()
+    from reflexkit.cli import _streams  # noqa: PLC0415 -- closed descriptors, encodings (h5)
+
+    _streams.prepare()
     cli.main(prog_name="reflexkit", obj=_State(subreaper=True, gc_paused=True))

@@ -151,8 +151,13 @@ class _Group(click.Group):
         except ReflexkitError as err:
             if _debugging(ctx):
                 raise
-            _fail([str(err)], EXIT_FAILED)
+            from reflexkit.cli._setup import is_setup_error  # noqa: PLC0415 -- only on error
+
+            _fail([str(err)], EXIT_BAD_INPUT if is_setup_error(err) else EXIT_FAILED)
         except OSError as err:
+            from reflexkit.cli._streams import exit_if_reader_left  # noqa: PLC0415
+
+            exit_if_reader_left(err)  # `reflexkit recent s1 | head -1`: quietly, exit 141
             if _debugging(ctx):
                 raise
             where = f"{err.filename}: " if err.filename else ""

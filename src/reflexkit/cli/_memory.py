@@ -10,6 +10,7 @@ import orjson
 
 from reflexkit import _serde
 from reflexkit._text import strip_control
+from reflexkit.cli import _streams
 from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     _app,
@@ -21,6 +22,7 @@ from reflexkit.cli._core import (
 )
 from reflexkit.models import utcnow
 from reflexkit.reflection.retry_prompt import format_reflections
+from reflexkit.tasks.config import MAX_DAYS
 
 __all__ = ["memory", "prune", "recent", "stats"]
 
@@ -78,7 +80,7 @@ def recent(
 @click.option(
     "--older-than",
     "days",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=MAX_DAYS),
     default=None,
     help="Age in days (default: reflexion.retentionDays).",
 )
@@ -108,7 +110,6 @@ def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Count what memory holds: records, subtasks, categories, failure types, corrupt lines."""
-    from rich.console import Console  # noqa: PLC0415 -- rich only where it is used
     from rich.table import Table  # noqa: PLC0415
 
     from reflexkit.orchestrator.events import led_to_success  # noqa: PLC0415
@@ -136,7 +137,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         data["location"] = where
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
-    console = Console()
+    console = _streams.console()
     table = Table(title=f"reflexkit memory ({backend})")
     table.add_column("figure")
     table.add_column("value", justify="right")

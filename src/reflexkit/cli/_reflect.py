@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
 from reflexkit import _serde
-from reflexkit._text import strip_control
+from reflexkit._text import show_name, strip_control
 from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     _app,
     _fail,
     _fail_on_missing_fixtures,
-    _read_failure,
     _service,
     _state,
 )
@@ -24,7 +26,7 @@ from reflexkit.tasks.config import (
 )
 
 if TYPE_CHECKING:
-    from reflexkit.models import Reflection
+    from reflexkit.models import FailureContext, Reflection
 
 __all__ = ["fixtures", "reflect"]
 
@@ -47,12 +49,42 @@ def _summary(reflection: Reflection) -> str:
 _input_option = click.option(
     "--input",
     "input_",
-    type=click.File("rb"),
+    type=click.Path(dir_okay=False, allow_dash=True),
     default="-",
     show_default=True,
     help="A FailureContext as camelCase JSON; - reads stdin.",
 )
 """``--input``: the failure to read, for ``reflect`` and ``fixtures key`` alike."""
+
+
+def _read_input(ctx: click.Context, input_: str) -> FailureContext:
+    """Read the failure: from a file or a pipe, bounded, never waiting on a silent terminal.
+
+    stdin on a terminal with no ``--input`` is a newcomer who typed the command alone: it is
+    an error saying what to do, not a prompt that waits forever. ``--input -`` given on
+    purpose reads the terminal, after one line on stderr saying how to end the input.
+    """
+    from reflexkit.models import FailureContext  # noqa: PLC0415 -- lazy, as in _core
+
+    if input_ == "-":
+        source = "stdin"
+        stdin: IO[bytes] = getattr(sys.stdin, "buffer", None) or io.BytesIO()  # None: closed
+        if stdin.isatty():
+            given = ctx.get_parameter_source("input_") is not ParameterSource.DEFAULT
+            if not given:
+                msg = (
+                    f"{ctx.command_path} reads a FailureContext as JSON from stdin, and stdin "
+                    "is a terminal: pipe one in or give --input FILE (--input - reads what "
+                    "you type)"
+                )
+                _fail([msg], EXIT_BAD_INPUT)
+            click.echo("reflexkit: reading a FailureContext as JSON; end with Ctrl-D", err=True)
+        raw = _serde.read_limited(stdin, source=source)
+    else:
+        source = show_name(input_, max_chars=200)  # an error line stays a line
+        raw = _serde.read_file(input_, source=source)
+    # FailureContext checks the ids: one `recent` can't ask for is refused, not stored.
+    return _serde.structure(_serde.loads(raw, source=source), FailureContext, source=source)
 
 
 @click.command()
@@ -75,7 +107,7 @@ _input_option = click.option(
 @click.pass_context
 def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     ctx: click.Context,
-    input_: IO[bytes],
+    input_: str,
     backend: str | None,
     as_json: bool,
     no_save: bool,
@@ -94,7 +126,7 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
             EXIT_BAD_INPUT,
         )
     as_json = as_json or _state(ctx).json
-    failure = _read_failure(input_, getattr(input_, "name", "-"))
+    failure = _read_input(ctx, input_)
     recorder = None
     if record is None:
         service = _service(ctx, backend=backend)
@@ -110,16 +142,33 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
             service = app.reflection.service()
             reflection = service.generate(failure)
     _fail_on_missing_fixtures(service)
+    # Saved before it is printed: a reader that leaves early (`| head -c 10`) or a stdout
+    # that fails costs the output, never the record.
+    saved = no_save or service.save(reflection)
     click.echo(
         _serde.dumps(reflection, indent=True).decode()
         if as_json
         else strip_control(_summary(reflection))
     )
-    if not no_save and not service.save(reflection):
+    if not saved:
+        problem = _memory_problem(ctx)
+        if problem is not None:  # nothing will save until the setup changes: exit 2
+            _fail([f"could not save the reflection (printed above): {problem}"], EXIT_BAD_INPUT)
         _fail([f"could not save the reflection: {service.health.last_error}"], EXIT_FAILED)
     if recorder is not None and not recorder.recorded:
         reason = reflection.fallback_reason or "no reply"
         _fail([f"nothing recorded in {record}: Claude gave no reply ({reason})"], EXIT_FAILED)
+
+
+def _memory_problem(ctx: click.Context) -> str | None:
+    """What in the setup keeps the JSONL memory from being written, if that is the cause."""
+    from reflexkit.cli._setup import memory_setup_problem  # noqa: PLC0415 -- only on error
+    from reflexkit.tasks.config import MemoryBackend  # noqa: PLC0415
+
+    project = _state(ctx).project()
+    if project.config.memory.backend is not MemoryBackend.JSONL:
+        return None
+    return memory_setup_problem(project.memory_path)
 
 
 @click.group()
@@ -130,7 +179,7 @@ def fixtures() -> None:
 @fixtures.command("key")
 @_input_option
 @click.pass_context
-def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
+def fixtures_key(ctx: click.Context, input_: str) -> None:
     """Print the fixture key that reflecting on a failure asks for.
 
     The key is the first 12 hex digits of the sha256 of the request Claude would get: the
@@ -139,7 +188,7 @@ def fixtures_key(ctx: click.Context, input_: IO[bytes]) -> None:
     """
     from reflexkit.reflection.fixture import fixture_key, request_options  # noqa: PLC0415
 
-    failure = _read_failure(input_, getattr(input_, "name", "-"))
+    failure = _read_input(ctx, input_)
     app = _app(ctx)
     project = app.project()
     service = app.reflection.service()

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from reflexkit import _serde
 from reflexkit._text import strip_control
+from reflexkit.cli import _streams
 from reflexkit.cli._console import _STYLES, _describe
 from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
@@ -89,7 +89,7 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
     if log_path.exists():
         _fail([f"--run-id {run_id}: a run log already exists at {log_path}"], EXIT_BAD_INPUT)
     deterministic = app.project().config.reflexion.deterministic
-    console = Console(stderr=as_json)
+    console = _streams.console(stderr=as_json)
     live = console.is_terminal  # a spinner and colours on a terminal, plain lines otherwise
     status = console.status("starting the run") if live else contextlib.nullcontext()
     run_log = RunLog(
@@ -132,7 +132,7 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
             f"{o.duration_ms / 1000:.1f} s",
             str(o.reflections_used),
         )
-    Console().print(table)
+    _streams.console().print(table)
     if log_kept:  # plain echo: rich would wrap a long path across lines
         lost = f" ({run_log.lost} events not written)" if run_log.lost else ""
         click.echo(f"run log: {strip_control(str(log_path))}{lost}")
@@ -153,7 +153,7 @@ def _warn_nondeterministic(app: Application, *, run_id: str | None, recording: b
 
 
 def _scripted(path: Path) -> ScriptedSubagent:
-    data = _serde.loads(path.read_bytes(), source=str(path))
+    data = _serde.loads(_serde.read_file(path, source=str(path)), source=str(path))
     problems = []
     if not isinstance(data, dict):
         problems.append(f"{path}: $: expected an object of subtask ids, got {_serde.kind(data)}")

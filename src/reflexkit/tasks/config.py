@@ -11,12 +11,14 @@ import json
 import math
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from reflexkit import _serde
+from reflexkit._text import show_name
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, non_empty
 
@@ -34,9 +36,14 @@ def between(low: int, high: int) -> Any:  # noqa: ANN401 -- an attrs validator
     return check
 
 
+MAX_DAYS = 100_000
+"""The longest age (about 270 years) a setting or ``prune --older-than`` may name: a date
+that far back is still a date; ten times that is before year 1, and an OverflowError."""
+
 __all__ = [
     "CONFIG_ENV",
     "CONFIG_RELPATH",
+    "MAX_DAYS",
     "ClaudeCodeConfig",
     "Durability",
     "Effort",
@@ -60,6 +67,7 @@ __all__ = [
     "SurfaceRule",
     "Thinking",
     "VerificationConfig",
+    "expand_user",
     "find_config",
     "load_project",
 ]
@@ -178,6 +186,42 @@ class Durability(enum.StrEnum):
     """The record is on the disk when ``append`` returns: safe if the machine loses power."""
 
 
+_PATH_MAX = 4096  # Linux's PATH_MAX and NAME_MAX: longer never opens
+_NAME_MAX = 255
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def path_text(_inst: object, _attr: attrs.Attribute[Any], value: str) -> None:
+    """Validate a path of project.json: no control characters, and a ``~user`` that exists.
+
+    A newline or a NUL in a path is never meant (and a NUL can't reach the file system);
+    ``~nobody/x`` would otherwise fail deep inside a command, long after the file was read.
+    """
+    if not isinstance(value, str):
+        return  # the type check says what is wrong
+    longest = max((len(part.encode()) for part in value.split("/")), default=0)
+    if len(value.encode()) > _PATH_MAX or longest > _NAME_MAX:
+        msg = (
+            f"expected a path of at most {_PATH_MAX} bytes, each name at most {_NAME_MAX}, "
+            f"got {len(value)} characters ({show_name(value, max_chars=40)})"
+        )
+        raise ValueError(msg)
+    if _CONTROL_RE.search(value):
+        msg = f"expected a path without control characters, got {json.dumps(value)[:80]}"
+        raise ValueError(msg)
+    if value.startswith("~"):
+        try:
+            Path(value).expanduser()
+        except RuntimeError:
+            msg = f"no such user's home folder: {json.dumps(value)[:80]}"
+            raise ValueError(msg) from None
+
+
+def _non_empty_path(inst: object, attr: attrs.Attribute[Any], value: str) -> None:
+    non_empty(inst, attr, value)
+    path_text(inst, attr, value)
+
+
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class ReflexionConfig(_Section):
     """The ``reflexion`` section: how reflections are generated and used."""
@@ -185,12 +229,12 @@ class ReflexionConfig(_Section):
     enabled: bool = True
     max_reflections_per_retry: int = attrs.field(default=3, validator=at_least(1))
     generation_timeout_ms: int = attrs.field(default=30_000, validator=at_least(1))
-    retention_days: int = attrs.field(default=30, validator=at_least(1))
+    retention_days: int = attrs.field(default=30, validator=between(1, MAX_DAYS))
     backend: GeneratorBackend = GeneratorBackend.LLM
     model: str = "claude-haiku-5-5"
     max_prompt_chars: int = attrs.field(default=4_000, validator=at_least(200))
     fixtures_path: str = attrs.field(
-        default=".reflexkit/fixtures/reflections.jsonl", validator=non_empty
+        default=".reflexkit/fixtures/reflections.jsonl", validator=_non_empty_path
     )
     mode: ReflexionMode = ReflexionMode.STRUCTURED
     thinking: Thinking = Thinking.AUTO
@@ -206,10 +250,14 @@ class MemoryConfig(_Section):
     """The ``memory`` section: where episodic memory lives."""
 
     backend: MemoryBackend = MemoryBackend.JSONL
-    path: str = attrs.field(default=".reflexkit/memory/reflections.jsonl", validator=non_empty)
+    path: str = attrs.field(
+        default=".reflexkit/memory/reflections.jsonl", validator=_non_empty_path
+    )
     durability: Durability = Durability.NONE
     dsn_env: str = attrs.field(default="REFLEXKIT_DATABASE_URL", validator=non_empty)
-    spool_path: str = attrs.field(default=".reflexkit/memory/spool.jsonl", validator=non_empty)
+    spool_path: str = attrs.field(
+        default=".reflexkit/memory/spool.jsonl", validator=_non_empty_path
+    )
 
 
 class JudgeMode(enum.StrEnum):
@@ -237,7 +285,9 @@ class VerificationConfig(_Section):
     max_output_chars: int = attrs.field(default=20_000, validator=at_least(200))
     judge: JudgeMode = JudgeMode.OFF
     judge_timeout_ms: int = attrs.field(default=30_000, validator=at_least(1))
-    judge_fixtures_path: str = ".reflexkit/fixtures/judge.jsonl"
+    judge_fixtures_path: str = attrs.field(
+        default=".reflexkit/fixtures/judge.jsonl", validator=path_text
+    )
 
 
 def _positive_number(_inst: object, _attr: attrs.Attribute[Any], value: float | None) -> None:
@@ -372,8 +422,8 @@ class ReportsConfig(_Section):
     """
 
     enabled: bool = False
-    path: str = ".reflexkit/reports"
-    self_report_path: str = ".reflexkit/self-report.json"
+    path: str = attrs.field(default=".reflexkit/reports", validator=path_text)
+    self_report_path: str = attrs.field(default=".reflexkit/self-report.json", validator=path_text)
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -391,7 +441,7 @@ class HooksConfig(_Section):
     enabled: bool = False
     max_stop_blocks: int = attrs.field(default=3, validator=at_least(0))
     lessons: int = attrs.field(default=5, validator=at_least(0))
-    log_path: str = ".reflexkit/hooks/hooks.log"
+    log_path: str = attrs.field(default=".reflexkit/hooks/hooks.log", validator=path_text)
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -413,7 +463,7 @@ class InsightsConfig(_Section):
     enabled: bool = True
     consecutive_failure_limit: int = attrs.field(default=3, validator=at_least(2))
     timeout_limit: int = attrs.field(default=3, validator=at_least(1))
-    lookback_hours: int = attrs.field(default=24, validator=at_least(1))
+    lookback_hours: int = attrs.field(default=24, validator=between(1, MAX_DAYS * 24))
     min_result_length: int = attrs.field(default=20, validator=at_least(0))
     batch_threshold: int = attrs.field(default=10, validator=at_least(1))
     max_lessons: int = attrs.field(default=2, validator=at_least(0))
@@ -516,6 +566,32 @@ def _root_of(config_path: Path) -> Path:
     return (parent.parent if parent.name == ".reflexkit" else parent).resolve()
 
 
+_LABEL_MAX = 200
+"""How much of a file name an error line shows (the middle of a longer one is cut)."""
+
+
+def _current_folder() -> Path:
+    try:
+        return Path.cwd().resolve()
+    except FileNotFoundError:
+        msg = "the current folder was deleted; cd into the project (or pass --config)"
+        raise ConfigError([msg]) from None
+    except OSError as err:
+        raise ConfigError([f"the current folder can't be read: {err.strerror or err}"]) from None
+
+
+def expand_user(path: Path, label: str) -> Path:
+    """``path.expanduser()``, with a ConfigError for a ``~user`` that does not exist.
+
+    Raises:
+        ConfigError: The home folder can't be found.
+    """
+    try:
+        return path.expanduser()
+    except RuntimeError:
+        raise ConfigError([f"{label}: no such user's home folder"]) from None
+
+
 def load_project(config: Path | str | None = None, *, cwd: Path | None = None) -> LoadedProject:
     """Find, read and validate project.json.
 
@@ -534,20 +610,49 @@ def load_project(config: Path | str | None = None, *, cwd: Path | None = None) -
         ConfigError: The file can't be read, isn't JSON or doesn't validate; every problem
             is one line, ``"<file>: $.json.path: what was expected"``.
     """
-    here = (cwd or Path.cwd()).resolve()
-    explicit = config if config is not None else os.environ.get(CONFIG_ENV) or None
-    path = Path(explicit).expanduser() if explicit is not None else find_config(here)
+    project = _load(config, cwd)
+    _check_memory_file(project)
+    return project
+
+
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _check_memory_file(project: LoadedProject) -> None:
+    """Refuse a memory file that is a FIFO, a device or a socket: opening one would hang."""
+    jsonl = project.config.memory.backend is MemoryBackend.JSONL
+    key, path = ("path", project.memory_path) if jsonl else ("spoolPath", project.spool_path)
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return  # missing (created on the first append) or unreachable: memory says why
+    for test, what in _SPECIAL:
+        if test(mode):
+            where = f"{project.path}: " if project.path else ""
+            msg = f"{where}$.memory.{key}: {show_name(str(path))} is {what}; expected a JSONL file"
+            raise ConfigError([msg])
+
+
+def _load(config: Path | str | None, cwd: Path | None) -> LoadedProject:
+    here = _current_folder() if cwd is None else cwd.resolve()
+    from_env = os.environ.get(CONFIG_ENV, "")
+    # Unset, empty and blank are the same: a stray `export REFLEXKIT_CONFIG=" "` means none.
+    explicit = config if config is not None else (from_env if from_env.strip() else None)
+    label = show_name(str(explicit), max_chars=_LABEL_MAX) if explicit is not None else ""
+    if config is None and explicit is not None:
+        label = f"{label} (${CONFIG_ENV})"
+    path = expand_user(Path(explicit), label) if explicit is not None else find_config(here)
     if path is None:
         return LoadedProject(config=ProjectConfig(), root=here)
     if not path.is_absolute():
         path = here / path
-    label = str(explicit) if explicit is not None else str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError([f"{label}: no such file"]) from None
-    except OSError as err:
-        raise ConfigError([f"{label}: cannot read: {err.strerror or err}"]) from None
+    label = label or show_name(str(path), max_chars=_LABEL_MAX)
+    raw = _serde.read_file(path, source=label)
     data = _serde.loads(raw, source=label)
     if not isinstance(data, dict):
         raise ConfigError([f"{label}: $: expected an object, got {_serde.kind(data)}"])

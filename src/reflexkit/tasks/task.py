@@ -22,6 +22,7 @@ import attrs
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import ID_PATTERN, _show, at_least, check_id, non_empty
+from reflexkit.tasks.config import expand_user
 
 __all__ = ["ID_PATTERN", "Subtask", "Task", "check_id", "load_task", "parse_task"]
 
@@ -176,10 +177,5 @@ def load_task(path: Path | str) -> Task:
             is one line, ``"<path>: $.subtasks[0].id: what was expected"``.
     """
     label = str(path)
-    try:
-        raw = Path(path).expanduser().read_bytes()
-    except FileNotFoundError:
-        raise ConfigError([f"{label}: no such file"]) from None
-    except OSError as err:
-        raise ConfigError([f"{label}: cannot read: {err.strerror or err}"]) from None
+    raw = _serde.read_file(expand_user(Path(path), label), source=label)
     return parse_task(_serde.loads(raw, source=label), source=label)
