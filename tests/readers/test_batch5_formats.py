@@ -11,12 +11,14 @@ tests/data/tool_outputs. The batch's items are measured, never tested one by one
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.reflection.heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -90,3 +92,79 @@ def test_unittest_long_assertion_keeps_the_failing_frame(tmp_path: Path) -> None
     text = reflection_text(GEN.generate(failure))
     assert 'test_settings.py", line 8, in test_merge_keeps_nested_keys' in text
     assert "FAIL: test_merge_keeps_nested_keys" in text
+
+
+# --- bash --------------------------------------------------------------------------------------
+
+
+def test_bash_test_builtin_error_and_the_line_printed_after_it(tmp_path: Path) -> None:
+    """``[: : integer expression expected`` is the shell's error; the script's last line too.
+
+    The error does not stop the script: it prints its own verdict after it, and that verdict
+    is what the failure looks like to whoever reads the log.
+    """
+    write_files(
+        tmp_path,
+        {
+            "gate.sh": """
+            set -u
+            COUNT=$(grep -c TODO notes.txt 2>/dev/null || true)
+            echo "todo count: ${COUNT:-none}"
+            [ "$COUNT" -lt 5 ] || { echo "TODO budget exceeded, 5 allowed"; exit 1; }
+            """
+        },
+    )
+    failure = run_in_bash("bash gate.sh 2>&1", tmp_path)  # one stream, as printed
+    assert failure.exit_code == 1
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert "gate.sh: line 4: [: : integer expression expected" in text
+    assert "TODO budget exceeded, 5 allowed" in text
+    assert reflection.failure_type is FailureType.TOOL_ERROR
+
+
+# --- git ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git on this machine")
+def test_git_pull_on_a_detached_head_is_quoted_as_tool_misuse(tmp_path: Path) -> None:
+    """``git pull`` off any branch prints no ``error:`` line, only git's own sentence."""
+    _git(
+        tmp_path,
+        "git init -q -b main",
+        "echo 1 > v && git add v && git commit -qm one",
+        "echo 2 > v && git commit -qam two",
+        "git checkout -q HEAD~1",
+    )
+    failure = run_in_bash("git pull", tmp_path, env=GIT_ENV)
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert "You are not currently on a branch." in text
+    assert reflection.category is ReflectionCategory.TOOL_MISUSE
+    assert reflection.failure_type is FailureType.TOOL_ERROR
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git on this machine")
+def test_git_push_declined_by_a_hook_quotes_the_hooks_message(tmp_path: Path) -> None:
+    """The server's hook says why on ``remote:`` lines; fetching would not help."""
+    remote, work = tmp_path / "remote.git", tmp_path / "work"
+    work.mkdir()
+    _git(tmp_path, f"git init -q --bare -b main {remote}")
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\necho 'commit message must reference a ticket (ABC-123)' >&2\nexit 1\n",
+        encoding="utf-8",
+    )
+    hook.chmod(0o755)
+    _git(
+        work,
+        "git init -q -b main",
+        f"git remote add origin {remote}",
+        "echo x > a && git add a && git commit -qm 'tweak'",
+    )
+    failure = run_in_bash("git push origin main", work, env=GIT_ENV)
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert "commit message must reference a ticket (ABC-123)" in text
+    assert "(pre-receive hook declined)" in text
+    assert "Fetch and integrate" not in text
