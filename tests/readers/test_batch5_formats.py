@@ -168,3 +168,52 @@ def test_git_push_declined_by_a_hook_quotes_the_hooks_message(tmp_path: Path) ->
     assert "commit message must reference a ticket (ABC-123)" in text
     assert "(pre-receive hook declined)" in text
     assert "Fetch and integrate" not in text
+
+
+# --- gcc and cargo -----------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on this machine")
+def test_linker_multiple_definition_alone_is_a_root_cause(tmp_path: Path) -> None:
+    """A header that defines a global: nothing is missing, the header is wrong."""
+    write_files(
+        tmp_path,
+        {
+            "state.h": "int counter = 0;\nvoid bump(void);\n",
+            "state.c": '#include "state.h"\nvoid bump(void) { counter++; }\n',
+            "main.c": '#include "state.h"\nint main(void) { bump(); return counter; }\n',
+        },
+    )
+    failure = run_in_bash("gcc -o app main.c state.c", tmp_path)
+    reflection = GEN.generate(failure)
+    assert "multiple definition of `counter'" in reflection_text(reflection)
+    assert reflection.category is ReflectionCategory.ROOT_CAUSE
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_cargo_doc_test_failure_is_named_with_left_and_right(tmp_path: Path) -> None:
+    """A doc-test is named ``src/lib.rs - item (line N)``: quoted whole, with its panic."""
+    write_files(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "clampy"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/lib.rs": """
+            /// Clamps a percentage.
+            ///
+            /// ```
+            /// assert_eq!(clampy::pct(150), 100);
+            /// ```
+            pub fn pct(v: i32) -> i32 {
+                v.max(0)
+            }
+            """,
+        },
+    )
+    failure = run_in_bash("cargo test --offline -q", tmp_path, timeout=300)
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert "src/lib.rs - pct (line 3)" in text
+    assert "left: 150" in text
+    assert "right: 100" in text
+    assert "cargo test --doc" in text
+    assert reflection.failure_type is FailureType.TEST_FAILURE
