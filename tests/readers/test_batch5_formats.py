@@ -22,6 +22,7 @@ from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.reflection.heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    captured_reflection,
     reflection_text,
     run_in_bash,
     write_files,
@@ -217,3 +218,46 @@ def test_cargo_doc_test_failure_is_named_with_left_and_right(tmp_path: Path) -> 
     assert "right: 100" in text
     assert "cargo test --doc" in text
     assert reflection.failure_type is FailureType.TEST_FAILURE
+
+
+# --- pip -----------------------------------------------------------------------------------------
+
+
+def test_pip_crash_on_a_broken_pyproject_quotes_the_parse_error(tmp_path: Path) -> None:
+    """``ERROR: Exception:`` then pip's traceback: the last line says what does not parse."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": """
+            [project]
+            name = "tiny"
+            version = "0.1.0"
+            dependencies = ["attrs" "cattrs"]
+            """
+        },
+    )
+    failure = run_in_bash(
+        f"{sys.executable} -m pip install --no-index --no-build-isolation -e .",
+        tmp_path,
+    )
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert "TOMLDecodeError" in failure.error_output
+    assert "TOMLDecodeError: " in text
+    assert "(at line 4, column" in text
+    assert reflection.category is ReflectionCategory.ROOT_CAUSE
+    assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
+
+
+def test_pip_build_error_inside_the_local_project_is_its_own() -> None:
+    """``pip install -e .``: setuptools' ``error:`` line in the subprocess output is the cause.
+
+    Captured from a real run (the build needs setuptools from the package index).
+    """
+    reflection = captured_reflection("pip-editable-flat-layout-discovery")
+    text = reflection_text(reflection)
+    assert (
+        "Multiple top-level packages discovered in a flat-layout: ['bot', 'plugins']"
+        in text
+    )
+    assert reflection.category is ReflectionCategory.ROOT_CAUSE
