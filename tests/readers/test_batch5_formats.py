@@ -261,3 +261,31 @@ def test_pip_build_error_inside_the_local_project_is_its_own() -> None:
         in text
     )
     assert reflection.category is ReflectionCategory.ROOT_CAUSE
+
+
+# --- eslint and jest (captured: no node tools in the test environment) -------------------------
+
+
+def test_eslint_names_the_warnings_rules_beside_the_errors() -> None:
+    """Errors come first, but the warnings' rules are named too: they fail `--max-warnings`."""
+    text = reflection_text(captured_reflection("eslint-errors-and-warnings-rules"))
+    assert "eqeqeq" in text
+    assert "no-else-return" in text
+    assert "prefer-template" in text
+
+
+def test_jest_ci_snapshot_not_written_is_quoted() -> None:
+    """Under ``--ci`` a missing snapshot is not written: jest's sentence says so."""
+    text = reflection_text(captured_reflection("jest-ci-snapshot-not-written"))
+    assert "New snapshot was not written" in text
+    assert "render \u203a two lines" in text  # jest joins describe and test with \u203a
+
+
+def test_jest_suite_that_cannot_load_quotes_the_test_suites_line() -> None:
+    """When only a suite failed to load, ``Tests:`` counts no failure: ``Test Suites:`` does."""
+    reflection = captured_reflection("jest-suite-cannot-load-test-suites-line")
+    text = reflection_text(reflection)
+    assert "Test Suites: 1 failed, 1 passed, 2 total" in text
+    assert "Cannot find module './tokens' from 'lib/lexer.js'" in text
+    # './tokens' is the project's own path, as node's reader says: the import is wrong
+    assert reflection.category is ReflectionCategory.ROOT_CAUSE
