@@ -45,28 +45,20 @@ GIT_ENV = {
 def _git(cwd: Path, *commands: str) -> None:
     """Run git commands to set a repository up; any failure is the test's own."""
     for command in commands:
-        subprocess.run(
-            ["bash", "-c", command], cwd=cwd, env=GIT_ENV, check=True, text=True
-        )
+        subprocess.run(["bash", "-c", command], cwd=cwd, env=GIT_ENV, check=True, text=True)
 
 
 # --- ruff and unittest -----------------------------------------------------------------------
 
 
-@pytest.mark.skipif(
-    not (BIN / "ruff").exists(), reason="no ruff beside this interpreter"
-)
+@pytest.mark.skipif(not (BIN / "ruff").exists(), reason="no ruff beside this interpreter")
 def test_ruff_fix_quotes_how_many_findings_remain(tmp_path: Path) -> None:
     """``ruff check --fix`` ends ``Found 3 errors (1 fixed, 2 remaining).``: quoted whole."""
     write_files(
         tmp_path,
-        {
-            "calc.py": "import os\n\n\ndef area(r):\n    return pi * r * r\n\n\nx = undefined\n"
-        },
+        {"calc.py": "import os\n\n\ndef area(r):\n    return pi * r * r\n\n\nx = undefined\n"},
     )
-    failure = run_in_bash(
-        f"{BIN / 'ruff'} check --no-cache --isolated --fix calc.py", tmp_path
-    )
+    failure = run_in_bash(f"{BIN / 'ruff'} check --no-cache --isolated --fix calc.py", tmp_path)
     text = reflection_text(GEN.generate(failure))
     assert "1 fixed, 2 remaining" in failure.error_output
     assert "Found 3 errors (1 fixed, 2 remaining)." in text
@@ -237,8 +229,7 @@ def test_pip_crash_on_a_broken_pyproject_quotes_the_parse_error(tmp_path: Path) 
         },
     )
     failure = run_in_bash(
-        f"{sys.executable} -m pip install --no-index --no-build-isolation -e .",
-        tmp_path,
+        f"{sys.executable} -m pip install --no-index --no-build-isolation -e .", tmp_path
     )
     reflection = GEN.generate(failure)
     text = reflection_text(reflection)
@@ -256,10 +247,7 @@ def test_pip_build_error_inside_the_local_project_is_its_own() -> None:
     """
     reflection = captured_reflection("pip-editable-flat-layout-discovery")
     text = reflection_text(reflection)
-    assert (
-        "Multiple top-level packages discovered in a flat-layout: ['bot', 'plugins']"
-        in text
-    )
+    assert "Multiple top-level packages discovered in a flat-layout: ['bot', 'plugins']" in text
     assert reflection.category is ReflectionCategory.ROOT_CAUSE
 
 
