@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers import clean_output
 from reflexkit.reflection.heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -277,3 +278,27 @@ def test_jest_suite_that_cannot_load_quotes_the_test_suites_line() -> None:
     assert "Cannot find module './tokens' from 'lib/lexer.js'" in text
     # './tokens' is the project's own path, as node's reader says: the import is wrong
     assert reflection.category is ReflectionCategory.ROOT_CAUSE
+
+
+# --- blank runs ----------------------------------------------------------------------------------
+
+
+def test_a_run_of_blank_lines_reads_as_two_and_long_blanks_are_cut() -> None:
+    """Blank runs carry no fact; read whole, they made line-start patterns take seconds."""
+    text = "collected 2 items\n" + "   \n" * 400 + "\t\n\nE   KeyError: 'sku'\n"
+    assert clean_output(text) == "collected 2 items\n\n\nE   KeyError: 'sku'\n"
+    assert clean_output("a\n\nb\n") == "a\n\nb\n"  # two blank lines are kept as printed
+    wide = clean_output("[" + " " * 5000 + "100%]\n")
+    assert wide == "[" + " " * 160 + "100%]\n"
+
+
+def test_a_failure_with_thousands_of_blank_lines_is_still_read(tmp_path: Path) -> None:
+    """A program that printed 3,000 blank lines before its traceback: the error is quoted."""
+    write_files(
+        tmp_path,
+        {"report.py": "print('  \\n' * 3000)\nrows = {}\nprint(rows['total'])\n"},
+    )
+    failure = run_in_bash(f"{sys.executable} report.py 2>&1", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert "KeyError: 'total'" in text
+    assert 'report.py", line 3' in text
