@@ -161,7 +161,9 @@ def clean_output(text: str) -> str:
     # A run of blank lines reads as two: many readers' patterns start a line with `\s*`, which
     # crosses blank lines, so a long run made them quadratic (a second on 300 lines).
     text = _BLANK_RUN.sub("\n\n\n", text)
-    text = _SPACE_RUN.sub(" " * _SPACES_KEPT, text)  # likewise `\s*\d*\s*` on a line of blanks
+    longer = _SPACES_KEPT + 1
+    if " " * longer in text or "\t" * longer in text:  # finding is cheap, the scan is not
+        text = _SPACE_RUN.sub(" " * _SPACES_KEPT, text)  # likewise a line of blanks
     if len(text) > HEAD_CHARS + TAIL_CHARS:
         text = text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
     if "::" in text:
