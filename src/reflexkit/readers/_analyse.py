@@ -124,6 +124,11 @@ def _add_printed_before(text: str, found: Findings) -> None:
         )
 
 
+_BLANK_RUN = lazy_regex(r"\n(?:[ \t]*\n){3,}")
+"""Three or more blank (or whitespace-only) lines in a row."""
+_SPACES_KEPT = 160
+"""Spaces and tabs in a row kept (pytest pads its progress lines with some 90)."""
+_SPACE_RUN = lazy_regex(rf"[ \t]{{{_SPACES_KEPT + 1},}}")
 _ANNOTATION = lazy_regex(
     r"^::(?:error|warning|notice)(?: (?P<params>[^\n]*?))?::(?P<msg>[^\n]*)$", re.MULTILINE
 )
@@ -153,6 +158,12 @@ def clean_output(text: str) -> str:
     """
     text = ANSI.sub("", text).replace("\r\n", "\n")
     text = from_json_report(text) or text
+    # A run of blank lines reads as two: many readers' patterns start a line with `\s*`, which
+    # crosses blank lines, so a long run made them quadratic (a second on 300 lines).
+    text = _BLANK_RUN.sub("\n\n\n", text)
+    longer = _SPACES_KEPT + 1
+    if " " * longer in text or "\t" * longer in text:  # finding is cheap, the scan is not
+        text = _SPACE_RUN.sub(" " * _SPACES_KEPT, text)  # likewise a line of blanks
     if len(text) > HEAD_CHARS + TAIL_CHARS:
         text = text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
     if "::" in text:

@@ -46,7 +46,16 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader(
         "git",
         lambda t, f: parse_git(t, f.command),
-        ("CONFLICT (", "error: ", "fatal: ", "[rejected]", " added to commit", "nothing to commit"),
+        (
+            "CONFLICT (",
+            "error: ",
+            "fatal: ",
+            "[rejected]",
+            " added to commit",
+            "nothing to commit",
+            "You are not currently on a branch.",
+            "There is no tracking information",
+        ),
         950,
     ),
     Reader(

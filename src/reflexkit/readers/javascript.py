@@ -194,21 +194,27 @@ def parse_eslint(text: str) -> Findings | None:
     """Recognise eslint's stylish format: a file line, then ``line:col severity message rule``.
 
     Also its one-line formats, ``--format unix`` and ``--format compact``. Errors are
-    reported; warnings only when there are no errors (``--max-warnings 0``).
+    reported, and the warnings' other rules named beside them; warnings in full only when
+    there are no errors (``--max-warnings 0``).
     """
-    found = (
-        _eslint_rows(text, "error")
-        or _eslint_one_line_rows(text, "error")
-        or _eslint_rows(text, "warning")
-        or _eslint_one_line_rows(text, "warning")
-    )
+    errors = _eslint_rows(text, "error") or _eslint_one_line_rows(text, "error")
+    warnings = _eslint_rows(text, "warning") or _eslint_one_line_rows(text, "warning")
+    found = errors or warnings
     if found is None:
         return None
     problems, rules, undefined = found
     findings = Findings(
         tool="eslint", failure_type=FailureType.LINT_ERROR, category=ReflectionCategory.VERIFICATION
     )
-    return _eslint_findings(findings, text, problems, rules, undefined)
+    _eslint_findings(findings, text, problems, rules, undefined)
+    if errors and warnings:
+        # errors come first, but the warnings fail a `--max-warnings` gate just the same
+        warned = dedupe(r for r in warnings[1] if r and r not in rules)
+        if warned:
+            findings.details.append(
+                f"also {plural(len(warnings[0]), 'warning')}: " + ", ".join(warned[:5])
+            )
+    return findings
 
 
 def _eslint_rows(text: str, severity: str) -> tuple[list[Problem], list[str], list[str]] | None:
@@ -385,10 +391,14 @@ def parse_node(text: str) -> Findings | None:
 
 _JEST_FAIL_FILE = lazy_regex(r"^\s*FAIL\s+(?P<file>\S+)", M)
 _JEST_SUMMARY = lazy_regex(r"^(?P<sum>Tests:\s+.*?)\s*$", M)
+_JEST_CANNOT_FIND = lazy_regex(r"Cannot find module '(?P<mod>[^']+)'")
+_JEST_SUITES = lazy_regex(r"^(?P<sum>Test Suites:\s+\d+ failed.*?)\s*$", M)
+"""Failed suites: where a suite that did not load is counted (its tests are not)."""
 _JEST_HEADER = lazy_regex(r"^  ● (?P<name>.+?)\s*$", M)
 _JEST_DETAIL = lazy_regex(
     r"^\s+(?P<d>(?:expect\(.*|Expected(?: [\w ]+)?: .*|Received(?: [\w ]+)?: .*|"
     r"Received (?:function|promise) \w.*|"  # toThrow's and rejects' `did not throw`
+    r"New snapshot was not written\..*|"  # --ci: a snapshot the repository does not have
     r"(?:[A-Z]\w*)?Error: .*|thrown: .*))$",
     M,
 )
@@ -428,6 +438,24 @@ def _read_jest_blocks(text: str, headers: list[re.Match[str]], findings: Finding
     return suite_errors
 
 
+def _advise_suite_not_loaded(text: str, findings: Findings) -> None:
+    """Advise on a test file jest could not load: a wrong own path, or a missing package."""
+    findings.advice = (
+        "The test file did not even load: fix the import, syntax or configuration error it "
+        "reports (missing module, ESM/CommonJS mismatch, transform config) first."
+    )
+    missing = _JEST_CANNOT_FIND.search(text)
+    if missing and missing["mod"].startswith((".", "/")):
+        # a path of the project's own that does not resolve is the import's mistake
+        findings.advice = (
+            f"The test file did not even load: the path {missing['mod']!r} does not resolve; "
+            "fix the relative import (file name, extension, directory) to point at an "
+            "existing file."
+        )
+    elif missing:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+
+
 def parse_jest(text: str) -> Findings | None:
     """Recognise jest's output: ``FAIL file``, the ``●`` test blocks and the Tests: line."""
     summary = _JEST_SUMMARY.search(text)
@@ -438,6 +466,9 @@ def parse_jest(text: str) -> Findings | None:
     files = dedupe(m["file"] for m in _JEST_FAIL_FILE.finditer(text))
     suite_errors = _read_jest_blocks(text, headers, findings)
     findings.summary = summary["sum"] if summary else ""
+    suites = _JEST_SUITES.search(text) if suite_errors else None
+    if suites and " failed" not in findings.summary:
+        findings.summary = suites["sum"]
     if files:
         findings.details.append("FAIL " + ", ".join(files[:4]))
     snapshots = _JEST_SNAPSHOTS.search(text)  # `1 snapshot failed.` after jest's arrow
@@ -448,12 +479,13 @@ def parse_jest(text: str) -> Findings | None:
     findings.headline = f"jest reported {plural(count, 'failing test')}{where}."
     if suite_errors and not count:
         findings.headline = f"jest could not load {plural(suite_errors, 'test file')}{where}."
+        _advise_suite_not_loaded(text, findings)
+    elif "New snapshot was not written" in text:
         findings.advice = (
-            "The test file did not even load: fix the import, syntax or configuration error it "
-            "reports (missing module, ESM/CommonJS mismatch, transform config) first."
+            "The snapshot does not exist in the repository and --ci does not write it: check "
+            "the Received output is what the task asked for, then write it once with `jest "
+            "-u` (or without --ci) and commit the .snap file; fix the code first if it is wrong."
         )
-        if "Cannot find module" in text:
-            findings.category = ReflectionCategory.MISSING_CONTEXT
     elif snapshots:
         findings.advice = (
             "The output no longer matches the stored snapshot: read the - Snapshot / + Received "

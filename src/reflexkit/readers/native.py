@@ -201,7 +201,11 @@ def _parse_cargo_error(text: str) -> Findings | None:
 
 # --- cargo test ------------------------------------------------------------------------------
 
-_RUST_TEST_FAILED = lazy_regex(r"^test (?P<name>\S+) (?:- should panic )?\.\.\. FAILED$", M)
+_DOC_TEST = r"\S+ - .+? \(line \d+\)(?: - compile(?: fail)?)?"
+"""A doc-test's name: ``src/lib.rs - Stack<T>::push (line 12)``, spaces and all."""
+_RUST_TEST_FAILED = lazy_regex(
+    rf"^test (?P<name>{_DOC_TEST}|\S+) (?:- should panic )?\.\.\. FAILED$", M
+)
 _RUST_TEST_RESULT = lazy_regex(r"^(?P<sum>test result: FAILED\..*?)(?:; finished in .*)?$", M)
 _RUST_PANIC = lazy_regex(
     r"^thread '(?P<thread>[^']+)'(?: \(\d+\))? panicked at (?P<loc>[^\s:]+:\d+:\d+):\n(?P<msg>.*)$",
@@ -216,7 +220,7 @@ _RUST_NO_PANIC = lazy_regex(
     r".*)$",
     M,
 )
-_RUST_SECTION = lazy_regex(r"^---- (?P<name>\S+) stdout ----$", M)
+_RUST_SECTION = lazy_regex(rf"^---- (?P<name>{_DOC_TEST}|\S+) stdout ----$", M)
 
 
 def parse_cargo_test(text: str) -> Findings | None:
@@ -258,7 +262,10 @@ def parse_cargo_test(text: str) -> Findings | None:
         "expects: fix the code at the panic location. A should_panic test that did not panic "
         "means the code must reject that input (panic or return an error) instead of succeeding."
     )
-    if findings.tests:
+    if findings.tests and " (line " in findings.tests[0]:
+        item = findings.tests[0].split(" - ", 2)[1].split(" (line ")[0]
+        findings.steps.append(f"Run the doc-tests alone: `cargo test --doc {item}`.")
+    elif findings.tests:
         findings.steps.append(
             f"Run it alone: `cargo test {findings.tests[0]} -- --exact --nocapture`."
         )
@@ -428,6 +435,60 @@ _FIX_IT = lazy_regex(r"did you (?:forget|mean)\b")
 """A note that names the fix (``did you forget to '#include <vector>'?``) is the tool's hint."""
 
 
+def _advise_gcc(
+    findings: Findings,
+    diags: list[re.Match[str]],
+    problems: list[Problem],
+    linker: list[str],
+    *,
+    called_nowhere: bool,
+) -> None:
+    """Set the category and advice of a C/C++ build's errors and the linker's complaints."""
+    missing_header = any(
+        d["sev"] == "fatal error" and ("No such file" in d["msg"] or "file not found" in d["msg"])
+        for d in diags
+    )
+    if missing_header:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "A header cannot be found: fix the #include name or add its directory with -I (or "
+            "install the library's development package)."
+        )
+    elif linker and called_nowhere:
+        findings.advice = (
+            "The code calls a function that no header declares (implicit declaration) and no "
+            "object defines (undefined reference): the name is misspelt or the function was "
+            "never written; call the existing function or write it, with its prototype."
+        )
+    elif linker and not problems and all(f.startswith("multiple definition") for f in linker):
+        # Nothing is missing: a header defines what it should only declare.
+        findings.advice = (
+            "A symbol is defined in more than one object: a header defines a variable or "
+            "function that every file including it repeats. Declare it `extern` (or `static "
+            "inline`) in the header and define it in exactly one .c/.cpp file."
+        )
+    elif linker and not problems:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "The linker cannot resolve the symbols: define each undefined function (with the "
+            "exact signature the caller uses), compile and link the source file that defines "
+            "it, or link its library (-l); a multiple definition means a header defines a "
+            "variable or function that should be declared `extern`/`inline` there and defined "
+            "in one .c/.cpp file."
+        )
+    elif any(p.text.endswith("]") and " [in " in p.text for p in problems):
+        findings.advice = (
+            "The errors inside the standard library come from the project's lines named first: "
+            "the type used there lacks what the template needs (an operator<, a copy, an "
+            "override of a pure virtual function); add it or change the call."
+        )
+    else:
+        findings.advice = (
+            "Make declarations and definitions agree: the header's prototype, the function "
+            "definition and the struct's members must match exactly what the code uses."
+        )
+
+
 def parse_gcc(text: str) -> Findings | None:
     """Recognise gcc/clang diagnostics (``file:line:col: error: ...``) and linker errors.
 
@@ -459,42 +520,13 @@ def parse_gcc(text: str) -> Findings | None:
         findings.summary = ld_summary["line"]
     elif (count_line := _CLANG_COUNT.search(text)) is not None:
         findings.summary = count_line["line"]
-    missing_header = any(
-        d["sev"] == "fatal error" and ("No such file" in d["msg"] or "file not found" in d["msg"])
-        for d in diags
+    _advise_gcc(
+        findings,
+        diags,
+        problems,
+        linker,
+        called_nowhere=bool(linker) and _called_but_nowhere(implicit, text),
     )
-    if missing_header:
-        findings.category = ReflectionCategory.MISSING_CONTEXT
-        findings.advice = (
-            "A header cannot be found: fix the #include name or add its directory with -I (or "
-            "install the library's development package)."
-        )
-    elif linker and _called_but_nowhere(implicit, text):
-        findings.advice = (
-            "The code calls a function that no header declares (implicit declaration) and no "
-            "object defines (undefined reference): the name is misspelt or the function was "
-            "never written; call the existing function or write it, with its prototype."
-        )
-    elif linker and not problems:
-        findings.category = ReflectionCategory.MISSING_CONTEXT
-        findings.advice = (
-            "The linker cannot resolve the symbols: define each undefined function (with the "
-            "exact signature the caller uses), compile and link the source file that defines "
-            "it, or link its library (-l); a multiple definition means a header defines a "
-            "variable or function that should be declared `extern`/`inline` there and defined "
-            "in one .c/.cpp file."
-        )
-    elif any(p.text.endswith("]") and " [in " in p.text for p in problems):
-        findings.advice = (
-            "The errors inside the standard library come from the project's lines named first: "
-            "the type used there lacks what the template needs (an operator<, a copy, an "
-            "override of a pure virtual function); add it or change the call."
-        )
-    else:
-        findings.advice = (
-            "Make declarations and definitions agree: the header's prototype, the function "
-            "definition and the struct's members must match exactly what the code uses."
-        )
     if problems:
         findings.steps.append(f"Fix {problems[0].loc} first; later errors often follow from it.")
     undefined = [m["sym"] for m in _LD_UNDEFINED.finditer(text)]

@@ -22,15 +22,30 @@ _PIP_HINT = lazy_regex(r"^(?:Hint|hint|note): (?P<msg>.+)$", M)
 _PIP_ERROR_CODE = lazy_regex(r"^ *(?P<line>error: [a-z]+(?:-[a-z]+)+) *$", M)
 """pip's named errors (``error: subprocess-exited-with-error``, ``metadata-generation-failed``)."""
 _BUILD_EXCEPTION = lazy_regex(
-    r"^\s+(?P<e>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): [^\n]+)$", M
+    r"^[ \t]+(?P<e>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): [^\n]+)$", M
 )
 """The exception a package's build script raised, inside pip's indented subprocess output."""
-_BUILD_COMPILER_ERROR = lazy_regex(r"^\s+(?P<e>[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: [^\n]+)$", M)
+_BUILD_ERROR_LINE = lazy_regex(r"^[ \t]+(?P<e>error: (?![a-z]+(?:-[a-z]+)+\s*$)[^\n]+)$", M)
+"""A build backend's own ``error: message`` inside pip's indented subprocess output
+(setuptools' ``error: Multiple top-level packages discovered ...``), not pip's named errors."""
+_PIP_CRASH = "\nERROR: Exception:\n"
+"""pip's own crash: ``ERROR: Exception:``, its traceback, then the exception line."""
+_CRASH_EXCEPTION = lazy_regex(
+    r"^(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::[^\n]*)?)$", M
+)
+_PARSE_ERROR = lazy_regex(r"DecodeError|ParseError|Invalid\w*(?:Requirement|Version|Pyproject)")
+_LOCAL_PROJECT = lazy_regex(
+    r"\binstall\b.*?(?:\s-e\s*|\s--editable[\s=]|\s)(?:\.|\./\S*)(?:\[\S*\])?(?:\s|$)"
+)
+"""``pip install -e .``, ``pip install .[dev]``: the project being built is the user's own."""
+_BUILD_COMPILER_ERROR = lazy_regex(
+    r"^[ \t]+(?P<e>[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: [^\n]+)$", M
+)
 """A compiler's error inside the build output of a package with C extensions."""
 # the resolver's reasons, indented under `The conflict is caused by:`
 _CONFLICT_CAUSES = lazy_regex(r"^The conflict is caused by:\n(?P<lines>(?:[ \t]+\S.*\n?)+)", M)
 _FAILED_TO_BUILD = lazy_regex(r"^(?P<line>Failed to build \S.*)$", M)
-_HASH_LINE = lazy_regex(r"^\s+(?P<req>\S+ --hash=sha\d+:[0-9a-f]{32,})\s*$", M)
+_HASH_LINE = lazy_regex(r"^[ \t]+(?P<req>\S+ --hash=sha\d+:[0-9a-f]{32,})\s*$", M)
 """The requirement lines with their hashes pip prints for ``--require-hashes`` to copy."""
 _PIP_NOT_FOUND = lazy_regex(
     r"No matching distribution found for (?P<req>\S+)"
@@ -60,14 +75,16 @@ def _conflict_causes(text: str) -> list[str]:
     return [clip(line.strip(), 160) for line in lines]
 
 
-def parse_pip(text: str, command: str) -> Findings | None:
-    """Recognise pip's ``ERROR: ...`` lines (bad requirements, missing versions, conflicts)."""
-    if "pip" not in command and not any(marker in text for marker in _PIP_MARKERS):
-        return None
-    errors = [m["line"].strip() for m in _PIP_ERROR.finditer(text)]
-    codes = dedupe(m["line"] for m in _PIP_ERROR_CODE.finditer(text))
-    if not errors and not codes and not ("pip" in command and "error:" in text):
-        return None
+def _crash(text: str) -> re.Match[str] | None:
+    """Return the exception line of pip's own traceback, after ``ERROR: Exception:``."""
+    start = ("\n" + text).find(_PIP_CRASH)
+    return _CRASH_EXCEPTION.search(text, start + len(_PIP_CRASH) - 1) if start >= 0 else None
+
+
+def _error_lines(
+    text: str, errors: list[str], codes: list[str]
+) -> tuple[list[str], re.Match[str] | None, list[str]]:
+    """Return the lines that say what failed, pip's own crash and the build backend's error."""
     built = [m["e"].strip() for m in _BUILD_EXCEPTION.finditer(text)] if codes else []
     compiled = [m["e"].strip() for m in _BUILD_COMPILER_ERROR.finditer(text)] if codes else []
     if compiled:  # the build's own first error is the cause; pip's lines say where it stopped
@@ -77,21 +94,29 @@ def parse_pip(text: str, command: str) -> Findings | None:
             *(m["line"] for m in _FAILED_TO_BUILD.finditer(text)),
             *errors,
         ]
+    crash = _crash(text)
+    own: list[str] = []
+    if crash:  # pip itself raised: the exception says what it could not read
+        errors = [crash["exc"].strip(), *errors]
+    elif codes and not built and not compiled:
+        own = [m["e"].strip() for m in _BUILD_ERROR_LINE.finditer(text)]
+        errors = [*own[:1], *codes, *errors] if own else errors
     if not errors:
         errors = (
             built[-1:] + codes
             or [line.strip() for line in text.splitlines() if "error" in line.lower()][:3]
         )
-    findings = Findings(
-        tool="pip",
-        failure_type=FailureType.DEPENDENCY_ERROR,
-        category=ReflectionCategory.MISSING_CONTEXT,
-    )
-    findings.facts = [clip(e, 200) for e in dedupe(errors)[:4]]
-    findings.hints = [clip(m["msg"].strip(), 160) for m in _PIP_HINT.finditer(text)][:3]
-    hashes = [m["req"] for m in _HASH_LINE.finditer(text)]
-    findings.hints = [*hashes[:2], *findings.hints][:3]
-    findings.headline = "pip could not install the requirements."
+    return errors, crash, own
+
+
+def _advise(
+    findings: Findings,
+    text: str,
+    errors: list[str],
+    codes: list[str],
+    crash: re.Match[str] | None,
+) -> None:
+    """Set the category, headline and advice that fit pip's errors."""
     joined = "\n".join(errors)
     not_found = _PIP_NOT_FOUND.search(joined)
     if "Invalid requirement" in joined:
@@ -106,7 +131,7 @@ def parse_pip(text: str, command: str) -> Findings | None:
             f"No release matches {req}: check the package name on PyPI and pick a version that "
             "exists for this Python version, or relax the pin."
         )
-    elif hashes:
+    elif _HASH_LINE.search(text):
         findings.category = ReflectionCategory.ROOT_CAUSE
         findings.advice = (
             "In --require-hashes mode every requirement needs its hash: add the lines pip "
@@ -126,8 +151,46 @@ def parse_pip(text: str, command: str) -> Findings | None:
             "not pip): install or declare what it needs (a build dependency belongs in "
             "`[build-system] requires`) or fix its setup script, then install again."
         )
+    elif crash and _PARSE_ERROR.search(crash["exc"]):
+        findings.category = ReflectionCategory.ROOT_CAUSE
+        findings.headline = "pip could not read the project's metadata."
+        findings.advice = (
+            "A file pip reads does not parse (the exception names it and the line): fix the "
+            "syntax of pyproject.toml or the requirement it points at, then install again."
+        )
     else:
         findings.advice = "Fix the requirement pip names in the error, then run the install again."
+
+
+def parse_pip(text: str, command: str) -> Findings | None:
+    """Recognise pip's ``ERROR: ...`` lines (bad requirements, missing versions, conflicts)."""
+    if "pip" not in command and not any(marker in text for marker in _PIP_MARKERS):
+        return None
+    errors = [m["line"].strip() for m in _PIP_ERROR.finditer(text)]
+    codes = dedupe(m["line"] for m in _PIP_ERROR_CODE.finditer(text))
+    if not errors and not codes and not ("pip" in command and "error:" in text):
+        return None
+    errors, crash, own = _error_lines(text, errors, codes)
+    findings = Findings(
+        tool="pip",
+        failure_type=FailureType.DEPENDENCY_ERROR,
+        category=ReflectionCategory.MISSING_CONTEXT,
+    )
+    findings.facts = [clip(e, 200) for e in dedupe(errors)[:4]]
+    findings.hints = [clip(m["msg"].strip(), 160) for m in _PIP_HINT.finditer(text)][:3]
+    hashes = [m["req"] for m in _HASH_LINE.finditer(text)]
+    findings.hints = [*hashes[:2], *findings.hints][:3]
+    findings.headline = "pip could not install the requirements."
+    _advise(findings, text, errors, codes, crash)
+    if own and _LOCAL_PROJECT.search(command):
+        # the build backend refused the project itself: its packaging config is wrong (a
+        # build dependency that is missing raises instead, and stays missing context)
+        findings.category = ReflectionCategory.ROOT_CAUSE
+        findings.advice = (
+            "The project's own build failed (the error inside the subprocess output): fix its "
+            "packaging configuration in pyproject.toml/setup.py (package discovery, metadata, "
+            "build requirements) as the error says, then install again."
+        )
     findings.steps.append(f"Re-run `{command or 'pip install ...'}` after editing the requirement.")
     findings.confidence = 0.8
     return findings

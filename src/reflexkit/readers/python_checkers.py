@@ -165,7 +165,8 @@ _RUFF_GROUPED = lazy_regex(
 _RUFF_GROUPED_ROW = lazy_regex(
     r"^[ \t]+(?P<pos>\d+:\d+) +(?P<code>[A-Z]{1,4}\d{2,4}) (?P<fix>\[\*\] )?(?P<msg>.*)$", M
 )
-_RUFF_SUMMARY = lazy_regex(r"^(?P<sum>Found \d+ errors?\.?)$", M)
+_RUFF_SUMMARY = lazy_regex(r"^(?P<sum>Found \d+ errors?(?: \(\d+ fixed, \d+ remaining\))?\.?)$", M)
+"""ruff's count, with what ``--fix`` fixed and left: ``Found 8 errors (6 fixed, 2 remaining).``"""
 _RUFF_FIXABLE = lazy_regex(r"^\[\*\] (?P<sum>\d+ fixable with the .*)$", M)
 _FLAKE8_REAL = lazy_regex(r"^(?:F821|F811|F63\d|E999|F82\d|E9\d\d)$")
 

@@ -24,6 +24,9 @@ _UT_HEADER = lazy_regex(
 _UT_SEP = lazy_regex(r"^-{40,}$", M)
 _UT_SUMMARY = lazy_regex(r"^(?P<sum>FAILED \([^)]*\))$", M)
 _UT_RAN = lazy_regex(r"^Ran \d+ tests? in ", M)
+_FACT_ROOM = 290
+"""A fact's length the heuristic quotes whole (its limit is 300 characters)."""
+_MIN_EXCEPTION = 60
 
 
 def parse_unittest(text: str) -> Findings | None:
@@ -50,7 +53,10 @@ def parse_unittest(text: str) -> Findings | None:
         if tb:
             classes.append(tb.cls)
             where = f" (at {tb.frame})" if tb.frame else ""
-            findings.facts.append(f"{clip(header, 130)}: {clip(tb.exception, 200)}{where}")
+            head_text = clip(header, 130)
+            # A long assertion message (assertDictEqual's diff) is clipped, never the frame.
+            room = max(_MIN_EXCEPTION, min(200, _FACT_ROOM - len(head_text) - len(where) - 2))
+            findings.facts.append(f"{head_text}: {clip(tb.exception, room)}{where}")
         else:
             findings.facts.append(clip(header, 130))
     summary = _UT_SUMMARY.search(text)

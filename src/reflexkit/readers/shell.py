@@ -37,6 +37,18 @@ _NOTHING_TO_COMMIT = lazy_regex(
 )
 """``git commit`` with nothing staged: its verdict line, after the paths ``git status`` lists."""
 _STATUS_PATH = lazy_regex(r"^\t(?P<path>\S.*)$", M)
+_GIT_NO_BRANCH = lazy_regex(
+    r"^(?P<line>You are not currently on a branch\.|There is no tracking information for the "
+    r"current branch\.)$",
+    M,
+)
+"""git's refusals that carry no ``error:`` prefix: a detached HEAD, a branch with no upstream."""
+_REMOTE_SAYS = lazy_regex(r"^remote: (?P<msg>\S.*?)\s*$", M)
+"""What the server printed (a hook's reason), padded with blanks by git."""
+_REMOTE_NOISE = lazy_regex(
+    r"^(?:Enumerating|Counting|Compressing|Writing|Total|Resolving|error: |To )|"
+    r"^(?:Create a pull request|See |\s*https?://)"
+)
 _AUTO_MERGE_FAILED = lazy_regex(r"^(?P<line>Automatic merge failed;.*)$", M)
 
 
@@ -79,6 +91,8 @@ def parse_git(text: str, command: str) -> Findings | None:
     if not is_git:
         return None
     errors = [m["line"].strip() for m in _GIT_ERROR.finditer(text)]
+    no_branch = [m["line"] for m in _GIT_NO_BRANCH.finditer(text)]
+    errors = no_branch + errors
     if not (conflicts or rejected or errors):
         return _nothing_to_commit(text)
     findings = Findings(
@@ -116,11 +130,29 @@ def parse_git(text: str, command: str) -> Findings | None:
         findings.steps.extend(f"Resolve the markers in {f}." for f in files[:3])
         if cont:
             findings.steps.append(f"`git add` the resolved files and run `{cont}`.")
+    elif rejected and any("hook declined" in line for line in rejected):
+        said = dedupe(
+            m["msg"] for m in _REMOTE_SAYS.finditer(text) if not _REMOTE_NOISE.match(m["msg"])
+        )
+        findings.facts[:0] = [clip(line, 180) for line in said[:2]]
+        findings.headline = "git push was refused by a hook on the server."
+        findings.advice = (
+            "The server's hook refused the pushed commits: its `remote:` lines say why. Change "
+            "the commits to meet that rule (amend the message, move or drop the change, get the "
+            "approval it names), then push again; fetching or forcing does not help."
+        )
     elif rejected:
         findings.headline = "git push was rejected."
         findings.advice = (
             "Fetch and integrate the remote changes (rebase or merge), then push again; never "
             "force-push shared branches."
+        )
+    elif no_branch:
+        findings.headline = "git has no current branch or no upstream to work with."
+        findings.advice = (
+            "HEAD is detached or the branch tracks no remote branch: switch to a branch "
+            "(`git switch main`) or name what to pull/push (`git pull origin main`, `git "
+            "branch --set-upstream-to=origin/main`) before running the command again."
         )
     else:
         findings.headline = "git refused the command."
@@ -137,9 +169,23 @@ def parse_git(text: str, command: str) -> Findings | None:
 _CR = lazy_regex(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:]| : )|\^M")
 _SHELL_ERROR = lazy_regex(
     r"^(?P<line>(?:[^\n:]+: )?(?:line \d+: )?[^\n]*?(?:No such file or directory|command not found|"
-    r"Permission denied|bad interpreter[^\n]*|not found|syntax error[^\n]*|unbound variable))\s*$",
+    r"Permission denied|bad interpreter[^\n]*|not found|syntax error[^\n]*|unbound variable|"
+    r"(?:integer expression|unary operator|binary operator) expected|too many arguments|"
+    r"bad substitution|ambiguous redirect|numeric argument required|operand expected[^\n]*|"
+    r"invalid arithmetic operator[^\n]*|division by 0[^\n]*|bad array subscript))\s*$",
     M,
 )
+_EXPRESSION_ERRORS = (
+    "expected",
+    "too many arguments",
+    "bad substitution",
+    "ambiguous redirect",
+    "numeric argument required",
+    "arithmetic",
+    "division by 0",
+    "bad array subscript",
+)
+"""Errors of a test (``[``), an expansion or an arithmetic expression: the script's own bug."""
 
 
 _BASH_LINE = lazy_regex(r"^(?:/\S+/)?(?:ba|z|da)?sh: line \d+: |^\S+\.sh: line \d+: ", M)
@@ -151,7 +197,8 @@ def parse_shell(text: str, exit_code: int | None) -> Findings | None:
     bash_line = ": line " in text and _BASH_LINE.search(text) is not None
     if not crlf and exit_code not in {2, 126, 127} and not bash_line:
         return None
-    lines = [m["line"].strip() for m in _SHELL_ERROR.finditer(text)]
+    matches = list(_SHELL_ERROR.finditer(text))
+    lines = [m["line"].strip() for m in matches]
     if not crlf and not lines:
         return None
     findings = Findings(
@@ -172,7 +219,17 @@ def parse_shell(text: str, exit_code: int | None) -> Findings | None:
         findings.steps.append(
             "Convert the line endings of the script named in the error, then run it again."
         )
-    elif any("unbound variable" in line for line in lines):
+    else:
+        _advise_shell_error(findings, lines, exit_code)
+    if matches:
+        _add_printed_after(text, matches[-1].end(), findings)
+    findings.confidence = 0.75
+    return findings
+
+
+def _advise_shell_error(findings: Findings, lines: list[str], exit_code: int | None) -> None:
+    """Set the headline, category and advice of the shell's error lines."""
+    if any("unbound variable" in line for line in lines):
         findings.headline = "The script used a variable that is not set (set -u)."
         findings.category = ReflectionCategory.MISSING_CONTEXT
         findings.advice = (
@@ -195,6 +252,15 @@ def parse_shell(text: str, exit_code: int | None) -> Findings | None:
         )
         findings.steps.append(
             "Inspect the first line with `head -1 FILE | od -c`; fix the shebang or line endings."
+        )
+    elif any(line.endswith(_EXPRESSION_ERRORS) for line in lines):
+        findings.headline = "A shell test or expansion got a value it cannot use."
+        findings.category = ReflectionCategory.ROOT_CAUSE
+        findings.advice = (
+            "The variable in the test or expression at the line named is empty or not a number: "
+            'quote it and give it a default (`"${COUNT:-0}"`), and check the command that '
+            "was meant to set it; bash goes on after such an error, so what it printed next "
+            "may be wrong."
         )
     elif exit_code == _NOT_FOUND_EXIT or any(
         "command not found" in line or line.endswith("not found") for line in lines
@@ -219,8 +285,17 @@ def parse_shell(text: str, exit_code: int | None) -> Findings | None:
         if kind is not None:
             findings.category = kind.category
             findings.advice = f"{kind.advice} Then run the script again."
-    findings.confidence = 0.75
-    return findings
+
+
+def _add_printed_after(text: str, end: int, findings: Findings) -> None:
+    """Quote the last line a script printed after the shell's error, if it went on.
+
+    A failed ``[`` or a missing command does not stop a script without ``set -e``: what it
+    printed last (its own verdict, ``bundle too large``) is how the failure looks in the log.
+    """
+    after = [line.strip() for line in text[end:].splitlines() if line.strip()]
+    if after and after[-1] not in findings.facts:
+        findings.details.append("printed after the error: " + clip(after[-1], 120))
 
 
 # --- timeout ---------------------------------------------------------------------------------
