@@ -47,6 +47,7 @@ class _State:
         self.subreaper = subreaper  # main() asks for it; an embedding program doesn't
         self.gc_paused = gc_paused  # main() paused the cyclic GC until the command is known
         self.json = False
+        self.short_lived = False  # the command is recent, reflect or fixtures (see main())
         self._project: LoadedProject | None = None
 
     def project(self) -> LoadedProject:
