@@ -16,10 +16,36 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write", "read_regular", "sync_folder"]
+__all__ = ["FOLDER_MODE", "atomic_write", "make_dirs", "read_regular", "sync_folder"]
+
+
+FOLDER_MODE = 0o755
+"""The most a folder reflexkit creates allows (less the umask): nobody else may write it."""
+
+
+def make_dirs(folder: Path, mode: int = FOLDER_MODE) -> None:
+    """Create *folder* and its missing parents with *mode* (less the umask); fine if it exists.
+
+    ``Path.mkdir(parents=True)`` creates the parents with ``0o777`` less the umask: under
+    ``umask 000`` (a container default) anyone on the machine could then replace the memory
+    file or a run log and put text into the next retry prompt.
+
+    Raises:
+        OSError: As ``Path.mkdir(parents=True, exist_ok=True)``: ``FileExistsError`` when
+            *folder* is a file, ``NotADirectoryError`` when a parent is one, and so on.
+    """
+    try:
+        folder.mkdir(mode)
+    except FileNotFoundError:
+        if folder.parent == folder:
+            raise
+        make_dirs(folder.parent, mode)
+        make_dirs(folder, mode)
+    except OSError:
+        if not folder.is_dir():
+            raise
 
 
 def sync_folder(folder: Path) -> None:
@@ -51,7 +77,7 @@ def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> Path:
         OSError: The folder or the file can't be written (a full disk, a read-only file
             system, a folder at *target*); *target* is left as it was.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(target.parent)
     if mode is None:
         try:
             info = target.lstat()
@@ -59,6 +85,8 @@ def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> Path:
             mode = 0o600
         else:
             mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else 0o600
+    import tempfile  # noqa: PLC0415 -- random and shutil stay out of `recent`'s start-up (#19)
+
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         try:

@@ -32,6 +32,8 @@ from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Self
 
+from reflexkit._files import make_dirs
+
 __all__ = ["MAX_LINE", "LineWriter", "blank", "open_lines", "read_lines", "scan", "unglue"]
 
 _TRIES = 5  # torn lines written before one line, one after the other, before giving up
@@ -259,7 +261,7 @@ class LineWriter:
     __call__ = append
 
     def _open(self) -> int:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.path.parent)
         # Read too: the byte before. Non-blocking: a FIFO never holds the run up.
         flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
         try:

@@ -12,6 +12,8 @@ import errno
 import os
 from pathlib import Path
 
+from reflexkit._files import make_dirs
+
 __all__ = ["SETUP_ERRNOS", "is_setup_error", "memory_setup_problem"]
 
 SETUP_ERRNOS = frozenset(
@@ -50,7 +52,7 @@ def memory_setup_problem(path: Path) -> str | None:
     append would) and opens the file for appending without blocking or following a link.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(path.parent)
     except FileExistsError:  # a file where a folder of the path should be
         return f"{path.parent}: Not a directory"
     except OSError as err:

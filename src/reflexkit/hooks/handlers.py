@@ -36,7 +36,7 @@ from typing import Any
 import attrs
 import orjson
 
-from reflexkit._files import read_regular
+from reflexkit._files import make_dirs, read_regular
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
@@ -179,7 +179,7 @@ def _hooks_dir(project: LoadedProject) -> Path:
 @contextlib.contextmanager
 def _sentinel(path: Path) -> Iterator[bool]:
     """Hold *path* while the hook runs; yield False when another run holds a fresh one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
@@ -227,7 +227,7 @@ def _log(project: LoadedProject, event: str, session: str, note: str, seconds: f
 def _state(project: LoadedProject, session: str) -> Iterator[dict[str, Any]]:
     """Read, let the caller change, and atomically write back one session's state, locked."""
     path = _hooks_dir(project) / "sessions" / f"{session}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     # Neither file through a planted link, nor blocking on a FIFO in the state's place.
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     lock_fd = os.open(path.with_suffix(".lock"), flags, 0o600)

@@ -51,6 +51,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import NoReturn, Self
 
+from reflexkit._files import make_dirs
 from reflexkit._lines import blank, unglue
 from reflexkit._log import get_logger
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
@@ -197,7 +198,7 @@ class JsonlMemory:
         self._ident = (-1, -1)
 
     def _open_lock(self) -> int:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(self._path.parent)
         fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
         _regular(fd, self._lock_path)
         return fd
@@ -205,7 +206,7 @@ class JsonlMemory:
     def _open(self) -> int:
         """(Re)open the file for appending, and its lock file."""
         self._close()
-        self._path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(self._path.parent)
         created = not os.path.lexists(self._path)
         fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
         st = _regular(fd, self._path)

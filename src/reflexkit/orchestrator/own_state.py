@@ -31,6 +31,7 @@ from pathlib import Path
 
 import attrs
 
+from reflexkit._files import make_dirs
 from reflexkit._text import show_name
 
 __all__ = ["OwnChanges", "OwnState", "capture", "settle"]
@@ -437,7 +438,7 @@ def _reattach(workdir: Path) -> list[str]:
 def _put_back(source: Path, path: str, fd: int, flags: int) -> bool:
     partial = Path(f"{path}.{os.getpid()}.restore")
     try:
-        partial.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(partial.parent)
         with source.open("rb") as old, partial.open("xb") as new:
             while chunk := old.read(1 << 20):
                 new.write(chunk)

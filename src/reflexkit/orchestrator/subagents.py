@@ -25,6 +25,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import attrs
 
+from reflexkit._files import make_dirs
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator._process import (
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -178,7 +179,7 @@ class CommandSubagent:
         uses_file = any(PROMPT_FILE in part for part in self.argv)
         try:
             if self.prompt_dir is not None:
-                self.prompt_dir.mkdir(parents=True, exist_ok=True)
+                make_dirs(self.prompt_dir)
             with tempfile.TemporaryDirectory(
                 prefix="reflexkit-prompt-", dir=self.prompt_dir
             ) as folder:
