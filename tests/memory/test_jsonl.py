@@ -7,6 +7,8 @@ import os
 import random
 import shutil
 import stat
+import subprocess
+import sys
 import warnings
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -427,3 +429,35 @@ def test_a_newer_versions_record_still_needs_valid_known_fields(path: Path) -> N
     path.write_bytes(orjson.dumps(record) + b"\n")
     with pytest.warns(CorruptRecordWarning, match="confidence"):
         assert list(JsonlMemory(path)) == []
+
+
+_READ_A_FIFO = """
+import sys
+from pathlib import Path
+from reflexkit.exceptions import StoreError
+from reflexkit.memory import JsonlMemory
+store = JsonlMemory(Path(sys.argv[1]))
+for read in (lambda: store.recent("sub-1", limit=1), lambda: list(store), store.stats):
+    try:
+        read()
+    except StoreError as err:
+        print("refused:", err)
+"""
+
+
+def test_a_fifo_put_in_place_of_the_store_is_refused_not_waited_on(path: Path) -> None:
+    """A FIFO swapped in after start-up (by an agent, by anyone) never holds a reader up."""
+    with JsonlMemory(path) as store:
+        store.append(make_reflection())
+    path.unlink()
+    os.mkfifo(path)
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_A_FIFO, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done
+    assert all("not a regular file" in line for line in lines), lines

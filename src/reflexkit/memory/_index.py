@@ -431,7 +431,7 @@ class _Swap:
         if not first <= head.upto <= last:
             return
         try:
-            new_fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+            new_fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)  # never a FIFO's wait
         except OSError:
             return  # gone or replaced already: the next reader indexes what is there
         try:

@@ -350,7 +350,8 @@ class JsonlMemory:
 
     def _open_for_reading(self) -> int | None:
         try:
-            fd = os.open(self._path, os.O_RDONLY | _NOFOLLOW)
+            # Non-blocking: a FIFO swapped in for the file is refused, not waited on.
+            fd = os.open(self._path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
         except FileNotFoundError:
             return None
         except OSError as err:
