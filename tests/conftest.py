@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     del session
     if os.environ.get("CI", "").lower() in {"1", "true", "yes"} and not any(CORPUS.glob("*.json")):
         pytest.exit(f"CI: {MISSING_CORPUS}", returncode=1)
+
+
+PYTEST_FAILURE = {
+    "taskId": "checkout",
+    "subtaskId": "discount",
+    "attemptNumber": 1,
+    "command": "python -m pytest -q",
+    "exitCode": 1,
+    "errorOutput": "FAILED tests/test_cart.py::test_total - assert 90 == 100\n1 failed\n",
+}
+"""One failing pytest test, as the camelCase JSON `reflexkit reflect` reads."""
 
 
 @pytest.fixture
@@ -156,3 +168,45 @@ def captured_reflection(name: str) -> Reflection:
     """The heuristic's reflection on an output captured from a real run (tool_outputs)."""
     data = load_item(DATA / "tool_outputs" / f"{name}.json")
     return HeuristicGenerator().generate(structure(data["failureContext"], FailureContext))
+
+
+class Disks:
+    """Small tmpfs mounts of one test: mount one at a folder, fill it, make it read-only."""
+
+    def __init__(self) -> None:
+        self.mounted: list[Path] = []
+
+    def mount(self, where: Path, *, size: str = "64k") -> Path:
+        """Mount a tmpfs of *size* at *where* (created); skip the test without root."""
+        where.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"can't mount a tmpfs here (needs root): {done.stderr.strip()}")
+        self.mounted.append(where)
+        return where
+
+    @staticmethod
+    def fill(where: Path, *, leave: int = 0) -> None:
+        """Fill the file system of *where* up to *leave* free bytes."""
+        st = os.statvfs(where)
+        with (where / ".filler").open("ab") as stream:
+            stream.write(b"\0" * max(0, st.f_bavail * st.f_frsize - leave))
+
+    @staticmethod
+    def read_only(where: Path) -> None:
+        """Remount the tmpfs at *where* read-only: writes fail with EROFS, even for root."""
+        subprocess.run(["mount", "-o", "remount,ro", str(where)], check=True, capture_output=True)
+
+
+@pytest.fixture
+def disks() -> Iterator[Disks]:
+    """Mounts for the test, unmounted after it."""
+    made = Disks()
+    yield made
+    for where in reversed(made.mounted):
+        subprocess.run(["umount", "-l", str(where)], check=False)

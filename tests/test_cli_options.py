@@ -16,14 +16,7 @@ from click.testing import CliRunner, Result
 from reflexkit.cli import cli
 from reflexkit.memory import JsonlMemory
 
-FAILURE = {
-    "taskId": "checkout",
-    "subtaskId": "discount",
-    "attemptNumber": 1,
-    "command": "python -m pytest -q",
-    "exitCode": 1,
-    "errorOutput": "FAILED tests/test_cart.py::test_total - assert 90 == 100\n1 failed\n",
-}
+from .conftest import PYTEST_FAILURE as FAILURE
 
 
 def _run(*args: str, stdin: str | None = None) -> Result:

@@ -23,14 +23,8 @@ from reflexkit.containers import build_application
 from reflexkit.models import FailureContext
 from reflexkit.tasks.config import load_project
 
-FAILURE = {
-    "taskId": "checkout",
-    "subtaskId": "discount",
-    "attemptNumber": 1,
-    "command": "python -m pytest -q",
-    "exitCode": 1,
-    "errorOutput": "FAILED tests/test_cart.py::test_total - assert 90 == 100\n1 failed\n",
-}
+from .conftest import PYTEST_FAILURE as FAILURE
+
 HEAVY = ("anthropic", "dependency_injector", "starlette", "pydantic", "rich", "httpx")
 
 # Runs the command in-process and then prints the top-level packages it imported.

@@ -23,7 +23,7 @@ from reflexkit.tasks.config import InsightsConfig
 from reflexkit.tasks.task import Subtask, Task
 from reflexkit.testing.run_history import HistoryWriter
 
-from .conftest import Disks
+from ..conftest import Disks  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 TESTS = """import unittest
 from calc import add

@@ -15,14 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-FAILURE = {
-    "taskId": "checkout",
-    "subtaskId": "discount",
-    "attemptNumber": 1,
-    "command": "python -m pytest -q",
-    "exitCode": 1,
-    "errorOutput": "FAILED tests/test_cart.py::test_total - assert 90 == 100\n1 failed\n",
-}
+from ..conftest import PYTEST_FAILURE as FAILURE  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 
 def _under_umask_0(argv: list[str], cwd: Path, stdin: bytes = b"") -> None:

@@ -18,7 +18,7 @@ import tempfile
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -35,6 +35,8 @@ from reflexkit.reflection.redaction import Redactor
 from reflexkit.reflection.service import DefaultReflectionService
 from reflexkit.tasks.config import load_project
 from reflexkit.testing.memory_contract import make_reflection
+
+from ..conftest import Disks  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 _NOW = datetime.now(UTC)
 _OLD = _NOW - timedelta(days=400)
@@ -382,22 +384,9 @@ def test_racing_readers_never_rebuild_the_index(path: Path) -> None:
 
 
 @pytest.fixture
-def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+def small_tmpfs(tmp_path: Path, disks: Disks) -> Path:
     """A 1 MiB tmpfs of our own, mounted for the test and unmounted after it."""
-    mnt = tmp_path / "tmpfs"
-    mnt.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(mnt)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"can't mount a tmpfs here (needs root): {mounted.stderr.strip()}")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+    return disks.mount(tmp_path / "tmpfs", size="1m")
 
 
 def _fill(mnt: Path, leave: int) -> Path:
@@ -672,6 +661,7 @@ NOBODY_APPENDS = """
 import sys
 from reflexkit.memory import JsonlMemory
 from reflexkit.testing.memory_contract import make_reflection
+
 store = JsonlMemory(sys.argv[1])
 for n in (1, 2):
     store.append(make_reflection("s1", attempt=n))
