@@ -12,6 +12,7 @@ import pytest
 
 from reflexkit.models import FailureType
 from reflexkit.orchestrator.verify import (
+    CheckInputs,
     Verifier,
     cut_middle,
     failure_context,
@@ -170,3 +171,16 @@ def test_modified_files_from_git(tmp_path: Path) -> None:
     (tmp_path / "new dir").mkdir()
     (tmp_path / "new dir" / "new file.py").write_text("3", encoding="utf-8")
     assert modified_files(tmp_path) == ("gone.py", "kept.py", "new dir/new file.py")
+
+
+def test_check_inputs_read_any_command_word_without_raising(tmp_path: Path) -> None:
+    """A word too long to be a file name (`python -c "<300 characters>"`) is just a word.
+
+    CheckInputs.of never raises: it used to fail with ENAMETOOLONG on such a command, and the
+    loop logged a traceback on every attempt with the checks' changes unwatched.
+    """
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("def test_a(): pass\n")
+    code = "import sys; " * 30 + "print(1)"
+    inputs = CheckInputs.of([f'python -c "{code}"', "pytest tests/test_a.py"], tmp_path)
+    assert inputs.files == {"tests/test_a.py": inputs.files["tests/test_a.py"]}

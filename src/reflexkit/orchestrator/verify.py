@@ -253,23 +253,39 @@ class CheckInputs:
             for index, word in enumerate(words):
                 if word.startswith("-") and "=" in word:
                     word = word.split("=", 1)[1]  # noqa: PLW2901 -- --rootdir=tests
-                candidate = root / word if word else root
-                if "/" not in word and (index == 0 or words[index - 1] in {"&&", "||", "|", ";"}):
-                    found = shutil.which(word, path=search)
-                    relative = _inside(Path(found), root) if found else None
-                    if relative is not None:
-                        programs[relative] = _stamp(root / relative)
-                        continue
-                if not word or word.startswith("-") or not candidate.exists():
+                try:  # a word is any text (`python -c "<300 characters>"`): never a path error
+                    cls._note(root, search, words, index, word, (programs, files, folders))
+                except (OSError, ValueError):
                     continue
-                relative = _inside(candidate, root)
-                if relative is None or relative == ".":
-                    continue
-                if candidate.is_dir():
-                    folders.append(relative)
-                else:
-                    files[relative] = _stamp(root / relative)
         return cls(programs=programs, files=files, folders=tuple(dict.fromkeys(folders)))
+
+    @staticmethod
+    def _note(  # noqa: PLR0913, PLR0917 -- one word of a command and where it goes
+        root: Path,
+        search: str,
+        words: list[str],
+        index: int,
+        word: str,
+        found_so_far: tuple[dict[str, _Stamp], dict[str, _Stamp], list[str]],
+    ) -> None:
+        """Note *word* of a command as a program, a file or a folder in the project, if it is."""
+        programs, files, folders = found_so_far
+        candidate = root / word if word else root
+        if "/" not in word and (index == 0 or words[index - 1] in {"&&", "||", "|", ";"}):
+            found = shutil.which(word, path=search)
+            relative = _inside(Path(found), root) if found else None
+            if relative is not None:
+                programs[relative] = _stamp(root / relative)
+                return
+        if not word or word.startswith("-") or not candidate.exists():
+            return
+        relative = _inside(candidate, root)
+        if relative is None or relative == ".":
+            return
+        if candidate.is_dir():
+            folders.append(relative)
+        else:
+            files[relative] = _stamp(root / relative)
 
     def changed_by(
         self, workdir: Path, changed: Sequence[str] | None
