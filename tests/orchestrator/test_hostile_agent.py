@@ -124,7 +124,12 @@ sys.exit(1)
 
 
 def test_forged_reflections_never_reach_a_retry_prompt(tmp_path: Path) -> None:
-    """Records the agent appends to memory and lessons are reported and taken out again."""
+    """Records the agent appends to memory and lessons are reported, and never trusted.
+
+    They are not cut off: memory, lessons and run logs are written by other reflexkit
+    processes of the project too (another run, `reflexkit reflect`), whose records are valid
+    (tests/orchestrator/test_own_state_sharing.py). Retry prompts use the run's own copies.
+    """
     root, prompts = project(tmp_path, FORGE)
     done = run(root, prompts)
     assert done.returncode == 1, done.stderr
@@ -133,16 +138,15 @@ def test_forged_reflections_never_reach_a_retry_prompt(tmp_path: Path) -> None:
     assert "FORGED" not in second + third
     assert "always push" not in second + third
     memory = (root / ".reflexkit" / "memory" / "reflections.jsonl").read_text()
-    assert "FORGED" not in memory
-    assert len(memory.splitlines()) == 3  # the run's own three reflections
-    assert not (root / ".reflexkit" / "lessons.jsonl").exists()  # the agent made it: gone
-    assert sorted(p.name for p in (root / ".reflexkit" / "runs").iterdir()) == ["r1.jsonl"]
-    reported = changes(root)
+    assert len([line for line in memory.splitlines() if "FORGED" not in line]) == 3
+    reported = [r for r in changes(root) if "untrusted" not in r]
     assert len(reported) == 3  # once per attempt
-    assert "memory/reflections.jsonl" in str(reported[0]["reverted"])
-    assert "lessons.jsonl" in str(reported[0]["reverted"])
-    assert "runs/forged-1.jsonl" in str(reported[0]["reverted"])
-    assert "[s] attempt 1: reflexkit's own files were changed, not trusted: reverted" in done.stdout
+    assert [r for r in changes(root) if "untrusted" in r]  # the forged ones, by id
+    first, second_attempt = reported[0], reported[1]  # memory and lessons: new, then grown
+    assert first["added"] == "lessons.jsonl, memory/reflections.jsonl, runs/forged-1.jsonl"
+    assert second_attempt["changed"] == "lessons.jsonl, memory/reflections.jsonl"
+    assert second_attempt["added"] == "runs/forged-2.jsonl"
+    assert "[s] attempt 1: reflexkit's own files were changed, not trusted: added" in done.stdout
 
 
 REWRITE = """\

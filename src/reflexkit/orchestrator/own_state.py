@@ -11,9 +11,12 @@ repairs what can be repaired before the loop writes anything again:
   waits for a reader forever);
 * permissions taken away (``chmod 000``) from the project root, the folder, or anything in it
   are put back;
-* records appended to an append-only file (``*.jsonl``: forged reflections, lessons, findings,
-  fixtures) and files added are taken out again, when nothing but the attempt can have
-  written there (one subtask at a time);
+* records appended to an append-only file and files added are taken out again, when nothing
+  but the attempt can have written there (one subtask at a time, and a path no other
+  reflexkit process writes: memory, run logs, reports, findings, lessons and fixtures are
+  shared with other runs, `reflexkit reflect` and prune, so there they are reported);
+* a file this process holds open that was removed is put back (one replaced, as a prune
+  does, is not: that would undo the prune);
 * every other change (a file rewritten, truncated or removed) is reported, never trusted.
 
 The loop writes the result as one ``own_state_changed`` event. A project.json the agent edits
@@ -41,6 +44,8 @@ _MAX_ENTRIES = 100_000
 """How many entries are looked at, at most (a project's worth is a few hundred)."""
 _TAIL_BYTES = 256
 """How much of an append-only file's end is kept, to tell an append from a rewrite."""
+_FLOODED = "\0flooded"
+"""The listing key that says the walk stopped at :data:`_MAX_ENTRIES` (no path has a NUL)."""
 _PROMPTS = "prompts/"
 """The subagent's prompt folders: made and removed around the attempt by the loop's side."""
 
@@ -174,7 +179,10 @@ def _walk(
     stack = [(top, "")]
     seen = 0
     listings: Listings = {}
-    while stack and seen < _MAX_ENTRIES:
+    while stack:
+        if seen >= _MAX_ENTRIES:
+            listings[_FLOODED] = {}
+            break
         path, relative = stack.pop()
         try:
             info = os.lstat(path)
@@ -268,7 +276,19 @@ def settle(
     root_mode = _mode_of(workdir)
     if before.root_mode is not None and root_mode is not None and root_mode != before.root_mode:
         _chmod(workdir, before.root_mode, ".", root_mode, settler.found)
-    listings = _walk(str(workdir / _OWN_FOLDER), settler.visit, kept=before.kept)
+    own = workdir / _OWN_FOLDER
+    listings = _walk(str(own), settler.visit, kept=before.kept)
+    if listings.pop(_FLOODED, None) is not None:
+        # An agent can't hide a change behind enough files to stop the walk: every entry
+        # noted before is looked at on its own.
+        settler.found["added"].append(
+            f"{show_name(_OWN_FOLDER)}: over {_MAX_ENTRIES} entries (flooded; the check "
+            "looked at what was there before one by one)"
+        )
+        for relative in sorted(before.entries.keys() - settler.after):
+            path = str(own / relative) if relative else str(own)
+            with contextlib.suppress(OSError):
+                settler.visit(path, relative, os.lstat(path))
     for folder, names in listings.items():
         settler.compare_listing(workdir, folder, before.listings.get(folder, {}), names)
     found = settler.found
@@ -354,8 +374,17 @@ class _Settler:
             if not self.allowed(relative) and (self.revert or not self.shared(relative)):
                 self.found["removed"].append(show_name(relative))
 
+    def _repairs(self, relative: str) -> bool:
+        """Whether the attempt alone can have written *relative* since the capture.
+
+        Paths other reflexkit processes of the project write too (memory, run logs, reports,
+        insights, lessons: another run, `reflexkit reflect`, a prune) are reported, never
+        cut back or removed: what they wrote is valid and must not be lost.
+        """
+        return self.revert and not self.shared(relative)
+
     def _added(self, path: str, relative: str) -> None:
-        if not self.revert:
+        if not self._repairs(relative):
             self.found["added"].append(show_name(relative))
             return
         with contextlib.suppress(OSError):
@@ -364,7 +393,7 @@ class _Settler:
 
     def _changed(self, path: str, relative: str, info: os.stat_result, old: _Entry) -> None:
         appended = (
-            self.revert
+            self._repairs(relative)
             and relative.endswith(".jsonl")
             and info.st_ino == old.inode
             and info.st_size > old.size
@@ -429,6 +458,11 @@ def _reattach(workdir: Path) -> list[str]:
             continue
         path = target.removesuffix(_DELETED)
         if path == target or not path.startswith(top) or not flags & (os.O_WRONLY | os.O_RDWR):
+            continue
+        if os.path.lexists(path):
+            # Replaced, not removed: a prune's new file (or an agent's: reported as changed
+            # by the walk). Copying the old one back would undo the prune and lose what
+            # was appended to the new file since.
             continue
         if _put_back(entry, path, fd, flags & _WRITE_FLAGS):
             back.append(path[len(top) :])
