@@ -105,7 +105,10 @@ def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> Path:
         with contextlib.suppress(OSError):
             Path(tmp).unlink()
         raise
-    sync_folder(target.parent)
+    # The file is in place by now: a folder that can't be synced (no read permission on it)
+    # costs the rename's durability against a power loss, not the write, so it isn't an error.
+    with contextlib.suppress(OSError):
+        sync_folder(target.parent)
     return target
 
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+import pytest
 
 REPLACER = """
 import sys
@@ -45,3 +50,39 @@ def test_a_replace_killed_at_any_moment_leaves_one_whole_version(tmp_path: Path)
     assert {p.name for p in tmp_path.iterdir()} - {"project.json"} <= {
         p.name for p in tmp_path.glob(".project.json.*.tmp")
     }
+
+
+_WRITE_AS_NOBODY = """
+import sys
+from pathlib import Path
+from reflexkit._files import atomic_write
+atomic_write(Path(sys.argv[1]) / "project.json", b"{}")
+print("written")
+"""
+
+
+def test_a_folder_that_cant_be_synced_is_not_a_failed_write() -> None:
+    """A write-only folder can't be opened to sync: the file is in place, so no error."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to write as another user")
+    folder = Path(tempfile.mkdtemp(prefix="reflexkit-sync-"))
+    try:
+        folder.chmod(0o733)  # others may create files there, not list it
+        box = folder / "box"
+        box.mkdir()
+        box.chmod(0o333)
+        done = subprocess.run(
+            [
+                *(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"),
+                *(sys.executable, "-c", _WRITE_AS_NOBODY, str(box)),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "written"
+        assert (box / "project.json").read_bytes() == b"{}"
+    finally:
+        shutil.rmtree(folder)
