@@ -293,6 +293,13 @@ def test_a_fifo_or_a_pipe_with_a_writer_is_read(project: Path) -> None:
     assert [r["subtaskId"] for r in records(project)] == ["discount"]
 
 
+def test_a_fifo_whose_writer_comes_a_moment_later_is_read(project: Path) -> None:
+    """`--input` of a named FIFO waits a few seconds for its writer, as a pipe would."""
+    done = in_shell(project, "mkfifo f3; (sleep 1; cat fail.json > f3) & $RK reflect --input f3")
+    assert done.returncode == 0, done.stderr
+    assert [r["subtaskId"] for r in records(project)] == ["discount"]
+
+
 @pytest.mark.parametrize("target", ["/dev/zero", "/dev/tty-nonexistent", "."])
 def test_config_that_is_not_a_file_is_one_line(project: Path, target: str) -> None:
     """--config at a device, a missing path or a folder: exit 2, one line, no hang."""

@@ -23,6 +23,7 @@ import functools
 import io
 import os
 import re
+import select
 import stat
 import types
 from collections.abc import Callable, Mapping
@@ -701,11 +702,19 @@ def read_limited(stream: IO[bytes], *, source: str, limit: int = MAX_JSON_BYTES)
             )
 
 
-def read_file(path: str | os.PathLike[str], *, source: str, limit: int = MAX_JSON_BYTES) -> bytes:
+def read_file(
+    path: str | os.PathLike[str],
+    *,
+    source: str,
+    limit: int = MAX_JSON_BYTES,
+    fifo_wait_s: float = 0.0,
+) -> bytes:
     """Read a JSON file: a regular file, or a pipe (``<(...)``); bounded by *limit*.
 
-    A FIFO that nobody writes to is not waited for forever, a device (``/dev/zero``,
-    ``/dev/urandom``, a terminal) or a folder is refused, and an unreadable file is one line.
+    A FIFO that nobody writes to is not waited for forever: only *fifo_wait_s* seconds for
+    its writer to come (``--input`` waits a few, as for a writer started a moment later;
+    project.json and task files none). A device (``/dev/zero``, ``/dev/urandom``, a
+    terminal) or a folder is refused, and an unreadable file is one line.
 
     Raises:
         ConfigError: The file is missing, unreadable, not a file, or larger than *limit*.
@@ -724,13 +733,18 @@ def read_file(path: str | os.PathLike[str], *, source: str, limit: int = MAX_JSO
             raise ConfigError([f"{source}: is a folder; expected a JSON file"])
         if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
             raise ConfigError([f"{source}: is a device or socket, not a file; expected JSON"])
+        if stat.S_ISFIFO(mode) and fifo_wait_s > 0:
+            waiting = select.poll()  # no writer yet: nothing to poll until one writes
+            waiting.register(fd, select.POLLIN)
+            waiting.poll(int(fifo_wait_s * 1000))
         os.set_blocking(fd, True)  # opened without blocking only so a FIFO can't hang open()
         try:
             raw = read_limited(stream, source=source, limit=limit)
         except OSError as err:
             raise ConfigError([f"{source}: cannot read: {err.strerror or err}"]) from None
     if not raw and stat.S_ISFIFO(mode):
-        raise ConfigError([f"{source}: a FIFO with nothing written to it; expected JSON"])
+        waited = f" within {fifo_wait_s:g} s" if fifo_wait_s > 0 else ""
+        raise ConfigError([f"{source}: a FIFO with nothing written to it{waited}; expected JSON"])
     return raw
 
 

@@ -57,6 +57,10 @@ _input_option = click.option(
 """``--input``: the failure to read, for ``reflect`` and ``fixtures key`` alike."""
 
 
+FIFO_WAIT_S = 5.0
+"""How long ``--input`` of a named FIFO waits for its writer (one started a moment later)."""
+
+
 def _read_input(ctx: click.Context, input_: str) -> FailureContext:
     """Read the failure: from a file or a pipe, bounded, never waiting on a silent terminal.
 
@@ -82,7 +86,7 @@ def _read_input(ctx: click.Context, input_: str) -> FailureContext:
         raw = _serde.read_limited(stdin, source=source)
     else:
         source = show_name(input_, max_chars=200)  # an error line stays a line
-        raw = _serde.read_file(input_, source=source)
+        raw = _serde.read_file(input_, source=source, fifo_wait_s=FIFO_WAIT_S)
     # FailureContext checks the ids: one `recent` can't ask for is refused, not stored.
     return _serde.structure(_serde.loads(raw, source=source), FailureContext, source=source)
 
