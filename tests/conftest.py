@@ -120,8 +120,10 @@ def assert_read_as_labelled(path: Path) -> Findings:
 # --- running real tools the way an agent's harness does (the readers' format tests) ----------
 
 
-def failure_of(command: str, output: str, exit_code: int = 1) -> FailureContext:
-    """Return the FailureContext of *command* that printed *output*."""
+def failure_of(
+    command: str, output: str, exit_code: int | None = 1, **fields: Any
+) -> FailureContext:
+    """Return the FailureContext of *command* that printed *output* (and other *fields*)."""
     return FailureContext(
         task_id="t",
         subtask_id="s",
@@ -129,6 +131,7 @@ def failure_of(command: str, output: str, exit_code: int = 1) -> FailureContext:
         command=command,
         exit_code=exit_code,
         error_output=output,
+        **fields,
     )
 
 

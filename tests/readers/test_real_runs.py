@@ -11,19 +11,9 @@ from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.orchestrator.verify import run_process
 from reflexkit.reflection.heuristic import HeuristicGenerator
 
+from ..conftest import failure_of  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
 GEN = HeuristicGenerator()
-
-
-def _failure(command: str, exit_code: int | None, output: str, **kw: object) -> FailureContext:
-    return FailureContext(
-        task_id="t",
-        subtask_id="s",
-        attempt_number=1,
-        command=command,
-        exit_code=exit_code,
-        error_output=output,
-        **kw,  # type: ignore[arg-type]
-    )
 
 
 def _text(failure: FailureContext) -> str:
@@ -38,7 +28,7 @@ def test_sigkill_says_killed_and_changes_approach(tmp_path: Path) -> None:
     command = f"{sys.executable} {script}; exit $?"  # not exec'd: bash reports 128 + 9
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=False)
     assert done.returncode == 137
-    failure = _failure(command, done.returncode, done.stdout + done.stderr)
+    failure = failure_of(command, done.stdout + done.stderr, done.returncode)
     reflection = GEN.generate(failure)
     assert "killed by SIGKILL" in reflection.analysis
     assert reflection.category is ReflectionCategory.APPROACH_FLAW
@@ -63,10 +53,10 @@ def test_our_own_time_limit_names_the_hung_frame(tmp_path: Path) -> None:
     )
     result = run_process([sys.executable, str(script)], cwd=tmp_path, timeout_s=2)
     assert result.timed_out
-    failure = _failure(
+    failure = failure_of(
         f"python {script.name}",
-        result.exit_code,
         result.output,
+        result.exit_code,
         failure_type=FailureType.TIMEOUT,
     )
     reflection = GEN.generate(failure)
@@ -97,7 +87,7 @@ def test_teardown_error_after_a_passing_test_is_not_tests_never_ran(tmp_path: Pa
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_ledger.py"]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 1
-    text = _text(_failure("python -m pytest -q test_ledger.py", 1, done.stdout + done.stderr))
+    text = _text(failure_of("python -m pytest -q test_ledger.py", done.stdout + done.stderr))
     assert "never ran" not in text
     assert "teardown" in text
     assert "ledger left empty" in text
