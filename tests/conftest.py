@@ -71,6 +71,25 @@ PYTEST_FAILURE = {
 """One failing pytest test, as the camelCase JSON `reflexkit reflect` reads."""
 
 
+FRAGMENT_WRITER = """
+import os, random, sys, time
+path, stop, head, longest = sys.argv[1], sys.argv[2], sys.argv[3].encode(), int(sys.argv[4])
+fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+rnd, n = random.Random(longest), 0
+while not os.path.exists(stop):
+    os.write(fd, head % n + b"t" * rnd.randrange(1, longest))
+    n += 1
+    time.sleep(rnd.random() / 5000)
+print(n)
+"""
+"""A program that appends torn lines (``head % n`` and up to *longest* bytes, no newline)
+without any lock, until the file *stop* exists; it prints how many it wrote.
+
+``python -c FRAGMENT_WRITER PATH STOP HEAD LONGEST``: what the tests of every appender run
+beside their writers.
+"""
+
+
 @pytest.fixture
 def project_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Return an empty project folder that is the current directory, with no config in reach."""

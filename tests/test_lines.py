@@ -11,6 +11,8 @@ import pytest
 
 from reflexkit._lines import LineWriter
 
+from .conftest import FRAGMENT_WRITER
+
 _WRITER = """
 import sys
 from reflexkit._lines import LineWriter
@@ -57,18 +59,6 @@ def test_reopening_after_close(tmp_path: Path) -> None:
     assert (tmp_path / "f").read_bytes() == b"a\nb\n"
 
 
-_FRAGMENTS = """
-import os, random, sys, time
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-rnd, n = random.Random(3), 0
-while not os.path.exists(sys.argv[2]):
-    os.write(fd, b"torn %d " % n + b"t" * rnd.randrange(1, 200))
-    n += 1
-    time.sleep(rnd.random() / 5000)
-print(n)
-"""
-
-
 @pytest.mark.parametrize("keep", ["keep", "reopen"])
 def test_torn_lines_written_beside_the_writers_never_swallow_a_line(
     tmp_path: Path, keep: str
@@ -81,7 +71,8 @@ def test_torn_lines_written_beside_the_writers_never_swallow_a_line(
     target, stop = tmp_path / "log.jsonl", tmp_path / "stop"
     target.write_bytes(b"")
     rogue = subprocess.Popen(
-        [sys.executable, "-c", _FRAGMENTS, str(target), str(stop)], stdout=subprocess.PIPE
+        [sys.executable, "-c", FRAGMENT_WRITER, str(target), str(stop), "torn %d ", "200"],
+        stdout=subprocess.PIPE,
     )
     while not target.stat().st_size:  # the writers start once fragments are coming
         assert rogue.poll() is None

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from reflexkit.insights import PausedSubtasks
 
+from ..conftest import FRAGMENT_WRITER  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
 PAUSER = """
 import sys
 from pathlib import Path
@@ -24,24 +26,14 @@ for i in range(int(sys.argv[3])):
     paused.pause("t", f"{sys.argv[2]}-{i}", description="d", reason="r")
 """
 
-FRAGMENTS = """
-import os, random, sys, time
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-rnd, n = random.Random(5), 0
-while not os.path.exists(sys.argv[2]):
-    os.write(fd, b'{"torn": %d' % n + b"t" * rnd.randrange(1, 100))
-    n += 1
-    time.sleep(rnd.random() / 5000)
-print(n)
-"""
-
 
 def test_pauses_written_beside_torn_lines_are_all_read_back(tmp_path: Path) -> None:
     """400 pauses from 4 processes beside a fragment writer: all 400 are read back."""
     path = tmp_path / "paused.jsonl"
     stop = tmp_path / "stop"
     fragments = subprocess.Popen(
-        [sys.executable, "-c", FRAGMENTS, str(path), str(stop)], stdout=subprocess.PIPE
+        [sys.executable, "-c", FRAGMENT_WRITER, str(path), str(stop), '{"torn": %d', "100"],
+        stdout=subprocess.PIPE,
     )
     pausers = [
         subprocess.Popen([sys.executable, "-c", PAUSER, str(path), f"p{n}", "100"])

@@ -36,7 +36,7 @@ from reflexkit.reflection.service import DefaultReflectionService
 from reflexkit.tasks.config import load_project
 from reflexkit.testing.memory_contract import make_reflection
 
-from ..conftest import Disks  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import FRAGMENT_WRITER, Disks  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 _NOW = datetime.now(UTC)
 _OLD = _NOW - timedelta(days=400)
@@ -498,18 +498,6 @@ def test_writers_filling_a_tmpfs_together_lose_nothing(small_tmpfs: Path) -> Non
 
 # --- lines other programs leave without a newline ---------------------------------------------
 
-ROGUE = """
-import os, random, sys, time
-path, stop = sys.argv[1], sys.argv[2]
-fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-rnd = random.Random(7)
-n = 0
-while not os.path.exists(stop):
-    os.write(fd, b'{"id":"rogue-%d","analysis":"' % n + b"r" * rnd.randrange(1, 300))
-    n += 1
-    time.sleep(rnd.random() / 5000)
-print(n)
-"""
 
 APPENDER = """
 import sys
@@ -536,7 +524,11 @@ def test_fragments_written_beside_the_writers_never_swallow_a_record(
     store = JsonlMemory(path)
     store.append(make_reflection("s0", attempt=99_999))
     stop = tmp_path / "stop"
-    rogue = subprocess.Popen(_python(ROGUE, path, stop), stdout=subprocess.PIPE, text=True)
+    rogue = subprocess.Popen(
+        _python(FRAGMENT_WRITER, path, stop, '{"id":"rogue-%d","analysis":"', "300"),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     size, deadline = path.stat().st_size, time.monotonic() + 60
     while path.stat().st_size == size:  # the writers start once fragments are coming
         assert rogue.poll() is None
