@@ -7,6 +7,7 @@ import os
 import subprocess
 import textwrap
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,25 @@ settings.register_profile(
     derandomize=os.environ.get("CI", "").lower() in {"1", "true", "yes"},
 )
 settings.load_profile("reflexkit")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With REFLEXKIT_TEST_DAYS_AHEAD=N, run every test N days in the future (time-machine).
+
+    The suite must be green on any date: this is how to check it before a pinned date passes.
+    It moves this process's clocks only; subprocesses the tests start keep the real date.
+    """
+    days = os.environ.get("REFLEXKIT_TEST_DAYS_AHEAD")
+    if not days:
+        return
+    import time_machine  # noqa: PLC0415 -- only for this check
+
+    from reflexkit.models import utcnow  # noqa: PLC0415
+
+    traveller = time_machine.travel(utcnow() + timedelta(days=int(days)), tick=True)
+    traveller.start()
+    config.add_cleanup(traveller.stop)
+
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "failures" / "dev"
 """The dev corpus of real tool failures, beside the checkout (absent on some machines)."""

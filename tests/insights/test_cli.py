@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from reflexkit.cli import cli
-from reflexkit.insights import FindingLog, JsonlLessons, PausedSubtasks
+from reflexkit.insights import Finding, FindingLog, JsonlLessons, PausedSubtasks
 from reflexkit.memory import JsonlMemory
+from reflexkit.models import utcnow
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.memory_contract import make_reflection
 from reflexkit.testing.run_history import HistoryWriter
@@ -22,6 +23,11 @@ from .test_analysis import FINDING
 
 def _run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args))
+
+
+def _current() -> Finding:
+    """FINDING stamped by the wall clock, the only clock the command line has."""
+    return attrs.evolve(FINDING, created_at=utcnow())
 
 
 @pytest.fixture
@@ -77,7 +83,7 @@ def test_analyze_with_findings_applies_one_action(
 ) -> None:
     """One request; the pause it proposes is applied and logged."""
     state = llm_project / ".reflexkit"
-    FindingLog(state / "insights.jsonl").add([FINDING])
+    FindingLog(state / "insights.jsonl").add([_current()])
     fake_messages_api.reply(
         {
             "summary": "cart never finishes.",
@@ -147,7 +153,7 @@ def test_analyze_without_a_key_falls_back(
     """No credential: nothing is sent, the findings stand, exit 0."""
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    FindingLog(llm_project / ".reflexkit" / "insights.jsonl").add([FINDING])
+    FindingLog(llm_project / ".reflexkit" / "insights.jsonl").add([_current()])
     result = _run("insights", "--analyze")
     assert result.exit_code == 0, result.stderr
     assert "analysis (heuristic)" in result.stdout

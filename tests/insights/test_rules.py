@@ -147,6 +147,7 @@ def _failure(attempt: int, files: tuple[str, ...] = ()) -> FailureContext:
         command="python -m pytest -q",
         error_output="FAILED tests/test_cart.py::test_total - assert 90 == 100",
         files_modified=files,
+        created_at=NOW,
     )
 
 
