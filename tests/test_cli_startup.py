@@ -281,7 +281,7 @@ def test_heuristic_reflect_leaves_the_llm_generators_out(project: Path) -> None:
         "reflexkit.reflection.claude",
         "reflexkit.reflection._retry",
         "reflexkit.orchestrator._process",
-        "reflexkit.orchestrator.events",
+        "reflexkit.events",
         "tenacity",
         "ctypes",
     }

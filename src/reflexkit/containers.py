@@ -27,7 +27,6 @@ from reflexkit.insights.store import FindingLog, PausedSubtasks
 from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import LogicalClock, utcnow
-from reflexkit.orchestrator.audit import AttemptAudit
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.insight_steps import LoopInsights
 from reflexkit.orchestrator.loop import Orchestrator
@@ -39,10 +38,11 @@ from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.fixture import FixtureGenerator, request_options
 from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.judge import ClaudeJudge, FixtureJudge, HeuristicJudge
 from reflexkit.reflection.protocols import ReflectionService
 from reflexkit.reflection.redaction import Redactor
 from reflexkit.reflection.service import DefaultReflectionService
+from reflexkit.reports.audit import AttemptAudit
+from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge
 from reflexkit.tasks.config import LoadedProject, ReflexionConfig
 
 __all__ = [

@@ -21,6 +21,7 @@ import orjson
 import pytest
 
 from reflexkit.containers import build_application
+from reflexkit.events import Event, EventKind, RunLog
 from reflexkit.exceptions import StoreError
 from reflexkit.insights import (
     LESSONS_HEADING,
@@ -43,7 +44,6 @@ from reflexkit.models import (
     ReflectionCategory,
     ReflectionSource,
 )
-from reflexkit.orchestrator.events import Event, EventKind, RunLog
 from reflexkit.orchestrator.insight_steps import LoopInsights, changed_files, snapshot
 from reflexkit.orchestrator.loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, SubagentResult

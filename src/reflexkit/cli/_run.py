@@ -27,9 +27,9 @@ from reflexkit.cli._core import (
     _state,
 )
 from reflexkit.containers import Application
+from reflexkit.events import Event, RunLog, StagedEvents
 from reflexkit.exceptions import ConfigError, RunInterrupted
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-from reflexkit.orchestrator.events import Event, RunLog, StagedEvents
 from reflexkit.orchestrator.loop import RunSummary, run_order
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
 from reflexkit.tasks.config import (

@@ -40,7 +40,17 @@ from reflexkit._files import make_dirs, read_regular
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
-from reflexkit.orchestrator.report import (
+from reflexkit.reports.ending import Ending, classify_ending
+from reflexkit.reports.judge import (
+    ClaudeJudge,
+    CompletionJudge,
+    FixtureJudge,
+    HeuristicJudge,
+    JudgeInput,
+    Judgement,
+    read_instructions,
+)
+from reflexkit.reports.report import (
     AttemptReporter,
     JudgeSummary,
     ReportIds,
@@ -50,16 +60,6 @@ from reflexkit.orchestrator.report import (
     report_path,
     safe_id,
     self_report_instructions,
-)
-from reflexkit.reflection.ending import Ending, classify_ending
-from reflexkit.reflection.judge import (
-    ClaudeJudge,
-    CompletionJudge,
-    FixtureJudge,
-    HeuristicJudge,
-    JudgeInput,
-    Judgement,
-    read_instructions,
 )
 from reflexkit.tasks.config import JudgeMode, LoadedProject, load_project
 

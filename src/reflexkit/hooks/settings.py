@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from reflexkit.exceptions import ConfigError
-from reflexkit.orchestrator.report import atomic_write
+from reflexkit.reports.report import atomic_write
 
 __all__ = ["HOOK_EVENTS", "hook_command", "install_hooks", "merge_hooks"]
 

@@ -9,7 +9,7 @@ when it passes, when its attempts run out, when it is stuck (the same failure fi
 ``stuckAfter`` times in a row), when the run's time budget is spent (verification included),
 when the subagent raises :class:`~reflexkit.exceptions.SetupError` (no reflection is stored:
 it is no lesson about the code, and no later subtask starts), or when the run is interrupted.
-Every ending writes one event (see :mod:`reflexkit.orchestrator.events`).
+Every ending writes one event (see :mod:`reflexkit.events`).
 
 An interrupt (``KeyboardInterrupt``, :class:`~reflexkit.exceptions.RunInterrupted`) kills
 every process the runner has started, writes ``interrupted`` for each running subtask and
@@ -36,16 +36,14 @@ import attrs
 from reflexkit import _serde
 from reflexkit._deadline import deadline_in
 from reflexkit._text import fence, show_name, strip_control
+from reflexkit.events import Event, EventData, EventKind
 from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.insights.models import Finding, SubjectType
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator import _process
 from reflexkit.orchestrator._attempt_log import attempt_output, credit_redactions
-from reflexkit.orchestrator.audit import AttemptAudit, AuditedAttempt, judge_summary
-from reflexkit.orchestrator.events import Event, EventData, EventKind
 from reflexkit.orchestrator.insight_steps import LoopInsights, Snapshot, changed_files, snapshot
 from reflexkit.orchestrator.own_state import OwnState, capture, settle
-from reflexkit.orchestrator.report import ReportIds, Verification
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
     CheckInputs,
@@ -55,11 +53,13 @@ from reflexkit.orchestrator.verify import (
     failure_context,
     modified_files,
 )
-from reflexkit.reflection.ending import AttemptEnding, Ending, classify_ending
 from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.judge import Judgement
 from reflexkit.reflection.protocols import ReflectionService
 from reflexkit.reflection.redaction import redact_text
+from reflexkit.reports.audit import AttemptAudit, AuditedAttempt, judge_summary
+from reflexkit.reports.ending import AttemptEnding, Ending, classify_ending
+from reflexkit.reports.judge import Judgement
+from reflexkit.reports.report import ReportIds, Verification
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 
@@ -227,7 +227,7 @@ class Orchestrator:
         reflect: Reflect on failures and put the lessons in retry prompts (``False`` when
             ``reflexion.enabled`` is off: plain retries; stuck detection still works).
         audit: Attempt reports and the completion judge (#18; see
-            :class:`~reflexkit.orchestrator.audit.AttemptAudit`); ``None``: neither.
+            :class:`~reflexkit.reports.audit.AttemptAudit`); ``None``: neither.
         insights: The insight steps (paused subtasks, findings, nudges, lessons from other
             subtasks, analysis; docs/insights.md); ``None`` or disabled: none.
     """

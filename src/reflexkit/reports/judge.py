@@ -40,9 +40,9 @@ from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.ending import Ending, classify_ending
 from reflexkit.reflection.fixture import _read as read_fixtures
 from reflexkit.reflection.prompts import DEFAULT_MODEL, Prompt, excerpt
+from reflexkit.reports.ending import Ending, classify_ending
 
 if TYPE_CHECKING:
     from anthropic.types import Message
