@@ -222,8 +222,11 @@ class Insights(containers.DeclarativeContainer):
 
     project = providers.Dependency(instance_of=LoadedProject)
 
+    clock = providers.Singleton(_clock_for, project.provided.config.reflexion)  # the runs'
     findings = providers.Singleton(FindingLog, project.provided.insights_path)
-    paused = providers.Singleton(PausedSubtasks, project.provided.paused_path)
+    paused = providers.Singleton(
+        PausedSubtasks, project.provided.paused_path, runs=project.provided.runs_dir
+    )
     lessons = providers.Singleton(JsonlLessons, project.provided.lessons_path)
     rules = providers.Singleton(
         HistoryRules,
@@ -231,6 +234,7 @@ class Insights(containers.DeclarativeContainer):
         findings=findings,
         paused=paused,
         config=project.provided.config.insights,
+        clock=clock,
     )
     heuristic_analyst = providers.Singleton(HeuristicAnalyst)
     analyst_backend = providers.Selector(
@@ -251,6 +255,7 @@ class Insights(containers.DeclarativeContainer):
         findings=findings,
         paused=paused,
         lessons=lessons,
+        clock=clock,
     )
     # The loop's insight steps: a fresh one (and fresh per-run state) per Orchestrator.
     loop = providers.Factory(
