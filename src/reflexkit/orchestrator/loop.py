@@ -100,6 +100,7 @@ _ENDING_EVENT: dict[str, EventKind] = {
     "paused": EventKind.PAUSED,
 }
 _BUDGET_SPENT = "the run's time budget ran out"
+_INTERRUPTED = "the run was interrupted"
 
 _MAX_SUBAGENT_ERROR_CHARS = _process.DEFAULT_MAX_OUTPUT_BYTES
 """Bounds a subagent's own output (the runner's capture already fits: no second, smaller cut)."""
@@ -210,6 +211,55 @@ def _ordered(task: Task) -> list[Subtask]:
 def run_order(task: Task) -> tuple[str, ...]:
     """The subtask ids in the order a sequential run takes them (for :class:`StagedEvents`)."""
     return tuple(s.id for s in _ordered(task))
+
+
+@attrs.define(kw_only=True)
+class _Progress:
+    """What the attempts at one subtask share: where they run, and what they learnt so far."""
+
+    task: Task
+    subtask: Subtask
+    workdir: Path
+    run_id: str
+    deadline: float | None
+    details: EventData  # what the subtask's ending event adds
+    started: float
+    base_prompt: str
+    verifier: Verifier
+    attempt: int = 0
+    remaining: float | None = None  # the run's budget left when the attempt started
+    fingerprints: list[str] = attrs.Factory(list)
+    used: set[str] = attrs.Factory(set)  # the reflections the prompts carried
+    judged: Judgement | None = None  # the judge's rejection of the previous attempt
+    nudge: str = ""  # the insight rules' note for the next prompt
+    last: tuple[FailureContext, str] | None = None  # the latest failure and its fingerprint
+
+    def where(self) -> tuple[Task, Subtask, int, str]:
+        return self.task, self.subtask, self.attempt, self.run_id
+
+
+_NOT_RUN = SubagentResult(ok=False, output="", duration_ms=0, error="the subagent did not run")
+_NOT_CLASSIFIED = AttemptEnding(kind=Ending.COMPLETED, reason="not classified")
+
+
+@attrs.define(kw_only=True)
+class _Attempt:
+    """One attempt as it goes: what it was given, what it did, what was said of it."""
+
+    prompt: str
+    audited: AuditedAttempt | None
+    before: Snapshot | None
+    timeout_s: float
+    result: SubagentResult = _NOT_RUN
+    ending: AttemptEnding = _NOT_CLASSIFIED
+    changed: tuple[str, ...] | None = None
+    ran: VerificationResult | None = None  # the checks' result; None: the agent failed
+    checks_changed: EventData = attrs.Factory(dict)
+    judgement: Judgement | None = None
+
+    @property
+    def output(self) -> str:
+        return self.result.output
 
 
 class Orchestrator:
@@ -589,7 +639,7 @@ class Orchestrator:
             self._emit(_ENDING_EVENT[ended.outcome], subtask.id, ended.attempts, data)
         return ended
 
-    def _attempts(  # noqa: C901, PLR0911, PLR0912, PLR0913, PLR0915 -- the stop conditions
+    def _attempts(  # noqa: PLR0913 -- where the subtask runs, and what its ending adds
         self,
         task: Task,
         subtask: Subtask,
@@ -599,197 +649,274 @@ class Orchestrator:
         deadline: float | None,
         details: EventData,
     ) -> SubtaskOutcome:
-        """The attempts at one subtask; *details* gets what its ending event should add."""
-        started = self.clock()
-        max_attempts = subtask.max_attempts or self.config.max_attempts
-        base_prompt = build_prompt(task, subtask)
-        verifier = self.verifier_for(subtask)
-        fingerprints: list[str] = []
-        used: set[str] = set()
-        attempt = 0
-        judged: Judgement | None = None  # the judge's rejection of the previous attempt
-        nudge = ""  # the insight rules' note for the next prompt
-        last: tuple[FailureContext, str] | None = None  # the latest failure and its fingerprint
+        """The attempts at one subtask; *details* gets what its ending event should add.
 
-        def outcome(kind: Outcome, reason: str | None = None) -> SubtaskOutcome:
-            return SubtaskOutcome(
-                subtask_id=subtask.id,
-                outcome=kind,
-                attempts=attempt,
-                duration_ms=self._ms_since(started),
-                reflections_used=len(used),
-                reason=reason,
-            )
-
-        def left() -> float | None:
-            return deadline - self.clock() if deadline is not None else None
-
+        Each attempt is a sequence of steps; a step returns the subtask's outcome when the
+        subtask ends there, else ``None`` and the next step runs.
+        """
+        at = _Progress(
+            task=task,
+            subtask=subtask,
+            workdir=workdir,
+            run_id=run_id,
+            deadline=deadline,
+            details=details,
+            started=self.clock(),
+            base_prompt=build_prompt(task, subtask),
+            verifier=self.verifier_for(subtask),
+        )
         while True:
-            if self._stop.is_set():
-                return outcome("interrupted", "the run was interrupted")
-            remaining = left()
-            if remaining is not None and remaining <= 0:
-                return outcome("budget", _BUDGET_SPENT)
-            full = _no_space(workdir)
-            if full is not None:  # nothing the run writes would be kept: stop, say why
-                self._halt.set()
-                return outcome("setup_error", full)
-            attempt += 1
-            with self._emit_lock:
-                self._running[subtask.id] = attempt
-            prompt = base_prompt
-            if attempt > 1 and self._reflects(subtask):
-                prompt, ids = self._retry_prompt(base_prompt, task.id, subtask.id, run_id, attempt)
-                used.update(ids)
-            prompt = self._insight_sections(prompt, len(base_prompt), last, nudge)
-            before = self._snapshot(workdir)
-            audited, prompt = self._audit_start(workdir, prompt, judged, subtask.id)
-            timeout_s = float(self.config.attempt_timeout_s)
-            if remaining is not None:
-                timeout_s = max(min(timeout_s, remaining), 0.001)
-            self._emit(
-                EventKind.ATTEMPT_STARTED,
-                subtask.id,
-                attempt,
-                {"promptChars": len(prompt), "timeoutS": timeout_s},
+            ended = self._may_start(at) or self._attempt(at)
+            if ended is not None:
+                return ended
+            self._emit(EventKind.RETRY, subtask.id, at.attempt, {"nextAttempt": at.attempt + 1})
+
+    def _attempt(self, at: _Progress) -> SubtaskOutcome | None:
+        """One attempt: prompt, work, check, and on a failure: log, learn, stop or go on."""
+        attempt = self._start_attempt(at)
+        ended = self._work(at, attempt) or self._check(at, attempt)
+        if ended is not None:
+            return ended
+        failure, checks = self._failure(at, attempt)
+        self._log_failure(at, attempt, failure, checks)
+        spent = self._budget_spent(at)  # cut short by the budget: no lesson, no time to write one
+        if spent is not None:
+            return spent
+        self._learn(at, attempt, failure)
+        return self._stop_or_retry(at)
+
+    # --- the steps of an attempt --------------------------------------------------------------
+
+    def _outcome(self, at: _Progress, kind: Outcome, reason: str | None = None) -> SubtaskOutcome:
+        return SubtaskOutcome(
+            subtask_id=at.subtask.id,
+            outcome=kind,
+            attempts=at.attempt,
+            duration_ms=self._ms_since(at.started),
+            reflections_used=len(at.used),
+            reason=reason,
+        )
+
+    def _left(self, at: _Progress) -> float | None:
+        """The seconds left in the run's budget; ``None`` when it has none."""
+        return at.deadline - self.clock() if at.deadline is not None else None
+
+    def _budget_spent(self, at: _Progress) -> SubtaskOutcome | None:
+        left = self._left(at)
+        return (
+            self._outcome(at, "budget", _BUDGET_SPENT) if left is not None and left <= 0 else None
+        )
+
+    def _may_start(self, at: _Progress) -> SubtaskOutcome | None:
+        """Before an attempt: an interrupt, a spent budget or a full disk ends the subtask."""
+        if self._stop.is_set():
+            return self._outcome(at, "interrupted", _INTERRUPTED)
+        at.remaining = self._left(at)
+        if at.remaining is not None and at.remaining <= 0:
+            return self._outcome(at, "budget", _BUDGET_SPENT)
+        full = _no_space(at.workdir)
+        if full is not None:  # nothing the run writes would be kept: stop, say why
+            self._halt.set()
+            return self._outcome(at, "setup_error", full)
+        return None
+
+    def _start_attempt(self, at: _Progress) -> _Attempt:
+        """The attempt's prompt: lessons, insight sections, the judge's last word, the audit."""
+        at.attempt += 1
+        with self._emit_lock:
+            self._running[at.subtask.id] = at.attempt
+        prompt = at.base_prompt
+        if at.attempt > 1 and self._reflects(at.subtask):
+            prompt, ids = self._retry_prompt(
+                at.base_prompt, at.task.id, at.subtask.id, at.run_id, at.attempt
             )
-            own = self._own_capture(workdir)
-            inputs = _check_inputs(verifier, workdir)
-            try:
-                result = self._run_subagent(
-                    SubagentRequest(
-                        subtask_id=subtask.id,
-                        attempt=attempt,
-                        prompt=prompt,
-                        workdir=workdir,
-                        timeout_s=timeout_s,
-                    )
-                )
-            except SetupError as err:
-                self._halt.set()  # no later subtask can work either
-                return outcome("setup_error", strip_control(str(err)))
-            if self._stop.is_set():
-                return outcome("interrupted", "the run was interrupted")
-            ending = self._ending(result)
-            judgement = judged = None
-            changed = self._changed(before, workdir)
-            ran = self._verify(verifier, workdir, left()) if result.ok else None
-            # Before anything is written or read again: what the attempt (or its checks) did
-            # to reflexkit's own folder is repaired where it can be, and reported.
-            self._own_settle(own, workdir, subtask.id, attempt)
-            checks_changed = self._checks_changed(inputs, workdir, changed, subtask.id, attempt)
-            full = _no_space(workdir, after=attempt)
-            if full is not None:  # the attempt filled the disk: no lesson, no retry
-                self._halt.set()
-                return outcome("setup_error", full)
-            if ran is not None:
-                verification = checks = ran
-                checked = bool(getattr(verifier, "commands", True))
-                if ending.kind is Ending.WAITING_FOR_USER and not (verification.passed and checked):
-                    self._audit_finish(audited, (task, subtask, attempt, run_id), checks, ending)
-                    details["cue"] = ending.reason
-                    return outcome("needs_input", "the agent is waiting for the user")
-                if verification.passed and not self._stop.is_set():
-                    judgement = self._judge(
-                        audited, base_prompt, result.output, checked=checked, budget_s=left()
-                    )
-                    judged = judgement if judgement is not None and judgement.rejects else None
-                if verification.passed and judged is None:
-                    self._audit_finish(
-                        audited, (task, subtask, attempt, run_id), checks, ending, judgement
-                    )
-                    self._emit(
-                        EventKind.PASSED,
-                        subtask.id,
-                        attempt,
-                        {
-                            "durationMs": self._ms_since(started),
-                            "attempts": attempt,
-                            "reflectionsUsed": len(used),
-                            # The reflections whose lessons the passing attempt had: what
-                            # `reflexkit stats` counts as having led to success.
-                            "ledToSuccess": ",".join(sorted(used)),
-                            **_agent_figures(result),
-                            **_judge_figures(judgement),
-                            **_change_figures(result, changed),
-                            **checks_changed,
-                        },
-                    )
-                    self._insights_passed(subtask.id, attempt, used)
-                    return outcome("passed")
-                if self._stop.is_set():
-                    return outcome("interrupted", "the run was interrupted")
-                if judged is not None:  # the checks passed; the judge found work missing
-                    verification = _judge_rejection(judged, verification)
-                failure = failure_context(
-                    verification,
-                    task=task.id,
-                    subtask=subtask.id,
-                    attempt=attempt,
-                    session_id=run_id,
-                    files_modified=self._modified(workdir),
-                    description=subtask.description,
-                )
-                if judged is not None:
-                    failure = attrs.evolve(failure, failure_type=FailureType.JUDGE_REJECTED)
-            else:
-                failure = self._subagent_failure(
-                    result, task=task, subtask=subtask, attempt=attempt, run_id=run_id
-                )
-                checks = VerificationResult(
-                    passed=False, command="subagent", exit_code=None, output="", duration_ms=0
-                )
-            self._emit(
-                EventKind.VERIFICATION_FAILED,
-                subtask.id,
-                attempt,
-                {
-                    "command": failure.command,
-                    "exitCode": failure.exit_code,
-                    "timedOut": failure.failure_type == FailureType.TIMEOUT,
-                    "subagentOk": result.ok,
-                    "subagentError": redact_text(result.error) if result.error else None,
-                    **_agent_figures(result),
-                    "fingerprint": _fingerprint_of(failure),
-                    **_change_figures(result, changed),
-                    **attempt_output(failure, result),  # failureType, the outputs (#19)
-                },
+            at.used.update(ids)
+        prompt = self._insight_sections(prompt, len(at.base_prompt), at.last, at.nudge)
+        before = self._snapshot(at.workdir)
+        audited, prompt = self._audit_start(at.workdir, prompt, at.judged, at.subtask.id)
+        timeout_s = float(self.config.attempt_timeout_s)
+        if at.remaining is not None:
+            timeout_s = max(min(timeout_s, at.remaining), 0.001)
+        self._emit(
+            EventKind.ATTEMPT_STARTED,
+            at.subtask.id,
+            at.attempt,
+            {"promptChars": len(prompt), "timeoutS": timeout_s},
+        )
+        return _Attempt(prompt=prompt, audited=audited, before=before, timeout_s=timeout_s)
+
+    def _work(self, at: _Progress, attempt: _Attempt) -> SubtaskOutcome | None:
+        """The subagent's turn, then what it changed and what the checks say of it."""
+        own = self._own_capture(at.workdir)
+        inputs = _check_inputs(at.verifier, at.workdir)
+        request = SubagentRequest(
+            subtask_id=at.subtask.id,
+            attempt=at.attempt,
+            prompt=attempt.prompt,
+            workdir=at.workdir,
+            timeout_s=attempt.timeout_s,
+        )
+        try:
+            attempt.result = result = self._run_subagent(request)
+        except SetupError as err:
+            self._halt.set()  # no later subtask can work either
+            return self._outcome(at, "setup_error", strip_control(str(err)))
+        if self._stop.is_set():
+            return self._outcome(at, "interrupted", _INTERRUPTED)
+        attempt.ending = self._ending(result)
+        at.judged = None
+        attempt.changed = self._changed(attempt.before, at.workdir)
+        if result.ok:
+            attempt.ran = self._verify(at.verifier, at.workdir, self._left(at))
+        # Before anything is written or read again: what the attempt (or its checks) did
+        # to reflexkit's own folder is repaired where it can be, and reported.
+        self._own_settle(own, at.workdir, at.subtask.id, at.attempt)
+        attempt.checks_changed = self._checks_changed(
+            inputs, at.workdir, attempt.changed, at.subtask.id, at.attempt
+        )
+        full = _no_space(at.workdir, after=at.attempt)
+        if full is not None:  # the attempt filled the disk: no lesson, no retry
+            self._halt.set()
+            return self._outcome(at, "setup_error", full)
+        return None
+
+    def _check(self, at: _Progress, attempt: _Attempt) -> SubtaskOutcome | None:
+        """Checked work: waiting for the user, passed (and not rejected by the judge), or on."""
+        ran = attempt.ran
+        if ran is None:  # the agent itself failed: nothing was checked
+            return None
+        checked = bool(getattr(at.verifier, "commands", True))
+        if attempt.ending.kind is Ending.WAITING_FOR_USER and not (ran.passed and checked):
+            self._audit_finish(attempt.audited, at.where(), ran, attempt.ending)
+            at.details["cue"] = attempt.ending.reason
+            return self._outcome(at, "needs_input", "the agent is waiting for the user")
+        if ran.passed and not self._stop.is_set():
+            attempt.judgement = judgement = self._judge(
+                attempt.audited,
+                at.base_prompt,
+                attempt.output,
+                checked=checked,
+                budget_s=self._left(at),
             )
-            self._audit_finish(audited, (task, subtask, attempt, run_id), checks, ending, judgement)
-            spent = left()
-            if spent is not None and spent <= 0:
-                # Cut short by the run's budget: no lesson in that, and no time to write one.
-                return outcome("budget", _BUDGET_SPENT)
-            if self._reflects(subtask):
-                with deadline_in(left()):  # a Claude reflection gets no more than the run has
-                    reflection = self._reflect(failure)
-                print_ = reflection.fingerprint if reflection is not None else ""
-                if reflection is not None and self.insights is not None:
-                    self.insights.remember(reflection, failure.command)
-            else:  # reflexion.enabled is false: plain retries, stuck detection still works
-                print_ = _fingerprint_of(failure)
-            last = (failure, print_)
-            nudge = self._insights_failed(failure, result, changed)
-            fingerprints.append(print_)
-            recent = fingerprints[-self.config.stuck_after :]
-            if (
-                print_
-                and len(recent) == self.config.stuck_after
-                and all(p == print_ for p in recent)
-            ):
-                details.update(fingerprint=print_, times=self.config.stuck_after)
-                return outcome(
-                    "stuck",
-                    f"the same failure {self.config.stuck_after} times in a row "
-                    f"(fingerprint {print_})",
-                )
-            if attempt >= max_attempts:
-                details["maxAttempts"] = max_attempts
-                return outcome("exhausted", f"failed all {max_attempts} attempts")
-            spent = left()
-            if spent is not None and spent <= 0:
-                return outcome("budget", _BUDGET_SPENT)
-            self._emit(EventKind.RETRY, subtask.id, attempt, {"nextAttempt": attempt + 1})
+            at.judged = judgement if judgement is not None and judgement.rejects else None
+        if ran.passed and at.judged is None:
+            return self._passed(at, attempt, ran)
+        if self._stop.is_set():
+            return self._outcome(at, "interrupted", _INTERRUPTED)
+        return None
+
+    def _passed(
+        self, at: _Progress, attempt: _Attempt, checks: VerificationResult
+    ) -> SubtaskOutcome:
+        self._audit_finish(attempt.audited, at.where(), checks, attempt.ending, attempt.judgement)
+        self._emit(
+            EventKind.PASSED,
+            at.subtask.id,
+            at.attempt,
+            {
+                "durationMs": self._ms_since(at.started),
+                "attempts": at.attempt,
+                "reflectionsUsed": len(at.used),
+                # The reflections whose lessons the passing attempt had: what
+                # `reflexkit stats` counts as having led to success.
+                "ledToSuccess": ",".join(sorted(at.used)),
+                **_agent_figures(attempt.result),
+                **_judge_figures(attempt.judgement),
+                **_change_figures(attempt.result, attempt.changed),
+                **attempt.checks_changed,
+            },
+        )
+        self._insights_passed(at.subtask.id, at.attempt, at.used)
+        return self._outcome(at, "passed")
+
+    def _failure(
+        self, at: _Progress, attempt: _Attempt
+    ) -> tuple[FailureContext, VerificationResult]:
+        """The failure to reflect on, and the checks its report names."""
+        if attempt.ran is None:
+            failure = self._subagent_failure(
+                attempt.result,
+                task=at.task,
+                subtask=at.subtask,
+                attempt=at.attempt,
+                run_id=at.run_id,
+            )
+            checks = VerificationResult(
+                passed=False, command="subagent", exit_code=None, output="", duration_ms=0
+            )
+            return failure, checks
+        verification = attempt.ran
+        if at.judged is not None:  # the checks passed; the judge found work missing
+            verification = _judge_rejection(at.judged, verification)
+        failure = failure_context(
+            verification,
+            task=at.task.id,
+            subtask=at.subtask.id,
+            attempt=at.attempt,
+            session_id=at.run_id,
+            files_modified=self._modified(at.workdir),
+            description=at.subtask.description,
+        )
+        if at.judged is not None:
+            failure = attrs.evolve(failure, failure_type=FailureType.JUDGE_REJECTED)
+        return failure, attempt.ran
+
+    def _log_failure(
+        self,
+        at: _Progress,
+        attempt: _Attempt,
+        failure: FailureContext,
+        checks: VerificationResult,
+    ) -> None:
+        result = attempt.result
+        self._emit(
+            EventKind.VERIFICATION_FAILED,
+            at.subtask.id,
+            at.attempt,
+            {
+                "command": failure.command,
+                "exitCode": failure.exit_code,
+                "timedOut": failure.failure_type == FailureType.TIMEOUT,
+                "subagentOk": result.ok,
+                "subagentError": redact_text(result.error) if result.error else None,
+                **_agent_figures(result),
+                "fingerprint": _fingerprint_of(failure),
+                **_change_figures(result, attempt.changed),
+                **attempt_output(failure, result),  # failureType, the outputs (#19)
+            },
+        )
+        self._audit_finish(attempt.audited, at.where(), checks, attempt.ending, attempt.judgement)
+
+    def _learn(self, at: _Progress, attempt: _Attempt, failure: FailureContext) -> None:
+        """Reflect on the failure (or only fingerprint it), and ask the rules for a nudge."""
+        if self._reflects(at.subtask):
+            with deadline_in(self._left(at)):  # a Claude reflection gets no more than the run has
+                reflection = self._reflect(failure)
+            print_ = reflection.fingerprint if reflection is not None else ""
+            if reflection is not None and self.insights is not None:
+                self.insights.remember(reflection, failure.command)
+        else:  # reflexion.enabled is false: plain retries, stuck detection still works
+            print_ = _fingerprint_of(failure)
+        at.last = (failure, print_)
+        at.nudge = self._insights_failed(failure, attempt.result, attempt.changed)
+        at.fingerprints.append(print_)
+
+    def _stop_or_retry(self, at: _Progress) -> SubtaskOutcome | None:
+        """After a failure: stuck, out of attempts, out of budget; else ``None``: retry."""
+        print_ = at.fingerprints[-1]
+        recent = at.fingerprints[-self.config.stuck_after :]
+        if print_ and len(recent) == self.config.stuck_after and all(p == print_ for p in recent):
+            at.details.update(fingerprint=print_, times=self.config.stuck_after)
+            return self._outcome(
+                at,
+                "stuck",
+                f"the same failure {self.config.stuck_after} times in a row (fingerprint {print_})",
+            )
+        max_attempts = at.subtask.max_attempts or self.config.max_attempts
+        if at.attempt >= max_attempts:
+            at.details["maxAttempts"] = max_attempts
+            return self._outcome(at, "exhausted", f"failed all {max_attempts} attempts")
+        return self._budget_spent(at)
 
     # --- steps, each guarded so that nothing but a bug in the loop itself stops the run ------
 
