@@ -21,7 +21,6 @@ With ``orchestrator.jobs`` above 1, independent subtasks run at once (see :meth:
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import threading
 import time
@@ -30,21 +29,39 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from reflexkit import _serde
 from reflexkit._deadline import deadline_in
-from reflexkit._text import fence, show_name, strip_control
+from reflexkit._text import show_name, strip_control
 from reflexkit.events import Event, EventData, EventKind
 from reflexkit.exceptions import RunInterrupted, SetupError
-from reflexkit.insights.models import Finding, SubjectType
 from reflexkit.models import FailureContext, FailureType, Reflection, utcnow
 from reflexkit.orchestrator import _process
-from reflexkit.orchestrator._attempt_log import attempt_output, credit_redactions
-from reflexkit.orchestrator.insight_steps import LoopInsights, Snapshot, changed_files, snapshot
-from reflexkit.orchestrator.own_state import OwnState, capture, settle
+from reflexkit.orchestrator import report_steps as reports
+from reflexkit.orchestrator._attempt_log import (
+    attempt_output,
+    credit_redactions,
+    fingerprint_of,
+    subagent_error,
+)
+from reflexkit.orchestrator.insight_steps import (
+    LoopInsights,
+    Snapshot,
+    changed_files,
+    finding_event,
+    snapshot,
+)
+from reflexkit.orchestrator.own_state import (
+    OWN_FOLDER,
+    OwnState,
+    capture,
+    linked_own_folder,
+    no_space,
+    settle,
+    shared_own_path,
+)
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
     CheckInputs,
@@ -54,15 +71,15 @@ from reflexkit.orchestrator.verify import (
     failure_context,
     modified_files,
 )
-from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.protocols import ReflectionService
-from reflexkit.reflection.redaction import redact_text
-from reflexkit.reports.audit import AttemptAudit, AuditedAttempt, judge_summary
-from reflexkit.reports.ending import AttemptEnding, Ending, classify_ending
-from reflexkit.reports.judge import Judgement
-from reflexkit.reports.report import ReportIds, Verification
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
+
+if TYPE_CHECKING:
+    from reflexkit.insights.models import Finding
+    from reflexkit.reflection.protocols import ReflectionService
+    from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
+    from reflexkit.reports.ending import AttemptEnding
+    from reflexkit.reports.judge import Judgement
 
 __all__ = [
     "Orchestrator",
@@ -239,7 +256,6 @@ class _Progress:
 
 
 _NOT_RUN = SubagentResult(ok=False, output="", duration_ms=0, error="the subagent did not run")
-_NOT_CLASSIFIED = AttemptEnding(kind=Ending.COMPLETED, reason="not classified")
 
 
 @attrs.define(kw_only=True)
@@ -251,7 +267,7 @@ class _Attempt:
     before: Snapshot | None
     timeout_s: float
     result: SubagentResult = _NOT_RUN
-    ending: AttemptEnding = _NOT_CLASSIFIED
+    ending: AttemptEnding = reports.NOT_CLASSIFIED
     changed: tuple[str, ...] | None = None
     ran: VerificationResult | None = None  # the checks' result; None: the agent failed
     checks_changed: EventData = attrs.Factory(dict)
@@ -364,7 +380,7 @@ class Orchestrator:
                 memory or reports at any file of the user's).
         """
         run_id = run_id or uuid.uuid4().hex
-        linked = _linked_own_folder(workdir)
+        linked = linked_own_folder(workdir)
         if linked is not None:  # before any event: the run log itself may be the link
             raise SetupError(linked)
         self._asked = reflect
@@ -714,7 +730,7 @@ class Orchestrator:
         at.remaining = self._left(at)
         if at.remaining is not None and at.remaining <= 0:
             return self._outcome(at, "budget", _BUDGET_SPENT)
-        full = _no_space(at.workdir)
+        full = no_space(at.workdir)
         if full is not None:  # nothing the run writes would be kept: stop, say why
             self._halt.set()
             return self._outcome(at, "setup_error", full)
@@ -733,7 +749,14 @@ class Orchestrator:
             at.used.update(ids)
         prompt = self._insight_sections(prompt, len(at.base_prompt), at.last, at.nudge)
         before = self._snapshot(at.workdir)
-        audited, prompt = self._audit_start(at.workdir, prompt, at.judged, at.subtask.id)
+        # Parallel subtasks share the folder: each gets a self-report file of its own.
+        audited, prompt = reports.audit_start(
+            self.audit,
+            at.workdir,
+            prompt,
+            at.judged,
+            own_self_report=at.subtask.id if self.config.jobs > 1 else None,
+        )
         timeout_s = float(self.config.attempt_timeout_s)
         if at.remaining is not None:
             timeout_s = max(min(timeout_s, at.remaining), 0.001)
@@ -763,7 +786,7 @@ class Orchestrator:
             return self._outcome(at, "setup_error", strip_control(str(err)))
         if self._stop.is_set():
             return self._outcome(at, "interrupted", _INTERRUPTED)
-        attempt.ending = self._ending(result)
+        attempt.ending = reports.ending_of(result)
         at.judged = None
         attempt.changed = self._changed(attempt.before, at.workdir)
         if result.ok:
@@ -774,7 +797,7 @@ class Orchestrator:
         attempt.checks_changed = self._checks_changed(
             inputs, at.workdir, attempt.changed, at.subtask.id, at.attempt
         )
-        full = _no_space(at.workdir, after=at.attempt)
+        full = no_space(at.workdir, after=at.attempt)
         if full is not None:  # the attempt filled the disk: no lesson, no retry
             self._halt.set()
             return self._outcome(at, "setup_error", full)
@@ -786,12 +809,13 @@ class Orchestrator:
         if ran is None:  # the agent itself failed: nothing was checked
             return None
         checked = bool(getattr(at.verifier, "commands", True))
-        if attempt.ending.kind is Ending.WAITING_FOR_USER and not (ran.passed and checked):
+        if reports.waits_for_user(attempt.ending) and not (ran.passed and checked):
             self._audit_finish(attempt.audited, at.where(), ran, attempt.ending)
             at.details["cue"] = attempt.ending.reason
             return self._outcome(at, "needs_input", "the agent is waiting for the user")
         if ran.passed and not self._stop.is_set():
-            attempt.judgement = judgement = self._judge(
+            attempt.judgement = judgement = reports.judge(
+                self.audit,
                 attempt.audited,
                 at.base_prompt,
                 attempt.output,
@@ -821,7 +845,7 @@ class Orchestrator:
                 # `reflexkit stats` counts as having led to success.
                 "ledToSuccess": ",".join(sorted(at.used)),
                 **_agent_figures(attempt.result),
-                **_judge_figures(attempt.judgement),
+                **reports.judge_figures(attempt.judgement),
                 **_change_figures(attempt.result, attempt.changed),
                 **attempt.checks_changed,
             },
@@ -847,7 +871,7 @@ class Orchestrator:
             return failure, checks
         verification = attempt.ran
         if at.judged is not None:  # the checks passed; the judge found work missing
-            verification = _judge_rejection(at.judged, verification)
+            verification = reports.judge_rejection(at.judged, verification)
         failure = failure_context(
             verification,
             task=at.task.id,
@@ -878,9 +902,9 @@ class Orchestrator:
                 "exitCode": failure.exit_code,
                 "timedOut": failure.failure_type == FailureType.TIMEOUT,
                 "subagentOk": result.ok,
-                "subagentError": redact_text(result.error) if result.error else None,
+                "subagentError": subagent_error(result),
                 **_agent_figures(result),
-                "fingerprint": _fingerprint_of(failure),
+                "fingerprint": fingerprint_of(failure),
                 **_change_figures(result, attempt.changed),
                 **attempt_output(failure, result),  # failureType, the outputs (#19)
             },
@@ -896,7 +920,7 @@ class Orchestrator:
             if reflection is not None and self.insights is not None:
                 self.insights.remember(reflection, failure.command)
         else:  # reflexion.enabled is false: plain retries, stuck detection still works
-            print_ = _fingerprint_of(failure)
+            print_ = fingerprint_of(failure)
         at.last = (failure, print_)
         at.nudge = self._insights_failed(failure, attempt.result, attempt.changed)
         at.fingerprints.append(print_)
@@ -920,51 +944,6 @@ class Orchestrator:
 
     # --- steps, each guarded so that nothing but a bug in the loop itself stops the run ------
 
-    def _audit_start(
-        self, workdir: Path, prompt: str, judged: Judgement | None, subtask_id: str
-    ) -> tuple[AuditedAttempt | None, str]:
-        """Before an attempt (#18): the judge's last rejection and the self-report request."""
-        if judged is not None:
-            feedback = fence(judged.retry_feedback())
-            prompt = f"{prompt}\n\n## The completion judge on the previous attempt\n\n{feedback}"
-        if self.audit is None:
-            return None, prompt
-        # Parallel subtasks share the folder: each gets a self-report file of its own.
-        audited = self.audit.start(
-            workdir, own_self_report=subtask_id if self.config.jobs > 1 else None
-        )
-        if audited.prompt_section:
-            prompt = f"{prompt}\n\n{audited.prompt_section}"
-        return audited, prompt
-
-    @staticmethod
-    def _ending(result: SubagentResult) -> AttemptEnding:
-        try:
-            return classify_ending(result.output, is_error=not result.ok)
-        except Exception:
-            log.warning("classifying how the attempt ended failed", exc_info=True)
-            return AttemptEnding(kind=Ending.COMPLETED, reason="not classified")
-
-    def _judge(
-        self,
-        audited: AuditedAttempt | None,
-        subtask: str,
-        last_message: str,
-        *,
-        checked: bool,
-        budget_s: float | None,
-    ) -> Judgement | None:
-        """The judge's judgement, within the time left in the run's budget (#18)."""
-        if self.audit is None or audited is None:
-            return None
-        return self.audit.judge(
-            audited,
-            subtask=subtask,
-            last_message=last_message,
-            checks_passed=True if checked else None,
-            budget_s=budget_s,
-        )
-
     def _audit_finish(
         self,
         audited: AuditedAttempt | None,
@@ -974,34 +953,18 @@ class Orchestrator:
         judgement: Judgement | None = None,
     ) -> None:
         """After an attempt (#18): its report, and ``needs_review`` when the risk floor says so."""
-        if self.audit is None or audited is None:
-            return
         task, subtask, attempt, run_id = where
-        nobody_checked = checks.passed and checks.command == "" and checks.exit_code is None
-        report = self.audit.finish(
+        review = reports.audit_finish(
+            self.audit,
             audited,
-            ReportIds(run_id=run_id, subtask_id=subtask.id, attempt=attempt, task_id=task.id),
-            agent=_agent_name(self.subagent),
-            verification=Verification(
-                passed=None if nobody_checked else checks.passed,
-                command=checks.command or None,
-                exit_code=checks.exit_code,
-                judge=judge_summary(judgement),
-                ending=ending.kind.value,
-            ),
+            (run_id, task.id, subtask.id, attempt),
+            agent=reports.agent_name(self.subagent),
+            checks=checks,
+            ending=ending,
+            judgement=judgement,
         )
-        risk = report.get("risk") if report is not None else None
-        if isinstance(risk, dict) and risk.get("needsReview") is True:
-            self._emit(
-                EventKind.NEEDS_REVIEW,
-                subtask.id,
-                attempt,
-                {
-                    "surface": str(risk.get("surface")),
-                    "score": float(risk.get("score") or 0.0),
-                    "reason": str(risk.get("reason")),
-                },
-            )
+        if review is not None:
+            self._emit(EventKind.NEEDS_REVIEW, subtask.id, attempt, review)
 
     def _reflects(self, subtask: Subtask) -> bool:
         """The gate (#16): the project enables reflection, the caller asks, the subtask too."""
@@ -1092,7 +1055,7 @@ class Orchestrator:
             return ""
         check = self.insights.after_failure(
             failure,
-            fingerprint=_fingerprint_of(failure),
+            fingerprint=fingerprint_of(failure),
             files_changed=changed,
             output_chars=len(result.output),
         )
@@ -1115,15 +1078,8 @@ class Orchestrator:
         self, findings: Iterable[Finding], subtask_id: str = "", attempt: int = 0
     ) -> None:
         for finding in findings:
-            # The finding's time is the run's: a deterministic run's log stays byte-identical.
-            data = _serde.unstructure(attrs.evolve(finding, created_at=self.stamp()))
-            on = finding.subject_id if finding.subject_type is SubjectType.SUBTASK else subtask_id
-            self._emit(
-                EventKind.FINDING,
-                on,
-                attempt if on == subtask_id else 0,
-                {k: v for k, v in data.items() if isinstance(v, str | int | float | bool)},
-            )
+            on, data = finding_event(finding, subtask_id, at=self.stamp())
+            self._emit(EventKind.FINDING, on, attempt if on == subtask_id else 0, data)
 
     def _run_subagent(self, request: SubagentRequest) -> SubagentResult:
         started = self.clock()
@@ -1179,7 +1135,7 @@ class Orchestrator:
                     before,
                     revert=self.config.jobs == 1,
                     allowed=self._self_report,
-                    shared=_shared_own_path,
+                    shared=shared_own_path,
                 )
         except Exception:
             log.warning("could not check %s/.reflexkit after the attempt", workdir, exc_info=True)
@@ -1222,7 +1178,7 @@ class Orchestrator:
             self._report_seen = configured
             path = PurePosixPath(configured)
             self._report_names = None
-            if path.parts[:1] == (_OWN_FOLDER,) and len(path.parts) > 1:
+            if path.parts[:1] == (OWN_FOLDER,) and len(path.parts) > 1:
                 folder = "/".join(path.parts[1:-1])
                 self._report_names = (
                     f"{folder}/" if folder else "",
@@ -1346,73 +1302,6 @@ class Orchestrator:
         return max(int((self.clock() - started) * 1000), 0)
 
 
-_OWN_FOLDER = ".reflexkit"
-_MAX_OWN_ENTRIES = 100_000
-"""How many entries of ``.reflexkit`` are looked at for links, at most (a run's worth is few)."""
-
-
-def _linked_own_folder(workdir: Path) -> str | None:
-    """Why ``.reflexkit`` in *workdir* can't be written to: a symlink at or under it; or None."""
-    top = workdir / _OWN_FOLDER
-    found: str | None = None
-    if top.is_symlink():
-        found = _OWN_FOLDER
-    elif top.is_dir():
-        seen = 0
-        for folder, dirs, files in os.walk(top):  # links to folders are listed, not entered
-            for name in (*dirs, *files):
-                seen += 1
-                if os.path.islink(os.path.join(folder, name)):  # noqa: PTH118, PTH114 -- os.walk's strings
-                    found = os.path.relpath(os.path.join(folder, name), workdir)  # noqa: PTH118
-                    break
-            if found is not None or seen > _MAX_OWN_ENTRIES:
-                break
-    if found is None:
-        return None
-    try:
-        target = str((workdir / found).readlink())
-    except OSError:
-        target = "?"
-    return (
-        f"{show_name(found)} in {show_name(str(workdir))} is a symbolic link (to "
-        f"{show_name(target, max_chars=200)}): reflexkit writes run logs, memory and reports "
-        "only inside the project's own .reflexkit folder; replace the link with a real folder "
-        "or file"
-    )
-
-
-_SHARED_OWN = ("runs/", "memory/", "reports/", "fixtures/", "prompts/")
-_SHARED_OWN_FILES = frozenset({"insights.jsonl", "lessons.jsonl", "paused.jsonl"})
-
-
-def _shared_own_path(relative: str) -> bool:
-    """A path of ``.reflexkit`` the loop writes to while other subtasks' attempts run."""
-    return relative.startswith(_SHARED_OWN) or relative in _SHARED_OWN_FILES
-
-
-_MIN_FREE_BYTES = 64 * 1024
-"""Less free space than this where ``.reflexkit`` lives, and the run stops (a reflection,
-its events and a prompt file are a few KiB; a run that can't keep them only burns attempts)."""
-
-
-def _no_space(workdir: Path, *, after: int = 0) -> str | None:
-    """Why the run can't go on when the file system of ``.reflexkit`` is full; else None."""
-    own = workdir / _OWN_FOLDER
-    try:
-        fs = os.statvfs(own if own.is_dir() else workdir)
-    except OSError:
-        return None
-    free = fs.f_bavail * fs.f_frsize
-    if free >= _MIN_FREE_BYTES or fs.f_blocks == 0:  # 0 blocks: a pseudo file system
-        return None
-    when = f"after attempt {after}" if after else "before the attempt"
-    return (
-        f"no space left on the device of {show_name(str(own))} {when} ({free} bytes free): "
-        "the run can't keep its reflections, run log or prompts; free some space (did the "
-        "agent fill the disk?) and run again"
-    )
-
-
 def _check_inputs(verifier: Verifier, workdir: Path) -> CheckInputs | None:
     """What the subtask's checks run and name inside the project (``None``: unknown)."""
     commands = getattr(verifier, "commands", None)
@@ -1423,44 +1312,6 @@ def _check_inputs(verifier: Verifier, workdir: Path) -> CheckInputs | None:
     except Exception:
         log.warning("could not note what the checks run", exc_info=True)
         return None
-
-
-def _agent_name(subagent: Subagent) -> str:
-    """The subagent's ``name`` (``command``, ``claude-code`` ...), else its class name."""
-    name = getattr(subagent, "name", None)
-    return name if isinstance(name, str) and name else type(subagent).__name__
-
-
-def _fingerprint_of(failure: FailureContext) -> str:
-    try:
-        return fingerprint(failure)
-    except Exception:
-        log.exception("fingerprinting failed")
-        return ""
-
-
-def _judge_rejection(judgement: Judgement, checks: VerificationResult) -> VerificationResult:
-    """A passed verification turned into the failure the judge's rejection is."""
-    return VerificationResult(
-        passed=False,
-        command="completion judge",
-        exit_code=None,
-        output=judgement.retry_feedback(),
-        duration_ms=checks.duration_ms + judgement.latency_ms,
-    )
-
-
-def _judge_figures(judgement: Judgement | None) -> EventData:
-    """What the judge said of a passing attempt, for the run log (nothing when none ran)."""
-    if judgement is None:
-        return {}
-    verdict = judgement.verdict
-    return {
-        "judge": judgement.source,
-        "judgeSeverity": verdict.severity.value if verdict is not None else None,
-        "judgeError": judgement.error,
-        "judgeMs": judgement.latency_ms,
-    }
 
 
 def _reflection_details(service: ReflectionService, reflection: Reflection) -> EventData:
