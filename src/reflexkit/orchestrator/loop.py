@@ -401,26 +401,9 @@ class Orchestrator:
         self._paused = self._insights_at_start(task)
         ordered = _ordered(task)
         try:
-            setup_error = self._unverified(task) or self._preflight()
-            if setup_error is not None:
-                outcomes = {
-                    s.id: SubtaskOutcome(
-                        subtask_id=s.id,
-                        outcome="setup_error",
-                        attempts=0,
-                        duration_ms=0,
-                        reason=setup_error,
-                    )
-                    for s in ordered
-                }
-            elif self.config.jobs > 1:
-                outcomes = self._run_parallel(
-                    task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
-                )
-            else:
-                outcomes = self._run_sequential(
-                    task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
-                )
+            outcomes = self._run_all(
+                task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
+            )
         except (KeyboardInterrupt, RunInterrupted) as interrupt:
             self._interrupted(interrupt, run_id=run_id, started=started)
             raise
@@ -435,17 +418,36 @@ class Orchestrator:
             outcomes=tuple(outcomes[i] for i in dict.fromkeys(s.id for s in ordered)),
             duration_ms=self._ms_since(started),
         )
-        counts: EventData = {"runId": run_id, "allPassed": summary.passed}
-        for outcome in summary.outcomes:
-            key = outcome.outcome
-            previous = counts.get(key, 0)
-            counts[key] = (previous if isinstance(previous, int) else 0) + 1
-        counts["durationMs"] = summary.duration_ms
         if self.insights is not None and self._learn_at_end:
             self.insights.learn(self._learn_at_end)
             self._learn_at_end.clear()
-        self._emit(EventKind.RUN_FINISHED, data=counts)
+        self._emit(EventKind.RUN_FINISHED, data=_counts(summary))
         return summary
+
+    def _run_all(
+        self,
+        task: Task,
+        ordered: list[Subtask],
+        *,
+        workdir: Path,
+        run_id: str,
+        deadline: float | None,
+    ) -> dict[str, SubtaskOutcome]:
+        """Every subtask's outcome: a setup error for all, or a run one by one or in parallel."""
+        setup_error = self._unverified(task) or self._preflight()
+        if setup_error is not None:
+            return {
+                s.id: SubtaskOutcome(
+                    subtask_id=s.id,
+                    outcome="setup_error",
+                    attempts=0,
+                    duration_ms=0,
+                    reason=setup_error,
+                )
+                for s in ordered
+            }
+        run = self._run_parallel if self.config.jobs > 1 else self._run_sequential
+        return run(task, ordered, workdir=workdir, run_id=run_id, deadline=deadline)
 
     def _unverified(self, task: Task) -> str | None:
         """The setup error of a task that requires verification when a subtask has none."""
@@ -974,6 +976,20 @@ class Orchestrator:
         self, base: str, task_id: str, subtask_id: str, run_id: str, attempt: int
     ) -> tuple[str, list[str]]:
         """The prompt plus the lessons of this run's earlier attempts at this task+subtask."""
+        reflections = self._lessons_of_run(task_id, subtask_id, run_id, attempt)
+        try:
+            section = self.service.format_for_prompt(reflections)
+        except Exception:
+            log.exception("formatting reflections for %s failed; retrying without them", subtask_id)
+            return base, []
+        if not section.strip():
+            return base, []
+        return f"{base}\n\n{section}", [r.id for r in reflections]
+
+    def _lessons_of_run(
+        self, task_id: str, subtask_id: str, run_id: str, attempt: int
+    ) -> list[Reflection]:
+        """The reflections this run wrote on the subtask, as it wrote them (memory may lie)."""
         try:
             stored = [
                 r
@@ -996,17 +1012,9 @@ class Orchestrator:
             )
         limit = getattr(self.service, "max_reflections_per_retry", None)
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
-            reflections = own[-limit:]
-        else:  # a service of one's own: what memory returned, as this run wrote it
-            reflections = [r for r in stored if mine.get(r.id) == r]
-        try:
-            section = self.service.format_for_prompt(reflections)
-        except Exception:
-            log.exception("formatting reflections for %s failed; retrying without them", subtask_id)
-            return base, []
-        if not section.strip():
-            return base, []
-        return f"{base}\n\n{section}", [r.id for r in reflections]
+            return own[-limit:]
+        # A service of one's own: what memory returned, as this run wrote it.
+        return [r for r in stored if mine.get(r.id) == r]
 
     # --- the insight steps (#17, docs/insights.md); no-ops when insights are off -------------
 
@@ -1339,6 +1347,16 @@ def _change_figures(result: SubagentResult, changed: tuple[str, ...] | None) -> 
     if changed is not None:  # unknown (or insights off): no key, not "no files"
         figures["filesModified"] = ",".join(changed)
     return figures
+
+
+def _counts(summary: RunSummary) -> EventData:
+    """The ``run_finished`` figures: a count per outcome, whether all passed, how long."""
+    counts: EventData = {"runId": summary.run_id, "allPassed": summary.passed}
+    for outcome in summary.outcomes:
+        previous = counts.get(outcome.outcome, 0)
+        counts[outcome.outcome] = (previous if isinstance(previous, int) else 0) + 1
+    counts["durationMs"] = summary.duration_ms
+    return counts
 
 
 def _agent_figures(result: SubagentResult) -> EventData:
