@@ -288,27 +288,11 @@ def settle(
     own = workdir / OWN_FOLDER
     listings = _walk(str(own), settler.visit, kept=before.kept)
     if listings.pop(_FLOODED, None) is not None:
-        # An agent can't hide a change behind enough files to stop the walk: every entry
-        # noted before is looked at on its own.
-        settler.found["added"].append(
-            f"{show_name(OWN_FOLDER)}: over {_MAX_ENTRIES} entries (flooded; the check "
-            "looked at what was there before one by one)"
-        )
-        for relative in sorted(before.entries.keys() - settler.after):
-            path = str(own / relative) if relative else str(own)
-            with contextlib.suppress(OSError):
-                settler.visit(path, relative, os.lstat(path))
+        settler.flooded(own)
     for folder, names in listings.items():
         settler.compare_listing(workdir, folder, before.listings.get(folder, {}), names)
-    found = settler.found
-    back = _reattach(workdir)
-    found["restored"] += [f"{show_name(OWN_FOLDER + '/' + r)} (put back)" for r in back]
-    found["changed"] = [c for c in found["changed"] if c not in back]
-    for relative, old in before.entries.items():
-        gone = relative not in settler.after and relative not in back and not old.is_dir
-        if gone and not allowed(relative) and (revert or not shared(relative)):
-            found["removed"].append(show_name(relative))
-    return OwnChanges(**{k: tuple(v) for k, v in found.items()})
+    settler.removed(_reattach(workdir))
+    return OwnChanges(**{k: tuple(v) for k, v in settler.found.items()})
 
 
 class _Settler:
@@ -328,6 +312,30 @@ class _Settler:
         self.shared = shared
         self.found: dict[str, list[str]] = {k: [] for k in attrs.fields_dict(OwnChanges)}
         self.after: set[str] = set()
+
+    def flooded(self, own: Path) -> None:
+        """The walk stopped at its bound: look at every entry noted before, one by one.
+
+        So an agent can't hide a change behind enough files to stop the walk.
+        """
+        self.found["added"].append(
+            f"{show_name(OWN_FOLDER)}: over {_MAX_ENTRIES} entries (flooded; the check "
+            "looked at what was there before one by one)"
+        )
+        for relative in sorted(self.before.entries.keys() - self.after):
+            path = str(own / relative) if relative else str(own)
+            with contextlib.suppress(OSError):
+                self.visit(path, relative, os.lstat(path))
+
+    def removed(self, back: list[str]) -> None:
+        """Note what was put back (*back*), and what is gone that was there before."""
+        found = self.found
+        found["restored"] += [f"{show_name(OWN_FOLDER + '/' + r)} (put back)" for r in back]
+        found["changed"] = [c for c in found["changed"] if c not in back]
+        for relative, old in self.before.entries.items():
+            gone = relative not in self.after and relative not in back and not old.is_dir
+            if gone and not self.allowed(relative) and (self.revert or not self.shared(relative)):
+                found["removed"].append(show_name(relative))
 
     def visit(self, path: str, relative: str, info: os.stat_result) -> bool:
         """Repair and note one entry; tell whether to descend into it."""
