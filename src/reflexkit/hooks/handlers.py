@@ -444,11 +444,7 @@ def _judge_for(project: LoadedProject) -> CompletionJudge | None:
         return FixtureJudge(
             project.root / project.config.verification.judge_fixtures_path, model=model
         )
-    return ClaudeJudge(
-        model=model,
-        timeout_ms=project.config.verification.judge_timeout_ms,
-        base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
-    )
+    return ClaudeJudge(model=model, timeout_ms=project.config.verification.judge_timeout_ms)
 
 
 def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
