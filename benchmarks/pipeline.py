@@ -44,9 +44,9 @@ from reflexkit.containers import build_application
 from reflexkit.exceptions import GenerationError
 from reflexkit.memory import JsonlMemory
 from reflexkit.models import FailureContext
+from reflexkit.redaction import Redactor
 from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.redaction import Redactor
 from reflexkit.tasks.config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 

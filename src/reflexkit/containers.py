@@ -33,6 +33,7 @@ from reflexkit.orchestrator.insight_steps import LoopInsights
 from reflexkit.orchestrator.loop import Orchestrator
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
 from reflexkit.orchestrator.verify import verifier_factory
+from reflexkit.redaction import Redactor
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
@@ -41,7 +42,6 @@ from reflexkit.reflection.fixture import FixtureGenerator, request_options
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.reflection.judge import ClaudeJudge, FixtureJudge, HeuristicJudge
 from reflexkit.reflection.protocols import ReflectionService
-from reflexkit.reflection.redaction import Redactor
 from reflexkit.reflection.service import DefaultReflectionService
 from reflexkit.tasks.config import LoadedProject, ReflexionConfig
 

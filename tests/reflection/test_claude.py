@@ -21,10 +21,10 @@ from typing_extensions import is_typeddict
 
 from reflexkit.exceptions import GenerationError
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory, ReflectionSource
+from reflexkit.redaction import Redactor
 from reflexkit.reflection._retry import RetryPolicy, TransientError
 from reflexkit.reflection.claude import REASONS, ClaudeGenerator
 from reflexkit.reflection.prompts import DEFAULT_MODEL, TOOL_NAME
-from reflexkit.reflection.redaction import Redactor
 from reflexkit.testing.fake_messages_api import FakeMessagesApi, message_json
 from reflexkit.testing.memory_contract import make_reflection
 

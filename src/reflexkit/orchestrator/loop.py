@@ -55,11 +55,11 @@ from reflexkit.orchestrator.verify import (
     failure_context,
     modified_files,
 )
+from reflexkit.redaction import redact_text
 from reflexkit.reflection.ending import AttemptEnding, Ending, classify_ending
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.judge import Judgement
 from reflexkit.reflection.protocols import ReflectionService
-from reflexkit.reflection.redaction import redact_text
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 

@@ -28,6 +28,7 @@ from reflexkit._files import read_regular
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
+from reflexkit.redaction import Redactor
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.prompts import (
     DEFAULT_EFFORT,
@@ -40,7 +41,6 @@ from reflexkit.reflection.prompts import (
     parse_reply,
     reflection_from_reply,
 )
-from reflexkit.reflection.redaction import Redactor
 from reflexkit.tasks.config import ReflexionConfig, ReflexionMode
 
 __all__ = [

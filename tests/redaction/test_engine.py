@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reflexkit.models import FailureContext
-from reflexkit.reflection.redaction import (
+from reflexkit.redaction import (
     RULES,
     Redacted,
     Redactor,
@@ -582,7 +582,7 @@ def test_one_call_reaches_the_fixed_point(text: str) -> None:
 
 RE2_HEAVY = """
 import base64, random
-from reflexkit.reflection.redaction import Redactor
+from reflexkit.redaction import Redactor
 rnd = random.Random(1)
 blocks = []
 for _ in range(150):
