@@ -6,7 +6,6 @@ import base64
 import re
 from urllib.parse import unquote
 
-from reflexkit._regex import lazy_regex
 from reflexkit.redaction.shapes import (
     _PLACEHOLDER,
     _QUOTED,
@@ -15,11 +14,22 @@ from reflexkit.redaction.shapes import (
     _generated_looking,
     _is_aws_secret,
     _name_strength,
+    _punctuated,
     _randomish,
     value_is_secret,
 )
 
-_QUOTED_RE = lazy_regex(_QUOTED)
+_QUOTED_RE = re.compile(_QUOTED)
+
+
+def _after(match: re.Match[str]) -> str:
+    """The few characters after a match's value: enough for an operator or a word.
+
+    Never the whole rest of the text: a check runs once per match, and a line of a
+    thousand matches would copy it a thousand times.
+    """
+    end = match.end("secret")
+    return match.string[end : end + 64]
 
 
 def _secret(match: re.Match[str]) -> str:
@@ -56,29 +66,30 @@ def _assignment_check(match: re.Match[str]) -> bool:
         return False  # Scala's ``Map(k -> v)`` names keys bare; a quoted one is code
     if value.lower() in {name.strip("\"'").lower(), name.strip("\"'").lower().rsplit("_", 1)[-1]}:
         return False  # password=password: code handing a variable on
-    rest = match.string[match.end("secret") :]
-    if not quoted and (_EXPRESSION.match(rest) or _INNER_PAIR.match(value)):
+    rest = _after(match)
+    computed = _EXPRESSION.match(rest) or _INNER_PAIR.match(value)
+    if not quoted and computed and not _punctuated(value):
         return False  # ``password = prefix + suffix``; ``auth: method=password``
     prose = not quoted and match.group("sep") != "=" and re.match(r"[ \t]+\w", rest)
     return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
 
 
-_EXPRESSION = lazy_regex(r"[ \t]+[-+*/%][ \t]+[\w\"'(]")
+_EXPRESSION = re.compile(r"[ \t]+[-+*/%][ \t]+[\w\"'(]")
 """An operator after an unquoted value: code computing it (``prefix + suffix``)."""
-_INNER_PAIR = lazy_regex(r"[A-Za-z_][\w.-]*=[^=\s]")
+_INNER_PAIR = re.compile(r"[A-Za-z_][\w.-]*=[^=\s]")
 """A value that is itself ``name=value`` (``auth: method=password``): the inner pair is judged."""
 
 
 def _flag_check(match: re.Match[str]) -> bool:
     raw = match.group("secret")
-    rest = match.string[match.end("secret") :]
+    rest = _after(match)
     prose = raw[:1] not in {'"', "'"} and _PROSE_AFTER.match(rest) is not None
     return _name_strength(match.group("name")) == 2 and value_is_secret(  # noqa: PLR2004
         raw.strip("\"'"), 2, prose_follows=prose
     )
 
 
-_PROSE_AFTER = lazy_regex(r"[ \t]+[A-Za-z]+(?:[ \t,]|$)")
+_PROSE_AFTER = re.compile(r"[ \t]+[A-Za-z]+(?:[ \t,]|$)")
 """More words after a flag's word: a help text (``-twopass   Separate MAC, ...``)."""
 
 
@@ -158,7 +169,7 @@ def _terraform_check(match: re.Match[str]) -> bool:
     return not _TEMPLATED.match(raw) and not _PLACEHOLDER.match(raw)
 
 
-_B64_LINE = lazy_regex(r"[A-Za-z0-9+/]{41,}={0,2}")
+_B64_LINE = re.compile(r"[A-Za-z0-9+/]{41,}={0,2}")
 
 
 def _bare_aws_secret_check(match: re.Match[str]) -> bool:
@@ -255,8 +266,8 @@ def _literal_check(match: re.Match[str]) -> bool:
     return value_is_secret(value, 2, quoted=True)
 
 
-_HEX_OCTETS = lazy_regex(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
-_SQL_OWNER = lazy_regex(r"(?i)\b(?:with|role|user|login)\b")
+_HEX_OCTETS = re.compile(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
+_SQL_OWNER = re.compile(r"(?i)\b(?:with|role|user|login)\b")
 
 
 def _sql_check(match: re.Match[str]) -> bool:

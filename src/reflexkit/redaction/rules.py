@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+import functools
 import re
+import tomllib
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import attrs
 
-from reflexkit._regex import lazy_regex
 from reflexkit.redaction.checks import (
     _HEX_OCTETS,
     _assignment_check,
@@ -64,29 +66,62 @@ class Rule:
     """One shape of secret.
 
     Attributes:
-        name: The name in ``[REDACTED:<name>]`` and in the counts.
-        pattern: Run on the lines the prefilter selected; only its ``secret`` group (or the
-            whole match) is replaced.
+        name: The rule's id: the name in ``[REDACTED:<name>]`` and in the counts.
+        source: The pattern (:attr:`pattern` compiled), run on the lines the prefilter
+            selected; only its ``secret`` group (or the whole match) is replaced. Its
+            repetitions are bounded where a match may end early (a value read ahead), so
+            a line of a thousand matches costs a thousand short reads.
         trigger: A regular expression (in the common subset of ``re`` and RE2, no look-around)
-            whose match somewhere on a line makes the line a candidate.
-        markers: Lower-case strings one of which must be on a candidate line for this rule to
-            run there (a cheap second filter); empty: run on every candidate line.
+            whose match somewhere on a line makes the line a candidate. Its unbounded
+            repetitions are bounded when the prefilter is built (:func:`bounded`).
+        keywords: Lower-case strings one of which must be on a candidate line for this rule
+            to run there (a cheap second filter); empty: run on every candidate line.
         check: Tells a real secret from a look-alike, given the match; ``None``: always.
         context_lines: Lines after the trigger line that belong to the same secret (the
             ``password`` line of a multi-line ``.netrc`` entry).
-        example: An obviously fake example of what the rule removes (docs and tests).
-        gate: Where markers are weak (``sk``, ``:``), a cheap pattern that must also be found
-            on the line before the rule runs there.
+        examples: Obviously fake examples of what the rule must remove (the first is in
+            the docs); checked by a test, with the rule's id in the replacement.
+        lookalikes: Texts like them that the whole redactor must leave alone; checked by a
+            test. Both come from the table and from ``cases.toml`` beside this module.
+        gate_source: Where keywords are weak (``sk``, ``:``), a cheap pattern that must also
+            be found on the line before the rule runs there.
     """
 
     name: str
-    pattern: re.Pattern[str]
+    source: str
     trigger: str
-    markers: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
     check: Callable[[re.Match[str]], bool] | None = None
     context_lines: int = 0
-    example: str = ""
-    gate: re.Pattern[str] | None = None
+    examples: tuple[str, ...] = ()
+    lookalikes: tuple[str, ...] = ()
+    gate_source: str | None = None
+
+    @property
+    def id(self) -> str:
+        """The rule's id: :attr:`name`, as gitleaks calls it."""
+        return self.name
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """:attr:`source` compiled, on first use (a rule runs only where its line triggers)."""
+        return compiled(self.source)
+
+    @property
+    def gate(self) -> re.Pattern[str] | None:
+        """:attr:`gate_source` compiled, on first use."""
+        return None if self.gate_source is None else compiled(self.gate_source)
+
+    @property
+    def example(self) -> str:
+        """The first of :attr:`examples` (the docs' table shows it)."""
+        return self.examples[0] if self.examples else ""
+
+
+@functools.cache
+def compiled(source: str) -> re.Pattern[str]:
+    """``re.compile(source)``, once: the table's patterns compile when first needed."""
+    return re.compile(source)
 
 
 _STDIN_READER = (
@@ -137,7 +172,11 @@ _VALUE = (
     + r"(?:[ \t]*\r?\n[ \t]*(?:"
     + _QUOTED
     + r")(?=[ \t]*[,)\]}]*[ \t]*(?:\r?\n|\Z)))*"  # pprint's pieces
-    r"|\{[^}\n\"':]*\}|(?:[^\s\"'`,;&)\]}<>\\]+|\\(?![rnt]))+))"  # ``\r\n`` ends it
+    r"|\{[^}\n\"':]{0,512}\}"
+    r"|[&()]{0,4}[^\s\"'`,;&()\[\]{}<>\\]{1,256}"
+    r"(?:[&()]{1,4}[^\s\"'`,;&()\[\]{}<>\\]{1,256}){1,16}[&()]{0,4}"
+    r"(?=[\s\"'`,;]|\Z)"  # Django's keys: ``&``, ``(`` and ``)`` anywhere
+    r"|(?:[^\s\"'`,;&)\]}<>\\]{1,1024}|\\(?![rnt])){1,4}))"  # ``\r\n`` ends
 )
 _ANSI_TRIGGER = r"(?:\x1b\[[0-9;]*m)*"
 """Colour codes a terminal-minded tool (rich, pytest ``--color=yes``) puts around a name."""
@@ -159,16 +198,26 @@ def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
     context_lines: int = 0,
     gate: str | None = None,
 ) -> Rule:
+    cases = _CASES.get(name, {})
     return Rule(
         name=name,
-        pattern=lazy_regex(pattern),  # compiled when a line first triggers the rule
+        source=pattern,
         trigger=trigger,
-        markers=tuple(markers),
+        keywords=tuple(markers),
         check=check,
         context_lines=context_lines,
-        example=example,
-        gate=lazy_regex(gate) if gate is not None else None,
+        examples=(example, *cases.get("examples", ())),
+        lookalikes=tuple(cases.get("lookalikes", ())),
+        gate_source=gate,
     )
+
+
+def _cases() -> dict[str, dict[str, list[str]]]:
+    """Each rule's extra examples and its look-alikes, from ``cases.toml``."""
+    return tomllib.loads(Path(__file__).with_name("cases.toml").read_text("utf-8"))
+
+
+_CASES = _cases()
 
 
 def _fake(*parts: str) -> str:
@@ -830,7 +879,7 @@ RULES: tuple[Rule, ...] = (
         r"(?:^|[ \t\"'])(?:-u|--user|--proxy-user|-U)[ \t=]*[\"']?[^ \t\n:\"']*:[^ \t\n]",
         ("-u", "--user", "--proxy-user"),
         lambda m: (
-            not _secret(m).startswith("[REDACTED")
+            not _secret(m).startswith(("[REDACTED", "$"))
             and _secret(m) not in {"-", "*"}
             and not m.group("user").startswith("<")  # ``--user <user:password>``: help text
         ),
@@ -842,10 +891,15 @@ RULES: tuple[Rule, ...] = (
         r"[ \t]-p|\bsshpass\b[^\n]*?[ \t]-p[ \t]*|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+"
         r"|\b(?:docker|podman|nerdctl|buildah|skopeo|helm)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]+"
         r"|\bldap\w*\b[^\n]*?[ \t]-w[ \t]+|[ \t]-pass(?:in|out)?[ \t]+pass:"
-        r"|\b(?:sqlplus|exp|imp|expdp|impdp|rman)[ \t]+[\w$#.-]+/"
-        r"|(?i:jdbc:oracle:)[a-z]+:[\w$#.-]+/)(?P<secret>[^\s\"'@/]+)",
+        r"|\b(?:sqlplus|exp|imp|expdp|impdp|rman)[ \t]+[\"']?[\w$#.-]+/"
+        r"|(?i:jdbc:oracle:)[a-z]+:[\w$#.-]+/"
+        r"|\b(?:ipmitool|mosquitto_(?:pub|sub|rr))\b[^\n]*?[ \t]-P[ \t]+"
+        r"|\bssh-keygen\b[^\n]*?[ \t]-[NP][ \t]+|\bx?freerdp3?\b[^\n]*?[ \t][/+]p:"
+        r"|\b(?:rdesktop|unrar)\b[^\n]*?[ \t]-p[ \t]*|\bsnmp\w+\b[^\n]*?[ \t]-[AX][ \t]+"
+        r"|\blftp\b[^\n]*?[ \t]-u[ \t]+[^\s,]+,)"
+        r"(?P<secret>'[^'\n]{1,256}'|\"(?:[^\"\\\n]|\\.){1,256}\"|[^\s\"'@/]+)",
         r"mysql|mariadb|sshpass|redis-cli|sqlplus|expdp|impdp|rman|login|ldap|pass:"
-        r"|(?i:jdbc:oracle:)",
+        r"|(?i:jdbc:oracle:)|ipmitool|mosquitto_|ssh-keygen|freerdp|rdesktop|unrar|snmp|lftp",
         (
             "mysql",
             "mariadb",
@@ -859,8 +913,16 @@ RULES: tuple[Rule, ...] = (
             "ldap",
             "pass:",
             "jdbc:oracle:",
+            "ipmitool",
+            "mosquitto_",
+            "ssh-keygen",
+            "freerdp",
+            "rdesktop",
+            "unrar",
+            "snmp",
+            "lftp",
         ),
-        lambda m: not _secret(m).startswith(("[REDACTED", "$")),
+        _tool_password_check,
         example=_fake("mysql -u root -p", "FakePassw0rd", " orders"),
     ),
     _rule(
@@ -1126,7 +1188,7 @@ RULES: tuple[Rule, ...] = (
 
 # --- multi-line secrets ---------------------------------------------------------------------
 
-_BLOCK = lazy_regex(
+_BLOCK = re.compile(
     r"-{4,5} ?(?P<kind>BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
     r"|(?P<putty>Private-Lines: *\d+|Private-MAC: *[0-9A-Fa-f]*)"
 )

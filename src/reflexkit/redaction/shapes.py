@@ -10,8 +10,6 @@ import functools
 import itertools
 import re
 
-from reflexkit._regex import lazy_regex
-
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 """A quoted string literal, either quote, escapes allowed."""
 
@@ -249,7 +247,7 @@ _NOT_SECRET_WORDS = frozenset(
         "fd",
     }
 )
-_NAME_WORDS = lazy_regex(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 _SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey"})
 _KEYWORDS = frozenset(
@@ -286,7 +284,7 @@ _KEYWORDS = frozenset(
         "open",
     }
 )
-_PLACEHOLDER = lazy_regex(
+_PLACEHOLDER = re.compile(
     r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined"
     r"|(?:[a-z]+[+_-])?(?:redacted|masked|hidden|filtered|removed|omitted)"  # DATA+OMITTED
     r"|todo|tbd|placeholder|deleted"  # PHPSESSID=deleted: PHP unsetting its cookie
@@ -296,23 +294,23 @@ _PLACEHOLDER = lazy_regex(
     r"|mismatch|error|failed|too|for|the|and|is|are|was|of|in|to|with|from|default"
     r"|\*+|x{3,}(?:-x{3,})*|\.{2,}|-+|_+|#+|•+)$"  # XXXXX-XXXXX: actions/setup-node's
 )
-_TEMPLATED = lazy_regex(
+_TEMPLATED = re.compile(
     r"^(?:\$\{?[A-Za-z_]|\$\(|%\(|%[A-Za-z_]+%|\{\{|\{%|#\{|@\{|<[^>]*>$|\((?!\))"
     r"|\[REDACTED|\[[A-Za-z_ -]*\]$)"
 )
-_NUMBERS = lazy_regex(r"[\d.:,/+-]+")
-_CODE = lazy_regex(r"[A-Za-z_][\w.]*[\[(]|.*\w\(|.*==\s*\S")
-_DOTTED = lazy_regex(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_PATH = lazy_regex(r"(?:~|\.{1,2})?/[\w.@+~-]*(?:/[\w.@+~-]*)*|[A-Za-z]:\\[^\s]*")
-_URL_VALUE = lazy_regex(r"[A-Za-z][A-Za-z0-9+.-]*://")
-_RELATIVE_PATH = lazy_regex(r"[A-Za-z_.][\w.-]*(?:/[A-Za-z_.][\w.-]*){2,}/?")
-_KEY_ID = lazy_regex(r"[0-9A-F]{16}|[0-9A-F]{40}")
+_NUMBERS = re.compile(r"[\d.:,/+-]+")
+_CODE = re.compile(r"[A-Za-z_][\w.]*[\[(]|.*\w\(|.*==\s*\S")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+~-]*(?:/[\w.@+~-]*)*|[A-Za-z]:\\[^\s]*")
+_URL_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_RELATIVE_PATH = re.compile(r"[A-Za-z_.][\w.-]*(?:/[A-Za-z_.][\w.-]*){2,}/?")
+_KEY_ID = re.compile(r"[0-9A-F]{16}|[0-9A-F]{40}")
 """A GPG key id or fingerprint: ``user.signingkey=3AA5C34371567BD2`` names a key, holds none."""
-_SCREAMING = lazy_regex(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
-_AWS_SECRET_SHAPE = lazy_regex(r"[A-Za-z0-9/+]{40}")
-_WORDY = lazy_regex(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.])+")
-_FILE_EXT = lazy_regex(r"\.(?:[a-z]{1,4})$")
-_IDENTIFIER = lazy_regex(
+_SCREAMING = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+_AWS_SECRET_SHAPE = re.compile(r"[A-Za-z0-9/+]{40}")
+_WORDY = re.compile(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.])+")
+_FILE_EXT = re.compile(r"\.(?:[a-z]{1,4})$")
+_IDENTIFIER = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # a UUID
     r"|[0-9A-F]{16}|[0-9A-F]{40}"  # a GPG key id or fingerprint (``GPG_KEY=7169605F...``)
     r"|(?:[A-Za-z][A-Za-z0-9]{0,15}-)+[0-9a-f]{24,}"  # a CI cache key: ``Linux-pip-<sha256>``
@@ -382,6 +380,26 @@ def _is_aws_secret(value: str) -> bool:
     )
 
 
+_SPECIALS = frozenset("!@#$%^&*()=+")
+_SPECIALS_MIN = 4
+_PUNCTUATED_MIN = 16
+
+
+def _punctuated(value: str) -> bool:
+    """A generated value drawn from letters, digits and punctuation (Django's ``SECRET_KEY``).
+
+    Code has punctuation too, but not four kinds of it mixed with digits, without a space,
+    in sixteen characters or more.
+    """
+    return (
+        len(value) >= _PUNCTUATED_MIN
+        and sum(c in _SPECIALS for c in value) >= _SPECIALS_MIN
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+        and not any(c.isspace() for c in value)
+    )
+
+
 def value_is_secret(  # noqa: PLR0911 -- one question per look-alike
     value: str, strength: int, *, prose_follows: bool = False, quoted: bool = False
 ) -> bool:
@@ -395,7 +413,7 @@ def value_is_secret(  # noqa: PLR0911 -- one question per look-alike
     """
     if not value or value.startswith("[REDACTED") or strength == 0:
         return False
-    if _is_aws_secret(value):
+    if _is_aws_secret(value) or (strength == 2 and _punctuated(value)):  # noqa: PLR2004
         return True
     if (
         _PLACEHOLDER.match(value)

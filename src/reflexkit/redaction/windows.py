@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
-
 MAX_OUTPUT_CHARS = 200_000
 """How much redacted failure output :meth:`Redactor.redact_failure` keeps (head and tail)."""
 
 _HEAD_SHARE = 0.3
 
-CUT_LINE = lazy_regex(r"^[ \t]*\[(?:\.\.\.|…)[^\n\]]{0,200}?(?:\.\.\.|…)\][ \t]*$", re.MULTILINE)
+CUT_LINE = re.compile(r"^[ \t]*\[(?:\.\.\.|…)[^\n\]]{0,200}?(?:\.\.\.|…)\][ \t]*$", re.MULTILINE)
 """A window boundary: a line such as ``[... 1234 characters cut ...]`` left by a head+tail cut."""
 
 _NEAR = 300
