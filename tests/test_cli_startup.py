@@ -216,7 +216,7 @@ from reflexkit._regex import _LazyPattern
 import gc
 from reflexkit.models import FailureContext
 from reflexkit.readers import analyse
-from reflexkit.reflection.redaction import Redactor
+from reflexkit.redaction import Redactor
 
 def compiled():
     return sum(

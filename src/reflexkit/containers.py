@@ -33,6 +33,7 @@ from reflexkit.orchestrator.insight_steps import LoopInsights
 from reflexkit.orchestrator.loop import Orchestrator
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
 from reflexkit.orchestrator.verify import verifier_factory
+from reflexkit.redaction import Redactor
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
@@ -40,7 +41,6 @@ from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.fixture import FixtureGenerator
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.reflection.protocols import ReflectionService
-from reflexkit.reflection.redaction import Redactor
 from reflexkit.reflection.service import DefaultReflectionService
 from reflexkit.reports.audit import AttemptAudit
 from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge

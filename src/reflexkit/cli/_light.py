@@ -53,10 +53,10 @@ def reflection_service(
     if project.config.reflexion.deterministic:
         return None  # the container builds its logical clock (#16)
     # Only now: the readers' patterns are most of what reflecting costs to import.
+    from reflexkit.redaction import Redactor  # noqa: PLC0415
     from reflexkit.reflection.classify import classify  # noqa: PLC0415
     from reflexkit.reflection.fingerprint import fingerprint  # noqa: PLC0415
     from reflexkit.reflection.heuristic import HeuristicGenerator  # noqa: PLC0415
-    from reflexkit.reflection.redaction import Redactor  # noqa: PLC0415
     from reflexkit.reflection.service import DefaultReflectionService  # noqa: PLC0415
 
     heuristic = HeuristicGenerator()

@@ -21,8 +21,8 @@ from reflexkit.events import EventData
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator.subagents import SubagentResult
 from reflexkit.orchestrator.verify import cut_middle
+from reflexkit.redaction import Redactor
 from reflexkit.reflection.classify import classify
-from reflexkit.reflection.redaction import Redactor
 
 __all__ = ["MAX_LOGGED_CHARS", "attempt_output", "credit_redactions", "marker_counts"]
 

@@ -54,9 +54,9 @@ from reflexkit.orchestrator.verify import (
     failure_context,
     modified_files,
 )
+from reflexkit.redaction import redact_text
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.protocols import ReflectionService
-from reflexkit.reflection.redaction import redact_text
 from reflexkit.reports.audit import AttemptAudit, AuditedAttempt, judge_summary
 from reflexkit.reports.ending import AttemptEnding, Ending, classify_ending
 from reflexkit.reports.judge import Judgement

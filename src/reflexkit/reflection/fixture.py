@@ -29,9 +29,9 @@ from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.llm import RequestOptions
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
+from reflexkit.redaction import Redactor
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.prompts import build_prompt, parse_reply, reflection_from_reply
-from reflexkit.reflection.redaction import Redactor
 
 __all__ = [
     "FixtureGenerator",
