@@ -49,6 +49,7 @@ DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "failures" / "dev"
 OWN_OUTPUTS = REPO / "tests" / "data" / "tool_outputs"
 HOLDOUT_LIKE = REPO / "tests" / "data" / "holdout_like"
 UNSEEN_TOOLS = REPO / "tests" / "data" / "unseen_tools"
+UNSEEN_REPOS = REPO / "tests" / "data" / "unseen_repos"
 TOOL_NAMES = (
     "pytest", "unittest", "mypy", "pyright", "ruff", "flake8", "tsc", "eslint", "jest", "vitest",
     "mocha", "node:test", "cargo", "clippy", "gcc", "clang", "go test", "go vet", "cmake",
@@ -309,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         "corpus",
         nargs="*",
         type=Path,
-        default=[DEFAULT_CORPUS, OWN_OUTPUTS, HOLDOUT_LIKE, UNSEEN_TOOLS],
+        default=[DEFAULT_CORPUS, OWN_OUTPUTS, HOLDOUT_LIKE, UNSEEN_TOOLS, UNSEEN_REPOS],
         metavar="CORPUS_DIR_OR_ITEM",
     )
     parser.add_argument("--secrets", type=Path, default=DEFAULT_SECRETS)

@@ -1,4 +1,4 @@
-"""The unseen-tools items are well formed: every key fact is quoted verbatim from the output."""
+"""The unseen items (tools, repositories) are well formed: key facts quoted from the output."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 
 from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
-ITEMS = sorted((DATA / "unseen_tools").glob("*.json"))
+ITEMS = sorted((DATA / "unseen_tools").glob("*.json")) + sorted(
+    (DATA / "unseen_repos").glob("*.json")
+)
 TYPES = {
     "test_failure", "typecheck_error", "lint_error", "build_error", "runtime_error",
     "dependency_error", "timeout", "tool_error", "unknown",
