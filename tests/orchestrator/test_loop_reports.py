@@ -25,8 +25,8 @@ from dependency_injector import providers
 
 from reflexkit.cli import cli
 from reflexkit.containers import build_application, fake_services
-from reflexkit.llm import Claude
 from reflexkit.events import Event, EventKind
+from reflexkit.llm import Claude
 from reflexkit.orchestrator.loop import RunSummary
 from reflexkit.orchestrator.subagents import CommandSubagent
 from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput

@@ -20,7 +20,6 @@ from typing import Any
 
 from reflexkit._files import atomic_write, read_regular
 from reflexkit.exceptions import ConfigError
-from reflexkit.reports.report import atomic_write
 
 __all__ = ["HOOK_EVENTS", "hook_command", "install_hooks", "merge_hooks"]
 

@@ -40,9 +40,9 @@ from reflexkit._lines import LineWriter
 from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.llm import DEFAULT_MODEL, Claude, reply_text
-from reflexkit.reports.ending import Ending, classify_ending
 from reflexkit.reflection.fixture import _read as read_fixtures
 from reflexkit.reflection.prompts import Prompt, excerpt
+from reflexkit.reports.ending import Ending, classify_ending
 
 __all__ = [
     "JUDGE_SYSTEM_PROMPT",
