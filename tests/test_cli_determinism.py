@@ -586,6 +586,7 @@ def resume(subtask: str) -> None:
         None,  # stamped 2000-01-01, long before the resume
         str(int(time.time()) + 400 * 86_400),  # stamped ahead of the resume
     ],
+    ids=["stamped-2000", "stamped-ahead"],  # the same ids in every xdist worker
 )
 def test_a_resumed_subtask_is_paused_again_after_new_failed_runs_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, epoch: str | None
