@@ -580,16 +580,22 @@ def resume(subtask: str) -> None:
     assert result.exit_code == 0, result.output + result.stderr
 
 
-@pytest.mark.parametrize("days_ahead", [None, 400], ids=["stamped-2000", "stamped-ahead"])
+@pytest.mark.parametrize(
+    "epoch",
+    [
+        None,  # stamped 2000-01-01, long before the resume
+        str(int(time.time()) + 400 * 86_400),  # stamped ahead of the resume
+    ],
+    ids=["stamped-2000", "stamped-ahead"],  # the same ids in every xdist worker
+)
 def test_a_resumed_subtask_is_paused_again_after_new_failed_runs_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, days_ahead: int | None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, epoch: str | None
 ) -> None:
     """Runs stamped by another clock than the resume's are ordered by position.
 
     Paused after 2 failed runs, attempted again after the resume, paused again after 2 new
-    failed runs; whether the runs are stamped 2000-01-01 or ``SOURCE_DATE_EPOCH`` ahead.
+    failed runs.
     """
-    epoch = None if days_ahead is None else str(int(time.time()) + days_ahead * 86_400)
     monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
     if epoch is None:
         monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)

@@ -36,6 +36,7 @@ from reflexkit.insights import (
     RunLogReader,
 )
 from reflexkit.insights.rules import NUDGE_HEADING
+from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.memory import InMemoryMemory
 from reflexkit.models import (
     FailureContext,
@@ -48,7 +49,6 @@ from reflexkit.orchestrator.insight_steps import LoopInsights, changed_files, sn
 from reflexkit.orchestrator.loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, SubagentResult
 from reflexkit.orchestrator.verify import verifier_factory
-from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.tasks.config import (
     InsightsConfig,
     OrchestratorConfig,
@@ -523,12 +523,10 @@ def test_lessons_stay_within_the_prompt_budget() -> None:
 @pytest.fixture
 def analyst(fake_messages_api: FakeMessagesApi) -> Iterator[ClaudeAnalyst]:
     """The real Claude analyst, pointed at the fake Messages API."""
-    with ClaudeAnalyst(
-        api_key="sk-ant-test",
-        base_url=fake_messages_api.url,
-        timeout_ms=3_000,
-        retry=RetryPolicy.no_wait(),
-    ) as built:
+    client = Claude(
+        api_key="sk-ant-test", base_url=fake_messages_api.url, retry=RetryPolicy.no_wait()
+    )
+    with ClaudeAnalyst(client, timeout_ms=3_000) as built:
         yield built
 
 

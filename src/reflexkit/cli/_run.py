@@ -283,8 +283,10 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
 
             from reflexkit.reflection.fixture import FixtureRecorder  # noqa: PLC0415
 
-            recorder = FixtureRecorder(app.reflection.claude(), record)
-            stack.enter_context(app.reflection.claude.override(providers.Object(recorder)))
+            recorder = FixtureRecorder(app.reflection.claude_generator(), record)
+            stack.enter_context(
+                app.reflection.claude_generator.override(providers.Object(recorder))
+            )
         summary = _orchestrate(
             app, task, agent, app.project().root, as_json=_state(ctx).json, run_id=run_id
         )

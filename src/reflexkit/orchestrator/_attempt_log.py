@@ -21,9 +21,9 @@ from reflexkit.events import EventData
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator.subagents import SubagentResult
 from reflexkit.orchestrator.verify import cut_middle
+from reflexkit.redaction import Redactor, redact_text
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.redaction import Redactor, redact_text
 
 __all__ = [
     "MAX_LOGGED_CHARS",

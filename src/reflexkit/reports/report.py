@@ -281,11 +281,8 @@ def take_self_report(path: Path) -> bytes | None:
         Its bytes (at most :data:`SELF_REPORT_MAX_BYTES` + 1, so an oversized file is
         recognised as such), or ``None`` when there is no regular file there.
     """
-    try:
-        if not path.is_file() or path.is_symlink():
-            return None
-        with path.open("rb") as stream:
-            raw = stream.read(SELF_REPORT_MAX_BYTES + 1)
+    try:  # the agent writes it: the safe reader (no link, FIFO or device), bounded
+        raw = read_regular(path, limit=SELF_REPORT_MAX_BYTES + 1, keep="head")
     except OSError:
         return None
     with contextlib.suppress(OSError):

@@ -22,7 +22,7 @@ from reflexkit.models import FailureContext
 from reflexkit.orchestrator.loop import Orchestrator
 from reflexkit.orchestrator.subagents import ScriptedSubagent, SubagentResult
 from reflexkit.orchestrator.verify import Verifier
-from reflexkit.reflection.redaction import MAX_OUTPUT_CHARS
+from reflexkit.redaction import MAX_OUTPUT_CHARS
 from reflexkit.tasks.config import (
     GeneratorBackend,
     LoadedProject,
