@@ -24,13 +24,17 @@ from reflexkit.orchestrator.verify import cut_middle
 from reflexkit.redaction import Redactor, redact_text
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.fingerprint import fingerprint
+from reflexkit.reflection.protocols import ReflectionService
 
 __all__ = [
     "MAX_LOGGED_CHARS",
+    "agent_figures",
     "attempt_output",
+    "change_figures",
     "credit_redactions",
     "fingerprint_of",
     "marker_counts",
+    "reflection_details",
     "subagent_error",
 ]
 
@@ -125,4 +129,40 @@ def attempt_output(failure: FailureContext, result: SubagentResult) -> EventData
         "agentOutput": _logged(result.output, counts),
         "verificationOutput": _logged(failure.error_output if result.ok else None, counts),
         "outputRedactions": ",".join(f"{rule}={n}" for rule, n in sorted(counts.items())),
+    }
+
+
+def reflection_details(service: ReflectionService, reflection: Reflection) -> EventData:
+    """The fixture key, latency, length and reason the service noted on a reflection (#16)."""
+    details = getattr(service, "details", None)
+    if not callable(details):
+        return {}
+    try:
+        noted = details(reflection.id)
+        figures: EventData = {
+            "fixtureKey": noted.fixture_key,
+            "latencyMs": noted.latency_ms,
+            "length": noted.length,
+            "reason": noted.reason,
+        }
+    except Exception:
+        log.exception("reading the reflection's details failed")
+        return {}
+    return figures
+
+
+def change_figures(result: SubagentResult, changed: tuple[str, ...] | None) -> EventData:
+    """What the insight rules read of an attempt: its output's length, the files it changed."""
+    figures: EventData = {"outputChars": len(result.output)}
+    if changed is not None:  # unknown (or insights off): no key, not "no files"
+        figures["filesModified"] = ",".join(changed)
+    return figures
+
+
+def agent_figures(result: SubagentResult) -> EventData:
+    """What the attempt's subagent cost, for the run log (cost and turns when it reports them)."""
+    return {
+        "subagentMs": result.duration_ms,
+        "subagentCostUsd": result.cost_usd,
+        "subagentTurns": result.turns,
     }

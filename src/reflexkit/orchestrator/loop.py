@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -41,9 +41,12 @@ from reflexkit.models import FailureContext, FailureType, Reflection, utcnow
 from reflexkit.orchestrator import _process
 from reflexkit.orchestrator import report_steps as reports
 from reflexkit.orchestrator._attempt_log import (
+    agent_figures,
     attempt_output,
+    change_figures,
     credit_redactions,
     fingerprint_of,
+    reflection_details,
     subagent_error,
 )
 from reflexkit.orchestrator.insight_steps import (
@@ -52,6 +55,16 @@ from reflexkit.orchestrator.insight_steps import (
     changed_files,
     finding_event,
     snapshot,
+)
+from reflexkit.orchestrator.outcomes import (
+    Outcome,
+    RunSummary,
+    SubtaskOutcome,
+    build_prompt,
+    run_order,
+)
+from reflexkit.orchestrator.outcomes import (
+    ordered as in_order,
 )
 from reflexkit.orchestrator.own_state import (
     OWN_FOLDER,
@@ -92,19 +105,6 @@ __all__ = [
 
 log = logging.getLogger("reflexkit.orchestrator")
 
-Outcome = Literal[
-    "passed",
-    "exhausted",
-    "stuck",
-    "budget",
-    "skipped",
-    "setup_error",
-    "interrupted",
-    "needs_input",
-    "paused",
-]
-"""How a subtask ended."""
-
 _ENDING_EVENT: dict[str, EventKind] = {
     "passed": EventKind.PASSED,
     "exhausted": EventKind.EXHAUSTED,
@@ -121,113 +121,6 @@ _INTERRUPTED = "the run was interrupted"
 
 _MAX_SUBAGENT_ERROR_CHARS = _process.DEFAULT_MAX_OUTPUT_BYTES
 """Bounds a subagent's own output (the runner's capture already fits: no second, smaller cut)."""
-
-
-@attrs.frozen(kw_only=True)
-class SubtaskOutcome:
-    """How one subtask ended.
-
-    Attributes:
-        subtask_id: The subtask.
-        outcome: ``passed``; ``exhausted`` (attempts ran out); ``stuck`` (the same failure
-            ``stuckAfter`` times in a row); ``budget`` (the run's time budget ran out);
-            ``skipped`` (a dependency did not pass, or an earlier setup error stopped the
-            run); ``setup_error`` (the run can't work as set up: see ``reason``);
-            ``interrupted`` (a signal stopped the run); ``needs_input`` (the agent ended on a
-            question to the user and no check passed: a retry would only ask again).
-            ``interrupted`` (a signal stopped the run); ``paused`` (the insight rules paused
-            it: no attempt).
-        attempts: How many attempts were made.
-        duration_ms: Wall-clock time of all its attempts.
-        reflections_used: How many distinct reflections its retry prompts carried.
-        reason: One line on why it did not pass (``None`` when it passed).
-    """
-
-    subtask_id: str
-    outcome: Outcome
-    attempts: int
-    duration_ms: int
-    reflections_used: int = 0
-    reason: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class RunSummary:
-    """The result of a run.
-
-    Attributes:
-        run_id: Unique per run; the ``sessionId`` of its failures and reflections.
-        task_id: The task.
-        outcomes: One per subtask, in the order they were run (or skipped).
-        duration_ms: Wall-clock time of the whole run.
-    """
-
-    run_id: str
-    task_id: str
-    outcomes: tuple[SubtaskOutcome, ...]
-    duration_ms: int
-
-    @property
-    def passed(self) -> bool:
-        """Every subtask passed."""
-        return all(o.outcome == "passed" for o in self.outcomes)
-
-    @property
-    def setup_error(self) -> str | None:
-        """Why the run can't work as set up, when a subtask ended so; else ``None``."""
-        for outcome in self.outcomes:
-            if outcome.outcome == "setup_error":
-                return outcome.reason
-        return None
-
-    def outcome(self, subtask_id: str) -> SubtaskOutcome:
-        """Return the outcome of one subtask.
-
-        Raises:
-            KeyError: The run has no such subtask.
-        """
-        for outcome in self.outcomes:
-            if outcome.subtask_id == subtask_id:
-                return outcome
-        raise KeyError(subtask_id)
-
-
-def build_prompt(task: Task, subtask: Subtask) -> str:
-    """Return the prompt of a subtask's first attempt: the task's goal, then the subtask.
-
-    The descriptions are stripped of control sequences, and characters that reorder or hide
-    text are shown (:func:`~reflexkit._text.strip_control`): a task file from elsewhere can't
-    hide instructions from the person who reads it.
-    """
-    description = strip_control(subtask.description)
-    if not task.description.strip():
-        return description
-    return (
-        f"# Task: {task.id}\n{strip_control(task.description).strip()}\n\n"
-        f"# Subtask: {subtask.id}\n{description.strip()}"
-    )
-
-
-def _ordered(task: Task) -> list[Subtask]:
-    """The subtasks in dependency order, file order among those that are ready."""
-    done: set[str] = set()
-    pending = list(task.subtasks)
-    ordered: list[Subtask] = []
-    while pending:
-        ready = [s for s in pending if all(d in done for d in s.depends_on)]
-        if not ready:  # a cycle (load_task rejects them): keep file order for the rest
-            ordered += pending
-            break
-        subtask = ready[0]
-        ordered.append(subtask)
-        done.add(subtask.id)
-        pending.remove(subtask)
-    return ordered
-
-
-def run_order(task: Task) -> tuple[str, ...]:
-    """The subtask ids in the order a sequential run takes them (for :class:`StagedEvents`)."""
-    return tuple(s.id for s in _ordered(task))
 
 
 @attrs.define(kw_only=True)
@@ -399,7 +292,7 @@ class Orchestrator:
             data={"runId": run_id, "taskId": task.id, "subtasks": len(task.subtasks)},
         )
         self._paused = self._insights_at_start(task)
-        ordered = _ordered(task)
+        ordered = in_order(task)
         try:
             outcomes = self._run_all(
                 task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
@@ -846,9 +739,9 @@ class Orchestrator:
                 # The reflections whose lessons the passing attempt had: what
                 # `reflexkit stats` counts as having led to success.
                 "ledToSuccess": ",".join(sorted(at.used)),
-                **_agent_figures(attempt.result),
+                **agent_figures(attempt.result),
                 **reports.judge_figures(attempt.judgement),
-                **_change_figures(attempt.result, attempt.changed),
+                **change_figures(attempt.result, attempt.changed),
                 **attempt.checks_changed,
             },
         )
@@ -905,9 +798,9 @@ class Orchestrator:
                 "timedOut": failure.failure_type == FailureType.TIMEOUT,
                 "subagentOk": result.ok,
                 "subagentError": subagent_error(result),
-                **_agent_figures(result),
+                **agent_figures(result),
                 "fingerprint": fingerprint_of(failure),
-                **_change_figures(result, attempt.changed),
+                **change_figures(result, attempt.changed),
                 **attempt_output(failure, result),  # failureType, the outputs (#19)
             },
         )
@@ -1265,7 +1158,7 @@ class Orchestrator:
                 "reason": reflection.fallback_reason,
                 "fingerprint": reflection.fingerprint,
                 "saved": saved,
-                **_reflection_details(self.service, reflection),
+                **reflection_details(self.service, reflection),
             },
         )
         return reflection
@@ -1322,33 +1215,6 @@ def _check_inputs(verifier: Verifier, workdir: Path) -> CheckInputs | None:
         return None
 
 
-def _reflection_details(service: ReflectionService, reflection: Reflection) -> EventData:
-    """The fixture key, latency, length and reason the service noted on a reflection (#16)."""
-    details = getattr(service, "details", None)
-    if not callable(details):
-        return {}
-    try:
-        noted = details(reflection.id)
-        figures: EventData = {
-            "fixtureKey": noted.fixture_key,
-            "latencyMs": noted.latency_ms,
-            "length": noted.length,
-            "reason": noted.reason,
-        }
-    except Exception:
-        log.exception("reading the reflection's details failed")
-        return {}
-    return figures
-
-
-def _change_figures(result: SubagentResult, changed: tuple[str, ...] | None) -> EventData:
-    """What the insight rules read of an attempt: its output's length, the files it changed."""
-    figures: EventData = {"outputChars": len(result.output)}
-    if changed is not None:  # unknown (or insights off): no key, not "no files"
-        figures["filesModified"] = ",".join(changed)
-    return figures
-
-
 def _counts(summary: RunSummary) -> EventData:
     """The ``run_finished`` figures: a count per outcome, whether all passed, how long."""
     counts: EventData = {"runId": summary.run_id, "allPassed": summary.passed}
@@ -1357,12 +1223,3 @@ def _counts(summary: RunSummary) -> EventData:
         counts[outcome.outcome] = (previous if isinstance(previous, int) else 0) + 1
     counts["durationMs"] = summary.duration_ms
     return counts
-
-
-def _agent_figures(result: SubagentResult) -> EventData:
-    """What the attempt's subagent cost, for the run log (cost and turns when it reports them)."""
-    return {
-        "subagentMs": result.duration_ms,
-        "subagentCostUsd": result.cost_usd,
-        "subagentTurns": result.turns,
-    }
