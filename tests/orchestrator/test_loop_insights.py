@@ -12,6 +12,7 @@ import json
 import shlex
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,7 +48,12 @@ from reflexkit.models import (
 )
 from reflexkit.orchestrator.insight_steps import LoopInsights, changed_files, snapshot
 from reflexkit.orchestrator.loop import Orchestrator, RunSummary
-from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, SubagentResult
+from reflexkit.orchestrator.subagents import (
+    CommandSubagent,
+    ScriptedSubagent,
+    SubagentRequest,
+    SubagentResult,
+)
 from reflexkit.orchestrator.verify import verifier_factory
 from reflexkit.tasks.config import (
     InsightsConfig,
@@ -762,3 +768,42 @@ def test_every_subscriber_gets_every_event_though_one_raises(tmp_path: Path) -> 
     assert first == last
     assert first[0] is EventKind.RUN_STARTED
     assert first[-1] is EventKind.RUN_FINISHED
+
+
+def test_two_loops_sharing_the_rules_follow_their_own_runs(tmp_path: Path) -> None:
+    """Two runs at once in one process, one container: each run's events feed its own run."""
+    root = _timing_out_project(tmp_path / "project")
+    app = build_application(load_project(cwd=root))
+    both_started = threading.Barrier(2, timeout=30)
+
+    class TimingOut:
+        """Times out every attempt; the first attempts wait until both runs have started."""
+
+        def run(self, request: SubagentRequest) -> SubagentResult:
+            if request.attempt == 1:
+                both_started.wait()
+            return SubagentResult(
+                ok=False, output="", duration_ms=1_000, error="timed out after 1 s", timed_out=True
+            )
+
+    seen: dict[str, list[Event]] = {"a": [], "b": []}
+
+    def run(task_id: str) -> None:
+        task = Task(
+            id=task_id,
+            description="",
+            subtasks=(Subtask(id="cart", description="x", verify=(PASS,)),),
+        )
+        loop = app.orchestration.orchestrator(subagent=TimingOut(), on_event=seen[task_id].append)
+        loop.run(task, workdir=root, run_id=f"run-{task_id}")
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    for task_id, events in seen.items():
+        timeouts = [
+            e for e in events if e.kind is EventKind.FINDING and e.data["rule"] == "timeout_pattern"
+        ]
+        assert [(e.data["taskId"], e.attempt) for e in timeouts] == [(task_id, 3)], task_id

@@ -368,24 +368,26 @@ class RunLogReader:
         self._refused: set[str] = set()
         self._lock = threading.Lock()
 
-    def observe(self, event: Event) -> None:
+    def observe(self, event: Event, *, run_id: str | None = None) -> None:
         """Take an event of a run this process runs (a subscriber of the loop).
 
         The run's own log file, if any, is then left out of the history: its events are
         here already, whether or not they are written yet (a deterministic run writes a
-        subtask's events only when it ends).
+        subtask's events only when it ends). *run_id* names the run the event belongs to,
+        so several loops may share one reader; ``None``: the run that started last.
         """
         with self._lock:
             if event.kind is EventKind.RUN_STARTED:
-                run_id = _str(event.data.get("runId"))
-                self._current = _FileState(run_id=run_id)
-                self._live.pop(run_id, None)
-                self._live[run_id] = self._current
+                started = run_id or _str(event.data.get("runId"))
+                self._current = _FileState(run_id=started)
+                self._live.pop(started, None)
+                self._live[started] = self._current
                 while len(self._live) > _MAX_LIVE_RUNS:
                     del self._live[next(iter(self._live))]
-            if self._current is not None:
+            state = self._current if run_id is None else self._live.get(run_id)
+            if state is not None:
                 data: dict[str, Any] = dict(event.data)
-                self._current.take(event.kind, event.subtask_id, event.attempt, event.at, data)
+                state.take(event.kind, event.subtask_id, event.attempt, event.at, data)
 
     def history(self) -> RunHistory:
         """Return every subtask run in the logs, reading only what changed since last time.

@@ -382,13 +382,14 @@ class HistoryRules:
         except StoreError as err:
             self._say_once(err)
 
-    def observe(self, event: Event, /) -> None:
+    def observe(self, event: Event, /, *, run_id: str | None = None) -> None:
         """Follow a run of this process as it goes (the loop subscribes this to its events).
 
         So the rules see the run's attempts whether or not a run log is written, and before
-        a deterministic run writes them.
+        a deterministic run writes them. *run_id* is the event's run (loops sharing these
+        rules pass it); ``None``: the run that started last.
         """
-        self.reader.observe(event)
+        self.reader.observe(event, run_id=run_id)
 
     def at_run_start(self, task: Task, /) -> RunStartCheck:
         """Pause what failed in its last N runs, resume what changed; return what holds.

@@ -24,14 +24,14 @@ from pathlib import Path
 import attrs
 
 from reflexkit import _serde
-from reflexkit.events import Event, EventData
+from reflexkit.events import Event, EventData, EventKind
 from reflexkit.exceptions import StoreError
 from reflexkit.insights._jsonl import SayOnce
 from reflexkit.insights.analysis import AnalysisCycle
 from reflexkit.insights.history import AttemptRecord
 from reflexkit.insights.lessons import LessonBook, format_lessons, tool_of
 from reflexkit.insights.models import Finding, Lesson, SubjectType
-from reflexkit.insights.rules import AttemptCheck, InsightRules, RunStartCheck
+from reflexkit.insights.rules import AttemptCheck, HistoryRules, InsightRules, RunStartCheck
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator.verify import modified_files
 from reflexkit.tasks.config import InsightsConfig
@@ -174,6 +174,7 @@ class LoopInsights:
         self._reflections: dict[str, tuple[Reflection, str]] = {}
         self._completed = 0
         self._say_once = SayOnce()
+        self._run_id: str | None = None  # the run this loop runs, for the rules
 
     @property
     def enabled(self) -> bool:
@@ -187,8 +188,14 @@ class LoopInsights:
         observe = getattr(self.rules, "observe", None)
         if not callable(observe):
             return
+        if event.kind is EventKind.RUN_STARTED:
+            run_id = event.data.get("runId")
+            self._run_id = run_id if isinstance(run_id, str) else None
         try:
-            observe(event)
+            if isinstance(self.rules, HistoryRules):  # shared by the loops of a process
+                self.rules.observe(event, run_id=self._run_id)
+            else:
+                observe(event)
         except Exception:
             log.exception("the insight rules failed on a %s event; going on", event.kind.value)
 
