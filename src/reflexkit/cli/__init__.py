@@ -9,13 +9,11 @@ control sequences.
 
 from __future__ import annotations
 
-import gc
 import importlib
 from typing import Any
 
 import click
 
-from reflexkit import _log
 from reflexkit._version import __version__
 from reflexkit.cli._core import (
     _Group,
@@ -75,11 +73,6 @@ _COMMANDS = {
 # Commands that start no process, so need no subreaper (and skip importing what makes one).
 _NO_PROCESSES = frozenset({"recent", "reflect", "fixtures", "stats", "prune", "memory"})
 
-# Commands that do one small, bounded thing (one failure, one subtask's records) and exit:
-# main() runs them without the cyclic GC, whose passes over the objects of start-up cost
-# them a few ms; their memory is freed by reference counting and, at worst, at exit (#19).
-_SHORT_LIVED = frozenset({"recent", "reflect", "fixtures"})
-
 
 @click.group(
     cls=_LazyGroup, lazy=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
@@ -92,12 +85,7 @@ def cli(ctx: click.Context) -> None:
     --config, --debug and --json go before or after the command name, on every command.
     """
     state = _state(ctx)
-    state.short_lived = ctx.invoked_subcommand in _SHORT_LIVED
     _set_logging(debug=state.debug)
-    if ctx.invoked_subcommand not in _SHORT_LIVED:
-        _log.ensure_configured()  # only the short-lived commands defer it (see reflexkit._log)
-    if state.gc_paused and ctx.invoked_subcommand not in _SHORT_LIVED:
-        gc.enable()  # everything else may run long: `run`, `stats` over all of memory ...
     # Here, not in main(): --version and --help start no processes, nor do the commands that
     # only read and write memory, which orchestrators call once per failure (#19).
     if state.subreaper and ctx.invoked_subcommand not in _NO_PROCESSES:
@@ -109,30 +97,15 @@ def cli(ctx: click.Context) -> None:
 cli.params.extend(global_options())
 
 
-def main(*, exit_fast: bool = True) -> None:
+def main() -> None:
     """Run the command line (the ``reflexkit`` console script); never returns.
 
     The process becomes a child subreaper first (Linux), so a grandchild that an agent or a
     check detached with ``setsid`` comes back to us when its parent exits, to be killed and
     reaped. (Only here, not in :data:`cli`: a program embedding the commands keeps its own
     process semantics.)
-
-    The cyclic garbage collector is paused until the command is known (``python -m
-    reflexkit`` pauses it before the first import): only the short-lived commands
-    (``recent``, ``reflect``, ``fixtures``) run without it. With *exit_fast*, those end
-    the process as soon as their output is flushed (``os._exit``), skipping the
-    interpreter's teardown of every module and object, which costs them about a fifth of
-    their time (#19): by then their store and clients are closed and every record is
-    written.
     """
-    gc.disable()
     from reflexkit.cli import _streams  # noqa: PLC0415 -- closed descriptors, encodings (h5)
 
     _streams.prepare()
-    state = _State(subreaper=True, gc_paused=True)
-    try:
-        cli.main(prog_name="reflexkit", obj=state)
-    except SystemExit as done:
-        if exit_fast and state.short_lived:
-            _streams.exit_now(done.code)
-        raise
+    cli.main(prog_name="reflexkit", obj=_State(subreaper=True))

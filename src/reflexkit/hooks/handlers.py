@@ -53,15 +53,12 @@ from reflexkit.orchestrator.report import (
 )
 from reflexkit.reflection.ending import Ending, classify_ending
 from reflexkit.reflection.judge import (
-    ClaudeJudge,
     CompletionJudge,
-    FixtureJudge,
-    HeuristicJudge,
     JudgeInput,
     Judgement,
     read_instructions,
 )
-from reflexkit.tasks.config import JudgeMode, LoadedProject, load_project
+from reflexkit.tasks.config import LoadedProject, load_project
 
 __all__ = [
     "ACTIVE_ENV",
@@ -433,20 +430,6 @@ def _text_of(content: object) -> str:
     return ""
 
 
-def _judge_for(project: LoadedProject) -> CompletionJudge | None:
-    mode = project.config.verification.judge
-    if mode is JudgeMode.OFF:
-        return None
-    if mode is JudgeMode.HEURISTIC:
-        return HeuristicJudge()
-    model = project.config.reflexion.model
-    if mode is JudgeMode.FIXTURE:
-        return FixtureJudge(
-            project.root / project.config.verification.judge_fixtures_path, model=model
-        )
-    return ClaudeJudge(model=model, timeout_ms=project.config.verification.judge_timeout_ms)
-
-
 def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
     request, transcript_answer = _transcript(payload)
     last = payload.get("last_assistant_message")
@@ -458,7 +441,10 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
         blocks = _int(state.get("stopBlocks"))
     base = base or "HEAD"
     judgement: Judgement | None = None
-    judge = _judge_for(project)
+    from reflexkit.containers import build_application  # noqa: PLC0415 -- only this hook
+
+    app = build_application(project)  # the judge of verification.judge, or None for off
+    judge: CompletionJudge | None = app.orchestration.judge()
     notes = [f"stop {attempt}, ending {ending.kind.value}"]
     if judge is not None and ending.kind is not Ending.WAITING_FOR_USER:
         if blocks >= project.config.hooks.max_stop_blocks:
@@ -473,8 +459,6 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
                     checks_passed=None,
                 )
             )
-            if isinstance(judge, ClaudeJudge):
-                judge.close()
             notes.append(
                 f"judge {judgement.source}: "
                 + (
@@ -483,6 +467,7 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
                     else f"complete={judgement.verdict.complete} {judgement.verdict.severity.value}"
                 )
             )
+    app.shutdown_resources()  # closes a Claude judge's connections
     ids = ReportIds(
         run_id=session,
         subtask_id=HOOK_SUBTASK,
