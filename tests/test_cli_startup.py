@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import reflexkit
+from reflexkit.cli import COMMANDS
 
 from .conftest import PYTEST_FAILURE as FAILURE
 
@@ -369,3 +370,29 @@ def test_output_bigger_than_a_pipe_reaches_the_reader(project: Path) -> None:
     )
     assert len(done.stdout) > 1 << 16
     assert [r["attemptNumber"] for r in json.loads(done.stdout)] == list(range(1, 201))
+
+
+_HELP = """
+import sys
+from reflexkit.cli import cli
+try:
+    cli.main(args=["--help"], prog_name="reflexkit")
+except SystemExit:
+    pass
+print(sorted(m for m in sys.modules if m.startswith("reflexkit.cli.commands.")), file=sys.stderr)
+"""
+
+
+def test_help_imports_no_command() -> None:
+    """`reflexkit --help` lists every command from its summary, importing none of them."""
+    done = subprocess.run([sys.executable, "-c", _HELP], capture_output=True, text=True, check=True)
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    for name in COMMANDS:
+        assert f"  {name} " in done.stdout
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_summary_is_the_commands_own(name: str) -> None:
+    """The table's one-line summary is the first paragraph of the command's help."""
+    command = COMMANDS[name].load()
+    assert COMMANDS[name].summary == command.get_short_help_str(limit=1_000)
