@@ -14,7 +14,7 @@ from reflexkit.reflection import service as module
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.prompts import build_prompt
+from reflexkit.reflection.prompts import reflection_request
 from reflexkit.reflection.redaction import Redactor
 from reflexkit.reflection.service import DefaultReflectionService
 from reflexkit.tasks.config import ReflexionConfig
@@ -57,9 +57,12 @@ def service(**config: object) -> tuple[DefaultReflectionService, InMemoryMemory]
 
 def test_the_fixture_key_ignores_durations_but_not_values() -> None:
     """A suite's timing changes every run; its assertion values are the failure."""
-    assert build_prompt(failure(took="0.010s")).key == build_prompt(failure(took="1.5 s")).key
+    assert (
+        reflection_request(failure(took="0.010s")).key
+        == reflection_request(failure(took="1.5 s")).key
+    )
     changed = attrs.evolve(failure(), error_output=OUTPUT.format(t="0.1s").replace("6", "7"))
-    assert build_prompt(changed).key != build_prompt(failure()).key
+    assert reflection_request(changed).key != reflection_request(failure()).key
 
 
 def test_deterministic_ids_and_times() -> None:
