@@ -12,7 +12,7 @@ import logging
 import sys
 from pathlib import Path
 
-from reflexkit.hooks.handlers import EVENTS, MAX_PAYLOAD_BYTES, run_hook
+from reflexkit.hooks._handlers import EVENTS, MAX_PAYLOAD_BYTES, run_hook
 
 log = logging.getLogger("reflexkit.hooks")
 

@@ -14,8 +14,8 @@ import click
 
 from reflexkit.cli._core import EXIT_BAD_INPUT, _fail
 from reflexkit.exceptions import ConfigError
-from reflexkit.hooks.handlers import MAX_PAYLOAD_BYTES, run_hook
-from reflexkit.hooks.settings import install_hooks
+from reflexkit.hooks._handlers import MAX_PAYLOAD_BYTES, run_hook
+from reflexkit.hooks._settings import install_hooks
 
 __all__ = ["hook"]
 
