@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from reflexkit.llm import Claude, RetryPolicy
-from reflexkit.reflection.judge import (
+from reflexkit.reports.judge import (
     ClaudeJudge,
     CompletionJudge,
     HeuristicJudge,

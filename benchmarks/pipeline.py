@@ -45,8 +45,8 @@ from reflexkit.exceptions import GenerationError
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.memory import JsonlMemory
 from reflexkit.models import FailureContext
+from reflexkit.redaction import Redactor
 from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.redaction import Redactor
 from reflexkit.tasks.config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 

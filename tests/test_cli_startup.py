@@ -153,7 +153,7 @@ from reflexkit._regex import _LazyPattern
 import gc
 from reflexkit.models import FailureContext
 from reflexkit.readers import analyse
-from reflexkit.reflection.redaction import Redactor
+from reflexkit.redaction import Redactor
 
 def compiled():
     return sum(
@@ -218,7 +218,7 @@ def test_heuristic_reflect_leaves_the_llm_generators_out(project: Path) -> None:
         "reflexkit.reflection.claude",
         "tenacity",
         "reflexkit.orchestrator._process",
-        "reflexkit.orchestrator.events",
+        "reflexkit.events",
         "ctypes",
     }
     assert not modules & lazy, sorted(modules & lazy)

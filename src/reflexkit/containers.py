@@ -118,7 +118,7 @@ class Reflection(containers.DeclarativeContainer):
 
     claude = providers.Dependency(instance_of=Claude)
 
-    redactor = providers.Singleton(_lazy("reflexkit.reflection.redaction:Redactor"))
+    redactor = providers.Singleton(_lazy("reflexkit.redaction:Redactor"))
     heuristic = providers.Singleton(_lazy("reflexkit.reflection.heuristic:HeuristicGenerator"))
     options = project.provided.config.reflexion.request_options.call()
     claude_generator = providers.Factory(
@@ -196,7 +196,7 @@ class Orchestration(containers.DeclarativeContainer):
         project.provided.config.verification,
     )
     claude_judge = providers.Factory(
-        _lazy("reflexkit.reflection.judge:ClaudeJudge"),
+        _lazy("reflexkit.reports.judge:ClaudeJudge"),
         claude,
         model=project.provided.config.reflexion.model,
         timeout_ms=project.provided.config.verification.judge_timeout_ms,
@@ -205,16 +205,16 @@ class Orchestration(containers.DeclarativeContainer):
         project.provided.config.verification.judge,
         off=providers.Object(None),
         llm=claude_judge,
-        heuristic=providers.Factory(_lazy("reflexkit.reflection.judge:HeuristicJudge")),
+        heuristic=providers.Factory(_lazy("reflexkit.reports.judge:HeuristicJudge")),
         fixture=providers.Factory(
-            _lazy("reflexkit.reflection.judge:FixtureJudge"),
+            _lazy("reflexkit.reports.judge:FixtureJudge"),
             providers.Callable(_judge_fixtures, project),
             model=project.provided.config.reflexion.model,
         ),
     )
     judge = providers.Resource(_closing, judge_backend)
     audit = providers.Factory(
-        _lazy("reflexkit.orchestrator.audit:AttemptAudit"),
+        _lazy("reflexkit.reports.audit:AttemptAudit"),
         project,
         judge=judge,
         agent=project.provided.config.orchestrator.subagent,
@@ -237,11 +237,14 @@ class Insights(containers.DeclarativeContainer):
     project = providers.Dependency(instance_of=LoadedProject)
     claude = providers.Dependency(instance_of=Claude)
 
+    clock = providers.Singleton(_clock_for, project.provided.config.reflexion)  # the runs'
     findings = providers.Singleton(
         _lazy("reflexkit.insights.store:FindingLog"), project.provided.insights_path
     )
     paused = providers.Singleton(
-        _lazy("reflexkit.insights.store:PausedSubtasks"), project.provided.paused_path
+        _lazy("reflexkit.insights.store:PausedSubtasks"),
+        project.provided.paused_path,
+        runs=project.provided.runs_dir,
     )
     lessons = providers.Singleton(
         _lazy("reflexkit.insights.lessons:JsonlLessons"), project.provided.lessons_path
@@ -252,6 +255,7 @@ class Insights(containers.DeclarativeContainer):
         findings=findings,
         paused=paused,
         config=project.provided.config.insights,
+        clock=clock,
     )
     heuristic_analyst = providers.Singleton(_lazy("reflexkit.insights.analysis:HeuristicAnalyst"))
     analyst_backend = providers.Selector(
@@ -273,6 +277,7 @@ class Insights(containers.DeclarativeContainer):
         findings=findings,
         paused=paused,
         lessons=lessons,
+        clock=clock,
     )
     # The loop's insight steps: a fresh one (and fresh per-run state) per Orchestrator.
     loop = providers.Factory(
@@ -322,7 +327,7 @@ class FakeServices(containers.DeclarativeContainer):
     rules = providers.Singleton(_lazy("reflexkit.insights.rules:FixedRules"))
     analyst = providers.Singleton(_lazy("reflexkit.insights.analysis:HeuristicAnalyst"))
     lessons = providers.Singleton(_lazy("reflexkit.insights.lessons:InMemoryLessons"))
-    judge = providers.Singleton(_lazy("reflexkit.reflection.judge:HeuristicJudge"))
+    judge = providers.Singleton(_lazy("reflexkit.reports.judge:HeuristicJudge"))
 
 
 def build_application(project: LoadedProject) -> Application:

@@ -24,9 +24,9 @@ from reflexkit.exceptions import ConfigError
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext
 from reflexkit.orchestrator.loop import build_prompt
-from reflexkit.orchestrator.report import AttemptReporter, ReportIds, diff_text
 from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.judge import ClaudeJudge, JudgeInput
+from reflexkit.reports.judge import ClaudeJudge, JudgeInput
+from reflexkit.reports.report import AttemptReporter, ReportIds, diff_text
 from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReportsConfig
 from reflexkit.tasks.task import Subtask, Task, load_task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi

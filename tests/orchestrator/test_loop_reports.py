@@ -25,12 +25,12 @@ from dependency_injector import providers
 
 from reflexkit.cli import cli
 from reflexkit.containers import build_application, fake_services
+from reflexkit.events import Event, EventKind
 from reflexkit.llm import Claude
-from reflexkit.orchestrator.events import Event, EventKind
 from reflexkit.orchestrator.loop import RunSummary
-from reflexkit.orchestrator.report import read_reports, report_schema
 from reflexkit.orchestrator.subagents import CommandSubagent
-from reflexkit.reflection.judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
+from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
+from reflexkit.reports.report import read_reports, report_schema
 from reflexkit.tasks.config import (
     GeneratorBackend,
     JudgeMode,

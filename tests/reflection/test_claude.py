@@ -31,9 +31,9 @@ from reflexkit.llm import (
     TransientError,
 )
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory, ReflectionSource
+from reflexkit.redaction import Redactor
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.prompts import TOOL_NAME
-from reflexkit.reflection.redaction import Redactor
 from reflexkit.testing.fake_messages_api import FakeMessagesApi, message_json
 from reflexkit.testing.memory_contract import make_reflection
 

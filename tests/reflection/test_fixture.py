@@ -316,3 +316,28 @@ def test_unknown_failure_type_is_read_from_the_fixture(tmp_path: Path) -> None:
         {"promptHash": fixture_key(vague), "completion": {**REPLY, "failureType": "timeout"}},
     )
     assert FixtureGenerator(fixtures).generate(vague).failure_type is FailureType.TIMEOUT
+
+
+def test_a_torn_line_keeps_the_good_lines_and_is_reported(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One torn line (a crash mid-record) costs that line only, and is named in a warning."""
+    fixtures = tmp_path / "f.jsonl"
+    good = json.dumps({"promptHash": fixture_key(FAILURE), "completion": REPLY})
+    other = json.dumps({"promptHash": "0" * 12, "completion": REPLY})
+    fixtures.write_text(other + "\n" + good[: len(good) // 2] + "\n" + good + "\n")
+    with caplog.at_level(logging.WARNING, logger="reflexkit.reflection"):
+        reflection = FixtureGenerator(fixtures).generate(FAILURE)
+    assert reflection.source is ReflectionSource.FIXTURE
+    assert any("f.jsonl:2" in r.getMessage() for r in caplog.records)
+
+
+def test_a_key_only_on_a_torn_line_is_a_miss(tmp_path: Path) -> None:
+    """What the torn line held is missing (fixture_not_found), not the whole file invalid."""
+    fixtures = tmp_path / "f.jsonl"
+    good = json.dumps({"promptHash": fixture_key(FAILURE), "completion": REPLY})
+    other = json.dumps({"promptHash": "0" * 12, "completion": REPLY})
+    fixtures.write_text(other + "\n" + good[:-5])
+    with pytest.raises(GenerationError) as caught:
+        FixtureGenerator(fixtures).generate(FAILURE)
+    assert caught.value.reason == "fixture_not_found"

@@ -29,9 +29,9 @@ from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.llm import RequestOptions
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
+from reflexkit.redaction import Redactor
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.prompts import parse_reply, reflection_from_reply, reflection_request
-from reflexkit.reflection.redaction import Redactor
 
 __all__ = [
     "FixtureGenerator",
@@ -177,13 +177,27 @@ class FixtureGenerator:
             return self._completions
 
 
+_MAX_FIXTURE_FILE = 256 << 20  # replies are a few KiB each: a million of them
+
+
 def _read(path: Path) -> dict[str, Any]:
-    """Read a fixture file; every line must be ``{"promptHash": str, "completion": object}``."""
-    try:  # never blocking on a FIFO planted at the path
-        raw = read_regular(path, limit=None, follow=True)
+    """Read a fixture file: ``{"promptHash": str, "completion": object}`` per line.
+
+    A bad line (torn by a crash, a merge conflict, a hand edit) is skipped and reported
+    (a warning naming the file and line): the good lines around it still replay, and a key
+    that was only on the bad line is a miss (``fixture_not_found``), which
+    ``fixtureMiss: error`` turns into an error, never a silent fallback.
+
+    Raises:
+        GenerationError: ``fixture_invalid``: the file can't be read (a FIFO, a device, too
+            big), or it holds no good line at all but some bad ones.
+    """
+    try:  # the config names it: the safe reader (a committed link to a user's file is fine)
+        raw = read_regular(path, limit=_MAX_FIXTURE_FILE, follow=True)
     except OSError as err:
         raise GenerationError("fixture_invalid", f"cannot read {path}: {err}") from None
     completions: dict[str, Any] = {}
+    bad: list[str] = []
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
             continue
@@ -191,18 +205,21 @@ def _read(path: Path) -> dict[str, Any]:
         try:
             record = _serde.loads(line, source=where)
         except ConfigError as err:
-            raise GenerationError("fixture_invalid", "; ".join(err.errors)) from None
+            bad.append("; ".join(err.errors))
+            continue
         if (
             not isinstance(record, dict)
             or set(record) != {"promptHash", "completion"}
             or not isinstance(record["promptHash"], str)
             or not isinstance(record["completion"], dict)
         ):
-            raise GenerationError(
-                "fixture_invalid",
-                f'{where}: expected {{"promptHash": "<12 hex>", "completion": {{...}}}}',
-            )
+            bad.append(f'{where}: expected {{"promptHash": "<12 hex>", "completion": {{...}}}}')
+            continue
         completions[record["promptHash"]] = record["completion"]
+    for why in bad:
+        log.warning("skipped a bad fixture line: %s", why)
+    if bad and not completions:
+        raise GenerationError("fixture_invalid", "; ".join(bad[:3]))
     return completions
 
 

@@ -9,8 +9,8 @@ import orjson
 
 from reflexkit import _serde
 from reflexkit.cli._core import _state
-from reflexkit.orchestrator.calibration import Outcome, calibrate
-from reflexkit.orchestrator.report import read_reports
+from reflexkit.reports.calibration import Outcome, calibrate
+from reflexkit.reports.report import read_reports
 
 __all__ = ["calibrate_command"]
 

@@ -35,13 +35,14 @@ import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._files import read_regular
 from reflexkit._lines import LineWriter
 from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.llm import DEFAULT_MODEL, Claude, reply_text
-from reflexkit.reflection.ending import Ending, classify_ending
 from reflexkit.reflection.fixture import _read as read_fixtures
 from reflexkit.reflection.prompts import Prompt, excerpt
+from reflexkit.reports.ending import Ending, classify_ending
 
 __all__ = [
     "JUDGE_SYSTEM_PROMPT",
@@ -198,13 +199,11 @@ def read_instructions(root: Path, *, max_chars: int = MAX_INSTRUCTIONS_CHARS) ->
     parts: list[str] = []
     for name in INSTRUCTION_FILES:
         path = root / name
-        try:
-            if path.is_symlink() or not path.is_file():
-                continue
-            with path.open("rb") as stream:
-                text = stream.read(max_chars * 4).decode("utf-8", "replace")
+        try:  # the repository names it: the safe reader (no link, FIFO or device)
+            raw = read_regular(path, limit=max_chars * 4, keep="head")
         except OSError:
             continue
+        text = raw.decode("utf-8", "replace")
         if text.strip():
             parts.append(f"<{name}>\n{text.strip()}\n</{name}>")
     return excerpt("\n".join(parts), max_chars) if parts else ""
