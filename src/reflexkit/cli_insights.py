@@ -25,6 +25,7 @@ from reflexkit.insights.history import RunLogReader
 from reflexkit.insights.lessons import harvest
 from reflexkit.insights.models import Finding, PausedEntry, Rule
 from reflexkit.models import utcnow
+from reflexkit.redaction.gate import outbound
 from reflexkit.tasks.config import LoadedProject
 
 __all__ = ["insights", "lessons", "resume"]
@@ -48,7 +49,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
 def _plain(text: str) -> str:
     """One line with no control characters: ids and paths come from files anyone can write."""
-    return _CONTROL.sub(" ", text).strip()
+    return " ".join(outbound(_CONTROL.sub(" ", text), "terminal").split())
 
 
 def _dump(data: object) -> None:

@@ -51,6 +51,7 @@ from reflexkit.orchestrator.report import (
     safe_id,
     self_report_instructions,
 )
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection.ending import Ending, classify_ending
 from reflexkit.reflection.judge import (
     ClaudeJudge,
@@ -202,15 +203,8 @@ def _sentinel(path: Path) -> Iterator[bool]:
 
 def _log(project: LoadedProject, event: str, session: str, note: str, seconds: float) -> None:
     """Append one line to the hook log; a log that can't be written is not an error."""
-    line = orjson.dumps(
-        {
-            "at": utcnow().isoformat(),
-            "event": event,
-            "session": session,
-            "note": note,
-            "ms": round(seconds * 1000),
-        }
-    )
+    entry = {"at": utcnow().isoformat(), "event": event, "session": session, "note": note}
+    line = orjson.dumps({**outbound_data(entry, "hooks_log"), "ms": round(seconds * 1000)})
     path = project.root / project.config.hooks.log_path
     try:  # the writer every appender shares: whole lines, no link followed (#19)
         LineWriter(path, keep_open=False, mode=0o600).append(line)

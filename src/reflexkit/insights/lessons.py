@@ -314,7 +314,7 @@ class JsonlLessons(_Book):
 
     def _store(self, record: object) -> None:
         self._sync()
-        append_records(self.path, [record])
+        append_records(self.path, [record], sink="lessons")
 
     def _sync(self) -> None:
         try:

@@ -43,6 +43,7 @@ from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, utcnow
 from reflexkit.orchestrator._process import run_process
 from reflexkit.orchestrator.risk import RiskVerdict, evaluate_risk
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.tasks.config import LoadedProject, ReviewSurface, RiskConfig
 
 __all__ = [
@@ -613,6 +614,7 @@ def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
     target = report_path(
         reports_dir, str(report["runId"]), str(report["subtaskId"]), int(report["attempt"])
     )
+    report = outbound_data(report, "report")  # the check command, the self-report (#29)
     return atomic_write(target, orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
 
 

@@ -76,7 +76,7 @@ _NOT_SECRET_ENV = re.compile(
 _ENV_MIN, _ENV_MAX = 8, 8192
 
 
-def _env_secrets(env: Mapping[str, str]) -> dict[str, str]:
+def env_secrets(env: Mapping[str, str]) -> dict[str, str]:
     """Return ``{value: name}`` of the secret-looking variables worth searching for."""
     values: dict[str, str] = {}
     for name, value in env.items():
@@ -127,7 +127,7 @@ class Redactor:
         max_output_chars: int | None = MAX_OUTPUT_CHARS,
     ) -> None:
         env = os.environ if environ is None else environ
-        values = _env_secrets(env)
+        values = env_secrets(env)
         ordered = sorted(values, key=lambda v: (-len(v), v))
         self._env_names = values
         self._env_pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None

@@ -38,6 +38,7 @@ from reflexkit import _serde
 from reflexkit._lines import LineWriter
 from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.ending import Ending, classify_ending
@@ -492,7 +493,7 @@ class JudgeRecorder:
         line = orjson.dumps(
             {
                 "promptHash": self.inner.prompt(attempt).key,
-                "completion": _serde.unstructure(judgement.verdict),
+                "completion": outbound_data(_serde.unstructure(judgement.verdict), "fixture"),
             }
         )
         try:  # the writer every appender shares: whole lines, no link followed (#19)
