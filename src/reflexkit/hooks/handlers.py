@@ -103,6 +103,11 @@ class HookResult:
     note: str = ""
 
 
+def _hook_json(output: Mapping[str, object]) -> str:
+    """What Claude Code reads from a hook (context for the model), through the outbound gate."""
+    return orjson.dumps(outbound_data(output, "hook_output")).decode()
+
+
 # --- the entry point ------------------------------------------------------------------------
 
 
@@ -278,7 +283,7 @@ def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: 
             "additionalContext": "\n\n".join(p.strip() for p in parts),
         }
     }
-    return HookResult(stdout=orjson.dumps(output).decode(), note=f"added {len(parts)} part(s)")
+    return HookResult(stdout=_hook_json(output), note=f"added {len(parts)} part(s)")
 
 
 def _head(root: Path) -> str | None:
@@ -510,7 +515,7 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
         state["stopBlocks"] = _int(state.get("stopBlocks")) + 1
     output = {"decision": "block", "reason": judgement.retry_feedback()}
     notes.append("blocked the stop")
-    return HookResult(stdout=orjson.dumps(output).decode(), note="; ".join(notes))
+    return HookResult(stdout=_hook_json(output), note="; ".join(notes))
 
 
 _HANDLERS = {

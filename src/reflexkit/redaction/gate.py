@@ -14,9 +14,10 @@ What the gate does, by the sink's kind:
 * ``terminal``: control characters and escape sequences are removed, and characters that
   reorder or hide text (bidi overrides such as U+202E, zero-width and tag characters) are
   shown as ``<U+XXXX>`` (:func:`reflexkit._text.strip_control`);
-* ``prompt``: the same neutralising as for a terminal (a tag character is an instruction a
-  reader can't see); the fence around tool- and agent-derived text is the prompt builder's
-  (:mod:`reflexkit.reflection.prompts`);
+* ``prompt`` (a request to a model, the prompt of an attempt handed to an agent, the context
+  a hook hands Claude Code): the same neutralising as for a terminal (a tag character is an
+  instruction a reader can't see); the fence around tool- and agent-derived text is the
+  prompt builders' (:func:`reflexkit._text.fence`);
 * ``record`` (JSON lines and files): JSON escapes control characters itself; text is kept as
   written, redacted.
 
@@ -78,6 +79,8 @@ SINKS: Mapping[str, Sink] = {
             ),
         ),
         Sink("model_request", "prompt", ("reflexkit.reflection.prompts:_gated",)),
+        Sink("agent_prompt", "prompt", ("reflexkit.orchestrator.subagents:_gated_prompt",)),
+        Sink("hook_output", "prompt", ("reflexkit.hooks.handlers:_hook_json",)),
         Sink("terminal", "terminal", ("reflexkit.cli_insights:_plain",)),
     )
 }
