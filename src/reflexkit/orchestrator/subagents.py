@@ -33,6 +33,7 @@ from reflexkit.orchestrator._process import (
     EXIT_NOT_FOUND,
     run_process,
 )
+from reflexkit.redaction.gate import outbound
 
 __all__ = [
     "PROMPT_FILE",
@@ -54,6 +55,11 @@ PROMPT_FILE = "{prompt_file}"
 """The placeholder in a :class:`CommandSubagent` command line replaced by the prompt's path."""
 
 
+def _gated_prompt(text: str) -> str:
+    """An attempt's prompt through the outbound gate: it goes to an agent, a model."""
+    return outbound(text, "agent_prompt")
+
+
 @attrs.frozen(kw_only=True)
 class SubagentRequest:
     """One attempt at a subtask, as handed to a subagent.
@@ -68,7 +74,7 @@ class SubagentRequest:
 
     subtask_id: str
     attempt: int
-    prompt: str
+    prompt: str = attrs.field(converter=_gated_prompt)
     workdir: Path
     timeout_s: float
 

@@ -30,6 +30,7 @@ from reflexkit.models import (
     utcnow,
 )
 from reflexkit.redaction import MAX_OUTPUT_CHARS, window
+from reflexkit.redaction.gate import outbound, outbound_data
 from reflexkit.reflection.protocols import ReflectionGenerator
 from reflexkit.reflection.retry_prompt import format_reflections
 from reflexkit.tasks.config import FixtureMiss, ReflexionConfig
@@ -361,7 +362,7 @@ class DefaultReflectionService:
             self._skip(reflection, "write_budget")
             return False
         try:
-            self._store.append(reflection)
+            self._store.append(_gated(reflection))
         except Exception as err:  # noqa: BLE001 -- a store error must not break the run
             with self._lock:
                 self._writes[reflection.session_id] -= 1
@@ -426,3 +427,16 @@ class DefaultReflectionService:
         else:
             self.health.generation_fallbacks += 1
         self.health.last_error = message
+
+
+def _gated(reflection: Reflection) -> Reflection:
+    """The reflection as memory may hold it: its texts through the outbound gate.
+
+    Ids, the fingerprint and the other keys stay as they are: memory is looked up by them.
+    """
+    return attrs.evolve(
+        reflection,
+        analysis=outbound(reflection.analysis, "memory"),
+        suggestion=outbound(reflection.suggestion, "memory"),
+        action_items=outbound_data(reflection.action_items, "memory"),
+    )

@@ -42,6 +42,7 @@ from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, utcnow
 from reflexkit.orchestrator._process import run_process
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.reports.risk import RiskVerdict, evaluate_risk
 from reflexkit.tasks.config import LoadedProject, ReviewSurface, RiskConfig
 
@@ -610,6 +611,7 @@ def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
     target = report_path(
         reports_dir, str(report["runId"]), str(report["subtaskId"]), int(report["attempt"])
     )
+    report = outbound_data(report, "report")  # the check command, the self-report (#29)
     return atomic_write(target, orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
 
 
