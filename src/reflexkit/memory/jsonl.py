@@ -65,7 +65,7 @@ from reflexkit.memory._codec import (
     top_level_key,
 )
 from reflexkit.memory._index import IndexDoubtError, OffsetIndex, pair_key, subtask_key
-from reflexkit.memory.protocols import MemoryStats
+from reflexkit.memory.protocols import ONCE_WINDOW, MemoryStats
 from reflexkit.models import Reflection
 from reflexkit.tasks.config import Durability
 
@@ -289,6 +289,37 @@ class JsonlMemory:
             except OSError as err:
                 msg = f"can't append to {self._path}: {_why(err)}"
                 raise StoreError(msg) from err
+
+    def append_once(self, reflection: Reflection, /) -> bool:
+        """Append *reflection* unless a record with its id is stored; ``True`` when appended.
+
+        The id is looked for among the :data:`~reflexkit.memory.protocols.ONCE_WINDOW` most
+        recent records of its task and subtask, under an exclusive lock on the lock file, so
+        two processes saving one attempt at the same moment store it once.
+
+        Raises:
+            StoreError: The store can't be read or written.
+        """
+        try:
+            lock_fd = self._open_lock()
+        except OSError as err:
+            if err.errno not in _NO_LOCK_FILE:
+                msg = f"can't lock {self._lock_path}: {_why(err)}"
+                raise StoreError(msg) from err
+            lock_fd = -1  # a folder we may not write: no prune can run here either
+        try:
+            if lock_fd >= 0:
+                fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            known = self.recent(
+                reflection.subtask_id, limit=ONCE_WINDOW, task_id=reflection.task_id
+            )
+            if any(r.id == reflection.id for r in known):
+                return False
+            self.append(reflection)
+            return True
+        finally:
+            if lock_fd >= 0:
+                os.close(lock_fd)
 
     def _take_turns(self) -> int:
         """The lock mode while the lock file's flag says a prune waits for the writers.
