@@ -37,6 +37,7 @@ import orjson
 
 from reflexkit import _serde
 from reflexkit._files import atomic_write, read_regular
+from reflexkit._git import git_env
 from reflexkit._text import show_name, strip_control
 from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
@@ -302,7 +303,7 @@ def _git(
         capture_output=True,
         timeout=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
         check=False,
-        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        env={**git_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined (#29)
     )
 
 
@@ -376,6 +377,7 @@ def diff_text(
             "diff",
             "--no-color",
             "--no-ext-diff",
+            "--no-textconv",
             "--no-renames",
             base,
             "--",
@@ -386,7 +388,7 @@ def diff_text(
         timeout_s=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
         max_output_bytes=max_chars,
         raw=True,
-        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        env={**git_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined (#29)
     )
     if diff.exit_code != 0:
         return ""
