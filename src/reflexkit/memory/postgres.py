@@ -285,6 +285,7 @@ class PostgresMemory:
             # atomic writer: the path gets a new empty file, never a truncated link target.
             # Writers waiting on the old file see the path names another and reopen it.
             atomic_write(path, b"")
+            self._spool.replaced()  # before the old file's lock goes: writers then reopen
         finally:
             os.close(fd)
         log.warning("replayed %d spooled reflections into the database", len(rows))
