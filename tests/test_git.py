@@ -53,7 +53,7 @@ def test_the_hostile_repository_really_runs_its_programs(hostile: tuple[Path, Pa
 
 
 def test_reflexkits_own_git_runs_none_of_them(hostile: tuple[Path, Path]) -> None:
-    """reflexkit's own `git status` (changed files) under a planted fsmonitor runs nothing."""
+    """The own `git status` of reflexkit (changed files) under a planted fsmonitor runs nothing."""
     repo, marks = hostile
     assert "f.txt" in modified_files(repo)
     assert list(marks.iterdir()) == []

@@ -265,7 +265,7 @@ def test_bash_runs_only_the_commands_the_project_lists(
 def test_git_listed_runs_git_but_no_program_and_writes_nothing_outside(
     fake_messages_api: FakeMessagesApi, cli_env: dict[str, str], layout: tuple[Path, Path]
 ) -> None:
-    """bashCommands ["git"]: git status runs; an alias, a config write and --output are refused."""
+    """With git listed, git status runs; an alias, a config write and --output are refused."""
     project, outside = layout
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     fsmonitor = outside / "fsmonitor.sh"
