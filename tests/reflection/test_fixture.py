@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from reflexkit.exceptions import GenerationError
+from reflexkit.llm import Claude, RequestOptions, RetryPolicy
 from reflexkit.models import FailureContext, FailureType, ReflectionSource
-from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fixture import FixtureGenerator, FixtureRecorder, fixture_key
@@ -42,13 +42,12 @@ REPLY = {
 
 def live(api: FakeMessagesApi, root: Path, **options: object) -> ClaudeGenerator:
     """A live generator on the fake API."""
+    client = Claude(api_key="sk-ant-test", base_url=api.url, retry=RetryPolicy.no_wait(attempts=1))
     return ClaudeGenerator(
-        api_key="sk-ant-test",
-        base_url=api.url,
+        client,
         timeout_ms=3_000,
-        retry=RetryPolicy.no_wait(attempts=1),
         root=root,
-        **options,  # type: ignore[arg-type]
+        options=RequestOptions(**options),  # type: ignore[arg-type]
     )
 
 
@@ -84,9 +83,9 @@ def test_the_key_depends_on_what_the_model_is_asked() -> None:
     base = fixture_key(FAILURE)
     assert fixture_key(FAILURE) == base  # stable
     changed = {
-        fixture_key(FAILURE, model="claude-sonnet-5"),
-        fixture_key(FAILURE, mode="tool"),
-        fixture_key(FAILURE, max_tokens=2_000),
+        fixture_key(FAILURE, options=RequestOptions(model="claude-sonnet-5")),
+        fixture_key(FAILURE, options=RequestOptions(mode="tool")),
+        fixture_key(FAILURE, options=RequestOptions(max_tokens=2_000)),
         fixture_key(FAILURE, previous=[make_reflection("discount")]),
         fixture_key(
             FailureContext(
@@ -212,7 +211,11 @@ def test_recording_in_tool_mode_replays_in_tool_mode(
     fake_messages_api.reply_tool(REPLY)
     with live(fake_messages_api, tmp_path, mode="tool") as claude:
         FixtureRecorder(claude, fixtures).generate(FAILURE)
-    assert FixtureGenerator(fixtures, mode="tool", root=tmp_path).generate(FAILURE).analysis
+    assert (
+        FixtureGenerator(fixtures, options=RequestOptions(mode="tool"), root=tmp_path)
+        .generate(FAILURE)
+        .analysis
+    )
     with pytest.raises(GenerationError) as caught:
         FixtureGenerator(fixtures, root=tmp_path).generate(FAILURE)
     assert caught.value.reason == "fixture_not_found"

@@ -41,7 +41,17 @@ from reflexkit._git import git_env
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
-from reflexkit.orchestrator.report import (
+from reflexkit.reports.ending import Ending, classify_ending
+from reflexkit.reports.judge import (
+    ClaudeJudge,
+    CompletionJudge,
+    FixtureJudge,
+    HeuristicJudge,
+    JudgeInput,
+    Judgement,
+    read_instructions,
+)
+from reflexkit.reports.report import (
     AttemptReporter,
     JudgeSummary,
     ReportIds,
@@ -51,16 +61,6 @@ from reflexkit.orchestrator.report import (
     report_path,
     safe_id,
     self_report_instructions,
-)
-from reflexkit.reflection.ending import Ending, classify_ending
-from reflexkit.reflection.judge import (
-    ClaudeJudge,
-    CompletionJudge,
-    FixtureJudge,
-    HeuristicJudge,
-    JudgeInput,
-    Judgement,
-    read_instructions,
 )
 from reflexkit.tasks.config import JudgeMode, LoadedProject, load_project
 
@@ -443,11 +443,7 @@ def _judge_for(project: LoadedProject) -> CompletionJudge | None:
         return FixtureJudge(
             project.root / project.config.verification.judge_fixtures_path, model=model
         )
-    return ClaudeJudge(
-        model=model,
-        timeout_ms=project.config.verification.judge_timeout_ms,
-        base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
-    )
+    return ClaudeJudge(model=model, timeout_ms=project.config.verification.judge_timeout_ms)
 
 
 def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
