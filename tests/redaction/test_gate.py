@@ -44,6 +44,7 @@ NOT_SINKS = {
     "reflexkit.reflection.fixture:FixtureRecorder._append": "called by generate, which gates",
     "reflexkit.reflection.claude:ClaudeGenerator._request": "sends a Prompt, gated when built",
     "reflexkit.llm._client:_request": "called by Claude.send, which gates every request",
+    "reflexkit.orchestrator.subagents:ScriptedSubagent.run": "the scripted agent's own edits",
     "reflexkit.memory.postgres:PostgresMemory._replay": "empties the spool: writes no text",
     "reflexkit.hooks._handlers:_state": "the hook's own counters: numbers and ids",
     "reflexkit.hooks._settings:install_hooks": "Claude Code's settings.json, the user's own file",

@@ -37,6 +37,7 @@ import attrs
 import orjson
 
 from reflexkit._files import make_dirs, read_regular
+from reflexkit._git import git_env
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
@@ -291,6 +292,7 @@ def _head(root: Path) -> str | None:
             capture_output=True,
             timeout=10,
             check=False,
+            env=git_env(),  # confined: no fsmonitor or hook of the repository runs (#29)
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
