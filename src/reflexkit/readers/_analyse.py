@@ -20,6 +20,7 @@ from reflexkit.readers.generic import parse_generic
 from reflexkit.readers.kinds import error_kind, signal_exit
 from reflexkit.readers.native import parse_make
 from reflexkit.readers.registry import registered_readers
+from reflexkit.readers.reports import report_as_text
 from reflexkit.readers.shell import parse_timeout
 from reflexkit.readers.verdicts import verdict
 
@@ -168,7 +169,7 @@ def clean_output(text: str) -> str:
     github or json output format reads like its plain one.
     """
     text = ANSI.sub("", text).replace("\r\n", "\n")
-    text = from_json_report(text) or text
+    text = from_json_report(text) or report_as_text(text) or text
     # A run of blank lines reads as two: many readers' patterns start a line with `\s*`, which
     # crosses blank lines, so a long run made them quadratic (a second on 300 lines).
     text = _BLANK_RUN.sub("\n\n\n", text)

@@ -57,8 +57,9 @@ _BODY_END = re.compile(
 """Lines that close the last block: the runner's summary or its next section."""
 _MESSAGE = re.compile(
     r"\b(?:[A-Z]\w*(?:Error|Exception|Failure)|Error|Exception)\b|[Ff]ailed asserting|"
-    r"\bassert(?:ion)?\b|\b[Ee]xpected\b|\bundefined\b|\bnot (?:found|raised|defined|equal)\b|"
-    r"\bcannot\b|\bcan't\b|\*\* \(|\bpanic|\bfailed\b|\bFAILED\b|\bnil\b|\bnull\b|"
+    r"\bassert(?:ion)?\b|\b[Ee]xpected\b|\bnot (?:found|raised|defined|equal)\b|"
+    r"(?i:\bundefined\b|\bunknown\b|\binvalid\b)|\bcannot\b|\bcan't\b|\*\* \(|\bpanic|"
+    r"\bfailed\b|\bFAILED\b|\bnil\b|\bnull\b|"
     r"\bmismatch|\bdiffer|\bwant\b|\bgot\b|!=|\bis not\b|\bdid not\b|\bunable\b"
 )
 _STRONG = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b(?!/)|^\*\* \(|^Error: |^[Ff]ailed asserting")
@@ -224,24 +225,30 @@ def _until_end(body: list[str]) -> list[str]:
 def _read_body(block: Block, body: list[str]) -> None:
     """Fill in the block's message, expected/actual pair and location from its body."""
     pairs: list[str] = []
-    first = strong = ""
+    first = strong = plain = ""
     for index, raw in enumerate(body):
         line = raw.strip().lstrip("#").strip()
-        if not line:
+        if not line or (strong and not _PAIR.match(line)):
             continue
         if _PAIR.match(line):
-            if line.endswith(":") and index + 1 < len(body) and body[index + 1].strip():
-                line = f"{line} {body[index + 1].strip()}"  # "Expected:" and its value below
-            pairs.append(clip(line, 120))
+            pairs.append(clip(_with_value_below(line, body, index), 120))  # "Expected:" + value
+        elif _NOISE.match(raw):
             continue
-        if strong or _NOISE.match(raw) or not _MESSAGE.search(line):
-            continue
-        if line.endswith(":") and index + 1 < len(body) and body[index + 1].strip():
-            line = f"{line} {body[index + 1].strip()}"  # "NoMethodError:" and its message below
-        if _STRONG.search(line):
-            strong = line
-        first = first or line
-    block.message = clip(strong or first, _MESSAGE_LIMIT)
+        elif not _MESSAGE.search(line):
+            if not plain and not _LOCATION.match(line):
+                plain = line  # the first words under a header, when none reads as an error
+        else:
+            line = _with_value_below(line, body, index)  # "NoMethodError:" and its message
+            strong = line if _STRONG.search(line) else ""
+            first = first or line
+    block.message = clip(strong or first or plain, _MESSAGE_LIMIT)
     block.pairs = dedupe(pairs)[:2]
     if not block.location:
         block.location = own_location("\n".join(body))
+
+
+def _with_value_below(line: str, body: list[str], index: int) -> str:
+    """A line ending in ``:`` joined to the line below it, which holds its value."""
+    if line.endswith(":") and index + 1 < len(body) and body[index + 1].strip():
+        return f"{line} {body[index + 1].strip()}"
+    return line
