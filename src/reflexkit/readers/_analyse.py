@@ -204,6 +204,8 @@ def analyse(failure: FailureContext) -> Findings:
     text = clean_output(failure.error_output)
     timed_out = failure.failure_type is FailureType.TIMEOUT
     found = _first_reading(text, failure)
+    if found is not None and found.tool == "agent":  # the agent's log is no tool's output
+        return found
     runner_read_it = found is not None and found.failure_type is FailureType.TEST_FAILURE
     timeout = parse_timeout(
         text,
@@ -221,10 +223,7 @@ def analyse(failure: FailureContext) -> Findings:
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
         return timeout
     if found is None or (found.tool in _WRAPPERS and _ran_something_else(text, found)):
-        wrapped = _read_generic(text, failure)
-        if found is not None:
-            wrapped.details.extend(d for d in found.facts[:1] if d not in wrapped.facts)
-        return wrapped
+        return _read_wrapped(text, failure, found)
     signal = signal_exit(failure.exit_code)
     if signal and not any(signal in d for d in found.details):
         found.details.append(signal)
@@ -232,6 +231,14 @@ def analyse(failure: FailureContext) -> Findings:
         _add_printed_before(text, found)
     if found.tool in _STACK_TRACE_READERS:
         _crash_of_a_checker(found, failure.command)
+    return found
+
+
+def _read_wrapped(text: str, failure: FailureContext, wrapper: Findings | None) -> Findings:
+    """The generic reading, with the first fact of the wrapper around it (``make``'s)."""
+    found = _read_generic(text, failure)
+    if wrapper is not None:
+        found.details.extend(d for d in wrapper.facts[:1] if d not in found.facts)
     return found
 
 
