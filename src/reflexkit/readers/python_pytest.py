@@ -51,6 +51,10 @@ _E_NOISE = lazy_regex(
     r"Right contains|Differing items|Drill down|Extra items|$)"
 )
 _MIN_PREFIX = 12
+_STATEMENT = lazy_regex(r"^>\s+(\S.*)$", M)
+"""The line pytest marks with ``>``: the statement that failed."""
+_BARE_ASSERT = lazy_regex(r"^(?:assert (?:False|None|0|\[\]|\{\}|''|\(\))|AssertionError)$")
+"""An assertion that names no value: the failing statement says what was checked."""
 _XDIST_WORKER = lazy_regex(r"^\[gw\d+\] .*\n", M)
 _GROUP_EXC = lazy_regex(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
 _EXAMPLE = lazy_regex(r"^(?:Falsifying example|Failing test case|Falsifying explicit example):")
@@ -105,6 +109,9 @@ def _section_message(body: str) -> tuple[str, str]:
     messages = [m["msg"].rstrip() for m in _E_LINE.finditer(body)]
     useful = [m.strip() for m in _join_examples(messages) if not _E_NOISE.match(m.strip())]
     if useful:
+        statement = _STATEMENT.findall(body)
+        if _BARE_ASSERT.match(useful[0]) and statement:  # `assert False`: quote what failed
+            useful.insert(0, statement[-1].strip())
         return " / ".join(dedupe(useful)[:2]), loc
     for line in body.splitlines():
         stripped = line.strip()
@@ -117,7 +124,7 @@ def _untruncated(message: str, text: str) -> str:
     """Return the summary's message ending in ``...`` whole, from where it is printed in full."""
     if not message.endswith("...") or len(message) < _MIN_PREFIX:
         return message
-    at = text.find(message[:-3], text.find("FAILURES"))
+    at = text.find(message[:-3], max(text.find("FAILURES"), 0))
     if at < 0:
         return message
     end = text.find("\n", at)
@@ -205,11 +212,15 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
     used_titles: set[str] = set()
     for kind, test_id, msg in shorts:
         name = test_id.rsplit("::", 1)[-1]
+        dotted = ".".join(
+            test_id.split("::")[1:]
+        )  # `Class.test` is how a method's section is titled
         title = next(
             (
                 t
                 for t in (
                     name,
+                    dotted,
                     f"ERROR at setup of {name}",
                     f"ERROR at teardown of {name}",
                     f"ERROR collecting {test_id}",
@@ -221,7 +232,8 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
         )
         used_titles.add(title)
         message, loc = details_for.get(title, ("", ""))
-        message = message or _untruncated(msg, text)
+        # a truncated summary message is looked up in the test's own section, never another's
+        message = message or _untruncated(msg, by_title.get(title, "") if title else text)
         if message and not loc:
             loc = _line_style_location(message, text)
         label = f"{'ERROR ' if kind == 'ERROR' else ''}{test_id}"

@@ -37,7 +37,7 @@ _ANALYSIS_BUDGET = 880
 _SUGGESTION_BUDGET = 330
 _ITEM_LIMIT = 170
 _HEADLINE_LIMIT = 200
-_FACT_LIMIT = 300
+_FACT_LIMIT = 360
 """No quoted fact, detail or summary is longer: a reflection never pastes a whole block."""
 _AGAIN = " before editing again. "
 _MAX_ITEMS = 4
