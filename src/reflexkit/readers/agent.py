@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import Findings, clip
 
 __all__ = ["AGENT_COMMAND", "parse_agent"]
@@ -20,8 +21,8 @@ __all__ = ["AGENT_COMMAND", "parse_agent"]
 AGENT_COMMAND = "subagent"
 """The command the orchestrator records for a failure of the agent itself."""
 
-_TIMED_OUT = re.compile(r"\btimed out\b|\bdid not finish within\b|\btime limit\b", re.IGNORECASE)
-_UNREACHABLE = re.compile(
+_TIMED_OUT = Pattern(r"\btimed out\b|\bdid not finish within\b|\btime limit\b", re.IGNORECASE)
+_UNREACHABLE = Pattern(
     r"^.*(?:Connection (?:refused|reset|error)|ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|"
     r"Could not resolve host|getaddrinfo|Name or service not known|Temporary failure in name "
     r"resolution|[Nn]etwork is unreachable|APIConnectionError|APITimeoutError|Unable to connect|"

@@ -6,7 +6,7 @@ in the band of its kind of tool.
 
 from __future__ import annotations
 
-from reflexkit._regex import lazy_regex
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.agent import parse_agent
 from reflexkit.readers.coverage import parse_coverage_gate
 from reflexkit.readers.cxx import parse_cmake
@@ -40,7 +40,7 @@ from reflexkit.readers.shell import parse_git, parse_shell
 
 __all__ = ["BUILTIN_READERS"]
 
-_CR_SCRIPT = lazy_regex(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:])")
+_CR_SCRIPT = Pattern(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:])")
 
 BUILTIN_READERS: tuple[Reader, ...] = (
     # 1000: the coding agent's own failure (its log is no tool's output)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.blocks import Block, find_locations, is_library_path, read_blocks
 from reflexkit.readers.blocks import location_path as _location_path
 from reflexkit.readers.findings import Findings, clip, dedupe, plural
@@ -34,7 +34,7 @@ _DECORATION = "_=!*"
 """The quoted error lines together stay under this many characters."""
 _LINE_LIMIT = 200
 
-_ERROR_LINE = lazy_regex(
+_ERROR_LINE = Pattern(
     r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
     r"|^\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
     r"fatal error|Uncaught\b|Unhandled\b|[✗✖\u00d7✘❌]|\[(?:ERROR|FAIL|FATAL)\])"
@@ -53,17 +53,17 @@ _ERROR_LINE = lazy_regex(
     r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
     r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: |^\s*\*\* \(\w+"
 )
-_DIAGNOSTIC = lazy_regex(
+_DIAGNOSTIC = Pattern(
     # a line that starts with a location, or a rule code, and goes on with a message
     r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
     r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S"
     r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
 )
-_PADDING = lazy_regex(r" {8,}")  # a padded column (robot): kept short
-_EXCEPTION_MESSAGE = lazy_regex(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
-_IDENTIFIER = lazy_regex(r"[\w.:/-]{28,}")
-_LESSER = lazy_regex(r"(?:^|\s)(?:warning|WARNING|warn|note|info|INFO)(?::|\s{2,}|\b)")
-_WEAK_LINE = lazy_regex(
+_PADDING = Pattern(r" {8,}")  # a padded column (robot): kept short
+_EXCEPTION_MESSAGE = Pattern(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
+_IDENTIFIER = Pattern(r"[\w.:/-]{28,}")
+_LESSER = Pattern(r"(?:^|\s)(?:warning|WARNING|warn|note|info|INFO)(?::|\s{2,}|\b)")
+_WEAK_LINE = Pattern(
     r"(?i)\b(?:cannot|can't|could not|couldn't|unable to|not found|no such|denied|refused|"
     r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
     r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
@@ -71,56 +71,56 @@ _WEAK_LINE = lazy_regex(
     r"problems? found|violations? found)\b"
     r"|^\s*\S+ != \S+\s*$"
 )
-_NOT_AN_ERROR = lazy_regex(
+_NOT_AN_ERROR = Pattern(
     r"(?i)^\s*(?:ok\b|pass(?:ed)?\b|✓|✔|√|\[?(?:info|debug)\]?\b)|\b0 (?:errors?|failed|failures)\b"
     r"|^\s*(?:warning|note|hint|help)\b|^\s*[\w ()-]+: 0\s*$"
 )
-_CODE = lazy_regex(
+_CODE = Pattern(
     r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[a-z]+)+)\]"
     r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$",
     M,
 )
-_PAIR = lazy_regex(
+_PAIR = Pattern(
     r"^\s*(?:#\s*|//\s*)?(?:[-+]\s)?(?P<key>expected|actual|received|got|want(?:ed)?|left|right|"
     r"Expected|Actual|Received|Got|Want|Left|Right|expect|but was|but got)\b\s*[:=]?\s*\S.*",
     M,
 )
-_SUMMARY = lazy_regex(
+_SUMMARY = Pattern(
     r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?)\b.*$"
     r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
-_TEST_SHAPE = lazy_regex(
+_TEST_SHAPE = Pattern(
     r"^\s*(?:FAIL\b|FAIL:|not ok\b|--- FAIL|#\s+Failed test\b|Result: FAIL)"
     r"|\b\d+ (?:failed|failing)\b|\bTests? failed\b",
     M,
 )
-_COMPILE_SHAPE = lazy_regex(
+_COMPILE_SHAPE = Pattern(
     r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+", M
 )
-_RUNTIME_SHAPE = lazy_regex(
+_RUNTIME_SHAPE = Pattern(
     r"^\s*(?:Traceback|panic:|Exception in thread|Uncaught|thread '.*' panicked)"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Bus error)\b"
     r"|^\s+at \S.*[:(]\d+|^[A-Z][\w.]*(?:Error|Exception)\b",
     M,
 )
-_NUMBER = lazy_regex(r"\d+")
-_CALLS = re.compile(r"^Calls: \S.*$", M)
-_VERDICT = lazy_regex(
+_NUMBER = Pattern(r"\d+")
+_CALLS = Pattern(r"^Calls: \S.*$", M)
+_VERDICT = Pattern(
     r"^[\s_=!*#>-]*(?:FAIL(?:ED|URE)?\b|ERROR\b|not ok\b|--- FAIL|[✗✖\u00d7✘❌✕●]|CONFLICT\b|"
     r"FATAL\b|CRITICAL\b|PANIC\b|panic:|Error:|error(?:\[\w+\])?:|fatal:)"
     r"|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
 )
-_QUOTED_COMMAND = lazy_regex(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']")
-_BARE_TRAILER = lazy_regex(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
-_HINT = lazy_regex(
+_QUOTED_COMMAND = Pattern(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']")
+_BARE_TRAILER = Pattern(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
+_HINT = Pattern(
     r"^\s*(?:hint|help|Hint|HINT|note: Hint|suggestion|Suggestion|Did you mean|did you mean|"
     r"To fix|Try|Run|Use|\(use)\b ?:?\s*(?P<hint>.*\S)",
     M,
 )
-_STYLISH_ROW = lazy_regex(r"^\d+:\d+\s")
-_STYLISH_FILE = lazy_regex(r"^(?P<file>[^\s:]+\.\w+)$", M)
-_ERROR_WORD = lazy_regex(r"(?i)\berror\b")
+_STYLISH_ROW = Pattern(r"^\d+:\d+\s")
+_STYLISH_FILE = Pattern(r"^(?P<file>[^\s:]+\.\w+)$", M)
+_ERROR_WORD = Pattern(r"(?i)\berror\b")
 
 
 def _score(line: str, own: tuple[str, ...]) -> int:
@@ -151,7 +151,7 @@ def _score(line: str, own: tuple[str, ...]) -> int:
     return score
 
 
-_BRACKET_CODE = lazy_regex(r"\[[A-Z]{1,4}\d{2,5}\b")
+_BRACKET_CODE = Pattern(r"\[[A-Z]{1,4}\d{2,5}\b")
 _ERROR_KEYS = (
     "error", "fatal", "fail", "not ok", "panic", "uncaught", "unhandled", "exception",
     "segmentation", "core dumped", "abort", "killed", "assert", "conflict", "critical",
@@ -429,5 +429,5 @@ def _reruns(window: str, command: str) -> list[str]:
     program = command.split(maxsplit=1)[0].rsplit("/", 1)[-1] if command.split() else ""
     if not program or not program[0].isalpha():
         return []
-    pattern = re.compile(rf"^\s*({re.escape(program)} \S+:\d+)\b", re.MULTILINE)
+    pattern = Pattern(rf"^\s*({re.escape(program)} \S+:\d+)\b", re.MULTILINE)
     return dedupe(m[1] for m in pattern.finditer(window))[:_RERUN_LIMIT]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import (
     MAX_BLOCKS,
     Findings,
@@ -18,12 +18,10 @@ __all__ = ["parse_unittest"]
 M = re.MULTILINE
 
 
-_UT_HEADER = lazy_regex(
-    r"^(?P<kind>FAIL|ERROR): (?P<name>\S+) \((?P<where>[^)]*)\)(?P<rest>.*)$", M
-)
-_UT_SEP = lazy_regex(r"^-{40,}$", M)
-_UT_SUMMARY = lazy_regex(r"^(?P<sum>FAILED \([^)]*\))$", M)
-_UT_RAN = lazy_regex(r"^Ran \d+ tests? in ", M)
+_UT_HEADER = Pattern(r"^(?P<kind>FAIL|ERROR): (?P<name>\S+) \((?P<where>[^)]*)\)(?P<rest>.*)$", M)
+_UT_SEP = Pattern(r"^-{40,}$", M)
+_UT_SUMMARY = Pattern(r"^(?P<sum>FAILED \([^)]*\))$", M)
+_UT_RAN = Pattern(r"^Ran \d+ tests? in ", M)
 _FACT_ROOM = 350
 """A fact's length the heuristic quotes whole (its limit is 300 characters)."""
 _MIN_EXCEPTION = 60

@@ -16,6 +16,7 @@ import re
 import attrs
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 
 __all__ = ["SETUP", "Verdict", "verdict"]
 
@@ -41,7 +42,7 @@ class Verdict:
 _FT = FailureType
 
 
-_Shape = tuple[tuple[str, ...], re.Pattern[str], FailureType]
+_Shape = tuple[tuple[str, ...], Pattern, FailureType]
 
 
 def _shapes(*shapes: tuple[FailureType, str, str]) -> tuple[_Shape, ...]:
@@ -51,7 +52,7 @@ def _shapes(*shapes: tuple[FailureType, str, str]) -> tuple[_Shape, ...]:
     substring tests cost a fraction of a regex pass.
     """
     return tuple(
-        (tuple(needles.split("|")), re.compile(pattern, M), failure_type)
+        (tuple(needles.split("|")), Pattern(pattern, M), failure_type)
         for failure_type, needles, pattern in shapes
     )
 
@@ -159,7 +160,7 @@ def verdict(text: str) -> Verdict | None:
     return None
 
 
-def _search(needles: tuple[str, ...], pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+def _search(needles: tuple[str, ...], pattern: Pattern, text: str) -> re.Match[str] | None:
     if not any(needle in text for needle in needles):
         return None
     return pattern.search(text)
