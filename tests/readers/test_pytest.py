@@ -10,8 +10,13 @@ import sys
 from pathlib import Path
 
 from reflexkit.readers import analyse
+from reflexkit.reflection.heuristic import HeuristicGenerator
 
-from ..conftest import run_in_bash, write_files  # noqa: TID252 -- tests/ is no package
+from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    reflection_text,
+    run_in_bash,
+    write_files,
+)
 
 
 def _run(tmp_path: Path, files: dict[str, str]) -> list[str]:
@@ -85,3 +90,84 @@ def test_a_bare_assert_false_quotes_the_statement_that_failed(tmp_path: Path) ->
         },
     )
     assert "assert raises(LookupError, lambda: [1, 2][0])" in facts[0]
+
+
+GEN = HeuristicGenerator()
+
+
+def test_pytest_quotes_where_the_code_under_test_raised_as_printed(tmp_path: Path) -> None:
+    """``pkg/mod.py:4: KeyError`` is quoted whole, and an awaited-never warning beside it."""
+    write_files(
+        tmp_path,
+        {
+            "rates/__init__.py": "",
+            "rates/table.py": """
+            import asyncio
+
+            async def rate(code):
+                return {"EUR": 1.0}[code]
+
+            async def total(codes):
+                out = 0
+                for code in codes:
+                    out += rate(code)
+                return out
+            """,
+            "tests/test_table.py": """
+            import asyncio
+            from rates.table import rate, total
+
+            def test_unknown_code():
+                assert asyncio.run(rate("XXX")) is None
+
+            def test_total():
+                assert asyncio.run(total(["EUR"])) == 1.0
+            """,
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert "rates/table.py:4: KeyError" in text
+    assert "rates/table.py:9: TypeError" in text
+    assert "RuntimeWarning: coroutine 'rate' was never awaited" in text
+
+
+def test_pytest_collection_error_is_quoted_as_its_summary_line_too(tmp_path: Path) -> None:
+    """``ERROR tests/test_x.py`` (the short summary) and ``ERROR collecting ...`` both appear."""
+    write_files(
+        tmp_path,
+        {
+            "clock/__init__.py": "",
+            "clock/fmt.py": "def hhmm(minutes):\n    return f'{minutes // 60:02}'\n",
+            "tests/test_fmt.py": "from clock.fmt import format_hhmm\n\n"
+            "def test_noon():\n    assert format_hhmm(720) == '12:00'\n",
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert "ERROR tests/test_fmt.py" in text
+    assert "ERROR collecting tests/test_fmt.py" in text
+    assert "ImportError: cannot import name 'format_hhmm' from 'clock.fmt'" in text
+
+
+def test_pytest_setup_error_is_quoted_as_its_summary_line(tmp_path: Path) -> None:
+    """An error at setup: ``ERROR path::test`` as pytest's summary prints it."""
+    write_files(
+        tmp_path,
+        {
+            "test_cache.py": """
+            import pytest
+
+            @pytest.fixture
+            def cache(tmp_path):
+                return open(tmp_path / "missing.json")
+
+            def test_miss(cache):
+                assert cache
+            """,
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m pytest -p no:cacheprovider test_cache.py", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert "ERROR test_cache.py::test_miss" in text
+    assert "FileNotFoundError" in text
