@@ -179,3 +179,23 @@ def test_a_check_that_names_no_report_is_unchanged() -> None:
     """Without ``reports`` the output alone is read (and no file is touched)."""
     failure = failure_of("phpunit", "FAILURES!\nTests: 2, Assertions: 2, Failures: 1.\n")
     assert analyse(failure).category is ReflectionCategory.ROOT_CAUSE
+
+
+def test_a_check_names_the_report_it_wrote_and_not_a_stale_one(tmp_path: Path) -> None:
+    """`verification.reports`: the JUnit file the failing check wrote is read; an old one is not."""
+    from reflexkit.orchestrator.verify import Verifier, failure_context  # noqa: PLC0415
+
+    write_files(
+        tmp_path,
+        {"test_total.py": "def test_total():\n    assert sum([1, 2]) == 4, 'total is off'\n"},
+    )
+    (tmp_path / "old.xml").write_text(JUNIT, encoding="utf-8")
+    os.utime(tmp_path / "old.xml", (1_000_000_000, 1_000_000_000))
+    check = f"{sys.executable} -m pytest -q -p no:cacheprovider --junitxml=build/j.xml"
+    verifier = Verifier([check], reports=["build/j.xml", "old.xml", "missing.xml"])
+    result = verifier.run(tmp_path)
+    assert result.reports == (str(tmp_path / "build" / "j.xml"),)
+    failure = failure_context(result, task="t", subtask="s", attempt=1)
+    text = reflection_text(HeuristicGenerator().generate(failure))
+    assert "total is off" in text
+    assert "testRounding" not in text
