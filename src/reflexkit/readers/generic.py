@@ -58,6 +58,8 @@ _DIAGNOSTIC = Pattern(
     r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
     r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S"
     r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
+    r"|^\s*\^[-~^]*\s+[A-Z]{1,4}\d{2,5}\b"  # a caret under the code: "^-- SC2086 (info): ..."
+    r"|^\S+: (?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+:\s+\S"  # "prog: file:line: msg"
 )
 _PADDING = Pattern(r" {8,}")  # a padded column (robot): kept short
 _EXCEPTION_MESSAGE = Pattern(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
@@ -106,6 +108,20 @@ _RUNTIME_SHAPE = Pattern(
 )
 _NUMBER = Pattern(r"\d+")
 _CALLS = Pattern(r"^Calls: \S.*$", M)
+_FRAME = Pattern(
+    r"^\s+(?:at |from |#\d+ |\[C\]: in |\(\S+ [\d.]+\) )"
+    r"|: in (?:function|main chunk|\?|local|method|upvalue|field)\b"
+    r"|^\s*\S+\.\w+:\d+: (?:\(\w+\)|anonymous fn|[\w.]+/\d+$|in `)"  # Elixir, Lua
+    r"|^\s+\S+\.\w+:\d+:in `|^\s+File \"[^\"]+\", line \d+, in "
+)
+"""A stack frame of Lua, Elixir, Ruby, PHP, JS, JVM, Python (``at``, ``in function``...)."""
+_WORDS = Pattern(r"^\s*[^\s+\-|\[\]{}()].*[A-Za-z]{2}")
+"""A line that says something (not a diff line or a bracket of a printed value)."""
+_STACK_HEADER = Pattern(
+    r"^\s*(?:stack traceback:|Stack trace:|Traceback \(|stacktrace:|Call Stack)"
+)
+_STRICT_WARNING = Pattern(r"^\s*\S*\s*(?:WARNING|[Ww]arning)\b\s*[:-]")
+_STRICT = ("strict mode", "treated as errors", "warnings as errors", "-Werror")
 _VERDICT = Pattern(
     r"^[\s_=!*#>-]*(?:FAIL(?:ED|URE)?\b|ERROR\b|not ok\b|--- FAIL|[✗✖\u00d7✘❌✕●]|CONFLICT\b|"
     r"FATAL\b|CRITICAL\b|PANIC\b|panic:|Error:|error(?:\[\w+\])?:|fatal:)"
@@ -187,9 +203,14 @@ def _window(text: str) -> str:
     return text[: _WINDOW // 2] + "\n" + text[-_WINDOW // 2 :]
 
 
-def _error_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
-    """Pick the best error lines, best first (then in output order), one per shape."""
-    scored = [(index, _score(line, own)) for index, line in enumerate(lines)]
+def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False) -> list[str]:
+    """Pick the best error lines, best first (then in output order), one per shape.
+
+    A stack frame is where an error passed, not the error: frames rank below the line just
+    above the stack, which states it. With *strict* (warnings treated as errors, said by the
+    output's verdict) a warning line is an error line.
+    """
+    scored = [(index, _ranked(lines, index, own, strict=strict)) for index in range(len(lines))]
     strong = [(i, s) for i, s in scored if s >= 2]  # noqa: PLR2004 -- an error shape at least
     strong.sort(key=lambda pair: (-pair[1], pair[0]))
     first = min((i for i, _ in strong), default=0)
@@ -205,8 +226,10 @@ def _error_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
         if shape in shapes or _repeats_an_identifier(lines[index], picked):
             continue
         line = _PADDING.sub("  ", _with_continuation(lines, index))
-        fact = clip(line.strip(_DECORATION).strip(), _LINE_LIMIT)
-        if picked and used + len(fact) > _FACT_BUDGET:
+        line = _with_place(lines, index, line)
+        kept = line.strip() if line.lstrip().startswith("** (") else line.strip(_DECORATION)
+        fact = clip(kept.strip(), _LINE_LIMIT)
+        if fact in picked or (picked and used + len(fact) > _FACT_BUDGET):
             continue
         shapes.add(shape)
         picked.append(fact)
@@ -216,10 +239,40 @@ def _error_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
     return picked
 
 
+def _ranked(lines: list[str], index: int, own: tuple[str, ...], *, strict: bool) -> int:
+    line = lines[index]
+    if strict and _STRICT_WARNING.match(line):
+        return 4 if find_locations(line) or "-" in line else 3
+    if _FRAME.search(line):
+        return min(_score(line, own), 1)
+    score = _score(line, own)
+    above_stack = index + 1 < len(lines) and (
+        _STACK_HEADER.match(lines[index + 1]) or _FRAME.search(lines[index + 1])
+    )
+    if above_stack and _WORDS.search(line) and not _STACK_HEADER.match(line):
+        score = max(score, 2) + 2  # the message a stack trace explains
+    return score
+
+
 def _repeats_an_identifier(line: str, picked: list[str]) -> bool:
     """Return whether *line* names the same long identifier (a test id) as a picked line."""
     names = _IDENTIFIER.findall(line)
     return any(name in fact for name in names for fact in picked)
+
+
+_PLACE_ABOVE = Pattern(r"^In (?P<place>\S+ line \d+):$")
+_CARET = Pattern(r"^\s*\^[-~^]*\s")
+
+
+def _with_place(lines: list[str], index: int, line: str) -> str:
+    """A caret line under a source line, named with the ``In file line N:`` above them."""
+    if not _CARET.match(lines[index]):
+        return line
+    for back in range(index - 1, max(index - 6, -1), -1):
+        place = _PLACE_ABOVE.match(lines[back].strip())
+        if place is not None:
+            return f"{place['place']}: {line.strip().lstrip('^-~ ')}"
+    return line
 
 
 def _with_continuation(lines: list[str], index: int) -> str:
@@ -297,7 +350,8 @@ def parse_generic(
     blocks = read_blocks(window)
     if _are_tests(blocks, proof):
         return _failing_tests(findings, blocks, window, command)
-    facts = _error_lines(lines, own)
+    strict = bool(proof) and any(word in proof.line for word in _STRICT) if proof else False
+    facts = _error_lines(lines, own, strict=strict)
     if not facts:
         findings.facts = [clip(line.strip(), _LINE_LIMIT) for line in lines[-2:]]
         findings.headline = (
@@ -315,7 +369,7 @@ def parse_generic(
     header = _STYLISH_FILE.search(window) if rows else None
     if header is not None:
         findings.details.append(f"in {header['file']}")
-    _add_context(findings, window, own)
+    _add_context(findings, window, own, closing=proof is None or proof.closing)
     findings.headline = (
         f"The command failed{code}; no reader knows its output's format, so these are its "
         "error lines by their shape."
@@ -341,7 +395,9 @@ def parse_generic(
     return findings
 
 
-def _add_context(findings: Findings, window: str, own: tuple[str, ...]) -> None:
+def _add_context(
+    findings: Findings, window: str, own: tuple[str, ...], *, closing: bool = True
+) -> None:
     """Add the project's location, the codes, expected/actual lines and the summary."""
     quoted = " ".join(findings.facts)
     where = _own_locations(window, findings.facts, own)
@@ -357,7 +413,7 @@ def _add_context(findings: Findings, window: str, own: tuple[str, ...]) -> None:
     if unquoted:
         findings.details.append("codes " + ", ".join(unquoted))
     summaries = [m.group(0).strip() for m in _SUMMARY.finditer(window)]
-    if findings.evidence and findings.evidence not in quoted:
+    if findings.evidence and findings.evidence not in quoted and closing:
         findings.summary = clip(findings.evidence, 160)
     elif summaries and summaries[-1] not in quoted:
         findings.summary = clip(summaries[-1], 160)

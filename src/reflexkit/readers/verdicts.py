@@ -32,11 +32,14 @@ class Verdict:
         line: The line, verbatim.
         setup: The check could not run at all (its command, runner module or script is
             missing, or not allowed to run): the environment's failure, not the code's.
+        closing: The line is the run's closing verdict (a count, a build's last word), so
+            it reads as the summary; a rule id or a missing module is not.
     """
 
     failure_type: FailureType
     line: str
     setup: bool = False
+    closing: bool = True
 
 
 _FT = FailureType
@@ -156,8 +159,12 @@ def verdict(text: str) -> Verdict | None:
     for needles, pattern, failure_type in _SHAPES:
         match = _search(needles, pattern, text)
         if match is not None:
-            return Verdict(failure_type, _line_of(text, match.start()))
+            closing = failure_type not in _NOT_CLOSING
+            return Verdict(failure_type, _line_of(text, match.start()), closing=closing)
     return None
+
+
+_NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
 
 
 def _search(needles: tuple[str, ...], pattern: Pattern, text: str) -> re.Match[str] | None:
