@@ -40,9 +40,9 @@ import attrs
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.readers import registered_readers, unregister_reader
+from reflexkit.redaction import Redactor
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.redaction import Redactor
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "failures" / "dev"

@@ -12,7 +12,7 @@ The failure corpora (``tests/data/tool_outputs``, ``tests/data/holdout_like`` an
 present, the dev corpus under ``/work/shared/corpus``) hold no secret: each ``errorOutput`` that
 redaction changes is named with the rules that fired and the key facts it cost.
 
-For each item the secrets still present after :class:`~reflexkit.reflection.redaction.Redactor`
+For each item the secrets still present after :class:`~reflexkit.redaction.Redactor`
 ran are counted (a secret survives when its planted value, or any listed visible part of it,
 is still in the text); for each look-alike, whether the text changed at all.
 
@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reflexkit.reflection.redaction import Redactor
+from reflexkit.redaction import Redactor
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 FOLDER = DATA / "secrets"

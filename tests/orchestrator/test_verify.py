@@ -19,7 +19,7 @@ from reflexkit.orchestrator.verify import (
     modified_files,
     needs_shell,
 )
-from reflexkit.reflection.redaction import Redactor
+from reflexkit.redaction import Redactor
 
 PY = shlex.quote(sys.executable)
 

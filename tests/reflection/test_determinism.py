@@ -10,12 +10,12 @@ import pytest
 
 from reflexkit.memory import InMemoryMemory
 from reflexkit.models import FailureContext, LogicalClock, derived_reflection_id
+from reflexkit.redaction import Redactor
 from reflexkit.reflection import service as module
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.reflection.prompts import build_prompt
-from reflexkit.reflection.redaction import Redactor
 from reflexkit.reflection.service import DefaultReflectionService
 from reflexkit.tasks.config import ReflexionConfig
 

@@ -19,10 +19,10 @@ from reflexkit import (
     StoreError,
 )
 from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory, MemoryStats
+from reflexkit.redaction import Redactor
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.redaction import Redactor
 from reflexkit.reflection.service import DefaultReflectionService
 from reflexkit.tasks.config import ReflexionConfig
 

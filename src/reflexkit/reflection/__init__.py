@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from reflexkit.reflection.fixture import FixtureGenerator, FixtureRecorder
     from reflexkit.reflection.heuristic import HeuristicGenerator
     from reflexkit.reflection.protocols import ReflectionGenerator, ReflectionService
-    from reflexkit.reflection.redaction import Redactor, redact_failure
     from reflexkit.reflection.retry_prompt import format_reflections
     from reflexkit.reflection.service import DefaultReflectionService, ServiceHealth
 
@@ -26,12 +25,10 @@ __all__ = [
     "FixtureGenerator",
     "FixtureRecorder",
     "HeuristicGenerator",
-    "Redactor",
     "ReflectionGenerator",
     "ReflectionService",
     "ServiceHealth",
     "format_reflections",
-    "redact_failure",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -46,8 +43,6 @@ __getattr__, __dir__ = lazy_exports(
         "FixtureGenerator": "fixture",
         "FixtureRecorder": "fixture",
         "FallbackGenerator": "fallback",
-        "Redactor": "redaction",
-        "redact_failure": "redaction",
         "format_reflections": "retry_prompt",
     },
 )

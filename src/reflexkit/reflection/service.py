@@ -29,8 +29,8 @@ from reflexkit.models import (
     new_reflection_id,
     utcnow,
 )
+from reflexkit.redaction import MAX_OUTPUT_CHARS, window
 from reflexkit.reflection.protocols import ReflectionGenerator
-from reflexkit.reflection.redaction import MAX_OUTPUT_CHARS, window
 from reflexkit.reflection.retry_prompt import format_reflections
 from reflexkit.tasks.config import FixtureMiss, ReflexionConfig
 
@@ -155,7 +155,7 @@ class DefaultReflectionService:
         """Redact and classify a failure, and fingerprint it.
 
         Redaction comes first, on the whole output; only then is a long output cut to its
-        head and tail (:data:`~reflexkit.reflection.redaction.MAX_OUTPUT_CHARS`), so no cut
+        head and tail (:data:`~reflexkit.redaction.MAX_OUTPUT_CHARS`), so no cut
         can split a secret and nothing after this reads more than the bounded text.
 
         Returns:

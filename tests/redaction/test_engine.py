@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reflexkit.models import FailureContext
-from reflexkit.reflection.redaction import (
+from reflexkit.redaction import (
     RULES,
     Redacted,
     Redactor,
@@ -316,14 +316,19 @@ class TestBoundaries:
         assert BARE.redact(text).text == expected.format(cut=cut)
 
     def test_a_cut_inside_the_redactor_never_splits_a_key(self) -> None:
-        """redact_window finds secrets in the whole text, then cuts the redacted text."""
+        """redact_window never shows a key's body, wherever the cuts fall.
+
+        Text more than twice the window is cut first (bounded work), so a key in the part
+        cut away is not counted; a key in the part read is found whole and counted.
+        """
         filler = [f"log line {i} of a very long build" for i in range(5000)]
         text = "\n".join([*filler[:2400], self.block(), *filler[2400:]])
         for keep in (2_000, 60_000, 100_000):
             result = Redactor(environ={}).redact_window(text, keep)
             assert not [line for line in self.BODY if line in result.text]
             assert len(result.text) < keep + 200
-            assert result.counts == {"private_key": 1}
+            read_whole = len(text) <= 2 * keep
+            assert result.counts == ({"private_key": 1} if read_whole else {})
         assert "characters cut ..." in result.text
 
     def test_window_of_redacted_text_marks_its_cut(self) -> None:
@@ -582,7 +587,7 @@ def test_one_call_reaches_the_fixed_point(text: str) -> None:
 
 RE2_HEAVY = """
 import base64, random
-from reflexkit.reflection.redaction import Redactor
+from reflexkit.redaction import Redactor
 rnd = random.Random(1)
 blocks = []
 for _ in range(150):

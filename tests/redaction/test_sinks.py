@@ -17,12 +17,12 @@ from click.testing import CliRunner
 
 from reflexkit.cli import cli
 from reflexkit.containers import build_application
+from reflexkit.events import RunLog
 from reflexkit.models import FailureContext
-from reflexkit.orchestrator.events import RunLog
 from reflexkit.orchestrator.loop import Orchestrator
 from reflexkit.orchestrator.subagents import ScriptedSubagent, SubagentResult
 from reflexkit.orchestrator.verify import Verifier
-from reflexkit.reflection.redaction import MAX_OUTPUT_CHARS
+from reflexkit.redaction import MAX_OUTPUT_CHARS
 from reflexkit.tasks.config import (
     GeneratorBackend,
     LoadedProject,

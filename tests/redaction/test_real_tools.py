@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from reflexkit.reflection.redaction import Redacted, Redactor
+from reflexkit.redaction import Redacted, Redactor
 
 from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from reflexkit.reflection.redaction import Redacted, Redactor
+from reflexkit.redaction import Redacted, Redactor
 
 BARE = Redactor(environ={})
 

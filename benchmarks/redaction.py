@@ -1,0 +1,132 @@
+"""Redaction on adversarial input: 32 MiB through ``reflexkit reflect``, and each rule's growth.
+
+Two tables, each against a baseline measured in the same run:
+
+1. ``reflexkit reflect --backend heuristic --no-save`` (a real process, as a hook or a user
+   runs it) on a failure whose output is 32 MiB of one adversarial kind: one line of
+   ``password=`` repeated, long runs of key-like text, nested quotes, a line per secret, and
+   a mix. The baseline is one RE2 search of the same bytes and a
+   ``bytes.count``: what reading the input once costs. The target is <= 2 s per kind.
+2. ``Redactor.redact`` alone on 64 KiB and 256 KiB of each kind: the ratio of the two times
+   is about 4 when the cost is linear (16 when quadratic).
+
+Usage::
+
+    python benchmarks/redaction.py [--mib N] [--kinds password,keys,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import re2
+
+from reflexkit.redaction import Redactor
+
+KINDS: dict[str, Callable[[int], str]] = {
+    "password": lambda n: "password=" * (n // 9),
+    "password-spaced": lambda n: "password= " * (n // 10),
+    "keys": lambda n: "api_key=" + "Ab1Cd2Ef3Gh4" * (n // 12),
+    "nested-quotes": lambda n: 'password="' + "'\\\"" * (n // 3),
+    "sk-run": lambda n: "sk-" * (n // 3),
+    "line-per-secret": lambda n: "DB_PASSWORD=Hq3Zt8Lm2Xp7Kd\n" * (n // 27),
+    "cut-dots": lambda n: "password=ab..." * (n // 14),
+    "token-colon": lambda n: "token: " * (n // 7),
+    "jwt-heads": lambda n: "eyJhbGci." * (n // 9),
+    "mix": lambda n: (
+        "password=password=x 'a\"b' sk-sk-sk- token: eyJhbGci. mysql -p'Pw1#' ..\n" * (n // 70)
+    ),
+}
+
+
+def _baseline(data: bytes) -> float:
+    """Read the input once: an RE2 search for a rare name and a ``bytes.count`` of a common one."""
+    start = time.perf_counter()
+    re2.compile(rb"(?i)passphrase=\S{40}").search(data)
+    data.count(b"password")
+    return time.perf_counter() - start
+
+
+def _failure(make: Callable[[int], str], limit: int) -> str:
+    """A failure whose JSON (escapes included) is just under *limit* bytes."""
+    size = limit
+    while True:
+        failure = {
+            "taskId": "bench",
+            "subtaskId": "bench",
+            "attemptNumber": 1,
+            "failureType": "test_failure",
+            "command": "pytest -q",
+            "errorOutput": make(size),
+        }
+        document = json.dumps(failure)
+        if len(document.encode()) <= limit:
+            return document
+        size = size * limit // len(document.encode()) - 4096
+
+
+def _reflect(path: Path) -> float:
+    command = [sys.executable, "-m", "reflexkit", "reflect", "--input", str(path)]
+    command += ["--backend", "heuristic", "--no-save", "--json"]
+    env = {**os.environ, "ANTHROPIC_API_KEY": ""}
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, env=env, check=False, timeout=600)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        print(f"  reflect failed ({done.returncode}): {done.stderr[-300:]!r}")
+    return elapsed
+
+
+def _through_reflect(kinds: list[str], mib: int) -> None:
+    print(f"reflexkit reflect on {mib} MiB of adversarial output (target <= 2 s)")
+    print(f"{'kind':18} {'reflect s':>10} {'baseline s':>11} {'ratio':>7}")
+    with tempfile.TemporaryDirectory() as folder:
+        for kind in kinds:
+            document = _failure(KINDS[kind], (mib << 20) - 4096)
+            path = Path(folder) / f"{kind}.json"
+            path.write_text(document, "utf-8")
+            output = json.loads(document)["errorOutput"]
+            base = _baseline(output.encode())
+            took = _reflect(path)
+            print(f"{kind:18} {took:10.2f} {base:11.3f} {took / base:7.0f}x")
+
+
+def _growth(kinds: list[str]) -> None:
+    redactor = Redactor(environ={})
+    print("\nRedactor.redact: 64 KiB against 256 KiB (linear: about 4x)")
+    print(f"{'kind':18} {'64 KiB ms':>10} {'256 KiB ms':>11} {'growth':>7}")
+    for kind in kinds:
+        times = []
+        for size in (64 << 10, 256 << 10):
+            text = KINDS[kind](size)
+            start = time.perf_counter()
+            redactor.redact(text)
+            times.append(time.perf_counter() - start)
+        print(
+            f"{kind:18} {times[0] * 1e3:10.1f} {times[1] * 1e3:11.1f} {times[1] / times[0]:6.1f}x"
+        )
+
+
+def main() -> None:
+    """Print both tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mib", type=int, default=32)
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--skip-growth", action="store_true")
+    args = parser.parse_args()
+    kinds = args.kinds.split(",")
+    _through_reflect(kinds, args.mib)
+    if not args.skip_growth:
+        _growth(kinds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""The rule table as data: every rule's examples are redacted, its look-alikes are not."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from reflexkit.redaction import RULES, Redactor, Rule
+from reflexkit.redaction.engine import bounded
+
+BARE = Redactor(environ={})
+
+
+def _id(rule: Rule) -> str:
+    return rule.id
+
+
+@pytest.mark.parametrize("rule", RULES, ids=_id)
+def test_each_rule_carries_examples_and_lookalikes(rule: Rule) -> None:
+    """A rule without a true and a false positive is a rule nobody has checked."""
+    assert rule.examples, f"{rule.id}: no example of what it removes"
+    assert rule.lookalikes, f"{rule.id}: no look-alike it must leave alone"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=_id)
+def test_each_example_is_redacted_by_its_rule(rule: Rule) -> None:
+    """Quoted and unquoted CLI passwords and punctuated values are among the examples."""
+    for example in rule.examples:
+        result = BARE.redact(example)
+        assert rule.id in result.counts, (example, result.text)
+        assert f"[REDACTED:{rule.id}]" in result.text, (example, result.text)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=_id)
+def test_each_lookalike_is_left_alone(rule: Rule) -> None:
+    """Test ids, code and placeholders are among the look-alikes."""
+    for lookalike in rule.lookalikes:
+        result = BARE.redact(lookalike)
+        assert result.text == lookalike, (lookalike, result.text)
+        assert result.counts == {}
+
+
+def test_rule_ids_are_unique_and_name_the_replacement() -> None:
+    """An id is what ``[REDACTED:<id>]`` and the counts say."""
+    ids = [rule.id for rule in RULES]
+    assert len(ids) == len(set(ids))
+    assert all(re.fullmatch(r"[a-z0-9_]+", i) for i in ids)
+
+
+def test_every_trigger_is_bounded_for_the_prefilter() -> None:
+    """No unbounded repetition reaches RE2: its scan stays linear on a line of matches."""
+    for rule in RULES:
+        pattern = bounded(rule.trigger)
+        assert not re.search(r"(?<!\\)[\])][*+]|\{\d+,\}", pattern), (rule.id, pattern)
