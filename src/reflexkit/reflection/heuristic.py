@@ -198,7 +198,7 @@ def _with_reports(failure: FailureContext) -> FailureContext:
     before any fact is quoted from them.
     """
     from reflexkit.readers.reports import read_report_files  # noqa: PLC0415 -- rare
-    from reflexkit.reflection.redaction import Redactor  # noqa: PLC0415 -- rare
+    from reflexkit.redaction import Redactor  # noqa: PLC0415 -- rare
 
     text = read_report_files(failure.reports)
     if not text:
