@@ -16,6 +16,8 @@ from typing import Any
 
 __all__ = ["Pattern"]
 
+_METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "split")
+
 
 class Pattern:
     """A pattern compiled the first time it is used.
@@ -24,8 +26,6 @@ class Pattern:
         pattern: The regular expression.
         flags: ``re`` flags.
     """
-
-    __slots__ = ("_compiled", "flags", "pattern")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern = pattern
@@ -38,6 +38,10 @@ class Pattern:
         compiled = self._compiled
         if compiled is None:
             compiled = self._compiled = re.compile(self.pattern, self.flags)
+            # later calls go straight to the compiled pattern's methods: an instance
+            # attribute hides the method of the class, so they cost what re's do
+            for name in _METHODS:
+                setattr(self, name, getattr(compiled, name))
         return compiled
 
     def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:

@@ -109,8 +109,8 @@ def _section_message(body: str) -> tuple[str, str]:
     messages = [m["msg"].rstrip() for m in _E_LINE.finditer(body)]
     useful = [m.strip() for m in _join_examples(messages) if not _E_NOISE.match(m.strip())]
     if useful:
-        statement = _STATEMENT.findall(body)
-        if _BARE_ASSERT.match(useful[0]) and statement:  # `assert False`: quote what failed
+        statement = _STATEMENT.findall(body) if _BARE_ASSERT.match(useful[0]) else []
+        if statement:  # `assert False`: quote the statement that failed
             useful.insert(0, statement[-1].strip())
         return " / ".join(dedupe(useful)[:2]), loc
     for line in body.splitlines():

@@ -40,15 +40,15 @@ def report_as_text(data: str) -> str | None:
     Lines that are no part of a JSON-lines report (cargo's own ``error: could not
     compile``) are kept where they are.
     """
-    stripped = data.lstrip()
-    if stripped.startswith("<"):
-        return _junit(stripped)
+    head = data[:256].lstrip()  # the whole text is copied only for what may be a report
+    if head.startswith("<"):
+        return _junit(data.lstrip())
     if '"reason":"compiler-message"' in data or '"reason": "compiler-message"' in data:
         return _cargo(data)
-    if not stripped.startswith("{"):
+    if not head.startswith("{"):
         return None
     try:
-        report: object = json.loads(stripped)
+        report: object = json.loads(data)
     except ValueError:
         return None
     if not isinstance(report, dict):
