@@ -70,7 +70,7 @@ _PAIR = Pattern(
     r"Expected|Actual|Received|Got|Want|Left|Right|Passed in)\b(?: [\w ]{0,20})?\s*[:=]"
 )
 _NOISE = Pattern(
-    r"^\s*(?:\d+\s*[|\u2502]|[|\u2502]|[\^~\s]+$|\.\.\.$|code:\s*$|stacktrace:|Stack trace:|"
+    r"^\s*(?:\d+\s*[|\u2502]|[|\u2502]|[\^~\s]+$|\.\.\.$|---$|code:\s*$|stacktrace:|Stack trace:|"
     r"#\d+ \{main\}|\(compared using|Diff:|@@|[<>]{3}|\S+ = \S+$)"
 )
 _LOCATION = Pattern(

@@ -346,7 +346,7 @@ def parse_generic(
         findings.confidence = 0.1
         return findings
     if proof is not None and proof.setup:
-        return _could_not_run(findings, proof)
+        return _could_not_run(findings, proof, lines)
     blocks = read_blocks(window)
     if _are_tests(blocks, proof):
         return _failing_tests(findings, blocks, window, command)
@@ -422,14 +422,18 @@ def _add_context(
         findings.details.append(clip(calls.group(0), 160))
 
 
-def _could_not_run(findings: Findings, proof: Verdict) -> Findings:
+def _could_not_run(findings: Findings, proof: Verdict, lines: list[str]) -> Findings:
     """The check never started: a lesson about the environment, not the code."""
     findings.facts = [proof.line]
     missing = proof.failure_type is FailureType.DEPENDENCY_ERROR
     findings.category = SETUP if missing else ReflectionCategory.TOOL_MISUSE
     findings.headline = (
         "The check could not run, so it says nothing about the code: the environment "
-        + ("lacks the module the command runs." if missing else "lacks the command or script.")
+        + (
+            "lacks the module the command runs."
+            if missing
+            else "or the command line names a program, script or subcommand that is not there."
+        )
     )
     findings.advice = "Fix the environment, not the code or the approach: " + (
         "install the module in the interpreter the command runs (a virtualenv first on "
@@ -439,8 +443,24 @@ def _could_not_run(findings: Findings, proof: Verdict) -> Findings:
         "Makefile or scripts), or make the script executable."
     )
     findings.steps.append("Check which program the command runs (`which`, `type`) and run it.")
+    findings.hints = _suggested(lines)
     findings.confidence = 0.6
     return findings
+
+
+_DID_YOU_MEAN = Pattern(r"[Dd]id you mean\b")
+
+
+def _suggested(lines: list[str]) -> list[str]:
+    """The tool's own suggestion: ``Did you mean `test`?``, or the line below ``...this?``."""
+    for index, line in enumerate(lines):
+        if not _DID_YOU_MEAN.search(line):
+            continue
+        said = line.strip()
+        if said.endswith(("this?", "one of these?", ":")) and index + 1 < len(lines):
+            return [clip(lines[index + 1].strip(), 120)]
+        return [clip(said, 120)]
+    return []
 
 
 def _are_tests(blocks: list[Block], proof: Verdict | None) -> bool:

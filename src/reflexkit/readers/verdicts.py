@@ -72,11 +72,16 @@ _SETUP_SHAPES = _shapes(
     (_FT.TOOL_ERROR, "Missing script", r"^(?:npm (?:error|ERR!) )?Missing script: "),
     (_FT.TOOL_ERROR, "command not found", r"^(?:\S+: )?(?:line \d+: )?\S+: command not found\s*$"),
     (_FT.TOOL_ERROR, "Permission denied", r"^(?:\S+: )?(?:line \d+: )?\S+: Permission denied\s*$"),
+    # a subcommand that does not exist (a misspelt `cargo tset`, `go tset`, `npm tset`)
     (
         _FT.TOOL_ERROR,
-        "unrecognized|unknown",
-        r"^(?:error: )?(?:unrecognized|unknown) (?:subcommand|command) ",
+        "nrecognized|nknown|no such",
+        (
+            r"^(?:error: )?(?:[Uu]nrecognized|[Uu]nknown|no such) (?:sub)?command\b"
+            r"|^\S+ \S+: unknown (?:sub)?command\s*$"
+        ),
     ),
+    (_FT.TOOL_ERROR, "is not a", r"^\S+: '[^']+' is not a \S+ command\b"),
 )
 """Output whose only content is that the check did not start."""
 
@@ -118,6 +123,7 @@ _SHAPES = _shapes(
     (_FT.BUILD_ERROR, "Compilation error", r"^== Compilation error in file "),
     (_FT.BUILD_ERROR, "compil", r"\b(?:compilation (?:failed|terminated)|could not compile)\b"),
     # checkers: rule ids in their namespaced shapes, formatters' verdicts
+    (_FT.TYPECHECK_ERROR, "TS", r"\bTS\d{4,5} \[ERROR\]|\berror TS\d{4,5}\b"),
     (_FT.LINT_ERROR, "lint/", r"\blint/\w+/\w+\b"),
     (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
     (
