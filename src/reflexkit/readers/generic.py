@@ -210,7 +210,12 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
     above the stack, which states it. With *strict* (warnings treated as errors, said by the
     output's verdict) a warning line is an error line.
     """
-    scored = [(index, _ranked(lines, index, own, strict=strict)) for index in range(len(lines))]
+    stack = [bool(_STACK_HEADER.match(line) or _FRAME.search(line)) for line in lines]
+    stack.append(False)
+    scored = [
+        (index, _ranked(line, own, strict=strict, frame=stack[index], above=stack[index + 1]))
+        for index, line in enumerate(lines)
+    ]
     strong = [(i, s) for i, s in scored if s >= 2]  # noqa: PLR2004 -- an error shape at least
     strong.sort(key=lambda pair: (-pair[1], pair[0]))
     first = min((i for i, _ in strong), default=0)
@@ -239,17 +244,14 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
     return picked
 
 
-def _ranked(lines: list[str], index: int, own: tuple[str, ...], *, strict: bool) -> int:
-    line = lines[index]
+def _ranked(line: str, own: tuple[str, ...], *, strict: bool, frame: bool, above: bool) -> int:
+    """Rank a line; *frame*: it is a stack frame or header, *above*: the next line is."""
     if strict and _STRICT_WARNING.match(line):
         return 4 if find_locations(line) or "-" in line else 3
-    if _FRAME.search(line):
+    if frame:
         return min(_score(line, own), 1)
     score = _score(line, own)
-    above_stack = index + 1 < len(lines) and (
-        _STACK_HEADER.match(lines[index + 1]) or _FRAME.search(lines[index + 1])
-    )
-    if above_stack and _WORDS.search(line) and not _STACK_HEADER.match(line):
+    if above and _WORDS.search(line):
         score = max(score, 2) + 2  # the message a stack trace explains
     return score
 
