@@ -40,6 +40,7 @@ from reflexkit._lines import LineWriter
 from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.llm import DEFAULT_MODEL, Claude, reply_text
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection.fixture import _read as read_fixtures
 from reflexkit.reflection.prompts import Prompt, excerpt
 from reflexkit.reports.ending import Ending, classify_ending
@@ -456,7 +457,7 @@ class JudgeRecorder:
         line = orjson.dumps(
             {
                 "promptHash": self.inner.prompt(attempt).key,
-                "completion": _serde.unstructure(judgement.verdict),
+                "completion": outbound_data(_serde.unstructure(judgement.verdict), "fixture"),
             }
         )
         try:  # the writer every appender shares: whole lines, no link followed (#19)
