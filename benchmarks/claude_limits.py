@@ -21,8 +21,9 @@ Usage::
 
     python benchmarks/claude_limits.py [--rounds N]
 
-Exit 1 when the command or the reflection overshoots by 0.25 s or more, or an attempt by
-1 s or more, or leaves a process behind.
+Exit 1 when the command returns later than 0.25 s after the budget (or, when the command's
+own work takes longer, after the heuristic command), or the reflection overshoots by 0.25 s
+or more, or an attempt by 1 s or more, or leaves a process behind.
 """
 
 from __future__ import annotations
@@ -209,7 +210,11 @@ def main() -> int:
             f"(limit {budget:g} s + 0.25 s)"
         )
         print(f"  --backend heuristic:  returns {heuristic:6.3f} s after it (the rest of the work)")
-        failed |= llm >= budget + 0.25
+        # On a loaded machine the command's own work (building the service, the heuristic
+        # fallback) can take longer than the budget: the LLM path may not add to that.
+        limit = max(budget, heuristic) + 0.25
+        print(f"  over max(budget, heuristic) + 0.25 s: {llm - limit:+.3f} s (must be < 0)")
+        failed |= llm >= limit
         reflections = [reflection_round(api) for _ in range(args.rounds)]
         ours = statistics.median(r[0] for r in reflections)
         base = statistics.median(r[1] for r in reflections)
