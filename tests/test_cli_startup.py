@@ -149,7 +149,7 @@ def test_a_bad_project_json_still_gets_the_converters_message(project: Path) -> 
 
 _COMPILED = """
 import json, sys
-from reflexkit._regex import _LazyPattern
+from reflexkit.readers._pattern import Pattern
 import gc
 from reflexkit.models import FailureContext
 from reflexkit.readers import analyse
@@ -157,10 +157,10 @@ from reflexkit.redaction import Redactor
 
 def compiled():
     return sum(
-        1 for o in gc.get_objects() if isinstance(o, _LazyPattern) and "_compiled" in vars(o)
+        1 for o in gc.get_objects() if isinstance(o, Pattern) and o._compiled is not None
     )
 
-total = sum(1 for o in gc.get_objects() if isinstance(o, _LazyPattern))
+total = sum(1 for o in gc.get_objects() if isinstance(o, Pattern))
 after_import = compiled()
 failure = FailureContext(**json.loads(sys.argv[1]))
 found = analyse(failure)
@@ -174,7 +174,7 @@ print(json.dumps({
 
 
 def test_patterns_compile_when_a_reading_needs_them() -> None:
-    """Importing the readers and redaction compiles none of their patterns.
+    """Importing the readers and redaction compiles none of the readers' patterns.
 
     Reading a pytest failure with a token in it compiles a few, and reads and redacts it
     right.

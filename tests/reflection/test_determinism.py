@@ -87,10 +87,11 @@ def test_source_date_epoch_sets_the_logical_clock(monkeypatch: pytest.MonkeyPatc
     assert LogicalClock.from_environment()() == datetime(2000, 1, 1, tzinfo=UTC)
 
 
-def test_ordinary_ids_stay_random() -> None:
-    """Outside deterministic mode two generations of one failure get different ids."""
+def test_ordinary_ids_are_the_attempts() -> None:
+    """Outside deterministic mode too, one attempt's failure gets one id (saved once, #26)."""
     built, _ = service()
-    assert built.generate(failure()).id != built.generate(failure()).id
+    assert built.generate(failure()).id == built.generate(failure()).id
+    assert built.generate(failure(2)).id != built.generate(failure()).id
 
 
 def test_the_write_budget_holds_across_threads() -> None:

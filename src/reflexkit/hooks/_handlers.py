@@ -37,9 +37,11 @@ import attrs
 import orjson
 
 from reflexkit._files import make_dirs, read_regular
+from reflexkit._git import git_env
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.reports.ending import Ending, classify_ending
 from reflexkit.reports.judge import (
     CompletionJudge,
@@ -97,6 +99,11 @@ class HookResult:
 
     stdout: str = ""
     note: str = ""
+
+
+def _hook_json(output: Mapping[str, object]) -> str:
+    """What Claude Code reads from a hook (context for the model), through the outbound gate."""
+    return orjson.dumps(outbound_data(output, "hook_output")).decode()
 
 
 # --- the entry point ------------------------------------------------------------------------
@@ -199,15 +206,8 @@ def _sentinel(path: Path) -> Iterator[bool]:
 
 def _log(project: LoadedProject, event: str, session: str, note: str, seconds: float) -> None:
     """Append one line to the hook log; a log that can't be written is not an error."""
-    line = orjson.dumps(
-        {
-            "at": utcnow().isoformat(),
-            "event": event,
-            "session": session,
-            "note": note,
-            "ms": round(seconds * 1000),
-        }
-    )
+    entry = {"at": utcnow().isoformat(), "event": event, "session": session, "note": note}
+    line = orjson.dumps({**outbound_data(entry, "hooks_log"), "ms": round(seconds * 1000)})
     path = project.root / project.config.hooks.log_path
     try:  # the writer every appender shares: whole lines, no link followed (#19)
         LineWriter(path, keep_open=False, mode=0o600).append(line)
@@ -281,7 +281,7 @@ def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: 
             "additionalContext": "\n\n".join(p.strip() for p in parts),
         }
     }
-    return HookResult(stdout=orjson.dumps(output).decode(), note=f"added {len(parts)} part(s)")
+    return HookResult(stdout=_hook_json(output), note=f"added {len(parts)} part(s)")
 
 
 def _head(root: Path) -> str | None:
@@ -292,6 +292,7 @@ def _head(root: Path) -> str | None:
             capture_output=True,
             timeout=10,
             check=False,
+            env=git_env(),  # confined: no fsmonitor or hook of the repository runs (#29)
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -494,7 +495,7 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
         state["stopBlocks"] = _int(state.get("stopBlocks")) + 1
     output = {"decision": "block", "reason": judgement.retry_feedback()}
     notes.append("blocked the stop")
-    return HookResult(stdout=orjson.dumps(output).decode(), note="; ".join(notes))
+    return HookResult(stdout=_hook_json(output), note="; ".join(notes))
 
 
 _HANDLERS = {

@@ -234,6 +234,9 @@ class VerificationConfig:
     commands: tuple[str, ...] = ()
     timeout_s: int = attrs.field(default=600, validator=at_least(1))
     max_output_chars: int = attrs.field(default=20_000, validator=at_least(200))
+    reports: tuple[str, ...] = ()
+    """Report files the checks write (JUnit XML, SARIF, CTRF), relative to the project root:
+    a failure names the ones its check wrote, and the reflection reads them as data."""
     judge: JudgeMode = JudgeMode.OFF
     judge_timeout_ms: int = attrs.field(default=30_000, validator=at_least(1))
     judge_fixtures_path: str = attrs.field(

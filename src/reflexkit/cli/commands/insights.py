@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from reflexkit import _serde
-from reflexkit._text import one_line
+from reflexkit.cli._console import show
 from reflexkit.cli._core import EXIT_FAILED, _app, _fail
 from reflexkit.insights.analysis import AnalysisOutcome
 from reflexkit.insights.history import RunLogReader
@@ -45,13 +45,13 @@ def _table(
         return
     if not console.is_terminal:
         for row in rows:
-            click.echo("\t".join(one_line(cell) for cell in row))
+            click.echo("\t".join(show(cell) for cell in row))
         return
     table = Table(title=title, caption=escape(str(source)))
     for column in columns:
         table.add_column(column)
     for row in rows:
-        table.add_row(*(escape(one_line(cell)) for cell in row))
+        table.add_row(*(escape(show(cell)) for cell in row))
     console.print(table)
 
 
@@ -79,7 +79,7 @@ def _print_insights(
         rows,
     )
     for entry in paused:
-        click.echo(one_line(f"paused: {entry.task_id}/{entry.subtask_id}: {entry.reason}"))
+        click.echo(show(f"paused: {entry.task_id}/{entry.subtask_id}: {entry.reason}"))
     if skipped:
         click.echo(f"skipped {skipped} unreadable line(s) of {project.insights_path}")
 
@@ -103,12 +103,12 @@ def _print_analysis(outcome: AnalysisOutcome) -> None:
     if not outcome.called:
         click.echo("analysis: no recent findings, nothing to analyse (no LLM call)")
         return
-    click.echo(one_line(f"analysis ({outcome.source}): {outcome.reply.summary}"))
+    click.echo(show(f"analysis ({outcome.source}): {outcome.reply.summary}"))
     if outcome.fallback_reason:
         click.echo(f"  the LLM analysis failed ({outcome.fallback_reason}); the findings stand")
     for finding in outcome.logged:
         click.echo(
-            "  " + one_line(f"{finding.subject_type.value} {finding.subject_id}: {finding.detail}")
+            "  " + show(f"{finding.subject_type.value} {finding.subject_id}: {finding.detail}")
         )
 
 
@@ -161,7 +161,7 @@ def resume(ctx: click.Context, subtask_id: str, task_id: str | None) -> None:
         where = f" of task {task_id}" if task_id else ""
         _fail([f"{subtask_id}{where} is not paused"], EXIT_FAILED)
     for name in resumed:
-        click.echo(one_line(f"resumed {name}"))
+        click.echo(show(f"resumed {name}"))
 
 
 @click.group(invoke_without_command=True)
@@ -201,7 +201,7 @@ def lessons_remove(ctx: click.Context, lesson_id: str) -> None:
     """Forget one lesson, by its id."""
     if not _app(ctx).insights.lessons().remove(lesson_id):
         _fail([f"no lesson {lesson_id}"], EXIT_FAILED)
-    click.echo(one_line(f"removed {lesson_id}"))
+    click.echo(show(f"removed {lesson_id}"))
 
 
 @lessons.command("harvest")
