@@ -3,10 +3,10 @@
 Three figures, each against a baseline measured in the same run, over interleaved rounds:
 
 * **reflect command**: ``reflexkit reflect`` (a fresh process, SDK import included) with
-  ``generationTimeoutMs`` 1500 while the API hangs; against the same command with
-  ``--backend heuristic``, which does everything else the command does. The difference is
-  the time the LLM path took from the command's start of work: the budget must cover the
-  SDK's import and the client (1.5 s + 0.25 s at most).
+  ``generationTimeoutMs`` 1500 while the API hangs, timed from its start of work (the
+  ``reflect: work started`` line of ``--debug``, read as it is written) to its exit: the
+  budget covers building the service, the SDK's import and the client (1.5 s + 0.25 s at
+  most); against the same command with ``--backend heuristic``.
 
 * **reflection deadline**: ``ClaudeGenerator.generate`` with a 1 s budget against a reply that
   the fake Messages API sends in 40 slow pieces over 4 s; against the same request through the
@@ -21,8 +21,9 @@ Usage::
 
     python benchmarks/claude_limits.py [--rounds N]
 
-Exit 1 when the command or the reflection overshoots by 0.25 s or more, or an attempt by
-1 s or more, or leaves a process behind.
+Exit 1 when the command returns later than 0.25 s after the budget (or, when the command's
+own work takes longer, after the heuristic command), or the reflection overshoots by 0.25 s
+or more, or an attempt by 1 s or more, or leaves a process behind.
 """
 
 from __future__ import annotations
@@ -142,8 +143,34 @@ AGENT_LEFTOVERS: list[int] = []
 COMMAND_BUDGET_MS = 1_500
 
 
-def command_round(api: FakeMessagesApi) -> tuple[float, float, str]:
-    """Return (llm command's time, heuristic command's time, the llm one's fallback reason)."""
+def _from_start_of_work(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> float:
+    """Seconds from the command's "work started" debug line to its exit."""
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+    )
+    assert proc.stdin is not None
+    assert proc.stderr is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    started = None
+    for line in proc.stderr:  # logging flushes every record: the line arrives when written
+        if started is None and b"reflect: work started" in line:
+            started = time.monotonic()
+    proc.wait()
+    ended = time.monotonic()
+    if proc.returncode != 0 or started is None:
+        msg = f"{argv[-4:]}: exit {proc.returncode}, no start-of-work line"
+        raise RuntimeError(msg)
+    return ended - started
+
+
+def command_round(api: FakeMessagesApi) -> tuple[float, float]:
+    """Return (llm, heuristic) seconds from the reflect command's start of work to its exit."""
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         (root / ".reflexkit").mkdir()
@@ -155,31 +182,15 @@ def command_round(api: FakeMessagesApi) -> tuple[float, float, str]:
         failure = json.dumps(
             {"taskId": "t", "subtaskId": "s", "attemptNumber": 1, "errorOutput": "boom\n"}
         ).encode()
-        took, reasons = [], []
+        took = []
         for backend in ("llm", "heuristic"):
             api.reset()
-            api.hang(60)
-            started = time.monotonic()
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "reflexkit",
-                    "reflect",
-                    "--json",
-                    "--no-save",
-                    "--backend",
-                    backend,
-                ],
-                input=failure,
-                cwd=root,
-                env=env,
-                capture_output=True,
-                check=True,
-            )
-            took.append(time.monotonic() - started)
-            reasons.append(str(json.loads(done.stdout).get("fallbackReason")))
-    return took[0], took[1], reasons[0]
+            if backend == "llm":
+                api.hang(60)
+            argv = [sys.executable, "-m", "reflexkit", "reflect", "--debug", "--no-save"]
+            took.append(_from_start_of_work([*argv, "--backend", backend], failure, root, env))
+    api.reset()
+    return took[0], took[1]
 
 
 def main() -> int:
@@ -195,14 +206,15 @@ def main() -> int:
         budget = COMMAND_BUDGET_MS / 1000
         print(f"reflect command, {budget:g} s budget, API hanging ({args.rounds} rounds)")
         print(
-            f"  --backend llm:        {llm:6.3f} s (fell back: {sorted({c[2] for c in commands})})"
-        )
-        print(f"  --backend heuristic:  {heuristic:6.3f} s (start-up and the rest of the work)")
-        print(
-            f"  returns within {llm - heuristic:.3f} s of the command's start of work "
+            f"  --backend llm:        returns {llm:6.3f} s after the command's start of work "
             f"(limit {budget:g} s + 0.25 s)"
         )
-        failed |= llm - heuristic >= budget + 0.25
+        print(f"  --backend heuristic:  returns {heuristic:6.3f} s after it (the rest of the work)")
+        # On a loaded machine the command's own work (building the service, the heuristic
+        # fallback) can take longer than the budget: the LLM path may not add to that.
+        limit = max(budget, heuristic) + 0.25
+        print(f"  over max(budget, heuristic) + 0.25 s: {llm - limit:+.3f} s (must be < 0)")
+        failed |= llm >= limit
         reflections = [reflection_round(api) for _ in range(args.rounds)]
         ours = statistics.median(r[0] for r in reflections)
         base = statistics.median(r[1] for r in reflections)

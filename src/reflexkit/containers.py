@@ -294,8 +294,8 @@ class Application(containers.DeclarativeContainer):
     """Everything reflexkit needs, for one validated project."""
 
     project = providers.Dependency(instance_of=LoadedProject)
-    # One Claude client for the generator, the judge and the analyst; built (and the SDK's
-    # import started) only when one of them is.
+    # One Claude client for the generator, the judge and the analyst; built only when one of
+    # them is, and the SDK imported by its first request.
     claude = providers.Singleton(Claude)
     insights = providers.Container(Insights, project=project, claude=claude)
 

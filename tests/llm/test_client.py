@@ -90,11 +90,15 @@ def _reflect(
 def test_a_hanging_api_gives_the_heuristic_reflection(
     tmp_path: Path, fake_messages_api: FakeMessagesApi
 ) -> None:
-    """With the API hanging, ``reflect`` falls back when the 1.5 s budget ends."""
+    """With the API hanging, ``reflect`` falls back when the 1.5 s budget ends.
+
+    The budget runs from the command's start of work: on a machine so loaded that building
+    the service takes all of it, nothing is sent (``run_budget_spent``).
+    """
     fake_messages_api.hang(60)
     reflection, _ = _reflect(tmp_path, fake_messages_api, slow_sdk_s=None)
     assert reflection["source"] == "heuristic"
-    assert reflection["fallbackReason"] == "llm_timeout"
+    assert reflection["fallbackReason"] in {"llm_timeout", "run_budget_spent"}
 
 
 def test_the_budget_covers_importing_the_sdk(
@@ -108,9 +112,11 @@ def test_the_budget_covers_importing_the_sdk(
     fake_messages_api.hang(60)
     reflection, stderr = _reflect(tmp_path, fake_messages_api, slow_sdk_s=30)
     assert reflection["source"] == "heuristic"
-    assert reflection["fallbackReason"] == "llm_timeout"
-    assert "SDK was not loaded within the budget" in stderr
-    assert fake_messages_api.requests == []
+    assert fake_messages_api.requests == []  # before: the import, then a request and 1.5 s
+    if reflection["fallbackReason"] == "llm_timeout":
+        assert "SDK was not loaded within the budget" in stderr
+    else:  # building the service took the whole budget on a loaded machine
+        assert reflection["fallbackReason"] == "run_budget_spent"
 
 
 # --- the budgeted send ----------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """One Claude client for reflexkit: the SDK client, the budgeted send, the reason codes.
 
 The generator, the completion judge and the insights analyst each build their own request and
-read their own reply; everything between is here. The ``anthropic`` SDK is imported in a
-background thread as soon as a :class:`Claude` is built (and only when a credential could
-exist), so its import overlaps the caller's other work; a send waits for it only as long as
-its budget allows: **the budget covers the import and the client's construction**.
+read their own reply; everything between is here. The ``anthropic`` SDK is imported by the
+first send (and only when a credential could exist), in a worker thread that the send waits
+for only as long as its budget allows: **the budget covers the import and the client's
+construction** (seconds on a loaded machine). Nothing is imported while the caller does its
+other work, which the import would slow down (it holds the GIL).
 
 The SDK client is built with ``max_retries=0``; :class:`RetryPolicy` (tenacity) retries inside
 the one budget. Whether a failure is worth another attempt, and how long the server asked to
@@ -57,7 +58,8 @@ REASONS: dict[str, str] = {
     "llm_max_tokens": "the reply was cut off at max_tokens or the context window",
     "llm_invalid_output": "the reply was not JSON, or not the reply schema",
     "llm_api_error": "any other error raised by the SDK",
-    "run_budget_spent": "no time was left in the run's budget (orchestrator.runTimeoutS)",
+    "run_budget_spent": "no time was left in the run's budget (orchestrator.runTimeoutS), or "
+    "in the command's (reflect: generationTimeoutMs from the start of its work)",
 }
 """Every reason code a Claude call fails with, and what it means."""
 
@@ -247,7 +249,6 @@ class Claude:
         self.retry = retry or RetryPolicy()
         self._lock = threading.Lock()
         self._client: Future[anthropic.Anthropic] | None = None
-        self._loading()  # the SDK's import starts now, in the background
 
     def __repr__(self) -> str:  # the key stays out of reprs, and so out of logs
         return f"Claude(base_url={self._base_url!r}, retry={self.retry!r})"
@@ -298,7 +299,7 @@ class Claude:
         self.close()
 
     def _loading(self) -> Future[anthropic.Anthropic]:
-        """The client being built (in a daemon thread: a caller never waits past its budget)."""
+        """The client, built on first use in a daemon thread (no sender waits past its budget)."""
         with self._lock:
             if self._client is None:
                 self._client = Future()

@@ -10,7 +10,8 @@ from typing import IO, TYPE_CHECKING
 import click
 from click.core import ParameterSource
 
-from reflexkit import _serde
+from reflexkit import _log, _serde
+from reflexkit._deadline import deadline_in
 from reflexkit._text import show_name, strip_control
 from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from reflexkit.models import FailureContext, Reflection
 
 __all__ = ["fixtures", "reflect"]
+
+log = _log.get_logger("reflexkit.cli")
 
 
 def _summary(reflection: Reflection) -> str:
@@ -131,20 +134,25 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         )
     as_json = as_json or _state(ctx).json
     failure = _read_input(ctx, input_)
+    log.debug("reflect: work started")  # benchmarks/claude_limits.py times from this line
+    # The generation budget runs from here: building the service and loading the anthropic
+    # SDK count, so a hanging API costs generationTimeoutMs from the start of the work.
+    budget_ms = _state(ctx).project().config.reflexion.generation_timeout_ms
     recorder = None
-    if record is None:
-        service = _service(ctx, backend=backend)
-        reflection = service.generate(failure)
-    else:
-        from dependency_injector import providers  # noqa: PLC0415 -- only when recording
-
-        from reflexkit.reflection.fixture import FixtureRecorder  # noqa: PLC0415
-
-        app = _app(ctx, backend=GeneratorBackend.LLM.value)
-        recorder = FixtureRecorder(app.reflection.claude_generator(), record)
-        with app.reflection.claude_generator.override(providers.Object(recorder)):
-            service = app.reflection.service()
+    with deadline_in(budget_ms / 1_000):
+        if record is None:
+            service = _service(ctx, backend=backend)
             reflection = service.generate(failure)
+        else:
+            from dependency_injector import providers  # noqa: PLC0415 -- only when recording
+
+            from reflexkit.reflection.fixture import FixtureRecorder  # noqa: PLC0415
+
+            app = _app(ctx, backend=GeneratorBackend.LLM.value)
+            recorder = FixtureRecorder(app.reflection.claude_generator(), record)
+            with app.reflection.claude_generator.override(providers.Object(recorder)):
+                service = app.reflection.service()
+                reflection = service.generate(failure)
     _fail_on_missing_fixtures(service)
     # Saved before it is printed: a reader that leaves early (`| head -c 10`) or a stdout
     # that fails costs the output, never the record.
