@@ -1,6 +1,12 @@
 """Measure how closely reflexkit's Claude paths keep their time limits, against the old way.
 
-Two figures, each against a baseline measured in the same run, over interleaved rounds:
+Three figures, each against a baseline measured in the same run, over interleaved rounds:
+
+* **reflect command**: ``reflexkit reflect`` (a fresh process, SDK import included) with
+  ``generationTimeoutMs`` 1500 while the API hangs; against the same command with
+  ``--backend heuristic``, which does everything else the command does. The difference is
+  the time the LLM path took from the command's start of work: the budget must cover the
+  SDK's import and the client (1.5 s + 0.25 s at most).
 
 * **reflection deadline**: ``ClaudeGenerator.generate`` with a 1 s budget against a reply that
   the fake Messages API sends in 40 slow pieces over 4 s; against the same request through the
@@ -15,8 +21,8 @@ Usage::
 
     python benchmarks/claude_limits.py [--rounds N]
 
-Exit 1 when the reflection overshoots by 0.25 s or more, or an attempt by 1 s or more, or
-leaves a process behind.
+Exit 1 when the command or the reflection overshoots by 0.25 s or more, or an attempt by
+1 s or more, or leaves a process behind.
 """
 
 from __future__ import annotations
@@ -24,17 +30,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from reflexkit.exceptions import GenerationError
+from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.subagents import SubagentRequest
-from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.testing.fake_messages_api import FakeMessagesApi, tool_use
 
@@ -59,11 +68,17 @@ FAILURE = FailureContext(
 
 def reflection_round(api: FakeMessagesApi) -> tuple[float, float]:
     """Return (reflexkit's time, the per-read-timeout baseline's time) for one slow reply."""
-    api.trickle(REPLY, seconds=4, pieces=40)
+    api.reply(REPLY)
     with ClaudeGenerator(
-        api_key="bench", base_url=api.url, timeout_ms=int(BUDGET_S * 1000), retry=RetryPolicy()
+        Claude(api_key="bench", base_url=api.url, retry=RetryPolicy()),
+        timeout_ms=int(BUDGET_S * 1000),
     ) as claude:
-        client = claude._get_client()  # noqa: SLF001 -- built (SDK imported) before timing
+        import anthropic  # noqa: PLC0415 -- the SDK is loaded before timing
+
+        client = anthropic.Anthropic(api_key="bench", base_url=api.url, max_retries=0)
+        with contextlib.suppress(GenerationError):
+            claude.generate(FAILURE)  # warm up: the connection; not timed
+        api.trickle(REPLY, seconds=4, pieces=40)
         started = time.monotonic()
         with contextlib.suppress(GenerationError):
             claude.generate(FAILURE)
@@ -127,6 +142,47 @@ def agent_round(api: FakeMessagesApi, env: dict[str, str], round_no: int) -> tup
 
 
 AGENT_LEFTOVERS: list[int] = []
+COMMAND_BUDGET_MS = 1_500
+
+
+def command_round(api: FakeMessagesApi) -> tuple[float, float, str]:
+    """Return (llm command's time, heuristic command's time, the llm one's fallback reason)."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / ".reflexkit").mkdir()
+        (root / ".reflexkit" / "project.json").write_text(
+            json.dumps({"reflexion": {"backend": "llm", "generationTimeoutMs": COMMAND_BUDGET_MS}})
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+        env |= {"ANTHROPIC_API_KEY": "sk-ant-bench", "ANTHROPIC_BASE_URL": api.url}
+        failure = json.dumps(
+            {"taskId": "t", "subtaskId": "s", "attemptNumber": 1, "errorOutput": "boom\n"}
+        ).encode()
+        took, reasons = [], []
+        for backend in ("llm", "heuristic"):
+            api.reset()
+            api.hang(60)
+            started = time.monotonic()
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "reflexkit",
+                    "reflect",
+                    "--json",
+                    "--no-save",
+                    "--backend",
+                    backend,
+                ],
+                input=failure,
+                cwd=root,
+                env=env,
+                capture_output=True,
+                check=True,
+            )
+            took.append(time.monotonic() - started)
+            reasons.append(str(json.loads(done.stdout).get("fallbackReason")))
+    return took[0], took[1], reasons[0]
 
 
 def main() -> int:
@@ -136,6 +192,20 @@ def main() -> int:
     args = parser.parse_args()
     failed = False
     with FakeMessagesApi() as api:
+        commands = [command_round(api) for _ in range(args.rounds)]
+        llm = statistics.median(c[0] for c in commands)
+        heuristic = statistics.median(c[1] for c in commands)
+        budget = COMMAND_BUDGET_MS / 1000
+        print(f"reflect command, {budget:g} s budget, API hanging ({args.rounds} rounds)")
+        print(
+            f"  --backend llm:        {llm:6.3f} s (fell back: {sorted({c[2] for c in commands})})"
+        )
+        print(f"  --backend heuristic:  {heuristic:6.3f} s (start-up and the rest of the work)")
+        print(
+            f"  returns within {llm - heuristic:.3f} s of the command's start of work "
+            f"(limit {budget:g} s + 0.25 s)"
+        )
+        failed |= llm - heuristic >= budget + 0.25
         reflections = [reflection_round(api) for _ in range(args.rounds)]
         ours = statistics.median(r[0] for r in reflections)
         base = statistics.median(r[1] for r in reflections)

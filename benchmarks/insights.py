@@ -47,8 +47,8 @@ from reflexkit.insights import (
     evaluate,
     tool_of,
 )
+from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.tasks.config import InsightsConfig
 from reflexkit.tasks.task import Subtask, Task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
@@ -296,7 +296,7 @@ def request_figures(root: Path) -> bool:
     counts = []
     with FakeMessagesApi() as api:
         analyst = ClaudeAnalyst(
-            api_key="sk-ant-bench", base_url=api.url, retry=RetryPolicy.no_wait()
+            Claude(api_key="sk-ant-bench", base_url=api.url, retry=RetryPolicy.no_wait())
         )
         with analyst:
             for findings, where in ((quiet, clean_root), (noisy, root)):

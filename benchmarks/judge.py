@@ -32,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from reflexkit.reflection._retry import RetryPolicy
-from reflexkit.reflection.judge import (
+from reflexkit.llm import Claude, RetryPolicy
+from reflexkit.reports.judge import (
     ClaudeJudge,
     CompletionJudge,
     HeuristicJudge,
@@ -149,7 +149,9 @@ def main() -> int:
             ok = s["false_blocks"] == 0 and s["precision"] == s["recall"] == 1.0
 
     with FakeMessagesApi() as api:
-        judge = ClaudeJudge(base_url=api.url, api_key="sk-bench", retry=RetryPolicy.no_wait())
+        judge = ClaudeJudge(
+            Claude(base_url=api.url, api_key="sk-bench", retry=RetryPolicy.no_wait())
+        )
 
         def llm(attempt: JudgeInput) -> object:
             api.reply(COMPLETE)

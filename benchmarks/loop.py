@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from reflexkit.containers import build_application
+from reflexkit.events import Event, RunLog
 from reflexkit.models import FailureContext
-from reflexkit.orchestrator.events import Event, RunLog
 from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import VerificationResult
 from reflexkit.tasks.config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig

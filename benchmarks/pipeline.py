@@ -42,10 +42,10 @@ from urllib.parse import urlparse
 from reflexkit import _serde
 from reflexkit.containers import build_application
 from reflexkit.exceptions import GenerationError
+from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.memory import JsonlMemory
 from reflexkit.models import FailureContext
 from reflexkit.redaction import Redactor
-from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.tasks.config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
@@ -119,7 +119,8 @@ def bench_llm(failure: FailureContext, rounds: int, calls: int) -> tuple[float, 
     with (
         FakeMessagesApi() as api,
         ClaudeGenerator(
-            api_key="bench", base_url=api.url, timeout_ms=10_000, retry=RetryPolicy.no_wait()
+            Claude(api_key="bench", base_url=api.url, retry=RetryPolicy.no_wait()),
+            timeout_ms=10_000,
         ) as claude,
     ):
         body = json.dumps(claude.prompt(failure).request).encode()
@@ -155,7 +156,7 @@ def bench_budget(failure: FailureContext, budget_ms: int = 500) -> dict[str, flo
     took: dict[str, float] = {}
     with (
         FakeMessagesApi() as api,
-        ClaudeGenerator(api_key="bench", base_url=api.url, timeout_ms=budget_ms) as claude,
+        ClaudeGenerator(Claude(api_key="bench", base_url=api.url), timeout_ms=budget_ms) as claude,
     ):
         api.reply(REPLY)
         claude.generate(failure)  # warm up

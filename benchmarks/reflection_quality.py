@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 import statistics
 import sys
 import time
@@ -47,6 +48,17 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "failures" / "dev"
 OWN_OUTPUTS = REPO / "tests" / "data" / "tool_outputs"
 HOLDOUT_LIKE = REPO / "tests" / "data" / "holdout_like"
+UNSEEN_TOOLS = REPO / "tests" / "data" / "unseen_tools"
+UNSEEN_REPOS = REPO / "tests" / "data" / "unseen_repos"
+TOOL_NAMES = (
+    "pytest", "unittest", "mypy", "pyright", "ruff", "flake8", "tsc", "eslint", "jest", "vitest",
+    "mocha", "node:test", "cargo", "clippy", "gcc", "clang", "go test", "go vet", "cmake",
+    "phpunit", "rspec", "minitest", "busted", "ExUnit", "bats", "shellcheck", "sphinx", "mkdocs",
+    "biome", "ctest", "sanitizer",
+)  # fmt: skip
+"""Tools a reflection may name as the one that failed (words that are also verbs or advice,
+``make``, ``pip``, ``npm``, are left out); naming one that neither the command nor the output
+mentions is a wrong-tool error."""
 RUNS = 5
 PASTE_LIMIT = 300
 """No block copied verbatim from the output may be longer than this."""
@@ -83,6 +95,17 @@ def reflect(
 def quoted_text(reflection: Reflection) -> str:
     """Return the text a key fact must appear in."""
     return "\n".join([reflection.analysis, reflection.suggestion, *reflection.action_items])
+
+
+def wrong_tools(reflection: Reflection, failure: FailureContext) -> list[str]:
+    """Return the tools the reflection names that neither the command nor the output shows."""
+    said = quoted_text(reflection).lower()
+    seen = f"{failure.command}\n{failure.error_output}".lower()
+    return [t for t in TOOL_NAMES if _named(t.lower(), said) and t.lower() not in seen]
+
+
+def _named(tool: str, text: str) -> bool:
+    return re.search(rf"(?<![\w/.-]){re.escape(tool)}(?![\w-])", text) is not None
 
 
 def longest_paste(reflection_text: str, output: str) -> int:
@@ -122,6 +145,26 @@ def print_per_tool(rows: dict[str, list[tuple[bool, int, int, bool]]]) -> None:
         )
 
 
+def print_misses(item: dict[str, Any], reflection: Reflection, missing: list[str]) -> None:
+    """Print what the reflection on one item got wrong: type, category, facts, tools."""
+    expected = item["expected"]
+    failure = structure(item["failureContext"], FailureContext)
+    lines = [f"    missing key fact: {fact!r}" for fact in missing]
+    if reflection.failure_type.value != expected["failureType"]:
+        lines.insert(
+            0, f"    type {reflection.failure_type.value}, expected {expected['failureType']}"
+        )
+    if reflection.category.value not in expected["categoryHints"]:
+        hints = expected["categoryHints"]
+        lines.insert(0, f"    category {reflection.category.value}, expected {hints}")
+    named = wrong_tools(reflection, failure)
+    if named:
+        lines.insert(0, f"    names {', '.join(named)}, which did not run")
+    if lines:
+        print(f"  {item['id']}:")
+        print("\n".join(lines))
+
+
 def measure_corpus(
     folder: Path, *, verbose: bool, prefix: str = "", per_tool: bool = False
 ) -> dict[str, float]:
@@ -131,7 +174,7 @@ def measure_corpus(
         sys.exit(f"no *.json items named {prefix}* in {folder}")
     rows: dict[str, list[tuple[bool, int, int, bool]]] = {}
     redactor, generator = Redactor(), HeuristicGenerator()
-    typed = facts_total = facts_found = agreed = 0
+    typed = facts_total = facts_found = agreed = wrong = 0
     lengths: list[int] = []
     seconds: list[float] = []
     heuristic_seconds: list[float] = []
@@ -146,6 +189,7 @@ def measure_corpus(
         type_ok = reflection.failure_type.value == expected["failureType"]
         category_ok = reflection.category.value in expected["categoryHints"]
         typed += type_ok
+        wrong += bool(wrong_tools(reflection, failure))
         agreed += category_ok
         facts_total += len(expected["keyFacts"])
         facts_found += len(expected["keyFacts"]) - len(missing)
@@ -167,17 +211,8 @@ def measure_corpus(
         pastes.append(longest_paste(text, failure.error_output))
         if verbose and pastes[-1] > PASTE_LIMIT:
             print(f"  {item['id']}: pasted block of {pastes[-1]} chars")
-        if verbose and (missing or not type_ok or not category_ok):
-            print(f"  {item['id']}:")
-            if not type_ok:
-                print(
-                    f"    type {reflection.failure_type.value}, expected {expected['failureType']}"
-                )
-            if not category_ok:
-                hints = expected["categoryHints"]
-                print(f"    category {reflection.category.value}, expected {hints}")
-            for fact in missing:
-                print(f"    missing key fact: {fact!r}")
+        if verbose:
+            print_misses(item, reflection, missing)
     count = len(paths)
     figures = {
         "items": count,
@@ -192,6 +227,7 @@ def measure_corpus(
         "heuristic_ms_median": 1000 * statistics.median(heuristic_seconds),
         "heuristic_ms_max": 1000 * max(heuristic_seconds),
         "longest_paste": max(pastes),
+        "wrong_tool": wrong,
     }
     print(f"corpus: {folder}{' ' + prefix + '*' if prefix else ''} ({count} items)")
     print(f"  failure type correct    {figures['type_accuracy']:7.1%}   (target >= 95%)")
@@ -200,6 +236,7 @@ def measure_corpus(
         f"{facts_found}/{facts_total})"
     )
     print(f"  category acceptable     {figures['category_agreement']:7.1%}   (target >= 80%)")
+    print(f"  wrong tool named        {wrong:7d}   items (target 0)")
     print(
         f"  reflection length       {figures['mean_length']:7.0f}   chars mean, "
         f"{figures['max_length']} max (limit 1500)"
@@ -273,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         "corpus",
         nargs="*",
         type=Path,
-        default=[DEFAULT_CORPUS, OWN_OUTPUTS, HOLDOUT_LIKE],
+        default=[DEFAULT_CORPUS, OWN_OUTPUTS, HOLDOUT_LIKE, UNSEEN_TOOLS, UNSEEN_REPOS],
         metavar="CORPUS_DIR_OR_ITEM",
     )
     parser.add_argument("--secrets", type=Path, default=DEFAULT_SECRETS)

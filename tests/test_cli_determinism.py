@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -441,3 +442,169 @@ def test_deterministic_without_a_run_id_warns(
     code, _, err = run_in(root, monkeypatch, "--deterministic")
     assert code == 0, err
     assert "--deterministic with no --run-id" in err
+
+
+# --- the insight rules see a deterministic run as they see any other (#25) ------------------------
+
+HANG = (
+    "import sys, time; open(sys.argv[1], 'a').write(sys.stdin.read() + '\\n=====\\n'); "
+    "time.sleep(30)"
+)
+
+
+def hanging_project(root: Path) -> Path:
+    """A subtask whose agent records its prompt, changes nothing and times out each time."""
+    root.mkdir(parents=True)
+    (root / ".reflexkit").mkdir()
+    (root / ".reflexkit" / "project.json").write_text(
+        json.dumps(
+            {
+                "reflexion": {"backend": "heuristic"},
+                "orchestrator": {"maxAttempts": 3, "attemptTimeoutS": 1},
+                "insights": {"timeoutLimit": 2},
+            }
+        )
+    )
+    (root / "task.json").write_text(
+        json.dumps(
+            {
+                "id": "shop",
+                "description": "",
+                "subtasks": [{"id": "cart", "description": "Fix the cart.", "verify": ["true"]}],
+            }
+        )
+    )
+    return root
+
+
+def run_hanging(
+    root: Path, prompts: Path, monkeypatch: pytest.MonkeyPatch, *extra: str
+) -> list[dict[str, object]]:
+    """`reflexkit run` with the hanging agent; the run log's events."""
+    monkeypatch.chdir(root)
+    agent = f"{sys.executable} -c {json.dumps(HANG)} {prompts}"
+    result = CliRunner().invoke(
+        cli, ["run", "task.json", "--agent-command", agent, "--run-id", "r1", *extra]
+    )
+    assert result.exit_code == 1, result.output + result.stderr
+    log = root / ".reflexkit" / "runs" / "r1.jsonl"
+    return [orjson.loads(line) for line in log.read_bytes().splitlines()]
+
+
+def test_a_deterministic_run_sees_the_findings_and_nudges_of_a_normal_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """timeout_pattern, no_change_repeat and the "changed nothing" nudge, in both modes.
+
+    And two deterministic runs that emit findings write the same bytes.
+    """
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    seen = {}
+    digests = []
+    for name, extra in (
+        ("normal", ()),
+        ("det1", ("--deterministic",)),
+        ("det2", ("--deterministic",)),
+    ):
+        root = hanging_project(tmp_path / "project")
+        prompts = tmp_path / f"{name}.prompts"
+        events = run_hanging(root, prompts, monkeypatch, *extra)
+        findings = sorted(
+            (str(e["data"]["rule"]), e["attempt"])  # type: ignore[index]
+            for e in events
+            if e["kind"] == "finding"
+        )
+        nudged = [
+            "## Note: your last attempt changed nothing" in p
+            for p in prompts.read_text().split("=====")[:3]
+        ]
+        seen[name] = (findings, nudged)
+        if extra:
+            digests.append(sha256(root / ".reflexkit" / "runs" / "r1.jsonl"))
+            stamps = {e["data"]["createdAt"] for e in events if e["kind"] == "finding"}  # type: ignore[index]
+            assert stamps == {"2000-01-01T00:00:00Z"}
+        monkeypatch.chdir(tmp_path)
+        root.rename(tmp_path / name)
+    rules = {rule for rule, _attempt in seen["normal"][0]}
+    assert {"timeout_pattern", "no_change_repeat"} <= rules
+    assert seen["normal"][1] == [False, False, True]
+    assert seen["det1"] == seen["normal"]
+    assert digests[0] == digests[1]
+
+
+# --- pause and resume by position, whatever the runs' clock (#29) ---------------------------------
+
+
+def failing_project(root: Path) -> Path:
+    """A subtask that fails every run; paused after 2 failed runs."""
+    root.mkdir(parents=True)
+    (root / ".reflexkit").mkdir()
+    (root / ".reflexkit" / "project.json").write_text(
+        json.dumps(
+            {
+                "reflexion": {"backend": "heuristic"},
+                "orchestrator": {"maxAttempts": 1},
+                "insights": {"consecutiveFailureLimit": 2},
+            }
+        )
+    )
+    (root / "task.json").write_text(
+        json.dumps(
+            {
+                "id": "shop",
+                "description": "",
+                "subtasks": [{"id": "cart", "description": "Fix the cart.", "verify": ["false"]}],
+            }
+        )
+    )
+    return root
+
+
+def outcome_of(root: Path, run_id: str) -> str:
+    """`reflexkit run --deterministic` once; how the subtask ended."""
+    result = CliRunner().invoke(
+        cli,
+        ["run", "task.json", "--agent-command", "true", "--deterministic", "--run-id", run_id],
+    )
+    assert result.exit_code == 1, result.output + result.stderr
+    log = root / ".reflexkit" / "runs" / f"{run_id}.jsonl"
+    endings = [e["kind"] for e in map(orjson.loads, log.read_bytes().splitlines())]
+    return next(k for k in ("exhausted", "stuck", "paused") if k in endings)
+
+
+def resume(subtask: str) -> None:
+    """`reflexkit resume SUBTASK`."""
+    result = CliRunner().invoke(cli, ["resume", subtask])
+    assert result.exit_code == 0, result.output + result.stderr
+
+
+@pytest.mark.parametrize(
+    "epoch",
+    [
+        None,  # stamped 2000-01-01, long before the resume
+        str(int(time.time()) + 400 * 86_400),  # stamped ahead of the resume
+    ],
+    ids=["stamped-2000", "stamped-ahead"],  # the same ids in every xdist worker
+)
+def test_a_resumed_subtask_is_paused_again_after_new_failed_runs_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, epoch: str | None
+) -> None:
+    """Runs stamped by another clock than the resume's are ordered by position.
+
+    Paused after 2 failed runs, attempted again after the resume, paused again after 2 new
+    failed runs.
+    """
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    if epoch is None:
+        monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    else:
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", epoch)
+    root = failing_project(tmp_path / "project")
+    monkeypatch.chdir(root)
+    assert [outcome_of(root, f"r{i}") for i in (1, 2, 3)] == ["exhausted", "exhausted", "paused"]
+    resume("cart")
+    assert outcome_of(root, "r4") == "exhausted"  # not paused again at once
+    assert outcome_of(root, "r5") == "exhausted"
+    assert outcome_of(root, "r6") == "paused"  # paused again, after 2 new failed runs

@@ -138,3 +138,37 @@ def test_key_sees_the_same_run_as_the_generator(live: FakeMessagesApi, project_d
     assert orjson.loads(line)["promptHash"] == key
     (request,) = live.requests
     assert "<reflection" not in json.dumps(request.json)  # run-1's lesson stayed out
+
+
+def test_a_torn_fixture_line_with_fixture_miss_error_exits_2(project_dir: Path) -> None:
+    """fixtureMiss: error, the failure's reply only on a torn line: exit 2, not a quiet fallback."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": "fixture", "fixtureMiss": "error"}})
+    )
+    key = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "fixtures", "key"],
+        input=json.dumps(FAILURE),
+        capture_output=True,
+        text=True,
+        cwd=project_dir,
+        check=True,
+    ).stdout.strip()
+    fixtures = project_dir / ".reflexkit" / "fixtures" / "reflections.jsonl"
+    fixtures.parent.mkdir()
+    other = json.dumps({"promptHash": "0" * 12, "completion": REPLY})
+    torn = json.dumps({"promptHash": key, "completion": REPLY})[:-9]
+    fixtures.write_text(other + "\n" + torn + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "reflect", "--json"],
+        input=json.dumps(FAILURE),
+        capture_output=True,
+        text=True,
+        cwd=project_dir,
+        check=False,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert key in done.stderr

@@ -279,9 +279,9 @@ def test_heuristic_reflect_leaves_the_llm_generators_out(project: Path) -> None:
     lazy = {
         "reflexkit.reflection.fixture",
         "reflexkit.reflection.claude",
-        "reflexkit.reflection._retry",
+        "reflexkit.llm._client",
         "reflexkit.orchestrator._process",
-        "reflexkit.orchestrator.events",
+        "reflexkit.events",
         "tenacity",
         "ctypes",
     }

@@ -15,6 +15,7 @@ from dependency_injector import containers, providers
 from reflexkit.containers import FakeServices, build_application, fake_services
 from reflexkit.exceptions import ConfigError
 from reflexkit.insights.analysis import ClaudeAnalyst
+from reflexkit.llm import Claude, Effort, OutputMode, Thinking
 from reflexkit.memory import InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, ReflectionSource
@@ -22,11 +23,10 @@ from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
-from reflexkit.reflection.fixture import FixtureGenerator, fixture_key, request_options
+from reflexkit.reflection.fixture import FixtureGenerator, fixture_key
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.tasks.config import (
     ClaudeCodeConfig,
-    Effort,
     GeneratorBackend,
     LoadedProject,
     MemoryBackend,
@@ -34,9 +34,7 @@ from reflexkit.tasks.config import (
     OrchestratorConfig,
     ProjectConfig,
     ReflexionConfig,
-    ReflexionMode,
     SubagentKind,
-    Thinking,
     VerificationConfig,
 )
 from reflexkit.tasks.task import Subtask, Task
@@ -254,14 +252,14 @@ def test_reflexion_request_options_reach_claude_and_the_fixture_key(tmp_path: Pa
     project = _project(
         tmp_path,
         backend=GeneratorBackend.FIXTURE,
-        mode=ReflexionMode.TOOL,
+        mode=OutputMode.TOOL,
         thinking=Thinking.DISABLED,
         effort=Effort.HIGH,
         max_tokens=2_000,
     )
     app = build_application(project)
     try:
-        claude = app.reflection.claude()
+        claude = app.reflection.claude_generator()
         request = claude.prompt(FAILURE).request
         assert request["tool_choice"]["name"]
         assert request["thinking"] == {"type": "disabled"}
@@ -269,9 +267,9 @@ def test_reflexion_request_options_reach_claude_and_the_fixture_key(tmp_path: Pa
         assert request["max_tokens"] == 2_000
         replay = app.reflection.generator()
         assert isinstance(replay, FixtureGenerator)
-        options = request_options(project.config.reflexion)
-        assert fixture_key(FAILURE, root=tmp_path, **options) == claude.prompt(FAILURE).key
-        assert (replay.mode, replay.thinking, replay.effort) == ("tool", "disabled", "high")
+        options = project.config.reflexion.request_options()
+        assert fixture_key(FAILURE, root=tmp_path, options=options) == claude.prompt(FAILURE).key
+        assert replay.options == claude.options == options
     finally:
         app.shutdown_resources()
 
@@ -291,3 +289,17 @@ def test_the_claude_code_subagent_follows_orchestrator_claude_code(tmp_path: Pat
     assert isinstance(agent, ClaudeCodeSubagent)
     assert (agent.model, agent.max_turns, agent.max_budget_usd) == ("claude-sonnet-5-5", 7, 2.5)
     assert "Bash(pytest:*)" in agent.allowed_tools
+
+
+def test_the_generator_judge_and_analyst_share_one_claude_client(tmp_path: Path) -> None:
+    """One Claude client serves the generator, the judge and the analyst."""
+    project = _project(tmp_path, backend=GeneratorBackend.LLM)
+    app = build_application(project)
+    try:
+        shared = app.claude()
+        assert isinstance(shared, Claude)
+        assert app.reflection.claude_generator().claude is shared
+        assert app.orchestration.claude_judge().claude is shared
+        assert app.insights.analyst().claude is shared
+    finally:
+        app.shutdown_resources()

@@ -6,8 +6,12 @@ beside the target (created with ``O_EXCL``, so never through a planted link), ev
 written (a short write is retried, a full disk is an error), the file is synced and renamed
 over the target, and the folder is synced so the rename survives a power loss. On any
 failure the temporary file is removed and the target is as it was. A symbolic link at the
-target is replaced by the file, never followed. :func:`read_regular` reads such a file
-back: not through a link, never blocking on a FIFO planted in its place.
+target is replaced by the file, never followed.
+
+:func:`read_regular` is the one safe reader, for every file whose path a payload, a config or
+a repository can name: a regular file only, no link followed, a non-blocking open (a FIFO
+planted there never hangs it), a size bound (``/dev/zero`` or a huge file never fills the
+memory), and an error that says which of these it was.
 """
 
 from __future__ import annotations
@@ -17,8 +21,16 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import Literal
 
-__all__ = ["FOLDER_MODE", "atomic_write", "make_dirs", "read_regular", "sync_folder"]
+__all__ = [
+    "FOLDER_MODE",
+    "atomic_write",
+    "make_dirs",
+    "open_regular",
+    "read_regular",
+    "sync_folder",
+]
 
 
 FOLDER_MODE = 0o755
@@ -112,35 +124,102 @@ def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> Path:
     return target
 
 
-def read_regular(
-    path: Path, *, limit: int | None = 16 * 1024 * 1024, follow: bool = False
-) -> bytes:
-    """Return the first *limit* bytes of the regular file at *path* (all with ``None``).
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
-    Args:
-        path: The file.
-        limit: The most to read.
-        follow: Read through a symbolic link (a user's file, such as committed fixtures);
-            by default a link is refused.
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: str | os.PathLike[str], *, follow: bool = False) -> int:
+    """Open the regular file at *path* for reading; return its descriptor (the caller closes it).
+
+    Never through a symbolic link (unless *follow*), never blocking (a FIFO planted there
+    would wait for a writer forever), never a device (``/dev/zero`` never ends).
 
     Raises:
         FileNotFoundError: There is no file.
-        OSError: *path* is a folder, a FIFO or a device (or a link, unless *follow*), or
-            can't be read.
+        OSError: *path* is a link, a folder, a FIFO, a device or a socket (the message says
+            which), or can't be opened.
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
-    fd = os.open(path, flags)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        if err.errno == errno.ELOOP and not follow:
+            why = "is a symbolic link; reflexkit does not follow links there"
+            raise OSError(errno.ELOOP, why, os.fspath(path)) from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        why = f"is {_kind(mode)}, not a regular file"
+        raise OSError(errno.EINVAL, why, os.fspath(path))
+    return fd
+
+
+def read_regular(
+    path: str | os.PathLike[str],
+    *,
+    limit: int | None = 16 * 1024 * 1024,
+    follow: bool = False,
+    keep: Literal["head", "tail"] | None = None,
+) -> bytes:
+    """Return the bytes of the regular file at *path*: the one safe reader.
+
+    Every file whose path a payload, a config or a repository can name is read here: a
+    regular file only, no link followed, a non-blocking open, and at most *limit* bytes.
+
+    Args:
+        path: The file.
+        limit: The most it may hold (``None``: no bound, for files reflexkit wrote itself).
+        follow: Read through a symbolic link (a user's own file, such as committed
+            fixtures, whose target is checked the same way); by default a link is refused.
+        keep: What of a longer file to return instead of refusing it: its first *limit*
+            bytes (``"head"``, an excerpt) or its last (``"tail"``, a log or a transcript
+            read from its end).
+
+    Raises:
+        FileNotFoundError: There is no file.
+        OSError: *path* is a folder, a FIFO, a device or a socket (or a link, unless
+            *follow*), can't be read, or (``errno.EFBIG``) holds more than *limit* bytes;
+            the message says which.
+    """
+    fd = open_regular(path, follow=follow)
+    try:
+        start = 0
+        if keep == "tail" and limit is not None:
+            start = max(0, os.fstat(fd).st_size - limit)
         chunks: list[bytes] = []
         size = 0
-        while limit is None or size < limit:
-            chunk = os.read(fd, 1 << 20 if limit is None else min(limit - size, 1 << 20))
+        while limit is None or size <= limit:
+            want = 1 << 20 if limit is None else min(limit + 1 - size, 1 << 20)
+            chunk = os.pread(fd, want, start + size)
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-        return b"".join(chunks)
+        data = b"".join(chunks)
+        if limit is not None and size > limit:
+            if keep is not None:  # "tail": it grew while read; its newest bytes
+                return data[:limit] if keep == "head" else data[-limit:]
+            why = f"holds more than {_size(limit)}, the most reflexkit reads there"
+            raise OSError(errno.EFBIG, why, os.fspath(path))
+        return data
     finally:
         os.close(fd)
+
+
+def _size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and not n % (1 << shift):
+            return f"{n >> shift} {unit}"
+    return f"{n:,} bytes"

@@ -10,8 +10,8 @@ import orjson
 
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
-from reflexkit.orchestrator.calibration import Outcome, calibrate
-from reflexkit.orchestrator.report import read_reports
+from reflexkit.reports.calibration import Outcome, calibrate
+from reflexkit.reports.report import read_reports
 from reflexkit.tasks.config import load_project
 
 __all__ = ["calibrate_command"]

@@ -24,10 +24,10 @@ from reflexkit.insights.analysis import AnalysisCycle, ClaudeAnalyst, HeuristicA
 from reflexkit.insights.lessons import InMemoryLessons, JsonlLessons
 from reflexkit.insights.rules import FixedRules, HistoryRules
 from reflexkit.insights.store import FindingLog, PausedSubtasks
+from reflexkit.llm import Claude
 from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import LogicalClock, utcnow
-from reflexkit.orchestrator.audit import AttemptAudit
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.insight_steps import LoopInsights
 from reflexkit.orchestrator.loop import Orchestrator
@@ -38,11 +38,12 @@ from reflexkit.reflection.classify import classify
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.fixture import FixtureGenerator, request_options
+from reflexkit.reflection.fixture import FixtureGenerator
 from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.judge import ClaudeJudge, FixtureJudge, HeuristicJudge
 from reflexkit.reflection.protocols import ReflectionService
 from reflexkit.reflection.service import DefaultReflectionService
+from reflexkit.reports.audit import AttemptAudit
+from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge
 from reflexkit.tasks.config import LoadedProject, ReflexionConfig
 
 __all__ = [
@@ -108,32 +109,27 @@ class Reflection(containers.DeclarativeContainer):
     project = providers.Dependency(instance_of=LoadedProject)
     store = providers.Dependency(instance_of=EpisodicMemory)  # type: ignore[type-abstract]  # a runtime-checkable protocol
 
+    claude = providers.Dependency(instance_of=Claude)
+
     redactor = providers.Singleton(Redactor)
     heuristic = providers.Singleton(HeuristicGenerator)
-    request = providers.Callable(request_options, project.provided.config.reflexion)
-    claude = providers.Factory(
+    options = project.provided.config.reflexion.request_options.call()
+    claude_generator = providers.Factory(
         ClaudeGenerator,
-        model=project.provided.config.reflexion.model,
+        claude,
+        options=options,
         timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
-        mode=request.provided["mode"],
-        max_tokens=request.provided["max_tokens"],
-        thinking=request.provided["thinking"],
-        effort=request.provided["effort"],
         root=project.provided.root,
     )
 
     backend = providers.Selector(
         project.provided.config.reflexion.backend,
-        llm=providers.Factory(FallbackGenerator, claude, heuristic),
+        llm=providers.Factory(FallbackGenerator, claude_generator, heuristic),
         heuristic=heuristic,
         fixture=providers.Factory(
             FixtureGenerator,
             project.provided.fixtures_path,
-            model=project.provided.config.reflexion.model,
-            mode=request.provided["mode"],
-            max_tokens=request.provided["max_tokens"],
-            thinking=request.provided["thinking"],
-            effort=request.provided["effort"],
+            options=options,
             root=project.provided.root,
         ),
     )
@@ -168,6 +164,7 @@ class Orchestration(containers.DeclarativeContainer):
     project = providers.Dependency(instance_of=LoadedProject)
     service = providers.Dependency(instance_of=ReflectionService)  # type: ignore[type-abstract]  # a runtime-checkable protocol
     insights = providers.Dependency(instance_of=LoopInsights, default=None)
+    claude = providers.Dependency(instance_of=Claude)
 
     subagent = providers.Selector(
         project.provided.config.orchestrator.subagent,
@@ -184,6 +181,7 @@ class Orchestration(containers.DeclarativeContainer):
     verifier_for = providers.Factory(verifier_factory, project.provided.config.verification)
     claude_judge = providers.Factory(
         ClaudeJudge,
+        claude,
         model=project.provided.config.reflexion.model,
         timeout_ms=project.provided.config.verification.judge_timeout_ms,
     )
@@ -221,9 +219,13 @@ class Insights(containers.DeclarativeContainer):
     """The rule tier, the analysis and the lessons of a project (docs/insights.md)."""
 
     project = providers.Dependency(instance_of=LoadedProject)
+    claude = providers.Dependency(instance_of=Claude)
 
+    clock = providers.Singleton(_clock_for, project.provided.config.reflexion)  # the runs'
     findings = providers.Singleton(FindingLog, project.provided.insights_path)
-    paused = providers.Singleton(PausedSubtasks, project.provided.paused_path)
+    paused = providers.Singleton(
+        PausedSubtasks, project.provided.paused_path, runs=project.provided.runs_dir
+    )
     lessons = providers.Singleton(JsonlLessons, project.provided.lessons_path)
     rules = providers.Singleton(
         HistoryRules,
@@ -231,12 +233,14 @@ class Insights(containers.DeclarativeContainer):
         findings=findings,
         paused=paused,
         config=project.provided.config.insights,
+        clock=clock,
     )
     heuristic_analyst = providers.Singleton(HeuristicAnalyst)
     analyst_backend = providers.Selector(
         project.provided.config.reflexion.backend,
         llm=providers.Factory(
             ClaudeAnalyst,
+            claude,
             model=project.provided.config.reflexion.model,
             timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
         ),
@@ -251,6 +255,7 @@ class Insights(containers.DeclarativeContainer):
         findings=findings,
         paused=paused,
         lessons=lessons,
+        clock=clock,
     )
     # The loop's insight steps: a fresh one (and fresh per-run state) per Orchestrator.
     loop = providers.Factory(
@@ -267,12 +272,19 @@ class Application(containers.DeclarativeContainer):
     """Everything reflexkit needs, for one validated project."""
 
     project = providers.Dependency(instance_of=LoadedProject)
-    insights = providers.Container(Insights, project=project)
+    # One Claude client for the generator, the judge and the analyst; built (and the SDK's
+    # import started) only when one of them is.
+    claude = providers.Singleton(Claude)
+    insights = providers.Container(Insights, project=project, claude=claude)
 
     memory = providers.Container(Memory, project=project)
-    reflection = providers.Container(Reflection, project=project, store=memory.store)
+    reflection = providers.Container(Reflection, project=project, store=memory.store, claude=claude)
     orchestration = providers.Container(
-        Orchestration, project=project, service=reflection.service, insights=insights.loop
+        Orchestration,
+        project=project,
+        service=reflection.service,
+        insights=insights.loop,
+        claude=claude,
     )
 
 

@@ -42,7 +42,7 @@ try:
         JsonlLessons(path).add(Lesson(id="l1", fingerprint="f", failure_type=FailureType.UNKNOWN,
             tool="pytest", suggestion="do it"))
     elif kind == "run-log":
-        from reflexkit.orchestrator.events import Event, EventKind, RunLog
+        from reflexkit.events import Event, EventKind, RunLog
         with RunLog(path) as log:
             log.write(Event(kind=EventKind.RUN_STARTED))
         if log.lost:
@@ -132,7 +132,7 @@ try:
         history = RunLogReader(path.parent).history()
         print(len(history.runs) + history.bad_lines)
     elif kind == "led":
-        from reflexkit.orchestrator.events import led_to_success
+        from reflexkit.events import led_to_success
         print(len(led_to_success(path.parent)))
 except StoreError as err:
     print("error:", err)

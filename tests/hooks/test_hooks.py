@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from reflexkit.cli import cli
-from reflexkit.orchestrator.report import report_schema
+from reflexkit.reports.report import report_schema
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 DATA = Path(__file__).parent.parent / "data" / "hooks"
@@ -339,7 +339,7 @@ def test_judge_does_not_block_a_question_to_the_user(project: Path) -> None:
 
 def test_llm_judge_blocks_through_the_fake_api(project: Path) -> None:
     """The llm judge asks Claude (the fake Messages API) and blocks with its feedback."""
-    configure(project, verification={"judge": "llm", "judgeTimeoutMs": 5000})
+    configure(project, verification={"judge": "llm", "judgeTimeoutMs": 60_000})
     write_todo(project)
     verdict = {
         "complete": False,
@@ -361,7 +361,7 @@ def test_llm_judge_blocks_through_the_fake_api(project: Path) -> None:
 
 def test_llm_judge_error_never_blocks_and_is_logged(project: Path) -> None:
     """A judge whose API fails lets the stop through and logs the reason."""
-    configure(project, verification={"judge": "llm", "judgeTimeoutMs": 2000})
+    configure(project, verification={"judge": "llm", "judgeTimeoutMs": 60_000})
     write_todo(project)
     with FakeMessagesApi() as api:
         for _ in range(6):
@@ -455,7 +455,7 @@ def test_corrupt_session_state_is_survived(project: Path) -> None:
 
 def test_the_judge_sees_the_request_not_its_own_feedback(project: Path) -> None:
     """After a block, the request the judge reads is still the user's, not the feedback."""
-    configure(project, verification={"judge": "llm", "judgeTimeoutMs": 5000})
+    configure(project, verification={"judge": "llm", "judgeTimeoutMs": 60_000})
     write_todo(project)
     transcript = project.parent / "transcript.jsonl"
     feedback = {
@@ -482,3 +482,23 @@ def test_the_judge_sees_the_request_not_its_own_feedback(project: Path) -> None:
         [request] = api.requests
     content = request.json["messages"][0]["content"]
     assert "<subtask>\n```subtask\nImplement CSV export of orders" in content  # fenced as data
+
+
+@pytest.mark.parametrize("planted", ["fifo", "dev-zero", "link"])
+def test_a_transcript_path_that_is_no_file_neither_hangs_nor_fills_memory(
+    project: Path, planted: str
+) -> None:
+    """A FIFO, /dev/zero or a link as transcript_path: the stop hook ends at once, as without."""
+    configure(project, verification={"judge": "heuristic"})
+    write_todo(project)
+    transcript = project.parent / f"planted-{planted}"
+    if planted == "fifo":
+        os.mkfifo(transcript)
+    elif planted == "dev-zero":
+        transcript = Path("/dev/zero")
+    else:
+        transcript.symlink_to(project.parent / "transcript.jsonl")
+    data = payload("stop.json", project, transcript_path=str(transcript))
+    done = hook("stop", data, project)  # 60 s limit: a FIFO would hang it for good
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["decision"] == "block"  # the judge still ran

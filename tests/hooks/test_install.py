@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,40 @@ def test_merge_rejects_a_bad_shape() -> None:
     """The hooks key must be an object of lists."""
     with pytest.raises(ConfigError, match=r"\$\.hooks"):
         merge_hooks({"hooks": "yes"})
+
+
+def test_install_keeps_every_number_as_written(tmp_path: Path) -> None:
+    """Integers beyond 64 bits, exponents and 1.0 come back byte for byte, not as floats."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(
+        '{"big": 123456789012345678901234567890, "exp": 1e400, "one": 1.0, "neg": -0,'
+        ' "nested": {"x": [1E5, 18446744073709551617]}}'
+    )
+    done = install(tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = settings.read_text()
+    for number in ("123456789012345678901234567890", "1e400", "1.0", "-0", "1E5"):
+        assert f": {number}" in text or f"{number}," in text or f"{number}\n" in text
+    assert "18446744073709551617" in text
+    assert "inf" not in text.lower()
+    assert install(tmp_path).returncode == 0
+    assert settings.read_text() == text  # a second install changes nothing
+
+
+@pytest.mark.parametrize("planted", ["fifo", "dev-zero-link", "folder"])
+def test_install_refuses_settings_that_are_no_file(tmp_path: Path, planted: str) -> None:
+    """A FIFO, a committed link to /dev/zero or a folder: a clear error at once, untouched."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    if planted == "fifo":
+        os.mkfifo(settings)
+    elif planted == "folder":
+        settings.mkdir()
+    else:
+        settings.symlink_to("/dev/zero")
+    done = install(tmp_path)  # 60 s limit: a FIFO would hang, /dev/zero would fill memory
+    assert done.returncode != 0
+    assert "settings.json" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert settings.is_symlink() == (planted == "dev-zero-link")

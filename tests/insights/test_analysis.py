@@ -21,7 +21,7 @@ from reflexkit.insights import (
     Severity,
     SubjectType,
 )
-from reflexkit.reflection._retry import RetryPolicy
+from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.memory_contract import make_reflection
 from reflexkit.testing.run_history import HistoryWriter
@@ -42,12 +42,8 @@ FINDING = Finding(
 @pytest.fixture(scope="module")
 def analyst(shared_api: FakeMessagesApi) -> Iterator[ClaudeAnalyst]:
     """One analyst for the module, its connections closed at the end."""
-    with ClaudeAnalyst(
-        api_key="sk-ant-test",
-        base_url=shared_api.url,
-        timeout_ms=3_000,
-        retry=RetryPolicy.no_wait(),
-    ) as built:
+    client = Claude(api_key="sk-ant-test", base_url=shared_api.url, retry=RetryPolicy.no_wait())
+    with ClaudeAnalyst(client, timeout_ms=3_000) as built:
         yield built
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import attrs
@@ -73,6 +75,38 @@ def test_resume_is_not_undone_by_the_old_history(writer: HistoryWriter, state: P
     assert "cart" in rules.at_run_start(TASK).paused
     PausedSubtasks(state / "paused.jsonl", clock=lambda: NOW).resume("cart", reason="test")
     assert rules.at_run_start(TASK).paused == {}
+
+
+# --- pause and resume by position in the history, never by stamps (#29) --------------------------
+
+
+def test_runs_stamped_ahead_are_not_paused_again_at_once_after_a_resume(state: Path) -> None:
+    """Run logs stamped a year ahead of the resume's clock: the old runs still don't count."""
+    ahead = HistoryWriter(state / "runs", start=NOW + timedelta(days=365))
+    _failed_runs(ahead, 3)
+    rules = make_rules(state)
+    assert "cart" in rules.at_run_start(TASK).paused
+    PausedSubtasks(state / "paused.jsonl", clock=lambda: NOW).resume("cart", reason="test")
+    assert rules.at_run_start(TASK).paused == {}
+    _failed_runs(ahead, 2)
+    assert make_rules(state).at_run_start(TASK).paused == {}  # 2 new failed runs: not yet
+    _failed_runs(ahead, 1)
+    assert "cart" in make_rules(state).at_run_start(TASK).paused
+
+
+def test_runs_of_one_logical_instant_are_paused_again_after_a_resume(state: Path) -> None:
+    """Deterministic runs all stamp 2000-01-01: after a resume, 3 new failed runs pause again."""
+    logical = HistoryWriter(
+        state / "runs", start=datetime(2000, 1, 1, tzinfo=UTC), step=timedelta(0)
+    )
+    _failed_runs(logical, 3)
+    assert "cart" in make_rules(state).at_run_start(TASK).paused
+    PausedSubtasks(state / "paused.jsonl", clock=lambda: NOW).resume("cart", reason="test")
+    assert make_rules(state).at_run_start(TASK).paused == {}
+    for _ in range(3):
+        time.sleep(0.02)  # one file-system tick apart, as real runs are
+        _failed_runs(logical, 1)
+    assert "cart" in make_rules(state).at_run_start(TASK).paused
 
 
 def test_a_changed_description_unpauses(writer: HistoryWriter, state: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from reflexkit.cli import cli
-from reflexkit.exceptions import CorruptRecordWarning
+from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory import EpisodicMemory, JsonlMemory
 from reflexkit.memory._codec import encode_line
 from reflexkit.memory.postgres import MIGRATIONS, SCHEMA_VERSION, PostgresMemory
@@ -156,6 +156,38 @@ def test_a_second_replay_adds_nothing(database: str, tmp_path: Path) -> None:
         spool.write_bytes(saved)  # as if the process died before truncating it
         assert store.sync() == 3
         assert list(store) == records
+
+
+def test_a_spool_that_is_a_link_is_refused_and_its_target_kept(
+    database: str, tmp_path: Path
+) -> None:
+    """A link planted at the spool: never replayed from, and what it points at never emptied."""
+    victim = tmp_path / "victim.jsonl"
+    victim.write_bytes(encode_line(make_reflection()))
+    before = victim.read_bytes()
+    spool = tmp_path / "spool.jsonl"
+    spool.symlink_to(victim)
+    with PostgresMemory(database, spool=spool) as store:
+        with pytest.raises(StoreError, match="symbolic link"):
+            store.sync()
+        with pytest.raises(StoreError):
+            store.stats()
+    assert victim.read_bytes() == before
+    assert spool.is_symlink()
+
+
+def test_a_replayed_spool_is_replaced_not_truncated(database: str, tmp_path: Path) -> None:
+    """After a replay the spool is a new empty file (the one atomic writer), and appends go on."""
+    spool = tmp_path / "spool.jsonl"
+    JsonlMemory(spool).append(make_reflection(attempt=1))
+    held = spool.stat().st_ino
+    with PostgresMemory(database, spool=spool) as store:
+        assert store.sync() == 1
+        assert spool.read_bytes() == b""
+        assert spool.stat().st_ino != held
+        store.spool.append(make_reflection(attempt=2))
+        assert store.sync() == 1
+        assert [r.attempt_number for r in store] == [1, 2]
 
 
 @pytest.fixture

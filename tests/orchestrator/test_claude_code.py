@@ -23,9 +23,10 @@ from click.testing import CliRunner
 
 from reflexkit.cli import cli
 from reflexkit.exceptions import SetupError
+from reflexkit.llm import Effort
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent, permission_rules
 from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
-from reflexkit.tasks.config import ClaudeCodeConfig, Effort, OrchestratorConfig
+from reflexkit.tasks.config import ClaudeCodeConfig, OrchestratorConfig
 from reflexkit.testing.fake_messages_api import (
     Exchange,
     FakeMessagesApi,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import orjson
 import pytest
 
-from reflexkit.orchestrator.events import Event, RunLog
+from reflexkit.events import Event, RunLog
 from reflexkit.orchestrator.loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import Verifier

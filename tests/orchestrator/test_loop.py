@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from reflexkit.orchestrator.events import Event, EventKind, RunLog
+from reflexkit.events import Event, EventKind, RunLog
 from reflexkit.orchestrator.loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import (
     CommandSubagent,

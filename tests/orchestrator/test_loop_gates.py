@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from reflexkit.orchestrator.events import Event, EventKind, StagedEvents
+from reflexkit.events import Event, EventKind, StagedEvents
 from reflexkit.orchestrator.loop import Orchestrator, run_order
 from reflexkit.orchestrator.subagents import ScriptedSubagent
 from reflexkit.orchestrator.verify import Verifier

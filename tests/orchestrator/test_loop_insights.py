@@ -21,6 +21,7 @@ import orjson
 import pytest
 
 from reflexkit.containers import build_application
+from reflexkit.events import Event, EventKind, RunLog
 from reflexkit.exceptions import StoreError
 from reflexkit.insights import (
     LESSONS_HEADING,
@@ -35,6 +36,7 @@ from reflexkit.insights import (
     RunLogReader,
 )
 from reflexkit.insights.rules import NUDGE_HEADING
+from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.memory import InMemoryMemory
 from reflexkit.models import (
     FailureContext,
@@ -43,12 +45,10 @@ from reflexkit.models import (
     ReflectionCategory,
     ReflectionSource,
 )
-from reflexkit.orchestrator.events import Event, EventKind, RunLog
 from reflexkit.orchestrator.insight_steps import LoopInsights, changed_files, snapshot
 from reflexkit.orchestrator.loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, SubagentResult
 from reflexkit.orchestrator.verify import verifier_factory
-from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.tasks.config import (
     InsightsConfig,
     OrchestratorConfig,
@@ -523,12 +523,10 @@ def test_lessons_stay_within_the_prompt_budget() -> None:
 @pytest.fixture
 def analyst(fake_messages_api: FakeMessagesApi) -> Iterator[ClaudeAnalyst]:
     """The real Claude analyst, pointed at the fake Messages API."""
-    with ClaudeAnalyst(
-        api_key="sk-ant-test",
-        base_url=fake_messages_api.url,
-        timeout_ms=3_000,
-        retry=RetryPolicy.no_wait(),
-    ) as built:
+    client = Claude(
+        api_key="sk-ant-test", base_url=fake_messages_api.url, retry=RetryPolicy.no_wait()
+    )
+    with ClaudeAnalyst(client, timeout_ms=3_000) as built:
         yield built
 
 
@@ -701,3 +699,66 @@ def test_paused_subtasks_with_parallel_jobs(reflexkit_app: Application, tmp_path
     ]
     assert sorted(r.subtask_id for r in agent.requests) == ["docs", "tax"]
     assert rules.asked == [("start", "shop")]
+
+
+# --- the rules follow the loop's events in-process (#25) -----------------------------------------
+
+
+def _timing_out_project(root: Path) -> Path:
+    (root / ".reflexkit").mkdir(parents=True)
+    (root / ".reflexkit" / "project.json").write_text(
+        json.dumps(
+            {
+                "reflexion": {"backend": "heuristic"},
+                "orchestrator": {"maxAttempts": 3, "stuckAfter": 5},
+            }
+        )
+    )
+    return root
+
+
+def test_a_loop_built_from_python_with_no_run_log_fires_the_rules(tmp_path: Path) -> None:
+    """docs/orchestrator.md's loop (``on_event=...``, no RunLog): 3 time-outs, a finding."""
+    root = _timing_out_project(tmp_path / "project")
+    timed_out = SubagentResult(
+        ok=False, output="", duration_ms=1_000, error="timed out after 1 s", timed_out=True
+    )
+    task = Task(
+        id="shop", description="", subtasks=(Subtask(id="cart", description="x", verify=(PASS,)),)
+    )
+    app = build_application(load_project(cwd=root))
+    seen: list[Event] = []
+    orchestrator = app.orchestration.orchestrator(
+        subagent=ScriptedSubagent({"cart": [timed_out] * 3}), on_event=seen.append
+    )
+    summary = orchestrator.run(task, workdir=root)
+    assert summary.outcome("cart").attempts == 3
+    assert not (root / ".reflexkit" / "runs").exists()  # nothing was logged to a file
+    findings = [e for e in seen if e.kind is EventKind.FINDING]
+    timeouts = [e for e in findings if e.data["rule"] == "timeout_pattern"]
+    assert [(e.subtask_id, e.attempt) for e in timeouts] == [("cart", 3)]
+    assert "no_change_repeat" in {e.data["rule"] for e in findings}
+
+
+def test_every_subscriber_gets_every_event_though_one_raises(tmp_path: Path) -> None:
+    """Subscribers are called in order; one that raises costs only itself."""
+    root = _timing_out_project(tmp_path / "project")
+    task = Task(
+        id="shop", description="", subtasks=(Subtask(id="cart", description="x", verify=(PASS,)),)
+    )
+    app = build_application(load_project(cwd=root))
+    first: list[EventKind] = []
+    last: list[EventKind] = []
+
+    def broken(event: Event) -> None:
+        raise RuntimeError(event.kind)
+
+    orchestrator = app.orchestration.orchestrator(
+        subagent=ScriptedSubagent({"cart": [{}]}),
+        subscribers=[lambda e: first.append(e.kind), broken],
+        on_event=lambda e: last.append(e.kind),
+    )
+    assert orchestrator.run(task, workdir=root).passed
+    assert first == last
+    assert first[0] is EventKind.RUN_STARTED
+    assert first[-1] is EventKind.RUN_FINISHED

@@ -25,11 +25,12 @@ from dependency_injector import providers
 
 from reflexkit.cli import cli
 from reflexkit.containers import build_application, fake_services
-from reflexkit.orchestrator.events import Event, EventKind
+from reflexkit.events import Event, EventKind
+from reflexkit.llm import Claude
 from reflexkit.orchestrator.loop import RunSummary
-from reflexkit.orchestrator.report import read_reports, report_schema
 from reflexkit.orchestrator.subagents import CommandSubagent
-from reflexkit.reflection.judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
+from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
+from reflexkit.reports.report import read_reports, report_schema
 from reflexkit.tasks.config import (
     GeneratorBackend,
     JudgeMode,
@@ -664,7 +665,7 @@ def test_no_judge_is_asked_once_the_run_budget_is_spent() -> None:
     """With no time left the Claude judge sends nothing and says why; it never blocks (#18)."""
     api = FakeMessagesApi().start()
     try:
-        judge = ClaudeJudge(api_key="k", base_url=api.url, timeout_ms=30_000)
+        judge = ClaudeJudge(Claude(api_key="k", base_url=api.url), timeout_ms=30_000)
         judgement = judge.judge(JudgeInput(subtask="Fix it.", diff="+x", budget_s=0.0))
         judge.close()
     finally:

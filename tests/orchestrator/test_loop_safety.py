@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 import attrs
 import pytest
 
+from reflexkit.events import Event
 from reflexkit.exceptions import SetupError
 from reflexkit.models import ReflectionCategory
-from reflexkit.orchestrator.events import Event
 from reflexkit.orchestrator.loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import (
     CommandSubagent,

@@ -17,16 +17,16 @@ from click.testing import CliRunner
 
 from reflexkit.cli import cli
 from reflexkit.containers import build_application
+from reflexkit.events import RunLog
 from reflexkit.insights import JsonlLessons, PausedSubtasks
 from reflexkit.insights.models import Lesson
+from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.orchestrator.events import RunLog
 from reflexkit.orchestrator.loop import Orchestrator
 from reflexkit.orchestrator.subagents import ScriptedSubagent, SubagentResult
 from reflexkit.orchestrator.verify import Verifier
 from reflexkit.redaction import MAX_OUTPUT_CHARS
-from reflexkit.reflection._retry import RetryPolicy
-from reflexkit.reflection.judge import ClaudeJudge, JudgeInput
+from reflexkit.reports.judge import ClaudeJudge, JudgeInput
 from reflexkit.tasks.config import (
     GeneratorBackend,
     LoadedProject,
@@ -317,7 +317,11 @@ def test_the_llm_judge_sends_no_secret_of_the_diff_or_the_message(
         checks_passed=True,
     )
     judge = ClaudeJudge(
-        base_url=fake_messages_api.url, api_key="sk-test", retry=RetryPolicy.no_wait(attempts=1)
+        Claude(
+            base_url=fake_messages_api.url,
+            api_key="sk-test",
+            retry=RetryPolicy.no_wait(attempts=1),
+        )
     )
     judge.judge(attempt)
     judge.close()

@@ -7,6 +7,7 @@ answers as each test scripted it, and the generator maps what comes back.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -14,17 +15,25 @@ import types
 from collections import abc
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin, get_type_hints
 
 import pytest
 from typing_extensions import is_typeddict
 
 from reflexkit.exceptions import GenerationError
+from reflexkit.llm import (
+    DEFAULT_MODEL,
+    REASONS,
+    Claude,
+    RequestOptions,
+    RetryPolicy,
+    TransientError,
+)
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory, ReflectionSource
 from reflexkit.redaction import Redactor
-from reflexkit.reflection._retry import RetryPolicy, TransientError
-from reflexkit.reflection.claude import REASONS, ClaudeGenerator
-from reflexkit.reflection.prompts import DEFAULT_MODEL, TOOL_NAME
+from reflexkit.reflection.claude import ClaudeGenerator
+from reflexkit.reflection.prompts import TOOL_NAME
 from reflexkit.testing.fake_messages_api import FakeMessagesApi, message_json
 from reflexkit.testing.memory_contract import make_reflection
 
@@ -51,13 +60,23 @@ REPLY = {
 KEY = "sk-ant-test-key"
 
 
-def make_claude(api: FakeMessagesApi, **options: object) -> ClaudeGenerator:
-    """A generator talking to *api*: a 3 s budget and no back-off unless the test says so."""
-    options.setdefault("api_key", KEY)
+def make_claude(api: FakeMessagesApi, **options: Any) -> ClaudeGenerator:
+    """A generator talking to *api*: a 3 s budget and no back-off unless the test says so.
+
+    ``api_key`` and ``retry`` go to the client, the request options to ``RequestOptions``.
+    """
+    claude = Claude(
+        api_key=options.pop("api_key", KEY),
+        base_url=api.url,
+        retry=options.pop("retry", RetryPolicy.no_wait()),
+    )
+    request = {k: options.pop(k) for k in list(options) if k in REQUEST_FIELDS}
     options.setdefault("timeout_ms", 3_000)
-    options.setdefault("retry", RetryPolicy.no_wait())
     options.setdefault("clock", lambda: T0)
-    return ClaudeGenerator(base_url=api.url, **options)  # type: ignore[arg-type]
+    return ClaudeGenerator(claude, options=RequestOptions(**request), **options)
+
+
+REQUEST_FIELDS = {"model", "mode", "max_tokens", "thinking", "effort"}
 
 
 @pytest.fixture(scope="module")
@@ -106,13 +125,13 @@ def test_a_valid_reply_is_an_llm_reflection_with_usage(
     assert r.created_at == T0
 
 
-def test_complete_returns_the_reply_key_and_attempts(
+def test_complete_returns_the_reply_and_the_key(
     claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
 ) -> None:
     """complete() is what the fixture recorder uses: the validated reply and the prompt key."""
     fake_messages_api.server_error(503).reply(REPLY)
     done = claude.complete(FAILURE)
-    assert done.attempts == 2
+    assert len(fake_messages_api.requests) == 2
     assert done.key == claude.prompt(FAILURE).key
     assert done.reply.confidence == 0.8
     assert done.reflection.source is ReflectionSource.LLM
@@ -123,7 +142,7 @@ def test_the_default_model_is_haiku(fake_messages_api: FakeMessagesApi) -> None:
     assert DEFAULT_MODEL == "claude-haiku-5-5"
     fake_messages_api.reply(REPLY)
     with make_claude(fake_messages_api) as generator:
-        assert generator.model == "claude-haiku-5-5"
+        assert generator.options.model == "claude-haiku-5-5"
         generator.generate(FAILURE)
     assert fake_messages_api.requests[0].json["model"] == "claude-haiku-5-5"
 
@@ -155,7 +174,7 @@ def test_the_request_uses_structured_output_by_default(
     }
     assert "tools" not in body
     assert "tool_choice" not in body
-    assert body["max_tokens"] == claude.max_tokens
+    assert body["max_tokens"] == claude.options.max_tokens
     assert "verbatim" in body["system"] or "exactly as the output prints them" in body["system"]
 
 
@@ -208,7 +227,7 @@ def test_the_checker_catches_parameters_the_sdk_does_not_have() -> None:
 
 
 @pytest.mark.parametrize("model", [DEFAULT_MODEL, "claude-sonnet-5-5", "claude-haiku-4-5"])
-@pytest.mark.parametrize("mode", ["json_schema", "tool"])
+@pytest.mark.parametrize("mode", ["structured", "tool"])
 @pytest.mark.parametrize("thinking", ["auto", "adaptive", "disabled"])
 def test_every_parameter_sent_exists_in_the_sdk(
     fake_messages_api: FakeMessagesApi, model: str, mode: str, thinking: str
@@ -231,12 +250,12 @@ def test_every_parameter_sent_exists_in_the_sdk(
 @pytest.mark.parametrize(
     ("model", "mode", "thinking", "effort"),
     [
-        (DEFAULT_MODEL, "json_schema", {"type": "adaptive"}, "low"),
-        ("claude-opus-5-5", "json_schema", {"type": "adaptive"}, "low"),
+        (DEFAULT_MODEL, "structured", {"type": "adaptive"}, "low"),
+        ("claude-opus-5-5", "structured", {"type": "adaptive"}, "low"),
         (DEFAULT_MODEL, "tool", {"type": "disabled"}, "low"),
-        ("claude-haiku-4-5", "json_schema", None, None),  # no adaptive thinking, no effort
+        ("claude-haiku-4-5", "structured", None, None),  # no adaptive thinking, no effort
         ("claude-haiku-4-5-20251001", "tool", None, None),
-        ("claude-opus-4-5-20251101", "json_schema", None, None),
+        ("claude-opus-4-5-20251101", "structured", None, None),
     ],
 )
 def test_auto_thinking_suits_the_model_and_the_mode(
@@ -629,13 +648,12 @@ def test_the_key_stays_out_of_repr_and_errors(fake_messages_api: FakeMessagesApi
 # --- construction -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "options", [{"timeout_ms": 0}, {"mode": "xml"}], ids=["no-budget", "bad-mode"]
-)
-def test_bad_options_are_rejected(options: dict[str, object]) -> None:
+def test_bad_options_are_rejected() -> None:
     """A zero budget or an unknown mode is a ValueError at construction."""
     with pytest.raises(ValueError, match="must be"):
-        ClaudeGenerator(**options)  # type: ignore[arg-type]
+        ClaudeGenerator(Claude(api_key="k"), timeout_ms=0)
+    with pytest.raises(ValueError, match="must be"):
+        RequestOptions(mode="xml")
 
 
 def test_close_is_idempotent(fake_messages_api: FakeMessagesApi) -> None:
@@ -648,83 +666,23 @@ def test_close_is_idempotent(fake_messages_api: FakeMessagesApi) -> None:
     generator.close()
 
 
-def test_the_sdk_is_imported_lazily() -> None:
-    """Importing the generator (and building one) does not import anthropic."""
+def test_the_sdk_is_not_imported_without_a_credential(tmp_path: Path) -> None:
+    """Importing the generators, or building one with no credential to find, skips the SDK."""
     code = (
         "import sys; from reflexkit.reflection.claude import ClaudeGenerator;"
         "from reflexkit.reflection.fallback import FallbackGenerator;"
         "from reflexkit.reflection.fixture import FixtureGenerator;"
-        "ClaudeGenerator(api_key='k');"
+        "ClaudeGenerator();"
         "print('anthropic' in sys.modules)"
     )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["HOME"] = str(tmp_path)  # no ~/.config/anthropic profile
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=env,
     )
     assert done.stdout.strip() == "False"
-
-
-# --- the retry policy on its own ---------------------------------------------------------------
-
-
-def test_backoff_is_jittered_doubling_and_capped() -> None:
-    """Back-off doubles per failure, is capped, and jitter only ever shortens it."""
-    policy = RetryPolicy(backoff_base_s=0.5, backoff_max_s=2.0, jitter=0.25)
-    for failures, full in ((1, 0.5), (2, 1.0), (3, 2.0), (6, 2.0)):
-        waits = [policy.backoff_s(failures) for _ in range(50)]
-        assert all(full * 0.75 <= w <= full for w in waits)
-    assert len({policy.backoff_s(1) for _ in range(20)}) > 1  # really random
-    assert RetryPolicy(jitter=0.0).backoff_s(1) == 0.5
-
-
-def test_the_policy_passes_the_remaining_time_to_each_attempt() -> None:
-    """Each attempt is told what is left of the one budget, and non-transient errors pass."""
-    seen: list[float] = []
-    waits: list[float] = []
-
-    def attempt(remaining_s: float) -> str:
-        seen.append(remaining_s)
-        if len(seen) < 3:
-            raise TransientError("llm_server_error", "HTTP 500")
-        return "ok"
-
-    policy = RetryPolicy(attempts=4, budget_s=10.0, jitter=0.0, sleep=waits.append)
-    assert policy.call(attempt) == "ok"
-    assert len(seen) == 3
-    assert seen == sorted(seen, reverse=True)
-    assert all(0 < s <= 10.0 for s in seen)
-    assert waits == [0.5, 1.0]
-
-    def broken(_remaining_s: float) -> str:
-        raise GenerationError("llm_refusal", "no")
-
-    with pytest.raises(GenerationError) as caught:
-        policy.call(broken)
-    assert caught.value.reason == "llm_refusal"
-
-
-@pytest.mark.parametrize("hint", [float("nan"), float("inf"), -3.0])
-def test_the_policy_survives_any_retry_after_hint(hint: float) -> None:
-    """A NaN, infinite or negative Retry-After on a TransientError never reaches sleep()."""
-    waits: list[float] = []
-    calls: list[float] = []
-
-    def attempt(remaining_s: float) -> str:
-        calls.append(remaining_s)
-        if len(calls) == 1:
-            raise TransientError("llm_rate_limited", "HTTP 429", retry_after_s=hint)
-        return "ok"
-
-    policy = RetryPolicy(attempts=2, budget_s=5.0, jitter=0.0, sleep=waits.append)
-    assert policy.call(attempt) == "ok"
-    assert all(0.0 <= w < 5.0 for w in waits)
-
-
-@pytest.mark.parametrize(
-    "options",
-    [{"attempts": 0}, {"budget_s": 0}, {"jitter": 1.5}, {"backoff_base_s": -1}],
-    ids=["attempts", "budget", "jitter", "backoff"],
-)
-def test_the_policy_rejects_bad_values(options: dict[str, float]) -> None:
-    """Out-of-range settings are a ValueError."""
-    with pytest.raises(ValueError, match="must be"):
-        RetryPolicy(**options)  # type: ignore[arg-type]

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 import pytest
 
 from reflexkit.exceptions import GenerationError
+from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType, Reflection, ReflectionSource
-from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import GENERATOR_ERROR, FallbackGenerator, reason_of
 from reflexkit.reflection.heuristic import HeuristicGenerator
@@ -48,12 +48,10 @@ def chain(
     api: FakeMessagesApi, *, timeout_ms: int = 3_000, retry: RetryPolicy | None = None
 ) -> tuple[ClaudeGenerator, FallbackGenerator]:
     """Claude on the fake API (no back-off by default), then the heuristic."""
-    claude = ClaudeGenerator(
-        api_key="sk-ant-test",
-        base_url=api.url,
-        timeout_ms=timeout_ms,
-        retry=retry or RetryPolicy.no_wait(attempts=2),
+    client = Claude(
+        api_key="sk-ant-test", base_url=api.url, retry=retry or RetryPolicy.no_wait(attempts=2)
     )
+    claude = ClaudeGenerator(client, timeout_ms=timeout_ms)
     return claude, FallbackGenerator(claude, HeuristicGenerator(clock=lambda: T0))
 
 
@@ -134,7 +132,7 @@ def test_no_api_key_falls_back_and_sends_nothing(
         monkeypatch.delenv(name, raising=False)
     caplog.set_level(logging.INFO, logger="reflexkit")
     fake_messages_api.reply(REPLY)
-    with ClaudeGenerator(base_url=fake_messages_api.url, timeout_ms=3_000) as claude:
+    with ClaudeGenerator(Claude(base_url=fake_messages_api.url), timeout_ms=3_000) as claude:
         r = FallbackGenerator(claude, HeuristicGenerator()).generate(FAILURE)
     assert r.source is ReflectionSource.HEURISTIC
     assert r.fallback_reason == "no_api_key"
@@ -280,7 +278,7 @@ def test_reason_of() -> None:
 
 def test_repr_names_the_chain() -> None:
     """The repr lists the chain (ClaudeGenerator's repr holds no key)."""
-    with ClaudeGenerator(api_key="sk-ant-hidden") as claude:
+    with ClaudeGenerator(Claude(api_key="sk-ant-hidden")) as claude:
         text = repr(FallbackGenerator(claude, HeuristicGenerator()))
     assert text.startswith("FallbackGenerator(ClaudeGenerator(")
     assert "sk-ant-hidden" not in text

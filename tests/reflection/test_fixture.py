@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from reflexkit.exceptions import GenerationError
+from reflexkit.llm import Claude, RequestOptions, RetryPolicy
 from reflexkit.models import FailureContext, FailureType, ReflectionSource
-from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fixture import FixtureGenerator, FixtureRecorder, fixture_key
@@ -42,13 +42,12 @@ REPLY = {
 
 def live(api: FakeMessagesApi, root: Path, **options: object) -> ClaudeGenerator:
     """A live generator on the fake API."""
+    client = Claude(api_key="sk-ant-test", base_url=api.url, retry=RetryPolicy.no_wait(attempts=1))
     return ClaudeGenerator(
-        api_key="sk-ant-test",
-        base_url=api.url,
+        client,
         timeout_ms=3_000,
-        retry=RetryPolicy.no_wait(attempts=1),
         root=root,
-        **options,  # type: ignore[arg-type]
+        options=RequestOptions(**options),  # type: ignore[arg-type]
     )
 
 
@@ -84,9 +83,9 @@ def test_the_key_depends_on_what_the_model_is_asked() -> None:
     base = fixture_key(FAILURE)
     assert fixture_key(FAILURE) == base  # stable
     changed = {
-        fixture_key(FAILURE, model="claude-sonnet-5"),
-        fixture_key(FAILURE, mode="tool"),
-        fixture_key(FAILURE, max_tokens=2_000),
+        fixture_key(FAILURE, options=RequestOptions(model="claude-sonnet-5")),
+        fixture_key(FAILURE, options=RequestOptions(mode="tool")),
+        fixture_key(FAILURE, options=RequestOptions(max_tokens=2_000)),
         fixture_key(FAILURE, previous=[make_reflection("discount")]),
         fixture_key(
             FailureContext(
@@ -212,7 +211,11 @@ def test_recording_in_tool_mode_replays_in_tool_mode(
     fake_messages_api.reply_tool(REPLY)
     with live(fake_messages_api, tmp_path, mode="tool") as claude:
         FixtureRecorder(claude, fixtures).generate(FAILURE)
-    assert FixtureGenerator(fixtures, mode="tool", root=tmp_path).generate(FAILURE).analysis
+    assert (
+        FixtureGenerator(fixtures, options=RequestOptions(mode="tool"), root=tmp_path)
+        .generate(FAILURE)
+        .analysis
+    )
     with pytest.raises(GenerationError) as caught:
         FixtureGenerator(fixtures, root=tmp_path).generate(FAILURE)
     assert caught.value.reason == "fixture_not_found"
@@ -313,3 +316,28 @@ def test_unknown_failure_type_is_read_from_the_fixture(tmp_path: Path) -> None:
         {"promptHash": fixture_key(vague), "completion": {**REPLY, "failureType": "timeout"}},
     )
     assert FixtureGenerator(fixtures).generate(vague).failure_type is FailureType.TIMEOUT
+
+
+def test_a_torn_line_keeps_the_good_lines_and_is_reported(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One torn line (a crash mid-record) costs that line only, and is named in a warning."""
+    fixtures = tmp_path / "f.jsonl"
+    good = json.dumps({"promptHash": fixture_key(FAILURE), "completion": REPLY})
+    other = json.dumps({"promptHash": "0" * 12, "completion": REPLY})
+    fixtures.write_text(other + "\n" + good[: len(good) // 2] + "\n" + good + "\n")
+    with caplog.at_level(logging.WARNING, logger="reflexkit.reflection"):
+        reflection = FixtureGenerator(fixtures).generate(FAILURE)
+    assert reflection.source is ReflectionSource.FIXTURE
+    assert any("f.jsonl:2" in r.getMessage() for r in caplog.records)
+
+
+def test_a_key_only_on_a_torn_line_is_a_miss(tmp_path: Path) -> None:
+    """What the torn line held is missing (fixture_not_found), not the whole file invalid."""
+    fixtures = tmp_path / "f.jsonl"
+    good = json.dumps({"promptHash": fixture_key(FAILURE), "completion": REPLY})
+    other = json.dumps({"promptHash": "0" * 12, "completion": REPLY})
+    fixtures.write_text(other + "\n" + good[:-5])
+    with pytest.raises(GenerationError) as caught:
+        FixtureGenerator(fixtures).generate(FAILURE)
+    assert caught.value.reason == "fixture_not_found"

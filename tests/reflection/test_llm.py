@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from reflexkit._serde import dumps
+from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.reflection._retry import RetryPolicy
 from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fixture import FixtureRecorder
@@ -55,9 +55,8 @@ def test_the_api_key_never_leaks(
     caplog.set_level(logging.DEBUG)
     fixtures = tmp_path / "fixtures.jsonl"
     seen: list[str] = []
-    with ClaudeGenerator(
-        api_key=key, base_url=fake_messages_api.url, timeout_ms=3_000, retry=RetryPolicy.no_wait()
-    ) as generator:
+    client = Claude(api_key=key, base_url=fake_messages_api.url, retry=RetryPolicy.no_wait())
+    with ClaudeGenerator(client, timeout_ms=3_000) as generator:
         recorder = FixtureRecorder(generator, fixtures)
         fake_messages_api.reply(REPLY)
         seen.append(converter_json(recorder.generate(FAILURE)))

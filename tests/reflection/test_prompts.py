@@ -12,6 +12,7 @@ import pytest
 
 from reflexkit._text import DATA_NOTICE
 from reflexkit.exceptions import GenerationError
+from reflexkit.llm import DEFAULT_MODEL, RequestOptions
 from reflexkit.models import (
     FailureContext,
     FailureType,
@@ -19,7 +20,6 @@ from reflexkit.models import (
     ReflectionSource,
 )
 from reflexkit.reflection.prompts import (
-    DEFAULT_MODEL,
     SYSTEM_PROMPT,
     TOOL_NAME,
     LlmReply,
@@ -93,7 +93,7 @@ def test_the_json_schema_request() -> None:
 
 def test_the_tool_request() -> None:
     """Tool mode forces one tool whose input schema is the reply schema."""
-    request = build_prompt(FAILURE, mode="tool").request
+    request = build_prompt(FAILURE, options=RequestOptions(mode="tool")).request
     assert request["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
     assert request["tools"][0]["input_schema"] == reply_schema()
     assert "format" not in request["output_config"]
@@ -101,9 +101,9 @@ def test_the_tool_request() -> None:
 
 
 def test_an_unknown_mode_is_rejected() -> None:
-    """Only json_schema and tool exist."""
-    with pytest.raises(ValueError, match="mode"):
-        build_prompt(FAILURE, mode="xml")  # type: ignore[arg-type]
+    """Only structured and tool exist."""
+    with pytest.raises(ValueError, match="OutputMode"):
+        RequestOptions(mode="xml")
 
 
 def test_the_system_prompt_asks_for_verbatim_identifiers_and_no_repeats() -> None:

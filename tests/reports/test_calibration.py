@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from reflexkit.orchestrator.calibration import Outcome, auc, bootstrap_interval, calibrate
-from reflexkit.orchestrator.report import (
+from reflexkit.reports.calibration import Outcome, auc, bootstrap_interval, calibrate
+from reflexkit.reports.report import (
     GitChanges,
     JudgeSummary,
     ReportIds,

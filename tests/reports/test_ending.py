@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit.reflection.ending import Ending, classify_ending
+from reflexkit.reports.ending import Ending, classify_ending
 
 DATA = Path(__file__).parent.parent / "data" / "endings.jsonl"
 TABLE = [

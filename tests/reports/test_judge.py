@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from reflexkit.reflection._retry import RetryPolicy
-from reflexkit.reflection.judge import (
+from reflexkit.llm import Claude, RetryPolicy
+from reflexkit.reports.judge import (
     ClaudeJudge,
     FixtureJudge,
     HeuristicJudge,
@@ -111,7 +111,7 @@ def test_invalid_verdicts_are_rejected(reply: dict[str, Any], path: str) -> None
 
 def judge_for(api: FakeMessagesApi, **kwargs: Any) -> ClaudeJudge:
     """A Claude judge pointed at the fake API."""
-    return ClaudeJudge(base_url=api.url, api_key="sk-test", retry=NO_WAIT, **kwargs)
+    return ClaudeJudge(Claude(base_url=api.url, api_key="sk-test", retry=NO_WAIT), **kwargs)
 
 
 def test_claude_judge_complete(fake_messages_api: FakeMessagesApi) -> None:
@@ -197,7 +197,7 @@ def test_claude_judge_without_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """No credential: no_api_key, nothing sent, no rejection."""
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    judgement = ClaudeJudge(base_url="http://127.0.0.1:9", retry=NO_WAIT).judge(
+    judgement = ClaudeJudge(Claude(base_url="http://127.0.0.1:9", retry=NO_WAIT)).judge(
         JudgeInput(subtask="x")
     )
     assert judgement.error == "no_api_key"

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from reflexkit.orchestrator.report import (
+from reflexkit.reports.report import (
     AttemptReporter,
     FileChange,
     GitChanges,

@@ -6,7 +6,7 @@ import pytest
 
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
-from reflexkit.orchestrator.risk import evaluate_risk, rules_of, surface_of
+from reflexkit.reports.risk import evaluate_risk, rules_of, surface_of
 from reflexkit.tasks.config import ProjectConfig, ReviewSurface, RiskConfig
 
 S = ReviewSurface

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reflexkit._text import one_line
-from reflexkit.orchestrator.events import Event, EventKind
+from reflexkit.events import Event, EventKind
 
 
 def _describe(event: Event) -> str | None:  # noqa: C901, PLR0912 -- one case per kind

@@ -81,20 +81,16 @@ def _claude_with_fallback(
     project: LoadedProject, heuristic: ReflectionGenerator
 ) -> FallbackGenerator:
     """``FallbackGenerator(ClaudeGenerator, heuristic)`` as ``Reflection.backend`` builds it."""
+    from reflexkit.llm import Claude  # noqa: PLC0415
     from reflexkit.reflection.claude import ClaudeGenerator  # noqa: PLC0415
     from reflexkit.reflection.fallback import FallbackGenerator  # noqa: PLC0415
-    from reflexkit.reflection.fixture import request_options  # noqa: PLC0415
 
     _log.ensure_configured()  # the anthropic SDK and httpx log through logging directly
     settings = project.config.reflexion
-    request = request_options(settings)
     claude = ClaudeGenerator(
-        model=settings.model,
+        Claude(),
+        options=settings.request_options(),
         timeout_ms=settings.generation_timeout_ms,
-        mode=request["mode"],
-        max_tokens=request["max_tokens"],
-        thinking=request["thinking"],
-        effort=request["effort"],
         root=project.root,
     )
     return FallbackGenerator(claude, heuristic)

@@ -112,7 +112,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     """Count what memory holds: records, subtasks, categories, failure types, corrupt lines."""
     from rich.table import Table  # noqa: PLC0415
 
-    from reflexkit.orchestrator.events import led_to_success  # noqa: PLC0415
+    from reflexkit.events import led_to_success  # noqa: PLC0415
 
     app = _app(ctx)
     store = app.memory.store()

@@ -141,8 +141,8 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         from reflexkit.reflection.fixture import FixtureRecorder  # noqa: PLC0415
 
         app = _app(ctx, backend=GeneratorBackend.LLM.value)
-        recorder = FixtureRecorder(app.reflection.claude(), record)
-        with app.reflection.claude.override(providers.Object(recorder)):
+        recorder = FixtureRecorder(app.reflection.claude_generator(), record)
+        with app.reflection.claude_generator.override(providers.Object(recorder)):
             service = app.reflection.service()
             reflection = service.generate(failure)
     _fail_on_missing_fixtures(service)
@@ -190,7 +190,7 @@ def fixtures_key(ctx: click.Context, input_: str) -> None:
     failure as the service prepares it (redacted, classified), the subtask's recent
     reflections in memory, the model and the output mode.
     """
-    from reflexkit.reflection.fixture import fixture_key, request_options  # noqa: PLC0415
+    from reflexkit.reflection.fixture import fixture_key  # noqa: PLC0415
 
     failure = _read_input(ctx, input_)
     app = _app(ctx)
@@ -202,7 +202,7 @@ def fixtures_key(ctx: click.Context, input_: str) -> None:
         fixture_key(
             clean,
             previous=previous,
+            options=project.config.reflexion.request_options(),
             root=project.root,
-            **request_options(project.config.reflexion),
         )
     )

@@ -27,9 +27,9 @@ from reflexkit.cli._core import (
     _state,
 )
 from reflexkit.containers import Application
+from reflexkit.events import Event, RunLog, StagedEvents, load_subscribers
 from reflexkit.exceptions import ConfigError, RunInterrupted
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-from reflexkit.orchestrator.events import Event, RunLog, StagedEvents
 from reflexkit.orchestrator.loop import RunSummary, run_order
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
 from reflexkit.tasks.config import (
@@ -80,9 +80,11 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
     """Run a task through the application's loop; log and show events.
 
     With *as_json* the events are plain lines on stderr and the summary is JSON on stdout.
-    *log_kept* false (the demo's folder goes away) leaves the run log's path unprinted. In
-    deterministic mode (#16) the run log's times come from the reflections' logical clock,
-    durations are 0, and subtask events are written in sequential order even with --jobs.
+    *log_kept* false (the demo's folder goes away) leaves the run log's path unprinted. The
+    run log, the live view and the subscribers installed packages register (entry points
+    ``reflexkit.subscribers``) each get every event. In deterministic mode (#16) events are
+    stamped by the reflections' logical clock, durations are 0, and the run log gets subtask
+    events in sequential order even with --jobs (the other subscribers get them at once).
     """
     run_id = run_id or uuid.uuid4().hex
     log_path = app.project().root / ".reflexkit" / "runs" / f"{run_id}.jsonl"
@@ -94,15 +96,14 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
     status = console.status("starting the run") if live else contextlib.nullcontext()
     run_log = RunLog(
         log_path,
-        clock=app.reflection.clock() if deterministic else None,
         normalise_durations=True if deterministic else None,
         root=str(workdir.resolve()),
     )
+    # The run log is one subscriber among others; only its copy is held back for order.
     write = StagedEvents(run_log, run_order(task)) if deterministic else run_log
     with run_log, status as spinner:
 
-        def on_event(event: Event) -> None:
-            write(event)
+        def show(event: Event) -> None:
             line = _describe(event)
             if not line:
                 return
@@ -112,7 +113,11 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
             console.print(line, style=_STYLES.get(event.kind, ""), markup=False, highlight=False)
             spinner.update(escape(line))
 
-        orchestrator = app.orchestration.orchestrator(subagent=agent, on_event=on_event)
+        orchestrator = app.orchestration.orchestrator(
+            subagent=agent,
+            subscribers=[write, show, *load_subscribers()],
+            stamp=app.reflection.clock(),  # every event, findings included, on the run's clock
+        )
         with _stop_on_signals():
             summary: RunSummary = orchestrator.run(task, workdir=workdir, run_id=run_id)
     if as_json:
@@ -278,8 +283,10 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
 
             from reflexkit.reflection.fixture import FixtureRecorder  # noqa: PLC0415
 
-            recorder = FixtureRecorder(app.reflection.claude(), record)
-            stack.enter_context(app.reflection.claude.override(providers.Object(recorder)))
+            recorder = FixtureRecorder(app.reflection.claude_generator(), record)
+            stack.enter_context(
+                app.reflection.claude_generator.override(providers.Object(recorder))
+            )
         summary = _orchestrate(
             app, task, agent, app.project().root, as_json=_state(ctx).json, run_id=run_id
         )

@@ -40,7 +40,18 @@ from reflexkit._files import make_dirs, read_regular
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
-from reflexkit.orchestrator.report import (
+from reflexkit.redaction.gate import outbound_data
+from reflexkit.reports.ending import Ending, classify_ending
+from reflexkit.reports.judge import (
+    ClaudeJudge,
+    CompletionJudge,
+    FixtureJudge,
+    HeuristicJudge,
+    JudgeInput,
+    Judgement,
+    read_instructions,
+)
+from reflexkit.reports.report import (
     AttemptReporter,
     JudgeSummary,
     ReportIds,
@@ -50,17 +61,6 @@ from reflexkit.orchestrator.report import (
     report_path,
     safe_id,
     self_report_instructions,
-)
-from reflexkit.redaction.gate import outbound_data
-from reflexkit.reflection.ending import Ending, classify_ending
-from reflexkit.reflection.judge import (
-    ClaudeJudge,
-    CompletionJudge,
-    FixtureJudge,
-    HeuristicJudge,
-    JudgeInput,
-    Judgement,
-    read_instructions,
 )
 from reflexkit.tasks.config import JudgeMode, LoadedProject, load_project
 
@@ -389,13 +389,10 @@ def _transcript(payload: Mapping[str, Any]) -> tuple[str, str]:
     path = payload.get("transcript_path")
     if not isinstance(path, str) or not path:
         return "", ""
-    try:
-        with Path(path).open("rb") as stream:
-            stream.seek(0, os.SEEK_END)
-            size = stream.tell()
-            stream.seek(max(size - _TRANSCRIPT_TAIL_BYTES, 0))
-            tail = stream.read()
-    except OSError:
+    try:  # the payload names it: the safe reader (no FIFO, device or link; the tail only)
+        tail = read_regular(path, limit=_TRANSCRIPT_TAIL_BYTES, keep="tail")
+    except (OSError, ValueError) as err:  # ValueError: a NUL in the name
+        log.warning("can't read the transcript %r: %s", path, err)
         return "", ""
     request = answer = ""
     for line in tail.splitlines():
@@ -443,11 +440,7 @@ def _judge_for(project: LoadedProject) -> CompletionJudge | None:
         return FixtureJudge(
             project.root / project.config.verification.judge_fixtures_path, model=model
         )
-    return ClaudeJudge(
-        model=model,
-        timeout_ms=project.config.verification.judge_timeout_ms,
-        base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
-    )
+    return ClaudeJudge(model=model, timeout_ms=project.config.verification.judge_timeout_ms)
 
 
 def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:

@@ -10,16 +10,16 @@ changes nothing.
 
 from __future__ import annotations
 
+import json
 import re
+import secrets
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from reflexkit._files import atomic_write, read_regular
 from reflexkit.exceptions import ConfigError
-from reflexkit.orchestrator.report import atomic_write
 
 __all__ = ["HOOK_EVENTS", "hook_command", "install_hooks", "merge_hooks"]
 
@@ -91,30 +91,95 @@ def merge_hooks(settings: dict[str, Any], *, python: str | None = None) -> dict[
     return merged
 
 
+_MAX_SETTINGS = 4 << 20  # a settings file is a few KiB; more is not one
+
+
+class _Number:
+    """A JSON number as it was written: ``1e400`` and 2**70 come back as they were."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Number):
+            return other.text == self.text
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.text.lstrip("-").isdigit() and int(self.text) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _refuse_constant(name: str) -> Any:  # noqa: ANN401 -- json's parse_constant hook
+    msg = f"{name} is not JSON"
+    raise ValueError(msg)
+
+
+def load_settings(raw: bytes) -> Any:  # noqa: ANN401 -- any JSON value
+    """Parse a settings file, keeping every number as written.
+
+    Raises:
+        ValueError: *raw* is not JSON (``NaN`` and ``Infinity`` are not either).
+    """
+    return json.loads(raw, parse_int=_Number, parse_float=_Number, parse_constant=_refuse_constant)
+
+
+def dump_settings(settings: object) -> bytes:
+    """Write settings back (two-space indent), each number as it was read."""
+    nonce = secrets.token_hex(8)
+    numbers: list[str] = []
+
+    def swap(value: object) -> object:
+        if isinstance(value, _Number):
+            numbers.append(value.text)
+            return f"\0{nonce}:{len(numbers) - 1}"
+        if isinstance(value, dict):
+            return {key: swap(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [swap(item) for item in value]
+        return value
+
+    text = json.dumps(swap(settings), indent=2, ensure_ascii=False)
+    marker = re.compile(r'"\\u0000' + nonce + r':(\d+)"')
+    return (marker.sub(lambda m: numbers[int(m[1])], text) + "\n").encode()
+
+
 def install_hooks(path: Path, *, python: str | None = None) -> bool:
     """Merge reflexkit's hooks into the settings file at *path*, creating it if needed.
+
+    The file is read by the safe reader (a regular file, no link, bounded) and written back
+    whole, every other key and every number exactly as it was.
 
     Returns:
         ``True`` when the file changed, ``False`` when everything was already registered.
 
     Raises:
-        ConfigError: The file is not a JSON object, or its ``hooks`` is malformed; it is
-            left untouched.
+        ConfigError: The file is not a JSON object, its ``hooks`` is malformed, or it is
+            not a regular file of a sane size (a FIFO, a link, a device); it is left
+            untouched.
     """
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, limit=_MAX_SETTINGS)
     except FileNotFoundError:
         raw = b""
+    except OSError as err:
+        raise ConfigError([f"{path}: {err.strerror or err}; not changed"]) from None
     settings: Any = {}
     if raw.strip():
         try:
-            settings = orjson.loads(raw)
-        except orjson.JSONDecodeError as err:
+            settings = load_settings(raw)
+        except ValueError as err:
             raise ConfigError([f"{path}: invalid JSON ({err}); not changed"]) from None
     if not isinstance(settings, dict):
         raise ConfigError([f"{path}: $: expected an object; not changed"])
     merged = merge_hooks(settings, python=python)
     if merged == settings:
         return False
-    atomic_write(path, orjson.dumps(merged, option=orjson.OPT_INDENT_2) + b"\n")
+    atomic_write(path, dump_settings(merged))
     return True

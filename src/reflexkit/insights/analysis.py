@@ -12,7 +12,6 @@ deferred.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Protocol, Self, runtime_checkable
@@ -40,10 +39,8 @@ from reflexkit.insights.models import (
     new_lesson_id,
 )
 from reflexkit.insights.store import FindingLog, PausedSubtasks
+from reflexkit.llm import DEFAULT_MODEL, Claude, reply_text
 from reflexkit.models import FailureType, utcnow
-from reflexkit.reflection._retry import RetryPolicy
-from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.prompts import DEFAULT_MODEL, Prompt
 
 __all__ = [
     "ANALYSIS_SYSTEM_PROMPT",
@@ -166,37 +163,31 @@ def _failure_line(record: AttemptRecord) -> dict[str, Any]:
 
 
 class ClaudeAnalyst:
-    """An :class:`InsightAnalyst` backed by Claude, through the anthropic SDK.
+    """An :class:`InsightAnalyst` backed by Claude.
 
-    The client, its error mapping and its retry policy are those of
-    :class:`~reflexkit.reflection.claude.ClaudeGenerator` (same reason codes, same budget
-    rules): this class only builds another request and reads another reply.
+    The client, its budget, retries and reason codes are :mod:`reflexkit.llm`'s: this class
+    only builds another request and reads another reply.
 
     Args:
+        claude: The client (a fresh :class:`~reflexkit.llm.Claude` by default).
         model: The model to ask.
-        api_key: The API key; ``None`` lets the SDK resolve one.
-        base_url: Another endpoint (a fake server in tests).
-        timeout_ms: One overall budget, retries included.
-        retry: How to retry inside the budget.
+        timeout_ms: One overall budget, loading the SDK and retries included.
         max_tokens: The most tokens a reply may take.
     """
 
-    def __init__(  # noqa: PLR0913 -- keyword-only options of one client
+    def __init__(
         self,
+        claude: Claude | None = None,
+        /,
         *,
         model: str = DEFAULT_MODEL,
-        api_key: str | None = None,
-        base_url: str | None = None,
         timeout_ms: int = 30_000,
-        retry: RetryPolicy | None = None,
         max_tokens: int = 1_500,
     ) -> None:
+        self.claude = claude if claude is not None else Claude()
         self.model = model
         self.max_tokens = max_tokens
-        self._claude = ClaudeGenerator(
-            model=model, api_key=api_key, base_url=base_url, timeout_ms=timeout_ms, retry=retry
-        )
-        self._lock = threading.Lock()
+        self.timeout_ms = timeout_ms
 
     def request(
         self, findings: Sequence[Finding], failures: Sequence[AttemptRecord]
@@ -228,17 +219,12 @@ class ClaudeAnalyst:
 
         Raises:
             GenerationError: With a reason code of
-                :data:`~reflexkit.reflection.claude.REASONS`.
+                :data:`~reflexkit.llm.REASONS`.
         """
-        prompt = Prompt(request=self.request(findings, failures), failure_type=None)
-        message = self._claude.send(prompt)
-        if message.stop_reason == "refusal":
-            raise GenerationError("llm_refusal", "the model declined to analyse")
-        if message.stop_reason in {"max_tokens", "model_context_window_exceeded"}:
-            raise GenerationError(
-                "llm_max_tokens", f"the reply was cut off ({message.stop_reason})"
-            )
-        text = "".join(block.text for block in message.content if block.type == "text")
+        message = self.claude.send(
+            self.request(findings, failures), budget_s=self.timeout_ms / _MS_PER_S
+        )
+        text = reply_text(message, asked="analyse")
         try:
             return _serde.structure(
                 _serde.loads(text, source="reply"), AnalysisReply, source="reply"
@@ -248,7 +234,7 @@ class ClaudeAnalyst:
 
     def close(self) -> None:
         """Close the client's connections."""
-        self._claude.close()
+        self.claude.close()
 
     def __enter__(self) -> Self:
         return self

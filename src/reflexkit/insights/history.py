@@ -47,12 +47,13 @@ import attrs
 import orjson
 
 from reflexkit._lines import open_lines, scan
+from reflexkit.events import Event, EventKind
 
 __all__ = ["AttemptRecord", "RunHistory", "RunLogReader", "SubtaskRun"]
 
 log = logging.getLogger("reflexkit.insights")
 
-ENDINGS = frozenset({"passed", "stuck", "exhausted"})
+ENDINGS = frozenset({EventKind.PASSED, EventKind.STUCK, EventKind.EXHAUSTED})
 """The kinds that end a subtask's run; ``paused`` ends it too but is not a failure."""
 
 _FAILED_ENDINGS = frozenset({"stuck", "exhausted"})
@@ -126,7 +127,9 @@ class RunHistory:
     """Every subtask run found in the logs, oldest first.
 
     Attributes:
-        runs: The subtask runs, ordered by when they started.
+        runs: The subtask runs, in the order of the history (see :class:`RunLogReader`).
+        order: The run ids in that order, runs with no subtask run included: a position
+            in it is how "after a pause or a resume" is told.
         bad_lines: Lines that were not JSON objects with a ``kind``; skipped.
         unknown_kinds: Events of kinds this view does not use; skipped.
         led_to_success: The ids of reflections a passing attempt had in its prompt
@@ -134,6 +137,7 @@ class RunHistory:
     """
 
     runs: tuple[SubtaskRun, ...] = ()
+    order: tuple[str, ...] = ()
     led_to_success: frozenset[str] = frozenset()
     bad_lines: int = 0
     unknown_kinds: int = 0
@@ -141,6 +145,16 @@ class RunHistory:
     def of(self, task_id: str, subtask_id: str) -> list[SubtaskRun]:
         """Return the runs of one subtask, oldest first."""
         return [r for r in self.runs if r.subtask_id == subtask_id and r.task_id == task_id]
+
+    def latest(self) -> str:
+        """The id of the last run of the history; ``""`` when there is none."""
+        return self.order[-1] if self.order else ""
+
+    def after(self, run_id: str) -> frozenset[str]:
+        """The ids of the runs that come after *run_id* (all of them when it is not known)."""
+        if run_id not in self.order:
+            return frozenset(self.order)
+        return frozenset(self.order[self.order.index(run_id) + 1 :])
 
     def attempts(self) -> Iterator[AttemptRecord]:
         """Yield every attempt, in the order of their runs."""
@@ -152,34 +166,34 @@ class RunHistory:
 
 _KNOWN = frozenset(
     {
-        "run_started",
-        "attempt_started",
-        "verification_failed",
-        "reflection_generated",
-        "retry",
-        "stuck",
-        "passed",
-        "exhausted",
-        "run_finished",
-        "run_interrupted",
-        "paused",
-        "finding",
-        "budget_spent",
-        "interrupted",
-        "setup_failed",
-        "skipped",
+        EventKind.RUN_STARTED,
+        EventKind.ATTEMPT_STARTED,
+        EventKind.VERIFICATION_FAILED,
+        EventKind.REFLECTION_GENERATED,
+        EventKind.RETRY,
+        EventKind.STUCK,
+        EventKind.PASSED,
+        EventKind.EXHAUSTED,
+        EventKind.RUN_FINISHED,
+        EventKind.RUN_INTERRUPTED,
+        EventKind.PAUSED,
+        EventKind.FINDING,
+        EventKind.BUDGET_SPENT,
+        EventKind.INTERRUPTED,
+        EventKind.SETUP_FAILED,
+        EventKind.SKIPPED,
     }
 )
 
-_OUTCOME_OF = {
-    "passed": "passed",
-    "stuck": "stuck",
-    "exhausted": "exhausted",
-    "paused": "paused",
-    "budget_spent": "budget",  # the loop's outcome name since #14
-    "interrupted": "interrupted",
-    "setup_failed": "setup_error",
-    "skipped": "skipped",
+_OUTCOME_OF: dict[str, str] = {
+    EventKind.PASSED: "passed",
+    EventKind.STUCK: "stuck",
+    EventKind.EXHAUSTED: "exhausted",
+    EventKind.PAUSED: "paused",
+    EventKind.BUDGET_SPENT: "budget",  # the loop's outcome name since #14
+    EventKind.INTERRUPTED: "interrupted",
+    EventKind.SETUP_FAILED: "setup_error",
+    EventKind.SKIPPED: "skipped",
 }
 
 
@@ -211,10 +225,11 @@ def _files(value: object) -> tuple[str, ...] | None:
 
 @attrs.define
 class _FileState:
-    """What has been read of one log file."""
+    """What has been read of one run: from its log file, or from its events in-process."""
 
     offset: int = 0
     inode: int = 0
+    written_ns: int = 0  # the file's modification time: its position among the run logs
     bad_lines: int = 0
     unknown_kinds: int = 0
     run_id: str = ""
@@ -223,7 +238,18 @@ class _FileState:
     open_runs: dict[str, SubtaskRun] = attrs.Factory(dict)
     led_to_success: set[str] = attrs.Factory(set)
 
+    def position(self) -> tuple[int, datetime]:
+        """Where the log stands among the others: last written, then first stamped.
+
+        The file system's time orders run logs written one after another; its ticks are
+        coarse (milliseconds), so logs written within one tick fall back to their first
+        event's stamp.
+        """
+        first = self.runs[0].started_at if self.runs else None
+        return self.written_ns, first or _NEVER
+
     def feed(self, line: bytes) -> None:
+        """Take one line of a run log."""
         try:
             event = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -232,21 +258,29 @@ class _FileState:
         if not isinstance(event, dict) or not isinstance(event.get("kind"), str):
             self.bad_lines += 1
             return
-        kind = event["kind"]
+        raw = event.get("data")
+        self.take(
+            event["kind"],
+            _str(event.get("subtaskId")),
+            _int(event.get("attempt")) or 0,
+            _time(event.get("at")),
+            raw if isinstance(raw, dict) else {},
+        )
+
+    def take(
+        self, kind: str, subtask: str, number: int, at: datetime | None, data: dict[str, Any]
+    ) -> None:
+        """Take one event, from a line or from the loop in-process."""
         if kind not in _KNOWN:
             self.unknown_kinds += 1
             return
-        raw = event.get("data")
-        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        if kind == "run_started":
+        if kind == EventKind.RUN_STARTED:
             self.run_id = _str(data.get("runId")) or self.run_id
             self.task_id = _str(data.get("taskId"))
             self.open_runs = {}
             return
-        subtask = _str(event.get("subtaskId"))
-        if not subtask:
-            return
-        self._apply(kind, subtask, _int(event.get("attempt")) or 0, _time(event.get("at")), data)
+        if subtask and kind != EventKind.FINDING:  # a finding names a subtask: no step of it
+            self._apply(kind, subtask, number, at, data)
 
     def _run(self, subtask: str, at: datetime | None) -> SubtaskRun:
         run = self.open_runs.get(subtask)
@@ -274,39 +308,49 @@ class _FileState:
     def _apply(
         self, kind: str, subtask: str, number: int, at: datetime | None, data: dict[str, Any]
     ) -> None:
-        if kind == "finding":
-            return  # a finding names a subtask; it is no step of its run
         run = self._run(subtask, at)
         run.outcome = _OUTCOME_OF.get(kind, run.outcome)
-        if kind == "paused" or number < 1:
+        if kind == EventKind.PAUSED or number < 1:
             return
-        if kind == "attempt_started" or kind in {"verification_failed", "passed"}:
+        if kind in _STEPS:
             record = self._attempt(run, number, at)
         elif run.attempts and run.attempts[-1].attempt == number:
             record = run.attempts[-1]
         else:
             return
-        if kind == "verification_failed":
+        if kind == EventKind.VERIFICATION_FAILED:
             record.failed = True
             record.failure_type = _str(data.get("failureType")) or None
             record.timed_out = data.get("timedOut") is True or record.failure_type == "timeout"
             record.fingerprint = _str(data.get("fingerprint")) or record.fingerprint
             record.command = _str(data.get("command"))
-        elif kind == "passed":
+        elif kind == EventKind.PASSED:
             record.passed = True
             ids = _str(data.get("ledToSuccess"))
             self.led_to_success.update(i for i in ids.split(",") if i)
-        elif kind == "reflection_generated" and not record.fingerprint:
+        elif kind == EventKind.REFLECTION_GENERATED and not record.fingerprint:
             record.fingerprint = _str(data.get("fingerprint"))
-        if kind in {"verification_failed", "passed"}:
+        if kind in _RESULTS:
             files = _files(data.get("filesModified"))
             record.files_modified = files if files is not None else record.files_modified
             chars = _int(data.get("outputChars"))
             record.output_chars = chars if chars is not None else record.output_chars
 
 
+_NEVER = datetime.min.replace(tzinfo=UTC)
+_RESULTS = frozenset({EventKind.VERIFICATION_FAILED, EventKind.PASSED})
+_STEPS = _RESULTS | {EventKind.ATTEMPT_STARTED}
+
+
 class RunLogReader:
-    """Reads the run logs of a project, incrementally.
+    """Reads the run history of a project: its run logs, incrementally, and the live runs.
+
+    The history is a sequence: the run logs in the order they were last written (the file
+    system's modification time; within one of its ticks, the first stamp, then the name),
+    a run this process follows live (:meth:`observe`) in its log's place, and the live runs
+    with no log last. Positions in it, never the events' own stamps, say what came after a
+    pause: a deterministic run stamps 2000-01-01, a run under a ``SOURCE_DATE_EPOCH`` ahead
+    stamps the future, and the wall clock may jump.
 
     Args:
         runs: The folder of run logs (``.reflexkit/runs``).
@@ -315,8 +359,29 @@ class RunLogReader:
     def __init__(self, runs: Path) -> None:
         self.runs = runs
         self._files: dict[str, _FileState] = {}
+        self._live: dict[str, _FileState] = {}  # run id -> the run followed in-process
+        self._current: _FileState | None = None
         self._refused: set[str] = set()
         self._lock = threading.Lock()
+
+    def observe(self, event: Event) -> None:
+        """Take an event of a run this process runs (a subscriber of the loop).
+
+        The run's own log file, if any, is then left out of the history: its events are
+        here already, whether or not they are written yet (a deterministic run writes a
+        subtask's events only when it ends).
+        """
+        with self._lock:
+            if event.kind is EventKind.RUN_STARTED:
+                run_id = _str(event.data.get("runId"))
+                self._current = _FileState(run_id=run_id)
+                self._live.pop(run_id, None)
+                self._live[run_id] = self._current
+                while len(self._live) > _MAX_LIVE_RUNS:
+                    del self._live[next(iter(self._live))]
+            if self._current is not None:
+                data: dict[str, Any] = dict(event.data)
+                self._current.take(event.kind, event.subtask_id, event.attempt, event.at, data)
 
     def history(self) -> RunHistory:
         """Return every subtask run in the logs, reading only what changed since last time.
@@ -347,13 +412,18 @@ class RunLogReader:
             self._refresh(path)
         for gone in set(self._files) - seen:
             del self._files[gone]
-        runs = [run for state in self._files.values() for run in state.runs]
-        runs.sort(key=lambda r: r.started_at or datetime.min.replace(tzinfo=UTC))
+        files = sorted(self._files.items(), key=lambda item: (*item[1].position(), item[0]))
+        # A live run takes its log's place when it has one (its events are all here), else
+        # it comes last: it is running now, or ran in this process without a log.
+        states = [self._live.get(s.run_id, s) for _path, s in files]
+        logged = {s.run_id for _path, s in files}
+        states += [s for run_id, s in self._live.items() if run_id not in logged]
         return RunHistory(
-            runs=tuple(runs),
-            bad_lines=sum(s.bad_lines for s in self._files.values()),
-            unknown_kinds=sum(s.unknown_kinds for s in self._files.values()),
-            led_to_success=frozenset().union(*(s.led_to_success for s in self._files.values())),
+            runs=tuple(run for state in states for run in state.runs),
+            order=tuple(dict.fromkeys(state.run_id for state in states)),
+            bad_lines=sum(s.bad_lines for s in states),
+            unknown_kinds=sum(s.unknown_kinds for s in states),
+            led_to_success=frozenset().union(*(s.led_to_success for s in states)),
         )
 
     def _refresh(self, path: str) -> None:
@@ -375,6 +445,7 @@ class RunLogReader:
                 elif line.strip():
                     state.feed(line)
                 state.offset = end
+            state.written_ns = info.st_mtime_ns
         except OSError as err:
             self._cannot_read(path, err)
         finally:
@@ -386,3 +457,7 @@ class RunLogReader:
         if path not in self._refused:
             self._refused.add(path)
             log.warning("%s: cannot read the run log: %s", path, err.strerror or err)
+
+
+_MAX_LIVE_RUNS = 1_000
+"""The most runs one process follows live (a long-lived process runs the loop many times)."""

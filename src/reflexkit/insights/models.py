@@ -139,8 +139,12 @@ class PausedEntry:
         paused: ``True`` while paused; ``False`` once resumed.
         description_hash: The hash of the description it was paused with; a changed
             description resumes it.
-        since: When it was paused or resumed: history from before a resume is not held
-            against it again.
+        since: When it was paused or resumed, for people: no rule compares it.
+        after_run: The last run of the history when it was paused or resumed (``""``: there
+            was none): the runs up to it are not held against the subtask again. A
+            position, not a time: run logs stamped by other clocks (a deterministic run's
+            2000-01-01, a ``SOURCE_DATE_EPOCH`` ahead) can't be compared with *since*.
+            ``None`` in entries written before positions were kept: *since* decides.
         reason: Why.
     """
 
@@ -149,6 +153,7 @@ class PausedEntry:
     paused: bool
     description_hash: str = ""
     since: datetime = attrs.field(factory=utcnow)
+    after_run: str | None = None
     reason: str = ""
 
 

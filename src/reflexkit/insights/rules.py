@@ -23,10 +23,18 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
+from reflexkit.events import Event
 from reflexkit.exceptions import StoreError
 from reflexkit.insights._jsonl import SayOnce
-from reflexkit.insights.history import AttemptRecord, RunHistory, RunLogReader
-from reflexkit.insights.models import Finding, Rule, Severity, SubjectType, description_hash
+from reflexkit.insights.history import AttemptRecord, RunHistory, RunLogReader, SubtaskRun
+from reflexkit.insights.models import (
+    Finding,
+    PausedEntry,
+    Rule,
+    Severity,
+    SubjectType,
+    description_hash,
+)
 from reflexkit.insights.store import FindingLog, PausedSubtasks
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.tasks.config import InsightsConfig
@@ -75,7 +83,11 @@ class AttemptCheck:
 
 @runtime_checkable
 class InsightRules(Protocol):
-    """**Protocol**: the rule tier the loop asks at run start and after each failed attempt."""
+    """**Protocol**: the rule tier the loop asks at run start and after each failed attempt.
+
+    A rule tier that also has ``observe(event)`` gets every event of the loop first, in-process
+    (:class:`HistoryRules` builds the running run's history from them).
+    """
 
     def at_run_start(self, task: Task, /) -> RunStartCheck:
         """Return the subtasks of *task* to skip as paused, and the findings that hold."""
@@ -266,16 +278,27 @@ def pause_finding(
 
 
 def _failed_streak(
-    history: RunHistory, task_id: str, subtask_id: str, since: datetime | None
+    history: RunHistory, task_id: str, subtask_id: str, entry: PausedEntry | None
 ) -> int:
+    """The subtask's failed runs in a row, counting only the runs after *entry*'s position."""
+    counted = _after(history, entry)
     streak = 0
     for run in history.of(task_id, subtask_id):
-        if run.outcome not in {"passed", "stuck", "exhausted"}:
-            continue
-        if since is not None and (run.started_at is None or run.started_at <= since):
+        if run.outcome not in {"passed", "stuck", "exhausted"} or not counted(run):
             continue
         streak = streak + 1 if run.failed else 0
     return streak
+
+
+def _after(history: RunHistory, entry: PausedEntry | None) -> Callable[[SubtaskRun], bool]:
+    """Which runs come after a pause or resume: by position in the history (#29)."""
+    if entry is None:
+        return lambda _run: True
+    if entry.after_run is not None:
+        later = history.after(entry.after_run)
+        return lambda run: run.run_id in later
+    since = entry.since  # an entry written before positions were kept
+    return lambda run: run.started_at is not None and run.started_at > since
 
 
 def evaluate(history: RunHistory, config: InsightsConfig, *, now: datetime) -> list[Finding]:
@@ -349,6 +372,14 @@ class HistoryRules:
         except StoreError as err:
             self._say_once(err)
 
+    def observe(self, event: Event, /) -> None:
+        """Follow a run of this process as it goes (the loop subscribes this to its events).
+
+        So the rules see the run's attempts whether or not a run log is written, and before
+        a deterministic run writes them.
+        """
+        self.reader.observe(event)
+
     def at_run_start(self, task: Task, /) -> RunStartCheck:
         """Pause what failed in its last N runs, resume what changed; return what holds.
 
@@ -370,7 +401,6 @@ class HistoryRules:
         found: list[Finding] = []
         for subtask in task.subtasks:
             entry = entries.get((task.id, subtask.id))
-            since = entry.since if entry is not None else None
             if entry is not None and entry.paused:
                 changed = entry.description_hash not in {"", description_hash(subtask.description)}
                 if not changed:
@@ -381,9 +411,10 @@ class HistoryRules:
                     subtask.id,
                     task_id=task.id,
                     reason="its description changed",
+                    after_run=history.latest(),
                 )
-                since = now
-            streak = _failed_streak(history, task.id, subtask.id, since)
+                entry = attrs.evolve(entry, paused=False, after_run=history.latest())
+            streak = _failed_streak(history, task.id, subtask.id, entry)
             finding = pause_finding(streak, task.id, subtask.id, self.config, now=now)
             if finding is not None:
                 self._keep(
@@ -392,6 +423,7 @@ class HistoryRules:
                     subtask.id,
                     description=subtask.description,
                     reason=finding.detail,
+                    after_run=history.latest(),
                 )
                 paused[subtask.id] = finding.detail
                 found.append(finding)
@@ -461,7 +493,7 @@ class HistoryRules:
             task_id=failure.task_id,
             subtask_id=failure.subtask_id,
             attempt=failure.attempt_number,
-            at=failure.created_at,
+            at=now,  # the run's clock, as its events carry
             failed=True,
             failure_type=failure.failure_type.value if failure.failure_type else None,
             timed_out=failure.failure_type is FailureType.TIMEOUT,
@@ -498,12 +530,18 @@ class FixedRules:
         nudges: Subtask id -> nudge, returned after each failure of that subtask.
         findings: Returned by both.
         asked: ``("start", task_id)`` and ``("failure", subtask_id)`` in call order.
+        seen: The loop's events, as :meth:`observe` got them.
     """
 
     paused: dict[str, str] = attrs.Factory(dict)
     nudges: dict[str, str] = attrs.Factory(dict)
     findings: tuple[Finding, ...] = ()
     asked: list[tuple[str, str]] = attrs.Factory(list)
+    seen: list[Event] = attrs.Factory(list)
+
+    def observe(self, event: Event, /) -> None:
+        """Record an event of the loop."""
+        self.seen.append(event)
 
     def at_run_start(self, task: Task, /) -> RunStartCheck:
         """Return the fixed paused subtasks of *task* and the fixed findings."""

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from reflexkit.insights._jsonl import append_records, read_records
+from reflexkit.insights.history import RunLogReader
 from reflexkit.insights.models import Finding, PausedEntry, description_hash
 from reflexkit.models import utcnow
 
@@ -88,14 +89,29 @@ class FindingLog:
 class PausedSubtasks:
     """Which subtasks are paused, in ``.reflexkit/paused.jsonl``.
 
+    A pause or a resume keeps its position in the run history (the last run then), and the
+    rules hold only the runs after it against the subtask: positions, never stamps, since
+    run logs carry the clocks of their runs.
+
     Args:
         path: The file.
-        clock: The time of a pause or resume.
+        clock: The time of a pause or resume (shown to people; no rule compares it).
+        runs: The run logs whose history positions are taken in (default: ``runs`` beside
+            *path*, as in ``.reflexkit/``).
     """
 
-    def __init__(self, path: Path, *, clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(
+        self, path: Path, *, clock: Callable[[], datetime] = utcnow, runs: Path | None = None
+    ) -> None:
         self.path = path
         self._now = clock
+        self._runs = runs if runs is not None else path.parent / "runs"
+
+    def _position(self, after_run: str | None) -> str:
+        """The position of a pause or resume: *after_run*, else the history's last run."""
+        if after_run is not None:
+            return after_run
+        return RunLogReader(self._runs).history().latest()
 
     def entries(self) -> dict[tuple[str, str], PausedEntry]:
         """Return the latest entry of every subtask that has one, by ``(task, subtask)``.
@@ -113,8 +129,19 @@ class PausedSubtasks:
         """Return the subtasks paused now."""
         return [e for e in self.entries().values() if e.paused]
 
-    def pause(self, task_id: str, subtask_id: str, *, description: str, reason: str) -> PausedEntry:
+    def pause(
+        self,
+        task_id: str,
+        subtask_id: str,
+        *,
+        description: str,
+        reason: str,
+        after_run: str | None = None,
+    ) -> PausedEntry:
         """Pause a subtask until it is resumed or its description changes.
+
+        *after_run* is the history's last run as the caller sees it (default: as the run
+        logs say).
 
         Raises:
             StoreError: The file can't be written.
@@ -125,13 +152,23 @@ class PausedSubtasks:
             paused=True,
             description_hash=description_hash(description) if description else "",
             since=self._now(),
+            after_run=self._position(after_run),
             reason=reason,
         )
         append_records(self.path, [entry])
         return entry
 
-    def resume(self, subtask_id: str, *, task_id: str | None = None, reason: str) -> list[str]:
+    def resume(
+        self,
+        subtask_id: str,
+        *,
+        task_id: str | None = None,
+        reason: str,
+        after_run: str | None = None,
+    ) -> list[str]:
         """Resume a paused subtask (of every task, unless *task_id* is given).
+
+        The runs up to *after_run* (default: the last run of the history) no longer count.
 
         Returns:
             ``task/subtask`` of each subtask resumed; empty when none was paused.
@@ -139,6 +176,12 @@ class PausedSubtasks:
         Raises:
             StoreError: The file can't be read or written.
         """
+        paused = [
+            entry
+            for entry in self.paused()
+            if entry.subtask_id == subtask_id and (task_id is None or entry.task_id == task_id)
+        ]
+        position = self._position(after_run) if paused else ""
         resumed = [
             PausedEntry(
                 task_id=entry.task_id,
@@ -146,10 +189,10 @@ class PausedSubtasks:
                 paused=False,
                 description_hash=entry.description_hash,
                 since=self._now(),
+                after_run=position,
                 reason=reason,
             )
-            for entry in self.paused()
-            if entry.subtask_id == subtask_id and (task_id is None or entry.task_id == task_id)
+            for entry in paused
         ]
         append_records(self.path, list(resumed))
         return [f"{e.task_id}/{e.subtask_id}" for e in resumed]

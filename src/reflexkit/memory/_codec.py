@@ -18,30 +18,70 @@ from reflexkit import _serde
 from reflexkit._lines import MAX_LINE, read_lines  # the one bounded line reader (#19)
 from reflexkit.models import Reflection
 
-__all__ = ["MAX_LINE", "TOO_LONG", "decode_line", "encode_line", "read_lines", "string_field"]
+__all__ = [
+    "MAX_LINE",
+    "TOO_LONG",
+    "decode_line",
+    "encode_line",
+    "read_lines",
+    "string_field",
+    "top_level_key",
+]
 
 _OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_APPEND_NEWLINE
 
+_BOM = b"\xef\xbb\xbf"
+
 TOO_LONG = f"a line longer than {MAX_LINE >> 20} MiB (not a record; skipped unread)"
+
+
+def top_level_key(line: bytes | bytearray, key: bytes, start: int = 0, end: int = -1) -> int:
+    """Return where the value of the top-level *key* starts in ``line[start:end]``, or -1.
+
+    *key* is the quoted key with its colon and opening quote (``b'"createdAt":"'``). Found
+    only where reflexkit's compact layout makes it certain: the key follows ``{`` or ``,``
+    (so it is a key, not text in a string: a quote in a string is escaped), no ``{`` comes
+    before it on the line (so it is not nested in another object), and the line names it
+    once. Anything else is -1, and the caller parses the line.
+    """
+    if end < 0:
+        end = len(line)
+    if line.startswith(_BOM, start):  # a file saved by a Windows editor
+        start += len(_BOM)
+    at = line.find(key, start, end)
+    if (
+        at <= start
+        or line[start] != _OPEN_BRACE
+        or line[at - 1] not in _BEFORE_KEY
+        or line.find(b"{", start + 1, at) >= 0
+        or line.count(key[:-2], start, end) != 1
+    ):
+        return -1
+    return at + len(key)
+
+
+_BEFORE_KEY = frozenset(b"{,")
+_OPEN_BRACE = ord("{")
 
 
 def string_field(line: bytes, name: str, /) -> str | None:
     """Return the top-level string field *name* of a JSONL line, or None.
 
-    Reads what reflexkit writes (``"name":"value"`` with no escapes) without parsing the
-    line; anything else (spaces, escapes, a line written by another tool) goes through a
-    real parser, so a valid record is never missed.
+    Reads what reflexkit writes (``"name":"value"`` with no escapes, see
+    :func:`top_level_key`) without parsing the line; anything else (spaces, escapes, a key
+    also nested in another field, a line written by another tool) goes through a real
+    parser, so a valid record is never missed and a nested key is never taken for its own.
     """
-    start = line.find(b'"%s":"' % name.encode())  # JSON escapes '"' in strings: only the key
+    quoted = b'"%s"' % name.encode()
+    start = top_level_key(line, quoted + b':"')
     if start >= 0:
-        start += len(name) + 4
         end = line.find(b'"', start)
         if end >= 0 and b"\\" not in line[start:end]:
             return line[start:end].decode("utf-8", "replace")
-    elif b'"%s"' % name.encode() not in line:
+    elif quoted not in line:
         return None
     try:
-        data = orjson.loads(line)
+        data = orjson.loads(line.removeprefix(_BOM))
     except orjson.JSONDecodeError:
         return None
     value = data.get(name) if isinstance(data, dict) else None
@@ -78,8 +118,6 @@ def encode_line(r: Reflection, /) -> bytes:
         option=_OPTIONS,
     )
 
-
-_BOM = b"\xef\xbb\xbf"
 
 _KNOWN_KEYS = frozenset(_serde.camel(field.name) for field in attrs.fields(Reflection))
 

@@ -25,6 +25,12 @@ Nothing in the index is trusted (see docs/memory.md):
   by the CRC of the last line it covers (a file emptied and refilled in place, or replaced by
   one that happens to reuse the inode, has another line there): when it doesn't match, the
   index is rebuilt; a header torn or damaged fails its own CRC;
+* the header also keeps the store's mtime when it was indexed: a store no longer than the index
+  covers whose mtime moved was edited in place (a record changed to another subtask would
+  otherwise be missing from its new subtask's entries for good), and the index is rebuilt;
+  a line found changed under an entry also rebuilds the whole index, not only the shard
+  (its new subtask may live in any shard). An edit followed by appends before any read is
+  noticed only when a read meets the changed line;
 * a shard's slot gives its entry count and their CRC; a shard shorter than that (deleted,
   truncated) or with other bytes (scribbled on) is rebuilt (a process checks a shard whole
   the first time it reads it, then only the entries added since); bytes past it (a
@@ -69,12 +75,12 @@ __all__ = ["ENTRY", "IndexDoubtError", "OffsetIndex", "pair_key", "subtask_key"]
 
 log = get_logger("reflexkit.memory")
 
-_MAGIC = b"RKIDX002"
-_HEAD = struct.Struct("<8sQQQQQIII")  # magic, dev, ino, upto, last start, shift, last crc,
-# serial, crc
+_MAGIC = b"RKIDX003"
+# magic, dev, ino, upto, last start, shift, mtime of the store when indexed, last crc, serial, crc
+_HEAD = struct.Struct("<8sQQQQQQIII")
 _SHARDS = 4096
 _SLOT = struct.Struct("<III")  # entry count, CRC-32 of those entries, serial
-_SLOTS_AT = 64
+_SLOTS_AT = 128
 ENTRY = struct.Struct("<8sQIII")  # key, offset, length, line crc, entry crc
 _ENTRY_BODY = 24
 _OFFSET = struct.Struct("<Q")
@@ -89,9 +95,12 @@ _IDENTITY = 64 << 10  # the most of the last indexed line whose CRC names the fi
 class IndexDoubtError(Exception):
     """An entry of the index does not match the file: rebuild the shard and ask again."""
 
-    def __init__(self, shard: int, why: str) -> None:
+    def __init__(self, shard: int, why: str, *, line_changed: bool = False) -> None:
         super().__init__(f"index shard {shard:03x}: {why}")
         self.shard = shard
+        # A line of the store is not what was indexed (edited in place): its new subtask may
+        # be under any shard, so the whole index is rebuilt, not this shard alone.
+        self.line_changed = line_changed
 
 
 class _Head(NamedTuple):
@@ -176,9 +185,8 @@ class OffsetIndex:
         """
         with self._state() as (dir_fd, state_fd):
             st = os.fstat(data_fd)
-            ident = (st.st_dev, st.st_ino)
             fcntl.flock(state_fd, fcntl.LOCK_SH)
-            head = self._head(state_fd, data_fd, ident)
+            head = self._head(state_fd, data_fd, st)
             tries = 0
             # An index ahead of our view of the file is fine: those lines are in the file.
             while head is None or head.upto < st.st_size:
@@ -187,10 +195,11 @@ class OffsetIndex:
                     raise OSError(errno.EIO, "the index state does not stay written")
                 before = -1 if head is None else head.upto
                 fcntl.flock(state_fd, fcntl.LOCK_EX)
-                self._catch_up(dir_fd, state_fd, data_fd, ident, st.st_size)
+                self._catch_up(dir_fd, state_fd, data_fd, st.st_size)
                 # Going back to shared is not atomic: read the state again.
                 fcntl.flock(state_fd, fcntl.LOCK_SH)
-                head = self._head(state_fd, data_fd, ident)
+                st = os.fstat(data_fd)
+                head = self._head(state_fd, data_fd, st)
                 if head is not None and head.upto == before:
                     break  # no newline after it: a torn tail (or a line being written)
             yield _Reader(self, dir_fd, state_fd, data_fd, head)
@@ -211,9 +220,8 @@ class OffsetIndex:
         """Rebuild one shard from the store (all of the index when *shard* is None)."""
         with self._state() as (dir_fd, state_fd):
             st = os.fstat(data_fd)
-            ident = (st.st_dev, st.st_ino)
             fcntl.flock(state_fd, fcntl.LOCK_EX)
-            head = self._head(state_fd, data_fd, ident)
+            head = self._head(state_fd, data_fd, st)
             slots = None if head is None else self._slots(state_fd, head)
             if head is None or slots is None or shard is None:
                 os.ftruncate(state_fd, 0)  # the next catch-up rebuilds everything
@@ -222,7 +230,7 @@ class OffsetIndex:
             pending = _Pending(self, dir_fd, slots, {shard}, head.shift)
             _scan(data_fd, 0, head.upto, pending, self._keys_of)
             pending.flush()
-            self._write_state(state_fd, data_fd, ident, head, slots)
+            self._write_state(state_fd, data_fd, st, head, slots)
 
     @contextmanager
     def swapping(self, old_fd: int, runs: list[tuple[int, int, int]]) -> Iterator[_Swap]:
@@ -242,8 +250,7 @@ class OffsetIndex:
             return
         try:
             fcntl.flock(state_fd, fcntl.LOCK_EX)
-            st = os.fstat(old_fd)
-            head = self._head(state_fd, old_fd, (st.st_dev, st.st_ino))
+            head = self._head(state_fd, old_fd, os.fstat(old_fd))
             slots = None if head is None else self._slots(state_fd, head)
             yield _Swap(self, dir_fd, state_fd, head, slots, runs)
         finally:
@@ -268,13 +275,19 @@ class OffsetIndex:
 
     # --- the state ------------------------------------------------------------------------
 
-    def _head(self, state_fd: int, data_fd: int, ident: tuple[int, int]) -> _Head | None:
-        """Return the state's header when it describes this version of the store, or None."""
+    def _head(self, state_fd: int, data_fd: int, st: os.stat_result) -> _Head | None:
+        """Return the state's header when it describes this version of the store, or None.
+
+        *st* is the store's fstat now. A store no longer than what the index covers whose
+        mtime moved since was changed in place (an edit, not an append): another version.
+        """
         raw = os.pread(state_fd, _HEAD.size, 0)
         if len(raw) != _HEAD.size:
             return None
-        magic, dev, ino, upto, last_start, shift, last_crc, serial, crc = _HEAD.unpack(raw)
-        if magic != _MAGIC or crc != zlib.crc32(raw[:-4]) or (dev, ino) != ident:
+        magic, dev, ino, upto, last_start, shift, mtime, last_crc, serial, crc = _HEAD.unpack(raw)
+        if magic != _MAGIC or crc != zlib.crc32(raw[:-4]) or (dev, ino) != (st.st_dev, st.st_ino):
+            return None
+        if st.st_size <= upto and st.st_mtime_ns != mtime:
             return None
         if upto:
             # The identity of the file is its last indexed line (unique ids and times): a
@@ -305,7 +318,7 @@ class OffsetIndex:
         return count, crc
 
     def _write_state(
-        self, state_fd: int, data_fd: int, ident: tuple[int, int], head: _Head, slots: _Slots
+        self, state_fd: int, data_fd: int, st: os.stat_result, head: _Head, slots: _Slots
     ) -> None:
         """Write the slots that changed, then the header that covers them."""
         upto, serial = head.upto, head.serial + 1
@@ -324,7 +337,16 @@ class OffsetIndex:
         last_start = _line_start(data_fd, upto)
         last = os.pread(data_fd, upto - last_start, last_start)
         body = _HEAD.pack(
-            _MAGIC, *ident, upto, last_start, head.shift, zlib.crc32(last), serial, 0
+            _MAGIC,
+            st.st_dev,
+            st.st_ino,
+            upto,
+            last_start,
+            head.shift,
+            st.st_mtime_ns,
+            zlib.crc32(last),
+            serial,
+            0,
         )[:-4]
         header = body + struct.pack("<I", zlib.crc32(body))
         if os.pwrite(state_fd, header, 0) != len(header):
@@ -341,17 +363,18 @@ class OffsetIndex:
             self._keys[task_id, subtask_id] = keys
         return keys
 
-    def _catch_up(
-        self, dir_fd: int, state_fd: int, data_fd: int, ident: tuple[int, int], size: int
-    ) -> None:
-        head = self._head(state_fd, data_fd, ident)  # again: another reader may have done it
+    def _catch_up(self, dir_fd: int, state_fd: int, data_fd: int, size: int) -> None:
+        # The mtime is taken before the lines are read: a write moves it before the size, so
+        # the state never names an mtime older than what it covers.
+        st = os.fstat(data_fd)
+        head = self._head(state_fd, data_fd, st)  # again: another reader may have done it
         slots = None if head is None else self._slots(state_fd, head)
         if head is None or slots is None or head.serial >= _MAX_SERIAL:
             self._clear(dir_fd)
             head = _Head(0, 0, 0)
             slots = _Slots([0] * _SHARDS, [0] * _SHARDS)
             slots.touched = None
-        size = max(size, os.fstat(data_fd).st_size)
+        size = max(size, st.st_size)
         if head.upto >= size:
             return
         if head.upto == 0 and size:
@@ -368,7 +391,7 @@ class OffsetIndex:
             again = _Pending(self, dir_fd, slots, pending.damaged, head.shift)
             _scan(data_fd, 0, upto, again, self._keys_of)
             again.flush()
-        self._write_state(state_fd, data_fd, ident, head._replace(upto=upto), slots)
+        self._write_state(state_fd, data_fd, st, head._replace(upto=upto), slots)
 
     def _clear(self, dir_fd: int) -> None:
         for name in os.listdir(dir_fd):
@@ -448,7 +471,7 @@ class _Swap:
             index._write_state(  # noqa: SLF001
                 self._state_fd,
                 new_fd,
-                (st.st_dev, st.st_ino),
+                st,
                 _Head(head.upto - first + new_start, head.serial, shift),
                 slots,
             )
@@ -648,7 +671,8 @@ class _Reader:
                     seen.add(offset)
                     line = os.pread(data_fd, length + 1, offset)
                     if line[-1:] != b"\n" or zlib.crc32(line[:-1]) != line_crc:
-                        raise IndexDoubtError(shard, f"no such line at byte {offset}")
+                        msg = f"no such line at byte {offset}"
+                        raise IndexDoubtError(shard, msg, line_changed=True)
                     yield offset, line[:-1]
                 end = start
         finally:

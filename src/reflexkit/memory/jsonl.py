@@ -62,6 +62,7 @@ from reflexkit.memory._codec import (
     encode_line,
     read_lines,
     string_field,
+    top_level_key,
 )
 from reflexkit.memory._index import IndexDoubtError, OffsetIndex, pair_key, subtask_key
 from reflexkit.memory.protocols import MemoryStats
@@ -187,11 +188,18 @@ class JsonlMemory:
             for fd in (self._fd, self._lock_fd):
                 if fd >= 0:
                     os.close(fd)
-        self._after_fork()
+        self._forget()
 
     def _after_fork(self) -> None:
-        """In a forked child: drop the parent's descriptors (and its locks) without closing."""
+        """In a forked child: drop the parent's descriptors (and its locks) without closing.
+
+        Only here is the mutex replaced (a thread of the parent may have held it at the fork):
+        replacing it anywhere else lets a second thread in beside the one holding the old one.
+        """
         self._mutex = threading.Lock()
+        self._forget()
+
+    def _forget(self) -> None:
         self._fd = -1
         self._lock_fd = -1
         self._pid = -1
@@ -399,8 +407,10 @@ class JsonlMemory:
                         return self._pick(index.lines(key), subtask_id, task_id, limit)
                 except IndexDoubtError as doubt:
                     log.warning("%s: %s; rebuilding it", self._path, doubt)
-                    # First the shard, then (if that didn't settle it) the whole index.
-                    self._index.repair(fd, doubt.shard if repair else None)
+                    # First the shard, then (if that didn't settle it) the whole index; a
+                    # line edited in place may now belong under any shard: all of it.
+                    whole = doubt.line_changed or not repair
+                    self._index.repair(fd, None if whole else doubt.shard)
             with self._index.reading(fd) as index:
                 return self._pick(index.lines(key), subtask_id, task_id, limit)
         except (OSError, IndexDoubtError) as err:
@@ -626,11 +636,11 @@ def _bump(lock_fd: int) -> None:
 
 _CREATED_AT = b'"createdAt":"'
 _STAMP = len("2026-01-31T12:00:00")
-# The first "createdAt" key of each line (the rest of the line is consumed, so a second one,
-# in a nested object, never counts twice), with its stamp when it is in reflexkit's layout
-# and an empty one when it is not (spaces, a number, another format). Any 19 characters:
-# twice as fast to find as a digit pattern; _in_layout checks them after.
-_STAMPS = re.compile(rb'"createdAt"(?::"([^"\n]{19})[.Z])?[^\n]*')
+# The top-level "createdAt" of each line in reflexkit's compact layout: after "{" or ",",
+# with no "{" before it on the line (a key nested in another field always has one), and its
+# stamp. Any 19 characters: twice as fast to find as a digit pattern; _in_layout checks them
+# after. A line it doesn't match, or one naming "createdAt" twice, is sieved on its own.
+_STAMPS = re.compile(rb'(?m)^\{[^{\n]*,"createdAt":"([^"\n]{19})[.Z]')
 _DIGITS = b"0123456789"
 
 
@@ -778,10 +788,9 @@ class _Sieve:
 
         Most blocks are wholly older or wholly newer than the cut-off (records are appended
         in about the order they are created): one regular-expression pass over the block
-        finds the first timestamp of every line, and when all are in reflexkit's layout and
-        on one side of the cut-off, the block is copied or dropped whole. A block copied
-        needs nothing more (a line without a timestamp is kept anyway); a block dropped must
-        also have a timestamp on every line, which only then costs a count of its lines.
+        finds the top-level timestamp of every line, and when every line has one (and only
+        one ``createdAt``), all in reflexkit's layout and on one side of the cut-off, the
+        block is copied or dropped whole.
         Blocks that straddle the cut-off, or hold a line of another layout, are sieved a line
         at a time, so the result is exactly what the line-at-a-time sieve would give.
         """
@@ -789,12 +798,18 @@ class _Sieve:
         while start < stop:
             end = buf.find(b"\n", min(start + _BLOCK, stop) - 1, stop) + 1 or stop
             stamps = _STAMPS.findall(view[start:end])
-            if stamps and b"" not in stamps and _in_layout(stamps):
+            lines = buf.count(b"\n", start, end)
+            if (
+                len(stamps) == lines
+                and stamps
+                and buf.count(_CREATED_AT[:-2], start, end) == lines
+                and _in_layout(stamps)
+            ):
                 if min(stamps) > self._prefix:
                     self._keep(base + start, base + end)
                     start = end
                     continue
-                if max(stamps) < self._prefix and len(stamps) == buf.count(b"\n", start, end):
+                if max(stamps) < self._prefix:
                     self.removed += len(stamps)
                     start = end
                     continue
@@ -807,9 +822,8 @@ class _Sieve:
         key, prefix, width = _CREATED_AT, self._prefix, _STAMP
         while start < stop:
             end = find(b"\n", start, stop)
-            at = find(key, start, end)
+            at = top_level_key(buf, key, start, end)
             if at >= 0:
-                at += len(key)
                 stamp = bytes(buf[at : at + width])
                 tail = bytes(buf[at + width : at + width + 1])
                 if stamp[10:11] == b"T" and tail in {b"Z", b"."}:

@@ -29,11 +29,13 @@ import time
 import warnings
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from reflexkit._files import atomic_write, open_regular
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
-from reflexkit.memory._codec import decode_line, encode_line
+from reflexkit.memory._codec import decode_line, encode_line, read_lines
 from reflexkit.memory.jsonl import JsonlMemory
 from reflexkit.memory.protocols import MemoryStats
 from reflexkit.models import Reflection
@@ -261,33 +263,58 @@ class PostgresMemory:
     def _replay(self, conn: psycopg.Connection[Any]) -> int:
         path = self._spool.path
         try:
-            if path.stat().st_size == 0:
-                return 0
+            # The safe reader's open: a link planted at the spool is never followed (nor is
+            # what it points at emptied), a FIFO never waited on, a device never read.
+            fd = open_regular(path)
         except FileNotFoundError:
             return 0
-        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except OSError as err:
+            msg = f"can't replay the spool {path}: {err.strerror or err}"
+            raise StoreError(msg) from err
         try:
+            if os.fstat(fd).st_size == 0:
+                return 0
             fcntl.flock(fd, fcntl.LOCK_EX)  # the spool's writers wait; so do other replayers
-            data = os.pread(fd, os.fstat(fd).st_size, 0)
-            rows = []
-            for number, line in enumerate(data.splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    r = decode_line(line)
-                except ValueError as err:
-                    log.warning(
-                        "%s: line %d can't be replayed and is dropped: %s", path, number, err
-                    )
-                    continue
-                rows.append(_row(r, line))
+            now, held = path.lstat(), os.fstat(fd)
+            if (now.st_ino, now.st_dev) != (held.st_ino, held.st_dev):
+                return 0  # another replayer emptied it meanwhile
+            rows = self._spooled(fd, path)
             with conn.transaction(), conn.cursor() as cur:
                 cur.executemany(_INSERT, rows)
-            os.ftruncate(fd, 0)  # only after the commit: a crash before it replays again
+            # Only after the commit (a crash before it replays again), and through the one
+            # atomic writer: the path gets a new empty file, never a truncated link target.
+            # Writers waiting on the old file see the path names another and reopen it.
+            atomic_write(path, b"")
         finally:
             os.close(fd)
         log.warning("replayed %d spooled reflections into the database", len(rows))
         return len(rows)
+
+    @staticmethod
+    def _spooled(fd: int, path: Path) -> list[tuple[Any, ...]]:
+        """The rows of the spool's readable lines; the others are dropped with a warning."""
+        rows = []
+        size = os.fstat(fd).st_size
+        upto = 0
+        for offset, upto, line in read_lines(fd, 0, size):  # noqa: B007 -- upto: the last
+            if line is None or not line.strip():
+                if line is None:
+                    log.warning("%s: a line at byte %d is too long to replay", path, offset)
+                continue
+            try:
+                r = decode_line(line)
+            except ValueError as err:
+                log.warning(
+                    "%s: the line at byte %d can't be replayed and is dropped: %s",
+                    path,
+                    offset,
+                    err,
+                )
+                continue
+            rows.append(_row(r, line))
+        if upto < size:
+            log.warning("%s: a torn last line (no newline) is dropped", path)
+        return rows
 
     def sync(self) -> int:
         """Replay the spool into the database now; return how many records were replayed.

@@ -1,4 +1,4 @@
-"""The orchestrator: the retry loop, its subagents, verification and the run log.
+"""The orchestrator: the retry loop, its subagents and verification (events: reflexkit.events).
 
 The public names load on first use, so importing one submodule doesn't import the others.
 """
@@ -11,7 +11,6 @@ from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-    from reflexkit.orchestrator.events import Event, EventKind, RunLog
     from reflexkit.orchestrator.loop import Orchestrator, RunSummary, SubtaskOutcome, build_prompt
     from reflexkit.orchestrator.subagents import (
         CommandSubagent,
@@ -25,10 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ClaudeCodeSubagent",
     "CommandSubagent",
-    "Event",
-    "EventKind",
     "Orchestrator",
-    "RunLog",
     "RunSummary",
     "ScriptedSubagent",
     "Subagent",
@@ -54,9 +50,6 @@ __getattr__, __dir__ = lazy_exports(
         "SubagentRequest": "subagents",
         "SubagentResult": "subagents",
         "ClaudeCodeSubagent": "claude_code",
-        "Event": "events",
-        "EventKind": "events",
-        "RunLog": "events",
         "VerificationResult": "verify",
         "Verifier": "verify",
         "verifier_factory": "verify",

@@ -17,8 +17,8 @@ from collections import Counter
 import attrs
 
 from reflexkit._text import strip_control
+from reflexkit.events import EventData
 from reflexkit.models import FailureContext, FailureType, Reflection
-from reflexkit.orchestrator.events import EventData
 from reflexkit.orchestrator.subagents import SubagentResult
 from reflexkit.orchestrator.verify import cut_middle
 from reflexkit.redaction import Redactor

@@ -45,7 +45,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from reflexkit._files import atomic_write
+from reflexkit._files import atomic_write, read_regular
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator import _process
 from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
@@ -530,12 +530,14 @@ def _own_session_launcher(cli: Path) -> str:
     digest = hashlib.sha256(body.encode()).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / f"reflexkit-{os.getuid()}"
     launcher = folder / f"claude-{digest}"
-    if launcher.is_file() and launcher.read_text(encoding="utf-8") == body:
-        return str(launcher)
     folder.mkdir(mode=0o700, exist_ok=True)
-    if folder.stat().st_uid != os.getuid() or folder.stat().st_mode & 0o022:
+    info = folder.lstat()  # a link planted there by another user is not our folder
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
         msg = f"{folder} is not a private folder of this user; can't start Claude Code safely"
         raise SetupError(msg)
+    with contextlib.suppress(OSError):  # the safe reader: no link, FIFO or device there
+        if read_regular(launcher, limit=len(body) + 1) == body.encode():
+            return str(launcher)
     # Whole or not at all: a full disk never leaves half a launcher under its name.
     atomic_write(launcher, body.encode(), mode=stat.S_IRWXU)
     return str(launcher)

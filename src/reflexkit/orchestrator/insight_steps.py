@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from reflexkit.events import Event
 from reflexkit.exceptions import StoreError
 from reflexkit.insights._jsonl import SayOnce
 from reflexkit.insights.analysis import AnalysisCycle
@@ -162,6 +163,18 @@ class LoopInsights:
     def enabled(self) -> bool:
         """``insights.enabled``: the loop calls nothing here when it is false."""
         return self.config.enabled
+
+    # --- every event of the loop --------------------------------------------------------------
+
+    def observe(self, event: Event) -> None:
+        """Hand a loop event to the rules that follow runs in-process (``observe``), if any."""
+        observe = getattr(self.rules, "observe", None)
+        if not callable(observe):
+            return
+        try:
+            observe(event)
+        except Exception:
+            log.exception("the insight rules failed on a %s event; going on", event.kind.value)
 
     # --- run start ---------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ when it passes, when its attempts run out, when it is stuck (the same failure fi
 ``stuckAfter`` times in a row), when the run's time budget is spent (verification included),
 when the subagent raises :class:`~reflexkit.exceptions.SetupError` (no reflection is stored:
 it is no lesson about the code, and no later subtask starts), or when the run is interrupted.
-Every ending writes one event (see :mod:`reflexkit.orchestrator.events`).
+Every ending writes one event (see :mod:`reflexkit.events`).
 
 An interrupt (``KeyboardInterrupt``, :class:`~reflexkit.exceptions.RunInterrupted`) kills
 every process the runner has started, writes ``interrupted`` for each running subtask and
@@ -26,8 +26,9 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -36,16 +37,14 @@ import attrs
 from reflexkit import _serde
 from reflexkit._deadline import deadline_in
 from reflexkit._text import fence, show_name, strip_control
+from reflexkit.events import Event, EventData, EventKind
 from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.insights.models import Finding, SubjectType
-from reflexkit.models import FailureContext, FailureType, Reflection
+from reflexkit.models import FailureContext, FailureType, Reflection, utcnow
 from reflexkit.orchestrator import _process
 from reflexkit.orchestrator._attempt_log import attempt_output, credit_redactions
-from reflexkit.orchestrator.audit import AttemptAudit, AuditedAttempt, judge_summary
-from reflexkit.orchestrator.events import Event, EventData, EventKind
 from reflexkit.orchestrator.insight_steps import LoopInsights, Snapshot, changed_files, snapshot
 from reflexkit.orchestrator.own_state import OwnState, capture, settle
-from reflexkit.orchestrator.report import ReportIds, Verification
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
     CheckInputs,
@@ -56,10 +55,12 @@ from reflexkit.orchestrator.verify import (
     modified_files,
 )
 from reflexkit.redaction import redact_text
-from reflexkit.reflection.ending import AttemptEnding, Ending, classify_ending
 from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.judge import Judgement
 from reflexkit.reflection.protocols import ReflectionService
+from reflexkit.reports.audit import AttemptAudit, AuditedAttempt, judge_summary
+from reflexkit.reports.ending import AttemptEnding, Ending, classify_ending
+from reflexkit.reports.judge import Judgement
+from reflexkit.reports.report import ReportIds, Verification
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 
@@ -220,14 +221,19 @@ class Orchestrator:
         verifier_for: Returns the verifier of a subtask (its own ``verify`` commands, or the
             project's).
         config: The ``orchestrator`` section of project.json.
-        on_event: Called with every event (print it, log it with a :class:`RunLog` ...); an
-            error it raises is logged and ignored. Calls are serialised with a lock, so it
-            need not be thread-safe even when subtasks run in parallel.
+        on_event: One more subscriber, after *subscribers* (``print``, for one).
+        subscribers: Called with every event, in order (a :class:`~reflexkit.events.RunLog`,
+            a live view, your own): the loop's events in-process, like structlog's
+            processors. The insight rules see each event first. An error a subscriber raises
+            is logged and ignored, and the others still get the event. Calls are serialised
+            with a lock, so none need be thread-safe even when subtasks run in parallel.
         clock: Monotonic seconds, for durations and the run's time budget.
+        stamp: The run's clock: every event's ``at`` (a deterministic run passes its
+            :class:`~reflexkit.models.LogicalClock`; the insight rules take the same one).
         reflect: Reflect on failures and put the lessons in retry prompts (``False`` when
             ``reflexion.enabled`` is off: plain retries; stuck detection still works).
         audit: Attempt reports and the completion judge (#18; see
-            :class:`~reflexkit.orchestrator.audit.AttemptAudit`); ``None``: neither.
+            :class:`~reflexkit.reports.audit.AttemptAudit`); ``None``: neither.
         insights: The insight steps (paused subtasks, findings, nudges, lessons from other
             subtasks, analysis; docs/insights.md); ``None`` or disabled: none.
     """
@@ -240,7 +246,9 @@ class Orchestrator:
         verifier_for: Callable[[Subtask], Verifier],
         config: OrchestratorConfig | None = None,
         on_event: Callable[[Event], None] | None = None,
+        subscribers: Sequence[Callable[[Event], None]] = (),
         clock: Callable[[], float] = time.monotonic,
+        stamp: Callable[[], datetime] = utcnow,
         reflect: bool = True,
         audit: AttemptAudit | None = None,
         insights: LoopInsights | None = None,
@@ -257,7 +265,9 @@ class Orchestrator:
         self.verifier_for = verifier_for
         self.config = config or OrchestratorConfig()
         self.on_event = on_event
+        self.subscribers = list(subscribers)
         self.clock = clock
+        self.stamp = stamp
         self._emit_lock = threading.Lock()
         self._running: dict[str, int] = {}  # subtask id -> attempt, while it runs
         self._at_interrupt: dict[str, int] | None = None  # what ran when the signal came
@@ -978,7 +988,8 @@ class Orchestrator:
         self, findings: Iterable[Finding], subtask_id: str = "", attempt: int = 0
     ) -> None:
         for finding in findings:
-            data = _serde.unstructure(finding)
+            # The finding's time is the run's: a deterministic run's log stays byte-identical.
+            data = _serde.unstructure(attrs.evolve(finding, created_at=self.stamp()))
             on = finding.subject_id if finding.subject_type is SubjectType.SUBTASK else subtask_id
             self._emit(
                 EventKind.FINDING,
@@ -1175,18 +1186,34 @@ class Orchestrator:
         attempt: int = 0,
         data: EventData | None = None,
     ) -> None:
-        if self.on_event is None:
-            return
+        """Hand one event to every subscriber, in order; one that raises costs only itself."""
         try:
             clean = {
                 key: strip_control(value) if isinstance(value, str) else value
                 for key, value in (data or {}).items()
             }
-            event = Event(kind=kind, subtask_id=subtask_id, attempt=attempt, data=clean)
-            with self._emit_lock:
-                self.on_event(event)
+            event = Event(
+                kind=kind, subtask_id=subtask_id, attempt=attempt, at=self.stamp(), data=clean
+            )
         except Exception:
-            log.exception("the event handler failed on %s", kind.value)
+            log.exception("building the %s event failed", kind.value)
+            return
+        with self._emit_lock:
+            for subscriber in self._subscribed():
+                try:
+                    subscriber(event)
+                except Exception:
+                    log.exception("an event subscriber failed on %s", kind.value)
+
+    def _subscribed(self) -> list[Callable[[Event], None]]:
+        """The insight rules first (they steer the loop), then the subscribers, *on_event*."""
+        found: list[Callable[[Event], None]] = []
+        if self.insights is not None:
+            found.append(self.insights.observe)
+        found += self.subscribers
+        if self.on_event is not None:
+            found.append(self.on_event)
+        return found
 
     def _ms_since(self, started: float) -> int:
         return max(int((self.clock() - started) * 1000), 0)

@@ -22,8 +22,8 @@ import attrs
 from reflexkit._text import cut_middle  # re-exported: it lived here first
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_process
-from reflexkit.orchestrator.risk import DEFAULT_RULES, surface_of
 from reflexkit.redaction import Redactor, redact_failure
+from reflexkit.reports.risk import DEFAULT_RULES, surface_of
 from reflexkit.tasks.config import ReviewSurface, VerificationConfig
 from reflexkit.tasks.task import Subtask
 

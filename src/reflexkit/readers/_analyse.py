@@ -21,6 +21,7 @@ from reflexkit.readers.kinds import error_kind, signal_exit
 from reflexkit.readers.native import parse_make
 from reflexkit.readers.registry import registered_readers
 from reflexkit.readers.shell import parse_timeout
+from reflexkit.readers.verdicts import verdict
 
 __all__ = ["analyse", "clean_output", "type_from_command"]
 
@@ -92,6 +93,16 @@ _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
     ),
     (lazy_regex(r"^(?:ba|z|da)?sh\b|\.sh\b"), FailureType.TOOL_ERROR),
 )
+
+
+_WRAPPERS = frozenset({"make", "native program", "shell"})
+"""Readers of what runs other programs (or of an exit code alone): a verdict of the program
+they ran (a test binary's count under ``make test``) is the failure, they only carried it."""
+
+
+def _ran_something_else(text: str, found: Findings) -> bool:
+    proof = verdict(text)
+    return proof is not None and not proof.setup and proof.failure_type is not found.failure_type
 
 
 _PROGRAMS = frozenset({"python", "node", "shell", "command"})
@@ -208,8 +219,11 @@ def analyse(failure: FailureContext) -> Findings:
         if found is not None and found.tool != "shell":
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
         return timeout
-    if found is None:
-        return _read_generic(text, failure)
+    if found is None or (found.tool in _WRAPPERS and _ran_something_else(text, found)):
+        wrapped = _read_generic(text, failure)
+        if found is not None:
+            wrapped.details.extend(d for d in found.facts[:1] if d not in wrapped.facts)
+        return wrapped
     signal = signal_exit(failure.exit_code)
     if signal and not any(signal in d for d in found.details):
         found.details.append(signal)
@@ -222,20 +236,28 @@ def analyse(failure: FailureContext) -> Findings:
 
 def _read_generic(text: str, failure: FailureContext) -> Findings:
     """Read output no reader claimed, typed by the command where its shape says nothing."""
-    found = parse_generic(text, failure.exit_code, failure.files_modified)
+    found = parse_generic(text, failure.exit_code, failure.files_modified, command=failure.command)
+    if found.evidence:  # the output's own verdict decides, whatever the command line says
+        if found.failure_type is FailureType.LINT_ERROR and found.facts:
+            _as_findings_of_a_checker(found)
+        return found
     guessed = _compound_command_type(failure.command, found.failure_type)
     keeps_own = guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC
     if guessed is not FailureType.UNKNOWN and not keeps_own:
         found.failure_type = guessed
     if guessed is FailureType.LINT_ERROR and found.facts:
-        found.category = ReflectionCategory.VERIFICATION
-        found.advice = (
-            "The checker rejects the code at the lines quoted: fix each finding where it "
-            "points, keeping behaviour the same; do not disable the rule or the check."
-        )
+        _as_findings_of_a_checker(found)
     if found.failure_type in {FailureType.RUNTIME_ERROR, FailureType.TOOL_ERROR}:
         _add_printed_before(text, found)
     return found
+
+
+def _as_findings_of_a_checker(found: Findings) -> None:
+    found.category = ReflectionCategory.VERIFICATION
+    found.advice = (
+        "The checker rejects the code at the lines quoted: fix each finding where it "
+        "points, keeping behaviour the same; do not disable the rule or the check."
+    )
 
 
 def _compound_command_type(command: str, shape: FailureType) -> FailureType:

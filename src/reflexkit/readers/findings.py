@@ -64,6 +64,8 @@ class Findings:
         steps: Concrete next steps.
         advice: The suggestion: what to do differently, one or two sentences.
         confidence: How sure the parser is that it understood the failure.
+        evidence: The output line that proves the failure type (a runner's closing count, a
+            build's verdict), verbatim; empty when the type is the format's or a guess.
     """
 
     tool: str
@@ -78,6 +80,7 @@ class Findings:
     steps: list[str] = attrs.field(factory=list)
     advice: str = ""
     confidence: float = 0.8
+    evidence: str = ""
 
 
 def plural(count: int, noun: str) -> str:

@@ -15,8 +15,11 @@ import re
 
 from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers.findings import Findings, clip, dedupe
+from reflexkit.readers.blocks import Block, find_locations, is_library_path, read_blocks
+from reflexkit.readers.blocks import location_path as _location_path
+from reflexkit.readers.findings import Findings, clip, dedupe, plural
 from reflexkit.readers.kinds import KILLED, error_kind, killed, signal_exit
+from reflexkit.readers.verdicts import SETUP, Verdict, verdict
 
 __all__ = ["find_locations", "is_library_path", "parse_generic"]
 
@@ -48,7 +51,7 @@ _ERROR_LINE = lazy_regex(
     r"|\[[A-Z]{1,4}\d{2,5}\b"  # [B602:...], [E0308]
     r"|^\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
     r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
-    r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: "
+    r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: |^\s*\*\* \(\w+"
 )
 _DIAGNOSTIC = lazy_regex(
     # a line that starts with a location, or a rule code, and goes on with a message
@@ -71,20 +74,6 @@ _WEAK_LINE = lazy_regex(
 _NOT_AN_ERROR = lazy_regex(
     r"(?i)^\s*(?:ok\b|pass(?:ed)?\b|✓|✔|√|\[?(?:info|debug)\]?\b)|\b0 (?:errors?|failed|failures)\b"
     r"|^\s*(?:warning|note|hint|help)\b|^\s*[\w ()-]+: 0\s*$"
-)
-_LOCATION = lazy_regex(
-    # A path starts a token (after a space, quote or bracket), so a long word is tried once.
-    r'File "(?P<py>[^"\n]+)", line (?P<pyline>\d+)(?:,? in [\w.<>]+)?'
-    r"|(?<![^\s\"'(\[<,=])(?P<path>(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9})"
-    r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:,(?P<pcol>\d+))?\))"
-    r'|(?<![^\s"(])(?P<named>"[^"\n]+\.\w+"|[\w./-]+\.\w+),? line (?P<namedline>\d+)'
-    r"(?:, column \d+)?"
-)
-_LIBRARY_PATH = lazy_regex(
-    r"site-packages|dist-packages|node_modules|/usr/(?:lib|include|local/lib|share)/|"
-    r"^/(?:lib|opt|nix)/|/lib/python\d|\\lib\\|<frozen|^<\w+>|runpy\.py|^internal/|"
-    r"^node:|/rustc/|\.cargo/registry|/go/pkg/mod|/usr/local/go/|/jdk[^/]*/|java\.base/|"
-    r"/\.pyenv/|/\.rustup/|/\.venv/|/venv/|/gems/|/vendor/|bits/|c\+\+/\d+"
 )
 _CODE = lazy_regex(
     r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[a-z]+)+)\]"
@@ -116,6 +105,7 @@ _RUNTIME_SHAPE = lazy_regex(
     M,
 )
 _NUMBER = lazy_regex(r"\d+")
+_CALLS = re.compile(r"^Calls: \S.*$", M)
 _VERDICT = lazy_regex(
     r"^[\s_=!*#>-]*(?:FAIL(?:ED|URE)?\b|ERROR\b|not ok\b|--- FAIL|[✗✖\u00d7✘❌✕●]|CONFLICT\b|"
     r"FATAL\b|CRITICAL\b|PANIC\b|panic:|Error:|error(?:\[\w+\])?:|fatal:)"
@@ -125,33 +115,12 @@ _QUOTED_COMMAND = lazy_regex(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']"
 _BARE_TRAILER = lazy_regex(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
 _HINT = lazy_regex(
     r"^\s*(?:hint|help|Hint|HINT|note: Hint|suggestion|Suggestion|Did you mean|did you mean|"
-    r"To fix|Try|Run|Use|\(use) ?:?\s*(?P<hint>.*\S)",
+    r"To fix|Try|Run|Use|\(use)\b ?:?\s*(?P<hint>.*\S)",
     M,
 )
 _STYLISH_ROW = lazy_regex(r"^\d+:\d+\s")
 _STYLISH_FILE = lazy_regex(r"^(?P<file>[^\s:]+\.\w+)$", M)
 _ERROR_WORD = lazy_regex(r"(?i)\berror\b")
-
-
-def is_library_path(path: str) -> bool:
-    """Return whether *path* is a library's or the system's rather than the project's own."""
-    return bool(_LIBRARY_PATH.search(path))
-
-
-def find_locations(text: str) -> list[str]:
-    """Return the locations printed in *text*, verbatim, first occurrence first."""
-    found: list[str] = []
-    for match in _LOCATION.finditer(text):
-        where = match.group(0)
-        where = where.removeprefix("at ")
-        found.append(where)
-    return dedupe(found)
-
-
-def _location_path(location: str) -> str:
-    if location.startswith('File "'):
-        return location[6:].split('"', 1)[0]
-    return re.split(r":\d|\(\d|,? line \d", location, maxsplit=1)[0].strip('"')
 
 
 def _score(line: str, own: tuple[str, ...]) -> int:
@@ -186,7 +155,8 @@ _BRACKET_CODE = lazy_regex(r"\[[A-Z]{1,4}\d{2,5}\b")
 _ERROR_KEYS = (
     "error", "fatal", "fail", "not ok", "panic", "uncaught", "unhandled", "exception",
     "segmentation", "core dumped", "abort", "killed", "assert", "conflict", "critical",
-    "severe", "***", "interrupted", "econn", "enoent", "eacces", "eperm", "eaddrinuse", "etimedout",
+    "severe", "***", "** (", "interrupted", "econn", "enoent", "eacces", "eperm", "eaddrinuse",
+    "etimedout",
     "epipe", "enotfound", "eexist", "eisdir", "enotdir", "enospc", "erofs", "eagain",
     "ehostunreach", "enetunreach", "\u2717", "\u2716", "\u00d7", "\u2718", "\u274c", "\u2715",
     "\u25cf",
@@ -287,7 +257,7 @@ def _shape_type(text: str) -> FailureType:
 
 
 def parse_generic(
-    text: str, exit_code: int | None, files_modified: tuple[str, ...] = ()
+    text: str, exit_code: int | None, files_modified: tuple[str, ...] = (), *, command: str = ""
 ) -> Findings:
     """Quote the error lines, locations, codes and summary of output no reader recognised.
 
@@ -295,6 +265,7 @@ def parse_generic(
         text: The cleaned output.
         exit_code: The command's exit code.
         files_modified: The files the attempt changed; lines naming them rank first.
+        command: The command line; a re-run command the output prints for it is a hint.
 
     Returns:
         Findings of tool ``"command"``; the failure type is guessed from the output's shape
@@ -303,7 +274,12 @@ def parse_generic(
     window = _window(text)
     lines = [line for line in window.splitlines() if line.strip()]
     own = tuple(f for f in files_modified if f)
-    findings = Findings(tool="command", failure_type=_shape_type(window))
+    proof = verdict(window)
+    findings = Findings(
+        tool="command",
+        failure_type=proof.failure_type if proof else _shape_type(window),
+        evidence=proof.line if proof else "",
+    )
     code = f" with exit code {exit_code}" if exit_code is not None else ""
     signal = signal_exit(exit_code)
     if signal:
@@ -316,6 +292,11 @@ def parse_generic(
         )
         findings.confidence = 0.1
         return findings
+    if proof is not None and proof.setup:
+        return _could_not_run(findings, proof)
+    blocks = read_blocks(window)
+    if _are_tests(blocks, proof):
+        return _failing_tests(findings, blocks, window, command)
     facts = _error_lines(lines, own)
     if not facts:
         findings.facts = [clip(line.strip(), _LINE_LIMIT) for line in lines[-2:]]
@@ -376,5 +357,77 @@ def _add_context(findings: Findings, window: str, own: tuple[str, ...]) -> None:
     if unquoted:
         findings.details.append("codes " + ", ".join(unquoted))
     summaries = [m.group(0).strip() for m in _SUMMARY.finditer(window)]
-    if summaries and summaries[-1] not in quoted:
+    if findings.evidence and findings.evidence not in quoted:
+        findings.summary = clip(findings.evidence, 160)
+    elif summaries and summaries[-1] not in quoted:
         findings.summary = clip(summaries[-1], 160)
+    calls = _CALLS.search(window)  # R's call chain: its stack, innermost last
+    if calls is not None and calls.group(0) not in quoted:
+        findings.details.append(clip(calls.group(0), 160))
+
+
+def _could_not_run(findings: Findings, proof: Verdict) -> Findings:
+    """The check never started: a lesson about the environment, not the code."""
+    findings.facts = [proof.line]
+    missing = proof.failure_type is FailureType.DEPENDENCY_ERROR
+    findings.category = SETUP if missing else ReflectionCategory.TOOL_MISUSE
+    findings.headline = (
+        "The check could not run, so it says nothing about the code: the environment "
+        + ("lacks the module the command runs." if missing else "lacks the command or script.")
+    )
+    findings.advice = "Fix the environment, not the code or the approach: " + (
+        "install the module in the interpreter the command runs (a virtualenv first on "
+        "PATH may not have it), or call the project's own interpreter."
+        if missing
+        else "use the project's own command or script name (check its package.json, "
+        "Makefile or scripts), or make the script executable."
+    )
+    findings.steps.append("Check which program the command runs (`which`, `type`) and run it.")
+    findings.confidence = 0.6
+    return findings
+
+
+def _are_tests(blocks: list[Block], proof: Verdict | None) -> bool:
+    """Whether the blocks are failing tests: a test verdict, or blocks that read as tests."""
+    if not blocks:
+        return False
+    if proof is not None:
+        return proof.failure_type is FailureType.TEST_FAILURE
+    return any(b.message or b.pairs for b in blocks)
+
+
+_RERUN_LIMIT = 2
+
+
+def _failing_tests(findings: Findings, blocks: list[Block], window: str, command: str) -> Findings:
+    """Findings of failing tests read from their blocks: each fact is one test's own."""
+    findings.failure_type = FailureType.TEST_FAILURE
+    findings.tests = [b.test for b in blocks]
+    findings.facts = [clip(b.fact(), 280) for b in blocks]
+    findings.headline = (
+        f"{plural(len(blocks), 'failing test')} by the shape of the output (no reader knows "
+        "its format); each is quoted with the assertion or error printed under it."
+    )
+    summaries = [m.group(0).strip() for m in _SUMMARY.finditer(window)]
+    closing = findings.evidence if not findings.evidence.startswith("not ok") else ""
+    findings.summary = clip(closing or (summaries[-1] if summaries else ""), 160)
+    findings.hints = _reruns(window, command)
+    kind = error_kind(" ".join(b.message for b in blocks))
+    findings.category = kind.category if kind is not None else ReflectionCategory.ROOT_CAUSE
+    findings.advice = (
+        "Each failing test is quoted with what it printed: compare the expected and actual "
+        "values (or the error) and fix the code under test; change a test only if it is "
+        "wrong. Re-run the failing tests first, then the whole suite."
+    )
+    findings.steps.append(f"Start with `{clip(blocks[0].test, 90)}`.")
+    findings.confidence = 0.5
+    return findings
+
+
+def _reruns(window: str, command: str) -> list[str]:
+    """Lines that re-run one failing test with the command's own program (``rspec f:7``)."""
+    program = command.split(maxsplit=1)[0].rsplit("/", 1)[-1] if command.split() else ""
+    if not program or not program[0].isalpha():
+        return []
+    pattern = re.compile(rf"^\s*({re.escape(program)} \S+:\d+)\b", re.MULTILINE)
+    return dedupe(m[1] for m in pattern.finditer(window))[:_RERUN_LIMIT]

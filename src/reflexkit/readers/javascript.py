@@ -390,7 +390,10 @@ def parse_node(text: str) -> Findings | None:
 # --- jest ------------------------------------------------------------------------------------
 
 _JEST_FAIL_FILE = lazy_regex(r"^\s*FAIL\s+(?P<file>\S+)", M)
-_JEST_SUMMARY = lazy_regex(r"^(?P<sum>Tests:\s+.*?)\s*$", M)
+_JEST_SUMMARY = lazy_regex(
+    r"^(?P<sum>Tests:\s+(?:\d+ (?:failed|passed|skipped|todo|pending), )*\d+ total\b.*?)\s*$", M
+)
+"""jest's own count (``Tests: 1 failed, 2 passed, 3 total``), not any ``Tests:`` line."""
 _JEST_CANNOT_FIND = lazy_regex(r"Cannot find module '(?P<mod>[^']+)'")
 _JEST_SUITES = lazy_regex(r"^(?P<sum>Test Suites:\s+\d+ failed.*?)\s*$", M)
 """Failed suites: where a suite that did not load is counted (its tests are not)."""

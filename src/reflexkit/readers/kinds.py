@@ -76,6 +76,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
             r"ModuleNotFoundError|No module named|Cannot find module|ERR_MODULE_NOT_FOUND|"
             r"ClassNotFoundException|NoClassDefFoundError|cannot find package|"
             r"no required module provides package|Could not resolve dependenc|"
+            r"there is no package called|module '[^']+' not found|"
             r"unresolved import|cannot load such file|Can't locate \S+ in @INC|"
             r"Do you need to install|Could not find (?:a )?(?:package|plugin|module)"
         ),

@@ -623,7 +623,8 @@ def parse_make(text: str) -> Findings | None:
 # --- crashes ---------------------------------------------------------------------------------
 
 _CRASH = lazy_regex(
-    r"^(?P<line>.*(?:Segmentation fault|core dumped|Aborted|Bus error|stack smashing detected|"
+    r"^(?P<line>.*(?:Segmentation fault|core dumped|\bAborted(?: \(core dumped\))?\s*$|Bus error|"
+    r"stack smashing detected|"
     r"AddressSanitizer|double free|free\(\): invalid).*)$",
     M,
 )

@@ -65,8 +65,8 @@ SINKS: Mapping[str, Sink] = {
     sink.name: sink
     for sink in (
         Sink("memory", "record", ("reflexkit.reflection.service:_gated",)),
-        Sink("run_log", "record", ("reflexkit.orchestrator.events:RunLog.write",)),
-        Sink("report", "record", ("reflexkit.orchestrator.report:write_report",)),
+        Sink("run_log", "record", ("reflexkit.events:RunLog.write",)),
+        Sink("report", "record", ("reflexkit.reports.report:write_report",)),
         Sink("insights", "record", ("reflexkit.insights._jsonl:append_records",)),
         Sink("lessons", "record", ("reflexkit.insights._jsonl:append_records",)),
         Sink("hooks_log", "record", ("reflexkit.hooks.handlers:_log",)),
@@ -75,10 +75,14 @@ SINKS: Mapping[str, Sink] = {
             "record",
             (
                 "reflexkit.reflection.fixture:FixtureRecorder.generate",
-                "reflexkit.reflection.judge:JudgeRecorder.judge",
+                "reflexkit.reports.judge:JudgeRecorder.judge",
             ),
         ),
-        Sink("model_request", "prompt", ("reflexkit.reflection.prompts:_gated",)),
+        Sink(
+            "model_request",
+            "prompt",
+            ("reflexkit.llm._client:_request", "reflexkit.reflection.prompts:_gated"),
+        ),
         Sink("agent_prompt", "prompt", ("reflexkit.orchestrator.subagents:_gated_prompt",)),
         Sink("hook_output", "prompt", ("reflexkit.hooks.handlers:_hook_json",)),
         Sink("terminal", "terminal", ("reflexkit.cli_insights:_plain",)),

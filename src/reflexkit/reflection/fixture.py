@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import orjson
 
@@ -27,30 +27,18 @@ from reflexkit import _serde
 from reflexkit._files import read_regular
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError
+from reflexkit.llm import RequestOptions
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.redaction import Redactor
 from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.prompts import (
-    DEFAULT_EFFORT,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_MODEL,
-    Effort,
-    OutputMode,
-    ThinkingMode,
-    build_prompt,
-    parse_reply,
-    reflection_from_reply,
-)
-from reflexkit.tasks.config import ReflexionConfig, ReflexionMode
+from reflexkit.reflection.prompts import build_prompt, parse_reply, reflection_from_reply
 
 __all__ = [
     "FixtureGenerator",
     "FixtureMissingError",
     "FixtureRecorder",
-    "RequestOptions",
     "fixture_key",
-    "request_options",
 ]
 
 log = logging.getLogger("reflexkit.reflection")
@@ -70,40 +58,12 @@ class FixtureMissingError(GenerationError):
         super().__init__("fixture_not_found", f"no fixture with promptHash {key} in {path}")
 
 
-class RequestOptions(TypedDict):
-    """The options of ``reflexion`` that shape a request, and so a fixture key."""
-
-    model: str
-    mode: OutputMode
-    max_tokens: int
-    thinking: ThinkingMode
-    effort: Effort | None
-
-
-def request_options(config: ReflexionConfig, /) -> RequestOptions:
-    """Return the request options of a ``reflexion`` section, as generators take them.
-
-    ``reflexion.mode`` ``structured`` is the generators' ``json_schema``.
-    """
-    return RequestOptions(
-        model=config.model,
-        mode="tool" if config.mode is ReflexionMode.TOOL else "json_schema",
-        max_tokens=config.max_tokens,
-        thinking=config.thinking.value,
-        effort=config.effort.value if config.effort is not None else None,
-    )
-
-
-def fixture_key(  # noqa: PLR0913 -- the options that change the request change the key
+def fixture_key(
     failure: FailureContext,
     /,
     *,
-    model: str = DEFAULT_MODEL,
+    options: RequestOptions = RequestOptions(),  # noqa: B008 -- a frozen value
     previous: Sequence[Reflection] = (),
-    mode: OutputMode = "json_schema",
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    thinking: ThinkingMode = "auto",
-    effort: Effort | None = DEFAULT_EFFORT,
     root: str | os.PathLike[str] | None = None,
 ) -> str:
     """Return the fixture key of a failure: what ``reflexkit fixtures key`` prints.
@@ -114,27 +74,14 @@ def fixture_key(  # noqa: PLR0913 -- the options that change the request change 
 
     Args:
         failure: The failure.
-        model: The model of the recording.
+        options: The request options of the recording (model, mode, max_tokens...).
         previous: The subtask's earlier reflections at the time, oldest first.
-        mode: The structured-output mode of the recording.
-        max_tokens: The ``max_tokens`` of the recording.
-        thinking: The thinking setting of the recording.
-        effort: The effort level of the recording.
         root: The project root cut from paths (the current directory by default).
 
     Returns:
         Twelve lowercase hex digits.
     """
-    return build_prompt(
-        failure,
-        model=model,
-        previous=previous,
-        mode=mode,
-        max_tokens=max_tokens,
-        thinking=thinking,
-        effort=effort,
-        root=root,
-    ).key
+    return build_prompt(failure, options=options, previous=previous, root=root).key
 
 
 class FixtureGenerator:
@@ -144,34 +91,22 @@ class FixtureGenerator:
 
     Args:
         path: The JSONL fixture file.
-        model: The model the fixtures were recorded with (part of the key).
-        mode: The structured-output mode of the recording (part of the key).
-        max_tokens: The ``max_tokens`` of the recording (part of the key).
-        thinking: The thinking setting of the recording (part of the key).
-        effort: The effort level of the recording (part of the key).
+        options: The request options of the recording (part of the key).
         root: The project root cut from paths (the current directory by default).
         clock: Returns the creation time of a reflection.
     """
 
-    def __init__(  # noqa: PLR0913 -- keyword-only options that shape the key
+    def __init__(
         self,
         path: str | os.PathLike[str],
         /,
         *,
-        model: str = DEFAULT_MODEL,
-        mode: OutputMode = "json_schema",
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        thinking: ThinkingMode = "auto",
-        effort: Effort | None = DEFAULT_EFFORT,
+        options: RequestOptions = RequestOptions(),  # noqa: B008 -- a frozen value
         root: str | os.PathLike[str] | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.path = Path(path)
-        self.model = model
-        self.mode: OutputMode = mode
-        self.max_tokens = max_tokens
-        self.thinking: ThinkingMode = thinking
-        self.effort: Effort | None = effort
+        self.options = options
         self._root = root
         self._clock = clock
         self._lock = threading.Lock()
@@ -179,20 +114,11 @@ class FixtureGenerator:
         self._completions: dict[str, Any] = {}
 
     def __repr__(self) -> str:
-        return f"FixtureGenerator({str(self.path)!r}, model={self.model!r})"
+        return f"FixtureGenerator({str(self.path)!r}, model={self.options.model!r})"
 
     def key(self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()) -> str:
         """Return the key :meth:`generate` looks up for *failure* (it reads no file)."""
-        return fixture_key(
-            failure,
-            model=self.model,
-            previous=previous,
-            mode=self.mode,
-            max_tokens=self.max_tokens,
-            thinking=self.thinking,
-            effort=self.effort,
-            root=self._root,
-        )
+        return fixture_key(failure, options=self.options, previous=previous, root=self._root)
 
     def generate(
         self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()
@@ -212,16 +138,7 @@ class FixtureGenerator:
             GenerationError: ``fixture_invalid`` (the file can't be read, or a line or the
                 completion does not validate).
         """
-        prompt = build_prompt(
-            failure,
-            model=self.model,
-            previous=previous,
-            mode=self.mode,
-            max_tokens=self.max_tokens,
-            thinking=self.thinking,
-            effort=self.effort,
-            root=self._root,
-        )
+        prompt = build_prompt(failure, options=self.options, previous=previous, root=self._root)
         try:
             completions = self._load()
         except GenerationError as err:
@@ -239,7 +156,7 @@ class FixtureGenerator:
             failure,
             failure_type=prompt.failure_type,
             source=ReflectionSource.FIXTURE,
-            model=self.model,
+            model=self.options.model,
             clock=self._clock,
         )
 
@@ -259,13 +176,27 @@ class FixtureGenerator:
             return self._completions
 
 
+_MAX_FIXTURE_FILE = 256 << 20  # replies are a few KiB each: a million of them
+
+
 def _read(path: Path) -> dict[str, Any]:
-    """Read a fixture file; every line must be ``{"promptHash": str, "completion": object}``."""
-    try:  # never blocking on a FIFO planted at the path
-        raw = read_regular(path, limit=None, follow=True)
+    """Read a fixture file: ``{"promptHash": str, "completion": object}`` per line.
+
+    A bad line (torn by a crash, a merge conflict, a hand edit) is skipped and reported
+    (a warning naming the file and line): the good lines around it still replay, and a key
+    that was only on the bad line is a miss (``fixture_not_found``), which
+    ``fixtureMiss: error`` turns into an error, never a silent fallback.
+
+    Raises:
+        GenerationError: ``fixture_invalid``: the file can't be read (a FIFO, a device, too
+            big), or it holds no good line at all but some bad ones.
+    """
+    try:  # the config names it: the safe reader (a committed link to a user's file is fine)
+        raw = read_regular(path, limit=_MAX_FIXTURE_FILE, follow=True)
     except OSError as err:
         raise GenerationError("fixture_invalid", f"cannot read {path}: {err}") from None
     completions: dict[str, Any] = {}
+    bad: list[str] = []
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
             continue
@@ -273,18 +204,21 @@ def _read(path: Path) -> dict[str, Any]:
         try:
             record = _serde.loads(line, source=where)
         except ConfigError as err:
-            raise GenerationError("fixture_invalid", "; ".join(err.errors)) from None
+            bad.append("; ".join(err.errors))
+            continue
         if (
             not isinstance(record, dict)
             or set(record) != {"promptHash", "completion"}
             or not isinstance(record["promptHash"], str)
             or not isinstance(record["completion"], dict)
         ):
-            raise GenerationError(
-                "fixture_invalid",
-                f'{where}: expected {{"promptHash": "<12 hex>", "completion": {{...}}}}',
-            )
+            bad.append(f'{where}: expected {{"promptHash": "<12 hex>", "completion": {{...}}}}')
+            continue
         completions[record["promptHash"]] = record["completion"]
+    for why in bad:
+        log.warning("skipped a bad fixture line: %s", why)
+    if bad and not completions:
+        raise GenerationError("fixture_invalid", "; ".join(bad[:3]))
     return completions
 
 

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 import orjson
@@ -32,6 +31,7 @@ import orjson
 from reflexkit import _serde
 from reflexkit._text import DATA_NOTICE, DURATION_RE, cut_middle, fence, one_line, strip_control
 from reflexkit.exceptions import ConfigError, GenerationError
+from reflexkit.llm import OutputMode, RequestOptions
 from reflexkit.models import (
     FailureContext,
     FailureType,
@@ -47,17 +47,11 @@ from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection.classify import classify
 
 __all__ = [
-    "DEFAULT_EFFORT",
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_MODEL",
     "MAX_OUTPUT_CHARS",
     "SYSTEM_PROMPT",
     "TOOL_NAME",
-    "Effort",
     "LlmReply",
-    "OutputMode",
     "Prompt",
-    "ThinkingMode",
     "build_prompt",
     "canonical_request",
     "excerpt",
@@ -65,15 +59,7 @@ __all__ = [
     "prompt_key",
     "reflection_from_reply",
     "reply_schema",
-    "thinking_request",
 ]
-
-DEFAULT_MODEL = "claude-haiku-5-5"
-"""The model that writes reflections unless configured otherwise."""
-
-DEFAULT_MAX_TOKENS = 4_096
-"""The most tokens a reply may take, thinking included: a reflection needs a few hundred, and
-on models that think by default the thinking counts toward ``max_tokens`` too."""
 
 MAX_OUTPUT_CHARS = 12_000
 """The most characters of failure output put into the prompt (head and tail)."""
@@ -87,23 +73,6 @@ _MAX_PREVIOUS = 5
 
 TOOL_NAME = "record_reflection"
 """The tool the model is forced to call in ``tool`` mode."""
-
-OutputMode = Literal["json_schema", "tool"]
-"""How the reply is constrained: ``output_config`` JSON schema, or a forced tool call."""
-
-ThinkingMode = Literal["auto", "adaptive", "disabled"]
-"""The ``thinking`` sent: ``auto`` picks what suits the model and the output mode."""
-
-Effort = Literal["low", "medium", "high", "xhigh", "max"]
-"""The ``output_config.effort`` levels of the Messages API."""
-
-DEFAULT_EFFORT: Effort = "low"
-"""The effort asked for: a short structured reply needs little thinking."""
-
-_EXTENDED_THINKING_ONLY = re.compile(
-    r"^claude-(?:[23][-.]|instant|(?:opus|sonnet|haiku)-4-(?:[015]\b|2025))"
-)
-"""Models that take neither adaptive thinking nor effort (Claude 4.5 and earlier)."""
 
 SYSTEM_PROMPT = """\
 You review failed attempts of a coding agent and write a short reflection that helps the \
@@ -288,16 +257,12 @@ def prompt_key(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_request(_without_durations(request))).hexdigest()[:12]
 
 
-def build_prompt(  # noqa: PLR0913 -- every option changes the request, so every one is here
+def build_prompt(
     failure: FailureContext,
     /,
     *,
-    model: str = DEFAULT_MODEL,
+    options: RequestOptions = RequestOptions(),  # noqa: B008 -- a frozen value
     previous: Sequence[Reflection] = (),
-    mode: OutputMode = "json_schema",
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    thinking: ThinkingMode = "auto",
-    effort: Effort | None = DEFAULT_EFFORT,
     root: str | os.PathLike[str] | None = None,
     max_output_chars: int = MAX_OUTPUT_CHARS,
 ) -> Prompt:
@@ -308,12 +273,8 @@ def build_prompt(  # noqa: PLR0913 -- every option changes the request, so every
 
     Args:
         failure: The (already redacted) failure.
-        model: The model to ask.
+        options: The model, output mode, ``max_tokens``, thinking and effort.
         previous: The subtask's earlier reflections, oldest first; the last five are shown.
-        mode: ``json_schema`` (``output_config``) or ``tool`` (a forced tool call).
-        max_tokens: The most tokens the reply may take, thinking included.
-        thinking: The thinking setting (see :func:`thinking_request`).
-        effort: The effort level; ``None`` sends none (the model's default).
         root: The project root, cut from paths so the request is the same on every machine;
             the current directory by default.
         max_output_chars: The most characters of failure output to include.
@@ -328,8 +289,6 @@ def build_prompt(  # noqa: PLR0913 -- every option changes the request, so every
     schema = reply_schema(with_failure_type=known is None)
     portable = _portable_paths(Path.cwd() if root is None else Path(root))
     request: dict[str, Any] = {
-        "model": model,
-        "max_tokens": max_tokens,
         "system": SYSTEM_PROMPT,
         "messages": [
             {
@@ -338,9 +297,7 @@ def build_prompt(  # noqa: PLR0913 -- every option changes the request, so every
             }
         ],
     }
-    if mode == "json_schema":
-        request["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
-    elif mode == "tool":
+    if options.mode is OutputMode.TOOL:
         request["tools"] = [
             {
                 "name": TOOL_NAME,
@@ -350,43 +307,8 @@ def build_prompt(  # noqa: PLR0913 -- every option changes the request, so every
         ]
         request["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
     else:
-        msg = f"mode must be 'json_schema' or 'tool', got {mode!r}"
-        raise ValueError(msg)
-    settings = thinking_request(model, mode=mode, thinking=thinking, effort=effort)
-    if "thinking" in settings:
-        request["thinking"] = settings["thinking"]
-    if "effort" in settings:
-        config = request.setdefault("output_config", {})
-        config["effort"] = settings["effort"]
-    return Prompt(request=request, failure_type=known)
-
-
-def thinking_request(
-    model: str, /, *, mode: OutputMode, thinking: ThinkingMode, effort: Effort | None
-) -> dict[str, Any]:
-    """Return the ``thinking`` object and the effort level a request carries, if any.
-
-    ``auto`` sends what suits a short structured reply on *model*: adaptive thinking at the
-    given effort in ``json_schema`` mode; thinking disabled in ``tool`` mode (a forced tool
-    call does not go with thinking); nothing on Claude 4.5 and earlier models, which take
-    neither adaptive thinking nor effort and do not think unless asked. ``adaptive`` and
-    ``disabled`` are sent as they are, for a model this table does not know.
-
-    Returns:
-        ``{"thinking": {...}, "effort": ...}``, either key absent when not sent.
-    """
-    if thinking not in {"auto", "adaptive", "disabled"}:
-        msg = f"thinking must be 'auto', 'adaptive' or 'disabled', got {thinking!r}"
-        raise ValueError(msg)
-    legacy = _EXTENDED_THINKING_ONLY.match(model) is not None
-    if thinking == "auto":
-        if legacy:
-            return {}
-        thinking = "disabled" if mode == "tool" else "adaptive"
-    settings: dict[str, Any] = {"thinking": {"type": thinking}}
-    if effort is not None and not legacy:
-        settings["effort"] = effort
-    return settings
+        request["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+    return Prompt(request=options.apply(request), failure_type=known)
 
 
 def excerpt(text: str, max_chars: int = MAX_OUTPUT_CHARS) -> str:

@@ -20,6 +20,7 @@ import attrs
 from reflexkit import _serde
 from reflexkit._text import show_name
 from reflexkit.exceptions import ConfigError
+from reflexkit.llm import Effort, OutputMode, RequestOptions, Thinking
 from reflexkit.models import at_least, non_empty
 
 
@@ -46,7 +47,6 @@ __all__ = [
     "MAX_DAYS",
     "ClaudeCodeConfig",
     "Durability",
-    "Effort",
     "FixtureMiss",
     "GeneratorBackend",
     "HooksConfig",
@@ -58,14 +58,12 @@ __all__ = [
     "OrchestratorConfig",
     "ProjectConfig",
     "ReflexionConfig",
-    "ReflexionMode",
     "ReportsConfig",
     "ReviewSurface",
     "RiskConfig",
     "RiskSurfaces",
     "SubagentKind",
     "SurfaceRule",
-    "Thinking",
     "VerificationConfig",
     "expand_user",
     "find_config",
@@ -138,36 +136,6 @@ class SubagentKind(enum.StrEnum):
     """Claude Code through claude-agent-sdk (extra ``claude-code``)."""
 
 
-class ReflexionMode(enum.StrEnum):
-    """How the LLM generator constrains Claude's reply."""
-
-    STRUCTURED = "structured"
-    """Structured outputs: ``output_config.format`` with the reply's JSON schema."""
-    TOOL = "tool"
-    """A forced tool call, for models or gateways without structured outputs."""
-
-
-class Thinking(enum.StrEnum):
-    """The ``thinking`` setting of reflection requests."""
-
-    AUTO = "auto"
-    """What suits a short structured reply on the model (see docs/llm.md)."""
-    ADAPTIVE = "adaptive"
-    """``{"type": "adaptive"}``: the model decides how much to think, guided by ``effort``."""
-    DISABLED = "disabled"
-    """``{"type": "disabled"}``: no thinking (models that always think reject it)."""
-
-
-class Effort(enum.StrEnum):
-    """The ``output_config.effort`` levels of the Messages API."""
-
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
-    XHIGH = "xhigh"
-    MAX = "max"
-
-
 class MemoryBackend(enum.StrEnum):
     """Where reflections are stored."""
 
@@ -236,13 +204,23 @@ class ReflexionConfig(_Section):
     fixtures_path: str = attrs.field(
         default=".reflexkit/fixtures/reflections.jsonl", validator=_non_empty_path
     )
-    mode: ReflexionMode = ReflexionMode.STRUCTURED
+    mode: OutputMode = OutputMode.STRUCTURED
     thinking: Thinking = Thinking.AUTO
     effort: Effort | None = Effort.LOW
     max_tokens: int = attrs.field(default=4_096, validator=between(256, 128_000))
     deterministic: bool = False
     max_writes_per_run: int | None = attrs.field(default=None, validator=at_least(0))
     fixture_miss: FixtureMiss = FixtureMiss.ERROR
+
+    def request_options(self) -> RequestOptions:
+        """The options of a reflection request: what the generators and fixture keys take."""
+        return RequestOptions(
+            model=self.model,
+            mode=self.mode,
+            max_tokens=self.max_tokens,
+            thinking=self.thinking,
+            effort=self.effort,
+        )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)

@@ -7,7 +7,7 @@ response, in order::
 
     with FakeMessagesApi() as api:
         api.overloaded().reply({"category": "root_cause", ...})
-        gen = ClaudeGenerator(base_url=api.url, api_key="k", retry=NO_WAIT)
+        gen = ClaudeGenerator(Claude(base_url=api.url, api_key="k", retry=NO_WAIT))
         gen.generate(failure)
         assert len(api.requests) == 2
 
@@ -33,7 +33,8 @@ from typing import Any, Protocol, Self, TypedDict, Unpack
 import attrs
 import orjson
 
-from reflexkit.reflection.prompts import DEFAULT_MODEL, TOOL_NAME
+from reflexkit.llm import DEFAULT_MODEL
+from reflexkit.reflection.prompts import TOOL_NAME
 
 __all__ = [
     "Conversation",
@@ -467,9 +468,17 @@ class FakeMessagesApi:
     # --- lifecycle ---
 
     def start(self) -> Self:
-        """Start serving in a background thread."""
+        """Start serving in a background thread.
+
+        The anthropic SDK is loaded here too (imported, and a first client built): a client's
+        budget covers that (seconds on a loaded machine), which the first call of a test would
+        otherwise pay.
+        """
         if self._server is not None:
             return self
+        import anthropic  # noqa: PLC0415 -- loaded once per process, outside any budget
+
+        anthropic.Anthropic(api_key="warm-up", base_url="http://127.0.0.1:9").close()
         self._stopping.clear()
         self._server = _Server(self._address, self)
         self._thread = threading.Thread(

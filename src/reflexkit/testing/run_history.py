@@ -1,6 +1,6 @@
 """Write synthetic run logs, in the orchestrator's own format, for tests and benchmarks.
 
-The events are written by the orchestrator's :class:`~reflexkit.orchestrator.events.RunLog`,
+The events are written by the orchestrator's :class:`~reflexkit.events.RunLog`,
 so a history built here has exactly the shape a real run leaves in ``.reflexkit/runs``, plus
 the fields the insight rules read that the loop adds (``fingerprint``, ``filesModified``,
 ``outputChars`` on attempt events; see docs/insights.md)::
@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from reflexkit.events import Event, EventData, EventKind, RunLog
 from reflexkit.models import utcnow
-from reflexkit.orchestrator.events import Event, EventData, EventKind, RunLog
 
 __all__ = ["HistoryWriter", "RunScript"]
 

@@ -42,8 +42,8 @@ from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, utcnow
 from reflexkit.orchestrator._process import run_process
-from reflexkit.orchestrator.risk import RiskVerdict, evaluate_risk
 from reflexkit.redaction.gate import outbound_data
+from reflexkit.reports.risk import RiskVerdict, evaluate_risk
 from reflexkit.tasks.config import LoadedProject, ReviewSurface, RiskConfig
 
 __all__ = [
@@ -170,7 +170,7 @@ class Verification:
         exit_code: Its exit code.
         judge: The completion judge's verdict, when one ran.
         ending: How the agent's last message ended the attempt (see
-            :func:`~reflexkit.reflection.ending.classify_ending`).
+            :func:`~reflexkit.reports.ending.classify_ending`).
     """
 
     passed: bool | None = None
@@ -282,11 +282,8 @@ def take_self_report(path: Path) -> bytes | None:
         Its bytes (at most :data:`SELF_REPORT_MAX_BYTES` + 1, so an oversized file is
         recognised as such), or ``None`` when there is no regular file there.
     """
-    try:
-        if not path.is_file() or path.is_symlink():
-            return None
-        with path.open("rb") as stream:
-            raw = stream.read(SELF_REPORT_MAX_BYTES + 1)
+    try:  # the agent writes it: the safe reader (no link, FIFO or device), bounded
+        raw = read_regular(path, limit=SELF_REPORT_MAX_BYTES + 1, keep="head")
     except OSError:
         return None
     with contextlib.suppress(OSError):

@@ -1,8 +1,8 @@
 """What the retry loop does around each attempt for reports and the completion judge (#18).
 
-:class:`AttemptAudit` bundles the attempt report (:class:`~reflexkit.orchestrator.report.
-AttemptReporter`) and the completion judge (:mod:`reflexkit.orchestrator.report` and
-:mod:`reflexkit.reflection.judge`) behind three calls the loop makes per attempt:
+:class:`AttemptAudit` bundles the attempt report (:class:`~reflexkit.reports.report.
+AttemptReporter`) and the completion judge (:mod:`reflexkit.reports.report` and
+:mod:`reflexkit.reports.judge`) behind three calls the loop makes per attempt:
 
 * :meth:`AttemptAudit.start` before the subagent runs: the starting commit, a stale
   self-report removed, and the prompt section that asks for a new one;
@@ -26,7 +26,8 @@ from typing import Any
 
 import attrs
 
-from reflexkit.orchestrator.report import (
+from reflexkit.reports.judge import CompletionJudge, JudgeInput, Judgement, read_instructions
+from reflexkit.reports.report import (
     AttemptReporter,
     JudgeSummary,
     ReportIds,
@@ -34,7 +35,6 @@ from reflexkit.orchestrator.report import (
     diff_text,
     safe_id,
 )
-from reflexkit.reflection.judge import CompletionJudge, JudgeInput, Judgement, read_instructions
 from reflexkit.tasks.config import LoadedProject
 
 __all__ = ["AttemptAudit", "AuditedAttempt", "judge_summary"]

@@ -7,9 +7,9 @@ stopped it, ``run_interrupted``; every subtask ends with exactly one of ``passed
 ``subtaskId`` when the subagent's preflight failed before any subtask started). String values
 are stripped of terminal control sequences.
 
-Every step of a run is an :class:`Event`; the orchestrator hands each one to its ``on_event``
-callback, which may print it, show it live, and append it to a :class:`RunLog`: one camelCase
-JSON object per line, for example::
+Every step of a run is an :class:`Event`; the orchestrator hands each one, in-process, to its
+subscribers: the insight rules, a live view, your own (entry points :data:`SUBSCRIBER_GROUP`),
+and a :class:`RunLog`, which appends it as one camelCase JSON object per line, for example::
 
     {"kind":"verification_failed","subtaskId":"discount","attempt":1,
      "at":"2026-01-31T12:00:00.123456Z","data":{"command":"pytest -q","exitCode":1}}
@@ -22,6 +22,7 @@ import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Self
 
@@ -37,12 +38,15 @@ from reflexkit.redaction.gate import outbound_data
 __all__ = [
     "DURATION_KEYS",
     "OUTPUT_KEYS",
+    "SUBSCRIBER_GROUP",
     "Event",
     "EventData",
     "EventKind",
     "RunLog",
     "StagedEvents",
+    "Subscriber",
     "led_to_success",
+    "load_subscribers",
 ]
 
 log = logging.getLogger("reflexkit.orchestrator")
@@ -99,6 +103,33 @@ class Event:
     attempt: int = 0
     at: datetime = attrs.field(factory=utcnow)
     data: EventData = attrs.field(factory=dict)
+
+
+Subscriber = Callable[[Event], None]
+"""Gets every event of a run, in order, in-process (see ``Orchestrator``)."""
+
+SUBSCRIBER_GROUP = "reflexkit.subscribers"
+"""The entry-point group of subscribers ``reflexkit run`` adds to every run it starts."""
+
+
+def load_subscribers(group: str = SUBSCRIBER_GROUP) -> list[Subscriber]:
+    """Load the subscribers installed packages register under *group* (docs/orchestrator.md).
+
+    Each entry point names a callable that takes an :class:`Event`. One that can't be loaded,
+    or is not callable, is skipped with a warning: a plugin never stops the run.
+    """
+    found: list[Subscriber] = []
+    for entry in sorted(entry_points(group=group), key=lambda e: e.name):
+        try:
+            subscriber = entry.load()
+        except Exception as err:  # noqa: BLE001 -- any plugin error: skip it, say so
+            log.warning("event subscriber %s can't be loaded (%s); skipped", entry.name, err)
+            continue
+        if not callable(subscriber):
+            log.warning("event subscriber %s is not callable; skipped", entry.name)
+            continue
+        found.append(subscriber)
+    return found
 
 
 DURATION_KEYS = frozenset({"durationMs", "subagentMs", "latencyMs"})

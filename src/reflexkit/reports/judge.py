@@ -8,9 +8,9 @@ project's instructions (``AGENTS.md`` / ``CLAUDE.md``, bounded) and returns a
 
 Three judges share one shape, ``judge(JudgeInput) -> Judgement``:
 
-* :class:`ClaudeJudge` asks Claude through the ``anthropic`` SDK, with the same client, retry
-  policy, time budget and error mapping as :class:`~reflexkit.reflection.claude.ClaudeGenerator`
-  (it uses one to send), and structured output validated by the one converter;
+* :class:`ClaudeJudge` asks Claude through a :class:`~reflexkit.llm.Claude` (the client, retry
+  policy, time budget and error mapping the generator uses too), and structured output
+  validated by the one converter;
 * :class:`HeuristicJudge` applies rules to the diff and the last message; no network;
 * :class:`FixtureJudge` replays recorded replies keyed by the hash of the request
   ClaudeJudge would send (the same JSONL format as reflection fixtures), which
@@ -29,24 +29,21 @@ import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._files import read_regular
 from reflexkit._lines import LineWriter
 from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
+from reflexkit.llm import DEFAULT_MODEL, Claude, reply_text
 from reflexkit.redaction.gate import outbound_data
-from reflexkit.reflection._retry import RetryPolicy
-from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.ending import Ending, classify_ending
 from reflexkit.reflection.fixture import _read as read_fixtures
-from reflexkit.reflection.prompts import DEFAULT_MODEL, Prompt, excerpt
-
-if TYPE_CHECKING:
-    from anthropic.types import Message
+from reflexkit.reflection.prompts import Prompt, excerpt
+from reflexkit.reports.ending import Ending, classify_ending
 
 __all__ = [
     "JUDGE_SYSTEM_PROMPT",
@@ -203,13 +200,11 @@ def read_instructions(root: Path, *, max_chars: int = MAX_INSTRUCTIONS_CHARS) ->
     parts: list[str] = []
     for name in INSTRUCTION_FILES:
         path = root / name
-        try:
-            if path.is_symlink() or not path.is_file():
-                continue
-            with path.open("rb") as stream:
-                text = stream.read(max_chars * 4).decode("utf-8", "replace")
+        try:  # the repository names it: the safe reader (no link, FIFO or device)
+            raw = read_regular(path, limit=max_chars * 4, keep="head")
         except OSError:
             continue
+        text = raw.decode("utf-8", "replace")
         if text.strip():
             parts.append(f"<{name}>\n{text.strip()}\n</{name}>")
     return excerpt("\n".join(parts), max_chars) if parts else ""
@@ -336,45 +331,31 @@ def _failed(source: JudgeSource, err: GenerationError, started: float) -> Judgem
 class ClaudeJudge:
     """A :class:`CompletionJudge` backed by Claude, inside one time budget.
 
-    Requests go through a :class:`~reflexkit.reflection.claude.ClaudeGenerator`'s client
-    and error mapping (``max_retries=0`` on the SDK, retries by the
-    :class:`~reflexkit.reflection._retry.RetryPolicy`, each attempt given the time left),
-    so the judge fails with the same reason codes as reflection
-    (:data:`~reflexkit.reflection.claude.REASONS`).
+    It fails with the reason codes of :data:`~reflexkit.llm.REASONS`, as reflection does.
 
     Args:
+        claude: The client (a fresh :class:`~reflexkit.llm.Claude` by default).
         model: The model to ask.
-        api_key: The API key; ``None`` lets the SDK resolve one.
-        base_url: Another endpoint (a proxy, or the fake Messages API in tests).
-        timeout_ms: The one overall budget of a judgement.
-        retry: How to retry inside the budget.
+        timeout_ms: The one overall budget of a judgement, loading the SDK included.
         max_tokens: The most tokens a reply may take.
     """
 
-    def __init__(  # noqa: PLR0913 -- keyword-only options of one judge
+    def __init__(
         self,
+        claude: Claude | None = None,
+        /,
         *,
         model: str = DEFAULT_MODEL,
-        api_key: str | None = None,
-        base_url: str | None = None,
         timeout_ms: int = 30_000,
-        retry: RetryPolicy | None = None,
         max_tokens: int = 1_024,
     ) -> None:
+        self.claude = claude if claude is not None else Claude()
         self.model = model
         self.max_tokens = max_tokens
-        self._claude = ClaudeGenerator(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            timeout_ms=timeout_ms,
-            retry=retry,
-            max_tokens=max_tokens,
-        )
-        self._retry = (retry or RetryPolicy()).with_budget(timeout_ms / _MS_PER_S)
+        self.timeout_ms = timeout_ms
 
     def __repr__(self) -> str:
-        return f"ClaudeJudge(model={self.model!r}, timeout_ms={self._claude.timeout_ms})"
+        return f"ClaudeJudge(model={self.model!r}, timeout_ms={self.timeout_ms})"
 
     def prompt(self, attempt: JudgeInput, /) -> Prompt:
         """Return the request this judge sends for *attempt* (and so its fixture key)."""
@@ -387,18 +368,12 @@ class ClaudeJudge:
         judgement's error is ``run_budget_spent``.
         """
         started = time.monotonic()
-        retry, since = self._retry, None
+        budget_s = self.timeout_ms / _MS_PER_S
         if attempt.budget_s is not None:
-            if attempt.budget_s <= 0:
-                spent = GenerationError("run_budget_spent", "no time left in the run's budget")
-                return _failed("llm", spent, started)
-            if attempt.budget_s < retry.budget_s:  # a hard deadline: the SDK's import counts
-                retry, since = retry.with_budget(attempt.budget_s), started
+            budget_s = min(budget_s, attempt.budget_s)
         try:
-            # The generator owns the client and maps SDK errors to reason codes; the judge
-            # sends its own request through it, with its own budget.
-            message = self._claude.send(self.prompt(attempt), retry=retry, started=since)
-            verdict = _verdict_of(message)
+            message = self.claude.send(self.prompt(attempt).request, budget_s=budget_s)
+            verdict = parse_verdict(reply_text(message, asked="judge"))
         except GenerationError as err:
             return _failed("llm", err, started)
         except Exception as err:  # noqa: BLE001 -- a judge must never break the attempt
@@ -407,19 +382,8 @@ class ClaudeJudge:
         return Judgement(verdict=verdict, source="llm", latency_ms=latency)
 
     def close(self) -> None:
-        """Close the HTTP client, if one was built."""
-        self._claude.close()
-
-
-def _verdict_of(message: Message) -> Verdict:
-    if message.stop_reason == "refusal":
-        raise GenerationError("llm_refusal", "the model declined to judge")
-    if message.stop_reason in {"max_tokens", "model_context_window_exceeded"}:
-        raise GenerationError("llm_max_tokens", f"the reply was cut off ({message.stop_reason})")
-    text = "".join(block.text for block in message.content if block.type == "text")
-    if not text.strip():
-        raise GenerationError("llm_invalid_output", "the reply has no text")
-    return parse_verdict(text)
+        """Close the client's HTTP connections."""
+        self.claude.close()
 
 
 # --- fixtures ------------------------------------------------------------------------------

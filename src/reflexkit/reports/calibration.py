@@ -196,7 +196,7 @@ def calibrate(
 
     Args:
         reports: ``reflexkit.report.v1`` reports (see
-            :func:`~reflexkit.orchestrator.report.read_reports`).
+            :func:`~reflexkit.reports.report.read_reports`).
         outcome: What counts as a good attempt.
         rounds: Bootstrap resamples.
         level: The interval's confidence level.

@@ -1,0 +1,66 @@
+"""One Claude client: the SDK client, the budgeted send, the reason codes, the request options.
+
+The generator, the completion judge and the insights analyst all take a :class:`Claude`.
+Names load on first use, so the configuration can read :class:`RequestOptions`' enums
+without loading the client. The protocol (budgets, retries, reason codes) is in docs/llm.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reflexkit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from reflexkit.llm._client import (
+        NO_WAIT,
+        REASONS,
+        Claude,
+        RetryPolicy,
+        TransientError,
+        check_stop,
+        reply_text,
+    )
+    from reflexkit.llm._options import (
+        DEFAULT_MODEL,
+        Effort,
+        OutputMode,
+        RequestOptions,
+        Thinking,
+    )
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "NO_WAIT",
+    "REASONS",
+    "Claude",
+    "Effort",
+    "OutputMode",
+    "RequestOptions",
+    "RetryPolicy",
+    "Thinking",
+    "TransientError",
+    "check_stop",
+    "reply_text",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        **dict.fromkeys(
+            (
+                "NO_WAIT",
+                "REASONS",
+                "Claude",
+                "RetryPolicy",
+                "TransientError",
+                "check_stop",
+                "reply_text",
+            ),
+            "_client",
+        ),
+        **dict.fromkeys(
+            ("DEFAULT_MODEL", "Effort", "OutputMode", "RequestOptions", "Thinking"), "_options"
+        ),
+    },
+)

@@ -1,0 +1,172 @@
+"""Whose verdict is in the output: the failure type its own evidence shows.
+
+A command line hides what ran (``npm test`` may run a linter, ``make test`` a C test binary,
+``python -m pytest`` may never start pytest), so the type is read from the output first: a
+test runner's closing count, a build's or a doc builder's final verdict, a linter's rule ids,
+a missing module or package, a script that does not exist. :func:`verdict` returns the type
+and the line that proves it; ``None`` when the output shows no verdict. The shapes are those
+that runners of many ecosystems share (``N examples, N failures``, ``N tests, N failures``,
+``not ok N``, ``N% tests passed``), not one tool's words.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from reflexkit.models import FailureType, ReflectionCategory
+
+__all__ = ["SETUP", "Verdict", "verdict"]
+
+M = re.MULTILINE
+
+
+@attrs.frozen
+class Verdict:
+    """A failure type and the output line that proves it.
+
+    Attributes:
+        failure_type: The type the line shows.
+        line: The line, verbatim.
+        setup: The check could not run at all (its command, runner module or script is
+            missing, or not allowed to run): the environment's failure, not the code's.
+    """
+
+    failure_type: FailureType
+    line: str
+    setup: bool = False
+
+
+_FT = FailureType
+
+
+_Shape = tuple[tuple[str, ...], re.Pattern[str], FailureType]
+
+
+def _shapes(*shapes: tuple[FailureType, str, str]) -> tuple[_Shape, ...]:
+    """Compile the shapes: (type, needles, pattern).
+
+    A shape is tried only when one of its needles (``|``-separated) is in the output:
+    substring tests cost a fraction of a regex pass.
+    """
+    return tuple(
+        (tuple(needles.split("|")), re.compile(pattern, M), failure_type)
+        for failure_type, needles, pattern in shapes
+    )
+
+
+_SETUP_SHAPES = _shapes(
+    # a runner module that is not installed in the interpreter that ran it
+    (
+        _FT.DEPENDENCY_ERROR,
+        "No module named",
+        r"^(?:\S*/)?python[\d.]*: No module named [\w.]+\s*$",
+    ),
+    (_FT.TOOL_ERROR, "can't open file", r"^(?:\S*/)?python[\d.]*: can't open file "),
+    # a script or command that does not exist, or may not be run
+    (_FT.TOOL_ERROR, "Missing script", r"^(?:npm (?:error|ERR!) )?Missing script: "),
+    (_FT.TOOL_ERROR, "command not found", r"^(?:\S+: )?(?:line \d+: )?\S+: command not found\s*$"),
+    (_FT.TOOL_ERROR, "Permission denied", r"^(?:\S+: )?(?:line \d+: )?\S+: Permission denied\s*$"),
+    (
+        _FT.TOOL_ERROR,
+        "unrecognized|unknown",
+        r"^(?:error: )?(?:unrecognized|unknown) (?:subcommand|command) ",
+    ),
+)
+"""Output whose only content is that the check did not start."""
+
+_COUNTED = r"(?:examples?|tests?|runs?|specs?|scenarios?)"
+_SHAPES = _shapes(
+    # test runners' closing counts, in the shapes many ecosystems share
+    (
+        _FT.TEST_FAILURE,
+        "fail|error",
+        rf"^[ \t]*\d+ {_COUNTED}(?:, \d+ \w+)*?, [1-9]\d* (?:failures?|failed|errors?)\b.*$",
+    ),
+    (_FT.TEST_FAILURE, "Assertions:", r"^Tests: \d+, Assertions: \d+.*(?:Failures|Errors): \d+"),
+    (
+        _FT.TEST_FAILURE,
+        "successes /",
+        r"^[ \t]*\d+ successes / (?:[1-9]\d* failures?|\d+ failures? / [1-9]\d* errors?).*$",
+    ),
+    (_FT.TEST_FAILURE, "tests passed", r"^[ \t]*\d+% tests passed, [1-9]\d* tests? failed out of"),
+    (
+        _FT.TEST_FAILURE,
+        "FAIL|Failed|failed",
+        r"^(?:Result: FAIL|Failed \d+/\d+ (?:sub)?tests?.*|# Looks like you failed .*)$",
+    ),
+    (_FT.TEST_FAILURE, "not ok", r"^not ok \d+\b"),
+    (
+        _FT.TEST_FAILURE,
+        "fail",
+        r"^[ \t]*(?:Tests?|Specs?|Examples?)\s*:?\s.*\b[1-9]\d* (?:failed|failing|failures?)\b.*$",
+    ),
+    (
+        _FT.TEST_FAILURE,
+        "fail",
+        r"^[ \t]*[1-9]\d* (?:failed|failing)(?:, \d+ (?:passed|skipped|errors?))*(?: in \S+)?\s*$",
+    ),
+    # builds and doc builders that stop on their own verdict
+    (_FT.BUILD_ERROR, "build ", r"\bbuild (?:finished with problems|failed)\b"),
+    (_FT.BUILD_ERROR, "Aborted with", r"^Aborted with \d+ warnings? in strict mode"),
+    (_FT.BUILD_ERROR, "CompileError", r"\*\* \(CompileError\)"),
+    (_FT.BUILD_ERROR, "Compilation error", r"^== Compilation error in file "),
+    (_FT.BUILD_ERROR, "compil", r"\b(?:compilation (?:failed|terminated)|could not compile)\b"),
+    # checkers: rule ids in their namespaced shapes, formatters' verdicts
+    (_FT.LINT_ERROR, "lint/", r"\blint/\w+/\w+\b"),
+    (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
+    (
+        _FT.LINT_ERROR,
+        "would",
+        r"\b(?:Formatter would have printed|would reformat|would be reformatted)\b.*$",
+    ),
+    (_FT.TYPECHECK_ERROR, "error", r"^[ \t]*\d+ errors?, \d+ warnings?, \d+ (?:notes?|infos?\w*)$"),
+    # a module or package that is not installed
+    (_FT.DEPENDENCY_ERROR, "no package called", r"\bthere is no package called\b"),
+    (_FT.DEPENDENCY_ERROR, "' not found", r"\bmodule '[^']+' not found:?\s*$"),
+    (_FT.DEPENDENCY_ERROR, "cannot load such file", r"\bcannot load such file -- \S+"),
+    (_FT.DEPENDENCY_ERROR, "in @INC", r"\bCan't locate \S+\.pm in @INC\b"),
+)  # fmt: skip
+"""Closing verdicts, in the order they are tried: a test count beats a build verdict."""
+
+SETUP = ReflectionCategory.MISSING_CONTEXT
+"""The category of a check that could not run: what the environment lacks."""
+
+
+def verdict(text: str) -> Verdict | None:
+    """Return the type the output's own verdict shows, or ``None`` when it shows none.
+
+    Args:
+        text: The cleaned output.
+
+    Returns:
+        The verdict. ``setup`` is true when the output says the check never started (the
+        runner module, command or script is missing, or may not be run) and nothing else:
+        a few lines at most, so a test run that prints such a line among its results is
+        still the test run's failure.
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) <= 12:  # noqa: PLR2004 -- a check that did not start says little
+        for needles, pattern, failure_type in _SETUP_SHAPES:
+            match = _search(needles, pattern, text)
+            if match is not None:
+                return Verdict(failure_type, _line_of(text, match.start()), setup=True)
+    for needles, pattern, failure_type in _SHAPES:
+        match = _search(needles, pattern, text)
+        if match is not None:
+            return Verdict(failure_type, _line_of(text, match.start()))
+    return None
+
+
+def _search(needles: tuple[str, ...], pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    if not any(needle in text for needle in needles):
+        return None
+    return pattern.search(text)
+
+
+def _line_of(text: str, index: int) -> str:
+    """Return the whole line of *text* that holds *index*, stripped."""
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    return text[start : end if end >= 0 else len(text)].strip()

@@ -1,0 +1,59 @@
+"""Failure blocks by their shape: each test's own facts, whatever the runner.
+
+The cases are data (``tests/data/reader_cases/blocks.json``): one per header shape, written
+after real runs of PHPUnit, RSpec, minitest, ExUnit, bats, busted, prove and C test binaries.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from reflexkit.models import FailureType
+from reflexkit.readers import analyse
+from reflexkit.readers.blocks import read_blocks
+
+from ..conftest import DATA, failure_of  # noqa: TID252 -- tests/ is no package
+
+CASES: list[dict[str, Any]] = json.loads(
+    (DATA / "reader_cases" / "blocks.json").read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["shape"] for c in CASES])
+def test_a_block_keeps_its_own_facts(case: dict[str, Any]) -> None:
+    """The block's id is the test's as printed; its message, pair and location are its own."""
+    blocks = read_blocks(case["text"])
+    assert [b.test for b in blocks] == [case["test"]]
+    fact = blocks[0].fact()
+    for quoted in case["quoted"]:
+        assert quoted in fact
+
+
+def test_facts_stay_with_the_block_they_were_printed_in() -> None:
+    """Two parametrised tests: each assertion is quoted beside its own id, never the other's."""
+    text = (
+        "  1) test area with r=1 (GeoTest)\n"
+        "     Assertion with == failed\n     left:  3.14\n     right: 3.15\n\n"
+        "  2) test area with r=2 (GeoTest)\n"
+        "     Assertion with == failed\n     left:  12.57\n     right: 12.56\n\n"
+        "2 tests, 2 failures\n"
+    )
+    first, second = read_blocks(text)
+    assert "left:  3.14" in first.fact()
+    assert "12.57" not in first.fact()
+    assert "left:  12.57" in second.fact()
+    assert "3.14" not in second.fact()
+
+
+def test_an_unknown_runner_is_read_as_tests_and_names_no_tool() -> None:
+    """A runner no reader knows: its failing tests are quoted; no other tool is named."""
+    case = CASES[0]
+    failure = failure_of("vendor/bin/runner tests", case["text"])
+    found = analyse(failure)
+    assert found.failure_type is FailureType.TEST_FAILURE
+    assert found.tests == ["CartTest::testTotal"]
+    assert "jest" not in found.headline.lower()
+    assert found.evidence == "Tests: 2, Assertions: 2, Failures: 1."

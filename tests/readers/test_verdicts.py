@@ -1,0 +1,70 @@
+"""The failure type from the output's own verdict first, the command line second (#26)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from reflexkit.readers import analyse
+from reflexkit.readers.verdicts import verdict
+from reflexkit.reflection.heuristic import HeuristicGenerator
+
+from ..conftest import DATA, failure_of, reflection_text  # noqa: TID252 -- tests/ is no package
+
+VERDICTS: list[dict[str, Any]] = json.loads(
+    (DATA / "reader_cases" / "verdicts.json").read_text(encoding="utf-8")
+)
+SETUP: list[dict[str, Any]] = json.loads(
+    (DATA / "reader_cases" / "setup.json").read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize("case", VERDICTS, ids=[c["why"] for c in VERDICTS])
+def test_type_follows_the_verdict_not_the_command(case: dict[str, Any]) -> None:
+    """Whose verdict is in the output decides the type."""
+    found = analyse(failure_of(case["command"], case["output"]))
+    assert found.failure_type.value == case["type"]
+
+
+def test_a_doc_builders_strict_mode_gets_no_crash_advice() -> None:
+    """``Aborted with 1 warnings`` is a verdict, not a native crash: no sanitizer advice."""
+    output = "WARNING -  Doc file 'a.md' contains a link 'b.md', but the target is not found.\n\nAborted with 1 warnings in strict mode!\n"  # noqa: E501
+    text = reflection_text(
+        HeuristicGenerator().generate(failure_of("mkdocs build --strict", output))
+    )
+    assert "sanitize" not in text
+    assert "Aborted with 1 warnings in strict mode!" in text
+
+
+@pytest.mark.parametrize("case", SETUP, ids=[c["command"] for c in SETUP])
+def test_a_check_that_could_not_run_is_an_environment_lesson(case: dict[str, Any]) -> None:
+    """The check never started: say so, quote why, and never advise changing approach."""
+    reflection = HeuristicGenerator().generate(failure_of(case["command"], case["output"]))
+    text = reflection_text(reflection)
+    assert reflection.failure_type.value == case["type"]
+    assert reflection.category.value == case["category"]
+    assert case["fact"] in text
+    assert "could not" in text
+    assert "npm error npm run" not in text
+    assert "change approach" not in text.lower()
+
+
+def test_a_setup_line_inside_a_test_run_is_the_test_runs() -> None:
+    """A long run that prints `command not found` among its results keeps its own verdict."""
+    output = (
+        "".join(f"ok {n} step {n}\n" for n in range(1, 20))
+        + "x: command not found\nnot ok 20 last\n"
+    )
+    found = verdict(output)
+    assert found is not None
+    assert not found.setup
+
+
+@pytest.mark.parametrize("word", ["Running Sphinx v9.0.4", "helpdesk: open", "Usefully done"])
+def test_a_hint_word_is_a_whole_word(word: str) -> None:
+    """``Run`` is not cut out of ``Running`` (nor ``help`` out of ``helpdesk``)."""
+    output = f"{word}\nerror: the build broke at src/a.c:3\n"
+    found = analyse(failure_of("./build.sh", output))
+    assert not any(h.startswith(("ning", "desk", "fully")) for h in found.hints)
