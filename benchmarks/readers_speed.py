@@ -1,4 +1,4 @@
-"""Measure the Go, Java, JS test runner and C/C++ readers on real and hostile 20 KB outputs.
+"""Measure the Go, Java, JS, C/C++ and generic readers on real and hostile 20 KB outputs.
 
 Then every reader at once, through ``analyse``, on each captured output with blanks put in
 its middle: 3,000 whitespace-only lines, and three lines of 3,000 spaces. A pattern that
@@ -32,6 +32,7 @@ from reflexkit.models import FailureContext
 from reflexkit.readers import analyse, clean_output
 from reflexkit.readers.cxx import parse_cmake
 from reflexkit.readers.findings import Findings
+from reflexkit.readers.generic import parse_generic
 from reflexkit.readers.go import parse_go_diagnostics, parse_go_panic, parse_go_test
 from reflexkit.readers.java import parse_java_trace, parse_javac
 from reflexkit.readers.javascript import parse_node_test
@@ -64,6 +65,12 @@ READERS: dict[str, tuple[Read, str, str]] = {
     "node:test": (parse_node_test, "nodetest-*-slug", "# fail 1\nnot ok 1 - " + "x " * 20),
     "gcc/clang/ld": (parse_gcc, "cxx-*", "src/a.cpp:1:2: note: " + "requested here " * 3),
     "cmake": (parse_cmake, "cmake-*", "CMake Error at " + "a:1 " * 15),
+    # the generic reader: failure blocks, verdicts, frames, on output no reader claims
+    "generic": (
+        lambda t: parse_generic(t, 1, command="runner"),
+        "generic-*",
+        "  1) a " + "b " * 30 + "\nnot ok 1 " + "x " * 30 + "\n\tat a.b:1 " + "(" * 30,
+    ),
 }
 
 

@@ -244,6 +244,10 @@ def _paths(value: object, field: str = "files_modified") -> tuple[str, ...]:
     return items
 
 
+def _report_paths(value: object) -> tuple[str, ...]:
+    return _paths(value, "reports")
+
+
 def _failure_type(value: object, field: str = "failure_type") -> FailureType | None:
     """Take a FailureType, its value as a string, or ``None``."""
     if value is None or isinstance(value, FailureType):
@@ -331,6 +335,10 @@ class FailureContext:
     files_modified: tuple[str, ...] = attrs.field(default=(), converter=_paths)
     duration_ms: int | None = attrs.field(default=None, validator=at_least(0))
     created_at: datetime = attrs.field(factory=utcnow, validator=_aware)
+    reports: tuple[str, ...] = attrs.field(default=(), converter=_report_paths)
+    """Files the check wrote its machine-readable report to (JUnit XML, SARIF, CTRF, cargo
+    JSON), relative to the folder the check ran in; the heuristic reads them (bounded,
+    regular files only, redacted) beside the output."""
 
 
 @attrs.frozen(kw_only=True)

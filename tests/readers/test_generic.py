@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+import pytest
+
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import Findings, analyse
 from reflexkit.readers.generic import find_locations, is_library_path
+
+from ..conftest import DATA, failure_of  # noqa: TID252 -- tests/ is no package
 
 
 def _read(
@@ -211,3 +218,17 @@ def test_a_compound_command_is_typed_by_the_part_that_failed() -> None:
     assert "null" in found.advice
     assert "assert" not in found.advice.lower()  # a null value is not an assertion to loosen
     assert any("Cart.java:8" in line for line in [*found.facts, *found.details])
+
+
+SHAPES: list[dict[str, Any]] = json.loads(
+    (DATA / "reader_cases" / "generic.json").read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize("case", SHAPES, ids=[c["why"] for c in SHAPES])
+def test_the_error_line_is_quoted_by_its_shape(case: dict[str, Any]) -> None:
+    """Errors above stacks, strict-mode warnings, caret findings: quoted as printed."""
+    found = analyse(failure_of(case["command"], case["output"]))
+    said = "\n".join([*found.facts, *found.details])
+    for quoted in case["quoted"]:
+        assert quoted in said

@@ -68,3 +68,37 @@ def test_a_hint_word_is_a_whole_word(word: str) -> None:
     output = f"{word}\nerror: the build broke at src/a.c:3\n"
     found = analyse(failure_of("./build.sh", output))
     assert not any(h.startswith(("ning", "desk", "fully")) for h in found.hints)
+
+
+AGENT_BANNER = (
+    "Claude Code timed out after 900 s (stopped)\n"
+    "Model metadata for claude-x-1 not found; using defaults\n"
+    "Waiting for the language server to start...\n"
+)
+
+
+def test_an_agent_that_timed_out_gets_a_lesson_about_time_and_scope() -> None:
+    """The agent's banner lines are not errors of the code; the lesson is about time."""
+    failure = failure_of("subagent", AGENT_BANNER, exit_code=None, failure_type="timeout")
+    reflection = HeuristicGenerator().generate(failure)
+    text = reflection_text(reflection)
+    assert reflection.failure_type.value == "timeout"
+    assert "Model metadata" not in text
+    assert "mock the dependency" not in text
+    assert "time" in reflection.suggestion
+    assert "Claude Code timed out after 900 s (stopped)" in text
+
+
+def test_an_agent_that_could_not_reach_its_model_gets_a_connectivity_lesson() -> None:
+    """A connection error of the agent is connectivity or credentials, not the code."""
+    output = (
+        "the subagent did not finish\n"
+        "Model metadata for claude-x-1 not found; using defaults\n"
+        "API Error: Connection error. (ECONNREFUSED 127.0.0.1:443)\n"
+    )
+    reflection = HeuristicGenerator().generate(failure_of("subagent", output, exit_code=None))
+    text = reflection_text(reflection)
+    assert reflection.category.value == "missing_context"
+    assert "API Error: Connection error. (ECONNREFUSED 127.0.0.1:443)" in text
+    assert "connectivity" in reflection.suggestion
+    assert "approach" not in reflection.suggestion

@@ -41,11 +41,13 @@ NOT_SINKS = {
     "reflexkit.insights.store:PausedSubtasks.resume": "writes through append_records, gated",
     "reflexkit.insights.lessons:JsonlLessons._store": "writes through append_records, gated",
     "reflexkit.events:RunLog.__init__": "opens the writer; RunLog.write gates",
-    "reflexkit.memory.postgres:PostgresMemory._replay": "replays records gated when saved",
     "reflexkit.reflection.fixture:FixtureRecorder._append": "called by generate, which gates",
-    "reflexkit.hooks.handlers:_state": "the hook's own counters: numbers and ids",
-    "reflexkit.hooks.settings:install_hooks": "Claude Code's settings.json, the user's own file",
-    "reflexkit.cli._config:config_init": "project.json from our own defaults",
+    "reflexkit.llm._client:_request": "called by Claude.send, which gates every request",
+    "reflexkit.orchestrator.subagents:ScriptedSubagent.run": "the scripted agent's own edits",
+    "reflexkit.memory.postgres:PostgresMemory._replay": "empties the spool: writes no text",
+    "reflexkit.hooks._handlers:_state": "the hook's own counters: numbers and ids",
+    "reflexkit.hooks._settings:install_hooks": "Claude Code's settings.json, the user's own file",
+    "reflexkit.cli.commands.config:config_init": "project.json from our own defaults",
     "reflexkit.orchestrator.claude_code:_own_session_launcher": "the launcher script we write",
 }
 

@@ -316,13 +316,10 @@ def test_the_llm_judge_sends_no_secret_of_the_diff_or_the_message(
         last_message=f"Done. I used curl -u deploy:{CURL_PASSWORD} and the key {ENV_VALUE}.",
         checks_passed=True,
     )
-    judge = ClaudeJudge(
-        Claude(
-            base_url=fake_messages_api.url,
-            api_key="sk-test",
-            retry=RetryPolicy.no_wait(attempts=1),
-        )
+    claude = Claude(
+        base_url=fake_messages_api.url, api_key="sk-test", retry=RetryPolicy.no_wait(attempts=1)
     )
+    judge = ClaudeJudge(claude)
     judge.judge(attempt)
     judge.close()
     (request,) = fake_messages_api.requests

@@ -269,6 +269,9 @@ class Claude:
             GenerationError: With a reason code from :data:`REASONS`.
         """
         deadline = (time.monotonic() if started is None else started) + budget_s
+        # Every request to a model leaves here: through the gate, whoever built it (a Prompt
+        # was gated when built; gating twice changes nothing).
+        request = outbound_data(dict(request), "model_request")
         if deadline <= time.monotonic():
             raise GenerationError("run_budget_spent", "no time left in the budget")
         try:
@@ -362,8 +365,7 @@ def _request(client: anthropic.Anthropic, request: Mapping[str, Any], seconds: f
     import anthropic  # noqa: PLC0415 -- loaded with the client
 
     try:
-        gated = outbound_data(request, "model_request")  # every request to a model (#29)
-        message: Message = client.messages.create(**gated, timeout=seconds)
+        message: Message = client.messages.create(**request, timeout=seconds)
     except TypeError as err:
         # The SDK raises TypeError, not an API error, when no credential resolves.
         if "authentication" not in str(err):

@@ -25,7 +25,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import attrs
 
-from reflexkit._files import make_dirs
+from reflexkit._files import atomic_write, make_dirs
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator._process import (
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -276,9 +276,10 @@ class ScriptedSubagent:
                     raise ValueError(msg)  # noqa: TRY301 -- reported below like any failure
                 if contents is None:
                     target.unlink(missing_ok=True)
-                else:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(contents, encoding="utf-8")
+                else:  # the one atomic writer: never through a link, never into a FIFO
+                    atomic_write(
+                        target, contents.encode(), mode=None if target.is_file() else 0o644
+                    )
                 written.append(relpath)
         except (OSError, ValueError) as err:
             return SubagentResult(

@@ -9,6 +9,7 @@ failure with exit code 127, never an exception.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import attrs
 
+from reflexkit._git import git_env
 from reflexkit._text import cut_middle  # re-exported: it lived here first
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_process
@@ -89,6 +91,7 @@ class VerificationResult:
         output: Its output, head and tail kept when long.
         duration_ms: The time all commands took together.
         timed_out: The failing command was killed at its time limit.
+        reports: The report files (absolute paths) written while the checks ran.
     """
 
     passed: bool
@@ -97,6 +100,7 @@ class VerificationResult:
     output: str
     duration_ms: int
     timed_out: bool = False
+    reports: tuple[str, ...] = ()
 
 
 class Verifier:
@@ -110,14 +114,22 @@ class Verifier:
         timeout_s: The time limit of each command.
         max_output_chars: How many bytes of a command's output are kept (head and tail
             halves, captured while reading; the rest is never held in memory).
+        reports: Report files the commands write, relative to the workdir; a failure names
+            those written while its checks ran (an older one is another attempt's).
     """
 
     def __init__(
-        self, commands: Sequence[str], *, timeout_s: float = 600, max_output_chars: int = 20_000
+        self,
+        commands: Sequence[str],
+        *,
+        timeout_s: float = 600,
+        max_output_chars: int = 20_000,
+        reports: Sequence[str] = (),
     ) -> None:
         self.commands = tuple(commands)
         self.timeout_s = timeout_s
         self.max_output_chars = max_output_chars
+        self.reports = tuple(reports)
 
     def run(self, workdir: Path, *, budget_s: float | None = None) -> VerificationResult:
         """Run every command in *workdir*; never raises for a failing or missing command.
@@ -129,6 +141,7 @@ class Verifier:
                 is left. A command that would start with nothing left fails as timed out.
         """
         started = time.monotonic()
+        wall_start = time.time()
         total = 0
         last = ""
         for command in self.commands:
@@ -157,6 +170,7 @@ class Verifier:
                     output=result.output,
                     duration_ms=total,
                     timed_out=result.timed_out,
+                    reports=_written_since(self.reports, workdir, wall_start),
                 )
         return VerificationResult(
             passed=True, command=last, exit_code=0 if last else None, output="", duration_ms=total
@@ -187,6 +201,17 @@ _COLLECTION_CONFIGS = re.compile(
     r"|\.mocharc(?:\.[a-z]+)?)$"
 )
 """Files that decide what a test runner collects or how a check runs."""
+
+
+def _written_since(reports: Sequence[str], workdir: Path, since: float) -> tuple[str, ...]:
+    """The report files written (modified) since *since*, as absolute paths."""
+    fresh: list[str] = []
+    for name in reports:
+        path = workdir / name
+        with contextlib.suppress(OSError):
+            if path.stat().st_mtime >= since - 1:  # file systems keep coarse times
+                fresh.append(str(path))
+    return tuple(fresh)
 
 
 def _stamp(path: Path) -> _Stamp:
@@ -361,6 +386,7 @@ def failure_context(  # noqa: PLR0913 -- every field of the failure is an argume
         exit_code=result.exit_code,
         files_modified=tuple(files_modified),
         duration_ms=result.duration_ms,
+        reports=result.reports,
     )
     clean, _counts = redact_failure(failure, redactor=redactor)
     return clean
@@ -378,6 +404,7 @@ def modified_files(workdir: Path) -> tuple[str, ...]:
     result = run_process(
         ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
         cwd=workdir,
+        env=git_env(),  # no fsmonitor, hook or configured program of the repository runs
         timeout_s=30,
         max_output_bytes=4 << 20,
         raw=True,
@@ -404,6 +431,7 @@ def verifier_factory(config: VerificationConfig) -> Callable[[Subtask], Verifier
             subtask.verify or config.commands,
             timeout_s=config.timeout_s,
             max_output_chars=config.max_output_chars,
+            reports=config.reports,
         )
 
     return verifier_for

@@ -12,14 +12,15 @@ from __future__ import annotations
 import re
 
 from reflexkit._log import get_logger
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers._json_reports import from_json_report
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import ANSI, Findings, clip, dedupe
 from reflexkit.readers.generic import parse_generic
 from reflexkit.readers.kinds import error_kind, signal_exit
 from reflexkit.readers.native import parse_make
 from reflexkit.readers.registry import registered_readers
+from reflexkit.readers.reports import report_as_text
 from reflexkit.readers.shell import parse_timeout
 from reflexkit.readers.verdicts import verdict
 
@@ -31,7 +32,7 @@ TAIL_CHARS = 6_000
 
 _log = get_logger(__name__)
 
-_COMMAND_SEPARATOR = lazy_regex(r"\s*(?:&&|\|\||;|\|)\s*")
+_COMMAND_SEPARATOR = Pattern(r"\s*(?:&&|\|\||;|\|)\s*")
 _STACK_TRACE_READERS = frozenset({"python", "node", "rust-panic"})
 _CHECKERS = frozenset(
     {FailureType.LINT_ERROR, FailureType.TYPECHECK_ERROR, FailureType.TEST_FAILURE}
@@ -39,9 +40,9 @@ _CHECKERS = frozenset(
 _SPECIFIC = frozenset({FailureType.DEPENDENCY_ERROR, FailureType.TIMEOUT})
 """Types the output itself proves, which running the program (``python x.py``) does not undo."""
 
-_COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
+_COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
     (
-        lazy_regex(
+        Pattern(
             r"\b(?:pytest|py\.test|unittest|doctest|jest|vitest|mocha|jasmine|karma|ava|"
             r"cargo test|cargo nextest|go test|npm (?:run )?test|yarn test|pnpm test|bun test|"
             r"deno test|node --test|tox|nox|prove|rspec|minitest|phpunit|ctest|bats|"
@@ -51,11 +52,11 @@ _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
         FailureType.TEST_FAILURE,
     ),
     (
-        lazy_regex(r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy)\b"),
+        Pattern(r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy)\b"),
         FailureType.TYPECHECK_ERROR,
     ),
     (
-        lazy_regex(
+        Pattern(
             r"\b(?:ruff|flake8|pylint|eslint|clippy|black --check|prettier|stylelint|"
             r"shellcheck|go vet|staticcheck|golangci-lint|rubocop|hadolint|yamllint|"
             r"markdownlint|bandit|pycodestyle|pydocstyle|isort --check|biome|oxlint|tflint|"
@@ -65,7 +66,7 @@ _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
         FailureType.LINT_ERROR,
     ),
     (
-        lazy_regex(
+        Pattern(
             r"\b(?:pip3?|npm (?:install|ci|i)|yarn (?:add|install)|pnpm (?:add|install|i)|"
             r"poetry (?:install|add|lock|update)|uv (?:sync|add|pip|lock)|pipenv|conda|mamba|"
             r"cargo (?:fetch|update|add)|go (?:get|mod)|bundle (?:install|update)|"
@@ -74,7 +75,7 @@ _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
         FailureType.DEPENDENCY_ERROR,
     ),
     (
-        lazy_regex(
+        Pattern(
             r"\b(?:gcc|g\+\+|c\+\+|cc|clang(?:\+\+)?|make|cmake|ninja|meson|bazel|"
             r"cargo build|cargo check|go build|go install|javac|kotlinc|scalac|"
             r"mvn (?:-\S+ )*(?:compile|package|install)|gradle(?:w)? (?:\S+ )*(?:build|assemble)|"
@@ -83,15 +84,15 @@ _COMMAND_TYPES: tuple[tuple[re.Pattern[str], FailureType], ...] = (
         ),
         FailureType.BUILD_ERROR,
     ),
-    (lazy_regex(r"\b(?:git)\b"), FailureType.TOOL_ERROR),
+    (Pattern(r"\b(?:git)\b"), FailureType.TOOL_ERROR),
     (
-        lazy_regex(
+        Pattern(
             r"\b(?:python[\d.]*|node|cargo run|go run|ruby|java|deno|bun|perl|php|dotnet run|"
             r"Rscript|julia|lua|elixir|tclsh)\b"
         ),
         FailureType.RUNTIME_ERROR,
     ),
-    (lazy_regex(r"^(?:ba|z|da)?sh\b|\.sh\b"), FailureType.TOOL_ERROR),
+    (Pattern(r"^(?:ba|z|da)?sh\b|\.sh\b"), FailureType.TOOL_ERROR),
 )
 
 
@@ -107,7 +108,7 @@ def _ran_something_else(text: str, found: Findings) -> bool:
 
 _PROGRAMS = frozenset({"python", "node", "shell", "command"})
 """Readers of a program's own failure, whose output may hold what it printed before failing."""
-_ERROR_START = lazy_regex(
+_ERROR_START = Pattern(
     r"^(?:Traceback \(most recent call last\):|[\w.]*(?:Error|Exception|_RemoteTraceback)\b.*"
     r"|node:[\w/]+:\d+|(?:file://)?/\S+\.[cm]?[jt]sx?:\d+|\S+: line \d+: .*"
     r"|[\w./-]+: .*(?:No such file or directory|command not found|Permission denied)"
@@ -135,17 +136,17 @@ def _add_printed_before(text: str, found: Findings) -> None:
         )
 
 
-_BLANK_RUN = lazy_regex(r"\n(?:[ \t]*\n){3,}")
+_BLANK_RUN = Pattern(r"\n(?:[ \t]*\n){3,}")
 """Three or more blank (or whitespace-only) lines in a row."""
 _SPACES_KEPT = 160
 """Spaces and tabs in a row kept (pytest pads its progress lines with some 90)."""
-_SPACE_RUN = lazy_regex(rf"[ \t]{{{_SPACES_KEPT + 1},}}")
-_ANNOTATION = lazy_regex(
+_SPACE_RUN = Pattern(rf"[ \t]{{{_SPACES_KEPT + 1},}}")
+_ANNOTATION = Pattern(
     r"^::(?:error|warning|notice)(?: (?P<params>[^\n]*?))?::(?P<msg>[^\n]*)$", re.MULTILINE
 )
 """A GitHub Actions workflow command (``ruff --output-format=github``, ``--format github``)."""
-_ANNOTATION_PARAM = lazy_regex(r"(?:^|,)(?P<key>file|line|col)=(?P<value>[^,]*)")
-_LEADING_LOCATION = lazy_regex(r"^[^\s:]+:\d+")
+_ANNOTATION_PARAM = Pattern(r"(?:^|,)(?P<key>file|line|col)=(?P<value>[^,]*)")
+_LEADING_LOCATION = Pattern(r"^[^\s:]+:\d+")
 
 
 def _annotation_message(match: re.Match[str]) -> str:
@@ -168,7 +169,7 @@ def clean_output(text: str) -> str:
     github or json output format reads like its plain one.
     """
     text = ANSI.sub("", text).replace("\r\n", "\n")
-    text = from_json_report(text) or text
+    text = from_json_report(text) or report_as_text(text) or text
     # A run of blank lines reads as two: many readers' patterns start a line with `\s*`, which
     # crosses blank lines, so a long run made them quadratic (a second on 300 lines).
     text = _BLANK_RUN.sub("\n\n\n", text)
@@ -203,6 +204,8 @@ def analyse(failure: FailureContext) -> Findings:
     text = clean_output(failure.error_output)
     timed_out = failure.failure_type is FailureType.TIMEOUT
     found = _first_reading(text, failure)
+    if found is not None and found.tool == "agent":  # the agent's log is no tool's output
+        return found
     runner_read_it = found is not None and found.failure_type is FailureType.TEST_FAILURE
     timeout = parse_timeout(
         text,
@@ -220,10 +223,7 @@ def analyse(failure: FailureContext) -> Findings:
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
         return timeout
     if found is None or (found.tool in _WRAPPERS and _ran_something_else(text, found)):
-        wrapped = _read_generic(text, failure)
-        if found is not None:
-            wrapped.details.extend(d for d in found.facts[:1] if d not in wrapped.facts)
-        return wrapped
+        return _read_wrapped(text, failure, found)
     signal = signal_exit(failure.exit_code)
     if signal and not any(signal in d for d in found.details):
         found.details.append(signal)
@@ -231,6 +231,14 @@ def analyse(failure: FailureContext) -> Findings:
         _add_printed_before(text, found)
     if found.tool in _STACK_TRACE_READERS:
         _crash_of_a_checker(found, failure.command)
+    return found
+
+
+def _read_wrapped(text: str, failure: FailureContext, wrapper: Findings | None) -> Findings:
+    """The generic reading, with the first fact of the wrapper around it (``make``'s)."""
+    found = _read_generic(text, failure)
+    if wrapper is not None:
+        found.details.extend(d for d in wrapper.facts[:1] if d not in found.facts)
     return found
 
 

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import re
 
+from reflexkit.readers._pattern import Pattern
+
 __all__ = ["matching_lines"]
 
 
 def matching_lines(
     text: str,
-    needle: re.Pattern[str],
-    line: re.Pattern[str],
+    needle: Pattern,
+    line: Pattern,
     *,
     limit: int = 0,
 ) -> list[re.Match[str]]:

@@ -15,6 +15,7 @@ import re
 
 import attrs
 
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import clip, dedupe
 
 __all__ = ["Block", "find_locations", "is_library_path", "read_blocks"]
@@ -25,7 +26,7 @@ _MAX_BLOCKS = 12
 _BODY_LINES = 40
 _MESSAGE_LIMIT = 160
 
-_HEADER = re.compile(
+_HEADER = Pattern(
     r"^[ \t]{0,8}\d{1,4}\) (?P<num>\S.*?)\s*$"
     r"|^not ok \d+(?: -)? (?P<tap>[^#\n]*?[^#\s])(?:\s+#.*)?$"
     r"|^[ \t]*--- FAIL: (?P<go>\S+)"
@@ -44,34 +45,35 @@ _HEADER = re.compile(
 )
 """A failing test's header; the group that matched holds its id (or a location, ``arrow``)."""
 
-_ID_BELOW = re.compile(r"^(?:Failure|Error|Failed|FAILED|FAIL|ERROR):?$")
+_ID_BELOW = Pattern(r"^(?:Failure|Error|Failed|FAILED|FAIL|ERROR):?$")
 """A numbered header that names no test (minitest's ``1) Failure:``): the id is below it."""
-_ID_AND_PLACE = re.compile(r"^(?P<id>\S.*?) \[(?P<loc>[^\]\s]+:\d+)\]:?$")
+_ID_AND_PLACE = Pattern(r"^(?P<id>\S.*?) \[(?P<loc>[^\]\s]+:\d+)\]:?$")
 """``WordCountTest#test_x [test/test_x.rb:10]:`` (minitest, and runners printing so)."""
-_BODY_END = re.compile(
+_BODY_END = Pattern(
     r"^(?:Finished in |Failed examples:|Test Summary|FAILURES!|ERRORS!|Tests?:|Ran \d|"
     r"\d+ (?:examples?|tests?|runs?|specs?|successes|passed|failed)\b|Randomized with seed|"
     r"Time: \d|OK \(|FAILED \(|Total Test time|The following tests FAILED|There (?:was|were) "
     r"\d+ |-{20,}|={20,}|\u23af{6,})"
 )
 """Lines that close the last block: the runner's summary or its next section."""
-_MESSAGE = re.compile(
+_MESSAGE = Pattern(
     r"\b(?:[A-Z]\w*(?:Error|Exception|Failure)|Error|Exception)\b|[Ff]ailed asserting|"
-    r"\bassert(?:ion)?\b|\b[Ee]xpected\b|\bundefined\b|\bnot (?:found|raised|defined|equal)\b|"
-    r"\bcannot\b|\bcan't\b|\*\* \(|\bpanic|\bfailed\b|\bFAILED\b|\bnil\b|\bnull\b|"
+    r"\bassert(?:ion)?\b|\b[Ee]xpected\b|\bnot (?:found|raised|defined|equal)\b|"
+    r"(?i:\bundefined\b|\bunknown\b|\binvalid\b)|\bcannot\b|\bcan't\b|\*\* \(|\bpanic|"
+    r"\bfailed\b|\bFAILED\b|\bnil\b|\bnull\b|"
     r"\bmismatch|\bdiffer|\bwant\b|\bgot\b|!=|\bis not\b|\bdid not\b|\bunable\b"
 )
-_STRONG = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b(?!/)|^\*\* \(|^Error: |^[Ff]ailed asserting")
+_STRONG = Pattern(r"\b[A-Z]\w*(?:Error|Exception)\b(?!/)|^\*\* \(|^Error: |^[Ff]ailed asserting")
 """An exception's class or an assertion's verdict: the block's message before any other."""
-_PAIR = re.compile(
+_PAIR = Pattern(
     r"^\s*(?:[-+]\s*)?(?:expected|actual|received|got|want(?:ed)?|left|right|but was|but got|"
     r"Expected|Actual|Received|Got|Want|Left|Right|Passed in)\b(?: [\w ]{0,20})?\s*[:=]"
 )
-_NOISE = re.compile(
-    r"^\s*(?:\d+\s*[|\u2502]|[|\u2502]|[\^~\s]+$|\.\.\.$|code:\s*$|stacktrace:|Stack trace:|"
+_NOISE = Pattern(
+    r"^\s*(?:\d+\s*[|\u2502]|[|\u2502]|[\^~\s]+$|\.\.\.$|---$|code:\s*$|stacktrace:|Stack trace:|"
     r"#\d+ \{main\}|\(compared using|Diff:|@@|[<>]{3}|\S+ = \S+$)"
 )
-_LOCATION = re.compile(
+_LOCATION = Pattern(
     r'File "(?P<py>[^"\n]+)", line (?P<pyline>\d+)'
     r"|(?<![^\s\"'(\[<,=#])(?P<path>(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9})"
     r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:,(?P<pcol>\d+))?\))"
@@ -82,7 +84,7 @@ _LOCATION = re.compile(
 ``f @ 1``, ``in f on line 1``; stack frames of JVM ``(F.java:1)``, JS ``at f (x.js:1:2)``,
 Go ``\\tx.go:1 +0x``, Ruby ``x.rb:1:in``, PHP ``#0 x.php(1):``, Elixir ``x.ex:1: M.f/1``,
 Lua ``x.lua:1: in``, R and Haskell ``x.hs:1:2:`` all contain one of these."""
-_LIBRARY = re.compile(
+_LIBRARY = Pattern(
     r"site-packages|dist-packages|node_modules|/usr/(?:lib|include|local/lib|share)/|"
     r"^/(?:lib|opt|nix)/|/lib/python\d|\\lib\\|<frozen|^<\w+>|^<internal:|runpy\.py|^internal/|"
     r"^node:|/rustc/|\.cargo/registry|/go/pkg/mod|/usr/local/go/|/jdk[^/]*/|java\.base/|"
@@ -224,24 +226,30 @@ def _until_end(body: list[str]) -> list[str]:
 def _read_body(block: Block, body: list[str]) -> None:
     """Fill in the block's message, expected/actual pair and location from its body."""
     pairs: list[str] = []
-    first = strong = ""
+    first = strong = plain = ""
     for index, raw in enumerate(body):
         line = raw.strip().lstrip("#").strip()
-        if not line:
+        if not line or (strong and not _PAIR.match(line)):
             continue
         if _PAIR.match(line):
-            if line.endswith(":") and index + 1 < len(body) and body[index + 1].strip():
-                line = f"{line} {body[index + 1].strip()}"  # "Expected:" and its value below
-            pairs.append(clip(line, 120))
+            pairs.append(clip(_with_value_below(line, body, index), 120))  # "Expected:" + value
+        elif _NOISE.match(raw):
             continue
-        if strong or _NOISE.match(raw) or not _MESSAGE.search(line):
-            continue
-        if line.endswith(":") and index + 1 < len(body) and body[index + 1].strip():
-            line = f"{line} {body[index + 1].strip()}"  # "NoMethodError:" and its message below
-        if _STRONG.search(line):
-            strong = line
-        first = first or line
-    block.message = clip(strong or first, _MESSAGE_LIMIT)
+        elif not _MESSAGE.search(line):
+            if not plain and not _LOCATION.match(line):
+                plain = line  # the first words under a header, when none reads as an error
+        else:
+            line = _with_value_below(line, body, index)  # "NoMethodError:" and its message
+            strong = line if _STRONG.search(line) else ""
+            first = first or line
+    block.message = clip(strong or first or plain, _MESSAGE_LIMIT)
     block.pairs = dedupe(pairs)[:2]
     if not block.location:
         block.location = own_location("\n".join(body))
+
+
+def _with_value_below(line: str, body: list[str], index: int) -> str:
+    """A line ending in ``:`` joined to the line below it, which holds its value."""
+    if line.endswith(":") and index + 1 < len(body) and body[index + 1].strip():
+        return f"{line} {body[index + 1].strip()}"
+    return line

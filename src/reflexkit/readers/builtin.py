@@ -6,7 +6,8 @@ in the band of its kind of tool.
 
 from __future__ import annotations
 
-from reflexkit._regex import lazy_regex
+from reflexkit.readers._pattern import Pattern
+from reflexkit.readers.agent import parse_agent
 from reflexkit.readers.coverage import parse_coverage_gate
 from reflexkit.readers.cxx import parse_cmake
 from reflexkit.readers.go import parse_go_diagnostics, parse_go_panic, parse_go_test
@@ -39,9 +40,11 @@ from reflexkit.readers.shell import parse_git, parse_shell
 
 __all__ = ["BUILTIN_READERS"]
 
-_CR_SCRIPT = lazy_regex(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:])")
+_CR_SCRIPT = Pattern(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:])")
 
 BUILTIN_READERS: tuple[Reader, ...] = (
+    # 1000: the coding agent's own failure (its log is no tool's output)
+    Reader("agent", parse_agent, (), 1000),
     # 900: wrappers whose output holds other formats
     Reader(
         "git",

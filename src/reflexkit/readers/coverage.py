@@ -12,36 +12,36 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import Findings, clip, dedupe
 
 __all__ = ["parse_coverage_gate"]
 
 M = re.MULTILINE
 
-_GATE = lazy_regex(
+_GATE = Pattern(
     r"^(?P<line>(?:FAIL |ERROR: )?(?:Required test coverage of [\d.]+% not reached.*"
     r"|Coverage failure: total of .*"
     r"|Jest: \".*?\" coverage threshold for .* not met.*"
     r"|Coverage for \w+ \([\d.]+%\) does not meet .*threshold.*))$",
     M,
 )
-_FAILING = lazy_regex(
+_FAILING = Pattern(
     r"\b\d+ failed\b|^FAILED \(|^Tests:.*\b\d+ failed|\b\d+ errors? in |^not ok |✕|✖ fail", M
 )
 """A test failed: the test runner's reader reads the output, not this one."""
-_PY_ROW = lazy_regex(
+_PY_ROW = Pattern(
     r"^(?P<row>(?P<file>\S+\.\w+)\s+\d+\s+\d+(?:\s+\d+\s+\d+)?\s+(?P<pct>\d+(?:\.\d+)?)%"
     r"(?:[ \t]+\S.*)?)$",
     M,
 )
-_JS_ROW = lazy_regex(
+_JS_ROW = Pattern(
     r"^(?P<row>\s*(?P<file>[^\s|][^|]*?)\s*\|\s*[\d.]+\s*\|\s*[\d.]+\s*\|\s*[\d.]+\s*\|"
     r"\s*(?P<pct>[\d.]+)\s*\|.*)$",
     M,
 )
-_SUMMARY = lazy_regex(
+_SUMMARY = Pattern(
     r"^[=\s]*(?P<sum>\d+ passed[^=\n]*?|Tests:\s+\d+ passed.*?|\s*Tests\s+\d+ passed.*?)[=\s]*$", M
 )
 

@@ -11,30 +11,30 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._lines import matching_lines
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import MAX_BLOCKS, Findings, clip, dedupe, plural
 
 __all__ = ["parse_cmake"]
 
 M = re.MULTILINE
 
-_ERROR_AT = lazy_regex(r"^CMake Error at (?P<loc>.+?:\d+) \((?P<cmd>[\w:]+)\):$", M)
-_ERROR_PLAIN = lazy_regex(r"^CMake Error: (?P<msg>.+)$", M)
-_ERROR_AT_NEEDLE = lazy_regex(r"CMake Error at ")
-_ERROR_PLAIN_NEEDLE = lazy_regex(r"CMake Error: ")
-_BODY_LINE = lazy_regex(r"^ {2,}(?P<text>\S.*)$")
-_STACK_FRAME = lazy_regex(r"^  (?P<loc>\S+:\d+) \((?P<cmd>[\w:]+)\)$", M)
-_NOT_FOUND = lazy_regex(
+_ERROR_AT = Pattern(r"^CMake Error at (?P<loc>.+?:\d+) \((?P<cmd>[\w:]+)\):$", M)
+_ERROR_PLAIN = Pattern(r"^CMake Error: (?P<msg>.+)$", M)
+_ERROR_AT_NEEDLE = Pattern(r"CMake Error at ")
+_ERROR_PLAIN_NEEDLE = Pattern(r"CMake Error: ")
+_BODY_LINE = Pattern(r"^ {2,}(?P<text>\S.*)$")
+_STACK_FRAME = Pattern(r"^  (?P<loc>\S+:\d+) \((?P<cmd>[\w:]+)\)$", M)
+_NOT_FOUND = Pattern(
     r"Could NOT find (?P<pkg>[\w:.+-]+)|"
     r'Could not find a package configuration file provided by\s+"(?P<cfg>[^"]+)"|'
     r"No package '(?P<pc>[^']+)' found|"
     r"(?:The following required packages were not found|A required package was not found)"
 )
-_HINT = lazy_regex(r"(?:Add the installation prefix of|Set [\w_]+ to|Try setting)[^.]*\.")
+_HINT = Pattern(r"(?:Add the installation prefix of|Set [\w_]+ to|Try setting)[^.]*\.")
 _MAX_BODY_LINES = 12
-_MODULE_FILE = lazy_regex(r"(?:^|/)(?:share/cmake[^/]*/Modules|Modules)/|^/usr/|^/opt/")
+_MODULE_FILE = Pattern(r"(?:^|/)(?:share/cmake[^/]*/Modules|Modules)/|^/usr/|^/opt/")
 
 
 def parse_cmake(text: str) -> Findings | None:

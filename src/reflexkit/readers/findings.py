@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 import attrs
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 
 __all__ = [
     "MAX_BLOCKS",
@@ -28,7 +28,7 @@ __all__ = [
 MAX_BLOCKS = 12
 """Parsers read at most this many per-test blocks in detail (the rest are only counted)."""
 
-ANSI = lazy_regex(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+ANSI = Pattern(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 """Terminal colour and control sequences (stripped before any parser reads the output)."""
 
 

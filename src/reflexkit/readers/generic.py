@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.blocks import Block, find_locations, is_library_path, read_blocks
 from reflexkit.readers.blocks import location_path as _location_path
 from reflexkit.readers.findings import Findings, clip, dedupe, plural
@@ -34,7 +34,7 @@ _DECORATION = "_=!*"
 """The quoted error lines together stay under this many characters."""
 _LINE_LIMIT = 200
 
-_ERROR_LINE = lazy_regex(
+_ERROR_LINE = Pattern(
     r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
     r"|^\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
     r"fatal error|Uncaught\b|Unhandled\b|[✗✖\u00d7✘❌]|\[(?:ERROR|FAIL|FATAL)\])"
@@ -53,17 +53,19 @@ _ERROR_LINE = lazy_regex(
     r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
     r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: |^\s*\*\* \(\w+"
 )
-_DIAGNOSTIC = lazy_regex(
+_DIAGNOSTIC = Pattern(
     # a line that starts with a location, or a rule code, and goes on with a message
     r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
     r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S"
     r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
+    r"|^\s*\^[-~^]*\s+[A-Z]{1,4}\d{2,5}\b"  # a caret under the code: "^-- SC2086 (info): ..."
+    r"|^\S+: (?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+:\s+\S"  # "prog: file:line: msg"
 )
-_PADDING = lazy_regex(r" {8,}")  # a padded column (robot): kept short
-_EXCEPTION_MESSAGE = lazy_regex(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
-_IDENTIFIER = lazy_regex(r"[\w.:/-]{28,}")
-_LESSER = lazy_regex(r"(?:^|\s)(?:warning|WARNING|warn|note|info|INFO)(?::|\s{2,}|\b)")
-_WEAK_LINE = lazy_regex(
+_PADDING = Pattern(r" {8,}")  # a padded column (robot): kept short
+_EXCEPTION_MESSAGE = Pattern(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
+_IDENTIFIER = Pattern(r"[\w.:/-]{28,}")
+_LESSER = Pattern(r"(?:^|\s)(?:warning|WARNING|warn|note|info|INFO)(?::|\s{2,}|\b)")
+_WEAK_LINE = Pattern(
     r"(?i)\b(?:cannot|can't|could not|couldn't|unable to|not found|no such|denied|refused|"
     r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
     r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
@@ -71,56 +73,70 @@ _WEAK_LINE = lazy_regex(
     r"problems? found|violations? found)\b"
     r"|^\s*\S+ != \S+\s*$"
 )
-_NOT_AN_ERROR = lazy_regex(
+_NOT_AN_ERROR = Pattern(
     r"(?i)^\s*(?:ok\b|pass(?:ed)?\b|✓|✔|√|\[?(?:info|debug)\]?\b)|\b0 (?:errors?|failed|failures)\b"
     r"|^\s*(?:warning|note|hint|help)\b|^\s*[\w ()-]+: 0\s*$"
 )
-_CODE = lazy_regex(
+_CODE = Pattern(
     r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[a-z]+)+)\]"
     r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$",
     M,
 )
-_PAIR = lazy_regex(
+_PAIR = Pattern(
     r"^\s*(?:#\s*|//\s*)?(?:[-+]\s)?(?P<key>expected|actual|received|got|want(?:ed)?|left|right|"
     r"Expected|Actual|Received|Got|Want|Left|Right|expect|but was|but got)\b\s*[:=]?\s*\S.*",
     M,
 )
-_SUMMARY = lazy_regex(
+_SUMMARY = Pattern(
     r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?)\b.*$"
     r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
-_TEST_SHAPE = lazy_regex(
+_TEST_SHAPE = Pattern(
     r"^\s*(?:FAIL\b|FAIL:|not ok\b|--- FAIL|#\s+Failed test\b|Result: FAIL)"
     r"|\b\d+ (?:failed|failing)\b|\bTests? failed\b",
     M,
 )
-_COMPILE_SHAPE = lazy_regex(
+_COMPILE_SHAPE = Pattern(
     r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+", M
 )
-_RUNTIME_SHAPE = lazy_regex(
+_RUNTIME_SHAPE = Pattern(
     r"^\s*(?:Traceback|panic:|Exception in thread|Uncaught|thread '.*' panicked)"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Bus error)\b"
     r"|^\s+at \S.*[:(]\d+|^[A-Z][\w.]*(?:Error|Exception)\b",
     M,
 )
-_NUMBER = lazy_regex(r"\d+")
-_CALLS = re.compile(r"^Calls: \S.*$", M)
-_VERDICT = lazy_regex(
+_NUMBER = Pattern(r"\d+")
+_CALLS = Pattern(r"^Calls: \S.*$", M)
+_FRAME = Pattern(
+    r"^\s+(?:at |from |#\d+ |\[C\]: in |\(\S+ [\d.]+\) )"
+    r"|: in (?:function|main chunk|\?|local|method|upvalue|field)\b"
+    r"|^\s*\S+\.\w+:\d+: (?:\(\w+\)|anonymous fn|[\w.]+/\d+$|in `)"  # Elixir, Lua
+    r"|^\s+\S+\.\w+:\d+:in `|^\s+File \"[^\"]+\", line \d+, in "
+)
+"""A stack frame of Lua, Elixir, Ruby, PHP, JS, JVM, Python (``at``, ``in function``...)."""
+_WORDS = Pattern(r"^\s*[^\s+\-|\[\]{}()].*[A-Za-z]{2}")
+"""A line that says something (not a diff line or a bracket of a printed value)."""
+_STACK_HEADER = Pattern(
+    r"^\s*(?:stack traceback:|Stack trace:|Traceback \(|stacktrace:|Call Stack)"
+)
+_STRICT_WARNING = Pattern(r"^\s*\S*\s*(?:WARNING|[Ww]arning)\b\s*[:-]")
+_STRICT = ("strict mode", "treated as errors", "warnings as errors", "-Werror")
+_VERDICT = Pattern(
     r"^[\s_=!*#>-]*(?:FAIL(?:ED|URE)?\b|ERROR\b|not ok\b|--- FAIL|[✗✖\u00d7✘❌✕●]|CONFLICT\b|"
     r"FATAL\b|CRITICAL\b|PANIC\b|panic:|Error:|error(?:\[\w+\])?:|fatal:)"
     r"|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
 )
-_QUOTED_COMMAND = lazy_regex(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']")
-_BARE_TRAILER = lazy_regex(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
-_HINT = lazy_regex(
+_QUOTED_COMMAND = Pattern(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']")
+_BARE_TRAILER = Pattern(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
+_HINT = Pattern(
     r"^\s*(?:hint|help|Hint|HINT|note: Hint|suggestion|Suggestion|Did you mean|did you mean|"
     r"To fix|Try|Run|Use|\(use)\b ?:?\s*(?P<hint>.*\S)",
     M,
 )
-_STYLISH_ROW = lazy_regex(r"^\d+:\d+\s")
-_STYLISH_FILE = lazy_regex(r"^(?P<file>[^\s:]+\.\w+)$", M)
-_ERROR_WORD = lazy_regex(r"(?i)\berror\b")
+_STYLISH_ROW = Pattern(r"^\d+:\d+\s")
+_STYLISH_FILE = Pattern(r"^(?P<file>[^\s:]+\.\w+)$", M)
+_ERROR_WORD = Pattern(r"(?i)\berror\b")
 
 
 def _score(line: str, own: tuple[str, ...]) -> int:
@@ -151,7 +167,7 @@ def _score(line: str, own: tuple[str, ...]) -> int:
     return score
 
 
-_BRACKET_CODE = lazy_regex(r"\[[A-Z]{1,4}\d{2,5}\b")
+_BRACKET_CODE = Pattern(r"\[[A-Z]{1,4}\d{2,5}\b")
 _ERROR_KEYS = (
     "error", "fatal", "fail", "not ok", "panic", "uncaught", "unhandled", "exception",
     "segmentation", "core dumped", "abort", "killed", "assert", "conflict", "critical",
@@ -187,9 +203,19 @@ def _window(text: str) -> str:
     return text[: _WINDOW // 2] + "\n" + text[-_WINDOW // 2 :]
 
 
-def _error_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
-    """Pick the best error lines, best first (then in output order), one per shape."""
-    scored = [(index, _score(line, own)) for index, line in enumerate(lines)]
+def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False) -> list[str]:
+    """Pick the best error lines, best first (then in output order), one per shape.
+
+    A stack frame is where an error passed, not the error: frames rank below the line just
+    above the stack, which states it. With *strict* (warnings treated as errors, said by the
+    output's verdict) a warning line is an error line.
+    """
+    stack = [bool(_STACK_HEADER.match(line) or _FRAME.search(line)) for line in lines]
+    stack.append(False)
+    scored = [
+        (index, _ranked(line, own, strict=strict, frame=stack[index], above=stack[index + 1]))
+        for index, line in enumerate(lines)
+    ]
     strong = [(i, s) for i, s in scored if s >= 2]  # noqa: PLR2004 -- an error shape at least
     strong.sort(key=lambda pair: (-pair[1], pair[0]))
     first = min((i for i, _ in strong), default=0)
@@ -205,8 +231,10 @@ def _error_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
         if shape in shapes or _repeats_an_identifier(lines[index], picked):
             continue
         line = _PADDING.sub("  ", _with_continuation(lines, index))
-        fact = clip(line.strip(_DECORATION).strip(), _LINE_LIMIT)
-        if picked and used + len(fact) > _FACT_BUDGET:
+        line = _with_place(lines, index, line)
+        kept = line.strip() if line.lstrip().startswith("** (") else line.strip(_DECORATION)
+        fact = clip(kept.strip(), _LINE_LIMIT)
+        if fact in picked or (picked and used + len(fact) > _FACT_BUDGET):
             continue
         shapes.add(shape)
         picked.append(fact)
@@ -216,10 +244,37 @@ def _error_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
     return picked
 
 
+def _ranked(line: str, own: tuple[str, ...], *, strict: bool, frame: bool, above: bool) -> int:
+    """Rank a line; *frame*: it is a stack frame or header, *above*: the next line is."""
+    if strict and _STRICT_WARNING.match(line):
+        return 4 if find_locations(line) or "-" in line else 3
+    if frame:
+        return min(_score(line, own), 1)
+    score = _score(line, own)
+    if above and _WORDS.search(line):
+        score = max(score, 2) + 2  # the message a stack trace explains
+    return score
+
+
 def _repeats_an_identifier(line: str, picked: list[str]) -> bool:
     """Return whether *line* names the same long identifier (a test id) as a picked line."""
     names = _IDENTIFIER.findall(line)
     return any(name in fact for name in names for fact in picked)
+
+
+_PLACE_ABOVE = Pattern(r"^In (?P<place>\S+ line \d+):$")
+_CARET = Pattern(r"^\s*\^[-~^]*\s")
+
+
+def _with_place(lines: list[str], index: int, line: str) -> str:
+    """A caret line under a source line, named with the ``In file line N:`` above them."""
+    if not _CARET.match(lines[index]):
+        return line
+    for back in range(index - 1, max(index - 6, -1), -1):
+        place = _PLACE_ABOVE.match(lines[back].strip())
+        if place is not None:
+            return f"{place['place']}: {line.strip().lstrip('^-~ ')}"
+    return line
 
 
 def _with_continuation(lines: list[str], index: int) -> str:
@@ -293,11 +348,12 @@ def parse_generic(
         findings.confidence = 0.1
         return findings
     if proof is not None and proof.setup:
-        return _could_not_run(findings, proof)
+        return _could_not_run(findings, proof, lines)
     blocks = read_blocks(window)
     if _are_tests(blocks, proof):
         return _failing_tests(findings, blocks, window, command)
-    facts = _error_lines(lines, own)
+    strict = bool(proof) and any(word in proof.line for word in _STRICT) if proof else False
+    facts = _error_lines(lines, own, strict=strict)
     if not facts:
         findings.facts = [clip(line.strip(), _LINE_LIMIT) for line in lines[-2:]]
         findings.headline = (
@@ -315,7 +371,7 @@ def parse_generic(
     header = _STYLISH_FILE.search(window) if rows else None
     if header is not None:
         findings.details.append(f"in {header['file']}")
-    _add_context(findings, window, own)
+    _add_context(findings, window, own, closing=proof is None or proof.closing)
     findings.headline = (
         f"The command failed{code}; no reader knows its output's format, so these are its "
         "error lines by their shape."
@@ -341,7 +397,9 @@ def parse_generic(
     return findings
 
 
-def _add_context(findings: Findings, window: str, own: tuple[str, ...]) -> None:
+def _add_context(
+    findings: Findings, window: str, own: tuple[str, ...], *, closing: bool = True
+) -> None:
     """Add the project's location, the codes, expected/actual lines and the summary."""
     quoted = " ".join(findings.facts)
     where = _own_locations(window, findings.facts, own)
@@ -357,7 +415,7 @@ def _add_context(findings: Findings, window: str, own: tuple[str, ...]) -> None:
     if unquoted:
         findings.details.append("codes " + ", ".join(unquoted))
     summaries = [m.group(0).strip() for m in _SUMMARY.finditer(window)]
-    if findings.evidence and findings.evidence not in quoted:
+    if findings.evidence and findings.evidence not in quoted and closing:
         findings.summary = clip(findings.evidence, 160)
     elif summaries and summaries[-1] not in quoted:
         findings.summary = clip(summaries[-1], 160)
@@ -366,14 +424,18 @@ def _add_context(findings: Findings, window: str, own: tuple[str, ...]) -> None:
         findings.details.append(clip(calls.group(0), 160))
 
 
-def _could_not_run(findings: Findings, proof: Verdict) -> Findings:
+def _could_not_run(findings: Findings, proof: Verdict, lines: list[str]) -> Findings:
     """The check never started: a lesson about the environment, not the code."""
     findings.facts = [proof.line]
     missing = proof.failure_type is FailureType.DEPENDENCY_ERROR
     findings.category = SETUP if missing else ReflectionCategory.TOOL_MISUSE
     findings.headline = (
         "The check could not run, so it says nothing about the code: the environment "
-        + ("lacks the module the command runs." if missing else "lacks the command or script.")
+        + (
+            "lacks the module the command runs."
+            if missing
+            else "or the command line names a program, script or subcommand that is not there."
+        )
     )
     findings.advice = "Fix the environment, not the code or the approach: " + (
         "install the module in the interpreter the command runs (a virtualenv first on "
@@ -383,8 +445,24 @@ def _could_not_run(findings: Findings, proof: Verdict) -> Findings:
         "Makefile or scripts), or make the script executable."
     )
     findings.steps.append("Check which program the command runs (`which`, `type`) and run it.")
+    findings.hints = _suggested(lines)
     findings.confidence = 0.6
     return findings
+
+
+_DID_YOU_MEAN = Pattern(r"[Dd]id you mean\b")
+
+
+def _suggested(lines: list[str]) -> list[str]:
+    """The tool's own suggestion: ``Did you mean `test`?``, or the line below ``...this?``."""
+    for index, line in enumerate(lines):
+        if not _DID_YOU_MEAN.search(line):
+            continue
+        said = line.strip()
+        if said.endswith(("this?", "one of these?", ":")) and index + 1 < len(lines):
+            return [clip(lines[index + 1].strip(), 120)]
+        return [clip(said, 120)]
+    return []
 
 
 def _are_tests(blocks: list[Block], proof: Verdict | None) -> bool:
@@ -429,5 +507,5 @@ def _reruns(window: str, command: str) -> list[str]:
     program = command.split(maxsplit=1)[0].rsplit("/", 1)[-1] if command.split() else ""
     if not program or not program[0].isalpha():
         return []
-    pattern = re.compile(rf"^\s*({re.escape(program)} \S+:\d+)\b", re.MULTILINE)
+    pattern = Pattern(rf"^\s*({re.escape(program)} \S+:\d+)\b", re.MULTILINE)
     return dedupe(m[1] for m in pattern.finditer(window))[:_RERUN_LIMIT]

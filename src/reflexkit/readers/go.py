@@ -14,9 +14,9 @@ import json
 import re
 import shlex
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._lines import matching_lines
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import MAX_BLOCKS, Findings, Problem, clip, dedupe, group_problems
 
 __all__ = ["parse_go_diagnostics", "parse_go_panic", "parse_go_test", "user_frame"]
@@ -25,14 +25,14 @@ M = re.MULTILINE
 
 # --- diagnostics: go build, go vet, module errors --------------------------------------------
 
-_DIAG = lazy_regex(
+_DIAG = Pattern(
     r"^(?:vet: )?(?P<loc>(?:[A-Za-z]:)?[^\s:][^:\n]*\.go:\d+(?::\d+)?): (?P<msg>\S.*)$", M
 )
-_PKG_NEEDLE = lazy_regex(r"# ")
-_GO_GET_NEEDLE = lazy_regex(r"go (?:get|mod|work) ")
-_PKG_HEADER = lazy_regex(r"^# (?P<pkg>\S+)(?: \[[^\]]+\])?$", M)
-_GO_GET = lazy_regex(r"^\s+(?P<hint>go (?:get|mod tidy|mod download|work use)\b.*)$", M)
-_NO_MODULE = lazy_regex(
+_PKG_NEEDLE = Pattern(r"# ")
+_GO_GET_NEEDLE = Pattern(r"go (?:get|mod|work) ")
+_PKG_HEADER = Pattern(r"^# (?P<pkg>\S+)(?: \[[^\]]+\])?$", M)
+_GO_GET = Pattern(r"^\s+(?P<hint>go (?:get|mod tidy|mod download|work use)\b.*)$", M)
+_NO_MODULE = Pattern(
     r"no required module provides package (?P<pkg>\S+?);|"
     r"missing go\.sum entry for module providing package (?P<sum>\S+)|"
     r"cannot find module providing package (?P<cache>\S+)|"
@@ -42,14 +42,14 @@ _DETAILED = 100
 """Diagnostics read in detail; the first ones are the ones to fix (the reflection shows six)."""
 _CLASSIFIED = 60
 """The kind of a run (build, vet, modules) is read from its first diagnostics."""
-_VET_COMMAND = lazy_regex(r"\bgo\s+vet\b|\bstaticcheck\b|\bgolangci-lint\b")
-_GO_TEST_COMMAND = lazy_regex(r"\bgo\s+test\b")
-_TOP_PACKAGE = lazy_regex(r"[^./]*")
-_TO_ADD = lazy_regex(r"; to add(?: it)?:$")
-_NOT_IN_STD = lazy_regex(r"package (?P<pkg>\S+) is not in (?:GOROOT|std)")
-_TOO_MANY = lazy_regex(r"^\S+\.go:\d+:\d+: too many errors$", M)
-_STATICCHECK = lazy_regex(r"\((?:SA|S|ST|QF)\d{4}\)$|\(U1000\)$")
-_VET_MESSAGES = lazy_regex(
+_VET_COMMAND = Pattern(r"\bgo\s+vet\b|\bstaticcheck\b|\bgolangci-lint\b")
+_GO_TEST_COMMAND = Pattern(r"\bgo\s+test\b")
+_TOP_PACKAGE = Pattern(r"[^./]*")
+_TO_ADD = Pattern(r"; to add(?: it)?:$")
+_NOT_IN_STD = Pattern(r"package (?P<pkg>\S+) is not in (?:GOROOT|std)")
+_TOO_MANY = Pattern(r"^\S+\.go:\d+:\d+: too many errors$", M)
+_STATICCHECK = Pattern(r"\((?:SA|S|ST|QF)\d{4}\)$|\(U1000\)$")
+_VET_MESSAGES = Pattern(
     r"passes lock by value|copies lock|call has possible (?:Printf )?formatting directive|"
     r"format %\S* has arg|format %\S* reads arg|wrong number of args for format|"
     r"redundant (?:and|or):|suspect (?:and|or):|self-assignment of|unreachable code|"
@@ -176,24 +176,24 @@ def _build_findings(problems: list[Problem], packages: list[str], command: str) 
 
 # --- panics and their goroutine dumps --------------------------------------------------------
 
-_PANIC = lazy_regex(
+_PANIC = Pattern(
     r"^(?P<line>(?:panic: |fatal error: )(?P<msg>.*?))(?: \[recovered\])?$"
     r"(?:\n\s*panic: .*)?(?:\n\[signal (?P<signal>[^\]]*)\])?",
     M,
 )
-_PANIC_NEEDLE = lazy_regex(r"panic: |fatal error: ")
-_RACE_NEEDLE = lazy_regex(r"WARNING: DATA RACE")
-_RACE = lazy_regex(r"^WARNING: DATA RACE\n(?P<access>\S[^\n]*?)(?: at 0x[0-9a-f]+)? by [^\n]*:$", M)
+_PANIC_NEEDLE = Pattern(r"panic: |fatal error: ")
+_RACE_NEEDLE = Pattern(r"WARNING: DATA RACE")
+_RACE = Pattern(r"^WARNING: DATA RACE\n(?P<access>\S[^\n]*?)(?: at 0x[0-9a-f]+)? by [^\n]*:$", M)
 _RACE_ADVICE = (
     "Several goroutines read and write the same variable without synchronisation: protect it "
     "with a sync.Mutex, use a channel to hand it over, or give each goroutine its own copy "
     "and combine the results after wg.Wait()."
 )
-_FRAME_LOC = lazy_regex(r"\n(?:\t| {6})(?P<loc>\S+\.go:\d+)(?: \+0x[0-9a-f]+)?$", M)
+_FRAME_LOC = Pattern(r"\n(?:\t| {6})(?P<loc>\S+\.go:\d+)(?: \+0x[0-9a-f]+)?$", M)
 """The location line of a frame; the line before it names the function."""
-_ARGS = lazy_regex(r"\([^()]*\)$| in goroutine \d+$")
-_CREATED_BY = lazy_regex(r"^created by ")
-_NOT_OURS_DIR = lazy_regex(r"/pkg/mod/|/vendor/|\\pkg\\mod\\")
+_ARGS = Pattern(r"\([^()]*\)$| in goroutine \d+$")
+_CREATED_BY = Pattern(r"^created by ")
+_NOT_OURS_DIR = Pattern(r"/pkg/mod/|/vendor/|\\pkg\\mod\\")
 """Third-party code: the module cache and vendored modules (the standard library is known by
 its package names, so a project under ``$GOPATH/src`` still counts as the project's own)."""
 _STD_TOP = frozenset(
@@ -330,16 +330,16 @@ def _panic_advice(msg: str, where: str) -> str:
 
 # --- go test ---------------------------------------------------------------------------------
 
-_RESULT = lazy_regex(r"^(?P<indent>\s*)--- (?P<res>FAIL|PASS|SKIP): (?P<name>\S+) \(", M)
-_RUN = lazy_regex(r"^=== (?:RUN|CONT|NAME|PAUSE) +(?P<name>\S+)$", M)
-_LOG = lazy_regex(
+_RESULT = Pattern(r"^(?P<indent>\s*)--- (?P<res>FAIL|PASS|SKIP): (?P<name>\S+) \(", M)
+_RUN = Pattern(r"^=== (?:RUN|CONT|NAME|PAUSE) +(?P<name>\S+)$", M)
+_LOG = Pattern(
     r"^(?P<indent> +)(?P<loc>[\w.-]+\.go:\d+): (?P<msg>.*)(?P<more>(?:\n(?P=indent)    .*)*)$", M
 )
-_PKG_FAIL = lazy_regex(r"^(?P<line>FAIL\t(?P<pkg>\S+)(?:\t| )(?P<rest>.*))$", M)
-_PKG_OK = lazy_regex(r"^ok  \t\S+", M)
-_TIMED_OUT = lazy_regex(r"^panic: test timed out after (?P<after>\S+)$", M)
-_RUNNING = lazy_regex(r"^running tests:\n(?P<list>(?:\t\S+ \([^)]*\)\n?)+)", M)
-_TEST_FUNC = lazy_regex(r"\.(?P<name>(?:Test|Example|Fuzz|Benchmark)\w*)(?:\.func\d+)*$")
+_PKG_FAIL = Pattern(r"^(?P<line>FAIL\t(?P<pkg>\S+)(?:\t| )(?P<rest>.*))$", M)
+_PKG_OK = Pattern(r"^ok  \t\S+", M)
+_TIMED_OUT = Pattern(r"^panic: test timed out after (?P<after>\S+)$", M)
+_RUNNING = Pattern(r"^running tests:\n(?P<list>(?:\t\S+ \([^)]*\)\n?)+)", M)
+_TEST_FUNC = Pattern(r"\.(?P<name>(?:Test|Example|Fuzz|Benchmark)\w*)(?:\.func\d+)*$")
 _BUILD_FAILED = "[build failed]"
 _LOG_LINES = 2
 """A failing test's log lines quoted (the rest are counted)."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._lines import matching_lines
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import Findings, Problem, clip, dedupe, group_problems, plural
 from reflexkit.readers.kinds import error_kind
 
@@ -23,21 +23,21 @@ M = re.MULTILINE
 
 # --- javac -----------------------------------------------------------------------------------
 
-_JAVAC = lazy_regex(
+_JAVAC = Pattern(
     r"^(?P<loc>(?:[A-Za-z]:)?[^\s:][^:\n]*\.java:\d+): (?P<sev>error|warning): (?P<msg>.*)$", M
 )
-_JAVAC_DETAIL = lazy_regex(r"^ {2,}(?P<d>(?:symbol|location|required|found|reason): .*|\S.*)$")
-_JAVAC_COUNT = lazy_regex(r"^(?P<n>\d+) (?P<what>errors?|warnings?)$", M)
-_JAVAC_FLAG = lazy_regex(
+_JAVAC_DETAIL = Pattern(r"^ {2,}(?P<d>(?:symbol|location|required|found|reason): .*|\S.*)$")
+_JAVAC_COUNT = Pattern(r"^(?P<n>\d+) (?P<what>errors?|warnings?)$", M)
+_JAVAC_FLAG = Pattern(
     r"^(?P<line>error: (?:invalid flag|file not found|no source files|"
     r"invalid source release|release version \S+ not supported).*)$",
     M,
 )
 _MAX_ERRORS = 60
 """Errors read in detail (the rest are counted): the first ones are the ones to fix."""
-_ERROR_NEEDLE = lazy_regex(r"error: ")
-_COUNT_NEEDLE = lazy_regex(r"\d (?:error|warning)")
-_NO_PACKAGE = lazy_regex(r"package (?P<pkg>[\w.]+) does not exist")
+_ERROR_NEEDLE = Pattern(r"error: ")
+_COUNT_NEEDLE = Pattern(r"\d (?:error|warning)")
+_NO_PACKAGE = Pattern(r"package (?P<pkg>[\w.]+) does not exist")
 
 
 def parse_javac(text: str) -> Findings | None:
@@ -112,25 +112,25 @@ def _own_package(package: str, locations: list[str]) -> bool:
 
 # --- JVM stack traces ------------------------------------------------------------------------
 
-_EXC = lazy_regex(
+_EXC = Pattern(
     r"^(?P<line>(?:Exception in thread \"(?P<thread>[^\"]*)\" |Caused by: )?"
     r"(?P<cls>(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:\$[\w$]+)*)(?:: (?P<msg>.*))?)$",
     M,
 )
-_JFRAME = lazy_regex(
+_JFRAME = Pattern(
     r"^\s+at (?P<frame>(?:[\w$-]+(?:\.[\w$-]+)*/)?[\w$.<>/-]+\((?P<where>[^)]*)\))$", M
 )
-_LIBRARY = lazy_regex(
+_LIBRARY = Pattern(
     r"^(?:[\w.-]+/)?(?:java|javax|jdk|sun|com\.sun|kotlin|scala|org\.junit|junit|org\.testng|"
     r"org\.gradle|org\.apache\.maven|org\.springframework|org\.hibernate|"
     r"com\.google\.common|org\.apache\.commons)\.|^java\.base/"
 )
-_LAUNCH = lazy_regex(
+_LAUNCH = Pattern(
     r"^(?P<line>Error: (?:Could not find or load main class|Unable to access jarfile|"
     r"Main method not found|A JNI error has occurred|LinkageError occurred).*)$",
     M,
 )
-_LAUNCH_NEEDLE = lazy_regex(r"Error: ")
+_LAUNCH_NEEDLE = Pattern(r"Error: ")
 _WHY = (
     (
         "NullPointer",

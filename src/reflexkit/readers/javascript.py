@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._lines import matching_lines
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import (
     MAX_BLOCKS,
     Findings,
@@ -26,13 +26,13 @@ M = re.MULTILINE
 
 # --- tsc -------------------------------------------------------------------------------------
 
-_TSC = lazy_regex(
+_TSC = Pattern(
     r"^(?P<loc>[^\s(][^(\n]*\(\d+,\d+\)): error (?P<code>TS\d+): (?P<msg>.*)$"
     r"|^(?P<ploc>[^\s:][^:\n]*:\d+:\d+) - error (?P<pcode>TS\d+): (?P<pmsg>.*)$"
     r"|^error (?P<gcode>TS\d+): (?P<gmsg>.*)$",
     M,
 )
-_TSC_SUMMARY = lazy_regex(r"^(?P<sum>Found \d+ errors?.*)$", M)
+_TSC_SUMMARY = Pattern(r"^(?P<sum>Found \d+ errors?.*)$", M)
 
 
 def parse_tsc(text: str) -> Findings | None:
@@ -90,11 +90,11 @@ def parse_tsc(text: str) -> Findings | None:
 
 # --- eslint ----------------------------------------------------------------------------------
 
-_ESLINT_FILE = lazy_regex(r"^(?P<file>[^\s].*\.(?:[cm]?[jt]sx?|vue|svelte|json))$")
-_ESLINT_ROW = lazy_regex(
+_ESLINT_FILE = Pattern(r"^(?P<file>[^\s].*\.(?:[cm]?[jt]sx?|vue|svelte|json))$")
+_ESLINT_ROW = Pattern(
     r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<sev>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>[@\w/-]+))?\s*$"
 )
-_ESLINT_SUMMARY = lazy_regex(r"^(?P<sum>✖ \d+ problems? \(.*\))", M)
+_ESLINT_SUMMARY = Pattern(r"^(?P<sum>✖ \d+ problems? \(.*\))", M)
 _ENV_GLOBALS = frozenset(
     {
         "document",
@@ -122,11 +122,11 @@ _ENV_GLOBALS = frozenset(
         "beforeEach",
     }
 )
-_UNDEF_NAME = lazy_regex(r"'(?P<name>[\w$]+)' is not defined")
+_UNDEF_NAME = Pattern(r"'(?P<name>[\w$]+)' is not defined")
 
 
 _ESLINT_EXT = r"\.(?:[cm]?[jt]sx?|vue|svelte|json)"
-_ESLINT_ONE_LINE = lazy_regex(
+_ESLINT_ONE_LINE = Pattern(
     # --format unix: file:line:col: message [Error/rule]
     rf"^(?P<file>[^\s:][^:\n]*{_ESLINT_EXT}):(?P<line>\d+):(?P<col>\d+): (?P<msg>.+?)"
     r" \[(?P<sev>Error|Warning)(?:/(?P<rule>[@\w/-]+))?\]$"
@@ -135,10 +135,8 @@ _ESLINT_ONE_LINE = lazy_regex(
     r"(?P<csev>Error|Warning) - (?P<cmsg>.+?)(?: \((?P<crule>[@\w/-]+)\))?$",
     M,
 )
-_ESLINT_COUNT = lazy_regex(r"^(?P<sum>\d+ problems?)$", M)
-_ESLINT_MAX_WARNINGS = lazy_regex(
-    r"^(?P<line>ESLint found too many warnings \(maximum: \d+\)\.)$", M
-)
+_ESLINT_COUNT = Pattern(r"^(?P<sum>\d+ problems?)$", M)
+_ESLINT_MAX_WARNINGS = Pattern(r"^(?P<line>ESLint found too many warnings \(maximum: \d+\)\.)$", M)
 
 
 def _short_paths(files: list[str]) -> dict[str, str]:
@@ -287,17 +285,17 @@ def _eslint_findings(
 
 # --- node stack traces -----------------------------------------------------------------------
 
-_JS_ERROR = lazy_regex(
+_JS_ERROR = Pattern(
     r"^(?P<line>(?P<cls>(?:[A-Z]\w*)?Error|[A-Z]\w*Exception)"
     r"(?: \[(?P<code>[A-Z_0-9]+)\])?: (?P<msg>.*))$",
     M,
 )
-_JS_FRAME = lazy_regex(r"^\s+at (?P<frame>.+)$", M)
-_FRAME_LOC = lazy_regex(r"\(?(?P<loc>(?:file://)?[^\s()]+:\d+:\d+)\)?$")
-_JS_INTERNAL = lazy_regex(r"node:|node_modules|<anonymous>|^internal/")
-_JS_SOURCE_HEADER = lazy_regex(r"^(?P<loc>(?:file://)?[^\s:()]+\.[cm]?[jt]sx?:\d+)$", M)
-_CANNOT_FIND = lazy_regex(r"Cannot find (?:module|package) '(?P<mod>[^']+)'")
-_ERROR_CODE_PROP = lazy_regex(r"^\s+code: '(?P<code>[A-Z][A-Z0-9_]+)'", M)
+_JS_FRAME = Pattern(r"^\s+at (?P<frame>.+)$", M)
+_FRAME_LOC = Pattern(r"\(?(?P<loc>(?:file://)?[^\s()]+:\d+:\d+)\)?$")
+_JS_INTERNAL = Pattern(r"node:|node_modules|<anonymous>|^internal/")
+_JS_SOURCE_HEADER = Pattern(r"^(?P<loc>(?:file://)?[^\s:()]+\.[cm]?[jt]sx?:\d+)$", M)
+_CANNOT_FIND = Pattern(r"Cannot find (?:module|package) '(?P<mod>[^']+)'")
+_ERROR_CODE_PROP = Pattern(r"^\s+code: '(?P<code>[A-Z][A-Z0-9_]+)'", M)
 """The ``code`` property Node.js prints with an error object (``MODULE_NOT_FOUND``)."""
 
 
@@ -389,24 +387,24 @@ def parse_node(text: str) -> Findings | None:
 
 # --- jest ------------------------------------------------------------------------------------
 
-_JEST_FAIL_FILE = lazy_regex(r"^\s*FAIL\s+(?P<file>\S+)", M)
-_JEST_SUMMARY = lazy_regex(
+_JEST_FAIL_FILE = Pattern(r"^\s*FAIL\s+(?P<file>\S+)", M)
+_JEST_SUMMARY = Pattern(
     r"^(?P<sum>Tests:\s+(?:\d+ (?:failed|passed|skipped|todo|pending), )*\d+ total\b.*?)\s*$", M
 )
 """jest's own count (``Tests: 1 failed, 2 passed, 3 total``), not any ``Tests:`` line."""
-_JEST_CANNOT_FIND = lazy_regex(r"Cannot find module '(?P<mod>[^']+)'")
-_JEST_SUITES = lazy_regex(r"^(?P<sum>Test Suites:\s+\d+ failed.*?)\s*$", M)
+_JEST_CANNOT_FIND = Pattern(r"Cannot find module '(?P<mod>[^']+)'")
+_JEST_SUITES = Pattern(r"^(?P<sum>Test Suites:\s+\d+ failed.*?)\s*$", M)
 """Failed suites: where a suite that did not load is counted (its tests are not)."""
-_JEST_HEADER = lazy_regex(r"^  ● (?P<name>.+?)\s*$", M)
-_JEST_DETAIL = lazy_regex(
+_JEST_HEADER = Pattern(r"^  ● (?P<name>.+?)\s*$", M)
+_JEST_DETAIL = Pattern(
     r"^\s+(?P<d>(?:expect\(.*|Expected(?: [\w ]+)?: .*|Received(?: [\w ]+)?: .*|"
     r"Received (?:function|promise) \w.*|"  # toThrow's and rejects' `did not throw`
     r"New snapshot was not written\..*|"  # --ci: a snapshot the repository does not have
     r"(?:[A-Z]\w*)?Error: .*|thrown: .*))$",
     M,
 )
-_JEST_SNAPSHOTS = lazy_regex(r"^ \u203a (?P<line>\d+ snapshots? (?:failed|obsolete)\.)$", M)
-_JEST_AT = lazy_regex(r"^\s+at .*?\(?(?P<loc>[^\s()]+:\d+:\d+)\)?$", M)
+_JEST_SNAPSHOTS = Pattern(r"^ \u203a (?P<line>\d+ snapshots? (?:failed|obsolete)\.)$", M)
+_JEST_AT = Pattern(r"^\s+at .*?\(?(?P<loc>[^\s()]+:\d+:\d+)\)?$", M)
 
 
 _SUITE_FAILED = "Test suite failed to run"
@@ -515,26 +513,26 @@ def parse_jest(text: str) -> Findings | None:
 
 # --- node:test -------------------------------------------------------------------------------
 
-_TAP_NOT_OK = lazy_regex(r"^(?P<indent>\s*)(?P<line>not ok \d+ - (?P<name>.+?))(?:\s+#.*)?$", M)
-_TAP_STACK_LOC = lazy_regex(r"^\s+[^\n(]*\((?:file://)?(?P<loc>[^\s()]+:\d+:\d+)\)$", M)
+_TAP_NOT_OK = Pattern(r"^(?P<indent>\s*)(?P<line>not ok \d+ - (?P<name>.+?))(?:\s+#.*)?$", M)
+_TAP_STACK_LOC = Pattern(r"^\s+[^\n(]*\((?:file://)?(?P<loc>[^\s()]+:\d+:\d+)\)$", M)
 """A frame of the ``stack:`` field: the failing line, where ``location:`` is the test's."""
-_CANCELLED = lazy_regex(r"^(?P<sum>(?:#|\u2139) cancelled [1-9]\d*)$", M)
-_TAP_FIELD = lazy_regex(
+_CANCELLED = Pattern(r"^(?P<sum>(?:#|\u2139) cancelled [1-9]\d*)$", M)
+_TAP_FIELD = Pattern(
     r"^\s+(?P<key>location|error|failureType|expected|actual|code|name): ?(?P<val>.*)$", M
 )
-_TAP_FAIL = lazy_regex(r"^(?P<sum># fail \d+)$", M)
-_SPEC_FAIL = lazy_regex(r"^(?P<indent>\s*)\u2716 (?P<name>.+?)(?: \([\d.]+m?s\))?$", M)
+_TAP_FAIL = Pattern(r"^(?P<sum># fail \d+)$", M)
+_SPEC_FAIL = Pattern(r"^(?P<indent>\s*)\u2716 (?P<name>.+?)(?: \([\d.]+m?s\))?$", M)
 """A failed test; a cancelled one has no duration."""
-_SPEC_SUMMARY = lazy_regex(r"^(?P<sum>\u2139 fail \d+)$", M)
-_SPEC_ERROR = lazy_regex(r"^\s+(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
-_SPEC_AT = lazy_regex(r"^\s+at .*?\((?:file://)?(?P<loc>[^\s()]+:\d+:\d+)\)$", M)
+_SPEC_SUMMARY = Pattern(r"^(?P<sum>\u2139 fail \d+)$", M)
+_SPEC_ERROR = Pattern(r"^\s+(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
+_SPEC_AT = Pattern(r"^\s+at .*?\((?:file://)?(?P<loc>[^\s()]+:\d+:\d+)\)$", M)
 
 
-_TAP_NOT_OK_NEEDLE = lazy_regex(r"not ok ")
-_TAP_FAIL_NEEDLE = lazy_regex(r"# fail ")
-_SPEC_SUMMARY_NEEDLE = lazy_regex(r"\u2139 fail ")
-_SPEC_FAIL_NEEDLE = lazy_regex(r"\u2716 ")
-_TAP_ERROR_BLOCK = lazy_regex(r"error: \|-\n\s+(?P<l1>.+)\n(?:\s*\n)?\s+(?P<l2>.+)")
+_TAP_NOT_OK_NEEDLE = Pattern(r"not ok ")
+_TAP_FAIL_NEEDLE = Pattern(r"# fail ")
+_SPEC_SUMMARY_NEEDLE = Pattern(r"\u2139 fail ")
+_SPEC_FAIL_NEEDLE = Pattern(r"\u2716 ")
+_TAP_ERROR_BLOCK = Pattern(r"error: \|-\n\s+(?P<l1>.+)\n(?:\s*\n)?\s+(?P<l2>.+)")
 
 
 def _tap_error(fields: dict[str, str], raw_error: str, block: str, before: str) -> str:
@@ -587,9 +585,9 @@ def _read_tap(text: str, findings: Findings) -> None:
         )
 
 
-_SPEC_QUOTED = lazy_regex(r"^\s+'(?P<m>.+)'$", M)
-_SUBTESTS_FAILED = lazy_regex(r"^\d+ subtests? failed$")
-_BARE_ERROR = lazy_regex(r"^(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
+_SPEC_QUOTED = Pattern(r"^\s+'(?P<m>.+)'$", M)
+_SUBTESTS_FAILED = Pattern(r"^\d+ subtests? failed$")
+_BARE_ERROR = Pattern(r"^(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
 _DOT_FAILED = "\nFailed tests:\n"
 
 

@@ -11,31 +11,31 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._lines import matching_lines
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import MAX_BLOCKS, Findings, clip, plural
 
 __all__ = ["parse_mocha", "parse_vitest"]
 
 M = re.MULTILINE
 
-_INTERNAL = lazy_regex(r"node:|node_modules|<anonymous>|^internal/")
-_ERROR_LINE = lazy_regex(
+_INTERNAL = Pattern(r"node:|node_modules|<anonymous>|^internal/")
+_ERROR_LINE = Pattern(
     r"^\s*(?P<e>(?:[A-Z][\w$]*)?(?:Error|Exception)(?: \[\w+\])?: .*|"
     r"(?:[A-Z][\w$]*)?Error(?: \[\w+\])?)$"
 )
 
 # --- vitest ----------------------------------------------------------------------------------
 
-_VITEST_HEAD = lazy_regex(r"^ FAIL  (?P<file>[^\s>\[]+)(?: > (?P<name>[^\n]+)| \[ [^\n]+ \])?$", M)
-_VITEST_HEAD_NEEDLE = lazy_regex(r" FAIL  ")
-_VITEST_SUMMARY_NEEDLE = lazy_regex(r"Test Files  |Tests  ")
-_VITEST_END = lazy_regex(r"^\u23af+(?:\[\d+/\d+\]\u23af*)?$|^\u23af+ [A-Z]", M)
-_VITEST_LOC = lazy_regex(r"^\s*\u276f (?:(?P<fn>\S+) )?(?P<loc>[^\s()]+:\d+:\d+)$", M)
-_VITEST_SUMMARY = lazy_regex(r"^\s*(?P<sum>(?:Test Files|Tests)  .*\(\d+\))$", M)
-_EQUALITY_NOTE = lazy_regex(r" // Object\.is equality$| imported from \S+$")
-_CANNOT_FIND = lazy_regex(r"Cannot find (?:module|package) '(?P<mod>[^']+)'")
+_VITEST_HEAD = Pattern(r"^ FAIL  (?P<file>[^\s>\[]+)(?: > (?P<name>[^\n]+)| \[ [^\n]+ \])?$", M)
+_VITEST_HEAD_NEEDLE = Pattern(r" FAIL  ")
+_VITEST_SUMMARY_NEEDLE = Pattern(r"Test Files  |Tests  ")
+_VITEST_END = Pattern(r"^\u23af+(?:\[\d+/\d+\]\u23af*)?$|^\u23af+ [A-Z]", M)
+_VITEST_LOC = Pattern(r"^\s*\u276f (?:(?P<fn>\S+) )?(?P<loc>[^\s()]+:\d+:\d+)$", M)
+_VITEST_SUMMARY = Pattern(r"^\s*(?P<sum>(?:Test Files|Tests)  .*\(\d+\))$", M)
+_EQUALITY_NOTE = Pattern(r" // Object\.is equality$| imported from \S+$")
+_CANNOT_FIND = Pattern(r"Cannot find (?:module|package) '(?P<mod>[^']+)'")
 
 
 def parse_vitest(text: str) -> Findings | None:
@@ -103,18 +103,18 @@ def _runner_advice(missing: list[re.Match[str]]) -> str:
 
 # --- mocha -----------------------------------------------------------------------------------
 
-_MOCHA_FAILING = lazy_regex(r"^\s*(?P<n>\d+) failing$", M)
-_MOCHA_PASSING = lazy_regex(r"^\s*(?P<sum>\d+ passing \([^)]*\))$", M)
-_MOCHA_EXCEPTION_NEEDLE = lazy_regex(r"Exception during run: ")
-_MOCHA_EXCEPTION = lazy_regex(r"^\s*Exception during run: (?P<e>.+)$", M)
+_MOCHA_FAILING = Pattern(r"^\s*(?P<n>\d+) failing$", M)
+_MOCHA_PASSING = Pattern(r"^\s*(?P<sum>\d+ passing \([^)]*\))$", M)
+_MOCHA_EXCEPTION_NEEDLE = Pattern(r"Exception during run: ")
+_MOCHA_EXCEPTION = Pattern(r"^\s*Exception during run: (?P<e>.+)$", M)
 _MAX_TESTS = 100
 """Failing tests named at most (the count is mocha's own)."""
 _MAX_TESTS = 100
 """Failing tests named at most (the count is mocha's own)."""
-_MOCHA_FAILING_NEEDLE = lazy_regex(r"\d failing")
-_MOCHA_PASSING_NEEDLE = lazy_regex(r"\d passing \(")
-_MOCHA_BLOCK = lazy_regex(r"^  (?P<num>\d+)\) (?P<title>\S.*)$", M)
-_MOCHA_AT = lazy_regex(r"^\s+at (?:.*?\()?(?P<loc>(?:file://)?[^\s()]+:\d+:\d+)\)?$", M)
+_MOCHA_FAILING_NEEDLE = Pattern(r"\d failing")
+_MOCHA_PASSING_NEEDLE = Pattern(r"\d passing \(")
+_MOCHA_BLOCK = Pattern(r"^  (?P<num>\d+)\) (?P<title>\S.*)$", M)
+_MOCHA_AT = Pattern(r"^\s+at (?:.*?\()?(?P<loc>(?:file://)?[^\s()]+:\d+:\d+)\)?$", M)
 
 
 def parse_mocha(text: str) -> Findings | None:

@@ -10,12 +10,10 @@ means.
 
 from __future__ import annotations
 
-import re
-
 import attrs
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 
 __all__ = ["KILLED", "ErrorKind", "error_kind", "killed", "signal_exit"]
 
@@ -40,9 +38,9 @@ class ErrorKind:
 
 _RC = ReflectionCategory
 
-_KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
+_KINDS: tuple[tuple[Pattern, ErrorKind], ...] = (
     (
-        lazy_regex(
+        Pattern(
             r"'NoneType' object|\bNoneType\b|Cannot read propert(?:y|ies) of (?:undefined|null)|"
             r"(?:undefined|null) is not (?:an object|a function)|NullPointerException|"
             r"nil pointer dereference|nil map|on a `None` value|is None\b|"
@@ -58,7 +56,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(
+        Pattern(
             r"PermissionError|Permission denied|EACCES|EPERM|Operation not permitted|"
             r"AccessDenied|Access is denied|permission denied|InvalidClientTokenId|"
             r"\b(?:401|403)\b.*(?:Unauthori[sz]ed|Forbidden)|Unauthori[sz]ed|Forbidden"
@@ -72,7 +70,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(
+        Pattern(
             r"ModuleNotFoundError|No module named|Cannot find module|ERR_MODULE_NOT_FOUND|"
             r"ClassNotFoundException|NoClassDefFoundError|cannot find package|"
             r"no required module provides package|Could not resolve dependenc|"
@@ -89,7 +87,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(r"CONFLICT \(|Merge conflict|merge conflict|both modified:|Unmerged paths"),
+        Pattern(r"CONFLICT \(|Merge conflict|merge conflict|both modified:|Unmerged paths"),
         ErrorKind(
             "conflict",
             _RC.TOOL_MISUSE,
@@ -99,7 +97,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(
+        Pattern(
             r"command not found|is not recognized as an internal or external command|"
             r"executable file not found|No such command|: not found$|Unknown command"
         ),
@@ -111,7 +109,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(
+        Pattern(
             r"unbound variable|parameter null or not set|environment variable \S+ (?:is )?not set|"
             r"(?:is|was) not set in the environment|KeyError: '[A-Z][A-Z0-9_]{2,}'"
         ),
@@ -123,7 +121,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(
+        Pattern(
             r"ConnectionRefused|Connection refused|ECONNREFUSED|ECONNRESET|ENOTFOUND|"
             r"Name or service not known|Temporary failure in name resolution|"
             r"could not connect to server|Failed to establish a new connection|"
@@ -139,7 +137,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(
+        Pattern(
             r"RecursionError|maximum recursion depth|Maximum call stack size exceeded|"
             r"StackOverflowError|stack overflow|goroutine stack exceeds"
         ),
@@ -151,7 +149,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(
+        Pattern(
             r"MemoryError|OutOfMemoryError|heap out of memory|out of memory|Cannot allocate memory|"
             r"std::bad_alloc"
         ),
@@ -163,7 +161,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(r"TimeoutError|timed out|Timeout|deadline exceeded|DeadlineExceeded|ETIMEDOUT"),
+        Pattern(r"TimeoutError|timed out|Timeout|deadline exceeded|DeadlineExceeded|ETIMEDOUT"),
         ErrorKind(
             "timeout",
             _RC.APPROACH_FLAW,
@@ -173,7 +171,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(
+        Pattern(
             r"FileNotFoundError|No such file or directory|ENOENT|NoSuchFileException|"
             r"FileNotFoundException|cannot open file|does not exist"
         ),
@@ -186,9 +184,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(
-            r"UnicodeDecodeError|UnicodeEncodeError|invalid UTF-8|codec can't (?:de|en)code"
-        ),
+        Pattern(r"UnicodeDecodeError|UnicodeEncodeError|invalid UTF-8|codec can't (?:de|en)code"),
         ErrorKind(
             "encoding",
             _RC.ROOT_CAUSE,
@@ -197,7 +193,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(
+        Pattern(
             r"KeyError|IndexError|index out of range|IndexOutOfBounds|out of bounds|"
             r"ArrayIndexOutOfBoundsException|no such key"
         ),
@@ -209,7 +205,7 @@ _KINDS: tuple[tuple[re.Pattern[str], ErrorKind], ...] = (
         ),
     ),
     (
-        lazy_regex(r"AssertionError|assertion failed|Assertion .* failed|AssertionFailedError"),
+        Pattern(r"AssertionError|assertion failed|Assertion .* failed|AssertionFailedError"),
         ErrorKind(
             "assertion",
             _RC.ROOT_CAUSE,

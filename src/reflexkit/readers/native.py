@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import (
     MAX_BLOCKS,
     Findings,
@@ -33,27 +33,27 @@ M = re.MULTILINE
 
 # --- rustc and clippy ------------------------------------------------------------------------
 
-_RUST_DIAG = lazy_regex(
+_RUST_DIAG = Pattern(
     r"^(?P<sev>error|warning)(?:\[(?P<code>E\d{4})\])?: (?P<msg>.+)\n\s*--> (?P<loc>\S+:\d+:\d+)$",
     M,
 )
-_RUST_LINT = lazy_regex(
+_RUST_LINT = Pattern(
     r"#\[(?:allow|warn|deny)\((?P<lint>(?:clippy::)?[a-z_]+)\)\]|index\.html#(?P<url>[a-z_]+)"
 )
-_RUST_SUMMARY = lazy_regex(r"^(?P<sum>error: could not compile `[^`]+`.*?)\s*$", M)
-_CARGO_ERROR = lazy_regex(r"^error: (?P<msg>.+)$", M)
-_CARGO_REQUIRED_BY = lazy_regex(r"^(?P<line>required by package `.+)$", M)
-_RUST_NOTE = lazy_regex(r"^(?:\s*= )?(?P<line>(?:help|note): .+)$", M)
-_RUST_NOTE_NOISE = lazy_regex(r"for further information|#\[|on by default|implied by|--explain")
+_RUST_SUMMARY = Pattern(r"^(?P<sum>error: could not compile `[^`]+`.*?)\s*$", M)
+_CARGO_ERROR = Pattern(r"^error: (?P<msg>.+)$", M)
+_CARGO_REQUIRED_BY = Pattern(r"^(?P<line>required by package `.+)$", M)
+_RUST_NOTE = Pattern(r"^(?:\s*= )?(?P<line>(?:help|note): .+)$", M)
+_RUST_NOTE_NOISE = Pattern(r"for further information|#\[|on by default|implied by|--explain")
 # the primary span's label: `  |     ^^^^^ no `tokenize` in `parser`` (the secondary spans use -)
-_RUST_PRIMARY_LABEL = lazy_regex(r"^\s*\d*\s*\|[\s|]*\^+ (?P<label>\S.*)$", M)
-_RUST_NOTE_ITEMS = lazy_regex(r"(?:\n {8,}(?P<item>\S.*))+")  # a note's list: `Cell: Eq`
-_CAUSED_BY = lazy_regex(r"^Caused by:\n\s+(?P<msg>.+)$", M)
+_RUST_PRIMARY_LABEL = Pattern(r"^\s*\d*\s*\|[\s|]*\^+ (?P<label>\S.*)$", M)
+_RUST_NOTE_ITEMS = Pattern(r"(?:\n {8,}(?P<item>\S.*))+")  # a note's list: `Cell: Eq`
+_CAUSED_BY = Pattern(r"^Caused by:\n\s+(?P<msg>.+)$", M)
 _SPAN_LABELS = 3  # the first errors get their span's label
 _WARNINGS_BESIDE = 2
 # `no `tokenize` in `parser``: the module is the project's own, the item is what is missing
-_OWN_MODULE_LABEL = lazy_regex(r"\^+ no `[^`]+` in `(?!crate`)[^`]+`$", M)
-_CARGO_DEPENDENCY = lazy_regex(
+_OWN_MODULE_LABEL = Pattern(r"\^+ no `[^`]+` in `(?!crate`)[^`]+`$", M)
+_CARGO_DEPENDENCY = Pattern(
     r"as a dependency of|no matching package|failed to select a version|failed to load source|"
     r"failed to download|registry|failed to get `"
 )
@@ -203,24 +203,24 @@ def _parse_cargo_error(text: str) -> Findings | None:
 
 _DOC_TEST = r"\S+ - .+? \(line \d+\)(?: - compile(?: fail)?)?"
 """A doc-test's name: ``src/lib.rs - Stack<T>::push (line 12)``, spaces and all."""
-_RUST_TEST_FAILED = lazy_regex(
+_RUST_TEST_FAILED = Pattern(
     rf"^test (?P<name>{_DOC_TEST}|\S+) (?:- should panic )?\.\.\. FAILED$", M
 )
-_RUST_TEST_RESULT = lazy_regex(r"^(?P<sum>test result: FAILED\..*?)(?:; finished in .*)?$", M)
-_RUST_PANIC = lazy_regex(
+_RUST_TEST_RESULT = Pattern(r"^(?P<sum>test result: FAILED\..*?)(?:; finished in .*)?$", M)
+_RUST_PANIC = Pattern(
     r"^thread '(?P<thread>[^']+)'(?: \(\d+\))? panicked at (?P<loc>[^\s:]+:\d+:\d+):\n(?P<msg>.*)$",
     M,
 )
-_RUST_PANIC_OLD = lazy_regex(
+_RUST_PANIC_OLD = Pattern(
     r"^thread '(?P<thread>[^']+)' panicked at '(?P<msg>.*)', (?P<loc>\S+:\d+:\d+)$", M
 )
-_RUST_LEFT_RIGHT = lazy_regex(r"^\s*left: (?P<left>.*)\n\s*right: (?P<right>.*)$", M)
-_RUST_NO_PANIC = lazy_regex(
+_RUST_LEFT_RIGHT = Pattern(r"^\s*left: (?P<left>.*)\n\s*right: (?P<right>.*)$", M)
+_RUST_NO_PANIC = Pattern(
     r"^(?P<line>note: (?:test did not panic as expected|panic did not contain expected string)"
     r".*)$",
     M,
 )
-_RUST_SECTION = lazy_regex(rf"^---- (?P<name>{_DOC_TEST}|\S+) stdout ----$", M)
+_RUST_SECTION = Pattern(rf"^---- (?P<name>{_DOC_TEST}|\S+) stdout ----$", M)
 
 
 def parse_cargo_test(text: str) -> Findings | None:
@@ -298,13 +298,13 @@ _C_FILE = (
     r"[^\s:][^:\n]*\.(?:c|h|cc|cpp|cxx|c\+\+|hpp|hh|hxx|h\+\+|ipp|tcc|inl|m|mm|s|S|cu|cuh)"
     r"|[^\s:][^:\n]*/include/[^:\s]+"
 )
-_GCC = lazy_regex(
+_GCC = Pattern(
     rf"^(?P<loc>(?:{_C_FILE})(?::\d+){{1,2}}): "
     r"(?P<sev>fatal error|error|warning|note): (?P<msg>.*)$",
     M,
 )
-_REQUIRED_HERE = lazy_regex(rf"^(?P<loc>(?:{_C_FILE}):\d+(?::\d+)?):   required from here$", M)
-_INCLUDED_FROM = lazy_regex(rf"^(?:In file included|\s+) from (?P<loc>(?:{_C_FILE}):\d+)[:,]$", M)
+_REQUIRED_HERE = Pattern(rf"^(?P<loc>(?:{_C_FILE}):\d+(?::\d+)?):   required from here$", M)
+_INCLUDED_FROM = Pattern(rf"^(?:In file included|\s+) from (?P<loc>(?:{_C_FILE}):\d+)[:,]$", M)
 _SYSTEM_ROOTS = ("/usr/", "/opt/", "/Library/", "/Applications/", "/nix/store/")
 _SYSTEM_PARTS = (
     "/include/c++/",
@@ -316,28 +316,28 @@ _SYSTEM_PARTS = (
 )
 _MAX_ERRORS = 40
 """Errors read in detail (the rest are counted): the first ones are the ones to fix."""
-_LD_UNDEFINED = lazy_regex(r"undefined reference to [`'](?P<sym>[^'\n]+)'")
-_LD_OBJECT = lazy_regex(r"(?P<obj>[^\s:]+):\(\.[^)\n]*\): (?:[^\n]*: )?$")
-_IMPLICIT_NAME = lazy_regex(r"implicit declaration of function [`'\u2018](?P<sym>\w+)")
-_LD_MULTIPLE = lazy_regex(r"multiple definition of [`'](?P<sym>[^'\n]+)'", M)
-_LLD_UNDEFINED = lazy_regex(
+_LD_UNDEFINED = Pattern(r"undefined reference to [`'](?P<sym>[^'\n]+)'")
+_LD_OBJECT = Pattern(r"(?P<obj>[^\s:]+):\(\.[^)\n]*\): (?:[^\n]*: )?$")
+_IMPLICIT_NAME = Pattern(r"implicit declaration of function [`'\u2018](?P<sym>\w+)")
+_LD_MULTIPLE = Pattern(r"multiple definition of [`'](?P<sym>[^'\n]+)'", M)
+_LLD_UNDEFINED = Pattern(
     r"^(?:ld\.lld|ld64\.lld|lld-link|ld): error: undefined symbol: (?P<sym>.+)$"
     r"(?:\n>>> referenced by (?P<ref>\S+))?",
     M,
 )
-_LD_OTHER = lazy_regex(
+_LD_OTHER = Pattern(
     r"^(?P<line>.*(?:cannot find -l\S+|Undefined symbols for architecture \S+|"
     r"symbol\(s\) not found for architecture \S+).*)$",
     M,
 )
-_MACOS_SYMBOL = lazy_regex(r'^\s+"(?P<sym>[^"]+)", referenced from:$', M)
-_TEMP_OBJECT = lazy_regex(r"^/tmp/|^/var/folders/|\\Temp\\|^cc\w+\.o$")
-_LD_SUMMARY = lazy_regex(
+_MACOS_SYMBOL = Pattern(r'^\s+"(?P<sym>[^"]+)", referenced from:$', M)
+_TEMP_OBJECT = Pattern(r"^/tmp/|^/var/folders/|\\Temp\\|^cc\w+\.o$")
+_LD_SUMMARY = Pattern(
     r"^(?P<line>(?:collect2: error: ld returned \d+ exit status|"
     r"clang(?:\+\+)?: error: linker command failed with exit code \d+.*))$",
     M,
 )
-_LD = lazy_regex(
+_LD = Pattern(
     r"undefined reference to|cannot find -l|multiple definition of|"
     r"Undefined symbols for architecture|undefined symbol: "
 )
@@ -430,8 +430,8 @@ def _linker_facts(text: str) -> list[str]:
     return dedupe(facts)
 
 
-_CLANG_COUNT = lazy_regex(r"^(?P<line>\d+ (?:warnings? and \d+ )?errors? generated\.)$", M)
-_FIX_IT = lazy_regex(r"did you (?:forget|mean)\b")
+_CLANG_COUNT = Pattern(r"^(?P<line>\d+ (?:warnings? and \d+ )?errors? generated\.)$", M)
+_FIX_IT = Pattern(r"did you (?:forget|mean)\b")
 """A note that names the fix (``did you forget to '#include <vector>'?``) is the tool's hint."""
 
 
@@ -542,19 +542,19 @@ def parse_gcc(text: str) -> Findings | None:
 
 # --- make ------------------------------------------------------------------------------------
 
-_MAKE_STOP = lazy_regex(
+_MAKE_STOP = Pattern(
     r"^(?P<line>(?:(?:g|mingw32-)?make(?:\[\d+\])?: )?(?:[^\s:]+:\d+: )?"
     r"\*\*\* (?P<msg>.+?)\.?\s+Stop\.)$",
     M,
 )
-_MAKE_RECIPE = lazy_regex(
+_MAKE_RECIPE = Pattern(
     r"^(?P<line>(?:g|mingw32-)?make(?:\[\d+\])?: "
     r"\*\*\* \[(?P<target>[^\]]+)\] Error (?P<code>\d+))$",
     M,
 )
 
 
-_MAKE_NOT_REMADE = lazy_regex(
+_MAKE_NOT_REMADE = Pattern(
     r"^(?P<line>(?:g|mingw32-)?make(?:\[\d+\])?: Target '[^'\n]+' not remade because of errors\.)$",
     M,
 )
@@ -622,7 +622,7 @@ def parse_make(text: str) -> Findings | None:
 
 # --- crashes ---------------------------------------------------------------------------------
 
-_CRASH = lazy_regex(
+_CRASH = Pattern(
     r"^(?P<line>.*(?:Segmentation fault|core dumped|\bAborted(?: \(core dumped\))?\s*$|Bus error|"
     r"stack smashing detected|"
     r"AddressSanitizer|double free|free\(\): invalid).*)$",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import (
     Findings,
     clip,
@@ -17,37 +17,35 @@ __all__ = ["parse_pip"]
 M = re.MULTILINE
 
 
-_PIP_ERROR = lazy_regex(r"^(?P<line>ERROR: (?P<msg>.+))$", M)
-_PIP_HINT = lazy_regex(r"^(?:Hint|hint|note): (?P<msg>.+)$", M)
-_PIP_ERROR_CODE = lazy_regex(r"^ *(?P<line>error: [a-z]+(?:-[a-z]+)+) *$", M)
+_PIP_ERROR = Pattern(r"^(?P<line>ERROR: (?P<msg>.+))$", M)
+_PIP_HINT = Pattern(r"^(?:Hint|hint|note): (?P<msg>.+)$", M)
+_PIP_ERROR_CODE = Pattern(r"^ *(?P<line>error: [a-z]+(?:-[a-z]+)+) *$", M)
 """pip's named errors (``error: subprocess-exited-with-error``, ``metadata-generation-failed``)."""
-_BUILD_EXCEPTION = lazy_regex(
+_BUILD_EXCEPTION = Pattern(
     r"^[ \t]+(?P<e>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): [^\n]+)$", M
 )
 """The exception a package's build script raised, inside pip's indented subprocess output."""
-_BUILD_ERROR_LINE = lazy_regex(r"^[ \t]+(?P<e>error: (?![a-z]+(?:-[a-z]+)+\s*$)[^\n]+)$", M)
+_BUILD_ERROR_LINE = Pattern(r"^[ \t]+(?P<e>error: (?![a-z]+(?:-[a-z]+)+\s*$)[^\n]+)$", M)
 """A build backend's own ``error: message`` inside pip's indented subprocess output
 (setuptools' ``error: Multiple top-level packages discovered ...``), not pip's named errors."""
 _PIP_CRASH = "\nERROR: Exception:\n"
 """pip's own crash: ``ERROR: Exception:``, its traceback, then the exception line."""
-_CRASH_EXCEPTION = lazy_regex(
+_CRASH_EXCEPTION = Pattern(
     r"^(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::[^\n]*)?)$", M
 )
-_PARSE_ERROR = lazy_regex(r"DecodeError|ParseError|Invalid\w*(?:Requirement|Version|Pyproject)")
-_LOCAL_PROJECT = lazy_regex(
+_PARSE_ERROR = Pattern(r"DecodeError|ParseError|Invalid\w*(?:Requirement|Version|Pyproject)")
+_LOCAL_PROJECT = Pattern(
     r"\binstall\b.*?(?:\s-e\s*|\s--editable[\s=]|\s)(?:\.|\./\S*)(?:\[\S*\])?(?:\s|$)"
 )
 """``pip install -e .``, ``pip install .[dev]``: the project being built is the user's own."""
-_BUILD_COMPILER_ERROR = lazy_regex(
-    r"^[ \t]+(?P<e>[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: [^\n]+)$", M
-)
+_BUILD_COMPILER_ERROR = Pattern(r"^[ \t]+(?P<e>[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: [^\n]+)$", M)
 """A compiler's error inside the build output of a package with C extensions."""
 # the resolver's reasons, indented under `The conflict is caused by:`
-_CONFLICT_CAUSES = lazy_regex(r"^The conflict is caused by:\n(?P<lines>(?:[ \t]+\S.*\n?)+)", M)
-_FAILED_TO_BUILD = lazy_regex(r"^(?P<line>Failed to build \S.*)$", M)
-_HASH_LINE = lazy_regex(r"^[ \t]+(?P<req>\S+ --hash=sha\d+:[0-9a-f]{32,})\s*$", M)
+_CONFLICT_CAUSES = Pattern(r"^The conflict is caused by:\n(?P<lines>(?:[ \t]+\S.*\n?)+)", M)
+_FAILED_TO_BUILD = Pattern(r"^(?P<line>Failed to build \S.*)$", M)
+_HASH_LINE = Pattern(r"^[ \t]+(?P<req>\S+ --hash=sha\d+:[0-9a-f]{32,})\s*$", M)
 """The requirement lines with their hashes pip prints for ``--require-hashes`` to copy."""
-_PIP_NOT_FOUND = lazy_regex(
+_PIP_NOT_FOUND = Pattern(
     r"No matching distribution found for (?P<req>\S+)"
     r"|Could not find a version that satisfies the requirement (?P<req2>\S+)"
 )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import (
     Findings,
     Problem,
@@ -21,18 +21,18 @@ M = re.MULTILINE
 
 # --- mypy ------------------------------------------------------------------------------------
 
-_MYPY = lazy_regex(
+_MYPY = Pattern(
     r"^(?P<loc>[^\s:][^:\n]*\.pyi?:\d+(?::\d+)?): (?P<sev>error|note): (?P<msg>.*?)"
     r"(?:  \[(?P<code>[a-z0-9-]+)\]| ?\n\[(?P<pcode>[a-z0-9-]+)\])?$",
     M,
 )
-_MYPY_SUMMARY = lazy_regex(r"^(?P<sum>Found \d+ errors? in \d+ files?.*)$", M)
-_MYPY_HINT = lazy_regex(r'note: Hint: "(?P<cmd>[^"]+)"|note: \(or run "(?P<cmd2>[^"]+)"')
+_MYPY_SUMMARY = Pattern(r"^(?P<sum>Found \d+ errors? in \d+ files?.*)$", M)
+_MYPY_HINT = Pattern(r'note: Hint: "(?P<cmd>[^"]+)"|note: \(or run "(?P<cmd2>[^"]+)"')
 _MYPY_MISSING = frozenset({"import-untyped", "import-not-found", "import"})
 
 
-_MYPY_CONTINUED = lazy_regex(r"^(?P<msg>[^\s].*?)(?:  \[(?P<code>[a-z0-9-]+)\])?$")
-_MYPY_LINE_START = lazy_regex(r"^[^\s:][^:\n]*\.pyi?:\d+")
+_MYPY_CONTINUED = Pattern(r"^(?P<msg>[^\s].*?)(?:  \[(?P<code>[a-z0-9-]+)\])?$")
+_MYPY_LINE_START = Pattern(r"^[^\s:][^:\n]*\.pyi?:\d+")
 
 
 def _mypy_continued(message: str, text: str, end: int) -> tuple[str, str]:
@@ -97,9 +97,9 @@ def parse_mypy(text: str) -> Findings | None:
 
 # --- pyright ---------------------------------------------------------------------------------
 
-_PYRIGHT = lazy_regex(r"^\s+(?P<loc>[^\s].*?:\d+:\d+) - (?P<sev>error|warning): (?P<msg>.*)$", M)
-_PYRIGHT_RULE = lazy_regex(r"\((?P<rule>report\w+)\)\s*$")
-_PYRIGHT_SUMMARY = lazy_regex(r"^(?P<sum>\d+ errors?, \d+ warnings?, \d+ informations?) *$", M)
+_PYRIGHT = Pattern(r"^\s+(?P<loc>[^\s].*?:\d+:\d+) - (?P<sev>error|warning): (?P<msg>.*)$", M)
+_PYRIGHT_RULE = Pattern(r"\((?P<rule>report\w+)\)\s*$")
+_PYRIGHT_SUMMARY = Pattern(r"^(?P<sum>\d+ errors?, \d+ warnings?, \d+ informations?) *$", M)
 
 
 def parse_pyright(text: str) -> Findings | None:
@@ -150,25 +150,25 @@ def parse_pyright(text: str) -> Findings | None:
 
 # --- ruff, flake8, pylint --------------------------------------------------------------------
 
-_LINT_CONCISE = lazy_regex(
+_LINT_CONCISE = Pattern(
     r"^(?P<loc>[^\s:][^:\n]*\.pyi?:\d+:\d+): (?P<code>[A-Z]{1,4}\d{2,4}):? "
     r"(?P<fix>\[\*\] )?(?P<msg>.*)$",
     M,
 )
-_RUFF_FULL = lazy_regex(
+_RUFF_FULL = Pattern(
     r"^(?P<code>[A-Z]{1,4}\d{2,4}) (?P<fix>\[\*\] )?(?P<msg>.+)\n\s*--> (?P<loc>\S+:\d+:\d+)$", M
 )
-_RUFF_GROUPED = lazy_regex(
+_RUFF_GROUPED = Pattern(
     r"^(?P<file>[^\s:][^:\n]*\.pyi?):\n(?P<rows>(?:[ \t]+\d+:\d+ +[A-Z]{1,4}\d{2,4} .*\n?)+)", M
 )
 """ruff's ``grouped`` format: a file's name on its own line, then ``  row:col CODE message``."""
-_RUFF_GROUPED_ROW = lazy_regex(
+_RUFF_GROUPED_ROW = Pattern(
     r"^[ \t]+(?P<pos>\d+:\d+) +(?P<code>[A-Z]{1,4}\d{2,4}) (?P<fix>\[\*\] )?(?P<msg>.*)$", M
 )
-_RUFF_SUMMARY = lazy_regex(r"^(?P<sum>Found \d+ errors?(?: \(\d+ fixed, \d+ remaining\))?\.?)$", M)
+_RUFF_SUMMARY = Pattern(r"^(?P<sum>Found \d+ errors?(?: \(\d+ fixed, \d+ remaining\))?\.?)$", M)
 """ruff's count, with what ``--fix`` fixed and left: ``Found 8 errors (6 fixed, 2 remaining).``"""
-_RUFF_FIXABLE = lazy_regex(r"^\[\*\] (?P<sum>\d+ fixable with the .*)$", M)
-_FLAKE8_REAL = lazy_regex(r"^(?:F821|F811|F63\d|E999|F82\d|E9\d\d)$")
+_RUFF_FIXABLE = Pattern(r"^\[\*\] (?P<sum>\d+ fixable with the .*)$", M)
+_FLAKE8_REAL = Pattern(r"^(?:F821|F811|F63\d|E999|F82\d|E9\d\d)$")
 
 
 def _lint_problems(text: str) -> tuple[list[Problem], list[str], int]:
@@ -252,12 +252,12 @@ def parse_pyflakes_style(text: str, command: str) -> Findings | None:
     return findings
 
 
-_WOULD_REFORMAT = lazy_regex(
+_WOULD_REFORMAT = Pattern(
     r"^(?:Would reformat:? (?P<file>\S+)|would reformat (?P<bfile>\S+)"
     r"|unformatted: File would be reformatted\n\s*--> (?P<loc>\S+))$",
     M,
 )
-_REFORMAT_SUMMARY = lazy_regex(r"^(?P<sum>\d+ files? would be reformatted.*)$", M)
+_REFORMAT_SUMMARY = Pattern(r"^(?P<sum>\d+ files? would be reformatted.*)$", M)
 
 
 def _parse_formatter(text: str, command: str) -> Findings | None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import MAX_BLOCKS, Findings, clip, plural
 from reflexkit.readers.python_traceback import find_traceback
 
@@ -18,16 +18,16 @@ __all__ = ["parse_doctest"]
 
 M = re.MULTILINE
 
-_RULE = lazy_regex(r"^\*{20,}$", M)
-_WHERE = lazy_regex(r'^File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>\S+)$', M)
-_SECTION = lazy_regex(
+_RULE = Pattern(r"^\*{20,}$", M)
+_WHERE = Pattern(r'^File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>\S+)$', M)
+_SECTION = Pattern(
     r"^Failed example:\n(?P<example>(?:[ \t]+.*\n)+?)"
     r"(?:Expected:\n(?P<expected>(?:[ \t]+.*\n)+?)|Expected nothing\n)?"
     r"(?P<how>Got:\n(?P<got>(?:[ \t]+.*\n?)+)|Got nothing|"
     r"Exception raised:\n(?P<exc>(?:[ \t]+.*\n?)+))",
     M,
 )
-_SUMMARY = lazy_regex(r"^\*\*\*Test Failed\*\*\* \d+ failures?\.$", M)
+_SUMMARY = Pattern(r"^\*\*\*Test Failed\*\*\* \d+ failures?\.$", M)
 
 
 def _one_line(block: str | None) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import Findings, clip
 from reflexkit.readers.generic import is_library_path
 
@@ -18,9 +18,9 @@ __all__ = ["own_frame", "parse_faulthandler"]
 
 M = re.MULTILINE
 
-_FATAL = lazy_regex(r"^Fatal Python error: (?P<msg>.+)$", M)
-_THREAD = lazy_regex(r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$", M)
-_FRAME = lazy_regex(r'^ {2}File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)$', M)
+_FATAL = Pattern(r"^Fatal Python error: (?P<msg>.+)$", M)
+_THREAD = Pattern(r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$", M)
+_FRAME = Pattern(r'^ {2}File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)$', M)
 
 
 def own_frame(text: str) -> str:

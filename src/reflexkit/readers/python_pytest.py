@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import (
     MAX_BLOCKS,
     Findings,
@@ -21,49 +21,53 @@ __all__ = ["parse_pytest"]
 M = re.MULTILINE
 
 
-_PYTEST_MARK = lazy_regex(
+_PYTEST_MARK = Pattern(
     r"^=+ (?:test session starts|FAILURES|ERRORS|short test summary info)(?: =+)?$"
     r"|^(?:FAILED|ERROR) [^\s:]+\.py(?:::|\s|$)"
     r"|^=* ?\d+ (?:failed|passed|errors?)\b.* in [\d.]+s",
     M,
 )
-_PYTEST_SHORT = lazy_regex(
+_PYTEST_SHORT = Pattern(
     r"^(?P<kind>FAILED|ERROR) (?P<id>[^\s\[]+(?:\[[^\n]*?\])?)(?: - (?P<msg>.*))?$", M
 )
-_PYTEST_SECTION = lazy_regex(r"^_{3,} (?P<title>.+?) _{3,}$", M)
-_PYTEST_BIG = lazy_regex(r"^={5,} .* ={5,}$|^!{5,} .* !{5,}$", M)
-_PYTEST_SUMMARY = lazy_regex(
+_PYTEST_SECTION = Pattern(r"^_{3,} (?P<title>.+?) _{3,}$", M)
+_PYTEST_BIG = Pattern(r"^={5,} .* ={5,}$|^!{5,} .* !{5,}$", M)
+_PYTEST_SUMMARY = Pattern(
     r"^[=\s]*(?P<sum>(?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|"
     r"deselected|rerun)(?:, )?)+)(?: in [\d.]+s.*?)?[=\s]*$",
     M,
 )
-_PYTEST_STOPPED = lazy_regex(r"^!+ (?P<msg>stopping after \d+ failures?) !+$", M)
-_PYTEST_INTERRUPTED = lazy_regex(r"^!+ (?P<msg>Interrupted: .+?) !+$", M)
-_PYTEST_USAGE = lazy_regex(
+_PYTEST_STOPPED = Pattern(r"^!+ (?P<msg>stopping after \d+ failures?) !+$", M)
+_PYTEST_INTERRUPTED = Pattern(r"^!+ (?P<msg>Interrupted: .+?) !+$", M)
+_PYTEST_USAGE = Pattern(
     r"^(?P<line>ERROR: (?:file or directory not found: .+|usage: .+|not found: .+)"
     r"|(?:pytest|__main__\.py): error: .+)$",
     M,
 )
-_PYTEST_LOC = lazy_regex(r"^(?P<loc>[^\s:][^:\n]*\.py:\d+)(?::(?: (?P<cls>\w+).*)?)? *$", M)
-_E_LINE = lazy_regex(r"^E {1,}(?P<msg>.*)$", M)
-_E_NOISE = lazy_regex(
+_PYTEST_LOC = Pattern(r"^(?P<loc>[^\s:][^:\n]*\.py:\d+)(?::(?: (?P<cls>\w+).*)?)? *$", M)
+_E_LINE = Pattern(r"^E {1,}(?P<msg>.*)$", M)
+_E_NOISE = Pattern(
     r"^(?:[+\-?] |Omitting |Full diff|Use -v|\+  where|\+    where|At index|Left contains|"
     r"Right contains|Differing items|Drill down|Extra items|$)"
 )
 _MIN_PREFIX = 12
-_XDIST_WORKER = lazy_regex(r"^\[gw\d+\] .*\n", M)
-_GROUP_EXC = lazy_regex(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
-_EXAMPLE = lazy_regex(r"^(?:Falsifying example|Failing test case|Falsifying explicit example):")
-_DOCTEST_EXAMPLE = lazy_regex(r"^\d*\s*(>>> .+)$", M)
-_DOCTEST_GOT = lazy_regex(
+_STATEMENT = Pattern(r"^>\s+(\S.*)$", M)
+"""The line pytest marks with ``>``: the statement that failed."""
+_BARE_ASSERT = Pattern(r"^(?:assert (?:False|None|0|\[\]|\{\}|''|\(\))|AssertionError)$")
+"""An assertion that names no value: the failing statement says what was checked."""
+_XDIST_WORKER = Pattern(r"^\[gw\d+\] .*\n", M)
+_GROUP_EXC = Pattern(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
+_EXAMPLE = Pattern(r"^(?:Falsifying example|Failing test case|Falsifying explicit example):")
+_DOCTEST_EXAMPLE = Pattern(r"^\d*\s*(>>> .+)$", M)
+_DOCTEST_GOT = Pattern(
     r"^Expected:\n(?P<expected>(?:[ \t]+.*\n)+?)Got(?: nothing|:\n(?P<got>(?:[ \t]+.*\n?)+))", M
 )
-_DOCTEST_UNEXPECTED = lazy_regex(r"^UNEXPECTED EXCEPTION: .+$", M)
-_ASSERT_FLOAT = lazy_regex(r"assert -?\d+\.\d{8,}")
-_FIXTURE_MISSING = lazy_regex(r"fixture '(?P<name>[^']+)' not found")
+_DOCTEST_UNEXPECTED = Pattern(r"^UNEXPECTED EXCEPTION: .+$", M)
+_ASSERT_FLOAT = Pattern(r"assert -?\d+\.\d{8,}")
+_FIXTURE_MISSING = Pattern(r"fixture '(?P<name>[^']+)' not found")
 _ASYNC_UNSUPPORTED = "async def functions are not natively supported"
-_PLUGIN_ITEM = lazy_regex(r"^\s+- (?P<name>[\w.-]+)$", M)
-_NEVER_AWAITED = lazy_regex(r"RuntimeWarning: coroutine '[^'\n]+' was never awaited")
+_PLUGIN_ITEM = Pattern(r"^\s+- (?P<name>[\w.-]+)$", M)
+_NEVER_AWAITED = Pattern(r"RuntimeWarning: coroutine '[^'\n]+' was never awaited")
 
 
 def _pytest_sections(text: str) -> list[tuple[str, str]]:
@@ -105,6 +109,9 @@ def _section_message(body: str) -> tuple[str, str]:
     messages = [m["msg"].rstrip() for m in _E_LINE.finditer(body)]
     useful = [m.strip() for m in _join_examples(messages) if not _E_NOISE.match(m.strip())]
     if useful:
+        statement = _STATEMENT.findall(body) if _BARE_ASSERT.match(useful[0]) else []
+        if statement:  # `assert False`: quote the statement that failed
+            useful.insert(0, statement[-1].strip())
         return " / ".join(dedupe(useful)[:2]), loc
     for line in body.splitlines():
         stripped = line.strip()
@@ -117,7 +124,7 @@ def _untruncated(message: str, text: str) -> str:
     """Return the summary's message ending in ``...`` whole, from where it is printed in full."""
     if not message.endswith("...") or len(message) < _MIN_PREFIX:
         return message
-    at = text.find(message[:-3], text.find("FAILURES"))
+    at = text.find(message[:-3], max(text.find("FAILURES"), 0))
     if at < 0:
         return message
     end = text.find("\n", at)
@@ -205,11 +212,15 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
     used_titles: set[str] = set()
     for kind, test_id, msg in shorts:
         name = test_id.rsplit("::", 1)[-1]
+        dotted = ".".join(
+            test_id.split("::")[1:]
+        )  # `Class.test` is how a method's section is titled
         title = next(
             (
                 t
                 for t in (
                     name,
+                    dotted,
                     f"ERROR at setup of {name}",
                     f"ERROR at teardown of {name}",
                     f"ERROR collecting {test_id}",
@@ -221,7 +232,8 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
         )
         used_titles.add(title)
         message, loc = details_for.get(title, ("", ""))
-        message = message or _untruncated(msg, text)
+        # a truncated summary message is looked up in the test's own section, never another's
+        message = message or _untruncated(msg, by_title.get(title, "") if title else text)
         if message and not loc:
             loc = _line_style_location(message, text)
         label = f"{'ERROR ' if kind == 'ERROR' else ''}{test_id}"

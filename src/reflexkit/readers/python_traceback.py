@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import (
     Findings,
     clip,
@@ -22,19 +22,19 @@ __all__ = [
 
 M = re.MULTILINE
 
-_TB_START = lazy_regex(r"^\s*Traceback \(most recent call last\):\s*$", M)
-_FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
-_EXC_LINE = lazy_regex(r"^(?P<cls>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?:: (?P<msg>.*)|:)?$")
-_LIBRARY = lazy_regex(
+_TB_START = Pattern(r"^\s*Traceback \(most recent call last\):\s*$", M)
+_FRAME = Pattern(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
+_EXC_LINE = Pattern(r"^(?P<cls>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?:: (?P<msg>.*)|:)?$")
+_LIBRARY = Pattern(
     r"(?:site-packages|dist-packages|/lib/python\d|\\lib\\|^<frozen |^<string>|/usr/lib/|"
     r"importlib/__init__\.py|^<[a-z_]+>$)"
 )
-_REPEATED = lazy_regex(r"^\s*\[Previous line repeated \d+ more times?\]$")
-_ANONYMOUS_SCOPE = lazy_regex(r"^<(?:listcomp|setcomp|dictcomp|genexpr|lambda)>$")
+_REPEATED = Pattern(r"^\s*\[Previous line repeated \d+ more times?\]$")
+_ANONYMOUS_SCOPE = Pattern(r"^<(?:listcomp|setcomp|dictcomp|genexpr|lambda)>$")
 """Frames of comprehensions and lambdas, whose enclosing function is what a reader names."""
 _QUOTES = frozenset({'"' * 3, "'" * 3})
 """The line that closes a traceback quoted inside another's message (``_RemoteTraceback``)."""
-_MODULE_NOT_FOUND = lazy_regex(r"No module named '(?P<mod>[^']+)'")
+_MODULE_NOT_FOUND = Pattern(r"No module named '(?P<mod>[^']+)'")
 MISSING_HINT_CLASSES = frozenset(
     {"FileNotFoundError", "ModuleNotFoundError", "PermissionError", "NotADirectoryError"}
 )
@@ -139,7 +139,7 @@ def _anonymous(frame: str) -> bool:
     return match is not None and bool(_ANONYMOUS_SCOPE.match(match["func"] or ""))
 
 
-_BARE_SYNTAX = lazy_regex(
+_BARE_SYNTAX = Pattern(
     r'^(?P<frame>\s*File "[^"]+", line \d+)\n(?P<code>.*)\n(?:.*\n){0,2}?'
     r"(?P<exc>(?:SyntaxError|IndentationError|TabError): .*)$",
     M,
@@ -184,8 +184,8 @@ def find_cause(text: str) -> Traceback | None:
     return _last_traceback(between.splitlines(), 0)
 
 
-_GROUP_MARGIN = lazy_regex(r"^ *(?:\+-?\+?-* ?\d* ?-*|\| ?)", M)
-_GROUP_EXC = lazy_regex(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
+_GROUP_MARGIN = Pattern(r"^ *(?:\+-?\+?-* ?\d* ?-*|\| ?)", M)
+_GROUP_EXC = Pattern(r"^(?:[A-Za-z_]\w*\.)*\w*ExceptionGroup: .+$", M)
 
 
 def unpipe(text: str) -> str:

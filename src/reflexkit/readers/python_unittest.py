@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import (
     MAX_BLOCKS,
     Findings,
@@ -18,13 +18,11 @@ __all__ = ["parse_unittest"]
 M = re.MULTILINE
 
 
-_UT_HEADER = lazy_regex(
-    r"^(?P<kind>FAIL|ERROR): (?P<name>\S+) \((?P<where>[^)]*)\)(?P<rest>.*)$", M
-)
-_UT_SEP = lazy_regex(r"^-{40,}$", M)
-_UT_SUMMARY = lazy_regex(r"^(?P<sum>FAILED \([^)]*\))$", M)
-_UT_RAN = lazy_regex(r"^Ran \d+ tests? in ", M)
-_FACT_ROOM = 290
+_UT_HEADER = Pattern(r"^(?P<kind>FAIL|ERROR): (?P<name>\S+) \((?P<where>[^)]*)\)(?P<rest>.*)$", M)
+_UT_SEP = Pattern(r"^-{40,}$", M)
+_UT_SUMMARY = Pattern(r"^(?P<sum>FAILED \([^)]*\))$", M)
+_UT_RAN = Pattern(r"^Ran \d+ tests? in ", M)
+_FACT_ROOM = 350
 """A fact's length the heuristic quotes whole (its limit is 300 characters)."""
 _MIN_EXCEPTION = 60
 
@@ -36,6 +34,7 @@ def parse_unittest(text: str) -> Findings | None:
         return None
     findings = Findings(tool="unittest", failure_type=FailureType.TEST_FAILURE)
     classes: list[str] = []
+    seen: set[str] = set()
     for index, head in enumerate(headers):
         if index >= MAX_BLOCKS:
             break
@@ -55,8 +54,12 @@ def parse_unittest(text: str) -> Findings | None:
             where = f" (at {tb.frame})" if tb.frame else ""
             head_text = clip(header, 130)
             # A long assertion message (assertDictEqual's diff) is clipped, never the frame.
-            room = max(_MIN_EXCEPTION, min(200, _FACT_ROOM - len(head_text) - len(where) - 2))
-            findings.facts.append(f"{head_text}: {clip(tb.exception, room)}{where}")
+            room = max(_MIN_EXCEPTION, min(240, _FACT_ROOM - len(head_text) - len(where) - 2))
+            said = clip(tb.exception, room)
+            if said in seen:  # one message failing many tests: quoted once, named for each
+                said = f"the same {tb.cls.rsplit('.', 1)[-1]} as above"
+            seen.add(clip(tb.exception, room))
+            findings.facts.append(f"{head_text}: {said}{where}")
         else:
             findings.facts.append(clip(header, 130))
     summary = _UT_SUMMARY.search(text)

@@ -61,9 +61,10 @@ class Reader:
             empty: always called.
         priority: Higher is tried first. Formats that contain others rank above them: a
             test runner's output holds tracebacks, ``make`` holds compiler errors. The
-            built-in bands: 900 wrappers (git, CRLF scripts), 800 test runners, 700 type
-            checkers, 600 linters, 500 compilers, 400 installers, 300 runtime errors and stack
-            traces, 200 build tools, 100 exit codes alone.
+            built-in bands: 1000 the coding agent's own failure, 900 wrappers (git, CRLF
+            scripts), 800 test runners, 700 type checkers, 600 linters, 500 compilers, 400
+            installers, 300 runtime errors and stack traces, 200 build tools, 100 exit codes
+            alone.
     """
 
     name: str = attrs.field(validator=attrs.validators.min_len(1))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from reflexkit._regex import lazy_regex
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import Findings, clip, dedupe
 from reflexkit.readers.generic import find_locations, is_library_path
 from reflexkit.readers.kinds import error_kind
@@ -22,39 +22,39 @@ _NOT_FOUND_EXIT = 127
 
 # --- git -------------------------------------------------------------------------------------
 
-_CONFLICT = lazy_regex(r"^(?P<line>CONFLICT \([^)]+\): .+)$", M)
-_GIT_ERROR = lazy_regex(r"^(?P<line>(?:error|fatal): .+)$", M)
-_GIT_HINT_CMD = lazy_regex(
+_CONFLICT = Pattern(r"^(?P<line>CONFLICT \([^)]+\): .+)$", M)
+_GIT_ERROR = Pattern(r"^(?P<line>(?:error|fatal): .+)$", M)
+_GIT_HINT_CMD = Pattern(
     r'"(?P<cmd>git [^"]+)"|^hint:\s+(?P<line>git [^#\n]+?)\s*(?:#[^\n]*)?$'
     r"|^ {2,8}(?P<indented>git [a-z][^#\n]*?)\s*$",
     M,
 )
 """A command git's hints quote (``"git add <file>"``) or list on its own line (``hint:   git
 config pull.rebase false  # merge``, or indented: ``    git push --set-upstream origin x``)."""
-_GIT_REJECTED = lazy_regex(r"^(?P<line>\s*! \[(?:rejected|remote rejected)\].*)$", M)
-_NOTHING_TO_COMMIT = lazy_regex(
+_GIT_REJECTED = Pattern(r"^(?P<line>\s*! \[(?:rejected|remote rejected)\].*)$", M)
+_NOTHING_TO_COMMIT = Pattern(
     r"^(?P<line>(?:no changes|nothing) added to commit\b.*|nothing to commit, .+)$", M
 )
 """``git commit`` with nothing staged: its verdict line, after the paths ``git status`` lists."""
-_STATUS_PATH = lazy_regex(r"^\t(?P<path>\S.*)$", M)
-_GIT_NO_BRANCH = lazy_regex(
+_STATUS_PATH = Pattern(r"^\t(?P<path>\S.*)$", M)
+_GIT_NO_BRANCH = Pattern(
     r"^(?P<line>You are not currently on a branch\.|There is no tracking information for the "
     r"current branch\.)$",
     M,
 )
 """git's refusals that carry no ``error:`` prefix: a detached HEAD, a branch with no upstream."""
-_REMOTE_SAYS = lazy_regex(r"^remote: (?P<msg>\S.*?)\s*$", M)
+_REMOTE_SAYS = Pattern(r"^remote: (?P<msg>\S.*?)\s*$", M)
 """What the server printed (a hook's reason), padded with blanks by git."""
-_REMOTE_NOISE = lazy_regex(
+_REMOTE_NOISE = Pattern(
     r"^(?:Enumerating|Counting|Compressing|Writing|Total|Resolving|error: |To )|"
     r"^(?:Create a pull request|See |\s*https?://)"
 )
-_AUTO_MERGE_FAILED = lazy_regex(r"^(?P<line>Automatic merge failed;.*)$", M)
+_AUTO_MERGE_FAILED = Pattern(r"^(?P<line>Automatic merge failed;.*)$", M)
 
 
-_GIT_LISTED = lazy_regex(r"^(?:error|fatal): [^\n]*:\n(?P<files>(?:\t[^\n]+(?:\n|$))+)", M)
+_GIT_LISTED = Pattern(r"^(?:error|fatal): [^\n]*:\n(?P<files>(?:\t[^\n]+(?:\n|$))+)", M)
 """An error followed by the tab-indented paths it is about (files checkout would overwrite)."""
-_GIT_VERDICT = lazy_regex(
+_GIT_VERDICT = Pattern(
     r"^(?P<line>Aborting|Aborting commit due to [^\n]+"
     r"|The stash entry is kept in case you need it again\.)$",
     M,
@@ -166,8 +166,8 @@ def parse_git(text: str, command: str) -> Findings | None:
 
 # --- shell -----------------------------------------------------------------------------------
 
-_CR = lazy_regex(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:]| : )|\^M")
-_SHELL_ERROR = lazy_regex(
+_CR = Pattern(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:]| : )|\^M")
+_SHELL_ERROR = Pattern(
     r"^(?P<line>(?:[^\n:]+: )?(?:line \d+: )?[^\n]*?(?:No such file or directory|command not found|"
     r"Permission denied|bad interpreter[^\n]*|not found|syntax error[^\n]*|unbound variable|"
     r"(?:integer expression|unary operator|binary operator) expected|too many arguments|"
@@ -188,7 +188,7 @@ _EXPRESSION_ERRORS = (
 """Errors of a test (``[``), an expansion or an arithmetic expression: the script's own bug."""
 
 
-_BASH_LINE = lazy_regex(r"^(?:/\S+/)?(?:ba|z|da)?sh: line \d+: |^\S+\.sh: line \d+: ", M)
+_BASH_LINE = Pattern(r"^(?:/\S+/)?(?:ba|z|da)?sh: line \d+: |^\S+\.sh: line \d+: ", M)
 
 
 def parse_shell(text: str, exit_code: int | None) -> Findings | None:
@@ -300,23 +300,21 @@ def _add_printed_after(text: str, end: int, findings: Findings) -> None:
 
 # --- timeout ---------------------------------------------------------------------------------
 
-_TIMEOUT_CMD = lazy_regex(
+_TIMEOUT_CMD = Pattern(
     r"^\s*(?:\S*/)?timeout\s+(?:(?:-[sk]\s+\S+|-\S+)\s+)*(?P<secs>\d+(?:\.\d+)?[smhd]?)\s"
 )
 """``timeout [-s SIG] [-k DURATION] [--long-option] DURATION command``."""
-_NUMBERS = lazy_regex(r"\d+")
+_NUMBERS = Pattern(r"\d+")
 _TAIL_SHOWN = 2
-_OUR_LIMIT = lazy_regex(r"^\[timed out after [\d.]+ ?s and was killed\]$", M)
+_OUR_LIMIT = Pattern(r"^\[timed out after [\d.]+ ?s and was killed\]$", M)
 _CALL_FIRST = "(most recent call first)"
-_FAULTHANDLER_TIMEOUT = lazy_regex(r"^Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!$", M)
-_FRAME_LINE = lazy_regex(
+_FAULTHANDLER_TIMEOUT = Pattern(r"^Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!$", M)
+_FRAME_LINE = Pattern(
     r'^\s*File "[^"]+", line \d+|^\s+at \S|^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent'
 )
-_PY_FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line \d+(?:,)? in \S+', M)
-_WORD = lazy_regex(r"[A-Za-z]{2,}")
-_TIMEOUT_TEXT = lazy_regex(
-    r"(?i)\b(?:timed out|timeout expired|TimeoutExpired|deadline exceeded)\b"
-)
+_PY_FRAME = Pattern(r'^\s*File "(?P<file>[^"]+)", line \d+(?:,)? in \S+', M)
+_WORD = Pattern(r"[A-Za-z]{2,}")
+_TIMEOUT_TEXT = Pattern(r"(?i)\b(?:timed out|timeout expired|TimeoutExpired|deadline exceeded)\b")
 
 
 def parse_timeout(

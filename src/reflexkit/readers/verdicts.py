@@ -16,6 +16,7 @@ import re
 import attrs
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
 
 __all__ = ["SETUP", "Verdict", "verdict"]
 
@@ -31,17 +32,20 @@ class Verdict:
         line: The line, verbatim.
         setup: The check could not run at all (its command, runner module or script is
             missing, or not allowed to run): the environment's failure, not the code's.
+        closing: The line is the run's closing verdict (a count, a build's last word), so
+            it reads as the summary; a rule id or a missing module is not.
     """
 
     failure_type: FailureType
     line: str
     setup: bool = False
+    closing: bool = True
 
 
 _FT = FailureType
 
 
-_Shape = tuple[tuple[str, ...], re.Pattern[str], FailureType]
+_Shape = tuple[tuple[str, ...], Pattern, FailureType]
 
 
 def _shapes(*shapes: tuple[FailureType, str, str]) -> tuple[_Shape, ...]:
@@ -51,7 +55,7 @@ def _shapes(*shapes: tuple[FailureType, str, str]) -> tuple[_Shape, ...]:
     substring tests cost a fraction of a regex pass.
     """
     return tuple(
-        (tuple(needles.split("|")), re.compile(pattern, M), failure_type)
+        (tuple(needles.split("|")), Pattern(pattern, M), failure_type)
         for failure_type, needles, pattern in shapes
     )
 
@@ -68,11 +72,16 @@ _SETUP_SHAPES = _shapes(
     (_FT.TOOL_ERROR, "Missing script", r"^(?:npm (?:error|ERR!) )?Missing script: "),
     (_FT.TOOL_ERROR, "command not found", r"^(?:\S+: )?(?:line \d+: )?\S+: command not found\s*$"),
     (_FT.TOOL_ERROR, "Permission denied", r"^(?:\S+: )?(?:line \d+: )?\S+: Permission denied\s*$"),
+    # a subcommand that does not exist (a misspelt `cargo tset`, `go tset`, `npm tset`)
     (
         _FT.TOOL_ERROR,
-        "unrecognized|unknown",
-        r"^(?:error: )?(?:unrecognized|unknown) (?:subcommand|command) ",
+        "nrecognized|nknown|no such",
+        (
+            r"^(?:error: )?(?:[Uu]nrecognized|[Uu]nknown|no such) (?:sub)?command\b"
+            r"|^\S+ \S+: unknown (?:sub)?command\s*$"
+        ),
     ),
+    (_FT.TOOL_ERROR, "is not a", r"^\S+: '[^']+' is not a \S+ command\b"),
 )
 """Output whose only content is that the check did not start."""
 
@@ -114,6 +123,7 @@ _SHAPES = _shapes(
     (_FT.BUILD_ERROR, "Compilation error", r"^== Compilation error in file "),
     (_FT.BUILD_ERROR, "compil", r"\b(?:compilation (?:failed|terminated)|could not compile)\b"),
     # checkers: rule ids in their namespaced shapes, formatters' verdicts
+    (_FT.TYPECHECK_ERROR, "TS", r"\bTS\d{4,5} \[ERROR\]|\berror TS\d{4,5}\b"),
     (_FT.LINT_ERROR, "lint/", r"\blint/\w+/\w+\b"),
     (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
     (
@@ -155,11 +165,15 @@ def verdict(text: str) -> Verdict | None:
     for needles, pattern, failure_type in _SHAPES:
         match = _search(needles, pattern, text)
         if match is not None:
-            return Verdict(failure_type, _line_of(text, match.start()))
+            closing = failure_type not in _NOT_CLOSING
+            return Verdict(failure_type, _line_of(text, match.start()), closing=closing)
     return None
 
 
-def _search(needles: tuple[str, ...], pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+_NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
+
+
+def _search(needles: tuple[str, ...], pattern: Pattern, text: str) -> re.Match[str] | None:
     if not any(needle in text for needle in needles):
         return None
     return pattern.search(text)

@@ -69,7 +69,7 @@ SINKS: Mapping[str, Sink] = {
         Sink("report", "record", ("reflexkit.reports.report:write_report",)),
         Sink("insights", "record", ("reflexkit.insights._jsonl:append_records",)),
         Sink("lessons", "record", ("reflexkit.insights._jsonl:append_records",)),
-        Sink("hooks_log", "record", ("reflexkit.hooks.handlers:_log",)),
+        Sink("hooks_log", "record", ("reflexkit.hooks._handlers:_log",)),
         Sink(
             "fixture",
             "record",
@@ -81,11 +81,11 @@ SINKS: Mapping[str, Sink] = {
         Sink(
             "model_request",
             "prompt",
-            ("reflexkit.llm._client:_request", "reflexkit.reflection.prompts:_gated"),
+            ("reflexkit.reflection.prompts:_gated", "reflexkit.llm._client:Claude.send"),
         ),
         Sink("agent_prompt", "prompt", ("reflexkit.orchestrator.subagents:_gated_prompt",)),
-        Sink("hook_output", "prompt", ("reflexkit.hooks.handlers:_hook_json",)),
-        Sink("terminal", "terminal", ("reflexkit.cli_insights:_plain",)),
+        Sink("hook_output", "prompt", ("reflexkit.hooks._handlers:_hook_json",)),
+        Sink("terminal", "terminal", ("reflexkit.cli._console:show",)),
     )
 }
 """Every sink, in one place. A new way out of reflexkit is registered here, and its boundary

@@ -32,7 +32,7 @@ from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcno
 from reflexkit.redaction import Redactor
 from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.prompts import build_prompt, parse_reply, reflection_from_reply
+from reflexkit.reflection.prompts import parse_reply, reflection_from_reply, reflection_request
 
 __all__ = [
     "FixtureGenerator",
@@ -81,7 +81,7 @@ def fixture_key(
     Returns:
         Twelve lowercase hex digits.
     """
-    return build_prompt(failure, options=options, previous=previous, root=root).key
+    return reflection_request(failure, options=options, previous=previous, root=root).key
 
 
 class FixtureGenerator:
@@ -138,7 +138,9 @@ class FixtureGenerator:
             GenerationError: ``fixture_invalid`` (the file can't be read, or a line or the
                 completion does not validate).
         """
-        prompt = build_prompt(failure, options=self.options, previous=previous, root=self._root)
+        prompt = reflection_request(
+            failure, options=self.options, previous=previous, root=self._root
+        )
         try:
             completions = self._load()
         except GenerationError as err:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+import attrs
+
 from reflexkit.models import (
     FailureContext,
     FailureType,
@@ -35,7 +37,7 @@ _ANALYSIS_BUDGET = 880
 _SUGGESTION_BUDGET = 330
 _ITEM_LIMIT = 170
 _HEADLINE_LIMIT = 200
-_FACT_LIMIT = 300
+_FACT_LIMIT = 360
 """No quoted fact, detail or summary is longer: a reflection never pastes a whole block."""
 _AGAIN = " before editing again. "
 _MAX_ITEMS = 4
@@ -69,6 +71,8 @@ class HeuristicGenerator:
         Returns:
             A reflection with ``source=heuristic`` and its fingerprint filled in.
         """
+        if failure.reports:
+            failure = _with_reports(failure)
         findings = analyse(failure)
         failure_type = failure.failure_type
         if failure_type in {None, FailureType.UNKNOWN}:
@@ -185,6 +189,22 @@ class HeuristicGenerator:
                 used += len(piece)
         written = "".join(parts)
         return (written + _more_tests(findings, shown, written, budget - used)).strip()
+
+
+def _with_reports(failure: FailureContext) -> FailureContext:
+    """Add the text of the report files the failure names to its output, redacted.
+
+    The files are read as they are on disk, so they pass the same redaction as the output
+    before any fact is quoted from them.
+    """
+    from reflexkit.readers.reports import read_report_files  # noqa: PLC0415 -- rare
+    from reflexkit.redaction import Redactor  # noqa: PLC0415 -- rare
+
+    text = read_report_files(failure.reports)
+    if not text:
+        return failure
+    clean = Redactor().redact(text).text
+    return attrs.evolve(failure, error_output=f"{clean}\n{failure.error_output}")
 
 
 def _more_tests(findings: Findings, shown: int, written: str, room: int) -> str:

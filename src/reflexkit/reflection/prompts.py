@@ -52,12 +52,12 @@ __all__ = [
     "TOOL_NAME",
     "LlmReply",
     "Prompt",
-    "build_prompt",
     "canonical_request",
     "excerpt",
     "parse_reply",
     "prompt_key",
     "reflection_from_reply",
+    "reflection_request",
     "reply_schema",
 ]
 
@@ -257,7 +257,7 @@ def prompt_key(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_request(_without_durations(request))).hexdigest()[:12]
 
 
-def build_prompt(
+def reflection_request(
     failure: FailureContext,
     /,
     *,

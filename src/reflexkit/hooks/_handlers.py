@@ -37,16 +37,14 @@ import attrs
 import orjson
 
 from reflexkit._files import make_dirs, read_regular
+from reflexkit._git import git_env
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.redaction.gate import outbound_data
 from reflexkit.reports.ending import Ending, classify_ending
 from reflexkit.reports.judge import (
-    ClaudeJudge,
     CompletionJudge,
-    FixtureJudge,
-    HeuristicJudge,
     JudgeInput,
     Judgement,
     read_instructions,
@@ -62,7 +60,7 @@ from reflexkit.reports.report import (
     safe_id,
     self_report_instructions,
 )
-from reflexkit.tasks.config import JudgeMode, LoadedProject, load_project
+from reflexkit.tasks.config import LoadedProject, load_project
 
 __all__ = [
     "ACTIVE_ENV",
@@ -294,6 +292,7 @@ def _head(root: Path) -> str | None:
             capture_output=True,
             timeout=10,
             check=False,
+            env=git_env(),  # confined: no fsmonitor or hook of the repository runs (#29)
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -429,20 +428,6 @@ def _text_of(content: object) -> str:
     return ""
 
 
-def _judge_for(project: LoadedProject) -> CompletionJudge | None:
-    mode = project.config.verification.judge
-    if mode is JudgeMode.OFF:
-        return None
-    if mode is JudgeMode.HEURISTIC:
-        return HeuristicJudge()
-    model = project.config.reflexion.model
-    if mode is JudgeMode.FIXTURE:
-        return FixtureJudge(
-            project.root / project.config.verification.judge_fixtures_path, model=model
-        )
-    return ClaudeJudge(model=model, timeout_ms=project.config.verification.judge_timeout_ms)
-
-
 def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
     request, transcript_answer = _transcript(payload)
     last = payload.get("last_assistant_message")
@@ -454,7 +439,10 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
         blocks = _int(state.get("stopBlocks"))
     base = base or "HEAD"
     judgement: Judgement | None = None
-    judge = _judge_for(project)
+    from reflexkit.containers import build_application  # noqa: PLC0415 -- only this hook
+
+    app = build_application(project)  # the judge of verification.judge, or None for off
+    judge: CompletionJudge | None = app.orchestration.judge()
     notes = [f"stop {attempt}, ending {ending.kind.value}"]
     if judge is not None and ending.kind is not Ending.WAITING_FOR_USER:
         if blocks >= project.config.hooks.max_stop_blocks:
@@ -469,8 +457,6 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
                     checks_passed=None,
                 )
             )
-            if isinstance(judge, ClaudeJudge):
-                judge.close()
             notes.append(
                 f"judge {judgement.source}: "
                 + (
@@ -479,6 +465,7 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
                     else f"complete={judgement.verdict.complete} {judgement.verdict.severity.value}"
                 )
             )
+    app.shutdown_resources()  # closes a Claude judge's connections
     ids = ReportIds(
         run_id=session,
         subtask_id=HOOK_SUBTASK,

@@ -1,0 +1,98 @@
+"""make around other tools: the failing targets and what they ran."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.reflection.heuristic import HeuristicGenerator
+
+from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    reflection_text,
+    run_in_bash,
+    write_files,
+)
+
+GEN = HeuristicGenerator()
+
+
+@pytest.mark.skipif(
+    shutil.which("make") is None or shutil.which("gcc") is None, reason="no make or gcc"
+)
+def test_make_keep_going_names_the_goal_not_remade(tmp_path: Path) -> None:
+    """``make -k``: both failing recipes and make's verdict on the goal are quoted."""
+    write_files(
+        tmp_path,
+        {
+            "Makefile": "all: a.o b.o\n%.o: %.c\n\tgcc -c $< -o $@\n",
+            "a.c": "int a(void) { return 1 }\n",
+            "b.c": "int b(void) { return q; }\n",
+        },
+    )
+    failure = run_in_bash("make -k", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    text = reflection_text(GEN.generate(failure))
+    assert "make: *** [Makefile:3: a.o] Error 1" in text
+    assert "make: *** [Makefile:3: b.o] Error 1" in text
+    assert "make: Target 'all' not remade because of errors." in text
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+def test_make_recipe_program_not_installed_is_missing_context(tmp_path: Path) -> None:
+    """Error 127 from a recipe: the program it runs is not installed."""
+    (tmp_path / "Makefile").write_text("check:\n\treflexkit-no-such-linter src\n")
+    reflection = GEN.generate(run_in_bash("make check", tmp_path))
+    assert "Error 127" in reflection_text(reflection)
+    assert reflection.category == ReflectionCategory.MISSING_CONTEXT
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+def test_make_missing_prerequisite_is_missing_context(tmp_path: Path) -> None:
+    """``No rule to make target 'x.o', needed by 'app'``: a source file is missing."""
+    (tmp_path / "Makefile").write_text("app: main.o net.o\n\tcc -o app main.o net.o\n")
+    (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
+    reflection = GEN.generate(run_in_bash("make", tmp_path))
+    assert "No rule to make target 'net.o', needed by 'app'" in reflection_text(reflection)
+    assert reflection.category == ReflectionCategory.MISSING_CONTEXT
+
+
+@pytest.mark.skipif(
+    shutil.which("make") is None or shutil.which("gcc") is None, reason="no make or gcc"
+)
+def test_recursive_make_quotes_the_innermost_and_outermost_target(tmp_path: Path) -> None:
+    """A sub-make's compiler error: the error, the sub-make's target and the top target."""
+    write_files(
+        tmp_path,
+        {
+            "Makefile": "all: lib\nlib:\n\t$(MAKE) -C lib\n.PHONY: all lib\n",
+            "lib/Makefile": "vec.o: vec.c\n\tgcc -c -o $@ $<\n",
+            "lib/vec.c": "int dot(int a, int b) {\n    return a * b\n}\n",
+        },
+    )
+    failure = run_in_bash("make", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert "vec.c:2:17: error" in text
+    assert "make[1]: *** [Makefile:2: vec.o] Error 1" in text
+    assert "make: *** [Makefile:3: lib] Error 2" in text
+
+
+def test_make_around_a_test_runner_names_the_target(tmp_path: Path) -> None:
+    """`make test` running pytest: pytest's facts, and which make target failed."""
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+    write_files(
+        tmp_path,
+        {
+            "Makefile": f"test:\n\t{sys.executable} -m pytest -q -p no:cacheprovider test_x.py\n",
+            "test_x.py": "def test_half():\n    assert 7 // 2 == 3.5\n",
+        },
+    )
+    failure = run_in_bash("make test", tmp_path)
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.TEST_FAILURE
+    text = reflection_text(reflection)
+    assert "test_x.py::test_half" in text
+    assert "make: *** [Makefile:2: test] Error 1" in text

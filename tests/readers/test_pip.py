@@ -1,0 +1,142 @@
+"""pip's failures: resolver conflicts, build errors, hashes, broken projects."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.reflection.heuristic import HeuristicGenerator
+
+from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    captured_reflection,
+    reflection_text,
+    run_in_bash,
+    write_files,
+)
+
+GEN = HeuristicGenerator()
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on this machine")
+def test_pip_build_quotes_the_compiler_error_inside_it(tmp_path: Path) -> None:
+    """A package whose build runs the C compiler: its error first, then pip's own line."""
+    write_files(
+        tmp_path,
+        {
+            "fastcrc/setup.py": """
+            import subprocess
+            from setuptools import setup
+            # probe for the system library, as many C-extension packages do
+            subprocess.run(["gcc", "-c", "probe.c", "-o", "probe.o"], check=True)
+            setup(name="fastcrc", version="0.1")
+            """,
+            "fastcrc/probe.c": "#include <crc32c_missing.h>\nint probe(void) { return 0; }\n",
+        },
+    )
+    failure = run_in_bash(
+        f"{sys.executable} -m pip install --no-index --no-build-isolation ./fastcrc", tmp_path
+    )
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
+    text = reflection_text(reflection)
+    assert "probe.c:1:10: fatal error: crc32c_missing.h: No such file or directory" in text
+    assert "error: metadata-generation-failed" in text
+
+
+def test_pip_require_hashes_quotes_the_lines_to_add(tmp_path: Path) -> None:
+    """``--require-hashes`` without a hash: pip prints the line to add; it is the hint."""
+    import zipfile  # noqa: PLC0415 -- only this test builds a wheel
+
+    (tmp_path / "wheels").mkdir()
+    with zipfile.ZipFile(tmp_path / "wheels" / "tinypkg-0.1-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("tinypkg/__init__.py", "")
+        wheel.writestr(
+            "tinypkg-0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: tinypkg\nVersion: 0.1\n"
+        )
+        wheel.writestr(
+            "tinypkg-0.1.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        wheel.writestr("tinypkg-0.1.dist-info/RECORD", "")
+    (tmp_path / "requirements.txt").write_text("tinypkg==0.1\n", encoding="utf-8")
+    failure = run_in_bash(
+        f"{sys.executable} -m pip install --dry-run --require-hashes --no-index "
+        "--find-links wheels -r requirements.txt",
+        tmp_path,
+    )
+    reflection = GEN.generate(failure)
+    assert reflection.category is ReflectionCategory.ROOT_CAUSE
+    assert "tinypkg==0.1 --hash=sha256:" in reflection_text(reflection)
+
+
+def test_pip_conflict_quotes_what_the_conflict_is_caused_by() -> None:
+    """The lines under ``The conflict is caused by:`` name the two pins that clash."""
+    text = reflection_text(captured_reflection("pip-flask-werkzeug-conflict"))
+    assert "flask 3.0.0 depends on Werkzeug>=3.0.0" in text
+    assert "The user requested werkzeug==2.0.0" in text
+
+
+def test_pip_crash_on_a_broken_pyproject_quotes_the_parse_error(tmp_path: Path) -> None:
+    """``ERROR: Exception:`` then pip's traceback: the last line says what does not parse."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": """
+            [project]
+            name = "tiny"
+            version = "0.1.0"
+            dependencies = ["attrs" "cattrs"]
+            """
+        },
+    )
+    failure = run_in_bash(
+        f"{sys.executable} -m pip install --no-index --no-build-isolation -e .", tmp_path
+    )
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert "TOMLDecodeError" in failure.error_output
+    assert "TOMLDecodeError: " in text
+    assert "(at line 4, column" in text
+    assert reflection.category is ReflectionCategory.ROOT_CAUSE
+    assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
+
+
+def test_pip_build_error_inside_the_local_project_is_its_own() -> None:
+    """``pip install -e .``: setuptools' ``error:`` line in the subprocess output is the cause.
+
+    Captured from a real run (the build needs setuptools from the package index).
+    """
+    reflection = captured_reflection("pip-editable-flat-layout-discovery")
+    text = reflection_text(reflection)
+    assert "Multiple top-level packages discovered in a flat-layout: ['bot', 'plugins']" in text
+    assert reflection.category is ReflectionCategory.ROOT_CAUSE
+
+
+def test_pip_build_failure_quotes_the_build_error(tmp_path: Path) -> None:
+    """A package whose setup.py fails: the exception inside pip's output and pip's error names."""
+    pytest.importorskip("setuptools")
+    write_files(
+        tmp_path,
+        {
+            "sensorlib/setup.py": """
+            from setuptools import setup
+            import numpy_is_not_installed_here
+            setup(name="sensorlib", version="0.1")
+            """,
+        },
+    )
+    command = (
+        f"{sys.executable} -m pip install --no-build-isolation --no-deps --no-index "
+        "--disable-pip-version-check ./sensorlib"
+    )
+    failure = run_in_bash(command, tmp_path)
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
+    assert "ModuleNotFoundError: No module named 'numpy_is_not_installed_here'" in text
+    assert "error: subprocess-exited-with-error" in text
+    assert "error: metadata-generation-failed" in text

@@ -1,0 +1,173 @@
+"""pytest's output: each failing test with its own assertion and location (#26).
+
+Real runs of pytest on small projects: the short summary of ``-q`` cuts long messages, a
+method's section is titled ``Class.test``, and ``assert f(x)`` fails as ``assert False``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from reflexkit.readers import analyse
+from reflexkit.reflection.heuristic import HeuristicGenerator
+
+from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    reflection_text,
+    run_in_bash,
+    write_files,
+)
+
+
+def _run(tmp_path: Path, files: dict[str, str]) -> list[str]:
+    write_files(tmp_path, files)
+    failure = run_in_bash(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
+    return analyse(failure).facts
+
+
+def test_a_methods_cut_summary_is_read_from_its_own_section(tmp_path: Path) -> None:
+    """``- IndexEr...`` in the summary: the E line and the location come from the section."""
+    facts = _run(
+        tmp_path,
+        {
+            "tests/test_spread.py": """
+            import unittest
+
+            def spread(values):
+                return values[0] - values[-1] * 100000000000000000000000000000000000000
+
+            class SpreadTests(unittest.TestCase):
+                def test_of_nothing_is_an_error_we_expect_to_handle_gracefully(self):
+                    self.assertEqual(spread([]), 0)
+            """
+        },
+    )
+    assert len(facts) == 1
+    assert "IndexError: list index out of range" in facts[0]
+    assert "tests/test_spread.py:" in facts[0]
+
+
+def test_parametrised_tests_keep_their_own_assertions(tmp_path: Path) -> None:
+    """Two cases whose cut messages share a prefix: each id gets the assertion under it."""
+    facts = _run(
+        tmp_path,
+        {
+            "tests/test_area.py": """
+            import pytest
+
+            def area(r):
+                return round(3.14159 * r * r, 2)
+
+            @pytest.mark.parametrize(("r", "want"), [(1, 3.15), (2, 12.55)])
+            def test_area_of_a_circle_with_a_long_name_so_the_summary_is_cut(r, want):
+                assert area(r) == want, f"area of a circle of radius {r} came out wrong: {area(r)}"
+            """
+        },
+    )
+    first = next(f for f in facts if "[1-3.15]" in f)
+    second = next(f for f in facts if "[2-12.55]" in f)
+    assert "3.14" in first
+    assert "12.57" not in first
+    assert "12.57" in second
+
+
+def test_a_bare_assert_false_quotes_the_statement_that_failed(tmp_path: Path) -> None:
+    """``assert raises(...)`` fails as ``assert False``: the statement says what was checked."""
+    facts = _run(
+        tmp_path,
+        {
+            "tests/test_guard.py": """
+            def raises(err, f):
+                try:
+                    f()
+                except err:
+                    return True
+                return False
+
+            def test_guard():
+                assert raises(LookupError, lambda: [1, 2][0])
+            """
+        },
+    )
+    assert "assert raises(LookupError, lambda: [1, 2][0])" in facts[0]
+
+
+GEN = HeuristicGenerator()
+
+
+def test_pytest_quotes_where_the_code_under_test_raised_as_printed(tmp_path: Path) -> None:
+    """``pkg/mod.py:4: KeyError`` is quoted whole, and an awaited-never warning beside it."""
+    write_files(
+        tmp_path,
+        {
+            "rates/__init__.py": "",
+            "rates/table.py": """
+            import asyncio
+
+            async def rate(code):
+                return {"EUR": 1.0}[code]
+
+            async def total(codes):
+                out = 0
+                for code in codes:
+                    out += rate(code)
+                return out
+            """,
+            "tests/test_table.py": """
+            import asyncio
+            from rates.table import rate, total
+
+            def test_unknown_code():
+                assert asyncio.run(rate("XXX")) is None
+
+            def test_total():
+                assert asyncio.run(total(["EUR"])) == 1.0
+            """,
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert "rates/table.py:4: KeyError" in text
+    assert "rates/table.py:9: TypeError" in text
+    assert "RuntimeWarning: coroutine 'rate' was never awaited" in text
+
+
+def test_pytest_collection_error_is_quoted_as_its_summary_line_too(tmp_path: Path) -> None:
+    """``ERROR tests/test_x.py`` (the short summary) and ``ERROR collecting ...`` both appear."""
+    write_files(
+        tmp_path,
+        {
+            "clock/__init__.py": "",
+            "clock/fmt.py": "def hhmm(minutes):\n    return f'{minutes // 60:02}'\n",
+            "tests/test_fmt.py": "from clock.fmt import format_hhmm\n\n"
+            "def test_noon():\n    assert format_hhmm(720) == '12:00'\n",
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert "ERROR tests/test_fmt.py" in text
+    assert "ERROR collecting tests/test_fmt.py" in text
+    assert "ImportError: cannot import name 'format_hhmm' from 'clock.fmt'" in text
+
+
+def test_pytest_setup_error_is_quoted_as_its_summary_line(tmp_path: Path) -> None:
+    """An error at setup: ``ERROR path::test`` as pytest's summary prints it."""
+    write_files(
+        tmp_path,
+        {
+            "test_cache.py": """
+            import pytest
+
+            @pytest.fixture
+            def cache(tmp_path):
+                return open(tmp_path / "missing.json")
+
+            def test_miss(cache):
+                assert cache
+            """,
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m pytest -p no:cacheprovider test_cache.py", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert "ERROR test_cache.py::test_miss" in text
+    assert "FileNotFoundError" in text

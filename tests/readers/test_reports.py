@@ -1,0 +1,201 @@
+"""Standard reports read as data: SARIF, JUnit XML, CTRF, cargo's JSON (#26).
+
+A report printed as the output is read as its format's data; report files a failure names
+in ``reports`` are read through the safe file layer (no links, no FIFOs, bounded) and
+redacted before a fact is quoted from them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers import analyse
+from reflexkit.readers.reports import read_report_files, report_as_text
+from reflexkit.reflection.heuristic import HeuristicGenerator
+
+from ..conftest import failure_of, reflection_text, write_files  # noqa: TID252
+
+SARIF = {
+    "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+    "version": "2.1.0",
+    "runs": [
+        {
+            "tool": {"driver": {"name": "semgrep"}},
+            "results": [
+                {
+                    "ruleId": "python.lang.security.eval-detected",
+                    "level": "error",
+                    "message": {"text": "Detected the use of eval()."},
+                    "locations": [
+                        {
+                            "physicalLocation": {
+                                "artifactLocation": {"uri": "app/run.py"},
+                                "region": {"startLine": 12, "startColumn": 5},
+                            }
+                        }
+                    ],
+                }
+            ],
+        }
+    ],
+}
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="unit" tests="3" failures="1" errors="1">
+<testcase classname="billing.InvoiceTest" name="testRounding" file="tests/InvoiceTest.php" line="14">
+<failure message="Failed asserting that 10.0 matches expected 10.5.">InvoiceTest.php:14</failure>
+</testcase>
+<testcase classname="billing.InvoiceTest" name="testVat"><error message="Undefined array key &quot;CH&quot;"/></testcase>
+<testcase classname="billing.InvoiceTest" name="testTotal"/>
+</testsuite></testsuites>
+"""  # noqa: E501
+
+
+def test_sarif_printed_as_the_output_is_read_as_findings() -> None:
+    """Each SARIF result is a linter's line: location, rule id and message, quoted."""
+    found = analyse(failure_of("semgrep --sarif app", json.dumps(SARIF, indent=2)))
+    text = " ".join([*found.facts, *found.details, found.summary])
+    assert "app/run.py:12:5" in text
+    assert "python.lang.security.eval-detected" in text
+    assert "Detected the use of eval()." in text
+
+
+def test_junit_report_file_named_by_the_failure_is_quoted(tmp_path: Path) -> None:
+    """The failing cases of a JUnit report the check wrote, each with its own message."""
+    (tmp_path / "junit.xml").write_text(JUNIT, encoding="utf-8")
+    failure = failure_of("vendor/bin/phpunit --log-junit junit.xml", "FAILURES!\n")
+    failure = attrs.evolve(failure, reports=(str(tmp_path / "junit.xml"),))
+    reflection = HeuristicGenerator().generate(failure)
+    text = reflection_text(reflection)
+    assert reflection.failure_type is FailureType.TEST_FAILURE
+    assert "testRounding (billing.InvoiceTest)" in text
+    assert "Failed asserting that 10.0 matches expected 10.5." in text
+    assert 'Undefined array key "CH"' in text
+
+
+def test_a_real_pytest_junit_report(tmp_path: Path) -> None:
+    """Pytest's own --junitxml, read as data: the parametrised id with its own assertion."""
+    write_files(
+        tmp_path,
+        {
+            "test_area.py": """
+            import pytest
+
+            @pytest.mark.parametrize(("r", "want"), [(1, 1), (2, 5)])
+            def test_square(r, want):
+                assert r * r == want
+            """
+        },
+    )
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=j.xml"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+    )
+    text = read_report_files(["j.xml"], root=tmp_path)
+    assert "FAIL: test_square[2-5] (test_area)" in text
+    assert "assert (2 * 2) == 5" in text
+    assert "2 tests, 1 failures" in text
+
+
+def test_an_entity_bomb_is_refused_not_expanded(tmp_path: Path) -> None:
+    """A report declaring entities is no report: skipped and said so, never expanded."""
+    bomb = (
+        '<?xml version="1.0"?><!DOCTYPE t [<!ENTITY a "aaaaaaaaaa">'
+        '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+        '<testsuite><testcase name="x"><failure message="&b;"/></testcase></testsuite>'
+    )
+    (tmp_path / "bomb.xml").write_text(bomb, encoding="utf-8")
+    assert read_report_files(["bomb.xml"], root=tmp_path) == (
+        "report bomb.xml: not a report reflexkit reads"
+    )
+
+
+def test_links_fifos_and_missing_reports_are_skipped(tmp_path: Path) -> None:
+    """A link, a FIFO (no writer: reading would block) and a missing file are named, skipped."""
+    (tmp_path / "real.xml").write_text(JUNIT, encoding="utf-8")
+    (tmp_path / "link.xml").symlink_to(tmp_path / "real.xml")
+    os.mkfifo(tmp_path / "fifo.xml")
+    text = read_report_files(["link.xml", "fifo.xml", "gone.xml"], root=tmp_path)
+    assert text.count("not read") == 3
+    assert "testRounding" not in text
+
+
+def test_secrets_in_a_report_are_redacted(tmp_path: Path) -> None:
+    """A report is read from disk as it is: it passes the redaction before it is quoted."""
+    key = "AKIA" + "Z7QWERTY12345678"
+    leaky = JUNIT.replace("Failed asserting", f"with key {key}: Failed asserting")
+    (tmp_path / "junit.xml").write_text(leaky, encoding="utf-8")
+    failure = attrs.evolve(
+        failure_of("phpunit", "FAILURES!\n"), reports=(str(tmp_path / "junit.xml"),)
+    )
+    text = reflection_text(HeuristicGenerator().generate(failure))
+    assert "testRounding" in text
+    assert key not in text
+
+
+def test_ctrf_report_reads_as_failing_tests() -> None:
+    """CTRF's failed tests become blocks, its summary the runner's count."""
+    ctrf = {
+        "results": {
+            "tool": {"name": "playwright"},
+            "summary": {"tests": 2, "passed": 1, "failed": 1},
+            "tests": [
+                {"name": "logs in", "status": "passed"},
+                {
+                    "name": "shows the cart badge",
+                    "status": "failed",
+                    "message": "expect(locator).toHaveText(expected) Expected: '2' Received: '1'",
+                    "filePath": "e2e/cart.spec.ts",
+                    "line": 18,
+                },
+            ],
+        }
+    }
+    text = report_as_text(json.dumps(ctrf))
+    assert text is not None
+    found = analyse(failure_of("npx playwright test", text))
+    assert found.failure_type is FailureType.TEST_FAILURE
+    assert found.tests == ["shows the cart badge"]
+    assert "e2e/cart.spec.ts:18" in found.facts[0]
+
+
+@pytest.mark.parametrize("data", ["", "{}", "[1, 2]", "<html></html>", '{"runs": 3}'])
+def test_what_is_no_report_is_left_alone(data: str) -> None:
+    """JSON or XML of another shape is no report: ``None``, read as text."""
+    assert report_as_text(data) is None
+
+
+def test_a_check_that_names_no_report_is_unchanged() -> None:
+    """Without ``reports`` the output alone is read (and no file is touched)."""
+    failure = failure_of("phpunit", "FAILURES!\nTests: 2, Assertions: 2, Failures: 1.\n")
+    assert analyse(failure).category is ReflectionCategory.ROOT_CAUSE
+
+
+def test_a_check_names_the_report_it_wrote_and_not_a_stale_one(tmp_path: Path) -> None:
+    """`verification.reports`: the JUnit file the failing check wrote is read; an old one is not."""
+    from reflexkit.orchestrator.verify import Verifier, failure_context  # noqa: PLC0415
+
+    write_files(
+        tmp_path,
+        {"test_total.py": "def test_total():\n    assert sum([1, 2]) == 4, 'total is off'\n"},
+    )
+    (tmp_path / "old.xml").write_text(JUNIT, encoding="utf-8")
+    os.utime(tmp_path / "old.xml", (1_000_000_000, 1_000_000_000))
+    check = f"{sys.executable} -m pytest -q -p no:cacheprovider --junitxml=build/j.xml"
+    verifier = Verifier([check], reports=["build/j.xml", "old.xml", "missing.xml"])
+    result = verifier.run(tmp_path)
+    assert result.reports == (str(tmp_path / "build" / "j.xml"),)
+    failure = failure_context(result, task="t", subtask="s", attempt=1)
+    text = reflection_text(HeuristicGenerator().generate(failure))
+    assert "total is off" in text
+    assert "testRounding" not in text

@@ -1,0 +1,39 @@
+"""unittest's output: each failing test with its exception and frame."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from reflexkit.reflection.heuristic import HeuristicGenerator
+
+from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+    reflection_text,
+    run_in_bash,
+    write_files,
+)
+
+GEN = HeuristicGenerator()
+
+
+def test_unittest_long_assertion_keeps_the_failing_frame(tmp_path: Path) -> None:
+    """An assertDictEqual message over many lines must not push the test's frame out."""
+    write_files(
+        tmp_path,
+        {
+            "test_settings.py": """
+            import unittest
+
+            def merged():
+                return {"cache": {"ttl": 60}, "log": {"level": "info"}, "name": "svc"}
+
+            class SettingsTests(unittest.TestCase):
+                def test_merge_keeps_nested_keys(self):
+                    self.assertDictEqual(merged(), {"cache": {"ttl": 60, "size": 512}, "log": {"level": "info", "format": "json"}, "name": "svc"})
+            """  # noqa: E501 -- the long line is the point
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m unittest test_settings.py", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert 'test_settings.py", line 8, in test_merge_keeps_nested_keys' in text
+    assert "FAIL: test_merge_keeps_nested_keys" in text
