@@ -9,10 +9,12 @@ Two tables, each against a baseline measured in the same run:
    ``bytes.count``: what reading the input once costs. The target is <= 2 s per kind.
 2. ``Redactor.redact`` alone on 64 KiB and 256 KiB of each kind: the ratio of the two times
    is about 4 when the cost is linear (16 when quadratic).
+3. With ``--per-rule``: every rule's example, cut in half, without spaces and doubled,
+   repeated to 32 KiB and 128 KiB; the shapes that grow more than 6x are listed.
 
 Usage::
 
-    python benchmarks/redaction.py [--mib N] [--kinds password,keys,...]
+    python benchmarks/redaction.py [--mib N] [--kinds password,keys,...] [--per-rule]
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 
 import re2
 
-from reflexkit.redaction import Redactor
+from reflexkit.redaction import RULES, Redactor
 
 KINDS: dict[str, Callable[[int], str]] = {
     "password": lambda n: "password=" * (n // 9),
@@ -115,17 +117,52 @@ def _growth(kinds: list[str]) -> None:
         )
 
 
+def _per_rule(threshold: float) -> None:
+    """Each rule's example, halved, de-spaced and doubled, repeated: 32 KiB against 128 KiB."""
+    redactor = Redactor(environ={})
+    print(f"\nEach rule's example repeated: 32 KiB against 128 KiB (shown when over {threshold}x)")
+    print(f"{'rule':28} {'shape':8} {'32 KiB ms':>10} {'128 KiB ms':>11} {'growth':>7}")
+    worst = 0.0
+    for rule in RULES:
+        example = rule.examples[0]
+        shapes = {
+            "half": example[: max(4, len(example) // 2)],
+            "nospace": example.replace(" ", "_"),
+            "doubled": example + example[: len(example) // 2],
+        }
+        for shape, unit in shapes.items():
+            for gap in ("", " " + "x" * 40):
+                piece = unit + gap
+                times = []
+                for size in (32 << 10, 128 << 10):
+                    text = piece * max(1, size // len(piece))
+                    start = time.perf_counter()
+                    redactor.redact(text)
+                    times.append(time.perf_counter() - start)
+                growth = times[1] / max(times[0], 1e-4)
+                worst = max(worst, growth if times[1] > 0.05 else 0)
+                if growth > threshold and times[1] > 0.05:
+                    print(
+                        f"{rule.id:28} {shape:8} {times[0] * 1e3:10.1f} "
+                        f"{times[1] * 1e3:11.1f} {growth:6.1f}x"
+                    )
+    print(f"worst growth (of those over 50 ms): {worst:.1f}x")
+
+
 def main() -> None:
     """Print both tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=32)
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--skip-growth", action="store_true")
+    parser.add_argument("--per-rule", action="store_true", help="also each rule's growth")
     args = parser.parse_args()
     kinds = args.kinds.split(",")
     _through_reflect(kinds, args.mib)
     if not args.skip_growth:
         _growth(kinds)
+    if args.per_rule:
+        _per_rule(threshold=6.0)
 
 
 if __name__ == "__main__":

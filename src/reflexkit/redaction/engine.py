@@ -426,7 +426,7 @@ _KEY_TEXT_RE = re.compile(_KEY_TEXT_LINES)
 _BASE64_PEM = "LS0tLS1CRUdJTi"
 """``-----BEGIN`` in base64: a PEM block encoded whole (``client-key-data``, ``base64 key.pem``)."""
 _BASE64_LINES = re.compile(
-    r"(?:[ \t]*(?:[A-Za-z0-9+/]{16,}|" + _B64_TAIL + r")={0,2}[ \t]*(?:\r?\n|\Z))*"
+    r"(?:[ \t]*(?:[A-Za-z0-9+/]{16,1024}|" + _B64_TAIL + r")={0,2}[ \t]*(?:\r?\n|\Z))*"
 )
 
 

@@ -125,8 +125,8 @@ def compiled(source: str) -> re.Pattern[str]:
 
 
 _STDIN_READER = (
-    r"(?:--password-stdin|\bsudo[ \t](?:[^\n]*?[ \t])?-[A-Za-z]*S\b|\bchpasswd\b"
-    r"|\bpasswd[ \t][^\n]*?--stdin\b)"
+    r"(?:--password-stdin|\bsudo[ \t](?:[^\n]{0,256}?[ \t])?-[A-Za-z]{0,16}S\b|\bchpasswd\b"
+    r"|\bpasswd[ \t][^\n]{0,256}?--stdin\b)"
 )
 """A command that reads a password on its standard input: ``docker login --password-stdin``,
 ``sudo -S``, ``chpasswd``, ``passwd --stdin``; ``set -x`` traces the ``echo`` beside it."""
@@ -138,7 +138,7 @@ _KEY_TEXT_LINE = (
 )
 _KEY_TEXT_LINES = f"(?:{_KEY_TEXT_LINE}(?:\\r?\\n|\\Z))+"
 """``openssl rsa|ec|pkey -text``: field names (``privateExponent:``, ``priv:``) and hex lines."""
-_B64_TAIL = r"(?=[^\s]*[0-9+/=])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9+/]{2,15}"
+_B64_TAIL = r"(?=[^\s]{0,16}[0-9+/=])(?=[^\s]{0,16}[a-z])(?=[^\s]{0,16}[A-Z])[A-Za-z0-9+/]{2,15}"
 """The short last line of wrapped base64 (``S0VZLS0tLS0K``), not a word (``done``)."""
 _B = r"(?<![A-Za-z0-9_])"  # starts at a token boundary
 _E = r"(?![A-Za-z0-9_])"  # ends at one
@@ -201,7 +201,7 @@ def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
     cases = _CASES.get(name, {})
     return Rule(
         name=name,
-        source=pattern,
+        source=_within_lines(pattern),
         trigger=trigger,
         keywords=tuple(markers),
         check=check,
@@ -210,6 +210,20 @@ def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
         lookalikes=tuple(cases.get("lookalikes", ())),
         gate_source=gate,
     )
+
+
+_LINE_READ = 512
+"""How far along its line a rule reads between a tool's name and its flag (``mysql ... -p``)."""
+
+
+def _within_lines(pattern: str) -> str:
+    """Bound "the rest of the line" in a rule's pattern to :data:`_LINE_READ` characters.
+
+    Unbounded, a line holding a tool's name a thousand times is read to its end a thousand
+    times; bounded, each match reads a fixed distance, and the cost is linear in the line.
+    """
+    bound = f"[^\\n]{{0,{_LINE_READ}}}"
+    return pattern.replace("[^\\n]*?", bound + "?").replace("[^\\n]*", bound)
 
 
 def _cases() -> dict[str, dict[str, list[str]]]:
@@ -756,8 +770,8 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "bundler_credentials",
-        r"\bBUNDLE_(?!BUILD__|MIRROR__)[A-Z0-9_]*?[A-Z0-9]__[A-Z0-9_]+[ \t]*[=:][ \t]*[\"']?"
-        r"(?P<secret>[^\s\"']+)",
+        r"\bBUNDLE_(?!BUILD__|MIRROR__)[A-Z0-9_]{0,128}?[A-Z0-9]__[A-Z0-9_]{1,128}"
+        r"[ \t]*[=:][ \t]*[\"']?(?P<secret>[^\s\"']+)",
         r"BUNDLE_[A-Z0-9_]*__",
         ("bundle_",),
         lambda m: (
@@ -852,7 +866,7 @@ RULES: tuple[Rule, ...] = (
         r"://[^ \t\n@]*@|[A-Za-z0-9]//[^ \t\n@]*@|netloc=[\"'][^ \t\n@]*@",
         ("//", "netloc="),  # ``postgresql+psycopg2//u:p@h``: SQLAlchemy echoes a bad URL
         _url_check,
-        gate=r"//[^\s@]*@|netloc=",
+        gate=r"//[^\s@]{0,256}@|netloc=",
         example=_fake("redis://:", "fake/pa@ss+word", "@cache:6379/0"),
     ),
     _rule(
@@ -965,7 +979,7 @@ RULES: tuple[Rule, ...] = (
         "stdin_password",
         r"(?m:(?:(?:^[ \t]*\++[ \t]+|(?<![\w-]))"
         r"(?:echo(?:[ \t]+-[neE]+)?|printf(?:[ \t]+[\"']?%s(?:\\n)?[\"']?)?)[ \t]+"
-        r"|--password-stdin[^\n]*?<<<[ \t]*)"
+        r"|--password-stdin[^\n]{0,256}?<<<[ \t]*)"
         r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s|;&<>]+)[ \t]*(?:$|(?=\|[^\n]*"
         + _STDIN_READER
         + r")))",
