@@ -48,10 +48,19 @@ def derived_reflection_id(
     two deterministic runs write byte-identical memory, and storing one lesson twice is
     recognisable as a repeat.
     """
-    import hashlib  # noqa: PLC0415 -- not at the top: `reflexkit recent` never hashes (#19)
+    # The interpreter's own SHA-256, without hashlib's OpenSSL set-up: every reflection gets
+    # this id, and `reflexkit reflect` must start fast (#19).
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415 -- 3.11
+    except ImportError:  # pragma: no cover -- 3.12 renamed it; an interpreter without both
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415
+        except ImportError:
+            from hashlib import sha256  # noqa: PLC0415
 
     parts = (run_id, task_id, subtask_id, str(attempt), fingerprint)
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    digest: str = sha256("\0".join(parts).encode()).hexdigest()
+    return digest[:32]
 
 
 DEFAULT_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
