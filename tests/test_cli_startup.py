@@ -216,14 +216,21 @@ from reflexkit._regex import _LazyPattern
 import gc
 from reflexkit.models import FailureContext
 from reflexkit.readers import analyse
+from reflexkit.readers._pattern import Pattern
 from reflexkit.redaction import Redactor
 
-def compiled():
-    return sum(
-        1 for o in gc.get_objects() if isinstance(o, _LazyPattern) and "_compiled" in vars(o)
-    )
+def is_compiled(o):
+    if isinstance(o, Pattern):
+        return o._compiled is not None
+    return "_compiled" in vars(o)
 
-total = sum(1 for o in gc.get_objects() if isinstance(o, _LazyPattern))
+def patterns():
+    return [o for o in gc.get_objects() if isinstance(o, (_LazyPattern, Pattern))]
+
+def compiled():
+    return sum(1 for o in patterns() if is_compiled(o))
+
+total = len(patterns())
 after_import = compiled()
 failure = FailureContext(**json.loads(sys.argv[1]))
 found = analyse(failure)
