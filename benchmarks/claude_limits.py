@@ -68,16 +68,13 @@ FAILURE = FailureContext(
 
 def reflection_round(api: FakeMessagesApi) -> tuple[float, float]:
     """Return (reflexkit's time, the per-read-timeout baseline's time) for one slow reply."""
-    api.reply(REPLY)
-    with ClaudeGenerator(
-        Claude(api_key="bench", base_url=api.url, retry=RetryPolicy()),
-        timeout_ms=int(BUDGET_S * 1000),
-    ) as claude:
-        import anthropic  # noqa: PLC0415 -- the SDK is loaded before timing
+    import anthropic  # noqa: PLC0415 -- the SDK is loaded before timing
 
-        client = anthropic.Anthropic(api_key="bench", base_url=api.url, max_retries=0)
-        with contextlib.suppress(GenerationError):
-            claude.generate(FAILURE)  # warm up: the connection; not timed
+    client = Claude(api_key="bench", base_url=api.url, retry=RetryPolicy())
+    api.reply(REPLY)
+    ClaudeGenerator(client, timeout_ms=60_000).generate(FAILURE)  # warm up; not timed
+    baseline_client = anthropic.Anthropic(api_key="bench", base_url=api.url, max_retries=0)
+    with ClaudeGenerator(client, timeout_ms=int(BUDGET_S * 1000)) as claude:
         api.trickle(REPLY, seconds=4, pieces=40)
         started = time.monotonic()
         with contextlib.suppress(GenerationError):
@@ -85,7 +82,7 @@ def reflection_round(api: FakeMessagesApi) -> tuple[float, float]:
         ours = time.monotonic() - started
         api.trickle(REPLY, seconds=4, pieces=40)
         started = time.monotonic()
-        client.messages.create(**claude.prompt(FAILURE).request, timeout=BUDGET_S)
+        baseline_client.messages.create(**claude.prompt(FAILURE).request, timeout=BUDGET_S)
         baseline = time.monotonic() - started
     return ours, baseline
 

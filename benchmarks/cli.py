@@ -11,9 +11,12 @@ busy machine slows both sides alike:
 * ``reflexkit reflect --backend heuristic --no-save`` with a failure on stdin;
 * ``reflexkit reflect --no-save`` with the ``llm`` backend and no API key (it falls back to
   the heuristic without sending anything, so it must not import the anthropic SDK);
+* ``python -m reflexkit.hooks post-tool-use`` with hooks on and a failed Bash command (it
+  writes a reflection), and with a successful one (the common case);
 * ``reflexkit stats`` and ``reflexkit --help``, for information.
 
-The target is at most 2x the baseline for the first three; exit 1 when one misses it.
+Start-up is a measured figure, not a chase (issue 25): each line says whether the command is
+within 3x the baseline; only a command that fails makes the exit status 1.
 
 Every command runs with its bytecode cached, as after ``pip install`` (which compiles it):
 the children get a ``PYTHONPYCACHEPREFIX`` in the temporary folder (``PYTHONDONTWRITEBYTECODE``
@@ -38,7 +41,8 @@ import tempfile
 import time
 from pathlib import Path
 
-TARGET = 2.0
+TARGET = 3.0
+HOOKS = Path(__file__).resolve().parent.parent / "tests" / "data" / "hooks"
 FAILURE = {
     "taskId": "checkout",
     "subtaskId": "discount",
@@ -53,7 +57,7 @@ def _project(root: Path) -> None:
     """A project with the heuristic backend and 200 reflections over 20 subtasks."""
     (root / ".reflexkit").mkdir()
     (root / ".reflexkit" / "project.json").write_text(
-        json.dumps({"reflexion": {"backend": "heuristic"}})
+        json.dumps({"reflexion": {"backend": "heuristic"}, "hooks": {"enabled": True}})
     )
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
     from reflexkit.memory import JsonlMemory  # noqa: PLC0415 -- only to fill the store
@@ -64,8 +68,16 @@ def _project(root: Path) -> None:
             store.append(make_reflection(subtask_id=f"sub-{i % 20}", task_id="checkout"))
 
 
+def _payload(name: str, root: Path) -> bytes:
+    """A recorded hook payload pointed at *root*."""
+    data = json.loads((HOOKS / name).read_text())
+    data["cwd"] = str(root)
+    data["transcript_path"] = str(root / "transcript.jsonl")
+    return json.dumps(data).encode()
+
+
 def main() -> int:
-    """Print the figures; 1 when a command misses the target."""
+    """Print the figures; 1 when a command fails."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=11, help="runs per figure (default 11)")
     args = parser.parse_args()
@@ -85,6 +97,16 @@ def main() -> int:
             failure,
             False,
         ),
+        "hook post-tool-use, a failed Bash command": (
+            [py, "-m", "reflexkit.hooks", "post-tool-use"],
+            b"",  # filled in below, once the project exists
+            True,
+        ),
+        "hook post-tool-use, a successful Bash command": (
+            [py, "-m", "reflexkit.hooks", "post-tool-use"],
+            b"",
+            True,
+        ),
         "reflexkit stats": ([py, "-m", "reflexkit", "stats"], b"", False),
         "reflexkit --help": ([py, "-m", "reflexkit", "--help"], b"", False),
     }
@@ -97,6 +119,12 @@ def main() -> int:
         root = Path(tmp) / "project"
         root.mkdir()
         _project(root)
+        for name, payload in (
+            ("hook post-tool-use, a failed Bash command", "post_tool_use_failure_bash.json"),
+            ("hook post-tool-use, a successful Bash command", "post_tool_use_bash_ok.json"),
+        ):
+            argv, _, targeted = cases[name]
+            cases[name] = (argv, _payload(payload, root), targeted)
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         for round_ in range(args.rounds + 1):  # round 0 caches the bytecode, untimed
             for name, (argv, stdin, _) in cases.items():
@@ -110,18 +138,15 @@ def main() -> int:
                     print(f"{name}: exit {done.returncode}: {done.stderr.decode()}")
                     return 1
     baseline = statistics.median(samples["python -c 'import click' (baseline)"])
-    missed = []
     print(f"{'command':<54} {'median ms':>10} {'ratio':>7}")
     for name, (_, _, targeted) in cases.items():
         median = statistics.median(samples[name])
         ratio = median / baseline
         mark = ""
         if targeted:
-            mark = "  ok" if ratio <= TARGET else f"  MISSED (target <= {TARGET:.1f}x)"
-            if ratio > TARGET:
-                missed.append(name)
+            mark = f"  within {TARGET:.0f}x" if ratio <= TARGET else f"  over {TARGET:.0f}x"
         print(f"{name:<54} {median:>10.1f} {ratio:>6.2f}x{mark}")
-    return 1 if missed else 0
+    return 0
 
 
 if __name__ == "__main__":

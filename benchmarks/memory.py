@@ -4,6 +4,8 @@ Every figure is timed in the same run as its baseline, in interleaved rounds (me
 baseline, measured, ...; the order alternates from round to round), and judged by the
 MEDIAN of the per-round ratios, since single timings vary twofold on shared machines:
 
+* ``append`` (page cache) in one process: from the Reflection object to the line in the
+  file, against that process's own raw ``os.write`` of the same bytes (<= 4x).
 * ``append`` (page cache) from 8 writer processes started behind a barrier, appending to one
   store: from the Reflection object to the line in the file, against 8 processes doing a raw
   ``os.write`` of the same bytes on kept-open ``O_APPEND`` descriptors (<= 2x).
@@ -324,6 +326,47 @@ def bench_append(work: Path, rounds: int, ops: int, *, fsync: bool) -> Figure:
     if fsync:
         return Figure(f"append x{WRITERS} processes, durability=fsync", 1.2, "us", ms, bs)
     return Figure(f"append x{WRITERS} processes, page cache", 2.0, "us", ms, bs)
+
+
+def bench_append_one_process(work: Path, rounds: int, ops: int) -> Figure:
+    """Time JsonlMemory.append in one process against its own os.write of the same bytes.
+
+    From the Reflection object to the line in the file (encoding, lock, checks, write),
+    against a raw ``os.write`` of the encoded lines on a kept-open ``O_APPEND`` descriptor,
+    in the same process and the same run, per record.
+    """
+    records = [
+        make_reflection(i, f"sub-{i % 50:03d}", START + timedelta(seconds=i)) for i in range(ops)
+    ]
+    lines = [encode_line(r) for r in records]
+    counter = iter(range(1_000_000))
+
+    def store_round() -> float:
+        path = work / f"one-store-{next(counter)}.jsonl"
+        store = JsonlMemory(path)
+        store.append(records[0])  # opens the file before the clock starts
+        start = time.perf_counter()
+        for r in records:
+            store.append(r)
+        elapsed = time.perf_counter() - start
+        store.close()
+        _remove_store(path)
+        return elapsed / ops
+
+    def raw_round() -> float:
+        path = work / f"one-raw-{next(counter)}.jsonl"
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        os.write(fd, lines[0])
+        start = time.perf_counter()
+        for line in lines:
+            os.write(fd, line)
+        elapsed = time.perf_counter() - start
+        os.close(fd)
+        path.unlink()
+        return elapsed / ops
+
+    ms, bs = interleave(rounds, store_round, raw_round)
+    return Figure("append, one process, page cache", 4.0, "us", ms, bs)
 
 
 def bench_recent_floor(big: Path, rounds: int, calls: int) -> Figure:
@@ -664,6 +707,7 @@ def run(n: int, rounds: Rounds, work: Path, only: str | None = None) -> list[Fig
     """Build the stores, run every figure (or only the *only* ones), return the rows."""
     if only == "append":  # needs no stores
         return [
+            bench_append_one_process(work, rounds.append, rounds.append_ops * 4),
             bench_append(work, rounds.append, rounds.append_ops, fsync=False),
             bench_append(work, rounds.fsync, rounds.fsync_ops, fsync=True),
         ]
@@ -691,6 +735,7 @@ def run(n: int, rounds: Rounds, work: Path, only: str | None = None) -> list[Fig
     if only == "prune":
         return bench_prune(big, keep_from, n, work, rounds.prune)
     figures = [
+        bench_append_one_process(work, rounds.append, rounds.append_ops * 4),
         bench_append(work, rounds.append, rounds.append_ops, fsync=False),
         bench_append(work, rounds.fsync, rounds.fsync_ops, fsync=True),
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 from reflexkit import FailureContext, build_application, load_project
@@ -25,6 +26,7 @@ def main() -> int:
     workdir = make_project()
     app = build_application(load_project(cwd=workdir))
     service = app.reflection.service()
+    run_id = uuid.uuid4().hex  # one run: its lessons are its own, not yesterday's run's
     prompt = TASK
     for attempt in range(1, 4):
         toy_agent(prompt, workdir)  # your agent here
@@ -34,6 +36,7 @@ def main() -> int:
             print(f"passed on attempt {attempt}")
             return 0
         failure = FailureContext(
+            session_id=run_id,
             task_id="calc",
             subtask_id="fix-add",
             attempt_number=attempt,
@@ -42,9 +45,11 @@ def main() -> int:
             error_output=done.stdout + done.stderr,
         )
         reflection = service.generate(failure)  # never raises: falls back to the heuristic
-        service.save(reflection)  # False (and logged) when memory can't be written
+        service.save(reflection)  # once per attempt; False (and logged) when it can't be
         print(f"attempt {attempt} failed; lesson: {reflection.analysis[:100]}...")
-        prompt = f"{TASK}\n\n{service.format_for_prompt(service.get_recent('fix-add'))}"
+        # This task's subtask, this run: subtask ids repeat across tasks, and runs.
+        lessons = service.get_recent("fix-add", task_id="calc", session_id=run_id)
+        prompt = f"{TASK}\n\n{service.format_for_prompt(lessons)}"
     return 1
 
 

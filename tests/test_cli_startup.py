@@ -1,9 +1,10 @@
-"""Start-up of the command and of ``import reflexkit``: what the fast paths leave unimported.
+"""Start-up of the command and of ``import reflexkit``: what each path leaves unimported.
 
 Speed itself is measured by benchmarks/cli.py; these tests check, in fresh processes, the
-imports that made every call slow (dependency_injector with its wiring, which pulls in
-starlette and pydantic; rich; the anthropic SDK), so a stray top-level import can't bring
-them back unnoticed.
+imports a command doesn't need (the anthropic SDK for a heuristic reflection, every command
+module for ``--version``), so a stray top-level import can't bring them back unnoticed.
+The object graphs come from the one composition root, whose providers import their class
+when first called.
 """
 
 from __future__ import annotations
@@ -18,10 +19,7 @@ from pathlib import Path
 import pytest
 
 import reflexkit
-from reflexkit.cli import _light
-from reflexkit.containers import build_application
-from reflexkit.models import FailureContext
-from reflexkit.tasks.config import load_project
+from reflexkit.cli import COMMANDS
 
 from .conftest import PYTEST_FAILURE as FAILURE
 
@@ -78,72 +76,11 @@ def _imported(
     return report["code"], modules if full else {m.split(".")[0] for m in modules}
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ("--version",),
-        ("recent", "discount"),
-        ("recent", "discount", "--format", "json"),
-        ("reflect", "--backend", "heuristic", "--no-save"),
-        ("reflect", "--backend", "heuristic"),
-    ],
-    ids=" ".join,
-)
-def test_fast_paths_leave_the_heavy_parts_out(project: Path, args: tuple[str, ...]) -> None:
-    """No dependency_injector, starlette, pydantic, rich or anthropic for the fast paths."""
-    code, modules = _imported(project, *args, stdin=json.dumps(FAILURE).encode())
-    assert code in {0, None}
-    assert modules.isdisjoint(HEAVY), sorted(modules & set(HEAVY))
-
-
 def test_version_imports_no_config_machinery(project: Path) -> None:
     """`--version` needs click alone: no cattrs, no attrs classes of ours."""
     code, modules = _imported(project, "--version")
     assert code in {0, None}
     assert not modules & {"cattrs", "orjson", "attrs", "attr"}
-
-
-@pytest.mark.parametrize(
-    "args", [("recent", "discount"), ("recent", "discount", "--format", "json")], ids=" ".join
-)
-def test_recent_hashes_nothing_and_starts_no_process_machinery(
-    project: Path, args: tuple[str, ...]
-) -> None:
-    """`recent` keys its index with blake2b alone: no hashlib (OpenSSL), no subprocess.
-
-    Nor the task models: the id check it needs lives in reflexkit.models; nor the queue of
-    prune's copier thread.
-    """
-    code, modules = _imported(project, *args, full=True)
-    assert code in {0, None}
-    lazy = {"hashlib", "_hashlib", "ctypes", "subprocess", "selectors", "reflexkit.tasks.task"}
-    lazy |= {"queue"}
-    assert not modules & lazy, sorted(modules & lazy)
-
-
-@pytest.mark.parametrize(
-    "args",
-    [
-        ("recent", "discount"),
-        ("reflect", "--backend", "heuristic", "--no-save"),
-        ("reflect", "--backend", "heuristic"),
-    ],
-    ids=" ".join,
-)
-def test_fast_paths_load_no_converter_nor_metadata_scan(
-    project: Path, args: tuple[str, ...]
-) -> None:
-    """Valid JSON is read without cattrs; no plugin declared means no importlib.metadata.
-
-    Nor OpenSSL's hashlib (the fingerprint uses CPython's own SHA-256), nor difflib (it
-    suggests keys for typos only), nor signal (only `run` is interrupted), nor logging
-    (nothing is logged).
-    """
-    code, modules = _imported(project, *args, stdin=json.dumps(FAILURE).encode(), full=True)
-    assert code in {0, None}
-    lazy = {"cattrs", "importlib.metadata", "hashlib", "_hashlib", "difflib", "signal"}
-    lazy |= {"logging"}
-    assert not modules & lazy, sorted(modules & lazy)
 
 
 def _store_of_one(project: Path) -> Path:
@@ -172,8 +109,8 @@ def _recent(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def test_a_warning_on_a_fast_path_has_the_commands_prefix(project: Path) -> None:
-    """Logging is set up when something first logs, not at start-up: same lines as before."""
+def test_a_warning_has_the_commands_prefix(project: Path) -> None:
+    """A warning of `recent` is one line, with the command's prefix."""
     _store_of_one(project).write_text("not a folder\n")
     lines = _recent(project).stderr.splitlines()
     assert len(lines) == 1, lines
@@ -181,8 +118,8 @@ def test_a_warning_on_a_fast_path_has_the_commands_prefix(project: Path) -> None
     assert "no index" in lines[0]
 
 
-def test_debug_after_the_command_still_shows_a_fast_paths_info_lines(project: Path) -> None:
-    """--debug given after `recent` sets the level that the deferred set-up applies."""
+def test_debug_after_the_command_shows_info_lines(project: Path) -> None:
+    """--debug given after `recent` sets the level too."""
     index = _store_of_one(project)
     assert "indexing the store" not in _recent(project).stderr
     shutil.rmtree(index)
@@ -194,7 +131,7 @@ def test_debug_after_the_command_still_shows_a_fast_paths_info_lines(project: Pa
 
 
 def test_a_bad_project_json_still_gets_the_converters_message(project: Path) -> None:
-    """The converter is built on demand: a typo in project.json is reported as before."""
+    """A typo in project.json is reported with the JSON path and a suggestion."""
     (project / ".reflexkit" / "project.json").write_text(
         json.dumps({"reflexion": {"maxReflectionsPerRetyr": 2, "backend": "heuristic"}})
     )
@@ -212,25 +149,18 @@ def test_a_bad_project_json_still_gets_the_converters_message(project: Path) -> 
 
 _COMPILED = """
 import json, sys
-from reflexkit._regex import _LazyPattern
+from reflexkit.readers._pattern import Pattern
 import gc
 from reflexkit.models import FailureContext
 from reflexkit.readers import analyse
-from reflexkit.readers._pattern import Pattern
 from reflexkit.redaction import Redactor
 
-def is_compiled(o):
-    if isinstance(o, Pattern):
-        return o._compiled is not None
-    return "_compiled" in vars(o)
-
-def patterns():
-    return [o for o in gc.get_objects() if isinstance(o, (_LazyPattern, Pattern))]
-
 def compiled():
-    return sum(1 for o in patterns() if is_compiled(o))
+    return sum(
+        1 for o in gc.get_objects() if isinstance(o, Pattern) and o._compiled is not None
+    )
 
-total = len(patterns())
+total = sum(1 for o in gc.get_objects() if isinstance(o, Pattern))
 after_import = compiled()
 failure = FailureContext(**json.loads(sys.argv[1]))
 found = analyse(failure)
@@ -244,7 +174,7 @@ print(json.dumps({
 
 
 def test_patterns_compile_when_a_reading_needs_them() -> None:
-    """Importing the readers and redaction compiles none of their patterns.
+    """Importing the readers and redaction compiles none of the readers' patterns.
 
     Reading a pytest failure with a token in it compiles a few, and reads and redacts it
     right.
@@ -286,10 +216,9 @@ def test_heuristic_reflect_leaves_the_llm_generators_out(project: Path) -> None:
     lazy = {
         "reflexkit.reflection.fixture",
         "reflexkit.reflection.claude",
-        "reflexkit.llm._client",
+        "tenacity",
         "reflexkit.orchestrator._process",
         "reflexkit.events",
-        "tenacity",
         "ctypes",
     }
     assert not modules & lazy, sorted(modules & lazy)
@@ -297,12 +226,12 @@ def test_heuristic_reflect_leaves_the_llm_generators_out(project: Path) -> None:
 
 
 def test_llm_backend_without_a_credential_never_imports_the_sdk(project: Path) -> None:
-    """No key, no profile: the fallback reflection, and neither the SDK nor the container."""
+    """No key, no profile: the fallback reflection, and no SDK."""
     code, modules = _imported(
         project, "reflect", "--backend", "llm", "--no-save", stdin=json.dumps(FAILURE).encode()
     )
     assert code in {0, None}
-    assert modules.isdisjoint(HEAVY), sorted(modules & set(HEAVY))
+    assert "anthropic" not in modules
 
 
 def test_llm_backend_with_a_credential_does_load_the_sdk(project: Path) -> None:
@@ -330,49 +259,6 @@ def test_import_reflexkit_is_cheap() -> None:
     assert set(done.stdout.split()).isdisjoint({*HEAVY, "cattrs", "click"})
 
 
-@pytest.mark.parametrize("backend", ["heuristic", "llm"])
-def test_the_light_service_matches_the_container(
-    project: Path, backend: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The fast path's service reflects exactly as the container's does (llm: no key)."""
-    for name in [k for k in os.environ if k.startswith("ANTHROPIC_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(project / "home"))
-    (project / ".reflexkit" / "project.json").write_text(
-        json.dumps({"reflexion": {"backend": backend}})
-    )
-    loaded = load_project(cwd=project)
-    failure = FailureContext(
-        task_id="checkout",
-        subtask_id="discount",
-        attempt_number=1,
-        command="python -m pytest -q",
-        exit_code=1,
-        error_output=FAILURE["errorOutput"] + "api_key=sk-ant-api03-" + "x" * 40 + "\n",
-    )
-    light_store = _light.store(loaded)
-    assert light_store is not None
-    built = _light.reflection_service(loaded, light_store)
-    assert built is not None
-    light, close = built
-    app = build_application(loaded)
-    try:
-        ours = light.generate(failure)
-        theirs = app.reflection.service().generate(failure)
-    finally:
-        close()
-        light_store.close()
-        app.shutdown_resources()
-    fields = ("category", "failure_type", "analysis", "suggestion", "action_items", "source")
-    assert [getattr(ours, f) for f in fields] == [getattr(theirs, f) for f in fields]
-    assert (ours.confidence, ours.fingerprint, ours.redactions, ours.fallback_reason) == (
-        theirs.confidence,
-        theirs.fingerprint,
-        theirs.redactions,
-        theirs.fallback_reason,
-    )
-
-
 def test_every_public_name_resolves() -> None:
     """Each name of `reflexkit.__all__` imports, and dir() lists them."""
     for name in reflexkit.__all__:
@@ -387,7 +273,7 @@ import ctypes, sys
 from reflexkit.cli import main
 sys.argv = ["reflexkit", *sys.argv[1:]]
 try:
-    main(exit_fast=False)  # returns, to look at the process after the command
+    main()
 except SystemExit:
     pass
 flag = ctypes.c_int(0)
@@ -423,76 +309,32 @@ def test_main_becomes_a_subreaper_only_to_run_a_command(
     assert done.stdout.strip().splitlines()[-1] == expected
 
 
-_GC = """
-import gc, sys
-from reflexkit.cli import cli, main
-args = sys.argv[2:]
-try:
-    if sys.argv[1] == "main":
-        sys.argv = ["reflexkit", *args]
-        main(exit_fast=False)
-    else:
-        cli.main(args=args, prog_name="reflexkit")
-except SystemExit:
-    pass
-print("gc", gc.isenabled())
-"""
-
-
-@pytest.mark.parametrize(
-    ("entry", "args", "expected"),
-    [
-        ("main", ("recent", "discount"), "gc False"),
-        ("main", ("reflect", "--backend", "heuristic", "--no-save"), "gc False"),
-        ("main", ("stats",), "gc True"),
-        ("main", ("config", "check"), "gc True"),
-        ("cli", ("recent", "discount"), "gc True"),
-    ],
-)
-def test_only_the_short_commands_run_without_the_cyclic_gc(
-    project: Path, entry: str, args: tuple[str, ...], expected: str
-) -> None:
-    """main() pauses the cyclic GC and turns it back on unless the command is short-lived.
-
-    A program that embeds the commands (``cli.main``) keeps its own GC.
-    """
-    done = subprocess.run(
-        [sys.executable, "-c", _GC, entry, *args],
-        input=json.dumps(FAILURE).encode(),
-        cwd=project,
-        capture_output=True,
-        check=True,
-    )
-    assert done.stdout.decode().strip().splitlines()[-1] == expected
-
-
 _TEARDOWN = """
-import atexit, sys
+import atexit, gc, sys
 from reflexkit.cli import main
-atexit.register(lambda: print("teardown ran", file=sys.stderr))
+atexit.register(lambda: print("teardown ran, gc", gc.isenabled(), file=sys.stderr))
 sys.argv = ["reflexkit", *sys.argv[1:]]
 main()
 """
 
 
 @pytest.mark.parametrize(
-    ("args", "torn_down"),
+    "args",
     [
-        (("recent", "discount"), False),
-        (("reflect", "--backend", "heuristic"), False),
-        (("recent", "no such id!"), False),
-        (("config", "check"), True),
-        (("--version",), True),
+        ("recent", "discount"),
+        ("reflect", "--backend", "heuristic"),
+        ("recent", "no such id!"),
+        ("config", "check"),
+        ("--version",),
     ],
-    ids=lambda value: " ".join(value) if isinstance(value, tuple) else f"teardown={value}",
+    ids=" ".join,
 )
-def test_short_commands_skip_the_interpreters_teardown(
-    project: Path, args: tuple[str, ...], *, torn_down: bool
+def test_every_command_ends_with_the_interpreters_teardown(
+    project: Path, args: tuple[str, ...]
 ) -> None:
-    """recent, reflect and fixtures end with os._exit once flushed; other commands don't.
+    """No command pauses the cyclic GC or skips the teardown (no gc/os._exit tricks).
 
-    The teardown of every module and object cost these commands about a fifth of their
-    time; their exit code, output and stored records are as before.
+    The exit code, the output and the stored records are what they should be.
     """
     done = subprocess.run(
         [sys.executable, "-c", _TEARDOWN, *args],
@@ -501,7 +343,7 @@ def test_short_commands_skip_the_interpreters_teardown(
         capture_output=True,
         check=False,
     )
-    assert (b"teardown ran" in done.stderr) == torn_down, done.stderr
+    assert b"teardown ran, gc True" in done.stderr, done.stderr
     if args[0] == "reflect":
         assert done.returncode == 0, done.stderr
         assert b"Analysis:" in done.stdout
@@ -512,7 +354,7 @@ def test_short_commands_skip_the_interpreters_teardown(
         assert b"SUBTASK_ID" in done.stderr
 
 
-def test_a_fast_exit_flushes_output_bigger_than_a_pipe(project: Path) -> None:
+def test_output_bigger_than_a_pipe_reaches_the_reader(project: Path) -> None:
     """Everything buffered reaches the reader before the process ends: here 200 records."""
     from reflexkit.memory import JsonlMemory  # noqa: PLC0415
     from reflexkit.testing.memory_contract import make_reflection  # noqa: PLC0415
@@ -528,3 +370,29 @@ def test_a_fast_exit_flushes_output_bigger_than_a_pipe(project: Path) -> None:
     )
     assert len(done.stdout) > 1 << 16
     assert [r["attemptNumber"] for r in json.loads(done.stdout)] == list(range(1, 201))
+
+
+_HELP = """
+import sys
+from reflexkit.cli import cli
+try:
+    cli.main(args=["--help"], prog_name="reflexkit")
+except SystemExit:
+    pass
+print(sorted(m for m in sys.modules if m.startswith("reflexkit.cli.commands.")), file=sys.stderr)
+"""
+
+
+def test_help_imports_no_command() -> None:
+    """`reflexkit --help` lists every command from its summary, importing none of them."""
+    done = subprocess.run([sys.executable, "-c", _HELP], capture_output=True, text=True, check=True)
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    for name in COMMANDS:
+        assert f"  {name} " in done.stdout
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_summary_is_the_commands_own(name: str) -> None:
+    """The table's one-line summary is the first paragraph of the command's help."""
+    command = COMMANDS[name].load()
+    assert COMMANDS[name].summary == command.get_short_help_str(limit=1_000)

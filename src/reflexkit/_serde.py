@@ -8,12 +8,6 @@ written by value and datetimes as ISO 8601 in UTC with a ``Z``.
 :func:`structure` wraps the converter and turns its errors into a :class:`ConfigError` whose
 lines name the JSON path the user wrote (``$.reflexion.maxReflectionsPerRetry``).
 
-Start-up (#19): cattrs and the converter are built on first use of :data:`converter`, not at
-import. :func:`structure` and :func:`structure_raw` first try a direct reading of valid data
-(the same hooks, the same checks, the models' own ``__init__``), which the commands that
-run once per failure (``recent``, ``reflect``) finish with; anything it does not handle, and
-every input it rejects, goes through the converter, so results and error messages are the
-converter's.
 """
 
 from __future__ import annotations
@@ -25,18 +19,22 @@ import os
 import re
 import select
 import stat
-import types
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import IO, TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin
+from typing import IO, Any, TypeVar, get_args, get_origin
 
 import attrs
+import cattrs
 import orjson
+from cattrs.errors import (
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationError,
+    IterableValidationNote,
+)
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from reflexkit.exceptions import ConfigError
-
-if TYPE_CHECKING:
-    import cattrs
 
 __all__ = [
     "MAX_JSON_BYTES",
@@ -187,11 +185,6 @@ def _is_homogeneous_tuple(t: Any) -> bool:  # noqa: ANN401 -- any type expressio
 
 
 def _make_tuple_hook(conv: cattrs.Converter) -> Callable[[Any], Callable[[object, Any], Any]]:
-    from cattrs.errors import (  # noqa: PLC0415 -- cattrs loads with the converter
-        IterableValidationError,
-        IterableValidationNote,
-    )
-
     def factory(t: Any) -> Callable[[object, Any], Any]:  # noqa: ANN401
         item_type = get_args(t)[0]
         item_hook = conv.get_structure_hook(item_type)
@@ -273,8 +266,6 @@ def _validated(base: Callable[[Any, Any], Any], field: attrs.Attribute[Any]) -> 
 def _make_attrs_structure(
     conv: cattrs.Converter,
 ) -> Callable[[type], Callable[[object, type], Any]]:
-    from cattrs.gen import make_dict_structure_fn, override  # noqa: PLC0415 -- see above
-
     def factory(cls: type) -> Callable[[object, type], Any]:
         attrs.resolve_types(cls)
         overrides: dict[str, Any] = {}
@@ -304,8 +295,6 @@ def _make_attrs_structure(
 
 
 def _make_attrs_unstructure(conv: cattrs.Converter) -> Callable[[type], Callable[[Any], Any]]:
-    from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 -- see above
-
     def factory(cls: type) -> Callable[[Any], Any]:
         attrs.resolve_types(cls)
         overrides: dict[str, Any] = {
@@ -318,8 +307,6 @@ def _make_attrs_unstructure(conv: cattrs.Converter) -> Callable[[type], Callable
 
 
 def _build() -> cattrs.Converter:
-    import cattrs  # noqa: PLC0415 -- only when the converter is first used (#19)
-
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
     for exact, hook in (
         (str, _str),
@@ -344,154 +331,16 @@ def _build() -> cattrs.Converter:
     return conv
 
 
-if TYPE_CHECKING:
-    converter: cattrs.Converter
-    """The one converter: ``converter.structure(data, Reflection)``, ``converter.unstructure(r)``.
+converter = _build()
+"""The one converter: ``converter.structure(data, Reflection)``, ``converter.unstructure(r)``.
 
-    It raises cattrs' own exceptions; :func:`structure` turns them into a :class:`ConfigError`.
-    Built on first use (module ``__getattr__``), so importing this module stays cheap.
-    """
-
-
-@functools.cache
-def _converter() -> cattrs.Converter:
-    built = _build()
-    globals()["converter"] = built  # later lookups of the module attribute are direct
-    return built
-
-
-def __getattr__(name: str) -> Any:  # noqa: ANN401 -- the converter, built on first use
-    if name == "converter":
-        return _converter()
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
-
-
-# --- the direct reading of valid data (#19) ----------------------------------------------------
-
-
-class _Unsupported(Exception):  # noqa: N818 -- internal: "the converter does this type"
-    """A type the direct reading leaves to the converter."""
-
-
-_NONE_TYPE = type(None)
-_READERS: dict[Any, Callable[[object], Any] | None] = {}
-_BUILDING: set[Any] = set()
-
-
-def _reader(t: Any) -> Callable[[object], Any] | None:  # noqa: ANN401 -- any type expression
-    """The direct reader of type *t*, or ``None`` when the converter must do it."""
-    try:
-        return _READERS[t]
-    except KeyError:
-        pass
-    except TypeError:  # an unhashable type expression
-        return None
-    try:
-        found: Callable[[object], Any] | None = _make_reader(t)
-    except Exception:  # noqa: BLE001 -- anything unexpected: leave it to the converter
-        found = None
-    _READERS[t] = found
-    return found
-
-
-def _need(t: Any) -> Callable[[object], Any]:  # noqa: ANN401
-    found = _reader(t)
-    if found is None:
-        raise _Unsupported(t)
-    return found
-
-
-def _make_reader(t: Any) -> Callable[[object], Any]:  # noqa: ANN401 -- any type expression
-    """The same checks as the converter's hooks for *t*, without cattrs."""
-    primitive = {str: _str, int: _int, float: _float, bool: _bool, datetime: _datetime}.get(t)
-    if primitive is not None:
-        return functools.partial(_with_type, primitive, t)
-    if isinstance(t, type) and issubclass(t, enum.Enum):
-        return functools.partial(_with_type, _enum_hook(t), t)
-    args = get_args(t)
-    if get_origin(t) in {Union, types.UnionType}:
-        others = [a for a in args if a is not _NONE_TYPE]
-        if len(args) != 2 or len(others) != 1:  # noqa: PLR2004 -- X | None, nothing else
-            raise _Unsupported(t)
-        inner = _need(others[0])
-        return lambda value: None if value is None else inner(value)
-    if _is_homogeneous_tuple(t):
-        item = _need(args[0])
-        return functools.partial(_read_tuple, item)
-    if _is_dict(t):
-        return functools.partial(_read_dict, _need(args[0]), _need(args[1]))
-    if isinstance(t, type) and attrs.has(t):
-        return _attrs_reader(t)
-    raise _Unsupported(t)
-
-
-def _with_type(hook: Callable[[object, Any], Any], t: Any, value: object) -> Any:  # noqa: ANN401
-    return hook(value, t)
-
-
-def _read_tuple(item: Callable[[object], Any], value: object) -> tuple[Any, ...]:
-    if not isinstance(value, list | tuple):
-        msg = "expected a list"
-        raise TypeError(msg)
-    return tuple(item(v) for v in value)
-
-
-def _read_dict(
-    key: Callable[[object], Any], item: Callable[[object], Any], value: object
-) -> dict[Any, Any]:
-    if not isinstance(value, dict):
-        msg = "expected an object"
-        raise TypeError(msg)
-    return {key(k): item(v) for k, v in value.items()}
-
-
-def _attrs_reader(cls: type) -> Callable[[object], Any]:
-    if cls in _BUILDING:  # a recursive model: the converter handles those
-        raise _Unsupported(cls)
-    _BUILDING.add(cls)
-    try:
-        attrs.resolve_types(cls)
-        fields = []
-        for field in attrs.fields(cls):
-            if not field.init or field.alias != field.name or field.type is None:
-                raise _Unsupported(cls)
-            required = field.default is attrs.NOTHING
-            fields.append((camel(field.name), field.name, _need(field.type), required))
-    finally:
-        _BUILDING.discard(cls)
-    keys = frozenset(key for key, _, _, _ in fields)
-
-    def read(value: object) -> Any:  # noqa: ANN401
-        if not isinstance(value, Mapping) or not keys.issuperset(value):
-            msg = "not an object of known keys"
-            raise TypeError(msg)
-        kwargs = {}
-        for key, name, item, required in fields:
-            if key in value:
-                kwargs[name] = item(value[key])
-            elif required:
-                raise KeyError(key)
-        return cls(**kwargs)  # the model's own validators run here, as with the converter
-
-    return read
+It raises cattrs' own exceptions; :func:`structure` turns them into a :class:`ConfigError`.
+"""
 
 
 def structure_raw(data: object, cls: type[T]) -> T:
-    """Build a model from JSON data; raise the converter's own exceptions when it doesn't fit.
-
-    Valid data is read directly when the model's types allow (see the module
-    documentation); everything else, and every error, is the converter's.
-    """
-    reader = _reader(cls)
-    if reader is not None:
-        try:
-            result: T = reader(data)
-        except Exception:  # noqa: BLE001, S110 -- the converter reports what is wrong
-            pass
-        else:
-            return result
-    return _converter().structure(data, cls)
+    """Build a model from JSON data; raise the converter's own exceptions when it doesn't fit."""
+    return converter.structure(data, cls)
 
 
 # --- errors with JSON paths ------------------------------------------------------------------
@@ -502,12 +351,6 @@ def _attr_keys(cls: object) -> list[str]:
 
 
 def _walk(exc: BaseException, path: str) -> list[str]:
-    from cattrs.errors import (  # noqa: PLC0415 -- errors come from the converter, loaded
-        ClassValidationError,
-        ForbiddenExtraKeysError,
-        IterableValidationError,
-        IterableValidationNote,
-    )
 
     if isinstance(exc, ClassValidationError):
         lines: list[str] = []
@@ -583,17 +426,13 @@ def structure(data: object, cls: type[T], *, source: str = "") -> T:
         return structure_raw(data, cls)
     except (ValueError, TypeError, KeyError) as err:
         raise ConfigError(format_errors(err, source=source)) from err
-    except Exception as err:
-        from cattrs import BaseValidationError  # noqa: PLC0415 -- loaded by the converter
-
-        if isinstance(err, BaseValidationError):
-            raise ConfigError(format_errors(err, source=source)) from err
-        raise
+    except cattrs.BaseValidationError as err:
+        raise ConfigError(format_errors(err, source=source)) from err
 
 
 def unstructure(obj: object) -> Any:  # noqa: ANN401 -- JSON data
     """Return the camelCase JSON data of a model."""
-    return _converter().unstructure(obj)
+    return converter.unstructure(obj)
 
 
 _ORJSON_MESSAGES = {

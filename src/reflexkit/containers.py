@@ -12,38 +12,20 @@ classes; everything else takes its collaborators in ``__init__``.
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from dependency_injector import containers, providers
 
-from reflexkit.insights.analysis import AnalysisCycle, ClaudeAnalyst, HeuristicAnalyst
-from reflexkit.insights.lessons import InMemoryLessons, JsonlLessons
-from reflexkit.insights.rules import FixedRules, HistoryRules
-from reflexkit.insights.store import FindingLog, PausedSubtasks
 from reflexkit.llm import Claude
-from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
-from reflexkit.memory.postgres import PostgresMemory
+from reflexkit.memory.protocols import EpisodicMemory
 from reflexkit.models import LogicalClock, utcnow
-from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-from reflexkit.orchestrator.insight_steps import LoopInsights
-from reflexkit.orchestrator.loop import Orchestrator
-from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
-from reflexkit.orchestrator.verify import verifier_factory
-from reflexkit.redaction import Redactor
-from reflexkit.reflection.classify import classify
-from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.fallback import FallbackGenerator
-from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.fixture import FixtureGenerator
-from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.reflection.protocols import ReflectionService
-from reflexkit.reflection.service import DefaultReflectionService
-from reflexkit.reports.audit import AttemptAudit
-from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge
 from reflexkit.tasks.config import LoadedProject, ReflexionConfig
 
 __all__ = [
@@ -59,6 +41,31 @@ __all__ = [
 
 
 _T = TypeVar("_T")
+
+
+def _imported(path: str) -> Any:  # noqa: ANN401 -- whatever the module holds
+    """The object at ``module:name`` (or ``module:Class.attribute``), imported now."""
+    module, _, name = path.partition(":")
+    return functools.reduce(getattr, name.split("."), importlib.import_module(module))
+
+
+def _lazy(path: str) -> Callable[..., Any]:
+    """A factory for the class at ``module:name`` that imports it when first called.
+
+    The root names every class, but a command pays only for the ones its graph builds: a
+    heuristic reflection never imports the Claude generator, the loop or PostgreSQL.
+    """
+
+    def build(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401 -- the class's own arguments
+        return _imported(path)(*args, **kwargs)
+
+    build.__qualname__ = build.__name__ = path.rpartition(":")[2]
+    return build
+
+
+def _object(path: str) -> providers.Callable[Any]:
+    """A provider of the object at ``module:name`` (a function handed over as it is)."""
+    return providers.Callable(_imported, path)
 
 
 def _clock_for(reflexion: ReflexionConfig) -> Callable[[], datetime]:
@@ -83,22 +90,22 @@ def _closing(instance: _T) -> Iterator[_T]:
 
 
 class Memory(containers.DeclarativeContainer):
-    """Episodic memory, chosen by ``memory.backend``."""
+    """Episodic memory, chosen by ``memory.backend``; both backends for ``memory copy``."""
 
     project = providers.Dependency(instance_of=LoadedProject)
 
+    jsonl = providers.Factory(
+        _lazy("reflexkit.memory.jsonl:JsonlMemory"),
+        project.provided.memory_path,
+        durability=project.provided.config.memory.durability,
+    )
+    postgres = providers.Factory(
+        _lazy("reflexkit.memory.postgres:PostgresMemory"),
+        project.provided.database_url.call(),
+        spool=project.provided.spool_path,
+    )
     backend = providers.Selector(
-        project.provided.config.memory.backend,
-        jsonl=providers.Factory(
-            JsonlMemory,
-            project.provided.memory_path,
-            durability=project.provided.config.memory.durability,
-        ),
-        postgres=providers.Factory(
-            PostgresMemory,
-            project.provided.database_url.call(),
-            spool=project.provided.spool_path,
-        ),
+        project.provided.config.memory.backend, jsonl=jsonl, postgres=postgres
     )
     store = providers.Resource(_closing, backend)
 
@@ -111,11 +118,11 @@ class Reflection(containers.DeclarativeContainer):
 
     claude = providers.Dependency(instance_of=Claude)
 
-    redactor = providers.Singleton(Redactor)
-    heuristic = providers.Singleton(HeuristicGenerator)
+    redactor = providers.Singleton(_lazy("reflexkit.redaction:Redactor"))
+    heuristic = providers.Singleton(_lazy("reflexkit.reflection.heuristic:HeuristicGenerator"))
     options = project.provided.config.reflexion.request_options.call()
     claude_generator = providers.Factory(
-        ClaudeGenerator,
+        _lazy("reflexkit.reflection.claude:ClaudeGenerator"),
         claude,
         options=options,
         timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
@@ -124,10 +131,12 @@ class Reflection(containers.DeclarativeContainer):
 
     backend = providers.Selector(
         project.provided.config.reflexion.backend,
-        llm=providers.Factory(FallbackGenerator, claude_generator, heuristic),
+        llm=providers.Factory(
+            _lazy("reflexkit.reflection.fallback:FallbackGenerator"), claude_generator, heuristic
+        ),
         heuristic=heuristic,
         fixture=providers.Factory(
-            FixtureGenerator,
+            _lazy("reflexkit.reflection.fixture:FixtureGenerator"),
             project.provided.fixtures_path,
             options=options,
             root=project.provided.root,
@@ -137,13 +146,13 @@ class Reflection(containers.DeclarativeContainer):
 
     clock = providers.Singleton(_clock_for, project.provided.config.reflexion)
     service = providers.Singleton(
-        DefaultReflectionService,
+        _lazy("reflexkit.reflection.service:DefaultReflectionService"),
         generator=generator,
         store=store,
         fallback=heuristic,
         redact=redactor.provided.redact_failure,
-        classify=providers.Object(classify),
-        fingerprint=providers.Object(fingerprint),
+        classify=_object("reflexkit.reflection.classify:classify"),
+        fingerprint=_object("reflexkit.reflection.fingerprint:fingerprint"),
         config=project.provided.config.reflexion,
         clock=clock,
     )
@@ -163,24 +172,31 @@ class Orchestration(containers.DeclarativeContainer):
 
     project = providers.Dependency(instance_of=LoadedProject)
     service = providers.Dependency(instance_of=ReflectionService)  # type: ignore[type-abstract]  # a runtime-checkable protocol
-    insights = providers.Dependency(instance_of=LoopInsights, default=None)
+    insights: providers.Dependency[Any] = providers.Dependency(default=None)  # LoopInsights
     claude = providers.Dependency(instance_of=Claude)
 
     subagent = providers.Selector(
         project.provided.config.orchestrator.subagent,
         command=providers.Factory(
-            CommandSubagent, project.provided.config.orchestrator.agent_command
+            _lazy("reflexkit.orchestrator.subagents:CommandSubagent"),
+            project.provided.config.orchestrator.agent_command,
         ),
-        scripted=providers.Factory(ScriptedSubagent, providers.Object({})),
+        scripted=providers.Factory(
+            _lazy("reflexkit.orchestrator.subagents:ScriptedSubagent"), providers.Object({})
+        ),
         **{
             "claude-code": providers.Factory(
-                ClaudeCodeSubagent.from_config, project.provided.config.orchestrator
+                _lazy("reflexkit.orchestrator.claude_code:ClaudeCodeSubagent.from_config"),
+                project.provided.config.orchestrator,
             )
         },
     )
-    verifier_for = providers.Factory(verifier_factory, project.provided.config.verification)
+    verifier_for = providers.Factory(
+        _lazy("reflexkit.orchestrator.verify:verifier_factory"),
+        project.provided.config.verification,
+    )
     claude_judge = providers.Factory(
-        ClaudeJudge,
+        _lazy("reflexkit.reports.judge:ClaudeJudge"),
         claude,
         model=project.provided.config.reflexion.model,
         timeout_ms=project.provided.config.verification.judge_timeout_ms,
@@ -189,22 +205,22 @@ class Orchestration(containers.DeclarativeContainer):
         project.provided.config.verification.judge,
         off=providers.Object(None),
         llm=claude_judge,
-        heuristic=providers.Factory(HeuristicJudge),
+        heuristic=providers.Factory(_lazy("reflexkit.reports.judge:HeuristicJudge")),
         fixture=providers.Factory(
-            FixtureJudge,
+            _lazy("reflexkit.reports.judge:FixtureJudge"),
             providers.Callable(_judge_fixtures, project),
             model=project.provided.config.reflexion.model,
         ),
     )
     judge = providers.Resource(_closing, judge_backend)
     audit = providers.Factory(
-        AttemptAudit,
+        _lazy("reflexkit.reports.audit:AttemptAudit"),
         project,
         judge=judge,
         agent=project.provided.config.orchestrator.subagent,
     )
     orchestrator = providers.Factory(
-        Orchestrator,
+        _lazy("reflexkit.orchestrator.loop:Orchestrator"),
         service=service,
         subagent=subagent,
         verifier_for=verifier_for,
@@ -222,24 +238,30 @@ class Insights(containers.DeclarativeContainer):
     claude = providers.Dependency(instance_of=Claude)
 
     clock = providers.Singleton(_clock_for, project.provided.config.reflexion)  # the runs'
-    findings = providers.Singleton(FindingLog, project.provided.insights_path)
-    paused = providers.Singleton(
-        PausedSubtasks, project.provided.paused_path, runs=project.provided.runs_dir
+    findings = providers.Singleton(
+        _lazy("reflexkit.insights.store:FindingLog"), project.provided.insights_path
     )
-    lessons = providers.Singleton(JsonlLessons, project.provided.lessons_path)
+    paused = providers.Singleton(
+        _lazy("reflexkit.insights.store:PausedSubtasks"),
+        project.provided.paused_path,
+        runs=project.provided.runs_dir,
+    )
+    lessons = providers.Singleton(
+        _lazy("reflexkit.insights.lessons:JsonlLessons"), project.provided.lessons_path
+    )
     rules = providers.Singleton(
-        HistoryRules,
+        _lazy("reflexkit.insights.rules:HistoryRules"),
         runs=project.provided.runs_dir,
         findings=findings,
         paused=paused,
         config=project.provided.config.insights,
         clock=clock,
     )
-    heuristic_analyst = providers.Singleton(HeuristicAnalyst)
+    heuristic_analyst = providers.Singleton(_lazy("reflexkit.insights.analysis:HeuristicAnalyst"))
     analyst_backend = providers.Selector(
         project.provided.config.reflexion.backend,
         llm=providers.Factory(
-            ClaudeAnalyst,
+            _lazy("reflexkit.insights.analysis:ClaudeAnalyst"),
             claude,
             model=project.provided.config.reflexion.model,
             timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
@@ -249,7 +271,7 @@ class Insights(containers.DeclarativeContainer):
     )
     analyst = providers.Resource(_closing, analyst_backend)
     analysis = providers.Singleton(
-        AnalysisCycle,
+        _lazy("reflexkit.insights.analysis:AnalysisCycle"),
         analyst=analyst,
         fallback=heuristic_analyst,
         findings=findings,
@@ -259,7 +281,7 @@ class Insights(containers.DeclarativeContainer):
     )
     # The loop's insight steps: a fresh one (and fresh per-run state) per Orchestrator.
     loop = providers.Factory(
-        LoopInsights,
+        _lazy("reflexkit.orchestrator.insight_steps:LoopInsights"),
         rules=rules,
         lessons=lessons,
         analysis=analysis,
@@ -297,13 +319,15 @@ class FakeServices(containers.DeclarativeContainer):
     ``fixture`` stay as configured, since none of them reaches the network.
     """
 
-    store = providers.Singleton(InMemoryMemory)
-    generator = providers.Singleton(HeuristicGenerator)
-    subagent = providers.Singleton(ScriptedSubagent, providers.Object({}))
-    rules = providers.Singleton(FixedRules)
-    analyst = providers.Singleton(HeuristicAnalyst)
-    lessons = providers.Singleton(InMemoryLessons)
-    judge = providers.Singleton(HeuristicJudge)
+    store = providers.Singleton(_lazy("reflexkit.memory.in_memory:InMemoryMemory"))
+    generator = providers.Singleton(_lazy("reflexkit.reflection.heuristic:HeuristicGenerator"))
+    subagent = providers.Singleton(
+        _lazy("reflexkit.orchestrator.subagents:ScriptedSubagent"), providers.Object({})
+    )
+    rules = providers.Singleton(_lazy("reflexkit.insights.rules:FixedRules"))
+    analyst = providers.Singleton(_lazy("reflexkit.insights.analysis:HeuristicAnalyst"))
+    lessons = providers.Singleton(_lazy("reflexkit.insights.lessons:InMemoryLessons"))
+    judge = providers.Singleton(_lazy("reflexkit.reports.judge:HeuristicJudge"))
 
 
 def build_application(project: LoadedProject) -> Application:

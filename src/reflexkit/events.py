@@ -33,6 +33,7 @@ from reflexkit import _serde
 from reflexkit._lines import LineWriter, open_lines, scan
 from reflexkit._text import steady
 from reflexkit.models import utcnow
+from reflexkit.redaction.gate import outbound_data
 
 __all__ = [
     "DURATION_KEYS",
@@ -205,7 +206,7 @@ class RunLog:
             data = {k: self._steady(k, v) for k, v in event.data.items()}
             event = attrs.evolve(event, data=data)
         try:
-            self._lines.append(orjson.dumps(_serde.unstructure(event)))
+            self._lines.append(orjson.dumps(outbound_data(_serde.unstructure(event), "run_log")))
         except OSError as err:
             self.lost += 1
             if not self._failing:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from reflexkit.insights.lessons import lessons_key, signed
+
 # One record through each appender; prints "ok" or "error: <message>" and exits 0.
 WRITE = """
 import sys
@@ -201,6 +203,8 @@ def test_readers_skip_garbage_and_keep_the_good_lines(tmp_path: Path, kind: str)
             "data": {"ledToSuccess": "r1"},
         },
     }[kind]
+    if kind == "lessons":  # only lines reflexkit signed are lessons (#29)
+        good = signed(good, lessons_key())
     line = json.dumps(good).encode()
     junk = b"\x00\xff{not json\n" + b"x" * (17 * 1024 * 1024) + b"\n" + b"\x00" * 4096 + b"\n"
     path.write_bytes(line + b"\n" + junk + line + b"\n" + b'{"torn')

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit.exceptions import ConfigError
-from reflexkit.hooks.settings import hook_command, merge_hooks
+from reflexkit.hooks._settings import hook_command, merge_hooks
 
 EXISTING = {
     "permissions": {"allow": ["Bash(npm run lint)"]},

@@ -263,6 +263,37 @@ def test_bash_runs_only_the_commands_the_project_lists(
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
 
 
+def test_git_listed_runs_git_but_no_program_and_writes_nothing_outside(
+    fake_messages_api: FakeMessagesApi, cli_env: dict[str, str], layout: tuple[Path, Path]
+) -> None:
+    """With git listed, git status runs; an alias, a config write and --output are refused."""
+    project, outside = layout
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    fsmonitor = outside / "fsmonitor.sh"
+    fsmonitor.write_text(f"#!/bin/sh\ntouch {outside / 'fsmonitor-ran'}\n")
+    fsmonitor.chmod(0o755)
+    allowed = tool_use("Bash", {"command": "git status --short"})
+    refused = [
+        tool_use("Bash", {"command": f"git -c alias.x='!touch {outside / 'alias-ran'}' x"}),
+        tool_use("Bash", {"command": f"git config core.fsmonitor {fsmonitor}"}),
+        tool_use("Bash", {"command": f"git diff --output={outside / 'diff.txt'}"}),
+        tool_use("Bash", {"command": f"git -C {outside} init"}),
+    ]
+    fake_messages_api.converse(allowed, *refused, message_json([{"type": "text", "text": "ok"}]))
+    result = _run(ClaudeCodeSubagent(bash_commands=["git"], env=cli_env), project)
+    assert result.ok, result.error
+    results = _tool_results(fake_messages_api)
+    assert results[_ids(allowed)[0]][0] is False, results[_ids(allowed)[0]]
+    for tool_id in _ids(*refused):
+        is_error, text = results[tool_id]
+        assert is_error, text
+    assert sorted(p.name for p in outside.iterdir()) == ["fsmonitor.sh", "secret.txt"]
+    config = subprocess.run(
+        ["git", "config", "--get", "core.fsmonitor"], cwd=project, capture_output=True, check=False
+    )
+    assert config.stdout == b""
+
+
 def test_project_settings_cannot_widen_the_permissions(
     fake_messages_api: FakeMessagesApi, cli_env: dict[str, str], layout: tuple[Path, Path]
 ) -> None:

@@ -63,7 +63,7 @@ AGENT = (
     "    'mostLikelyWrong': {'surface': 'auth', 'description': 'all good\\u202e\\u2066 \\x1b]52;c;eA==\\x07'},\n"  # noqa: E501
     "    'knownNotInDiff': 'nothing' + " + repr(SMUGGLED) + ",\n"
     "}))\n"
-    "sys.exit(1)\n"
+    "sys.exit(0)\n"  # the agent finishes; the check's hostile output is the lesson
 )
 
 

@@ -136,7 +136,7 @@ def test_escaped_setsid_orphan_is_reaped_by_the_subreaper(tmp_path: Path) -> Non
         f"""
         import os
         from pathlib import Path
-        from reflexkit.orchestrator._process import become_subreaper, run_process
+        from reflexkit.orchestrator._process import _lifeline, become_subreaper, run_process
         assert become_subreaper()
         result = run_process(
             ["sh", "-c", "setsid -f {sleeper(mark)} > /dev/null 2>&1; echo forked"],
@@ -150,7 +150,7 @@ def test_escaped_setsid_orphan_is_reaped_by_the_subreaper(tmp_path: Path) -> Non
                 fields = stat.read_bytes().rsplit(b")", 1)[1].split()
             except OSError:
                 continue
-            children += fields[1].decode() == me
+            children += fields[1].decode() == me and stat.parent.name != str(_lifeline.watchdog)
         print(result.exit_code, children)
         """,
         tmp_path,
@@ -262,3 +262,55 @@ def test_a_kill_before_attach_kills_at_attach() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+AGENT = """import subprocess, sys, time
+mark = sys.argv[1]
+# A child of its own (a tool the agent started), in the agent's group, then the agent sleeps.
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", mark + "-child"])
+open("agent-started", "w").close()
+time.sleep(300)
+"""
+
+
+@pytest.mark.parametrize("via_shell", [False, True])
+def test_a_sigkilled_run_leaves_no_agent_running(tmp_path: Path, via_shell: bool) -> None:
+    """SIGKILL `reflexkit run` mid-attempt: the agent and what it started die with it."""
+    mark = marker()
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / ".reflexkit").mkdir()
+    (tmp_path / ".reflexkit" / "project.json").write_text(
+        '{"reflexion": {"backend": "heuristic"}, "verification": {"commands": ["true"]}}'
+    )
+    (tmp_path / "task.json").write_text(
+        '{"id": "t", "description": "d", "subtasks": [{"id": "s", "description": "d"}]}'
+    )
+    agent = f"{sys.executable} agent.py {mark} {{prompt_file}}"
+    if via_shell:  # a shell that stays the agent's parent: the agent is a grandchild
+        agent = f"sh -c '{sys.executable} agent.py {mark} x; true' {{prompt_file}}"
+    run = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "reflexkit", "run", "task.json", "--subagent", "command"),
+            "--agent-command",
+            agent,
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        end = time.monotonic() + 60
+        while not (tmp_path / "agent-started").exists():
+            assert run.poll() is None, "the run ended before its agent started"
+            assert time.monotonic() < end, "the agent never started"
+            time.sleep(0.05)
+        # the agent and its child (and the shell between the run and the agent)
+        assert len(set(alive(mark)) - {run.pid}) == (3 if via_shell else 2)
+        run.kill()  # SIGKILL: no handler, no finally, no atexit in the run
+        run.wait(timeout=30)
+        assert gone(mark, within_s=10), alive(mark)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        for pid in alive(mark):
+            os.kill(pid, 9)

@@ -149,3 +149,18 @@ def test_scripted_refuses_paths_outside_the_workdir(tmp_path: Path) -> None:
     assert result.error is not None
     assert "outside the working folder" in result.error
     assert not (tmp_path / "evil.txt").exists()
+
+
+def test_scripted_edits_replace_a_fifo_and_never_write_through_a_link(tmp_path: Path) -> None:
+    """A FIFO at an edit's path is replaced whole (the atomic writer), never waited on."""
+    import os  # noqa: PLC0415
+
+    work, outside = tmp_path / "work", tmp_path / "outside.txt"
+    work.mkdir()
+    outside.write_text("keep\n")
+    os.mkfifo(work / "fifo.txt")
+    (work / "link.txt").symlink_to(outside)
+    assert ScriptedSubagent({"s": [{"fifo.txt": "one\n"}]}).run(request(work)).ok
+    assert (work / "fifo.txt").read_text() == "one\n"
+    assert not ScriptedSubagent({"s": [{"link.txt": "two\n"}]}).run(request(work)).ok
+    assert outside.read_text() == "keep\n"

@@ -30,6 +30,7 @@ def test_each_example_is_redacted_by_its_rule(rule: Rule) -> None:
         result = BARE.redact(example)
         assert rule.id in result.counts, (example, result.text)
         assert f"[REDACTED:{rule.id}]" in result.text, (example, result.text)
+        assert "[REDACTED:[REDACTED" not in result.text, result.text  # never nested
 
 
 @pytest.mark.parametrize("rule", RULES, ids=_id)

@@ -18,11 +18,15 @@ from click.testing import CliRunner
 from reflexkit.cli import cli
 from reflexkit.containers import build_application
 from reflexkit.events import RunLog
-from reflexkit.models import FailureContext
+from reflexkit.insights import JsonlLessons, PausedSubtasks
+from reflexkit.insights.models import Lesson
+from reflexkit.llm import Claude, RetryPolicy
+from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator.loop import Orchestrator
 from reflexkit.orchestrator.subagents import ScriptedSubagent, SubagentResult
 from reflexkit.orchestrator.verify import Verifier
 from reflexkit.redaction import MAX_OUTPUT_CHARS
+from reflexkit.reports.judge import ClaudeJudge, JudgeInput
 from reflexkit.tasks.config import (
     GeneratorBackend,
     LoadedProject,
@@ -250,3 +254,101 @@ def test_prepare_redacts_before_it_cuts(tmp_path: Path) -> None:
     reflection = service.generate(failure)
     app.shutdown_resources()
     assert_clean(clean.error_output, repr(reflection))
+
+
+CURL_PASSWORD = "Pw4-fake-" + "deploy77"
+SELF_REPORTING_AGENT = """import json, pathlib
+pathlib.Path(".reflexkit").mkdir(exist_ok=True)
+pathlib.Path(".reflexkit/self-report.json").write_text(json.dumps({{
+    "confidence": 0.4,
+    "mostLikelyWrong": {{"surface": "data", "description": "I set token={token}"}},
+    "knownNotInDiff": "the deploy key {env} is still in the environment",
+}}))
+print("done; pushed with", {token!r})
+"""
+
+
+def test_attempt_reports_hold_no_secret_of_the_check_or_the_self_report(heuristic: Path) -> None:
+    """With reports on, the check's command line and the self-report are stored redacted.
+
+    The check is a ``curl -u user:pw``-shaped command line; the agent's self-report names a
+    token (#29).
+    """
+    (heuristic / "agent.py").write_text(SELF_REPORTING_AGENT.format(token=GITHUB, env=ENV_VALUE))
+    (heuristic / "check.py").write_text(CHECK.format(output="FAILED: upload rejected"))
+    python = shlex.quote(sys.executable)
+    check = f"{python} check.py -u deploy:{CURL_PASSWORD} --token {GITHUB}"
+    (heuristic / ".reflexkit" / "project.json").write_text(
+        json.dumps(
+            {
+                "reflexion": {"backend": "heuristic"},
+                "verification": {"commands": [check]},
+                "orchestrator": {"maxAttempts": 1},
+                "reports": {"enabled": True},
+            }
+        )
+    )
+    (heuristic / "task.json").write_text(
+        json.dumps({"id": "deploy", "subtasks": [{"id": "upload", "description": "Upload."}]})
+    )
+    result = CliRunner().invoke(cli, ["run", "task.json", "--agent-command", f"{python} agent.py"])
+    assert result.exit_code == 1, result.stdout + result.stderr
+    (report,) = (heuristic / ".reflexkit" / "reports").rglob("*.json")
+    text = report.read_text()
+    assert "[REDACTED:" in text
+    assert "I set token=" in text  # the self-report was read, not dropped
+    for planted in (CURL_PASSWORD, GITHUB, ENV_VALUE):
+        assert planted not in text, planted
+    assert_clean(result.stdout, result.stderr, *_all_files(heuristic / ".reflexkit"))
+
+
+def test_the_llm_judge_sends_no_secret_of_the_diff_or_the_message(
+    fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge's request, through the real SDK, holds the diff and the message redacted (#29)."""
+    monkeypatch.setenv("DEPLOY_KEY_MATERIAL", ENV_VALUE)
+    fake_messages_api.reply(
+        {"complete": True, "severity": "NONE", "feedback": "ok", "missing": [], "nextActions": []}
+    )
+    attempt = JudgeInput(
+        subtask="Upload the build.",
+        diff=f"+GITHUB_TOKEN = '{GITHUB}'\n+# deploy with sshpass -p '{CURL_PASSWORD}' ssh x\n",
+        last_message=f"Done. I used curl -u deploy:{CURL_PASSWORD} and the key {ENV_VALUE}.",
+        checks_passed=True,
+    )
+    claude = Claude(
+        base_url=fake_messages_api.url, api_key="sk-test", retry=RetryPolicy.no_wait(attempts=1)
+    )
+    judge = ClaudeJudge(claude)
+    judge.judge(attempt)
+    judge.close()
+    (request,) = fake_messages_api.requests
+    body = json.dumps(request.json)
+    assert "[REDACTED:" in body
+    assert "Upload the build." in body
+    for planted in (GITHUB, CURL_PASSWORD, ENV_VALUE):
+        assert planted not in body, planted
+
+
+BIDI = "safe\u202e" + "exe.txt"
+
+
+def test_lessons_and_insights_print_no_bidi_override(project_dir: Path) -> None:
+    """`reflexkit lessons` and `reflexkit insights` show U+202E, never print it raw (#29)."""
+    state = project_dir / ".reflexkit"
+    JsonlLessons(state / "lessons.jsonl").add(
+        Lesson(
+            id="l1",
+            tool="ruff",
+            failure_type=FailureType.LINT_ERROR,
+            fingerprint="f" * 16,
+            suggestion=f"Run ruff on {BIDI} first",
+            subtask_id="cart",
+        )
+    )
+    PausedSubtasks(state / "paused.jsonl").pause("shop", "cart", description="d", reason=BIDI)
+    for command in (["lessons"], ["insights"]):
+        result = CliRunner().invoke(cli, command)
+        assert result.exit_code == 0, result.stdout + result.stderr
+        assert "\u202e" not in result.stdout + result.stderr, command
+        assert "U+202E" in result.stdout, (command, result.stdout)

@@ -15,7 +15,7 @@ from reflexkit.reflection import service as module
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.prompts import build_prompt
+from reflexkit.reflection.prompts import reflection_request
 from reflexkit.reflection.service import DefaultReflectionService
 from reflexkit.tasks.config import ReflexionConfig
 
@@ -57,9 +57,12 @@ def service(**config: object) -> tuple[DefaultReflectionService, InMemoryMemory]
 
 def test_the_fixture_key_ignores_durations_but_not_values() -> None:
     """A suite's timing changes every run; its assertion values are the failure."""
-    assert build_prompt(failure(took="0.010s")).key == build_prompt(failure(took="1.5 s")).key
+    assert (
+        reflection_request(failure(took="0.010s")).key
+        == reflection_request(failure(took="1.5 s")).key
+    )
     changed = attrs.evolve(failure(), error_output=OUTPUT.format(t="0.1s").replace("6", "7"))
-    assert build_prompt(changed).key != build_prompt(failure()).key
+    assert reflection_request(changed).key != reflection_request(failure()).key
 
 
 def test_deterministic_ids_and_times() -> None:
@@ -84,10 +87,11 @@ def test_source_date_epoch_sets_the_logical_clock(monkeypatch: pytest.MonkeyPatc
     assert LogicalClock.from_environment()() == datetime(2000, 1, 1, tzinfo=UTC)
 
 
-def test_ordinary_ids_stay_random() -> None:
-    """Outside deterministic mode two generations of one failure get different ids."""
+def test_ordinary_ids_are_the_attempts() -> None:
+    """Outside deterministic mode too, one attempt's failure gets one id (saved once, #26)."""
     built, _ = service()
-    assert built.generate(failure()).id != built.generate(failure()).id
+    assert built.generate(failure()).id == built.generate(failure()).id
+    assert built.generate(failure(2)).id != built.generate(failure()).id
 
 
 def test_the_write_budget_holds_across_threads() -> None:

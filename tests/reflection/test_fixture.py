@@ -17,7 +17,7 @@ from reflexkit.reflection.claude import ClaudeGenerator
 from reflexkit.reflection.fallback import FallbackGenerator
 from reflexkit.reflection.fixture import FixtureGenerator, FixtureRecorder, fixture_key
 from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.prompts import build_prompt
+from reflexkit.reflection.prompts import reflection_request
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.memory_contract import make_reflection
 
@@ -309,7 +309,7 @@ def test_through_the_fallback_a_missing_fixture_gives_the_heuristic(tmp_path: Pa
 def test_unknown_failure_type_is_read_from_the_fixture(tmp_path: Path) -> None:
     """When the prompt asked for failureType, the recorded one is used."""
     vague = FailureContext(task_id="t", subtask_id="s", attempt_number=1, error_output="odd")
-    assert build_prompt(vague).failure_type is None
+    assert reflection_request(vague).failure_type is None
     fixtures = tmp_path / "f.jsonl"
     write_lines(
         fixtures,

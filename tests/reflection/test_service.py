@@ -251,3 +251,101 @@ def test_prompt_section_respects_max_prompt_chars(store: EpisodicMemory) -> None
         other = PYTEST_OUTPUT.replace("test_total", f"test_total_{attempt}")
         service.save(service.generate(failure(attempt, output=other)))
     assert 0 < len(service.format_for_prompt(service.get_recent("s1"))) <= 600
+
+
+# --- one attempt, one record ----------------------------------------------------------------
+
+
+def test_one_attempt_saved_twice_by_two_services_is_stored_once(tmp_path: Path) -> None:
+    """Two services on one file (two processes, as reflect then reflect --json): one record."""
+    path = tmp_path / "memory" / "reflections.jsonl"
+    first, second = make_service(JsonlMemory(path)), make_service(JsonlMemory(path))
+    assert first.save(first.generate(failure()))
+    again = second.generate(failure())
+    assert second.save(again)
+    assert second.details(again.id).reason == "already_stored"
+    assert len(list(JsonlMemory(path))) == 1
+    section = second.format_for_prompt(second.get_recent("s1", task_id="t1"))
+    assert "2 times" not in section
+    assert "twice" not in section
+
+
+def test_another_attempt_or_another_failure_is_stored(store: EpisodicMemory) -> None:
+    """Idempotence is per attempt and fingerprint: the next attempt, or another failure, adds."""
+    service = make_service(store)
+    service.save(service.generate(failure(1)))
+    service.save(service.generate(failure(2)))
+    service.save(service.generate(failure(2, output="ModuleNotFoundError: No module named 'x'")))
+    assert len(list(store)) == 3
+
+
+SAVE = """
+import sys
+from pathlib import Path
+from reflexkit import FailureContext, build_application, load_project
+service = build_application(load_project(cwd=Path(sys.argv[1]))).reflection.service()
+failure = FailureContext(task_id="t1", subtask_id="s1", attempt_number=1, session_id="run-1",
+    command="python -m pytest -q", exit_code=1, error_output=sys.stdin.read())
+assert service.save(service.generate(failure))
+"""
+
+
+def test_processes_saving_one_attempt_at_once_store_it_once(tmp_path: Path) -> None:
+    """Six processes save the same attempt at the same moment: one record."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    (tmp_path / ".reflexkit").mkdir()
+    (tmp_path / ".reflexkit" / "project.json").write_text('{"reflexion": {"backend": "heuristic"}}')
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SAVE, str(tmp_path)], stdin=subprocess.PIPE, text=True
+        )
+        for _ in range(6)
+    ]
+    for proc in procs:
+        proc.communicate(PYTEST_OUTPUT, timeout=120)
+    assert [proc.returncode for proc in procs] == [0] * 6
+    records = list(JsonlMemory(tmp_path / ".reflexkit" / "memory" / "reflections.jsonl"))
+    assert len(records) == 1
+
+
+def test_get_recent_takes_the_task_and_the_run(store: EpisodicMemory) -> None:
+    """Another run, or another task with the same subtask id, never leaks in."""
+    service = make_service(store)
+    for run in ("run-1", "run-2"):
+        for task in ("t1", "t2"):
+            for attempt in (1, 2):
+                service.save(service.generate(failure(attempt, task_id=task, session_id=run)))
+    mine = service.get_recent("s1", task_id="t1", session_id="run-2")
+    assert [(r.task_id, r.session_id, r.attempt_number) for r in mine] == [
+        ("t1", "run-2", 1),
+        ("t1", "run-2", 2),
+    ]
+    assert len(service.get_recent("s1", task_id="t1", session_id="run-1", limit=1)) == 1
+
+
+def test_reflect_then_reflect_json_store_the_attempt_once(tmp_path: Path) -> None:
+    """The new user's report: `reflect` and then `reflect --json` on one failure, one record."""
+    import json  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    (tmp_path / ".reflexkit").mkdir()
+    (tmp_path / ".reflexkit" / "project.json").write_text('{"reflexion": {"backend": "heuristic"}}')
+    data = json.dumps(
+        {"taskId": "t1", "subtaskId": "s1", "attemptNumber": 1, "errorOutput": PYTEST_OUTPUT}
+    )
+    for extra in ([], ["--json"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "reflexkit", "reflect", *extra],
+            input=data,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            check=False,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+    records = list(JsonlMemory(tmp_path / ".reflexkit" / "memory" / "reflections.jsonl"))
+    assert len(records) == 1

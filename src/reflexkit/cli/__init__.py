@@ -9,13 +9,11 @@ control sequences.
 
 from __future__ import annotations
 
-import gc
 import importlib
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
-from reflexkit import _log
 from reflexkit._version import __version__
 from reflexkit.cli._core import (
     _Group,
@@ -26,17 +24,17 @@ from reflexkit.cli._core import (
     global_options,
 )
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "Command", "cli", "main"]
 
 
 class _LazyGroup(_Group):
     """The main group: a command's module is imported only when that command runs.
 
-    ``reflexkit --version`` then costs click alone, and ``recent`` doesn't pay for ``run``'s
-    imports. ``--help`` imports every command, for its one-line help.
+    ``--help`` lists the commands from their one-line summaries in :data:`COMMANDS`, so it
+    imports none of them either (a test checks the summaries against the commands' own).
     """
 
-    def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:  # noqa: ANN401
+    def __init__(self, *args: Any, lazy: dict[str, Command], **kwargs: Any) -> None:  # noqa: ANN401
         super().__init__(*args, **kwargs)
         self._lazy = lazy
 
@@ -45,44 +43,91 @@ class _LazyGroup(_Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in self._lazy:
-            module, _, attr = self._lazy[cmd_name].partition(":")
-            command = getattr(importlib.import_module(module), attr)
-            if not isinstance(command, click.Command):  # pragma: no cover -- a typo in _COMMANDS
-                msg = f"{self._lazy[cmd_name]} is not a click command"
-                raise TypeError(msg)
+            command = self._lazy[cmd_name].load()
             add_global_options(command)
             self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(map(len, names))
+        rows = [(name, self._lazy[name].short_help(limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
-_COMMANDS = {
-    "config": "reflexkit.cli._config:config",
-    "reflect": "reflexkit.cli._reflect:reflect",
-    "fixtures": "reflexkit.cli._reflect:fixtures",
-    "recent": "reflexkit.cli._memory:recent",
-    "prune": "reflexkit.cli._memory:prune",
-    "stats": "reflexkit.cli._memory:stats",
-    "memory": "reflexkit.cli._memory:memory",
-    "run": "reflexkit.cli._run:run",
-    "demo": "reflexkit.cli._demo:demo",
-    "insights": "reflexkit.cli_insights:insights",  # insights (#17)
-    "resume": "reflexkit.cli_insights:resume",  # insights (#17)
-    "lessons": "reflexkit.cli_insights:lessons",  # insights (#17)
-    "hook": "reflexkit.hooks.cli:hook",  # reflexkit hook stop|post-tool-use|session-start|install
-    "calibrate": "reflexkit._reports_cli:calibrate_command",  # reflexkit calibrate (#18)
+
+class Command(NamedTuple):
+    """Where a command lives (``module:attribute`` under :mod:`reflexkit.cli.commands`)."""
+
+    where: str
+    summary: str
+
+    def short_help(self, limit: int) -> str:
+        """The summary cut to *limit* characters, as click cuts a command's own help."""
+        return click.Command(None, help=self.summary).get_short_help_str(limit)
+
+    def load(self) -> click.Command:
+        """Import the command."""
+        module, _, attr = self.where.partition(":")
+        command = getattr(importlib.import_module(f"reflexkit.cli.commands.{module}"), attr)
+        if not isinstance(command, click.Command):  # pragma: no cover -- a typo in COMMANDS
+            msg = f"{self.where} is not a click command"
+            raise TypeError(msg)
+        return command
+
+
+COMMANDS = {
+    "config": Command("config:config", "Check or create project.json."),
+    "reflect": Command(
+        "reflect:reflect", "Reflect on one failure and append the reflection to memory."
+    ),
+    "fixtures": Command(
+        "reflect:fixtures", "Recorded Claude replies, replayed offline by `--backend fixture`."
+    ),
+    "recent": Command(
+        "memory:recent", "Show the most recent reflections of a subtask, oldest first."
+    ),
+    "prune": Command("memory:prune", "Remove reflections older than a number of days."),
+    "stats": Command(
+        "memory:stats",
+        "Count what memory holds: records, subtasks, categories, failure types, corrupt lines.",
+    ),
+    "memory": Command("memory:memory", "Move and sync reflections between memory backends."),
+    "run": Command(
+        "run:run",
+        "Run a task: attempt, verify, reflect and retry each subtask until it passes.",
+    ),
+    "demo": Command(
+        "demo:demo",
+        "Fix a real bug with the retry loop, offline: fail, reflect, retry with the lesson, pass.",
+    ),
+    "insights": Command(
+        "insights:insights", "List the findings of the insight rules and the paused subtasks."
+    ),
+    "resume": Command(
+        "insights:resume",
+        "Resume a subtask the insight rules paused, so the next run attempts it again.",
+    ),
+    "lessons": Command(
+        "insights:lessons",
+        "List the project's lessons: fixes that worked, offered to other subtasks.",
+    ),
+    "hook": Command(
+        "hook:hook", "Claude Code hooks (enable them with hooks.enabled in project.json)."
+    ),
+    "calibrate": Command(
+        "calibrate:calibrate_command",
+        "Compute the AUC of the agents' self-reported confidence against outcomes.",
+    ),
 }
+"""Every command: where it lives and its one-line summary for ``--help``."""
 
 # Commands that start no process, so need no subreaper (and skip importing what makes one).
 _NO_PROCESSES = frozenset({"recent", "reflect", "fixtures", "stats", "prune", "memory"})
 
-# Commands that do one small, bounded thing (one failure, one subtask's records) and exit:
-# main() runs them without the cyclic GC, whose passes over the objects of start-up cost
-# them a few ms; their memory is freed by reference counting and, at worst, at exit (#19).
-_SHORT_LIVED = frozenset({"recent", "reflect", "fixtures"})
-
 
 @click.group(
-    cls=_LazyGroup, lazy=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+    cls=_LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
 )
 @click.version_option(__version__, "--version", "-V", prog_name="reflexkit")
 @click.pass_context
@@ -92,12 +137,7 @@ def cli(ctx: click.Context) -> None:
     --config, --debug and --json go before or after the command name, on every command.
     """
     state = _state(ctx)
-    state.short_lived = ctx.invoked_subcommand in _SHORT_LIVED
     _set_logging(debug=state.debug)
-    if ctx.invoked_subcommand not in _SHORT_LIVED:
-        _log.ensure_configured()  # only the short-lived commands defer it (see reflexkit._log)
-    if state.gc_paused and ctx.invoked_subcommand not in _SHORT_LIVED:
-        gc.enable()  # everything else may run long: `run`, `stats` over all of memory ...
     # Here, not in main(): --version and --help start no processes, nor do the commands that
     # only read and write memory, which orchestrators call once per failure (#19).
     if state.subreaper and ctx.invoked_subcommand not in _NO_PROCESSES:
@@ -109,30 +149,15 @@ def cli(ctx: click.Context) -> None:
 cli.params.extend(global_options())
 
 
-def main(*, exit_fast: bool = True) -> None:
+def main() -> None:
     """Run the command line (the ``reflexkit`` console script); never returns.
 
     The process becomes a child subreaper first (Linux), so a grandchild that an agent or a
     check detached with ``setsid`` comes back to us when its parent exits, to be killed and
     reaped. (Only here, not in :data:`cli`: a program embedding the commands keeps its own
     process semantics.)
-
-    The cyclic garbage collector is paused until the command is known (``python -m
-    reflexkit`` pauses it before the first import): only the short-lived commands
-    (``recent``, ``reflect``, ``fixtures``) run without it. With *exit_fast*, those end
-    the process as soon as their output is flushed (``os._exit``), skipping the
-    interpreter's teardown of every module and object, which costs them about a fifth of
-    their time (#19): by then their store and clients are closed and every record is
-    written.
     """
-    gc.disable()
     from reflexkit.cli import _streams  # noqa: PLC0415 -- closed descriptors, encodings (h5)
 
     _streams.prepare()
-    state = _State(subreaper=True, gc_paused=True)
-    try:
-        cli.main(prog_name="reflexkit", obj=state)
-    except SystemExit as done:
-        if exit_fast and state.short_lived:
-            _streams.exit_now(done.code)
-        raise
+    cli.main(prog_name="reflexkit", obj=_State(subreaper=True))

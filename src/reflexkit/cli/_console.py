@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from reflexkit._text import one_line
 from reflexkit.events import Event, EventKind
+from reflexkit.redaction.gate import outbound
+
+
+def show(text: str) -> str:
+    """*text* as one line for the terminal: through the outbound gate, then one line.
+
+    The gate redacts secrets and shows control, bidi and hidden characters as ``<U+XXXX>``;
+    ids, paths and details come from files anyone can write.
+    """
+    return one_line(outbound(text, "terminal"))
 
 
 def _describe(event: Event) -> str | None:  # noqa: C901, PLR0912 -- one case per kind
@@ -53,8 +63,8 @@ def _describe(event: Event) -> str | None:  # noqa: C901, PLR0912 -- one case pe
     if text is None:
         return None
     if not event.subtask_id:
-        return one_line(text)
-    return one_line(f"{where}: {text}")
+        return show(text)
+    return show(f"{where}: {text}")
 
 
 _STYLES = {

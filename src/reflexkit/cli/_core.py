@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     from reflexkit.tasks.config import LoadedProject
 
 # Imports of the heavy parts (dependency_injector, cattrs, rich, the readers) happen inside
-# the functions that need them, so `reflexkit --version` and the fast paths of `recent` and
-# `reflect` start in about the time of `import click` (benchmarks/cli.py).
+# the functions that need them, so `reflexkit --version` and `--help` cost click alone.
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,14 +39,11 @@ class _State:
         *,
         debug: bool = False,
         subreaper: bool = False,
-        gc_paused: bool = False,
     ) -> None:
         self.config = config
         self.debug = debug
         self.subreaper = subreaper  # main() asks for it; an embedding program doesn't
-        self.gc_paused = gc_paused  # main() paused the cyclic GC until the command is known
         self.json = False
-        self.short_lived = False  # the command is recent, reflect or fixtures (see main())
         self._project: LoadedProject | None = None
 
     def project(self) -> LoadedProject:
@@ -60,8 +56,6 @@ class _State:
 
 
 def _set_logging(*, debug: bool) -> None:
-    # Applied when something first logs: most runs of `recent` and `reflect` never import
-    # logging at all (#19). _app() applies it before the container's libraries can log.
     _log.configure(debug=debug)
 
 
@@ -224,7 +218,6 @@ def _app(
 ) -> Application:
     from reflexkit.containers import build_application  # noqa: PLC0415 -- lazy, see top
 
-    _log.ensure_configured()  # the container's libraries log through logging directly
     app = build_application(_project(ctx, backend=backend, jobs=jobs, deterministic=deterministic))
     ctx.call_on_close(app.shutdown_resources)  # closes the store and the HTTP client
     return app
@@ -232,31 +225,14 @@ def _app(
 
 def _store(ctx: click.Context) -> EpisodicMemory:
     """The project's memory, closed when the command ends."""
-    from reflexkit.cli import _light  # noqa: PLC0415 -- lazy, see top
-
-    project = _project(ctx)
-    store = _light.store(project)
-    if store is None:
-        found: EpisodicMemory = _app(ctx).memory.store()
-        return found
-    ctx.call_on_close(store.close)
-    return store
+    found: EpisodicMemory = _app(ctx).memory.store()
+    return found
 
 
 def _service(ctx: click.Context, *, backend: str | None = None) -> DefaultReflectionService:
     """The reflection service over the project's memory, closed when the command ends."""
-    from reflexkit.cli import _light  # noqa: PLC0415 -- lazy, see top
-
-    project = _project(ctx, backend=backend)
-    store = _light.store(project)
-    built = _light.reflection_service(project, store) if store is not None else None
-    if store is None or built is None:
-        found: DefaultReflectionService = _app(ctx, backend=backend).reflection.service()
-        return found
-    service, close = built
-    ctx.call_on_close(store.close)
-    ctx.call_on_close(close)
-    return service
+    found: DefaultReflectionService = _app(ctx, backend=backend).reflection.service()
+    return found
 
 
 def _check_id(value: str | None, what: str) -> None:

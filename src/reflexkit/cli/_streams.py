@@ -32,7 +32,6 @@ __all__ = [
     "broken_pipe",
     "console",
     "exit_if_reader_left",
-    "exit_now",
     "prepare",
 ]
 
@@ -133,33 +132,6 @@ def broken_pipe() -> NoReturn:
     finally:
         os.close(null)
     sys.exit(EXIT_BROKEN_PIPE)
-
-
-def exit_now(code: object) -> NoReturn:
-    """End the process with *code* (a ``SystemExit`` code) once stdout and stderr are flushed.
-
-    ``os._exit``: no teardown of modules, no ``atexit`` handlers. Only for a command whose
-    files and clients are closed by then (see :func:`reflexkit.cli.main`). A reader of stdout
-    that went away gets exit 141, as everywhere else.
-    """
-    if code is None:
-        status = 0
-    elif isinstance(code, int):
-        status = code & 0xFF
-    else:  # sys.exit("message"): the message on stderr, exit 1
-        with contextlib.suppress(OSError, ValueError):
-            sys.stderr.write(f"{code}\n")
-        status = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except BrokenPipeError:
-            if stream is sys.stdout and stdout_is_broken():
-                status = EXIT_BROKEN_PIPE
-        except (OSError, ValueError):  # a closed stream: nothing more can reach it
-            pass
-    os._exit(status)
 
 
 def console(**options: Any) -> Console:  # noqa: ANN401 -- rich's own keyword options

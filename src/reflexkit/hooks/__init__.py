@@ -1,7 +1,7 @@
 """Claude Code hooks: reflexkit in a plain Claude Code session (see docs/hooks.md)."""
 
-from reflexkit.hooks.handlers import ACTIVE_ENV, HOOK_SUBTASK, HookResult, run_hook
-from reflexkit.hooks.settings import hook_command, install_hooks, merge_hooks
+from reflexkit.hooks._handlers import ACTIVE_ENV, HOOK_SUBTASK, HookResult, run_hook
+from reflexkit.hooks._settings import hook_command, install_hooks, merge_hooks
 
 __all__ = [
     "ACTIVE_ENV",

@@ -24,6 +24,7 @@ import orjson
 from reflexkit import _serde
 from reflexkit._lines import LineWriter, open_lines, scan
 from reflexkit.exceptions import StoreError
+from reflexkit.redaction.gate import outbound_data
 
 __all__ = ["SayOnce", "append_records", "read_records"]
 
@@ -32,7 +33,7 @@ log = logging.getLogger("reflexkit.insights")
 T = TypeVar("T")
 
 
-def append_records(path: Path, records: list[object]) -> None:
+def append_records(path: Path, records: list[object], *, sink: str = "insights") -> None:
     """Append *records* as camelCase JSON lines, each with one ``os.write``.
 
     Raises:
@@ -41,7 +42,7 @@ def append_records(path: Path, records: list[object]) -> None:
     """
     if not records:
         return
-    lines = [orjson.dumps(_serde.unstructure(record)) for record in records]
+    lines = [orjson.dumps(outbound_data(_serde.unstructure(r), sink)) for r in records]
     try:
         with LineWriter(path, mode=0o600) as writer:
             for line in lines:

@@ -20,6 +20,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
 from reflexkit.insights._jsonl import SayOnce
 from reflexkit.insights.history import AttemptRecord
@@ -204,7 +205,7 @@ class ClaudeAnalyst:
                 {
                     "role": "user",
                     "content": "<history>\n"
-                    + orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode()
+                    + fence(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode(), info="json")
                     + "\n</history>",
                 }
             ],

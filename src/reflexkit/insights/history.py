@@ -318,6 +318,10 @@ class _FileState:
             record = run.attempts[-1]
         else:
             return
+        self._update(record, kind, data)
+
+    def _update(self, record: AttemptRecord, kind: str, data: dict[str, Any]) -> None:
+        """What an attempt's event says of it."""
         if kind == EventKind.VERIFICATION_FAILED:
             record.failed = True
             record.failure_type = _str(data.get("failureType")) or None
@@ -392,6 +396,23 @@ class RunLogReader:
             return self._history()
 
     def _history(self) -> RunHistory:
+        self._scan()
+        files = sorted(self._files.items(), key=lambda item: (*item[1].position(), item[0]))
+        # A live run takes its log's place when it has one (its events are all here), else
+        # it comes last: it is running now, or ran in this process without a log.
+        states = [self._live.get(s.run_id, s) for _path, s in files]
+        logged = {s.run_id for _path, s in files}
+        states += [s for run_id, s in self._live.items() if run_id not in logged]
+        return RunHistory(
+            runs=tuple(run for state in states for run in state.runs),
+            order=tuple(dict.fromkeys(state.run_id for state in states)),
+            bad_lines=sum(s.bad_lines for s in states),
+            unknown_kinds=sum(s.unknown_kinds for s in states),
+            led_to_success=frozenset().union(*(s.led_to_success for s in states)),
+        )
+
+    def _scan(self) -> None:
+        """Read what was appended to each log since the last read; forget the logs gone."""
         seen: set[str] = set()
         try:
             entries = list(os.scandir(self.runs))
@@ -412,19 +433,6 @@ class RunLogReader:
             self._refresh(path)
         for gone in set(self._files) - seen:
             del self._files[gone]
-        files = sorted(self._files.items(), key=lambda item: (*item[1].position(), item[0]))
-        # A live run takes its log's place when it has one (its events are all here), else
-        # it comes last: it is running now, or ran in this process without a log.
-        states = [self._live.get(s.run_id, s) for _path, s in files]
-        logged = {s.run_id for _path, s in files}
-        states += [s for run_id, s in self._live.items() if run_id not in logged]
-        return RunHistory(
-            runs=tuple(run for state in states for run in state.runs),
-            order=tuple(dict.fromkeys(state.run_id for state in states)),
-            bad_lines=sum(s.bad_lines for s in states),
-            unknown_kinds=sum(s.unknown_kinds for s in states),
-            led_to_success=frozenset().union(*(s.led_to_success for s in states)),
-        )
 
     def _refresh(self, path: str) -> None:
         state = self._files.get(path)

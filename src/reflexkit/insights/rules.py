@@ -38,7 +38,7 @@ from reflexkit.insights.models import (
 from reflexkit.insights.store import FindingLog, PausedSubtasks
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.tasks.config import InsightsConfig
-from reflexkit.tasks.task import Task
+from reflexkit.tasks.task import Subtask, Task
 
 __all__ = [
     "AttemptCheck",
@@ -301,6 +301,24 @@ def _after(history: RunHistory, entry: PausedEntry | None) -> Callable[[SubtaskR
     return lambda run: run.started_at is not None and run.started_at > since
 
 
+def _streak_findings(
+    attempts: Sequence[AttemptRecord], config: InsightsConfig, *, now: datetime
+) -> list[Finding]:
+    """The findings on a subtask's last attempts: time-outs and stale output in a row."""
+    found = (timeout_finding(attempts, config, now=now), stale_finding(attempts, config, now=now))
+    return [f for f in found if f is not None]
+
+
+def _task_file_findings(
+    task: Task, history: RunHistory, config: InsightsConfig, *, now: datetime
+) -> list[Finding]:
+    """The file findings on the files the task's failed attempts modified."""
+    ids = {s.id for s in task.subtasks}
+    touched = [a for a in history.attempts() if a.task_id == task.id and a.subtask_id in ids]
+    files = {p for a in touched if a.failed for p in a.files_modified or ()}
+    return file_findings(list(history.attempts()), config, now=now, only=sorted(files))
+
+
 def evaluate(history: RunHistory, config: InsightsConfig, *, now: datetime) -> list[Finding]:
     """Every finding the history supports, without pausing anything (for reports, benchmarks).
 
@@ -321,15 +339,7 @@ def evaluate(history: RunHistory, config: InsightsConfig, *, now: datetime) -> l
         found += [pause] if pause is not None else []
         # Replay the per-attempt rules as the loop would have asked them after each attempt.
         for end in range(1, len(attempts) + 1):
-            seen = attempts[:end]
-            found += [
-                f
-                for f in (
-                    timeout_finding(seen, config, now=now),
-                    stale_finding(seen, config, now=now),
-                )
-                if f is not None
-            ]
+            found += _streak_findings(attempts[:end], config, now=now)
         found += no_change_findings(attempts, now=now)
     found += file_findings(list(history.attempts()), config, now=now)
     return found
@@ -400,49 +410,51 @@ class HistoryRules:
         paused: dict[str, str] = {}
         found: list[Finding] = []
         for subtask in task.subtasks:
-            entry = entries.get((task.id, subtask.id))
-            if entry is not None and entry.paused:
-                changed = entry.description_hash not in {"", description_hash(subtask.description)}
-                if not changed:
-                    paused[subtask.id] = entry.reason or "paused"
-                    continue
-                self._keep(
-                    self.paused.resume,
-                    subtask.id,
-                    task_id=task.id,
-                    reason="its description changed",
-                    after_run=history.latest(),
-                )
-                entry = attrs.evolve(entry, paused=False, after_run=history.latest())
-            streak = _failed_streak(history, task.id, subtask.id, entry)
-            finding = pause_finding(streak, task.id, subtask.id, self.config, now=now)
-            if finding is not None:
-                self._keep(
-                    self.paused.pause,
-                    task.id,
-                    subtask.id,
-                    description=subtask.description,
-                    reason=finding.detail,
-                    after_run=history.latest(),
-                )
-                paused[subtask.id] = finding.detail
-                found.append(finding)
+            why = self._paused_now(task.id, subtask, entries.get((task.id, subtask.id)), history)
+            if isinstance(why, Finding):
+                found.append(why)
+                why = why.detail
+            if why is not None:
+                paused[subtask.id] = why
                 continue
             attempts = [a for r in history.of(task.id, subtask.id) for a in r.attempts]
-            found += [
-                f
-                for f in (
-                    timeout_finding(attempts, self.config, now=now),
-                    stale_finding(attempts, self.config, now=now),
-                )
-                if f is not None
-            ]
-        ids = {s.id for s in task.subtasks}
-        touched = [a for a in history.attempts() if a.task_id == task.id and a.subtask_id in ids]
-        files = {p for a in touched if a.failed for p in a.files_modified or ()}
-        found += file_findings(list(history.attempts()), self.config, now=now, only=sorted(files))
+            found += _streak_findings(attempts, self.config, now=now)
+        found += _task_file_findings(task, history, self.config, now=now)
         self._keep(self.findings.add, found)
         return RunStartCheck(paused=paused, findings=tuple(found))
+
+    def _paused_now(
+        self, task_id: str, subtask: Subtask, entry: PausedEntry | None, history: RunHistory
+    ) -> str | Finding | None:
+        """Why *subtask* stays paused (a reason), is paused now (the finding), or ``None``.
+
+        A paused subtask whose description changed is resumed; the runs up to the last one
+        of *history* then no longer count.
+        """
+        if entry is not None and entry.paused:
+            if entry.description_hash in {"", description_hash(subtask.description)}:
+                return entry.reason or "paused"
+            self._keep(
+                self.paused.resume,
+                subtask.id,
+                task_id=task_id,
+                reason="its description changed",
+                after_run=history.latest(),
+            )
+            entry = attrs.evolve(entry, paused=False, after_run=history.latest())
+        streak = _failed_streak(history, task_id, subtask.id, entry)
+        finding = pause_finding(streak, task_id, subtask.id, self.config, now=self.clock())
+        if finding is None:
+            return None
+        self._keep(
+            self.paused.pause,
+            task_id,
+            subtask.id,
+            description=subtask.description,
+            reason=finding.detail,
+            after_run=history.latest(),
+        )
+        return finding
 
     def after_failure(
         self,
@@ -502,14 +514,7 @@ class HistoryRules:
             output_chars=output_chars,
         )
         attempts.append(current)
-        found = [
-            f
-            for f in (
-                timeout_finding(attempts, self.config, now=now),
-                stale_finding(attempts, self.config, now=now),
-            )
-            if f is not None
-        ]
+        found = _streak_findings(attempts, self.config, now=now)
         repeat = no_change_findings(attempts[-2:], now=now)
         found += repeat
         mine = (failure.task_id, failure.subtask_id)

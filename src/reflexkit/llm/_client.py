@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 import attrs
 
 from reflexkit.exceptions import GenerationError
+from reflexkit.redaction.gate import outbound_data
 
 if TYPE_CHECKING:
     import anthropic
@@ -268,6 +269,9 @@ class Claude:
             GenerationError: With a reason code from :data:`REASONS`.
         """
         deadline = (time.monotonic() if started is None else started) + budget_s
+        # Every request to a model leaves here: through the gate, whoever built it (a Prompt
+        # was gated when built; gating twice changes nothing).
+        request = outbound_data(dict(request), "model_request")
         if deadline <= time.monotonic():
             raise GenerationError("run_budget_spent", "no time left in the budget")
         try:

@@ -278,7 +278,7 @@ class OffsetIndex:
     def _head(self, state_fd: int, data_fd: int, st: os.stat_result) -> _Head | None:
         """Return the state's header when it describes this version of the store, or None.
 
-        *st* is the store's fstat now. A store no longer than what the index covers whose
+        *st* is the store's fstat now. A store exactly as long as what the index covers whose
         mtime moved since was changed in place (an edit, not an append): another version.
         """
         raw = os.pread(state_fd, _HEAD.size, 0)
@@ -287,7 +287,7 @@ class OffsetIndex:
         magic, dev, ino, upto, last_start, shift, mtime, last_crc, serial, crc = _HEAD.unpack(raw)
         if magic != _MAGIC or crc != zlib.crc32(raw[:-4]) or (dev, ino) != (st.st_dev, st.st_ino):
             return None
-        if st.st_size <= upto and st.st_mtime_ns != mtime:
+        if st.st_size == upto and st.st_mtime_ns != mtime and _changed_in_place(data_fd, upto):
             return None
         if upto:
             # The identity of the file is its last indexed line (unique ids and times): a
@@ -602,6 +602,16 @@ def _scan(
             add(by_subtask, offset, line)
             add(by_pair, offset, line)
     return upto
+
+
+def _changed_in_place(data_fd: int, upto: int) -> bool:
+    """Whether a store whose mtime moved, no longer than the index covers, was edited.
+
+    Looked at again now: a write moves the mtime before the size, so an append in progress
+    (or one since the caller's look) shows as a longer file, not as an edit. A shorter view
+    than the index is another reader's catch-up being ahead, never an edit either.
+    """
+    return os.fstat(data_fd).st_size == upto
 
 
 def _line_start(data_fd: int, upto: int) -> int:

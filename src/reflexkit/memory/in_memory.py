@@ -42,6 +42,16 @@ class InMemoryMemory:
             self._records.append(reflection)
             self._index(reflection)
 
+    def append_once(self, reflection: Reflection, /) -> bool:
+        """Append *reflection* unless one with its id is stored; ``True`` when appended."""
+        with self._lock:
+            pair = self._by_pair.get((reflection.task_id, reflection.subtask_id), ())
+            if any(r.id == reflection.id for r in pair):
+                return False
+            self._records.append(reflection)
+            self._index(reflection)
+        return True
+
     def _index(self, r: Reflection) -> None:
         self._by_subtask.setdefault(r.subtask_id, []).append(r)
         self._by_pair.setdefault((r.task_id, r.subtask_id), []).append(r)

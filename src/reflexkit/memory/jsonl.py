@@ -15,10 +15,14 @@ How an append stays whole (see docs/memory.md): the line is written with one ``o
 on an ``O_APPEND`` descriptor, which the kernel never interleaves with another such write,
 while holding a *shared* ``flock`` on the file: writers don't wait for each other, only a
 prune (which takes the lock exclusively) waits for them and they for it. Under that lock the
-writer checks that the path still names the file it holds (device and inode, without following
-a symlink): when a prune, or another program, has put another file there, it reopens the path
-and writes to that file, never into the old, unlinked one. After the write it checks the byte
-before its record: when that is not a newline (a torn line: a crash, a write cut short, a
+writer reads the lock file's prune flag (one ``pread``) and checks that the file's name in
+its folder still names the file it holds (one ``fstatat`` on the folder's descriptor:
+device and inode, without following a symlink and without walking the whole path): when a
+prune waits for the writers, or a prune or another program swapped, moved or removed the
+file, the slow path reopens the path and writes to that file, never into the old, unlinked
+one. After the write
+it checks the byte before its record (unless its own last record ended there): when that is
+not a newline (a torn line: a crash, a write cut short, a
 program that appends without the lock), the record was glued to it, so the writer writes the
 record again and blanks the glued copy (spaces, keeping its newline; readers skip a blank
 line), leaving the fragment a line of its own. A write cut short (a full disk) is cut back off
@@ -37,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import operator
 import os
 import re
 import stat
@@ -65,7 +70,7 @@ from reflexkit.memory._codec import (
     top_level_key,
 )
 from reflexkit.memory._index import IndexDoubtError, OffsetIndex, pair_key, subtask_key
-from reflexkit.memory.protocols import MemoryStats
+from reflexkit.memory.protocols import ONCE_WINDOW, MemoryStats
 from reflexkit.models import Reflection
 from reflexkit.tasks.config import Durability
 
@@ -87,6 +92,7 @@ _OPEN: weakref.WeakSet[JsonlMemory] = weakref.WeakSet()
 # append() is the hot path: module-level names save the attribute lookups of each call.
 _flock, _EX, _SH, _UN = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_SH, fcntl.LOCK_UN
 _lseek, _CUR, _write, _pread, _stat = os.lseek, os.SEEK_CUR, os.write, os.pread, os.stat
+_inode = operator.attrgetter("st_ino", "st_dev")
 _NL = b"\n"
 
 
@@ -142,6 +148,7 @@ class JsonlMemory:
             raise StoreError(msg)
         self._path = Path(path)
         self._name = os.fspath(self._path)  # append's stat: a str, not a Path to convert
+        self._base = self._path.name
         self._durability = Durability(durability)
         self._index = OffsetIndex(self._path.with_name(self._path.name + ".index"))
         self._lock_path = self._path.with_name(self._path.name + ".lock")
@@ -149,7 +156,10 @@ class JsonlMemory:
         self._pid = -1
         self._fd = -1
         self._lock_fd = -1
+        self._dir_fd = -1  # the folder, for a stat of the name alone (no path walk per append)
         self._ident = (-1, -1)  # (inode, device) of the file self._fd holds
+        self._seen = b"-"  # the lock file's generation and prune flag when last checked
+        self._end = -1  # where our last append on self._fd ended
         self._warned_index = False
         _OPEN.add(self)
 
@@ -185,7 +195,7 @@ class JsonlMemory:
 
     def _close(self) -> None:
         if self._pid == os.getpid():
-            for fd in (self._fd, self._lock_fd):
+            for fd in (self._fd, self._lock_fd, self._dir_fd):
                 if fd >= 0:
                     os.close(fd)
         self._forget()
@@ -202,8 +212,11 @@ class JsonlMemory:
     def _forget(self) -> None:
         self._fd = -1
         self._lock_fd = -1
+        self._dir_fd = -1
         self._pid = -1
         self._ident = (-1, -1)
+        self._seen = b"-"
+        self._end = -1
 
     def _open_lock(self) -> int:
         make_dirs(self._path.parent)
@@ -230,6 +243,10 @@ class JsonlMemory:
         except BaseException:
             os.close(fd)
             raise
+        try:
+            self._dir_fd = os.open(self._path.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            self._dir_fd = -1  # the slow path's stat of the whole path then, every time
         self._fd = fd
         self._ident = (st.st_ino, st.st_dev)
         self._pid = os.getpid()
@@ -265,22 +282,34 @@ class JsonlMemory:
         with self._mutex:
             try:
                 fd = self._fd if self._fd >= 0 else self._open()
-                waiting = _pread(self._lock_fd, 8, _WAITING_AT) if self._lock_fd >= 0 else b""
-                mode = _SH if not waiting or waiting == _NOBODY else self._take_turns()
-                _flock(fd, mode)
+                _flock(fd, _SH)
                 try:
-                    while not self._still_there():
-                        # A prune swapped the file, or someone replaced or removed it: write
-                        # to what the path names now, not into an unlinked file.
-                        _flock(fd, _UN)
-                        fd = -1  # closed by _open, which may fail (a link planted there)
-                        fd = self._open()
-                        _flock(fd, mode)
+                    # The lock file's generation and prune flag, read under the lock, as when
+                    # last checked (no prune waits for the writers), and the name in its
+                    # folder still ours (nobody swapped, moved or removed the file): the
+                    # common case, two cheap calls; else the slow path sorts it out.
+                    try:
+                        ours = (
+                            _pread(self._lock_fd, 16, _GEN_AT) == self._seen
+                            and _inode(
+                                _stat(self._base, dir_fd=self._dir_fd, follow_symlinks=False)
+                            )
+                            == self._ident
+                        )
+                    except OSError:  # removed; no lock file or folder (EBADF): the slow path
+                        ours = False
+                    if not ours:
+                        fd = self._settle(fd)
                     written = _write(fd, line)
                     end = _lseek(fd, 0, _CUR)  # O_APPEND: where our own write ended
                     start = end - written
-                    if written != len(line) or (start and _pread(fd, 1, start - 1) != _NL):
+                    # The byte before is our own newline when our last line ended there.
+                    if written != len(line) or (
+                        start and start != self._end and _pread(fd, 1, start - 1) != _NL
+                    ):
+                        self._end = -1
                         self._mend(fd, line, start, written)
+                    self._end = end
                 finally:
                     if fd >= 0:
                         _flock(fd, _UN)
@@ -289,6 +318,75 @@ class JsonlMemory:
             except OSError as err:
                 msg = f"can't append to {self._path}: {_why(err)}"
                 raise StoreError(msg) from err
+
+    def append_once(self, reflection: Reflection, /) -> bool:
+        """Append *reflection* unless a record with its id is stored; ``True`` when appended.
+
+        The id is looked for among the :data:`~reflexkit.memory.protocols.ONCE_WINDOW` most
+        recent records of its task and subtask, under an exclusive lock on the lock file, so
+        two processes saving one attempt at the same moment store it once.
+
+        Raises:
+            StoreError: The store can't be read or written.
+        """
+        try:
+            lock_fd = self._open_lock()
+        except OSError as err:
+            if err.errno not in _NO_LOCK_FILE:
+                msg = f"can't lock {self._lock_path}: {_why(err)}"
+                raise StoreError(msg) from err
+            lock_fd = -1  # a folder we may not write: no prune can run here either
+        try:
+            if lock_fd >= 0:
+                fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            known = self.recent(
+                reflection.subtask_id, limit=ONCE_WINDOW, task_id=reflection.task_id
+            )
+            if any(r.id == reflection.id for r in known):
+                return False
+            self.append(reflection)
+            return True
+        finally:
+            if lock_fd >= 0:
+                os.close(lock_fd)
+
+    def _settle(self, fd: int) -> int:
+        """The slow path of an append, holding *fd* shared: return the descriptor to write to.
+
+        A prune waits for the writers (take turns with it, exclusively), or the file was
+        swapped (the generation moved), replaced or removed by someone (the path names
+        another file): write to what the path names now, never into an unlinked file.
+        """
+        seen = _pread(self._lock_fd, 16, _GEN_AT) if self._lock_fd >= 0 else b""
+        mode = _SH
+        if seen[8:16].strip(b"\0"):
+            _flock(fd, _UN)
+            mode = self._take_turns()
+            _flock(fd, mode)
+        while not self._still_there():
+            _flock(fd, _UN)
+            fd = -1  # closed by _open, which may fail (a link planted there)
+            fd = self._open()
+            _flock(fd, mode)
+        if mode == _EX:
+            self._seen = b"-"  # the prune's flag stays until it has run: check again next time
+        else:
+            self._seen = _pread(self._lock_fd, 16, _GEN_AT) if self._lock_fd >= 0 else b""
+        return fd
+
+    def replaced(self) -> None:
+        """Say that the file was replaced (as a prune does): appenders reopen the path.
+
+        For whoever swaps the file outside :meth:`prune` (the PostgreSQL spool's replay).
+
+        Raises:
+            OSError: The lock file can't be written.
+        """
+        lock_fd = self._open_lock()
+        try:
+            _bump(lock_fd)
+        finally:
+            os.close(lock_fd)
 
     def _take_turns(self) -> int:
         """The lock mode while the lock file's flag says a prune waits for the writers.

@@ -285,6 +285,7 @@ class PostgresMemory:
             # atomic writer: the path gets a new empty file, never a truncated link target.
             # Writers waiting on the old file see the path names another and reopen it.
             atomic_write(path, b"")
+            self._spool.replaced()  # before the old file's lock goes: writers then reopen
         finally:
             os.close(fd)
         log.warning("replayed %d spooled reflections into the database", len(rows))
@@ -339,11 +340,22 @@ class PostgresMemory:
         Raises:
             StoreError: Neither the database nor the spool can be written.
         """
+        self.append_once(reflection)
+
+    def append_once(self, reflection: Reflection, /) -> bool:
+        """Insert *reflection* unless its id is stored (the table's key); ``True`` when new.
+
+        While the database is away it goes to the spool (``True``, unless the spool holds
+        it already); the replay inserts each id once.
+
+        Raises:
+            StoreError: Neither the database nor the spool can be written.
+        """
         line = encode_line(reflection)
         try:
             with self._connection() as conn:
                 self._prepare(conn)
-                conn.execute(_INSERT, _row(reflection, line))
+                return conn.execute(_INSERT, _row(reflection, line)).rowcount != 0
         except self._unreachable as err:
             log.warning(
                 "can't reach the database at %s (%s); reflection %s kept in %s until it is back",
@@ -352,7 +364,7 @@ class PostgresMemory:
                 reflection.id,
                 self._spool.path,
             )
-            self._spool.append(reflection)
+            return self._spool.append_once(reflection)
         except self._psycopg.Error as err:
             raise _failed(err, "can't append to", self._where) from err
 

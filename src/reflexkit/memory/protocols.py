@@ -10,7 +10,7 @@ import attrs
 
 from reflexkit.models import Reflection
 
-__all__ = ["EpisodicMemory", "MemoryStats"]
+__all__ = ["ONCE_WINDOW", "EpisodicMemory", "IdempotentMemory", "MemoryStats"]
 
 
 @attrs.frozen(kw_only=True)
@@ -78,4 +78,29 @@ class EpisodicMemory(Protocol):
 
     def __iter__(self) -> Iterator[Reflection]:
         """Yield every valid reflection in append order."""
+        ...
+
+
+ONCE_WINDOW = 64
+"""How many of a subtask's most recent records ``append_once`` looks through for the id."""
+
+
+@runtime_checkable
+class IdempotentMemory(Protocol):
+    """**Protocol**: a store that can append a record only when its id is not stored yet.
+
+    Optional beside :class:`EpisodicMemory`: the reflection service uses it when the store
+    has it (every shipped backend does), and checks :meth:`EpisodicMemory.recent` itself
+    otherwise.
+    """
+
+    def append_once(self, reflection: Reflection, /) -> bool:
+        """Append *reflection* unless one with its id is stored (with other processes too).
+
+        Returns:
+            ``True`` when appended, ``False`` when it was there already.
+
+        Raises:
+            StoreError: The store can't be read or written.
+        """
         ...

@@ -21,10 +21,18 @@ from reflexkit.events import EventData
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator.subagents import SubagentResult
 from reflexkit.orchestrator.verify import cut_middle
-from reflexkit.redaction import Redactor
+from reflexkit.redaction import Redactor, redact_text
 from reflexkit.reflection.classify import classify
+from reflexkit.reflection.fingerprint import fingerprint
 
-__all__ = ["MAX_LOGGED_CHARS", "attempt_output", "credit_redactions", "marker_counts"]
+__all__ = [
+    "MAX_LOGGED_CHARS",
+    "attempt_output",
+    "credit_redactions",
+    "fingerprint_of",
+    "marker_counts",
+    "subagent_error",
+]
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +84,20 @@ def _logged(text: str | None, counts: dict[str, int]) -> str | None:
     for rule, count in (*redacted.counts.items(), *marker_counts(text).items()):
         counts[rule] = counts.get(rule, 0) + count
     return cut_middle(strip_control(redacted.text), MAX_LOGGED_CHARS)
+
+
+def fingerprint_of(failure: FailureContext) -> str:
+    """The failure's fingerprint (stuck detection, the rules); ``""`` when it can't be taken."""
+    try:
+        return fingerprint(failure)
+    except Exception:
+        log.exception("fingerprinting failed")
+        return ""
+
+
+def subagent_error(result: SubagentResult) -> str | None:
+    """The subagent's own error message, redacted; ``None`` when it gave none."""
+    return redact_text(result.error) if result.error else None
 
 
 def _failure_type(failure: FailureContext) -> str:

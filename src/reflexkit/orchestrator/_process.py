@@ -15,6 +15,11 @@ What it guarantees, whatever the program does:
   :func:`become_subreaper` (the ``reflexkit`` command calls it) orphaned grandchildren are
   re-parented to this process instead of init, so even those that escaped between two looks
   are found, killed and reaped.
+* Nothing outlives the run, even a ``SIGKILL`` of it: the program is started with
+  ``PR_SET_PDEATHSIG`` (the kernel kills it when this process dies), and its process group
+  is registered with a *lifeline*, a small watchdog process started once per process that
+  reads a pipe from it: when this process dies, however, the pipe reaches its end and the
+  watchdog kills every group still registered (the program's own children included).
 * On an interrupt (``KeyboardInterrupt`` or any ``BaseException`` raised while waiting) the
   program and its descendants are killed before the exception goes on; :func:`kill_all` kills
   every program being run by any thread (the loop calls it when the run is interrupted),
@@ -37,7 +42,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -68,6 +73,7 @@ _TRACK_EVERY_S = 0.2
 _DRAIN_GRACE_S = 0.5
 _REAP_GRACE_S = 2.0
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
 
 _lock = threading.Lock()
 _active: dict[int, _Tree | Adopted] = {}  # root pid (or a negative key) -> what runs
@@ -235,6 +241,107 @@ def become_subreaper() -> bool:
     return ok
 
 
+def _prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def _die_with_us() -> Callable[[], None] | None:
+    """The child set-up that has the kernel kill the program when this process dies."""
+    prctl = _PRCTL
+    if prctl is None:
+        return None
+    parent = os.getpid()
+    kill = ctypes.c_ulong(signal.SIGKILL)
+    option, zero = ctypes.c_int(_PR_SET_PDEATHSIG), ctypes.c_ulong(0)
+
+    def preexec() -> None:  # in the child, between fork and exec: nothing that allocates much
+        prctl(option, kill, zero, zero, zero)
+        if os.getppid() != parent:  # we died before the prctl: nobody would kill it
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
+
+
+# The watchdog: groups come in as "+pgid" and go as "-pgid"; at the end of its input (the
+# process that runs programs is gone, killed or not) it kills the groups still there.
+_WATCHDOG = """
+import os, signal, sys
+for name in ("SIGINT", "SIGHUP", "SIGTERM", "SIGPIPE"):
+    signal.signal(getattr(signal, name), signal.SIG_IGN)
+groups = set()
+for line in sys.stdin.buffer:
+    try:
+        pid = int(line[1:])
+    except ValueError:
+        continue
+    (groups.add if line[:1] == b"+" else groups.discard)(pid)
+for pid in groups:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+class _Lifeline:
+    """The write end of the pipe to this process's watchdog (see :data:`_WATCHDOG`)."""
+
+    def __init__(self) -> None:
+        self._fd = -1
+        self._pid = -1  # the process that started the watchdog (a forked child starts its own)
+        self.watchdog = -1  # the watchdog's pid
+
+    def watch(self, pgid: int) -> None:
+        self._send(b"+%d\n" % pgid)
+
+    def forget(self, pgid: int) -> None:
+        if self._pid == os.getpid():
+            self._send(b"-%d\n" % pgid)
+
+    def _send(self, message: bytes) -> None:
+        for _ in range(2):  # a watchdog that died (killed by hand) is started again
+            try:
+                if self._pid != os.getpid():
+                    self._start()
+                os.write(self._fd, message)  # a few bytes: one atomic pipe write
+            except OSError:
+                self._pid = -1
+            else:
+                return
+
+    def _start(self) -> None:
+        read, write = os.pipe()  # both close-on-exec: no program inherits the write end
+        try:
+            # Its own process group (a terminal's Ctrl-C is not for it), our session (the
+            # orphan sweep spares it).
+            watchdog = os.posix_spawn(
+                sys.executable,
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG],
+                os.environ,
+                file_actions=[(os.POSIX_SPAWN_DUP2, read, 0)],
+                setpgroup=0,
+            )
+        except BaseException:
+            os.close(write)
+            raise
+        finally:
+            os.close(read)
+        if self._fd >= 0 and self._pid == os.getpid():
+            os.close(self._fd)
+        self._fd, self._pid, self.watchdog = write, os.getpid(), watchdog
+
+
+_lifeline = _Lifeline()
+
+
 def _session(pid: int) -> int | None:
     try:
         return os.getsid(pid)
@@ -315,6 +422,8 @@ class Adopted:
         with self._lock:
             self._tree = _Tree(pid)
             kill = self.killed
+        with _lock:
+            _lifeline.watch(pid)  # killed with its group should this process die
         if kill:
             self._tree.kill()
 
@@ -349,6 +458,8 @@ def adopted() -> Iterator[Adopted]:
             _active.pop(key, None)
         if handle._tree is not None:  # noqa: SLF001 -- the class's own module
             handle._tree.kill()  # noqa: SLF001
+            with _lock:
+                _lifeline.forget(handle._tree.root)  # noqa: SLF001
         _sweep_orphans()
 
 
@@ -383,6 +494,7 @@ def _start(
             stderr=subprocess.STDOUT,
             env=dict(env) if env is not None else None,
             start_new_session=True,
+            preexec_fn=_die_with_us(),  # noqa: PLW1509 -- a prctl and a getppid, no locks
         )
     except FileNotFoundError:
         message = f"command not found: {program} (is it installed and on PATH?)"
@@ -435,6 +547,7 @@ def run_process(  # noqa: PLR0913 -- the program plus its limits
             return attrs.evolve(proc, duration_ms=int((time.monotonic() - started) * 1000))
         tree = _Tree(proc.pid)
         _active[proc.pid] = tree
+        _lifeline.watch(proc.pid)
     capture = _Capture(max_output_bytes)
     timed_out = False
     try:
@@ -445,6 +558,7 @@ def run_process(  # noqa: PLR0913 -- the program plus its limits
             proc.wait()
         with _lock:
             _active.pop(proc.pid, None)
+            _lifeline.forget(proc.pid)
         # Orphans are swept before the pipe is drained: a daemon that holds the pipe would
         # otherwise have the drain's grace to write into the project after the attempt.
         swept = _sweep_orphans()

@@ -11,7 +11,12 @@ symlinks that lead out are refused); ``.git``, ``.claude`` and ``.reflexkit`` in
 project are denied to edits, so the agent can't rewrite its own permissions, hooks or memory.
 Bash is removed from the session unless the project lists commands, and then only those
 commands are allowed, as ``Bash(<command>:*)`` prefix rules (a chain such as ``pytest && rm``
-needs every part allowed). Background agents, timers, worktrees and the web are removed too
+needs every part allowed). Every git the agent runs is confined (:mod:`reflexkit._git`): its
+environment turns off the programs a repository's configuration can name (hooks, fsmonitor,
+pagers, editors), and when ``git`` is listed a PreToolUse hook refuses the git command lines
+that would set configuration, run an alias, use another repository or work tree, or write a
+file (``-c``, ``config`` writes, ``-C``, ``--output``, redirections). Background agents,
+timers, worktrees and the web are removed too
 (:data:`DENIED_TOOLS`; some of them would run without asking). No settings files are read
 (``setting_sources=[]``), so a ``.claude/settings.json`` in the project can't widen any of
 this.
@@ -46,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from reflexkit._files import atomic_write, read_regular
+from reflexkit._git import git_env, git_refusal
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator import _process
 from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
@@ -189,6 +195,7 @@ class ClaudeCodeSubagent:
         self.effort = effort
         self.max_budget_usd = max_budget_usd
         self.env = dict(env or {})
+        self.allows_git = any(c.split()[:1] == ["git"] for c in self.bash_commands)
 
     @classmethod
     def from_config(
@@ -263,7 +270,9 @@ class ClaudeCodeSubagent:
             max_turns=self.max_turns,
             effort=self.effort,  # type: ignore[arg-type]  # validated by the config
             max_budget_usd=self.max_budget_usd,
-            env=self.env,
+            # Every git the agent runs is confined (no hooks, fsmonitor, pager, editor...).
+            env={**git_env({}), **self.env},
+            hooks=_git_guard(sdk) if self.allows_git else None,  # type: ignore[arg-type]
         )
         _quiet_kill_reports()
         # Registered with the process runner before the CLI starts: an interrupt of the run
@@ -370,6 +379,26 @@ def _run_attempt(attempt: Coroutine[Any, Any, Any], watch: _Watch) -> Any:  # no
         except BaseException:
             watch.kill_group(signal.SIGKILL)
             raise
+
+
+def _git_guard(sdk: Any) -> dict[str, list[Any]]:  # noqa: ANN401 -- the optional module
+    """A PreToolUse hook that refuses the git command lines :func:`git_refusal` names."""
+
+    async def guard(data: Any, _tool_use_id: str | None, _context: Any) -> dict[str, Any]:  # noqa: ANN401
+        tool_input = data.get("tool_input") if isinstance(data, dict) else None
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        why = git_refusal(command) if isinstance(command, str) else None
+        if why is None:
+            return {}
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": f"reflexkit confines git: {why}",
+            }
+        }
+
+    return {"PreToolUse": [sdk.HookMatcher(matcher="Bash", hooks=[guard])]}
 
 
 def _transport(prompt: str, options: Any, adopted: _process.Adopted) -> Any:  # noqa: ANN401 -- the SDK's types

@@ -18,22 +18,26 @@ import logging
 import os
 import threading
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from pathlib import Path
 
-from reflexkit.events import Event
+import attrs
+
+from reflexkit import _serde
+from reflexkit.events import Event, EventData
 from reflexkit.exceptions import StoreError
 from reflexkit.insights._jsonl import SayOnce
 from reflexkit.insights.analysis import AnalysisCycle
 from reflexkit.insights.history import AttemptRecord
 from reflexkit.insights.lessons import LessonBook, format_lessons, tool_of
-from reflexkit.insights.models import Finding, Lesson
+from reflexkit.insights.models import Finding, Lesson, SubjectType
 from reflexkit.insights.rules import AttemptCheck, InsightRules, RunStartCheck
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator.verify import modified_files
 from reflexkit.tasks.config import InsightsConfig
 from reflexkit.tasks.task import Task
 
-__all__ = ["LoopInsights", "Snapshot", "changed_files", "snapshot"]
+__all__ = ["LoopInsights", "Snapshot", "changed_files", "finding_event", "snapshot"]
 
 log = logging.getLogger("reflexkit.orchestrator")
 
@@ -114,6 +118,18 @@ def _walk(top: str) -> Snapshot | None:
         if len(found) > _MAX_WALKED_FILES:
             return None
     return found
+
+
+def finding_event(finding: Finding, subtask_id: str, *, at: datetime) -> tuple[str, EventData]:
+    """The subtask a ``finding`` event is on, and its data: the finding's scalar fields.
+
+    A finding about a subtask is on that subtask; any other (a file, a lesson) is on the
+    attempt's *subtask_id*. Its ``createdAt`` is *at*, the run's clock: a deterministic run's
+    log stays byte-identical.
+    """
+    data = _serde.unstructure(attrs.evolve(finding, created_at=at))
+    on = finding.subject_id if finding.subject_type is SubjectType.SUBTASK else subtask_id
+    return on, {k: v for k, v in data.items() if isinstance(v, str | int | float | bool)}
 
 
 def changed_files(before: Snapshot | None, after: Snapshot | None) -> tuple[str, ...] | None:

@@ -21,7 +21,6 @@ With ``orchestrator.jobs`` above 1, independent subtasks run at once (see :meth:
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import threading
 import time
@@ -30,21 +29,39 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from reflexkit import _serde
 from reflexkit._deadline import deadline_in
-from reflexkit._text import fence, show_name, strip_control
+from reflexkit._text import show_name, strip_control
 from reflexkit.events import Event, EventData, EventKind
 from reflexkit.exceptions import RunInterrupted, SetupError
-from reflexkit.insights.models import Finding, SubjectType
 from reflexkit.models import FailureContext, FailureType, Reflection, utcnow
 from reflexkit.orchestrator import _process
-from reflexkit.orchestrator._attempt_log import attempt_output, credit_redactions
-from reflexkit.orchestrator.insight_steps import LoopInsights, Snapshot, changed_files, snapshot
-from reflexkit.orchestrator.own_state import OwnState, capture, settle
+from reflexkit.orchestrator import report_steps as reports
+from reflexkit.orchestrator._attempt_log import (
+    attempt_output,
+    credit_redactions,
+    fingerprint_of,
+    subagent_error,
+)
+from reflexkit.orchestrator.insight_steps import (
+    LoopInsights,
+    Snapshot,
+    changed_files,
+    finding_event,
+    snapshot,
+)
+from reflexkit.orchestrator.own_state import (
+    OWN_FOLDER,
+    OwnState,
+    capture,
+    linked_own_folder,
+    no_space,
+    settle,
+    shared_own_path,
+)
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
     CheckInputs,
@@ -54,15 +71,15 @@ from reflexkit.orchestrator.verify import (
     failure_context,
     modified_files,
 )
-from reflexkit.redaction import redact_text
-from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.protocols import ReflectionService
-from reflexkit.reports.audit import AttemptAudit, AuditedAttempt, judge_summary
-from reflexkit.reports.ending import AttemptEnding, Ending, classify_ending
-from reflexkit.reports.judge import Judgement
-from reflexkit.reports.report import ReportIds, Verification
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
+
+if TYPE_CHECKING:
+    from reflexkit.insights.models import Finding
+    from reflexkit.reflection.protocols import ReflectionService
+    from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
+    from reflexkit.reports.ending import AttemptEnding
+    from reflexkit.reports.judge import Judgement
 
 __all__ = [
     "Orchestrator",
@@ -100,6 +117,7 @@ _ENDING_EVENT: dict[str, EventKind] = {
     "paused": EventKind.PAUSED,
 }
 _BUDGET_SPENT = "the run's time budget ran out"
+_INTERRUPTED = "the run was interrupted"
 
 _MAX_SUBAGENT_ERROR_CHARS = _process.DEFAULT_MAX_OUTPUT_BYTES
 """Bounds a subagent's own output (the runner's capture already fits: no second, smaller cut)."""
@@ -212,6 +230,54 @@ def run_order(task: Task) -> tuple[str, ...]:
     return tuple(s.id for s in _ordered(task))
 
 
+@attrs.define(kw_only=True)
+class _Progress:
+    """What the attempts at one subtask share: where they run, and what they learnt so far."""
+
+    task: Task
+    subtask: Subtask
+    workdir: Path
+    run_id: str
+    deadline: float | None
+    details: EventData  # what the subtask's ending event adds
+    started: float
+    base_prompt: str
+    verifier: Verifier
+    attempt: int = 0
+    remaining: float | None = None  # the run's budget left when the attempt started
+    fingerprints: list[str] = attrs.Factory(list)
+    used: set[str] = attrs.Factory(set)  # the reflections the prompts carried
+    judged: Judgement | None = None  # the judge's rejection of the previous attempt
+    nudge: str = ""  # the insight rules' note for the next prompt
+    last: tuple[FailureContext, str] | None = None  # the latest failure and its fingerprint
+
+    def where(self) -> tuple[Task, Subtask, int, str]:
+        return self.task, self.subtask, self.attempt, self.run_id
+
+
+_NOT_RUN = SubagentResult(ok=False, output="", duration_ms=0, error="the subagent did not run")
+
+
+@attrs.define(kw_only=True)
+class _Attempt:
+    """One attempt as it goes: what it was given, what it did, what was said of it."""
+
+    prompt: str
+    audited: AuditedAttempt | None
+    before: Snapshot | None
+    timeout_s: float
+    result: SubagentResult = _NOT_RUN
+    ending: AttemptEnding = reports.NOT_CLASSIFIED
+    changed: tuple[str, ...] | None = None
+    ran: VerificationResult | None = None  # the checks' result; None: the agent failed
+    checks_changed: EventData = attrs.Factory(dict)
+    judgement: Judgement | None = None
+
+    @property
+    def output(self) -> str:
+        return self.result.output
+
+
 class Orchestrator:
     """Runs a task's subtasks with a subagent, verifying, reflecting and retrying.
 
@@ -314,7 +380,7 @@ class Orchestrator:
                 memory or reports at any file of the user's).
         """
         run_id = run_id or uuid.uuid4().hex
-        linked = _linked_own_folder(workdir)
+        linked = linked_own_folder(workdir)
         if linked is not None:  # before any event: the run log itself may be the link
             raise SetupError(linked)
         self._asked = reflect
@@ -335,26 +401,9 @@ class Orchestrator:
         self._paused = self._insights_at_start(task)
         ordered = _ordered(task)
         try:
-            setup_error = self._unverified(task) or self._preflight()
-            if setup_error is not None:
-                outcomes = {
-                    s.id: SubtaskOutcome(
-                        subtask_id=s.id,
-                        outcome="setup_error",
-                        attempts=0,
-                        duration_ms=0,
-                        reason=setup_error,
-                    )
-                    for s in ordered
-                }
-            elif self.config.jobs > 1:
-                outcomes = self._run_parallel(
-                    task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
-                )
-            else:
-                outcomes = self._run_sequential(
-                    task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
-                )
+            outcomes = self._run_all(
+                task, ordered, workdir=workdir, run_id=run_id, deadline=deadline
+            )
         except (KeyboardInterrupt, RunInterrupted) as interrupt:
             self._interrupted(interrupt, run_id=run_id, started=started)
             raise
@@ -369,17 +418,36 @@ class Orchestrator:
             outcomes=tuple(outcomes[i] for i in dict.fromkeys(s.id for s in ordered)),
             duration_ms=self._ms_since(started),
         )
-        counts: EventData = {"runId": run_id, "allPassed": summary.passed}
-        for outcome in summary.outcomes:
-            key = outcome.outcome
-            previous = counts.get(key, 0)
-            counts[key] = (previous if isinstance(previous, int) else 0) + 1
-        counts["durationMs"] = summary.duration_ms
         if self.insights is not None and self._learn_at_end:
             self.insights.learn(self._learn_at_end)
             self._learn_at_end.clear()
-        self._emit(EventKind.RUN_FINISHED, data=counts)
+        self._emit(EventKind.RUN_FINISHED, data=_counts(summary))
         return summary
+
+    def _run_all(
+        self,
+        task: Task,
+        ordered: list[Subtask],
+        *,
+        workdir: Path,
+        run_id: str,
+        deadline: float | None,
+    ) -> dict[str, SubtaskOutcome]:
+        """Every subtask's outcome: a setup error for all, or a run one by one or in parallel."""
+        setup_error = self._unverified(task) or self._preflight()
+        if setup_error is not None:
+            return {
+                s.id: SubtaskOutcome(
+                    subtask_id=s.id,
+                    outcome="setup_error",
+                    attempts=0,
+                    duration_ms=0,
+                    reason=setup_error,
+                )
+                for s in ordered
+            }
+        run = self._run_parallel if self.config.jobs > 1 else self._run_sequential
+        return run(task, ordered, workdir=workdir, run_id=run_id, deadline=deadline)
 
     def _unverified(self, task: Task) -> str | None:
         """The setup error of a task that requires verification when a subtask has none."""
@@ -589,7 +657,7 @@ class Orchestrator:
             self._emit(_ENDING_EVENT[ended.outcome], subtask.id, ended.attempts, data)
         return ended
 
-    def _attempts(  # noqa: C901, PLR0911, PLR0912, PLR0913, PLR0915 -- the stop conditions
+    def _attempts(  # noqa: PLR0913 -- where the subtask runs, and what its ending adds
         self,
         task: Task,
         subtask: Subtask,
@@ -599,244 +667,284 @@ class Orchestrator:
         deadline: float | None,
         details: EventData,
     ) -> SubtaskOutcome:
-        """The attempts at one subtask; *details* gets what its ending event should add."""
-        started = self.clock()
-        max_attempts = subtask.max_attempts or self.config.max_attempts
-        base_prompt = build_prompt(task, subtask)
-        verifier = self.verifier_for(subtask)
-        fingerprints: list[str] = []
-        used: set[str] = set()
-        attempt = 0
-        judged: Judgement | None = None  # the judge's rejection of the previous attempt
-        nudge = ""  # the insight rules' note for the next prompt
-        last: tuple[FailureContext, str] | None = None  # the latest failure and its fingerprint
+        """The attempts at one subtask; *details* gets what its ending event should add.
 
-        def outcome(kind: Outcome, reason: str | None = None) -> SubtaskOutcome:
-            return SubtaskOutcome(
-                subtask_id=subtask.id,
-                outcome=kind,
-                attempts=attempt,
-                duration_ms=self._ms_since(started),
-                reflections_used=len(used),
-                reason=reason,
-            )
-
-        def left() -> float | None:
-            return deadline - self.clock() if deadline is not None else None
-
+        Each attempt is a sequence of steps; a step returns the subtask's outcome when the
+        subtask ends there, else ``None`` and the next step runs.
+        """
+        at = _Progress(
+            task=task,
+            subtask=subtask,
+            workdir=workdir,
+            run_id=run_id,
+            deadline=deadline,
+            details=details,
+            started=self.clock(),
+            base_prompt=build_prompt(task, subtask),
+            verifier=self.verifier_for(subtask),
+        )
         while True:
-            if self._stop.is_set():
-                return outcome("interrupted", "the run was interrupted")
-            remaining = left()
-            if remaining is not None and remaining <= 0:
-                return outcome("budget", _BUDGET_SPENT)
-            full = _no_space(workdir)
-            if full is not None:  # nothing the run writes would be kept: stop, say why
-                self._halt.set()
-                return outcome("setup_error", full)
-            attempt += 1
-            with self._emit_lock:
-                self._running[subtask.id] = attempt
-            prompt = base_prompt
-            if attempt > 1 and self._reflects(subtask):
-                prompt, ids = self._retry_prompt(base_prompt, task.id, subtask.id, run_id, attempt)
-                used.update(ids)
-            prompt = self._insight_sections(prompt, len(base_prompt), last, nudge)
-            before = self._snapshot(workdir)
-            audited, prompt = self._audit_start(workdir, prompt, judged, subtask.id)
-            timeout_s = float(self.config.attempt_timeout_s)
-            if remaining is not None:
-                timeout_s = max(min(timeout_s, remaining), 0.001)
-            self._emit(
-                EventKind.ATTEMPT_STARTED,
-                subtask.id,
-                attempt,
-                {"promptChars": len(prompt), "timeoutS": timeout_s},
+            ended = self._may_start(at) or self._attempt(at)
+            if ended is not None:
+                return ended
+            self._emit(EventKind.RETRY, subtask.id, at.attempt, {"nextAttempt": at.attempt + 1})
+
+    def _attempt(self, at: _Progress) -> SubtaskOutcome | None:
+        """One attempt: prompt, work, check, and on a failure: log, learn, stop or go on."""
+        attempt = self._start_attempt(at)
+        ended = self._work(at, attempt) or self._check(at, attempt)
+        if ended is not None:
+            return ended
+        failure, checks = self._failure(at, attempt)
+        self._log_failure(at, attempt, failure, checks)
+        spent = self._budget_spent(at)  # cut short by the budget: no lesson, no time to write one
+        if spent is not None:
+            return spent
+        self._learn(at, attempt, failure)
+        return self._stop_or_retry(at)
+
+    # --- the steps of an attempt --------------------------------------------------------------
+
+    def _outcome(self, at: _Progress, kind: Outcome, reason: str | None = None) -> SubtaskOutcome:
+        return SubtaskOutcome(
+            subtask_id=at.subtask.id,
+            outcome=kind,
+            attempts=at.attempt,
+            duration_ms=self._ms_since(at.started),
+            reflections_used=len(at.used),
+            reason=reason,
+        )
+
+    def _left(self, at: _Progress) -> float | None:
+        """The seconds left in the run's budget; ``None`` when it has none."""
+        return at.deadline - self.clock() if at.deadline is not None else None
+
+    def _budget_spent(self, at: _Progress) -> SubtaskOutcome | None:
+        left = self._left(at)
+        return (
+            self._outcome(at, "budget", _BUDGET_SPENT) if left is not None and left <= 0 else None
+        )
+
+    def _may_start(self, at: _Progress) -> SubtaskOutcome | None:
+        """Before an attempt: an interrupt, a spent budget or a full disk ends the subtask."""
+        if self._stop.is_set():
+            return self._outcome(at, "interrupted", _INTERRUPTED)
+        at.remaining = self._left(at)
+        if at.remaining is not None and at.remaining <= 0:
+            return self._outcome(at, "budget", _BUDGET_SPENT)
+        full = no_space(at.workdir)
+        if full is not None:  # nothing the run writes would be kept: stop, say why
+            self._halt.set()
+            return self._outcome(at, "setup_error", full)
+        return None
+
+    def _start_attempt(self, at: _Progress) -> _Attempt:
+        """The attempt's prompt: lessons, insight sections, the judge's last word, the audit."""
+        at.attempt += 1
+        with self._emit_lock:
+            self._running[at.subtask.id] = at.attempt
+        prompt = at.base_prompt
+        if at.attempt > 1 and self._reflects(at.subtask):
+            prompt, ids = self._retry_prompt(
+                at.base_prompt, at.task.id, at.subtask.id, at.run_id, at.attempt
             )
-            own = self._own_capture(workdir)
-            inputs = _check_inputs(verifier, workdir)
-            try:
-                result = self._run_subagent(
-                    SubagentRequest(
-                        subtask_id=subtask.id,
-                        attempt=attempt,
-                        prompt=prompt,
-                        workdir=workdir,
-                        timeout_s=timeout_s,
-                    )
-                )
-            except SetupError as err:
-                self._halt.set()  # no later subtask can work either
-                return outcome("setup_error", strip_control(str(err)))
-            if self._stop.is_set():
-                return outcome("interrupted", "the run was interrupted")
-            ending = self._ending(result)
-            judgement = judged = None
-            changed = self._changed(before, workdir)
-            ran = self._verify(verifier, workdir, left()) if result.ok else None
-            # Before anything is written or read again: what the attempt (or its checks) did
-            # to reflexkit's own folder is repaired where it can be, and reported.
-            self._own_settle(own, workdir, subtask.id, attempt)
-            checks_changed = self._checks_changed(inputs, workdir, changed, subtask.id, attempt)
-            full = _no_space(workdir, after=attempt)
-            if full is not None:  # the attempt filled the disk: no lesson, no retry
-                self._halt.set()
-                return outcome("setup_error", full)
-            if ran is not None:
-                verification = checks = ran
-                checked = bool(getattr(verifier, "commands", True))
-                if ending.kind is Ending.WAITING_FOR_USER and not (verification.passed and checked):
-                    self._audit_finish(audited, (task, subtask, attempt, run_id), checks, ending)
-                    details["cue"] = ending.reason
-                    return outcome("needs_input", "the agent is waiting for the user")
-                if verification.passed and not self._stop.is_set():
-                    judgement = self._judge(
-                        audited, base_prompt, result.output, checked=checked, budget_s=left()
-                    )
-                    judged = judgement if judgement is not None and judgement.rejects else None
-                if verification.passed and judged is None:
-                    self._audit_finish(
-                        audited, (task, subtask, attempt, run_id), checks, ending, judgement
-                    )
-                    self._emit(
-                        EventKind.PASSED,
-                        subtask.id,
-                        attempt,
-                        {
-                            "durationMs": self._ms_since(started),
-                            "attempts": attempt,
-                            "reflectionsUsed": len(used),
-                            # The reflections whose lessons the passing attempt had: what
-                            # `reflexkit stats` counts as having led to success.
-                            "ledToSuccess": ",".join(sorted(used)),
-                            **_agent_figures(result),
-                            **_judge_figures(judgement),
-                            **_change_figures(result, changed),
-                            **checks_changed,
-                        },
-                    )
-                    self._insights_passed(subtask.id, attempt, used)
-                    return outcome("passed")
-                if self._stop.is_set():
-                    return outcome("interrupted", "the run was interrupted")
-                if judged is not None:  # the checks passed; the judge found work missing
-                    verification = _judge_rejection(judged, verification)
-                failure = failure_context(
-                    verification,
-                    task=task.id,
-                    subtask=subtask.id,
-                    attempt=attempt,
-                    session_id=run_id,
-                    files_modified=self._modified(workdir),
-                    description=subtask.description,
-                )
-                if judged is not None:
-                    failure = attrs.evolve(failure, failure_type=FailureType.JUDGE_REJECTED)
-            else:
-                failure = self._subagent_failure(
-                    result, task=task, subtask=subtask, attempt=attempt, run_id=run_id
-                )
-                checks = VerificationResult(
-                    passed=False, command="subagent", exit_code=None, output="", duration_ms=0
-                )
-            self._emit(
-                EventKind.VERIFICATION_FAILED,
-                subtask.id,
-                attempt,
-                {
-                    "command": failure.command,
-                    "exitCode": failure.exit_code,
-                    "timedOut": failure.failure_type == FailureType.TIMEOUT,
-                    "subagentOk": result.ok,
-                    "subagentError": redact_text(result.error) if result.error else None,
-                    **_agent_figures(result),
-                    "fingerprint": _fingerprint_of(failure),
-                    **_change_figures(result, changed),
-                    **attempt_output(failure, result),  # failureType, the outputs (#19)
-                },
+            at.used.update(ids)
+        prompt = self._insight_sections(prompt, len(at.base_prompt), at.last, at.nudge)
+        before = self._snapshot(at.workdir)
+        # Parallel subtasks share the folder: each gets a self-report file of its own.
+        audited, prompt = reports.audit_start(
+            self.audit,
+            at.workdir,
+            prompt,
+            at.judged,
+            own_self_report=at.subtask.id if self.config.jobs > 1 else None,
+        )
+        timeout_s = float(self.config.attempt_timeout_s)
+        if at.remaining is not None:
+            timeout_s = max(min(timeout_s, at.remaining), 0.001)
+        self._emit(
+            EventKind.ATTEMPT_STARTED,
+            at.subtask.id,
+            at.attempt,
+            {"promptChars": len(prompt), "timeoutS": timeout_s},
+        )
+        return _Attempt(prompt=prompt, audited=audited, before=before, timeout_s=timeout_s)
+
+    def _work(self, at: _Progress, attempt: _Attempt) -> SubtaskOutcome | None:
+        """The subagent's turn, then what it changed and what the checks say of it."""
+        own = self._own_capture(at.workdir)
+        inputs = _check_inputs(at.verifier, at.workdir)
+        request = SubagentRequest(
+            subtask_id=at.subtask.id,
+            attempt=at.attempt,
+            prompt=attempt.prompt,
+            workdir=at.workdir,
+            timeout_s=attempt.timeout_s,
+        )
+        try:
+            attempt.result = result = self._run_subagent(request)
+        except SetupError as err:
+            self._halt.set()  # no later subtask can work either
+            return self._outcome(at, "setup_error", strip_control(str(err)))
+        if self._stop.is_set():
+            return self._outcome(at, "interrupted", _INTERRUPTED)
+        attempt.ending = reports.ending_of(result)
+        at.judged = None
+        attempt.changed = self._changed(attempt.before, at.workdir)
+        if result.ok:
+            attempt.ran = self._verify(at.verifier, at.workdir, self._left(at))
+        # Before anything is written or read again: what the attempt (or its checks) did
+        # to reflexkit's own folder is repaired where it can be, and reported.
+        self._own_settle(own, at.workdir, at.subtask.id, at.attempt)
+        attempt.checks_changed = self._checks_changed(
+            inputs, at.workdir, attempt.changed, at.subtask.id, at.attempt
+        )
+        full = no_space(at.workdir, after=at.attempt)
+        if full is not None:  # the attempt filled the disk: no lesson, no retry
+            self._halt.set()
+            return self._outcome(at, "setup_error", full)
+        return None
+
+    def _check(self, at: _Progress, attempt: _Attempt) -> SubtaskOutcome | None:
+        """Checked work: waiting for the user, passed (and not rejected by the judge), or on."""
+        ran = attempt.ran
+        if ran is None:  # the agent itself failed: nothing was checked
+            return None
+        checked = bool(getattr(at.verifier, "commands", True))
+        if reports.waits_for_user(attempt.ending) and not (ran.passed and checked):
+            self._audit_finish(attempt.audited, at.where(), ran, attempt.ending)
+            at.details["cue"] = attempt.ending.reason
+            return self._outcome(at, "needs_input", "the agent is waiting for the user")
+        if ran.passed and not self._stop.is_set():
+            attempt.judgement = judgement = reports.judge(
+                self.audit,
+                attempt.audited,
+                at.base_prompt,
+                attempt.output,
+                checked=checked,
+                budget_s=self._left(at),
             )
-            self._audit_finish(audited, (task, subtask, attempt, run_id), checks, ending, judgement)
-            spent = left()
-            if spent is not None and spent <= 0:
-                # Cut short by the run's budget: no lesson in that, and no time to write one.
-                return outcome("budget", _BUDGET_SPENT)
-            if self._reflects(subtask):
-                with deadline_in(left()):  # a Claude reflection gets no more than the run has
-                    reflection = self._reflect(failure)
-                print_ = reflection.fingerprint if reflection is not None else ""
-                if reflection is not None and self.insights is not None:
-                    self.insights.remember(reflection, failure.command)
-            else:  # reflexion.enabled is false: plain retries, stuck detection still works
-                print_ = _fingerprint_of(failure)
-            last = (failure, print_)
-            nudge = self._insights_failed(failure, result, changed)
-            fingerprints.append(print_)
-            recent = fingerprints[-self.config.stuck_after :]
-            if (
-                print_
-                and len(recent) == self.config.stuck_after
-                and all(p == print_ for p in recent)
-            ):
-                details.update(fingerprint=print_, times=self.config.stuck_after)
-                return outcome(
-                    "stuck",
-                    f"the same failure {self.config.stuck_after} times in a row "
-                    f"(fingerprint {print_})",
-                )
-            if attempt >= max_attempts:
-                details["maxAttempts"] = max_attempts
-                return outcome("exhausted", f"failed all {max_attempts} attempts")
-            spent = left()
-            if spent is not None and spent <= 0:
-                return outcome("budget", _BUDGET_SPENT)
-            self._emit(EventKind.RETRY, subtask.id, attempt, {"nextAttempt": attempt + 1})
+            at.judged = judgement if judgement is not None and judgement.rejects else None
+        if ran.passed and at.judged is None:
+            return self._passed(at, attempt, ran)
+        if self._stop.is_set():
+            return self._outcome(at, "interrupted", _INTERRUPTED)
+        return None
+
+    def _passed(
+        self, at: _Progress, attempt: _Attempt, checks: VerificationResult
+    ) -> SubtaskOutcome:
+        self._audit_finish(attempt.audited, at.where(), checks, attempt.ending, attempt.judgement)
+        self._emit(
+            EventKind.PASSED,
+            at.subtask.id,
+            at.attempt,
+            {
+                "durationMs": self._ms_since(at.started),
+                "attempts": at.attempt,
+                "reflectionsUsed": len(at.used),
+                # The reflections whose lessons the passing attempt had: what
+                # `reflexkit stats` counts as having led to success.
+                "ledToSuccess": ",".join(sorted(at.used)),
+                **_agent_figures(attempt.result),
+                **reports.judge_figures(attempt.judgement),
+                **_change_figures(attempt.result, attempt.changed),
+                **attempt.checks_changed,
+            },
+        )
+        self._insights_passed(at.subtask.id, at.attempt, at.used)
+        return self._outcome(at, "passed")
+
+    def _failure(
+        self, at: _Progress, attempt: _Attempt
+    ) -> tuple[FailureContext, VerificationResult]:
+        """The failure to reflect on, and the checks its report names."""
+        if attempt.ran is None:
+            failure = self._subagent_failure(
+                attempt.result,
+                task=at.task,
+                subtask=at.subtask,
+                attempt=at.attempt,
+                run_id=at.run_id,
+            )
+            checks = VerificationResult(
+                passed=False, command="subagent", exit_code=None, output="", duration_ms=0
+            )
+            return failure, checks
+        verification = attempt.ran
+        if at.judged is not None:  # the checks passed; the judge found work missing
+            verification = reports.judge_rejection(at.judged, verification)
+        failure = failure_context(
+            verification,
+            task=at.task.id,
+            subtask=at.subtask.id,
+            attempt=at.attempt,
+            session_id=at.run_id,
+            files_modified=self._modified(at.workdir),
+            description=at.subtask.description,
+        )
+        if at.judged is not None:
+            failure = attrs.evolve(failure, failure_type=FailureType.JUDGE_REJECTED)
+        return failure, attempt.ran
+
+    def _log_failure(
+        self,
+        at: _Progress,
+        attempt: _Attempt,
+        failure: FailureContext,
+        checks: VerificationResult,
+    ) -> None:
+        result = attempt.result
+        self._emit(
+            EventKind.VERIFICATION_FAILED,
+            at.subtask.id,
+            at.attempt,
+            {
+                "command": failure.command,
+                "exitCode": failure.exit_code,
+                "timedOut": failure.failure_type == FailureType.TIMEOUT,
+                "subagentOk": result.ok,
+                "subagentError": subagent_error(result),
+                **_agent_figures(result),
+                "fingerprint": fingerprint_of(failure),
+                **_change_figures(result, attempt.changed),
+                **attempt_output(failure, result),  # failureType, the outputs (#19)
+            },
+        )
+        self._audit_finish(attempt.audited, at.where(), checks, attempt.ending, attempt.judgement)
+
+    def _learn(self, at: _Progress, attempt: _Attempt, failure: FailureContext) -> None:
+        """Reflect on the failure (or only fingerprint it), and ask the rules for a nudge."""
+        if self._reflects(at.subtask):
+            with deadline_in(self._left(at)):  # a Claude reflection gets no more than the run has
+                reflection = self._reflect(failure)
+            print_ = reflection.fingerprint if reflection is not None else ""
+            if reflection is not None and self.insights is not None:
+                self.insights.remember(reflection, failure.command)
+        else:  # reflexion.enabled is false: plain retries, stuck detection still works
+            print_ = fingerprint_of(failure)
+        at.last = (failure, print_)
+        at.nudge = self._insights_failed(failure, attempt.result, attempt.changed)
+        at.fingerprints.append(print_)
+
+    def _stop_or_retry(self, at: _Progress) -> SubtaskOutcome | None:
+        """After a failure: stuck, out of attempts, out of budget; else ``None``: retry."""
+        print_ = at.fingerprints[-1]
+        recent = at.fingerprints[-self.config.stuck_after :]
+        if print_ and len(recent) == self.config.stuck_after and all(p == print_ for p in recent):
+            at.details.update(fingerprint=print_, times=self.config.stuck_after)
+            return self._outcome(
+                at,
+                "stuck",
+                f"the same failure {self.config.stuck_after} times in a row (fingerprint {print_})",
+            )
+        max_attempts = at.subtask.max_attempts or self.config.max_attempts
+        if at.attempt >= max_attempts:
+            at.details["maxAttempts"] = max_attempts
+            return self._outcome(at, "exhausted", f"failed all {max_attempts} attempts")
+        return self._budget_spent(at)
 
     # --- steps, each guarded so that nothing but a bug in the loop itself stops the run ------
-
-    def _audit_start(
-        self, workdir: Path, prompt: str, judged: Judgement | None, subtask_id: str
-    ) -> tuple[AuditedAttempt | None, str]:
-        """Before an attempt (#18): the judge's last rejection and the self-report request."""
-        if judged is not None:
-            feedback = fence(judged.retry_feedback())
-            prompt = f"{prompt}\n\n## The completion judge on the previous attempt\n\n{feedback}"
-        if self.audit is None:
-            return None, prompt
-        # Parallel subtasks share the folder: each gets a self-report file of its own.
-        audited = self.audit.start(
-            workdir, own_self_report=subtask_id if self.config.jobs > 1 else None
-        )
-        if audited.prompt_section:
-            prompt = f"{prompt}\n\n{audited.prompt_section}"
-        return audited, prompt
-
-    @staticmethod
-    def _ending(result: SubagentResult) -> AttemptEnding:
-        try:
-            return classify_ending(result.output, is_error=not result.ok)
-        except Exception:
-            log.warning("classifying how the attempt ended failed", exc_info=True)
-            return AttemptEnding(kind=Ending.COMPLETED, reason="not classified")
-
-    def _judge(
-        self,
-        audited: AuditedAttempt | None,
-        subtask: str,
-        last_message: str,
-        *,
-        checked: bool,
-        budget_s: float | None,
-    ) -> Judgement | None:
-        """The judge's judgement, within the time left in the run's budget (#18)."""
-        if self.audit is None or audited is None:
-            return None
-        return self.audit.judge(
-            audited,
-            subtask=subtask,
-            last_message=last_message,
-            checks_passed=True if checked else None,
-            budget_s=budget_s,
-        )
 
     def _audit_finish(
         self,
@@ -847,34 +955,18 @@ class Orchestrator:
         judgement: Judgement | None = None,
     ) -> None:
         """After an attempt (#18): its report, and ``needs_review`` when the risk floor says so."""
-        if self.audit is None or audited is None:
-            return
         task, subtask, attempt, run_id = where
-        nobody_checked = checks.passed and checks.command == "" and checks.exit_code is None
-        report = self.audit.finish(
+        review = reports.audit_finish(
+            self.audit,
             audited,
-            ReportIds(run_id=run_id, subtask_id=subtask.id, attempt=attempt, task_id=task.id),
-            agent=_agent_name(self.subagent),
-            verification=Verification(
-                passed=None if nobody_checked else checks.passed,
-                command=checks.command or None,
-                exit_code=checks.exit_code,
-                judge=judge_summary(judgement),
-                ending=ending.kind.value,
-            ),
+            (run_id, task.id, subtask.id, attempt),
+            agent=reports.agent_name(self.subagent),
+            checks=checks,
+            ending=ending,
+            judgement=judgement,
         )
-        risk = report.get("risk") if report is not None else None
-        if isinstance(risk, dict) and risk.get("needsReview") is True:
-            self._emit(
-                EventKind.NEEDS_REVIEW,
-                subtask.id,
-                attempt,
-                {
-                    "surface": str(risk.get("surface")),
-                    "score": float(risk.get("score") or 0.0),
-                    "reason": str(risk.get("reason")),
-                },
-            )
+        if review is not None:
+            self._emit(EventKind.NEEDS_REVIEW, subtask.id, attempt, review)
 
     def _reflects(self, subtask: Subtask) -> bool:
         """The gate (#16): the project enables reflection, the caller asks, the subtask too."""
@@ -884,6 +976,20 @@ class Orchestrator:
         self, base: str, task_id: str, subtask_id: str, run_id: str, attempt: int
     ) -> tuple[str, list[str]]:
         """The prompt plus the lessons of this run's earlier attempts at this task+subtask."""
+        reflections = self._lessons_of_run(task_id, subtask_id, run_id, attempt)
+        try:
+            section = self.service.format_for_prompt(reflections)
+        except Exception:
+            log.exception("formatting reflections for %s failed; retrying without them", subtask_id)
+            return base, []
+        if not section.strip():
+            return base, []
+        return f"{base}\n\n{section}", [r.id for r in reflections]
+
+    def _lessons_of_run(
+        self, task_id: str, subtask_id: str, run_id: str, attempt: int
+    ) -> list[Reflection]:
+        """The reflections this run wrote on the subtask, as it wrote them (memory may lie)."""
         try:
             stored = [
                 r
@@ -906,17 +1012,9 @@ class Orchestrator:
             )
         limit = getattr(self.service, "max_reflections_per_retry", None)
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
-            reflections = own[-limit:]
-        else:  # a service of one's own: what memory returned, as this run wrote it
-            reflections = [r for r in stored if mine.get(r.id) == r]
-        try:
-            section = self.service.format_for_prompt(reflections)
-        except Exception:
-            log.exception("formatting reflections for %s failed; retrying without them", subtask_id)
-            return base, []
-        if not section.strip():
-            return base, []
-        return f"{base}\n\n{section}", [r.id for r in reflections]
+            return own[-limit:]
+        # A service of one's own: what memory returned, as this run wrote it.
+        return [r for r in stored if mine.get(r.id) == r]
 
     # --- the insight steps (#17, docs/insights.md); no-ops when insights are off -------------
 
@@ -965,7 +1063,7 @@ class Orchestrator:
             return ""
         check = self.insights.after_failure(
             failure,
-            fingerprint=_fingerprint_of(failure),
+            fingerprint=fingerprint_of(failure),
             files_changed=changed,
             output_chars=len(result.output),
         )
@@ -988,15 +1086,8 @@ class Orchestrator:
         self, findings: Iterable[Finding], subtask_id: str = "", attempt: int = 0
     ) -> None:
         for finding in findings:
-            # The finding's time is the run's: a deterministic run's log stays byte-identical.
-            data = _serde.unstructure(attrs.evolve(finding, created_at=self.stamp()))
-            on = finding.subject_id if finding.subject_type is SubjectType.SUBTASK else subtask_id
-            self._emit(
-                EventKind.FINDING,
-                on,
-                attempt if on == subtask_id else 0,
-                {k: v for k, v in data.items() if isinstance(v, str | int | float | bool)},
-            )
+            on, data = finding_event(finding, subtask_id, at=self.stamp())
+            self._emit(EventKind.FINDING, on, attempt if on == subtask_id else 0, data)
 
     def _run_subagent(self, request: SubagentRequest) -> SubagentResult:
         started = self.clock()
@@ -1052,7 +1143,7 @@ class Orchestrator:
                     before,
                     revert=self.config.jobs == 1,
                     allowed=self._self_report,
-                    shared=_shared_own_path,
+                    shared=shared_own_path,
                 )
         except Exception:
             log.warning("could not check %s/.reflexkit after the attempt", workdir, exc_info=True)
@@ -1095,7 +1186,7 @@ class Orchestrator:
             self._report_seen = configured
             path = PurePosixPath(configured)
             self._report_names = None
-            if path.parts[:1] == (_OWN_FOLDER,) and len(path.parts) > 1:
+            if path.parts[:1] == (OWN_FOLDER,) and len(path.parts) > 1:
                 folder = "/".join(path.parts[1:-1])
                 self._report_names = (
                     f"{folder}/" if folder else "",
@@ -1219,73 +1310,6 @@ class Orchestrator:
         return max(int((self.clock() - started) * 1000), 0)
 
 
-_OWN_FOLDER = ".reflexkit"
-_MAX_OWN_ENTRIES = 100_000
-"""How many entries of ``.reflexkit`` are looked at for links, at most (a run's worth is few)."""
-
-
-def _linked_own_folder(workdir: Path) -> str | None:
-    """Why ``.reflexkit`` in *workdir* can't be written to: a symlink at or under it; or None."""
-    top = workdir / _OWN_FOLDER
-    found: str | None = None
-    if top.is_symlink():
-        found = _OWN_FOLDER
-    elif top.is_dir():
-        seen = 0
-        for folder, dirs, files in os.walk(top):  # links to folders are listed, not entered
-            for name in (*dirs, *files):
-                seen += 1
-                if os.path.islink(os.path.join(folder, name)):  # noqa: PTH118, PTH114 -- os.walk's strings
-                    found = os.path.relpath(os.path.join(folder, name), workdir)  # noqa: PTH118
-                    break
-            if found is not None or seen > _MAX_OWN_ENTRIES:
-                break
-    if found is None:
-        return None
-    try:
-        target = str((workdir / found).readlink())
-    except OSError:
-        target = "?"
-    return (
-        f"{show_name(found)} in {show_name(str(workdir))} is a symbolic link (to "
-        f"{show_name(target, max_chars=200)}): reflexkit writes run logs, memory and reports "
-        "only inside the project's own .reflexkit folder; replace the link with a real folder "
-        "or file"
-    )
-
-
-_SHARED_OWN = ("runs/", "memory/", "reports/", "fixtures/", "prompts/")
-_SHARED_OWN_FILES = frozenset({"insights.jsonl", "lessons.jsonl", "paused.jsonl"})
-
-
-def _shared_own_path(relative: str) -> bool:
-    """A path of ``.reflexkit`` the loop writes to while other subtasks' attempts run."""
-    return relative.startswith(_SHARED_OWN) or relative in _SHARED_OWN_FILES
-
-
-_MIN_FREE_BYTES = 64 * 1024
-"""Less free space than this where ``.reflexkit`` lives, and the run stops (a reflection,
-its events and a prompt file are a few KiB; a run that can't keep them only burns attempts)."""
-
-
-def _no_space(workdir: Path, *, after: int = 0) -> str | None:
-    """Why the run can't go on when the file system of ``.reflexkit`` is full; else None."""
-    own = workdir / _OWN_FOLDER
-    try:
-        fs = os.statvfs(own if own.is_dir() else workdir)
-    except OSError:
-        return None
-    free = fs.f_bavail * fs.f_frsize
-    if free >= _MIN_FREE_BYTES or fs.f_blocks == 0:  # 0 blocks: a pseudo file system
-        return None
-    when = f"after attempt {after}" if after else "before the attempt"
-    return (
-        f"no space left on the device of {show_name(str(own))} {when} ({free} bytes free): "
-        "the run can't keep its reflections, run log or prompts; free some space (did the "
-        "agent fill the disk?) and run again"
-    )
-
-
 def _check_inputs(verifier: Verifier, workdir: Path) -> CheckInputs | None:
     """What the subtask's checks run and name inside the project (``None``: unknown)."""
     commands = getattr(verifier, "commands", None)
@@ -1296,44 +1320,6 @@ def _check_inputs(verifier: Verifier, workdir: Path) -> CheckInputs | None:
     except Exception:
         log.warning("could not note what the checks run", exc_info=True)
         return None
-
-
-def _agent_name(subagent: Subagent) -> str:
-    """The subagent's ``name`` (``command``, ``claude-code`` ...), else its class name."""
-    name = getattr(subagent, "name", None)
-    return name if isinstance(name, str) and name else type(subagent).__name__
-
-
-def _fingerprint_of(failure: FailureContext) -> str:
-    try:
-        return fingerprint(failure)
-    except Exception:
-        log.exception("fingerprinting failed")
-        return ""
-
-
-def _judge_rejection(judgement: Judgement, checks: VerificationResult) -> VerificationResult:
-    """A passed verification turned into the failure the judge's rejection is."""
-    return VerificationResult(
-        passed=False,
-        command="completion judge",
-        exit_code=None,
-        output=judgement.retry_feedback(),
-        duration_ms=checks.duration_ms + judgement.latency_ms,
-    )
-
-
-def _judge_figures(judgement: Judgement | None) -> EventData:
-    """What the judge said of a passing attempt, for the run log (nothing when none ran)."""
-    if judgement is None:
-        return {}
-    verdict = judgement.verdict
-    return {
-        "judge": judgement.source,
-        "judgeSeverity": verdict.severity.value if verdict is not None else None,
-        "judgeError": judgement.error,
-        "judgeMs": judgement.latency_ms,
-    }
 
 
 def _reflection_details(service: ReflectionService, reflection: Reflection) -> EventData:
@@ -1361,6 +1347,16 @@ def _change_figures(result: SubagentResult, changed: tuple[str, ...] | None) -> 
     if changed is not None:  # unknown (or insights off): no key, not "no files"
         figures["filesModified"] = ",".join(changed)
     return figures
+
+
+def _counts(summary: RunSummary) -> EventData:
+    """The ``run_finished`` figures: a count per outcome, whether all passed, how long."""
+    counts: EventData = {"runId": summary.run_id, "allPassed": summary.passed}
+    for outcome in summary.outcomes:
+        previous = counts.get(outcome.outcome, 0)
+        counts[outcome.outcome] = (previous if isinstance(previous, int) else 0) + 1
+    counts["durationMs"] = summary.duration_ms
+    return counts
 
 
 def _agent_figures(result: SubagentResult) -> EventData:

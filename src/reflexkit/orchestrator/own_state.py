@@ -37,9 +37,18 @@ import attrs
 from reflexkit._files import make_dirs
 from reflexkit._text import show_name
 
-__all__ = ["OwnChanges", "OwnState", "capture", "settle"]
+__all__ = [
+    "OWN_FOLDER",
+    "OwnChanges",
+    "OwnState",
+    "capture",
+    "linked_own_folder",
+    "no_space",
+    "settle",
+    "shared_own_path",
+]
 
-_OWN_FOLDER = ".reflexkit"
+OWN_FOLDER = ".reflexkit"
 _MAX_ENTRIES = 100_000
 """How many entries are looked at, at most (a project's worth is a few hundred)."""
 _TAIL_BYTES = 256
@@ -216,7 +225,7 @@ def _walk(
 
 def _open_files(workdir: Path) -> frozenset[str]:
     """The files under ``.reflexkit`` this process has open to write (Linux), relative."""
-    top = os.path.realpath(workdir / _OWN_FOLDER) + os.sep
+    top = os.path.realpath(workdir / OWN_FOLDER) + os.sep
     fds = Path("/proc/self/fd")
     found: set[str] = set()
     try:
@@ -249,7 +258,7 @@ def capture(workdir: Path) -> OwnState:
         return not stat.S_ISLNK(info.st_mode)
 
     kept = _open_files(workdir)
-    listings = _walk(str(workdir / _OWN_FOLDER), visit, kept=kept)
+    listings = _walk(str(workdir / OWN_FOLDER), visit, kept=kept)
     return OwnState(root_mode=_mode_of(workdir), entries=entries, listings=listings, kept=kept)
 
 
@@ -276,30 +285,14 @@ def settle(
     root_mode = _mode_of(workdir)
     if before.root_mode is not None and root_mode is not None and root_mode != before.root_mode:
         _chmod(workdir, before.root_mode, ".", root_mode, settler.found)
-    own = workdir / _OWN_FOLDER
+    own = workdir / OWN_FOLDER
     listings = _walk(str(own), settler.visit, kept=before.kept)
     if listings.pop(_FLOODED, None) is not None:
-        # An agent can't hide a change behind enough files to stop the walk: every entry
-        # noted before is looked at on its own.
-        settler.found["added"].append(
-            f"{show_name(_OWN_FOLDER)}: over {_MAX_ENTRIES} entries (flooded; the check "
-            "looked at what was there before one by one)"
-        )
-        for relative in sorted(before.entries.keys() - settler.after):
-            path = str(own / relative) if relative else str(own)
-            with contextlib.suppress(OSError):
-                settler.visit(path, relative, os.lstat(path))
+        settler.flooded(own)
     for folder, names in listings.items():
         settler.compare_listing(workdir, folder, before.listings.get(folder, {}), names)
-    found = settler.found
-    back = _reattach(workdir)
-    found["restored"] += [f"{show_name(_OWN_FOLDER + '/' + r)} (put back)" for r in back]
-    found["changed"] = [c for c in found["changed"] if c not in back]
-    for relative, old in before.entries.items():
-        gone = relative not in settler.after and relative not in back and not old.is_dir
-        if gone and not allowed(relative) and (revert or not shared(relative)):
-            found["removed"].append(show_name(relative))
-    return OwnChanges(**{k: tuple(v) for k, v in found.items()})
+    settler.removed(_reattach(workdir))
+    return OwnChanges(**{k: tuple(v) for k, v in settler.found.items()})
 
 
 class _Settler:
@@ -320,9 +313,33 @@ class _Settler:
         self.found: dict[str, list[str]] = {k: [] for k in attrs.fields_dict(OwnChanges)}
         self.after: set[str] = set()
 
+    def flooded(self, own: Path) -> None:
+        """The walk stopped at its bound: look at every entry noted before, one by one.
+
+        So an agent can't hide a change behind enough files to stop the walk.
+        """
+        self.found["added"].append(
+            f"{show_name(OWN_FOLDER)}: over {_MAX_ENTRIES} entries (flooded; the check "
+            "looked at what was there before one by one)"
+        )
+        for relative in sorted(self.before.entries.keys() - self.after):
+            path = str(own / relative) if relative else str(own)
+            with contextlib.suppress(OSError):
+                self.visit(path, relative, os.lstat(path))
+
+    def removed(self, back: list[str]) -> None:
+        """Note what was put back (*back*), and what is gone that was there before."""
+        found = self.found
+        found["restored"] += [f"{show_name(OWN_FOLDER + '/' + r)} (put back)" for r in back]
+        found["changed"] = [c for c in found["changed"] if c not in back]
+        for relative, old in self.before.entries.items():
+            gone = relative not in self.after and relative not in back and not old.is_dir
+            if gone and not self.allowed(relative) and (self.revert or not self.shared(relative)):
+                found["removed"].append(show_name(relative))
+
     def visit(self, path: str, relative: str, info: os.stat_result) -> bool:
         """Repair and note one entry; tell whether to descend into it."""
-        name = _OWN_FOLDER + (f"/{relative}" if relative else "")
+        name = OWN_FOLDER + (f"/{relative}" if relative else "")
         if stat.S_ISLNK(info.st_mode):
             link = Path(path)
             try:
@@ -366,7 +383,7 @@ class _Settler:
             if self.allowed(relative) or (self.shared(relative) and not self.revert):
                 continue
             if name not in before:
-                self._added(str(workdir / _OWN_FOLDER / relative), relative)
+                self._added(str(workdir / OWN_FOLDER / relative), relative)
             elif before[name] != inode:
                 self.found["changed"].append(show_name(relative))
         for name in before.keys() - after.keys():
@@ -443,7 +460,7 @@ def _reattach(workdir: Path) -> list[str]:
         The paths put back, relative to ``.reflexkit``.
     """
     fds = Path("/proc/self/fd")
-    top = os.path.realpath(workdir / _OWN_FOLDER) + os.sep
+    top = os.path.realpath(workdir / OWN_FOLDER) + os.sep
     back: list[str] = []
     try:
         listed = list(fds.iterdir())
@@ -486,3 +503,69 @@ def _put_back(source: Path, path: str, fd: int, flags: int) -> bool:
     finally:
         os.close(reopened)
     return True
+
+
+_MAX_OWN_ENTRIES = 100_000
+"""How many entries of ``.reflexkit`` are looked at for links, at most (a run's worth is few)."""
+
+
+def linked_own_folder(workdir: Path) -> str | None:
+    """Why ``.reflexkit`` in *workdir* can't be written to: a symlink at or under it; or None."""
+    top = workdir / OWN_FOLDER
+    found: str | None = None
+    if top.is_symlink():
+        found = OWN_FOLDER
+    elif top.is_dir():
+        seen = 0
+        for folder, dirs, files in os.walk(top):  # links to folders are listed, not entered
+            for name in (*dirs, *files):
+                seen += 1
+                if os.path.islink(os.path.join(folder, name)):  # noqa: PTH118, PTH114 -- os.walk's strings
+                    found = os.path.relpath(os.path.join(folder, name), workdir)  # noqa: PTH118
+                    break
+            if found is not None or seen > _MAX_OWN_ENTRIES:
+                break
+    if found is None:
+        return None
+    try:
+        target = str((workdir / found).readlink())
+    except OSError:
+        target = "?"
+    return (
+        f"{show_name(found)} in {show_name(str(workdir))} is a symbolic link (to "
+        f"{show_name(target, max_chars=200)}): reflexkit writes run logs, memory and reports "
+        "only inside the project's own .reflexkit folder; replace the link with a real folder "
+        "or file"
+    )
+
+
+_SHARED_OWN = ("runs/", "memory/", "reports/", "fixtures/", "prompts/")
+_SHARED_OWN_FILES = frozenset({"insights.jsonl", "lessons.jsonl", "paused.jsonl"})
+
+
+def shared_own_path(relative: str) -> bool:
+    """A path of ``.reflexkit`` the loop writes to while other subtasks' attempts run."""
+    return relative.startswith(_SHARED_OWN) or relative in _SHARED_OWN_FILES
+
+
+_MIN_FREE_BYTES = 64 * 1024
+"""Less free space than this where ``.reflexkit`` lives, and the run stops (a reflection,
+its events and a prompt file are a few KiB; a run that can't keep them only burns attempts)."""
+
+
+def no_space(workdir: Path, *, after: int = 0) -> str | None:
+    """Why the run can't go on when the file system of ``.reflexkit`` is full; else None."""
+    own = workdir / OWN_FOLDER
+    try:
+        fs = os.statvfs(own if own.is_dir() else workdir)
+    except OSError:
+        return None
+    free = fs.f_bavail * fs.f_frsize
+    if free >= _MIN_FREE_BYTES or fs.f_blocks == 0:  # 0 blocks: a pseudo file system
+        return None
+    when = f"after attempt {after}" if after else "before the attempt"
+    return (
+        f"no space left on the device of {show_name(str(own))} {when} ({free} bytes free): "
+        "the run can't keep its reflections, run log or prompts; free some space (did the "
+        "agent fill the disk?) and run again"
+    )

@@ -25,7 +25,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import attrs
 
-from reflexkit._files import make_dirs
+from reflexkit._files import atomic_write, make_dirs
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator._process import (
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -33,6 +33,7 @@ from reflexkit.orchestrator._process import (
     EXIT_NOT_FOUND,
     run_process,
 )
+from reflexkit.redaction.gate import outbound
 
 __all__ = [
     "PROMPT_FILE",
@@ -54,6 +55,11 @@ PROMPT_FILE = "{prompt_file}"
 """The placeholder in a :class:`CommandSubagent` command line replaced by the prompt's path."""
 
 
+def _gated_prompt(text: str) -> str:
+    """An attempt's prompt through the outbound gate: it goes to an agent, a model."""
+    return outbound(text, "agent_prompt")
+
+
 @attrs.frozen(kw_only=True)
 class SubagentRequest:
     """One attempt at a subtask, as handed to a subagent.
@@ -68,7 +74,7 @@ class SubagentRequest:
 
     subtask_id: str
     attempt: int
-    prompt: str
+    prompt: str = attrs.field(converter=_gated_prompt)
     workdir: Path
     timeout_s: float
 
@@ -270,9 +276,10 @@ class ScriptedSubagent:
                     raise ValueError(msg)  # noqa: TRY301 -- reported below like any failure
                 if contents is None:
                     target.unlink(missing_ok=True)
-                else:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(contents, encoding="utf-8")
+                else:  # the one atomic writer: never through a link, never into a FIFO
+                    atomic_write(
+                        target, contents.encode(), mode=None if target.is_file() else 0o644
+                    )
                 written.append(relpath)
         except (OSError, ValueError) as err:
             return SubagentResult(

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import attrs
 
+from reflexkit._git import git_env
 from reflexkit._text import cut_middle  # re-exported: it lived here first
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_process
@@ -403,6 +404,7 @@ def modified_files(workdir: Path) -> tuple[str, ...]:
     result = run_process(
         ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
         cwd=workdir,
+        env=git_env(),  # no fsmonitor, hook or configured program of the repository runs
         timeout_s=30,
         max_output_bytes=4 << 20,
         raw=True,

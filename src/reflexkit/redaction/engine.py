@@ -76,7 +76,7 @@ _NOT_SECRET_ENV = re.compile(
 _ENV_MIN, _ENV_MAX = 8, 8192
 
 
-def _env_secrets(env: Mapping[str, str]) -> dict[str, str]:
+def env_secrets(env: Mapping[str, str]) -> dict[str, str]:
     """Return ``{value: name}`` of the secret-looking variables worth searching for."""
     values: dict[str, str] = {}
     for name, value in env.items():
@@ -127,7 +127,7 @@ class Redactor:
         max_output_chars: int | None = MAX_OUTPUT_CHARS,
     ) -> None:
         env = os.environ if environ is None else environ
-        values = _env_secrets(env)
+        values = env_secrets(env)
         ordered = sorted(values, key=lambda v: (-len(v), v))
         self._env_names = values
         self._env_pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
@@ -873,6 +873,7 @@ def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, 
             not secret
             or start < position
             or "[REDACTED:" in secret  # already handled by an earlier rule
+            or _inside_placeholder(text, start)  # the tail of one: ``[REDACTED:rule]``
             or (names and _names_a_test(names, match.start(), secret))
             or (rule.check is not None and not rule.check(match))
         ):
@@ -902,6 +903,12 @@ _TEST_ID = re.compile(
 )
 """A test's id holding its parameters: ``test_get_key[key=Ab12Cd34Ef56]``. Its parameters name
 a test, so they stay: a "run it alone" command must name a test that exists."""
+
+
+def _inside_placeholder(text: str, position: int) -> bool:
+    """*position* is inside a ``[REDACTED:<rule>]`` an earlier rule wrote."""
+    opener = text.rfind("[REDACTED:", max(0, position - 80), position + 1)
+    return opener != -1 and text.find("]", opener) >= position
 
 
 def _test_ids(text: str) -> list[tuple[int, int]]:

@@ -26,9 +26,9 @@ from reflexkit.reflection.prompts import (
     TOOL_NAME,
     LlmReply,
     Prompt,
-    build_prompt,
     parse_reply,
     reflection_from_reply,
+    reflection_request,
 )
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class ClaudeGenerator:
             and every wait. A run's deadline (:func:`~reflexkit._deadline.time_left`) that
             comes first shortens it.
         root: The project root, cut from paths in the prompt (see
-            :func:`~reflexkit.reflection.prompts.build_prompt`); the current directory by
+            :func:`~reflexkit.reflection.prompts.reflection_request`); the current directory by
             default.
         clock: Returns the creation time of a reflection.
     """
@@ -96,7 +96,7 @@ class ClaudeGenerator:
 
     def prompt(self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()) -> Prompt:
         """Return the request this generator sends for *failure* (and so its fixture key)."""
-        return build_prompt(failure, options=self.options, previous=previous, root=self._root)
+        return reflection_request(failure, options=self.options, previous=previous, root=self._root)
 
     def generate(
         self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()

@@ -30,8 +30,9 @@ from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.llm import RequestOptions
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.redaction import Redactor
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.prompts import build_prompt, parse_reply, reflection_from_reply
+from reflexkit.reflection.prompts import parse_reply, reflection_from_reply, reflection_request
 
 __all__ = [
     "FixtureGenerator",
@@ -80,7 +81,7 @@ def fixture_key(
     Returns:
         Twelve lowercase hex digits.
     """
-    return build_prompt(failure, options=options, previous=previous, root=root).key
+    return reflection_request(failure, options=options, previous=previous, root=root).key
 
 
 class FixtureGenerator:
@@ -137,7 +138,9 @@ class FixtureGenerator:
             GenerationError: ``fixture_invalid`` (the file can't be read, or a line or the
                 completion does not validate).
         """
-        prompt = build_prompt(failure, options=self.options, previous=previous, root=self._root)
+        prompt = reflection_request(
+            failure, options=self.options, previous=previous, root=self._root
+        )
         try:
             completions = self._load()
         except GenerationError as err:
@@ -271,7 +274,9 @@ class FixtureRecorder:
             GenerationError: As :meth:`ClaudeGenerator.generate`; nothing is recorded then.
         """
         completion = self.generator.complete(failure, previous=previous)
-        data = _redacted(_serde.unstructure(completion.reply), self._redactor)
+        data = outbound_data(
+            _serde.unstructure(completion.reply), "fixture", redactor=self._redactor
+        )
         if data.get("failureType") is None:
             data.pop("failureType", None)
         line = orjson.dumps({"promptHash": completion.key, "completion": data}) + b"\n"
@@ -286,14 +291,3 @@ class FixtureRecorder:
     def _append(self, line: bytes) -> None:
         """Append one line with a single write, so concurrent recorders never interleave."""
         LineWriter(self.path, keep_open=False).append(line)
-
-
-def _redacted(data: Any, redactor: Redactor) -> Any:  # noqa: ANN401 -- any JSON value
-    """Return a JSON value with every string in it redacted."""
-    if isinstance(data, str):
-        return redactor.redact(data).text
-    if isinstance(data, dict):
-        return {key: _redacted(value, redactor) for key, value in data.items()}
-    if isinstance(data, list):
-        return [_redacted(value, redactor) for value in data]
-    return data

@@ -43,6 +43,7 @@ from reflexkit.models import (
     unit_interval,
     utcnow,
 )
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection.classify import classify
 
 __all__ = [
@@ -51,12 +52,12 @@ __all__ = [
     "TOOL_NAME",
     "LlmReply",
     "Prompt",
-    "build_prompt",
     "canonical_request",
     "excerpt",
     "parse_reply",
     "prompt_key",
     "reflection_from_reply",
+    "reflection_request",
     "reply_schema",
 ]
 
@@ -200,16 +201,23 @@ def parse_reply(data: object, *, source: str = "reply") -> LlmReply:
 # --- the request -----------------------------------------------------------------------------
 
 
+def _gated(request: dict[str, Any]) -> dict[str, Any]:
+    """A request through the outbound gate (every request to a model passes here)."""
+    return outbound_data(request, "model_request")
+
+
 @attrs.frozen(kw_only=True)
 class Prompt:
     """One request to the Messages API, ready to send or to key a fixture.
 
     Attributes:
-        request: The keyword arguments of ``messages.create`` (no timeout, no headers).
+        request: The keyword arguments of ``messages.create`` (no timeout, no headers), through
+            the outbound gate: every string in it redacted and neutralised, whoever built it
+            (the generator, the judge, the analyst).
         failure_type: The failure's type, or ``None`` when the model is asked for it.
     """
 
-    request: dict[str, Any]
+    request: dict[str, Any] = attrs.field(converter=_gated)
     failure_type: FailureType | None
 
     @property
@@ -249,7 +257,7 @@ def prompt_key(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_request(_without_durations(request))).hexdigest()[:12]
 
 
-def build_prompt(
+def reflection_request(
     failure: FailureContext,
     /,
     *,

@@ -45,11 +45,17 @@ class ReflectionService(Protocol):
         ...
 
     def get_recent(
-        self, subtask_id: str, *, limit: int | None = None, task_id: str | None = None
+        self,
+        subtask_id: str,
+        *,
+        task_id: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
     ) -> list[Reflection]:
-        """Return the most recent reflections of a subtask (of *task_id*), oldest first.
+        """Return the most recent reflections of a subtask, oldest first; ``[]`` on errors.
 
-        ``[]`` on errors.
+        A retry passes its *task_id* and its run's *session_id*: subtask ids repeat across
+        tasks, and other runs' attempts are not this run's.
         """
         ...
 

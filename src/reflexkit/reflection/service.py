@@ -18,7 +18,7 @@ import attrs
 from reflexkit._log import get_logger
 from reflexkit._text import strip_control
 from reflexkit.exceptions import GenerationError
-from reflexkit.memory.protocols import EpisodicMemory
+from reflexkit.memory.protocols import ONCE_WINDOW, EpisodicMemory, IdempotentMemory
 from reflexkit.models import (
     FailureContext,
     FailureType,
@@ -30,6 +30,7 @@ from reflexkit.models import (
     utcnow,
 )
 from reflexkit.redaction import MAX_OUTPUT_CHARS, window
+from reflexkit.redaction.gate import outbound, outbound_data
 from reflexkit.reflection.protocols import ReflectionGenerator
 from reflexkit.reflection.retry_prompt import format_reflections
 from reflexkit.tasks.config import FixtureMiss, ReflexionConfig
@@ -224,17 +225,19 @@ class DefaultReflectionService:
             attempt_number=clean.attempt_number,
             fingerprint=print_,
             redactions={**counts, **reflection.redactions},
+            # One attempt, one record: the id is the attempt's (run, task, subtask, attempt,
+            # fingerprint), so saving it again, from this process or another, stores nothing.
+            id=derived_reflection_id(
+                run_id=clean.session_id,
+                task_id=clean.task_id,
+                subtask_id=clean.subtask_id,
+                attempt=clean.attempt_number,
+                fingerprint=print_,
+            ),
         )
         if self._config.deterministic:
             reflection = attrs.evolve(
                 reflection,
-                id=derived_reflection_id(
-                    run_id=clean.session_id,
-                    task_id=clean.task_id,
-                    subtask_id=clean.subtask_id,
-                    attempt=clean.attempt_number,
-                    fingerprint=print_,
-                ),
                 created_at=self._clock(),
                 latency_ms=0 if reflection.latency_ms is not None else None,
             )
@@ -265,9 +268,9 @@ class DefaultReflectionService:
         reads it back) must not change what the generator is asked, or a recorded fixture
         would never replay.
         """
-        previous = self.get_recent(failure.subtask_id, task_id=failure.task_id)
-        if failure.session_id:
-            previous = [r for r in previous if r.session_id == failure.session_id]
+        previous = self.get_recent(
+            failure.subtask_id, task_id=failure.task_id, session_id=failure.session_id or None
+        )
         unique = {r.id: r for r in previous if r.attempt_number < failure.attempt_number}
         return list(unique.values())
 
@@ -331,7 +334,12 @@ class DefaultReflectionService:
     # --- memory -----------------------------------------------------------------------------
 
     def save(self, reflection: Reflection, /) -> bool:
-        """Append a reflection to memory.
+        """Append a reflection to memory, once.
+
+        Saving is idempotent per attempt: :meth:`generate` gives a reflection the id of its
+        (run, task, subtask, attempt, fingerprint), and a record with that id already in
+        memory (``reflect`` then ``reflect --json`` on one failure, from two processes) is
+        not stored again (:meth:`details` says ``already_stored``).
 
         Nothing is stored, and :meth:`details` names the reason, when the run
         (``session_id``) has stored ``maxWritesPerRun`` reflections already
@@ -339,8 +347,8 @@ class DefaultReflectionService:
         (``fixture_miss``).
 
         Returns:
-            ``True`` when stored; ``False`` when not (a store failure is logged, and counted
-            in :attr:`health`).
+            ``True`` when stored (now or before); ``False`` when not (a store failure is
+            logged, and counted in :attr:`health`).
         """
         if (
             self._config.fixture_miss is FixtureMiss.ERROR
@@ -361,12 +369,33 @@ class DefaultReflectionService:
             self._skip(reflection, "write_budget")
             return False
         try:
-            self._store.append(reflection)
+            stored = self._append_once(_gated(reflection))
         except Exception as err:  # noqa: BLE001 -- a store error must not break the run
             with self._lock:
                 self._writes[reflection.session_id] -= 1
             self._note(f"could not save reflection {reflection.id}: {err}", store=True)
             return False
+        if not stored:
+            with self._lock:
+                self._writes[reflection.session_id] -= 1
+            log.info("reflection %s is stored already; not stored again", reflection.id)
+            self._skip(reflection, "already_stored")
+        return True
+
+    def _append_once(self, reflection: Reflection) -> bool:
+        """Append unless the store holds the id; through the store's own lock when it has one."""
+        if isinstance(self._store, IdempotentMemory):
+            return self._store.append_once(reflection)
+        try:
+            known = self._store.recent(
+                reflection.subtask_id, limit=ONCE_WINDOW, task_id=reflection.task_id
+            )
+        except Exception as err:  # noqa: BLE001 -- unreadable: store it rather than lose it
+            log.warning("can't check memory for %s before saving it: %s", reflection.id, err)
+            known = []
+        if any(r.id == reflection.id for r in known):
+            return False
+        self._store.append(reflection)
         return True
 
     def _skip(self, reflection: Reflection, reason: str) -> None:
@@ -375,24 +404,44 @@ class DefaultReflectionService:
             self._details[reflection.id] = attrs.evolve(known, reason=reason)
 
     def get_recent(
-        self, subtask_id: str, *, limit: int | None = None, task_id: str | None = None
+        self,
+        subtask_id: str,
+        *,
+        task_id: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
     ) -> list[Reflection]:
         """Return a subtask's most recent reflections, oldest first; ``[]`` when unreadable.
 
+        A retry asks with its task and run: subtask ids repeat across tasks, and another
+        run's attempts (yesterday's, a colleague's) are not this run's previous attempts.
+
         Args:
             subtask_id: The subtask.
+            task_id: Only reflections of this task.
+            session_id: Only reflections of this run (the failures' ``sessionId``).
             limit: How many at most; ``maxReflectionsPerRetry`` by default.
-            task_id: Only reflections of this task (subtask ids repeat across tasks).
         """
+        want = limit or self._config.max_reflections_per_retry
         try:
-            return self._store.recent(
-                subtask_id,
-                limit=limit or self._config.max_reflections_per_retry,
-                task_id=task_id,
-            )
+            if session_id is None:
+                return self._store.recent(subtask_id, limit=want, task_id=task_id)
+            return self._of_run(subtask_id, task_id, session_id, want)
         except Exception as err:  # noqa: BLE001
             self._note(f"could not read reflections of {subtask_id}: {err}", store=True)
             return []
+
+    def _of_run(
+        self, subtask_id: str, task_id: str | None, session_id: str, want: int
+    ) -> list[Reflection]:
+        """The *want* most recent of one run: ask the store for more until enough or all."""
+        ask = want * 4
+        while True:
+            found = self._store.recent(subtask_id, limit=ask, task_id=task_id)
+            mine = [r for r in found if r.session_id == session_id]
+            if len(mine) >= want or len(found) < ask:
+                return mine[-want:]
+            ask *= 4
 
     def format_for_prompt(self, reflections: Sequence[Reflection], /) -> str:
         """Render the "## Learning from Previous Failures" section (``""`` when empty).
@@ -426,3 +475,16 @@ class DefaultReflectionService:
         else:
             self.health.generation_fallbacks += 1
         self.health.last_error = message
+
+
+def _gated(reflection: Reflection) -> Reflection:
+    """The reflection as memory may hold it: its texts through the outbound gate.
+
+    Ids, the fingerprint and the other keys stay as they are: memory is looked up by them.
+    """
+    return attrs.evolve(
+        reflection,
+        analysis=outbound(reflection.analysis, "memory"),
+        suggestion=outbound(reflection.suggestion, "memory"),
+        action_items=outbound_data(reflection.action_items, "memory"),
+    )

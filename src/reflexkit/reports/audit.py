@@ -18,7 +18,6 @@ which the loop treats as no objection.
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 import time
 from pathlib import Path, PurePosixPath
@@ -26,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from reflexkit._git import git_env
 from reflexkit.reports.judge import CompletionJudge, JudgeInput, Judgement, read_instructions
 from reflexkit.reports.report import (
     AttemptReporter,
@@ -222,7 +222,7 @@ def _head(workdir: Path) -> str | None:
             capture_output=True,
             timeout=_GIT_TIMEOUT_S,
             check=False,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+            env={**git_env(), "GIT_OPTIONAL_LOCKS": "0"},  # confined (#29)
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

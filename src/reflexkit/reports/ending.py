@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 
 import attrs
 
@@ -128,9 +129,7 @@ def _last_paragraph(tail: str) -> str:
     return parts[-1] if parts else ""
 
 
-def classify_ending(  # noqa: PLR0911 -- one return per ending rule, read top to bottom
-    text: str | None, /, *, is_error: bool = False
-) -> AttemptEnding:
+def classify_ending(text: str | None, /, *, is_error: bool = False) -> AttemptEnding:
     """Classify how an attempt ended from the agent's last message.
 
     Args:
@@ -140,7 +139,8 @@ def classify_ending(  # noqa: PLR0911 -- one return per ending rule, read top to
             result): the ending is ``error`` whatever the text says.
 
     Returns:
-        The ending and the cue that decided it.
+        The ending and the cue that decided it: the first of the rules below, read top to
+        bottom, that matches.
     """
     if is_error:
         return AttemptEnding(kind=Ending.ERROR, reason="the agent run reported an error")
@@ -148,19 +148,48 @@ def classify_ending(  # noqa: PLR0911 -- one return per ending rule, read top to
         return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="the agent wrote nothing")
     tail = _tail(text)
     last = _last_paragraph(tail)
+    for rule in _RULES:
+        ending = rule(last, tail)
+        if ending is not None:
+            return ending
+    return AttemptEnding(kind=Ending.COMPLETED, reason="ended with a finished message")
+
+
+def _errored(last: str, _tail: str) -> AttemptEnding | None:
     if (match := _ERROR.search(last)) is not None:
         return AttemptEnding(kind=Ending.ERROR, reason=f"error text: {match.group(0).strip()!r}")
+    return None
+
+
+def _asks(last: str, _tail: str) -> AttemptEnding | None:
     asking = _PLEASANTRY.sub("", last)
     question = "?" in asking and _ASKS_USER.search(asking)
     if question or (match := _NEEDS_INPUT.search(asking)) is not None:
         cue = question.group(0) if question else match.group(0) if match else "?"
         return AttemptEnding(kind=Ending.WAITING_FOR_USER, reason=f"asks the user: {cue!r}")
+    return None
+
+
+def _gave_up(last: str, _tail: str) -> AttemptEnding | None:
     if (match := _GAVE_UP.search(last)) is not None and not _DONE.search(last):
         return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason=f"gave up: {match.group(0)!r}")
+    return None
+
+
+def _more_to_do(last: str, tail: str) -> AttemptEnding | None:
     if _NEXT_STEPS.search(tail) and not _DONE.search(tail):
         return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="ended on a list of next steps")
     if _ANNOUNCED.search(last):
         return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="announced more work and stopped")
     if not _TERMINAL.search(last) and _CUT_OFF.search(last):
         return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="stopped mid-sentence")
-    return AttemptEnding(kind=Ending.COMPLETED, reason="ended with a finished message")
+    return None
+
+
+_RULES: tuple[Callable[[str, str], AttemptEnding | None], ...] = (
+    _errored,
+    _asks,
+    _gave_up,
+    _more_to_do,
+)
+"""The ending rules in order, each on the last paragraph and the tail of the message."""

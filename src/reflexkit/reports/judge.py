@@ -27,7 +27,7 @@ import enum
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -40,6 +40,7 @@ from reflexkit._lines import LineWriter
 from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.llm import DEFAULT_MODEL, Claude, reply_text
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection.fixture import _read as read_fixtures
 from reflexkit.reflection.prompts import Prompt, excerpt
 from reflexkit.reports.ending import Ending, classify_ending
@@ -456,7 +457,7 @@ class JudgeRecorder:
         line = orjson.dumps(
             {
                 "promptHash": self.inner.prompt(attempt).key,
-                "completion": _serde.unstructure(judgement.verdict),
+                "completion": outbound_data(_serde.unstructure(judgement.verdict), "fixture"),
             }
         )
         try:  # the writer every appender shares: whole lines, no link followed (#19)
@@ -553,6 +554,107 @@ def _short(items: Sequence[str], limit: int = 3) -> str:
     return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
 
 
+_Finding = tuple[Severity, str, str]
+"""What a judge rule found: the severity, what is missing, the next action."""
+
+
+def _added_findings(attempt: JudgeInput) -> list[_Finding]:
+    """Dangerous additions, an empty diff, silenced checks, deleted tests."""
+    added = _added_lines(attempt.diff)
+    findings: list[_Finding] = []
+    for name, pattern in _ADDED_BLOCKERS:
+        hits = [line.strip() for line in added if pattern.search(line)]
+        if hits:
+            findings.append(
+                (Severity.BLOCKER, f"the diff adds {name}: {hits[0][:80]}", f"Remove {name}.")
+            )
+    if not attempt.diff.strip():
+        findings.append(
+            (Severity.HIGH, "the attempt changed no file", "Make the change the subtask asks for.")
+        )
+    skips = [line.strip() for line in added if _ADDED_SKIPS.search(line)]
+    if skips:
+        findings.append(
+            (
+                Severity.HIGH,
+                f"checks were silenced rather than satisfied: {_short(skips)}",
+                "Fix the code so the checks pass without skips or ignores.",
+            )
+        )
+    removed = _removed_test_files(attempt.diff)
+    if removed:
+        findings.append(
+            (
+                Severity.HIGH,
+                f"test files were deleted: {_short(removed)}",
+                "Restore the deleted tests and make them pass.",
+            )
+        )
+    return findings
+
+
+def _ending_findings(attempt: JudgeInput) -> list[_Finding]:
+    """How the agent's last message ends: an error, stuck, or a question."""
+    ending = classify_ending(attempt.last_message) if attempt.last_message.strip() else None
+    if ending is None or ending.kind is Ending.COMPLETED:
+        return []
+    severity = Severity.HIGH if ending.kind is Ending.ERROR else Severity.MEDIUM
+    return [
+        (
+            severity,
+            f"the attempt ended {ending.kind.value.replace('_', ' ')} ({ending.reason})",
+            "Finish the subtask without waiting for input.",
+        )
+    ]
+
+
+def _leftover_findings(attempt: JudgeInput) -> list[_Finding]:
+    """Added TODOs and stubs, and a last message that admits work is left."""
+    findings: list[_Finding] = []
+    stubs = [line.strip() for line in _added_lines(attempt.diff) if _ADDED_STUBS.search(line)]
+    if stubs:
+        findings.append(
+            (
+                Severity.MEDIUM,
+                f"the diff adds TODOs or stubs: {_short(stubs)}",
+                "Replace the TODOs and stubs with the real implementation.",
+            )
+        )
+    if (match := _ADMITS.search(attempt.last_message)) is not None:
+        findings.append(
+            (
+                Severity.MEDIUM,
+                f"the agent says work is left: {match.group(0)!r}",
+                "Do the part the last attempt left out.",
+            )
+        )
+    return findings
+
+
+def _named_file_findings(attempt: JudgeInput) -> list[_Finding]:
+    """Files the subtask names in backticks that the diff never touches."""
+    named = sorted({m.group(1) for m in _NAMED_FILE.finditer(attempt.subtask)})
+    touched = _touched(attempt.diff)
+    untouched = [n for n in named if not any(t == n or t.endswith("/" + n) for t in touched)]
+    if not (named and attempt.diff.strip() and len(untouched) == len(named)):
+        return []
+    return [
+        (
+            Severity.MEDIUM,
+            f"the subtask names {_short(untouched)}, which the diff does not touch",
+            f"Change {untouched[0]} as the subtask asks.",
+        )
+    ]
+
+
+_JUDGE_RULES: tuple[Callable[[JudgeInput], list[_Finding]], ...] = (
+    _added_findings,
+    _ending_findings,
+    _leftover_findings,
+    _named_file_findings,
+)
+
+
 class HeuristicJudge:
     """A :class:`CompletionJudge` of deterministic rules; no network, fast.
 
@@ -563,81 +665,10 @@ class HeuristicJudge:
     in backticks that the diff never touches are ``MEDIUM``. Otherwise the work is complete.
     """
 
-    def judge(self, attempt: JudgeInput, /) -> Judgement:  # noqa: C901 -- one rule per branch, read top to bottom
+    def judge(self, attempt: JudgeInput, /) -> Judgement:
         """Judge *attempt* by rules; never raises."""
         started = time.monotonic()
-        added = _added_lines(attempt.diff)
-        findings: list[tuple[Severity, str, str]] = []  # severity, missing, next action
-        for name, pattern in _ADDED_BLOCKERS:
-            hits = [line.strip() for line in added if pattern.search(line)]
-            if hits:
-                findings.append(
-                    (Severity.BLOCKER, f"the diff adds {name}: {hits[0][:80]}", f"Remove {name}.")
-                )
-        if not attempt.diff.strip():
-            findings.append(
-                (
-                    Severity.HIGH,
-                    "the attempt changed no file",
-                    "Make the change the subtask asks for.",
-                )
-            )
-        skips = [line.strip() for line in added if _ADDED_SKIPS.search(line)]
-        if skips:
-            findings.append(
-                (
-                    Severity.HIGH,
-                    f"checks were silenced rather than satisfied: {_short(skips)}",
-                    "Fix the code so the checks pass without skips or ignores.",
-                )
-            )
-        removed = _removed_test_files(attempt.diff)
-        if removed:
-            findings.append(
-                (
-                    Severity.HIGH,
-                    f"test files were deleted: {_short(removed)}",
-                    "Restore the deleted tests and make them pass.",
-                )
-            )
-        ending = classify_ending(attempt.last_message) if attempt.last_message.strip() else None
-        if ending is not None and ending.kind is not Ending.COMPLETED:
-            severity = Severity.HIGH if ending.kind is Ending.ERROR else Severity.MEDIUM
-            findings.append(
-                (
-                    severity,
-                    f"the attempt ended {ending.kind.value.replace('_', ' ')} ({ending.reason})",
-                    "Finish the subtask without waiting for input.",
-                )
-            )
-        stubs = [line.strip() for line in added if _ADDED_STUBS.search(line)]
-        if stubs:
-            findings.append(
-                (
-                    Severity.MEDIUM,
-                    f"the diff adds TODOs or stubs: {_short(stubs)}",
-                    "Replace the TODOs and stubs with the real implementation.",
-                )
-            )
-        if (match := _ADMITS.search(attempt.last_message)) is not None:
-            findings.append(
-                (
-                    Severity.MEDIUM,
-                    f"the agent says work is left: {match.group(0)!r}",
-                    "Do the part the last attempt left out.",
-                )
-            )
-        named = sorted({m.group(1) for m in _NAMED_FILE.finditer(attempt.subtask)})
-        touched = _touched(attempt.diff)
-        untouched = [n for n in named if not any(t == n or t.endswith("/" + n) for t in touched)]
-        if named and attempt.diff.strip() and len(untouched) == len(named):
-            findings.append(
-                (
-                    Severity.MEDIUM,
-                    f"the subtask names {_short(untouched)}, which the diff does not touch",
-                    f"Change {untouched[0]} as the subtask asks.",
-                )
-            )
+        findings = [f for rule in _JUDGE_RULES for f in rule(attempt)]
         latency = round((time.monotonic() - started) * _MS_PER_S)
         if not findings:
             verdict = Verdict(

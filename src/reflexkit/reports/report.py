@@ -18,30 +18,30 @@ The JSON Schema is shipped in the package: :func:`report_schema`.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import logging
 import os
 import re
-import stat
 import subprocess
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, Literal
 
 import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit._files import atomic_write, read_regular
+from reflexkit._files import atomic_write, open_regular, read_regular
+from reflexkit._git import git_env
 from reflexkit._text import show_name, strip_control
 from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, utcnow
 from reflexkit.orchestrator._process import run_process
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.reports.risk import RiskVerdict, evaluate_risk
 from reflexkit.tasks.config import LoadedProject, ReviewSurface, RiskConfig
 
@@ -302,7 +302,7 @@ def _git(
         capture_output=True,
         timeout=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
         check=False,
-        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        env={**git_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined (#29)
     )
 
 
@@ -376,6 +376,7 @@ def diff_text(
             "diff",
             "--no-color",
             "--no-ext-diff",
+            "--no-textconv",
             "--no-renames",
             base,
             "--",
@@ -386,7 +387,7 @@ def diff_text(
         timeout_s=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
         max_output_bytes=max_chars,
         raw=True,
-        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        env={**git_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined (#29)
     )
     if diff.exit_code != 0:
         return ""
@@ -441,19 +442,6 @@ def _untracked(root: Path, output: bytes) -> dict[str, FileChange]:
 _CHUNK = 1 << 20
 
 
-def _open_regular(path: Path) -> BinaryIO:
-    """Open one of the agent's files to read, only if it is a regular file, not through a link.
-
-    A link to ``/dev/zero`` never ends and one to a FIFO blocks on open: either would hang
-    the report (and the run). Raises ``OSError`` for anything else.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    return os.fdopen(fd, "rb")
-
-
 def _lines(path: Path) -> int | None:
     """Count the lines of an untracked file; ``None`` for a binary or unreadable one.
 
@@ -461,7 +449,8 @@ def _lines(path: Path) -> int | None:
     """
     lines, last = 0, b"\n"
     try:
-        with _open_regular(path) as stream:
+        # The safe reader's open: a link to /dev/zero or a FIFO would hang the report.
+        with os.fdopen(open_regular(path), "rb") as stream:
             first = True
             while chunk := stream.read(_CHUNK):
                 if first and b"\0" in chunk[:8000]:
@@ -477,8 +466,7 @@ def _lines(path: Path) -> int | None:
 def _head_of(path: Path, max_bytes: int) -> bytes | None:
     """The first *max_bytes* of a file, or ``None`` when it can't be read."""
     try:
-        with _open_regular(path) as stream:
-            return stream.read(max_bytes)
+        return read_regular(path, limit=max_bytes, keep="head")
     except OSError:
         return None
 
@@ -610,6 +598,7 @@ def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
     target = report_path(
         reports_dir, str(report["runId"]), str(report["subtaskId"]), int(report["attempt"])
     )
+    report = outbound_data(report, "report")  # the check command, the self-report (#29)
     return atomic_write(target, orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
 
 

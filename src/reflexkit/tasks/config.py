@@ -71,33 +71,6 @@ __all__ = [
 ]
 
 
-class _Section:
-    """``__repr__``, ``__eq__`` and ``__hash__`` of the configuration classes, written once.
-
-    attrs would generate and compile them for each of the 13 classes, which cost every
-    command a few ms of start-up (#19). These do what attrs' do: field by field, and equal
-    only to an instance of the same class.
-    """
-
-    __slots__ = ()
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, field.name) for field in attrs.fields(type(self)))  # type: ignore[arg-type]
-
-    def __repr__(self) -> str:
-        fields = attrs.fields(type(self))  # type: ignore[arg-type]
-        inner = ", ".join(f"{field.name}={getattr(self, field.name)!r}" for field in fields)
-        return f"{type(self).__qualname__}({inner})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash((type(self), self._values()))
-
-
 CONFIG_ENV = "REFLEXKIT_CONFIG"
 """The environment variable that names a project.json when ``--config`` is not given."""
 
@@ -190,8 +163,8 @@ def _non_empty_path(inst: object, attr: attrs.Attribute[Any], value: str) -> Non
     path_text(inst, attr, value)
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ReflexionConfig(_Section):
+@attrs.frozen(kw_only=True)
+class ReflexionConfig:
     """The ``reflexion`` section: how reflections are generated and used."""
 
     enabled: bool = True
@@ -223,8 +196,8 @@ class ReflexionConfig(_Section):
         )
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class MemoryConfig(_Section):
+@attrs.frozen(kw_only=True)
+class MemoryConfig:
     """The ``memory`` section: where episodic memory lives."""
 
     backend: MemoryBackend = MemoryBackend.JSONL
@@ -251,8 +224,8 @@ class JudgeMode(enum.StrEnum):
     """Recorded judge replies replayed by prompt hash; for tests and CI."""
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class VerificationConfig(_Section):
+@attrs.frozen(kw_only=True)
+class VerificationConfig:
     """The ``verification`` section: the project's own checks, run after every attempt.
 
     A subtask with no ``verify`` commands of its own is verified by these.
@@ -287,8 +260,8 @@ def _bash_commands(_inst: object, _attr: attrs.Attribute[Any], value: tuple[str,
             raise ValueError(msg)
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ClaudeCodeConfig(_Section):
+@attrs.frozen(kw_only=True)
+class ClaudeCodeConfig:
     """The ``orchestrator.claudeCode`` section: the Claude Code subagent's limits."""
 
     model: str | None = None
@@ -298,8 +271,8 @@ class ClaudeCodeConfig(_Section):
     bash_commands: tuple[str, ...] = attrs.field(default=(), validator=_bash_commands)
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class OrchestratorConfig(_Section):
+@attrs.frozen(kw_only=True)
+class OrchestratorConfig:
     """The ``orchestrator`` section: how often and how long subtasks are retried."""
 
     max_attempts: int = attrs.field(default=3, validator=at_least(1))
@@ -345,8 +318,8 @@ def _weight(_inst: object, _attr: attrs.Attribute[Any], value: float) -> None:
 _weight.expected = "a number between 0 and 1"  # type: ignore[attr-defined]  # for the converter
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class SurfaceRule(_Section):
+@attrs.frozen(kw_only=True)
+class SurfaceRule:
     """One row of the risk table: the paths of a surface and how risky a change there is.
 
     Attributes:
@@ -359,8 +332,8 @@ class SurfaceRule(_Section):
     patterns: tuple[str, ...] = attrs.field(validator=_regexes)
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class RiskSurfaces(_Section):
+@attrs.frozen(kw_only=True)
+class RiskSurfaces:
     """Per surface, a rule replacing the built-in one; ``null`` (or absent) keeps the default.
 
     A file is put on the first surface whose patterns match it, in this order: test, docs,
@@ -376,8 +349,8 @@ class RiskSurfaces(_Section):
     ui: SurfaceRule | None = None
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class RiskConfig(_Section):
+@attrs.frozen(kw_only=True)
+class RiskConfig:
     """The ``risk`` section: when a diff needs an independent review.
 
     Attributes:
@@ -392,8 +365,8 @@ class RiskConfig(_Section):
     surfaces: RiskSurfaces = attrs.Factory(RiskSurfaces)
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ReportsConfig(_Section):
+@attrs.frozen(kw_only=True)
+class ReportsConfig:
     """The ``reports`` section: a ``reflexkit.report.v1`` file after every attempt.
 
     Attributes:
@@ -407,8 +380,8 @@ class ReportsConfig(_Section):
     self_report_path: str = attrs.field(default=".reflexkit/self-report.json", validator=path_text)
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class HooksConfig(_Section):
+@attrs.frozen(kw_only=True)
+class HooksConfig:
     """The ``hooks`` section: reflexkit as Claude Code hooks (``reflexkit hook install``).
 
     Attributes:
@@ -425,8 +398,8 @@ class HooksConfig(_Section):
     log_path: str = attrs.field(default=".reflexkit/hooks/hooks.log", validator=path_text)
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class InsightsConfig(_Section):
+@attrs.frozen(kw_only=True)
+class InsightsConfig:
     """The ``insights`` section: rules over run history, paused subtasks, lessons (#17).
 
     Attributes:
@@ -450,8 +423,8 @@ class InsightsConfig(_Section):
     max_lessons: int = attrs.field(default=2, validator=at_least(0))
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ProjectConfig(_Section):
+@attrs.frozen(kw_only=True)
+class ProjectConfig:
     """The whole of project.json."""
 
     reflexion: ReflexionConfig = attrs.Factory(ReflexionConfig)
@@ -464,8 +437,8 @@ class ProjectConfig(_Section):
     hooks: HooksConfig = attrs.Factory(HooksConfig)
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class LoadedProject(_Section):
+@attrs.frozen(kw_only=True)
+class LoadedProject:
     """A validated configuration and where it came from.
 
     Attributes:

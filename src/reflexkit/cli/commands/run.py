@@ -157,6 +157,30 @@ def _warn_nondeterministic(app: Application, *, run_id: str | None, recording: b
         click.echo(f"reflexkit: warning: --deterministic with {problem}", err=True)
 
 
+def _subagent(
+    app: Application, kind: str | None, agent_command: str | None, script: Path | None
+) -> Subagent:
+    """The subagent the options (else ``orchestrator.subagent``) name; exit 2 when unusable."""
+    settings = app.project().config.orchestrator
+    kind = kind or settings.subagent
+    if kind == SubagentKind.CLAUDE_CODE:
+        return ClaudeCodeSubagent.from_config(settings)
+    if kind != SubagentKind.COMMAND:
+        if script is None:
+            _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
+        return _scripted(script)
+    try:
+        argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
+    except ValueError as err:
+        _fail([f"--agent-command: cannot parse {agent_command!r}: {err}"], EXIT_BAD_INPUT)
+    if not argv:
+        _fail(
+            ["--subagent command needs --agent-command (or orchestrator.agentCommand)"],
+            EXIT_BAD_INPUT,
+        )
+    return CommandSubagent(argv, prompt_dir=app.project().root / ".reflexkit" / "prompts")
+
+
 def _scripted(path: Path) -> ScriptedSubagent:
     data = _serde.loads(_serde.read_file(path, source=str(path)), source=str(path))
     problems = []
@@ -247,26 +271,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         deterministic=deterministic,
         backend=GeneratorBackend.LLM.value if record is not None else None,
     )
-    settings = app.project().config.orchestrator
-    agent: Subagent
-    kind = subagent or settings.subagent
-    if kind == SubagentKind.CLAUDE_CODE:
-        agent = ClaudeCodeSubagent.from_config(settings)
-    elif kind == SubagentKind.COMMAND:
-        try:
-            argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
-        except ValueError as err:
-            _fail([f"--agent-command: cannot parse {agent_command!r}: {err}"], EXIT_BAD_INPUT)
-        if not argv:
-            _fail(
-                ["--subagent command needs --agent-command (or orchestrator.agentCommand)"],
-                EXIT_BAD_INPUT,
-            )
-        agent = CommandSubagent(argv, prompt_dir=app.project().root / ".reflexkit" / "prompts")
-    else:
-        if script is None:
-            _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
-        agent = _scripted(script)
+    agent = _subagent(app, subagent, agent_command, script)
     _warn_nondeterministic(app, run_id=run_id, recording=record is not None)
     project_checks = app.project().config.verification.commands
     unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]

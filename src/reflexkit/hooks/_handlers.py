@@ -37,15 +37,14 @@ import attrs
 import orjson
 
 from reflexkit._files import make_dirs, read_regular
+from reflexkit._git import git_env
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.reports.ending import Ending, classify_ending
 from reflexkit.reports.judge import (
-    ClaudeJudge,
     CompletionJudge,
-    FixtureJudge,
-    HeuristicJudge,
     JudgeInput,
     Judgement,
     read_instructions,
@@ -61,7 +60,7 @@ from reflexkit.reports.report import (
     safe_id,
     self_report_instructions,
 )
-from reflexkit.tasks.config import JudgeMode, LoadedProject, load_project
+from reflexkit.tasks.config import LoadedProject, load_project
 
 __all__ = [
     "ACTIVE_ENV",
@@ -100,6 +99,11 @@ class HookResult:
 
     stdout: str = ""
     note: str = ""
+
+
+def _hook_json(output: Mapping[str, object]) -> str:
+    """What Claude Code reads from a hook (context for the model), through the outbound gate."""
+    return orjson.dumps(outbound_data(output, "hook_output")).decode()
 
 
 # --- the entry point ------------------------------------------------------------------------
@@ -202,15 +206,8 @@ def _sentinel(path: Path) -> Iterator[bool]:
 
 def _log(project: LoadedProject, event: str, session: str, note: str, seconds: float) -> None:
     """Append one line to the hook log; a log that can't be written is not an error."""
-    line = orjson.dumps(
-        {
-            "at": utcnow().isoformat(),
-            "event": event,
-            "session": session,
-            "note": note,
-            "ms": round(seconds * 1000),
-        }
-    )
+    entry = {"at": utcnow().isoformat(), "event": event, "session": session, "note": note}
+    line = orjson.dumps({**outbound_data(entry, "hooks_log"), "ms": round(seconds * 1000)})
     path = project.root / project.config.hooks.log_path
     try:  # the writer every appender shares: whole lines, no link followed (#19)
         LineWriter(path, keep_open=False, mode=0o600).append(line)
@@ -284,7 +281,7 @@ def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: 
             "additionalContext": "\n\n".join(p.strip() for p in parts),
         }
     }
-    return HookResult(stdout=orjson.dumps(output).decode(), note=f"added {len(parts)} part(s)")
+    return HookResult(stdout=_hook_json(output), note=f"added {len(parts)} part(s)")
 
 
 def _head(root: Path) -> str | None:
@@ -295,6 +292,7 @@ def _head(root: Path) -> str | None:
             capture_output=True,
             timeout=10,
             check=False,
+            env=git_env(),  # confined: no fsmonitor or hook of the repository runs (#29)
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -430,20 +428,6 @@ def _text_of(content: object) -> str:
     return ""
 
 
-def _judge_for(project: LoadedProject) -> CompletionJudge | None:
-    mode = project.config.verification.judge
-    if mode is JudgeMode.OFF:
-        return None
-    if mode is JudgeMode.HEURISTIC:
-        return HeuristicJudge()
-    model = project.config.reflexion.model
-    if mode is JudgeMode.FIXTURE:
-        return FixtureJudge(
-            project.root / project.config.verification.judge_fixtures_path, model=model
-        )
-    return ClaudeJudge(model=model, timeout_ms=project.config.verification.judge_timeout_ms)
-
-
 def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
     request, transcript_answer = _transcript(payload)
     last = payload.get("last_assistant_message")
@@ -455,7 +439,10 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
         blocks = _int(state.get("stopBlocks"))
     base = base or "HEAD"
     judgement: Judgement | None = None
-    judge = _judge_for(project)
+    from reflexkit.containers import build_application  # noqa: PLC0415 -- only this hook
+
+    app = build_application(project)  # the judge of verification.judge, or None for off
+    judge: CompletionJudge | None = app.orchestration.judge()
     notes = [f"stop {attempt}, ending {ending.kind.value}"]
     if judge is not None and ending.kind is not Ending.WAITING_FOR_USER:
         if blocks >= project.config.hooks.max_stop_blocks:
@@ -470,8 +457,6 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
                     checks_passed=None,
                 )
             )
-            if isinstance(judge, ClaudeJudge):
-                judge.close()
             notes.append(
                 f"judge {judgement.source}: "
                 + (
@@ -480,6 +465,7 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
                     else f"complete={judgement.verdict.complete} {judgement.verdict.severity.value}"
                 )
             )
+    app.shutdown_resources()  # closes a Claude judge's connections
     ids = ReportIds(
         run_id=session,
         subtask_id=HOOK_SUBTASK,
@@ -509,7 +495,7 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
         state["stopBlocks"] = _int(state.get("stopBlocks")) + 1
     output = {"decision": "block", "reason": judgement.retry_feedback()}
     notes.append("blocked the stop")
-    return HookResult(stdout=orjson.dumps(output).decode(), note="; ".join(notes))
+    return HookResult(stdout=_hook_json(output), note="; ".join(notes))
 
 
 _HANDLERS = {

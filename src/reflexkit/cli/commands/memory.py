@@ -181,14 +181,11 @@ def memory_copy(ctx: click.Context, source: str, target: str) -> None:
     $REFLEXKIT_DATABASE_URL (or memory.dsnEnv) names. A reflection already in the target
     (same id) is skipped, so a second run copies nothing.
     """
-    from reflexkit.memory import JsonlMemory  # noqa: PLC0415 -- lazy, as in _core
-    from reflexkit.memory.postgres import PostgresMemory  # noqa: PLC0415
-
     if source == target:
         _fail([f"--from and --to are both {source}: nothing to copy"], EXIT_BAD_INPUT)
-    project = _state(ctx).project()
-    jsonl = JsonlMemory(project.memory_path, durability=project.config.memory.durability)
-    with PostgresMemory(project.database_url(), spool=project.spool_path) as postgres:
+    app = _app(ctx)
+    jsonl = app.memory.jsonl()
+    with app.memory.postgres() as postgres:
         if target == "postgres":
             total = sum(1 for _ in jsonl)
             added = postgres.add_many(iter(jsonl))
@@ -210,9 +207,6 @@ def memory_copy(ctx: click.Context, source: str, target: str) -> None:
 @click.pass_context
 def memory_sync(ctx: click.Context) -> None:
     """Replay the reflections spooled while the database was away (postgres backend)."""
-    from reflexkit.memory.postgres import PostgresMemory  # noqa: PLC0415 -- lazy, as in _core
-
-    project = _state(ctx).project()
-    with PostgresMemory(project.database_url(), spool=project.spool_path) as postgres:
+    with _app(ctx).memory.postgres() as postgres:
         count = postgres.sync()
     click.echo(f"replayed {count} spooled reflections into the database")

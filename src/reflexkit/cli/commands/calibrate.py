@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 import orjson
 
 from reflexkit import _serde
-from reflexkit.exceptions import ConfigError
+from reflexkit.cli._core import _state
 from reflexkit.reports.calibration import Outcome, calibrate
 from reflexkit.reports.report import read_reports
-from reflexkit.tasks.config import load_project
 
 __all__ = ["calibrate_command"]
 
@@ -50,13 +48,7 @@ def calibrate_command(
     Reads every reflexkit.report.v1 report and prints n, the AUC (0.5 is chance) and its
     95% bootstrap interval, and the share of good attempts per confidence tenth.
     """
-    config = ctx.find_root().params.get("config")
-    try:
-        project = load_project(config)
-    except ConfigError as err:
-        for line in err.errors:
-            click.echo(f"reflexkit: {line}", err=True)
-        sys.exit(2)
+    project = _state(ctx).project()  # a bad project.json: one line per error, exit 2
     folder = reports_dir or project.root / project.config.reports.path
     result = calibrate(read_reports(folder), outcome=Outcome(outcome), rounds=rounds)
     if as_json:

@@ -1,16 +1,14 @@
 """The insights commands: ``reflexkit insights``, ``resume`` and ``lessons`` (#17).
 
-Registered on the main group in :mod:`reflexkit.cli` with one line each; errors go through
-that group's handler (one line on stderr, exit 2 for bad input, 1 for failed work).
+Errors go through the main group's handler (one line on stderr, exit 2 for bad input, 1 for
+failed work).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Protocol
 
 import click
 import orjson
@@ -19,7 +17,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from reflexkit import _serde
-from reflexkit.containers import Application, build_application
+from reflexkit.cli._console import show
+from reflexkit.cli._core import EXIT_FAILED, _app, _fail
 from reflexkit.insights.analysis import AnalysisOutcome
 from reflexkit.insights.history import RunLogReader
 from reflexkit.insights.lessons import harvest
@@ -28,27 +27,6 @@ from reflexkit.models import utcnow
 from reflexkit.tasks.config import LoadedProject
 
 __all__ = ["insights", "lessons", "resume"]
-
-EXIT_FAILED = 1
-
-
-class _HasProject(Protocol):
-    def project(self) -> LoadedProject: ...
-
-
-def _app(ctx: click.Context) -> Application:
-    state: _HasProject = ctx.find_root().obj
-    app = build_application(state.project())
-    ctx.call_on_close(app.shutdown_resources)
-    return app
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
-
-
-def _plain(text: str) -> str:
-    """One line with no control characters: ids and paths come from files anyone can write."""
-    return _CONTROL.sub(" ", text).strip()
 
 
 def _dump(data: object) -> None:
@@ -67,13 +45,13 @@ def _table(
         return
     if not console.is_terminal:
         for row in rows:
-            click.echo("\t".join(" ".join(_plain(cell).split()) for cell in row))
+            click.echo("\t".join(show(cell) for cell in row))
         return
     table = Table(title=title, caption=escape(str(source)))
     for column in columns:
         table.add_column(column)
     for row in rows:
-        table.add_row(*(escape(_plain(cell)) for cell in row))
+        table.add_row(*(escape(show(cell)) for cell in row))
     console.print(table)
 
 
@@ -101,7 +79,7 @@ def _print_insights(
         rows,
     )
     for entry in paused:
-        click.echo(_plain(f"paused: {entry.task_id}/{entry.subtask_id}: {entry.reason}"))
+        click.echo(show(f"paused: {entry.task_id}/{entry.subtask_id}: {entry.reason}"))
     if skipped:
         click.echo(f"skipped {skipped} unreadable line(s) of {project.insights_path}")
 
@@ -125,12 +103,12 @@ def _print_analysis(outcome: AnalysisOutcome) -> None:
     if not outcome.called:
         click.echo("analysis: no recent findings, nothing to analyse (no LLM call)")
         return
-    click.echo(_plain(f"analysis ({outcome.source}): {outcome.reply.summary}"))
+    click.echo(show(f"analysis ({outcome.source}): {outcome.reply.summary}"))
     if outcome.fallback_reason:
         click.echo(f"  the LLM analysis failed ({outcome.fallback_reason}); the findings stand")
     for finding in outcome.logged:
         click.echo(
-            "  " + _plain(f"{finding.subject_type.value} {finding.subject_id}: {finding.detail}")
+            "  " + show(f"{finding.subject_type.value} {finding.subject_id}: {finding.detail}")
         )
 
 
@@ -181,10 +159,9 @@ def resume(ctx: click.Context, subtask_id: str, task_id: str | None) -> None:
     resumed = app.insights.paused().resume(subtask_id, task_id=task_id, reason="reflexkit resume")
     if not resumed:
         where = f" of task {task_id}" if task_id else ""
-        click.echo(_plain(f"reflexkit: {subtask_id}{where} is not paused"), err=True)
-        ctx.exit(EXIT_FAILED)
+        _fail([f"{subtask_id}{where} is not paused"], EXIT_FAILED)
     for name in resumed:
-        click.echo(_plain(f"resumed {name}"))
+        click.echo(show(f"resumed {name}"))
 
 
 @click.group(invoke_without_command=True)
@@ -223,9 +200,8 @@ def lessons(ctx: click.Context, as_json: bool) -> None:
 def lessons_remove(ctx: click.Context, lesson_id: str) -> None:
     """Forget one lesson, by its id."""
     if not _app(ctx).insights.lessons().remove(lesson_id):
-        click.echo(_plain(f"reflexkit: no lesson {lesson_id}"), err=True)
-        ctx.exit(EXIT_FAILED)
-    click.echo(_plain(f"removed {lesson_id}"))
+        _fail([f"no lesson {lesson_id}"], EXIT_FAILED)
+    click.echo(show(f"removed {lesson_id}"))
 
 
 @lessons.command("harvest")

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import click
 
+from reflexkit.cli._core import EXIT_BAD_INPUT, _fail
 from reflexkit.exceptions import ConfigError
-from reflexkit.hooks.handlers import MAX_PAYLOAD_BYTES, run_hook
-from reflexkit.hooks.settings import install_hooks
+from reflexkit.hooks._handlers import MAX_PAYLOAD_BYTES, run_hook
+from reflexkit.hooks._settings import install_hooks
 
 __all__ = ["hook"]
 
@@ -79,9 +80,7 @@ def hook_install(settings: Path | None) -> None:
     try:
         changed = install_hooks(path)
     except ConfigError as err:
-        for line in err.errors:
-            click.echo(f"reflexkit: {line}", err=True)
-        sys.exit(2)
+        _fail(err.errors, EXIT_BAD_INPUT)
     click.echo(f"{'registered the hooks in' if changed else 'already registered in'} {path}")
     if changed:
         click.echo('enable them with "hooks": {"enabled": true} in .reflexkit/project.json')

@@ -1,0 +1,273 @@
+"""Git under confinement: the environment every git runs with, and what an agent may run.
+
+Git runs commands named in its configuration: ``core.fsmonitor`` on every ``git status``,
+``core.hooksPath`` hooks on a commit, aliases starting with ``!``, editors, pagers, external
+diff tools, ``ext::`` transports. An agent allowed to run ``git`` could set those (``git
+config``, ``git -c``) and so run anything, even inside reflexkit's own ``git status``; it
+could also write outside the project (``git diff --output=...``, ``-C``, ``--work-tree``).
+
+Two layers close that:
+
+* :func:`git_env` is the environment of every git reflexkit runs (its own calls) and of the
+  Claude Code CLI (so the agent's git too): no system or global configuration
+  (``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``), and command-line configuration
+  (which wins over the repository's own ``.git/config``) that turns hooks, fsmonitor,
+  pagers, editors, credential helpers and the ``ext`` transport off.
+* :func:`git_refusal` checks a Bash command an agent asks to run: every git in it must be a
+  subcommand on a short list of git's own (an alias is never run: git's own commands win
+  over aliases of the same name), with no option that sets configuration (``-c``,
+  ``--config-env``), moves the repository (``-C``, ``--git-dir``, ``--work-tree``), writes
+  a file (``--output``, ``-o``, redirections) or runs a program (``--upload-pack``,
+  ``--exec``, ``--ext-diff``), and ``git config`` only reads.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping
+
+__all__ = ["GIT_CONFIG", "git_env", "git_refusal"]
+
+GIT_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.hooksPath", os.devnull),
+    ("core.fsmonitor", "false"),
+    ("core.pager", "cat"),
+    ("core.editor", "true"),
+    ("core.askPass", ""),
+    ("core.sshCommand", "false"),
+    ("sequence.editor", "true"),
+    ("credential.helper", ""),
+    ("diff.external", ""),
+    ("protocol.ext.allow", "never"),
+    ("uploadpack.packObjectsHook", ""),
+)
+"""Configuration every confined git gets on its command line (it beats ``.git/config``)."""
+
+
+def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return *base* (``os.environ`` by default) with git confined (see the module docstring).
+
+    Configuration the caller passes itself through ``GIT_CONFIG_COUNT`` is replaced.
+    """
+    env = {
+        key: value
+        for key, value in (os.environ if base is None else base).items()
+        if not key.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+        and key not in _UNSAFE_VARIABLES
+    }
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_COUNT=str(len(GIT_CONFIG)),
+        GIT_EDITOR="true",
+        GIT_SEQUENCE_EDITOR="true",
+        GIT_PAGER="cat",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_ASKPASS="true",
+        GIT_PROTOCOL_FROM_USER="0",
+    )
+    for n, (key, value) in enumerate(GIT_CONFIG):
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
+    return env
+
+
+# Variables that point git at other repositories, configuration or programs.
+_UNSAFE_VARIABLES = frozenset(
+    {
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_EXEC_PATH",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_PROXY_COMMAND",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_NAMESPACE",
+        "GIT_CEILING_DIRECTORIES",
+    }
+)
+
+# git's own subcommands an agent may run: they read the repository or change the project's
+# files and history, and under git_env they run no program of the repository's choosing.
+_SUBCOMMANDS = frozenset(
+    {
+        "add",
+        "blame",
+        "branch",
+        "cat-file",
+        "checkout",
+        "cherry-pick",
+        "clean",
+        "commit",
+        "config",
+        "describe",
+        "diff",
+        "grep",
+        "log",
+        "ls-files",
+        "ls-tree",
+        "merge",
+        "merge-base",
+        "mv",
+        "rebase",
+        "reflog",
+        "reset",
+        "restore",
+        "rev-list",
+        "rev-parse",
+        "revert",
+        "rm",
+        "shortlog",
+        "show",
+        "stash",
+        "status",
+        "switch",
+        "tag",
+        "version",
+        "whatchanged",
+    }
+)
+_GLOBAL_FLAGS = frozenset(
+    {
+        "--no-pager",
+        "-P",
+        "--no-optional-locks",
+        "--literal-pathspecs",
+        "--no-replace-objects",
+    }
+)
+_CONFIG_READS = frozenset(
+    {
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--list",
+        "-l",
+        "get",
+        "list",
+    }
+)
+# Options that write a file, run a program, or read configuration from elsewhere.
+_REFUSED_OPTIONS = re.compile(
+    r"^(?:--output(?:-directory)?|--upload-pack|--receive-pack|--exec|--ext-diff|--textconv"
+    r"|--template|--config-env|--open-files-in-pager|--interactive|--edit-todo|--file"
+    r"|--blob|--system|--global|--worktree|--include|--tool|--gui|--extcmd)(?:=.*)?$"
+)
+_REFUSED_SHORT = {"-o": "writes a file", "-x": "runs a command", "-i": "runs an editor"}
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", "(", ")", "{", "}"})
+_REDIRECT = re.compile(r"^\d*(?:>|>>|>&|&>|<>|>\|)")
+_WRAPPERS = frozenset(
+    {
+        "env",
+        "exec",
+        "command",
+        "builtin",
+        "xargs",
+        "nohup",
+        "timeout",
+        "nice",
+        "ionice",
+        "stdbuf",
+        "setsid",
+        "sudo",
+        "doas",
+        "time",
+        "busybox",
+        "eval",
+        "sh",
+        "bash",
+        "dash",
+        "zsh",
+    }
+)
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def git_refusal(command: str) -> str | None:
+    """Return why the Bash *command* must not run under confinement, or ``None``.
+
+    Only the git invocations in it are judged (other commands are the permission rules'
+    business), but a git whose words can't be known before the shell runs them
+    (``$(...)``, backquotes, ``${...}``) is refused, and so is a redirection in a
+    command line that runs git.
+    """
+    unquoted = re.sub(r"[\\'\"]", "", command)
+    if "git" not in unquoted:
+        return None
+    command = command.replace("\r", " ").replace("\n", " ; ")  # a newline ends a command
+    if any(mark in command for mark in ("$(", "`", "${", "<(", ">(")):
+        return "a command line that runs git may not use command or parameter substitution"
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|(){}<>")
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError as err:
+        return f"the command line can't be read ({err})"
+    return next(filter(None, map(_judge, _commands(words))), None)
+
+
+def _commands(words: list[str]) -> list[list[str]]:
+    commands: list[list[str]] = [[]]
+    for word in words:
+        if word in _SEPARATORS or word == "\n":
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    return [c for c in commands if c]
+
+
+def _judge(words: list[str]) -> str | None:
+    """Why one simple command (its words) may not run, or ``None``."""
+    while words and _ASSIGNMENT.match(words[0]):
+        if words[0].startswith("GIT_"):
+            return f"git's environment may not be set ({words[0].split('=', 1)[0]})"
+        words = words[1:]
+    if not words:
+        return None
+    program = words[0].rsplit("/", 1)[-1]
+    if program in _WRAPPERS and any(w.rsplit("/", 1)[-1] == "git" for w in words[1:]):
+        return f"git may only be run directly, not through {words[0]}"
+    if program != "git":
+        return None
+    if any(_REDIRECT.match(w) or w in {"<", ">"} for w in words):
+        return "a git command may not redirect its output to a file"
+    return _judge_git(words[1:])
+
+
+def _judge_git(args: list[str]) -> str | None:
+    at = 0
+    while at < len(args) and args[at].startswith("-"):
+        if args[at] not in _GLOBAL_FLAGS:
+            return (
+                f"git option {args[at].split('=', 1)[0]} is not allowed (configuration, "
+                "another repository or work tree, or another git)"
+            )
+        at += 1
+    if at == len(args):
+        return None
+    sub, rest = args[at], args[at + 1 :]
+    if sub not in _SUBCOMMANDS:
+        return f"git {sub} is not allowed here (aliases, network and tools that run programs)"
+    if sub == "config" and not _CONFIG_READS.intersection(rest):
+        return "git config may only read (--get, --list): configuration runs programs"
+    return _judge_options(sub, rest)
+
+
+def _judge_options(sub: str, rest: list[str]) -> str | None:
+    for arg in rest:
+        if arg == "--":
+            break
+        if _REFUSED_OPTIONS.match(arg):
+            why = "writes a file or runs a program"
+            return f"git {sub} {arg.split('=', 1)[0]} is not allowed ({why})"
+        if arg in _REFUSED_SHORT and sub not in {"grep", "ls-files", "commit", "add", "clean"}:
+            return f"git {sub} {arg} is not allowed ({_REFUSED_SHORT[arg]})"
+    return None

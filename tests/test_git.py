@@ -1,0 +1,147 @@
+"""Git under confinement, with real git processes and a repository set up to attack."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reflexkit._git import git_env, git_refusal
+from reflexkit.orchestrator.verify import modified_files
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository whose config and hooks run programs that leave marks outside it."""
+    repo, marks = tmp_path / "repo", tmp_path / "marks"
+    repo.mkdir()
+    marks.mkdir()
+    git = ["git", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "config", "user.email", "a@b.c"], check=True)
+    subprocess.run([*git, "config", "user.name", "a"], check=True)
+    (repo / "f.txt").write_text("one\n")
+    subprocess.run([*git, "add", "f.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    for name in ("fsmonitor", "pre-commit", "pager", "editor"):
+        script = tmp_path / f"{name}.sh"
+        script.write_text(f"#!/bin/sh\ntouch {marks / name}\ncat\n")
+        script.chmod(0o755)
+    hooks = repo / ".git" / "hooks"
+    shutil.copy(tmp_path / "pre-commit.sh", hooks / "pre-commit")
+    for key, value in (
+        ("core.fsmonitor", str(tmp_path / "fsmonitor.sh")),
+        ("core.pager", str(tmp_path / "pager.sh")),
+        ("core.editor", str(tmp_path / "editor.sh")),
+        ("alias.st", f"!touch {marks / 'alias'}"),
+    ):
+        subprocess.run([*git, "config", key, value], check=True)
+    (repo / "f.txt").write_text("two\n")
+    return repo, marks
+
+
+def test_the_hostile_repository_really_runs_its_programs(hostile: tuple[Path, Path]) -> None:
+    """Without confinement git runs them (so the tests below test something)."""
+    repo, marks = hostile
+    subprocess.run(["git", "status"], cwd=repo, capture_output=True, check=False)
+    subprocess.run(["git", "st"], cwd=repo, capture_output=True, check=False)
+    assert {"fsmonitor", "alias"} <= {p.name for p in marks.iterdir()}
+
+
+def test_reflexkits_own_git_runs_none_of_them(hostile: tuple[Path, Path]) -> None:
+    """The own `git status` of reflexkit (changed files) under a planted fsmonitor runs nothing."""
+    repo, marks = hostile
+    assert "f.txt" in modified_files(repo)
+    assert list(marks.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status",
+        "git diff",
+        "git log -p",
+        "git show HEAD",
+        "git add -A && git commit -m two",
+        "git commit --amend --no-edit",
+        "git config --get core.fsmonitor",
+    ],
+)
+def test_allowed_commands_run_no_program_of_the_repository(
+    hostile: tuple[Path, Path], command: str
+) -> None:
+    """What the agent may run, run by a real shell with the confined environment: no mark."""
+    repo, marks = hostile
+    assert git_refusal(command) is None
+    subprocess.run(
+        ["bash", "-c", command], cwd=repo, env=git_env(), capture_output=True, check=False
+    )
+    assert list(marks.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c alias.x='!touch /tmp/pwned' x",
+        "git -c core.fsmonitor=/tmp/x status",
+        "git --config-env=core.pager=HOME log",
+        "git config core.fsmonitor /tmp/x",
+        "git config --add alias.y '!sh'",
+        "git config --unset core.hooksPath",
+        "git st",
+        "git diff --output=/tmp/out",
+        "git log --output /tmp/out",
+        "git format-patch -o /tmp HEAD~1",
+        "git -C /tmp status",
+        "git --git-dir=/tmp/x/.git status",
+        "git --work-tree=/tmp status",
+        "git --exec-path=/tmp status",
+        "git status > /tmp/out",
+        "git diff >> ../out",
+        "git ls-remote --upload-pack='touch /tmp/x' .",
+        "git fetch 'ext::sh -c touch% /tmp/x'",
+        "git rebase --exec 'touch /tmp/x' HEAD~1",
+        "git rebase -x 'touch /tmp/x' HEAD~1",
+        "git difftool -y",
+        "git worktree add /tmp/wt",
+        "git clone . /tmp/copy",
+        "git archive -o /tmp/a.tar HEAD",
+        "git bundle create /tmp/b HEAD",
+        "git status; git -c alias.x='!sh' x",
+        "git status\ngit -c alias.x='!sh' x",
+        "git status && git $(echo -c) x",
+        "GIT_DIR=/tmp/x git status",
+        "env GIT_CONFIG_COUNT=0 git status",
+        "xargs git < list",
+        "g''it -c alias.x='!sh' x",
+        "/usr/bin/git -c alias.x='!sh' x",
+    ],
+)
+def test_commands_that_configure_run_or_write_outside_are_refused(command: str) -> None:
+    """Each of these sets configuration, runs a program or writes outside: refused, with why."""
+    why = git_refusal(command)
+    assert why is not None
+    assert why
+
+
+def test_refused_commands_really_would_have_escaped(hostile: tuple[Path, Path]) -> None:
+    """The issue's three, run unconfined on purpose: each leaves its mark (what is refused)."""
+    repo, marks = hostile
+    for command in (
+        f"git -c alias.x='!touch {marks / 'c'}' x",
+        f"git diff --output={marks / 'd'}",
+    ):
+        subprocess.run(["bash", "-c", command], cwd=repo, capture_output=True, check=False)
+        assert git_refusal(command) is not None
+    assert {"c", "d"} <= {p.name for p in marks.iterdir()}
+
+
+def test_other_commands_are_left_to_the_permission_rules() -> None:
+    """Commands that run no git are not this check's business; grep for 'git' is fine."""
+    assert git_refusal("pytest -q") is None
+    assert git_refusal("grep -r git docs") is None
+    assert git_refusal("python3 -c 'print(1)' > out.txt") is None
