@@ -232,3 +232,16 @@ def test_ruff_format_check_quotes_its_summary(tmp_path: Path) -> None:
     assert "2 files would be reformatted" in text
     assert "a.py" in text
     assert "b.py" in text
+
+
+def test_a_linter_the_output_does_not_name_is_not_named() -> None:
+    """pyflakes-style lines under `git commit` (a hook): the linter, not a guessed flake8."""
+    from reflexkit.readers import analyse  # noqa: PLC0415
+
+    from ..conftest import failure_of  # noqa: PLC0415, TID252
+
+    output = "app.py:1:1: F401 'os' imported but unused\napp.py:3:1: E302 expected 2 blank lines\n"
+    found = analyse(failure_of("git commit -m 'Add importer'", output))
+    assert "flake8" not in found.headline
+    assert "ruff" not in found.headline
+    assert "F401" in found.headline

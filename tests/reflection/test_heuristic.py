@@ -227,3 +227,24 @@ class TestShapeAndSpeed:
         reflection = GEN.generate(attrs.evolve(failure, error_output=output[:100_000]))
         assert size_of(reflection) <= MAX_CHARS
         assert item["expected"]["keyFacts"][0] in text_of(reflection)
+
+
+def test_repeats_of_one_error_do_not_hide_another_tests_assertion() -> None:
+    """Eight tests failing on one error are named once each; the ninth's assertion shows."""
+    output = "".join(
+        f"  {i}) test case {i} (BigTest)\n"
+        "     ** (RuntimeError) database connection refused by the server at localhost:5432\n"
+        f"     test/big_test.exs:{i}\n\n"
+        for i in range(1, 9)
+    )
+    output += "  9) test totals (BigTest)\n     Assertion with == failed\n"
+    output += "     left:  170\n     right: 270\n\n9 tests, 9 failures\n"
+    failure = FailureContext(
+        task_id="t", subtask_id="s", attempt_number=1, command="mix test", exit_code=2,
+        error_output=output,
+    )  # fmt: skip
+    analysis = HeuristicGenerator().generate(failure).analysis
+    assert analysis.count("database connection refused") == 1
+    assert "test case 8 (BigTest)" in analysis
+    assert "left:  170" in analysis
+    assert "more failing" not in analysis

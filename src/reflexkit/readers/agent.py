@@ -34,7 +34,11 @@ _UNREACHABLE = Pattern(
 
 
 def parse_agent(text: str, failure: FailureContext) -> Findings | None:
-    """Read a failure of the agent itself; ``None`` for any other command's failure."""
+    """Read an agent that timed out or could not reach its model; else ``None``.
+
+    An agent that stopped otherwise (it exited with an error after running the tests, say)
+    is read by the other readers: what it printed may be the failure.
+    """
     if failure.command != AGENT_COMMAND:
         return None
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -45,15 +49,7 @@ def parse_agent(text: str, failure: FailureContext) -> Findings | None:
     timed_out = failure.failure_type is FailureType.TIMEOUT or bool(_TIMED_OUT.search(first))
     if timed_out:
         return _timed_out(first)
-    findings = Findings(tool="agent", failure_type=FailureType.TOOL_ERROR)
-    findings.category = ReflectionCategory.TOOL_MISUSE
-    findings.facts = [clip(first, 200)]
-    findings.headline = "The coding agent stopped before the checks ran; the code was not judged."
-    findings.advice = (
-        "The agent's run failed, not the code: read its error, fix how it is started (its "
-        "command, options or permissions), then run the same subtask again."
-    )
-    return findings
+    return None  # another failure of the agent: what it printed is read as any output
 
 
 def _timed_out(first: str) -> Findings:

@@ -217,7 +217,8 @@ def parse_pyflakes_style(text: str, command: str) -> Findings | None:
             for t in ("ruff", "flake8", "pylint", "pycodestyle", "pyflakes")
             if t in words or any(w.endswith("/" + t) for w in words)
         ),
-        "ruff" if "-->" in text else "flake8",
+        # named only when it shows: ruff's `-->` frames or `Found N errors.`; else no name
+        "ruff" if "-->" in text or _RUFF_SUMMARY.search(text) else "linter",
     )
     findings = Findings(
         tool=tool, failure_type=FailureType.LINT_ERROR, category=ReflectionCategory.VERIFICATION
@@ -229,7 +230,8 @@ def parse_pyflakes_style(text: str, command: str) -> Findings | None:
     if fix_line:
         findings.hints.append(fix_line["sum"])
     code_names = ", ".join(dedupe(codes)[:8])
-    findings.headline = f"{tool} reported {plural(len(problems), 'problem')} ({code_names})."
+    named = "The linter" if tool == "linter" else tool
+    findings.headline = f"{named} reported {plural(len(problems), 'problem')} ({code_names})."
     real_bugs = dedupe(c for c in codes if _FLAKE8_REAL.match(c))
     advice = "Fix each rule at the location named, keeping behaviour the same"
     if real_bugs:

@@ -10,6 +10,7 @@ apart from the id and the creation time, never touches the network, and stays sh
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -173,7 +174,7 @@ class HeuristicGenerator:
         used = len(head)
         shown = 0
         label = " Failing: " if findings.tests else " Errors: "
-        for fact in findings.facts:
+        for fact in _without_repeats(findings):
             piece = (label if shown == 0 else "; ") + clip(fact, _FACT_LIMIT)
             if used + len(piece) + reserve > budget and shown > 0:
                 break
@@ -205,6 +206,28 @@ def _with_reports(failure: FailureContext) -> FailureContext:
         return failure
     clean = Redactor().redact(text).text
     return attrs.evolve(failure, error_output=f"{clean}\n{failure.error_output}")
+
+
+def _without_repeats(findings: Findings) -> list[str]:
+    """The facts, a failing test whose message repeats an earlier test's named with its id only.
+
+    Ten tests failing on one message would otherwise fill the room with copies, and push
+    another test's own assertion out behind "(+1 more failing)".
+    """
+    seen: set[str] = set()
+    out: list[str] = []
+    for fact in findings.facts:
+        test = next((t for t in findings.tests if fact.startswith(f"{t}: ")), "")
+        message = _DIGITS.sub("#", fact[len(test) + 2 :]) if test else ""
+        if message and message in seen:  # the same words, another line or count
+            out.append(f"{test} (the same error)")
+            continue
+        seen.add(message)
+        out.append(fact)
+    return out
+
+
+_DIGITS = re.compile(r"\d+")
 
 
 def _more_tests(findings: Findings, shown: int, written: str, room: int) -> str:
