@@ -30,8 +30,6 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from reflexkit._regex import lazy_regex
-
 __all__ = [
     "CUT_MARKER_RE",
     "DATA_NOTICE",
@@ -50,7 +48,7 @@ DATA_NOTICE = (
 )
 """The line put before every fenced block of untrusted text."""
 
-CUT_MARKER_RE = lazy_regex(r"^\[\.\.\. (\d+) (characters|bytes) cut \.\.\.\]$", re.MULTILINE)
+CUT_MARKER_RE = re.compile(r"^\[\.\.\. (\d+) (characters|bytes) cut \.\.\.\]$", re.MULTILINE)
 """Matches a cut marker line; group 1 is the count, group 2 the unit."""
 
 # String controls: OSC, DCS, SOS, PM, APC, in 7-bit (ESC x) and 8-bit (C1) forms, ended by
@@ -63,8 +61,8 @@ _CSI = r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
 _ESC = r"\x1b[\x20-\x2f]*[\x30-\x7e]?"
 # What is left: C0 controls but tab and newline, DEL, C1 controls.
 _LONE = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-_CONTROL_RE = lazy_regex(f"{_STRING}|{_CSI}|{_ESC}|{_LONE}")
-_BACKTICKS_RE = lazy_regex(r"`+")
+_CONTROL_RE = re.compile(f"{_STRING}|{_CSI}|{_ESC}|{_LONE}")
+_BACKTICKS_RE = re.compile(r"`+")
 _LINE_BREAKS = str.maketrans({"\r": "\n", "\x85": "\n", "\u2028": "\n", "\u2029": "\n"})
 
 # Characters that reorder text or show nothing: the bidi embeddings, overrides, isolates and
@@ -87,14 +85,14 @@ _MAX_COMBINING = 7
 _KEPT_COMBINING = 2
 # An emoji subdivision flag (England, Scotland, Wales): a black flag, tag letters, a cancel tag.
 _FLAG = "\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,7}\U000e007f"
-_HIDDEN_RE = lazy_regex(
+_HIDDEN_RE = re.compile(
     f"(?P<flag>{_FLAG})"
     f"|(?P<hidden>[{_BIDI}{_FORMAT}{_BLANK_LETTERS}]+|{_JOINERS}{{2,}}|(?<={_SELECTORS}){_SELECTORS}+)"
     f"|(?P<tower>{_COMBINING}{{{_MAX_COMBINING + 1},}})"
     "|(?P<bytes>[\udc80-\udcff]+)"
     "|(?P<surrogates>[\ud800-\udfff]+)"
 )
-_MAYBE_HIDDEN_RE = lazy_regex(
+_MAYBE_HIDDEN_RE = re.compile(
     f"[\U0001f3f4{_BIDI}{_FORMAT}{_BLANK_LETTERS}\u200c\u200d\ufe00-\ufe0f"
     "\U000e0100-\U000e01ef\ud800-\udfff]"
     f"|{_COMBINING}{{{_MAX_COMBINING + 1}}}"
@@ -163,7 +161,7 @@ def show_name(text: str, *, max_chars: int | None = None) -> str:
     return text
 
 
-_LONE_OR_HIDDEN_RE = lazy_regex("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_LONE_OR_HIDDEN_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _show_any(match: re.Match[str]) -> str:
@@ -234,7 +232,7 @@ def cut_middle(
     return f"{head}\n{cut_marker(omitted)}\n{tail}"
 
 
-DURATION_RE = lazy_regex(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min|us|µs|ns)\b")
+DURATION_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min|us|µs|ns)\b")
 """A wall-clock duration in tool output (``Ran 1 test in 0.010s``, ``ok  pkg  0.12s``)."""
 
 
