@@ -9,13 +9,12 @@ failure with exit code 127, never an exception.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -141,7 +140,7 @@ class Verifier:
                 is left. A command that would start with nothing left fails as timed out.
         """
         started = time.monotonic()
-        wall_start = time.time()
+        before = {name: _stamp(workdir / name) for name in self.reports}
         total = 0
         last = ""
         for command in self.commands:
@@ -170,7 +169,7 @@ class Verifier:
                     output=result.output,
                     duration_ms=total,
                     timed_out=result.timed_out,
-                    reports=_written_since(self.reports, workdir, wall_start),
+                    reports=_written(self.reports, workdir, before),
                 )
         return VerificationResult(
             passed=True, command=last, exit_code=0 if last else None, output="", duration_ms=total
@@ -203,15 +202,19 @@ _COLLECTION_CONFIGS = re.compile(
 """Files that decide what a test runner collects or how a check runs."""
 
 
-def _written_since(reports: Sequence[str], workdir: Path, since: float) -> tuple[str, ...]:
-    """The report files written (modified) since *since*, as absolute paths."""
-    fresh: list[str] = []
-    for name in reports:
-        path = workdir / name
-        with contextlib.suppress(OSError):
-            if path.stat().st_mtime >= since - 1:  # file systems keep coarse times
-                fresh.append(str(path))
-    return tuple(fresh)
+def _written(
+    reports: Sequence[str], workdir: Path, before: Mapping[str, _Stamp]
+) -> tuple[str, ...]:
+    """The report files the checks wrote, as absolute paths: absent before, or changed.
+
+    Compared by the file's own state (inode, size, mtime, ctime) before and after, never
+    with this process's clock: a file system's clock and ours may disagree.
+    """
+    return tuple(
+        str(workdir / name)
+        for name in reports
+        if (now := _stamp(workdir / name)) is not None and now != before.get(name)
+    )
 
 
 def _stamp(path: Path) -> _Stamp:
