@@ -63,7 +63,7 @@ class AttemptWatch:
     def __init__(
         self,
         emit: Emit,
-        lock: threading.Lock,
+        lock: threading.RLock,
         *,
         alone: Callable[[], bool],
         report_path: Callable[[], str | None],

@@ -139,9 +139,6 @@ class _Progress:
     nudge: str = ""  # the insight rules' note for the next prompt
     last: tuple[FailureContext, str] | None = None  # the latest failure and its fingerprint
 
-    def where(self) -> tuple[Task, Subtask, int, str]:
-        return self.task, self.subtask, self.attempt, self.run_id
-
 
 _NOT_RUN = SubagentResult(ok=False, output="", duration_ms=0, error="the subagent did not run")
 
@@ -222,7 +219,7 @@ class Orchestrator:
         self.subscribers = list(subscribers)
         self.clock = clock
         self.stamp = stamp
-        self._emit_lock = threading.Lock()
+        self._emit_lock = threading.RLock()  # a subscriber may emit (reports: needs_review)
         self._running: dict[str, int] = {}  # subtask id -> attempt, while it runs
         self._at_interrupt: dict[str, int] | None = None  # what ran when the signal came
         self._ended: set[str] = set()  # subtasks whose ending event is written
@@ -232,6 +229,11 @@ class Orchestrator:
         # The reflections this run saved, by (task, subtask), in order: a retry prompt
         # carries these, not whatever memory holds under the run's id by then.
         self._written: dict[tuple[str, str], list[Reflection]] = {}
+        self._reports = (
+            reports.AttemptReports(audit, agent=reports.agent_name(subagent), emit=self._emit)
+            if audit is not None
+            else None
+        )
         self.watch = AttemptWatch(
             self._emit,
             self._emit_lock,
@@ -562,6 +564,8 @@ class Orchestrator:
             at.judged,
             own_self_report=at.subtask.id if self.config.jobs > 1 else None,
         )
+        if self._reports is not None:
+            self._reports.started(at.subtask.id, at.attempt, audited)
         timeout_s = float(self.config.attempt_timeout_s)
         if at.remaining is not None:
             timeout_s = max(min(timeout_s, at.remaining), 0.001)
@@ -615,8 +619,8 @@ class Orchestrator:
             return None
         checked = bool(getattr(at.verifier, "commands", True))
         if reports.waits_for_user(attempt.ending) and not (ran.passed and checked):
-            self._audit_finish(attempt.audited, at.where(), ran, attempt.ending)
             at.details["cue"] = attempt.ending.reason
+            at.details.update(reports.attempt_facts(ran, attempt.ending))
             return self._outcome(at, "needs_input", "the agent is waiting for the user")
         if ran.passed and not self._stop.is_set():
             attempt.judgement = judgement = reports.judge(
@@ -637,7 +641,6 @@ class Orchestrator:
     def _passed(
         self, at: _Progress, attempt: _Attempt, checks: VerificationResult
     ) -> SubtaskOutcome:
-        self._audit_finish(attempt.audited, at.where(), checks, attempt.ending, attempt.judgement)
         self._emit(
             EventKind.PASSED,
             at.subtask.id,
@@ -653,6 +656,7 @@ class Orchestrator:
                 **reports.judge_figures(attempt.judgement),
                 **change_figures(attempt.result, attempt.changed),
                 **attempt.checks_changed,
+                **reports.attempt_facts(checks, attempt.ending),
             },
         )
         self._insights_passed(at.subtask.id, at.attempt, at.used)
@@ -712,9 +716,10 @@ class Orchestrator:
                 "fingerprint": fingerprint_of(failure),
                 **change_figures(result, attempt.changed),
                 **attempt_output(failure, result),  # failureType, the outputs (#19)
+                **reports.attempt_facts(checks, attempt.ending),
+                **reports.judge_figures(attempt.judgement),
             },
         )
-        self._audit_finish(attempt.audited, at.where(), checks, attempt.ending, attempt.judgement)
 
     def _learn(self, at: _Progress, attempt: _Attempt, failure: FailureContext) -> None:
         """Reflect on the failure (or only fingerprint it), and ask the rules for a nudge."""
@@ -748,28 +753,6 @@ class Orchestrator:
         return self._budget_spent(at)
 
     # --- steps, each guarded so that nothing but a bug in the loop itself stops the run ------
-
-    def _audit_finish(
-        self,
-        audited: AuditedAttempt | None,
-        where: tuple[Task, Subtask, int, str],
-        checks: VerificationResult,
-        ending: AttemptEnding,
-        judgement: Judgement | None = None,
-    ) -> None:
-        """After an attempt (#18): its report, and ``needs_review`` when the risk floor says so."""
-        task, subtask, attempt, run_id = where
-        review = reports.audit_finish(
-            self.audit,
-            audited,
-            (run_id, task.id, subtask.id, attempt),
-            agent=reports.agent_name(self.subagent),
-            checks=checks,
-            ending=ending,
-            judgement=judgement,
-        )
-        if review is not None:
-            self._emit(EventKind.NEEDS_REVIEW, subtask.id, attempt, review)
 
     def _reflects(self, subtask: Subtask) -> bool:
         """The gate (#16): the project enables reflection, the caller asks, the subtask too."""
@@ -988,10 +971,12 @@ class Orchestrator:
                     log.exception("an event subscriber failed on %s", kind.value)
 
     def _subscribed(self) -> list[Callable[[Event], None]]:
-        """The insight rules first (they steer the loop), then the subscribers, *on_event*."""
+        """The insight rules (they steer the loop), the reports, the subscribers, *on_event*."""
         found: list[Callable[[Event], None]] = []
         if self.insights is not None:
             found.append(self.insights.observe)
+        if self._reports is not None:
+            found.append(self._reports)
         found += self.subscribers
         if self.on_event is not None:
             found.append(self.on_event)
