@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 import orjson
@@ -39,7 +39,7 @@ from reflexkit.insights.models import (
     new_lesson_id,
 )
 from reflexkit.insights.store import FindingLog, PausedSubtasks
-from reflexkit.llm import DEFAULT_MODEL, Claude, reply_text
+from reflexkit.llm import Asker, reply_text
 from reflexkit.models import FailureType, utcnow
 
 __all__ = [
@@ -162,32 +162,15 @@ def _failure_line(record: AttemptRecord) -> dict[str, Any]:
     }
 
 
-class ClaudeAnalyst:
+class ClaudeAnalyst(Asker):
     """An :class:`InsightAnalyst` backed by Claude.
 
     The client, its budget, retries and reason codes are :mod:`reflexkit.llm`'s: this class
-    only builds another request and reads another reply.
-
-    Args:
-        claude: The client (a fresh :class:`~reflexkit.llm.Claude` by default).
-        model: The model to ask.
-        timeout_ms: One overall budget, loading the SDK and retries included.
-        max_tokens: The most tokens a reply may take.
+    only builds another request and reads another reply. The arguments are
+    :class:`~reflexkit.llm.Asker`'s (``max_tokens`` 1,500 by default).
     """
 
-    def __init__(
-        self,
-        claude: Claude | None = None,
-        /,
-        *,
-        model: str = DEFAULT_MODEL,
-        timeout_ms: int = 30_000,
-        max_tokens: int = 1_500,
-    ) -> None:
-        self.claude = claude if claude is not None else Claude()
-        self.model = model
-        self.max_tokens = max_tokens
-        self.timeout_ms = timeout_ms
+    MAX_TOKENS = 1_500
 
     def request(
         self, findings: Sequence[Finding], failures: Sequence[AttemptRecord]
@@ -231,16 +214,6 @@ class ClaudeAnalyst:
             )
         except ConfigError as err:
             raise GenerationError("llm_invalid_output", "; ".join(err.errors)[:300]) from None
-
-    def close(self) -> None:
-        """Close the client's connections."""
-        self.claude.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
 
 @attrs.frozen(kw_only=True)
