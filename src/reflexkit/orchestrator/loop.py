@@ -442,11 +442,19 @@ class Orchestrator:
                 duration_ms=0,
                 reason=self._paused[subtask.id],
             )
-        details: EventData = {}
-        # On an interrupt the subtask stays in _running: run() reports it as interrupted.
-        ended = self._attempts(
-            task, subtask, workdir=workdir, run_id=run_id, deadline=deadline, details=details
+        at = _Progress(
+            task=task,
+            subtask=subtask,
+            workdir=workdir,
+            run_id=run_id,
+            deadline=deadline,
+            details={},
+            started=self.clock(),
+            base_prompt=build_prompt(task, subtask),
+            verifier=self.verifier_for(subtask),
         )
+        # On an interrupt the subtask stays in _running: run() reports it as interrupted.
+        ended = self._attempts(at)
         with self._emit_lock:
             self._running.pop(subtask.id, None)
             self._ended.add(subtask.id)
@@ -454,7 +462,7 @@ class Orchestrator:
             "durationMs": ended.duration_ms,
             "attempts": ended.attempts,
             "reflectionsUsed": ended.reflections_used,
-            **details,
+            **at.details,
         }
         if ended.reason is not None:
             data["reason"] = ended.reason
@@ -462,37 +470,17 @@ class Orchestrator:
             self._emit(_ENDING_EVENT[ended.outcome], subtask.id, ended.attempts, data)
         return ended
 
-    def _attempts(  # noqa: PLR0913 -- where the subtask runs, and what its ending adds
-        self,
-        task: Task,
-        subtask: Subtask,
-        *,
-        workdir: Path,
-        run_id: str,
-        deadline: float | None,
-        details: EventData,
-    ) -> SubtaskOutcome:
-        """The attempts at one subtask; *details* gets what its ending event should add.
+    def _attempts(self, at: _Progress) -> SubtaskOutcome:
+        """The attempts at one subtask; ``at.details`` gets what its ending event should add.
 
         Each attempt is a sequence of steps; a step returns the subtask's outcome when the
         subtask ends there, else ``None`` and the next step runs.
         """
-        at = _Progress(
-            task=task,
-            subtask=subtask,
-            workdir=workdir,
-            run_id=run_id,
-            deadline=deadline,
-            details=details,
-            started=self.clock(),
-            base_prompt=build_prompt(task, subtask),
-            verifier=self.verifier_for(subtask),
-        )
         while True:
             ended = self._may_start(at) or self._attempt(at)
             if ended is not None:
                 return ended
-            self._emit(EventKind.RETRY, subtask.id, at.attempt, {"nextAttempt": at.attempt + 1})
+            self._emit(EventKind.RETRY, at.subtask.id, at.attempt, {"nextAttempt": at.attempt + 1})
 
     def _attempt(self, at: _Progress) -> SubtaskOutcome | None:
         """One attempt: prompt, work, check, and on a failure: log, learn, stop or go on."""
@@ -623,20 +611,25 @@ class Orchestrator:
             at.details.update(reports.attempt_facts(ran, attempt.ending))
             return self._outcome(at, "needs_input", "the agent is waiting for the user")
         if ran.passed and not self._stop.is_set():
-            attempt.judgement = judgement = reports.judge(
-                self.audit,
-                attempt.audited,
-                at.base_prompt,
-                attempt.output,
-                checked=checked,
-                budget_s=self._left(at),
-            )
+            attempt.judgement = judgement = self._judge(at, attempt, checked=checked)
             at.judged = judgement if judgement is not None and judgement.rejects else None
         if ran.passed and at.judged is None:
             return self._passed(at, attempt, ran)
         if self._stop.is_set():
             return self._outcome(at, "interrupted", _INTERRUPTED)
         return None
+
+    def _judge(self, at: _Progress, attempt: _Attempt, *, checked: bool) -> Judgement | None:
+        """The completion judge on checked work, within the time left in the run's budget."""
+        if self.audit is None or attempt.audited is None:
+            return None
+        return self.audit.judge(
+            attempt.audited,
+            subtask=at.base_prompt,
+            last_message=attempt.output,
+            checks_passed=True if checked else None,
+            budget_s=self._left(at),
+        )
 
     def _passed(
         self, at: _Progress, attempt: _Attempt, checks: VerificationResult

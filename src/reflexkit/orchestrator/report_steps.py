@@ -2,7 +2,7 @@
 
 Steps, because they change what the loop does: before an attempt, the judge's last rejection
 and the self-report request join the prompt (:func:`audit_start`); after checked work, the
-completion judge's rejection makes the attempt a failure (:func:`judge`).
+completion judge's rejection makes the attempt a failure (the loop asks the audit's judge).
 
 A subscriber, because it changes nothing: :class:`AttemptReports` writes each attempt's report
 from the event that ends the attempt (``passed``, ``verification_failed``, ``needs_input``),
@@ -33,7 +33,6 @@ __all__ = [
     "attempt_facts",
     "audit_start",
     "ending_of",
-    "judge",
     "judge_figures",
     "judge_rejection",
     "waits_for_user",
@@ -76,27 +75,6 @@ def audit_start(
     if audited.prompt_section:
         prompt = f"{prompt}\n\n{audited.prompt_section}"
     return audited, prompt
-
-
-def judge(  # noqa: PLR0913 -- the judge's inputs
-    audit: AttemptAudit | None,
-    audited: AuditedAttempt | None,
-    subtask: str,
-    last_message: str,
-    *,
-    checked: bool,
-    budget_s: float | None,
-) -> Judgement | None:
-    """The judge's judgement of checked work, within the time left in the run's budget."""
-    if audit is None or audited is None:
-        return None
-    return audit.judge(
-        audited,
-        subtask=subtask,
-        last_message=last_message,
-        checks_passed=True if checked else None,
-        budget_s=budget_s,
-    )
 
 
 def attempt_facts(checks: VerificationResult, ending: AttemptEnding) -> EventData:
