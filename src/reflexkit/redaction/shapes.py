@@ -406,6 +406,8 @@ _SAYS = 2
 _PIN_DIGITS = 6
 _SHORTEST = 4
 _WORD = re.compile(r"[A-Za-z_-]+")
+_PARTS = re.compile(r"[-_.:/]")
+_parts = _PARTS.split
 
 
 class _Found(NamedTuple):
@@ -419,48 +421,27 @@ class _Found(NamedTuple):
 
 _VERDICTS: tuple[tuple[str, Callable[[_Found], object], bool], ...] = (
     # (what the value is, whether it is that, secret or not); the first that applies decides.
-    (
-        "nothing, redacted, or named as no secret",
-        lambda f: not f.value or f.value.startswith("[REDACTED") or f.strength == 0,
-        False,
-    ),
+    ("nothing", lambda f: not f.value, False),
+    ("already redacted", lambda f: f.value.startswith("[REDACTED"), False),
+    ("under a name that says no secret", lambda f: f.strength == 0, False),
     ("an AWS secret key", lambda f: _is_aws_secret(f.value), True),
-    (
-        "punctuated under a secret's name",
-        lambda f: f.strength == _SAYS and _punctuated(f.value),
-        True,
-    ),
+    ("punctuated, named secret", lambda f: f.strength == _SAYS and _punctuated(f.value), True),
     ("a placeholder", lambda f: _PLACEHOLDER.match(f.value), False),
     ("a template", lambda f: _TEMPLATED.match(f.value), False),
     ("a URL", lambda f: _URL_VALUE.match(f.value), False),
     ("a path", lambda f: _looks_path(f.value), False),
-    (
-        "a number with a point or a sign",
-        lambda f: _NUMBERS.fullmatch(f.value) and not f.value.isdigit(),
-        False,
-    ),
+    # A number (digits alone are judged at the end).
+    ("a number", lambda f: not f.value.isdigit() and _NUMBERS.fullmatch(f.value), False),
     ("a keyword", lambda f: f.value in _KEYWORDS, False),
-    ("code (unquoted)", lambda f: not f.quoted and _CODE.match(f.value), False),
+    ("code, unquoted", lambda f: not f.quoted and _CODE.match(f.value), False),
     ("a dotted name", lambda f: _DOTTED.fullmatch(f.value) and not _randomish(f.value), False),
     ("a key id", lambda f: _KEY_ID.fullmatch(f.value), False),
-    (
-        "a variable's name (DOCKER_PASSWORD)",
-        lambda f: _SCREAMING.fullmatch(f.value) and _name_strength(f.value) > 0,
-        False,
-    ),
-    # ``key``, ``auth``: only a value that looks generated.
-    (
-        "an identifier under a name that may be a secret's",
-        lambda f: f.strength == 1 and _IDENTIFIER.fullmatch(f.value),
-        False,
-    ),
-    (
-        "generated-looking under a name that may be a secret's",
-        lambda f: f.strength == 1 and any(_randomish(p) for p in re.split(r"[-_.:/]", f.value)),
-        True,
-    ),
-    ("anything else under a name that may be a secret's", lambda f: f.strength == 1, False),
-    # PINs and passwords, not counts or ports.
+    ("DOCKER_PASSWORD", lambda f: _SCREAMING.fullmatch(f.value) and _name_strength(f.value), False),
+    # Under a name that may be a secret's (``key``, ``auth``): only what looks generated.
+    ("an identifier", lambda f: f.strength == 1 and _IDENTIFIER.fullmatch(f.value), False),
+    ("generated", lambda f: f.strength == 1 and any(map(_randomish, _parts(f.value))), True),
+    ("anything else", lambda f: f.strength == 1, False),
+    # Under a secret's name: PINs and passwords, not counts, ports or prose.
     ("six digits or more", lambda f: f.value.isdigit() and len(f.value) >= _PIN_DIGITS, True),
     ("fewer digits", lambda f: f.value.isdigit(), False),
     ("shorter than four", lambda f: len(f.value) < _SHORTEST, False),
