@@ -553,7 +553,8 @@ class Orchestrator:
             own_self_report=at.subtask.id if self.config.jobs > 1 else None,
         )
         if self._reports is not None:
-            self._reports.started(at.subtask.id, at.attempt, audited)
+            with self._emit_lock:  # as the subscriber's own calls are
+                self._reports.started(at.subtask.id, at.attempt, audited)
         timeout_s = float(self.config.attempt_timeout_s)
         if at.remaining is not None:
             timeout_s = max(min(timeout_s, at.remaining), 0.001)
