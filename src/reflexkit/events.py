@@ -132,7 +132,7 @@ def load_subscribers(group: str = SUBSCRIBER_GROUP) -> list[Subscriber]:
     return found
 
 
-DURATION_KEYS = frozenset({"durationMs", "subagentMs", "latencyMs"})
+DURATION_KEYS = frozenset({"durationMs", "subagentMs", "latencyMs", "judgeMs"})
 """The event data keys that hold wall-clock durations: 0 in a normalised run log (#16)."""
 
 OUTPUT_KEYS = frozenset({"agentOutput", "verificationOutput", "subagentError"})
