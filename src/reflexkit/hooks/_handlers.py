@@ -31,36 +31,24 @@ import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import orjson
 
-from reflexkit._files import make_dirs, read_regular
+from reflexkit._files import atomic_write, make_dirs, read_regular, safe_id
 from reflexkit._git import git_env
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.redaction.gate import outbound_data
-from reflexkit.reports.ending import Ending, classify_ending
-from reflexkit.reports.judge import (
-    CompletionJudge,
-    JudgeInput,
-    Judgement,
-    read_instructions,
-)
-from reflexkit.reports.report import (
-    AttemptReporter,
-    JudgeSummary,
-    ReportIds,
-    Verification,
-    atomic_write,
-    diff_text,
-    report_path,
-    safe_id,
-    self_report_instructions,
-)
 from reflexkit.tasks.config import LoadedProject, load_project
+
+if TYPE_CHECKING:
+    from reflexkit.reports.judge import CompletionJudge, Judgement
+
+# Each handler imports what only it needs (the reports, the judge, the containers): Claude
+# Code starts a hook on every tool call, and most calls need none of them.
 
 __all__ = [
     "ACTIVE_ENV",
@@ -272,6 +260,8 @@ def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: 
         finally:
             app.shutdown_resources()
     if project.config.reports.enabled:
+        from reflexkit.reports.report import self_report_instructions  # noqa: PLC0415
+
         parts.append(self_report_instructions(project.config.reports.self_report_path))
     if not parts:
         return HookResult(note="no lessons yet")
@@ -429,6 +419,17 @@ def _text_of(content: object) -> str:
 
 
 def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
+    from reflexkit.reports.ending import Ending, classify_ending  # noqa: PLC0415 -- see top
+    from reflexkit.reports.judge import JudgeInput, read_instructions  # noqa: PLC0415
+    from reflexkit.reports.report import (  # noqa: PLC0415
+        AttemptReporter,
+        JudgeSummary,
+        ReportIds,
+        Verification,
+        diff_text,
+        report_path,
+    )
+
     request, transcript_answer = _transcript(payload)
     last = payload.get("last_assistant_message")
     last_message = last if isinstance(last, str) and last.strip() else transcript_answer
