@@ -434,15 +434,16 @@ def _could_not_run(findings: Findings, proof: Verdict, lines: list[str]) -> Find
         + (
             "lacks the module the command runs."
             if missing
-            else "or the command line names a program, script or subcommand that is not there."
+            else "lacks a program, interpreter or service the command needs, or the command "
+            "line names a program, script or subcommand that is not there."
         )
     )
     findings.advice = "Fix the environment, not the code or the approach: " + (
         "install the module in the interpreter the command runs (a virtualenv first on "
         "PATH may not have it), or call the project's own interpreter."
         if missing
-        else "use the project's own command or script name (check its package.json, "
-        "Makefile or scripts), or make the script executable."
+        else "install or start what is missing, use the project's own command or script "
+        "name (check its package.json, Makefile or scripts), or make the script executable."
     )
     findings.steps.append("Check which program the command runs (`which`, `type`) and run it.")
     findings.hints = _suggested(lines)

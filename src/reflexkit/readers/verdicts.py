@@ -67,11 +67,70 @@ _SETUP_SHAPES = _shapes(
         "No module named",
         r"^(?:\S*/)?python[\d.]*: No module named [\w.]+\s*$",
     ),
+    (
+        _FT.DEPENDENCY_ERROR,
+        "module specification",
+        r"^(?:\S*/)?python[\d.]*: Error while finding module specification for .*No module named",
+    ),
     (_FT.TOOL_ERROR, "can't open file", r"^(?:\S*/)?python[\d.]*: can't open file "),
+    # an interpreter, a version of it, or a package manager that is not installed
+    (
+        _FT.TOOL_ERROR,
+        "No such file or directory",
+        (
+            r"^(?:\S*/)?env: \S+: No such file or directory\s*$|: bad interpreter: No such file"
+            r"|^(?:\S*/)?(?:ba|da|z)?sh: (?:\d+: |line \d+: )?\S+: No such file or directory\s*$"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "is not installed|not yet installed|No version is set|No preset version",
+        (
+            r"^\w+: version \S+ is not installed\b|^N/A: version \S+ is not yet installed"
+            r"|^No (?:version is set|preset version installed) for command \S+"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "packageManager|configured to use",
+        (
+            r"\bThis project is configured to use \w+ because\b"
+            r"|\bpackage\.json defines \"packageManager\": .*\bHowever\b"
+        ),
+    ),
+    # a service the check needs that is not running (a database, the container daemon)
+    (
+        _FT.TOOL_ERROR,
+        " running",
+        r"\bIs the (?:\w+ )?(?:server|daemon|service) running\b",
+    ),
     # a script or command that does not exist, or may not be run
     (_FT.TOOL_ERROR, "Missing script", r"^(?:npm (?:error|ERR!) )?Missing script: "),
-    (_FT.TOOL_ERROR, "command not found", r"^(?:\S+: )?(?:line \d+: )?\S+: command not found\s*$"),
-    (_FT.TOOL_ERROR, "Permission denied", r"^(?:\S+: )?(?:line \d+: )?\S+: Permission denied\s*$"),
+    (
+        _FT.TOOL_ERROR,
+        "not found|not recognized|Failed to spawn|could not determine executable",
+        (
+            r"^(?:\S+: )?(?:line \d+: )?\S+: command not found\s*$"
+            r"|^(?:\S+: )?[Cc]ommand not found: \S+"  # zsh, poetry run, reflexkit's own runner
+            r"|^(?:\S*/)?(?:ba|da|z)?sh: (?:\d+: |line \d+: )?\S+: not found\s*$"  # dash
+            r"|^'[^']+' is not recognized as an internal or external command"
+            r"|^error: Failed to spawn: "  # uv run
+            r"|^npm (?:error|ERR!) could not determine executable to run"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "ermission denied",
+        (
+            r"^(?:\S+: )?(?:line \d+: )?\S+: Permission denied\s*$"
+            r"|^cannot execute \S+: permission denied"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "No rule to make target",
+        r"^make(?:\[\d+\])?: \*\*\* No rule to make target [`'][^']+'\.\s+Stop\.",
+    ),
     # a subcommand that does not exist (a misspelt `cargo tset`, `go tset`, `npm tset`)
     (
         _FT.TOOL_ERROR,
