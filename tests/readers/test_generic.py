@@ -9,7 +9,7 @@ import pytest
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import Findings, analyse
-from reflexkit.readers.generic import find_locations, is_library_path
+from reflexkit.readers.generic import find_locations, is_library_path, parse_generic
 
 from ..conftest import DATA, failure_of  # noqa: TID252 -- tests/ is no package
 
@@ -232,3 +232,11 @@ def test_the_error_line_is_quoted_by_its_shape(case: dict[str, Any]) -> None:
     said = "\n".join([*found.facts, *found.details])
     for quoted in case["quoted"]:
         assert quoted in said
+
+
+def test_a_line_of_any_length_costs_its_window_and_keeps_the_error() -> None:
+    """A 200,000-character line is cut to the window's line length; the error after it is read."""
+    output = "progress " + "." * 200_000 + "\nerror: widget.c:12: cannot frobnicate the widget\n"
+    found = parse_generic(output, 1, command="./build.sh")
+    assert any("widget.c:12: cannot frobnicate the widget" in fact for fact in found.facts)
+    assert all(len(fact) <= 300 for fact in found.facts)

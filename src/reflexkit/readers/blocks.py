@@ -11,6 +11,7 @@ the assertion quoted beside a test id is the one printed under that id.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import attrs
@@ -127,14 +128,48 @@ class Block:
         return text
 
 
+@functools.lru_cache(maxsize=1024)
 def is_library_path(path: str) -> bool:
     """Return whether *path* is a library's or the system's rather than the project's own."""
     return bool(_LIBRARY.search(path))
 
 
+_DIGIT = re.compile(r"\d")
+"""Every location shape holds a line number: a line without a digit holds none."""
+
+
 def find_locations(text: str) -> list[str]:
-    """Return the locations printed in *text*, verbatim, first occurrence first."""
-    return dedupe(m.group(0) for m in _LOCATION.finditer(text))
+    """Return the locations printed in *text*, verbatim, first occurrence first.
+
+    Read line by line (no location spans two lines), each line once: the generic reader
+    asks for the locations of a line when it ranks it and again for the whole output, and
+    a line's answer is kept (a bounded cache) for the second time.
+    """
+    if "\n" not in text:
+        return list(_line_locations(text)) if _DIGIT.search(text) else []
+    return dedupe(
+        location
+        for line in text.splitlines()
+        if _DIGIT.search(line)
+        for location in _line_locations(line)
+    )
+
+
+_CACHED_LINE = 400
+"""Lines up to this long have their locations kept; a longer one is read each time."""
+
+
+def _line_locations(line: str) -> tuple[str, ...]:
+    if len(line) > _CACHED_LINE:
+        return _locations_in(line)
+    return _cached_locations(line)
+
+
+def _locations_in(line: str) -> tuple[str, ...]:
+    return tuple(m.group(0) for m in _LOCATION.finditer(line))
+
+
+_cached_locations = functools.lru_cache(maxsize=4096)(_locations_in)
 
 
 def location_path(location: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._lines import matching_lines
 from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.blocks import Block, find_locations, is_library_path, read_blocks
 from reflexkit.readers.blocks import location_path as _location_path
@@ -33,6 +34,8 @@ _MAX_LOCATIONS = 3
 _DECORATION = "_=!*"
 """The quoted error lines together stay under this many characters."""
 _LINE_LIMIT = 200
+_LINE_CAP = 500
+"""Lines of the window are cut to this many characters (a quoted line keeps 200)."""
 
 _ERROR_LINE = Pattern(
     r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
@@ -74,9 +77,11 @@ _WEAK_LINE = Pattern(
     r"|^\s*\S+ != \S+\s*$"
 )
 _NOT_AN_ERROR = Pattern(
-    r"(?i)^\s*(?:ok\b|pass(?:ed)?\b|✓|✔|√|\[?(?:info|debug)\]?\b)|\b0 (?:errors?|failed|failures)\b"
-    r"|^\s*(?:warning|note|hint|help)\b|^\s*[\w ()-]+: 0\s*$"
+    r"(?i)\s*(?:ok|pass(?:ed)?|\[?(?:info|debug)\]?|warning|note|hint|help)\b|\s*[✓✔√]"
 )
+"""A line that opens with a pass or a lesser word (used with ``match``)."""
+_ZERO_ERRORS = Pattern(r"(?i)\b0 (?:errors?|failed|failures)\b|^[\w()-][\w ()-]*: 0\s*$")
+"""A count of no errors, or ``name: 0`` (tried only on a line holding ``0``)."""
 _CODE = Pattern(
     r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[a-z]+)+)\]"
     r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$",
@@ -92,6 +97,10 @@ _SUMMARY = Pattern(
     r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
+_SUMMARY_NEEDLE = Pattern(
+    r"\d (?:fail|error|problem|test)|Tests?:\s|FAILED \(|(?:#|\u2139) (?:fail|not ok) \d"
+)
+"""Every summary line holds one of these: the lines that do are the only ones read."""
 _TEST_SHAPE = Pattern(
     r"^\s*(?:FAIL\b|FAIL:|not ok\b|--- FAIL|#\s+Failed test\b|Result: FAIL)"
     r"|\b\d+ (?:failed|failing)\b|\bTests? failed\b",
@@ -141,21 +150,23 @@ _ERROR_WORD = Pattern(r"(?i)\berror\b")
 
 def _score(line: str, own: tuple[str, ...]) -> int:
     """Rank an output line: error shapes high, project files higher, library paths lower."""
-    if _NOT_AN_ERROR.search(line):
+    if _NOT_AN_ERROR.match(line) or ("0" in line and _ZERO_ERRORS.search(line.strip())):
         return 0
     score = 0
-    if _may_be_an_error_line(line) and _ERROR_LINE.search(line):
+    digit = _DIGIT.search(line) is not None
+    low = line.lower()
+    if _may_be_an_error_line(line, low) and _ERROR_LINE.search(line):
         score = 3
-    elif _DIAGNOSTIC.match(line):
+    elif digit and _DIAGNOSTIC.match(line):  # a location or a rule code: a digit either way
         score = 2
-    elif _WEAK_LINE.search(line):
+    elif _may_be_weak(low) and _WEAK_LINE.search(line):
         score = 1
     if not score:
         return 0
     if score > 1 and _LESSER.search(line) and not _ERROR_WORD.search(line):
         score -= 1
     score += _adjustment(line)
-    locations = find_locations(line)
+    locations = find_locations(line) if digit else []
     if locations:
         paths = [_location_path(loc) for loc in locations]
         if any(not is_library_path(p) for p in paths):
@@ -180,12 +191,27 @@ _ERROR_KEYS = (
 """Every shape of ``_ERROR_LINE`` contains one of these (lower-cased): a cheap first test."""
 
 
-def _may_be_an_error_line(line: str) -> bool:
-    """Return whether *line* can match ``_ERROR_LINE`` (substring tests, ~10x cheaper)."""
+_WEAK_KEYS = (
+    "can", "could", "unable", "not", "no such", "denied", "refused", "invalid", "missing",
+    "undefined", "unexpected", "fail", "allowed", "unknown", "violat", "expected", "mismatch",
+    "support", "did", "would", "format", "found", "!=",
+)  # fmt: skip
+"""Every shape of ``_WEAK_LINE`` contains one of these (lower-cased)."""
+_DIGIT = Pattern(r"\d")
+_ANY_ERROR_KEY = Pattern("|".join(map(re.escape, _ERROR_KEYS)))
+_ANY_WEAK_KEY = Pattern("|".join(map(re.escape, _WEAK_KEYS)))
+
+
+def _may_be_weak(low: str) -> bool:
+    """Return whether a line (lower-cased) can match ``_WEAK_LINE``: one literal scan."""
+    return _ANY_WEAK_KEY.search(low) is not None
+
+
+def _may_be_an_error_line(line: str, low: str) -> bool:
+    """Return whether *line* can match ``_ERROR_LINE`` (a literal scan, ~10x cheaper)."""
     if line.lstrip()[:1] == "E" or ("[" in line and _BRACKET_CODE.search(line)):
         return True
-    low = line.lower()
-    return any(key in low for key in _ERROR_KEYS)
+    return _ANY_ERROR_KEY.search(low) is not None
 
 
 def _adjustment(line: str) -> int:
@@ -197,10 +223,19 @@ def _adjustment(line: str) -> int:
     return 0
 
 
+_LONG_LINE = Pattern(rf"[^\n]{{{_LINE_CAP + 1},}}")
+
+
 def _window(text: str) -> str:
-    if len(text) <= _WINDOW:
-        return text
-    return text[: _WINDOW // 2] + "\n" + text[-_WINDOW // 2 :]
+    """The head and the tail of *text*, each line cut to ``_LINE_CAP`` characters.
+
+    Every pattern then reads a bounded window of bounded lines: the reader's cost is linear
+    in its input and has a ceiling, whatever the output holds (one line of 100,000
+    characters, a run of blanks).
+    """
+    if len(text) > _WINDOW:
+        text = text[: _WINDOW // 2] + "\n" + text[-_WINDOW // 2 :]
+    return _LONG_LINE.sub(lambda m: m.group(0)[:_LINE_CAP], text)
 
 
 def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False) -> list[str]:
@@ -300,14 +335,22 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
     return [loc for loc in candidates if loc not in quoted][:_MAX_LOCATIONS]
 
 
+_SHAPES = (
+    (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
+     _TEST_SHAPE, FailureType.TEST_FAILURE),
+    (("error",), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
+    (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
+      "Aborted", "Bus error", "at ", "Error"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
+)  # fmt: skip
+"""The shapes of a failure type, each tried only when one of its words is in the output
+(a substring test is a fraction of a pattern's pass over every line)."""
+
+
 def _shape_type(text: str) -> FailureType:
     """Guess the failure type from the output's shape alone."""
-    if _TEST_SHAPE.search(text):
-        return FailureType.TEST_FAILURE
-    if _COMPILE_SHAPE.search(text):
-        return FailureType.BUILD_ERROR
-    if _RUNTIME_SHAPE.search(text):
-        return FailureType.RUNTIME_ERROR
+    for needles, shape, failure_type in _SHAPES:
+        if any(needle in text for needle in needles) and shape.search(text):
+            return failure_type
     return FailureType.UNKNOWN
 
 
@@ -414,7 +457,7 @@ def _add_context(
     unquoted = [c for c in codes if c not in quoted][:3]
     if unquoted:
         findings.details.append("codes " + ", ".join(unquoted))
-    summaries = [m.group(0).strip() for m in _SUMMARY.finditer(window)]
+    summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
     if findings.evidence and findings.evidence not in quoted and closing:
         findings.summary = clip(findings.evidence, 160)
     elif summaries and summaries[-1] not in quoted:
@@ -487,7 +530,7 @@ def _failing_tests(findings: Findings, blocks: list[Block], window: str, command
         f"{plural(len(blocks), 'failing test')} by the shape of the output (no reader knows "
         "its format); each is quoted with the assertion or error printed under it."
     )
-    summaries = [m.group(0).strip() for m in _SUMMARY.finditer(window)]
+    summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
     closing = findings.evidence if not findings.evidence.startswith("not ok") else ""
     findings.summary = clip(closing or (summaries[-1] if summaries else ""), 160)
     findings.hints = _reruns(window, command)
