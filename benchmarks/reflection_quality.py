@@ -55,7 +55,7 @@ TOOL_NAMES = (
     "pytest", "unittest", "mypy", "pyright", "ruff", "flake8", "tsc", "eslint", "jest", "vitest",
     "mocha", "node:test", "cargo", "clippy", "gcc", "clang", "go test", "go vet", "cmake",
     "phpunit", "rspec", "minitest", "busted", "ExUnit", "bats", "shellcheck", "sphinx", "mkdocs",
-    "biome", "ctest", "sanitizer", "XCTest", "gradle", "dotnet", "xunit", "cabal", "hspec",
+    "biome", "ctest", "sanitizer", "XCTest", "dotnet", "xunit", "cabal", "hspec",
     "alcotest", "jasmine", "uvu", "deno", "zig", "cppcheck", "hadolint", "taplo", "oxlint",
     "htmlhint", "terraform", "tcltest", "EUnit",
 )  # fmt: skip

@@ -240,3 +240,34 @@ def test_a_line_of_any_length_costs_its_window_and_keeps_the_error() -> None:
     found = parse_generic(output, 1, command="./build.sh")
     assert any("widget.c:12: cannot frobnicate the widget" in fact for fact in found.facts)
     assert all(len(fact) <= 300 for fact in found.facts)
+
+
+@pytest.mark.parametrize(
+    ("line", "location"),
+    [
+        ("    at run (file:///app/src/job.ts:5:3)", "file:///app/src/job.ts:5:3"),
+        ("   at A.B() in /src/Tests/ATests.cs:line 21", "/src/Tests/ATests.cs:line 21"),
+        ("  test/a_test.dart 9:7         main.<fn>", "test/a_test.dart 9:7"),
+        (
+            'File "bin/main.ml", line 5, characters 2-9:',
+            'File "bin/main.ml", line 5, characters 2-9',
+        ),
+    ],
+    ids=["file URL (Deno, ESM)", ".NET :line", "Dart path line:col", "OCaml characters"],
+)
+def test_locations_in_more_shapes(line: str, location: str) -> None:
+    """Stack frames and headers of more ecosystems name their place as printed."""
+    assert find_locations(line) == [location]
+
+
+def test_a_caret_label_and_the_place_below_join_their_error() -> None:
+    """A renderer's error, its place on the next line and the label under the carets: one fact."""
+    output = (
+        "error: invalid config\n"
+        "  \u250c\u2500 settings.toml:4:9\n"
+        "  \u2502\n"
+        '4 \u2502 port = "80\n'
+        "  \u2502         ^ unterminated string\n"
+    )
+    found = parse_generic(output, 1, command="./check")
+    assert "error: invalid config (unterminated string) at settings.toml:4:9" in found.facts

@@ -19,7 +19,7 @@ from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.blocks import Block, find_locations, is_library_path, read_blocks
 from reflexkit.readers.blocks import location_path as _location_path
 from reflexkit.readers.findings import Findings, clip, dedupe, plural
-from reflexkit.readers.kinds import KILLED, error_kind, killed, signal_exit
+from reflexkit.readers.kinds import KILLED, ErrorKind, error_kind, killed, signal_exit
 from reflexkit.readers.verdicts import SETUP, Verdict, verdict
 
 __all__ = ["find_locations", "is_library_path", "parse_generic"]
@@ -72,6 +72,8 @@ _WEAK_LINE = Pattern(
     r"(?i)\b(?:cannot|can't|could not|couldn't|unable to|not found|no such|denied|refused|"
     r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
     r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
+    r"is not (?:of type|valid|one of|allowed)|unresolved|undeclared|must (?:be|not|have)|"
+    r"unused|never used|"
     r"would be reformatted|needs? formatting|not formatted|DID NOT|issues? found|"
     r"problems? found|violations? found)\b"
     r"|^\s*\S+ != \S+\s*$"
@@ -107,8 +109,15 @@ _TEST_SHAPE = Pattern(
     M,
 )
 _COMPILE_SHAPE = Pattern(
-    r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+", M
+    r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+"
+    # OCaml's `File "x.ml", line 5, characters 2-9:` then `Error:`
+    r"|^File \"[^\"\n]+\", line \d+, characters \d+-\d+:\n(?:.*\n){0,6}?Error: ",
+    M,
 )
+_LOCATED_MESSAGE = Pattern(
+    r"^\S+\.[a-z]\w{0,5}:\d+:\d+: (?![Ww]arning|note|info|hint)[a-z][a-z]+ [^\n]*$", M
+)
+"""A compiler's ``file.erl:7:27: variable 'X' is unbound``: a located message, no rule code."""
 _RUNTIME_SHAPE = Pattern(
     r"^\s*(?:Traceback|panic:|Exception in thread|Uncaught|thread '.*' panicked)"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Bus error)\b"
@@ -194,7 +203,8 @@ _ERROR_KEYS = (
 _WEAK_KEYS = (
     "can", "could", "unable", "not", "no such", "denied", "refused", "invalid", "missing",
     "undefined", "unexpected", "fail", "allowed", "unknown", "violat", "expected", "mismatch",
-    "support", "did", "would", "format", "found", "!=",
+    "support", "did", "would", "format", "found", "!=", "unresolved", "undeclared", "must",
+    "unused", "never used",
 )  # fmt: skip
 """Every shape of ``_WEAK_LINE`` contains one of these (lower-cased)."""
 _DIGIT = Pattern(r"\d")
@@ -267,9 +277,11 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
             continue
         line = _PADDING.sub("  ", _with_continuation(lines, index))
         line = _with_place(lines, index, line)
+        line = _with_label(lines, index, line)
+        line = _with_location_below(lines, index, line)
         kept = line.strip() if line.lstrip().startswith("** (") else line.strip(_DECORATION)
         fact = clip(kept.strip(), _LINE_LIMIT)
-        if fact in picked or (picked and used + len(fact) > _FACT_BUDGET):
+        if any(fact in p for p in picked) or (picked and used + len(fact) > _FACT_BUDGET):
             continue
         shapes.add(shape)
         picked.append(fact)
@@ -285,6 +297,9 @@ def _ranked(line: str, own: tuple[str, ...], *, strict: bool, frame: bool, above
         return 4 if find_locations(line) or "-" in line else 3
     if frame:
         return min(_score(line, own), 1)
+    label = _caret_label(line)
+    if label:  # ranked by what it says, not by the carets
+        return _score(label, own)
     score = _score(line, own)
     if above and _WORDS.search(line):
         score = max(score, 2) + 2  # the message a stack trace explains
@@ -299,12 +314,58 @@ def _repeats_an_identifier(line: str, picked: list[str]) -> bool:
 
 _PLACE_ABOVE = Pattern(r"^In (?P<place>\S+ line \d+):$")
 _CARET = Pattern(r"^\s*\^[-~^]*\s")
+_CARET_LABEL = Pattern(
+    r"[\s\u2502|:]*(?:\d+\s*[\u2502|])?\s*\^[-~^|]*[ \t]+(?P<label>[^\s^~|-].*\S)"
+)
+"""A caret line with its label (``  |   ^^^ Expected `int`, found `str` ``, ``│  ^ unexpected
+token``): the label says what is wrong at the place the carets point to."""
+_LABEL_LOOKAHEAD = 6
+
+
+def _caret_label(line: str) -> str:
+    """The label of a caret line, or ``""``."""
+    if "^" not in line:
+        return ""
+    match = _CARET_LABEL.match(line)
+    return match["label"] if match is not None else ""
+
+
+_LOCATION_BELOW = Pattern(
+    r"\s*(?:-->|,-\[|[\u256d\u250c]\u2500+\[?|\u256d\u25b8)\s*(?P<loc>[^\s\[\]]+:\d+(?::\d+)?)\]?\s*$"
+)
+"""The place a renderer prints on the line under its error: rustc's and ty's ``--> f:1:2``,
+miette's ``,-[f:1:2]``, codespan's ``\u250c\u2500 f:1:2``, annotate's ``\u256d\u25b8 f:1:2``."""
+
+
+def _with_location_below(lines: list[str], index: int, line: str) -> str:
+    """An error line without a location, with the place printed on the line under it."""
+    if index + 1 >= len(lines) or find_locations(line):
+        return line
+    below = _LOCATION_BELOW.match(lines[index + 1])
+    return f"{line} at {below['loc']}" if below is not None else line
+
+
+def _with_label(lines: list[str], index: int, line: str) -> str:
+    """An error line followed (within a snippet) by a caret line's label, with that label.
+
+    Renderers of many tools (rustc's, ruff's, ty's, codespan's, miette's) print the error,
+    the place, the source line, then carets under the span and what is wrong there.
+    """
+    if _caret_label(lines[index]):
+        return line
+    for below in lines[index + 1 : index + 1 + _LABEL_LOOKAHEAD]:
+        label = _caret_label(below)
+        if label:
+            return line if label in line else f"{line} ({label})"
+        if _ERROR_LINE.search(below):  # the next error: this one has no label
+            break
+    return line
 
 
 def _with_place(lines: list[str], index: int, line: str) -> str:
     """A caret line under a source line, named with the ``In file line N:`` above them."""
     if not _CARET.match(lines[index]):
-        return line
+        return _caret_label(lines[index]) or line
     for back in range(index - 1, max(index - 6, -1), -1):
         place = _PLACE_ABOVE.match(lines[back].strip())
         if place is not None:
@@ -338,7 +399,8 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
 _SHAPES = (
     (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
      _TEST_SHAPE, FailureType.TEST_FAILURE),
-    (("error",), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
+    (("error", "Error: "), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
+    ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
       "Aborted", "Bus error", "at ", "Error"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
 )  # fmt: skip
@@ -419,7 +481,14 @@ def parse_generic(
         f"The command failed{code}; no reader knows its output's format, so these are its "
         "error lines by their shape."
     )
-    kind = KILLED if killed(exit_code) else error_kind(" ".join(facts))
+    _advise(findings, KILLED if killed(exit_code) else error_kind(" ".join(facts)))
+    findings.steps.append(f"Reproduce it: re-run the command and look at `{clip(facts[0], 90)}`.")
+    findings.confidence = 0.4
+    return findings
+
+
+def _advise(findings: Findings, kind: ErrorKind | None) -> None:
+    """The category and the advice of the error lines' kind, or of their type."""
     if kind is not None:
         findings.category = kind.category
         findings.advice = kind.advice
@@ -428,16 +497,15 @@ def parse_generic(
             FailureType.RUNTIME_ERROR,
         }:
             findings.failure_type = kind.failure_type
-    else:
-        findings.advice = (
-            "Start from the first error line quoted: it names what went wrong and where; later "
-            "errors often follow from it. Fix that, then re-run the same command."
-        )
-    if findings.failure_type is FailureType.TEST_FAILURE and kind is None:
+        return
+    findings.advice = (
+        "Start from the first error line quoted: it names what went wrong and where; later "
+        "errors often follow from it. Fix that, then re-run the same command."
+    )
+    if findings.failure_type is FailureType.TEST_FAILURE:
         findings.category = ReflectionCategory.ROOT_CAUSE
-    findings.steps.append(f"Reproduce it: re-run the command and look at `{clip(facts[0], 90)}`.")
-    findings.confidence = 0.4
-    return findings
+    if findings.failure_type is FailureType.DEPENDENCY_ERROR:
+        findings.category = SETUP  # a header or package the build cannot have
 
 
 def _add_context(
