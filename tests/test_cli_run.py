@@ -114,7 +114,10 @@ def test_a_scripted_run(project: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "task.json"], "--subagent command needs --agent-command"),
+        (["run", "task.json"], "no agent configured: give --agent (aider, codex"),
+        (["run", "task.json", "--agent", "nope"], "agent nope: no such recipe (known: aider"),
+        (["run", "task.json", "--agent", "aider", "--agent-command", "x"], "give one"),
+        (["run", "task.json", "--agent-command", "sh -c 'x {prompt}'"], "its own argument"),
         (["run", "task.json", "--subagent", "scripted"], "--subagent scripted needs --script"),
         (["run", "bad-task.json", "--agent-command", "x"], "$.subtasks[0].id"),
     ],
@@ -176,3 +179,59 @@ def test_stats_count_the_reflections_that_led_to_success(project: Path) -> None:
     assert after["ledToSuccess"]["records"] == 1
     assert after["ledToSuccess"]["bySource"] == {"heuristic": 1}
     assert "led to success (from run logs)" in runner.invoke(cli, ["stats"]).stdout
+
+
+def test_a_recipe_from_project_json_with_agent_args_and_run_limits(project: Path) -> None:
+    """A project's recipe runs by --agent, with agentArgs and --agent-arg appended in order.
+
+    --max-attempts 1 stops after the first failure; the agent saw {prompt} as one argument.
+    """
+    config = project / ".reflexkit" / "project.json"
+    data = json.loads(config.read_text())
+    args_agent = project / "args_agent.py"
+    args_agent.write_text(
+        "import json, os, sys\n"
+        "open('args.json', 'w').write(json.dumps([sys.argv[1:], os.environ.get('MODE')]))\n"
+    )
+    data["orchestrator"] = {
+        "agents": {
+            "mine": {
+                "command": [sys.executable, str(args_agent), "--task", "{prompt}"],
+                "env": {"MODE": "recipe"},
+            }
+        },
+        "agentArgs": ["--from-config"],
+    }
+    config.write_text(json.dumps(data))
+    result = CliRunner().invoke(
+        cli,
+        ["run", "task.json", "--agent", "mine", "--agent-arg", "calc.py", "--max-attempts", "1"],
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    argv, mode = json.loads((project / "args.json").read_text())
+    assert argv[0] == "--task"
+    assert argv[1].endswith("add() must add.")
+    assert argv[2:] == ["--from-config", "calc.py"]
+    assert mode == "recipe"
+    assert "[fix-add] attempt 2" not in result.stdout
+
+
+def test_attempt_timeout_bounds_the_agent(project: Path) -> None:
+    """--attempt-timeout kills an agent that runs past it; the attempt is a time-out."""
+    sleeper = project / "sleeper.py"
+    sleeper.write_text("import time\ntime.sleep(60)\n")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "task.json",
+            "--agent-command",
+            f"{shlex.quote(sys.executable)} {sleeper}",
+            "--attempt-timeout",
+            "1",
+            "--max-attempts",
+            "1",
+        ],
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "timed out after 1 s" in result.stdout

@@ -8,6 +8,7 @@ import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.markup import escape
@@ -31,8 +32,10 @@ from reflexkit.events import Event, RunLog, StagedEvents, load_subscribers
 from reflexkit.exceptions import ConfigError, RunInterrupted
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.loop import RunSummary, run_order
-from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
+from reflexkit.orchestrator.recipes import COMMAND, RECIPES, command_subagent, recipe_for
+from reflexkit.orchestrator.subagents import ScriptedSubagent, Subagent
 from reflexkit.tasks.config import (
+    AgentRecipe,
     GeneratorBackend,
     SubagentKind,
 )
@@ -157,28 +160,55 @@ def _warn_nondeterministic(app: Application, *, run_id: str | None, recording: b
         click.echo(f"reflexkit: warning: --deterministic with {problem}", err=True)
 
 
-def _subagent(
-    app: Application, kind: str | None, agent_command: str | None, script: Path | None
+_NO_AGENT = (
+    "no agent configured: give --agent (aider, codex, mini-swe-agent, opencode, claude-cli, "
+    "or a recipe of orchestrator.agents) or --agent-command 'my-agent {prompt_file}', or set "
+    "orchestrator.agent or orchestrator.agentCommand in project.json (docs/agents.md)"
+)
+
+
+def _subagent(  # noqa: PLR0913 -- the options that name an agent
+    app: Application,
+    kind: str | None,
+    *,
+    agent: str | None,
+    agent_command: str | None,
+    agent_args: tuple[str, ...],
+    script: Path | None,
 ) -> Subagent:
-    """The subagent the options (else ``orchestrator.subagent``) name; exit 2 when unusable."""
+    """The subagent the options (else ``orchestrator``) name; exit 2 when unusable."""
     settings = app.project().config.orchestrator
-    kind = kind or settings.subagent
+    if agent is not None and agent_command is not None:
+        _fail(["--agent and --agent-command name two agents: give one"], EXIT_BAD_INPUT)
+    named = agent is not None or agent_command is not None
+    if named and kind not in {None, SubagentKind.COMMAND}:
+        _fail([f"--subagent {kind} runs no command: drop --agent/--agent-command"], EXIT_BAD_INPUT)
+    kind = SubagentKind.COMMAND if named else kind or settings.subagent
     if kind == SubagentKind.CLAUDE_CODE:
         return ClaudeCodeSubagent.from_config(settings)
     if kind != SubagentKind.COMMAND:
         if script is None:
             _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
         return _scripted(script)
+    prompt_dir = app.project().root / ".reflexkit" / "prompts"
+    name = agent or (None if agent_command else settings.agent)
+    if name is not None and name != COMMAND:
+        extra = (*settings.agent_args, *agent_args)
+        recipe = recipe_for(name, settings)
+        return command_subagent(name, recipe, extra_args=extra, prompt_dir=prompt_dir)
     try:
         argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
     except ValueError as err:
         _fail([f"--agent-command: cannot parse {agent_command!r}: {err}"], EXIT_BAD_INPUT)
     if not argv:
-        _fail(
-            ["--subagent command needs --agent-command (or orchestrator.agentCommand)"],
-            EXIT_BAD_INPUT,
-        )
-    return CommandSubagent(argv, prompt_dir=app.project().root / ".reflexkit" / "prompts")
+        _fail([_NO_AGENT], EXIT_BAD_INPUT)
+    recipe = AgentRecipe(command=(*argv, *settings.agent_args, *agent_args))
+    return command_subagent(COMMAND, recipe, prompt_dir=prompt_dir)
+
+
+def _limits(**given: int | None) -> dict[str, Any]:
+    """The ``orchestrator`` fields the options set (the others come from project.json)."""
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _scripted(path: Path) -> ScriptedSubagent:
@@ -211,11 +241,26 @@ def _scripted(path: Path) -> ScriptedSubagent:
     "or scripted edits (default: orchestrator.subagent, command).",
 )
 @click.option(
+    "--agent",
+    metavar="NAME",
+    default=None,
+    help=f"The agent, by recipe: {', '.join(RECIPES)}, a recipe of orchestrator.agents, or "
+    "command (orchestrator.agentCommand) (default: orchestrator.agent). See docs/agents.md.",
+)
+@click.option(
     "--agent-command",
     default=None,
-    help="For --subagent command: the agent's command line; {prompt_file} becomes a file "
-    "holding the prompt, else the prompt goes to its stdin (default: "
+    help="An agent's command line instead of a recipe; {prompt} becomes the prompt (one "
+    "argument), {prompt_file} a file holding it, else it goes to stdin (default: "
     "orchestrator.agentCommand).",
+)
+@click.option(
+    "--agent-arg",
+    "agent_args",
+    multiple=True,
+    metavar="ARG",
+    help="An argument added to the agent's command line (repeatable; after "
+    "orchestrator.agentArgs), e.g. the files aider may edit.",
 )
 @click.option(
     "--script",
@@ -239,6 +284,19 @@ def _scripted(path: Path) -> ScriptedSubagent:
 )
 @click.option("--run-id", default=None, help="The run's id (default: a fresh random one).")
 @click.option(
+    "--max-attempts",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Attempts per subtask (default: orchestrator.maxAttempts, 3).",
+)
+@click.option(
+    "--attempt-timeout",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="SECONDS",
+    help="How long one attempt's agent may run (default: orchestrator.attemptTimeoutS, 900).",
+)
+@click.option(
     "--record-fixtures",
     "record",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -250,11 +308,15 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     ctx: click.Context,
     task_file: Path,
     subagent: str | None,
+    agent: str | None,
     agent_command: str | None,
+    agent_args: tuple[str, ...],
     script: Path | None,
     jobs: int | None,
     deterministic: bool,
     run_id: str | None,
+    max_attempts: int | None,
+    attempt_timeout: int | None,
     record: Path | None,
 ) -> None:
     """Run a task: attempt, verify, reflect and retry each subtask until it passes.
@@ -270,8 +332,23 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         jobs=jobs,
         deterministic=deterministic,
         backend=GeneratorBackend.LLM.value if record is not None else None,
+        orchestrator={
+            key: value
+            for key, value in (
+                ("max_attempts", max_attempts),
+                ("attempt_timeout_s", attempt_timeout),
+            )
+            if value is not None
+        },
     )
-    agent = _subagent(app, subagent, agent_command, script)
+    chosen = _subagent(
+        app,
+        subagent,
+        agent=agent,
+        agent_command=agent_command,
+        agent_args=agent_args,
+        script=script,
+    )
     _warn_nondeterministic(app, run_id=run_id, recording=record is not None)
     project_checks = app.project().config.verification.commands
     unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
@@ -293,7 +370,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
                 app.reflection.claude_generator.override(providers.Object(recorder))
             )
         summary = _orchestrate(
-            app, task, agent, app.project().root, as_json=_state(ctx).json, run_id=run_id
+            app, task, chosen, app.project().root, as_json=_state(ctx).json, run_id=run_id
         )
     _fail_on_missing_fixtures(app.reflection.service())
     if summary.setup_error is not None:
