@@ -44,6 +44,7 @@ RECIPES: Mapping[str, AgentRecipe] = {
             "--no-pretty",
             "--no-fancy-input",
         ),
+        env={"LITELLM_LOCAL_MODEL_COST_MAP": "True"},  # no price list from the network
         about="aider (pip install aider-chat): AIDER_MODEL, OPENAI_API_BASE, OPENAI_API_KEY "
         "or the provider's own variables; the files to edit go in agentArgs",
     ),
@@ -54,7 +55,11 @@ RECIPES: Mapping[str, AgentRecipe] = {
     ),
     "mini-swe-agent": AgentRecipe(
         command=("mini", "--yolo", "--exit-immediately", "--task", "{prompt}"),
-        env={"MSWEA_CONFIGURED": "true"},  # no first-run set-up dialogue
+        env={
+            "MSWEA_CONFIGURED": "true",  # no first-run set-up dialogue
+            "MSWEA_COST_TRACKING": "ignore_errors",  # a model LiteLLM can't price still runs
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # no price list from the network
+        },
         about="mini-swe-agent (pip install mini-swe-agent): MSWEA_MODEL_NAME and LiteLLM's "
         "variables (OPENAI_API_BASE, OPENAI_API_KEY ...)",
     ),
