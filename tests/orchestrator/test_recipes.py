@@ -6,9 +6,10 @@ in its prompt: attempt 1 fails the project's real check, attempt 2 passes. With 
 never answers, every attempt times out, three the same way end `stuck` for every agent, and
 nothing the agent started is left running; neither after Ctrl-C.
 
-A test is marked with its agent and skipped, saying why, on a machine without that agent
-(CI installs codex; Claude Code's CLI comes with claude-agent-sdk). A folder of agents
-outside PATH can be named in REFLEXKIT_TEST_AGENTS_PATH.
+A test is marked ``agent`` and skipped, saying why, on a machine without its agent (CI
+installs codex; Claude Code's CLI comes with claude-agent-sdk, and REFLEXKIT_REQUIRE_AGENTS
+makes those two fail instead). A folder of agents outside PATH can be named in
+REFLEXKIT_TEST_AGENTS_PATH.
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ PROGRAMS = {
 def _need(recipe: str) -> pytest.MarkDecorator:
     program = PROGRAMS[recipe]
     found = shutil.which(program, path=_agents_path())
+    required = recipe in os.environ.get("REFLEXKIT_REQUIRE_AGENTS", "").split(",")
     return pytest.mark.skipif(
-        found is None,
+        found is None and not required,
         reason=f"{program} ({recipe}) is not installed here; see docs/agents.md to install it",
     )
 
