@@ -235,3 +235,62 @@ def test_attempt_timeout_bounds_the_agent(project: Path) -> None:
     )
     assert result.exit_code == 1, result.stdout + result.stderr
     assert "timed out after 1 s" in result.stdout
+
+
+def test_findings_name_their_subject_and_print_once(project: Path) -> None:
+    """A file finding says which file; a rule that fires after every attempt prints once."""
+    wrong = project / "wrong.py"
+    wrong.write_text(
+        "import os, pathlib\n"
+        "n = os.environ['REFLEXKIT_ATTEMPT']\n"
+        "pathlib.Path('calc.py').write_text(f'def add(a, b):\\n    return a * b  # {n}\\n')\n"
+    )
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "task.json",
+            "--agent-command",
+            f"{shlex.quote(sys.executable)} {wrong}",
+            "--max-attempts",
+            "5",
+        ],
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if "finding (" in line]
+    files = [line for line in lines if "file_failure_correlation" in line]
+    assert len(files) == 1, lines
+    assert "finding (file_failure_correlation) on calc.py: modified in 3" in files[0]
+    assert len(lines) == len({line.split(": finding ")[1].split(":")[0] for line in lines})
+    assert "attempt 0" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        "no-such-agent-program-x",  # not installed: found before attempt 1
+        f"{shlex.quote(sys.executable)} -c \"print('no API key'); raise SystemExit(78)\"",
+    ],
+)
+@pytest.mark.usefixtures("project")
+def test_a_setup_error_is_said_once_without_a_table(agent: str) -> None:
+    """The run ends with one line naming the setup error, exit 2; no table, no repeat."""
+    result = CliRunner().invoke(cli, ["run", "task.json", "--agent-command", agent])
+    assert result.exit_code == 2, result.stdout + result.stderr
+    both = result.stdout + result.stderr
+    said = [line for line in both.splitlines() if "setup" in line and "run log:" not in line]
+    assert len(said) == 1, both
+    assert said[0].startswith("reflexkit: setup: ")
+    assert "outcome" not in result.stdout  # the table's header
+
+
+def test_run_json_keeps_stderr_clean(project: Path) -> None:
+    """--json: the summary on stdout, the events only in the run log, stderr empty."""
+    result = CliRunner().invoke(
+        cli, ["run", "task.json", "--agent-command", _agent(project), "--json"]
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.stderr == ""
+    summary = json.loads(result.stdout)
+    assert summary["passed"] is True
+    assert Path(summary["runLog"]).is_file()

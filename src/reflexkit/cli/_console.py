@@ -18,7 +18,9 @@ def show(text: str) -> str:
 
 def _describe(event: Event) -> str | None:  # noqa: C901, PLR0912 -- one case per kind
     """One plain line per event worth a line, for the terminal."""
-    data, where = event.data, f"[{event.subtask_id}] attempt {event.attempt}"
+    data = event.data
+    # Events before any attempt (run-start findings, a paused subtask) have attempt 0.
+    where = f"[{event.subtask_id}]" + (f" attempt {event.attempt}" if event.attempt else "")
     text: str | None = None
     match event.kind:
         case EventKind.ATTEMPT_STARTED:
@@ -52,8 +54,10 @@ def _describe(event: Event) -> str | None:  # noqa: C901, PLR0912 -- one case pe
             text = f"needs review: {data.get('surface')} ({data.get('reason')})"
         case EventKind.PAUSED:  # insights (#17)
             text = f"paused, not attempted: {data.get('reason')} (reflexkit resume to retry)"
-        case EventKind.FINDING:  # insights (#17)
-            text = f"finding ({data.get('rule')}): {data.get('detail')}"
+        case EventKind.FINDING:  # insights (#17): named by its subject unless it is the subtask
+            subject = data.get("subjectId")
+            about = "" if not subject or subject == event.subtask_id else f" on {subject}"
+            text = f"finding ({data.get('rule')}){about}: {data.get('detail')}"
         case EventKind.CHECKS_CHANGED:
             said = "; ".join(f"{k} {v}" for k, v in data.items() if v)
             text = f"the attempt changed what checks it: {said}"

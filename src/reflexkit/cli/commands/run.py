@@ -28,7 +28,7 @@ from reflexkit.cli._core import (
     _state,
 )
 from reflexkit.containers import Application
-from reflexkit.events import Event, RunLog, StagedEvents, load_subscribers
+from reflexkit.events import Event, EventKind, RunLog, StagedEvents, load_subscribers
 from reflexkit.exceptions import ConfigError, RunInterrupted
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.loop import RunSummary, run_order
@@ -82,7 +82,8 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
 ) -> RunSummary:
     """Run a task through the application's loop; log and show events.
 
-    With *as_json* the events are plain lines on stderr and the summary is JSON on stdout.
+    With *as_json* the summary is JSON on stdout and nothing is shown on the way (the events
+    are in the run log): stderr keeps only warnings and errors.
     *log_kept* false (the demo's folder goes away) leaves the run log's path unprinted. The
     run log, the live view and the subscribers installed packages register (entry points
     ``reflexkit.subscribers``) each get every event. In deterministic mode (#16) events are
@@ -94,8 +95,8 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
     if log_path.exists():
         _fail([f"--run-id {run_id}: a run log already exists at {log_path}"], EXIT_BAD_INPUT)
     deterministic = app.project().config.reflexion.deterministic
-    console = _streams.console(stderr=as_json)
-    live = console.is_terminal  # a spinner and colours on a terminal, plain lines otherwise
+    console = _streams.console()
+    live = console.is_terminal and not as_json  # a spinner on a terminal, else plain lines
     status = console.status("starting the run") if live else contextlib.nullcontext()
     run_log = RunLog(
         log_path,
@@ -105,13 +106,17 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
     # The run log is one subscriber among others; only its copy is held back for order.
     write = StagedEvents(run_log, run_order(task)) if deterministic else run_log
     with run_log, status as spinner:
+        said: set[tuple[object, ...]] = set()
 
         def show(event: Event) -> None:
+            # A setup error is said once, by the error line the run ends with.
+            if as_json or event.kind is EventKind.SETUP_FAILED or _said_before(event, said):
+                return
             line = _describe(event)
             if not line:
                 return
             if spinner is None:
-                click.echo(line, err=as_json)
+                click.echo(line)
                 return
             console.print(line, style=_STYLES.get(event.kind, ""), markup=False, highlight=False)
             spinner.update(escape(line))
@@ -129,6 +134,16 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
         data["runLog"] = str(log_path) if log_kept else None
         click.echo(_serde.dumps(data, indent=True).decode())
         return summary
+    if any(o.outcome not in {"setup_error", "skipped"} for o in summary.outcomes):
+        _streams.console().print(_table(run_id, task, summary))
+    if log_kept:  # plain echo: rich would wrap a long path across lines
+        lost = f" ({run_log.lost} events not written)" if run_log.lost else ""
+        click.echo(f"run log: {strip_control(str(log_path))}{lost}")
+    return summary
+
+
+def _table(run_id: str, task: Task, summary: RunSummary) -> Table:
+    """The run's outcomes, one row per subtask."""
     table = Table(title=f"run {run_id[:12]} of task {strip_control(task.id)}")
     for column in ("subtask", "outcome", "attempts", "time", "reflections used"):
         table.add_column(column, justify="left" if column in {"subtask", "outcome"} else "right")
@@ -140,11 +155,23 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
             f"{o.duration_ms / 1000:.1f} s",
             str(o.reflections_used),
         )
-    _streams.console().print(table)
-    if log_kept:  # plain echo: rich would wrap a long path across lines
-        lost = f" ({run_log.lost} events not written)" if run_log.lost else ""
-        click.echo(f"run log: {strip_control(str(log_path))}{lost}")
-    return summary
+    return table
+
+
+def _said_before(event: Event, said: set[tuple[object, ...]]) -> bool:
+    """Whether a finding was shown already in this run: its rule, on the same subject.
+
+    A rule that fires again after each attempt says nothing new to the terminal; the run log
+    keeps every one.
+    """
+    if event.kind is not EventKind.FINDING:
+        return False
+    data = event.data
+    key = (data.get("rule"), data.get("subjectType"), data.get("subjectId"), event.subtask_id)
+    if key in said:
+        return True
+    said.add(key)
+    return False
 
 
 def _warn_nondeterministic(app: Application, *, run_id: str | None, recording: bool) -> None:
