@@ -38,6 +38,13 @@ def _listed(data: EventData) -> str:
     return "; ".join(f"{k} {v}" for k, v in data.items() if v)
 
 
+def _found(data: EventData, subtask_id: str | None = None) -> str:
+    """A finding, named by its subject unless that is the subtask itself."""
+    subject = data.get("subjectId")
+    about = "" if not subject or subject == subtask_id else f" on {subject}"
+    return f"finding ({data.get('rule')}){about}: {data.get('detail')}"
+
+
 def _gave_up(data: EventData) -> str:
     return f"giving up on this subtask: {data.get('reason')}"
 
@@ -59,7 +66,7 @@ _LINES: dict[EventKind, Callable[[EventData], str]] = {
     EventKind.PAUSED: lambda d: (  # insights (#17)
         f"paused, not attempted: {d.get('reason')} (reflexkit resume to retry)"
     ),
-    EventKind.FINDING: lambda d: f"finding ({d.get('rule')}): {d.get('detail')}",
+    EventKind.FINDING: _found,
     EventKind.CHECKS_CHANGED: lambda d: f"the attempt changed what checks it: {_listed(d)}",
     EventKind.OWN_STATE_CHANGED: lambda d: (  # the own-folder guard
         f"reflexkit's own files were changed, not trusted: {_listed(d)}"
@@ -73,10 +80,12 @@ def _describe(event: Event) -> str | None:
     line = _LINES.get(event.kind)
     if line is None:
         return None
-    text = line(event.data)
+    text = _found(event.data, event.subtask_id) if line is _found else line(event.data)
     if not event.subtask_id:
         return show(text)
-    return show(f"[{event.subtask_id}] attempt {event.attempt}: {text}")
+    # Events before any attempt (run-start findings, a paused subtask) have attempt 0.
+    where = f"[{event.subtask_id}]" + (f" attempt {event.attempt}" if event.attempt else "")
+    return show(f"{where}: {text}")
 
 
 _STYLES = {

@@ -492,7 +492,9 @@ def _start(
             stdin=subprocess.PIPE if piped_stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env=dict(env) if env is not None else None,
+            # PWD names the folder it runs in: programs that trust $PWD over getcwd()
+            # (opencode, many shell scripts) would otherwise work in reflexkit's folder.
+            env={**(os.environ if env is None else env), "PWD": str(cwd.absolute())},
             start_new_session=True,
             preexec_fn=_die_with_us(),  # noqa: PLW1509 -- a prctl and a getppid, no locks
         )

@@ -45,6 +45,7 @@ __all__ = [
     "CONFIG_ENV",
     "CONFIG_RELPATH",
     "MAX_DAYS",
+    "AgentRecipe",
     "ClaudeCodeConfig",
     "Durability",
     "FixtureMiss",
@@ -271,6 +272,33 @@ class ClaudeCodeConfig:
     bash_commands: tuple[str, ...] = attrs.field(default=(), validator=_bash_commands)
 
 
+def _command(_inst: object, _attr: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    if not value or not value[0].strip():
+        msg = "expected a command line: the program, then its arguments"
+        raise ValueError(msg)
+
+
+_command.expected = "a command line: the program, then its arguments"  # type: ignore[attr-defined]
+
+
+@attrs.frozen(kw_only=True)
+class AgentRecipe:
+    """How to run one command-line agent: a built-in recipe, or one of ``orchestrator.agents``.
+
+    Attributes:
+        command: The command line, one argument per item: ``{prompt}`` becomes the prompt
+            (one argument), ``{prompt_file}`` the path of a file holding it; with neither the
+            prompt goes to stdin.
+        env: Variables the agent gets unless the environment already sets them (the model,
+            its base URL and key are the agent's own variables, left to the user).
+        about: One line on the agent, for ``reflexkit run --help`` and the docs.
+    """
+
+    command: tuple[str, ...] = attrs.field(validator=_command)
+    env: dict[str, str] = attrs.field(factory=dict, hash=False)  # the config stays hashable
+    about: str = ""
+
+
 @attrs.frozen(kw_only=True)
 class OrchestratorConfig:
     """The ``orchestrator`` section: how often and how long subtasks are retried."""
@@ -284,6 +312,13 @@ class OrchestratorConfig:
     agent_command: tuple[str, ...] = ()
     allowed_tools: tuple[str, ...] = ()
     claude_code: ClaudeCodeConfig = attrs.Factory(ClaudeCodeConfig)
+    agent: str | None = None
+    """A recipe's name (``aider``, ``codex``, one of :attr:`agents` ...): the ``command``
+    subagent runs its command line (docs/agents.md)."""
+    agents: dict[str, AgentRecipe] = attrs.field(factory=dict, hash=False)
+    """The project's own recipes, by name; a name of a built-in one replaces it."""
+    agent_args: tuple[str, ...] = ()
+    """Arguments added after the recipe's command line (files for aider, an edit format ...)."""
 
 
 class ReviewSurface(enum.StrEnum):
