@@ -386,8 +386,8 @@ class HooksConfig:
 
     Attributes:
         enabled: Every hook is a strict no-op unless this is true.
-        max_stop_blocks: The most times per session the stop hook sends the agent back to
-            work with the judge's feedback.
+        max_stop_blocks: The most times per request of the user the stop hook sends the
+            agent back to work with the judge's feedback (a new request starts a new count).
         lessons: How many recent lessons the session-start hook adds as context.
         log_path: Where hooks log what they did and every error, relative to the root.
     """
