@@ -27,17 +27,26 @@ from reflexkit import _serde
 from reflexkit.events import Event, EventData, EventKind
 from reflexkit.exceptions import StoreError
 from reflexkit.insights._jsonl import SayOnce
-from reflexkit.insights.analysis import AnalysisCycle
-from reflexkit.insights.history import AttemptRecord
+from reflexkit.insights.analysis import AnalysisCycle, AnalysisOutcome
+from reflexkit.insights.history import AttemptRecord, error_excerpt
 from reflexkit.insights.lessons import LessonBook, format_lessons, tool_of
-from reflexkit.insights.models import Finding, Lesson, SubjectType
+from reflexkit.insights.models import ActiveTask, Finding, Lesson, Rule, SubjectType
 from reflexkit.insights.rules import AttemptCheck, HistoryRules, InsightRules, RunStartCheck
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator.verify import modified_files
 from reflexkit.tasks.config import InsightsConfig
 from reflexkit.tasks.task import Task
 
-__all__ = ["LoopInsights", "Snapshot", "changed_files", "finding_event", "snapshot"]
+__all__ = [
+    "InsightEvent",
+    "LoopInsights",
+    "Snapshot",
+    "analysis_data",
+    "changed_files",
+    "finding_event",
+    "insight_events",
+    "snapshot",
+]
 
 log = logging.getLogger("reflexkit.orchestrator")
 
@@ -132,6 +141,51 @@ def finding_event(finding: Finding, subtask_id: str, *, at: datetime) -> tuple[s
     return on, {k: v for k, v in data.items() if isinstance(v, str | int | float | bool)}
 
 
+InsightEvent = tuple[EventKind, str, EventData]
+"""The kind, the subtask it is on (``""``: run-wide) and the data of one insight event."""
+
+
+def insight_events(
+    items: Iterable[Finding | AnalysisOutcome], subtask_id: str = "", *, at: datetime
+) -> list[InsightEvent]:
+    """The events of what the rules found and what the analysis did, in order.
+
+    * a ``finding`` per finding (the analysis's prose and each action it proposed are
+      findings too);
+    * a ``file_flagged`` beside each ``file_failure_correlation`` finding: ``path``,
+      ``failureLimit`` is in its ``detail``;
+    * an ``analysis_completed`` after each analysis: ``findingsCount``,
+      ``actionsRecommended``, ``source``, ``fallbackReason``, ``applied``.
+    """
+    events: list[InsightEvent] = []
+    for item in items:
+        if isinstance(item, AnalysisOutcome):
+            if not item.called:
+                continue
+            logged = [item.prose] if item.prose is not None else []
+            events += insight_events([*logged, *item.logged], subtask_id, at=at)
+            events.append((EventKind.ANALYSIS_COMPLETED, "", analysis_data(item)))
+            continue
+        on, data = finding_event(item, subtask_id, at=at)
+        events.append((EventKind.FINDING, on, data))
+        if item.rule is Rule.FILE_FAILURE_CORRELATION:
+            flagged: EventData = {"path": item.subject_id, "detail": item.detail}
+            events.append((EventKind.FILE_FLAGGED, subtask_id, flagged))
+    return events
+
+
+def analysis_data(outcome: AnalysisOutcome) -> EventData:
+    """The data of an ``analysis_completed`` event."""
+    applied = outcome.applied
+    return {
+        "findingsCount": outcome.findings_count,
+        "actionsRecommended": outcome.actions_recommended,
+        "source": outcome.source,
+        "fallbackReason": outcome.fallback_reason or "",
+        "applied": f"{applied.subject_id}: {applied.action_taken}" if applied else "",
+    }
+
+
 def changed_files(before: Snapshot | None, after: Snapshot | None) -> tuple[str, ...] | None:
     """Return the paths whose state differs between two snapshots; ``None`` when unknown."""
     if before is None or after is None:
@@ -173,6 +227,7 @@ class LoopInsights:
         self._failures: list[AttemptRecord] = []
         self._reflections: dict[str, tuple[Reflection, str]] = {}
         self._completed = 0
+        self._tasks: list[ActiveTask] = []
         self._say_once = SayOnce()
         self._run_id: str | None = None  # the run this loop runs, for the rules
 
@@ -214,6 +269,15 @@ class LoopInsights:
             log.exception("the insight rules failed at run start; pausing nothing")
             return RunStartCheck()
         self._keep(check.findings)
+        with self._lock:  # what the analysis is told is active: this run's subtasks
+            self._tasks = [
+                ActiveTask(
+                    task_id=task.id,
+                    subtask_id=s.id,
+                    status="paused" if s.id in check.paused else "active",
+                )
+                for s in task.subtasks
+            ]
         return check
 
     # --- after a failed attempt --------------------------------------------------------------
@@ -242,6 +306,7 @@ class LoopInsights:
                     files_modified=tuple(files_changed) if files_changed is not None else None,
                     output_chars=output_chars,
                     command=failure.command,
+                    error=error_excerpt(failure.error_output),
                 )
             )
             del self._failures[:-_KEEP]
@@ -312,25 +377,27 @@ class LoopInsights:
 
     # --- every completed attempt -------------------------------------------------------------
 
-    def completed(self) -> tuple[Finding, ...]:
+    def completed(self) -> tuple[AnalysisOutcome, ...]:
         """Count a completed attempt; every ``batchThreshold``-th runs the analysis.
 
         Returns:
-            What the analysis logged (empty when it did not run, or had no findings: then
+            The analysis's outcome (its prose and actions logged; see
+            :func:`insight_events`), or nothing when it did not run or had no findings (then
             it makes no LLM call).
         """
         with self._lock:
             self._completed += 1
             due = self._completed % self.config.batch_threshold == 0
             findings, failures = list(self._findings), list(self._failures)
+            tasks = list(self._tasks)
         if not due or self.analysis is None:
             return ()
         try:
-            outcome = self.analysis.run(findings, failures)
+            outcome = self.analysis.run(findings, failures, tasks=tasks)
         except Exception:
             log.exception("the insight analysis failed; going on")
             return ()
-        return outcome.logged
+        return (outcome,) if outcome.called else ()
 
     def _keep(self, findings: Iterable[Finding]) -> None:
         with self._lock:

@@ -19,7 +19,7 @@ from rich.table import Table
 from reflexkit import _serde
 from reflexkit.cli._console import show
 from reflexkit.cli._core import EXIT_FAILED, _app, _fail
-from reflexkit.insights.analysis import AnalysisOutcome
+from reflexkit.insights.analysis import AnalysisOutcome, active_tasks
 from reflexkit.insights.history import RunLogReader
 from reflexkit.insights.lessons import harvest
 from reflexkit.insights.models import Finding, PausedEntry, Rule
@@ -27,6 +27,9 @@ from reflexkit.models import utcnow
 from reflexkit.tasks.config import LoadedProject
 
 __all__ = ["insights", "lessons", "resume"]
+
+_RECENT_RUNS = 50
+"""The runs whose subtasks the analysis is told are active."""
 
 
 def _dump(data: object) -> None:
@@ -133,7 +136,8 @@ def insights(ctx: click.Context, analyze: bool, as_json: bool) -> None:
         recent = [f for f in findings if f.rule is not Rule.ANALYSIS and f.created_at >= since]
         history = RunLogReader(project.runs_dir).history()
         failures = [a for a in history.attempts() if a.failed and (a.at is None or a.at >= since)]
-        outcome = app.insights.analysis().run(recent, failures)
+        tasks = active_tasks(history, paused, runs=_RECENT_RUNS)
+        outcome = app.insights.analysis().run(recent, failures, tasks=tasks)
     if as_json:
         data: dict[str, object] = {
             "findings": [_serde.unstructure(f) for f in findings],
