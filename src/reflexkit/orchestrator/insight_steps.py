@@ -18,19 +18,16 @@ import logging
 import os
 import threading
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from pathlib import Path
 
-import attrs
-
-from reflexkit import _serde
-from reflexkit.events import Event, EventData, EventKind
+from reflexkit.events import Event, EventKind
 from reflexkit.exceptions import StoreError
+from reflexkit.insights._events import InsightEvent, analysis_data, finding_event, insight_events
 from reflexkit.insights._jsonl import SayOnce
 from reflexkit.insights.analysis import AnalysisCycle, AnalysisOutcome
 from reflexkit.insights.history import AttemptRecord, error_excerpt
 from reflexkit.insights.lessons import LessonBook, format_lessons, tool_of
-from reflexkit.insights.models import ActiveTask, Finding, Lesson, Rule, SubjectType
+from reflexkit.insights.models import ActiveTask, Finding, Lesson
 from reflexkit.insights.rules import AttemptCheck, HistoryRules, InsightRules, RunStartCheck
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator.verify import modified_files
@@ -127,63 +124,6 @@ def _walk(top: str) -> Snapshot | None:
         if len(found) > _MAX_WALKED_FILES:
             return None
     return found
-
-
-def finding_event(finding: Finding, subtask_id: str, *, at: datetime) -> tuple[str, EventData]:
-    """The subtask a ``finding`` event is on, and its data: the finding's scalar fields.
-
-    A finding about a subtask is on that subtask; any other (a file, a lesson) is on the
-    attempt's *subtask_id*. Its ``createdAt`` is *at*, the run's clock: a deterministic run's
-    log stays byte-identical.
-    """
-    data = _serde.unstructure(attrs.evolve(finding, created_at=at))
-    on = finding.subject_id if finding.subject_type is SubjectType.SUBTASK else subtask_id
-    return on, {k: v for k, v in data.items() if isinstance(v, str | int | float | bool)}
-
-
-InsightEvent = tuple[EventKind, str, EventData]
-"""The kind, the subtask it is on (``""``: run-wide) and the data of one insight event."""
-
-
-def insight_events(
-    items: Iterable[Finding | AnalysisOutcome], subtask_id: str = "", *, at: datetime
-) -> list[InsightEvent]:
-    """The events of what the rules found and what the analysis did, in order.
-
-    * a ``finding`` per finding (the analysis's prose and each action it proposed are
-      findings too);
-    * a ``file_flagged`` beside each ``file_failure_correlation`` finding: ``path``,
-      ``failureLimit`` is in its ``detail``;
-    * an ``analysis_completed`` after each analysis: ``findingsCount``,
-      ``actionsRecommended``, ``source``, ``fallbackReason``, ``applied``.
-    """
-    events: list[InsightEvent] = []
-    for item in items:
-        if isinstance(item, AnalysisOutcome):
-            if not item.called:
-                continue
-            logged = [item.prose] if item.prose is not None else []
-            events += insight_events([*logged, *item.logged], subtask_id, at=at)
-            events.append((EventKind.ANALYSIS_COMPLETED, "", analysis_data(item)))
-            continue
-        on, data = finding_event(item, subtask_id, at=at)
-        events.append((EventKind.FINDING, on, data))
-        if item.rule is Rule.FILE_FAILURE_CORRELATION:
-            flagged: EventData = {"path": item.subject_id, "detail": item.detail}
-            events.append((EventKind.FILE_FLAGGED, subtask_id, flagged))
-    return events
-
-
-def analysis_data(outcome: AnalysisOutcome) -> EventData:
-    """The data of an ``analysis_completed`` event."""
-    applied = outcome.applied
-    return {
-        "findingsCount": outcome.findings_count,
-        "actionsRecommended": outcome.actions_recommended,
-        "source": outcome.source,
-        "fallbackReason": outcome.fallback_reason or "",
-        "applied": f"{applied.subject_id}: {applied.action_taken}" if applied else "",
-    }
 
 
 def changed_files(before: Snapshot | None, after: Snapshot | None) -> tuple[str, ...] | None:
