@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import hmac
 import logging
 import os
 import re
@@ -43,7 +44,8 @@ from reflexkit import _serde
 from reflexkit._files import make_dirs, read_regular
 from reflexkit._git import git_env
 from reflexkit._lines import LineWriter
-from reflexkit.exceptions import ConfigError, GenerationError
+from reflexkit.exceptions import ConfigError, GenerationError, StoreError
+from reflexkit.insights.lessons import lessons_key, signed
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.redaction.gate import outbound_data
 from reflexkit.reports.ending import AttemptEnding, Ending, classify_ending
@@ -392,6 +394,7 @@ def _post_tool_use(project: LoadedProject, payload: Mapping[str, Any], session: 
 
 # --- stop -----------------------------------------------------------------------------------
 
+_MAX_ID_CHARS = 100
 _INTERRUPTED = re.compile(r"^\s*\[Request interrupted by user")
 _DONE_TASKS = frozenset({"completed", "failed", "killed", "stopped", "done", "error"})
 
@@ -512,7 +515,10 @@ def _task_of(payload: Mapping[str, Any], seen: _Seen) -> str:
     """
     prompt = payload.get("prompt_id")
     if isinstance(prompt, str) and prompt.strip():
-        return f"prompt:{prompt.strip()}"
+        prompt = prompt.strip()
+        if len(prompt) > _MAX_ID_CHARS or not prompt.isprintable():  # a UUID, or a hash of it
+            prompt = hashlib.sha256(prompt.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        return f"prompt:{prompt}"
     if seen.request_id:
         return f"entry:{seen.request_id}"
     if seen.request:
@@ -569,13 +575,24 @@ def _verdict_path(project: LoadedProject, session: str) -> Path:
 
 
 def _remembered(project: LoadedProject, session: str, key: str) -> Judgement | None:
-    """The judgement of this very state, from the session's verdict file; else ``None``."""
+    """The judgement of this very state, from the session's verdict file; else ``None``.
+
+    Only a verdict file the hook signed counts: the agent can write the project's files,
+    and a verdict it wrote itself ("complete") must not stand in for the judge's.
+    """
     try:
         data = orjson.loads(read_regular(_verdict_path(project, session), limit=MAX_PAYLOAD_BYTES))
         if not isinstance(data, dict) or data.get("stateKey") != key:
             return None
+        mac = data.get("mac")
+        body = {k: v for k, v in data.items() if k != "mac"}
+        if not isinstance(mac, str) or not hmac.compare_digest(
+            mac, str(signed(body, lessons_key())["mac"])
+        ):
+            log.warning("the verdict file of %s is not signed by reflexkit; judging again", session)
+            return None
         verdict = parse_verdict(data.get("verdict"), source="the verdict file")
-    except (OSError, orjson.JSONDecodeError, GenerationError):
+    except (OSError, orjson.JSONDecodeError, GenerationError, StoreError):
         return None
     source = data.get("source")
     return Judgement(verdict=verdict, source=source if source in _SOURCES else "heuristic")
@@ -608,6 +625,10 @@ def _write_verdict(  # noqa: PLR0913 -- the fields of one verdict file
         "verdict": _serde.unstructure(judgement.verdict),
     }
     gated = outbound_data(data, "verdict")
+    try:  # signed with the key outside the project, so the memo trusts only the hook's own
+        gated = signed(gated, lessons_key())
+    except StoreError as err:
+        log.warning("can't sign the verdict file (%s); the next stop judges again", err)
     try:
         atomic_write(
             _verdict_path(project, session), orjson.dumps(gated, option=orjson.OPT_INDENT_2)
