@@ -44,8 +44,8 @@ __all__ = ["FolderWaker", "InsightWatch", "StopSignals", "analysis_input"]
 
 log = logging.getLogger("reflexkit.insights")
 
-_WATCHED = 0x2 | 0x8 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
-"""inotify: modify, close-write, moved-to, create, delete, delete-self, move-self."""
+_WATCHED = 0x2 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+"""inotify: modify, moved-to, create, delete, delete-self, move-self (one event a write)."""
 _GONE = 0x400 | 0x800 | 0x8000  # delete-self, move-self, ignored: watch the folder again
 _POLL_FIRST_MS = 50
 _POLL_MOST_MS = 2_000
