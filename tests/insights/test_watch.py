@@ -207,3 +207,16 @@ def test_without_inotify_the_waker_looks_with_a_backoff(tmp_path: Path) -> None:
         threading.Timer(0.2, stop.stop).start()
         assert waker.wait() is False
         waker.close()
+
+
+def test_every_without_watch_is_a_usage_error(tmp_path: Path) -> None:
+    """`--every` means nothing without `--watch`: exit 2 with one line."""
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "insights", "--every", "3"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--every goes with --watch" in done.stderr

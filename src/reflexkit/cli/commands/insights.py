@@ -143,6 +143,8 @@ def insights(
     ctx: click.Context, analyze: bool, watch: bool, every: int | None, as_json: bool
 ) -> None:
     """List the findings of the insight rules and the paused subtasks."""
+    if every is not None and not watch:
+        raise click.UsageError("--every goes with --watch")
     app = _app(ctx)
     if watch:
         _watch(app, every=every, as_json=as_json)
