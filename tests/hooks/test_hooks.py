@@ -676,17 +676,22 @@ def test_a_reader_never_sees_a_torn_verdict_file(project: Path) -> None:
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
 
 
-def interrupt(root: Path, **changes: Any) -> None:
-    """The user pressed Esc while a Bash command ran."""
-    data = payload("post_tool_use_failure_bash.json", root, is_interrupt=True, **changes)
+def interrupt(root: Path, how: str) -> None:
+    """The user pressed Esc while a Bash command ran (as a failure, or in the response)."""
+    if how == "failure":
+        data = payload("post_tool_use_failure_bash.json", root, is_interrupt=True)
+    else:
+        data = payload("post_tool_use_bash_ok.json", root)
+        data["tool_response"] = {**data["tool_response"], "interrupted": True}
     assert hook("post-tool-use", data, root).returncode == 0
 
 
-def test_after_an_interrupt_the_next_stop_is_skipped(project: Path) -> None:
+@pytest.mark.parametrize("how", ["failure", "response"])
+def test_after_an_interrupt_the_next_stop_is_skipped(project: Path, how: str) -> None:
     """After an interrupt the stop of that request is not judged; a new request's is."""
     configure(project, verification={"judge": "heuristic"})
     write_todo(project)
-    interrupt(project)
+    interrupt(project, how)
     skipped = hook("stop", payload("stop.json", project), project)
     assert (skipped.returncode, skipped.stdout) == (0, "")
     assert "the user interrupted this request" in hook_log(project)

@@ -348,7 +348,9 @@ def _bash_failure(  # noqa: PLR0911 -- one return per kind of payload, read top 
 
 
 def _post_tool_use(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
-    if payload.get("is_interrupt") is True:  # the user stopped the agent: skip the next stop
+    response = payload.get("tool_response")
+    interrupted = isinstance(response, Mapping) and response.get("interrupted") is True
+    if payload.get("is_interrupt") is True or interrupted:  # the user stopped the agent
         task = _task_of(payload, _transcript(payload) if "prompt_id" not in payload else _Seen())
         with _state(project, session) as state:
             state["aborted"] = task or state.get("task", "")
