@@ -243,3 +243,19 @@ def test_the_request_lists_active_tasks_and_the_errors_of_failures(
     ]
     assert "AssertionError: assert 100 == 900" in sent["recentFailures"][0]["error"]
     assert "active tasks" in fake_messages_api.requests[0].json["system"]
+
+
+def test_a_heuristic_analyst_says_so(state: Path) -> None:
+    """With the heuristic backend the outcome and the kept prose say `heuristic`, not `llm`."""
+    cycle = AnalysisCycle(
+        analyst=HeuristicAnalyst(),
+        findings=FindingLog(state / "insights.jsonl"),
+        paused=PausedSubtasks(state / "paused.jsonl", clock=lambda: NOW),
+        lessons=InMemoryLessons(),
+        clock=lambda: NOW,
+    )
+    outcome = cycle.run([FINDING])
+    assert outcome.source == "heuristic"
+    assert outcome.fallback_reason is None
+    assert outcome.prose is not None
+    assert outcome.prose.subject_id == "heuristic"

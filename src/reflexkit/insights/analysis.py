@@ -416,7 +416,8 @@ class AnalysisCycle:
         """
         if not findings:
             return AnalysisOutcome(called=False)
-        source, reason = "llm", None
+        source = "heuristic" if isinstance(self.analyst, HeuristicAnalyst) else "llm"
+        reason = None
         try:
             reply = self.analyst.analyze(findings, failures, tasks=tasks)
         except Exception as err:  # noqa: BLE001 -- the analysis never breaks the run
