@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import hmac
 import logging
 import os
 import re
@@ -43,9 +42,9 @@ import orjson
 from reflexkit import _serde
 from reflexkit._files import make_dirs, read_regular
 from reflexkit._git import git_env
+from reflexkit._keys import lessons_key, signed, verified
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
-from reflexkit.insights.lessons import lessons_key, signed
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.redaction.gate import outbound_data
 from reflexkit.reports.ending import AttemptEnding, Ending, classify_ending
@@ -586,11 +585,7 @@ def _remembered(project: LoadedProject, session: str, key: str) -> Judgement | N
         data = orjson.loads(read_regular(_verdict_path(project, session), limit=MAX_PAYLOAD_BYTES))
         if not isinstance(data, dict) or data.get("stateKey") != key:
             return None
-        mac = data.get("mac")
-        body = {k: v for k, v in data.items() if k != "mac"}
-        if not isinstance(mac, str) or not hmac.compare_digest(
-            mac, str(signed(body, lessons_key())["mac"])
-        ):
+        if not verified(data, lessons_key()):
             log.warning("the verdict file of %s is not signed by reflexkit; judging again", session)
             return None
         verdict = parse_verdict(data.get("verdict"), source="the verdict file")
