@@ -269,8 +269,12 @@ class Insights(containers.DeclarativeContainer):
         llm=providers.Factory(
             _lazy("reflexkit.insights.analysis:ClaudeAnalyst"),
             claude,
-            model=project.provided.config.reflexion.model,
+            # insights.model and insights.promptPath, else reflexion.model and the built-in
+            model=providers.Callable(_lazy("reflexkit.insights.analysis:analysis_model"), project),
             timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
+            system=providers.Callable(
+                _lazy("reflexkit.insights.analysis:analysis_prompt"), project
+            ),
         ),
         heuristic=heuristic_analyst,
         fixture=heuristic_analyst,

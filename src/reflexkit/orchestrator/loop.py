@@ -59,7 +59,7 @@ from reflexkit.orchestrator.insight_steps import (
     LoopInsights,
     Snapshot,
     changed_files,
-    finding_event,
+    insight_events,
     snapshot,
 )
 from reflexkit.orchestrator.outcomes import (
@@ -86,6 +86,7 @@ from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 
 if TYPE_CHECKING:
+    from reflexkit.insights.analysis import AnalysisOutcome
     from reflexkit.insights.models import Finding
     from reflexkit.reflection.protocols import ReflectionService
     from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
@@ -863,11 +864,10 @@ class Orchestrator:
         self._emit_findings(self.insights.completed(), subtask_id, attempt)
 
     def _emit_findings(
-        self, findings: Iterable[Finding], subtask_id: str = "", attempt: int = 0
+        self, found: Iterable[Finding | AnalysisOutcome], subtask_id: str = "", attempt: int = 0
     ) -> None:
-        for finding in findings:
-            on, data = finding_event(finding, subtask_id, at=self.stamp())
-            self._emit(EventKind.FINDING, on, attempt if on == subtask_id else 0, data)
+        for kind, on, data in insight_events(found, subtask_id, at=self.stamp()):
+            self._emit(kind, on, attempt if on and on == subtask_id else 0, data)
 
     def _run_subagent(self, request: SubagentRequest) -> SubagentResult:
         started = self.clock()

@@ -159,9 +159,26 @@ class Judgement:
     latency_ms: int = 0
 
     @property
+    def awaits_user(self) -> bool:
+        """Incomplete, yet severity ``NONE`` and nothing missing: nothing for the agent to do.
+
+        The agent is waiting on the user ("awaiting user input"): it may stop.
+        """
+        v = self.verdict
+        return (
+            v is not None
+            and not v.complete
+            and v.severity is Severity.NONE
+            and not any(item.strip() for item in v.missing)
+        )
+
+    @property
     def rejects(self) -> bool:
-        """The judge answered, and said the work is not complete (a failed judge never does)."""
-        return self.verdict is not None and not self.verdict.complete
+        """The judge answered that the work is not complete and named something to do.
+
+        A failed judge never rejects, nor does a verdict that :attr:`awaits_user`.
+        """
+        return self.verdict is not None and not self.verdict.complete and not self.awaits_user
 
     def retry_feedback(self) -> str:
         """Return the text a retry prompt gets after a rejection: feedback, missing, next."""

@@ -421,8 +421,8 @@ class HooksConfig:
 
     Attributes:
         enabled: Every hook is a strict no-op unless this is true.
-        max_stop_blocks: The most times per session the stop hook sends the agent back to
-            work with the judge's feedback.
+        max_stop_blocks: The most times per request of the user the stop hook sends the
+            agent back to work with the judge's feedback (a new request starts a new count).
         lessons: How many recent lessons the session-start hook adds as context.
         log_path: Where hooks log what they did and every error, relative to the root.
     """
@@ -447,6 +447,9 @@ class InsightsConfig:
         min_result_length: Agent output shorter than this many characters is "no output".
         batch_threshold: Analyse the findings every this many completed attempts of a run.
         max_lessons: The most lessons from other subtasks in one retry prompt (0: none).
+        model: The model of the analysis; ``None``: ``reflexion.model``.
+        prompt_path: A file whose text replaces the analysis's built-in system prompt,
+            relative to the project root; ``None``: the built-in one.
     """
 
     enabled: bool = True
@@ -456,6 +459,10 @@ class InsightsConfig:
     min_result_length: int = attrs.field(default=20, validator=at_least(0))
     batch_threshold: int = attrs.field(default=10, validator=at_least(1))
     max_lessons: int = attrs.field(default=2, validator=at_least(0))
+    model: str | None = attrs.field(default=None, validator=attrs.validators.optional(non_empty))
+    prompt_path: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_non_empty_path)
+    )
 
 
 @attrs.frozen(kw_only=True)
