@@ -69,7 +69,6 @@ _HEAD_SHARE = 0.25
 where test runners and compilers print their summaries."""
 
 _MAX_FILES = 30
-_MAX_PREVIOUS = 5
 
 TOOL_NAME = "record_reflection"
 """The tool the model is forced to call in ``tool`` mode."""
@@ -274,7 +273,8 @@ def reflection_request(
     Args:
         failure: The (already redacted) failure.
         options: The model, output mode, ``max_tokens``, thinking and effort.
-        previous: The subtask's earlier reflections, oldest first; the last five are shown.
+        previous: The subtask's earlier reflections, oldest first, all shown (the service
+            passes ``reflexion.previousReflections`` of them).
         root: The project root, cut from paths so the request is the same on every machine;
             the current directory by default.
         max_output_chars: The most characters of failure output to include.
@@ -366,7 +366,6 @@ def _user_message(
     note = "" if bounded == output else f", {len(output)} characters, middle omitted"
     lines += [f"Output{note}:", fence(bounded or "(no output)", notice=DATA_NOTICE), "</failure>"]
     if previous:
-        recent = previous[-_MAX_PREVIOUS:]
         lines += [
             "",
             (
@@ -374,7 +373,7 @@ def _user_message(
                 "the same failure came back, their advice did not work."
             ),
         ]
-        for reflection in recent:
+        for reflection in previous:  # the service passes reflexion.previousReflections
             lines += [
                 (
                     f'<reflection attempt="{reflection.attempt_number}" '
