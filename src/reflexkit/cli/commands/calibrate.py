@@ -86,6 +86,7 @@ def calibrate_command(  # noqa: PLR0913, PLR0917 -- click passes one parameter p
     its lift, the share of good attempts per confidence tenth, and the pre-registered kill
     condition: an AUC near chance on the high subset means confidence carries no signal.
     """
+    as_json = as_json or _state(ctx).json  # --json before the command name too
     if labels is not None:
         where = "stdin" if labels == "-" else labels
         raw = (
