@@ -295,3 +295,11 @@ def test_reports_get_the_high_subset_and_kill_condition_too(tmp_path: Path) -> N
     assert code == 0, err
     assert "high-confidence subset (confidence >= 0.8)" in out
     assert "kill condition (pre-registered)" in out
+
+
+def test_labels_and_reports_together_are_bad_input(tmp_path: Path) -> None:
+    """One source at a time: both is exit 2, not a silent choice."""
+    path = corpus(tmp_path / "c.jsonl", chance(10))
+    code, _, err = calibrate_cli("--labels", str(path), "--reports", str(tmp_path))
+    assert code == 2
+    assert "can't go together" in err

@@ -138,3 +138,11 @@ def test_bad_board_lines_are_skipped_and_named() -> None:
     code, _, err = outcomes("--board", "-", stdin="{oops\n")
     assert code == 2
     assert "no valid line" in err
+
+
+@pytest.mark.usefixtures("project_dir")
+def test_board_and_reports_together_are_bad_input() -> None:
+    """Two sources at once is a mistake, not a choice: exit 2 and what to do."""
+    code, _, err = outcomes("--board", "-", "--reports", "r", stdin="")
+    assert code == 2
+    assert "can't go together" in err

@@ -87,6 +87,11 @@ def calibrate_command(  # noqa: PLR0913, PLR0917 -- click passes one parameter p
     condition: an AUC near chance on the high subset means confidence carries no signal.
     """
     as_json = as_json or _state(ctx).json  # --json before the command name too
+    if labels is not None and reports_dir is not None:
+        _fail(
+            ["--labels and --reports can't go together: calibrate one or the other"],
+            EXIT_BAD_INPUT,
+        )
     if labels is not None:
         where = "stdin" if labels == "-" else labels
         raw = (

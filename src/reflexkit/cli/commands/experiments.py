@@ -131,6 +131,8 @@ def outcomes_command(
     run) or a board export. Prints the base rate, per signal, and the pre-registered kill
     condition: a base rate under 20% keeps self-reports as caveat notes only.
     """
+    if board is not None and reports_dir is not None:
+        _fail(["--board and --reports can't go together: count one or the other"], EXIT_BAD_INPUT)
     if board is not None:
         where = "stdin" if board == "-" else board
         raw = (
