@@ -125,7 +125,10 @@ class Reflection(containers.DeclarativeContainer):
     claude: providers.Dependency[Any] = providers.Dependency()  # reflexkit.llm.Claude
 
     redactor = providers.Singleton(_lazy("reflexkit.redaction:Redactor"))
-    heuristic = providers.Singleton(_lazy("reflexkit.reflection.heuristic:HeuristicGenerator"))
+    heuristic = providers.Singleton(
+        _lazy("reflexkit.reflection.heuristic:HeuristicGenerator"),
+        max_chars=project.provided.config.reflexion.max_reflection_chars,
+    )
     options = project.provided.config.reflexion.request_options.call()
     claude_generator = providers.Factory(
         _lazy("reflexkit.reflection.claude:ClaudeGenerator"),

@@ -25,7 +25,7 @@ from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_process
 from reflexkit.readers.verdicts import verdict
 from reflexkit.redaction import Redactor, redact_failure
-from reflexkit.reports.risk import DEFAULT_RULES, surface_of
+from reflexkit.reports.risk import DEFAULT_RULES, on_surface
 from reflexkit.tasks.config import ReviewSurface, VerificationConfig
 from reflexkit.tasks.task import Subtask
 
@@ -388,7 +388,7 @@ class CheckInputs:
             if (
                 path in self.files
                 or any(path.startswith(f"{folder}/") for folder in self.folders)
-                or surface_of(path, DEFAULT_RULES) is ReviewSurface.TEST
+                or on_surface(path, ReviewSurface.TEST, DEFAULT_RULES)
                 or _COLLECTION_CONFIGS.search(path)
             ):
                 files.add(path)

@@ -70,7 +70,6 @@ _HEAD_SHARE = 0.25
 where test runners and compilers print their summaries."""
 
 _MAX_FILES = 30
-_MAX_PREVIOUS = 5
 MAX_REPORT_CHARS = 4_000
 """The most characters of the failure's report files (their failing tests and diagnostics)
 put into the prompt, head and tail."""
@@ -278,7 +277,8 @@ def reflection_request(
     Args:
         failure: The (already redacted) failure.
         options: The model, output mode, ``max_tokens``, thinking and effort.
-        previous: The subtask's earlier reflections, oldest first; the last five are shown.
+        previous: The subtask's earlier reflections, oldest first, all shown (the service
+            passes ``reflexion.previousReflections`` of them).
         root: The project root, cut from paths so the request is the same on every machine;
             the current directory by default.
         max_output_chars: The most characters of failure output to include.
@@ -399,7 +399,6 @@ def _previous_lines(previous: Sequence[Reflection], portable: Callable[[str], st
     """The earlier reflections' part of the user turn, so the model does not repeat them."""
     lines: list[str] = []
     if previous:
-        recent = previous[-_MAX_PREVIOUS:]
         lines += [
             "",
             (
@@ -407,7 +406,7 @@ def _previous_lines(previous: Sequence[Reflection], portable: Callable[[str], st
                 "the same failure came back, their advice did not work."
             ),
         ]
-        for reflection in recent:
+        for reflection in previous:  # the service passes reflexion.previousReflections
             lines += [
                 (
                     f'<reflection attempt="{reflection.attempt_number}" '

@@ -185,6 +185,33 @@ class ReflexionConfig:
     deterministic: bool = False
     max_writes_per_run: int | None = attrs.field(default=None, validator=at_least(0))
     fixture_miss: FixtureMiss = FixtureMiss.ERROR
+    log: bool = True
+    """Write each reflection's ``reflection_generated`` event (its source, fixture key,
+    latency, length, reason) to the run log; off, the run log holds none (the reflections
+    are stored and used all the same)."""
+    max_reflection_chars: int = attrs.field(default=1_500, validator=between(200, 20_000))
+    """The summary cap: a stored reflection's analysis, suggestion and action items together
+    are at most this many characters, whichever generator wrote them."""
+    previous_reflections: int | None = attrs.field(default=None, validator=between(0, 50))
+    """How many earlier reflections of the subtask (same task and run) the generator sees
+    beside the failure; ``None`` means ``maxReflectionsPerRetry``."""
+
+    def __attrs_post_init__(self) -> None:
+        """A deterministic run can't ask a live model: its replies differ between runs."""
+        if self.deterministic and self.backend is GeneratorBackend.LLM:
+            msg = (
+                "deterministic is true but backend is llm: Claude's replies differ between "
+                'runs, so the run can\'t repeat; set "backend" to "heuristic" or "fixture" '
+                "(record Claude's replies first with --record-fixtures, without --deterministic)"
+            )
+            raise ValueError(msg)
+
+    @property
+    def previous_limit(self) -> int:
+        """How many earlier reflections a generator sees (``previousReflections``)."""
+        if self.previous_reflections is None:
+            return self.max_reflections_per_retry
+        return self.previous_reflections
 
     def request_options(self) -> RequestOptions:
         """The options of a reflection request: what the generators and fixture keys take."""
@@ -477,6 +504,15 @@ class ProjectConfig:
     reports: ReportsConfig = attrs.Factory(ReportsConfig)
     risk: RiskConfig = attrs.Factory(RiskConfig)
     hooks: HooksConfig = attrs.Factory(HooksConfig)
+
+    def __attrs_post_init__(self) -> None:
+        """A deterministic run can't have a live model judge its attempts either."""
+        if self.reflexion.deterministic and self.verification.judge is JudgeMode.LLM:
+            msg = (
+                "reflexion.deterministic is true but verification.judge is llm: Claude's "
+                'verdicts differ between runs; set the judge to "heuristic" or "fixture"'
+            )
+            raise ValueError(msg)
 
 
 @attrs.frozen(kw_only=True)
