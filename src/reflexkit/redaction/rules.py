@@ -188,8 +188,20 @@ _NAME_TRIGGER = (
     r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|dsn|pw|psk|sess|sid|"
     r"connectionstring)[a-z0-9_.-]{0,40}(?:[\"']|\x1b\[[0-9;]*m)*[ \t]*"
     + _ANSI_TRIGGER
-    + r"(?:=|:|=>|is[ \t]+[\"']|->[ \t]))"  # `var.x is "..."`: Terraform; `k -> v`: Scala
+    + r"(?:[-+?.~|&*/%^!:<>]{0,2}[=:]|=>|is[ \t]+[\"']|[-<]-[ \t]|"
+    + "\uff1d|\uff1a|\u2254))"  # the characters themselves: RE2 reads no \u escapes
 )
+"""A secret's name and any assignment operator after it (see :data:`ASSIGN`)."""
+ASSIGN = (
+    r":=|=>"
+    r"|[-+?.~|&*/%^!:<>]{0,2}=(?:[ \t]*=){0,2}(?![=>])"  # ==, = =, +=, ?=, ::=, .=, !=
+    r"|:(?![:/\\=])"
+    "|\uff1d|\uff1a|\u2254"  # full-width `=` and `:`, and `:=` as one character
+    r"|(?<=[ \t])(?:is(?=[ \t]+[\"'])|->(?=[ \t])|<-(?=[ \t]))"  # Terraform, Scala, R
+)
+"""Every operator that sets a name to a value, as tools echo them: doubled or spaced by
+mistake, compound (Make, PHP, shell), R's ``<-``, a comparison quoting the value, and the
+full-width forms. `k -> v` is Scala; `var.x is "..."` Terraform's message."""
 
 
 def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
@@ -1175,7 +1187,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "secret_assignment",
         r"(?P<name>(?<![\w.])(?<!\w:)(?<!\$\{)[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
-        r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\])|(?<=[ \t])(?:is(?=[ \t]+[\"'])|->(?=[ \t])))"
+        r"[ \t]*(?P<sep>" + ASSIGN + r")"
         r"[ \t]*" + _VALUE,
         _NAME_TRIGGER,
         (
