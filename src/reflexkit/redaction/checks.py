@@ -49,8 +49,8 @@ _VERDICTS = frozenset({"PASS", "XPASS", "PASSED", "XPASSED"})
 def _separator(match: re.Match[str]) -> str:
     """The match's operator as one of ``=``, ``:``, ``:=``, ``=>``, ``->`` and ``is``.
 
-    Every operator that sets a value (``==``, ``+=``, ``?=``, ``<-``, ``＝`` ...) counts as
-    ``=``; a full-width colon as ``:``.
+    Every operator that sets a value (``==``, ``+=``, ``?=``, ``<-``, the full-width equals
+    sign ...) counts as ``=``; a full-width colon as ``:``.
     """
     sep = match.group("sep")
     if sep in {":=", "=>", "->", "is", ":"}:
@@ -90,9 +90,7 @@ def _assignment_check(match: re.Match[str]) -> bool:
         pieces = _QUOTED_RE.findall(raw)
         if pieces and pieces != [raw]:  # joined literals (``'a' + 'b'``, ``'ab' * 6``): one value
             value, quoted = "".join(piece[1:-1] for piece in pieces), True
-    if _compares_names(match, value, quoted=quoted):
-        return False
-    if sep == "->" and name[:1] in {'"', "'"}:
+    if _compares_names(match, value, quoted=quoted) or (sep == "->" and name[:1] in {'"', "'"}):
         return False  # Scala's ``Map(k -> v)`` names keys bare; a quoted one is code
     if value.lower() in {name.strip("\"'").lower(), name.strip("\"'").lower().rsplit("_", 1)[-1]}:
         return False  # password=password: code handing a variable on

@@ -194,7 +194,7 @@ _NAME_TRIGGER = (
 """A secret's name and any assignment operator after it (see :data:`ASSIGN`)."""
 ASSIGN = (
     r":=|=>"
-    r"|[-+?.~|&*/%^!:<>]{0,2}=(?:[ \t]*=){0,2}(?![=>])"  # `==`, `= =`, `+=`, `?=`, `::=`, `.=`, `!=`
+    r"|[-+?.~|&*/%^!:<>]{0,2}=(?:[ \t]*=){0,2}(?![=>])"  # ==, = =, +=, ?=, ::=, .=, !=
     r"|:(?![:/\\=])"
     "|\uff1d|\uff1a|\u2254"  # full-width `=` and `:`, and `:=` as one character
     r"|(?<=[ \t])(?:is(?=[ \t]+[\"'])|->(?=[ \t])|<-(?=[ \t]))"  # Terraform, Scala, R
