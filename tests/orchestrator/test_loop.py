@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from reflexkit.events import Event, EventKind, RunLog
-from reflexkit.orchestrator.loop import Orchestrator, RunSummary
+from reflexkit.orchestrator._loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import (
     CommandSubagent,
     ScriptedSubagent,
@@ -30,7 +30,7 @@ from reflexkit.tasks.task import Subtask, Task
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application, FakeServices
-    from reflexkit.reflection.protocols import ReflectionService
+    from reflexkit.reflection._protocols import ReflectionService
 
 PY = shlex.quote(sys.executable)
 UNITTEST = f"{PY} -m unittest -q"

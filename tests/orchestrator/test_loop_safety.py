@@ -20,7 +20,7 @@ import pytest
 from reflexkit.events import Event
 from reflexkit.exceptions import SetupError
 from reflexkit.models import ReflectionCategory
-from reflexkit.orchestrator.loop import Orchestrator, RunSummary
+from reflexkit.orchestrator._loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import (
     CommandSubagent,
     ScriptedSubagent,
@@ -35,7 +35,7 @@ from reflexkit.testing.memory_contract import make_reflection
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application, FakeServices
-    from reflexkit.reflection.protocols import ReflectionService
+    from reflexkit.reflection._protocols import ReflectionService
 
 PY = shlex.quote(sys.executable)
 

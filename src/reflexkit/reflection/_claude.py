@@ -3,7 +3,7 @@
 The request and the reply are this module's; the client, the budget, the retries and the
 reason codes are :mod:`reflexkit.llm`'s, shared with the judge and the analyst. Every failure
 is a :class:`~reflexkit.exceptions.GenerationError` with a reason code; a
-:class:`~reflexkit.reflection.fallback.FallbackGenerator` turns it into the heuristic
+:class:`~reflexkit.reflection._fallback.FallbackGenerator` turns it into the heuristic
 reflection with ``fallbackReason`` set.
 """
 
@@ -22,7 +22,7 @@ from reflexkit._deadline import time_left
 from reflexkit.exceptions import GenerationError
 from reflexkit.llm import Claude, OutputMode, RequestOptions, check_stop, reply_text
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
-from reflexkit.reflection.prompts import (
+from reflexkit.reflection._prompts import (
     TOOL_NAME,
     LlmReply,
     Prompt,
@@ -48,7 +48,7 @@ class Completion:
     Attributes:
         reflection: The reflection, ``source=llm``.
         reply: The model's validated answer (what a fixture records).
-        key: The prompt key of the request (see :func:`~reflexkit.reflection.prompts.prompt_key`).
+        key: The prompt key of the request (see :func:`~reflexkit.reflection._prompts.prompt_key`).
     """
 
     reflection: Reflection
@@ -57,7 +57,7 @@ class Completion:
 
 
 class ClaudeGenerator:
-    """A :class:`~reflexkit.reflection.protocols.ReflectionGenerator` backed by Claude.
+    """A :class:`~reflexkit.reflection._protocols.ReflectionGenerator` backed by Claude.
 
     Args:
         claude: The client (a fresh :class:`~reflexkit.llm.Claude` by default, which lets
@@ -67,7 +67,7 @@ class ClaudeGenerator:
             and every wait. A run's deadline (:func:`~reflexkit._deadline.time_left`) that
             comes first shortens it.
         root: The project root, cut from paths in the prompt (see
-            :func:`~reflexkit.reflection.prompts.reflection_request`); the current directory by
+            :func:`~reflexkit.reflection._prompts.reflection_request`); the current directory by
             default.
         clock: Returns the creation time of a reflection.
     """

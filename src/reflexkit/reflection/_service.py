@@ -31,12 +31,12 @@ from reflexkit.models import (
 )
 from reflexkit.redaction import MAX_OUTPUT_CHARS, window
 from reflexkit.redaction.gate import outbound, outbound_data
-from reflexkit.reflection.protocols import ReflectionGenerator
-from reflexkit.reflection.retry_prompt import format_reflections
+from reflexkit.reflection._protocols import ReflectionGenerator
+from reflexkit.reflection._retry_prompt import format_reflections
 from reflexkit.tasks.config import FixtureMiss, ReflexionConfig
 
 if TYPE_CHECKING:
-    from reflexkit.reflection.fixture import FixtureMissingError
+    from reflexkit.reflection._fixture import FixtureMissingError
 
 __all__ = ["DefaultReflectionService", "ReflectionDetails", "ServiceHealth"]
 
@@ -52,7 +52,7 @@ def _is_missing_fixture(err: Exception) -> TypeGuard[FixtureMissingError]:
     """
     if not isinstance(err, GenerationError) or err.reason != "fixture_not_found":
         return False
-    from reflexkit.reflection.fixture import FixtureMissingError  # noqa: PLC0415
+    from reflexkit.reflection._fixture import FixtureMissingError  # noqa: PLC0415
 
     return isinstance(err, FixtureMissingError)
 
@@ -102,7 +102,7 @@ class ReflectionDetails:
 
 
 class DefaultReflectionService:
-    """The :class:`~reflexkit.reflection.protocols.ReflectionService` reflexkit ships.
+    """The :class:`~reflexkit.reflection._protocols.ReflectionService` reflexkit ships.
 
     Args:
         generator: Writes the reflection (Claude with fallback, the heuristic, fixtures).

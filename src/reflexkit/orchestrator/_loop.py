@@ -41,7 +41,7 @@ from reflexkit.events import Event, EventData, EventKind
 from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.models import FailureContext, FailureType, Reflection, utcnow
 from reflexkit.orchestrator import _process
-from reflexkit.orchestrator import report_steps as reports
+from reflexkit.orchestrator import _report_steps as reports
 from reflexkit.orchestrator._attempt_log import (
     agent_figures,
     attempt_output,
@@ -53,29 +53,29 @@ from reflexkit.orchestrator._attempt_log import (
     subagent_error,
     subagent_failure,
 )
-from reflexkit.orchestrator._schedule import Schedule
-from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
-from reflexkit.orchestrator.insight_steps import (
+from reflexkit.orchestrator._insight_steps import (
     LoopInsights,
     Snapshot,
     changed_files,
     insight_events,
     snapshot,
 )
-from reflexkit.orchestrator.outcomes import (
+from reflexkit.orchestrator._outcomes import (
     Outcome,
     RunSummary,
     SubtaskOutcome,
     build_prompt,
     run_order,
 )
-from reflexkit.orchestrator.outcomes import (
+from reflexkit.orchestrator._outcomes import (
     ordered as in_order,
 )
-from reflexkit.orchestrator.own_state import (
+from reflexkit.orchestrator._own_state import (
     linked_own_folder,
     no_space,
 )
+from reflexkit.orchestrator._schedule import Schedule
+from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
     VerificationResult,
@@ -88,7 +88,7 @@ from reflexkit.tasks.task import Subtask, Task
 if TYPE_CHECKING:
     from reflexkit.insights.analysis import AnalysisOutcome
     from reflexkit.insights.models import Finding
-    from reflexkit.reflection.protocols import ReflectionService
+    from reflexkit.reflection._protocols import ReflectionService
     from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
     from reflexkit.reports.ending import AttemptEnding
     from reflexkit.reports.judge import Judgement
