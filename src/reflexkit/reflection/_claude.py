@@ -14,13 +14,13 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 import attrs
 
 from reflexkit._deadline import time_left
 from reflexkit.exceptions import GenerationError
-from reflexkit.llm import Claude, OutputMode, RequestOptions, check_stop, reply_text
+from reflexkit.llm import Asker, Claude, OutputMode, RequestOptions, check_stop, reply_text
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.reflection._prompts import (
     TOOL_NAME,
@@ -56,7 +56,7 @@ class Completion:
     key: str
 
 
-class ClaudeGenerator:
+class ClaudeGenerator(Asker):
     """A :class:`~reflexkit.reflection._protocols.ReflectionGenerator` backed by Claude.
 
     Args:
@@ -85,9 +85,10 @@ class ClaudeGenerator:
         if timeout_ms < 1:
             msg = f"timeout_ms must be >= 1, got {timeout_ms}"
             raise ValueError(msg)
-        self.claude = claude if claude is not None else Claude()
+        super().__init__(
+            claude, model=options.model, timeout_ms=timeout_ms, max_tokens=options.max_tokens
+        )
         self.options = options
-        self.timeout_ms = timeout_ms
         self._root = root
         self._clock = clock
 
@@ -152,16 +153,6 @@ class ClaudeGenerator:
             message.usage.output_tokens,
         )
         return Completion(reflection=reflection, reply=reply, key=prompt.key)
-
-    def close(self) -> None:
-        """Close the client's HTTP connections, if it has any."""
-        self.claude.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
     def _reply_of(self, message: Message) -> LlmReply:
         """Validate a reply: a refusal, a cut-off reply or bad JSON is an error."""
