@@ -40,12 +40,28 @@ FOLDER_MODE = 0o755
 """The most a folder reflexkit creates allows (less the umask): nobody else may write it."""
 
 
+OWN_FOLDER_NAME = ".reflexkit"
+
+OWN_GITIGNORE = b"""\
+# Made by reflexkit. Memory, run logs, prompts and reports hold tool output (and may hold
+# what a redaction missed): they stay out of git. Commit project.json and recorded fixtures.
+*
+!.gitignore
+!project.json
+!fixtures/
+!fixtures/**
+"""
+"""The ``.gitignore`` reflexkit puts in its own folder when it makes the folder or one in it."""
+
+
 def make_dirs(folder: Path, mode: int = FOLDER_MODE) -> None:
     """Create *folder* and its missing parents with *mode* (less the umask); fine if it exists.
 
     ``Path.mkdir(parents=True)`` creates the parents with ``0o777`` less the umask: under
     ``umask 000`` (a container default) anyone on the machine could then replace the memory
-    file or a run log and put text into the next retry prompt.
+    file or a run log and put text into the next retry prompt. A folder made in (or as)
+    ``.reflexkit`` gives that folder its ``.gitignore`` (:data:`OWN_GITIGNORE`) when it has
+    none, so the memory never shows up in ``git status``.
 
     Raises:
         OSError: As ``Path.mkdir(parents=True, exist_ok=True)``: ``FileExistsError`` when
@@ -53,6 +69,7 @@ def make_dirs(folder: Path, mode: int = FOLDER_MODE) -> None:
     """
     try:
         folder.mkdir(mode)
+        _ignore_own(folder)
     except FileNotFoundError:
         if folder.parent == folder:
             raise
@@ -61,6 +78,19 @@ def make_dirs(folder: Path, mode: int = FOLDER_MODE) -> None:
     except OSError:
         if not folder.is_dir():
             raise
+
+
+def _ignore_own(made: Path) -> None:
+    """Give ``.reflexkit`` its ``.gitignore`` when *made* is it or a folder right inside it."""
+    own = made if made.name == OWN_FOLDER_NAME else made.parent
+    if own.name != OWN_FOLDER_NAME:
+        return
+    ignore = own / ".gitignore"
+    try:
+        if not os.path.lexists(ignore):
+            atomic_write(ignore, OWN_GITIGNORE, mode=0o644)
+    except OSError:  # a read-only or full disk: the folder itself is what was asked for
+        return
 
 
 def sync_folder(folder: Path) -> None:

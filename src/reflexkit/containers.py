@@ -125,7 +125,10 @@ class Reflection(containers.DeclarativeContainer):
     claude: providers.Dependency[Any] = providers.Dependency()  # reflexkit.llm.Claude
 
     redactor = providers.Singleton(_lazy("reflexkit.redaction:Redactor"))
-    heuristic = providers.Singleton(_lazy("reflexkit.reflection.heuristic:HeuristicGenerator"))
+    heuristic = providers.Singleton(
+        _lazy("reflexkit.reflection.heuristic:HeuristicGenerator"),
+        max_chars=project.provided.config.reflexion.max_reflection_chars,
+    )
     options = project.provided.config.reflexion.request_options.call()
     claude_generator = providers.Factory(
         _lazy("reflexkit.reflection.claude:ClaudeGenerator"),
@@ -269,8 +272,12 @@ class Insights(containers.DeclarativeContainer):
         llm=providers.Factory(
             _lazy("reflexkit.insights.analysis:ClaudeAnalyst"),
             claude,
-            model=project.provided.config.reflexion.model,
+            # insights.model and insights.promptPath, else reflexion.model and the built-in
+            model=providers.Callable(_lazy("reflexkit.insights.analysis:analysis_model"), project),
             timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
+            system=providers.Callable(
+                _lazy("reflexkit.insights.analysis:analysis_prompt"), project
+            ),
         ),
         heuristic=heuristic_analyst,
         fixture=heuristic_analyst,

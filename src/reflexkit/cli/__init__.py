@@ -119,6 +119,14 @@ COMMANDS = {
         "calibrate:calibrate_command",
         "Compute the AUC of the agents' self-reported confidence against outcomes.",
     ),
+    "git-history": Command(
+        "experiments:git_history_command",
+        "Which gate would have caught the reverts and quick fixes in a repository's history (P2).",
+    ),
+    "outcomes": Command(
+        "experiments:outcomes_command",
+        "How many finished tasks get a machine-detectable outcome within a window (P3).",
+    ),
 }
 """Every command: where it lives and its one-line summary for ``--help``."""
 
