@@ -32,7 +32,7 @@ _DURATION = r"(?:\s+[(\[]<? ?\d[\d.]* ?(?:ms|s|sec|seconds?|m)[)\]])?"
 
 _HEADER = Pattern(
     r"^[ \t]{0,8}\d{1,4}\) (?P<num>\S.*?)\s*$"
-    r"|^not ok \d+(?: -)? (?P<tap>[^#\n]*?[^#\s])(?:\s+#.*)?$"
+    r"|^[ \t]*not ok \d+(?: -)? (?P<tap>[^#\n]*?[^#\s])(?:\s+#.*)?$"  # TAP 14 subtests indent
     r"|^[ \t]*--- FAIL: (?P<go>\S+)"
     r"|^[ \t]*(?:FAIL|ERROR):? +(?P<fail>(?!\d+ (?:tests?|failed))(?!\()\S.*?)\s*$"
     r"|^[ \t\u2502|]*\[(?:FAIL|FAILED|ERROR)\] +(?P<bracket>\S.*?)[ \t\u2502|]*$"
