@@ -600,6 +600,9 @@ class Orchestrator:
         if full is not None:  # the attempt filled the disk: no lesson, no retry
             self._halt.set()
             return self._outcome(at, "setup_error", full)
+        if attempt.ran is not None and attempt.ran.cannot_run is not None:
+            self._halt.set()  # the check never ran: no lesson, no retry, no next subtask
+            return self._outcome(at, "setup_error", _check_cannot_run(attempt.ran))
         return None
 
     def _check(self, at: _Progress, attempt: _Attempt) -> SubtaskOutcome | None:
@@ -978,3 +981,9 @@ class Orchestrator:
 
     def _ms_since(self, started: float) -> int:
         return max(int((self.clock() - started) * 1000), 0)
+
+
+def _check_cannot_run(checks: VerificationResult) -> str:
+    """The setup ending of a check that never ran: the command and the line that shows why."""
+    line = strip_control(checks.cannot_run or "")
+    return f"the check `{strip_control(checks.command)}` could not run: {line}"
