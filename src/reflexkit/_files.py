@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Literal
@@ -29,6 +31,7 @@ __all__ = [
     "make_dirs",
     "open_regular",
     "read_regular",
+    "safe_id",
     "sync_folder",
 ]
 
@@ -253,3 +256,21 @@ def _size(n: int) -> str:
         if n >= 1 << shift and not n % (1 << shift):
             return f"{n >> shift} {unit}"
     return f"{n:,} bytes"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_MAX_ID = 64
+
+
+def safe_id(text: str) -> str:
+    """Return *text* as a file-name part that can't name another folder.
+
+    Anything but letters, digits, ``_``, ``.`` and ``-`` becomes ``_``, leading dots go, and
+    a long id is cut; when anything changed, a short hash of the original is appended so
+    two different ids never collide. An empty id becomes ``unknown``.
+    """
+    clean = _UNSAFE.sub("_", text).lstrip(".")[:_MAX_ID]
+    if clean == text and clean:
+        return clean
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{clean or 'unknown'}-{digest}"

@@ -200,12 +200,19 @@ def _project(
     from reflexkit.tasks.config import GeneratorBackend  # noqa: PLC0415
 
     project = _state(ctx).project()
-    if backend is not None:
-        reflexion = attrs.evolve(project.config.reflexion, backend=GeneratorBackend(backend))
-        project = attrs.evolve(project, config=attrs.evolve(project.config, reflexion=reflexion))
-    if deterministic:
-        reflexion = attrs.evolve(project.config.reflexion, deterministic=True)
-        project = attrs.evolve(project, config=attrs.evolve(project.config, reflexion=reflexion))
+    if backend is not None or deterministic:
+        old = project.config.reflexion
+        try:  # the same checks as project.json: --deterministic with backend llm is refused
+            reflexion = attrs.evolve(
+                old,
+                backend=GeneratorBackend(backend) if backend is not None else old.backend,
+                deterministic=deterministic or old.deterministic,
+            )
+            config = attrs.evolve(project.config, reflexion=reflexion)
+        except ValueError as err:
+            flag = "--deterministic" if deterministic else f"backend {backend}"
+            raise ConfigError([f"{flag}: {err}"]) from None
+        project = attrs.evolve(project, config=config)
     changes = {**(orchestrator or {}), **({"jobs": jobs} if jobs is not None else {})}
     if changes:
         section = attrs.evolve(project.config.orchestrator, **changes)

@@ -185,6 +185,33 @@ class ReflexionConfig:
     deterministic: bool = False
     max_writes_per_run: int | None = attrs.field(default=None, validator=at_least(0))
     fixture_miss: FixtureMiss = FixtureMiss.ERROR
+    log: bool = True
+    """Write each reflection's ``reflection_generated`` event (its source, fixture key,
+    latency, length, reason) to the run log; off, the run log holds none (the reflections
+    are stored and used all the same)."""
+    max_reflection_chars: int = attrs.field(default=1_500, validator=between(200, 20_000))
+    """The summary cap: a stored reflection's analysis, suggestion and action items together
+    are at most this many characters, whichever generator wrote them."""
+    previous_reflections: int | None = attrs.field(default=None, validator=between(0, 50))
+    """How many earlier reflections of the subtask (same task and run) the generator sees
+    beside the failure; ``None`` means ``maxReflectionsPerRetry``."""
+
+    def __attrs_post_init__(self) -> None:
+        """A deterministic run can't ask a live model: its replies differ between runs."""
+        if self.deterministic and self.backend is GeneratorBackend.LLM:
+            msg = (
+                "deterministic is true but backend is llm: Claude's replies differ between "
+                'runs, so the run can\'t repeat; set "backend" to "heuristic" or "fixture" '
+                "(record Claude's replies first with --record-fixtures, without --deterministic)"
+            )
+            raise ValueError(msg)
+
+    @property
+    def previous_limit(self) -> int:
+        """How many earlier reflections a generator sees (``previousReflections``)."""
+        if self.previous_reflections is None:
+            return self.max_reflections_per_retry
+        return self.previous_reflections
 
     def request_options(self) -> RequestOptions:
         """The options of a reflection request: what the generators and fixture keys take."""
@@ -421,8 +448,8 @@ class HooksConfig:
 
     Attributes:
         enabled: Every hook is a strict no-op unless this is true.
-        max_stop_blocks: The most times per session the stop hook sends the agent back to
-            work with the judge's feedback.
+        max_stop_blocks: The most times per request of the user the stop hook sends the
+            agent back to work with the judge's feedback (a new request starts a new count).
         lessons: How many recent lessons the session-start hook adds as context.
         log_path: Where hooks log what they did and every error, relative to the root.
     """
@@ -447,6 +474,9 @@ class InsightsConfig:
         min_result_length: Agent output shorter than this many characters is "no output".
         batch_threshold: Analyse the findings every this many completed attempts of a run.
         max_lessons: The most lessons from other subtasks in one retry prompt (0: none).
+        model: The model of the analysis; ``None``: ``reflexion.model``.
+        prompt_path: A file whose text replaces the analysis's built-in system prompt,
+            relative to the project root; ``None``: the built-in one.
     """
 
     enabled: bool = True
@@ -456,6 +486,10 @@ class InsightsConfig:
     min_result_length: int = attrs.field(default=20, validator=at_least(0))
     batch_threshold: int = attrs.field(default=10, validator=at_least(1))
     max_lessons: int = attrs.field(default=2, validator=at_least(0))
+    model: str | None = attrs.field(default=None, validator=attrs.validators.optional(non_empty))
+    prompt_path: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_non_empty_path)
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -470,6 +504,15 @@ class ProjectConfig:
     reports: ReportsConfig = attrs.Factory(ReportsConfig)
     risk: RiskConfig = attrs.Factory(RiskConfig)
     hooks: HooksConfig = attrs.Factory(HooksConfig)
+
+    def __attrs_post_init__(self) -> None:
+        """A deterministic run can't have a live model judge its attempts either."""
+        if self.reflexion.deterministic and self.verification.judge is JudgeMode.LLM:
+            msg = (
+                "reflexion.deterministic is true but verification.judge is llm: Claude's "
+                'verdicts differ between runs; set the judge to "heuristic" or "fixture"'
+            )
+            raise ValueError(msg)
 
 
 @attrs.frozen(kw_only=True)

@@ -102,6 +102,7 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
         log_path,
         normalise_durations=True if deterministic else None,
         root=str(workdir.resolve()),
+        omit=() if app.project().config.reflexion.log else (EventKind.REFLECTION_GENERATED,),
     )
     # The run log is one subscriber among others; only its copy is held back for order.
     write = StagedEvents(run_log, run_order(task)) if deterministic else run_log
@@ -174,17 +175,17 @@ def _said_before(event: Event, said: set[tuple[object, ...]]) -> bool:
     return False
 
 
-def _warn_nondeterministic(app: Application, *, run_id: str | None, recording: bool) -> None:
-    """Say on stderr what keeps a deterministic run from repeating byte for byte."""
-    if not app.project().config.reflexion.deterministic:
-        return
-    problems = []
-    if run_id is None:
-        problems.append("no --run-id: the run id, and so every reflection id, is random")
-    if recording or app.project().config.reflexion.backend is GeneratorBackend.LLM:
-        problems.append("backend llm: Claude's replies differ between runs (use fixture)")
-    for problem in problems:
-        click.echo(f"reflexkit: warning: --deterministic with {problem}", err=True)
+def _warn_nondeterministic(app: Application, *, run_id: str | None) -> None:
+    """Say on stderr what keeps a deterministic run from repeating byte for byte.
+
+    A live model is not among them: the configuration refuses it (exit 2).
+    """
+    if app.project().config.reflexion.deterministic and run_id is None:
+        click.echo(
+            "reflexkit: warning: --deterministic with no --run-id: the run id, and so every "
+            "reflection id, is random",
+            err=True,
+        )
 
 
 _NO_AGENT = (
@@ -376,7 +377,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         agent_args=agent_args,
         script=script,
     )
-    _warn_nondeterministic(app, run_id=run_id, recording=record is not None)
+    _warn_nondeterministic(app, run_id=run_id)
     project_checks = app.project().config.verification.commands
     unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
     if unchecked and not task.require_verification:  # when required, the run says why it stops
