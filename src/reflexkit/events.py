@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -136,7 +136,7 @@ def load_subscribers(group: str = SUBSCRIBER_GROUP) -> list[Subscriber]:
     return found
 
 
-DURATION_KEYS = frozenset({"durationMs", "subagentMs", "latencyMs"})
+DURATION_KEYS = frozenset({"durationMs", "subagentMs", "latencyMs", "judgeMs"})
 """The event data keys that hold wall-clock durations: 0 in a normalised run log (#16)."""
 
 OUTPUT_KEYS = frozenset({"agentOutput", "verificationOutput", "subagentError"})
@@ -181,6 +181,8 @@ class RunLog:
             durations written ``<dur>``, *root* cut from paths). ``None`` (the default)
             means: when the environment has ``CI=true``.
         root: The project folder, cut from paths in tool output when normalising.
+        omit: Kinds of events not written (``reflexion.log: false`` omits
+            ``reflection_generated``); the other subscribers still get them.
 
     Attributes:
         lost: How many events could not be written.
@@ -193,8 +195,10 @@ class RunLog:
         clock: Callable[[], datetime] | None = None,
         normalise_durations: bool | None = None,
         root: str | None = None,
+        omit: Collection[EventKind] = (),
     ) -> None:
         self.path = path
+        self.omit = frozenset(omit)
         self.root = root
         self.clock = clock
         self.normalise_durations = _ci() if normalise_durations is None else normalise_durations
@@ -204,6 +208,8 @@ class RunLog:
 
     def write(self, event: Event) -> None:
         """Append one event as a line of camelCase JSON; never raises on I/O (see above)."""
+        if event.kind in self.omit:
+            return
         if self.clock is not None:
             event = attrs.evolve(event, at=self.clock())
         if self.normalise_durations and (DURATION_KEYS | OUTPUT_KEYS).intersection(event.data):

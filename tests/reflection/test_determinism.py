@@ -17,7 +17,7 @@ from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.heuristic import HeuristicGenerator
 from reflexkit.reflection.prompts import reflection_request
 from reflexkit.reflection.service import DefaultReflectionService
-from reflexkit.tasks.config import ReflexionConfig
+from reflexkit.tasks.config import GeneratorBackend, ReflexionConfig
 
 OUTPUT = (
     "FAIL: test_add_positive (test_calc.AddTests.test_add_positive)\n"
@@ -67,8 +67,8 @@ def test_the_fixture_key_ignores_durations_but_not_values() -> None:
 
 def test_deterministic_ids_and_times() -> None:
     """Same inputs, same id and time; the id is the documented derivation."""
-    first, _ = service(deterministic=True)
-    second, _ = service(deterministic=True)
+    first, _ = service(deterministic=True, backend=GeneratorBackend.HEURISTIC)
+    second, _ = service(deterministic=True, backend=GeneratorBackend.HEURISTIC)
     a, b = first.generate(failure()), second.generate(failure())
     assert a == b
     assert a.created_at == datetime(2000, 1, 1, tzinfo=UTC)
@@ -135,3 +135,10 @@ def test_details_are_bounded_in_a_long_lived_service() -> None:
         built.generate(failure(attempt))
     assert built.details(first.id).length == 0  # forgotten: the empty details
     assert len(built._details) == module._KEEP_DETAILS
+
+
+def test_a_deterministic_config_refuses_the_live_model() -> None:
+    """In Python as in project.json: deterministic with backend llm does not build."""
+    with pytest.raises(ValueError, match="deterministic is true but backend is llm"):
+        ReflexionConfig(deterministic=True)
+    assert ReflexionConfig(deterministic=True, backend=GeneratorBackend.FIXTURE).deterministic

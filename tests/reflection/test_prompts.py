@@ -146,15 +146,13 @@ def test_a_missing_failure_type_is_classified_first() -> None:
     assert "answer with failureType too" in user_text(prompt.request)
 
 
-def test_previous_reflections_are_listed_last_five_oldest_first() -> None:
-    """The earlier lessons are in the prompt, bounded to the most recent five."""
+def test_previous_reflections_are_listed_oldest_first() -> None:
+    """The earlier lessons given are all in the prompt (the service bounds how many, #28)."""
     earlier = [
         make_reflection("discount", attempt=n, analysis=f"Lesson number {n}.") for n in range(1, 8)
     ]
     text = user_text(reflection_request(FAILURE, previous=earlier).request)
-    assert "Lesson number 1." not in text
-    assert "Lesson number 2." not in text
-    positions = [text.index(f"Lesson number {n}.") for n in range(3, 8)]
+    positions = [text.index(f"Lesson number {n}.") for n in range(1, 8)]
     assert positions == sorted(positions)
     assert "Do not repeat them" in text
     assert 'category="root_cause"' in text

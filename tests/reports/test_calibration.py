@@ -143,3 +143,163 @@ def test_calibrate_command(tmp_path: Path) -> None:
     )
     assert text.returncode == 0
     assert "AUC: not defined" in text.stdout
+
+
+# --- a labelled corpus, the high-confidence subset and the kill condition (P1, #28) ------------
+
+
+def corpus(path: Path, rows: list[tuple[float, bool]], *extra: str) -> Path:
+    """Write a `{confidence, correct}` JSONL corpus (and any raw *extra* lines) to *path*."""
+    lines = [
+        json.dumps({"confidence": c, "correct": y, "task": f"t{i}"})
+        for i, (c, y) in enumerate(rows)
+    ]
+    path.write_text("\n".join([*lines, *extra]) + "\n")
+    return path
+
+
+def calibrate_cli(
+    *args: str, stdin: str | None = None, cwd: Path | None = None
+) -> tuple[int, str, str]:
+    """`reflexkit calibrate ARGS` as a user runs it; exit code, stdout, stderr."""
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "calibrate", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def separated(n: int) -> list[tuple[float, bool]]:
+    """High confidence that tells right from wrong: correct ones rated above wrong ones."""
+    rng = random.Random(3)  # noqa: S311 -- test data
+    rows = []
+    for _ in range(n):
+        correct = rng.random() < 0.6
+        high = rng.random() < 0.7
+        if high:
+            rows.append(
+                (round(rng.uniform(0.9, 1.0) if correct else rng.uniform(0.8, 0.88), 3), correct)
+            )
+        else:
+            rows.append((round(rng.uniform(0.1, 0.79), 3), correct))
+    return rows
+
+
+def chance(n: int) -> list[tuple[float, bool]]:
+    """Confidence that says nothing: high for right and wrong alike."""
+    rng = random.Random(5)  # noqa: S311 -- test data
+    return [(round(rng.uniform(0.0, 1.0), 3), rng.random() < 0.5) for _ in range(n)]
+
+
+def test_a_labelled_corpus_is_calibrated_with_its_high_subset(tmp_path: Path) -> None:
+    """--labels FILE: n, AUC, the high-confidence subset's AUC and lift, as JSON."""
+    rows = separated(400)
+    code, out, err = calibrate_cli("--labels", str(corpus(tmp_path / "c.jsonl", rows)), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["n"] == 400
+    assert data["auc"] == pytest.approx(brute_auc(*map(list, zip(*rows, strict=True))))  # type: ignore[arg-type]
+    high = [(c, y) for c, y in rows if c >= 0.8]
+    subset = data["highSubset"]
+    assert subset["n"] == len(high)
+    assert subset["auc"] == pytest.approx(brute_auc([c for c, _ in high], [y for _, y in high]))
+    assert subset["auc"] > 0.9
+    assert data["highThreshold"] == 0.8
+    assert data["lift"] == pytest.approx(
+        (sum(y for _, y in high) / len(high)) / (sum(y for _, y in rows) / len(rows))
+    )
+    assert data["killCondition"]["met"] is False
+
+
+def test_the_kill_condition_is_printed_and_met_at_chance(tmp_path: Path) -> None:
+    """Confidence at chance on the high subset: the pre-registered kill condition says MET."""
+    path = corpus(tmp_path / "c.jsonl", chance(600))
+    code, out, err = calibrate_cli("--labels", str(path))
+    assert code == 0, err
+    assert "kill condition (pre-registered)" in out
+    assert "AUC near chance" in out
+    assert "MET" in out
+    code, out, _ = calibrate_cli("--labels", str(path), "--json")
+    kill = json.loads(out)["killCondition"]
+    assert kill["met"] is True
+    assert "near chance" in kill["verdict"]
+
+
+def test_the_kill_condition_is_undecided_without_both_classes(tmp_path: Path) -> None:
+    """All high-confidence rows correct: no AUC there, and the verdict says it can't decide."""
+    path = corpus(tmp_path / "c.jsonl", [(0.9, True), (0.95, True), (0.2, False), (0.3, True)])
+    code, out, _ = calibrate_cli("--labels", str(path), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["highSubset"]["auc"] is None
+    assert data["killCondition"]["met"] is None
+    assert "undecided" in data["killCondition"]["verdict"]
+    few = corpus(tmp_path / "few.jsonl", [(0.9, True), (0.85, False), (0.3, False)] * 4)
+    kill = json.loads(calibrate_cli("--labels", str(few), "--json")[1])["killCondition"]
+    assert kill["met"] is None  # 4 good and 4 bad are too few to call it either way
+    assert "at least 5 good and 5 bad" in kill["verdict"]
+
+
+def test_bad_lines_are_skipped_and_named(tmp_path: Path) -> None:
+    """Invalid lines are skipped and reported with their line number; valid ones all count."""
+    path = corpus(
+        tmp_path / "c.jsonl",
+        [(0.9, True), (0.2, False)],
+        '{"confidence": 1.5, "correct": true}',
+        '{"confidence": 0.5, "correct": "yes"}',
+        '{"confidence": true, "correct": true}',
+        '{"correct": false}',
+        "not json",
+        "",
+        "[1, 2]",
+    )
+    code, out, err = calibrate_cli("--labels", str(path), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert (data["n"], data["skippedInvalid"]) == (2, 6)
+    problems = "\n".join(data["problems"])
+    assert "line 3: $.confidence: expected a number from 0 to 1, got 1.5" in problems
+    assert 'line 4: $.correct: expected true or false, got "yes"' in problems
+    assert "line 5: $.confidence" in problems
+    assert "line 6: $.confidence: required" in problems
+    assert "line 7: invalid JSON" in problems
+    assert "line 9: expected an object" in problems
+    code, out, err = calibrate_cli("--labels", str(path))
+    assert "skipped 6 invalid lines" in out
+    assert "line 3" in err
+
+
+def test_labels_from_stdin_and_a_file_of_nothing_valid(tmp_path: Path) -> None:
+    """`--labels -` reads stdin; a file with no valid line at all is bad input (exit 2)."""
+    text = "\n".join(json.dumps({"confidence": c, "correct": y}) for c, y in chance(50))
+    code, out, err = calibrate_cli("--labels", "-", "--json", stdin=text)
+    assert code == 0, err
+    assert json.loads(out)["n"] == 50
+    code, _, err = calibrate_cli("--labels", str(corpus(tmp_path / "bad.jsonl", [], "nope")))
+    assert code == 2
+    assert "no valid line" in err
+    code, _, err = calibrate_cli("--labels", str(tmp_path / "missing.jsonl"))
+    assert code == 2
+    assert "Traceback" not in err
+
+
+def test_reports_get_the_high_subset_and_kill_condition_too(tmp_path: Path) -> None:
+    """The reports path prints the same subset and pre-registered condition."""
+    for r in REPORTS:
+        write_report(r, tmp_path / ".reflexkit" / "reports")
+    code, out, err = calibrate_cli("--rounds", "100", cwd=tmp_path)
+    assert code == 0, err
+    assert "high-confidence subset (confidence >= 0.8)" in out
+    assert "kill condition (pre-registered)" in out
+
+
+def test_labels_and_reports_together_are_bad_input(tmp_path: Path) -> None:
+    """One source at a time: both is exit 2, not a silent choice."""
+    path = corpus(tmp_path / "c.jsonl", chance(10))
+    code, _, err = calibrate_cli("--labels", str(path), "--reports", str(tmp_path))
+    assert code == 2
+    assert "can't go together" in err

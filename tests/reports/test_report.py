@@ -305,3 +305,74 @@ def test_reporter_never_raises_when_the_folder_is_unwritable(repo: Path) -> None
     config = ProjectConfig(reports=ReportsConfig(enabled=True, path="blocker/reports"))
     reporter = AttemptReporter(LoadedProject(config=config, root=repo))
     assert reporter.finish(IDS) is None
+
+
+# --- repo and reflectionMode (the Mosaic design's fields, #28) ---------------------------------
+
+
+def run_with_reports(root: Path, monkeypatch: pytest.MonkeyPatch, reflexion: dict[str, Any]) -> Any:
+    """`reflexkit run` with reports on in the git repository *root*; its one report."""
+    from click.testing import CliRunner  # noqa: PLC0415 -- only these tests drive the CLI
+
+    from reflexkit.cli import cli  # noqa: PLC0415
+
+    (root / ".reflexkit").mkdir(exist_ok=True)
+    (root / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reports": {"enabled": True}, "reflexion": reflexion})
+    )
+    (root / "script.json").write_text(json.dumps({"price": [{"src/cart/pricing.py": "x = 2\n"}]}))
+    task = {"id": "cart", "description": "", "subtasks": [{"id": "price", "description": "."}]}
+    (root / "task.json").write_text(json.dumps(task))
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
+    result = CliRunner().invoke(
+        cli, ["run", "task.json", "--subagent", "scripted", "--script", "script.json"]
+    )
+    assert result.exit_code == 0, result.output + result.stderr
+    [path] = (root / ".reflexkit" / "reports").rglob("*.json")
+    report = json.loads(path.read_text())
+    validate(report)
+    return report
+
+
+@pytest.mark.parametrize(
+    ("reflexion", "mode"),
+    [({"backend": "heuristic"}, "orchestrated"), ({"enabled": False}, "off")],
+)
+def test_a_run_reports_its_repo_and_reflection_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reflexion: dict[str, Any], mode: str
+) -> None:
+    """`repo` is the repository root's name, seen from a subfolder too; the mode is the loop's."""
+    root = tmp_path / "shop-api"
+    (root / "src" / "cart").mkdir(parents=True)
+    (root / "src" / "cart" / "pricing.py").write_text("x = 1\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "start")
+    report = run_with_reports(root, monkeypatch, reflexion)
+    assert report["repo"] == "shop-api"
+    assert report["provenance"]["reflectionMode"] == mode
+    assert report["provenance"]["source"] == "orchestrator"
+
+
+def test_a_stop_hook_report_is_solo_and_outside_git_names_the_folder(tmp_path: Path) -> None:
+    """The stop hook's reports are solo; with no repository the project folder names it."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    reporter = AttemptReporter(project_at(root, enabled=True), source="stop-hook")
+    report = reporter.finish(IDS)
+    assert report is not None
+    validate(report)
+    assert report["repo"] == "notes"
+    assert report["provenance"]["reflectionMode"] == "solo"
+
+
+def test_the_repo_is_the_top_of_the_repository(repo: Path) -> None:
+    """A project in a subfolder of a repository reports the repository, not the subfolder."""
+    sub = repo / "services" / "billing"
+    sub.mkdir(parents=True)
+    report = AttemptReporter(project_at(sub, enabled=True)).finish(IDS)
+    assert report is not None
+    assert report["repo"] == repo.name

@@ -6,7 +6,14 @@ import pytest
 
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
-from reflexkit.reports.risk import evaluate_risk, rules_of, surface_of
+from reflexkit.reports.risk import (
+    DEFAULT_ROWS,
+    SurfaceRow,
+    evaluate_risk,
+    on_surface,
+    rules_of,
+    surface_of,
+)
 from reflexkit.tasks.config import ProjectConfig, ReviewSurface, RiskConfig
 
 S = ReviewSurface
@@ -47,16 +54,18 @@ SURFACE_TABLE = [
     ("src/App.vue", S.UI),
     # test
     ("tests/test_pricing.py", S.TEST),
-    ("tests/test_auth.py", S.TEST),
+    ("tests/test_auth.py", S.AUTH),  # the highest-risk surface dominates
     ("src/cart/pricing_test.go", S.TEST),
-    ("internal/auth/token_test.go", S.TEST),
+    ("internal/auth/token_test.go", S.AUTH),
     ("src/cart.spec.ts", S.TEST),
-    ("src/__tests__/login.test.js", S.TEST),
+    ("src/__tests__/login.test.js", S.AUTH),
+    ("src/__tests__/cart.test.js", S.TEST),
     ("conftest.py", S.TEST),
     # docs
     ("README.md", S.DOCS),
-    ("docs/deploy.md", S.DOCS),
-    ("docs/auth/setup.rst", S.DOCS),
+    ("docs/deploy.md", S.INFRA),
+    ("docs/usage.md", S.DOCS),
+    ("docs/auth/setup.rst", S.AUTH),
     ("CHANGELOG.md", S.DOCS),
     # none
     ("src/cart/pricing.py", S.NONE),
@@ -172,3 +181,113 @@ def test_string_threshold_is_not_coerced() -> None:
     """A threshold written as a string is not coerced to a number."""
     with pytest.raises(ConfigError, match=r"\$\.risk\.threshold"):
         _serde.structure({"risk": {"threshold": "0.5"}}, ProjectConfig)
+
+
+# --- the table is data: every row's examples, the design's word lists, highest risk wins ------
+
+DESIGN_LISTS = {
+    # The Mosaic design's surface table (reference 002, section 6), word for word.
+    S.AUTH: ["auth", "login", "session", "token", "permission", "rbac", "credential", "secret"],
+    S.DATA: ["migration", "prisma", "schema", ".sql", "entity", "repository", "seed"],
+    S.INFRA: ["docker", ".woodpecker", "compose", "traefik", "deploy", "helm", "k8s", "terraform"],
+    S.BUILD: ["package.json", "tsconfig", "turbo.json", "pnpm-", ".config.", "eslint", "vite"],
+    S.UI: [".tsx", ".css", "components/", "apps/web/"],
+    S.TEST: [".spec.", ".test.", "__tests__/"],
+    S.DOCS: [".md", "docs/"],
+}
+
+
+REALISTIC = {
+    # A path a project really has for each of the design's tokens.
+    "auth": "src/auth/guard.ts",
+    "login": "src/LoginForm.tsx",
+    "session": "app/session_store.py",
+    "token": "pkg/token/refresh.go",
+    "permission": "api/permissions.py",
+    "rbac": "config/rbac.yaml",
+    "credential": "src/credentials.ts",
+    "secret": "k/secrets.yaml",
+    "migration": "db/migrations/0001_init.sql",
+    "prisma": "prisma/client.ts",
+    "schema": "src/api/schema.py",
+    ".sql": "queries/orders.sql",
+    "entity": "src/orders/order.entity.ts",
+    "repository": "src/orders/OrderRepository.java",
+    "seed": "prisma/seed.ts",
+    "docker": "docker/entrypoint.sh",
+    ".woodpecker": ".woodpecker/deploy.yml",
+    "compose": "compose.prod.yaml",
+    "traefik": "traefik/dynamic.toml",
+    "deploy": "scripts/deploy.sh",
+    "helm": "helm/values.yaml",
+    "k8s": "k8s/ingress.yaml",
+    "terraform": "terraform/main.tf",
+    "package.json": "apps/api/package.json",
+    "tsconfig": "tsconfig.build.json",
+    "turbo.json": "turbo.json",
+    "pnpm-": "pnpm-workspace.yaml",
+    ".config.": "tailwind.config.js",
+    "eslint": ".eslintrc.cjs",
+    "vite": "vite.config.mts",
+    ".tsx": "src/Cart.tsx",
+    ".css": "src/cart.css",
+    "components/": "src/components/Button.ts",
+    "apps/web/": "apps/web/src/main.ts",
+    ".spec.": "src/cart.spec.ts",
+    ".test.": "src/cart.test.js",
+    "__tests__/": "src/__tests__/cart.js",
+    ".md": "CONTRIBUTING.md",
+    "docs/": "docs/guide.txt",
+}
+
+
+@pytest.mark.parametrize(
+    ("surface", "token"), [(s, t) for s, tokens in DESIGN_LISTS.items() for t in tokens]
+)
+def test_every_word_of_the_design_table_is_covered(surface: ReviewSurface, token: str) -> None:
+    """Each word of the design's lists puts a path on its surface (or a riskier one)."""
+    path = REALISTIC[token]
+    rules = rules_of(RiskConfig())
+    assert on_surface(path, surface, rules), path
+    assert rules[surface_of(path, rules)].weight >= rules[surface].weight
+
+
+@pytest.mark.parametrize("row", DEFAULT_ROWS, ids=[r.surface.value for r in DEFAULT_ROWS])
+def test_each_row_catches_its_examples_and_leaves_its_look_alikes(row: SurfaceRow) -> None:
+    """The examples in the table are what it does: caught on the surface, look-alikes left."""
+    rules = rules_of(RiskConfig())
+    for path in row.catches:
+        assert surface_of(path, rules) is row.surface, path
+    for path in row.leaves:
+        assert not on_surface(path, row.surface, rules), path
+
+
+@pytest.mark.parametrize(
+    ("path", "surface"),
+    [
+        ("src/auth/login.test.ts", S.AUTH),
+        ("tests/migrations/test_0007.py", S.DATA),
+        ("docs/traefik.md", S.INFRA),
+        ("src/components/LoginForm.tsx", S.AUTH),
+        ("e2e/deploy.spec.ts", S.INFRA),
+    ],
+)
+def test_the_highest_risk_surface_dominates(path: str, surface: ReviewSurface) -> None:
+    """Not the first rule that matches: the riskiest one, and the verdict follows."""
+    assert surface_of(path, rules_of(RiskConfig())) is surface
+    verdict = evaluate_risk([path])
+    assert verdict.surface is surface
+    assert verdict.needs_review
+
+
+def test_a_configured_weight_decides_which_surface_dominates() -> None:
+    """Re-weighting in project.json changes the winner: the weights, not the order, decide."""
+    config = _serde.structure(
+        {"risk": {"surfaces": {"test": {"weight": 1.0, "patterns": [r"\\.test\\.ts$"]}}}},
+        ProjectConfig,
+    ).risk
+    assert surface_of("src/auth/login.test.ts", rules_of(config)) is S.AUTH  # a tie: auth first
+    config = _serde.structure(
+        {"risk": {"surfaces": {"auth": {"weight": 0.1, "patterns": ["auth"]}}}}, ProjectConfig
+    ).risk
+    assert surface_of("src/auth/login.test.ts", rules_of(config)) is S.TEST

@@ -119,6 +119,14 @@ COMMANDS = {
         "calibrate:calibrate_command",
         "Compute the AUC of the agents' self-reported confidence against outcomes.",
     ),
+    "git-history": Command(
+        "experiments:git_history_command",
+        "Which gate would have caught the reverts and quick fixes in a repository's history (P2).",
+    ),
+    "outcomes": Command(
+        "experiments:outcomes_command",
+        "How many finished tasks get a machine-detectable outcome within a window (P3).",
+    ),
 }
 """Every command: where it lives and its one-line summary for ``--help``."""
 
@@ -157,7 +165,9 @@ def main() -> None:
     reaped. (Only here, not in :data:`cli`: a program embedding the commands keeps its own
     process semantics.)
     """
+    from reflexkit import _lazy  # noqa: PLC0415
     from reflexkit.cli import _streams  # noqa: PLC0415 -- closed descriptors, encodings (h5)
 
+    _lazy.own_process()
     _streams.prepare()
     cli.main(prog_name="reflexkit", obj=_State(subreaper=True))

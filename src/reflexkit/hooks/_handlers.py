@@ -34,39 +34,27 @@ import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit._files import make_dirs, read_regular
+from reflexkit._files import atomic_write, make_dirs, read_regular, safe_id
 from reflexkit._git import git_env
 from reflexkit._keys import lessons_key, signed, verified
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.redaction.gate import outbound_data
-from reflexkit.reports.ending import AttemptEnding, Ending, classify_ending
-from reflexkit.reports.judge import (
-    CompletionJudge,
-    JudgeInput,
-    Judgement,
-    parse_verdict,
-    read_instructions,
-)
-from reflexkit.reports.report import (
-    AttemptReporter,
-    JudgeSummary,
-    ReportIds,
-    Verification,
-    atomic_write,
-    diff_text,
-    report_path,
-    safe_id,
-    self_report_instructions,
-)
 from reflexkit.tasks.config import LoadedProject, load_project
+
+if TYPE_CHECKING:
+    from reflexkit.reports.ending import AttemptEnding
+    from reflexkit.reports.judge import CompletionJudge, JudgeInput, Judgement
+
+# Each handler imports what only it needs (the reports, the judge, the containers): Claude
+# Code starts a hook on every tool call, and most calls need none of them.
 
 __all__ = [
     "ACTIVE_ENV",
@@ -278,6 +266,8 @@ def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: 
         finally:
             app.shutdown_resources()
     if project.config.reports.enabled:
+        from reflexkit.reports.report import self_report_instructions  # noqa: PLC0415
+
         parts.append(self_report_instructions(project.config.reports.self_report_path))
     if not parts:
         return HookResult(note="no lessons yet")
@@ -581,6 +571,8 @@ def _remembered(project: LoadedProject, session: str, key: str) -> Judgement | N
     Only a verdict file the hook signed counts: the agent can write the project's files,
     and a verdict it wrote itself ("complete") must not stand in for the judge's.
     """
+    from reflexkit.reports.judge import Judgement, parse_verdict  # noqa: PLC0415 -- see top
+
     try:
         data = orjson.loads(read_regular(_verdict_path(project, session), limit=MAX_PAYLOAD_BYTES))
         if not isinstance(data, dict) or data.get("stateKey") != key:
@@ -635,6 +627,10 @@ def _write_verdict(  # noqa: PLR0913 -- the fields of one verdict file
 
 
 def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
+    from reflexkit.reports.ending import Ending, classify_ending  # noqa: PLC0415 -- see top
+    from reflexkit.reports.judge import JudgeInput, read_instructions  # noqa: PLC0415
+    from reflexkit.reports.report import diff_text  # noqa: PLC0415
+
     seen = _transcript(payload)
     last = payload.get("last_assistant_message")
     last_message = last if isinstance(last, str) and last.strip() else seen.answer
@@ -716,6 +712,14 @@ def _report(  # noqa: PLR0913 -- the facts of one stop's report
     notes: list[str],
 ) -> None:
     """Write the attempt report of this stop (when ``reports.enabled``)."""
+    from reflexkit.reports.report import (  # noqa: PLC0415 -- see top
+        AttemptReporter,
+        JudgeSummary,
+        ReportIds,
+        Verification,
+        report_path,
+    )
+
     ids = ReportIds(
         run_id=session,
         subtask_id=HOOK_SUBTASK,

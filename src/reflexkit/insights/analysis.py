@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 import orjson
@@ -43,7 +43,7 @@ from reflexkit.insights.models import (
     new_lesson_id,
 )
 from reflexkit.insights.store import FindingLog, PausedSubtasks
-from reflexkit.llm import DEFAULT_MODEL, Claude, reply_text
+from reflexkit.llm import DEFAULT_MODEL, Asker, Claude, reply_text
 from reflexkit.models import FailureType, utcnow
 from reflexkit.tasks.config import LoadedProject
 
@@ -246,19 +246,18 @@ def _failure_line(record: AttemptRecord) -> dict[str, Any]:
     }
 
 
-class ClaudeAnalyst:
+class ClaudeAnalyst(Asker):
     """An :class:`InsightAnalyst` backed by Claude.
 
     The client, its budget, retries and reason codes are :mod:`reflexkit.llm`'s: this class
-    only builds another request and reads another reply.
+    only builds another request and reads another reply. The arguments are
+    :class:`~reflexkit.llm.Asker`'s (``max_tokens`` 1,500 by default), and:
 
     Args:
-        claude: The client (a fresh :class:`~reflexkit.llm.Claude` by default).
-        model: The model to ask.
-        timeout_ms: One overall budget, loading the SDK and retries included.
-        max_tokens: The most tokens a reply may take.
         system: The system prompt (``insights.promptPath``; the built-in by default).
     """
+
+    MAX_TOKENS = 1_500
 
     def __init__(
         self,
@@ -267,13 +266,10 @@ class ClaudeAnalyst:
         *,
         model: str = DEFAULT_MODEL,
         timeout_ms: int = 30_000,
-        max_tokens: int = 1_500,
+        max_tokens: int | None = None,
         system: str = ANALYSIS_SYSTEM_PROMPT,
     ) -> None:
-        self.claude = claude if claude is not None else Claude()
-        self.model = model
-        self.max_tokens = max_tokens
-        self.timeout_ms = timeout_ms
+        super().__init__(claude, model=model, timeout_ms=timeout_ms, max_tokens=max_tokens)
         self.system = system
 
     def request(
@@ -328,16 +324,6 @@ class ClaudeAnalyst:
             )
         except ConfigError as err:
             raise GenerationError("llm_invalid_output", "; ".join(err.errors)[:300]) from None
-
-    def close(self) -> None:
-        """Close the client's connections."""
-        self.claude.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
 
 @attrs.frozen(kw_only=True)

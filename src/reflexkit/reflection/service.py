@@ -214,11 +214,17 @@ class DefaultReflectionService:
                 category=ReflectionCategory.APPROACH_FLAW,
                 failure_type=FailureType.TIMEOUT,
             )
+        analysis, suggestion, items = capped(
+            strip_control(reflection.analysis),
+            strip_control(reflection.suggestion),
+            [strip_control(item) for item in reflection.action_items],
+            self._config.max_reflection_chars,
+        )
         reflection = attrs.evolve(
             reflection,
-            analysis=strip_control(reflection.analysis),
-            suggestion=strip_control(reflection.suggestion),
-            action_items=tuple(strip_control(item) for item in reflection.action_items),
+            analysis=analysis,
+            suggestion=suggestion,
+            action_items=items,
             session_id=clean.session_id,
             task_id=clean.task_id,
             subtask_id=clean.subtask_id,
@@ -268,8 +274,14 @@ class DefaultReflectionService:
         reads it back) must not change what the generator is asked, or a recorded fixture
         would never replay.
         """
+        limit = self._config.previous_limit  # reflexion.previousReflections
+        if limit < 1:
+            return []
         previous = self.get_recent(
-            failure.subtask_id, task_id=failure.task_id, session_id=failure.session_id or None
+            failure.subtask_id,
+            task_id=failure.task_id,
+            session_id=failure.session_id or None,
+            limit=limit,
         )
         unique = {r.id: r for r in previous if r.attempt_number < failure.attempt_number}
         return list(unique.values())
@@ -475,6 +487,27 @@ class DefaultReflectionService:
         else:
             self.health.generation_fallbacks += 1
         self.health.last_error = message
+
+
+def capped(
+    analysis: str, suggestion: str, items: list[str], limit: int
+) -> tuple[str, str, tuple[str, ...]]:
+    """Fit a reflection's texts into *limit* characters (``reflexion.maxReflectionChars``).
+
+    The last action items go first; then the suggestion keeps at most a third of the room and
+    the analysis the rest, each cut at the end with an ellipsis. Short texts are untouched.
+    """
+    items = [item for item in items if item]
+    while items and len(analysis) + len(suggestion) + sum(map(len, items)) > limit:
+        items.pop()
+    if len(analysis) + len(suggestion) + sum(map(len, items)) > limit:
+        suggestion = _clip(suggestion, max(limit // 3, limit - len(analysis)))
+        analysis = _clip(analysis, limit - len(suggestion))
+    return analysis, suggestion, tuple(items)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _gated(reflection: Reflection) -> Reflection:

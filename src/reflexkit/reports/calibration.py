@@ -17,6 +17,17 @@ What "good" means is the *outcome*:
 
 Reports with no confidence, or whose outcome is unknown (no checks and no judge, for
 ``verification``), are left out and counted.
+
+A labelled corpus from anywhere (one ``{"confidence": 0.8, "correct": true}`` per line) is
+read by :func:`read_labels` and calibrated the same way (:func:`calibrate_pairs`).
+
+Beside the AUC over all attempts, the figures hold the *high-confidence subset* (confidence
+at or above :data:`HIGH_CONFIDENCE`): its AUC and the lift of its share of good attempts over
+the whole. The experiment's kill condition was registered before any data was seen: if the
+AUC on the high subset lies within :data:`CHANCE_MARGIN` of 0.5, or its bootstrap interval
+includes 0.5 (the data can't tell it from chance), confidence does not tell good from bad
+where it claims the most, and the closed calibration loop is not built
+(:class:`KillCondition`).
 """
 
 from __future__ import annotations
@@ -27,8 +38,43 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import orjson
 
-__all__ = ["Calibration", "Outcome", "auc", "bootstrap_interval", "calibrate", "pairs_of"]
+from reflexkit import _serde
+
+__all__ = [
+    "CHANCE_MARGIN",
+    "HIGH_CONFIDENCE",
+    "MIN_PER_CLASS",
+    "Calibration",
+    "Discrimination",
+    "KillCondition",
+    "Outcome",
+    "auc",
+    "bootstrap_interval",
+    "calibrate",
+    "calibrate_pairs",
+    "kill_condition",
+    "pairs_of",
+    "read_labels",
+]
+
+HIGH_CONFIDENCE = 0.8
+"""Where the high-confidence subset starts: a self-rated confidence of at least this."""
+
+CHANCE_MARGIN = 0.05
+"""The pre-registered kill condition: a high-subset AUC within this of 0.5 is chance."""
+
+_CHANCE = 0.5
+
+MIN_PER_CLASS = 5
+"""The kill condition is undecided while the high subset has fewer good, or bad, attempts."""
+
+KILL_RULE = (
+    "AUC near chance on the high-confidence subset (confidence >= {high:g}): |AUC - 0.5| <= "
+    "{margin:g}, or its interval includes 0.5 -> confidence carries no signal where it is "
+    "high; do not build the closed calibration loop"
+)
 
 
 class Outcome(enum.StrEnum):
@@ -37,6 +83,43 @@ class Outcome(enum.StrEnum):
     VERIFICATION = "verification"
     REWORK = "rework"
     FINAL = "final"
+
+
+@attrs.frozen(kw_only=True)
+class Discrimination:
+    """How well confidence separates good from bad within one set of attempts.
+
+    Attributes:
+        n: Attempts in the set.
+        good: How many were good.
+        bad: How many were bad.
+        auc: The AUC, or ``None`` without both good and bad attempts.
+        low: The lower end of its bootstrap interval.
+        high: The upper end.
+    """
+
+    n: int
+    good: int
+    bad: int
+    auc: float | None
+    low: float | None
+    high: float | None
+
+
+@attrs.frozen(kw_only=True)
+class KillCondition:
+    """The pre-registered kill condition and what the data says of it.
+
+    Attributes:
+        rule: The condition, as registered.
+        met: ``True`` when the high subset's AUC is near chance, ``False`` when not, ``None``
+            when the subset has fewer than :data:`MIN_PER_CLASS` good or bad attempts.
+        verdict: One sentence saying which, with the figure.
+    """
+
+    rule: str
+    met: bool | None
+    verdict: str
 
 
 @attrs.frozen(kw_only=True)
@@ -55,9 +138,16 @@ class Calibration:
         skipped_no_confidence: Reports without a self-reported confidence.
         skipped_unknown: Reports whose outcome is unknown.
         bins: Per confidence tenth (``"0.0-0.1"`` ...): attempts and the share that was good.
+        high_threshold: Where the high-confidence subset starts.
+        high_subset: The AUC within it.
+        lift: Its share of good attempts over the share among all (``None`` when either is
+            undefined).
+        kill_condition: The pre-registered kill condition and its verdict.
+        skipped_invalid: Lines of a labelled corpus that were not valid.
+        problems: What was wrong with them, one line each (the first 20).
     """
 
-    outcome: Outcome
+    outcome: Outcome | None
     n: int
     good: int
     bad: int
@@ -68,6 +158,12 @@ class Calibration:
     skipped_no_confidence: int
     skipped_unknown: int
     bins: tuple[tuple[str, int, float], ...]
+    high_threshold: float = HIGH_CONFIDENCE
+    high_subset: Discrimination | None = None
+    lift: float | None = None
+    kill_condition: KillCondition | None = None
+    skipped_invalid: int = 0
+    problems: tuple[str, ...] = ()
 
 
 def auc(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
@@ -184,13 +280,14 @@ def pairs_of(
     return pairs, no_confidence, unknown
 
 
-def calibrate(
+def calibrate(  # noqa: PLR0913 -- the input and the experiment's settings
     reports: Iterable[Mapping[str, Any]],
     *,
     outcome: Outcome = Outcome.VERIFICATION,
     rounds: int = 2_000,
     level: float = 0.95,
     seed: int = 0,
+    high_threshold: float = HIGH_CONFIDENCE,
 ) -> Calibration:
     """Compute the AUC of self-reported confidence against *outcome*, with its interval.
 
@@ -201,31 +298,177 @@ def calibrate(
         rounds: Bootstrap resamples.
         level: The interval's confidence level.
         seed: The bootstrap's seed: the same reports give the same interval.
+        high_threshold: Where the high-confidence subset starts.
 
     Returns:
         The figures; ``auc`` is ``None`` when every attempt was good, or every one bad.
     """
     pairs, no_confidence, unknown = pairs_of(reports, outcome=outcome)
+    result = calibrate_pairs(
+        pairs, rounds=rounds, level=level, seed=seed, high_threshold=high_threshold
+    )
+    return attrs.evolve(
+        result, outcome=outcome, skipped_no_confidence=no_confidence, skipped_unknown=unknown
+    )
+
+
+def _discrimination(
+    pairs: Sequence[tuple[float, bool]], *, rounds: int, level: float, seed: int
+) -> Discrimination:
     scores = [p[0] for p in pairs]
     labels = [p[1] for p in pairs]
-    value = auc(scores, labels)
     interval = bootstrap_interval(scores, labels, rounds=rounds, level=level, seed=seed)
+    return Discrimination(
+        n=len(pairs),
+        good=sum(labels),
+        bad=len(labels) - sum(labels),
+        auc=auc(scores, labels),
+        low=interval[0] if interval else None,
+        high=interval[1] if interval else None,
+    )
+
+
+def kill_condition(subset: Discrimination, *, high_threshold: float) -> KillCondition:
+    """Judge the pre-registered kill condition on the high-confidence subset's figures."""
+    rule = KILL_RULE.format(margin=CHANCE_MARGIN, high=high_threshold)
+    if subset.auc is None or min(subset.good, subset.bad) < MIN_PER_CLASS:
+        verdict = (
+            f"undecided: the high-confidence subset ({subset.n} attempts, {subset.good} good, "
+            f"{subset.bad} bad) needs at least {MIN_PER_CLASS} good and {MIN_PER_CLASS} bad "
+            "attempts"
+        )
+        return KillCondition(rule=rule, met=None, verdict=verdict)
+    interval = (
+        f" (interval [{subset.low:.3f}, {subset.high:.3f}])" if subset.low is not None else ""
+    )
+    low, high = subset.low, subset.high
+    includes = low is not None and high is not None and low <= _CHANCE <= high
+    if abs(subset.auc - _CHANCE) <= CHANCE_MARGIN or includes:
+        verdict = (
+            f"MET: AUC {subset.auc:.3f}{interval} on {subset.n} high-confidence attempts is "
+            "near chance: confidence does not tell good from bad where it is high"
+        )
+        return KillCondition(rule=rule, met=True, verdict=verdict)
+    side = "above" if subset.auc > _CHANCE else "below (confidence is inverted)"
+    verdict = (
+        f"not met: AUC {subset.auc:.3f}{interval} on {subset.n} high-confidence attempts is "
+        f"{side} chance by more than {CHANCE_MARGIN:g}, its interval clear of 0.5"
+    )
+    return KillCondition(rule=rule, met=False, verdict=verdict)
+
+
+def calibrate_pairs(
+    pairs: Sequence[tuple[float, bool]],
+    *,
+    rounds: int = 2_000,
+    level: float = 0.95,
+    seed: int = 0,
+    high_threshold: float = HIGH_CONFIDENCE,
+) -> Calibration:
+    """Calibrate ``(confidence, good)`` pairs: all of them, and the high-confidence subset.
+
+    Args:
+        pairs: The labelled attempts (from :func:`pairs_of` or :func:`read_labels`).
+        rounds: Bootstrap resamples.
+        level: The intervals' confidence level.
+        seed: The bootstrap's seed.
+        high_threshold: Where the high-confidence subset starts.
+
+    Returns:
+        The figures, with ``outcome`` ``None`` (the labels said what was good).
+    """
+    whole = _discrimination(pairs, rounds=rounds, level=level, seed=seed)
+    high = [p for p in pairs if p[0] >= high_threshold]
+    subset = _discrimination(high, rounds=rounds, level=level, seed=seed)
+    lift = None
+    if high and whole.good:
+        lift = (subset.good / subset.n) / (whole.good / whole.n)
     bins: dict[int, list[bool]] = {}
     for score, good in pairs:
         bins.setdefault(min(int(score * 10), 9), []).append(good)
     return Calibration(
-        outcome=outcome,
-        n=len(pairs),
-        good=sum(labels),
-        bad=len(labels) - sum(labels),
-        auc=value,
-        low=interval[0] if interval else None,
-        high=interval[1] if interval else None,
+        outcome=None,
+        n=whole.n,
+        good=whole.good,
+        bad=whole.bad,
+        auc=whole.auc,
+        low=whole.low,
+        high=whole.high,
         level=level,
-        skipped_no_confidence=no_confidence,
-        skipped_unknown=unknown,
+        skipped_no_confidence=0,
+        skipped_unknown=0,
         bins=tuple(
             (f"{b / 10:.1f}-{(b + 1) / 10:.1f}", len(v), sum(v) / len(v))
             for b, v in sorted(bins.items())
         ),
+        high_threshold=high_threshold,
+        high_subset=subset,
+        lift=lift,
+        kill_condition=kill_condition(subset, high_threshold=high_threshold),
     )
+
+
+_SHOWN_PROBLEMS = 20
+
+
+def _label(data: object) -> tuple[float, bool] | str:
+    """One line's ``(confidence, correct)``, or what is wrong with it."""
+    if not isinstance(data, dict):
+        return f"expected an object with confidence and correct, got {_serde.kind(data)}"
+    problems = []
+    confidence, correct = data.get("confidence"), data.get("correct")
+    if "confidence" not in data:
+        problems.append("$.confidence: required, but missing")
+    elif (
+        not isinstance(confidence, int | float)
+        or isinstance(confidence, bool)
+        or not 0.0 <= confidence <= 1.0
+    ):
+        problems.append(f"$.confidence: expected a number from 0 to 1, got {_shown(confidence)}")
+    if "correct" not in data:
+        problems.append("$.correct: required, but missing")
+    elif not isinstance(correct, bool):
+        problems.append(f"$.correct: expected true or false, got {_shown(correct)}")
+    if problems:
+        return "; ".join(problems)
+    return float(confidence), bool(correct)  # type: ignore[arg-type]  # checked above
+
+
+def _shown(value: object) -> str:
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= 40 else text[:37] + "..."  # noqa: PLR2004
+
+
+def read_labels(
+    raw: bytes, *, source: str = "labels"
+) -> tuple[list[tuple[float, bool]], int, list[str]]:
+    """Read a labelled corpus: JSON Lines of ``{"confidence": 0..1, "correct": bool}``.
+
+    Other keys on a line (an id, a task) are ignored; blank lines are skipped. A line that is
+    not such an object is skipped and counted, never fatal: nothing valid is lost.
+
+    Args:
+        raw: The file's bytes.
+        source: The file's name, for the problem lines.
+
+    Returns:
+        The ``(confidence, correct)`` pairs in file order, how many lines were invalid, and
+        the first of their problems (``"<source>: line 3: $.confidence: ..."``).
+    """
+    pairs: list[tuple[float, bool]] = []
+    invalid = 0
+    problems: list[str] = []
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            found = _label(orjson.loads(line))
+        except orjson.JSONDecodeError as err:
+            found = f"invalid JSON: {err}"
+        if isinstance(found, tuple):
+            pairs.append(found)
+            continue
+        invalid += 1
+        if len(problems) < _SHOWN_PROBLEMS:
+            problems.append(f"{source}: line {number}: {found}")
+    return pairs, invalid, problems

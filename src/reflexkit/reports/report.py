@@ -18,11 +18,9 @@ The JSON Schema is shipped in the package: :func:`report_schema`.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
-import re
 import subprocess
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -34,7 +32,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit._files import atomic_write, open_regular, read_regular
+from reflexkit._files import atomic_write, open_regular, read_regular, safe_id
 from reflexkit._git import git_env
 from reflexkit._text import show_name, strip_control
 from reflexkit._version import __version__
@@ -52,6 +50,7 @@ __all__ = [
     "FileChange",
     "GitChanges",
     "JudgeSummary",
+    "ReflectionMode",
     "ReportIds",
     "SelfReport",
     "Verification",
@@ -61,6 +60,7 @@ __all__ = [
     "git_changes",
     "parse_self_report",
     "read_reports",
+    "repo_name",
     "report_path",
     "report_schema",
     "safe_id",
@@ -191,9 +191,15 @@ class ReportIds:
     agent: str = "unknown"
 
 
+ReflectionMode = Literal["off", "solo", "orchestrated"]
+"""How reflection ran around the attempt: ``off`` (``reflexion.enabled`` false), ``solo`` (one
+agent session under the stop hook), ``orchestrated`` (reflexkit's retry loop)."""
+
+
 @attrs.frozen(kw_only=True)
 class _Provenance:
     source: Literal["orchestrator", "stop-hook"]
+    reflection_mode: ReflectionMode
     degraded: bool
     self_report: Literal["ok", "missing", "invalid"]
     problems: tuple[str, ...]
@@ -203,6 +209,7 @@ class _Provenance:
 @attrs.frozen(kw_only=True)
 class _Report:
     schema: str
+    repo: str
     run_id: str
     task_id: str
     subtask_id: str
@@ -344,6 +351,20 @@ def git_changes(root: Path, *, base: str = "HEAD") -> GitChanges:
         files.update(_untracked(root, others.stdout))
     kept = tuple(files[p] for p in sorted(files) if not p.startswith(_OWN_FOLDER))
     return GitChanges(files=kept)
+
+
+def repo_name(root: Path) -> str:
+    """Return the name of the repository *root* lies in: the base name of its top folder.
+
+    Outside a repository (or when git can't answer) the name of *root* itself. Never raises.
+    """
+    try:
+        top = _git(root, "rev-parse", "--show-toplevel")
+    except (OSError, subprocess.TimeoutExpired):
+        top = None
+    if top is not None and top.returncode == 0 and top.stdout.strip():
+        return Path(top.stdout.decode("utf-8", "surrogateescape").strip()).name
+    return root.absolute().name
 
 
 def diff_text(
@@ -488,6 +509,8 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
     verification: Verification | None = None,
     risk: RiskConfig | None = None,
     source: Literal["orchestrator", "stop-hook"] = "orchestrator",
+    repo: str = "",
+    reflection_mode: ReflectionMode | None = None,
     clock: Callable[[], datetime] = utcnow,
 ) -> dict[str, Any]:
     """Build one ``reflexkit.report.v1`` report: a pure function of its inputs.
@@ -499,6 +522,9 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
         verification: How the checks went; all ``null`` when not given.
         risk: The ``risk`` section of project.json (defaults when ``None``).
         source: Who wrote the report.
+        repo: The name of the repository (:func:`repo_name`).
+        reflection_mode: ``off``, ``solo`` or ``orchestrated``; by default ``solo`` for the
+            stop hook and ``orchestrated`` for the loop.
         clock: Returns the report's creation time.
 
     Returns:
@@ -518,6 +544,7 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
     )
     report = _Report(
         schema=REPORT_SCHEMA_ID,
+        repo=repo,
         run_id=ids.run_id,
         task_id=ids.task_id,
         subtask_id=ids.subtask_id,
@@ -535,6 +562,8 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
         known_not_in_diff=parsed.known_not_in_diff if parsed else None,
         provenance=_Provenance(
             source=source,
+            reflection_mode=reflection_mode
+            or ("solo" if source == "stop-hook" else "orchestrated"),
             degraded=status != "ok" or changes.problem is not None,
             self_report=status,  # type: ignore[arg-type]  # one of the three, by construction
             problems=tuple(problems),
@@ -561,23 +590,6 @@ def _stripped(value: Any) -> Any:  # noqa: ANN401 -- JSON data in, the same shap
 
 
 # --- writing -----------------------------------------------------------------------------
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-_MAX_ID = 64
-
-
-def safe_id(text: str) -> str:
-    """Return *text* as a file-name part that can't name another folder.
-
-    Anything but letters, digits, ``_``, ``.`` and ``-`` becomes ``_``, leading dots go, and
-    a long id is cut; when anything changed, a short hash of the original is appended so
-    two different ids never collide. An empty id becomes ``unknown``.
-    """
-    clean = _UNSAFE.sub("_", text).lstrip(".")[:_MAX_ID]
-    if clean == text and clean:
-        return clean
-    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    return f"{clean or 'unknown'}-{digest}"
 
 
 def report_path(reports_dir: Path, run_id: str, subtask_id: str, attempt: int) -> Path:
@@ -655,6 +667,21 @@ class AttemptReporter:
         self.workdir = workdir or project.root
         self.source: Literal["orchestrator", "stop-hook"] = source
         self._unwritten = said if said is not None else set()
+        self._repo: str | None = None
+
+    @property
+    def repo(self) -> str:
+        """The repository's name (:func:`repo_name`), asked of git once per reporter."""
+        if self._repo is None:
+            self._repo = repo_name(self.workdir)
+        return self._repo
+
+    @property
+    def reflection_mode(self) -> ReflectionMode:
+        """``off`` when ``reflexion.enabled`` is false, else ``solo`` or ``orchestrated``."""
+        if not self.project.config.reflexion.enabled:
+            return "off"
+        return "solo" if self.source == "stop-hook" else "orchestrated"
 
     @property
     def enabled(self) -> bool:
@@ -732,6 +759,8 @@ class AttemptReporter:
                 verification=verification,
                 risk=self.project.config.risk,
                 source=self.source,
+                repo=self.repo,
+                reflection_mode=self.reflection_mode,
             )
             write_report(report, self.reports_dir)
         except (OSError, ValueError, TypeError) as err:

@@ -45,6 +45,7 @@ __all__ = [
     "CONFIG_ENV",
     "CONFIG_RELPATH",
     "MAX_DAYS",
+    "AgentRecipe",
     "ClaudeCodeConfig",
     "Durability",
     "FixtureMiss",
@@ -184,6 +185,33 @@ class ReflexionConfig:
     deterministic: bool = False
     max_writes_per_run: int | None = attrs.field(default=None, validator=at_least(0))
     fixture_miss: FixtureMiss = FixtureMiss.ERROR
+    log: bool = True
+    """Write each reflection's ``reflection_generated`` event (its source, fixture key,
+    latency, length, reason) to the run log; off, the run log holds none (the reflections
+    are stored and used all the same)."""
+    max_reflection_chars: int = attrs.field(default=1_500, validator=between(200, 20_000))
+    """The summary cap: a stored reflection's analysis, suggestion and action items together
+    are at most this many characters, whichever generator wrote them."""
+    previous_reflections: int | None = attrs.field(default=None, validator=between(0, 50))
+    """How many earlier reflections of the subtask (same task and run) the generator sees
+    beside the failure; ``None`` means ``maxReflectionsPerRetry``."""
+
+    def __attrs_post_init__(self) -> None:
+        """A deterministic run can't ask a live model: its replies differ between runs."""
+        if self.deterministic and self.backend is GeneratorBackend.LLM:
+            msg = (
+                "deterministic is true but backend is llm: Claude's replies differ between "
+                'runs, so the run can\'t repeat; set "backend" to "heuristic" or "fixture" '
+                "(record Claude's replies first with --record-fixtures, without --deterministic)"
+            )
+            raise ValueError(msg)
+
+    @property
+    def previous_limit(self) -> int:
+        """How many earlier reflections a generator sees (``previousReflections``)."""
+        if self.previous_reflections is None:
+            return self.max_reflections_per_retry
+        return self.previous_reflections
 
     def request_options(self) -> RequestOptions:
         """The options of a reflection request: what the generators and fixture keys take."""
@@ -271,6 +299,33 @@ class ClaudeCodeConfig:
     bash_commands: tuple[str, ...] = attrs.field(default=(), validator=_bash_commands)
 
 
+def _command(_inst: object, _attr: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    if not value or not value[0].strip():
+        msg = "expected a command line: the program, then its arguments"
+        raise ValueError(msg)
+
+
+_command.expected = "a command line: the program, then its arguments"  # type: ignore[attr-defined]
+
+
+@attrs.frozen(kw_only=True)
+class AgentRecipe:
+    """How to run one command-line agent: a built-in recipe, or one of ``orchestrator.agents``.
+
+    Attributes:
+        command: The command line, one argument per item: ``{prompt}`` becomes the prompt
+            (one argument), ``{prompt_file}`` the path of a file holding it; with neither the
+            prompt goes to stdin.
+        env: Variables the agent gets unless the environment already sets them (the model,
+            its base URL and key are the agent's own variables, left to the user).
+        about: One line on the agent, for ``reflexkit run --help`` and the docs.
+    """
+
+    command: tuple[str, ...] = attrs.field(validator=_command)
+    env: dict[str, str] = attrs.field(factory=dict, hash=False)  # the config stays hashable
+    about: str = ""
+
+
 @attrs.frozen(kw_only=True)
 class OrchestratorConfig:
     """The ``orchestrator`` section: how often and how long subtasks are retried."""
@@ -284,6 +339,13 @@ class OrchestratorConfig:
     agent_command: tuple[str, ...] = ()
     allowed_tools: tuple[str, ...] = ()
     claude_code: ClaudeCodeConfig = attrs.Factory(ClaudeCodeConfig)
+    agent: str | None = None
+    """A recipe's name (``aider``, ``codex``, one of :attr:`agents` ...): the ``command``
+    subagent runs its command line (docs/agents.md)."""
+    agents: dict[str, AgentRecipe] = attrs.field(factory=dict, hash=False)
+    """The project's own recipes, by name; a name of a built-in one replaces it."""
+    agent_args: tuple[str, ...] = ()
+    """Arguments added after the recipe's command line (files for aider, an edit format ...)."""
 
 
 class ReviewSurface(enum.StrEnum):
@@ -442,6 +504,15 @@ class ProjectConfig:
     reports: ReportsConfig = attrs.Factory(ReportsConfig)
     risk: RiskConfig = attrs.Factory(RiskConfig)
     hooks: HooksConfig = attrs.Factory(HooksConfig)
+
+    def __attrs_post_init__(self) -> None:
+        """A deterministic run can't have a live model judge its attempts either."""
+        if self.reflexion.deterministic and self.verification.judge is JudgeMode.LLM:
+            msg = (
+                "reflexion.deterministic is true but verification.judge is llm: Claude's "
+                'verdicts differ between runs; set the judge to "heuristic" or "fixture"'
+            )
+            raise ValueError(msg)
 
 
 @attrs.frozen(kw_only=True)
