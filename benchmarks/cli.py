@@ -4,7 +4,8 @@ Orchestrators in other languages call the command once per failure, so its cost 
 start-up. In a temporary project (heuristic backend, 200 reflections in memory) this prints
 the median wall time of each command and its ratio to the baseline, ``python -c 'import
 click'``, measured in the same run with the runs interleaved (one of each per round), so a
-busy machine slows both sides alike:
+busy machine slows both sides alike; and the median CPU time (user and system) of each, which
+a machine shared with other work stretches less than the wall time:
 
 * ``reflexkit --version``;
 * ``reflexkit recent SUBTASK`` (the retry-prompt section of the subtask's reflections);
@@ -12,7 +13,8 @@ busy machine slows both sides alike:
 * ``reflexkit reflect --no-save`` with the ``llm`` backend and no API key (it falls back to
   the heuristic without sending anything, so it must not import the anthropic SDK);
 * ``python -m reflexkit.hooks post-tool-use`` with hooks on and a failed Bash command (it
-  writes a reflection), and with a successful one (the common case);
+  writes a reflection: each run has a tool-use id of its own, else the hook skips the
+  re-delivered event), and with a successful one (the common case);
 * ``reflexkit stats`` and ``reflexkit --help``, for information.
 
 Start-up is a measured figure, not a chase (issue 25): each line says whether the command is
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -42,6 +45,9 @@ import time
 from pathlib import Path
 
 TARGET = 3.0
+BASELINE = "python -c 'import click' (baseline)"
+FAILED_HOOK = "hook post-tool-use, a failed Bash command"
+OK_HOOK = "hook post-tool-use, a successful Bash command"
 HOOKS = Path(__file__).resolve().parent.parent / "tests" / "data" / "hooks"
 FAILURE = {
     "taskId": "checkout",
@@ -68,11 +74,13 @@ def _project(root: Path) -> None:
             store.append(make_reflection(subtask_id=f"sub-{i % 20}", task_id="checkout"))
 
 
-def _payload(name: str, root: Path) -> bytes:
-    """A recorded hook payload pointed at *root*."""
+def _payload(name: str, root: Path, tool_use: str | None = None) -> bytes:
+    """A recorded hook payload pointed at *root*, with *tool_use* as its tool-use id."""
     data = json.loads((HOOKS / name).read_text())
     data["cwd"] = str(root)
     data["transcript_path"] = str(root / "transcript.jsonl")
+    if tool_use is not None:
+        data["tool_use_id"] = tool_use
     return json.dumps(data).encode()
 
 
@@ -84,7 +92,7 @@ def main() -> int:
     py = sys.executable
     failure = json.dumps(FAILURE).encode()
     cases: dict[str, tuple[list[str], bytes, bool]] = {
-        "python -c 'import click' (baseline)": ([py, "-c", "import click"], b"", False),
+        BASELINE: ([py, "-c", "import click"], b"", False),
         "reflexkit --version": ([py, "-m", "reflexkit", "--version"], b"", True),
         "reflexkit recent sub-3": ([py, "-m", "reflexkit", "recent", "sub-3"], b"", True),
         "reflexkit reflect --backend heuristic --no-save": (
@@ -97,12 +105,12 @@ def main() -> int:
             failure,
             False,
         ),
-        "hook post-tool-use, a failed Bash command": (
+        FAILED_HOOK: (
             [py, "-m", "reflexkit.hooks", "post-tool-use"],
             b"",  # filled in below, once the project exists
             True,
         ),
-        "hook post-tool-use, a successful Bash command": (
+        OK_HOOK: (
             [py, "-m", "reflexkit.hooks", "post-tool-use"],
             b"",
             True,
@@ -115,38 +123,51 @@ def main() -> int:
     }
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     samples: dict[str, list[float]] = {name: [] for name in cases}
+    cpu: dict[str, list[float]] = {name: [] for name in cases}
     with tempfile.TemporaryDirectory(prefix="reflexkit-cli-bench-") as tmp:
         root = Path(tmp) / "project"
         root.mkdir()
         _project(root)
-        for name, payload in (
-            ("hook post-tool-use, a failed Bash command", "post_tool_use_failure_bash.json"),
-            ("hook post-tool-use, a successful Bash command", "post_tool_use_bash_ok.json"),
-        ):
-            argv, _, targeted = cases[name]
-            cases[name] = (argv, _payload(payload, root), targeted)
+        argv, _, targeted = cases[OK_HOOK]
+        cases[OK_HOOK] = (argv, _payload("post_tool_use_bash_ok.json", root), targeted)
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         for round_ in range(args.rounds + 1):  # round 0 caches the bytecode, untimed
-            for name, (argv, stdin, _) in cases.items():
+            for name, (argv, recorded, _) in cases.items():
+                stdin = recorded
+                if name == FAILED_HOOK:  # a new failure each time, not a re-delivered one
+                    stdin = _payload("post_tool_use_failure_bash.json", root, f"toolu_{round_}")
+                used = _children_cpu()
                 started = time.perf_counter()
                 done = subprocess.run(
                     argv, input=stdin, cwd=root, env=env, capture_output=True, check=False
                 )
                 if round_:
                     samples[name].append((time.perf_counter() - started) * 1000)
+                    cpu[name].append((_children_cpu() - used) * 1000)
                 if done.returncode != 0:
                     print(f"{name}: exit {done.returncode}: {done.stderr.decode()}")
                     return 1
-    baseline = statistics.median(samples["python -c 'import click' (baseline)"])
-    print(f"{'command':<54} {'median ms':>10} {'ratio':>7}")
+    baseline = statistics.median(samples[BASELINE])
+    cpu_baseline = statistics.median(cpu[BASELINE])
+    print(f"{'command':<54} {'median ms':>10} {'ratio':>7} {'cpu ms':>7} {'ratio':>7}")
     for name, (_, _, targeted) in cases.items():
         median = statistics.median(samples[name])
         ratio = median / baseline
+        used = statistics.median(cpu[name])
         mark = ""
         if targeted:
             mark = f"  within {TARGET:.0f}x" if ratio <= TARGET else f"  over {TARGET:.0f}x"
-        print(f"{name:<54} {median:>10.1f} {ratio:>6.2f}x{mark}")
+        print(
+            f"{name:<54} {median:>10.1f} {ratio:>6.2f}x {used:>7.1f} "
+            f"{used / cpu_baseline:>6.2f}x{mark}"
+        )
     return 0
+
+
+def _children_cpu() -> float:
+    """Seconds of CPU (user and system) that the finished children have used so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 if __name__ == "__main__":

@@ -10,7 +10,10 @@ the median wall time of:
 * the same through the full command line, ``python -m reflexkit hook post-tool-use``;
 * a failed Bash call reflected on (heuristic) and stored;
 * a stop that writes a report (git numstat, the risk floor, an atomic write) and runs the
-  heuristic judge.
+  heuristic judge;
+* with the llm judge against the fake Messages API: stops in an unchanged state (the memo's
+  verdict, no request) against stops whose last message changes each time (a request each):
+  the requests sent and the median time of a stop.
 
 Usage::
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -101,11 +105,59 @@ def main() -> int:
                 timed([py, "-m", "reflexkit.hooks", "stop"], stop, root, args.rounds),
             )
         )
+        memo = memo_rows(root, args.rounds)
     base = rows[0][1]
     print(f"median wall time of one hook process ({args.rounds} runs each):")
     for label, ms in rows:
         print(f"  {label:<42} {ms:8.1f} ms  ({ms / base:4.1f}x the interpreter alone)")
+    print(f"the stop hook's memo, llm judge ({args.rounds} stops each):")
+    for label, requests, ms in memo:
+        print(f"  {label:<42} {requests:3d} requests  {ms:8.1f} ms a stop")
     return 0
+
+
+VERDICT = {
+    "complete": False,
+    "severity": "MEDIUM",
+    "feedback": "export_csv writes no header.",
+    "missing": ["the header row"],
+    "nextActions": ["Write the header first"],
+}
+
+
+def memo_rows(root: Path, rounds: int) -> list[tuple[str, int, float]]:
+    """Stops in one state (judged once) against stops in a new state each (judged each)."""
+    from reflexkit.testing.fake_messages_api import FakeMessagesApi  # noqa: PLC0415
+
+    config = root / ".reflexkit" / "project.json"
+    config.write_text(
+        json.dumps(
+            {
+                "hooks": {"enabled": True, "maxStopBlocks": 10_000},
+                "reflexion": {"backend": "heuristic"},
+                "verification": {"judge": "llm", "judgeTimeoutMs": 60_000},
+            }
+        )
+    )
+    argv = [sys.executable, "-m", "reflexkit.hooks", "stop"]
+    found = []
+    with FakeMessagesApi() as api:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-bench"}
+        for label, changing in (("unchanged state (memo)", False), ("a new state each stop", True)):
+            api.reset()
+            for _ in range(rounds):
+                api.reply(VERDICT)
+            samples = []
+            for n in range(rounds):
+                message = f"Done, take {n}." if changing else "Done."
+                stdin = payload("stop.json", root, session_id=label, last_assistant_message=message)
+                started = time.perf_counter()
+                subprocess.run(
+                    argv, input=stdin, cwd=root, env=env, capture_output=True, check=True
+                )
+                samples.append((time.perf_counter() - started) * 1000)
+            found.append((label, len(api.requests), statistics.median(samples)))
+    return found
 
 
 if __name__ == "__main__":

@@ -50,11 +50,14 @@ OWN_OUTPUTS = REPO / "tests" / "data" / "tool_outputs"
 HOLDOUT_LIKE = REPO / "tests" / "data" / "holdout_like"
 UNSEEN_TOOLS = REPO / "tests" / "data" / "unseen_tools"
 UNSEEN_REPOS = REPO / "tests" / "data" / "unseen_repos"
+UNSEEN_TOOLS_2 = REPO / "tests" / "data" / "unseen_tools_2"
 TOOL_NAMES = (
     "pytest", "unittest", "mypy", "pyright", "ruff", "flake8", "tsc", "eslint", "jest", "vitest",
     "mocha", "node:test", "cargo", "clippy", "gcc", "clang", "go test", "go vet", "cmake",
     "phpunit", "rspec", "minitest", "busted", "ExUnit", "bats", "shellcheck", "sphinx", "mkdocs",
-    "biome", "ctest", "sanitizer",
+    "biome", "ctest", "sanitizer", "XCTest", "dotnet", "xunit", "cabal", "hspec",
+    "alcotest", "jasmine", "uvu", "deno", "zig", "cppcheck", "hadolint", "taplo", "oxlint",
+    "htmlhint", "terraform", "tcltest", "EUnit",
 )  # fmt: skip
 """Tools a reflection may name as the one that failed (words that are also verbs or advice,
 ``make``, ``pip``, ``npm``, are left out); naming one that neither the command nor the output
@@ -310,7 +313,14 @@ def main(argv: list[str] | None = None) -> int:
         "corpus",
         nargs="*",
         type=Path,
-        default=[DEFAULT_CORPUS, OWN_OUTPUTS, HOLDOUT_LIKE, UNSEEN_TOOLS, UNSEEN_REPOS],
+        default=[
+            DEFAULT_CORPUS,
+            OWN_OUTPUTS,
+            HOLDOUT_LIKE,
+            UNSEEN_TOOLS,
+            UNSEEN_TOOLS_2,
+            UNSEEN_REPOS,
+        ],
         metavar="CORPUS_DIR_OR_ITEM",
     )
     parser.add_argument("--secrets", type=Path, default=DEFAULT_SECRETS)

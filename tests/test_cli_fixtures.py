@@ -65,6 +65,11 @@ def test_record_then_replay_offline(live: FakeMessagesApi, project_dir: Path) ->
     (line,) = fixtures.read_bytes().splitlines()
     assert orjson.loads(line)["promptHash"] == key.stdout.strip()
     assert live.pending == 0
+    as_json = runner.invoke(cli, ["fixtures", "key", "--json"], input=json.dumps(FAILURE))
+    assert orjson.loads(as_json.stdout) == {
+        "fixtureKey": key.stdout.strip(),
+        "subtaskId": FAILURE["subtaskId"],
+    }
 
     replayed = runner.invoke(
         cli, ["reflect", "--backend", "fixture", "--json"], input=json.dumps(FAILURE)

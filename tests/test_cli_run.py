@@ -114,7 +114,10 @@ def test_a_scripted_run(project: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "task.json"], "--subagent command needs --agent-command"),
+        (["run", "task.json"], "no agent configured: give --agent (aider, codex"),
+        (["run", "task.json", "--agent", "nope"], "agent nope: no such recipe (known: aider"),
+        (["run", "task.json", "--agent", "aider", "--agent-command", "x"], "give one"),
+        (["run", "task.json", "--agent-command", "sh -c 'x {prompt}'"], "its own argument"),
         (["run", "task.json", "--subagent", "scripted"], "--subagent scripted needs --script"),
         (["run", "bad-task.json", "--agent-command", "x"], "$.subtasks[0].id"),
     ],
@@ -176,3 +179,118 @@ def test_stats_count_the_reflections_that_led_to_success(project: Path) -> None:
     assert after["ledToSuccess"]["records"] == 1
     assert after["ledToSuccess"]["bySource"] == {"heuristic": 1}
     assert "led to success (from run logs)" in runner.invoke(cli, ["stats"]).stdout
+
+
+def test_a_recipe_from_project_json_with_agent_args_and_run_limits(project: Path) -> None:
+    """A project's recipe runs by --agent, with agentArgs and --agent-arg appended in order.
+
+    --max-attempts 1 stops after the first failure; the agent saw {prompt} as one argument.
+    """
+    config = project / ".reflexkit" / "project.json"
+    data = json.loads(config.read_text())
+    args_agent = project / "args_agent.py"
+    args_agent.write_text(
+        "import json, os, sys\n"
+        "open('args.json', 'w').write(json.dumps([sys.argv[1:], os.environ.get('MODE')]))\n"
+    )
+    data["orchestrator"] = {
+        "agents": {
+            "mine": {
+                "command": [sys.executable, str(args_agent), "--task", "{prompt}"],
+                "env": {"MODE": "recipe"},
+            }
+        },
+        "agentArgs": ["--from-config"],
+    }
+    config.write_text(json.dumps(data))
+    result = CliRunner().invoke(
+        cli,
+        ["run", "task.json", "--agent", "mine", "--agent-arg", "calc.py", "--max-attempts", "1"],
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    argv, mode = json.loads((project / "args.json").read_text())
+    assert argv[0] == "--task"
+    assert argv[1].endswith("add() must add.")
+    assert argv[2:] == ["--from-config", "calc.py"]
+    assert mode == "recipe"
+    assert "[fix-add] attempt 2" not in result.stdout
+
+
+def test_attempt_timeout_bounds_the_agent(project: Path) -> None:
+    """--attempt-timeout kills an agent that runs past it; the attempt is a time-out."""
+    sleeper = project / "sleeper.py"
+    sleeper.write_text("import time\ntime.sleep(60)\n")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "task.json",
+            "--agent-command",
+            f"{shlex.quote(sys.executable)} {sleeper}",
+            "--attempt-timeout",
+            "1",
+            "--max-attempts",
+            "1",
+        ],
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "timed out after 1 s" in result.stdout
+
+
+def test_findings_name_their_subject_and_print_once(project: Path) -> None:
+    """A file finding says which file; a rule that fires after every attempt prints once."""
+    wrong = project / "wrong.py"
+    wrong.write_text(
+        "import os, pathlib\n"
+        "n = os.environ['REFLEXKIT_ATTEMPT']\n"
+        "pathlib.Path('calc.py').write_text(f'def add(a, b):\\n    return a * b  # {n}\\n')\n"
+    )
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "task.json",
+            "--agent-command",
+            f"{shlex.quote(sys.executable)} {wrong}",
+            "--max-attempts",
+            "5",
+        ],
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if "finding (" in line]
+    files = [line for line in lines if "file_failure_correlation" in line]
+    assert len(files) == 1, lines
+    assert "finding (file_failure_correlation) on calc.py: modified in 3" in files[0]
+    assert len(lines) == len({line.split(": finding ")[1].split(":")[0] for line in lines})
+    assert "attempt 0" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        "no-such-agent-program-x",  # not installed: found before attempt 1
+        f"{shlex.quote(sys.executable)} -c \"print('no API key'); raise SystemExit(78)\"",
+    ],
+)
+@pytest.mark.usefixtures("project")
+def test_a_setup_error_is_said_once_without_a_table(agent: str) -> None:
+    """The run ends with one line naming the setup error, exit 2; no table, no repeat."""
+    result = CliRunner().invoke(cli, ["run", "task.json", "--agent-command", agent])
+    assert result.exit_code == 2, result.stdout + result.stderr
+    both = result.stdout + result.stderr
+    said = [line for line in both.splitlines() if "setup" in line and "run log:" not in line]
+    assert len(said) == 1, both
+    assert said[0].startswith("reflexkit: setup: ")
+    assert "outcome" not in result.stdout  # the table's header
+
+
+def test_run_json_keeps_stderr_clean(project: Path) -> None:
+    """--json: the summary on stdout, the events only in the run log, stderr empty."""
+    result = CliRunner().invoke(
+        cli, ["run", "task.json", "--agent-command", _agent(project), "--json"]
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.stderr == ""
+    summary = json.loads(result.stdout)
+    assert summary["passed"] is True
+    assert Path(summary["runLog"]).is_file()

@@ -396,3 +396,122 @@ def test_each_summary_is_the_commands_own(name: str) -> None:
     """The table's one-line summary is the first paragraph of the command's help."""
     command = COMMANDS[name].load()
     assert COMMANDS[name].summary == command.get_short_help_str(limit=1_000)
+
+
+# --- the modules each hot command imports ---------------------------------------------------
+
+# What orchestrators and Claude Code start once per failure or per tool call. Each imports
+# exactly the modules pinned in tests/data/startup_modules.json: a new module on one of these
+# paths (a top-level import that should have been lazy) fails here, whatever the machine's
+# speed. If the new import is meant, measure `python benchmarks/cli.py` and re-pin: run this
+# test with the environment variable REFLEXKIT_PIN_STARTUP set.
+STARTUP_PINS = Path(__file__).parent / "data" / "startup_modules.json"
+HOOKS_DATA = Path(__file__).parent / "data" / "hooks"
+HOT_COMMANDS = {
+    "recent": ("reflexkit", "recent", "discount"),
+    "reflect": ("reflexkit", "reflect", "--backend", "heuristic", "--no-save"),
+    "hook post-tool-use, ok": ("reflexkit.hooks", "post-tool-use"),
+    "hook post-tool-use, failed": ("reflexkit.hooks", "post-tool-use"),
+}
+
+
+def _hook_payload(name: str, root: Path) -> bytes:
+    data = json.loads((HOOKS_DATA / name).read_text())
+    data["cwd"] = str(root)
+    data["transcript_path"] = str(root / "transcript.jsonl")
+    return json.dumps(data).encode()
+
+
+def _stdin_of(name: str, root: Path) -> bytes:
+    if name == "reflect":
+        return json.dumps(FAILURE).encode()
+    if name == "hook post-tool-use, ok":
+        return _hook_payload("post_tool_use_bash_ok.json", root)
+    if name == "hook post-tool-use, failed":
+        return _hook_payload("post_tool_use_failure_bash.json", root)
+    return b""
+
+
+# Runs a module as ``python -m`` does, and prints what it imported when the process exits.
+_RUN_MODULE = """
+import atexit, json, runpy, sys
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
+module, sys.argv = sys.argv[1], sys.argv[1:]
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
+def _modules_of(root: Path, name: str) -> dict[str, list[str]]:
+    """Our modules and the other top-level packages (not the stdlib) that *name* imported.
+
+    The command runs as ``python -m`` runs it, through its real entry point.
+    """
+    module, *args = HOT_COMMANDS[name]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "REFLEXKIT_"))}
+    env["HOME"] = str(root / "home")
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_MODULE, module, *args],
+        input=_stdin_of(name, root),
+        cwd=root,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    imported = json.loads(done.stderr.decode().strip().splitlines()[-1])
+    ours = sorted(m for m in imported if m.split(".")[0] == "reflexkit")
+    others = sorted(
+        {
+            m.split(".")[0]
+            for m in imported
+            if m.split(".")[0] not in {*sys.stdlib_module_names, "reflexkit", "__main__"}
+            and not m.startswith(("_", "cython_"))  # helpers of the interpreter and Cython
+        }
+    )
+    return {"reflexkit": ours, "packages": others}
+
+
+@pytest.fixture
+def hot_project(project: Path) -> Path:
+    """The heuristic project with hooks on and one reflection of ``discount`` in memory."""
+    from reflexkit.memory import JsonlMemory  # noqa: PLC0415
+    from reflexkit.testing.memory_contract import make_reflection  # noqa: PLC0415
+
+    (project / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": "heuristic"}, "hooks": {"enabled": True}})
+    )
+    with JsonlMemory(project / ".reflexkit" / "memory" / "reflections.jsonl") as store:
+        store.append(make_reflection(subtask_id="discount", task_id="checkout"))
+    return project
+
+
+def test_hot_commands_import_only_their_pinned_modules(hot_project: Path) -> None:
+    """recent, reflect and the post-tool-use hook import exactly the pinned modules."""
+    found = {name: _modules_of(hot_project, name) for name in HOT_COMMANDS}
+    if os.environ.get("REFLEXKIT_PIN_STARTUP"):
+        STARTUP_PINS.write_text(json.dumps(found, indent=2) + "\n")
+    pinned = json.loads(STARTUP_PINS.read_text())
+    for name, modules in found.items():
+        for kind in ("reflexkit", "packages"):
+            added = sorted(set(modules[kind]) - set(pinned[name][kind]))
+            gone = sorted(set(pinned[name][kind]) - set(modules[kind]))
+            assert not added, f"{name} now imports {added}: make the import lazy, or re-pin"
+            assert not gone, f"{name} no longer imports {gone}: re-pin (REFLEXKIT_PIN_STARTUP=1)"
+
+
+PROBE = "import sys, reflexkit.containers; print('pydantic' in sys.modules)"
+
+
+def test_a_library_keeps_dependency_injectors_integrations() -> None:
+    """Only our own commands skip DI's pydantic probe; a program importing the root keeps it."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, reflexkit.containers; print('pydantic' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "True"

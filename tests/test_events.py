@@ -1,12 +1,16 @@
-"""The loop's events reach subscribers that installed packages register (entry points)."""
+"""The loop's events: subscribers that installed packages register (entry points), the log."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import reflexkit
+from reflexkit.events import Event, EventKind, RunLog
 
 PLUGIN = """
 import json, os
@@ -83,3 +87,18 @@ def test_reflexkit_run_hands_every_event_to_registered_subscribers(tmp_path: Pat
     assert logged[-1][0] == "run_finished"
     assert "subscriber missing can't be loaded" in done.stderr
     assert "subscriber number is not callable" in done.stderr
+
+
+def test_a_normalised_run_log_writes_every_duration_as_0(tmp_path: Path) -> None:
+    """Every wall-clock time the loop writes (a key ending in ``Ms``) is 0 when normalised.
+
+    So two deterministic runs compare byte for byte with the completion judge on too: its
+    ``judgeMs`` is on ``passed`` and on a rejection's ``verification_failed``.
+    """
+    src = Path(reflexkit.__file__).parent
+    named = {m for f in src.rglob("*.py") for m in re.findall(r'"([a-z]\w*Ms)"', f.read_text())}
+    assert {"durationMs", "judgeMs"} <= named
+    log = RunLog(tmp_path / "run.jsonl", normalise_durations=True)
+    log.write(Event(kind=EventKind.PASSED, subtask_id="s", data=dict.fromkeys(named, 1234)))
+    (line,) = (tmp_path / "run.jsonl").read_bytes().splitlines()
+    assert json.loads(line)["data"] == dict.fromkeys(named, 0)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit._files import read_regular
+from reflexkit._files import OWN_GITIGNORE, make_dirs, read_regular
 
 # Reads in a child process with a time limit: a reader that blocks on a FIFO or reads
 # /dev/zero until the memory is gone shows as a time-out or a crash, not a hung suite.
@@ -79,3 +79,70 @@ def test_a_folder_is_refused(tmp_path: Path) -> None:
     """A folder at the path says so."""
     with pytest.raises(OSError, match="is a folder"):
         read_regular(tmp_path)
+
+
+FAILURE_JSON = (
+    '{"sessionId": "s", "taskId": "t", "subtaskId": "st", "attemptNumber": 1,'
+    ' "command": "pytest", "exitCode": 1,'
+    ' "errorOutput": "FAILED test_x.py::test_a - assert 1 == 2"}'
+)
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=30
+    )
+    return done.stdout
+
+
+def test_the_own_folder_stays_out_of_git_status(tmp_path: Path) -> None:
+    """The first reflection made in a repository leaves only .reflexkit/.gitignore to add.
+
+    Memory (tool output) never shows in `git status`; project.json and fixtures still do.
+    """
+    _git(tmp_path, "init", "-q")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REFLEXKIT_", "ANTHROPIC_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "reflect", "--backend", "heuristic"],
+        input=FAILURE_JSON,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / ".reflexkit" / "memory" / "reflections.jsonl").is_file()
+    assert _git(tmp_path, "status", "--porcelain", "-uall").splitlines() == [
+        "?? .reflexkit/.gitignore"
+    ]
+    (tmp_path / ".reflexkit" / "project.json").write_text("{}")
+    (tmp_path / ".reflexkit" / "fixtures").mkdir()
+    (tmp_path / ".reflexkit" / "fixtures" / "replies.jsonl").write_text("")
+    status = _git(tmp_path, "status", "--porcelain", "-uall").splitlines()
+    assert sorted(status) == [
+        "?? .reflexkit/.gitignore",
+        "?? .reflexkit/fixtures/replies.jsonl",
+        "?? .reflexkit/project.json",
+    ]
+
+
+def test_a_gitignore_of_ones_own_is_kept(tmp_path: Path) -> None:
+    """A .gitignore the user put in .reflexkit is never replaced; a link there is not followed."""
+    own = tmp_path / ".reflexkit"
+    own.mkdir()
+    (own / ".gitignore").write_text("memory/\n")
+    make_dirs(own / "memory")
+    assert (own / ".gitignore").read_text() == "memory/\n"
+    other = tmp_path / "other" / ".reflexkit"
+    other.parent.mkdir()
+    target = tmp_path / "target.txt"
+    target.write_text("mine")
+    other.mkdir()
+    (other / ".gitignore").symlink_to(target)
+    make_dirs(other / "runs")
+    assert target.read_text() == "mine"
+    made = tmp_path / "fresh" / ".reflexkit"
+    make_dirs(made / "runs")
+    assert (made / ".gitignore").read_bytes() == OWN_GITIGNORE

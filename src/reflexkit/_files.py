@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Literal
@@ -29,6 +31,7 @@ __all__ = [
     "make_dirs",
     "open_regular",
     "read_regular",
+    "safe_id",
     "sync_folder",
 ]
 
@@ -37,12 +40,28 @@ FOLDER_MODE = 0o755
 """The most a folder reflexkit creates allows (less the umask): nobody else may write it."""
 
 
+OWN_FOLDER_NAME = ".reflexkit"
+
+OWN_GITIGNORE = b"""\
+# Made by reflexkit. Memory, run logs, prompts and reports hold tool output (and may hold
+# what a redaction missed): they stay out of git. Commit project.json and recorded fixtures.
+*
+!.gitignore
+!project.json
+!fixtures/
+!fixtures/**
+"""
+"""The ``.gitignore`` reflexkit puts in its own folder when it makes the folder or one in it."""
+
+
 def make_dirs(folder: Path, mode: int = FOLDER_MODE) -> None:
     """Create *folder* and its missing parents with *mode* (less the umask); fine if it exists.
 
     ``Path.mkdir(parents=True)`` creates the parents with ``0o777`` less the umask: under
     ``umask 000`` (a container default) anyone on the machine could then replace the memory
-    file or a run log and put text into the next retry prompt.
+    file or a run log and put text into the next retry prompt. A folder made in (or as)
+    ``.reflexkit`` gives that folder its ``.gitignore`` (:data:`OWN_GITIGNORE`) when it has
+    none, so the memory never shows up in ``git status``.
 
     Raises:
         OSError: As ``Path.mkdir(parents=True, exist_ok=True)``: ``FileExistsError`` when
@@ -50,6 +69,7 @@ def make_dirs(folder: Path, mode: int = FOLDER_MODE) -> None:
     """
     try:
         folder.mkdir(mode)
+        _ignore_own(folder)
     except FileNotFoundError:
         if folder.parent == folder:
             raise
@@ -58,6 +78,19 @@ def make_dirs(folder: Path, mode: int = FOLDER_MODE) -> None:
     except OSError:
         if not folder.is_dir():
             raise
+
+
+def _ignore_own(made: Path) -> None:
+    """Give ``.reflexkit`` its ``.gitignore`` when *made* is it or a folder right inside it."""
+    own = made if made.name == OWN_FOLDER_NAME else made.parent
+    if own.name != OWN_FOLDER_NAME:
+        return
+    ignore = own / ".gitignore"
+    try:
+        if not os.path.lexists(ignore):
+            atomic_write(ignore, OWN_GITIGNORE, mode=0o644)
+    except OSError:  # a read-only or full disk: the folder itself is what was asked for
+        return
 
 
 def sync_folder(folder: Path) -> None:
@@ -223,3 +256,21 @@ def _size(n: int) -> str:
         if n >= 1 << shift and not n % (1 << shift):
             return f"{n >> shift} {unit}"
     return f"{n:,} bytes"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_MAX_ID = 64
+
+
+def safe_id(text: str) -> str:
+    """Return *text* as a file-name part that can't name another folder.
+
+    Anything but letters, digits, ``_``, ``.`` and ``-`` becomes ``_``, leading dots go, and
+    a long id is cut; when anything changed, a short hash of the original is appended so
+    two different ids never collide. An empty id becomes ``unknown``.
+    """
+    clean = _UNSAFE.sub("_", text).lstrip(".")[:_MAX_ID]
+    if clean == text and clean:
+        return clean
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{clean or 'unknown'}-{digest}"

@@ -1,4 +1,4 @@
-"""Lazy re-exports for package ``__init__`` modules (PEP 562).
+"""Import laziness: lazy re-exports, and skipping integrations our own processes never use.
 
 A package lists its public names in ``__all__`` and where each lives; a name is imported on
 first use. So ``import reflexkit.orchestrator._process`` (which runs the package's
@@ -8,11 +8,14 @@ Orchestrator`` still works.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import ModuleType
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["lazy_exports", "own_process", "without_integrations"]
 
 
 def lazy_exports(
@@ -38,3 +41,55 @@ def lazy_exports(
         return sorted({*vars(importlib.import_module(package)), *where})
 
     return __getattr__, __dir__
+
+
+_own_process = False
+
+
+def own_process() -> None:
+    """Say that this process is reflexkit's own command (``reflexkit``, the hooks entry point).
+
+    Only then does :func:`without_integrations` skip anything: a program that imports
+    reflexkit as a library keeps every integration of the libraries it shares with us.
+    """
+    global _own_process  # noqa: PLW0603 -- one switch per process, set by the entry points
+    _own_process = True
+
+
+class _Absent:
+    """A ``sys.meta_path`` finder that reports the top-level packages *names* as absent."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,  # noqa: ARG002 -- the finder protocol's
+        target: ModuleType | None = None,  # noqa: ARG002
+    ) -> None:
+        if fullname.partition(".")[0] in self.names:
+            msg = f"{fullname} is skipped"
+            raise ModuleNotFoundError(msg, name=fullname)
+
+
+@contextlib.contextmanager
+def without_integrations(*names: str) -> Iterator[None]:
+    """In reflexkit's own process, import as if the packages *names* were not installed.
+
+    dependency-injector probes at import for pydantic and for web frameworks (starlette,
+    FastAPI, Flask) to support them in wiring; the ``anthropic`` and ``mcp`` dependencies
+    install some of them, and importing them cost the command more than the rest of its
+    start-up. The containers use none of it. Packages imported already stay as they are, and
+    outside :func:`own_process` this does nothing.
+    """
+    skipped = frozenset(n for n in names if n not in sys.modules)
+    if not _own_process or not skipped:
+        yield
+        return
+    finder = _Absent(skipped)
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)

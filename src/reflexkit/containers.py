@@ -20,9 +20,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dependency_injector import containers, providers
+from reflexkit._lazy import without_integrations
 
-from reflexkit.llm import Claude
+# What dependency-injector probes for at import, to support in wiring and configuration; the
+# containers use none of it (see without_integrations).
+with without_integrations(
+    "pydantic", "pydantic_settings", "yaml", "starlette", "fastapi", "werkzeug", "fast_depends"
+):
+    from dependency_injector import containers, providers
+
 from reflexkit.memory.protocols import EpisodicMemory
 from reflexkit.models import LogicalClock, utcnow
 from reflexkit.reflection.protocols import ReflectionService
@@ -116,7 +122,7 @@ class Reflection(containers.DeclarativeContainer):
     project = providers.Dependency(instance_of=LoadedProject)
     store = providers.Dependency(instance_of=EpisodicMemory)  # type: ignore[type-abstract]  # a runtime-checkable protocol
 
-    claude = providers.Dependency(instance_of=Claude)
+    claude: providers.Dependency[Any] = providers.Dependency()  # reflexkit.llm.Claude
 
     redactor = providers.Singleton(_lazy("reflexkit.redaction:Redactor"))
     heuristic = providers.Singleton(
@@ -176,7 +182,7 @@ class Orchestration(containers.DeclarativeContainer):
     project = providers.Dependency(instance_of=LoadedProject)
     service = providers.Dependency(instance_of=ReflectionService)  # type: ignore[type-abstract]  # a runtime-checkable protocol
     insights: providers.Dependency[Any] = providers.Dependency(default=None)  # LoopInsights
-    claude = providers.Dependency(instance_of=Claude)
+    claude: providers.Dependency[Any] = providers.Dependency()  # reflexkit.llm.Claude
 
     subagent = providers.Selector(
         project.provided.config.orchestrator.subagent,
@@ -238,7 +244,7 @@ class Insights(containers.DeclarativeContainer):
     """The rule tier, the analysis and the lessons of a project (docs/insights.md)."""
 
     project = providers.Dependency(instance_of=LoadedProject)
-    claude = providers.Dependency(instance_of=Claude)
+    claude: providers.Dependency[Any] = providers.Dependency()  # reflexkit.llm.Claude
 
     clock = providers.Singleton(_clock_for, project.provided.config.reflexion)  # the runs'
     findings = providers.Singleton(
@@ -266,8 +272,12 @@ class Insights(containers.DeclarativeContainer):
         llm=providers.Factory(
             _lazy("reflexkit.insights.analysis:ClaudeAnalyst"),
             claude,
-            model=project.provided.config.reflexion.model,
+            # insights.model and insights.promptPath, else reflexion.model and the built-in
+            model=providers.Callable(_lazy("reflexkit.insights.analysis:analysis_model"), project),
             timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
+            system=providers.Callable(
+                _lazy("reflexkit.insights.analysis:analysis_prompt"), project
+            ),
         ),
         heuristic=heuristic_analyst,
         fixture=heuristic_analyst,
@@ -299,7 +309,7 @@ class Application(containers.DeclarativeContainer):
     project = providers.Dependency(instance_of=LoadedProject)
     # One Claude client for the generator, the judge and the analyst; built only when one of
     # them is, and the SDK imported by its first request.
-    claude = providers.Singleton(Claude)
+    claude = providers.Singleton(_lazy("reflexkit.llm:Claude"))
     insights = providers.Container(Insights, project=project, claude=claude)
 
     memory = providers.Container(Memory, project=project)

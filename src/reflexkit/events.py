@@ -77,6 +77,10 @@ class EventKind(enum.StrEnum):
     PAUSED = "paused"  # skipped with no attempt: the insight rules paused it (#17)
     # What the insight rules or the analysis noticed (#17): one finding's fields in data.
     FINDING = "finding"
+    # A file modified in many failed attempts (beside its finding): path, detail (#28).
+    FILE_FLAGGED = "file_flagged"
+    # An analysis of the findings finished: findingsCount, actionsRecommended, source (#28).
+    ANALYSIS_COMPLETED = "analysis_completed"
     # The attempt (or its checks) changed reflexkit's own folder: what was repaired, what not.
     OWN_STATE_CHANGED = "own_state_changed"
     # The attempt changed what checks it (tests, a check's program): reported, never a failure.
@@ -132,7 +136,7 @@ def load_subscribers(group: str = SUBSCRIBER_GROUP) -> list[Subscriber]:
     return found
 
 
-DURATION_KEYS = frozenset({"durationMs", "subagentMs", "latencyMs"})
+DURATION_KEYS = frozenset({"durationMs", "subagentMs", "latencyMs", "judgeMs"})
 """The event data keys that hold wall-clock durations: 0 in a normalised run log (#16)."""
 
 OUTPUT_KEYS = frozenset({"agentOutput", "verificationOutput", "subagentError"})

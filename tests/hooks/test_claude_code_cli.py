@@ -1,6 +1,6 @@
 """The hooks fired by the real Claude Code CLI (bundled with claude-agent-sdk), fake API behind it.
 
-`reflexkit hook install` registers the hooks in the project's .claude/settings.json; the CLI
+`reflexkit hook install` registers the hooks in the project's .claude/settings.local.json; the CLI
 runs a scripted session (a Bash command that fails, a Write, a final message) and fires
 SessionStart, PostToolUseFailure, PostToolUse and Stop with its own payloads.
 """
@@ -98,7 +98,7 @@ def test_hooks_fire_from_the_claude_code_cli(
         cwd=str(root),
         permission_mode="dontAsk",
         allowed_tools=["Bash", "Write", "Read"],
-        setting_sources=["project"],
+        setting_sources=["project", "local"],  # hook install writes the local settings
         env={
             "HOME": str(home),
             "CLAUDE_CONFIG_DIR": str(home / ".claude"),

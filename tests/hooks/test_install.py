@@ -1,4 +1,8 @@
-"""`reflexkit hook install`: merged into .claude/settings.json, idempotent, never clobbering."""
+"""`reflexkit hook install`: merged into Claude Code's settings, idempotent, never clobbering.
+
+By default into .claude/settings.local.json (this machine's); --shared into the committed
+.claude/settings.json, which never gets a path of this machine.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit.exceptions import ConfigError
-from reflexkit.hooks._settings import hook_command, merge_hooks
+from reflexkit.hooks._settings import PORTABLE, hook_command, merge_hooks
 
 EXISTING = {
     "permissions": {"allow": ["Bash(npm run lint)"]},
@@ -44,7 +48,7 @@ def commands(settings: dict[str, object], event: str) -> list[str]:
 
 def test_install_merges_and_is_idempotent(tmp_path: Path) -> None:
     """Other settings and hooks are kept; a second install changes nothing."""
-    path = tmp_path / ".claude" / "settings.json"
+    path = tmp_path / ".claude" / "settings.local.json"
     path.parent.mkdir()
     path.write_text(json.dumps(EXISTING))
     first = install(tmp_path)
@@ -65,12 +69,47 @@ def test_install_merges_and_is_idempotent(tmp_path: Path) -> None:
     assert path.read_text() == text
 
 
-def test_install_creates_the_file(tmp_path: Path) -> None:
-    """With no settings file, one is created with the four hooks."""
+def test_install_creates_the_local_file_and_offers_the_shared_one(tmp_path: Path) -> None:
+    """With no settings file, the local one is made with the four hooks; nothing is shared."""
     done = install(tmp_path)
     assert done.returncode == 0, done.stderr
-    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    settings = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())
     assert set(settings["hooks"]) == {"SessionStart", "PostToolUse", "PostToolUseFailure", "Stop"}
+    assert not (tmp_path / ".claude" / "settings.json").exists()
+    assert "reflexkit hook install --shared" in done.stdout
+
+
+@pytest.mark.parametrize("how", [["--shared"], ["--settings", ".claude/settings.json"]])
+def test_a_committed_settings_file_gets_no_path_of_this_machine(
+    tmp_path: Path, how: list[str]
+) -> None:
+    """The shared file runs `reflexkit hook ...`: no interpreter path, no home folder."""
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(EXISTING))
+    done = install(tmp_path, *how)
+    assert done.returncode == 0, done.stderr
+    text = path.read_text()
+    assert sys.executable not in text
+    assert str(Path.home()) not in text
+    assert sys.prefix not in text
+    settings = json.loads(text)
+    assert commands(settings, "Stop") == ["notify-send done", "reflexkit hook stop"]
+    assert commands(settings, "SessionStart") == [hook_command("session-start", python=PORTABLE)]
+    assert "PATH" in done.stdout
+    again = install(tmp_path, *how)
+    assert "already registered" in again.stdout
+    assert path.read_text() == text
+
+
+def test_shared_replaces_a_machine_path_written_before(tmp_path: Path) -> None:
+    """A settings.json that an older install filled with this machine's path is fixed."""
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(merge_hooks({}, python="/home/me/.venv/bin/python")))
+    assert install(tmp_path, "--shared").returncode == 0
+    assert "/home/me" not in path.read_text()
+    assert install(tmp_path, "--shared", "--settings", str(path)).returncode == 2
 
 
 @pytest.mark.parametrize("text", ["{not json", "[]", '{"hooks": []}', '{"hooks": {"Stop": {}}}'])
@@ -109,7 +148,7 @@ def test_merge_rejects_a_bad_shape() -> None:
 
 def test_install_keeps_every_number_as_written(tmp_path: Path) -> None:
     """Integers beyond 64 bits, exponents and 1.0 come back byte for byte, not as floats."""
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text(
         '{"big": 123456789012345678901234567890, "exp": 1e400, "one": 1.0, "neg": -0,'
@@ -129,7 +168,7 @@ def test_install_keeps_every_number_as_written(tmp_path: Path) -> None:
 @pytest.mark.parametrize("planted", ["fifo", "dev-zero-link", "folder"])
 def test_install_refuses_settings_that_are_no_file(tmp_path: Path, planted: str) -> None:
     """A FIFO, a committed link to /dev/zero or a folder: a clear error at once, untouched."""
-    settings = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     if planted == "fifo":
         os.mkfifo(settings)
@@ -139,6 +178,6 @@ def test_install_refuses_settings_that_are_no_file(tmp_path: Path, planted: str)
         settings.symlink_to("/dev/zero")
     done = install(tmp_path)  # 60 s limit: a FIFO would hang, /dev/zero would fill memory
     assert done.returncode != 0
-    assert "settings.json" in done.stderr
+    assert "settings.local.json" in done.stderr
     assert "Traceback" not in done.stderr
     assert settings.is_symlink() == (planted == "dev-zero-link")

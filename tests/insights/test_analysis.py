@@ -21,6 +21,7 @@ from reflexkit.insights import (
     Severity,
     SubjectType,
 )
+from reflexkit.insights.analysis import MAX_PROSE_CHARS, active_tasks
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.memory_contract import make_reflection
@@ -108,6 +109,8 @@ def test_one_call_one_action_applied_all_logged(
     assert [e.subtask_id for e in PausedSubtasks(state / "paused.jsonl").paused()] == ["cart"]
     assert list(lessons) == []  # one action per cycle
     logged = [orjson.loads(line) for line in (state / "insights.jsonl").read_bytes().splitlines()]
+    assert logged[0]["detail"] == "cart times out every time."  # the prose, then the actions
+    logged = logged[1:]
     assert [r["actionTaken"] for r in logged] == ["paused", ""]
     assert "deferred" in logged[1]["detail"]
 
@@ -182,3 +185,77 @@ def test_a_reply_cannot_pause_what_the_input_did_not_name(
     assert outcome.applied is None
     assert "not applicable" in outcome.logged[0].detail
     assert PausedSubtasks(state / "paused.jsonl").paused() == []
+
+
+GITHUB = "ghp_" + "R4nd0mFakeT0ken" * 2 + "AbCdEf"
+
+
+def test_the_prose_is_kept_beside_the_actions_bounded_and_redacted(
+    fake_messages_api: FakeMessagesApi, state: Path, analyst: ClaudeAnalyst
+) -> None:
+    """The analysis's prose goes to insights.jsonl before its actions: cut, no secret in it."""
+    prose = f"cart times out (token {GITHUB} in its log).\n" + "It waits on the network.\n" * 2_000
+    fake_messages_api.reply(
+        {
+            "summary": prose,
+            "taskActions": [
+                {"action": "resume", "taskId": "shop", "subtaskId": "cart", "reason": "r"}
+            ],
+            "lessonActions": [],
+        }
+    )
+    outcome = _cycle(state, analyst).run([FINDING])
+    logged = [orjson.loads(line) for line in (state / "insights.jsonl").read_bytes().splitlines()]
+    assert [(r["rule"], r["subjectType"]) for r in logged] == [
+        ("analysis", "analysis"),
+        ("analysis", "subtask"),
+    ]
+    kept = logged[0]
+    assert kept["subjectId"] == "llm"
+    assert kept["detail"].startswith("cart times out")
+    assert "characters cut" in kept["detail"]
+    assert len(kept["detail"]) <= MAX_PROSE_CHARS + 60
+    assert GITHUB not in (state / "insights.jsonl").read_text()
+    assert outcome.prose is not None
+    assert outcome.actions_recommended == 1
+
+
+def test_the_request_lists_active_tasks_and_the_errors_of_failures(
+    fake_messages_api: FakeMessagesApi, state: Path, analyst: ClaudeAnalyst, writer: HistoryWriter
+) -> None:
+    """Active tasks (paused ones marked) and each failure's error text reach the model."""
+    with writer.run("shop") as run:
+        run.fail("cart", output="E   AssertionError: assert 100 == 900\nFAILED test_cart.py")
+        run.end("cart", "stuck")
+        run.passed("tax")
+    history = RunLogReader(state / "runs").history()
+    paused = PausedSubtasks(state / "paused.jsonl", clock=lambda: NOW)
+    paused.pause("shop", "ship", description="d", reason="stuck")
+    tasks = active_tasks(history, paused.paused())
+    fake_messages_api.reply({"summary": "s", "taskActions": [], "lessonActions": []})
+    _cycle(state, analyst).run([FINDING], [a for a in history.attempts() if a.failed], tasks=tasks)
+    content = fake_messages_api.requests[0].json["messages"][0]["content"]
+    sent = orjson.loads(content.split("```json\n", 1)[1].rsplit("\n```", 1)[0])
+    assert [(t["subtaskId"], t["status"], t["lastOutcome"]) for t in sent["activeTasks"]] == [
+        ("tax", "active", "passed"),
+        ("cart", "active", "stuck"),
+        ("ship", "paused", ""),
+    ]
+    assert "AssertionError: assert 100 == 900" in sent["recentFailures"][0]["error"]
+    assert "active tasks" in fake_messages_api.requests[0].json["system"]
+
+
+def test_a_heuristic_analyst_says_so(state: Path) -> None:
+    """With the heuristic backend the outcome and the kept prose say `heuristic`, not `llm`."""
+    cycle = AnalysisCycle(
+        analyst=HeuristicAnalyst(),
+        findings=FindingLog(state / "insights.jsonl"),
+        paused=PausedSubtasks(state / "paused.jsonl", clock=lambda: NOW),
+        lessons=InMemoryLessons(),
+        clock=lambda: NOW,
+    )
+    outcome = cycle.run([FINDING])
+    assert outcome.source == "heuristic"
+    assert outcome.fallback_reason is None
+    assert outcome.prose is not None
+    assert outcome.prose.subject_id == "heuristic"

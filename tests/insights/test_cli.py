@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 
 from reflexkit.cli import cli
 from reflexkit.insights import Finding, FindingLog, JsonlLessons, PausedSubtasks
+from reflexkit.insights.analysis import ANALYSIS_SYSTEM_PROMPT
 from reflexkit.memory import JsonlMemory
 from reflexkit.models import utcnow
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
@@ -169,3 +170,59 @@ def test_control_characters_never_reach_the_terminal(project_dir: Path) -> None:
     assert result.exit_code == 0
     assert "\x1b" not in result.stdout
     assert "\x07" not in result.stdout
+
+
+def _configure(root: Path, **insights: object) -> None:
+    (root / ".reflexkit" / "project.json").write_text(
+        json.dumps(
+            {
+                "reflexion": {"backend": "llm", "generationTimeoutMs": 3000, "model": "m-reflect"},
+                "insights": insights,
+            }
+        )
+    )
+
+
+def test_the_analysis_has_its_own_model_and_prompt_file(
+    llm_project: Path, fake_messages_api: FakeMessagesApi
+) -> None:
+    """`insights.model` and `insights.promptPath` set the analysis apart from reflections."""
+    (llm_project / "prompts").mkdir()
+    (llm_project / "prompts" / "analysis.txt").write_text("Review the history. JSON only.\n")
+    _configure(llm_project, model="m-analyse", promptPath="prompts/analysis.txt")
+    FindingLog(llm_project / ".reflexkit" / "insights.jsonl").add([_current()])
+    fake_messages_api.reply({"summary": "s", "taskActions": [], "lessonActions": []})
+    assert _run("insights", "--analyze").exit_code == 0
+    [request] = fake_messages_api.requests
+    assert request.json["model"] == "m-analyse"
+    assert request.json["system"] == "Review the history. JSON only.\n"
+
+
+@pytest.mark.parametrize("prompt", [None, "prompts/missing.txt"])
+def test_the_built_in_prompt_and_the_reflection_model_by_default(
+    llm_project: Path, fake_messages_api: FakeMessagesApi, prompt: str | None
+) -> None:
+    """No `insights.model`: `reflexion.model`; no prompt file (or none there): the built-in."""
+    _configure(llm_project, **({"promptPath": prompt} if prompt else {}))
+    FindingLog(llm_project / ".reflexkit" / "insights.jsonl").add([_current()])
+    fake_messages_api.reply({"summary": "s", "taskActions": [], "lessonActions": []})
+    assert _run("insights", "--analyze").exit_code == 0
+    [request] = fake_messages_api.requests
+    assert request.json["model"] == "m-reflect"
+    assert request.json["system"] == ANALYSIS_SYSTEM_PROMPT
+
+
+def test_analyze_tells_the_model_the_active_tasks_and_errors(
+    llm_project: Path, fake_messages_api: FakeMessagesApi
+) -> None:
+    """`--analyze` lists the subtasks of recent runs and each failure's error text."""
+    state = llm_project / ".reflexkit"
+    with HistoryWriter(state / "runs").run("shop") as run:
+        run.fail("cart", output="ModuleNotFoundError: No module named 'yaml'")
+    FindingLog(state / "insights.jsonl").add([_current()])
+    fake_messages_api.reply({"summary": "s", "taskActions": [], "lessonActions": []})
+    assert _run("insights", "--analyze").exit_code == 0
+    content = fake_messages_api.requests[0].json["messages"][0]["content"]
+    assert '"subtaskId": "cart"' in content
+    assert '"activeTasks"' in content
+    assert "No module named 'yaml'" in content

@@ -192,7 +192,7 @@ def test_a_paused_subtask_spends_no_attempt_until_resumed(project: Path) -> None
         text=True,
         check=False,
     )
-    assert "[cart] attempt 0: paused, not attempted" in cli.stdout, cli.stdout + cli.stderr
+    assert "[cart]: paused, not attempted" in cli.stdout, cli.stdout + cli.stderr
     assert _calls(project)[len(before) :] == ["tax", "tax"]  # the agent still never saw cart
 
     resumed = subprocess.run(
@@ -807,3 +807,65 @@ def test_two_loops_sharing_the_rules_follow_their_own_runs(tmp_path: Path) -> No
             e for e in events if e.kind is EventKind.FINDING and e.data["rule"] == "timeout_pattern"
         ]
         assert [(e.data["taskId"], e.attempt) for e in timeouts] == [(task_id, 3)], task_id
+
+
+def test_named_events_for_a_flagged_file_and_a_finished_analysis(
+    reflexkit_app: Application,
+    fake_messages_api: FakeMessagesApi,
+    analyst: ClaudeAnalyst,
+    tmp_path: Path,
+) -> None:
+    """A file in failed attempts is `file_flagged`; each analysis ends `analysis_completed`.
+
+    The analysis is told the run's active subtasks and the error each failure printed.
+    """
+    work = tmp_path / "work"
+    work.mkdir()
+    task = Task(
+        id="shop",
+        description="",
+        subtasks=(
+            Subtask(id="cart", description="x", verify=(FAIL,)),
+            Subtask(id="tax", description="x", verify=(PASS,)),
+        ),
+    )
+    edits = [{"src_cart.py": f"TOTAL = {n}\n"} for n in range(3)]
+    for _ in range(3):
+        fake_messages_api.reply(
+            {
+                "summary": "cart keeps failing in src_cart.py.",
+                "taskActions": [],
+                "lessonActions": [],
+            }
+        )
+    loop = Orchestrator(
+        service=reflexkit_app.reflection.service(),
+        subagent=ScriptedSubagent({"cart": edits}),
+        verifier_for=verifier_factory(VerificationConfig()),
+        insights=_analysing(tmp_path, analyst, consecutive_failure_limit=2),
+    )
+    summary = _run(loop, task, tmp_path, work)
+    events = _events(tmp_path, summary.run_id)
+    flagged = [e for e in events if e["kind"] == "file_flagged"]
+    assert flagged
+    assert flagged[0]["data"]["path"] == "src_cart.py"  # type: ignore[index]
+    assert flagged[0]["subtaskId"] == "cart"
+    completed = [e for e in events if e["kind"] == "analysis_completed"]
+    assert completed
+    data = completed[-1]["data"]
+    assert data["source"] == "llm"  # type: ignore[index]
+    assert data["findingsCount"] >= 1  # type: ignore[index,operator]
+    assert data["actionsRecommended"] == 0  # type: ignore[index]
+    prose = [
+        e
+        for e in events
+        if e["kind"] == "finding" and e["data"]["subjectType"] == "analysis"  # type: ignore[index]
+    ]
+    assert prose[0]["data"]["detail"] == "cart keeps failing in src_cart.py."  # type: ignore[index]
+    content = fake_messages_api.requests[-1].json["messages"][0]["content"]
+    history = json.loads(content.split("```json\n", 1)[1].rsplit("\n```", 1)[0])
+    assert {t["subtaskId"]: t["status"] for t in history["activeTasks"]} == {
+        "cart": "active",
+        "tax": "active",
+    }
+    assert "AssertionError: total is 0" in history["recentFailures"][0]["error"]

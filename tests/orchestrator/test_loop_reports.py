@@ -308,6 +308,71 @@ def test_a_risky_diff_emits_needs_review_and_still_passes(
     assert report["risk"]["needsReview"] is True
 
 
+# --- reports subscribe to the loop's events --------------------------------------------------
+
+ATTEMPT_ENDS = {EventKind.PASSED, EventKind.VERIFICATION_FAILED, EventKind.NEEDS_INPUT}
+
+
+def test_the_events_that_end_an_attempt_carry_what_its_report_records(
+    repo: Path, agent: Agent, run: Run
+) -> None:
+    """How the agent ended and what the checks said are in the events; the reports agree.
+
+    The attempt reports are written by a subscriber of the loop's events, so the run log holds
+    all a report's verification says: another process following the log sees the same.
+    """
+    summary, events = run(
+        project_of(repo, reports=True, judge=JudgeMode.HEURISTIC),
+        agent.plan(
+            {"files": {"calc.py": "def add(a, b):\n    return a * b\n"}, "message": DONE},
+            {"files": {"calc.py": FIXED_WITH_TODO}, "message": DONE},
+            {"files": {"calc.py": FIXED}, "message": DONE},
+        ),
+    )
+    assert summary.passed
+    ends = [e for e in events if e.kind in ATTEMPT_ENDS]
+    assert [(e.kind, e.attempt) for e in ends] == [
+        (EventKind.VERIFICATION_FAILED, 1),
+        (EventKind.VERIFICATION_FAILED, 2),
+        (EventKind.PASSED, 3),
+    ]
+    failed, rejected, passed = ends
+    assert (failed.data["checksPassed"], failed.data["checksExitCode"]) == (False, 1)
+    assert (rejected.data["checksPassed"], rejected.data["checksExitCode"]) == (True, 0)
+    assert rejected.data["command"] == "completion judge"  # the failure; the checks passed
+    assert (rejected.data["judge"], rejected.data["judgeSeverity"]) == ("heuristic", "MEDIUM")
+    assert (passed.data["checksPassed"], passed.data["checksExitCode"]) == (True, 0)
+    reports = read_reports(repo / ".reflexkit" / "reports")
+    assert len(reports) == 3
+    for report, event in zip(reports, ends, strict=True):
+        verification = report["verification"]
+        assert event.data["ending"] == verification["ending"] == "completed"
+        assert event.data["checksCommand"] == verification["command"] == UNITTEST
+        assert event.data["checksPassed"] == verification["passed"]
+        assert event.data["checksExitCode"] == verification["exitCode"]
+
+
+def test_needs_review_comes_right_before_the_event_that_ends_its_attempt(
+    repo: Path, agent: Agent, run: Run
+) -> None:
+    """A risky diff in a failed attempt and in the passing one: each review precedes its end."""
+    login = "def login(user, password):\n    return password == 'secret'\n"
+    summary, events = run(
+        project_of(repo, reports=True),
+        agent.plan(
+            {"files": {"calc.py": "def add(a, b):\n    return a * b\n", "auth/login.py": login}},
+            {"files": {"calc.py": FIXED}, "message": DONE},
+        ),
+    )
+    assert summary.passed
+    at = [i for i, e in enumerate(events) if e.kind is EventKind.NEEDS_REVIEW]
+    assert [events[i].attempt for i in at] == [1, 2]
+    for i in at:
+        follows = events[i + 1]
+        assert follows.kind in ATTEMPT_ENDS
+        assert (follows.subtask_id, follows.attempt) == (events[i].subtask_id, events[i].attempt)
+
+
 # --- endings ---------------------------------------------------------------------------------
 
 
@@ -327,6 +392,8 @@ def test_waiting_for_user_ends_with_needs_input(repo: Path, agent: Agent, run: R
     (ending,) = [e for e in events if e.kind is EventKind.NEEDS_INPUT]
     assert "Which one do you" in str(ending.data["cue"])
     assert ending.data["reason"] == "the agent is waiting for the user"
+    assert ending.data["ending"] == "waiting_for_user"
+    assert ending.data["checksPassed"] is False  # the agent changed nothing: add() still subtracts
     (report,) = read_reports(repo / ".reflexkit" / "reports")
     assert report["verification"]["ending"] == "waiting_for_user"
 

@@ -314,3 +314,26 @@ def test_a_sigkilled_run_leaves_no_agent_running(tmp_path: Path, via_shell: bool
             run.kill()
         for pid in alive(mark):
             os.kill(pid, 9)
+
+
+_TRUSTS_ITS_FOLDER_VARIABLE = """import os, pathlib, sys
+here = os.environ["PWD"]
+pathlib.Path(here, "here.txt").write_text("hi")
+sys.stdout.write(here)
+"""
+
+
+@pytest.mark.parametrize("given", [None, {"PATH": os.environ["PATH"], "PWD": "/elsewhere"}])
+def test_pwd_names_the_folder_the_program_runs_in(
+    tmp_path: Path, given: dict[str, str] | None
+) -> None:
+    """A program that trusts $PWD (opencode did) works in its folder, not in ours."""
+    result = run_process(
+        [sys.executable, "-c", _TRUSTS_ITS_FOLDER_VARIABLE],
+        cwd=tmp_path,
+        timeout_s=30,
+        env=given,
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output == str(tmp_path)
+    assert (tmp_path / "here.txt").is_file()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -9,11 +10,13 @@ import pytest
 
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator.subagents import (
+    AgentReport,
     CommandSubagent,
     ScriptedSubagent,
     Subagent,
     SubagentRequest,
     SubagentResult,
+    read_agent_result,
 )
 
 # A tiny "agent": writes the prompt it got into answer.txt and says so.
@@ -164,3 +167,118 @@ def test_scripted_edits_replace_a_fifo_and_never_write_through_a_link(tmp_path: 
     assert (work / "fifo.txt").read_text() == "one\n"
     assert not ScriptedSubagent({"s": [{"link.txt": "two\n"}]}).run(request(work)).ok
     assert outside.read_text() == "keep\n"
+
+
+# An agent that tells what reflexkit gave it: its environment, its arguments, its stdin.
+TELLING_AGENT = """import json, os, sys
+seen = {k: v for k, v in os.environ.items() if k.startswith("REFLEXKIT_")}
+seen["argv"] = sys.argv[1:]
+seen["stdin"] = sys.stdin.read()
+seen["promptFileText"] = open(os.environ["REFLEXKIT_PROMPT_FILE"]).read()
+open("seen.json", "w").write(json.dumps(seen))
+"""
+
+
+def run_request(tmp_path: Path) -> SubagentRequest:
+    """A request of run r1, task t, subtask s, attempt 2."""
+    return SubagentRequest(
+        subtask_id="s",
+        attempt=2,
+        prompt="Fix it.\nPlease.",
+        workdir=tmp_path,
+        timeout_s=10,
+        run_id="r1",
+        task_id="t",
+    )
+
+
+def seen(tmp_path: Path) -> dict[str, object]:
+    """What the telling agent saw."""
+    data: dict[str, object] = json.loads((tmp_path / "seen.json").read_text(encoding="utf-8"))
+    return data
+
+
+def test_the_agent_is_told_its_run_task_subtask_attempt_and_prompt_file(tmp_path: Path) -> None:
+    """REFLEXKIT_* name the run, task, subtask and attempt; the prompt file is always there."""
+    agent = CommandSubagent([sys.executable, "-c", TELLING_AGENT])
+    result = agent.run(run_request(tmp_path))
+    assert result.ok, result.error
+    told = seen(tmp_path)
+    assert (
+        told["REFLEXKIT_RUN_ID"],
+        told["REFLEXKIT_TASK_ID"],
+        told["REFLEXKIT_SUBTASK_ID"],
+        told["REFLEXKIT_ATTEMPT"],
+    ) == ("r1", "t", "s", "2")
+    assert told["stdin"] == told["promptFileText"] == "Fix it.\nPlease."
+    assert Path(str(told["REFLEXKIT_PROMPT_FILE"])).is_absolute()
+    assert not Path(str(told["REFLEXKIT_PROMPT_FILE"])).exists()  # removed after the attempt
+
+
+def test_prompt_placeholder_passes_the_prompt_as_one_argument(tmp_path: Path) -> None:
+    """{prompt} is the prompt itself, one argument, spaces and newlines kept; stdin is empty."""
+    agent = CommandSubagent([sys.executable, "-c", TELLING_AGENT, "-t", "{prompt}", "--x={prompt}"])
+    assert agent.run(run_request(tmp_path)).ok
+    told = seen(tmp_path)
+    assert told["argv"] == ["-t", "Fix it.\nPlease.", "--x=Fix it.\nPlease."]
+    assert told["stdin"] == ""
+
+
+def test_prompt_placeholder_in_a_shell_script_is_refused() -> None:
+    """A prompt pasted into `sh -c` would be run as shell code: it must be its own argument."""
+    with pytest.raises(ValueError, match="own argument"):
+        CommandSubagent(["bash", "-c", "agent '{prompt}'"])
+    CommandSubagent(["bash", "-c", 'agent "$1"', "agent", "{prompt}"])  # the safe form
+
+
+def test_a_prompt_too_long_for_an_argument_is_a_setup_error(tmp_path: Path) -> None:
+    """Linux refuses an argument of 128 KiB: the error says to use {prompt_file}."""
+    agent = CommandSubagent([sys.executable, "-c", "pass", "{prompt}"])
+    big = SubagentRequest(
+        subtask_id="s", attempt=1, prompt="x" * 200_000, workdir=tmp_path, timeout_s=10
+    )
+    with pytest.raises(SetupError, match=r"too long for one argument.*\{prompt_file\}"):
+        agent.run(big)
+
+
+def test_exit_78_is_the_agent_saying_setup_error(tmp_path: Path) -> None:
+    """Exit 78 stops the run as a setup error, with the agent's reason from its result file."""
+    code = (
+        "import json, os, sys\n"
+        "print('cannot reach http://127.0.0.1:9/v1')\n"
+        "open(os.environ['REFLEXKIT_RESULT_FILE'], 'w').write("
+        "json.dumps({'setupError': 'no model configured: set OPENAI_BASE_URL'}))\n"
+        "sys.exit(78)\n"
+    )
+    with pytest.raises(SetupError, match="says its setup can't work: no model configured"):
+        CommandSubagent([sys.executable, "-c", code]).run(request(tmp_path))
+    bare = "print('no API key'); raise SystemExit(78)"
+    with pytest.raises(SetupError, match="no API key"):
+        CommandSubagent([sys.executable, "-c", bare]).run(request(tmp_path))
+
+
+def test_the_result_file_reports_cost_and_turns(tmp_path: Path) -> None:
+    """The cost and turns of the result file reach the result; bad values are dropped."""
+    code = (
+        "import json, os\n"
+        "open(os.environ['REFLEXKIT_RESULT_FILE'], 'w').write("
+        "json.dumps({'costUsd': 0.25, 'turns': 7}))\n"
+    )
+    result = CommandSubagent([sys.executable, "-c", code]).run(request(tmp_path))
+    assert (result.ok, result.cost_usd, result.turns) == (True, 0.25, 7)
+    assert read_agent_result(tmp_path / "none.json") == AgentReport()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"costUsd": "lots", "turns": true, "setupError": 3}', encoding="utf-8")
+    report = read_agent_result(bad)
+    assert (report.cost_usd, report.turns, report.setup_error) == (None, None, None)
+    assert len(report.problems) == 3
+    bad.write_text("[1]", encoding="utf-8")
+    assert read_agent_result(bad).problems == ("result file: expected a JSON object",)
+
+
+def test_a_fifo_as_result_file_never_blocks(tmp_path: Path) -> None:
+    """An agent that leaves a FIFO at its result file costs nothing: the reader skips it."""
+    code = "import os; os.mkfifo(os.environ['REFLEXKIT_RESULT_FILE'])"
+    result = CommandSubagent([sys.executable, "-c", code]).run(request(tmp_path))
+    assert result.ok
+    assert (result.cost_usd, result.turns) == (None, None)

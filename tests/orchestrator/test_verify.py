@@ -184,3 +184,65 @@ def test_check_inputs_read_any_command_word_without_raising(tmp_path: Path) -> N
     code = "import sys; " * 30 + "print(1)"
     inputs = CheckInputs.of([f'python -c "{code}"', "pytest tests/test_a.py"], tmp_path)
     assert inputs.files == {"tests/test_a.py": inputs.files["tests/test_a.py"]}
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        (f"{PY} -m reflexkit_no_such_runner_xyz", "No module named reflexkit_no_such_runner_xyz"),
+        ("no-such-program-xyz --flag", "command not found: no-such-program-xyz"),
+        ("no-such-program-xyz -q && echo done", "no-such-program-xyz: command not found"),
+        ("sh -c 'no-such-program-xyz'", "no-such-program-xyz: not found"),
+    ],
+)
+def test_a_check_that_cannot_start_says_so(tmp_path: Path, command: str, shown: str) -> None:
+    """A missing program, shell command or runner module: the check never ran (#26)."""
+    result = Verifier([command], timeout_s=10).run(tmp_path)
+    assert not result.passed
+    assert result.cannot_run is not None
+    assert shown in result.cannot_run
+
+
+def test_a_missing_program_in_the_projects_venv_cannot_run(tmp_path: Path) -> None:
+    """A runner missing from the project's own virtualenv is its environment, not its code."""
+    result = Verifier([".venv/bin/pytest -q && true"], timeout_s=10).run(tmp_path)
+    assert result.cannot_run is not None
+    assert ".venv/bin/pytest" in result.cannot_run
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"{PY} check.py",  # the attempt may be the one to write check.py
+        "./run.sh && true",
+        "bash run.sh",
+    ],
+)
+def test_a_missing_project_file_is_the_attempts(tmp_path: Path, command: str) -> None:
+    """A file of the project that is not there (yet) is for the next attempt to write."""
+    result = Verifier([command], timeout_s=10).run(tmp_path)
+    assert not result.passed
+    assert result.cannot_run is None
+
+
+def test_a_script_that_is_not_executable_is_the_attempts(tmp_path: Path) -> None:
+    """``./run.sh: Permission denied`` names a file of the project: the attempt can fix it."""
+    (tmp_path / "run.sh").write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    result = Verifier(["./run.sh"], timeout_s=10).run(tmp_path)
+    assert result.exit_code == 126
+    assert result.cannot_run is None
+
+
+def test_a_failing_run_that_prints_a_missing_command_ran(tmp_path: Path) -> None:
+    """A test run with its own verdict ran, whatever else it printed."""
+    lines = "".join(f"print('ok {n} - step {n}');" for n in range(1, 20))
+    code = f"{lines}print('x: command not found');print('not ok 20 - last');raise SystemExit(1)"
+    result = Verifier([py(code)], timeout_s=10).run(tmp_path)
+    assert not result.passed
+    assert result.cannot_run is None
+
+
+def test_a_check_that_fails_its_assertion_ran(tmp_path: Path) -> None:
+    """An ordinary failure carries no setup verdict."""
+    result = Verifier([py("assert 1 == 2")], timeout_s=10).run(tmp_path)
+    assert result.cannot_run is None

@@ -9,7 +9,7 @@ import pytest
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import Findings, analyse
-from reflexkit.readers.generic import find_locations, is_library_path
+from reflexkit.readers.generic import find_locations, is_library_path, parse_generic
 
 from ..conftest import DATA, failure_of  # noqa: TID252 -- tests/ is no package
 
@@ -232,3 +232,42 @@ def test_the_error_line_is_quoted_by_its_shape(case: dict[str, Any]) -> None:
     said = "\n".join([*found.facts, *found.details])
     for quoted in case["quoted"]:
         assert quoted in said
+
+
+def test_a_line_of_any_length_costs_its_window_and_keeps_the_error() -> None:
+    """A 200,000-character line is cut to the window's line length; the error after it is read."""
+    output = "progress " + "." * 200_000 + "\nerror: widget.c:12: cannot frobnicate the widget\n"
+    found = parse_generic(output, 1, command="./build.sh")
+    assert any("widget.c:12: cannot frobnicate the widget" in fact for fact in found.facts)
+    assert all(len(fact) <= 300 for fact in found.facts)
+
+
+@pytest.mark.parametrize(
+    ("line", "location"),
+    [
+        ("    at run (file:///app/src/job.ts:5:3)", "file:///app/src/job.ts:5:3"),
+        ("   at A.B() in /src/Tests/ATests.cs:line 21", "/src/Tests/ATests.cs:line 21"),
+        ("  test/a_test.dart 9:7         main.<fn>", "test/a_test.dart 9:7"),
+        (
+            'File "bin/main.ml", line 5, characters 2-9:',
+            'File "bin/main.ml", line 5, characters 2-9',
+        ),
+    ],
+    ids=["file URL (Deno, ESM)", ".NET :line", "Dart path line:col", "OCaml characters"],
+)
+def test_locations_in_more_shapes(line: str, location: str) -> None:
+    """Stack frames and headers of more ecosystems name their place as printed."""
+    assert find_locations(line) == [location]
+
+
+def test_a_caret_label_and_the_place_below_join_their_error() -> None:
+    """A renderer's error, its place on the next line and the label under the carets: one fact."""
+    output = (
+        "error: invalid config\n"
+        "  \u250c\u2500 settings.toml:4:9\n"
+        "  \u2502\n"
+        '4 \u2502 port = "80\n'
+        "  \u2502         ^ unterminated string\n"
+    )
+    found = parse_generic(output, 1, command="./check")
+    assert "error: invalid config (unterminated string) at settings.toml:4:9" in found.facts

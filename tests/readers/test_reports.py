@@ -199,3 +199,20 @@ def test_a_check_names_the_report_it_wrote_and_not_a_stale_one(tmp_path: Path) -
     text = reflection_text(HeuristicGenerator().generate(failure))
     assert "total is off" in text
     assert "testRounding" not in text
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "[" * 100_000,
+        '{"a":' * 50_000,
+        '{"Action":"run","Test":"TestX"}\n' + "{" * 100_000 + "\n",
+        '{"reason":"compiler-message"}\n' + "[" * 100_000 + "\n",
+        '{"version":"2.1.0","runs":' + "[" * 100_000,
+    ],
+    ids=["array", "object", "go-json-line", "cargo-json-line", "sarif"],
+)
+def test_json_nested_past_the_parser_is_read_as_text(output: str) -> None:
+    """Output nested deeper than the JSON parser recurses is text, never a crash."""
+    reflection = HeuristicGenerator().generate(failure_of("go test -json ./...", output))
+    assert reflection.analysis

@@ -10,9 +10,11 @@ import pytest
 
 from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
-ITEMS = sorted((DATA / "unseen_tools").glob("*.json")) + sorted(
-    (DATA / "unseen_repos").glob("*.json")
-)
+ITEMS = [
+    path
+    for folder in ("unseen_tools", "unseen_tools_2", "unseen_repos")
+    for path in sorted((DATA / folder).glob("*.json"))
+]
 TYPES = {
     "test_failure", "typecheck_error", "lint_error", "build_error", "runtime_error",
     "dependency_error", "timeout", "tool_error", "unknown",

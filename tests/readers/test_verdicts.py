@@ -24,7 +24,7 @@ SETUP: list[dict[str, Any]] = json.loads(
 @pytest.mark.parametrize("case", VERDICTS, ids=[c["why"] for c in VERDICTS])
 def test_type_follows_the_verdict_not_the_command(case: dict[str, Any]) -> None:
     """Whose verdict is in the output decides the type."""
-    found = analyse(failure_of(case["command"], case["output"]))
+    found = analyse(failure_of(case["command"], case["output"], case.get("exitCode", 1)))
     assert found.failure_type.value == case["type"]
 
 

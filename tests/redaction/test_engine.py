@@ -606,3 +606,62 @@ def test_a_certificate_bundle_leaves_the_terminal_alone() -> None:
     assert int(done.stdout) > 200_000
     assert "DFA out of memory" not in done.stderr
     assert done.stderr == ""
+
+
+# The assignment operators of the languages and formats a secret is set in, written the way
+# tools echo them: doubled or spaced by mistake (`SECRET_KEY==v`, `= =`), compound (Make's
+# `?=`, `+=`, `::=`; PHP's `.=`; shell's `+=`), R's `<-`, comparisons that quote the value
+# (`password != "..."`), and the full-width and Unicode forms of `=` and `:`.
+OPERATORS = [
+    "==",
+    "===",
+    " == ",
+    " = = ",
+    "+=",
+    " += ",
+    "?=",
+    " ?= ",
+    ":=",
+    "::=",
+    " ::= ",
+    ".=",
+    " .= ",
+    "|=",
+    "~=",
+    "!=",
+    " != ",
+    "*=",
+    " <- ",
+    "\uff1d",  # full-width =
+    "\uff1a",  # full-width :
+    " \u2254 ",  # :=, as one character
+]
+VALUE = "Xk9mQ2pL7vRzT4wBq8Nd"
+
+
+@pytest.mark.parametrize("operator", OPERATORS, ids=repr)
+@pytest.mark.parametrize("name", ["SECRET_KEY", "db_password", "API_TOKEN"])
+@pytest.mark.parametrize("quote", ["", '"', "'"])
+def test_any_assignment_operator_hides_the_value(name: str, operator: str, quote: str) -> None:
+    """The value goes whatever the operator between a secret's name and it."""
+    text = f"{name}{operator}{quote}{VALUE}{quote}\n"
+    redacted = BARE.redact(text).text
+    assert VALUE not in redacted, redacted
+    assert redacted.startswith(name), redacted  # the name stays: it says what was there
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "assert key == expected_key",
+        "if token != None:",
+        "if password == confirm_password:",
+        "while (api_key != default_key) {",
+        "password == password_confirmation",
+        "len(secret_key) >= 32",
+        "session_id == session.id",
+    ],
+)
+def test_comparisons_of_names_keep_their_names(text: str) -> None:
+    """A comparison of two names (no literal value) is code: nothing to redact."""
+    assert BARE.redact(text).text == text

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin, get_type_hints
 
+import attrs
 import pytest
 from typing_extensions import is_typeddict
 
@@ -31,9 +32,10 @@ from reflexkit.llm import (
     TransientError,
 )
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory, ReflectionSource
+from reflexkit.readers.reports import read_report_files
 from reflexkit.redaction import Redactor
 from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.prompts import TOOL_NAME
+from reflexkit.reflection.prompts import MAX_REPORT_CHARS, TOOL_NAME
 from reflexkit.testing.fake_messages_api import FakeMessagesApi, message_json
 from reflexkit.testing.memory_contract import make_reflection
 
@@ -686,3 +688,114 @@ def test_the_sdk_is_not_imported_without_a_credential(tmp_path: Path) -> None:
         env=env,
     )
     assert done.stdout.strip() == "False"
+
+
+JUNIT_REPORT = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites>
+  <testsuite name="billing" tests="3" failures="1" errors="1">
+    <testcase name="testTotal" classname="billing.InvoiceTest"
+      file="tests/InvoiceTest.php" line="12"/>
+    <testcase name="testRounding" classname="billing.InvoiceTest"
+      file="tests/InvoiceTest.php" line="31">
+      <failure message="Failed asserting that 10.0 matches expected 10.5."
+        >tests/InvoiceTest.php:34</failure>
+    </testcase>
+    <testcase name="testVat" classname="billing.TaxTest">
+      <error message="Undefined array key &quot;CH&quot; (token AKIAZ7QWERTY12345678)"/>
+    </testcase>
+  </testsuite>
+</testsuites>
+"""
+
+
+LONG = "because the value " * 8
+
+
+def with_reports(tmp_path: Path, *files: tuple[str, str]) -> FailureContext:
+    """FAILURE as a check that printed only ``FAILURES!`` and wrote *files*."""
+    for name, text in files:
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return FailureContext(
+        task_id="billing",
+        subtask_id="rounding",
+        attempt_number=1,
+        failure_type=FailureType.TEST_FAILURE,
+        command="vendor/bin/phpunit --log-junit junit.xml",
+        exit_code=1,
+        error_output="FAILURES!\nTests: 3, Assertions: 3, Failures: 1, Errors: 1.\n",
+        reports=tuple(str(tmp_path / name) for name, _ in files),
+    )
+
+
+def test_the_request_carries_the_facts_of_the_report_files(
+    tmp_path: Path, fake_messages_api: FakeMessagesApi
+) -> None:
+    """A report the check wrote reaches the model: each failing test, its message and place."""
+    failure = with_reports(tmp_path, ("junit.xml", JUNIT_REPORT))
+    fake_messages_api.reply(REPLY)
+    with make_claude(fake_messages_api, root=tmp_path) as generator:
+        generator.generate(failure)
+    (request,) = fake_messages_api.requests
+    content = request.json["messages"][0]["content"]
+    facts, output = content.index("Report files the check wrote"), content.index("Output:")
+    assert output < facts < content.index("</failure>")
+    report = content[facts:]
+    assert "FAIL: testRounding (billing.InvoiceTest)" in report
+    assert "Failed asserting that 10.0 matches expected 10.5." in report
+    assert "at tests/InvoiceTest.php:31" in report
+    assert "ERROR: testVat (billing.TaxTest)" in report
+    assert "3 tests, 2 failures" in report
+    assert "testTotal" not in report  # a passing test is no fact
+    assert "report junit.xml:" in report  # the project root is cut from the path
+    assert str(tmp_path) not in request.body.decode()
+    assert "AKIAZ7QWERTY12345678" not in request.body.decode()  # through the outbound gate
+
+
+def test_report_facts_in_the_request_are_bounded(
+    tmp_path: Path, fake_messages_api: FakeMessagesApi
+) -> None:
+    """A report of thousands of failing tests adds a bounded section, head and tail kept."""
+    cases = "".join(
+        f'<testcase name="test_{n}" classname="big.Suite"><failure message="bad value {n} {LONG}"/>'
+        "</testcase>"
+        for n in range(5_000)
+    )
+    failure = with_reports(tmp_path, ("big.xml", f"<testsuite>{cases}</testsuite>"))
+    assert len(read_report_files(failure.reports)) > MAX_REPORT_CHARS
+    fake_messages_api.reply(REPLY)
+    with make_claude(fake_messages_api, root=tmp_path) as generator:
+        generator.generate(failure)
+    content = fake_messages_api.requests[0].json["messages"][0]["content"]
+    report = content[content.index("Report files the check wrote") :]
+    assert len(report) < 5_000
+    assert "FAIL: test_0 (big.Suite)" in report
+    assert "middle omitted" in report
+    assert "5000 tests, 5000 failures" in report  # the closing count is kept
+
+
+def test_a_report_that_cannot_be_read_is_named_not_fatal(
+    tmp_path: Path, fake_messages_api: FakeMessagesApi
+) -> None:
+    """A missing report, or one that is a link, is named in the request; the model still answers."""
+    failure = with_reports(tmp_path, ("junit.xml", JUNIT_REPORT))
+    (tmp_path / "link.xml").symlink_to(tmp_path / "junit.xml")
+    failure = attrs.evolve(
+        failure, reports=(str(tmp_path / "gone.xml"), str(tmp_path / "link.xml"))
+    )
+    fake_messages_api.reply(REPLY)
+    with make_claude(fake_messages_api, root=tmp_path) as generator:
+        reflection = generator.generate(failure)
+    content = fake_messages_api.requests[0].json["messages"][0]["content"]
+    assert reflection.source is ReflectionSource.LLM
+    assert "report gone.xml: not read" in content
+    assert "report link.xml: not read" in content
+    assert "testRounding" not in content
+
+
+def test_a_failure_without_reports_has_no_report_section(
+    claude: ClaudeGenerator, fake_messages_api: FakeMessagesApi
+) -> None:
+    """No report named, no section (and no file touched)."""
+    fake_messages_api.reply(REPLY)
+    claude.generate(FAILURE)
+    assert "Report files" not in fake_messages_api.requests[0].json["messages"][0]["content"]

@@ -165,7 +165,9 @@ def main() -> None:
     reaped. (Only here, not in :data:`cli`: a program embedding the commands keeps its own
     process semantics.)
     """
+    from reflexkit import _lazy  # noqa: PLC0415
     from reflexkit.cli import _streams  # noqa: PLC0415 -- closed descriptors, encodings (h5)
 
+    _lazy.own_process()
     _streams.prepare()
     cli.main(prog_name="reflexkit", obj=_State(subreaper=True))

@@ -188,8 +188,13 @@ def _project(
     backend: str | None = None,
     jobs: int | None = None,
     deterministic: bool = False,
+    orchestrator: dict[str, Any] | None = None,
 ) -> LoadedProject:
-    """The project, with the command's overrides of project.json applied."""
+    """The project, with the command's overrides of project.json applied.
+
+    *orchestrator* holds fields of the ``orchestrator`` section to replace
+    (``max_attempts`` ...), as the command's options give them.
+    """
     import attrs  # noqa: PLC0415 -- lazy, see top
 
     from reflexkit.tasks.config import GeneratorBackend  # noqa: PLC0415
@@ -208,11 +213,10 @@ def _project(
             flag = "--deterministic" if deterministic else f"backend {backend}"
             raise ConfigError([f"{flag}: {err}"]) from None
         project = attrs.evolve(project, config=config)
-    if jobs is not None:
-        orchestrator = attrs.evolve(project.config.orchestrator, jobs=jobs)
-        project = attrs.evolve(
-            project, config=attrs.evolve(project.config, orchestrator=orchestrator)
-        )
+    changes = {**(orchestrator or {}), **({"jobs": jobs} if jobs is not None else {})}
+    if changes:
+        section = attrs.evolve(project.config.orchestrator, **changes)
+        project = attrs.evolve(project, config=attrs.evolve(project.config, orchestrator=section))
     return project
 
 
@@ -222,10 +226,14 @@ def _app(
     backend: str | None = None,
     jobs: int | None = None,
     deterministic: bool = False,
+    orchestrator: dict[str, Any] | None = None,
 ) -> Application:
     from reflexkit.containers import build_application  # noqa: PLC0415 -- lazy, see top
 
-    app = build_application(_project(ctx, backend=backend, jobs=jobs, deterministic=deterministic))
+    project = _project(
+        ctx, backend=backend, jobs=jobs, deterministic=deterministic, orchestrator=orchestrator
+    )
+    app = build_application(project)
     ctx.call_on_close(app.shutdown_resources)  # closes the store and the HTTP client
     return app
 

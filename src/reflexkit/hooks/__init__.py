@@ -1,7 +1,18 @@
-"""Claude Code hooks: reflexkit in a plain Claude Code session (see docs/hooks.md)."""
+"""Claude Code hooks: reflexkit in a plain Claude Code session (see docs/hooks.md).
 
-from reflexkit.hooks._handlers import ACTIVE_ENV, HOOK_SUBTASK, HookResult, run_hook
-from reflexkit.hooks._settings import hook_command, install_hooks, merge_hooks
+The names load on first use: Claude Code starts ``python -m reflexkit.hooks`` on every tool
+call, and a hook never needs the installer of ``settings.json``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reflexkit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from reflexkit.hooks._handlers import ACTIVE_ENV, HOOK_SUBTASK, HookResult, run_hook
+    from reflexkit.hooks._settings import hook_command, install_hooks, merge_hooks
 
 __all__ = [
     "ACTIVE_ENV",
@@ -12,3 +23,16 @@ __all__ = [
     "merge_hooks",
     "run_hook",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "ACTIVE_ENV": "_handlers",
+        "HOOK_SUBTASK": "_handlers",
+        "HookResult": "_handlers",
+        "run_hook": "_handlers",
+        "hook_command": "_settings",
+        "install_hooks": "_settings",
+        "merge_hooks": "_settings",
+    },
+)

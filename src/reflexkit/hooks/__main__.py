@@ -12,6 +12,7 @@ import logging
 import sys
 from pathlib import Path
 
+from reflexkit import _lazy
 from reflexkit.hooks._handlers import EVENTS, MAX_PAYLOAD_BYTES, run_hook
 
 log = logging.getLogger("reflexkit.hooks")
@@ -23,6 +24,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("event", choices=EVENTS)
     parser.add_argument("--config", type=Path, help="the project.json to use")
     args = parser.parse_args(argv)
+    _lazy.own_process()
     logging.basicConfig(level=logging.WARNING, format="reflexkit: %(levelname)s: %(message)s")
     try:
         raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)

@@ -11,7 +11,9 @@ exit code and stdout. :func:`run_hook` handles one event:
   reflection in memory, through the reflection service the containers build.
 * ``Stop``: the attempt report is written (when ``reports.enabled``) and, when
   ``verification.judge`` is on, an incomplete verdict blocks the stop with the judge's
-  feedback, at most ``hooks.maxStopBlocks`` times per session.
+  feedback, at most ``hooks.maxStopBlocks`` times per request of the user. A stop after an
+  interrupt, of an agent that asks the user or is still working, is not judged; an unchanged
+  state is not judged twice; every verdict goes to ``<session>.verdict.json``.
 
 The rules every hook keeps: a strict no-op unless ``hooks.enabled`` (no file written, no
 output); never fails the session (the exit code is always 0, errors go to the hook log with a
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import logging
 import os
 import re
@@ -31,36 +34,27 @@ import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import orjson
 
-from reflexkit._files import make_dirs, read_regular
+from reflexkit import _serde
+from reflexkit._files import atomic_write, make_dirs, read_regular, safe_id
 from reflexkit._git import git_env
+from reflexkit._keys import lessons_key, signed, verified
 from reflexkit._lines import LineWriter
-from reflexkit.exceptions import ConfigError
+from reflexkit.exceptions import ConfigError, GenerationError, StoreError
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.redaction.gate import outbound_data
-from reflexkit.reports.ending import Ending, classify_ending
-from reflexkit.reports.judge import (
-    CompletionJudge,
-    JudgeInput,
-    Judgement,
-    read_instructions,
-)
-from reflexkit.reports.report import (
-    AttemptReporter,
-    JudgeSummary,
-    ReportIds,
-    Verification,
-    atomic_write,
-    diff_text,
-    report_path,
-    safe_id,
-    self_report_instructions,
-)
 from reflexkit.tasks.config import LoadedProject, load_project
+
+if TYPE_CHECKING:
+    from reflexkit.reports.ending import AttemptEnding
+    from reflexkit.reports.judge import CompletionJudge, JudgeInput, Judgement
+
+# Each handler imports what only it needs (the reports, the judge, the containers): Claude
+# Code starts a hook on every tool call, and most calls need none of them.
 
 __all__ = [
     "ACTIVE_ENV",
@@ -272,6 +266,8 @@ def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: 
         finally:
             app.shutdown_resources()
     if project.config.reports.enabled:
+        from reflexkit.reports.report import self_report_instructions  # noqa: PLC0415
+
         parts.append(self_report_instructions(project.config.reports.self_report_path))
     if not parts:
         return HookResult(note="no lessons yet")
@@ -341,6 +337,13 @@ def _bash_failure(  # noqa: PLR0911 -- one return per kind of payload, read top 
 
 
 def _post_tool_use(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
+    response = payload.get("tool_response")
+    interrupted = isinstance(response, Mapping) and response.get("interrupted") is True
+    if payload.get("is_interrupt") is True or interrupted:  # the user stopped the agent
+        task = _task_of(payload, _transcript(payload) if "prompt_id" not in payload else _Seen())
+        with _state(project, session) as state:
+            state["aborted"] = task or state.get("task", "")
+        return HookResult(note="the user interrupted: the next stop of this request is skipped")
     failure = _bash_failure(payload)
     if failure is None:
         return HookResult(note="not a failed Bash command")
@@ -382,37 +385,94 @@ def _post_tool_use(project: LoadedProject, payload: Mapping[str, Any], session: 
 
 # --- stop -----------------------------------------------------------------------------------
 
+_MAX_ID_CHARS = 100
+_INTERRUPTED = re.compile(r"^\s*\[Request interrupted by user")
+_DONE_TASKS = frozenset({"completed", "failed", "killed", "stopped", "done", "error"})
 
-def _transcript(payload: Mapping[str, Any]) -> tuple[str, str]:
-    """Return (last user request, last assistant text) from the transcript's tail."""
+
+@attrs.frozen(kw_only=True)
+class _Seen:
+    """What the transcript's tail tells of the session.
+
+    Attributes:
+        request: The last request of the user (not our feedback, not an interrupt).
+        request_id: Its transcript entry's ``uuid``.
+        answer: The last assistant text.
+        interrupted: The user interrupted the agent after that request.
+        pending: Tool calls of the agent with no result yet.
+    """
+
+    request: str = ""
+    request_id: str = ""
+    answer: str = ""
+    interrupted: bool = False
+    pending: tuple[str, ...] = ()
+
+
+def _transcript(payload: Mapping[str, Any]) -> _Seen:
+    """Read the transcript's tail: the request, the last answer, interrupts, pending tools."""
     path = payload.get("transcript_path")
     if not isinstance(path, str) or not path:
-        return "", ""
+        return _Seen()
     try:  # the payload names it: the safe reader (no FIFO, device or link; the tail only)
         tail = read_regular(path, limit=_TRANSCRIPT_TAIL_BYTES, keep="tail")
     except (OSError, ValueError) as err:  # ValueError: a NUL in the name
         log.warning("can't read the transcript %r: %s", path, err)
-        return "", ""
-    request = answer = ""
+        return _Seen()
+    seen: dict[str, Any] = {"interrupted": False}
+    calls: dict[str, str] = {}
     for line in tail.splitlines():
         try:
             entry = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
         message = entry.get("message") if isinstance(entry, dict) else None
-        if not isinstance(message, dict):
-            continue
-        text = _text_of(message.get("content"))
-        if entry.get("type") == "assistant" and text:
-            answer = text
-        elif (
-            entry.get("type") == "user"
-            and text
-            and not entry.get("isMeta")
-            and not _OWN_FEEDBACK.search(text)  # our block's feedback is not the user's request
-        ):
-            request = text
-    return request, answer
+        if isinstance(message, dict):
+            _read_entry(entry, message, seen, calls)
+    return _Seen(
+        request=seen.get("request", ""),
+        request_id=seen.get("request_id", ""),
+        answer=seen.get("answer", ""),
+        interrupted=seen["interrupted"],
+        pending=tuple(calls.values()),
+    )
+
+
+def _read_entry(
+    entry: Mapping[str, Any],
+    message: Mapping[str, Any],
+    seen: dict[str, Any],
+    calls: dict[str, str],
+) -> None:
+    """Fold one transcript entry into *seen* (and the tool calls still open into *calls*)."""
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    text = _text_of(content)
+    if entry.get("type") == "assistant":
+        for block in blocks:
+            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                calls[block["id"]] = _call_name(block)
+        if text:
+            seen["answer"] = text
+        return
+    if entry.get("type") != "user":
+        return
+    for block in blocks:
+        if block.get("type") == "tool_result":
+            calls.pop(str(block.get("tool_use_id")), None)
+    if _INTERRUPTED.match(text):
+        seen["interrupted"] = True
+    elif text and not entry.get("isMeta") and not _OWN_FEEDBACK.search(text):
+        # our block's feedback is not the user's request
+        seen.update(request=text, interrupted=False)
+        uuid = entry.get("uuid")
+        seen["request_id"] = uuid if isinstance(uuid, str) else ""
+
+
+def _call_name(block: Mapping[str, Any]) -> str:
+    tool_input = block.get("input")
+    command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
+    return str(command if isinstance(command, str) and command else block.get("name") or "tool")
 
 
 def _text_of(content: object) -> str:
@@ -428,48 +488,242 @@ def _text_of(content: object) -> str:
     return ""
 
 
-def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
-    request, transcript_answer = _transcript(payload)
-    last = payload.get("last_assistant_message")
-    last_message = last if isinstance(last, str) and last.strip() else transcript_answer
-    ending = classify_ending(last_message)
+def _running(payload: Mapping[str, Any], seen: _Seen) -> list[str]:
+    """What the agent started that still runs: background tasks, tool calls with no result."""
+    tasks = payload.get("background_tasks")
+    running = [
+        str(t.get("command") or t.get("description") or t.get("type") or "a background task")
+        for t in (tasks if isinstance(tasks, list) else [])
+        if isinstance(t, dict) and str(t.get("status", "running")).lower() not in _DONE_TASKS
+    ]
+    return running + list(seen.pending)
+
+
+def _task_of(payload: Mapping[str, Any], seen: _Seen) -> str:
+    """The user request a stop belongs to: Claude Code's ``prompt_id``, else the request's.
+
+    ``""`` when neither says: the session's current task goes on.
+    """
+    prompt = payload.get("prompt_id")
+    if isinstance(prompt, str) and prompt.strip():
+        prompt = prompt.strip()
+        if len(prompt) > _MAX_ID_CHARS or not prompt.isprintable():  # a UUID, or a hash of it
+            prompt = hashlib.sha256(prompt.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        return f"prompt:{prompt}"
+    if seen.request_id:
+        return f"entry:{seen.request_id}"
+    if seen.request:
+        return "request:" + hashlib.sha256(seen.request.encode()).hexdigest()[:16]
+    return ""
+
+
+@attrs.frozen(kw_only=True)
+class _StopState:
+    """The session's state as one stop sees it (read and updated under the state lock)."""
+
+    attempt: int
+    base: str
+    blocks: int
+    aborted: bool
+    memo: str
+
+
+def _begin_stop(project: LoadedProject, session: str, task: str, seen: _Seen) -> _StopState:
+    """Count the stop; a new request starts a new count of blocks; note an interrupt."""
     with _state(project, session) as state:
         state["stops"] = attempt = _int(state.get("stops")) + 1
+        if task and state.get("task") != task:  # a new request of the user: a new count
+            state.update(task=task, stopBlocks=0, judged="")
+        current = state.get("task", "")
+        aborted = "aborted" in state and state.get("aborted") == current
+        state.pop("aborted", None)  # the stop after an interrupt is skipped, once
+        if seen.interrupted:
+            aborted = True
         base = state.get("base") if isinstance(state.get("base"), str) else None
-        blocks = _int(state.get("stopBlocks"))
-    base = base or "HEAD"
+        judged = state.get("judged")
+        memo = judged if isinstance(judged, str) else ""
+        return _StopState(
+            attempt=attempt,
+            base=base or "HEAD",
+            blocks=_int(state.get("stopBlocks")),
+            aborted=aborted,
+            memo=memo,
+        )
+
+
+def _state_key(project: LoadedProject, task: str, attempt: JudgeInput) -> str:
+    """The hash of what a judge sees (and which judge): an unchanged state is judged once."""
+    digest = hashlib.sha256()
+    judge = project.config.verification.judge.value
+    for part in (judge, project.config.reflexion.model, task, attempt.subtask, attempt.diff):
+        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    digest.update(attempt.last_message.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def _verdict_path(project: LoadedProject, session: str) -> Path:
+    return _hooks_dir(project) / "sessions" / f"{session}.verdict.json"
+
+
+def _remembered(project: LoadedProject, session: str, key: str) -> Judgement | None:
+    """The judgement of this very state, from the session's verdict file; else ``None``.
+
+    Only a verdict file the hook signed counts: the agent can write the project's files,
+    and a verdict it wrote itself ("complete") must not stand in for the judge's.
+    """
+    from reflexkit.reports.judge import Judgement, parse_verdict  # noqa: PLC0415 -- see top
+
+    try:
+        data = orjson.loads(read_regular(_verdict_path(project, session), limit=MAX_PAYLOAD_BYTES))
+        if not isinstance(data, dict) or data.get("stateKey") != key:
+            return None
+        if not verified(data, lessons_key()):
+            log.warning("the verdict file of %s is not signed by reflexkit; judging again", session)
+            return None
+        verdict = parse_verdict(data.get("verdict"), source="the verdict file")
+    except (OSError, orjson.JSONDecodeError, GenerationError, StoreError):
+        return None
+    source = data.get("source")
+    return Judgement(verdict=verdict, source=source if source in _SOURCES else "heuristic")
+
+
+_SOURCES = frozenset({"llm", "heuristic", "fixture"})
+
+
+def _write_verdict(  # noqa: PLR0913 -- the fields of one verdict file
+    project: LoadedProject,
+    session: str,
+    judgement: Judgement,
+    *,
+    key: str,
+    decision: str,
+    facts: Mapping[str, object],
+) -> None:
+    """Write ``<session>.verdict.json``: the whole verdict, for other tools; atomically.
+
+    Readers see the old file or the new one, never a torn one (a temporary file renamed).
+    """
+    if judgement.verdict is None:
+        return
+    data = {
+        "sessionId": session,
+        **facts,
+        "decision": decision,
+        "source": judgement.source,
+        "stateKey": key,
+        "verdict": _serde.unstructure(judgement.verdict),
+    }
+    gated = outbound_data(data, "verdict")
+    try:  # signed with the key outside the project, so the memo trusts only the hook's own
+        gated = signed(gated, lessons_key())
+    except StoreError as err:
+        log.warning("can't sign the verdict file (%s); the next stop judges again", err)
+    try:
+        atomic_write(
+            _verdict_path(project, session), orjson.dumps(gated, option=orjson.OPT_INDENT_2)
+        )
+    except OSError as err:
+        log.warning("can't write the verdict file of %s: %s", session, err)
+
+
+def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
+    from reflexkit.reports.ending import Ending, classify_ending  # noqa: PLC0415 -- see top
+    from reflexkit.reports.judge import JudgeInput, read_instructions  # noqa: PLC0415
+    from reflexkit.reports.report import diff_text  # noqa: PLC0415
+
+    seen = _transcript(payload)
+    last = payload.get("last_assistant_message")
+    last_message = last if isinstance(last, str) and last.strip() else seen.answer
+    ending = classify_ending(last_message, running=_running(payload, seen))
+    task = _task_of(payload, seen)
+    stop = _begin_stop(project, session, task, seen)
     judgement: Judgement | None = None
     from reflexkit.containers import build_application  # noqa: PLC0415 -- only this hook
 
     app = build_application(project)  # the judge of verification.judge, or None for off
     judge: CompletionJudge | None = app.orchestration.judge()
-    notes = [f"stop {attempt}, ending {ending.kind.value}"]
-    if judge is not None and ending.kind is not Ending.WAITING_FOR_USER:
-        if blocks >= project.config.hooks.max_stop_blocks:
-            notes.append(f"judge skipped: {blocks} blocks already (hooks.maxStopBlocks)")
-        else:
-            judgement = judge.judge(
-                JudgeInput(
-                    subtask=request or "(the session's request is not in the transcript)",
-                    diff=diff_text(project.root, base=base),
-                    last_message=last_message,
-                    instructions=read_instructions(project.root),
-                    checks_passed=None,
-                )
+    notes = [f"stop {stop.attempt}, ending {ending.kind.value}"]
+    decision, key = "", ""
+    if judge is None:
+        pass
+    elif stop.aborted:
+        notes.append("judge skipped: the user interrupted this request")
+    elif ending.kind in {Ending.WAITING_FOR_USER, Ending.WORKING}:
+        notes.append(f"judge skipped: {ending.reason}")
+    elif stop.blocks >= project.config.hooks.max_stop_blocks:
+        notes.append(f"judge skipped: {stop.blocks} blocks of this request (hooks.maxStopBlocks)")
+    else:
+        attempt = JudgeInput(
+            subtask=seen.request or "(the session's request is not in the transcript)",
+            diff=diff_text(project.root, base=stop.base),
+            last_message=last_message,
+            instructions=read_instructions(project.root),
+            checks_passed=None,
+        )
+        key = _state_key(project, task, attempt)
+        # An unchanged state is not judged (nor paid for) again: the memo's verdict holds.
+        remembered = _remembered(project, session, key) if stop.memo == key else None
+        judgement = remembered or judge.judge(attempt)
+        memo = remembered is not None
+        notes.append(
+            f"judge {judgement.source}"
+            + (" (memo: unchanged state, not judged again)" if memo else "")
+            + ": "
+            + (
+                f"error {judgement.error}"
+                if judgement.verdict is None
+                else f"complete={judgement.verdict.complete} {judgement.verdict.severity.value}"
             )
-            notes.append(
-                f"judge {judgement.source}: "
-                + (
-                    f"error {judgement.error}"
-                    if judgement.verdict is None
-                    else f"complete={judgement.verdict.complete} {judgement.verdict.severity.value}"
-                )
-            )
+        )
     app.shutdown_resources()  # closes a Claude judge's connections
+    _report(project, session, stop=stop, ending=ending, judgement=judgement, notes=notes)
+    if judgement is None or judgement.verdict is None:
+        return HookResult(note="; ".join(notes))
+    decision = (
+        "block" if judgement.rejects else "awaiting_user_input" if judgement.awaits_user else "stop"
+    )
+    with _state(project, session) as state:
+        state["judged"] = key
+        if decision == "block":
+            state["stopBlocks"] = _int(state.get("stopBlocks")) + 1
+    facts = {
+        "task": task,
+        "stop": stop.attempt,
+        "ending": ending.kind.value,
+        "at": utcnow().isoformat(),
+    }
+    _write_verdict(project, session, judgement, key=key, decision=decision, facts=facts)
+    if decision == "awaiting_user_input":
+        notes.append("awaiting user input: incomplete, but nothing missing (severity NONE)")
+    if decision != "block":
+        return HookResult(note="; ".join(notes))
+    output = {"decision": "block", "reason": judgement.retry_feedback()}
+    notes.append("blocked the stop")
+    return HookResult(stdout=_hook_json(output), note="; ".join(notes))
+
+
+def _report(  # noqa: PLR0913 -- the facts of one stop's report
+    project: LoadedProject,
+    session: str,
+    *,
+    stop: _StopState,
+    ending: AttemptEnding,
+    judgement: Judgement | None,
+    notes: list[str],
+) -> None:
+    """Write the attempt report of this stop (when ``reports.enabled``)."""
+    from reflexkit.reports.report import (  # noqa: PLC0415 -- see top
+        AttemptReporter,
+        JudgeSummary,
+        ReportIds,
+        Verification,
+        report_path,
+    )
+
     ids = ReportIds(
         run_id=session,
         subtask_id=HOOK_SUBTASK,
-        attempt=attempt,
+        attempt=stop.attempt,
         task_id=HOOK_SUBTASK,
         session_id=session,
         agent="claude-code",
@@ -485,17 +739,11 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
     )
     reporter = AttemptReporter(project, source="stop-hook")
     report = reporter.finish(
-        ids, base=base, verification=Verification(judge=summary, ending=ending.kind.value)
+        ids, base=stop.base, verification=Verification(judge=summary, ending=ending.kind.value)
     )
     if report is not None:
-        notes.append(f"report {report_path(reporter.reports_dir, session, HOOK_SUBTASK, attempt)}")
-    if judgement is None or not judgement.rejects:
-        return HookResult(note="; ".join(notes))
-    with _state(project, session) as state:
-        state["stopBlocks"] = _int(state.get("stopBlocks")) + 1
-    output = {"decision": "block", "reason": judgement.retry_feedback()}
-    notes.append("blocked the stop")
-    return HookResult(stdout=_hook_json(output), note="; ".join(notes))
+        path = report_path(reporter.reports_dir, session, HOOK_SUBTASK, stop.attempt)
+        notes.append(f"report {path}")
 
 
 _HANDLERS = {

@@ -1,4 +1,10 @@
-"""Register reflexkit's hooks in Claude Code's ``.claude/settings.json``, idempotently.
+"""Register reflexkit's hooks in Claude Code's settings, idempotently.
+
+The default file is ``.claude/settings.local.json``: this machine's own, which Claude Code
+keeps out of git, so the hooks may name this machine's interpreter. A file meant to be
+committed (``.claude/settings.json``, any settings file not named ``*.local.json``) is shared
+with other machines: its entries name no path of this one, only the ``reflexkit`` command
+each machine has on its ``PATH`` (:func:`portable`).
 
 Claude Code reads hooks from the ``hooks`` object of a settings file: per event a list of
 matcher groups, each ``{"matcher": "<tool name pattern>", "hooks": [{"type": "command",
@@ -21,7 +27,7 @@ from typing import Any
 from reflexkit._files import atomic_write, read_regular
 from reflexkit.exceptions import ConfigError
 
-__all__ = ["HOOK_EVENTS", "hook_command", "install_hooks", "merge_hooks"]
+__all__ = ["HOOK_EVENTS", "PORTABLE", "hook_command", "install_hooks", "merge_hooks", "portable"]
 
 HOOK_EVENTS: tuple[tuple[str, str | None, str, int], ...] = (
     ("SessionStart", None, "session-start", 30),
@@ -31,16 +37,35 @@ HOOK_EVENTS: tuple[tuple[str, str | None, str, int], ...] = (
 )
 """Per Claude Code event: the matcher (``None`` for events without tools), our hook, timeout."""
 
-_OURS = re.compile(r" -m reflexkit(?:\.hooks | hook )")  # this entry point, or the full CLI's
+_OURS = re.compile(r"(?:^| -m )reflexkit(?:\.hooks | hook )")  # python -m ..., or the CLI's
+
+PORTABLE = "reflexkit"
+"""What a shared settings file runs: the ``reflexkit`` command on each machine's ``PATH``."""
+
+
+def portable(path: Path) -> bool:
+    """Whether the settings file at *path* is meant to be shared (committed with a project).
+
+    Only a ``*.local.json`` file (Claude Code's own per-machine settings) and the user's
+    ``~/.claude/settings.json`` belong to one machine.
+    """
+    if path.name.endswith(".local.json"):
+        return False
+    home = Path.home() / ".claude"
+    return path.absolute().parent != home
 
 
 def hook_command(hook: str, *, python: str | None = None) -> str:
     """Return the command line Claude Code runs for one of our hooks.
 
-    The interpreter is named by its absolute path, so the hook runs with the reflexkit that
-    installed it whatever ``PATH`` Claude Code has; ``-m reflexkit.hooks`` starts faster
-    than the full command line, which matters for a hook run on every Bash call.
+    By default the interpreter is named by its absolute path, so the hook runs with the
+    reflexkit that installed it whatever ``PATH`` Claude Code has; ``-m reflexkit.hooks``
+    starts faster than the full command line, which matters for a hook run on every Bash
+    call. With *python* :data:`PORTABLE` the command is ``reflexkit hook NAME``: no path of
+    this machine, for a settings file that is committed.
     """
+    if python == PORTABLE:
+        return f"{PORTABLE} hook {hook}"
     return f"{shlex.quote(python or sys.executable)} -m reflexkit.hooks {hook}"
 
 
@@ -154,7 +179,8 @@ def install_hooks(path: Path, *, python: str | None = None) -> bool:
     """Merge reflexkit's hooks into the settings file at *path*, creating it if needed.
 
     The file is read by the safe reader (a regular file, no link, bounded) and written back
-    whole, every other key and every number exactly as it was.
+    whole, every other key and every number exactly as it was. A file meant to be shared
+    (:func:`portable`) gets the portable commands, whatever *python* says.
 
     Returns:
         ``True`` when the file changed, ``False`` when everything was already registered.
@@ -178,7 +204,7 @@ def install_hooks(path: Path, *, python: str | None = None) -> bool:
             raise ConfigError([f"{path}: invalid JSON ({err}); not changed"]) from None
     if not isinstance(settings, dict):
         raise ConfigError([f"{path}: $: expected an object; not changed"])
-    merged = merge_hooks(settings, python=python)
+    merged = merge_hooks(settings, python=PORTABLE if portable(path) else python)
     if merged == settings:
         return False
     atomic_write(path, dump_settings(merged))

@@ -47,9 +47,17 @@ import attrs
 import orjson
 
 from reflexkit._lines import open_lines, scan
+from reflexkit._text import cut_middle
 from reflexkit.events import Event, EventKind
 
-__all__ = ["AttemptRecord", "RunHistory", "RunLogReader", "SubtaskRun"]
+__all__ = [
+    "MAX_ERROR_CHARS",
+    "AttemptRecord",
+    "RunHistory",
+    "RunLogReader",
+    "SubtaskRun",
+    "error_excerpt",
+]
 
 log = logging.getLogger("reflexkit.insights")
 
@@ -77,6 +85,9 @@ class AttemptRecord:
         files_modified: The files it changed; ``None`` when the log does not say.
         output_chars: The length of the agent's output; ``None`` when the log does not say.
         command: The command that failed (``data.command``), ``""`` when unknown.
+        error: What the failure printed (``data.verificationOutput``, else
+            ``data.subagentError``, else ``data.agentOutput``), its head and tail within
+            :data:`MAX_ERROR_CHARS`; ``""`` when unknown.
     """
 
     run_id: str
@@ -92,6 +103,7 @@ class AttemptRecord:
     files_modified: tuple[str, ...] | None = None
     output_chars: int | None = None
     command: str = ""
+    error: str = ""
 
 
 @attrs.define(kw_only=True)
@@ -328,6 +340,9 @@ class _FileState:
             record.timed_out = data.get("timedOut") is True or record.failure_type == "timeout"
             record.fingerprint = _str(data.get("fingerprint")) or record.fingerprint
             record.command = _str(data.get("command"))
+            record.error = error_excerpt(
+                next((t for k in _ERROR_KEYS if (t := _str(data.get(k))).strip()), "")
+            )
         elif kind == EventKind.PASSED:
             record.passed = True
             ids = _str(data.get("ledToSuccess"))
@@ -339,6 +354,16 @@ class _FileState:
             record.files_modified = files if files is not None else record.files_modified
             chars = _int(data.get("outputChars"))
             record.output_chars = chars if chars is not None else record.output_chars
+
+
+MAX_ERROR_CHARS = 800
+"""The most characters of a failure's output an attempt record keeps (head and tail)."""
+_ERROR_KEYS = ("verificationOutput", "subagentError", "agentOutput")
+
+
+def error_excerpt(text: str) -> str:
+    """A failure's output bounded to :data:`MAX_ERROR_CHARS`: its head and its tail."""
+    return cut_middle(text.strip(), MAX_ERROR_CHARS, at_lines=True) if text.strip() else ""
 
 
 _NEVER = datetime.min.replace(tzinfo=UTC)

@@ -21,11 +21,8 @@ memory and the run history).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 import os
-import secrets
 import shlex
 import threading
 from collections import defaultdict
@@ -39,6 +36,7 @@ import cattrs
 import orjson
 
 from reflexkit import _serde
+from reflexkit._keys import lessons_key, signed, verified
 from reflexkit._lines import open_lines, scan
 from reflexkit._text import fence, one_line
 from reflexkit.exceptions import StoreError
@@ -309,64 +307,6 @@ class InMemoryLessons(_Book):
     """Lessons in a dict: for tests, and for runs that should not remember."""
 
 
-_KEY_BYTES = 32
-
-
-def _key_path() -> Path:
-    """Where the lessons key lives: outside any project an agent works in.
-
-    ``$REFLEXKIT_STATE_DIR``, else ``$XDG_STATE_HOME/reflexkit``, else
-    ``~/.local/state/reflexkit``.
-    """
-    given = os.environ.get("REFLEXKIT_STATE_DIR")
-    if given:
-        return Path(given) / "lessons.key"
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "reflexkit" / "lessons.key"
-
-
-def lessons_key(path: Path | None = None) -> bytes:
-    """The key that signs lesson lines; made (32 random bytes, mode 0600) on first use.
-
-    Raises:
-        StoreError: The key can't be read or made.
-    """
-    path = path or _key_path()
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-    try:
-        try:
-            fd = os.open(path, flags)
-        except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            key = secrets.token_bytes(_KEY_BYTES)
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            except FileExistsError:  # another process made it first: read theirs
-                return lessons_key(path)
-            with os.fdopen(fd, "wb") as out:
-                out.write(key)
-            return key
-        with os.fdopen(fd, "rb") as source:
-            key = source.read(_KEY_BYTES + 1)
-    except OSError as err:
-        msg = f"{path}: cannot read or make the lessons key: {err.strerror or err}"
-        raise StoreError(msg) from err
-    if len(key) != _KEY_BYTES:
-        msg = f"{path}: not a lessons key ({len(key)} bytes, expected {_KEY_BYTES})"
-        raise StoreError(msg)
-    return key
-
-
-def _mac(key: bytes, data: dict[str, object]) -> str:
-    body = orjson.dumps({k: v for k, v in data.items() if k != "mac"}, option=orjson.OPT_SORT_KEYS)
-    return hmac.new(key, body, hashlib.sha256).hexdigest()
-
-
-def signed(data: dict[str, object], key: bytes) -> dict[str, object]:
-    """A lesson line's data with its signature (``mac``), as :class:`JsonlLessons` writes it."""
-    return {**data, "mac": _mac(key, data)}
-
-
 class JsonlLessons(_Book):
     """Lessons in ``.reflexkit/lessons.jsonl``: one lesson (or one removal) a line.
 
@@ -452,9 +392,7 @@ class JsonlLessons(_Book):
             log.warning("%s: skipped a lesson that can't be read", self.path)
 
     def _signed(self, data: object) -> bool:
-        if not isinstance(data, dict) or not isinstance(data.get("mac"), str):
-            return False
-        return hmac.compare_digest(data["mac"], _mac(self.key, data))
+        return verified(data, self.key)
 
 
 def format_lessons(lessons: Iterable[Lesson], *, max_chars: int) -> str:

@@ -16,6 +16,7 @@ import attrs
 from reflexkit.models import FailureType, non_empty, utcnow
 
 __all__ = [
+    "ActiveTask",
     "AnalysisReply",
     "Finding",
     "Lesson",
@@ -46,7 +47,8 @@ class Rule(enum.StrEnum):
     STALE_OUTPUT = "stale_output"
     """The agent's output was under ``minResultLength`` in the last N attempts."""
     ANALYSIS = "analysis"
-    """An action the analysis proposed, applied or not."""
+    """The analysis: its prose (subject type ``analysis``), or an action it proposed,
+    applied or not."""
 
 
 class Severity(enum.StrEnum):
@@ -64,6 +66,8 @@ class SubjectType(enum.StrEnum):
     SUBTASK = "subtask"
     FILE = "file"
     LESSON = "lesson"
+    ANALYSIS = "analysis"
+    """The analysis's own prose (``subjectId``: who wrote it, ``llm`` or ``heuristic``)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -155,6 +159,25 @@ class PausedEntry:
     since: datetime = attrs.field(factory=utcnow)
     after_run: str | None = None
     reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class ActiveTask:
+    """A subtask the analysis is told about: what runs, and how it has been going.
+
+    Attributes:
+        task_id: The task.
+        subtask_id: The subtask.
+        status: ``active`` (it will run again) or ``paused``.
+        runs: Its runs in the history looked at.
+        last_outcome: How its last run ended (``passed``, ``stuck`` ...), ``""`` if unknown.
+    """
+
+    task_id: str
+    subtask_id: str
+    status: str = "active"
+    runs: int = 0
+    last_outcome: str = ""
 
 
 class TaskActionKind(enum.StrEnum):

@@ -457,6 +457,59 @@ class HistoryRules:
         )
         return finding
 
+    def sweep(self) -> list[Finding]:
+        """Run every rule over the whole history, as a standing trigger does between runs.
+
+        A subtask stuck or exhausted in its last ``consecutiveFailureLimit`` runs (after its
+        last pause or resume) is paused, as at a run start; time-outs, stale output, repeats
+        and files in failed attempts are findings. Never raises: on an error it logs and
+        finds nothing.
+
+        Returns:
+            The findings not logged before (the ones that are news).
+        """
+        if not self.config.enabled:
+            return []
+        try:
+            return self._sweep()
+        except Exception:
+            log.exception("the insight rules failed on the run history; going on")
+            return []
+
+    def _sweep(self) -> list[Finding]:
+        now = self.clock()
+        history = self.reader.history()
+        entries = self.paused.entries()
+        by_subtask: dict[tuple[str, str], list[AttemptRecord]] = defaultdict(list)
+        for record in history.attempts():
+            by_subtask[record.task_id, record.subtask_id].append(record)
+        found: list[Finding] = []
+        for (task_id, subtask_id), attempts in by_subtask.items():
+            entry = entries.get((task_id, subtask_id))
+            if entry is not None and entry.paused:
+                continue
+            streak = _failed_streak(history, task_id, subtask_id, entry)
+            pause = pause_finding(streak, task_id, subtask_id, self.config, now=now)
+            if pause is not None:
+                self._keep(
+                    self.paused.pause,
+                    task_id,
+                    subtask_id,
+                    description="",
+                    reason=pause.detail,
+                    after_run=history.latest(),
+                )
+                found.append(pause)
+                continue
+            found += _streak_findings(attempts, self.config, now=now)
+            found += no_change_findings(attempts, now=now)
+        found += file_findings(list(history.attempts()), self.config, now=now)
+        try:
+            return self.findings.add(found)
+        except StoreError as err:
+            self._say_once(err)
+            return found
+
     def after_failure(
         self,
         failure: FailureContext,

@@ -1,6 +1,7 @@
 """One Claude client: the SDK client, the budgeted send, the reason codes, the request options.
 
-The generator, the completion judge and the insights analyst all take a :class:`Claude`.
+The generator, the completion judge and the insights analyst all take a :class:`Claude`
+(the judge and the analyst are :class:`Asker` s).
 Names load on first use, so the configuration can read :class:`RequestOptions`' enums
 without loading the client. The protocol (budgets, retries, reason codes) is in docs/llm.md.
 """
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from reflexkit.llm._client import (
         NO_WAIT,
         REASONS,
+        Asker,
         Claude,
         RetryPolicy,
         TransientError,
@@ -33,6 +35,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "NO_WAIT",
     "REASONS",
+    "Asker",
     "Claude",
     "Effort",
     "OutputMode",
@@ -51,6 +54,7 @@ __getattr__, __dir__ = lazy_exports(
             (
                 "NO_WAIT",
                 "REASONS",
+                "Asker",
                 "Claude",
                 "RetryPolicy",
                 "TransientError",

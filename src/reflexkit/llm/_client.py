@@ -28,18 +28,19 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import attrs
 
 from reflexkit.exceptions import GenerationError
+from reflexkit.llm._options import DEFAULT_MODEL
 from reflexkit.redaction.gate import outbound_data
 
 if TYPE_CHECKING:
     import anthropic
     from anthropic.types import Message
 
-__all__ = ["NO_WAIT", "REASONS", "Claude", "RetryPolicy", "TransientError", "reply_text"]
+__all__ = ["NO_WAIT", "REASONS", "Asker", "Claude", "RetryPolicy", "TransientError", "reply_text"]
 
 T = TypeVar("T")
 
@@ -335,6 +336,50 @@ class Claude:
                 ) from None
         except BaseException as err:  # noqa: BLE001 -- handed to the sender's thread
             into.set_exception(err)
+
+
+class Asker:
+    """A caller that asks Claude one kind of question: the judge, the analyst.
+
+    It holds what they share (the client, the model, the budget, the reply's size) and
+    closes the client; a subclass builds its request and reads its reply.
+
+    Args:
+        claude: The client (a fresh :class:`Claude` by default).
+        model: The model to ask.
+        timeout_ms: The one overall budget of a question, loading the SDK included.
+        max_tokens: The most tokens a reply may take (the class's :attr:`MAX_TOKENS` by
+            default).
+    """
+
+    MAX_TOKENS: ClassVar[int] = 1_024
+
+    def __init__(
+        self,
+        claude: Claude | None = None,
+        /,
+        *,
+        model: str = DEFAULT_MODEL,
+        timeout_ms: int = 30_000,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.claude = claude if claude is not None else Claude()
+        self.model = model
+        self.max_tokens = self.MAX_TOKENS if max_tokens is None else max_tokens
+        self.timeout_ms = timeout_ms
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, timeout_ms={self.timeout_ms})"
+
+    def close(self) -> None:
+        """Close the client's HTTP connections."""
+        self.claude.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
 
 def _within(client: anthropic.Anthropic, request: Mapping[str, Any], seconds: float) -> Message:

@@ -19,12 +19,15 @@ import attrs
 from reflexkit._text import strip_control
 from reflexkit.events import EventData
 from reflexkit.models import FailureContext, FailureType, Reflection
+from reflexkit.orchestrator._process import DEFAULT_MAX_OUTPUT_BYTES
+from reflexkit.orchestrator.outcomes import RunSummary
 from reflexkit.orchestrator.subagents import SubagentResult
-from reflexkit.orchestrator.verify import cut_middle
+from reflexkit.orchestrator.verify import VerificationResult, cut_middle, failure_context
 from reflexkit.redaction import Redactor, redact_text
 from reflexkit.reflection.classify import classify
 from reflexkit.reflection.fingerprint import fingerprint
 from reflexkit.reflection.protocols import ReflectionService
+from reflexkit.tasks.task import Subtask, Task
 
 __all__ = [
     "MAX_LOGGED_CHARS",
@@ -35,7 +38,9 @@ __all__ = [
     "fingerprint_of",
     "marker_counts",
     "reflection_details",
+    "run_counts",
     "subagent_error",
+    "subagent_failure",
 ]
 
 log = logging.getLogger(__name__)
@@ -166,3 +171,48 @@ def agent_figures(result: SubagentResult) -> EventData:
         "subagentCostUsd": result.cost_usd,
         "subagentTurns": result.turns,
     }
+
+
+_MAX_SUBAGENT_ERROR_CHARS = DEFAULT_MAX_OUTPUT_BYTES
+"""Bounds a subagent's own output (the runner's capture already fits: no second, smaller cut)."""
+
+
+def subagent_failure(
+    result: SubagentResult, *, task: Task, subtask: Subtask, attempt: int, run_id: str
+) -> FailureContext:
+    """The failure of an attempt whose subagent failed (nothing was checked)."""
+    error = result.error or "the subagent did not finish"
+    timed_out = result.timed_out or "timed out" in error or "did not finish within" in error
+    output = cut_middle(
+        f"{error}\n{result.output}".strip() if result.output else error,
+        _MAX_SUBAGENT_ERROR_CHARS,
+    )
+    verification = VerificationResult(
+        passed=False,
+        command="subagent",
+        exit_code=None,
+        output=output,
+        duration_ms=result.duration_ms,
+        timed_out=timed_out,
+    )
+    failure = failure_context(
+        verification,
+        task=task.id,
+        subtask=subtask.id,
+        attempt=attempt,
+        session_id=run_id,
+        description=subtask.description,
+    )
+    if failure.failure_type is None:
+        failure = attrs.evolve(failure, failure_type=FailureType.TOOL_ERROR)
+    return failure
+
+
+def run_counts(summary: RunSummary) -> EventData:
+    """The ``run_finished`` figures: a count per outcome, whether all passed, how long."""
+    counts: EventData = {"runId": summary.run_id, "allPassed": summary.passed}
+    for outcome in summary.outcomes:
+        previous = counts.get(outcome.outcome, 0)
+        counts[outcome.outcome] = (previous if isinstance(previous, int) else 0) + 1
+    counts["durationMs"] = summary.duration_ms
+    return counts

@@ -492,7 +492,9 @@ def _start(
             stdin=subprocess.PIPE if piped_stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env=dict(env) if env is not None else None,
+            # PWD names the folder it runs in: programs that trust $PWD over getcwd()
+            # (opencode, many shell scripts) would otherwise work in reflexkit's folder.
+            env={**(os.environ if env is None else env), "PWD": str(cwd.absolute())},
             start_new_session=True,
             preexec_fn=_die_with_us(),  # noqa: PLW1509 -- a prctl and a getppid, no locks
         )
@@ -588,7 +590,7 @@ def run_process(  # noqa: PLR0913 -- the program plus its limits
     )
 
 
-def _wait(  # noqa: C901, PLR0912 -- one select loop over the pipe, stdin and the process
+def _wait(
     proc: subprocess.Popen[bytes],
     tree: _Tree,
     capture: _Capture,
@@ -597,9 +599,34 @@ def _wait(  # noqa: C901, PLR0912 -- one select loop over the pipe, stdin and th
     deadline: float,
 ) -> bool:
     """Read output and feed stdin until the process exits; ``True`` when the deadline hit."""
-    assert proc.stdout is not None  # noqa: S101 -- Popen was given stdout=PIPE
     pending = memoryview(stdin.encode()) if stdin is not None else memoryview(b"")
     with selectors.DefaultSelector() as selector:
+        pipes = _Pipes(proc=proc, selector=selector, capture=capture, pending=pending)
+        pidfd = pipes.register()
+        try:
+            return _pump(pipes, tree, deadline=deadline, polling=pidfd < 0)
+        finally:
+            if pidfd >= 0:
+                os.close(pidfd)
+            _close_stdin(proc)
+
+
+@attrs.define(kw_only=True)
+class _Pipes:
+    """A process's pipes in one selector: its output read into *capture*, *pending* fed in."""
+
+    proc: subprocess.Popen[bytes]
+    selector: selectors.BaseSelector
+    capture: _Capture
+    pending: memoryview
+
+    def register(self) -> int:
+        """Watch the output, the process's exit (a pidfd, where there is one) and stdin.
+
+        Returns the pidfd to close, or -1 when there is none (then the caller polls).
+        """
+        proc, selector = self.proc, self.selector
+        assert proc.stdout is not None  # noqa: S101 -- Popen was given stdout=PIPE
         out = proc.stdout.fileno()
         os.set_blocking(out, False)
         with contextlib.suppress(OSError, AttributeError):  # fewer wake-ups on a flood
@@ -610,36 +637,40 @@ def _wait(  # noqa: C901, PLR0912 -- one select loop over the pipe, stdin and th
             pidfd = os.pidfd_open(proc.pid)
             selector.register(pidfd, selectors.EVENT_READ, "exit")
         if proc.stdin is not None:
-            if pending:
+            if self.pending:
                 os.set_blocking(proc.stdin.fileno(), False)
                 selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE, "in")
             else:
                 proc.stdin.close()
-        next_track = time.monotonic() + _TRACK_EVERY_S
-        try:
-            while proc.poll() is None:
-                now = time.monotonic()
-                if now >= deadline:
-                    return True
-                if now >= next_track:
-                    tree.track()
-                    next_track = now + _TRACK_EVERY_S
-                wait = min(deadline, next_track) - now
-                if pidfd < 0:
-                    wait = min(wait, 0.02)
-                for key, _ in selector.select(timeout=max(wait, 0)):
-                    if key.data == "out":
-                        if not _read(out, capture):
-                            selector.unregister(out)
-                    elif key.data == "in":
-                        pending = _write(proc, pending)
-                        if not pending:
-                            selector.unregister(key.fd)
-                            _close_stdin(proc)
-        finally:
-            if pidfd >= 0:
-                os.close(pidfd)
-            _close_stdin(proc)
+        return pidfd
+
+    def serve(self, key: selectors.SelectorKey) -> None:
+        """Read the output that is there, or write what stdin takes."""
+        if key.data == "out":
+            if not _read(key.fd, self.capture):
+                self.selector.unregister(key.fd)
+        elif key.data == "in":
+            self.pending = _write(self.proc, self.pending)
+            if not self.pending:
+                self.selector.unregister(key.fd)
+                _close_stdin(self.proc)
+
+
+def _pump(pipes: _Pipes, tree: _Tree, *, deadline: float, polling: bool) -> bool:
+    """Serve the pipes until the process exits; ``True`` when the deadline hit first."""
+    next_track = time.monotonic() + _TRACK_EVERY_S
+    while pipes.proc.poll() is None:
+        now = time.monotonic()
+        if now >= deadline:
+            return True
+        if now >= next_track:
+            tree.track()
+            next_track = now + _TRACK_EVERY_S
+        wait = min(deadline, next_track) - now
+        if polling:
+            wait = min(wait, 0.02)
+        for key, _ in pipes.selector.select(timeout=max(wait, 0)):
+            pipes.serve(key)
     return False
 
 

@@ -18,26 +18,32 @@ import logging
 import os
 import threading
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from pathlib import Path
 
-import attrs
-
-from reflexkit import _serde
-from reflexkit.events import Event, EventData, EventKind
+from reflexkit.events import Event, EventKind
 from reflexkit.exceptions import StoreError
+from reflexkit.insights._events import InsightEvent, analysis_data, finding_event, insight_events
 from reflexkit.insights._jsonl import SayOnce
-from reflexkit.insights.analysis import AnalysisCycle
-from reflexkit.insights.history import AttemptRecord
+from reflexkit.insights.analysis import AnalysisCycle, AnalysisOutcome
+from reflexkit.insights.history import AttemptRecord, error_excerpt
 from reflexkit.insights.lessons import LessonBook, format_lessons, tool_of
-from reflexkit.insights.models import Finding, Lesson, SubjectType
+from reflexkit.insights.models import ActiveTask, Finding, Lesson
 from reflexkit.insights.rules import AttemptCheck, HistoryRules, InsightRules, RunStartCheck
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator.verify import modified_files
 from reflexkit.tasks.config import InsightsConfig
 from reflexkit.tasks.task import Task
 
-__all__ = ["LoopInsights", "Snapshot", "changed_files", "finding_event", "snapshot"]
+__all__ = [
+    "InsightEvent",
+    "LoopInsights",
+    "Snapshot",
+    "analysis_data",
+    "changed_files",
+    "finding_event",
+    "insight_events",
+    "snapshot",
+]
 
 log = logging.getLogger("reflexkit.orchestrator")
 
@@ -120,18 +126,6 @@ def _walk(top: str) -> Snapshot | None:
     return found
 
 
-def finding_event(finding: Finding, subtask_id: str, *, at: datetime) -> tuple[str, EventData]:
-    """The subtask a ``finding`` event is on, and its data: the finding's scalar fields.
-
-    A finding about a subtask is on that subtask; any other (a file, a lesson) is on the
-    attempt's *subtask_id*. Its ``createdAt`` is *at*, the run's clock: a deterministic run's
-    log stays byte-identical.
-    """
-    data = _serde.unstructure(attrs.evolve(finding, created_at=at))
-    on = finding.subject_id if finding.subject_type is SubjectType.SUBTASK else subtask_id
-    return on, {k: v for k, v in data.items() if isinstance(v, str | int | float | bool)}
-
-
 def changed_files(before: Snapshot | None, after: Snapshot | None) -> tuple[str, ...] | None:
     """Return the paths whose state differs between two snapshots; ``None`` when unknown."""
     if before is None or after is None:
@@ -173,6 +167,7 @@ class LoopInsights:
         self._failures: list[AttemptRecord] = []
         self._reflections: dict[str, tuple[Reflection, str]] = {}
         self._completed = 0
+        self._tasks: list[ActiveTask] = []
         self._say_once = SayOnce()
         self._run_id: str | None = None  # the run this loop runs, for the rules
 
@@ -214,6 +209,15 @@ class LoopInsights:
             log.exception("the insight rules failed at run start; pausing nothing")
             return RunStartCheck()
         self._keep(check.findings)
+        with self._lock:  # what the analysis is told is active: this run's subtasks
+            self._tasks = [
+                ActiveTask(
+                    task_id=task.id,
+                    subtask_id=s.id,
+                    status="paused" if s.id in check.paused else "active",
+                )
+                for s in task.subtasks
+            ]
         return check
 
     # --- after a failed attempt --------------------------------------------------------------
@@ -242,6 +246,7 @@ class LoopInsights:
                     files_modified=tuple(files_changed) if files_changed is not None else None,
                     output_chars=output_chars,
                     command=failure.command,
+                    error=error_excerpt(failure.error_output),
                 )
             )
             del self._failures[:-_KEEP]
@@ -312,25 +317,27 @@ class LoopInsights:
 
     # --- every completed attempt -------------------------------------------------------------
 
-    def completed(self) -> tuple[Finding, ...]:
+    def completed(self) -> tuple[AnalysisOutcome, ...]:
         """Count a completed attempt; every ``batchThreshold``-th runs the analysis.
 
         Returns:
-            What the analysis logged (empty when it did not run, or had no findings: then
+            The analysis's outcome (its prose and actions logged; see
+            :func:`insight_events`), or nothing when it did not run or had no findings (then
             it makes no LLM call).
         """
         with self._lock:
             self._completed += 1
             due = self._completed % self.config.batch_threshold == 0
             findings, failures = list(self._findings), list(self._failures)
+            tasks = list(self._tasks)
         if not due or self.analysis is None:
             return ()
         try:
-            outcome = self.analysis.run(findings, failures)
+            outcome = self.analysis.run(findings, failures, tasks=tasks)
         except Exception:
             log.exception("the insight analysis failed; going on")
             return ()
-        return outcome.logged
+        return (outcome,) if outcome.called else ()
 
     def _keep(self, findings: Iterable[Finding]) -> None:
         with self._lock:

@@ -15,20 +15,22 @@ An interrupt (``KeyboardInterrupt``, :class:`~reflexkit.exceptions.RunInterrupte
 every process the runner has started, writes ``interrupted`` for each running subtask and
 ``run_interrupted``, and goes on to the caller.
 
-With ``orchestrator.jobs`` above 1, independent subtasks run at once (see :meth:`Orchestrator.run`).
+With ``orchestrator.jobs`` above 1, independent subtasks run at once (see :meth:`Orchestrator.run`;
+the order is :mod:`~reflexkit.orchestrator._schedule`'s, the own-folder and checks guard
+:mod:`~reflexkit.orchestrator._watch`'s).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
@@ -47,13 +49,17 @@ from reflexkit.orchestrator._attempt_log import (
     credit_redactions,
     fingerprint_of,
     reflection_details,
+    run_counts,
     subagent_error,
+    subagent_failure,
 )
+from reflexkit.orchestrator._schedule import Schedule
+from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
 from reflexkit.orchestrator.insight_steps import (
     LoopInsights,
     Snapshot,
     changed_files,
-    finding_event,
+    insight_events,
     snapshot,
 )
 from reflexkit.orchestrator.outcomes import (
@@ -67,27 +73,20 @@ from reflexkit.orchestrator.outcomes import (
     ordered as in_order,
 )
 from reflexkit.orchestrator.own_state import (
-    OWN_FOLDER,
-    OwnState,
-    capture,
     linked_own_folder,
     no_space,
-    settle,
-    shared_own_path,
 )
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
-    CheckInputs,
     VerificationResult,
     Verifier,
-    cut_middle,
     failure_context,
-    modified_files,
 )
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 
 if TYPE_CHECKING:
+    from reflexkit.insights.analysis import AnalysisOutcome
     from reflexkit.insights.models import Finding
     from reflexkit.reflection.protocols import ReflectionService
     from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
@@ -119,9 +118,6 @@ _ENDING_EVENT: dict[str, EventKind] = {
 _BUDGET_SPENT = "the run's time budget ran out"
 _INTERRUPTED = "the run was interrupted"
 
-_MAX_SUBAGENT_ERROR_CHARS = _process.DEFAULT_MAX_OUTPUT_BYTES
-"""Bounds a subagent's own output (the runner's capture already fits: no second, smaller cut)."""
-
 
 @attrs.define(kw_only=True)
 class _Progress:
@@ -143,9 +139,6 @@ class _Progress:
     judged: Judgement | None = None  # the judge's rejection of the previous attempt
     nudge: str = ""  # the insight rules' note for the next prompt
     last: tuple[FailureContext, str] | None = None  # the latest failure and its fingerprint
-
-    def where(self) -> tuple[Task, Subtask, int, str]:
-        return self.task, self.subtask, self.attempt, self.run_id
 
 
 _NOT_RUN = SubagentResult(ok=False, output="", duration_ms=0, error="the subagent did not run")
@@ -227,7 +220,7 @@ class Orchestrator:
         self.subscribers = list(subscribers)
         self.clock = clock
         self.stamp = stamp
-        self._emit_lock = threading.Lock()
+        self._emit_lock = threading.RLock()  # a subscriber may emit (reports: needs_review)
         self._running: dict[str, int] = {}  # subtask id -> attempt, while it runs
         self._at_interrupt: dict[str, int] | None = None  # what ran when the signal came
         self._ended: set[str] = set()  # subtasks whose ending event is written
@@ -237,8 +230,17 @@ class Orchestrator:
         # The reflections this run saved, by (task, subtask), in order: a retry prompt
         # carries these, not whatever memory holds under the run's id by then.
         self._written: dict[tuple[str, str], list[Reflection]] = {}
-        self._report_seen: str | None = None  # the self-report path _report_names is of
-        self._report_names: tuple[str, str, str, str] | None = None
+        self._reports = (
+            reports.AttemptReports(audit, agent=reports.agent_name(subagent), emit=self._emit)
+            if audit is not None
+            else None
+        )
+        self.watch = AttemptWatch(
+            self._emit,
+            self._emit_lock,
+            alone=lambda: self.config.jobs == 1,
+            report_path=self._report_path,
+        )
 
     # --- the run ----------------------------------------------------------------------------
 
@@ -314,7 +316,7 @@ class Orchestrator:
         if self.insights is not None and self._learn_at_end:
             self.insights.learn(self._learn_at_end)
             self._learn_at_end.clear()
-        self._emit(EventKind.RUN_FINISHED, data=_counts(summary))
+        self._emit(EventKind.RUN_FINISHED, data=run_counts(summary))
         return summary
 
     def _run_all(
@@ -339,8 +341,27 @@ class Orchestrator:
                 )
                 for s in ordered
             }
-        run = self._run_parallel if self.config.jobs > 1 else self._run_sequential
-        return run(task, ordered, workdir=workdir, run_id=run_id, deadline=deadline)
+        schedule = Schedule(
+            jobs=self.config.jobs,
+            run_one=functools.partial(
+                self._run_subtask, task, workdir=workdir, run_id=run_id, deadline=deadline
+            ),
+            skipped=self._skipped,
+            halted=self._halt,
+            abort=self._abort,
+        )
+        return schedule.run(ordered)
+
+    def _skipped(self, subtask: Subtask, reason: str) -> None:
+        self._emit(EventKind.SKIPPED, subtask.id, 0, {"reason": reason})
+
+    def _abort(self) -> None:
+        """A parallel run cut short: note what ran, stop every process, start nothing."""
+        with self._emit_lock:
+            self._at_interrupt = dict(self._running)
+        self._halt.set()
+        self._stop.set()
+        _process.kill_all()
 
     def _unverified(self, task: Task) -> str | None:
         """The setup error of a task that requires verification when a subtask has none."""
@@ -403,114 +424,6 @@ class Orchestrator:
             },
         )
 
-    @staticmethod
-    def _blocked(subtask: Subtask, outcomes: dict[str, SubtaskOutcome]) -> list[str]:
-        """The dependencies of *subtask* that have not passed (or not finished)."""
-        return [
-            d for d in subtask.depends_on if d not in outcomes or outcomes[d].outcome != "passed"
-        ]
-
-    def _skip(self, subtask: Subtask, blocked: list[str]) -> SubtaskOutcome:
-        reason = (
-            "dependency did not pass: " + ", ".join(blocked)
-            if blocked
-            else "the run stopped: the subagent can't work as set up"
-        )
-        self._emit(EventKind.SKIPPED, subtask.id, 0, {"reason": reason})
-        return SubtaskOutcome(
-            subtask_id=subtask.id, outcome="skipped", attempts=0, duration_ms=0, reason=reason
-        )
-
-    def _run_sequential(
-        self,
-        task: Task,
-        ordered: list[Subtask],
-        *,
-        workdir: Path,
-        run_id: str,
-        deadline: float | None,
-    ) -> dict[str, SubtaskOutcome]:
-        outcomes: dict[str, SubtaskOutcome] = {}
-        for subtask in ordered:
-            blocked = self._blocked(subtask, outcomes)
-            if blocked or self._halt.is_set():
-                outcomes[subtask.id] = self._skip(subtask, blocked)
-                continue
-            outcomes[subtask.id] = self._run_subtask(
-                task, subtask, workdir=workdir, run_id=run_id, deadline=deadline
-            )
-        return outcomes
-
-    def _run_parallel(
-        self,
-        task: Task,
-        ordered: list[Subtask],
-        *,
-        workdir: Path,
-        run_id: str,
-        deadline: float | None,
-    ) -> dict[str, SubtaskOutcome]:
-        """Run up to ``jobs`` subtasks at once, each as soon as its dependencies finished."""
-        outcomes: dict[str, SubtaskOutcome] = {}
-        pending = list(ordered)
-        running: dict[Future[SubtaskOutcome], str] = {}
-
-        def start(subtask: Subtask) -> None:
-            future = pool.submit(
-                self._run_subtask, task, subtask, workdir=workdir, run_id=run_id, deadline=deadline
-            )
-            running[future] = subtask.id
-
-        with ThreadPoolExecutor(
-            max_workers=self.config.jobs, thread_name_prefix="reflexkit-subtask"
-        ) as pool:
-            try:
-                while pending or running:
-                    self._start_ready(pending, running, outcomes, start)
-                    if not running:
-                        # nothing runs and nothing can start: a cycle or an unknown dependency
-                        for subtask in pending:
-                            outcomes[subtask.id] = self._skip(
-                                subtask, self._blocked(subtask, outcomes)
-                            )
-                        pending.clear()
-                        break
-                    done, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        outcomes[running.pop(future)] = future.result()
-            except BaseException:
-                # Before the pool waits for its threads: stop their processes, start nothing.
-                with self._emit_lock:
-                    self._at_interrupt = dict(self._running)
-                self._halt.set()
-                self._stop.set()
-                _process.kill_all()
-                raise
-        return outcomes
-
-    def _start_ready(
-        self,
-        pending: list[Subtask],
-        running: dict[Future[SubtaskOutcome], str],
-        outcomes: dict[str, SubtaskOutcome],
-        start: Callable[[Subtask], None],
-    ) -> None:
-        """Skip or start every pending subtask whose dependencies have all ended."""
-        progressed = True
-        while progressed:  # skips can unblock (and skip) further subtasks
-            progressed = False
-            for subtask in list(pending):
-                if not all(d in outcomes for d in subtask.depends_on):
-                    continue
-                blocked = self._blocked(subtask, outcomes)
-                if blocked or self._halt.is_set():
-                    outcomes[subtask.id] = self._skip(subtask, blocked)
-                    pending.remove(subtask)
-                    progressed = True
-                elif len(running) < self.config.jobs:
-                    start(subtask)
-                    pending.remove(subtask)
-
     def _run_subtask(
         self,
         task: Task,
@@ -530,11 +443,19 @@ class Orchestrator:
                 duration_ms=0,
                 reason=self._paused[subtask.id],
             )
-        details: EventData = {}
-        # On an interrupt the subtask stays in _running: run() reports it as interrupted.
-        ended = self._attempts(
-            task, subtask, workdir=workdir, run_id=run_id, deadline=deadline, details=details
+        at = _Progress(
+            task=task,
+            subtask=subtask,
+            workdir=workdir,
+            run_id=run_id,
+            deadline=deadline,
+            details={},
+            started=self.clock(),
+            base_prompt=build_prompt(task, subtask),
+            verifier=self.verifier_for(subtask),
         )
+        # On an interrupt the subtask stays in _running: run() reports it as interrupted.
+        ended = self._attempts(at)
         with self._emit_lock:
             self._running.pop(subtask.id, None)
             self._ended.add(subtask.id)
@@ -542,7 +463,7 @@ class Orchestrator:
             "durationMs": ended.duration_ms,
             "attempts": ended.attempts,
             "reflectionsUsed": ended.reflections_used,
-            **details,
+            **at.details,
         }
         if ended.reason is not None:
             data["reason"] = ended.reason
@@ -550,37 +471,17 @@ class Orchestrator:
             self._emit(_ENDING_EVENT[ended.outcome], subtask.id, ended.attempts, data)
         return ended
 
-    def _attempts(  # noqa: PLR0913 -- where the subtask runs, and what its ending adds
-        self,
-        task: Task,
-        subtask: Subtask,
-        *,
-        workdir: Path,
-        run_id: str,
-        deadline: float | None,
-        details: EventData,
-    ) -> SubtaskOutcome:
-        """The attempts at one subtask; *details* gets what its ending event should add.
+    def _attempts(self, at: _Progress) -> SubtaskOutcome:
+        """The attempts at one subtask; ``at.details`` gets what its ending event should add.
 
         Each attempt is a sequence of steps; a step returns the subtask's outcome when the
         subtask ends there, else ``None`` and the next step runs.
         """
-        at = _Progress(
-            task=task,
-            subtask=subtask,
-            workdir=workdir,
-            run_id=run_id,
-            deadline=deadline,
-            details=details,
-            started=self.clock(),
-            base_prompt=build_prompt(task, subtask),
-            verifier=self.verifier_for(subtask),
-        )
         while True:
             ended = self._may_start(at) or self._attempt(at)
             if ended is not None:
                 return ended
-            self._emit(EventKind.RETRY, subtask.id, at.attempt, {"nextAttempt": at.attempt + 1})
+            self._emit(EventKind.RETRY, at.subtask.id, at.attempt, {"nextAttempt": at.attempt + 1})
 
     def _attempt(self, at: _Progress) -> SubtaskOutcome | None:
         """One attempt: prompt, work, check, and on a failure: log, learn, stop or go on."""
@@ -652,6 +553,9 @@ class Orchestrator:
             at.judged,
             own_self_report=at.subtask.id if self.config.jobs > 1 else None,
         )
+        if self._reports is not None:
+            with self._emit_lock:  # as the subscriber's own calls are
+                self._reports.started(at.subtask.id, at.attempt, audited)
         timeout_s = float(self.config.attempt_timeout_s)
         if at.remaining is not None:
             timeout_s = max(min(timeout_s, at.remaining), 0.001)
@@ -665,8 +569,8 @@ class Orchestrator:
 
     def _work(self, at: _Progress, attempt: _Attempt) -> SubtaskOutcome | None:
         """The subagent's turn, then what it changed and what the checks say of it."""
-        own = self._own_capture(at.workdir)
-        inputs = _check_inputs(at.verifier, at.workdir)
+        own = self.watch.capture(at.workdir)
+        inputs = check_inputs(at.verifier, at.workdir)
         request = SubagentRequest(
             subtask_id=at.subtask.id,
             attempt=at.attempt,
@@ -688,8 +592,8 @@ class Orchestrator:
             attempt.ran = self._verify(at.verifier, at.workdir, self._left(at))
         # Before anything is written or read again: what the attempt (or its checks) did
         # to reflexkit's own folder is repaired where it can be, and reported.
-        self._own_settle(own, at.workdir, at.subtask.id, at.attempt)
-        attempt.checks_changed = self._checks_changed(
+        self.watch.settle(own, at.workdir, at.subtask.id, at.attempt)
+        attempt.checks_changed = self.watch.checks_changed(
             inputs, at.workdir, attempt.changed, at.subtask.id, at.attempt
         )
         full = no_space(at.workdir, after=at.attempt)
@@ -705,18 +609,11 @@ class Orchestrator:
             return None
         checked = bool(getattr(at.verifier, "commands", True))
         if reports.waits_for_user(attempt.ending) and not (ran.passed and checked):
-            self._audit_finish(attempt.audited, at.where(), ran, attempt.ending)
             at.details["cue"] = attempt.ending.reason
+            at.details.update(reports.attempt_facts(ran, attempt.ending))
             return self._outcome(at, "needs_input", "the agent is waiting for the user")
         if ran.passed and not self._stop.is_set():
-            attempt.judgement = judgement = reports.judge(
-                self.audit,
-                attempt.audited,
-                at.base_prompt,
-                attempt.output,
-                checked=checked,
-                budget_s=self._left(at),
-            )
+            attempt.judgement = judgement = self._judge(at, attempt, checked=checked)
             at.judged = judgement if judgement is not None and judgement.rejects else None
         if ran.passed and at.judged is None:
             return self._passed(at, attempt, ran)
@@ -724,10 +621,21 @@ class Orchestrator:
             return self._outcome(at, "interrupted", _INTERRUPTED)
         return None
 
+    def _judge(self, at: _Progress, attempt: _Attempt, *, checked: bool) -> Judgement | None:
+        """The completion judge on checked work, within the time left in the run's budget."""
+        if self.audit is None or attempt.audited is None:
+            return None
+        return self.audit.judge(
+            attempt.audited,
+            subtask=at.base_prompt,
+            last_message=attempt.output,
+            checks_passed=True if checked else None,
+            budget_s=self._left(at),
+        )
+
     def _passed(
         self, at: _Progress, attempt: _Attempt, checks: VerificationResult
     ) -> SubtaskOutcome:
-        self._audit_finish(attempt.audited, at.where(), checks, attempt.ending, attempt.judgement)
         self._emit(
             EventKind.PASSED,
             at.subtask.id,
@@ -743,6 +651,7 @@ class Orchestrator:
                 **reports.judge_figures(attempt.judgement),
                 **change_figures(attempt.result, attempt.changed),
                 **attempt.checks_changed,
+                **reports.attempt_facts(checks, attempt.ending),
             },
         )
         self._insights_passed(at.subtask.id, at.attempt, at.used)
@@ -753,7 +662,7 @@ class Orchestrator:
     ) -> tuple[FailureContext, VerificationResult]:
         """The failure to reflect on, and the checks its report names."""
         if attempt.ran is None:
-            failure = self._subagent_failure(
+            failure = subagent_failure(
                 attempt.result,
                 task=at.task,
                 subtask=at.subtask,
@@ -773,7 +682,7 @@ class Orchestrator:
             subtask=at.subtask.id,
             attempt=at.attempt,
             session_id=at.run_id,
-            files_modified=self._modified(at.workdir),
+            files_modified=modified(at.workdir),
             description=at.subtask.description,
         )
         if at.judged is not None:
@@ -802,9 +711,10 @@ class Orchestrator:
                 "fingerprint": fingerprint_of(failure),
                 **change_figures(result, attempt.changed),
                 **attempt_output(failure, result),  # failureType, the outputs (#19)
+                **reports.attempt_facts(checks, attempt.ending),
+                **reports.judge_figures(attempt.judgement),
             },
         )
-        self._audit_finish(attempt.audited, at.where(), checks, attempt.ending, attempt.judgement)
 
     def _learn(self, at: _Progress, attempt: _Attempt, failure: FailureContext) -> None:
         """Reflect on the failure (or only fingerprint it), and ask the rules for a nudge."""
@@ -838,28 +748,6 @@ class Orchestrator:
         return self._budget_spent(at)
 
     # --- steps, each guarded so that nothing but a bug in the loop itself stops the run ------
-
-    def _audit_finish(
-        self,
-        audited: AuditedAttempt | None,
-        where: tuple[Task, Subtask, int, str],
-        checks: VerificationResult,
-        ending: AttemptEnding,
-        judgement: Judgement | None = None,
-    ) -> None:
-        """After an attempt (#18): its report, and ``needs_review`` when the risk floor says so."""
-        task, subtask, attempt, run_id = where
-        review = reports.audit_finish(
-            self.audit,
-            audited,
-            (run_id, task.id, subtask.id, attempt),
-            agent=reports.agent_name(self.subagent),
-            checks=checks,
-            ending=ending,
-            judgement=judgement,
-        )
-        if review is not None:
-            self._emit(EventKind.NEEDS_REVIEW, subtask.id, attempt, review)
 
     def _reflects(self, subtask: Subtask) -> bool:
         """The gate (#16): the project enables reflection, the caller asks, the subtask too."""
@@ -976,11 +864,10 @@ class Orchestrator:
         self._emit_findings(self.insights.completed(), subtask_id, attempt)
 
     def _emit_findings(
-        self, findings: Iterable[Finding], subtask_id: str = "", attempt: int = 0
+        self, found: Iterable[Finding | AnalysisOutcome], subtask_id: str = "", attempt: int = 0
     ) -> None:
-        for finding in findings:
-            on, data = finding_event(finding, subtask_id, at=self.stamp())
-            self._emit(EventKind.FINDING, on, attempt if on == subtask_id else 0, data)
+        for kind, on, data in insight_events(found, subtask_id, at=self.stamp()):
+            self._emit(kind, on, attempt if on and on == subtask_id else 0, data)
 
     def _run_subagent(self, request: SubagentRequest) -> SubagentResult:
         started = self.clock()
@@ -1016,120 +903,8 @@ class Orchestrator:
                 duration_ms=0,
             )
 
-    def _own_capture(self, workdir: Path) -> OwnState | None:
-        try:
-            return capture(workdir)
-        except Exception:
-            log.warning("could not note %s/.reflexkit before the attempt", workdir, exc_info=True)
-            return None
-
-    def _own_settle(
-        self, before: OwnState | None, workdir: Path, subtask_id: str, attempt: int
-    ) -> None:
-        """Repair and report what the attempt did to ``.reflexkit`` (docs: "The own folder")."""
-        if before is None:
-            return
-        try:
-            with self._emit_lock:  # no event is written while a run log may be put back
-                found = settle(
-                    workdir,
-                    before,
-                    revert=self.config.jobs == 1,
-                    allowed=self._self_report,
-                    shared=shared_own_path,
-                )
-        except Exception:
-            log.warning("could not check %s/.reflexkit after the attempt", workdir, exc_info=True)
-            return
-        if found:
-            data: EventData = {**found.as_data()}
-            self._emit(EventKind.OWN_STATE_CHANGED, subtask_id, attempt, data)
-
-    def _checks_changed(
-        self,
-        inputs: CheckInputs | None,
-        workdir: Path,
-        changed: tuple[str, ...] | None,
-        subtask_id: str,
-        attempt: int,
-    ) -> EventData:
-        """Report an attempt that changed its own checks; the ``passed`` event's addition."""
-        if inputs is None:
-            return {}
-        try:
-            programs, files = inputs.changed_by(workdir, changed)
-        except Exception:
-            log.warning("could not compare the checks' files", exc_info=True)
-            return {}
-        if not programs and not files:
-            return {}
-        shown = {
-            "files": ", ".join(show_name(f) for f in files[:50]),
-            "programs": ", ".join(show_name(p) for p in programs),
-        }
-        self._emit(EventKind.CHECKS_CHANGED, subtask_id, attempt, {**shown})
-        return {"checksChanged": ", ".join(x for x in shown.values() if x)}
-
-    def _self_report(self, relative: str) -> bool:
-        """The agent's self-report (the configured path, or a parallel subtask's own one)."""
-        if self.audit is None:
-            return False
-        configured = self.audit.project.config.reports.self_report_path
-        if configured != self._report_seen:  # worked out once, not once per file
-            self._report_seen = configured
-            path = PurePosixPath(configured)
-            self._report_names = None
-            if path.parts[:1] == (OWN_FOLDER,) and len(path.parts) > 1:
-                folder = "/".join(path.parts[1:-1])
-                self._report_names = (
-                    f"{folder}/" if folder else "",
-                    path.name,
-                    f"{path.stem}-",
-                    path.suffix,
-                )
-        if self._report_names is None:
-            return False
-        folder, name, stem, suffix = self._report_names
-        if not relative.startswith(folder):
-            return False
-        rest = relative[len(folder) :]
-        return rest == name or ("/" not in rest and rest.startswith(stem) and rest.endswith(suffix))
-
-    @staticmethod
-    def _modified(workdir: Path) -> tuple[str, ...]:
-        try:
-            return modified_files(workdir)
-        except Exception:  # noqa: BLE001 -- the list is a hint, never worth failing for
-            return ()
-
-    def _subagent_failure(
-        self, result: SubagentResult, *, task: Task, subtask: Subtask, attempt: int, run_id: str
-    ) -> FailureContext:
-        error = result.error or "the subagent did not finish"
-        timed_out = result.timed_out or "timed out" in error or "did not finish within" in error
-        output = cut_middle(
-            f"{error}\n{result.output}".strip() if result.output else error,
-            _MAX_SUBAGENT_ERROR_CHARS,
-        )
-        verification = VerificationResult(
-            passed=False,
-            command="subagent",
-            exit_code=None,
-            output=output,
-            duration_ms=result.duration_ms,
-            timed_out=timed_out,
-        )
-        failure = failure_context(
-            verification,
-            task=task.id,
-            subtask=subtask.id,
-            attempt=attempt,
-            session_id=run_id,
-            description=subtask.description,
-        )
-        if failure.failure_type is None:
-            failure = attrs.evolve(failure, failure_type=FailureType.TOOL_ERROR)
-        return failure
+    def _report_path(self) -> str | None:
+        return None if self.audit is None else self.audit.project.config.reports.self_report_path
 
     def _reflect(self, failure: FailureContext) -> Reflection | None:
         try:
@@ -1190,10 +965,12 @@ class Orchestrator:
                     log.exception("an event subscriber failed on %s", kind.value)
 
     def _subscribed(self) -> list[Callable[[Event], None]]:
-        """The insight rules first (they steer the loop), then the subscribers, *on_event*."""
+        """The insight rules (they steer the loop), the reports, the subscribers, *on_event*."""
         found: list[Callable[[Event], None]] = []
         if self.insights is not None:
             found.append(self.insights.observe)
+        if self._reports is not None:
+            found.append(self._reports)
         found += self.subscribers
         if self.on_event is not None:
             found.append(self.on_event)
@@ -1201,25 +978,3 @@ class Orchestrator:
 
     def _ms_since(self, started: float) -> int:
         return max(int((self.clock() - started) * 1000), 0)
-
-
-def _check_inputs(verifier: Verifier, workdir: Path) -> CheckInputs | None:
-    """What the subtask's checks run and name inside the project (``None``: unknown)."""
-    commands = getattr(verifier, "commands", None)
-    if not isinstance(commands, tuple | list) or not commands:
-        return None
-    try:
-        return CheckInputs.of([str(c) for c in commands], workdir)
-    except Exception:
-        log.warning("could not note what the checks run", exc_info=True)
-        return None
-
-
-def _counts(summary: RunSummary) -> EventData:
-    """The ``run_finished`` figures: a count per outcome, whether all passed, how long."""
-    counts: EventData = {"runId": summary.run_id, "allPassed": summary.passed}
-    for outcome in summary.outcomes:
-        previous = counts.get(outcome.outcome, 0)
-        counts[outcome.outcome] = (previous if isinstance(previous, int) else 0) + 1
-    counts["durationMs"] = summary.duration_ms
-    return counts

@@ -1,32 +1,38 @@
-"""What the retry loop asks the reports package, and when (docs/reports.md, #18).
+"""The reports package around the retry loop (docs/reports.md, #18): two steps, one subscriber.
 
-Before an attempt: the judge's last rejection and the self-report request join the prompt.
-After it: how it ended, the completion judge's judgement of checked work, the attempt's
-report and, when the risk floor says so, the ``needs_review`` figures. The loop emits the
-events; these steps only answer, and a failing classifier never fails the attempt.
+Steps, because they change what the loop does: before an attempt, the judge's last rejection
+and the self-report request join the prompt (:func:`audit_start`); after checked work, the
+completion judge's rejection makes the attempt a failure (the loop asks the audit's judge).
+
+A subscriber, because it changes nothing: :class:`AttemptReports` writes each attempt's report
+from the event that ends the attempt (``passed``, ``verification_failed``, ``needs_input``),
+which carries how the agent ended and what the checks and the judge said
+(:func:`attempt_facts`), and emits ``needs_review`` when the risk floor says so. A failing
+classifier or report never fails the attempt.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from reflexkit._text import fence
-from reflexkit.events import EventData
+from reflexkit.events import Event, EventData, EventKind
 from reflexkit.orchestrator.subagents import Subagent, SubagentResult
 from reflexkit.orchestrator.verify import VerificationResult
-from reflexkit.reports.audit import AttemptAudit, AuditedAttempt, judge_summary
+from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
 from reflexkit.reports.ending import AttemptEnding, Ending, classify_ending
 from reflexkit.reports.judge import Judgement
-from reflexkit.reports.report import ReportIds, Verification
+from reflexkit.reports.report import JudgeSummary, ReportIds, Verification
 
 __all__ = [
     "NOT_CLASSIFIED",
+    "AttemptReports",
     "agent_name",
-    "audit_finish",
+    "attempt_facts",
     "audit_start",
     "ending_of",
-    "judge",
     "judge_figures",
     "judge_rejection",
     "waits_for_user",
@@ -71,65 +77,100 @@ def audit_start(
     return audited, prompt
 
 
-def judge(  # noqa: PLR0913 -- the judge's inputs
-    audit: AttemptAudit | None,
-    audited: AuditedAttempt | None,
-    subtask: str,
-    last_message: str,
-    *,
-    checked: bool,
-    budget_s: float | None,
-) -> Judgement | None:
-    """The judge's judgement of checked work, within the time left in the run's budget."""
-    if audit is None or audited is None:
-        return None
-    return audit.judge(
-        audited,
-        subtask=subtask,
-        last_message=last_message,
-        checks_passed=True if checked else None,
-        budget_s=budget_s,
-    )
+def attempt_facts(checks: VerificationResult, ending: AttemptEnding) -> EventData:
+    """What the event that ends an attempt says of it: how the agent ended, what checks said.
 
-
-def audit_finish(  # noqa: PLR0913 -- the report's facts
-    audit: AttemptAudit | None,
-    audited: AuditedAttempt | None,
-    ids: tuple[str, str, str, int],
-    *,
-    agent: str,
-    checks: VerificationResult,
-    ending: AttemptEnding,
-    judgement: Judgement | None = None,
-) -> EventData | None:
-    """After an attempt: write its report; the ``needs_review`` figures when the floor says so.
-
-    *ids* are the run, task and subtask ids and the attempt number.
+    ``checksPassed`` is ``None`` when nothing checked (no commands: every finished attempt
+    passes); ``checksCommand`` is ``subagent`` when the agent itself failed.
     """
-    if audit is None or audited is None:
-        return None
-    run_id, task_id, subtask_id, attempt = ids
     nobody_checked = checks.passed and checks.command == "" and checks.exit_code is None
-    report = audit.finish(
-        audited,
-        ReportIds(run_id=run_id, subtask_id=subtask_id, attempt=attempt, task_id=task_id),
-        agent=agent,
-        verification=Verification(
-            passed=None if nobody_checked else checks.passed,
-            command=checks.command or None,
-            exit_code=checks.exit_code,
-            judge=judge_summary(judgement),
-            ending=ending.kind.value,
-        ),
-    )
-    risk = report.get("risk") if report is not None else None
-    if not isinstance(risk, dict) or risk.get("needsReview") is not True:
-        return None
     return {
-        "surface": str(risk.get("surface")),
-        "score": float(risk.get("score") or 0.0),
-        "reason": str(risk.get("reason")),
+        "ending": ending.kind.value,
+        "checksPassed": None if nobody_checked else checks.passed,
+        "checksCommand": checks.command or None,
+        "checksExitCode": checks.exit_code,
     }
+
+
+_ATTEMPT_ENDS = frozenset({EventKind.PASSED, EventKind.VERIFICATION_FAILED, EventKind.NEEDS_INPUT})
+
+Emit = Callable[[EventKind, str, int, EventData], None]
+
+
+class AttemptReports:
+    """Writes each attempt's report when the event that ends the attempt comes by.
+
+    A subscriber of the loop (before the run log and the caller's subscribers, so the
+    ``needs_review`` it emits comes right before the event that ends its attempt). The loop's
+    step :func:`audit_start` hands each attempt over (:meth:`started`); the run's and task's
+    ids come from ``run_started``.
+
+    Args:
+        audit: Writes the reports.
+        agent: The subagent's name in the reports.
+        emit: Writes one event (kind, subtask id, attempt, data): ``needs_review``.
+    """
+
+    def __init__(self, audit: AttemptAudit, *, agent: str, emit: Emit) -> None:
+        self._audit = audit
+        self._agent = agent
+        self._emit = emit
+        self._run = ("", "")  # the run's and the task's ids
+        self._open: dict[tuple[str, int], AuditedAttempt] = {}
+
+    def started(self, subtask_id: str, attempt: int, audited: AuditedAttempt | None) -> None:
+        """The attempt's audit record, from :func:`audit_start`."""
+        if audited is not None:
+            self._open[subtask_id, attempt] = audited
+
+    def __call__(self, event: Event) -> None:
+        """Write the report of the attempt *event* ends (other events: only the run's ids)."""
+        if event.kind is EventKind.RUN_STARTED:
+            self._run = (str(event.data.get("runId", "")), str(event.data.get("taskId", "")))
+            self._open.clear()
+            return
+        if event.kind not in _ATTEMPT_ENDS:
+            return
+        audited = self._open.pop((event.subtask_id, event.attempt), None)
+        if audited is None:
+            return
+        run_id, task_id = self._run
+        report = self._audit.finish(
+            audited,
+            ReportIds(
+                run_id=run_id, subtask_id=event.subtask_id, attempt=event.attempt, task_id=task_id
+            ),
+            agent=self._agent,
+            verification=_verification(event),
+        )
+        risk = report.get("risk") if report is not None else None
+        if isinstance(risk, dict) and risk.get("needsReview") is True:
+            review: EventData = {
+                "surface": str(risk.get("surface")),
+                "score": float(risk.get("score") or 0.0),
+                "reason": str(risk.get("reason")),
+            }
+            self._emit(EventKind.NEEDS_REVIEW, event.subtask_id, event.attempt, review)
+
+
+def _verification(event: Event) -> Verification:
+    """A report's verification, from the facts of the event that ended the attempt."""
+    data = event.data
+    passed, command = data.get("checksPassed"), data.get("checksCommand")
+    code = data.get("checksExitCode")
+    severity, source = data.get("judgeSeverity"), data.get("judge")
+    return Verification(
+        passed=passed if isinstance(passed, bool) else None,
+        command=command if isinstance(command, str) else None,
+        exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+        # A verdict in a passed event said complete (else it rejected: a failure).
+        judge=JudgeSummary(
+            complete=event.kind is EventKind.PASSED, severity=str(severity), source=str(source)
+        )
+        if severity is not None
+        else None,
+        ending=str(data.get("ending", NOT_CLASSIFIED.kind.value)),
+    )
 
 
 def agent_name(subagent: Subagent) -> str:

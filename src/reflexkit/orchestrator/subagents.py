@@ -14,6 +14,7 @@ stops the run before any work is done.
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import re
 import shutil
@@ -24,8 +25,10 @@ from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
 
 import attrs
+import orjson
 
-from reflexkit._files import atomic_write, make_dirs
+from reflexkit._files import atomic_write, make_dirs, read_regular
+from reflexkit._text import strip_control
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator._process import (
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -36,13 +39,17 @@ from reflexkit.orchestrator._process import (
 from reflexkit.redaction.gate import outbound
 
 __all__ = [
+    "EXIT_SETUP",
+    "PROMPT",
     "PROMPT_FILE",
+    "AgentReport",
     "CommandSubagent",
     "Edit",
     "ScriptedSubagent",
     "Subagent",
     "SubagentRequest",
     "SubagentResult",
+    "read_agent_result",
 ]
 
 _NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
@@ -53,6 +60,20 @@ _SHELL_SAFE = re.compile(r"[A-Za-z0-9_./+,:=@%-]+")
 
 PROMPT_FILE = "{prompt_file}"
 """The placeholder in a :class:`CommandSubagent` command line replaced by the prompt's path."""
+
+PROMPT = "{prompt}"
+"""The placeholder in a :class:`CommandSubagent` command line replaced by the prompt itself."""
+
+EXIT_SETUP = 78
+"""The exit code by which a command agent says its setup can't work (``EX_CONFIG`` of
+``sysexits.h``): the run stops with a setup error instead of learning a lesson about code."""
+
+_MAX_ARGUMENT_BYTES = 128 * 1024
+"""Linux's bound on one argument (``MAX_ARG_STRLEN``): a longer ``{prompt}`` can't be run."""
+
+_MAX_RESULT_BYTES = 64 * 1024
+_MAX_REASON_CHARS = 500
+_MAX_COST = 1e9
 
 
 def _gated_prompt(text: str) -> str:
@@ -70,6 +91,8 @@ class SubagentRequest:
         prompt: Everything the subagent is told, reflections included on a retry.
         workdir: The project folder the subagent works in.
         timeout_s: How long the attempt may take.
+        run_id: The run's id (``""`` outside a run).
+        task_id: The task's id (``""`` outside a run).
     """
 
     subtask_id: str
@@ -77,6 +100,8 @@ class SubagentRequest:
     prompt: str = attrs.field(converter=_gated_prompt)
     workdir: Path
     timeout_s: float
+    run_id: str = ""
+    task_id: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -120,24 +145,33 @@ class Subagent(Protocol):
 class CommandSubagent:
     """Runs a command-line agent once per attempt.
 
-    The command line is a list of arguments, never given to a shell. Every ``{prompt_file}``
-    in an argument is replaced by the path of a file holding the prompt (inside that one
-    argument); when there is none, the prompt is written to the command's stdin. The prompt
-    file is ``prompt.md`` in a fresh temporary folder (inside *prompt_dir* when given, which
+    The command line is a list of arguments, never given to a shell. The prompt goes to the
+    agent where it wants it: every ``{prompt_file}`` in an argument becomes the path of a file
+    holding the prompt, every ``{prompt}`` the prompt itself (inside that one argument), and
+    when the command has neither, the prompt is written to its stdin. The prompt file is
+    ``prompt.md`` in a fresh temporary folder (inside *prompt_dir* when given, which
     ``reflexkit run`` sets to ``.reflexkit/prompts``; removed after the attempt): nothing from
     the task (no subtask id) goes into its path. The command runs in the request's working
     folder through the one process runner (:mod:`reflexkit.orchestrator._process`): its own
     session, a hard time limit, bounded output, everything it started killed when the attempt
     ends.
 
+    The agent's environment (docs/agents.md) holds, besides *env*: ``REFLEXKIT_RUN_ID``,
+    ``REFLEXKIT_TASK_ID``, ``REFLEXKIT_SUBTASK_ID``, ``REFLEXKIT_ATTEMPT``,
+    ``REFLEXKIT_PROMPT_FILE`` (the prompt file, always written) and ``REFLEXKIT_RESULT_FILE``,
+    where it may write a JSON object with ``costUsd``, ``turns`` and ``setupError``. An agent
+    that exits with :data:`EXIT_SETUP` (78) says its setup can't work (no model, no key, no
+    API): the run stops with a setup error, as for a program that is not installed.
+
     Args:
         argv: The command line, e.g. ``["my-agent", "--prompt-file", "{prompt_file}"]``.
         env: The command's environment; the current one by default.
         max_output_chars: How many bytes of its output are kept (head and tail halves).
         prompt_dir: Where the prompt's temporary folder is made; the system's by default.
+        name: What attempt reports call this agent (a recipe's name; ``command`` by default).
     """
 
-    name: ClassVar[str] = "command"
+    name: str = "command"
     """What attempt reports call this subagent."""
 
     def __init__(
@@ -147,14 +181,17 @@ class CommandSubagent:
         env: Mapping[str, str] | None = None,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_BYTES,
         prompt_dir: Path | None = None,
+        name: str = "command",
     ) -> None:
         if not argv:
             msg = "CommandSubagent needs a command line"
             raise ValueError(msg)
+        _check_prompt_placement(argv)
         self.argv = tuple(argv)
         self.env = env
         self.max_output_chars = max_output_chars
         self.prompt_dir = prompt_dir
+        self.name = name
 
     def preflight(self) -> None:
         """Check that the agent program exists and can be executed.
@@ -180,9 +217,9 @@ class CommandSubagent:
         """Run the command on the request's prompt.
 
         Raises:
-            SetupError: The program can't be found or executed: no attempt can work.
+            SetupError: The program can't be found or executed, or the agent says (exit
+                :data:`EXIT_SETUP`) that its setup can't work: no attempt can.
         """
-        uses_file = any(PROMPT_FILE in part for part in self.argv)
         try:
             if self.prompt_dir is not None:
                 make_dirs(self.prompt_dir)
@@ -191,16 +228,18 @@ class CommandSubagent:
             ) as folder:
                 prompt_file = Path(folder) / "prompt.md"
                 prompt_file.write_text(request.prompt, encoding="utf-8")
+                result_file = Path(folder) / "result.json"
                 shown = _shell_safe(prompt_file, request.workdir)
-                argv = [part.replace(PROMPT_FILE, shown) for part in self.argv]
+                argv, stdin = self._command_line(request.prompt, shown)
                 result = run_process(
                     argv,
                     cwd=request.workdir,
                     timeout_s=request.timeout_s,
-                    stdin=None if uses_file else request.prompt,
-                    env=self.env,
+                    stdin=stdin,
+                    env=self._environment(request, prompt_file, result_file),
                     max_output_bytes=self.max_output_chars,
                 )
+                reported = read_agent_result(result_file)
         except OSError as err:
             if err.errno in _NO_ROOM:  # no attempt can work until space is freed
                 msg = f"cannot write the prompt file: {err}"
@@ -211,6 +250,10 @@ class CommandSubagent:
         if result.exit_code in {EXIT_NOT_FOUND, EXIT_NOT_EXECUTABLE} and result.error:
             msg = f"the agent command can't run: {result.error}"
             raise SetupError(msg)
+        if result.exit_code == EXIT_SETUP and not result.timed_out:
+            why = reported.setup_error or _last_line(result.output) or "no reason given"
+            msg = f"the agent {self.argv[0]} says its setup can't work: {why}"
+            raise SetupError(msg)
         error = result.error
         if error is None and result.exit_code != 0:
             error = f"{self.argv[0]} exited with status {result.exit_code}"
@@ -220,7 +263,121 @@ class CommandSubagent:
             duration_ms=result.duration_ms,
             error=error,
             timed_out=result.timed_out,
+            cost_usd=reported.cost_usd,
+            turns=reported.turns,
         )
+
+    def _command_line(self, prompt: str, prompt_file: str) -> tuple[list[str], str | None]:
+        """The arguments with the placeholders filled in, and what goes to stdin."""
+        as_argument = any(PROMPT in part for part in self.argv)
+        if as_argument and len(prompt.encode()) >= _MAX_ARGUMENT_BYTES:
+            msg = (
+                f"the prompt ({len(prompt.encode())} bytes) is too long for one argument "
+                f"({{prompt}}, at most {_MAX_ARGUMENT_BYTES - 1}): use {PROMPT_FILE} or stdin"
+            )
+            raise SetupError(msg)
+        argv = [
+            part.replace(PROMPT_FILE, prompt_file).replace(PROMPT, prompt) for part in self.argv
+        ]
+        by_file = any(PROMPT_FILE in part for part in self.argv)
+        return argv, None if as_argument or by_file else prompt
+
+    def _environment(
+        self, request: SubagentRequest, prompt_file: Path, result_file: Path
+    ) -> dict[str, str]:
+        """The agent's environment: the given one (or ours) and what reflexkit tells it."""
+        env = dict(self.env if self.env is not None else os.environ)
+        env.update(
+            {
+                "REFLEXKIT_RUN_ID": request.run_id,
+                "REFLEXKIT_TASK_ID": request.task_id,
+                "REFLEXKIT_SUBTASK_ID": request.subtask_id,
+                "REFLEXKIT_ATTEMPT": str(request.attempt),
+                "REFLEXKIT_PROMPT_FILE": str(prompt_file.absolute()),
+                "REFLEXKIT_RESULT_FILE": str(result_file.absolute()),
+            }
+        )
+        return env
+
+
+@attrs.frozen
+class AgentReport:
+    """What a command agent reported in its result file (``REFLEXKIT_RESULT_FILE``).
+
+    Attributes:
+        cost_usd: What the attempt cost (``costUsd``, a number of dollars, 0 or more).
+        turns: How many turns it took (``turns``, a whole number, 0 or more).
+        setup_error: Why its setup can't work (``setupError``, read with exit code 78).
+        problems: What in the file was not understood (the rest is used).
+    """
+
+    cost_usd: float | None = None
+    turns: int | None = None
+    setup_error: str | None = None
+    problems: tuple[str, ...] = ()
+
+
+def read_agent_result(path: Path) -> AgentReport:
+    """Read an agent's result file; a missing or bad one reports nothing, never raises.
+
+    The file is read by the one safe reader (a regular file, no link, 64 KiB at most): the
+    agent wrote it, so it is data, and only numbers and one bounded string come out of it.
+    """
+    try:
+        raw = read_regular(path, limit=_MAX_RESULT_BYTES)
+    except FileNotFoundError:
+        return AgentReport()
+    except OSError as err:
+        return AgentReport(problems=(f"result file: {err}",))
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return AgentReport(problems=("result file: not JSON",))
+    if not isinstance(data, dict):
+        return AgentReport(problems=("result file: expected a JSON object",))
+    problems = []
+    cost = data.get("costUsd")
+    if cost is not None and (
+        isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < _MAX_COST
+    ):
+        problems.append("costUsd: expected a number of dollars, 0 or more")
+        cost = None
+    turns = data.get("turns")
+    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 0):
+        problems.append("turns: expected a whole number, 0 or more")
+        turns = None
+    setup = data.get("setupError")
+    if setup is not None and not isinstance(setup, str):
+        problems.append("setupError: expected a string")
+        setup = None
+    return AgentReport(
+        cost_usd=float(cost) if cost is not None else None,
+        turns=turns,
+        setup_error=strip_control(setup)[:_MAX_REASON_CHARS] if setup else None,
+        problems=tuple(problems),
+    )
+
+
+def _check_prompt_placement(argv: Sequence[str]) -> None:
+    """Refuse ``{prompt}`` inside a shell's ``-c`` script: the prompt would run as code.
+
+    Raises:
+        ValueError: It is; the message shows the safe form (``sh -c '... "$1"' sh {prompt}``).
+    """
+    for flag, script in itertools.pairwise(argv):
+        if flag == "-c" and PROMPT in script:
+            msg = (
+                f"{PROMPT} inside a -c script would run the prompt as shell code: pass it as "
+                'its own argument after the script and use "$1" '
+                f"(sh -c 'agent \"$1\"' sh {PROMPT})"
+            )
+            raise ValueError(msg)
+
+
+def _last_line(output: str) -> str:
+    """The agent's last non-empty output line, bounded: its own word on what went wrong."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return strip_control(lines[-1])[:_MAX_REASON_CHARS] if lines else ""
 
 
 Edit = Mapping[str, str | None]

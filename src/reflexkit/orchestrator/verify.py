@@ -23,6 +23,7 @@ from reflexkit._git import git_env
 from reflexkit._text import cut_middle  # re-exported: it lived here first
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_process
+from reflexkit.readers.verdicts import verdict
 from reflexkit.redaction import Redactor, redact_failure
 from reflexkit.reports.risk import DEFAULT_RULES, on_surface
 from reflexkit.tasks.config import ReviewSurface, VerificationConfig
@@ -34,6 +35,7 @@ __all__ = [
     "ProcessResult",
     "VerificationResult",
     "Verifier",
+    "cannot_run",
     "cut_middle",
     "failure_context",
     "modified_files",
@@ -91,6 +93,10 @@ class VerificationResult:
         duration_ms: The time all commands took together.
         timed_out: The failing command was killed at its time limit.
         reports: The report files (absolute paths) written while the checks ran.
+        cannot_run: The failing check never started, and not for anything the attempt
+            could change: the line of its output that shows it (its program, interpreter,
+            runner module, package manager or service is missing, or may not be run).
+            ``None`` when it ran, or when what is missing is a file of the project.
     """
 
     passed: bool
@@ -100,6 +106,7 @@ class VerificationResult:
     duration_ms: int
     timed_out: bool = False
     reports: tuple[str, ...] = ()
+    cannot_run: str | None = None
 
 
 class Verifier:
@@ -170,6 +177,7 @@ class Verifier:
                     duration_ms=total,
                     timed_out=result.timed_out,
                     reports=_written(self.reports, workdir, before),
+                    cannot_run=None if result.timed_out else cannot_run(result.output, workdir),
                 )
         return VerificationResult(
             passed=True, command=last, exit_code=0 if last else None, output="", duration_ms=total
@@ -190,6 +198,48 @@ class Verifier:
         return run_process(
             argv, cwd=workdir, timeout_s=timeout_s, max_output_bytes=self.max_output_chars
         )
+
+
+_ENVIRONMENT_FOLDERS = frozenset(
+    {".venv", "venv", ".tox", ".nox", "node_modules", "vendor", ".bundle", "_build", "target"}
+)
+"""Folders of a project that hold its environment (installed packages), not its files."""
+
+_OWN_FILE = re.compile(
+    r"(?:can't open file '|^cannot execute )(?P<opened>[^':]+)"
+    r"|(?P<named>[^\s:]+): (?:No such file or directory|Permission denied)\s*$"
+)
+"""The file a check could not open or run, in the shapes Python and the shells print."""
+
+
+def cannot_run(output: str, workdir: Path) -> str | None:
+    """The line that shows a failed check never started for its environment's sake.
+
+    The output's own verdict decides (:func:`reflexkit.readers.verdicts.verdict`): a
+    command, interpreter, runner module, package manager or service that is missing, or a
+    program that may not be run. A check that could not open or run a file of the project
+    itself (``python check.py``, ``./run.sh``) is not counted: the attempt may be the one to
+    write it, so the attempt's lesson says so and the next attempt can.
+
+    Args:
+        output: The failing check's output.
+        workdir: The project folder the check ran in.
+
+    Returns:
+        The line, or ``None`` when the check ran (or what is missing is the project's).
+    """
+    proof = verdict(output)
+    if proof is None or not proof.setup:
+        return None
+    own = _OWN_FILE.search(proof.line)
+    name = (own["opened"] or own["named"]).strip("'\"`") if own is not None else ""
+    if "/" in name or re.search(r"\.[A-Za-z]\w*$", name):
+        relative = _inside(
+            Path(name) if name.startswith("/") else workdir / name, workdir.resolve()
+        )
+        if relative is not None and not _ENVIRONMENT_FOLDERS.intersection(relative.split("/")):
+            return None
+    return proof.line
 
 
 _Stamp = tuple[int, int, int, int] | None  # inode, size, mtime, ctime; None: absent

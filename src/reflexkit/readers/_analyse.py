@@ -47,12 +47,16 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"cargo test|cargo nextest|go test|npm (?:run )?test|yarn test|pnpm test|bun test|"
             r"deno test|node --test|tox|nox|prove|rspec|minitest|phpunit|ctest|bats|"
             r"mvn (?:-\S+ )*(?:test|verify)|gradle(?:w)? (?:\S+ )*test|dotnet test|behave|nose2|"
-            r"ward|trial|zig test|swift test|mix test|busted)\b"
+            r"ward|trial|zig test|swift test|mix test|busted|cabal test|stack test|dune test|"
+            r"dart test|flutter test|Pkg\.test|eunit|tclsh \S*test)\b"
         ),
         FailureType.TEST_FAILURE,
     ),
     (
-        Pattern(r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy)\b"),
+        Pattern(
+            r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy|ty check|"
+            r"pyrefly|deno check)\b"
+        ),
         FailureType.TYPECHECK_ERROR,
     ),
     (
@@ -61,7 +65,8 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"shellcheck|go vet|staticcheck|golangci-lint|rubocop|hadolint|yamllint|"
             r"markdownlint|bandit|pycodestyle|pydocstyle|isort --check|biome|oxlint|tflint|"
             r"ktlint|checkstyle|cppcheck|clang-tidy|sqlfluff|codespell|vulture|pyflakes|"
-            r"htmlhint|jshint|standard|xo|swiftlint|detekt|spotbugs|pmd|semgrep|actionlint)\b"
+            r"htmlhint|jshint|standard|xo|swiftlint|detekt|spotbugs|pmd|semgrep|actionlint|"
+            r"typos|taplo|check-jsonschema|kubeconform|terraform validate|php -l)\b"
         ),
         FailureType.LINT_ERROR,
     ),
@@ -80,7 +85,8 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"cargo build|cargo check|go build|go install|javac|kotlinc|scalac|"
             r"mvn (?:-\S+ )*(?:compile|package|install)|gradle(?:w)? (?:\S+ )*(?:build|assemble)|"
             r"dotnet build|msbuild|npm run build|yarn build|pnpm build|vite build|webpack|"
-            r"esbuild|rollup|zig build|swift build|rustc)\b"
+            r"esbuild|rollup|zig build|swift build|rustc|erlc|ghc|cabal build|stack build|"
+            r"dune build|nim c|crystal build)\b"
         ),
         FailureType.BUILD_ERROR,
     ),

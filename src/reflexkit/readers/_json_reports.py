@@ -32,7 +32,7 @@ def from_json_report(text: str) -> str | None:
     body = text[start:]
     try:
         report: object = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser
         lines = _json_lines(body, json.loads, _MYPY_KEYS)
         converted = _mypy(lines) if lines else None
     else:
@@ -73,7 +73,7 @@ def _json_lines(
             continue
         try:
             value = loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             return []
         if not isinstance(value, dict) or not keys <= value.keys():
             return []

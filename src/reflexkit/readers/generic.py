@@ -14,11 +14,12 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._lines import matching_lines
 from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.blocks import Block, find_locations, is_library_path, read_blocks
 from reflexkit.readers.blocks import location_path as _location_path
 from reflexkit.readers.findings import Findings, clip, dedupe, plural
-from reflexkit.readers.kinds import KILLED, error_kind, killed, signal_exit
+from reflexkit.readers.kinds import KILLED, ErrorKind, error_kind, killed, signal_exit
 from reflexkit.readers.verdicts import SETUP, Verdict, verdict
 
 __all__ = ["find_locations", "is_library_path", "parse_generic"]
@@ -33,6 +34,8 @@ _MAX_LOCATIONS = 3
 _DECORATION = "_=!*"
 """The quoted error lines together stay under this many characters."""
 _LINE_LIMIT = 200
+_LINE_CAP = 500
+"""Lines of the window are cut to this many characters (a quoted line keeps 200)."""
 
 _ERROR_LINE = Pattern(
     r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
@@ -69,14 +72,18 @@ _WEAK_LINE = Pattern(
     r"(?i)\b(?:cannot|can't|could not|couldn't|unable to|not found|no such|denied|refused|"
     r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
     r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
+    r"is not (?:of type|valid|one of|allowed)|unresolved|undeclared|must (?:be|not|have)|"
+    r"unused|never used|"
     r"would be reformatted|needs? formatting|not formatted|DID NOT|issues? found|"
     r"problems? found|violations? found)\b"
     r"|^\s*\S+ != \S+\s*$"
 )
 _NOT_AN_ERROR = Pattern(
-    r"(?i)^\s*(?:ok\b|pass(?:ed)?\b|✓|✔|√|\[?(?:info|debug)\]?\b)|\b0 (?:errors?|failed|failures)\b"
-    r"|^\s*(?:warning|note|hint|help)\b|^\s*[\w ()-]+: 0\s*$"
+    r"(?i)\s*(?:ok|pass(?:ed)?|\[?(?:info|debug)\]?|warning|note|hint|help)\b|\s*[✓✔√]"
 )
+"""A line that opens with a pass or a lesser word (used with ``match``)."""
+_ZERO_ERRORS = Pattern(r"(?i)\b0 (?:errors?|failed|failures)\b|^[\w()-][\w ()-]*: 0\s*$")
+"""A count of no errors, or ``name: 0`` (tried only on a line holding ``0``)."""
 _CODE = Pattern(
     r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[a-z]+)+)\]"
     r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$",
@@ -92,14 +99,25 @@ _SUMMARY = Pattern(
     r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
+_SUMMARY_NEEDLE = Pattern(
+    r"\d (?:fail|error|problem|test)|Tests?:\s|FAILED \(|(?:#|\u2139) (?:fail|not ok) \d"
+)
+"""Every summary line holds one of these: the lines that do are the only ones read."""
 _TEST_SHAPE = Pattern(
     r"^\s*(?:FAIL\b|FAIL:|not ok\b|--- FAIL|#\s+Failed test\b|Result: FAIL)"
     r"|\b\d+ (?:failed|failing)\b|\bTests? failed\b",
     M,
 )
 _COMPILE_SHAPE = Pattern(
-    r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+", M
+    r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+"
+    # OCaml's `File "x.ml", line 5, characters 2-9:` then `Error:`
+    r"|^File \"[^\"\n]+\", line \d+, characters \d+-\d+:\n(?:.*\n){0,6}?Error: ",
+    M,
 )
+_LOCATED_MESSAGE = Pattern(
+    r"^\S+\.[a-z]\w{0,5}:\d+:\d+: (?![Ww]arning|note|info|hint)[a-z][a-z]+ [^\n]*$", M
+)
+"""A compiler's ``file.erl:7:27: variable 'X' is unbound``: a located message, no rule code."""
 _RUNTIME_SHAPE = Pattern(
     r"^\s*(?:Traceback|panic:|Exception in thread|Uncaught|thread '.*' panicked)"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Bus error)\b"
@@ -141,21 +159,23 @@ _ERROR_WORD = Pattern(r"(?i)\berror\b")
 
 def _score(line: str, own: tuple[str, ...]) -> int:
     """Rank an output line: error shapes high, project files higher, library paths lower."""
-    if _NOT_AN_ERROR.search(line):
+    if _NOT_AN_ERROR.match(line) or ("0" in line and _ZERO_ERRORS.search(line.strip())):
         return 0
     score = 0
-    if _may_be_an_error_line(line) and _ERROR_LINE.search(line):
+    digit = _DIGIT.search(line) is not None
+    low = line.lower()
+    if _may_be_an_error_line(line, low) and _ERROR_LINE.search(line):
         score = 3
-    elif _DIAGNOSTIC.match(line):
+    elif digit and _DIAGNOSTIC.match(line):  # a location or a rule code: a digit either way
         score = 2
-    elif _WEAK_LINE.search(line):
+    elif _may_be_weak(low) and _WEAK_LINE.search(line):
         score = 1
     if not score:
         return 0
     if score > 1 and _LESSER.search(line) and not _ERROR_WORD.search(line):
         score -= 1
     score += _adjustment(line)
-    locations = find_locations(line)
+    locations = find_locations(line) if digit else []
     if locations:
         paths = [_location_path(loc) for loc in locations]
         if any(not is_library_path(p) for p in paths):
@@ -180,12 +200,28 @@ _ERROR_KEYS = (
 """Every shape of ``_ERROR_LINE`` contains one of these (lower-cased): a cheap first test."""
 
 
-def _may_be_an_error_line(line: str) -> bool:
-    """Return whether *line* can match ``_ERROR_LINE`` (substring tests, ~10x cheaper)."""
+_WEAK_KEYS = (
+    "can", "could", "unable", "not", "no such", "denied", "refused", "invalid", "missing",
+    "undefined", "unexpected", "fail", "allowed", "unknown", "violat", "expected", "mismatch",
+    "support", "did", "would", "format", "found", "!=", "unresolved", "undeclared", "must",
+    "unused", "never used",
+)  # fmt: skip
+"""Every shape of ``_WEAK_LINE`` contains one of these (lower-cased)."""
+_DIGIT = Pattern(r"\d")
+_ANY_ERROR_KEY = Pattern("|".join(map(re.escape, _ERROR_KEYS)))
+_ANY_WEAK_KEY = Pattern("|".join(map(re.escape, _WEAK_KEYS)))
+
+
+def _may_be_weak(low: str) -> bool:
+    """Return whether a line (lower-cased) can match ``_WEAK_LINE``: one literal scan."""
+    return _ANY_WEAK_KEY.search(low) is not None
+
+
+def _may_be_an_error_line(line: str, low: str) -> bool:
+    """Return whether *line* can match ``_ERROR_LINE`` (a literal scan, ~10x cheaper)."""
     if line.lstrip()[:1] == "E" or ("[" in line and _BRACKET_CODE.search(line)):
         return True
-    low = line.lower()
-    return any(key in low for key in _ERROR_KEYS)
+    return _ANY_ERROR_KEY.search(low) is not None
 
 
 def _adjustment(line: str) -> int:
@@ -197,10 +233,19 @@ def _adjustment(line: str) -> int:
     return 0
 
 
+_LONG_LINE = Pattern(rf"[^\n]{{{_LINE_CAP + 1},}}")
+
+
 def _window(text: str) -> str:
-    if len(text) <= _WINDOW:
-        return text
-    return text[: _WINDOW // 2] + "\n" + text[-_WINDOW // 2 :]
+    """The head and the tail of *text*, each line cut to ``_LINE_CAP`` characters.
+
+    Every pattern then reads a bounded window of bounded lines: the reader's cost is linear
+    in its input and has a ceiling, whatever the output holds (one line of 100,000
+    characters, a run of blanks).
+    """
+    if len(text) > _WINDOW:
+        text = text[: _WINDOW // 2] + "\n" + text[-_WINDOW // 2 :]
+    return _LONG_LINE.sub(lambda m: m.group(0)[:_LINE_CAP], text)
 
 
 def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False) -> list[str]:
@@ -232,9 +277,11 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
             continue
         line = _PADDING.sub("  ", _with_continuation(lines, index))
         line = _with_place(lines, index, line)
+        line = _with_label(lines, index, line)
+        line = _with_location_below(lines, index, line)
         kept = line.strip() if line.lstrip().startswith("** (") else line.strip(_DECORATION)
         fact = clip(kept.strip(), _LINE_LIMIT)
-        if fact in picked or (picked and used + len(fact) > _FACT_BUDGET):
+        if any(fact in p for p in picked) or (picked and used + len(fact) > _FACT_BUDGET):
             continue
         shapes.add(shape)
         picked.append(fact)
@@ -250,6 +297,9 @@ def _ranked(line: str, own: tuple[str, ...], *, strict: bool, frame: bool, above
         return 4 if find_locations(line) or "-" in line else 3
     if frame:
         return min(_score(line, own), 1)
+    label = _caret_label(line)
+    if label:  # ranked by what it says, not by the carets
+        return _score(label, own)
     score = _score(line, own)
     if above and _WORDS.search(line):
         score = max(score, 2) + 2  # the message a stack trace explains
@@ -264,12 +314,58 @@ def _repeats_an_identifier(line: str, picked: list[str]) -> bool:
 
 _PLACE_ABOVE = Pattern(r"^In (?P<place>\S+ line \d+):$")
 _CARET = Pattern(r"^\s*\^[-~^]*\s")
+_CARET_LABEL = Pattern(
+    r"[\s\u2502|:]*(?:\d+\s*[\u2502|])?\s*\^[-~^|]*[ \t]+(?P<label>[^\s^~|-].*\S)"
+)
+"""A caret line with its label (``  |   ^^^ Expected `int`, found `str` ``, ``│  ^ unexpected
+token``): the label says what is wrong at the place the carets point to."""
+_LABEL_LOOKAHEAD = 6
+
+
+def _caret_label(line: str) -> str:
+    """The label of a caret line, or ``""``."""
+    if "^" not in line:
+        return ""
+    match = _CARET_LABEL.match(line)
+    return match["label"] if match is not None else ""
+
+
+_LOCATION_BELOW = Pattern(
+    r"\s*(?:-->|,-\[|[\u256d\u250c]\u2500+\[?|\u256d\u25b8)\s*(?P<loc>[^\s\[\]]+:\d+(?::\d+)?)\]?\s*$"
+)
+"""The place a renderer prints on the line under its error: rustc's and ty's ``--> f:1:2``,
+miette's ``,-[f:1:2]``, codespan's ``\u250c\u2500 f:1:2``, annotate's ``\u256d\u25b8 f:1:2``."""
+
+
+def _with_location_below(lines: list[str], index: int, line: str) -> str:
+    """An error line without a location, with the place printed on the line under it."""
+    if index + 1 >= len(lines) or find_locations(line):
+        return line
+    below = _LOCATION_BELOW.match(lines[index + 1])
+    return f"{line} at {below['loc']}" if below is not None else line
+
+
+def _with_label(lines: list[str], index: int, line: str) -> str:
+    """An error line followed (within a snippet) by a caret line's label, with that label.
+
+    Renderers of many tools (rustc's, ruff's, ty's, codespan's, miette's) print the error,
+    the place, the source line, then carets under the span and what is wrong there.
+    """
+    if _caret_label(lines[index]):
+        return line
+    for below in lines[index + 1 : index + 1 + _LABEL_LOOKAHEAD]:
+        label = _caret_label(below)
+        if label:
+            return line if label in line else f"{line} ({label})"
+        if _ERROR_LINE.search(below):  # the next error: this one has no label
+            break
+    return line
 
 
 def _with_place(lines: list[str], index: int, line: str) -> str:
     """A caret line under a source line, named with the ``In file line N:`` above them."""
     if not _CARET.match(lines[index]):
-        return line
+        return _caret_label(lines[index]) or line
     for back in range(index - 1, max(index - 6, -1), -1):
         place = _PLACE_ABOVE.match(lines[back].strip())
         if place is not None:
@@ -300,14 +396,23 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
     return [loc for loc in candidates if loc not in quoted][:_MAX_LOCATIONS]
 
 
+_SHAPES = (
+    (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
+     _TEST_SHAPE, FailureType.TEST_FAILURE),
+    (("error", "Error: "), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
+    ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
+    (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
+      "Aborted", "Bus error", "at ", "Error"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
+)  # fmt: skip
+"""The shapes of a failure type, each tried only when one of its words is in the output
+(a substring test is a fraction of a pattern's pass over every line)."""
+
+
 def _shape_type(text: str) -> FailureType:
     """Guess the failure type from the output's shape alone."""
-    if _TEST_SHAPE.search(text):
-        return FailureType.TEST_FAILURE
-    if _COMPILE_SHAPE.search(text):
-        return FailureType.BUILD_ERROR
-    if _RUNTIME_SHAPE.search(text):
-        return FailureType.RUNTIME_ERROR
+    for needles, shape, failure_type in _SHAPES:
+        if any(needle in text for needle in needles) and shape.search(text):
+            return failure_type
     return FailureType.UNKNOWN
 
 
@@ -376,7 +481,14 @@ def parse_generic(
         f"The command failed{code}; no reader knows its output's format, so these are its "
         "error lines by their shape."
     )
-    kind = KILLED if killed(exit_code) else error_kind(" ".join(facts))
+    _advise(findings, KILLED if killed(exit_code) else error_kind(" ".join(facts)))
+    findings.steps.append(f"Reproduce it: re-run the command and look at `{clip(facts[0], 90)}`.")
+    findings.confidence = 0.4
+    return findings
+
+
+def _advise(findings: Findings, kind: ErrorKind | None) -> None:
+    """The category and the advice of the error lines' kind, or of their type."""
     if kind is not None:
         findings.category = kind.category
         findings.advice = kind.advice
@@ -385,16 +497,15 @@ def parse_generic(
             FailureType.RUNTIME_ERROR,
         }:
             findings.failure_type = kind.failure_type
-    else:
-        findings.advice = (
-            "Start from the first error line quoted: it names what went wrong and where; later "
-            "errors often follow from it. Fix that, then re-run the same command."
-        )
-    if findings.failure_type is FailureType.TEST_FAILURE and kind is None:
+        return
+    findings.advice = (
+        "Start from the first error line quoted: it names what went wrong and where; later "
+        "errors often follow from it. Fix that, then re-run the same command."
+    )
+    if findings.failure_type is FailureType.TEST_FAILURE:
         findings.category = ReflectionCategory.ROOT_CAUSE
-    findings.steps.append(f"Reproduce it: re-run the command and look at `{clip(facts[0], 90)}`.")
-    findings.confidence = 0.4
-    return findings
+    if findings.failure_type is FailureType.DEPENDENCY_ERROR:
+        findings.category = SETUP  # a header or package the build cannot have
 
 
 def _add_context(
@@ -414,7 +525,7 @@ def _add_context(
     unquoted = [c for c in codes if c not in quoted][:3]
     if unquoted:
         findings.details.append("codes " + ", ".join(unquoted))
-    summaries = [m.group(0).strip() for m in _SUMMARY.finditer(window)]
+    summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
     if findings.evidence and findings.evidence not in quoted and closing:
         findings.summary = clip(findings.evidence, 160)
     elif summaries and summaries[-1] not in quoted:
@@ -434,15 +545,16 @@ def _could_not_run(findings: Findings, proof: Verdict, lines: list[str]) -> Find
         + (
             "lacks the module the command runs."
             if missing
-            else "or the command line names a program, script or subcommand that is not there."
+            else "lacks a program, interpreter or service the command needs, or the command "
+            "line names a program, script or subcommand that is not there."
         )
     )
     findings.advice = "Fix the environment, not the code or the approach: " + (
         "install the module in the interpreter the command runs (a virtualenv first on "
         "PATH may not have it), or call the project's own interpreter."
         if missing
-        else "use the project's own command or script name (check its package.json, "
-        "Makefile or scripts), or make the script executable."
+        else "install or start what is missing, use the project's own command or script "
+        "name (check its package.json, Makefile or scripts), or make the script executable."
     )
     findings.steps.append("Check which program the command runs (`which`, `type`) and run it.")
     findings.hints = _suggested(lines)
@@ -486,7 +598,7 @@ def _failing_tests(findings: Findings, blocks: list[Block], window: str, command
         f"{plural(len(blocks), 'failing test')} by the shape of the output (no reader knows "
         "its format); each is quoted with the assertion or error printed under it."
     )
-    summaries = [m.group(0).strip() for m in _SUMMARY.finditer(window)]
+    summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
     closing = findings.evidence if not findings.evidence.startswith("not ok") else ""
     findings.summary = clip(closing or (summaries[-1] if summaries else ""), 160)
     findings.hints = _reruns(window, command)

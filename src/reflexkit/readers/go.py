@@ -356,7 +356,7 @@ def from_test_json(text: str) -> str:
             continue
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             out.append(line + "\n")
             continue
         if isinstance(event, dict) and isinstance(event.get("Output"), str):

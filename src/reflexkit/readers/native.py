@@ -489,6 +489,10 @@ def _advise_gcc(
         )
 
 
+_CHECKER_RULE = Pattern(r"[^\[\s]\s+\[[A-Za-z][\w-]*\]\s*$")
+"""A rule id closing a diagnostic: a checker's (gcc names a flag, ``[-Wformat=]``)."""
+
+
 def parse_gcc(text: str) -> Findings | None:
     """Recognise gcc/clang diagnostics (``file:line:col: error: ...``) and linker errors.
 
@@ -496,10 +500,12 @@ def parse_gcc(text: str) -> Findings | None:
     that instantiated it (gcc's ``required from here``, clang's ``requested here``).
     """
     diags = list(_GCC.finditer(text))
-    has_error = any(d["sev"] in {"error", "fatal error"} for d in diags)
+    errors = [d for d in diags if d["sev"] in {"error", "fatal error"}]
     linker = _linker_facts(text) if _LD.search(text) else []
-    if not has_error and not linker:
+    if not errors and not linker:
         return None
+    if not linker and all(_CHECKER_RULE.search(d.group(0)) for d in errors):
+        return None  # a checker in gcc's format (cppcheck's `[arrayIndexOutOfBounds]`)
     problems = _gcc_problems(text, diags)
     findings = Findings(tool="gcc", failure_type=FailureType.BUILD_ERROR)
     findings.facts = group_problems(problems, limit=5)

@@ -49,7 +49,7 @@ def report_as_text(data: str) -> str | None:
         return None
     try:
         report: object = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser
         return None
     if not isinstance(report, dict):
         return None
@@ -199,7 +199,7 @@ def _cargo(data: str) -> str | None:
             continue
         try:
             value: object = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             out.append(line)
             continue
         if not isinstance(value, dict):

@@ -314,6 +314,8 @@ _FRAME_LINE = Pattern(
 )
 _PY_FRAME = Pattern(r'^\s*File "(?P<file>[^"]+)", line \d+(?:,)? in \S+', M)
 _WORD = Pattern(r"[A-Za-z]{2,}")
+_OTHER_124 = Pattern(r"^xargs: .* exited with status 255; aborting$", M)
+"""xargs exits with 124 too, when a command it ran exited with 255 (and says so)."""
 _TIMEOUT_TEXT = Pattern(r"(?i)\b(?:timed out|timeout expired|TimeoutExpired|deadline exceeded)\b")
 
 
@@ -344,7 +346,7 @@ def parse_timeout(
         own_dump = None  # pytest's faulthandler_timeout only warns; the run went on
     killed = (
         timed_out
-        or exit_code == _TIMEOUT_EXIT
+        or (exit_code == _TIMEOUT_EXIT and not _OTHER_124.search(tail))
         or (limit is not None and exit_code in {137, 143})
         or (trust_text and exit_code not in {0, None} and bool(_TIMEOUT_TEXT.search(tail)))
         or ours is not None

@@ -67,11 +67,70 @@ _SETUP_SHAPES = _shapes(
         "No module named",
         r"^(?:\S*/)?python[\d.]*: No module named [\w.]+\s*$",
     ),
+    (
+        _FT.DEPENDENCY_ERROR,
+        "module specification",
+        r"^(?:\S*/)?python[\d.]*: Error while finding module specification for .*No module named",
+    ),
     (_FT.TOOL_ERROR, "can't open file", r"^(?:\S*/)?python[\d.]*: can't open file "),
+    # an interpreter, a version of it, or a package manager that is not installed
+    (
+        _FT.TOOL_ERROR,
+        "No such file or directory",
+        (
+            r"^(?:\S*/)?env: \S+: No such file or directory\s*$|: bad interpreter: No such file"
+            r"|^(?:\S*/)?(?:ba|da|z)?sh: (?:\d+: |line \d+: )?\S+: No such file or directory\s*$"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "is not installed|not yet installed|No version is set|No preset version",
+        (
+            r"^\w+: version \S+ is not installed\b|^N/A: version \S+ is not yet installed"
+            r"|^No (?:version is set|preset version installed) for command \S+"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "packageManager|configured to use",
+        (
+            r"\bThis project is configured to use \w+ because\b"
+            r"|\bpackage\.json defines \"packageManager\": .*\bHowever\b"
+        ),
+    ),
+    # a service the check needs that is not running (a database, the container daemon)
+    (
+        _FT.TOOL_ERROR,
+        " running",
+        r"\bIs the (?:\w+ )?(?:server|daemon|service) running\b",
+    ),
     # a script or command that does not exist, or may not be run
     (_FT.TOOL_ERROR, "Missing script", r"^(?:npm (?:error|ERR!) )?Missing script: "),
-    (_FT.TOOL_ERROR, "command not found", r"^(?:\S+: )?(?:line \d+: )?\S+: command not found\s*$"),
-    (_FT.TOOL_ERROR, "Permission denied", r"^(?:\S+: )?(?:line \d+: )?\S+: Permission denied\s*$"),
+    (
+        _FT.TOOL_ERROR,
+        "not found|not recognized|Failed to spawn|could not determine executable",
+        (
+            r"^(?:\S+: )?(?:line \d+: )?\S+: command not found\s*$"
+            r"|^(?:\S+: )?[Cc]ommand not found: \S+"  # zsh, poetry run, reflexkit's own runner
+            r"|^(?:\S*/)?(?:ba|da|z)?sh: (?:\d+: |line \d+: )?\S+: not found\s*$"  # dash
+            r"|^'[^']+' is not recognized as an internal or external command"
+            r"|^error: Failed to spawn: "  # uv run
+            r"|^npm (?:error|ERR!) could not determine executable to run"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "ermission denied",
+        (
+            r"^(?:\S+: )?(?:line \d+: )?\S+: Permission denied\s*$"
+            r"|^cannot execute \S+: permission denied"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "No rule to make target",
+        r"^make(?:\[\d+\])?: \*\*\* No rule to make target [`'][^']+'\.\s+Stop\.",
+    ),
     # a subcommand that does not exist (a misspelt `cargo tset`, `go tset`, `npm tset`)
     (
         _FT.TOOL_ERROR,
@@ -91,7 +150,17 @@ _SHAPES = _shapes(
     (
         _FT.TEST_FAILURE,
         "fail|error",
-        rf"^[ \t]*\d+ {_COUNTED}(?:, \d+ \w+)*?, [1-9]\d* (?:failures?|failed|errors?)\b.*$",
+        (rf"^[ \t]*(?:Executed )?\d+ {_COUNTED}(?: completed)?(?:, \d+ \w+)*?, (?:with )?"
+        r"[1-9]\d* (?:failures?|failed|errors?)\b.*$"),
+    ),
+    # a count of passed and of failed tests on one line, in either order and any spelling
+    # (`2 passed, 1 failed`, `0 passed; 2 failed`, `Failed: 2.  Passed: 1.`, `Passed 1 Failed 2`)
+    (
+        _FT.TEST_FAILURE,
+        "assed",
+        (r"\b\d+ passed\b[^\n]*?\b[1-9]\d* failed\b|\b[1-9]\d* failed\b[^\n]*?\b\d+ passed\b"
+        r"|\b[Pp]assed:?[ \t]+\d+\b[^\n]*?\b[Ff]ailed:?[ \t]+[1-9]\d*"
+        r"|\b[Ff]ailed:?[ \t]+[1-9]\d*\b[^\n]*?\b[Pp]assed:?[ \t]+\d+"),
     ),
     (_FT.TEST_FAILURE, "Assertions:", r"^Tests: \d+, Assertions: \d+.*(?:Failures|Errors): \d+"),
     (
@@ -116,6 +185,11 @@ _SHAPES = _shapes(
         "fail",
         r"^[ \t]*[1-9]\d* (?:failed|failing)(?:, \d+ (?:passed|skipped|errors?))*(?: in \S+)?\s*$",
     ),
+    (
+        _FT.TEST_FAILURE,
+        "ests ",
+        r"\b(?:[Ss]ome tests (?:failed|did not pass)|[Tt]ests? failed)\b",
+    ),
     # builds and doc builders that stop on their own verdict
     (_FT.BUILD_ERROR, "build ", r"\bbuild (?:finished with problems|failed)\b"),
     (_FT.BUILD_ERROR, "Aborted with", r"^Aborted with \d+ warnings? in strict mode"),
@@ -132,11 +206,30 @@ _SHAPES = _shapes(
         r"\b(?:Formatter would have printed|would reformat|would be reformatted)\b.*$",
     ),
     (_FT.TYPECHECK_ERROR, "error", r"^[ \t]*\d+ errors?, \d+ warnings?, \d+ (?:notes?|infos?\w*)$"),
-    # a module or package that is not installed
+    # validators of configuration and data, and checkers that name a rule per finding
+    (
+        _FT.LINT_ERROR,
+        "alidation|is invalid",
+        (r"\b[Vv]alidation errors? (?:were |was )?(?:encountered|found)\b"
+        r"|\bfailed (?:schema )?validation\b|\bis invalid: "),
+    ),
+    (
+        _FT.LINT_ERROR,
+        "]",
+        (r"^\S+\.\w+:\d+(?::\d+)?: (?:error|warning|style|performance|portability): "
+        r"[^\[\n][^\n]*\s\[[A-Za-z][\w-]*\]\s*$"),
+    ),
+    # a module or package that is not installed, a header or a package that cannot be had
     (_FT.DEPENDENCY_ERROR, "no package called", r"\bthere is no package called\b"),
     (_FT.DEPENDENCY_ERROR, "' not found", r"\bmodule '[^']+' not found:?\s*$"),
     (_FT.DEPENDENCY_ERROR, "cannot load such file", r"\bcannot load such file -- \S+"),
     (_FT.DEPENDENCY_ERROR, "in @INC", r"\bCan't locate \S+\.pm in @INC\b"),
+    (_FT.DEPENDENCY_ERROR, "find include", r"\bcan't find include (?:lib|file) \""),
+    (
+        _FT.DEPENDENCY_ERROR,
+        "failed to ",
+        r"\bpackage\b[^\n]*\bfailed to (?:load|fetch|download|resolve)\b",
+    ),
 )  # fmt: skip
 """Closing verdicts, in the order they are tried: a test count beats a build verdict."""
 

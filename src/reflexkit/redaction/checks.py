@@ -46,9 +46,37 @@ _VERDICTS = frozenset({"PASS", "XPASS", "PASSED", "XPASSED"})
 """Test runners' verdicts (``--- PASS: TestX``, automake's ``PASS: t/x.sh``), not a password."""
 
 
+def _separator(match: re.Match[str]) -> str:
+    """The match's operator as one of ``=``, ``:``, ``:=``, ``=>``, ``->`` and ``is``.
+
+    Every operator that sets a value (``==``, ``+=``, ``?=``, ``<-``, the full-width equals
+    sign ...) counts as ``=``; a full-width colon as ``:``.
+    """
+    sep = match.group("sep")
+    if sep in {":=", "=>", "->", "is", ":"}:
+        return sep
+    return ":" if sep == "\uff1a" else "="
+
+
+_COMPARISONS = frozenset({"==", "===", "!=", "<=", ">="})
+
+
+def _compares_names(match: re.Match[str], value: str, *, quoted: bool) -> bool:
+    """``password == password_confirmation``, ``token != None``: code comparing two names.
+
+    A spaced comparison with a value that is neither quoted nor generated-looking; unspaced
+    (``SECRET_KEY==...``) it is an assignment typed twice, and judged as one.
+    """
+    raw = match.group("sep")
+    spaced = raw != raw.strip() or match.string[match.end("sep") : match.end("sep") + 1] == " "
+    operand = value.rstrip(":)")  # `if password == confirm_password:`
+    return raw.strip() in _COMPARISONS and spaced and not quoted and not _randomish(operand)
+
+
 def _assignment_check(match: re.Match[str]) -> bool:
     name = match.group("name")
-    if name.strip() in _VERDICTS and match.group("sep") != "=":
+    sep = _separator(match)
+    if name.strip() in _VERDICTS and sep != "=":
         return False
     strength = _name_strength(name)
     if strength == 0:
@@ -62,7 +90,7 @@ def _assignment_check(match: re.Match[str]) -> bool:
         pieces = _QUOTED_RE.findall(raw)
         if pieces and pieces != [raw]:  # joined literals (``'a' + 'b'``, ``'ab' * 6``): one value
             value, quoted = "".join(piece[1:-1] for piece in pieces), True
-    if match.group("sep") == "->" and name[:1] in {'"', "'"}:
+    if _compares_names(match, value, quoted=quoted) or (sep == "->" and name[:1] in {'"', "'"}):
         return False  # Scala's ``Map(k -> v)`` names keys bare; a quoted one is code
     if value.lower() in {name.strip("\"'").lower(), name.strip("\"'").lower().rsplit("_", 1)[-1]}:
         return False  # password=password: code handing a variable on
@@ -70,7 +98,7 @@ def _assignment_check(match: re.Match[str]) -> bool:
     computed = _EXPRESSION.match(rest) or _INNER_PAIR.match(value)
     if not quoted and computed and not _punctuated(value):
         return False  # ``password = prefix + suffix``; ``auth: method=password``
-    prose = not quoted and match.group("sep") != "=" and re.match(r"[ \t]+\w", rest)
+    prose = not quoted and sep != "=" and re.match(r"[ \t]+\w", rest)
     return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
 
 

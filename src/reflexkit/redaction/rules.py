@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import functools
 import re
-import tomllib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -79,10 +78,11 @@ class Rule:
         check: Tells a real secret from a look-alike, given the match; ``None``: always.
         context_lines: Lines after the trigger line that belong to the same secret (the
             ``password`` line of a multi-line ``.netrc`` entry).
-        examples: Obviously fake examples of what the rule must remove (the first is in
-            the docs); checked by a test, with the rule's id in the replacement.
-        lookalikes: Texts like them that the whole redactor must leave alone; checked by a
-            test. Both come from the table and from ``cases.toml`` beside this module.
+        example: An obviously fake example of what the rule must remove (the docs show it);
+            :attr:`examples` adds more, and :attr:`lookalikes` the texts like them that the
+            whole redactor must leave alone, from ``cases.toml`` beside this module (read
+            when a test asks, not at import). A test checks both, with the rule's id in the
+            replacement.
         gate_source: Where keywords are weak (``sk``, ``:``), a cheap pattern that must also
             be found on the line before the rule runs there.
     """
@@ -93,8 +93,7 @@ class Rule:
     keywords: tuple[str, ...] = ()
     check: Callable[[re.Match[str]], bool] | None = None
     context_lines: int = 0
-    examples: tuple[str, ...] = ()
-    lookalikes: tuple[str, ...] = ()
+    example: str = ""
     gate_source: str | None = None
 
     @property
@@ -113,9 +112,14 @@ class Rule:
         return None if self.gate_source is None else compiled(self.gate_source)
 
     @property
-    def example(self) -> str:
-        """The first of :attr:`examples` (the docs' table shows it)."""
-        return self.examples[0] if self.examples else ""
+    def examples(self) -> tuple[str, ...]:
+        """What the rule must remove: :attr:`example` and the rule's own in ``cases.toml``."""
+        return (self.example, *_cases().get(self.name, {}).get("examples", ()))
+
+    @property
+    def lookalikes(self) -> tuple[str, ...]:
+        """Texts like :attr:`examples` that the whole redactor must leave alone."""
+        return tuple(_cases().get(self.name, {}).get("lookalikes", ()))
 
 
 @functools.cache
@@ -184,8 +188,20 @@ _NAME_TRIGGER = (
     r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|dsn|pw|psk|sess|sid|"
     r"connectionstring)[a-z0-9_.-]{0,40}(?:[\"']|\x1b\[[0-9;]*m)*[ \t]*"
     + _ANSI_TRIGGER
-    + r"(?:=|:|=>|is[ \t]+[\"']|->[ \t]))"  # `var.x is "..."`: Terraform; `k -> v`: Scala
+    + r"(?:[-+?.~|&*/%^!:<>]{0,2}[=:]|=>|is[ \t]+[\"']|[-<]-[ \t]|"
+    + "\uff1d|\uff1a|\u2254))"  # the characters themselves: RE2 reads no \u escapes
 )
+"""A secret's name and any assignment operator after it (see :data:`ASSIGN`)."""
+ASSIGN = (
+    r":=|=>"
+    r"|[-+?.~|&*/%^!:<>]{0,2}=(?:[ \t]*=){0,2}(?![=>])"  # ==, = =, +=, ?=, ::=, .=, !=
+    r"|:(?![:/\\=])"
+    "|\uff1d|\uff1a|\u2254"  # full-width `=` and `:`, and `:=` as one character
+    r"|(?<=[ \t])(?:is(?=[ \t]+[\"'])|->(?=[ \t])|<-(?=[ \t]))"  # Terraform, Scala, R
+)
+"""Every operator that sets a name to a value, as tools echo them: doubled or spaced by
+mistake, compound (Make, PHP, shell), R's ``<-``, a comparison quoting the value, and the
+full-width forms. `k -> v` is Scala; `var.x is "..."` Terraform's message."""
 
 
 def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
@@ -198,7 +214,6 @@ def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
     context_lines: int = 0,
     gate: str | None = None,
 ) -> Rule:
-    cases = _CASES.get(name, {})
     return Rule(
         name=name,
         source=_within_lines(pattern),
@@ -206,8 +221,7 @@ def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
         keywords=tuple(markers),
         check=check,
         context_lines=context_lines,
-        examples=(example, *cases.get("examples", ())),
-        lookalikes=tuple(cases.get("lookalikes", ())),
+        example=example,
         gate_source=gate,
     )
 
@@ -226,12 +240,12 @@ def _within_lines(pattern: str) -> str:
     return pattern.replace("[^\\n]*?", bound + "?").replace("[^\\n]*", bound)
 
 
+@functools.cache
 def _cases() -> dict[str, dict[str, list[str]]]:
     """Each rule's extra examples and its look-alikes, from ``cases.toml``."""
+    import tomllib  # noqa: PLC0415 -- only the tests read the cases
+
     return tomllib.loads(Path(__file__).with_name("cases.toml").read_text("utf-8"))
-
-
-_CASES = _cases()
 
 
 def _fake(*parts: str) -> str:
@@ -1173,7 +1187,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "secret_assignment",
         r"(?P<name>(?<![\w.])(?<!\w:)(?<!\$\{)[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
-        r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/\\])|(?<=[ \t])(?:is(?=[ \t]+[\"'])|->(?=[ \t])))"
+        r"[ \t]*(?P<sep>" + ASSIGN + r")"
         r"[ \t]*" + _VALUE,
         _NAME_TRIGGER,
         (

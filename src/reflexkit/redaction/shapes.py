@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 """A quoted string literal, either quote, escapes allowed."""
@@ -400,7 +402,56 @@ def _punctuated(value: str) -> bool:
     )
 
 
-def value_is_secret(  # noqa: PLR0911 -- one question per look-alike
+_SAYS = 2
+_PIN_DIGITS = 6
+_SHORTEST = 4
+_WORD = re.compile(r"[A-Za-z_-]+")
+_PARTS = re.compile(r"[-_.:/]")
+_parts = _PARTS.split
+
+
+class _Found(NamedTuple):
+    """A value a rule found, and how: what :data:`_VERDICTS` asks about."""
+
+    value: str
+    strength: int  # 2: its name says secret; 1: it may; 0: it doesn't
+    prose_follows: bool
+    quoted: bool
+
+
+_VERDICTS: tuple[tuple[str, Callable[[_Found], object], bool], ...] = (
+    # (what the value is, whether it is that, secret or not); the first that applies decides.
+    ("nothing", lambda f: not f.value, False),
+    ("already redacted", lambda f: f.value.startswith("[REDACTED"), False),
+    ("under a name that says no secret", lambda f: f.strength == 0, False),
+    ("an AWS secret key", lambda f: _is_aws_secret(f.value), True),
+    ("punctuated, named secret", lambda f: f.strength == _SAYS and _punctuated(f.value), True),
+    ("a placeholder", lambda f: _PLACEHOLDER.match(f.value), False),
+    ("a template", lambda f: _TEMPLATED.match(f.value), False),
+    ("a URL", lambda f: _URL_VALUE.match(f.value), False),
+    ("a path", lambda f: _looks_path(f.value), False),
+    # A number (digits alone are judged at the end).
+    ("a number", lambda f: not f.value.isdigit() and _NUMBERS.fullmatch(f.value), False),
+    ("a keyword", lambda f: f.value in _KEYWORDS, False),
+    ("code, unquoted", lambda f: not f.quoted and _CODE.match(f.value), False),
+    ("a dotted name", lambda f: _DOTTED.fullmatch(f.value) and not _randomish(f.value), False),
+    ("a key id", lambda f: _KEY_ID.fullmatch(f.value), False),
+    ("DOCKER_PASSWORD", lambda f: _SCREAMING.fullmatch(f.value) and _name_strength(f.value), False),
+    # Under a name that may be a secret's (``key``, ``auth``): only what looks generated.
+    ("an identifier", lambda f: f.strength == 1 and _IDENTIFIER.fullmatch(f.value), False),
+    ("generated", lambda f: f.strength == 1 and any(map(_randomish, _parts(f.value))), True),
+    ("anything else", lambda f: f.strength == 1, False),
+    # Under a secret's name: PINs and passwords, not counts, ports or prose.
+    ("six digits or more", lambda f: f.value.isdigit() and len(f.value) >= _PIN_DIGITS, True),
+    ("fewer digits", lambda f: f.value.isdigit(), False),
+    ("shorter than four", lambda f: len(f.value) < _SHORTEST, False),
+    ("a word before more words", lambda f: f.prose_follows and _WORD.fullmatch(f.value), False),
+)
+"""How :func:`value_is_secret` decides, as data: rules in order, the first that applies wins,
+and a value none applies to is a secret."""
+
+
+def value_is_secret(
     value: str, strength: int, *, prose_follows: bool = False, quoted: bool = False
 ) -> bool:
     """Tell a credential value from code, words, paths, numbers, types and placeholders.
@@ -411,37 +462,8 @@ def value_is_secret(  # noqa: PLR0911 -- one question per look-alike
         prose_follows: More words follow an unquoted value (``password: must be set``).
         quoted: The value was in quotes: a string, never a call (Django's keys hold ``(``).
     """
-    if not value or value.startswith("[REDACTED") or strength == 0:
-        return False
-    if _is_aws_secret(value) or (strength == 2 and _punctuated(value)):  # noqa: PLR2004
-        return True
-    if (
-        _PLACEHOLDER.match(value)
-        or _TEMPLATED.match(value)
-        or _URL_VALUE.match(value)
-        or _looks_path(value)
-        or (_NUMBERS.fullmatch(value) and not value.isdigit())
-    ):
-        return False
-    if (
-        value in _KEYWORDS
-        or (not quoted and _CODE.match(value))
-        or (_DOTTED.fullmatch(value) and not _randomish(value))
-        or _KEY_ID.fullmatch(value)
-        or (_SCREAMING.fullmatch(value) and _name_strength(value) > 0)  # DOCKER_PASSWORD
-    ):
-        return False
-    if strength == 1:  # ``key``, ``auth``: only a value that looks generated
-        if _IDENTIFIER.fullmatch(value):
-            return False
-        return any(_randomish(part) for part in re.split(r"[-_.:/]", value))
-    if value.isdigit():
-        return len(value) >= 6  # noqa: PLR2004 -- PINs and passwords, not counts or ports
-    if len(value) < 4:  # noqa: PLR2004
-        return False
-    if re.fullmatch(r"[A-Za-z_-]+", value):
-        return not prose_follows
-    return True
+    found = _Found(value, strength, prose_follows, quoted)
+    return next((secret for _, applies, secret in _VERDICTS if applies(found)), True)
 
 
 # --- the rule table -------------------------------------------------------------------------

@@ -114,42 +114,8 @@ class HeuristicGenerator:
         print_: str,
     ) -> tuple[str, str, tuple[str, ...]]:
         """Compose analysis, suggestion and action items within the length budget."""
-        opening: list[str] = []
-        if repeats:
-            attempts = ", ".join(str(r.attempt_number) for r in repeats[-3:])
-            word = "attempts" if len(repeats) > 1 else "attempt"
-            opening.append(
-                f"Same failure as {word} {attempts} "
-                f"({len(repeats) + 1} times): the previous fix did not work."
-            )
-        elif previous and previous[-1].fingerprint and previous[-1].fingerprint != print_:
-            opening.append(
-                f"The failure changed since attempt {previous[-1].attempt_number} "
-                f"({previous[-1].failure_type.value} before)."
-            )
-        if failure.command:
-            exit_text = f" (exit code {failure.exit_code})" if failure.exit_code is not None else ""
-            opening.append(f"`{clip(failure.command, 100)}` failed{exit_text}.")
-        opening.append(clip(findings.headline, _HEADLINE_LIMIT))
-        head = " ".join(part for part in opening if part)
-
-        hint = ""
-        if findings.hints:
-            quoted = "; ".join(f"`{clip(h, 120)}`" for h in findings.hints[:2])
-            hint = f" The tool's own hint: {quoted}."
-        prefix = ""
-        if repeats:
-            earlier = repeats[-1].suggestion.split(_AGAIN, 1)[-1]  # not nested on 3rd repeat
-            prefix = (
-                "Change approach: the earlier suggestion ("
-                + clip(earlier, 90)
-                + ") did not fix it, so question the assumption behind it"
-                + _AGAIN
-            )
-        # The tool's hint is a fact to quote verbatim: the generic advice is what gets shortened.
-        room = max(_SUGGESTION_BUDGET - len(prefix) - len(hint), 60)
-        suggestion = prefix + clip(findings.advice, room) + hint
-
+        head = _opening(failure, findings, repeats, previous, print_)
+        suggestion = _suggestion(findings, repeats)
         items = [clip(step, _ITEM_LIMIT) for step in findings.steps[:_MAX_ITEMS]]
         budget = self._max_chars - len(suggestion) - sum(len(i) for i in items) - 20
         analysis = self._analysis(head, findings, min(budget, _ANALYSIS_BUDGET + 200))
@@ -190,6 +156,54 @@ class HeuristicGenerator:
                 used += len(piece)
         written = "".join(parts)
         return (written + _more_tests(findings, shown, written, budget - used)).strip()
+
+
+def _opening(
+    failure: FailureContext,
+    findings: Findings,
+    repeats: Sequence[Reflection],
+    previous: Sequence[Reflection],
+    print_: str,
+) -> str:
+    """The analysis's first sentences: a repeat or a change, the command, the headline."""
+    opening: list[str] = []
+    if repeats:
+        attempts = ", ".join(str(r.attempt_number) for r in repeats[-3:])
+        word = "attempts" if len(repeats) > 1 else "attempt"
+        opening.append(
+            f"Same failure as {word} {attempts} "
+            f"({len(repeats) + 1} times): the previous fix did not work."
+        )
+    elif previous and previous[-1].fingerprint and previous[-1].fingerprint != print_:
+        opening.append(
+            f"The failure changed since attempt {previous[-1].attempt_number} "
+            f"({previous[-1].failure_type.value} before)."
+        )
+    if failure.command:
+        exit_text = f" (exit code {failure.exit_code})" if failure.exit_code is not None else ""
+        opening.append(f"`{clip(failure.command, 100)}` failed{exit_text}.")
+    opening.append(clip(findings.headline, _HEADLINE_LIMIT))
+    return " ".join(part for part in opening if part)
+
+
+def _suggestion(findings: Findings, repeats: Sequence[Reflection]) -> str:
+    """The advice, after "change approach" on a repeat, before the tool's own hint."""
+    hint = ""
+    if findings.hints:
+        quoted = "; ".join(f"`{clip(h, 120)}`" for h in findings.hints[:2])
+        hint = f" The tool's own hint: {quoted}."
+    prefix = ""
+    if repeats:
+        earlier = repeats[-1].suggestion.split(_AGAIN, 1)[-1]  # not nested on 3rd repeat
+        prefix = (
+            "Change approach: the earlier suggestion ("
+            + clip(earlier, 90)
+            + ") did not fix it, so question the assumption behind it"
+            + _AGAIN
+        )
+    # The tool's hint is a fact to quote verbatim: the generic advice is what gets shortened.
+    room = max(_SUGGESTION_BUDGET - len(prefix) - len(hint), 60)
+    return prefix + clip(findings.advice, room) + hint
 
 
 def _with_reports(failure: FailureContext) -> FailureContext:

@@ -48,6 +48,7 @@ from reflexkit.reflection.classify import classify
 
 __all__ = [
     "MAX_OUTPUT_CHARS",
+    "MAX_REPORT_CHARS",
     "SYSTEM_PROMPT",
     "TOOL_NAME",
     "LlmReply",
@@ -69,6 +70,9 @@ _HEAD_SHARE = 0.25
 where test runners and compilers print their summaries."""
 
 _MAX_FILES = 30
+MAX_REPORT_CHARS = 4_000
+"""The most characters of the failure's report files (their failing tests and diagnostics)
+put into the prompt, head and tail."""
 
 TOOL_NAME = "record_reflection"
 """The tool the model is forced to call in ``tool`` mode."""
@@ -287,15 +291,19 @@ def reflection_request(
         failure_type = classify(attrs.evolve(failure, failure_type=None))
     known = failure_type if failure_type is not FailureType.UNKNOWN else None
     schema = reply_schema(with_failure_type=known is None)
-    portable = _portable_paths(Path.cwd() if root is None else Path(root))
+    folder = Path.cwd() if root is None else Path(root)
+    portable = _portable_paths(folder)
+    content = "\n".join(
+        [
+            *_failure_lines(failure, known, portable, max_output_chars),
+            *(_report_section(failure, folder, portable) if failure.reports else ()),
+            "</failure>",
+            *_previous_lines(previous, portable),
+        ]
+    )
     request: dict[str, Any] = {
         "system": SYSTEM_PROMPT,
-        "messages": [
-            {
-                "role": "user",
-                "content": _user_message(failure, known, previous, portable, max_output_chars),
-            }
-        ],
+        "messages": [{"role": "user", "content": content}],
     }
     if options.mode is OutputMode.TOOL:
         request["tools"] = [
@@ -319,6 +327,27 @@ def excerpt(text: str, max_chars: int = MAX_OUTPUT_CHARS) -> str:
     return cut_middle(text, max_chars, head_share=_HEAD_SHARE, at_lines=True)
 
 
+def _report_section(
+    failure: FailureContext, root: Path, portable: Callable[[str], str]
+) -> list[str]:
+    """The lines of the prompt that give the facts of the report files the failure names.
+
+    The files are read as data (:func:`~reflexkit.readers.reports.read_report_files`: the
+    safe file layer, bounded): each failing test with its message and location, each
+    diagnostic with its rule, and the closing count. The request they join passes the
+    outbound gate, which redacts them with the rest.
+    """
+    from reflexkit.readers.reports import read_report_files  # noqa: PLC0415 -- rare
+
+    text = portable(read_report_files(failure.reports, root=root).strip())
+    if not text:
+        return []
+    bounded = excerpt(text, MAX_REPORT_CHARS)
+    note = "" if bounded == text else f", {len(text)} characters, middle omitted"
+    heading = f"Report files the check wrote, read as data (failing tests, diagnostics){note}:"
+    return [heading, fence(bounded, notice=DATA_NOTICE)]
+
+
 def _portable_paths(root: Path) -> Callable[[str], str]:
     """Return a function that cuts the project root and the home folder out of paths."""
     prefixes: list[tuple[str, str]] = []
@@ -336,14 +365,13 @@ def _portable_paths(root: Path) -> Callable[[str], str]:
     return portable
 
 
-def _user_message(
+def _failure_lines(
     failure: FailureContext,
     failure_type: FailureType | None,
-    previous: Sequence[Reflection],
     portable: Callable[[str], str],
     max_output_chars: int,
-) -> str:
-    """Write the user turn: the failure, then the earlier reflections to avoid repeating."""
+) -> list[str]:
+    """The failure's part of the user turn, up to its output's fence."""
     lines = ["Write a reflection on this failed attempt.", "", "<failure>"]
     if failure.description:
         lines.append(f"Subtask: {strip_control(portable(failure.description))}")
@@ -364,7 +392,12 @@ def _user_message(
     output = portable(failure.error_output.strip())
     bounded = excerpt(output, max_output_chars)
     note = "" if bounded == output else f", {len(output)} characters, middle omitted"
-    lines += [f"Output{note}:", fence(bounded or "(no output)", notice=DATA_NOTICE), "</failure>"]
+    return [*lines, f"Output{note}:", fence(bounded or "(no output)", notice=DATA_NOTICE)]
+
+
+def _previous_lines(previous: Sequence[Reflection], portable: Callable[[str], str]) -> list[str]:
+    """The earlier reflections' part of the user turn, so the model does not repeat them."""
+    lines: list[str] = []
     if previous:
         lines += [
             "",
@@ -391,7 +424,7 @@ def _user_message(
                 ),
                 "</reflection>",
             ]
-    return "\n".join(lines)
+    return lines
 
 
 # --- from reply to reflection ----------------------------------------------------------------

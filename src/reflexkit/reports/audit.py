@@ -29,7 +29,6 @@ from reflexkit._git import git_env
 from reflexkit.reports.judge import CompletionJudge, JudgeInput, Judgement, read_instructions
 from reflexkit.reports.report import (
     AttemptReporter,
-    JudgeSummary,
     ReportIds,
     Verification,
     diff_text,
@@ -37,7 +36,7 @@ from reflexkit.reports.report import (
 )
 from reflexkit.tasks.config import LoadedProject
 
-__all__ = ["AttemptAudit", "AuditedAttempt", "judge_summary"]
+__all__ = ["AttemptAudit", "AuditedAttempt"]
 
 log = logging.getLogger("reflexkit.orchestrator")
 
@@ -59,17 +58,6 @@ class AuditedAttempt:
     base: str | None
     prompt_section: str
     reporter: AttemptReporter = attrs.field(repr=False)
-
-
-def judge_summary(judgement: Judgement | None) -> JudgeSummary | None:
-    """The part of a judgement a report records; ``None`` when no verdict came back."""
-    if judgement is None or judgement.verdict is None:
-        return None
-    return JudgeSummary(
-        complete=judgement.verdict.complete,
-        severity=judgement.verdict.severity.value,
-        source=judgement.source,
-    )
 
 
 class AttemptAudit:

@@ -1,6 +1,6 @@
 """How an attempt ended, read from the agent's last message.
 
-:func:`classify_ending` is pure and deterministic. It tells four endings apart:
+:func:`classify_ending` is pure and deterministic. It tells five endings apart:
 
 * ``completed``: the agent says it is done (the checks decide whether it is right);
 * ``waiting_for_user``: the agent ends on a question to the user ("Should I also migrate the
@@ -8,7 +8,10 @@
   ``needs_input``;
 * ``genuinely_stuck``: the agent gave up, stopped mid-sentence, or announced work it never did
   ("Next, I'll update the tests:");
-* ``error``: the agent run itself failed (an API error, a crash, a usage limit).
+* ``error``: the agent run itself failed (an API error, a crash, a usage limit);
+* ``working``: the agent is still at work: a tool it started is still running (a build, an
+  install in the background), or its last output is too recent to call it stuck. Let it
+  finish: nudging it, or judging its work, would be premature.
 
 Only the end of the message counts (its last paragraphs, code blocks removed): an agent that
 asked a question halfway and then answered it itself is not waiting. Politeness such as "Let
@@ -19,11 +22,13 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 
-__all__ = ["AttemptEnding", "Ending", "classify_ending"]
+from reflexkit._text import one_line
+
+__all__ = ["STUCK_MIN_AGE_S", "AttemptEnding", "Ending", "classify_ending"]
 
 
 class Ending(enum.StrEnum):
@@ -33,6 +38,11 @@ class Ending(enum.StrEnum):
     WAITING_FOR_USER = "waiting_for_user"
     GENUINELY_STUCK = "genuinely_stuck"
     ERROR = "error"
+    WORKING = "working"
+
+
+STUCK_MIN_AGE_S = 30.0
+"""Below this age (seconds since the agent's last output) an agent is not called stuck."""
 
 
 @attrs.frozen(kw_only=True)
@@ -129,7 +139,14 @@ def _last_paragraph(tail: str) -> str:
     return parts[-1] if parts else ""
 
 
-def classify_ending(text: str | None, /, *, is_error: bool = False) -> AttemptEnding:
+def classify_ending(
+    text: str | None,
+    /,
+    *,
+    is_error: bool = False,
+    running: Sequence[str] = (),
+    age_s: float | None = None,
+) -> AttemptEnding:
     """Classify how an attempt ended from the agent's last message.
 
     Args:
@@ -137,6 +154,12 @@ def classify_ending(text: str | None, /, *, is_error: bool = False) -> AttemptEn
             wrote nothing.
         is_error: The agent run itself reported an error (a non-zero exit, an SDK error
             result): the ending is ``error`` whatever the text says.
+        running: What the agent started that is still running (a background shell's
+            command, a tool call with no result yet): the agent is ``working``.
+        age_s: Seconds since the agent's last output, for a watcher that asks while the
+            agent may still be at work; an ending that would be ``genuinely_stuck`` is
+            ``working`` below :data:`STUCK_MIN_AGE_S`. ``None`` (a stop, which is final):
+            no age gate.
 
     Returns:
         The ending and the cue that decided it: the first of the rules below, read top to
@@ -144,6 +167,19 @@ def classify_ending(text: str | None, /, *, is_error: bool = False) -> AttemptEn
     """
     if is_error:
         return AttemptEnding(kind=Ending.ERROR, reason="the agent run reported an error")
+    if running:
+        what = ", ".join(one_line(r)[:80] for r in running[:3])
+        return AttemptEnding(kind=Ending.WORKING, reason=f"still running: {what}")
+    ending = _by_text(text)
+    if ending.kind is Ending.GENUINELY_STUCK and age_s is not None and age_s < STUCK_MIN_AGE_S:
+        return AttemptEnding(
+            kind=Ending.WORKING,
+            reason=f"too recent to call stuck ({age_s:.0f} s < {STUCK_MIN_AGE_S:.0f} s)",
+        )
+    return ending
+
+
+def _by_text(text: str | None) -> AttemptEnding:
     if not text or not text.strip():
         return AttemptEnding(kind=Ending.GENUINELY_STUCK, reason="the agent wrote nothing")
     tail = _tail(text)

@@ -39,7 +39,7 @@ from reflexkit._files import read_regular
 from reflexkit._lines import LineWriter
 from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
-from reflexkit.llm import DEFAULT_MODEL, Claude, reply_text
+from reflexkit.llm import DEFAULT_MODEL, Asker, reply_text
 from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection.fixture import _read as read_fixtures
 from reflexkit.reflection.prompts import Prompt, excerpt
@@ -159,9 +159,26 @@ class Judgement:
     latency_ms: int = 0
 
     @property
+    def awaits_user(self) -> bool:
+        """Incomplete, yet severity ``NONE`` and nothing missing: nothing for the agent to do.
+
+        The agent is waiting on the user ("awaiting user input"): it may stop.
+        """
+        v = self.verdict
+        return (
+            v is not None
+            and not v.complete
+            and v.severity is Severity.NONE
+            and not any(item.strip() for item in v.missing)
+        )
+
+    @property
     def rejects(self) -> bool:
-        """The judge answered, and said the work is not complete (a failed judge never does)."""
-        return self.verdict is not None and not self.verdict.complete
+        """The judge answered that the work is not complete and named something to do.
+
+        A failed judge never rejects, nor does a verdict that :attr:`awaits_user`.
+        """
+        return self.verdict is not None and not self.verdict.complete and not self.awaits_user
 
     def retry_feedback(self) -> str:
         """Return the text a retry prompt gets after a rejection: feedback, missing, next."""
@@ -328,34 +345,12 @@ def _failed(source: JudgeSource, err: GenerationError, started: float) -> Judgem
 # --- Claude ------------------------------------------------------------------------------------
 
 
-class ClaudeJudge:
+class ClaudeJudge(Asker):
     """A :class:`CompletionJudge` backed by Claude, inside one time budget.
 
     It fails with the reason codes of :data:`~reflexkit.llm.REASONS`, as reflection does.
-
-    Args:
-        claude: The client (a fresh :class:`~reflexkit.llm.Claude` by default).
-        model: The model to ask.
-        timeout_ms: The one overall budget of a judgement, loading the SDK included.
-        max_tokens: The most tokens a reply may take.
+    The arguments are :class:`~reflexkit.llm.Asker`'s (``max_tokens`` 1,024 by default).
     """
-
-    def __init__(
-        self,
-        claude: Claude | None = None,
-        /,
-        *,
-        model: str = DEFAULT_MODEL,
-        timeout_ms: int = 30_000,
-        max_tokens: int = 1_024,
-    ) -> None:
-        self.claude = claude if claude is not None else Claude()
-        self.model = model
-        self.max_tokens = max_tokens
-        self.timeout_ms = timeout_ms
-
-    def __repr__(self) -> str:
-        return f"ClaudeJudge(model={self.model!r}, timeout_ms={self.timeout_ms})"
 
     def prompt(self, attempt: JudgeInput, /) -> Prompt:
         """Return the request this judge sends for *attempt* (and so its fixture key)."""
@@ -380,10 +375,6 @@ class ClaudeJudge:
             return _failed("llm", GenerationError("judge_error", type(err).__name__), started)
         latency = round((time.monotonic() - started) * _MS_PER_S)
         return Judgement(verdict=verdict, source="llm", latency_ms=latency)
-
-    def close(self) -> None:
-        """Close the client's HTTP connections."""
-        self.claude.close()
 
 
 # --- fixtures ------------------------------------------------------------------------------

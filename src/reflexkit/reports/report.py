@@ -18,11 +18,9 @@ The JSON Schema is shipped in the package: :func:`report_schema`.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
-import re
 import subprocess
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -34,7 +32,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit._files import atomic_write, open_regular, read_regular
+from reflexkit._files import atomic_write, open_regular, read_regular, safe_id
 from reflexkit._git import git_env
 from reflexkit._text import show_name, strip_control
 from reflexkit._version import __version__
@@ -592,23 +590,6 @@ def _stripped(value: Any) -> Any:  # noqa: ANN401 -- JSON data in, the same shap
 
 
 # --- writing -----------------------------------------------------------------------------
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-_MAX_ID = 64
-
-
-def safe_id(text: str) -> str:
-    """Return *text* as a file-name part that can't name another folder.
-
-    Anything but letters, digits, ``_``, ``.`` and ``-`` becomes ``_``, leading dots go, and
-    a long id is cut; when anything changed, a short hash of the original is appended so
-    two different ids never collide. An empty id becomes ``unknown``.
-    """
-    clean = _UNSAFE.sub("_", text).lstrip(".")[:_MAX_ID]
-    if clean == text and clean:
-        return clean
-    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    return f"{clean or 'unknown'}-{digest}"
 
 
 def report_path(reports_dir: Path, run_id: str, subtask_id: str, attempt: int) -> Path:

@@ -45,6 +45,7 @@ __all__ = [
     "CONFIG_ENV",
     "CONFIG_RELPATH",
     "MAX_DAYS",
+    "AgentRecipe",
     "ClaudeCodeConfig",
     "Durability",
     "FixtureMiss",
@@ -298,6 +299,33 @@ class ClaudeCodeConfig:
     bash_commands: tuple[str, ...] = attrs.field(default=(), validator=_bash_commands)
 
 
+def _command(_inst: object, _attr: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    if not value or not value[0].strip():
+        msg = "expected a command line: the program, then its arguments"
+        raise ValueError(msg)
+
+
+_command.expected = "a command line: the program, then its arguments"  # type: ignore[attr-defined]
+
+
+@attrs.frozen(kw_only=True)
+class AgentRecipe:
+    """How to run one command-line agent: a built-in recipe, or one of ``orchestrator.agents``.
+
+    Attributes:
+        command: The command line, one argument per item: ``{prompt}`` becomes the prompt
+            (one argument), ``{prompt_file}`` the path of a file holding it; with neither the
+            prompt goes to stdin.
+        env: Variables the agent gets unless the environment already sets them (the model,
+            its base URL and key are the agent's own variables, left to the user).
+        about: One line on the agent, for ``reflexkit run --help`` and the docs.
+    """
+
+    command: tuple[str, ...] = attrs.field(validator=_command)
+    env: dict[str, str] = attrs.field(factory=dict, hash=False)  # the config stays hashable
+    about: str = ""
+
+
 @attrs.frozen(kw_only=True)
 class OrchestratorConfig:
     """The ``orchestrator`` section: how often and how long subtasks are retried."""
@@ -311,6 +339,13 @@ class OrchestratorConfig:
     agent_command: tuple[str, ...] = ()
     allowed_tools: tuple[str, ...] = ()
     claude_code: ClaudeCodeConfig = attrs.Factory(ClaudeCodeConfig)
+    agent: str | None = None
+    """A recipe's name (``aider``, ``codex``, one of :attr:`agents` ...): the ``command``
+    subagent runs its command line (docs/agents.md)."""
+    agents: dict[str, AgentRecipe] = attrs.field(factory=dict, hash=False)
+    """The project's own recipes, by name; a name of a built-in one replaces it."""
+    agent_args: tuple[str, ...] = ()
+    """Arguments added after the recipe's command line (files for aider, an edit format ...)."""
 
 
 class ReviewSurface(enum.StrEnum):
@@ -413,8 +448,8 @@ class HooksConfig:
 
     Attributes:
         enabled: Every hook is a strict no-op unless this is true.
-        max_stop_blocks: The most times per session the stop hook sends the agent back to
-            work with the judge's feedback.
+        max_stop_blocks: The most times per request of the user the stop hook sends the
+            agent back to work with the judge's feedback (a new request starts a new count).
         lessons: How many recent lessons the session-start hook adds as context.
         log_path: Where hooks log what they did and every error, relative to the root.
     """
@@ -439,6 +474,9 @@ class InsightsConfig:
         min_result_length: Agent output shorter than this many characters is "no output".
         batch_threshold: Analyse the findings every this many completed attempts of a run.
         max_lessons: The most lessons from other subtasks in one retry prompt (0: none).
+        model: The model of the analysis; ``None``: ``reflexion.model``.
+        prompt_path: A file whose text replaces the analysis's built-in system prompt,
+            relative to the project root; ``None``: the built-in one.
     """
 
     enabled: bool = True
@@ -448,6 +486,10 @@ class InsightsConfig:
     min_result_length: int = attrs.field(default=20, validator=at_least(0))
     batch_threshold: int = attrs.field(default=10, validator=at_least(1))
     max_lessons: int = attrs.field(default=2, validator=at_least(0))
+    model: str | None = attrs.field(default=None, validator=attrs.validators.optional(non_empty))
+    prompt_path: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_non_empty_path)
+    )
 
 
 @attrs.frozen(kw_only=True)

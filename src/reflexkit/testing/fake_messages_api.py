@@ -14,27 +14,33 @@ response, in order::
 A scripted response is anything with a ``serve(exchange)`` method (see :class:`Scripted`),
 so new kinds, such as a server-sent event stream for Claude Code, are added without
 touching the server. When the script runs out, the server answers 400 so a test that sends
-more than it scripted fails loudly.
+more than it scripted fails loudly. A standing rule answers by a predicate on the request
+instead of in order (``api.when(lambda r: "lesson" in r.text, reply_with(...))``), and
+:class:`~reflexkit.testing.fake_openai_api.FakeOpenAIApi` is the same server for
+OpenAI-compatible agents.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import socket
 import threading
-from collections import deque
 from collections.abc import Iterable, Mapping
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Protocol, Self, TypedDict, Unpack
+from typing import Any, Self, TypedDict, Unpack
 
 import attrs
 import orjson
 
 from reflexkit.llm import DEFAULT_MODEL
 from reflexkit.reflection.prompts import TOOL_NAME
+from reflexkit.testing._fake_server import (
+    Exchange,
+    FakeApi,
+    Hang,
+    RecordedRequest,
+    Scripted,
+)
 
 __all__ = [
     "Conversation",
@@ -168,98 +174,6 @@ def error_json(error_type: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": error_type, "message": message}}
 
 
-# --- what the server got ------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class RecordedRequest:
-    """One request the fake server received.
-
-    Attributes:
-        method: ``POST``, ``GET`` ...
-        path: The request path, query included.
-        headers: The headers, names in lower case.
-        body: The raw body.
-        json: The parsed JSON body, or ``None`` when it was not JSON.
-    """
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-    json: Any
-
-
-class Exchange:
-    """One request in flight, as a scripted response sees it: read the request, write a reply.
-
-    Attributes:
-        request: The recorded request.
-        stopping: Set when the server stops; a response that waits must wait on it.
-    """
-
-    def __init__(
-        self, handler: BaseHTTPRequestHandler, request: RecordedRequest, stopping: threading.Event
-    ) -> None:
-        self._handler = handler
-        self.request = request
-        self.stopping = stopping
-
-    def send(self, status: int, body: bytes, headers: Mapping[str, str] | None = None) -> None:
-        """Send a complete response with a ``Content-Length``."""
-        handler = self._handler
-        handler.send_response(status)
-        merged = {
-            "content-type": "application/json",
-            "request-id": "req_fake_01",
-            **(headers or {}),
-        }
-        for name, value in merged.items():
-            handler.send_header(name, value)
-        handler.send_header("content-length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
-        handler.wfile.flush()
-
-    def start_stream(self, status: int, headers: Mapping[str, str]) -> None:
-        """Send status and headers of a response whose body follows in :meth:`write` calls."""
-        handler = self._handler
-        handler.send_response(status)
-        for name, value in headers.items():
-            handler.send_header(name, value)
-        handler.end_headers()
-        handler.close_connection = True
-
-    def start_body(self, status: int, length: int) -> None:
-        """Send status and headers of a JSON body of *length* bytes that follows in writes."""
-        handler = self._handler
-        handler.send_response(status)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("request-id", "req_fake_01")
-        handler.send_header("content-length", str(length))
-        handler.end_headers()
-        handler.wfile.flush()
-
-    def write(self, chunk: bytes) -> None:
-        """Write part of a streamed body and flush it to the client."""
-        self._handler.wfile.write(chunk)
-        self._handler.wfile.flush()
-
-    def drop(self) -> None:
-        """Close the connection at once, without a response."""
-        self._handler.close_connection = True
-        with contextlib.suppress(OSError):
-            self._handler.connection.shutdown(socket.SHUT_RDWR)
-
-
-class Scripted(Protocol):
-    """**Protocol**: one scripted answer to one request."""
-
-    def serve(self, exchange: Exchange, /) -> None:
-        """Answer the request of *exchange*."""
-        ...
-
-
 @attrs.frozen
 class _Reply:
     status: int
@@ -359,7 +273,7 @@ class Conversation:
                 message = self._turns.pop(0)
                 self.served += 1
         if hang and self._then_hang is not None:
-            _Hang(self._then_hang).serve(exchange)
+            Hang(self._then_hang).serve(exchange)
             return
         if asked.get("stream") is True:
             exchange.start_stream(200, {"content-type": "text/event-stream"})
@@ -368,84 +282,12 @@ class Conversation:
             exchange.send(200, orjson.dumps(message))
 
 
-@attrs.frozen
-class _Hang:
-    seconds: float
-
-    def serve(self, exchange: Exchange, /) -> None:
-        exchange.stopping.wait(self.seconds)  # returns early when the server stops
-        exchange.drop()
-
-
-@attrs.frozen
-class _Drop:
-    def serve(self, exchange: Exchange, /) -> None:
-        exchange.drop()
-
-
-# --- the server --------------------------------------------------------------------------------
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as the real API
-    disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart
-    server: _Server
-
-    def do_POST(self) -> None:
-        self._answer()
-
-    def do_GET(self) -> None:
-        self._answer()
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
-        try:
-            parsed = orjson.loads(body) if body else None
-        except orjson.JSONDecodeError:
-            parsed = None
-        request = RecordedRequest(
-            method=self.command,
-            path=self.path,
-            headers={name.lower(): value for name, value in self.headers.items()},
-            body=body,
-            json=parsed,
-        )
-        api = self.server.api
-        scripted = api._take(request)  # noqa: SLF001 -- the server belongs to the api
-        scripted.serve(Exchange(self, request, api._stopping))  # noqa: SLF001
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.api._track(self.connection, open_=True)  # noqa: SLF001
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.api._track(self.connection, open_=False)  # noqa: SLF001
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002, ANN401 -- stdlib's signature
-        """Stay quiet: tests read :attr:`FakeMessagesApi.requests` instead."""
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False  # stop() closes the connections itself
-
-    def __init__(self, address: tuple[str, int], api: FakeMessagesApi) -> None:
-        self.api = api
-        super().__init__(address, _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:  # noqa: ANN401
-        """Ignore clients that went away (timeouts, drops); that is what tests provoke."""
-
-
-class FakeMessagesApi:
+class FakeMessagesApi(FakeApi):
     """A scripted Messages API on 127.0.0.1, for the real ``anthropic`` client.
 
     Use it as a context manager, or call :meth:`start` and :meth:`stop`. Scripting methods
-    return the server, so a test chains them in the order the replies are wanted.
+    return the server, so a test chains them in the order the replies are wanted;
+    :meth:`~reflexkit.testing.FakeApi.when` answers by a predicate on the request instead.
 
     Args:
         host: The address to listen on.
@@ -455,109 +297,30 @@ class FakeMessagesApi:
         requests: Every request received, in order.
     """
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._address = (host, port)
-        self._script: deque[Scripted] = deque()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-        self.requests: list[RecordedRequest] = []
+    scripted_paths = (MESSAGES_PATH,)
+    label = "fake Messages API"
 
-    # --- lifecycle ---
+    def _warm_up(self) -> None:
+        """Load the anthropic SDK and build a first client.
 
-    def start(self) -> Self:
-        """Start serving in a background thread.
-
-        The anthropic SDK is loaded here too (imported, and a first client built): a client's
-        budget covers that (seconds on a loaded machine), which the first call of a test would
-        otherwise pay.
+        A client's budget covers that (seconds on a loaded machine), which the first call of a
+        test would otherwise pay.
         """
-        if self._server is not None:
-            return self
         import anthropic  # noqa: PLC0415 -- loaded once per process, outside any budget
 
         anthropic.Anthropic(api_key="warm-up", base_url="http://127.0.0.1:9").close()
-        self._stopping.clear()
-        self._server = _Server(self._address, self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name="fake-messages-api",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
 
-    def stop(self) -> None:
-        """Stop serving: wake hanging responses, close every connection, free the port."""
-        server, thread = self._server, self._thread
-        if server is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        server.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
-        self._server = self._thread = None
+    def _http(self, status: int, body: bytes, headers: dict[str, str], delay_s: float) -> Scripted:
+        return _Reply(status, body, headers, delay_s)
 
-    def __enter__(self) -> Self:
-        return self.start()
+    def _json_answer(self, data: object, /) -> Scripted:
+        return _Reply(200, orjson.dumps(data), {})
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """The base URL to give the client (``http://127.0.0.1:<port>``)."""
-        if self._server is None:
-            msg = "the fake Messages API is not running: call start() or use it in a with block"
-            raise RuntimeError(msg)
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+    def _error(self, status: int, message: str) -> Scripted:
+        kind = "not_found_error" if status == HTTPStatus.NOT_FOUND else "invalid_request_error"
+        return _Reply(status, orjson.dumps(error_json(kind, message)), {})
 
     # --- scripting ---
-
-    def enqueue(  # noqa: PLR0913 -- the parts of an HTTP response
-        self,
-        scripted: Scripted | None = None,
-        /,
-        *,
-        status: int = 200,
-        json: object = None,
-        body: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-        delay_s: float = 0.0,
-    ) -> Self:
-        """Script the next response: a :class:`Scripted` object, or an HTTP response.
-
-        Args:
-            scripted: A custom response (for example a stream); the other arguments are then
-                ignored.
-            status: The HTTP status.
-            json: A JSON body (see :func:`reply_with`, :func:`error_json`).
-            body: A raw body, when *json* is not given.
-            headers: Extra response headers.
-            delay_s: Wait this long before answering.
-        """
-        if scripted is None:
-            if body is None:
-                body = orjson.dumps(json) if json is not None else b""
-            scripted = _Reply(status, body, dict(headers or {}), delay_s)
-        with self._lock:
-            self._script.append(scripted)
-        return self
 
     def reply(self, data: object, **fields: Unpack[MessageFields]) -> Self:
         """Script a structured-output reply: *data* as JSON text (see :func:`reply_with`)."""
@@ -625,13 +388,6 @@ class FakeMessagesApi:
         """Script a 529 ``overloaded_error``."""
         return self.error(529, "overloaded_error", "Overloaded")
 
-    def hang(self, seconds: float = 30.0) -> Self:
-        """Script a request that gets no answer for *seconds*, then a closed connection.
-
-        Stopping the server ends the wait at once.
-        """
-        return self.enqueue(_Hang(seconds))
-
     def trickle(
         self, data: object, *, seconds: float, pieces: int = 20, **fields: Unpack[MessageFields]
     ) -> Self:
@@ -661,47 +417,3 @@ class FakeMessagesApi:
         for _ in range(requests):
             self.enqueue(conversation)
         return conversation
-
-    def drop(self) -> Self:
-        """Script a connection closed without a response."""
-        return self.enqueue(_Drop())
-
-    def reset(self) -> Self:
-        """Forget the scripted responses not yet served and the requests received.
-
-        For a server shared by several tests (a module- or session-scoped fixture), so that
-        each test starts from an empty script and an empty :attr:`requests`.
-        """
-        with self._lock:
-            self._script.clear()
-            self.requests.clear()
-        return self
-
-    @property
-    def pending(self) -> int:
-        """How many scripted responses have not been served yet."""
-        with self._lock:
-            return len(self._script)
-
-    # --- called by the handler ---
-
-    def _take(self, request: RecordedRequest) -> Scripted:
-        with self._lock:
-            self.requests.append(request)
-            if (
-                request.method == "POST"
-                and request.path.split("?")[0] == MESSAGES_PATH
-                and self._script
-            ):
-                return self._script.popleft()
-        if request.path.split("?")[0] != MESSAGES_PATH:
-            return _Reply(404, orjson.dumps(error_json("not_found_error", "Not found")), {})
-        message = "fake Messages API: no scripted response left for this request"
-        return _Reply(400, orjson.dumps(error_json("invalid_request_error", message)), {})
-
-    def _track(self, conn: socket.socket, *, open_: bool) -> None:
-        with self._lock:
-            if open_:
-                self._connections.add(conn)
-            else:
-                self._connections.discard(conn)

@@ -17,6 +17,9 @@ fixtures available in every test suite, with nothing to import:
 ``fake_messages_api``
     A started :class:`~reflexkit.testing.fake_messages_api.FakeMessagesApi` on 127.0.0.1,
     stopped after the test; point the SDK's ``base_url`` at its ``url``.
+``fake_openai_api``
+    A started :class:`~reflexkit.testing.fake_openai_api.FakeOpenAIApi` (Chat Completions
+    and Responses) on 127.0.0.1, stopped after the test; agents get ``url + "/v1"``.
 
 The heavy imports happen inside the fixtures, so the plugin costs nothing in a test session
 that doesn't use them.
@@ -35,9 +38,11 @@ if TYPE_CHECKING:
     from reflexkit.memory import InMemoryMemory
     from reflexkit.tasks.config import LoadedProject
     from reflexkit.testing.fake_messages_api import FakeMessagesApi
+    from reflexkit.testing.fake_openai_api import FakeOpenAIApi
 
 __all__ = [
     "fake_messages_api",
+    "fake_openai_api",
     "reflexkit_app",
     "reflexkit_fakes",
     "reflexkit_memory",
@@ -94,4 +99,13 @@ def fake_messages_api() -> Iterator[FakeMessagesApi]:
     from reflexkit.testing.fake_messages_api import FakeMessagesApi  # noqa: PLC0415
 
     with FakeMessagesApi() as api:
+        yield api
+
+
+@pytest.fixture
+def fake_openai_api() -> Iterator[FakeOpenAIApi]:
+    """Return a scripted OpenAI-compatible API on 127.0.0.1; agents get ``url + "/v1"``."""
+    from reflexkit.testing.fake_openai_api import FakeOpenAIApi  # noqa: PLC0415
+
+    with FakeOpenAIApi() as api:
         yield api

@@ -61,10 +61,16 @@ class RunScript:
         output_chars: int | None = 500,
         command: str = "python -m pytest -q",
         reflection_id: str = "",
+        output: str | None = None,
     ) -> int:
-        """Write a failed attempt (and its reflection when *reflection_id* is given)."""
+        """Write a failed attempt (and its reflection when *reflection_id* is given).
+
+        *output* is what the failing check printed (``verificationOutput``).
+        """
         number = self._start(subtask)
         extra: dict[str, object] = {}
+        if output is not None:
+            extra["verificationOutput"] = output
         if files is not None:
             extra["filesModified"] = ",".join(files)
         if output_chars is not None:

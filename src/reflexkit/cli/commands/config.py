@@ -9,6 +9,7 @@ import click
 from reflexkit import _serde
 from reflexkit._files import atomic_write
 from reflexkit.cli._core import (
+    EXIT_BAD_INPUT,
     EXIT_FAILED,
     _fail,
     _state,
@@ -46,7 +47,7 @@ def config_init(ctx: click.Context, force: bool) -> None:
     """Write .reflexkit/project.json with every default spelled out."""
     target = _state(ctx).config or Path.cwd() / CONFIG_RELPATH
     if target.exists() and not force:
-        _fail([f"{target}: already exists (use --force to overwrite)"], EXIT_FAILED)
+        _fail([f"{target}: already exists (use --force to overwrite)"], EXIT_BAD_INPUT)
     data = _serde.dumps(ProjectConfig(), indent=True) + b"\n"
     try:  # whole or not at all: a full disk never leaves half a project.json (#13)
         atomic_write(target, data, mode=None if target.exists() else 0o644)

@@ -15,7 +15,7 @@ import click
 from reflexkit.cli._core import EXIT_BAD_INPUT, _fail
 from reflexkit.exceptions import ConfigError
 from reflexkit.hooks._handlers import MAX_PAYLOAD_BYTES, run_hook
-from reflexkit.hooks._settings import install_hooks
+from reflexkit.hooks._settings import install_hooks, portable
 
 __all__ = ["hook"]
 
@@ -72,15 +72,39 @@ def hook_session_start() -> None:
     "settings",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="The settings file (default: .claude/settings.json in the current folder).",
+    help="The settings file (default: .claude/settings.local.json in the current folder, "
+    "this machine's own).",
 )
-def hook_install(settings: Path | None) -> None:
-    """Register the hooks in .claude/settings.json, keeping what is there; safe to repeat."""
-    path = settings or Path.cwd() / ".claude" / "settings.json"
+@click.option(
+    "--shared",
+    is_flag=True,
+    help="Write .claude/settings.json, the file a team commits: the hooks run the reflexkit "
+    "command on each machine's PATH, never a path of this one.",
+)
+def hook_install(settings: Path | None, shared: bool) -> None:
+    """Register the hooks in Claude Code's settings, keeping what is there; safe to repeat.
+
+    By default in .claude/settings.local.json (not committed), naming this machine's
+    interpreter; with --shared in .claude/settings.json, naming only `reflexkit`.
+    """
+    if settings is not None and shared:
+        _fail(["--settings and --shared name two files: give one"], EXIT_BAD_INPUT)
+    name = "settings.json" if shared else "settings.local.json"
+    path = settings or Path.cwd() / ".claude" / name
     try:
         changed = install_hooks(path)
     except ConfigError as err:
         _fail(err.errors, EXIT_BAD_INPUT)
     click.echo(f"{'registered the hooks in' if changed else 'already registered in'} {path}")
+    if portable(path):
+        click.echo(
+            "the hooks run `reflexkit hook ...`: every machine needs reflexkit on its PATH "
+            "(for this machine's own file: reflexkit hook install, without --shared)"
+        )
+    else:
+        click.echo(
+            "this machine's own settings (not committed); to share the hooks with your team: "
+            "reflexkit hook install --shared"
+        )
     if changed:
         click.echo('enable them with "hooks": {"enabled": true} in .reflexkit/project.json')

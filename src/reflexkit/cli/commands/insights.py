@@ -7,8 +7,8 @@ failed work).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import orjson
@@ -19,12 +19,19 @@ from rich.table import Table
 from reflexkit import _serde
 from reflexkit.cli._console import show
 from reflexkit.cli._core import EXIT_FAILED, _app, _fail
+from reflexkit.events import EventKind
+from reflexkit.insights._events import InsightEvent
 from reflexkit.insights.analysis import AnalysisOutcome
 from reflexkit.insights.history import RunLogReader
 from reflexkit.insights.lessons import harvest
-from reflexkit.insights.models import Finding, PausedEntry, Rule
+from reflexkit.insights.models import Finding, PausedEntry
+from reflexkit.insights.watch import FolderWaker, InsightWatch, StopSignals, analysis_input
 from reflexkit.models import utcnow
+from reflexkit.redaction.gate import outbound_data
 from reflexkit.tasks.config import LoadedProject
+
+if TYPE_CHECKING:
+    from reflexkit.containers import Application
 
 __all__ = ["insights", "lessons", "resume"]
 
@@ -118,22 +125,45 @@ def _print_analysis(outcome: AnalysisOutcome) -> None:
     is_flag=True,
     help="Ask Claude once for actions on the recent findings (none: no call); apply at most one.",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Stay and react to the run logs: the rules on each failed attempt, the analysis "
+    "every --every completed attempts; one line per event. Ends on Ctrl-C or SIGTERM.",
+)
+@click.option(
+    "--every",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --watch: analyse every this many completed attempts (insights.batchThreshold).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print camelCase JSON.")
 @click.pass_context
-def insights(ctx: click.Context, analyze: bool, as_json: bool) -> None:
+def insights(
+    ctx: click.Context, analyze: bool, watch: bool, every: int | None, as_json: bool
+) -> None:
     """List the findings of the insight rules and the paused subtasks."""
+    if every is not None and not watch:
+        raise click.UsageError("--every goes with --watch")
     app = _app(ctx)
+    if watch:
+        _watch(app, every=every, as_json=as_json)
+        return
     project = app.project()
     log = app.insights.findings()
     findings = log.read()
     paused = app.insights.paused().paused()
     outcome = None
     if analyze:
-        since = utcnow() - timedelta(hours=project.config.insights.lookback_hours)
-        recent = [f for f in findings if f.rule is not Rule.ANALYSIS and f.created_at >= since]
         history = RunLogReader(project.runs_dir).history()
-        failures = [a for a in history.attempts() if a.failed and (a.at is None or a.at >= since)]
-        outcome = app.insights.analysis().run(recent, failures)
+        recent, failures, tasks = analysis_input(
+            history,
+            log,
+            app.insights.paused(),
+            lookback_hours=project.config.insights.lookback_hours,
+            now=utcnow(),
+        )
+        outcome = app.insights.analysis().run(recent, failures, tasks=tasks)
     if as_json:
         data: dict[str, object] = {
             "findings": [_serde.unstructure(f) for f in findings],
@@ -147,6 +177,48 @@ def insights(ctx: click.Context, analyze: bool, as_json: bool) -> None:
     _print_insights(project, findings, paused, log.skipped)
     if outcome is not None:
         _print_analysis(outcome)
+
+
+def _watch(app: Application, *, every: int | None, as_json: bool) -> None:
+    """``insights --watch``: react to the run logs until SIGINT or SIGTERM (exit 0)."""
+    project = app.project()
+    config = project.config.insights
+    if not config.enabled:
+        _fail(["insights.enabled is false: nothing to watch"], EXIT_FAILED)
+
+    def emit(event: InsightEvent) -> None:
+        kind, subtask, data = event
+        if as_json:
+            line = {"kind": kind.value, "subtaskId": subtask, "data": data}
+            click.echo(orjson.dumps(outbound_data(line, "terminal")).decode())
+            return
+        if kind is EventKind.FINDING:
+            subject = "/".join(str(p) for p in (data.get("taskId"), data.get("subjectId")) if p)
+            text = f"{data.get('rule')}: {data.get('subjectType')} {subject}: {data.get('detail')}"
+        else:
+            text = ", ".join(f"{k}={v}" for k, v in data.items() if v not in {"", None})
+        click.echo(show(f"{kind.value} {text}"))
+
+    watch = InsightWatch(
+        rules=app.insights.rules(),
+        analysis=app.insights.analysis,
+        findings=app.insights.findings(),
+        paused=app.insights.paused(),
+        every=every or config.batch_threshold,
+        lookback_hours=config.lookback_hours,
+        emit=emit,
+        clock=app.insights.clock(),
+    )
+    with StopSignals() as stop:
+        waker = FolderWaker(project.runs_dir, stop)
+        how = "inotify" if waker.blocking else "a look now and then"
+        click.echo(show(f"reflexkit: watching {project.runs_dir} ({how}); Ctrl-C ends"), err=True)
+        try:
+            for _ in watch.run(waker):
+                pass
+        finally:
+            waker.close()
+    click.echo("reflexkit: stopped watching", err=True)
 
 
 @click.command()

@@ -192,7 +192,7 @@ def fixtures() -> None:
 @_input_option
 @click.pass_context
 def fixtures_key(ctx: click.Context, input_: str) -> None:
-    """Print the fixture key that reflecting on a failure asks for.
+    """Print the fixture key that reflecting on a failure asks for (--json: an object).
 
     The key is the first 12 hex digits of the sha256 of the request Claude would get: the
     failure as the service prepares it (redacted, classified), the subtask's recent
@@ -206,11 +206,13 @@ def fixtures_key(ctx: click.Context, input_: str) -> None:
     service = app.reflection.service()
     clean, _, _ = service.prepare(failure)
     previous = service.previous(clean)  # exactly what generate() hands the generator
-    click.echo(
-        fixture_key(
-            clean,
-            previous=previous,
-            options=project.config.reflexion.request_options(),
-            root=project.root,
-        )
+    key = fixture_key(
+        clean,
+        previous=previous,
+        options=project.config.reflexion.request_options(),
+        root=project.root,
     )
+    if _state(ctx).json:  # as every --json: a camelCase object
+        click.echo(_serde.dumps({"fixtureKey": key, "subtaskId": clean.subtask_id}).decode())
+        return
+    click.echo(key)

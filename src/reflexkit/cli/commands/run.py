@@ -8,6 +8,7 @@ import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.markup import escape
@@ -31,8 +32,10 @@ from reflexkit.events import Event, EventKind, RunLog, StagedEvents, load_subscr
 from reflexkit.exceptions import ConfigError, RunInterrupted
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.loop import RunSummary, run_order
-from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent, Subagent
+from reflexkit.orchestrator.recipes import COMMAND, RECIPES, command_subagent, recipe_for
+from reflexkit.orchestrator.subagents import ScriptedSubagent, Subagent
 from reflexkit.tasks.config import (
+    AgentRecipe,
     GeneratorBackend,
     SubagentKind,
 )
@@ -79,7 +82,8 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
 ) -> RunSummary:
     """Run a task through the application's loop; log and show events.
 
-    With *as_json* the events are plain lines on stderr and the summary is JSON on stdout.
+    With *as_json* the summary is JSON on stdout and nothing is shown on the way (the events
+    are in the run log): stderr keeps only warnings and errors.
     *log_kept* false (the demo's folder goes away) leaves the run log's path unprinted. The
     run log, the live view and the subscribers installed packages register (entry points
     ``reflexkit.subscribers``) each get every event. In deterministic mode (#16) events are
@@ -91,8 +95,8 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
     if log_path.exists():
         _fail([f"--run-id {run_id}: a run log already exists at {log_path}"], EXIT_BAD_INPUT)
     deterministic = app.project().config.reflexion.deterministic
-    console = _streams.console(stderr=as_json)
-    live = console.is_terminal  # a spinner and colours on a terminal, plain lines otherwise
+    console = _streams.console()
+    live = console.is_terminal and not as_json  # a spinner on a terminal, else plain lines
     status = console.status("starting the run") if live else contextlib.nullcontext()
     run_log = RunLog(
         log_path,
@@ -103,13 +107,17 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
     # The run log is one subscriber among others; only its copy is held back for order.
     write = StagedEvents(run_log, run_order(task)) if deterministic else run_log
     with run_log, status as spinner:
+        said: set[tuple[object, ...]] = set()
 
         def show(event: Event) -> None:
+            # A setup error is said once, by the error line the run ends with.
+            if as_json or event.kind is EventKind.SETUP_FAILED or _said_before(event, said):
+                return
             line = _describe(event)
             if not line:
                 return
             if spinner is None:
-                click.echo(line, err=as_json)
+                click.echo(line)
                 return
             console.print(line, style=_STYLES.get(event.kind, ""), markup=False, highlight=False)
             spinner.update(escape(line))
@@ -127,6 +135,16 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
         data["runLog"] = str(log_path) if log_kept else None
         click.echo(_serde.dumps(data, indent=True).decode())
         return summary
+    if any(o.outcome not in {"setup_error", "skipped"} for o in summary.outcomes):
+        _streams.console().print(_table(run_id, task, summary))
+    if log_kept:  # plain echo: rich would wrap a long path across lines
+        lost = f" ({run_log.lost} events not written)" if run_log.lost else ""
+        click.echo(f"run log: {strip_control(str(log_path))}{lost}")
+    return summary
+
+
+def _table(run_id: str, task: Task, summary: RunSummary) -> Table:
+    """The run's outcomes, one row per subtask."""
     table = Table(title=f"run {run_id[:12]} of task {strip_control(task.id)}")
     for column in ("subtask", "outcome", "attempts", "time", "reflections used"):
         table.add_column(column, justify="left" if column in {"subtask", "outcome"} else "right")
@@ -138,11 +156,23 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
             f"{o.duration_ms / 1000:.1f} s",
             str(o.reflections_used),
         )
-    _streams.console().print(table)
-    if log_kept:  # plain echo: rich would wrap a long path across lines
-        lost = f" ({run_log.lost} events not written)" if run_log.lost else ""
-        click.echo(f"run log: {strip_control(str(log_path))}{lost}")
-    return summary
+    return table
+
+
+def _said_before(event: Event, said: set[tuple[object, ...]]) -> bool:
+    """Whether a finding was shown already in this run: its rule, on the same subject.
+
+    A rule that fires again after each attempt says nothing new to the terminal; the run log
+    keeps every one.
+    """
+    if event.kind is not EventKind.FINDING:
+        return False
+    data = event.data
+    key = (data.get("rule"), data.get("subjectType"), data.get("subjectId"), event.subtask_id)
+    if key in said:
+        return True
+    said.add(key)
+    return False
 
 
 def _warn_nondeterministic(app: Application, *, run_id: str | None) -> None:
@@ -158,28 +188,55 @@ def _warn_nondeterministic(app: Application, *, run_id: str | None) -> None:
         )
 
 
-def _subagent(
-    app: Application, kind: str | None, agent_command: str | None, script: Path | None
+_NO_AGENT = (
+    "no agent configured: give --agent (aider, codex, mini-swe-agent, opencode, claude-cli, "
+    "or a recipe of orchestrator.agents) or --agent-command 'my-agent {prompt_file}', or set "
+    "orchestrator.agent or orchestrator.agentCommand in project.json (docs/agents.md)"
+)
+
+
+def _subagent(  # noqa: PLR0913 -- the options that name an agent
+    app: Application,
+    kind: str | None,
+    *,
+    agent: str | None,
+    agent_command: str | None,
+    agent_args: tuple[str, ...],
+    script: Path | None,
 ) -> Subagent:
-    """The subagent the options (else ``orchestrator.subagent``) name; exit 2 when unusable."""
+    """The subagent the options (else ``orchestrator``) name; exit 2 when unusable."""
     settings = app.project().config.orchestrator
-    kind = kind or settings.subagent
+    if agent is not None and agent_command is not None:
+        _fail(["--agent and --agent-command name two agents: give one"], EXIT_BAD_INPUT)
+    named = agent is not None or agent_command is not None
+    if named and kind not in {None, SubagentKind.COMMAND}:
+        _fail([f"--subagent {kind} runs no command: drop --agent/--agent-command"], EXIT_BAD_INPUT)
+    kind = SubagentKind.COMMAND if named else kind or settings.subagent
     if kind == SubagentKind.CLAUDE_CODE:
         return ClaudeCodeSubagent.from_config(settings)
     if kind != SubagentKind.COMMAND:
         if script is None:
             _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
         return _scripted(script)
+    prompt_dir = app.project().root / ".reflexkit" / "prompts"
+    name = agent or (None if agent_command else settings.agent)
+    if name is not None and name != COMMAND:
+        extra = (*settings.agent_args, *agent_args)
+        recipe = recipe_for(name, settings)
+        return command_subagent(name, recipe, extra_args=extra, prompt_dir=prompt_dir)
     try:
         argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
     except ValueError as err:
         _fail([f"--agent-command: cannot parse {agent_command!r}: {err}"], EXIT_BAD_INPUT)
     if not argv:
-        _fail(
-            ["--subagent command needs --agent-command (or orchestrator.agentCommand)"],
-            EXIT_BAD_INPUT,
-        )
-    return CommandSubagent(argv, prompt_dir=app.project().root / ".reflexkit" / "prompts")
+        _fail([_NO_AGENT], EXIT_BAD_INPUT)
+    recipe = AgentRecipe(command=(*argv, *settings.agent_args, *agent_args))
+    return command_subagent(COMMAND, recipe, prompt_dir=prompt_dir)
+
+
+def _limits(**given: int | None) -> dict[str, Any]:
+    """The ``orchestrator`` fields the options set (the others come from project.json)."""
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _scripted(path: Path) -> ScriptedSubagent:
@@ -212,11 +269,26 @@ def _scripted(path: Path) -> ScriptedSubagent:
     "or scripted edits (default: orchestrator.subagent, command).",
 )
 @click.option(
+    "--agent",
+    metavar="NAME",
+    default=None,
+    help=f"The agent, by recipe: {', '.join(RECIPES)}, a recipe of orchestrator.agents, or "
+    "command (orchestrator.agentCommand) (default: orchestrator.agent). See docs/agents.md.",
+)
+@click.option(
     "--agent-command",
     default=None,
-    help="For --subagent command: the agent's command line; {prompt_file} becomes a file "
-    "holding the prompt, else the prompt goes to its stdin (default: "
+    help="An agent's command line instead of a recipe; {prompt} becomes the prompt (one "
+    "argument), {prompt_file} a file holding it, else it goes to stdin (default: "
     "orchestrator.agentCommand).",
+)
+@click.option(
+    "--agent-arg",
+    "agent_args",
+    multiple=True,
+    metavar="ARG",
+    help="An argument added to the agent's command line (repeatable; after "
+    "orchestrator.agentArgs), e.g. the files aider may edit.",
 )
 @click.option(
     "--script",
@@ -240,6 +312,19 @@ def _scripted(path: Path) -> ScriptedSubagent:
 )
 @click.option("--run-id", default=None, help="The run's id (default: a fresh random one).")
 @click.option(
+    "--max-attempts",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Attempts per subtask (default: orchestrator.maxAttempts, 3).",
+)
+@click.option(
+    "--attempt-timeout",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="SECONDS",
+    help="How long one attempt's agent may run (default: orchestrator.attemptTimeoutS, 900).",
+)
+@click.option(
     "--record-fixtures",
     "record",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -251,11 +336,15 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     ctx: click.Context,
     task_file: Path,
     subagent: str | None,
+    agent: str | None,
     agent_command: str | None,
+    agent_args: tuple[str, ...],
     script: Path | None,
     jobs: int | None,
     deterministic: bool,
     run_id: str | None,
+    max_attempts: int | None,
+    attempt_timeout: int | None,
     record: Path | None,
 ) -> None:
     """Run a task: attempt, verify, reflect and retry each subtask until it passes.
@@ -271,8 +360,23 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         jobs=jobs,
         deterministic=deterministic,
         backend=GeneratorBackend.LLM.value if record is not None else None,
+        orchestrator={
+            key: value
+            for key, value in (
+                ("max_attempts", max_attempts),
+                ("attempt_timeout_s", attempt_timeout),
+            )
+            if value is not None
+        },
     )
-    agent = _subagent(app, subagent, agent_command, script)
+    chosen = _subagent(
+        app,
+        subagent,
+        agent=agent,
+        agent_command=agent_command,
+        agent_args=agent_args,
+        script=script,
+    )
     _warn_nondeterministic(app, run_id=run_id)
     project_checks = app.project().config.verification.commands
     unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
@@ -294,7 +398,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
                 app.reflection.claude_generator.override(providers.Object(recorder))
             )
         summary = _orchestrate(
-            app, task, agent, app.project().root, as_json=_state(ctx).json, run_id=run_id
+            app, task, chosen, app.project().root, as_json=_state(ctx).json, run_id=run_id
         )
     _fail_on_missing_fixtures(app.reflection.service())
     if summary.setup_error is not None:
