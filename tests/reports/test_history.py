@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from reflexkit.cli import cli
+from reflexkit.reports.history import Commit, classify
 
 START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -187,3 +188,20 @@ def test_not_a_repository_is_bad_input(tmp_path: Path) -> None:
         result = CliRunner().invoke(cli, ["git-history", str(repo.root), "--rev", rev])
         assert result.exit_code == 2
         assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("subject", "gate"),
+    [
+        ("fix: flaky checkout test", "ci"),
+        ("fix: broken build on Windows", "ci"),
+        ("fix: type errors in the cart", "ci"),
+        ("fix: wrong content type header", "self_reflection"),
+        ("fix: build the cache key from the user id", "self_reflection"),
+        ("fix: failing login for SSO users", "self_reflection"),
+    ],
+)
+def test_only_words_that_name_a_check_put_a_fix_in_ci(subject: str, gate: str) -> None:
+    """The ci words are checks (a flaky test, a broken build), not the same words in prose."""
+    fix = Commit(sha="b", parents=("a",), at=START, subject=subject, files=("src/cart.py",))
+    assert classify(fix, None)[0] == gate
