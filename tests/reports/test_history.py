@@ -103,6 +103,9 @@ def shop(tmp_path: Path) -> Repo:
     # human_review: a revert of an infra change
     deployed = repo.commit("feat: deploy on fly", {"fly.toml": "app = 'shop'\n"}, at=day(50))
     repo.revert(deployed, "The new config broke staging.", at=day(50, 2))
+    # none: a hotfix branch's merge is no feature change a later fix could be charged to
+    repo.feature_branch("hotfix/cart", {"src/cart.py": "total = 4\n"}, at=day(55))
+    repo.commit("fix: cart total once more", {"src/cart.py": "total = 5\n"}, at=day(55, 3))
     # none: a fix after the window, and a fix of files no feature touched
     repo.feature_branch("search", {"src/search.py": "q = 1\n"}, at=day(60))
     repo.commit("fix: search ranking", {"src/search.py": "q = 2\n"}, at=day(65))

@@ -234,7 +234,8 @@ def _is_fix(commit: Commit) -> bool:
 
 
 def _is_feature(commit: Commit) -> bool:
-    if _REVERT_SUBJECT.match(commit.subject) or _is_fix(commit):
+    # A merge of a fix branch ("Merge branch 'hotfix/cart'") lands a fix, not a feature.
+    if _REVERT_SUBJECT.match(commit.subject) or _FIX.search(commit.subject):
         return False
     return commit.is_merge or bool(_FEATURE.search(commit.subject))
 
