@@ -214,7 +214,7 @@ class DefaultReflectionService:
                 category=ReflectionCategory.APPROACH_FLAW,
                 failure_type=FailureType.TIMEOUT,
             )
-        analysis, suggestion, items = capped(
+        analysis, suggestion, items = _capped(
             strip_control(reflection.analysis),
             strip_control(reflection.suggestion),
             [strip_control(item) for item in reflection.action_items],
@@ -489,13 +489,14 @@ class DefaultReflectionService:
         self.health.last_error = message
 
 
-def capped(
+def _capped(
     analysis: str, suggestion: str, items: list[str], limit: int
 ) -> tuple[str, str, tuple[str, ...]]:
     """Fit a reflection's texts into *limit* characters (``reflexion.maxReflectionChars``).
 
-    The last action items go first; then the suggestion keeps at most a third of the room and
-    the analysis the rest, each cut at the end with an ellipsis. Short texts are untouched.
+    The last action items go first; then the suggestion keeps the room the analysis leaves
+    (at least a third) and the analysis the rest, each cut at its end with an ellipsis. Texts
+    that fit are untouched.
     """
     items = [item for item in items if item]
     while items and len(analysis) + len(suggestion) + sum(map(len, items)) > limit:
