@@ -19,7 +19,7 @@ from hypothesis import settings
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, Reflection
 from reflexkit.readers import Findings, analyse
-from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection._heuristic import HeuristicGenerator
 
 # Property tests check behaviour, not speed: no per-example deadline (these machines are
 # noisy), and under CI the examples are derived from the test, not drawn at random, so a run

@@ -42,7 +42,6 @@ import orjson
 from reflexkit import _serde
 from reflexkit._files import atomic_write, make_dirs, read_regular, safe_id
 from reflexkit._git import git_env
-from reflexkit._keys import lessons_key, signed, verified
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
 from reflexkit.models import FailureContext, FailureType, utcnow
@@ -595,6 +594,7 @@ def _remembered(project: LoadedProject, session: str, key: str) -> Judgement | N
     Only a verdict file the hook signed counts: the agent can write the project's files,
     and a verdict it wrote itself ("complete") must not stand in for the judge's.
     """
+    from reflexkit._keys import lessons_key, verified  # noqa: PLC0415 -- only the stop hook
     from reflexkit.reports.judge import Judgement, parse_verdict  # noqa: PLC0415 -- see top
 
     try:
@@ -637,6 +637,8 @@ def _write_verdict(  # noqa: PLR0913 -- the fields of one verdict file
         "stateKey": key,
         "verdict": _serde.unstructure(judgement.verdict),
     }
+    from reflexkit._keys import lessons_key, signed  # noqa: PLC0415 -- only the stop hook
+
     gated = outbound_data(data, "verdict")
     try:  # signed with the key outside the project, so the memo trusts only the hook's own
         gated = signed(gated, lessons_key())
