@@ -126,6 +126,7 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
             subagent=agent,
             subscribers=[write, show, *load_subscribers()],
             stamp=app.reflection.clock(),  # every event, findings included, on the run's clock
+            keep_prompts=True,  # beside the run log; `reflexkit show` prints them
         )
         with _stop_on_signals():
             summary: RunSummary = orchestrator.run(task, workdir=workdir, run_id=run_id)
