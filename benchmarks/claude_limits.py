@@ -45,7 +45,7 @@ from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.subagents import SubagentRequest
-from reflexkit.reflection.claude import ClaudeGenerator
+from reflexkit.reflection._claude import ClaudeGenerator
 from reflexkit.testing.fake_messages_api import FakeMessagesApi, tool_use
 
 BUDGET_S = 1.0

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from reflexkit.orchestrator.own_state import capture, settle
+from reflexkit.orchestrator._own_state import capture, settle
 
 
 def build(root: Path, files: int) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
+import tempfile
 import textwrap
 from collections.abc import Iterator
 from datetime import timedelta
@@ -17,7 +19,7 @@ from hypothesis import settings
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, Reflection
 from reflexkit.readers import Findings, analyse
-from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection._heuristic import HeuristicGenerator
 
 # Property tests check behaviour, not speed: no per-example deadline (these machines are
 # noisy), and under CI the examples are derived from the test, not drawn at random, so a run
@@ -31,11 +33,13 @@ settings.load_profile("reflexkit")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """With REFLEXKIT_TEST_DAYS_AHEAD=N, run every test N days in the future (time-machine).
+    """Cache the bytecode of the commands the tests start; travel in time when asked.
 
+    With REFLEXKIT_TEST_DAYS_AHEAD=N, run every test N days in the future (time-machine).
     The suite must be green on any date: this is how to check it before a pinned date passes.
     It moves this process's clocks only; subprocesses the tests start keep the real date.
     """
+    _cache_bytecode_of_children()
     days = os.environ.get("REFLEXKIT_TEST_DAYS_AHEAD")
     if not days:
         return
@@ -46,6 +50,29 @@ def pytest_configure(config: pytest.Config) -> None:
     traveller = time_machine.travel(utcnow() + timedelta(days=int(days)), tick=True)
     traveller.start()
     config.add_cleanup(traveller.stop)
+
+
+def _cache_bytecode_of_children() -> None:
+    """Let the interpreters the tests start (``python -m reflexkit ...``) reuse bytecode.
+
+    Under ``PYTHONDONTWRITEBYTECODE`` (set by shells that keep source trees clean) every one
+    of the suite's hundreds of subprocesses compiled reflexkit's modules from source, which
+    costs more than the command itself. The children now cache bytecode under a private
+    ``PYTHONPYCACHEPREFIX`` outside the tree, as after ``pip install``; what they run is
+    unchanged. A prefix given already is kept.
+    """
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return
+    prefix = Path(tempfile.gettempdir()) / f"reflexkit-tests-pycache-{os.getuid()}"
+    try:
+        prefix.mkdir(mode=0o700, exist_ok=True)
+        st = prefix.lstat()
+    except OSError:
+        return
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return  # not a folder of ours alone: compile from source, as before
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
 
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "failures" / "dev"

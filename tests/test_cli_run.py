@@ -298,3 +298,46 @@ def test_run_json_keeps_stderr_clean(project: Path) -> None:
     summary = json.loads(result.stdout)
     assert summary["passed"] is True
     assert Path(summary["runLog"]).is_file()
+
+
+@pytest.mark.parametrize(
+    ("check", "shown"),
+    [
+        (f"{shlex.quote(sys.executable)} -m reflexkit_no_such_runner_xyz", "No module named"),
+        ("no-such-test-runner-xyz --quiet", "command not found: no-such-test-runner-xyz"),
+        ("no-such-test-runner-xyz --quiet && true", "no-such-test-runner-xyz: command not found"),
+    ],
+    ids=["runner module missing", "program missing", "program missing in a shell"],
+)
+def test_a_check_that_cannot_run_ends_the_run_as_broken_setup(
+    project: Path, check: str, shown: str
+) -> None:
+    """The check never ran: no code lesson, no second attempt, exit 2 naming the setup (#26)."""
+    config = project / ".reflexkit" / "project.json"
+    data = json.loads(config.read_text())
+    data["verification"] = {"commands": [check]}
+    config.write_text(json.dumps(data))
+    result = CliRunner().invoke(
+        cli, ["run", "task.json", "--subagent", "command", "--agent-command", _agent(project)]
+    )
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "setup" in result.stderr
+    assert "could not run" in result.stderr
+    assert shown in result.stderr
+    assert "attempt 2" not in result.stdout
+    memory = project / ".reflexkit" / "memory" / "reflections.jsonl"
+    assert not memory.exists() or not list(JsonlMemory(memory))
+
+
+def test_a_check_naming_a_file_the_attempt_must_write_is_retried(project: Path) -> None:
+    """`python check.py` with no check.py yet is the attempt's to write: a lesson and a retry."""
+    config = project / ".reflexkit" / "project.json"
+    data = json.loads(config.read_text())
+    data["verification"] = {"commands": [f"{shlex.quote(sys.executable)} check.py"]}
+    data["orchestrator"] = {"maxAttempts": 2}
+    config.write_text(json.dumps(data))
+    result = CliRunner().invoke(
+        cli, ["run", "task.json", "--subagent", "command", "--agent-command", _agent(project)]
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "attempt 2" in result.stdout

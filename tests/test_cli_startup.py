@@ -214,15 +214,15 @@ def test_heuristic_reflect_leaves_the_llm_generators_out(project: Path) -> None:
     )
     assert code in {0, None}
     lazy = {
-        "reflexkit.reflection.fixture",
-        "reflexkit.reflection.claude",
+        "reflexkit.reflection._fixture",
+        "reflexkit.reflection._claude",
         "tenacity",
         "reflexkit.orchestrator._process",
         "reflexkit.events",
         "ctypes",
     }
     assert not modules & lazy, sorted(modules & lazy)
-    assert "reflexkit.reflection.service" in modules  # the check above looked at a reflection
+    assert "reflexkit.reflection._service" in modules  # the check above looked at a reflection
 
 
 def test_llm_backend_without_a_credential_never_imports_the_sdk(project: Path) -> None:

@@ -21,10 +21,10 @@ from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, ReflectionSource
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
-from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.fallback import FallbackGenerator
-from reflexkit.reflection.fixture import FixtureGenerator, fixture_key
-from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection._claude import ClaudeGenerator
+from reflexkit.reflection._fallback import FallbackGenerator
+from reflexkit.reflection._fixture import FixtureGenerator, fixture_key
+from reflexkit.reflection._heuristic import HeuristicGenerator
 from reflexkit.tasks.config import (
     ClaudeCodeConfig,
     GeneratorBackend,

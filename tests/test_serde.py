@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -212,3 +214,38 @@ def test_invalid_json_gives_line_and_column() -> None:
     """A syntax error names where it is."""
     with pytest.raises(ConfigError, match=r"x.json: invalid JSON at line 2, column \d+"):
         loads('{"a": 1,\n  oops}', source="x.json")
+
+
+# --- repeated keys, told without a second parse of the whole text --------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('{"a": 1, "a": 2}', "a"),
+        ('{"x": {"b": 1, "c": 2, "b": 3}}', "b"),
+        ('[{"k": 1}, {"k": 2, "k": 3}]', "k"),
+        ('{"q\\"": 1, "q\\"": 2}', 'q"'),
+        ('{"s": "\\"t\\": 1", "t": 1, "t": 2}', "t"),
+        ('{"\\u0061": 1, "a": 2}', "a"),  # the same key, written two ways
+    ],
+)
+def test_a_repeated_key_is_named(text: str, key: str) -> None:
+    """Any repeated key in any object is an error that names it."""
+    for form in (text, text.encode()):
+        with pytest.raises(ConfigError, match=f'the key "{re.escape(key)}" is repeated'):
+            loads(form)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": "\\"a\\": 1", "b": ["a", "a"], "c": {"a": 1}}',
+        '[{"k": 1}, {"k": 2}]',
+        '{"k": "' + 'k\\":' * 1000 + '"}',
+        '{"\\\\": 1, "\\\\\\"": 2}',
+    ],
+)
+def test_keys_that_only_look_repeated_are_not(text: str) -> None:
+    """Equal keys in different objects, and key-like text in strings, are not repeats."""
+    assert loads(text) == json.loads(text)

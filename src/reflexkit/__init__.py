@@ -34,8 +34,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         ReflectionCategory,
         ReflectionSource,
     )
+    from reflexkit.orchestrator._loop import Orchestrator
     from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-    from reflexkit.orchestrator.loop import Orchestrator
     from reflexkit.orchestrator.subagents import (
         CommandSubagent,
         ScriptedSubagent,
@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         SubagentRequest,
         SubagentResult,
     )
-    from reflexkit.reflection.protocols import ReflectionGenerator, ReflectionService
+    from reflexkit.reflection._protocols import ReflectionGenerator, ReflectionService
     from reflexkit.tasks.config import (
         LoadedProject,
         ProjectConfig,
@@ -129,7 +129,7 @@ __getattr__, __dir__ = lazy_exports(
         ),
         # the ports and the stores
         **dict.fromkeys(("EpisodicMemory", "InMemoryMemory", "JsonlMemory"), "memory"),
-        **dict.fromkeys(("ReflectionGenerator", "ReflectionService"), "reflection.protocols"),
+        **dict.fromkeys(("ReflectionGenerator", "ReflectionService"), "reflection._protocols"),
         **dict.fromkeys(
             (
                 "CommandSubagent",
@@ -141,7 +141,7 @@ __getattr__, __dir__ = lazy_exports(
             "orchestrator.subagents",
         ),
         # the loop and the subagents
-        **dict.fromkeys(("Orchestrator",), "orchestrator.loop"),
+        **dict.fromkeys(("Orchestrator",), "orchestrator._loop"),
         **dict.fromkeys(("ClaudeCodeSubagent",), "orchestrator.claude_code"),
         # camelCase JSON in and out (the converter itself stays in reflexkit._serde)
         **dict.fromkeys(("dumps", "loads", "structure", "unstructure"), "_serde"),

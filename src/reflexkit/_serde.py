@@ -462,14 +462,42 @@ def loads(text: str | bytes, *, source: str = "") -> Any:  # noqa: ANN401 -- JSO
         raise ConfigError(
             [f"{prefix}invalid JSON at line {err.lineno}, column {err.colno}: {message}"]
         ) from None
-    if isinstance(data, dict | list):
-        _check_unique_keys(text, prefix)
+    if isinstance(data, dict | list) and _keys_written(text) != _keys_kept(data):
+        _name_repeated_key(text, prefix)
     return data
 
 
-def _check_unique_keys(text: str | bytes, prefix: str) -> None:
-    """Raise a ConfigError naming the first key repeated in one object, with its path."""
-    import json  # noqa: PLC0415 -- the stdlib parser reports every key, orjson keeps the last
+# A JSON string (escapes included), and whether a colon follows: a key. Scanned from the
+# start of valid JSON, every match starts at a string's opening quote.
+_STRING_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?')
+
+
+def _keys_written(text: str | bytes) -> int:
+    """How many keys *text* (valid JSON) writes, repeated ones included."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return sum(1 for colon in _STRING_TOKEN.findall(data) if colon)
+
+
+def _keys_kept(data: object) -> int:
+    """How many keys the parsed *data* holds: fewer than written when one was repeated."""
+    count, stack = 0, [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            count += len(value)
+            stack.extend(v for v in value.values() if isinstance(v, dict | list))
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, dict | list))
+    return count
+
+
+def _name_repeated_key(text: str | bytes, prefix: str) -> None:
+    """Raise a ConfigError naming the first key repeated in one object.
+
+    Only when the counts say a key was repeated: the stdlib parser reports every key (orjson
+    keeps the last), but parsing the whole text twice doubled the cost of a big input.
+    """
+    import json  # noqa: PLC0415 -- only to name the key
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: dict[str, Any] = {}

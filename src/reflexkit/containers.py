@@ -31,7 +31,7 @@ with without_integrations(
 
 from reflexkit.memory.protocols import EpisodicMemory
 from reflexkit.models import LogicalClock, utcnow
-from reflexkit.reflection.protocols import ReflectionService
+from reflexkit.reflection._protocols import ReflectionService
 from reflexkit.tasks.config import LoadedProject, ReflexionConfig
 
 __all__ = [
@@ -126,12 +126,12 @@ class Reflection(containers.DeclarativeContainer):
 
     redactor = providers.Singleton(_lazy("reflexkit.redaction:Redactor"))
     heuristic = providers.Singleton(
-        _lazy("reflexkit.reflection.heuristic:HeuristicGenerator"),
+        _lazy("reflexkit.reflection._heuristic:HeuristicGenerator"),
         max_chars=project.provided.config.reflexion.max_reflection_chars,
     )
     options = project.provided.config.reflexion.request_options.call()
     claude_generator = providers.Factory(
-        _lazy("reflexkit.reflection.claude:ClaudeGenerator"),
+        _lazy("reflexkit.reflection._claude:ClaudeGenerator"),
         claude,
         options=options,
         timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
@@ -141,11 +141,11 @@ class Reflection(containers.DeclarativeContainer):
     backend = providers.Selector(
         project.provided.config.reflexion.backend,
         llm=providers.Factory(
-            _lazy("reflexkit.reflection.fallback:FallbackGenerator"), claude_generator, heuristic
+            _lazy("reflexkit.reflection._fallback:FallbackGenerator"), claude_generator, heuristic
         ),
         heuristic=heuristic,
         fixture=providers.Factory(
-            _lazy("reflexkit.reflection.fixture:FixtureGenerator"),
+            _lazy("reflexkit.reflection._fixture:FixtureGenerator"),
             project.provided.fixtures_path,
             options=options,
             root=project.provided.root,
@@ -155,13 +155,13 @@ class Reflection(containers.DeclarativeContainer):
 
     clock = providers.Singleton(_clock_for, project.provided.config.reflexion)
     service = providers.Singleton(
-        _lazy("reflexkit.reflection.service:DefaultReflectionService"),
+        _lazy("reflexkit.reflection._service:DefaultReflectionService"),
         generator=generator,
         store=store,
         fallback=heuristic,
         redact=redactor.provided.redact_failure,
-        classify=_object("reflexkit.reflection.classify:classify"),
-        fingerprint=_object("reflexkit.reflection.fingerprint:fingerprint"),
+        classify=_object("reflexkit.reflection._classify:classify"),
+        fingerprint=_object("reflexkit.reflection._fingerprint:fingerprint"),
         config=project.provided.config.reflexion,
         clock=clock,
     )
@@ -229,7 +229,7 @@ class Orchestration(containers.DeclarativeContainer):
         agent=project.provided.config.orchestrator.subagent,
     )
     orchestrator = providers.Factory(
-        _lazy("reflexkit.orchestrator.loop:Orchestrator"),
+        _lazy("reflexkit.orchestrator._loop:Orchestrator"),
         service=service,
         subagent=subagent,
         verifier_for=verifier_for,
@@ -294,7 +294,7 @@ class Insights(containers.DeclarativeContainer):
     )
     # The loop's insight steps: a fresh one (and fresh per-run state) per Orchestrator.
     loop = providers.Factory(
-        _lazy("reflexkit.orchestrator.insight_steps:LoopInsights"),
+        _lazy("reflexkit.orchestrator._insight_steps:LoopInsights"),
         rules=rules,
         lessons=lessons,
         analysis=analysis,
@@ -333,7 +333,7 @@ class FakeServices(containers.DeclarativeContainer):
     """
 
     store = providers.Singleton(_lazy("reflexkit.memory.in_memory:InMemoryMemory"))
-    generator = providers.Singleton(_lazy("reflexkit.reflection.heuristic:HeuristicGenerator"))
+    generator = providers.Singleton(_lazy("reflexkit.reflection._heuristic:HeuristicGenerator"))
     subagent = providers.Singleton(
         _lazy("reflexkit.orchestrator.subagents:ScriptedSubagent"), providers.Object({})
     )

@@ -224,7 +224,7 @@ FIXTURE = """
 import sys
 from reflexkit.exceptions import GenerationError
 from reflexkit.models import FailureContext
-from reflexkit.reflection.fixture import FixtureGenerator
+from reflexkit.reflection._fixture import FixtureGenerator
 
 failure = FailureContext(task_id="t", subtask_id="s", attempt_number=1, command="pytest",
     exit_code=1, error_output="FAILED test_x.py::test_y - assert 1 == 2")

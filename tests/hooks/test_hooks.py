@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -502,6 +503,54 @@ def test_a_transcript_path_that_is_no_file_neither_hangs_nor_fills_memory(
     done = hook("stop", data, project)  # 60 s limit: a FIFO would hang it for good
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["decision"] == "block"  # the judge still ran
+
+
+# The age of a sentinel is measured on one clock, the file system's: a wall clock that is
+# off from it (a set-back clock, a file server's own, a test travelling in time) neither
+# runs a hook twice nor blocks one for good.
+def _bash_ok(project: Path) -> bytes:
+    return json.dumps(payload("post_tool_use_bash_ok.json", project)).encode()
+
+
+def _sentinel_of(project: Path) -> Path:
+    data = payload("post_tool_use_bash_ok.json", project)
+    name = f"{SESSION}.post-tool-use.{data['tool_use_id']}.running"
+    path = project / ".reflexkit" / "hooks" / "sessions" / name
+    path.parent.mkdir(parents=True)
+    return path
+
+
+def test_a_fresh_sentinel_holds_when_the_wall_clock_is_ahead(project: Path) -> None:
+    """A sentinel written just now holds, though the wall clock reads an hour later."""
+    import time_machine  # noqa: PLC0415
+
+    from reflexkit.hooks import run_hook  # noqa: PLC0415
+
+    configure(project, hooks={"enabled": True})
+    _sentinel_of(project).write_text("12345")
+    with time_machine.travel(datetime.now(UTC) + timedelta(hours=1), tick=True):
+        result = run_hook("post-tool-use", _bash_ok(project))
+    assert "already running" in result.note
+
+
+def test_a_stale_sentinel_goes_when_the_wall_clock_is_behind(project: Path) -> None:
+    """A sentinel 20 minutes old on the file system's clock goes; the wall clock is behind.
+
+    By a wall clock an hour behind, the sentinel would be from the future, and held for good.
+    """
+    import time_machine  # noqa: PLC0415
+
+    from reflexkit.hooks import run_hook  # noqa: PLC0415
+
+    configure(project, hooks={"enabled": True})
+    sentinel = _sentinel_of(project)
+    sentinel.write_text("12345")
+    now = sentinel.stat().st_mtime  # the file system's clock
+    os.utime(sentinel, (now - 1200, now - 1200))
+    with time_machine.travel(datetime.now(UTC) - timedelta(hours=1), tick=True):
+        result = run_hook("post-tool-use", _bash_ok(project))
+    assert result.note == "not a failed Bash command"
+    assert not sentinel.exists()
 
 
 # --- the stop hook's bookkeeping (#28: opencode's judge) -----------------------------------

@@ -172,6 +172,30 @@ def test_control_characters_never_reach_the_terminal(project_dir: Path) -> None:
     assert "\x07" not in result.stdout
 
 
+def test_lessons_says_why_old_unsigned_lessons_are_not_listed(project_dir: Path) -> None:
+    """Old unsigned lessons: `lessons` says how many it ignores, why, and how to learn them."""
+    state = project_dir / ".reflexkit"
+    worked = make_reflection(subtask_id="cart")
+    JsonlMemory(state / "memory" / "reflections.jsonl").append(worked)
+    with HistoryWriter(state / "runs").run("task-1", run_id=worked.session_id) as run:
+        run.fail("cart", command="ruff check .", reflection_id=worked.id)
+        run.passed("cart", led_to_success=(worked.id,))
+    assert _run("lessons", "harvest").exit_code == 0
+    path = state / "lessons.jsonl"
+    lines = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    old = [{k: v for k, v in line.items() if k != "mac"} for line in lines]  # as 0.x wrote them
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in old * 3))
+    for args in (("lessons",), ("lessons", "--json")):
+        result = _run(*args)
+        assert result.exit_code == 0, result.stderr
+        assert "no lessons yet" not in result.output
+        notes = [line for line in result.stderr.splitlines() if "not signed" in line]
+        assert len(notes) == 1, result.stderr
+        assert "3 lines" in notes[0]
+        assert "reflexkit lessons harvest" in notes[0]
+    assert orjson.loads(_run("lessons", "--json").stdout) == []
+
+
 def _configure(root: Path, **insights: object) -> None:
     (root / ".reflexkit" / "project.json").write_text(
         json.dumps(

@@ -26,8 +26,8 @@ from reflexkit.insights.lessons import lessons_key
 from reflexkit.memory import InMemoryMemory
 from reflexkit.memory.protocols import MemoryStats
 from reflexkit.models import FailureContext, FailureType, Reflection
-from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection._fingerprint import fingerprint
+from reflexkit.reflection._heuristic import HeuristicGenerator
 from reflexkit.testing.memory_contract import make_reflection
 from reflexkit.testing.run_history import HistoryWriter
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Self
 
@@ -95,6 +96,17 @@ class Watcher:
         return code, "".join(rest)
 
 
+def wall_clock() -> datetime:
+    """The time the watcher sees: this process's clock may be moved (REFLEXKIT_TEST_DAYS_AHEAD)."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import time; print(time.time())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return datetime.fromtimestamp(float(done.stdout), tz=UTC)
+
+
 def _pump(stream: Any, into: queue.Queue[str]) -> None:
     for line in stream:
         into.put(line)
@@ -126,7 +138,7 @@ def test_the_watch_reacts_to_failures_and_every_n_completions(
         {"summary": "cart fails in src/cart.py every time.", "taskActions": [], "lessonActions": []}
     )
     state = root / ".reflexkit"
-    writer = HistoryWriter(state / "runs")
+    writer = HistoryWriter(state / "runs", start=wall_clock() - timedelta(hours=1))
     with Watcher(root, env) as watcher:
         before = watcher.switches()
         time.sleep(1.0)  # idle: nothing written, nothing to do

@@ -29,10 +29,10 @@ from reflexkit.memory import JsonlMemory
 from reflexkit.memory._codec import encode_line
 from reflexkit.models import Reflection
 from reflexkit.redaction import Redactor
-from reflexkit.reflection.classify import classify
-from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.service import DefaultReflectionService
+from reflexkit.reflection._classify import classify
+from reflexkit.reflection._fingerprint import fingerprint
+from reflexkit.reflection._heuristic import HeuristicGenerator
+from reflexkit.reflection._service import DefaultReflectionService
 from reflexkit.tasks.config import load_project
 from reflexkit.testing.memory_contract import make_reflection
 

@@ -23,8 +23,8 @@ import pytest
 from reflexkit.exceptions import ConfigError
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext
-from reflexkit.orchestrator.loop import build_prompt
-from reflexkit.reflection.claude import ClaudeGenerator
+from reflexkit.orchestrator._loop import build_prompt
+from reflexkit.reflection._claude import ClaudeGenerator
 from reflexkit.reports.judge import ClaudeJudge, JudgeInput
 from reflexkit.reports.report import AttemptReporter, ReportIds, diff_text
 from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReportsConfig

@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from reflexkit.events import Event, RunLog
-from reflexkit.orchestrator.loop import Orchestrator, RunSummary
+from reflexkit.orchestrator._loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import Verifier
 from reflexkit.tasks.config import OrchestratorConfig
@@ -26,7 +26,7 @@ from reflexkit.tasks.task import Subtask, Task
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application
-    from reflexkit.reflection.protocols import ReflectionService
+    from reflexkit.reflection._protocols import ReflectionService
 
 PY = shlex.quote(sys.executable)
 CHECK = (

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from reflexkit.events import Event, EventKind, RunLog
-from reflexkit.orchestrator.loop import Orchestrator, RunSummary
+from reflexkit.orchestrator._loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import (
     CommandSubagent,
     ScriptedSubagent,
@@ -30,7 +30,7 @@ from reflexkit.tasks.task import Subtask, Task
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application, FakeServices
-    from reflexkit.reflection.protocols import ReflectionService
+    from reflexkit.reflection._protocols import ReflectionService
 
 PY = shlex.quote(sys.executable)
 UNITTEST = f"{PY} -m unittest -q"
@@ -227,15 +227,16 @@ def test_hanging_subagent_is_killed(run: Run, events: list[Event]) -> None:
 
 
 def test_missing_verification_command(run: Run, events: list[Event]) -> None:
-    """A verification program that does not exist fails the attempt; the run goes on."""
+    """A verification program that does not exist is the setup's failure: no lesson, no retry."""
     agent = ScriptedSubagent({"add": [{"calc.py": RIGHT_FIX}]})
     subtask = Subtask(id="add", description="Fix add().", verify=("no-such-checker-xyz",))
     summary = run(agent, subtasks=(subtask,), max_attempts=2)
-    assert summary.outcome("add").outcome == "exhausted"
-    failed = [e for e in events if e.kind is EventKind.VERIFICATION_FAILED]
-    assert [e.data["exitCode"] for e in failed] == [127, 127]
-    assert failed[0].data["command"] == "no-such-checker-xyz"
-    assert "no-such-checker-xyz" in agent.prompts[1]
+    assert summary.outcome("add").outcome == "setup_error"
+    assert summary.outcome("add").attempts == 1
+    assert "the check `no-such-checker-xyz` could not run" in (summary.setup_error or "")
+    assert len(agent.prompts) == 1
+    assert not [e for e in events if e.kind is EventKind.VERIFICATION_FAILED]
+    assert [e.kind for e in events if e.subtask_id == "add"][-1] is EventKind.SETUP_FAILED
 
 
 def test_dependency_order_and_skips(run: Run) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from reflexkit.events import Event, EventKind, StagedEvents
-from reflexkit.orchestrator.loop import Orchestrator, run_order
+from reflexkit.orchestrator._loop import Orchestrator, run_order
 from reflexkit.orchestrator.subagents import ScriptedSubagent
 from reflexkit.orchestrator.verify import Verifier
 from reflexkit.tasks.task import Subtask, Task

@@ -46,8 +46,8 @@ from reflexkit.models import (
     ReflectionCategory,
     ReflectionSource,
 )
-from reflexkit.orchestrator.insight_steps import LoopInsights, changed_files, snapshot
-from reflexkit.orchestrator.loop import Orchestrator, RunSummary
+from reflexkit.orchestrator._insight_steps import LoopInsights, changed_files, snapshot
+from reflexkit.orchestrator._loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import (
     CommandSubagent,
     ScriptedSubagent,

@@ -20,7 +20,7 @@ import pytest
 from reflexkit.events import Event
 from reflexkit.exceptions import SetupError
 from reflexkit.models import ReflectionCategory
-from reflexkit.orchestrator.loop import Orchestrator, RunSummary
+from reflexkit.orchestrator._loop import Orchestrator, RunSummary
 from reflexkit.orchestrator.subagents import (
     CommandSubagent,
     ScriptedSubagent,
@@ -35,7 +35,7 @@ from reflexkit.testing.memory_contract import make_reflection
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application, FakeServices
-    from reflexkit.reflection.protocols import ReflectionService
+    from reflexkit.reflection._protocols import ReflectionService
 
 PY = shlex.quote(sys.executable)
 
@@ -371,3 +371,32 @@ def test_an_interrupt_writes_what_was_running(
     assert events[-1].data["running"] == "s#2"
     assert events[-1].data["signal"] == "SIGINT"
     assert len(list(reflexkit_fakes.store())) == 1  # attempt 1's lesson, whole
+
+
+def test_a_check_that_cannot_run_stops_with_a_setup_ending(
+    run: Run, events: list[Event], reflexkit_fakes: FakeServices
+) -> None:
+    """The check's runner module is missing: no lesson, no retry, no later subtask (#26)."""
+    agent = ScriptedSubagent({})
+    summary = run(agent, f"{PY} -m reflexkit_no_such_runner_xyz -q", subtasks=TWO, max_attempts=5)
+    assert len(agent.prompts) == 1
+    assert [(o.subtask_id, o.outcome) for o in summary.outcomes] == [
+        ("a", "setup_error"),
+        ("b", "skipped"),
+    ]
+    reason = summary.setup_error or ""
+    assert "could not run" in reason
+    assert "No module named reflexkit_no_such_runner_xyz" in reason
+    assert list(reflexkit_fakes.store()) == []
+    assert ending_events(events) == {"a": "setup_failed", "b": "skipped"}
+
+
+def test_a_check_that_ran_and_failed_is_retried_as_before(
+    run: Run, reflexkit_fakes: FakeServices, tmp_path: Path
+) -> None:
+    """A check that ran (its runner printed a failing test) still gets a lesson and a retry."""
+    agent = ScriptedSubagent({})
+    summary = run(agent, check(tmp_path, FAILING), max_attempts=2, stuck_after=5)
+    assert summary.outcome("s").outcome == "exhausted"
+    assert len(agent.prompts) == 2
+    assert len(list(reflexkit_fakes.store())) == 2

@@ -1,6 +1,6 @@
 """The own-folder guard never undoes what other processes legitimately wrote (review, #14).
 
-The guard (orchestrator/own_state.py) repairs what an attempt did to ``.reflexkit``. Memory,
+The guard (orchestrator/_own_state.py) repairs what an attempt did to ``.reflexkit``. Memory,
 run logs, reports, insights and lessons are also written by other reflexkit processes of the
 project (another run, `reflexkit reflect`, `reflexkit prune`), each tested with a real one.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from reflexkit.memory import JsonlMemory
-from reflexkit.orchestrator import own_state
-from reflexkit.orchestrator.own_state import capture, settle
+from reflexkit.orchestrator import _own_state as own_state
+from reflexkit.orchestrator._own_state import capture, settle
 from reflexkit.testing.memory_contract import make_reflection
 
 _SHARED = ("runs/", "memory/", "reports/", "fixtures/", "prompts/")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit.exceptions import SetupError
-from reflexkit.orchestrator.recipes import RECIPES
+from reflexkit.orchestrator._recipes import RECIPES
 from reflexkit.orchestrator.subagents import (
     AgentReport,
     CommandSubagent,

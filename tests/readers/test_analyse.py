@@ -11,7 +11,7 @@ import pytest
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext
 from reflexkit.readers import clean_output
-from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     DATA,

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from reflexkit.models import FailureContext
 from reflexkit.readers import analyse
-from reflexkit.reflection.heuristic import MAX_CHARS, HeuristicGenerator
+from reflexkit.reflection._heuristic import MAX_CHARS, HeuristicGenerator
 
 GEN = HeuristicGenerator()
 

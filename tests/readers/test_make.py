@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     reflection_text,

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from reflexkit.readers import analyse
-from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     reflection_text,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from reflexkit.models import ReflectionCategory
 from reflexkit.readers import analyse
-from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     reflection_text,

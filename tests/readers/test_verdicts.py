@@ -9,7 +9,7 @@ import pytest
 
 from reflexkit.readers import analyse
 from reflexkit.readers.verdicts import verdict
-from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import DATA, failure_of, reflection_text  # noqa: TID252 -- tests/ is no package
 

@@ -41,7 +41,7 @@ NOT_SINKS = {
     "reflexkit.insights.store:PausedSubtasks.resume": "writes through append_records, gated",
     "reflexkit.insights.lessons:JsonlLessons._store": "writes through append_records, gated",
     "reflexkit.events:RunLog.__init__": "opens the writer; RunLog.write gates",
-    "reflexkit.reflection.fixture:FixtureRecorder._append": "called by generate, which gates",
+    "reflexkit.reflection._fixture:FixtureRecorder._append": "called by generate, which gates",
     "reflexkit.llm._client:_request": "called by Claude.send, which gates every request",
     "reflexkit.orchestrator.subagents:ScriptedSubagent.run": "the scripted agent's own edits",
     "reflexkit.memory.postgres:PostgresMemory._replay": "empties the spool: writes no text",

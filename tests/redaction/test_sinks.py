@@ -22,7 +22,7 @@ from reflexkit.insights import JsonlLessons, PausedSubtasks
 from reflexkit.insights.models import Lesson
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.orchestrator.loop import Orchestrator
+from reflexkit.orchestrator._loop import Orchestrator
 from reflexkit.orchestrator.subagents import ScriptedSubagent, SubagentResult
 from reflexkit.orchestrator.verify import Verifier
 from reflexkit.redaction import MAX_OUTPUT_CHARS

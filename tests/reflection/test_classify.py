@@ -9,7 +9,7 @@ import pytest
 
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.reflection.classify import classify
+from reflexkit.reflection._classify import classify
 
 from ..conftest import DATA, corpus_items  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin, get_type_hints
 
+import anthropic  # noqa: F401 -- loaded here: the budgets below time the API, not the import
 import attrs
 import pytest
 from typing_extensions import is_typeddict
@@ -34,8 +35,8 @@ from reflexkit.llm import (
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory, ReflectionSource
 from reflexkit.readers.reports import read_report_files
 from reflexkit.redaction import Redactor
-from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.prompts import MAX_REPORT_CHARS, TOOL_NAME
+from reflexkit.reflection._claude import ClaudeGenerator
+from reflexkit.reflection._prompts import MAX_REPORT_CHARS, TOOL_NAME
 from reflexkit.testing.fake_messages_api import FakeMessagesApi, message_json
 from reflexkit.testing.memory_contract import make_reflection
 
@@ -671,9 +672,9 @@ def test_close_is_idempotent(fake_messages_api: FakeMessagesApi) -> None:
 def test_the_sdk_is_not_imported_without_a_credential(tmp_path: Path) -> None:
     """Importing the generators, or building one with no credential to find, skips the SDK."""
     code = (
-        "import sys; from reflexkit.reflection.claude import ClaudeGenerator;"
-        "from reflexkit.reflection.fallback import FallbackGenerator;"
-        "from reflexkit.reflection.fixture import FixtureGenerator;"
+        "import sys; from reflexkit.reflection._claude import ClaudeGenerator;"
+        "from reflexkit.reflection._fallback import FallbackGenerator;"
+        "from reflexkit.reflection._fixture import FixtureGenerator;"
         "ClaudeGenerator();"
         "print('anthropic' in sys.modules)"
     )

@@ -11,12 +11,12 @@ import pytest
 from reflexkit.memory import InMemoryMemory
 from reflexkit.models import FailureContext, LogicalClock, derived_reflection_id
 from reflexkit.redaction import Redactor
-from reflexkit.reflection import service as module
-from reflexkit.reflection.classify import classify
-from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.prompts import reflection_request
-from reflexkit.reflection.service import DefaultReflectionService
+from reflexkit.reflection import _service as module
+from reflexkit.reflection._classify import classify
+from reflexkit.reflection._fingerprint import fingerprint
+from reflexkit.reflection._heuristic import HeuristicGenerator
+from reflexkit.reflection._prompts import reflection_request
+from reflexkit.reflection._service import DefaultReflectionService
 from reflexkit.tasks.config import GeneratorBackend, ReflexionConfig
 
 OUTPUT = (

@@ -16,10 +16,10 @@ import pytest
 from reflexkit.exceptions import GenerationError
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType, Reflection, ReflectionSource
-from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.fallback import GENERATOR_ERROR, FallbackGenerator, reason_of
-from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.protocols import ReflectionGenerator
+from reflexkit.reflection._claude import ClaudeGenerator
+from reflexkit.reflection._fallback import GENERATOR_ERROR, FallbackGenerator, reason_of
+from reflexkit.reflection._heuristic import HeuristicGenerator
+from reflexkit.reflection._protocols import ReflectionGenerator
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.memory_contract import make_reflection
 

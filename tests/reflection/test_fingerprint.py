@@ -10,7 +10,7 @@ import pytest
 
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.reflection.fingerprint import fingerprint, normalise
+from reflexkit.reflection._fingerprint import fingerprint, normalise
 
 from ..conftest import CORPUS, MISSING_CORPUS, corpus_items  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 

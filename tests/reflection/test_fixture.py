@@ -13,11 +13,11 @@ import pytest
 from reflexkit.exceptions import GenerationError
 from reflexkit.llm import Claude, RequestOptions, RetryPolicy
 from reflexkit.models import FailureContext, FailureType, ReflectionSource
-from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.fallback import FallbackGenerator
-from reflexkit.reflection.fixture import FixtureGenerator, FixtureRecorder, fixture_key
-from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.prompts import reflection_request
+from reflexkit.reflection._claude import ClaudeGenerator
+from reflexkit.reflection._fallback import FallbackGenerator
+from reflexkit.reflection._fixture import FixtureGenerator, FixtureRecorder, fixture_key
+from reflexkit.reflection._heuristic import HeuristicGenerator
+from reflexkit.reflection._prompts import reflection_request
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.memory_contract import make_reflection
 

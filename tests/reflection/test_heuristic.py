@@ -17,8 +17,8 @@ from reflexkit.models import (
     ReflectionCategory,
     ReflectionSource,
 )
-from reflexkit.reflection.heuristic import MAX_CHARS, HeuristicGenerator
-from reflexkit.reflection.protocols import ReflectionGenerator
+from reflexkit.reflection._heuristic import MAX_CHARS, HeuristicGenerator
+from reflexkit.reflection._protocols import ReflectionGenerator
 
 from ..conftest import DATA, corpus_items  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 

@@ -17,10 +17,10 @@ import pytest
 from reflexkit._serde import dumps
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.fallback import FallbackGenerator
-from reflexkit.reflection.fixture import FixtureRecorder
-from reflexkit.reflection.heuristic import HeuristicGenerator
+from reflexkit.reflection._claude import ClaudeGenerator
+from reflexkit.reflection._fallback import FallbackGenerator
+from reflexkit.reflection._fixture import FixtureRecorder
+from reflexkit.reflection._heuristic import HeuristicGenerator
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 FAILURE = FailureContext(
@@ -85,7 +85,7 @@ def test_the_fixture_key_is_stable_across_runs_and_machines(tmp_path: Path) -> N
     def key_in(root: Path) -> str:
         code = (
             "import sys; from reflexkit.models import FailureContext;"
-            "from reflexkit.reflection.fixture import fixture_key;"
+            "from reflexkit.reflection._fixture import fixture_key;"
             "f = FailureContext(task_id='t', subtask_id='s', attempt_number=1,"
             " command='pytest -q', exit_code=1, error_output=sys.argv[1]);"
             "print(fixture_key(f, root=sys.argv[2]))"

@@ -19,7 +19,7 @@ from reflexkit.models import (
     ReflectionCategory,
     ReflectionSource,
 )
-from reflexkit.reflection.prompts import (
+from reflexkit.reflection._prompts import (
     SYSTEM_PROMPT,
     TOOL_NAME,
     LlmReply,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from reflexkit.models import FailureType, Reflection, ReflectionCategory, ReflectionSource
-from reflexkit.reflection.retry_prompt import CLOSING, HEADING, format_reflections
+from reflexkit.reflection._retry_prompt import CLOSING, HEADING, format_reflections
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 

@@ -20,10 +20,10 @@ from reflexkit import (
 )
 from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory, MemoryStats
 from reflexkit.redaction import Redactor
-from reflexkit.reflection.classify import classify
-from reflexkit.reflection.fingerprint import fingerprint
-from reflexkit.reflection.heuristic import HeuristicGenerator
-from reflexkit.reflection.service import DefaultReflectionService
+from reflexkit.reflection._classify import classify
+from reflexkit.reflection._fingerprint import fingerprint
+from reflexkit.reflection._heuristic import HeuristicGenerator
+from reflexkit.reflection._service import DefaultReflectionService
 from reflexkit.tasks.config import ReflexionConfig
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

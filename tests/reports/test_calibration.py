@@ -303,3 +303,15 @@ def test_labels_and_reports_together_are_bad_input(tmp_path: Path) -> None:
     code, _, err = calibrate_cli("--labels", str(path), "--reports", str(tmp_path))
     assert code == 2
     assert "can't go together" in err
+
+
+def test_a_json_array_corpus_is_read_too(tmp_path: Path) -> None:
+    """A corpus written as one JSON array counts like JSON Lines; bad items are named."""
+    rows = [{"confidence": c, "correct": y} for c, y in chance(30)]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps([*rows, {"confidence": 2, "correct": True}], indent=2))
+    code, out, err = calibrate_cli("--labels", str(path), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert (data["n"], data["skippedInvalid"]) == (30, 1)
+    assert "item 30: $.confidence: expected a number from 0 to 1, got 2" in data["problems"][0]

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from reflexkit.cli import cli
+from reflexkit.reports.history import Commit, classify
 
 START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -102,6 +103,9 @@ def shop(tmp_path: Path) -> Repo:
     # human_review: a revert of an infra change
     deployed = repo.commit("feat: deploy on fly", {"fly.toml": "app = 'shop'\n"}, at=day(50))
     repo.revert(deployed, "The new config broke staging.", at=day(50, 2))
+    # none: a hotfix branch's merge is no feature change a later fix could be charged to
+    repo.feature_branch("hotfix/cart", {"src/cart.py": "total = 4\n"}, at=day(55))
+    repo.commit("fix: cart total once more", {"src/cart.py": "total = 5\n"}, at=day(55, 3))
     # none: a fix after the window, and a fix of files no feature touched
     repo.feature_branch("search", {"src/search.py": "q = 1\n"}, at=day(60))
     repo.commit("fix: search ranking", {"src/search.py": "q = 2\n"}, at=day(65))
@@ -187,3 +191,20 @@ def test_not_a_repository_is_bad_input(tmp_path: Path) -> None:
         result = CliRunner().invoke(cli, ["git-history", str(repo.root), "--rev", rev])
         assert result.exit_code == 2
         assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("subject", "gate"),
+    [
+        ("fix: flaky checkout test", "ci"),
+        ("fix: broken build on Windows", "ci"),
+        ("fix: type errors in the cart", "ci"),
+        ("fix: wrong content type header", "self_reflection"),
+        ("fix: build the cache key from the user id", "self_reflection"),
+        ("fix: failing login for SSO users", "self_reflection"),
+    ],
+)
+def test_only_words_that_name_a_check_put_a_fix_in_ci(subject: str, gate: str) -> None:
+    """The ci words are checks (a flaky test, a broken build), not the same words in prose."""
+    fix = Commit(sha="b", parents=("a",), at=START, subject=subject, files=("src/cart.py",))
+    assert classify(fix, None)[0] == gate

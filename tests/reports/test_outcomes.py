@@ -146,3 +146,11 @@ def test_board_and_reports_together_are_bad_input() -> None:
     code, _, err = outcomes("--board", "-", "--reports", "r", stdin="")
     assert code == 2
     assert "can't go together" in err
+
+
+@pytest.mark.usefixtures("project_dir")
+def test_a_board_exported_as_a_json_array() -> None:
+    """Boards often export one JSON array: it is read like JSON Lines."""
+    code, out, err = outcomes("--board", "-", "--json", stdin=json.dumps(BOARD, indent=1))
+    assert code == 0, err
+    assert (json.loads(out)["completed"], json.loads(out)["detectable"]) == (10, 1)

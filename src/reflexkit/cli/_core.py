@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from reflexkit.containers import Application
     from reflexkit.memory import EpisodicMemory
     from reflexkit.models import FailureContext
-    from reflexkit.reflection.service import DefaultReflectionService
+    from reflexkit.reflection._service import DefaultReflectionService
     from reflexkit.tasks.config import LoadedProject
 
 # Imports of the heavy parts (dependency_injector, cattrs, rich, the readers) happen inside

@@ -42,7 +42,6 @@ import orjson
 from reflexkit import _serde
 from reflexkit._files import atomic_write, make_dirs, read_regular, safe_id
 from reflexkit._git import git_env
-from reflexkit._keys import lessons_key, signed, verified
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
 from reflexkit.models import FailureContext, FailureType, utcnow
@@ -181,11 +180,7 @@ def _sentinel(path: Path) -> Iterator[bool]:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        try:
-            age = time.time() - path.stat().st_mtime
-        except OSError:
-            age = 0.0
-        if age < SENTINEL_STALE_S:
+        if not _stale(path):
             yield False
             return
         path.unlink(missing_ok=True)
@@ -196,6 +191,34 @@ def _sentinel(path: Path) -> Iterator[bool]:
         yield True
     finally:
         path.unlink(missing_ok=True)
+
+
+_SKEW_S = 2.0  # a sentinel this far "ahead" of a probe stamped later is coarse stamps, not skew
+
+
+def _stale(sentinel: Path) -> bool:
+    """Whether *sentinel* was left by a killed hook: older than :data:`SENTINEL_STALE_S`.
+
+    Its age is measured on one clock, the file system's: a probe in the same folder is
+    stamped now and the two stamps compared. The wall clock may differ from the file
+    system's (a file server's own clock, a clock set back, a test travelling in time); by
+    it a fresh sentinel could look old (and the hook run twice) or an old one new (and the
+    hook held for good). A sentinel from the future on the file system's own clock was
+    left before that clock was set back: stale too.
+    """
+    probe = sentinel.with_name(".clock")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(probe, flags, 0o600)
+        try:
+            os.utime(fd)  # now, on the file system's clock
+            now = os.fstat(fd).st_mtime
+        finally:
+            os.close(fd)
+        age = now - sentinel.stat().st_mtime
+    except OSError:
+        return False  # can't tell: hold, rather than run a hook twice
+    return age >= SENTINEL_STALE_S or age < -_SKEW_S
 
 
 def _log(project: LoadedProject, event: str, session: str, note: str, seconds: float) -> None:
@@ -571,6 +594,7 @@ def _remembered(project: LoadedProject, session: str, key: str) -> Judgement | N
     Only a verdict file the hook signed counts: the agent can write the project's files,
     and a verdict it wrote itself ("complete") must not stand in for the judge's.
     """
+    from reflexkit._keys import lessons_key, verified  # noqa: PLC0415 -- only the stop hook
     from reflexkit.reports.judge import Judgement, parse_verdict  # noqa: PLC0415 -- see top
 
     try:
@@ -613,6 +637,8 @@ def _write_verdict(  # noqa: PLR0913 -- the fields of one verdict file
         "stateKey": key,
         "verdict": _serde.unstructure(judgement.verdict),
     }
+    from reflexkit._keys import lessons_key, signed  # noqa: PLC0415 -- only the stop hook
+
     gated = outbound_data(data, "verdict")
     try:  # signed with the key outside the project, so the memo trusts only the hook's own
         gated = signed(gated, lessons_key())

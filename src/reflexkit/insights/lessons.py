@@ -45,8 +45,8 @@ from reflexkit.insights.history import RunHistory
 from reflexkit.insights.models import Lesson, new_lesson_id
 from reflexkit.models import FailureContext, FailureType, Reflection, utcnow
 from reflexkit.redaction.gate import outbound_data
-from reflexkit.reflection.classify import classify
-from reflexkit.reflection.fingerprint import fingerprint as fingerprint_of
+from reflexkit.reflection._classify import classify
+from reflexkit.reflection._fingerprint import fingerprint as fingerprint_of
 
 __all__ = [
     "LESSONS_HEADING",

@@ -1,7 +1,8 @@
 """A standing trigger: the insight rules and the analysis, run as the run logs grow (#28).
 
 ``reflexkit insights --watch`` (after Wintermute's reflection loop) waits on the run-log
-folder, ``.reflexkit/runs``. When a run logs a failed attempt, the rules look at the whole
+folder, ``.reflexkit/runs``. When a run logs a failed attempt (or a subtask's run ends stuck
+or exhausted), the rules look at the whole
 history at once (:meth:`~reflexkit.insights.rules.HistoryRules.sweep`: a subtask failed in
 its last runs is paused, new findings are logged); every ``every`` completed attempts (passed
 or failed), the analysis runs once over the recent findings (none: no call). What it finds
@@ -276,7 +277,9 @@ class InsightWatch:
 
     @staticmethod
     def _counts(history: RunHistory) -> tuple[int, int]:
-        failed = done = 0
+        """Failures (attempts, and runs ended stuck or exhausted) and completed attempts."""
+        failed = sum(run.failed for run in history.runs)
+        done = 0
         for attempt in history.attempts():
             failed += attempt.failed
             done += attempt.failed or attempt.passed

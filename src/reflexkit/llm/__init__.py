@@ -1,7 +1,7 @@
 """One Claude client: the SDK client, the budgeted send, the reason codes, the request options.
 
 The generator, the completion judge and the insights analyst all take a :class:`Claude`
-(the judge and the analyst are :class:`Asker` s).
+(all three are :class:`Asker` s).
 Names load on first use, so the configuration can read :class:`RequestOptions`' enums
 without loading the client. The protocol (budgets, retries, reason codes) is in docs/llm.md.
 """

@@ -339,7 +339,7 @@ class Claude:
 
 
 class Asker:
-    """A caller that asks Claude one kind of question: the judge, the analyst.
+    """A caller that asks Claude one kind of question: the generator, the judge, the analyst.
 
     It holds what they share (the client, the model, the budget, the reply's size) and
     closes the client; a subclass builds its request and reads its reply.

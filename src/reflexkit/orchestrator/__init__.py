@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from reflexkit.orchestrator._loop import Orchestrator, RunSummary, SubtaskOutcome, build_prompt
     from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-    from reflexkit.orchestrator.loop import Orchestrator, RunSummary, SubtaskOutcome, build_prompt
     from reflexkit.orchestrator.subagents import (
         CommandSubagent,
         ScriptedSubagent,
@@ -40,10 +40,10 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "Orchestrator": "loop",
-        "RunSummary": "loop",
-        "SubtaskOutcome": "loop",
-        "build_prompt": "loop",
+        "Orchestrator": "_loop",
+        "RunSummary": "_loop",
+        "SubtaskOutcome": "_loop",
+        "build_prompt": "_loop",
         "CommandSubagent": "subagents",
         "ScriptedSubagent": "subagents",
         "Subagent": "subagents",

@@ -19,15 +19,15 @@ import attrs
 from reflexkit._text import strip_control
 from reflexkit.events import EventData
 from reflexkit.models import FailureContext, FailureType, Reflection
+from reflexkit.orchestrator._outcomes import RunSummary
 from reflexkit.orchestrator._process import DEFAULT_MAX_OUTPUT_BYTES
-from reflexkit.orchestrator.outcomes import RunSummary
 from reflexkit.orchestrator.subagents import SubagentResult
 from reflexkit.orchestrator.verify import VerificationResult, cut_middle, failure_context
 from reflexkit.readers import Findings
 from reflexkit.redaction import Redactor, redact_text
-from reflexkit.reflection.classify import classify
-from reflexkit.reflection.fingerprint import fingerprint, fingerprint_findings, normalise
-from reflexkit.reflection.protocols import ReflectionService
+from reflexkit.reflection._classify import classify
+from reflexkit.reflection._fingerprint import fingerprint, fingerprint_findings, normalise
+from reflexkit.reflection._protocols import ReflectionService
 from reflexkit.tasks.task import Subtask, Task
 
 __all__ = [

@@ -66,7 +66,9 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"markdownlint|bandit|pycodestyle|pydocstyle|isort --check|biome|oxlint|tflint|"
             r"ktlint|checkstyle|cppcheck|clang-tidy|sqlfluff|codespell|vulture|pyflakes|"
             r"htmlhint|jshint|standard|xo|swiftlint|detekt|spotbugs|pmd|semgrep|actionlint|"
-            r"typos|taplo|check-jsonschema|kubeconform|terraform validate|php -l)\b"
+            r"typos|taplo|check-jsonschema|kubeconform|terraform validate|php -l|xenon|radon|"
+            r"interrogate|lint-imports|mdformat|djlint|doc8|rstcheck|validate-pyproject|deptry|"
+            r"proselint|vale|cspell|dprint check|editorconfig-checker)\b"
         ),
         FailureType.LINT_ERROR,
     ),

@@ -32,7 +32,7 @@ _DURATION = r"(?:\s+[(\[]<? ?\d[\d.]* ?(?:ms|s|sec|seconds?|m)[)\]])?"
 
 _HEADER = Pattern(
     r"^[ \t]{0,8}\d{1,4}\) (?P<num>\S.*?)\s*$"
-    r"|^not ok \d+(?: -)? (?P<tap>[^#\n]*?[^#\s])(?:\s+#.*)?$"
+    r"|^[ \t]*not ok \d+(?: -)? (?P<tap>[^#\n]*?[^#\s])(?:\s+#.*)?$"  # TAP 14 subtests indent
     r"|^[ \t]*--- FAIL: (?P<go>\S+)"
     r"|^[ \t]*(?:FAIL|ERROR):? +(?P<fail>(?!\d+ (?:tests?|failed))(?!\()\S.*?)\s*$"
     r"|^[ \t\u2502|]*\[(?:FAIL|FAILED|ERROR)\] +(?P<bracket>\S.*?)[ \t\u2502|]*$"
@@ -82,7 +82,8 @@ _STRONG = Pattern(
 """An exception's class or an assertion's verdict: the block's message before any other."""
 _PAIR = Pattern(
     r"^\s*(?:[-+]\s*)?(?:expected|actual|received|got|want(?:ed)?|left|right|but was|but got|"
-    r"Expected|Actual|Received|Got|Want|Left|Right|Passed in|Evaluated)\b(?: [\w ]{0,20})?\s*[:=]"
+    r"Expected|Actual|Received|Got|Want|Left|Right|Passed in|Expression|Evaluated)\b"
+    r"(?: [\w ]{0,20})?\s*[:=]"
     r"|^\s*-* ?Result (?:was|should have been)\b.*:$"  # `---- Result was:`, the value below
     r"|^\s*(?:\+\+|--)\S.*\((?:Expected|Actual)\)\s*$"  # a diff's `++want (Expected)`
     r"|^\s*\{(?:expected|value|actual|got),"  # Erlang's `{expected,10.13}`
@@ -269,6 +270,8 @@ def _block(match: re.Match[str], body: list[str]) -> Block | None:
     _read_body(block, _until_end(body))
     if kind in {"colon", "dots"}:
         block.verdict = clip(match.group(0).strip(), _MESSAGE_LIMIT)
+    if kind == "atloc":  # `name: Test Failed at f:7`, then its Expression/Evaluated pair
+        block.message = clip(match.group(0).strip(), _MESSAGE_LIMIT)
     if kind == "frac":  # `1/2 name...expected 4, found 3`: the header says what failed
         block.message = clip(match.group(0).strip().split(" ", 1)[1], _MESSAGE_LIMIT)
     return block

@@ -75,7 +75,9 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ("coverage threshold", "Required test coverage", "Coverage failure", "Coverage for "),
         870,
     ),
-    Reader("unittest", lambda t, _f: parse_unittest(t), ("\nRan ", "FAILED ("), 860),
+    Reader(
+        "unittest", lambda t, f: parse_unittest(t, command=f.command), ("\nRan ", "FAILED ("), 860
+    ),
     Reader(
         "pytest",
         lambda t, f: parse_pytest(t, f.command),

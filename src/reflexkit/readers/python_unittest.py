@@ -27,8 +27,15 @@ _FACT_ROOM = 350
 _MIN_EXCEPTION = 60
 
 
-def parse_unittest(text: str) -> Findings | None:
-    """Recognise unittest's output: FAIL/ERROR blocks with their traceback and summary."""
+def parse_unittest(text: str, *, command: str = "") -> Findings | None:
+    """Recognise unittest's output: FAIL/ERROR blocks with their traceback and summary.
+
+    Args:
+        text: The cleaned output.
+        command: The command line. Other runners print unittest's format (nose2, Django's
+            ``manage.py test``, green): unittest is named, and its command advised, only
+            when the command line runs it (or says nothing).
+    """
     headers = list(_UT_HEADER.finditer(text))
     if not headers or not (_UT_RAN.search(text) or _UT_SUMMARY.search(text)):
         return None
@@ -64,8 +71,10 @@ def parse_unittest(text: str) -> Findings | None:
             findings.facts.append(clip(header, 130))
     summary = _UT_SUMMARY.search(text)
     findings.summary = summary["sum"] if summary else ""
+    ran_unittest = not command or "unittest" in command
     findings.headline = (
-        f"unittest reported {len(headers)} failing test{'s' if len(headers) != 1 else ''}."
+        f"{'unittest' if ran_unittest else 'The test run'} reported {len(headers)} failing "
+        f"test{'s' if len(headers) != 1 else ''}."
     )
     if any(c.rsplit(".", 1)[-1] in MISSING_HINT_CLASSES for c in classes):
         findings.category = ReflectionCategory.MISSING_CONTEXT
@@ -81,8 +90,10 @@ def parse_unittest(text: str) -> Findings | None:
             "under test at the frames named, then run the tests again."
         )
     first = findings.tests[0] if findings.tests and "(" not in findings.tests[0] else ""
-    if first:
+    if first and ran_unittest:
         findings.steps.append(f"Run one failing test alone: `python -m unittest {first}`.")
+    elif first:
+        findings.steps.append(f"Run one failing test alone with the same runner: `{first}`.")
     findings.steps.append("Re-run the whole test module to confirm every FAIL and ERROR is gone.")
     findings.confidence = 0.85
     return findings

@@ -202,16 +202,25 @@ _SHAPES = _shapes(
     (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
     (
         _FT.LINT_ERROR,
-        "would",
-        r"\b(?:Formatter would have printed|would reformat|would be reformatted)\b.*$",
+        "would|formatted",
+        (r"\b(?:Formatter would have printed|would reformat|would be reformatted"
+        r"|(?:is|are) not (?:properly )?formatted)\b.*$"),
     ),
+    # a checker's closing count of what it found, a quality gate's threshold
+    (
+        _FT.LINT_ERROR,
+        "ound |errors =",
+        (r"^[^\n]*\b[Ff]ound [1-9]\d* (?:\w+ )?(?:errors?|issues?|problems?|violations?)\b"
+        r"|^Total accumulated errors = [1-9]"),
+    ),
+    (_FT.LINT_ERROR, "minimum", r"\bFAILED \(minimum:? [\d.]+%, actual:? [\d.]+%\)"),
     (_FT.TYPECHECK_ERROR, "error", r"^[ \t]*\d+ errors?, \d+ warnings?, \d+ (?:notes?|infos?\w*)$"),
     # validators of configuration and data, and checkers that name a rule per finding
     (
         _FT.LINT_ERROR,
-        "alidation|is invalid",
+        "alidation|is invalid|Invalid ",
         (r"\b[Vv]alidation errors? (?:were |was )?(?:encountered|found)\b"
-        r"|\bfailed (?:schema )?validation\b|\bis invalid: "),
+        r"|\bfailed (?:schema )?validation\b|\bis invalid: |^Invalid (?:file|config\w*): "),
     ),
     (
         _FT.LINT_ERROR,
@@ -258,12 +267,18 @@ def verdict(text: str) -> Verdict | None:
     for needles, pattern, failure_type in _SHAPES:
         match = _search(needles, pattern, text)
         if match is not None:
-            closing = failure_type not in _NOT_CLOSING
-            return Verdict(failure_type, _line_of(text, match.start()), closing=closing)
+            line = _line_of(text, match.start())
+            closing = failure_type not in _NOT_CLOSING or bool(_CLOSING_COUNT.search(line))
+            return Verdict(failure_type, line, closing=closing)
     return None
 
 
 _NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
+_CLOSING_COUNT = Pattern(
+    r"\b[Ff]ound [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would"
+    r"|not (?:properly )?formatted"
+)
+"""A checker's line that closes its run (a count, a gate, a formatter's verdict): the summary."""
 
 
 def _search(needles: tuple[str, ...], pattern: Pattern, text: str) -> re.Match[str] | None:

@@ -64,7 +64,7 @@ class Sink:
 SINKS: Mapping[str, Sink] = {
     sink.name: sink
     for sink in (
-        Sink("memory", "record", ("reflexkit.reflection.service:_gated",)),
+        Sink("memory", "record", ("reflexkit.reflection._service:_gated",)),
         Sink("run_log", "record", ("reflexkit.events:RunLog.write",)),
         Sink("report", "record", ("reflexkit.reports.report:write_report",)),
         Sink("insights", "record", ("reflexkit.insights._jsonl:append_records",)),
@@ -75,17 +75,17 @@ SINKS: Mapping[str, Sink] = {
             "fixture",
             "record",
             (
-                "reflexkit.reflection.fixture:FixtureRecorder.generate",
+                "reflexkit.reflection._fixture:FixtureRecorder.generate",
                 "reflexkit.reports.judge:JudgeRecorder.judge",
             ),
         ),
         Sink(
             "model_request",
             "prompt",
-            ("reflexkit.reflection.prompts:_gated", "reflexkit.llm._client:Claude.send"),
+            ("reflexkit.reflection._prompts:_gated", "reflexkit.llm._client:Claude.send"),
         ),
         Sink("agent_prompt", "prompt", ("reflexkit.orchestrator.subagents:_gated_prompt",)),
-        Sink("kept_prompt", "record", ("reflexkit.orchestrator.kept_prompts:keep_prompt",)),
+        Sink("kept_prompt", "record", ("reflexkit.orchestrator._kept_prompts:keep_prompt",)),
         Sink("hook_output", "prompt", ("reflexkit.hooks._handlers:_hook_json",)),
         Sink("terminal", "terminal", ("reflexkit.cli._console:show",)),
     )

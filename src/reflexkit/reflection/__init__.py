@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING
 from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from reflexkit.reflection.claude import ClaudeGenerator
-    from reflexkit.reflection.fallback import FallbackGenerator
-    from reflexkit.reflection.fixture import FixtureGenerator, FixtureRecorder
-    from reflexkit.reflection.heuristic import HeuristicGenerator
-    from reflexkit.reflection.protocols import ReflectionGenerator, ReflectionService
-    from reflexkit.reflection.retry_prompt import format_reflections
-    from reflexkit.reflection.service import DefaultReflectionService, ServiceHealth
+    from reflexkit.reflection._claude import ClaudeGenerator
+    from reflexkit.reflection._fallback import FallbackGenerator
+    from reflexkit.reflection._fixture import FixtureGenerator, FixtureRecorder, fixture_key
+    from reflexkit.reflection._heuristic import HeuristicGenerator
+    from reflexkit.reflection._prompts import prompt_key
+    from reflexkit.reflection._protocols import ReflectionGenerator, ReflectionService
+    from reflexkit.reflection._retry_prompt import format_reflections
+    from reflexkit.reflection._service import DefaultReflectionService, ServiceHealth
 
 __all__ = [
     "ClaudeGenerator",
@@ -28,21 +29,25 @@ __all__ = [
     "ReflectionGenerator",
     "ReflectionService",
     "ServiceHealth",
+    "fixture_key",
     "format_reflections",
+    "prompt_key",
 ]
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "ReflectionGenerator": "protocols",
-        "ReflectionService": "protocols",
-        "DefaultReflectionService": "service",
-        "ServiceHealth": "service",
-        "ClaudeGenerator": "claude",
-        "HeuristicGenerator": "heuristic",
-        "FixtureGenerator": "fixture",
-        "FixtureRecorder": "fixture",
-        "FallbackGenerator": "fallback",
-        "format_reflections": "retry_prompt",
+        "ReflectionGenerator": "_protocols",
+        "ReflectionService": "_protocols",
+        "DefaultReflectionService": "_service",
+        "ServiceHealth": "_service",
+        "ClaudeGenerator": "_claude",
+        "HeuristicGenerator": "_heuristic",
+        "FixtureGenerator": "_fixture",
+        "FixtureRecorder": "_fixture",
+        "FallbackGenerator": "_fallback",
+        "fixture_key": "_fixture",
+        "format_reflections": "_retry_prompt",
+        "prompt_key": "_prompts",
     },
 )

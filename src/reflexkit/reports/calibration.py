@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -54,6 +54,7 @@ __all__ = [
     "bootstrap_interval",
     "calibrate",
     "calibrate_pairs",
+    "json_records",
     "kill_condition",
     "pairs_of",
     "read_labels",
@@ -439,13 +440,38 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."  # noqa: PLR2004
 
 
+def json_records(raw: bytes) -> Iterator[tuple[str, object, str | None]]:
+    """The records of a JSON Lines file, or of a JSON array: ``(where, value, error)`` each.
+
+    *where* is ``line N`` (``item N`` in an array); a line that is not JSON comes with
+    ``value`` ``None`` and ``error`` saying why. Blank lines are skipped.
+    """
+    if raw.lstrip()[:1] == b"[":
+        try:
+            items = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            items = None  # not one array after all: read it line by line
+        if isinstance(items, list):
+            for index, item in enumerate(items):
+                yield f"item {index}", item, None
+            return
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield f"line {number}", orjson.loads(line), None
+        except orjson.JSONDecodeError as err:
+            yield f"line {number}", None, f"invalid JSON: {err}"
+
+
 def read_labels(
     raw: bytes, *, source: str = "labels"
 ) -> tuple[list[tuple[float, bool]], int, list[str]]:
     """Read a labelled corpus: JSON Lines of ``{"confidence": 0..1, "correct": bool}``.
 
-    Other keys on a line (an id, a task) are ignored; blank lines are skipped. A line that is
-    not such an object is skipped and counted, never fatal: nothing valid is lost.
+    A JSON array of such objects is read too. Other keys on a line (an id, a task) are
+    ignored; blank lines are skipped. A line that is not such an object is skipped and
+    counted, never fatal: nothing valid is lost.
 
     Args:
         raw: The file's bytes.
@@ -458,17 +484,12 @@ def read_labels(
     pairs: list[tuple[float, bool]] = []
     invalid = 0
     problems: list[str] = []
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            found = _label(orjson.loads(line))
-        except orjson.JSONDecodeError as err:
-            found = f"invalid JSON: {err}"
+    for where, data, error in json_records(raw):
+        found = error or _label(data)
         if isinstance(found, tuple):
             pairs.append(found)
             continue
         invalid += 1
         if len(problems) < _SHOWN_PROBLEMS:
-            problems.append(f"{source}: line {number}: {found}")
+            problems.append(f"{source}: {where}: {found}")
     return pairs, invalid, problems

@@ -10,9 +10,9 @@ Offline, from ``git log`` alone. Two failure signals are found in a window of hi
 Each is put in one bucket by a heuristic registered before any data was seen, first match
 wins:
 
-1. ``ci``: its message names a mechanical check (tests, the build, lint, types, CI, a
-   syntax error, a flaky test) or every file it changes is a test, build or CI file: a
-   check run on every change would have caught it.
+1. ``ci``: its message names a mechanical check (tests, a broken build, lint, type
+   errors, CI, a syntax or compile error, a flaky test) or every file it changes is a test,
+   build or CI file: a check run on every change would have caught it.
 2. ``human_review``: the change it repairs (else the repair itself) is on a surface the
    review risk floor sends to review (:func:`~reflexkit.reports.risk.evaluate_risk`): a
    reviewer looking where the risk is would have caught it.
@@ -75,8 +75,9 @@ _FIX = re.compile(
 )
 _FEATURE = re.compile(r"^feat(?:\([^)]*\))?!?:|\(#\d+\)\s*$", re.IGNORECASE)
 _CHECKS = re.compile(
-    r"\b(?:tests?|testing|ci|build|builds|compil\w*|lint\w*|typ(?:e|es|ing)|type-?check\w*|"
-    r"mypy|tsc|ruff|eslint|flak\w*|failing|syntax|pipeline)\b",
+    r"\b(?:tests?|testing|unit ?tests?|ci|lint\w*|typing|type ?errors?|type-?check\w*|mypy|"
+    r"tsc|ruff|eslint|flak(?:y|iness)|syntax|compil(?:e|es|ing|ation|er)|"
+    r"(?:the|broken|failing|red) build|build (?:fail\w*|error\w*|break\w*))\b",
     re.IGNORECASE,
 )
 _CI_FILES = re.compile(
@@ -233,7 +234,8 @@ def _is_fix(commit: Commit) -> bool:
 
 
 def _is_feature(commit: Commit) -> bool:
-    if _REVERT_SUBJECT.match(commit.subject) or _is_fix(commit):
+    # A merge of a fix branch ("Merge branch 'hotfix/cart'") lands a fix, not a feature.
+    if _REVERT_SUBJECT.match(commit.subject) or _FIX.search(commit.subject):
         return False
     return commit.is_merge or bool(_FEATURE.search(commit.subject))
 

@@ -41,8 +41,8 @@ from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.llm import DEFAULT_MODEL, Asker, reply_text
 from reflexkit.redaction.gate import outbound_data
-from reflexkit.reflection.fixture import _read as read_fixtures
-from reflexkit.reflection.prompts import Prompt, excerpt
+from reflexkit.reflection._fixture import _read as read_fixtures
+from reflexkit.reflection._prompts import Prompt, excerpt
 from reflexkit.reports.ending import Ending, classify_ending
 
 __all__ = [

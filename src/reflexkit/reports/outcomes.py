@@ -28,7 +28,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit.reports.calibration import KillCondition
+from reflexkit.reports.calibration import KillCondition, json_records
 
 __all__ = [
     "BASE_RATE_FLOOR",
@@ -188,7 +188,7 @@ def _shown(value: object) -> str:
 
 
 def read_board(raw: bytes, *, source: str = "board") -> tuple[list[FinishedTask], int, list[str]]:
-    """Read a board export: JSON Lines of tasks (see the module doc).
+    """Read a board export: JSON Lines of tasks (see the module doc), or a JSON array of them.
 
     Invalid lines are skipped and counted, never fatal; blank lines and open tasks are
     skipped silently.
@@ -200,17 +200,12 @@ def read_board(raw: bytes, *, source: str = "board") -> tuple[list[FinishedTask]
     tasks: list[FinishedTask] = []
     invalid = 0
     problems: list[str] = []
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            found = _board_task(orjson.loads(line))
-        except orjson.JSONDecodeError as err:
-            found = f"invalid JSON: {err}"
+    for where, data, error in json_records(raw):
+        found = error or _board_task(data)
         if isinstance(found, str):
             invalid += 1
             if len(problems) < _SHOWN:
-                problems.append(f"{source}: line {number}: {found}")
+                problems.append(f"{source}: {where}: {found}")
         elif found is not None:
             tasks.append(found)
     return tasks, invalid, problems

@@ -402,8 +402,9 @@ class SurfaceRule:
 class RiskSurfaces:
     """Per surface, a rule replacing the built-in one; ``null`` (or absent) keeps the default.
 
-    A file is put on the first surface whose patterns match it, in this order: test, docs,
-    auth, data, infra, build, ui; a file no pattern matches is on ``none``.
+    Of the surfaces whose patterns match a file, the one of the highest weight wins (between
+    equal weights: auth, data, infra, build, ui, test, docs); a file no pattern matches is on
+    ``none``.
     """
 
     test: SurfaceRule | None = None

@@ -33,7 +33,7 @@ import attrs
 import orjson
 
 from reflexkit.llm import DEFAULT_MODEL
-from reflexkit.reflection.prompts import TOOL_NAME
+from reflexkit.reflection._prompts import TOOL_NAME
 from reflexkit.testing._fake_server import (
     Exchange,
     FakeApi,

@@ -244,12 +244,23 @@ def lessons(ctx: click.Context, as_json: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     app = _app(ctx)
-    kept = list(app.insights.lessons())
+    book = app.insights.lessons()
+    kept = list(book)
+    untrusted = getattr(book, "untrusted", 0)
+    if untrusted:  # an older reflexkit's lessons, or lines it did not write: say so, once
+        click.echo(
+            f"reflexkit: {untrusted} lines of {show(str(app.project().lessons_path))} are not "
+            "signed by this reflexkit (an older version or another machine wrote them, or "
+            "something else did) and are not used; `reflexkit lessons harvest` learns the "
+            "lessons again from memory and the run history",
+            err=True,
+        )
     if as_json:
         _dump([_serde.unstructure(lesson) for lesson in kept])
         return
     if not kept:
-        click.echo(f"no lessons yet ({app.project().lessons_path})")
+        state = "no lessons in use" if untrusted else "no lessons yet"
+        click.echo(f"{state} ({app.project().lessons_path})")
         return
     rows = [
         (

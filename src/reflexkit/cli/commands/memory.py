@@ -21,7 +21,7 @@ from reflexkit.cli._core import (
     _store,
 )
 from reflexkit.models import utcnow
-from reflexkit.reflection.retry_prompt import format_reflections
+from reflexkit.reflection._retry_prompt import format_reflections
 from reflexkit.tasks.config import MAX_DAYS
 
 __all__ = ["memory", "prune", "recent", "stats"]

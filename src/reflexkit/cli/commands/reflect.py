@@ -146,7 +146,7 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         else:
             from dependency_injector import providers  # noqa: PLC0415 -- only when recording
 
-            from reflexkit.reflection.fixture import FixtureRecorder  # noqa: PLC0415
+            from reflexkit.reflection._fixture import FixtureRecorder  # noqa: PLC0415
 
             app = _app(ctx, backend=GeneratorBackend.LLM.value)
             recorder = FixtureRecorder(app.reflection.claude_generator(), record)
@@ -198,7 +198,7 @@ def fixtures_key(ctx: click.Context, input_: str) -> None:
     failure as the service prepares it (redacted, classified), the subtask's recent
     reflections in memory, the model and the output mode.
     """
-    from reflexkit.reflection.fixture import fixture_key  # noqa: PLC0415
+    from reflexkit.reflection._fixture import fixture_key  # noqa: PLC0415
 
     failure = _read_input(ctx, input_)
     app = _app(ctx)

@@ -30,9 +30,9 @@ from reflexkit.cli._core import (
 from reflexkit.containers import Application
 from reflexkit.events import Event, EventKind, RunLog, StagedEvents, load_subscribers
 from reflexkit.exceptions import ConfigError, RunInterrupted
+from reflexkit.orchestrator._loop import RunSummary, run_order
+from reflexkit.orchestrator._recipes import COMMAND, RECIPES, command_subagent, recipe_for
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-from reflexkit.orchestrator.loop import RunSummary, run_order
-from reflexkit.orchestrator.recipes import COMMAND, RECIPES, command_subagent, recipe_for
 from reflexkit.orchestrator.subagents import ScriptedSubagent, Subagent
 from reflexkit.tasks.config import (
     AgentRecipe,
@@ -392,7 +392,7 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
         if record is not None:
             from dependency_injector import providers  # noqa: PLC0415 -- only when recording
 
-            from reflexkit.reflection.fixture import FixtureRecorder  # noqa: PLC0415
+            from reflexkit.reflection._fixture import FixtureRecorder  # noqa: PLC0415
 
             recorder = FixtureRecorder(app.reflection.claude_generator(), record)
             stack.enter_context(

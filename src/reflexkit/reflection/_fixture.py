@@ -1,8 +1,8 @@
 """Recorded LLM replies, replayed offline: deterministic reflections for tests and CI.
 
 A fixture file is JSONL, one ``{"promptHash": "...", "completion": {...}}`` per line. The
-hash is the :func:`~reflexkit.reflection.prompts.prompt_key` of the request
-:class:`~reflexkit.reflection.claude.ClaudeGenerator` would send for a failure (same model,
+hash is the :func:`~reflexkit.reflection._prompts.prompt_key` of the request
+:class:`~reflexkit.reflection._claude.ClaudeGenerator` would send for a failure (same model,
 same mode, same prompt); the completion is the model's validated reply. When a key appears
 more than once, the last line wins, so re-recording appends.
 
@@ -31,8 +31,8 @@ from reflexkit.llm import RequestOptions
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.redaction import Redactor
 from reflexkit.redaction.gate import outbound_data
-from reflexkit.reflection.claude import ClaudeGenerator
-from reflexkit.reflection.prompts import parse_reply, reflection_from_reply, reflection_request
+from reflexkit.reflection._claude import ClaudeGenerator
+from reflexkit.reflection._prompts import parse_reply, reflection_from_reply, reflection_request
 
 __all__ = [
     "FixtureGenerator",
@@ -85,7 +85,7 @@ def fixture_key(
 
 
 class FixtureGenerator:
-    """A :class:`~reflexkit.reflection.protocols.ReflectionGenerator` replaying recorded replies.
+    """A :class:`~reflexkit.reflection._protocols.ReflectionGenerator` replaying recorded replies.
 
     The file is read on first use and again whenever it changes on disk.
 
@@ -225,7 +225,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 class FixtureRecorder:
-    """A :class:`~reflexkit.reflection.protocols.ReflectionGenerator` that records live replies.
+    """A :class:`~reflexkit.reflection._protocols.ReflectionGenerator` that records live replies.
 
     It asks *generator* for each reflection and appends the validated reply to *path* under
     its prompt key, so a :class:`FixtureGenerator` with the same model and mode replays it

@@ -41,7 +41,7 @@ from reflexkit.events import Event, EventData, EventKind
 from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.models import FailureContext, FailureType, Reflection, utcnow
 from reflexkit.orchestrator import _process
-from reflexkit.orchestrator import report_steps as reports
+from reflexkit.orchestrator import _report_steps as reports
 from reflexkit.orchestrator._attempt_log import (
     agent_figures,
     agent_fingerprint,
@@ -54,30 +54,30 @@ from reflexkit.orchestrator._attempt_log import (
     subagent_error,
     subagent_failure,
 )
-from reflexkit.orchestrator._schedule import Schedule
-from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
-from reflexkit.orchestrator.insight_steps import (
+from reflexkit.orchestrator._insight_steps import (
     LoopInsights,
     Snapshot,
     changed_files,
     insight_events,
     snapshot,
 )
-from reflexkit.orchestrator.kept_prompts import keep_prompt
-from reflexkit.orchestrator.outcomes import (
+from reflexkit.orchestrator._kept_prompts import keep_prompt
+from reflexkit.orchestrator._outcomes import (
     Outcome,
     RunSummary,
     SubtaskOutcome,
     build_prompt,
     run_order,
 )
-from reflexkit.orchestrator.outcomes import (
+from reflexkit.orchestrator._outcomes import (
     ordered as in_order,
 )
-from reflexkit.orchestrator.own_state import (
+from reflexkit.orchestrator._own_state import (
     linked_own_folder,
     no_space,
 )
+from reflexkit.orchestrator._schedule import Schedule
+from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
 from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator.verify import (
     VerificationResult,
@@ -90,7 +90,7 @@ from reflexkit.tasks.task import Subtask, Task
 if TYPE_CHECKING:
     from reflexkit.insights.analysis import AnalysisOutcome
     from reflexkit.insights.models import Finding
-    from reflexkit.reflection.protocols import ReflectionService
+    from reflexkit.reflection._protocols import ReflectionService
     from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
     from reflexkit.reports.ending import AttemptEnding
     from reflexkit.reports.judge import Judgement
@@ -607,6 +607,9 @@ class Orchestrator:
         if full is not None:  # the attempt filled the disk: no lesson, no retry
             self._halt.set()
             return self._outcome(at, "setup_error", full)
+        if attempt.ran is not None and attempt.ran.cannot_run is not None:
+            self._halt.set()  # the check never ran: no lesson, no retry, no next subtask
+            return self._outcome(at, "setup_error", _check_cannot_run(attempt.ran))
         return None
 
     def _check(self, at: _Progress, attempt: _Attempt) -> SubtaskOutcome | None:
@@ -987,3 +990,9 @@ class Orchestrator:
 
     def _ms_since(self, started: float) -> int:
         return max(int((self.clock() - started) * 1000), 0)
+
+
+def _check_cannot_run(checks: VerificationResult) -> str:
+    """The setup ending of a check that never ran: the command and the line that shows why."""
+    line = strip_control(checks.cannot_run or "")
+    return f"the check `{strip_control(checks.command)}` could not run: {line}"

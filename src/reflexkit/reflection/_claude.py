@@ -3,7 +3,7 @@
 The request and the reply are this module's; the client, the budget, the retries and the
 reason codes are :mod:`reflexkit.llm`'s, shared with the judge and the analyst. Every failure
 is a :class:`~reflexkit.exceptions.GenerationError` with a reason code; a
-:class:`~reflexkit.reflection.fallback.FallbackGenerator` turns it into the heuristic
+:class:`~reflexkit.reflection._fallback.FallbackGenerator` turns it into the heuristic
 reflection with ``fallbackReason`` set.
 """
 
@@ -14,15 +14,15 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 import attrs
 
 from reflexkit._deadline import time_left
 from reflexkit.exceptions import GenerationError
-from reflexkit.llm import Claude, OutputMode, RequestOptions, check_stop, reply_text
+from reflexkit.llm import Asker, Claude, OutputMode, RequestOptions, check_stop, reply_text
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
-from reflexkit.reflection.prompts import (
+from reflexkit.reflection._prompts import (
     TOOL_NAME,
     LlmReply,
     Prompt,
@@ -48,7 +48,7 @@ class Completion:
     Attributes:
         reflection: The reflection, ``source=llm``.
         reply: The model's validated answer (what a fixture records).
-        key: The prompt key of the request (see :func:`~reflexkit.reflection.prompts.prompt_key`).
+        key: The prompt key of the request (see :func:`~reflexkit.reflection._prompts.prompt_key`).
     """
 
     reflection: Reflection
@@ -56,8 +56,8 @@ class Completion:
     key: str
 
 
-class ClaudeGenerator:
-    """A :class:`~reflexkit.reflection.protocols.ReflectionGenerator` backed by Claude.
+class ClaudeGenerator(Asker):
+    """A :class:`~reflexkit.reflection._protocols.ReflectionGenerator` backed by Claude.
 
     Args:
         claude: The client (a fresh :class:`~reflexkit.llm.Claude` by default, which lets
@@ -67,7 +67,7 @@ class ClaudeGenerator:
             and every wait. A run's deadline (:func:`~reflexkit._deadline.time_left`) that
             comes first shortens it.
         root: The project root, cut from paths in the prompt (see
-            :func:`~reflexkit.reflection.prompts.reflection_request`); the current directory by
+            :func:`~reflexkit.reflection._prompts.reflection_request`); the current directory by
             default.
         clock: Returns the creation time of a reflection.
     """
@@ -85,9 +85,10 @@ class ClaudeGenerator:
         if timeout_ms < 1:
             msg = f"timeout_ms must be >= 1, got {timeout_ms}"
             raise ValueError(msg)
-        self.claude = claude if claude is not None else Claude()
+        super().__init__(
+            claude, model=options.model, timeout_ms=timeout_ms, max_tokens=options.max_tokens
+        )
         self.options = options
-        self.timeout_ms = timeout_ms
         self._root = root
         self._clock = clock
 
@@ -152,16 +153,6 @@ class ClaudeGenerator:
             message.usage.output_tokens,
         )
         return Completion(reflection=reflection, reply=reply, key=prompt.key)
-
-    def close(self) -> None:
-        """Close the client's HTTP connections, if it has any."""
-        self.claude.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
     def _reply_of(self, message: Message) -> LlmReply:
         """Validate a reply: a refusal, a cut-off reply or bad JSON is an error."""

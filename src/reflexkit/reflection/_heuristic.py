@@ -27,7 +27,7 @@ from reflexkit.models import (
 )
 from reflexkit.readers import Findings, analyse, type_from_command
 from reflexkit.readers.findings import clip
-from reflexkit.reflection.fingerprint import fingerprint_findings
+from reflexkit.reflection._fingerprint import fingerprint_findings
 
 __all__ = ["HeuristicGenerator"]
 
@@ -45,7 +45,7 @@ _MAX_ITEMS = 4
 
 
 class HeuristicGenerator:
-    """A :class:`~reflexkit.reflection.protocols.ReflectionGenerator` that reads tool output.
+    """A :class:`~reflexkit.reflection._protocols.ReflectionGenerator` that reads tool output.
 
     Args:
         clock: Returns the creation time of a reflection (tests pass a fixed one).

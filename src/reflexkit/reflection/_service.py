@@ -31,12 +31,12 @@ from reflexkit.models import (
 )
 from reflexkit.redaction import MAX_OUTPUT_CHARS, window
 from reflexkit.redaction.gate import outbound, outbound_data
-from reflexkit.reflection.protocols import ReflectionGenerator
-from reflexkit.reflection.retry_prompt import format_reflections
+from reflexkit.reflection._protocols import ReflectionGenerator
+from reflexkit.reflection._retry_prompt import format_reflections
 from reflexkit.tasks.config import FixtureMiss, ReflexionConfig
 
 if TYPE_CHECKING:
-    from reflexkit.reflection.fixture import FixtureMissingError
+    from reflexkit.reflection._fixture import FixtureMissingError
 
 __all__ = ["DefaultReflectionService", "ReflectionDetails", "ServiceHealth"]
 
@@ -52,7 +52,7 @@ def _is_missing_fixture(err: Exception) -> TypeGuard[FixtureMissingError]:
     """
     if not isinstance(err, GenerationError) or err.reason != "fixture_not_found":
         return False
-    from reflexkit.reflection.fixture import FixtureMissingError  # noqa: PLC0415
+    from reflexkit.reflection._fixture import FixtureMissingError  # noqa: PLC0415
 
     return isinstance(err, FixtureMissingError)
 
@@ -102,7 +102,7 @@ class ReflectionDetails:
 
 
 class DefaultReflectionService:
-    """The :class:`~reflexkit.reflection.protocols.ReflectionService` reflexkit ships.
+    """The :class:`~reflexkit.reflection._protocols.ReflectionService` reflexkit ships.
 
     Args:
         generator: Writes the reflection (Claude with fallback, the heuristic, fixtures).
@@ -214,7 +214,7 @@ class DefaultReflectionService:
                 category=ReflectionCategory.APPROACH_FLAW,
                 failure_type=FailureType.TIMEOUT,
             )
-        analysis, suggestion, items = capped(
+        analysis, suggestion, items = _capped(
             strip_control(reflection.analysis),
             strip_control(reflection.suggestion),
             [strip_control(item) for item in reflection.action_items],
@@ -489,13 +489,14 @@ class DefaultReflectionService:
         self.health.last_error = message
 
 
-def capped(
+def _capped(
     analysis: str, suggestion: str, items: list[str], limit: int
 ) -> tuple[str, str, tuple[str, ...]]:
     """Fit a reflection's texts into *limit* characters (``reflexion.maxReflectionChars``).
 
-    The last action items go first; then the suggestion keeps at most a third of the room and
-    the analysis the rest, each cut at the end with an ellipsis. Short texts are untouched.
+    The last action items go first; then the suggestion keeps the room the analysis leaves
+    (at least a third) and the analysis the rest, each cut at its end with an ellipsis. Texts
+    that fit are untouched.
     """
     items = [item for item in items if item]
     while items and len(analysis) + len(suggestion) + sum(map(len, items)) > limit:

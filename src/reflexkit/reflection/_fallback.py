@@ -14,7 +14,7 @@ import attrs
 
 from reflexkit.exceptions import GenerationError
 from reflexkit.models import FailureContext, Reflection
-from reflexkit.reflection.protocols import ReflectionGenerator
+from reflexkit.reflection._protocols import ReflectionGenerator
 
 __all__ = ["GENERATOR_ERROR", "FallbackGenerator", "reason_of"]
 
@@ -30,7 +30,7 @@ def reason_of(err: BaseException) -> str:
 
 
 class FallbackGenerator:
-    """A :class:`~reflexkit.reflection.protocols.ReflectionGenerator` that tries a chain in order.
+    """A :class:`~reflexkit.reflection._protocols.ReflectionGenerator` that tries a chain in order.
 
     Args:
         primary: Tried first; its reflections come back as they are.

@@ -136,7 +136,7 @@ def changed_files(before: Snapshot | None, after: Snapshot | None) -> tuple[str,
 class LoopInsights:
     """The insight steps of one loop: rules, lessons and analysis, each call guarded.
 
-    The container builds one per :class:`~reflexkit.orchestrator.loop.Orchestrator`;
+    The container builds one per :class:`~reflexkit.orchestrator._loop.Orchestrator`;
     :meth:`start` begins a run and forgets the previous one's state.
 
     Args:

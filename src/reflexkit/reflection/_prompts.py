@@ -44,7 +44,7 @@ from reflexkit.models import (
     utcnow,
 )
 from reflexkit.redaction.gate import outbound_data
-from reflexkit.reflection.classify import classify
+from reflexkit.reflection._classify import classify
 
 __all__ = [
     "MAX_OUTPUT_CHARS",
