@@ -436,7 +436,9 @@ class _Closed:
             self.url = api.url  # stopped on leaving: the port refuses connections
 
 
-WITH_SETUP_WORDS = [p for p in ALL if p.values[0] in {"aider", "codex", "mini-swe-agent"}]
+# aider gives up on an unreachable model and exits 0, its words printed: a clean exit's output
+# is not read for them (a test's output could hold them), so aider's attempts time out.
+WITH_SETUP_WORDS = [p for p in ALL if p.values[0] in {"codex", "mini-swe-agent"}]
 
 
 @pytest.mark.parametrize("recipe", WITH_SETUP_WORDS)
