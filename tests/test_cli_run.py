@@ -191,7 +191,8 @@ def test_a_recipe_from_project_json_with_agent_args_and_run_limits(project: Path
     args_agent = project / "args_agent.py"
     args_agent.write_text(
         "import json, os, sys\n"
-        "open('args.json', 'w').write(json.dumps([sys.argv[1:], os.environ.get('MODE')]))\n"
+        "told = {k: os.environ.get(k) for k in ('MODE', 'REFLEXKIT_RUN_ID', 'REFLEXKIT_TASK_ID')}\n"
+        "open('args.json', 'w').write(json.dumps([sys.argv[1:], told]))\n"
     )
     data["orchestrator"] = {
         "agents": {
@@ -205,14 +206,17 @@ def test_a_recipe_from_project_json_with_agent_args_and_run_limits(project: Path
     config.write_text(json.dumps(data))
     result = CliRunner().invoke(
         cli,
-        ["run", "task.json", "--agent", "mine", "--agent-arg", "calc.py", "--max-attempts", "1"],
+        [
+            *("run", "task.json", "--agent", "mine", "--agent-arg", "calc.py"),
+            *("--max-attempts", "1", "--run-id", "r-42"),
+        ],
     )
     assert result.exit_code == 1, result.stdout + result.stderr
-    argv, mode = json.loads((project / "args.json").read_text())
+    argv, told = json.loads((project / "args.json").read_text())
     assert argv[0] == "--task"
     assert argv[1].endswith("add() must add.")
     assert argv[2:] == ["--from-config", "calc.py"]
-    assert mode == "recipe"
+    assert told == {"MODE": "recipe", "REFLEXKIT_RUN_ID": "r-42", "REFLEXKIT_TASK_ID": "calc"}
     assert "[fix-add] attempt 2" not in result.stdout
 
 

@@ -321,3 +321,66 @@ def test_with_reflection_disabled_retries_are_plain(
     assert summary.outcomes[0].attempts == 3
     assert list(reflexkit_fakes.store()) == []
     assert all("Learning from Previous Failures" not in p for p in agent.prompts)
+
+
+def _noisy(
+    n: int, *, timed_out: bool = False, error: str = "agent exited with status 1"
+) -> SubagentResult:
+    """An agent's failed attempt whose output differs every time (it echoes its prompt)."""
+    return SubagentResult(
+        ok=False,
+        output=f"session {n}: Tokens: {n * 1.7:.1f}k sent\nFix add() ... lesson {'x' * n}",
+        duration_ms=n,
+        error="timed out after 4 s and was killed" if timed_out else error,
+        timed_out=timed_out,
+    )
+
+
+@pytest.mark.parametrize("timed_out", [True, False])
+def test_an_agent_that_fails_the_same_way_is_stuck_whatever_it_printed(
+    run: Run, timed_out: bool
+) -> None:
+    """Three hangs (or three exit 1s) end stuck for any agent, however noisy its output (#27)."""
+    agent = ScriptedSubagent({"add": [_noisy(n, timed_out=timed_out) for n in range(1, 6)]})
+    outcome = run(agent, max_attempts=5, stuck_after=3).outcome("add")
+    assert (outcome.outcome, outcome.attempts) == ("stuck", 3)
+
+
+def test_an_agent_that_fails_differently_is_not_stuck(run: Run) -> None:
+    """A time-out, then exit 1, then exit 2: three different endings, so exhausted."""
+    script = [
+        _noisy(1, timed_out=True),
+        _noisy(2, error="agent exited with status 1"),
+        _noisy(3, error="agent exited with status 2"),
+    ]
+    outcome = run(ScriptedSubagent({"add": script}), max_attempts=3, stuck_after=3).outcome("add")
+    assert outcome.outcome == "exhausted"
+
+
+def test_each_prompt_is_kept_under_the_run_folder(
+    service: ReflectionService, workdir: Path, events: list[Event]
+) -> None:
+    """attempt_started names the kept prompt: attempt 2's carries the lesson; secrets go."""
+    secret = "ghp_" + "R4nd0mFakeT0ken" * 2 + "AbCdEf"
+    agent = ScriptedSubagent({"add": [{"calc.py": WRONG_FIX}, {"calc.py": RIGHT_FIX}]})
+    subtask = Subtask(id="add", description=f"Fix add() in calc.py. Token: {secret}")
+    orchestrator = Orchestrator(
+        service=service,
+        subagent=agent,
+        verifier_for=lambda _s: Verifier((UNITTEST,), timeout_s=20),
+        on_event=events.append,
+        keep_prompts=True,
+    )
+    task = Task(id="fix-calc", description="Make calc.add add.", subtasks=(subtask,))
+    assert orchestrator.run(task, workdir=workdir).passed
+    started = [e for e in events if e.kind is EventKind.ATTEMPT_STARTED]
+    paths = [e.data["promptPath"] for e in started]
+    assert all(isinstance(p, str) and p.startswith(".reflexkit/runs/") for p in paths)
+    first, second = (workdir / str(p) for p in paths)
+    assert first.name == "add-1.md"
+    assert second.name == "add-2.md"
+    assert "Learning from Previous Failures" in second.read_text()
+    assert "Learning from Previous Failures" not in first.read_text()
+    assert secret not in first.read_text()
+    assert "Fix add() in calc.py" in first.read_text()
+    assert first.stat().st_mode & 0o077 == 0

@@ -337,3 +337,15 @@ def test_pwd_names_the_folder_the_program_runs_in(
     assert result.exit_code == 0, result.output
     assert result.output == str(tmp_path)
     assert (tmp_path / "here.txt").is_file()
+
+
+def test_a_same_size_edit_in_the_same_second_is_seen_by_the_next_check(tmp_path: Path) -> None:
+    """No stale bytecode: `a * b` rewritten to `a + b` at once is what the next run imports."""
+    check = [sys.executable, "-c", "import calc; print(calc.add(2, 3))"]
+    seen = []
+    for body in ("a * b", "a + b", "a - b"):
+        source = tmp_path / "calc.py"
+        source.write_text(f"def add(a, b):\n    return {body}\n")
+        os.utime(source, ns=(10**18, 10**18))  # the same second each time, as a fast agent's
+        seen.append(run_process(check, cwd=tmp_path, timeout_s=30).output.strip())
+    assert seen == ["6", "5", "-1"]

@@ -426,3 +426,41 @@ def test_ctrl_c_stops_the_run_and_leaves_nothing(
     assert run.returncode == 128 + signal.SIGINT, out[-3000:] + err[-3000:]
     assert "interrupted" in err
     _no_leftovers(token, project)
+
+
+class _Closed:
+    """A base URL where nothing listens: the model can't be reached."""
+
+    def __init__(self) -> None:
+        with FakeOpenAIApi() as api:
+            self.url = api.url  # stopped on leaving: the port refuses connections
+
+
+# aider gives up on an unreachable model and exits 0, its words printed: a clean exit's output
+# is not read for them (a test's output could hold them), so aider's attempts time out.
+WITH_SETUP_WORDS = [p for p in ALL if p.values[0] in {"codex", "mini-swe-agent"}]
+
+
+@pytest.mark.parametrize("recipe", WITH_SETUP_WORDS)
+def test_an_unreachable_model_is_a_setup_error_not_a_lesson(
+    recipe: str, project: Path, agent_cache: Path, tmp_path: Path
+) -> None:
+    """The agent retries its model until the attempt's time is up: exit 2, one line, no lesson."""
+    token = uuid.uuid4().hex
+    env = _environment(recipe, _Closed(), tmp_path / "home", agent_cache, token)  # type: ignore[arg-type]
+    done = subprocess.run(
+        # LiteLLM's client retries before aider or mini-swe-agent print its error.
+        _command(recipe, "--attempt-timeout", "20" if recipe == "codex" else "120"),
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "can't reach or use its model" in done.stderr
+    assert not (project / ".reflexkit" / "memory" / "reflections.jsonl").exists()
+    started = [e for e in _events(project) if e["kind"] == "attempt_started"]
+    assert len(started) == 1
+    _no_leftovers(token, project)

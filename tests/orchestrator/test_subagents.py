@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit.exceptions import SetupError
+from reflexkit.orchestrator._recipes import RECIPES
 from reflexkit.orchestrator.subagents import (
     AgentReport,
     CommandSubagent,
@@ -282,3 +283,33 @@ def test_a_fifo_as_result_file_never_blocks(tmp_path: Path) -> None:
     result = CommandSubagent([sys.executable, "-c", code]).run(request(tmp_path))
     assert result.ok
     assert (result.cost_usd, result.turns) == (None, None)
+
+
+# What the real agents print, retrying, when their model can't be reached (a closed port).
+UNREACHED = {
+    "codex": "ERROR: Reconnecting... waiting for network",
+    "aider": (
+        "litellm.InternalServerError: InternalServerError: OpenAIException - Connection error."
+    ),
+    "mini-swe-agent": "Retrying <unknown> in 4 seconds as it raised litellm.APIConnectionError",
+}
+
+
+@pytest.mark.parametrize(("recipe", "said"), UNREACHED.items())
+def test_an_agent_that_cannot_reach_its_model_is_a_setup_error(
+    tmp_path: Path, recipe: str, said: str
+) -> None:
+    """Retrying an unreachable model until the time runs out teaches no lesson: setup error."""
+    code = f"import sys, time\nprint('working')\nprint({said!r}, flush=True)\ntime.sleep(30)\n"
+    agent = CommandSubagent([sys.executable, "-c", code], setup_errors=RECIPES[recipe].setup_errors)
+    with pytest.raises(SetupError, match=r"can't reach or use its model: .*(network|Connection)"):
+        agent.run(request(tmp_path, timeout_s=1))
+
+
+def test_setup_words_in_a_finished_attempt_are_only_output(tmp_path: Path) -> None:
+    """An agent that finishes (exit 0) having printed such a line, from a test, is not stopped."""
+    code = "print('litellm.APIConnectionError in a test fixture')"
+    agent = CommandSubagent(
+        [sys.executable, "-c", code], setup_errors=RECIPES["aider"].setup_errors
+    )
+    assert agent.run(request(tmp_path)).ok

@@ -97,6 +97,10 @@ COMMANDS = {
         "run:run",
         "Run a task: attempt, verify, reflect and retry each subtask until it passes.",
     ),
+    "show": Command(
+        "show:show_command",
+        "Show a run, attempt by attempt: prompts and outcomes (default: the latest run).",
+    ),
     "demo": Command(
         "demo:demo",
         "Fix a real bug with the retry loop, offline: fail, reflect, retry with the lesson, pass.",
@@ -131,7 +135,7 @@ COMMANDS = {
 """Every command: where it lives and its one-line summary for ``--help``."""
 
 # Commands that start no process, so need no subreaper (and skip importing what makes one).
-_NO_PROCESSES = frozenset({"recent", "reflect", "fixtures", "stats", "prune", "memory"})
+_NO_PROCESSES = frozenset({"recent", "reflect", "fixtures", "stats", "prune", "memory", "show"})
 
 
 @click.group(

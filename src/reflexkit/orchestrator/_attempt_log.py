@@ -23,15 +23,17 @@ from reflexkit.orchestrator._outcomes import RunSummary
 from reflexkit.orchestrator._process import DEFAULT_MAX_OUTPUT_BYTES
 from reflexkit.orchestrator.subagents import SubagentResult
 from reflexkit.orchestrator.verify import VerificationResult, cut_middle, failure_context
+from reflexkit.readers import Findings
 from reflexkit.redaction import Redactor, redact_text
 from reflexkit.reflection._classify import classify
-from reflexkit.reflection._fingerprint import fingerprint
+from reflexkit.reflection._fingerprint import fingerprint, fingerprint_findings, normalise
 from reflexkit.reflection._protocols import ReflectionService
 from reflexkit.tasks.task import Subtask, Task
 
 __all__ = [
     "MAX_LOGGED_CHARS",
     "agent_figures",
+    "agent_fingerprint",
     "attempt_output",
     "change_figures",
     "credit_redactions",
@@ -49,6 +51,8 @@ MAX_LOGGED_CHARS = 4000
 """How much of each output the run log keeps: the head and the tail, the middle cut."""
 
 _WITHHELD = "[output withheld: redaction failed]"
+_EXIT_STATUS = re.compile(r"exited with status (?P<code>-?\d+)")
+_RAISED = re.compile(r"(the subagent raised \w+):.*", re.DOTALL)
 _MARKER = re.compile(r"\[REDACTED:([A-Za-z0-9_]+)\]")
 
 
@@ -102,6 +106,24 @@ def fingerprint_of(failure: FailureContext) -> str:
     except Exception:
         log.exception("fingerprinting failed")
         return ""
+
+
+def agent_fingerprint(result: SubagentResult) -> str:
+    """The fingerprint of an attempt whose agent did not finish: how it ended, not its output.
+
+    An agent's output carries its prompt (lessons that change every attempt), timings,
+    session ids and token counts, so three identical hangs or crashes had three
+    fingerprints with one agent and one with another: ``exhausted`` for some, ``stuck`` for
+    others. The ending is the failure: a time-out, an exit status, a crash of the subagent.
+    """
+    if result.timed_out:
+        ending = "timed out"
+    elif result.error and (status := _EXIT_STATUS.search(result.error)) is not None:
+        ending = f"exited with status {status['code']}"
+    else:
+        ending = _RAISED.sub(r"\1", normalise(result.error or "did not finish"))
+    kind = FailureType.TIMEOUT if result.timed_out else FailureType.TOOL_ERROR
+    return fingerprint_findings(kind, Findings(tool="subagent", failure_type=kind), ending)
 
 
 def subagent_error(result: SubagentResult) -> str | None:

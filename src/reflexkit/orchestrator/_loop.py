@@ -44,6 +44,7 @@ from reflexkit.orchestrator import _process
 from reflexkit.orchestrator import _report_steps as reports
 from reflexkit.orchestrator._attempt_log import (
     agent_figures,
+    agent_fingerprint,
     attempt_output,
     change_figures,
     credit_redactions,
@@ -60,6 +61,7 @@ from reflexkit.orchestrator._insight_steps import (
     insight_events,
     snapshot,
 )
+from reflexkit.orchestrator._kept_prompts import keep_prompt
 from reflexkit.orchestrator._outcomes import (
     Outcome,
     RunSummary,
@@ -188,6 +190,8 @@ class Orchestrator:
             :class:`~reflexkit.reports.audit.AttemptAudit`); ``None``: neither.
         insights: The insight steps (paused subtasks, findings, nudges, lessons from other
             subtasks, analysis; docs/insights.md); ``None`` or disabled: none.
+        keep_prompts: Keep each attempt's prompt under ``.reflexkit/runs/<run id>/prompts/``
+            and name it on ``attempt_started`` (``promptPath``), as ``reflexkit run`` does.
     """
 
     def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
@@ -204,8 +208,10 @@ class Orchestrator:
         reflect: bool = True,
         audit: AttemptAudit | None = None,
         insights: LoopInsights | None = None,
+        keep_prompts: bool = False,
     ) -> None:
         self.audit = audit
+        self.keep_prompts = keep_prompts
         self.reflect = reflect
         self.insights = insights if insights is not None and insights.enabled else None
         self._paused: dict[str, str] = {}  # subtask id -> why the insight rules paused it
@@ -559,12 +565,11 @@ class Orchestrator:
         timeout_s = float(self.config.attempt_timeout_s)
         if at.remaining is not None:
             timeout_s = max(min(timeout_s, at.remaining), 0.001)
-        self._emit(
-            EventKind.ATTEMPT_STARTED,
-            at.subtask.id,
-            at.attempt,
-            {"promptChars": len(prompt), "timeoutS": timeout_s},
-        )
+        started: EventData = {"promptChars": len(prompt), "timeoutS": timeout_s}
+        if self.keep_prompts:  # beside the run log, so `reflexkit run` asks for it
+            kept = keep_prompt(at.workdir, at.run_id, at.subtask.id, at.attempt, prompt)
+            started = {"promptChars": len(prompt), "promptPath": kept, "timeoutS": timeout_s}
+        self._emit(EventKind.ATTEMPT_STARTED, at.subtask.id, at.attempt, started)
         return _Attempt(prompt=prompt, audited=audited, before=before, timeout_s=timeout_s)
 
     def _work(self, at: _Progress, attempt: _Attempt) -> SubtaskOutcome | None:
@@ -577,6 +582,8 @@ class Orchestrator:
             prompt=attempt.prompt,
             workdir=at.workdir,
             timeout_s=attempt.timeout_s,
+            run_id=at.run_id,
+            task_id=at.task.id,
         )
         try:
             attempt.result = result = self._run_subagent(request)
@@ -731,7 +738,9 @@ class Orchestrator:
             print_ = fingerprint_of(failure)
         at.last = (failure, print_)
         at.nudge = self._insights_failed(failure, attempt.result, attempt.changed)
-        at.fingerprints.append(print_)
+        # Stuck or exhausted, one rule for every agent: an agent that did not finish is the
+        # same failure as before when it ended the same way, whatever it printed.
+        at.fingerprints.append(agent_fingerprint(attempt.result) if attempt.ran is None else print_)
 
     def _stop_or_retry(self, at: _Progress) -> SubtaskOutcome | None:
         """After a failure: stuck, out of attempts, out of budget; else ``None``: retry."""

@@ -481,6 +481,20 @@ def kill_all() -> int:
 # --- running one program --------------------------------------------------------------------
 
 
+def _environment(env: Mapping[str, str] | None, cwd: Path) -> dict[str, str]:
+    """A program's environment: *env* (ours by default), with two things made right.
+
+    ``PWD`` names the folder it runs in: programs that trust ``$PWD`` over ``getcwd()``
+    (opencode, many shell scripts) would otherwise work in reflexkit's folder. And no Python
+    it runs writes bytecode (``PYTHONDONTWRITEBYTECODE``, unless set): Python trusts a
+    ``.pyc`` whose source has the same size and modification second, so an agent's fix
+    written in the same second as the check that compiled the old code, the same length
+    (``a * b`` to ``a + b``), was checked as the old code, and the attempt failed.
+    """
+    base = os.environ if env is None else env
+    return {"PYTHONDONTWRITEBYTECODE": "1", **base, "PWD": str(cwd.absolute())}
+
+
 def _start(
     argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None, piped_stdin: bool
 ) -> subprocess.Popen[bytes] | ProcessResult:
@@ -492,9 +506,7 @@ def _start(
             stdin=subprocess.PIPE if piped_stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            # PWD names the folder it runs in: programs that trust $PWD over getcwd()
-            # (opencode, many shell scripts) would otherwise work in reflexkit's folder.
-            env={**(os.environ if env is None else env), "PWD": str(cwd.absolute())},
+            env=_environment(env, cwd),
             start_new_session=True,
             preexec_fn=_die_with_us(),  # noqa: PLW1509 -- a prctl and a getppid, no locks
         )

@@ -169,12 +169,16 @@ class CommandSubagent:
         max_output_chars: How many bytes of its output are kept (head and tail halves).
         prompt_dir: Where the prompt's temporary folder is made; the system's by default.
         name: What attempt reports call this agent (a recipe's name; ``command`` by default).
+        setup_errors: Regular expressions for the agent's own words when it can't reach or
+            use its model: an attempt that failed or timed out printing one raises
+            :class:`~reflexkit.exceptions.SetupError` (agents retry such errors until their
+            time runs out; no lesson about the code is in it).
     """
 
     name: str = "command"
     """What attempt reports call this subagent."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 -- the command line and how to run it
         self,
         argv: Sequence[str],
         *,
@@ -182,6 +186,7 @@ class CommandSubagent:
         max_output_chars: int = DEFAULT_MAX_OUTPUT_BYTES,
         prompt_dir: Path | None = None,
         name: str = "command",
+        setup_errors: Sequence[str] = (),
     ) -> None:
         if not argv:
             msg = "CommandSubagent needs a command line"
@@ -192,6 +197,9 @@ class CommandSubagent:
         self.max_output_chars = max_output_chars
         self.prompt_dir = prompt_dir
         self.name = name
+        self.setup_errors = (
+            re.compile("|".join(f"(?:{p})" for p in setup_errors)) if setup_errors else None
+        )
 
     def preflight(self) -> None:
         """Check that the agent program exists and can be executed.
@@ -257,6 +265,8 @@ class CommandSubagent:
         error = result.error
         if error is None and result.exit_code != 0:
             error = f"{self.argv[0]} exited with status {result.exit_code}"
+        if error is not None:
+            self._refuse_setup(result.output)
         return SubagentResult(
             ok=error is None,
             output=result.output,
@@ -266,6 +276,21 @@ class CommandSubagent:
             cost_usd=reported.cost_usd,
             turns=reported.turns,
         )
+
+    def _refuse_setup(self, output: str) -> None:
+        """Raise when a failed attempt's output says the agent can't reach or use its model.
+
+        Raises:
+            SetupError: A line matches one of :attr:`setup_errors`; the message quotes it.
+        """
+        found = self.setup_errors.search(output) if self.setup_errors is not None else None
+        if found is None:
+            return
+        start = output.rfind("\n", 0, found.start()) + 1
+        end = output.find("\n", found.end())
+        line = strip_control(output[start : end if end >= 0 else len(output)]).strip()
+        msg = f"the agent {self.argv[0]} can't reach or use its model: {line[:_MAX_REASON_CHARS]}"
+        raise SetupError(msg)
 
     def _command_line(self, prompt: str, prompt_file: str) -> tuple[list[str], str | None]:
         """The arguments with the placeholders filled in, and what goes to stdin."""

@@ -299,6 +299,16 @@ class ClaudeCodeConfig:
     bash_commands: tuple[str, ...] = attrs.field(default=(), validator=_bash_commands)
 
 
+def _regexes(_inst: object, _attr: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    """Validate that every pattern is a regular expression Python can compile."""
+    for index, pattern in enumerate(value):
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            msg = f"pattern {index} is not a regular expression: {err}"
+            raise ValueError(msg) from None
+
+
 def _command(_inst: object, _attr: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
     if not value or not value[0].strip():
         msg = "expected a command line: the program, then its arguments"
@@ -324,6 +334,10 @@ class AgentRecipe:
     command: tuple[str, ...] = attrs.field(validator=_command)
     env: dict[str, str] = attrs.field(factory=dict, hash=False)  # the config stays hashable
     about: str = ""
+    setup_errors: tuple[str, ...] = attrs.field(default=(), validator=_regexes)
+    """Regular expressions for the agent's own output when it can't reach or use its model
+    (``litellm.APIConnectionError``): an attempt that failed or timed out printing one is a
+    setup error, not a lesson about the code."""
 
 
 @attrs.frozen(kw_only=True)
@@ -359,16 +373,6 @@ class ReviewSurface(enum.StrEnum):
     TEST = "test"
     DOCS = "docs"
     NONE = "none"
-
-
-def _regexes(_inst: object, _attr: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
-    """Validate that every pattern is a regular expression Python can compile."""
-    for index, pattern in enumerate(value):
-        try:
-            re.compile(pattern)
-        except re.error as err:
-            msg = f"pattern {index} is not a regular expression: {err}"
-            raise ValueError(msg) from None
 
 
 def _weight(_inst: object, _attr: attrs.Attribute[Any], value: float) -> None:

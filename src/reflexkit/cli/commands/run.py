@@ -31,8 +31,8 @@ from reflexkit.containers import Application
 from reflexkit.events import Event, EventKind, RunLog, StagedEvents, load_subscribers
 from reflexkit.exceptions import ConfigError, RunInterrupted
 from reflexkit.orchestrator._loop import RunSummary, run_order
+from reflexkit.orchestrator._recipes import COMMAND, RECIPES, command_subagent, recipe_for
 from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-from reflexkit.orchestrator.recipes import COMMAND, RECIPES, command_subagent, recipe_for
 from reflexkit.orchestrator.subagents import ScriptedSubagent, Subagent
 from reflexkit.tasks.config import (
     AgentRecipe,
@@ -126,6 +126,7 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
             subagent=agent,
             subscribers=[write, show, *load_subscribers()],
             stamp=app.reflection.clock(),  # every event, findings included, on the run's clock
+            keep_prompts=True,  # beside the run log; `reflexkit show` prints them
         )
         with _stop_on_signals():
             summary: RunSummary = orchestrator.run(task, workdir=workdir, run_id=run_id)

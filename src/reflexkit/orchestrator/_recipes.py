@@ -24,6 +24,13 @@ __all__ = ["COMMAND", "RECIPES", "agent_names", "command_subagent", "recipe_for"
 COMMAND = "command"
 """The agent named by ``orchestrator.agentCommand`` (or ``--agent-command``): no recipe."""
 
+_LITELLM_SETUP = (
+    r"litellm\.(?:APIConnectionError|AuthenticationError|NotFoundError)\b",
+    r"OpenAIException\s+-\s+Connection\s+error",  # rich may wrap it at any space
+)
+"""What agents on LiteLLM (aider, mini-swe-agent) print, retrying, when the model can't be
+reached or used: seen with the real agents against a closed port."""
+
 RECIPES: Mapping[str, AgentRecipe] = {
     "aider": AgentRecipe(
         command=(
@@ -45,11 +52,16 @@ RECIPES: Mapping[str, AgentRecipe] = {
             "--no-fancy-input",
         ),
         env={"LITELLM_LOCAL_MODEL_COST_MAP": "True"},  # no price list from the network
+        setup_errors=_LITELLM_SETUP,
         about="aider (pip install aider-chat): AIDER_MODEL, OPENAI_API_BASE, OPENAI_API_KEY "
         "or the provider's own variables; the files to edit go in agentArgs",
     ),
     "codex": AgentRecipe(
         command=("codex", "exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "-"),
+        setup_errors=(
+            r"Reconnecting\.\.\.\s+waiting\s+for\s+network",
+            r"stream disconnected before completion: (?:error sending request|failed to lookup)",
+        ),
         about="OpenAI's codex CLI (npm install -g @openai/codex): model and provider from "
         "$CODEX_HOME/config.toml, OPENAI_API_KEY or the provider's env_key",
     ),
@@ -60,6 +72,7 @@ RECIPES: Mapping[str, AgentRecipe] = {
             "MSWEA_COST_TRACKING": "ignore_errors",  # a model LiteLLM can't price still runs
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # no price list from the network
         },
+        setup_errors=_LITELLM_SETUP,
         about="mini-swe-agent (pip install mini-swe-agent): MSWEA_MODEL_NAME and LiteLLM's "
         "variables (OPENAI_API_BASE, OPENAI_API_KEY ...)",
     ),
@@ -121,7 +134,11 @@ def command_subagent(
     env = {**recipe.env, **base} if recipe.env else (None if environ is None else base)
     try:
         return CommandSubagent(
-            [*recipe.command, *extra_args], env=env, prompt_dir=prompt_dir, name=name
+            [*recipe.command, *extra_args],
+            env=env,
+            prompt_dir=prompt_dir,
+            name=name,
+            setup_errors=recipe.setup_errors,
         )
     except ValueError as err:
         raise ConfigError([f"agent {name}: {err}"]) from None
