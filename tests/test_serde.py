@@ -19,6 +19,7 @@ from reflexkit import (
     Reflection,
     ReflectionCategory,
     ReflectionSource,
+    _serde,
     dumps,
     loads,
     structure,
@@ -249,3 +250,39 @@ def test_a_repeated_key_is_named(text: str, key: str) -> None:
 def test_keys_that_only_look_repeated_are_not(text: str) -> None:
     """Equal keys in different objects, and key-like text in strings, are not repeats."""
     assert loads(text) == json.loads(text)
+
+
+_REPEATED = [
+    ('{"a": 1, "a": 2}', "a"),
+    ('{"x": {"b": 1, "c": 2, "b": 3}}', "b"),
+    ('{"q\\"": 1, "q\\"": 2}', 'q"'),
+    ('{"s": "\\"t\\": 1", "t": 1, "t": 2}', "t"),
+]
+_LOOK_ALIKES = [
+    '{"a": "\\"a\\": 1", "b": ["a", "a"], "c": {"a": 1}}',
+    '{"k": "' + 'k\\":' * 1000 + '"}',
+    '{"\\\\": 1, "\\\\\\"": 2}',
+]
+
+
+def _big(doc: str) -> str:
+    """*doc* beside a string of escapes past the size from which RE2 counts the keys."""
+    return '{"pad": "' + '\\"\\\\' * (_serde._BIG_INPUT // 4 + 1) + '", "doc": ' + doc + "}"
+
+
+@pytest.mark.parametrize(("text", "key"), _REPEATED)
+def test_a_big_input_names_its_repeated_key_too(text: str, key: str) -> None:
+    """Past the size where RE2 scans, the same repeats are found (one scanner's answers)."""
+    with pytest.raises(ConfigError, match=f'the key "{re.escape(key)}" is repeated'):
+        loads(_big(text))
+
+
+@pytest.mark.parametrize("text", _LOOK_ALIKES)
+def test_a_big_input_with_look_alike_keys_parses(text: str) -> None:
+    """RE2's count of the keys is the stdlib's, so valid big input is never refused."""
+    big = _big(text)
+    assert len(big) >= _serde._BIG_INPUT
+    assert loads(big) == json.loads(big)
+    data = big.encode()
+    expected = sum(1 for colon in _serde._STRING_TOKEN.findall(data) if colon)
+    assert _serde._keys_written(data) == expected
