@@ -26,6 +26,7 @@ __all__ = [
     "Exchange",
     "FakeApi",
     "RecordedRequest",
+    "Reply",
     "Scripted",
 ]
 
@@ -299,11 +300,11 @@ class FakeApi:
 
     def _json_answer(self, data: object, /) -> Scripted:
         """A successful reply with *data* as its JSON (streamed when the request asks)."""
-        return _Json(200, orjson.dumps(data), {})
+        return Reply(200, orjson.dumps(data), {})
 
     def _error(self, status: int, message: str) -> Scripted:
         """An error reply in the API's own shape."""
-        return _Json(status, orjson.dumps({"error": {"message": message}}), {})
+        return Reply(status, orjson.dumps({"error": {"message": message}}), {})
 
     # --- lifecycle ---
 
@@ -393,7 +394,7 @@ class FakeApi:
         return self
 
     def _http(self, status: int, body: bytes, headers: dict[str, str], delay_s: float) -> Scripted:
-        return _Json(status, body, headers, delay_s)
+        return Reply(status, body, headers, delay_s)
 
     def when(
         self,
@@ -496,8 +497,8 @@ class FakeApi:
 
 
 @attrs.frozen
-class _Json:
-    """A complete HTTP response, after *delay_s*."""
+class Reply:
+    """A complete HTTP response, after *delay_s*; an API's subclass may stream it instead."""
 
     status: int
     body: bytes
@@ -508,4 +509,10 @@ class _Json:
         if self.delay_s and exchange.stopping.wait(self.delay_s):
             exchange.drop()
             return
-        exchange.send(self.status, self.body, self.headers)
+        if not self.streamed(exchange):
+            exchange.send(self.status, self.body, self.headers)
+
+    def streamed(self, exchange: Exchange, /) -> bool:
+        """Send the reply as a stream when the request asks for one; ``False`` when it didn't."""
+        del exchange
+        return False

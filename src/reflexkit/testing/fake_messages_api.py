@@ -39,6 +39,7 @@ from reflexkit.testing._fake_server import (
     FakeApi,
     Hang,
     RecordedRequest,
+    Reply,
     Scripted,
 )
 
@@ -175,16 +176,9 @@ def error_json(error_type: str, message: str) -> dict[str, Any]:
 
 
 @attrs.frozen
-class _Reply:
-    status: int
-    body: bytes
-    headers: dict[str, str]
-    delay_s: float = 0.0
-
-    def serve(self, exchange: Exchange, /) -> None:
-        if self.delay_s and exchange.stopping.wait(self.delay_s):
-            exchange.drop()
-            return
+class _Reply(Reply):
+    def streamed(self, exchange: Exchange, /) -> bool:
+        """A message asked for with ``"stream": true`` goes as server-sent events."""
         asked = exchange.request.json
         if self.status == HTTPStatus.OK and isinstance(asked, dict) and asked.get("stream") is True:
             with contextlib.suppress(orjson.JSONDecodeError):
@@ -192,8 +186,8 @@ class _Reply:
                 if isinstance(message, dict) and message.get("type") == "message":
                     exchange.start_stream(200, {"content-type": "text/event-stream"})
                     exchange.write(sse_events(message))
-                    return
-        exchange.send(self.status, self.body, self.headers)
+                    return True
+        return False
 
 
 @attrs.frozen

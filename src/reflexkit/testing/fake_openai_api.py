@@ -32,6 +32,7 @@ from reflexkit.testing._fake_server import (
     Exchange,
     FakeApi,
     RecordedRequest,
+    Reply,
     Scripted,
 )
 
@@ -330,16 +331,9 @@ class Turn:
 
 
 @attrs.frozen
-class _Reply:
-    status: int
-    body: bytes
-    headers: dict[str, str]
-    delay_s: float = 0.0
-
-    def serve(self, exchange: Exchange, /) -> None:
-        if self.delay_s and exchange.stopping.wait(self.delay_s):
-            exchange.drop()
-            return
+class _Reply(Reply):
+    def streamed(self, exchange: Exchange, /) -> bool:
+        """A completion or response asked for as a stream goes as server-sent events."""
         if self.status == HTTPStatus.OK and _asks_stream(exchange.request):
             try:
                 data = orjson.loads(self.body)
@@ -347,8 +341,8 @@ class _Reply:
                 data = None
             if isinstance(data, dict) and data.get("object") in {"chat.completion", "response"}:
                 _send(exchange, data)
-                return
-        exchange.send(self.status, self.body, self.headers)
+                return True
+        return False
 
 
 @attrs.frozen
