@@ -19,6 +19,7 @@ import os
 import re
 import select
 import stat
+import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import IO, Any, TypeVar, get_args, get_origin
@@ -582,6 +583,20 @@ def read_limited(stream: IO[bytes], *, source: str, limit: int = MAX_JSON_BYTES)
                     )
                 ]
             )
+
+
+def read_named(name: str, *, limit: int = MAX_JSON_BYTES) -> tuple[str, bytes]:
+    """Read the file a command line names, or standard input for ``-``; bounded by *limit*.
+
+    Returns:
+        Where it came from, to name it in messages (``stdin`` or the path), and its bytes.
+
+    Raises:
+        ConfigError: As :func:`read_limited` and :func:`read_file` say.
+    """
+    if name == "-":
+        return "stdin", read_limited(sys.stdin.buffer, source="stdin", limit=limit)
+    return name, read_file(name, source=name, limit=limit)
 
 
 def read_file(

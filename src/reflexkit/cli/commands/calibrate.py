@@ -6,7 +6,6 @@ AUC over all, over the high-confidence subset, and the pre-registered kill condi
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -93,12 +92,7 @@ def calibrate_command(  # noqa: PLR0913, PLR0917 -- click passes one parameter p
             EXIT_BAD_INPUT,
         )
     if labels is not None:
-        where = "stdin" if labels == "-" else labels
-        raw = (
-            _serde.read_limited(sys.stdin.buffer, source=where, limit=_MAX_LABELS_BYTES)
-            if labels == "-"
-            else _serde.read_file(labels, source=where, limit=_MAX_LABELS_BYTES)
-        )
+        where, raw = _serde.read_named(labels, limit=_MAX_LABELS_BYTES)
         pairs, invalid, problems = read_labels(raw, source=where)
         if invalid and not pairs:
             _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)

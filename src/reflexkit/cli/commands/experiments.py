@@ -6,7 +6,6 @@ with ``--json``. ``reflexkit calibrate`` is the third (P1).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -134,12 +133,7 @@ def outcomes_command(
     if board is not None and reports_dir is not None:
         _fail(["--board and --reports can't go together: count one or the other"], EXIT_BAD_INPUT)
     if board is not None:
-        where = "stdin" if board == "-" else board
-        raw = (
-            _serde.read_limited(sys.stdin.buffer, source=where, limit=_MAX_BOARD_BYTES)
-            if board == "-"
-            else _serde.read_file(board, source=where, limit=_MAX_BOARD_BYTES)
-        )
+        where, raw = _serde.read_named(board, limit=_MAX_BOARD_BYTES)
         tasks, invalid, problems = read_board(raw, source=where)
         if invalid and not tasks:
             _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)
