@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from reflexkit.containers import build_application
-from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
+from reflexkit.orchestrator import SubagentRequest, SubagentResult
 from reflexkit.tasks.config import (
     GeneratorBackend,
     JudgeMode,

@@ -25,8 +25,7 @@ from pathlib import Path
 from reflexkit.containers import build_application
 from reflexkit.events import Event, RunLog
 from reflexkit.models import FailureContext
-from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
-from reflexkit.orchestrator.verify import VerificationResult
+from reflexkit.orchestrator import SubagentRequest, SubagentResult, VerificationResult
 from reflexkit.tasks.config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
 from reflexkit.tasks.task import Subtask, Task
 

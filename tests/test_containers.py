@@ -19,8 +19,8 @@ from reflexkit.llm import Claude, Effort, OutputMode, Thinking
 from reflexkit.memory import InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureContext, ReflectionSource
-from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
+from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent
+from reflexkit.orchestrator._subagents import CommandSubagent, ScriptedSubagent
 from reflexkit.reflection._claude import ClaudeGenerator
 from reflexkit.reflection._fallback import FallbackGenerator
 from reflexkit.reflection._fixture import FixtureGenerator, fixture_key

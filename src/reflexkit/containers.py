@@ -187,21 +187,21 @@ class Orchestration(containers.DeclarativeContainer):
     subagent = providers.Selector(
         project.provided.config.orchestrator.subagent,
         command=providers.Factory(
-            _lazy("reflexkit.orchestrator.subagents:CommandSubagent"),
+            _lazy("reflexkit.orchestrator._subagents:CommandSubagent"),
             project.provided.config.orchestrator.agent_command,
         ),
         scripted=providers.Factory(
-            _lazy("reflexkit.orchestrator.subagents:ScriptedSubagent"), providers.Object({})
+            _lazy("reflexkit.orchestrator._subagents:ScriptedSubagent"), providers.Object({})
         ),
         **{
             "claude-code": providers.Factory(
-                _lazy("reflexkit.orchestrator.claude_code:ClaudeCodeSubagent.from_config"),
+                _lazy("reflexkit.orchestrator._claude_code:ClaudeCodeSubagent.from_config"),
                 project.provided.config.orchestrator,
             )
         },
     )
     verifier_for = providers.Factory(
-        _lazy("reflexkit.orchestrator.verify:verifier_factory"),
+        _lazy("reflexkit.orchestrator._verify:verifier_factory"),
         project.provided.config.verification,
     )
     claude_judge = providers.Factory(
@@ -335,7 +335,7 @@ class FakeServices(containers.DeclarativeContainer):
     store = providers.Singleton(_lazy("reflexkit.memory.in_memory:InMemoryMemory"))
     generator = providers.Singleton(_lazy("reflexkit.reflection._heuristic:HeuristicGenerator"))
     subagent = providers.Singleton(
-        _lazy("reflexkit.orchestrator.subagents:ScriptedSubagent"), providers.Object({})
+        _lazy("reflexkit.orchestrator._subagents:ScriptedSubagent"), providers.Object({})
     )
     rules = providers.Singleton(_lazy("reflexkit.insights.rules:FixedRules"))
     analyst = providers.Singleton(_lazy("reflexkit.insights.analysis:HeuristicAnalyst"))

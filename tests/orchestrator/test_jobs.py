@@ -19,8 +19,8 @@ import pytest
 
 from reflexkit.events import Event, RunLog
 from reflexkit.orchestrator._loop import Orchestrator, RunSummary
-from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
-from reflexkit.orchestrator.verify import Verifier
+from reflexkit.orchestrator._subagents import SubagentRequest, SubagentResult
+from reflexkit.orchestrator._verify import Verifier
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 

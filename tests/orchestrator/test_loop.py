@@ -18,13 +18,13 @@ import pytest
 
 from reflexkit.events import Event, EventKind, RunLog
 from reflexkit.orchestrator._loop import Orchestrator, RunSummary
-from reflexkit.orchestrator.subagents import (
+from reflexkit.orchestrator._subagents import (
     CommandSubagent,
     ScriptedSubagent,
     Subagent,
     SubagentResult,
 )
-from reflexkit.orchestrator.verify import Verifier
+from reflexkit.orchestrator._verify import Verifier
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 

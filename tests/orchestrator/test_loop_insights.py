@@ -48,13 +48,13 @@ from reflexkit.models import (
 )
 from reflexkit.orchestrator._insight_steps import LoopInsights, changed_files, snapshot
 from reflexkit.orchestrator._loop import Orchestrator, RunSummary
-from reflexkit.orchestrator.subagents import (
+from reflexkit.orchestrator._subagents import (
     CommandSubagent,
     ScriptedSubagent,
     SubagentRequest,
     SubagentResult,
 )
-from reflexkit.orchestrator.verify import verifier_factory
+from reflexkit.orchestrator._verify import verifier_factory
 from reflexkit.tasks.config import (
     InsightsConfig,
     OrchestratorConfig,

@@ -28,7 +28,7 @@ from reflexkit.containers import build_application, fake_services
 from reflexkit.events import Event, EventKind
 from reflexkit.llm import Claude
 from reflexkit.orchestrator._loop import RunSummary
-from reflexkit.orchestrator.subagents import CommandSubagent
+from reflexkit.orchestrator._subagents import CommandSubagent
 from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
 from reflexkit.reports.report import read_reports, report_schema
 from reflexkit.tasks.config import (

@@ -43,12 +43,12 @@ NOT_SINKS = {
     "reflexkit.events:RunLog.__init__": "opens the writer; RunLog.write gates",
     "reflexkit.reflection._fixture:FixtureRecorder._append": "called by generate, which gates",
     "reflexkit.llm._client:_request": "called by Claude.send, which gates every request",
-    "reflexkit.orchestrator.subagents:ScriptedSubagent.run": "the scripted agent's own edits",
+    "reflexkit.orchestrator._subagents:ScriptedSubagent.run": "the scripted agent's own edits",
     "reflexkit.memory.postgres:PostgresMemory._replay": "empties the spool: writes no text",
     "reflexkit.hooks._handlers:_state": "the hook's own counters: numbers and ids",
     "reflexkit.hooks._settings:install_hooks": "Claude Code's settings.json, the user's own file",
     "reflexkit.cli.commands.config:config_init": "project.json from our own defaults",
-    "reflexkit.orchestrator.claude_code:_own_session_launcher": "the launcher script we write",
+    "reflexkit.orchestrator._claude_code:_own_session_launcher": "the launcher script we write",
 }
 
 

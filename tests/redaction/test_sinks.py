@@ -23,8 +23,8 @@ from reflexkit.insights.models import Lesson
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._loop import Orchestrator
-from reflexkit.orchestrator.subagents import ScriptedSubagent, SubagentResult
-from reflexkit.orchestrator.verify import Verifier
+from reflexkit.orchestrator._subagents import ScriptedSubagent, SubagentResult
+from reflexkit.orchestrator._verify import Verifier
 from reflexkit.redaction import MAX_OUTPUT_CHARS
 from reflexkit.reports.judge import ClaudeJudge, JudgeInput
 from reflexkit.tasks.config import (

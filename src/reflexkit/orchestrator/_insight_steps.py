@@ -30,7 +30,7 @@ from reflexkit.insights.lessons import LessonBook, format_lessons, tool_of
 from reflexkit.insights.models import ActiveTask, Finding, Lesson
 from reflexkit.insights.rules import AttemptCheck, HistoryRules, InsightRules, RunStartCheck
 from reflexkit.models import FailureContext, FailureType, Reflection
-from reflexkit.orchestrator.verify import modified_files
+from reflexkit.orchestrator._verify import modified_files
 from reflexkit.tasks.config import InsightsConfig
 from reflexkit.tasks.task import Task
 

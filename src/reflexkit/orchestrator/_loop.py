@@ -77,13 +77,13 @@ from reflexkit.orchestrator._own_state import (
     no_space,
 )
 from reflexkit.orchestrator._schedule import Schedule
-from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
-from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
-from reflexkit.orchestrator.verify import (
+from reflexkit.orchestrator._subagents import Subagent, SubagentRequest, SubagentResult
+from reflexkit.orchestrator._verify import (
     VerificationResult,
     Verifier,
     failure_context,
 )
+from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
 from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 

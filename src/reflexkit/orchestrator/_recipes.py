@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from reflexkit.exceptions import ConfigError
-from reflexkit.orchestrator.subagents import CommandSubagent
+from reflexkit.orchestrator._subagents import CommandSubagent
 from reflexkit.tasks.config import AgentRecipe, OrchestratorConfig
 
 __all__ = ["COMMAND", "RECIPES", "agent_names", "command_subagent", "recipe_for"]

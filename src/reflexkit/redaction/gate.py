@@ -84,7 +84,7 @@ SINKS: Mapping[str, Sink] = {
             "prompt",
             ("reflexkit.reflection._prompts:_gated", "reflexkit.llm._client:Claude.send"),
         ),
-        Sink("agent_prompt", "prompt", ("reflexkit.orchestrator.subagents:_gated_prompt",)),
+        Sink("agent_prompt", "prompt", ("reflexkit.orchestrator._subagents:_gated_prompt",)),
         Sink("kept_prompt", "record", ("reflexkit.orchestrator._kept_prompts:keep_prompt",)),
         Sink("hook_output", "prompt", ("reflexkit.hooks._handlers:_hook_json",)),
         Sink("terminal", "terminal", ("reflexkit.cli._console:show",)),

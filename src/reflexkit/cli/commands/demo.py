@@ -17,7 +17,7 @@ from reflexkit.cli._core import (
 )
 from reflexkit.cli.commands.run import _orchestrate
 from reflexkit.containers import build_application
-from reflexkit.orchestrator.subagents import ScriptedSubagent
+from reflexkit.orchestrator._subagents import ScriptedSubagent
 from reflexkit.tasks.config import (
     GeneratorBackend,
     LoadedProject,

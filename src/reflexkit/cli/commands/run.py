@@ -30,10 +30,10 @@ from reflexkit.cli._core import (
 from reflexkit.containers import Application
 from reflexkit.events import Event, EventKind, RunLog, StagedEvents, load_subscribers
 from reflexkit.exceptions import ConfigError, RunInterrupted
+from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator._loop import RunSummary, run_order
 from reflexkit.orchestrator._recipes import COMMAND, RECIPES, command_subagent, recipe_for
-from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-from reflexkit.orchestrator.subagents import ScriptedSubagent, Subagent
+from reflexkit.orchestrator._subagents import ScriptedSubagent, Subagent
 from reflexkit.tasks.config import (
     AgentRecipe,
     GeneratorBackend,

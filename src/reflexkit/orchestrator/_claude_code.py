@@ -54,7 +54,7 @@ from reflexkit._files import atomic_write, read_regular
 from reflexkit._git import git_env, git_refusal
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator import _process
-from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
+from reflexkit.orchestrator._subagents import SubagentRequest, SubagentResult
 
 if TYPE_CHECKING:
     from reflexkit.tasks.config import OrchestratorConfig
@@ -151,7 +151,7 @@ def bundled_cli() -> Path:
 
 
 class ClaudeCodeSubagent:
-    """A :class:`~reflexkit.orchestrator.subagents.Subagent` that runs Claude Code.
+    """A :class:`~reflexkit.orchestrator._subagents.Subagent` that runs Claude Code.
 
     Each attempt is a fresh Claude Code session in the project folder with the attempt's
     prompt (the retry lessons included); its result text, cost in USD and number of turns
