@@ -102,6 +102,35 @@ SUBPACKAGES = {
         "format_reflections",
         "prompt_key",
     ],
+    "reflexkit.reports": [
+        "AttemptAudit",
+        "AttemptEnding",
+        "AttemptReporter",
+        "Calibration",
+        "ClaudeJudge",
+        "CompletionJudge",
+        "Ending",
+        "FixtureJudge",
+        "HeuristicJudge",
+        "JudgeInput",
+        "Judgement",
+        "RiskVerdict",
+        "Verdict",
+        "build_report",
+        "calibrate",
+        "calibrate_pairs",
+        "classify_ending",
+        "detectability",
+        "evaluate_risk",
+        "git_changes",
+        "git_history",
+        "read_labels",
+        "read_reports",
+        "report_schema",
+        "self_report_instructions",
+        "take_self_report",
+        "write_report",
+    ],
 }
 
 
@@ -127,7 +156,6 @@ NOT_YET_PRIVATE = {
     "reflexkit.memory",
     "reflexkit.readers",
     "reflexkit.redaction",
-    "reflexkit.reports",
     "reflexkit.tasks",
 }
 

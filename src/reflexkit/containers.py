@@ -205,7 +205,7 @@ class Orchestration(containers.DeclarativeContainer):
         project.provided.config.verification,
     )
     claude_judge = providers.Factory(
-        _lazy("reflexkit.reports.judge:ClaudeJudge"),
+        _lazy("reflexkit.reports._judge:ClaudeJudge"),
         claude,
         model=project.provided.config.reflexion.model,
         timeout_ms=project.provided.config.verification.judge_timeout_ms,
@@ -214,16 +214,16 @@ class Orchestration(containers.DeclarativeContainer):
         project.provided.config.verification.judge,
         off=providers.Object(None),
         llm=claude_judge,
-        heuristic=providers.Factory(_lazy("reflexkit.reports.judge:HeuristicJudge")),
+        heuristic=providers.Factory(_lazy("reflexkit.reports._judge:HeuristicJudge")),
         fixture=providers.Factory(
-            _lazy("reflexkit.reports.judge:FixtureJudge"),
+            _lazy("reflexkit.reports._judge:FixtureJudge"),
             providers.Callable(_judge_fixtures, project),
             model=project.provided.config.reflexion.model,
         ),
     )
     judge = providers.Resource(_closing, judge_backend)
     audit = providers.Factory(
-        _lazy("reflexkit.reports.audit:AttemptAudit"),
+        _lazy("reflexkit.reports._audit:AttemptAudit"),
         project,
         judge=judge,
         agent=project.provided.config.orchestrator.subagent,
@@ -340,7 +340,7 @@ class FakeServices(containers.DeclarativeContainer):
     rules = providers.Singleton(_lazy("reflexkit.insights.rules:FixedRules"))
     analyst = providers.Singleton(_lazy("reflexkit.insights.analysis:HeuristicAnalyst"))
     lessons = providers.Singleton(_lazy("reflexkit.insights.lessons:InMemoryLessons"))
-    judge = providers.Singleton(_lazy("reflexkit.reports.judge:HeuristicJudge"))
+    judge = providers.Singleton(_lazy("reflexkit.reports._judge:HeuristicJudge"))
 
 
 def build_application(project: LoadedProject) -> Application:

@@ -25,8 +25,8 @@ from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext
 from reflexkit.orchestrator._loop import build_prompt
 from reflexkit.reflection._claude import ClaudeGenerator
-from reflexkit.reports.judge import ClaudeJudge, JudgeInput
-from reflexkit.reports.report import AttemptReporter, ReportIds, diff_text
+from reflexkit.reports._judge import ClaudeJudge, JudgeInput
+from reflexkit.reports._report import AttemptReporter, ReportIds, diff_text
 from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReportsConfig
 from reflexkit.tasks.task import Subtask, Task, load_task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi

@@ -29,8 +29,8 @@ from reflexkit.events import Event, EventKind
 from reflexkit.llm import Claude
 from reflexkit.orchestrator._loop import RunSummary
 from reflexkit.orchestrator._subagents import CommandSubagent
-from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
-from reflexkit.reports.report import read_reports, report_schema
+from reflexkit.reports._judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
+from reflexkit.reports._report import read_reports, report_schema
 from reflexkit.tasks.config import (
     GeneratorBackend,
     JudgeMode,

@@ -26,7 +26,7 @@ from reflexkit.orchestrator._loop import Orchestrator
 from reflexkit.orchestrator._subagents import ScriptedSubagent, SubagentResult
 from reflexkit.orchestrator._verify import Verifier
 from reflexkit.redaction import MAX_OUTPUT_CHARS
-from reflexkit.reports.judge import ClaudeJudge, JudgeInput
+from reflexkit.reports._judge import ClaudeJudge, JudgeInput
 from reflexkit.tasks.config import (
     GeneratorBackend,
     LoadedProject,

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from reflexkit.reports.report import (
+from reflexkit.reports._report import (
     AttemptReporter,
     FileChange,
     GitChanges,

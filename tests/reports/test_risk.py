@@ -6,7 +6,7 @@ import pytest
 
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
-from reflexkit.reports.risk import (
+from reflexkit.reports._risk import (
     DEFAULT_ROWS,
     SurfaceRow,
     evaluate_risk,

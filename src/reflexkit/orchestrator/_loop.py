@@ -91,9 +91,9 @@ if TYPE_CHECKING:
     from reflexkit.insights.analysis import AnalysisOutcome
     from reflexkit.insights.models import Finding
     from reflexkit.reflection._protocols import ReflectionService
-    from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
-    from reflexkit.reports.ending import AttemptEnding
-    from reflexkit.reports.judge import Judgement
+    from reflexkit.reports._audit import AttemptAudit, AuditedAttempt
+    from reflexkit.reports._ending import AttemptEnding
+    from reflexkit.reports._judge import Judgement
 
 __all__ = [
     "Orchestrator",
@@ -187,7 +187,7 @@ class Orchestrator:
         reflect: Reflect on failures and put the lessons in retry prompts (``False`` when
             ``reflexion.enabled`` is off: plain retries; stuck detection still works).
         audit: Attempt reports and the completion judge (#18; see
-            :class:`~reflexkit.reports.audit.AttemptAudit`); ``None``: neither.
+            :class:`~reflexkit.reports._audit.AttemptAudit`); ``None``: neither.
         insights: The insight steps (paused subtasks, findings, nudges, lessons from other
             subtasks, analysis; docs/insights.md); ``None`` or disabled: none.
         keep_prompts: Keep each attempt's prompt under ``.reflexkit/runs/<run id>/prompts/``

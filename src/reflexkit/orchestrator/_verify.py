@@ -25,7 +25,7 @@ from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_process
 from reflexkit.readers.verdicts import verdict
 from reflexkit.redaction import Redactor, redact_failure
-from reflexkit.reports.risk import DEFAULT_RULES, on_surface
+from reflexkit.reports._risk import DEFAULT_RULES, on_surface
 from reflexkit.tasks.config import ReviewSurface, VerificationConfig
 from reflexkit.tasks.task import Subtask
 

@@ -66,7 +66,7 @@ SINKS: Mapping[str, Sink] = {
     for sink in (
         Sink("memory", "record", ("reflexkit.reflection._service:_gated",)),
         Sink("run_log", "record", ("reflexkit.events:RunLog.write",)),
-        Sink("report", "record", ("reflexkit.reports.report:write_report",)),
+        Sink("report", "record", ("reflexkit.reports._report:write_report",)),
         Sink("insights", "record", ("reflexkit.insights._jsonl:append_records",)),
         Sink("lessons", "record", ("reflexkit.insights._jsonl:append_records",)),
         Sink("hooks_log", "record", ("reflexkit.hooks._handlers:_log",)),
@@ -76,7 +76,7 @@ SINKS: Mapping[str, Sink] = {
             "record",
             (
                 "reflexkit.reflection._fixture:FixtureRecorder.generate",
-                "reflexkit.reports.judge:JudgeRecorder.judge",
+                "reflexkit.reports._judge:JudgeRecorder.judge",
             ),
         ),
         Sink(

@@ -13,7 +13,7 @@ import orjson
 
 from reflexkit import _serde
 from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state
-from reflexkit.reports.calibration import (
+from reflexkit.reports._calibration import (
     HIGH_CONFIDENCE,
     Calibration,
     Outcome,
@@ -21,7 +21,7 @@ from reflexkit.reports.calibration import (
     calibrate_pairs,
     read_labels,
 )
-from reflexkit.reports.report import read_reports
+from reflexkit.reports._report import read_reports
 
 __all__ = ["calibrate_command"]
 

@@ -14,10 +14,10 @@ import orjson
 from reflexkit import _serde
 from reflexkit._text import strip_control
 from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state
-from reflexkit.reports.calibration import KillCondition
-from reflexkit.reports.history import git_history
-from reflexkit.reports.outcomes import detectability, read_board, tasks_from_reports
-from reflexkit.reports.report import read_reports
+from reflexkit.reports._calibration import KillCondition
+from reflexkit.reports._history import git_history
+from reflexkit.reports._outcomes import detectability, read_board, tasks_from_reports
+from reflexkit.reports._report import read_reports
 
 __all__ = ["git_history_command", "outcomes_command"]
 

@@ -40,7 +40,7 @@ from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, utcnow
 from reflexkit.orchestrator._process import run_process
 from reflexkit.redaction.gate import outbound_data
-from reflexkit.reports.risk import RiskVerdict, evaluate_risk
+from reflexkit.reports._risk import RiskVerdict, evaluate_risk
 from reflexkit.tasks.config import LoadedProject, ReviewSurface, RiskConfig
 
 __all__ = [
@@ -169,7 +169,7 @@ class Verification:
         exit_code: Its exit code.
         judge: The completion judge's verdict, when one ran.
         ending: How the agent's last message ended the attempt (see
-            :func:`~reflexkit.reports.ending.classify_ending`).
+            :func:`~reflexkit.reports._ending.classify_ending`).
     """
 
     passed: bool | None = None

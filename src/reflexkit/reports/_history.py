@@ -14,7 +14,7 @@ wins:
    errors, CI, a syntax or compile error, a flaky test) or every file it changes is a test,
    build or CI file: a check run on every change would have caught it.
 2. ``human_review``: the change it repairs (else the repair itself) is on a surface the
-   review risk floor sends to review (:func:`~reflexkit.reports.risk.evaluate_risk`): a
+   review risk floor sends to review (:func:`~reflexkit.reports._risk.evaluate_risk`): a
    reviewer looking where the risk is would have caught it.
 3. ``self_reflection``: neither: nothing checked it and nothing flagged it; only the
    author's own reflection on what is most likely wrong could have.
@@ -38,8 +38,8 @@ from typing import Literal
 import attrs
 
 from reflexkit._git import git_env
-from reflexkit.reports.calibration import KillCondition
-from reflexkit.reports.risk import evaluate_risk, on_surface, rules_of
+from reflexkit.reports._calibration import KillCondition
+from reflexkit.reports._risk import evaluate_risk, on_surface, rules_of
 from reflexkit.tasks.config import ReviewSurface, RiskConfig
 
 __all__ = [

@@ -28,7 +28,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit.reports.calibration import KillCondition, json_records
+from reflexkit.reports._calibration import KillCondition, json_records
 
 __all__ = [
     "BASE_RATE_FLOOR",

@@ -1,8 +1,8 @@
 """What the retry loop does around each attempt for reports and the completion judge (#18).
 
-:class:`AttemptAudit` bundles the attempt report (:class:`~reflexkit.reports.report.
-AttemptReporter`) and the completion judge (:mod:`reflexkit.reports.report` and
-:mod:`reflexkit.reports.judge`) behind three calls the loop makes per attempt:
+:class:`AttemptAudit` bundles the attempt report (:class:`~reflexkit.reports._report.
+AttemptReporter`) and the completion judge (:mod:`reflexkit.reports._report` and
+:mod:`reflexkit.reports._judge`) behind three calls the loop makes per attempt:
 
 * :meth:`AttemptAudit.start` before the subagent runs: the starting commit, a stale
   self-report removed, and the prompt section that asks for a new one;
@@ -26,8 +26,8 @@ from typing import Any
 import attrs
 
 from reflexkit._git import git_env
-from reflexkit.reports.judge import CompletionJudge, JudgeInput, Judgement, read_instructions
-from reflexkit.reports.report import (
+from reflexkit.reports._judge import CompletionJudge, JudgeInput, Judgement, read_instructions
+from reflexkit.reports._report import (
     AttemptReporter,
     ReportIds,
     Verification,

@@ -43,7 +43,7 @@ from reflexkit.llm import DEFAULT_MODEL, Asker, reply_text
 from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection._fixture import _read as read_fixtures
 from reflexkit.reflection._prompts import Prompt, excerpt
-from reflexkit.reports.ending import Ending, classify_ending
+from reflexkit.reports._ending import Ending, classify_ending
 
 __all__ = [
     "JUDGE_SYSTEM_PROMPT",

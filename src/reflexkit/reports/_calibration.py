@@ -294,7 +294,7 @@ def calibrate(  # noqa: PLR0913 -- the input and the experiment's settings
 
     Args:
         reports: ``reflexkit.report.v1`` reports (see
-            :func:`~reflexkit.reports.report.read_reports`).
+            :func:`~reflexkit.reports._report.read_reports`).
         outcome: What counts as a good attempt.
         rounds: Bootstrap resamples.
         level: The interval's confidence level.
