@@ -14,7 +14,7 @@ from dependency_injector import containers, providers
 
 from reflexkit.containers import FakeServices, build_application, fake_services
 from reflexkit.exceptions import ConfigError
-from reflexkit.insights.analysis import ClaudeAnalyst
+from reflexkit.insights._analysis import ClaudeAnalyst
 from reflexkit.llm import Claude, Effort, OutputMode, Thinking
 from reflexkit.memory import InMemoryMemory, JsonlMemory
 from reflexkit.memory.postgres import PostgresMemory

@@ -248,35 +248,35 @@ class Insights(containers.DeclarativeContainer):
 
     clock = providers.Singleton(_clock_for, project.provided.config.reflexion)  # the runs'
     findings = providers.Singleton(
-        _lazy("reflexkit.insights.store:FindingLog"), project.provided.insights_path
+        _lazy("reflexkit.insights._store:FindingLog"), project.provided.insights_path
     )
     paused = providers.Singleton(
-        _lazy("reflexkit.insights.store:PausedSubtasks"),
+        _lazy("reflexkit.insights._store:PausedSubtasks"),
         project.provided.paused_path,
         runs=project.provided.runs_dir,
     )
     lessons = providers.Singleton(
-        _lazy("reflexkit.insights.lessons:JsonlLessons"), project.provided.lessons_path
+        _lazy("reflexkit.insights._lessons:JsonlLessons"), project.provided.lessons_path
     )
     rules = providers.Singleton(
-        _lazy("reflexkit.insights.rules:HistoryRules"),
+        _lazy("reflexkit.insights._rules:HistoryRules"),
         runs=project.provided.runs_dir,
         findings=findings,
         paused=paused,
         config=project.provided.config.insights,
         clock=clock,
     )
-    heuristic_analyst = providers.Singleton(_lazy("reflexkit.insights.analysis:HeuristicAnalyst"))
+    heuristic_analyst = providers.Singleton(_lazy("reflexkit.insights._analysis:HeuristicAnalyst"))
     analyst_backend = providers.Selector(
         project.provided.config.reflexion.backend,
         llm=providers.Factory(
-            _lazy("reflexkit.insights.analysis:ClaudeAnalyst"),
+            _lazy("reflexkit.insights._analysis:ClaudeAnalyst"),
             claude,
             # insights.model and insights.promptPath, else reflexion.model and the built-in
-            model=providers.Callable(_lazy("reflexkit.insights.analysis:analysis_model"), project),
+            model=providers.Callable(_lazy("reflexkit.insights._analysis:analysis_model"), project),
             timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
             system=providers.Callable(
-                _lazy("reflexkit.insights.analysis:analysis_prompt"), project
+                _lazy("reflexkit.insights._analysis:analysis_prompt"), project
             ),
         ),
         heuristic=heuristic_analyst,
@@ -284,7 +284,7 @@ class Insights(containers.DeclarativeContainer):
     )
     analyst = providers.Resource(_closing, analyst_backend)
     analysis = providers.Singleton(
-        _lazy("reflexkit.insights.analysis:AnalysisCycle"),
+        _lazy("reflexkit.insights._analysis:AnalysisCycle"),
         analyst=analyst,
         fallback=heuristic_analyst,
         findings=findings,
@@ -337,9 +337,9 @@ class FakeServices(containers.DeclarativeContainer):
     subagent = providers.Singleton(
         _lazy("reflexkit.orchestrator._subagents:ScriptedSubagent"), providers.Object({})
     )
-    rules = providers.Singleton(_lazy("reflexkit.insights.rules:FixedRules"))
-    analyst = providers.Singleton(_lazy("reflexkit.insights.analysis:HeuristicAnalyst"))
-    lessons = providers.Singleton(_lazy("reflexkit.insights.lessons:InMemoryLessons"))
+    rules = providers.Singleton(_lazy("reflexkit.insights._rules:FixedRules"))
+    analyst = providers.Singleton(_lazy("reflexkit.insights._analysis:HeuristicAnalyst"))
+    lessons = providers.Singleton(_lazy("reflexkit.insights._lessons:InMemoryLessons"))
     judge = providers.Singleton(_lazy("reflexkit.reports._judge:HeuristicJudge"))
 
 

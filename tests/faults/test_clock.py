@@ -15,8 +15,8 @@ from pathlib import Path
 import attrs
 
 from reflexkit.insights import Rule
-from reflexkit.insights.history import AttemptRecord
-from reflexkit.insights.rules import file_findings
+from reflexkit.insights._history import AttemptRecord
+from reflexkit.insights._rules import file_findings
 from reflexkit.memory import JsonlMemory
 from reflexkit.tasks.config import InsightsConfig
 from reflexkit.testing.memory_contract import make_reflection

@@ -36,7 +36,7 @@ from reflexkit.insights import (
     PausedSubtasks,
     RunLogReader,
 )
-from reflexkit.insights.rules import NUDGE_HEADING
+from reflexkit.insights._rules import NUDGE_HEADING
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.memory import InMemoryMemory
 from reflexkit.models import (

@@ -36,10 +36,10 @@ WRITERS = ("LineWriter", "atomic_write", "append_records", "create")
 insights store, a Messages API request."""
 
 NOT_SINKS = {
-    "reflexkit.insights.store:FindingLog.add": "writes through append_records, gated",
-    "reflexkit.insights.store:PausedSubtasks.pause": "writes through append_records, gated",
-    "reflexkit.insights.store:PausedSubtasks.resume": "writes through append_records, gated",
-    "reflexkit.insights.lessons:JsonlLessons._store": "writes through append_records, gated",
+    "reflexkit.insights._store:FindingLog.add": "writes through append_records, gated",
+    "reflexkit.insights._store:PausedSubtasks.pause": "writes through append_records, gated",
+    "reflexkit.insights._store:PausedSubtasks.resume": "writes through append_records, gated",
+    "reflexkit.insights._lessons:JsonlLessons._store": "writes through append_records, gated",
     "reflexkit.events:RunLog.__init__": "opens the writer; RunLog.write gates",
     "reflexkit.reflection._fixture:FixtureRecorder._append": "called by generate, which gates",
     "reflexkit.llm._client:_request": "called by Claude.send, which gates every request",

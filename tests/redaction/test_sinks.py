@@ -19,7 +19,7 @@ from reflexkit.cli import cli
 from reflexkit.containers import build_application
 from reflexkit.events import RunLog
 from reflexkit.insights import JsonlLessons, PausedSubtasks
-from reflexkit.insights.models import Lesson
+from reflexkit.insights._models import Lesson
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._loop import Orchestrator

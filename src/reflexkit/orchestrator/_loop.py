@@ -88,8 +88,8 @@ from reflexkit.tasks.config import OrchestratorConfig
 from reflexkit.tasks.task import Subtask, Task
 
 if TYPE_CHECKING:
-    from reflexkit.insights.analysis import AnalysisOutcome
-    from reflexkit.insights.models import Finding
+    from reflexkit.insights._analysis import AnalysisOutcome
+    from reflexkit.insights._models import Finding
     from reflexkit.reflection._protocols import ReflectionService
     from reflexkit.reports._audit import AttemptAudit, AuditedAttempt
     from reflexkit.reports._ending import AttemptEnding

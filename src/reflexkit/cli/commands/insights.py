@@ -20,12 +20,12 @@ from reflexkit import _serde
 from reflexkit.cli._console import show
 from reflexkit.cli._core import EXIT_FAILED, _app, _fail
 from reflexkit.events import EventKind
+from reflexkit.insights._analysis import AnalysisOutcome
 from reflexkit.insights._events import InsightEvent
-from reflexkit.insights.analysis import AnalysisOutcome
-from reflexkit.insights.history import RunLogReader
-from reflexkit.insights.lessons import harvest
-from reflexkit.insights.models import Finding, PausedEntry
-from reflexkit.insights.watch import FolderWaker, InsightWatch, StopSignals, analysis_input
+from reflexkit.insights._history import RunLogReader
+from reflexkit.insights._lessons import harvest
+from reflexkit.insights._models import Finding, PausedEntry
+from reflexkit.insights._watch import FolderWaker, InsightWatch, StopSignals, analysis_input
 from reflexkit.models import utcnow
 from reflexkit.redaction.gate import outbound_data
 from reflexkit.tasks.config import LoadedProject

@@ -1,7 +1,7 @@
 """Lessons that travel: a suggestion that led to a pass on one subtask helps another.
 
 A reflection whose lessons were in the prompt of a passing attempt (``ledToSuccess`` in the
-run log) becomes a :class:`~reflexkit.insights.models.Lesson`: the failure's fingerprint, its
+run log) becomes a :class:`~reflexkit.insights._models.Lesson`: the failure's fingerprint, its
 type, the tool that reported it and the suggestion that worked. A later failure of *another*
 subtask (or task) with the same fingerprint, or the same tool and failure type, gets up to
 ``insights.maxLessons`` of them in a labelled section of its retry prompt
@@ -40,9 +40,9 @@ from reflexkit._keys import lessons_key, signed, verified
 from reflexkit._lines import open_lines, scan
 from reflexkit._text import fence, one_line
 from reflexkit.exceptions import StoreError
+from reflexkit.insights._history import RunHistory
 from reflexkit.insights._jsonl import append_records
-from reflexkit.insights.history import RunHistory
-from reflexkit.insights.models import Lesson, new_lesson_id
+from reflexkit.insights._models import Lesson, new_lesson_id
 from reflexkit.models import FailureContext, FailureType, Reflection, utcnow
 from reflexkit.redaction.gate import outbound_data
 from reflexkit.reflection._classify import classify

@@ -1,6 +1,6 @@
 """The rule tier: patterns in the run history that cost no LLM call.
 
-:class:`HistoryRules` reads the run logs (through :class:`~reflexkit.insights.history.RunLogReader`,
+:class:`HistoryRules` reads the run logs (through :class:`RunLogReader`,
 incrementally) and the paused-subtasks file, and answers the loop at two points:
 
 * :meth:`HistoryRules.at_run_start`: which subtasks to skip as ``paused``, plus the findings
@@ -25,9 +25,9 @@ import attrs
 
 from reflexkit.events import Event
 from reflexkit.exceptions import StoreError
+from reflexkit.insights._history import AttemptRecord, RunHistory, RunLogReader, SubtaskRun
 from reflexkit.insights._jsonl import SayOnce
-from reflexkit.insights.history import AttemptRecord, RunHistory, RunLogReader, SubtaskRun
-from reflexkit.insights.models import (
+from reflexkit.insights._models import (
     Finding,
     PausedEntry,
     Rule,
@@ -35,7 +35,7 @@ from reflexkit.insights.models import (
     SubjectType,
     description_hash,
 )
-from reflexkit.insights.store import FindingLog, PausedSubtasks
+from reflexkit.insights._store import FindingLog, PausedSubtasks
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.tasks.config import InsightsConfig
 from reflexkit.tasks.task import Subtask, Task

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 
+from reflexkit.insights._history import RunLogReader
 from reflexkit.insights._jsonl import append_records, read_records
-from reflexkit.insights.history import RunLogReader
-from reflexkit.insights.models import Finding, PausedEntry, description_hash
+from reflexkit.insights._models import Finding, PausedEntry, description_hash
 from reflexkit.models import utcnow
 
 __all__ = ["FindingLog", "PausedSubtasks"]

@@ -3,7 +3,7 @@
 ``reflexkit insights --watch`` (after Wintermute's reflection loop) waits on the run-log
 folder, ``.reflexkit/runs``. When a run logs a failed attempt (or a subtask's run ends stuck
 or exhausted), the rules look at the whole
-history at once (:meth:`~reflexkit.insights.rules.HistoryRules.sweep`: a subtask failed in
+history at once (:meth:`~reflexkit.insights._rules.HistoryRules.sweep`: a subtask failed in
 its last runs is paused, new findings are logged); every ``every`` completed attempts (passed
 or failed), the analysis runs once over the recent findings (none: no call). What it finds
 and does is handed out as events (:func:`~reflexkit.insights._events.insight_events`).
@@ -33,12 +33,12 @@ from types import FrameType
 from typing import Protocol, Self
 
 from reflexkit._files import make_dirs
+from reflexkit.insights._analysis import AnalysisCycle, AnalysisOutcome, active_tasks
 from reflexkit.insights._events import InsightEvent, insight_events
-from reflexkit.insights.analysis import AnalysisCycle, AnalysisOutcome, active_tasks
-from reflexkit.insights.history import AttemptRecord, RunHistory
-from reflexkit.insights.models import ActiveTask, Finding, Rule
-from reflexkit.insights.rules import HistoryRules
-from reflexkit.insights.store import FindingLog, PausedSubtasks
+from reflexkit.insights._history import AttemptRecord, RunHistory
+from reflexkit.insights._models import ActiveTask, Finding, Rule
+from reflexkit.insights._rules import HistoryRules
+from reflexkit.insights._store import FindingLog, PausedSubtasks
 from reflexkit.models import utcnow
 
 __all__ = ["FolderWaker", "InsightWatch", "StopSignals", "analysis_input"]

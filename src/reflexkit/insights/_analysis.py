@@ -24,10 +24,10 @@ from reflexkit import _serde
 from reflexkit._files import read_regular
 from reflexkit._text import cut_middle, fence
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
+from reflexkit.insights._history import AttemptRecord, RunHistory
 from reflexkit.insights._jsonl import SayOnce
-from reflexkit.insights.history import AttemptRecord, RunHistory
-from reflexkit.insights.lessons import LessonBook
-from reflexkit.insights.models import (
+from reflexkit.insights._lessons import LessonBook
+from reflexkit.insights._models import (
     ActiveTask,
     AnalysisReply,
     Finding,
@@ -42,7 +42,7 @@ from reflexkit.insights.models import (
     TaskActionKind,
     new_lesson_id,
 )
-from reflexkit.insights.store import FindingLog, PausedSubtasks
+from reflexkit.insights._store import FindingLog, PausedSubtasks
 from reflexkit.llm import DEFAULT_MODEL, Asker, Claude, reply_text
 from reflexkit.models import FailureType, utcnow
 from reflexkit.tasks.config import LoadedProject
