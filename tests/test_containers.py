@@ -25,7 +25,7 @@ from reflexkit.reflection._claude import ClaudeGenerator
 from reflexkit.reflection._fallback import FallbackGenerator
 from reflexkit.reflection._fixture import FixtureGenerator, fixture_key
 from reflexkit.reflection._heuristic import HeuristicGenerator
-from reflexkit.tasks.config import (
+from reflexkit.tasks._config import (
     ClaudeCodeConfig,
     GeneratorBackend,
     LoadedProject,
@@ -37,7 +37,7 @@ from reflexkit.tasks.config import (
     SubagentKind,
     VerificationConfig,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 
 FAILURE = FailureContext(
     task_id="t",
@@ -225,7 +225,7 @@ def test_a_heuristic_project_never_loads_the_sdk(tmp_path: Path) -> None:
     code = (
         "import sys, pathlib\n"
         "from reflexkit.containers import build_application\n"
-        "from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReflexionConfig\n"
+        "from reflexkit.tasks._config import LoadedProject, ProjectConfig, ReflexionConfig\n"
         "config = ProjectConfig(reflexion=ReflexionConfig(backend='heuristic'))\n"
         "app = build_application(LoadedProject(config=config, root=pathlib.Path(sys.argv[1])))\n"
         "app.init_resources()\n"

@@ -169,6 +169,19 @@ SUBPACKAGES = {
         "take_self_report",
         "write_report",
     ],
+    "reflexkit.tasks": [
+        "LoadedProject",
+        "MemoryConfig",
+        "OrchestratorConfig",
+        "ProjectConfig",
+        "ReflexionConfig",
+        "Subtask",
+        "Task",
+        "VerificationConfig",
+        "load_project",
+        "load_task",
+        "parse_task",
+    ],
 }
 
 
@@ -193,7 +206,6 @@ NOT_YET_PRIVATE = {
     "reflexkit.memory",
     "reflexkit.readers",
     "reflexkit.redaction",
-    "reflexkit.tasks",
 }
 
 

@@ -44,14 +44,14 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         SubagentResult,
     )
     from reflexkit.reflection._protocols import ReflectionGenerator, ReflectionService
-    from reflexkit.tasks.config import (
+    from reflexkit.tasks._config import (
         LoadedProject,
         ProjectConfig,
         ReflexionConfig,
         VerificationConfig,
         load_project,
     )
-    from reflexkit.tasks.task import Subtask, Task, load_task
+    from reflexkit.tasks._task import Subtask, Task, load_task
 
 __all__ = [
     "Application",
@@ -113,9 +113,9 @@ __getattr__, __dir__ = lazy_exports(
                 "VerificationConfig",
                 "load_project",
             ),
-            "tasks.config",
+            "tasks._config",
         ),
-        **dict.fromkeys(("Subtask", "Task", "load_task"), "tasks.task"),
+        **dict.fromkeys(("Subtask", "Task", "load_task"), "tasks._task"),
         # the models
         **dict.fromkeys(
             (

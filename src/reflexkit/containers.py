@@ -32,7 +32,7 @@ with without_integrations(
 from reflexkit.memory.protocols import EpisodicMemory
 from reflexkit.models import LogicalClock, utcnow
 from reflexkit.reflection._protocols import ReflectionService
-from reflexkit.tasks.config import LoadedProject, ReflexionConfig
+from reflexkit.tasks._config import LoadedProject, ReflexionConfig
 
 __all__ = [
     "Application",

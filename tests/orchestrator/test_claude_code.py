@@ -26,7 +26,7 @@ from reflexkit.exceptions import SetupError
 from reflexkit.llm import Effort
 from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent, permission_rules
 from reflexkit.orchestrator._subagents import SubagentRequest, SubagentResult
-from reflexkit.tasks.config import ClaudeCodeConfig, OrchestratorConfig
+from reflexkit.tasks._config import ClaudeCodeConfig, OrchestratorConfig
 from reflexkit.testing.fake_messages_api import (
     Exchange,
     FakeMessagesApi,

@@ -6,7 +6,7 @@ import pytest
 
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
-from reflexkit.tasks.config import OrchestratorConfig, ProjectConfig, VerificationConfig
+from reflexkit.tasks._config import OrchestratorConfig, ProjectConfig, VerificationConfig
 
 
 def test_defaults() -> None:

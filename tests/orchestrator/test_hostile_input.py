@@ -27,8 +27,8 @@ from reflexkit.orchestrator._loop import build_prompt
 from reflexkit.reflection._claude import ClaudeGenerator
 from reflexkit.reports._judge import ClaudeJudge, JudgeInput
 from reflexkit.reports._report import AttemptReporter, ReportIds, diff_text
-from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReportsConfig
-from reflexkit.tasks.task import Subtask, Task, load_task
+from reflexkit.tasks._config import LoadedProject, ProjectConfig, ReportsConfig
+from reflexkit.tasks._task import Subtask, Task, load_task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 PY = shlex.quote(sys.executable)

@@ -25,8 +25,8 @@ from reflexkit.orchestrator._subagents import (
     SubagentResult,
 )
 from reflexkit.orchestrator._verify import Verifier
-from reflexkit.tasks.config import OrchestratorConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._config import OrchestratorConfig
+from reflexkit.tasks._task import Subtask, Task
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application, FakeServices

@@ -55,13 +55,13 @@ from reflexkit.orchestrator._subagents import (
     SubagentResult,
 )
 from reflexkit.orchestrator._verify import verifier_factory
-from reflexkit.tasks.config import (
+from reflexkit.tasks._config import (
     InsightsConfig,
     OrchestratorConfig,
     VerificationConfig,
     load_project,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application, FakeServices

@@ -31,7 +31,7 @@ from reflexkit.orchestrator._loop import RunSummary
 from reflexkit.orchestrator._subagents import CommandSubagent
 from reflexkit.reports._judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
 from reflexkit.reports._report import read_reports, report_schema
-from reflexkit.tasks.config import (
+from reflexkit.tasks._config import (
     GeneratorBackend,
     JudgeMode,
     LoadedProject,
@@ -42,7 +42,7 @@ from reflexkit.tasks.config import (
     ReportsConfig,
     VerificationConfig,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 PY = shlex.quote(sys.executable)

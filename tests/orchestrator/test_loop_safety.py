@@ -29,8 +29,8 @@ from reflexkit.orchestrator._subagents import (
     SubagentResult,
 )
 from reflexkit.orchestrator._verify import Verifier
-from reflexkit.tasks.config import OrchestratorConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._config import OrchestratorConfig
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.memory_contract import make_reflection
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit.exceptions import ConfigError
-from reflexkit.tasks.task import Subtask, Task, load_task
+from reflexkit.tasks._task import Subtask, Task, load_task
 
 ID_EXPECTED = (
     "an id of letters, digits, '.', '_' or '-', starting with a letter or a digit, "

@@ -27,14 +27,14 @@ from reflexkit.orchestrator._subagents import ScriptedSubagent, SubagentResult
 from reflexkit.orchestrator._verify import Verifier
 from reflexkit.redaction import MAX_OUTPUT_CHARS
 from reflexkit.reports._judge import ClaudeJudge, JudgeInput
-from reflexkit.tasks.config import (
+from reflexkit.tasks._config import (
     GeneratorBackend,
     LoadedProject,
     OrchestratorConfig,
     ProjectConfig,
     ReflexionConfig,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 # Fake values in real formats, assembled so no scanner mistakes this file for a leak.

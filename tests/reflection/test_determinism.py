@@ -17,7 +17,7 @@ from reflexkit.reflection._fingerprint import fingerprint
 from reflexkit.reflection._heuristic import HeuristicGenerator
 from reflexkit.reflection._prompts import reflection_request
 from reflexkit.reflection._service import DefaultReflectionService
-from reflexkit.tasks.config import GeneratorBackend, ReflexionConfig
+from reflexkit.tasks._config import GeneratorBackend, ReflexionConfig
 
 OUTPUT = (
     "FAIL: test_add_positive (test_calc.AddTests.test_add_positive)\n"

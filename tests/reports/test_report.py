@@ -28,7 +28,7 @@ from reflexkit.reports._report import (
     take_self_report,
     write_report,
 )
-from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReportsConfig
+from reflexkit.tasks._config import LoadedProject, ProjectConfig, ReportsConfig
 
 from .conftest import git
 

@@ -14,7 +14,7 @@ from reflexkit.reports._risk import (
     rules_of,
     surface_of,
 )
-from reflexkit.tasks.config import ProjectConfig, ReviewSurface, RiskConfig
+from reflexkit.tasks._config import ProjectConfig, ReviewSurface, RiskConfig
 
 S = ReviewSurface
 

@@ -46,7 +46,7 @@ from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
 from reflexkit.models import FailureContext, FailureType, utcnow
 from reflexkit.redaction.gate import outbound_data
-from reflexkit.tasks.config import LoadedProject, load_project
+from reflexkit.tasks._config import LoadedProject, load_project
 
 if TYPE_CHECKING:
     from reflexkit.reports._ending import AttemptEnding

@@ -45,7 +45,7 @@ from reflexkit.insights._models import (
 from reflexkit.insights._store import FindingLog, PausedSubtasks
 from reflexkit.llm import DEFAULT_MODEL, Asker, Claude, reply_text
 from reflexkit.models import FailureType, utcnow
-from reflexkit.tasks.config import LoadedProject
+from reflexkit.tasks._config import LoadedProject
 
 __all__ = [
     "ANALYSIS_SYSTEM_PROMPT",

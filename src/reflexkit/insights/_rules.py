@@ -37,8 +37,8 @@ from reflexkit.insights._models import (
 )
 from reflexkit.insights._store import FindingLog, PausedSubtasks
 from reflexkit.models import FailureContext, FailureType, utcnow
-from reflexkit.tasks.config import InsightsConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._config import InsightsConfig
+from reflexkit.tasks._task import Subtask, Task
 
 __all__ = [
     "AttemptCheck",

@@ -72,7 +72,7 @@ from reflexkit.memory._codec import (
 from reflexkit.memory._index import IndexDoubtError, OffsetIndex, pair_key, subtask_key
 from reflexkit.memory.protocols import ONCE_WINDOW, MemoryStats
 from reflexkit.models import Reflection
-from reflexkit.tasks.config import Durability
+from reflexkit.tasks._config import Durability
 
 __all__ = ["JsonlMemory"]
 

@@ -28,7 +28,7 @@ from reflexkit.redaction import Redactor, redact_text
 from reflexkit.reflection._classify import classify
 from reflexkit.reflection._fingerprint import fingerprint, fingerprint_findings, normalise
 from reflexkit.reflection._protocols import ReflectionService
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 
 __all__ = [
     "MAX_LOGGED_CHARS",

@@ -57,7 +57,7 @@ from reflexkit.orchestrator import _process
 from reflexkit.orchestrator._subagents import SubagentRequest, SubagentResult
 
 if TYPE_CHECKING:
-    from reflexkit.tasks.config import OrchestratorConfig
+    from reflexkit.tasks._config import OrchestratorConfig
 
 __all__ = [
     "DENIED_TOOLS",

@@ -31,8 +31,8 @@ from reflexkit.insights._models import ActiveTask, Finding, Lesson
 from reflexkit.insights._rules import AttemptCheck, HistoryRules, InsightRules, RunStartCheck
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator._verify import modified_files
-from reflexkit.tasks.config import InsightsConfig
-from reflexkit.tasks.task import Task
+from reflexkit.tasks._config import InsightsConfig
+from reflexkit.tasks._task import Task
 
 __all__ = [
     "InsightEvent",

@@ -84,8 +84,8 @@ from reflexkit.orchestrator._verify import (
     failure_context,
 )
 from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
-from reflexkit.tasks.config import OrchestratorConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._config import OrchestratorConfig
+from reflexkit.tasks._task import Subtask, Task
 
 if TYPE_CHECKING:
     from reflexkit.insights._analysis import AnalysisOutcome

@@ -26,8 +26,8 @@ from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_p
 from reflexkit.readers.verdicts import verdict
 from reflexkit.redaction import Redactor, redact_failure
 from reflexkit.reports._risk import DEFAULT_RULES, on_surface
-from reflexkit.tasks.config import ReviewSurface, VerificationConfig
-from reflexkit.tasks.task import Subtask
+from reflexkit.tasks._config import ReviewSurface, VerificationConfig
+from reflexkit.tasks._task import Subtask
 
 __all__ = [
     "EXIT_NOT_FOUND",

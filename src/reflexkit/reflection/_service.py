@@ -33,7 +33,7 @@ from reflexkit.redaction import MAX_OUTPUT_CHARS, window
 from reflexkit.redaction.gate import outbound, outbound_data
 from reflexkit.reflection._protocols import ReflectionGenerator
 from reflexkit.reflection._retry_prompt import format_reflections
-from reflexkit.tasks.config import FixtureMiss, ReflexionConfig
+from reflexkit.tasks._config import FixtureMiss, ReflexionConfig
 
 if TYPE_CHECKING:
     from reflexkit.reflection._fixture import FixtureMissingError

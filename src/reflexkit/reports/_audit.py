@@ -34,7 +34,7 @@ from reflexkit.reports._report import (
     diff_text,
     safe_id,
 )
-from reflexkit.tasks.config import LoadedProject
+from reflexkit.tasks._config import LoadedProject
 
 __all__ = ["AttemptAudit", "AuditedAttempt"]
 

@@ -40,7 +40,7 @@ import attrs
 from reflexkit._git import git_env
 from reflexkit.reports._calibration import KillCondition
 from reflexkit.reports._risk import evaluate_risk, on_surface, rules_of
-from reflexkit.tasks.config import ReviewSurface, RiskConfig
+from reflexkit.tasks._config import ReviewSurface, RiskConfig
 
 __all__ = [
     "MIN_SIGNALS",

@@ -41,7 +41,7 @@ from reflexkit.models import at_least, utcnow
 from reflexkit.orchestrator._process import run_process
 from reflexkit.redaction.gate import outbound_data
 from reflexkit.reports._risk import RiskVerdict, evaluate_risk
-from reflexkit.tasks.config import LoadedProject, ReviewSurface, RiskConfig
+from reflexkit.tasks._config import LoadedProject, ReviewSurface, RiskConfig
 
 __all__ = [
     "REPORT_SCHEMA_ID",

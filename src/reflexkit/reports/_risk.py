@@ -27,7 +27,7 @@ from functools import cache
 
 import attrs
 
-from reflexkit.tasks.config import ReviewSurface, RiskConfig, SurfaceRule
+from reflexkit.tasks._config import ReviewSurface, RiskConfig, SurfaceRule
 
 __all__ = [
     "DEFAULT_ROWS",
@@ -79,7 +79,7 @@ class SurfaceRow:
 
     @property
     def rule(self) -> SurfaceRule:
-        """The row as a :class:`~reflexkit.tasks.config.SurfaceRule` (what project.json holds)."""
+        """The row as a :class:`~reflexkit.tasks._config.SurfaceRule` (what project.json holds)."""
         words = (_WORD + "(?:" + "|".join(self.words) + ")" + _END,) if self.words else ()
         return SurfaceRule(weight=self.weight, patterns=words + self.patterns)
 

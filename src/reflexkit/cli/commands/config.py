@@ -14,7 +14,7 @@ from reflexkit.cli._core import (
     _fail,
     _state,
 )
-from reflexkit.tasks.config import (
+from reflexkit.tasks._config import (
     CONFIG_RELPATH,
     ProjectConfig,
 )

@@ -18,14 +18,14 @@ from reflexkit.cli._core import (
 from reflexkit.cli.commands.run import _orchestrate
 from reflexkit.containers import build_application
 from reflexkit.orchestrator._subagents import ScriptedSubagent
-from reflexkit.tasks.config import (
+from reflexkit.tasks._config import (
     GeneratorBackend,
     LoadedProject,
     ProjectConfig,
     ReflexionConfig,
     VerificationConfig,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 
 __all__ = ["demo"]
 

@@ -22,7 +22,7 @@ from reflexkit.cli._core import (
 )
 from reflexkit.models import utcnow
 from reflexkit.reflection._retry_prompt import format_reflections
-from reflexkit.tasks.config import MAX_DAYS
+from reflexkit.tasks._config import MAX_DAYS
 
 __all__ = ["memory", "prune", "recent", "stats"]
 

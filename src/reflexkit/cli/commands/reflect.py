@@ -22,7 +22,7 @@ from reflexkit.cli._core import (
     _service,
     _state,
 )
-from reflexkit.tasks.config import (
+from reflexkit.tasks._config import (
     GeneratorBackend,
 )
 
@@ -175,7 +175,7 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
 def _memory_problem(ctx: click.Context) -> str | None:
     """What in the setup keeps the JSONL memory from being written, if that is the cause."""
     from reflexkit.cli._setup import memory_setup_problem  # noqa: PLC0415 -- only on error
-    from reflexkit.tasks.config import MemoryBackend  # noqa: PLC0415
+    from reflexkit.tasks._config import MemoryBackend  # noqa: PLC0415
 
     project = _state(ctx).project()
     if project.config.memory.backend is not MemoryBackend.JSONL:

@@ -34,12 +34,12 @@ from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator._loop import RunSummary, run_order
 from reflexkit.orchestrator._recipes import COMMAND, RECIPES, command_subagent, recipe_for
 from reflexkit.orchestrator._subagents import ScriptedSubagent, Subagent
-from reflexkit.tasks.config import (
+from reflexkit.tasks._config import (
     AgentRecipe,
     GeneratorBackend,
     SubagentKind,
 )
-from reflexkit.tasks.task import Task, load_task
+from reflexkit.tasks._task import Task, load_task
 
 __all__ = ["run"]
 

@@ -22,7 +22,7 @@ import attrs
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import ID_PATTERN, _show, at_least, check_id, non_empty
-from reflexkit.tasks.config import expand_user
+from reflexkit.tasks._config import expand_user
 
 __all__ = ["ID_PATTERN", "Subtask", "Task", "check_id", "load_task", "parse_task"]
 
