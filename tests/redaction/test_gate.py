@@ -47,7 +47,7 @@ NOT_SINKS = {
     "reflexkit.memory.postgres:PostgresMemory._replay": "empties the spool: writes no text",
     "reflexkit.hooks._handlers:_state": "the hook's own counters: numbers and ids",
     "reflexkit.hooks._settings:install_hooks": "Claude Code's settings.json, the user's own file",
-    "reflexkit.cli.commands.config:config_init": "project.json from our own defaults",
+    "reflexkit.cli.commands._config:config_init": "project.json from our own defaults",
     "reflexkit.orchestrator._claude_code:_own_session_launcher": "the launcher script we write",
 }
 

@@ -15,7 +15,7 @@ from reflexkit.cli._core import (
     EXIT_FAILED,
     _fail,
 )
-from reflexkit.cli.commands.run import _orchestrate
+from reflexkit.cli.commands._run import _orchestrate
 from reflexkit.containers import build_application
 from reflexkit.orchestrator._subagents import ScriptedSubagent
 from reflexkit.tasks._config import (
