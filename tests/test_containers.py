@@ -17,7 +17,7 @@ from reflexkit.exceptions import ConfigError
 from reflexkit.insights._analysis import ClaudeAnalyst
 from reflexkit.llm import Claude, Effort, OutputMode, Thinking
 from reflexkit.memory import InMemoryMemory, JsonlMemory
-from reflexkit.memory.postgres import PostgresMemory
+from reflexkit.memory._postgres import PostgresMemory
 from reflexkit.models import FailureContext, ReflectionSource
 from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent
 from reflexkit.orchestrator._subagents import CommandSubagent, ScriptedSubagent

@@ -29,7 +29,7 @@ with without_integrations(
 ):
     from dependency_injector import containers, providers
 
-from reflexkit.memory.protocols import EpisodicMemory
+from reflexkit.memory._protocols import EpisodicMemory
 from reflexkit.models import LogicalClock, utcnow
 from reflexkit.reflection._protocols import ReflectionService
 from reflexkit.tasks._config import LoadedProject, ReflexionConfig
@@ -101,12 +101,12 @@ class Memory(containers.DeclarativeContainer):
     project = providers.Dependency(instance_of=LoadedProject)
 
     jsonl = providers.Factory(
-        _lazy("reflexkit.memory.jsonl:JsonlMemory"),
+        _lazy("reflexkit.memory._jsonl:JsonlMemory"),
         project.provided.memory_path,
         durability=project.provided.config.memory.durability,
     )
     postgres = providers.Factory(
-        _lazy("reflexkit.memory.postgres:PostgresMemory"),
+        _lazy("reflexkit.memory._postgres:PostgresMemory"),
         project.provided.database_url.call(),
         spool=project.provided.spool_path,
     )
@@ -332,7 +332,7 @@ class FakeServices(containers.DeclarativeContainer):
     ``fixture`` stay as configured, since none of them reaches the network.
     """
 
-    store = providers.Singleton(_lazy("reflexkit.memory.in_memory:InMemoryMemory"))
+    store = providers.Singleton(_lazy("reflexkit.memory._in_memory:InMemoryMemory"))
     generator = providers.Singleton(_lazy("reflexkit.reflection._heuristic:HeuristicGenerator"))
     subagent = providers.Singleton(
         _lazy("reflexkit.orchestrator._subagents:ScriptedSubagent"), providers.Object({})

@@ -24,7 +24,7 @@ from reflexkit.insights import (
 )
 from reflexkit.insights._lessons import lessons_key
 from reflexkit.memory import InMemoryMemory
-from reflexkit.memory.protocols import MemoryStats
+from reflexkit.memory._protocols import MemoryStats
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.reflection._fingerprint import fingerprint
 from reflexkit.reflection._heuristic import HeuristicGenerator

@@ -65,7 +65,7 @@ from reflexkit.tasks._task import Subtask, Task
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application, FakeServices
-    from reflexkit.memory.protocols import MemoryStats
+    from reflexkit.memory._protocols import MemoryStats
     from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 PY = shlex.quote(sys.executable)

@@ -44,7 +44,7 @@ NOT_SINKS = {
     "reflexkit.reflection._fixture:FixtureRecorder._append": "called by generate, which gates",
     "reflexkit.llm._client:_request": "called by Claude.send, which gates every request",
     "reflexkit.orchestrator._subagents:ScriptedSubagent.run": "the scripted agent's own edits",
-    "reflexkit.memory.postgres:PostgresMemory._replay": "empties the spool: writes no text",
+    "reflexkit.memory._postgres:PostgresMemory._replay": "empties the spool: writes no text",
     "reflexkit.hooks._handlers:_state": "the hook's own counters: numbers and ids",
     "reflexkit.hooks._settings:install_hooks": "Claude Code's settings.json, the user's own file",
     "reflexkit.cli.commands._config:config_init": "project.json from our own defaults",

@@ -18,7 +18,7 @@ import attrs
 from reflexkit._log import get_logger
 from reflexkit._text import strip_control
 from reflexkit.exceptions import GenerationError
-from reflexkit.memory.protocols import ONCE_WINDOW, EpisodicMemory, IdempotentMemory
+from reflexkit.memory._protocols import ONCE_WINDOW, EpisodicMemory, IdempotentMemory
 from reflexkit.models import (
     FailureContext,
     FailureType,

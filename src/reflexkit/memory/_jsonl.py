@@ -70,7 +70,7 @@ from reflexkit.memory._codec import (
     top_level_key,
 )
 from reflexkit.memory._index import IndexDoubtError, OffsetIndex, pair_key, subtask_key
-from reflexkit.memory.protocols import ONCE_WINDOW, MemoryStats
+from reflexkit.memory._protocols import ONCE_WINDOW, MemoryStats
 from reflexkit.models import Reflection
 from reflexkit.tasks._config import Durability
 
@@ -322,7 +322,7 @@ class JsonlMemory:
     def append_once(self, reflection: Reflection, /) -> bool:
         """Append *reflection* unless a record with its id is stored; ``True`` when appended.
 
-        The id is looked for among the :data:`~reflexkit.memory.protocols.ONCE_WINDOW` most
+        The id is looked for among the :data:`~reflexkit.memory._protocols.ONCE_WINDOW` most
         recent records of its task and subtask, under an exclusive lock on the lock file, so
         two processes saving one attempt at the same moment store it once.
 

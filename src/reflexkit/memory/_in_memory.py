@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 
-from reflexkit.memory.protocols import MemoryStats
+from reflexkit.memory._protocols import MemoryStats
 from reflexkit.models import Reflection
 
 __all__ = ["InMemoryMemory"]

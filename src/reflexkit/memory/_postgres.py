@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any, Self
 from reflexkit._files import atomic_write, open_regular
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory._codec import decode_line, encode_line, read_lines
-from reflexkit.memory.jsonl import JsonlMemory
-from reflexkit.memory.protocols import MemoryStats
+from reflexkit.memory._jsonl import JsonlMemory
+from reflexkit.memory._protocols import MemoryStats
 from reflexkit.models import Reflection
 
 if TYPE_CHECKING:
