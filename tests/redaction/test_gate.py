@@ -1,6 +1,6 @@
 """The outbound gate and its sink registry: every way out redacts and neutralises.
 
-The registry (:data:`reflexkit.redaction.gate.SINKS`) is walked: each sink's gate is given
+The registry (:data:`reflexkit.redaction._gate.SINKS`) is walked: each sink's gate is given
 planted secrets and hostile text, and each registered boundary must call the gate. A scan of
 the source finds every function that writes a record, a file line or a model request; each is
 a registered boundary or is listed below with the reason it is not one, so a new way out that
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit.redaction.gate import SINKS, Sink, outbound, outbound_data
+from reflexkit.redaction._gate import SINKS, Sink, outbound, outbound_data
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "reflexkit"
 

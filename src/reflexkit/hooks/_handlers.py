@@ -45,7 +45,7 @@ from reflexkit._git import git_env
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
 from reflexkit.models import FailureContext, FailureType, utcnow
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 from reflexkit.tasks._config import LoadedProject, load_project
 
 if TYPE_CHECKING:

@@ -44,7 +44,7 @@ from reflexkit.insights._history import RunHistory
 from reflexkit.insights._jsonl import append_records
 from reflexkit.insights._models import Lesson, new_lesson_id
 from reflexkit.models import FailureContext, FailureType, Reflection, utcnow
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 from reflexkit.reflection._classify import classify
 from reflexkit.reflection._fingerprint import fingerprint as fingerprint_of
 

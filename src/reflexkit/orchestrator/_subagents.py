@@ -36,7 +36,7 @@ from reflexkit.orchestrator._process import (
     EXIT_NOT_FOUND,
     run_process,
 )
-from reflexkit.redaction.gate import outbound
+from reflexkit.redaction._gate import outbound
 
 __all__ = [
     "EXIT_SETUP",

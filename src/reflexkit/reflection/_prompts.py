@@ -43,7 +43,7 @@ from reflexkit.models import (
     unit_interval,
     utcnow,
 )
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 from reflexkit.reflection._classify import classify
 
 __all__ = [

@@ -30,7 +30,7 @@ from reflexkit.models import (
     utcnow,
 )
 from reflexkit.redaction import MAX_OUTPUT_CHARS, window
-from reflexkit.redaction.gate import outbound, outbound_data
+from reflexkit.redaction._gate import outbound, outbound_data
 from reflexkit.reflection._protocols import ReflectionGenerator
 from reflexkit.reflection._retry_prompt import format_reflections
 from reflexkit.tasks._config import FixtureMiss, ReflexionConfig

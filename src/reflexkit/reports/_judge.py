@@ -40,7 +40,7 @@ from reflexkit._lines import LineWriter
 from reflexkit._text import fence
 from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.llm import DEFAULT_MODEL, Asker, reply_text
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 from reflexkit.reflection._fixture import _read as read_fixtures
 from reflexkit.reflection._prompts import Prompt, excerpt
 from reflexkit.reports._ending import Ending, classify_ending

@@ -39,7 +39,7 @@ from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, utcnow
 from reflexkit.orchestrator._process import run_process
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 from reflexkit.reports._risk import RiskVerdict, evaluate_risk
 from reflexkit.tasks._config import LoadedProject, ReviewSurface, RiskConfig
 

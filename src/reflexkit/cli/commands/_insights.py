@@ -27,7 +27,7 @@ from reflexkit.insights._lessons import harvest
 from reflexkit.insights._models import Finding, PausedEntry
 from reflexkit.insights._watch import FolderWaker, InsightWatch, StopSignals, analysis_input
 from reflexkit.models import utcnow
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 from reflexkit.tasks._config import LoadedProject
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from reflexkit._lines import open_lines, scan
 from reflexkit.cli._console import _describe, show
 from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state
 from reflexkit.events import Event, EventKind
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 
 __all__ = ["show_command"]
 

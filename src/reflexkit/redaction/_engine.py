@@ -36,7 +36,7 @@ from urllib.parse import quote
 import attrs
 
 from reflexkit.models import FailureContext
-from reflexkit.redaction.rules import (
+from reflexkit.redaction._rules import (
     _B64_TAIL,
     _BLOCK,
     _BLOCK_RULE,
@@ -47,7 +47,7 @@ from reflexkit.redaction.rules import (
     Redacted,
     Rule,
 )
-from reflexkit.redaction.shapes import (
+from reflexkit.redaction._shapes import (
     _NUMBERS,
     _PLACEHOLDER,
     _TEMPLATED,
@@ -57,8 +57,8 @@ from reflexkit.redaction.shapes import (
     _name_strength,
     _randomish,
 )
-from reflexkit.redaction.spread import _PAIR_VALUE, _spread
-from reflexkit.redaction.windows import (
+from reflexkit.redaction._spread import _PAIR_VALUE, _spread
+from reflexkit.redaction._windows import (
     _NEAR,
     CUT_LINE,
     MAX_OUTPUT_CHARS,

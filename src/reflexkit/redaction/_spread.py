@@ -7,8 +7,8 @@ import itertools
 import re
 from collections.abc import Callable, Iterator, Mapping
 
-from reflexkit.redaction.shapes import _SPREAD_MIN, _generated_looking
-from reflexkit.redaction.windows import _NEAR, _apply, _Edit
+from reflexkit.redaction._shapes import _SPREAD_MIN, _generated_looking
+from reflexkit.redaction._windows import _NEAR, _apply, _Edit
 
 _PAIR_VALUE = re.compile(r"=([^\s;,&\"']{8,})")
 _SPREAD_MAX = 64

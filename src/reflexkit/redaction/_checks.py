@@ -6,7 +6,7 @@ import base64
 import re
 from urllib.parse import unquote
 
-from reflexkit.redaction.shapes import (
+from reflexkit.redaction._shapes import (
     _PLACEHOLDER,
     _QUOTED,
     _SCHEMES,

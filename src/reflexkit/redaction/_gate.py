@@ -36,7 +36,7 @@ from typing import Any, Literal, TypeVar
 import attrs
 
 from reflexkit._text import strip_control
-from reflexkit.redaction.engine import Redactor, env_secrets
+from reflexkit.redaction._engine import Redactor, env_secrets
 
 __all__ = ["SINKS", "Sink", "SinkKind", "outbound", "outbound_data", "set_redactor"]
 
@@ -127,7 +127,7 @@ def _kind(sink: str) -> SinkKind:
     try:
         return SINKS[sink].kind
     except KeyError:
-        msg = f"no sink named {sink!r}: register it in reflexkit.redaction.gate.SINKS"
+        msg = f"no sink named {sink!r}: register it in reflexkit.redaction._gate.SINKS"
         raise ValueError(msg) from None
 
 

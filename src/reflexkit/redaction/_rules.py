@@ -10,7 +10,7 @@ from pathlib import Path
 
 import attrs
 
-from reflexkit.redaction.checks import (
+from reflexkit.redaction._checks import (
     _HEX_OCTETS,
     _assignment_check,
     _aws_context_check,
@@ -37,7 +37,7 @@ from reflexkit.redaction.checks import (
     _urlencoded_check,
     _webhook_check,
 )
-from reflexkit.redaction.shapes import (
+from reflexkit.redaction._shapes import (
     _QUOTED,
     _TEMPLATED,
     _looks_path,
