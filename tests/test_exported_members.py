@@ -73,29 +73,6 @@ def test_exported_members() -> None:
 # Each subpackage's face: what its ``__init__`` exports (``from reflexkit.orchestrator import
 # Verifier``). Its modules are private (``_verify.py``), so this list is all it promises.
 SUBPACKAGES = {
-    "reflexkit.redaction": [
-        "CUT_LINE",
-        "MAX_OUTPUT_CHARS",
-        "RULES",
-        "SINKS",
-        "Redacted",
-        "Redactor",
-        "Rule",
-        "Sink",
-        "cut_lines",
-        "outbound",
-        "outbound_data",
-        "redact_failure",
-        "redact_text",
-        "window",
-    ],
-    "reflexkit.memory": [
-        "EpisodicMemory",
-        "InMemoryMemory",
-        "JsonlMemory",
-        "MemoryStats",
-        "PostgresMemory",
-    ],
     "reflexkit.cli": [
         "COMMANDS",
         "Command",
@@ -110,21 +87,6 @@ SUBPACKAGES = {
         "install_hooks",
         "merge_hooks",
         "run_hook",
-    ],
-    "reflexkit.llm": [
-        "DEFAULT_MODEL",
-        "NO_WAIT",
-        "REASONS",
-        "Asker",
-        "Claude",
-        "Effort",
-        "OutputMode",
-        "RequestOptions",
-        "RetryPolicy",
-        "Thinking",
-        "TransientError",
-        "check_stop",
-        "reply_text",
     ],
     "reflexkit.insights": [
         "LESSONS_HEADING",
@@ -164,6 +126,28 @@ SUBPACKAGES = {
         "harvest",
         "tool_of",
     ],
+    "reflexkit.llm": [
+        "DEFAULT_MODEL",
+        "NO_WAIT",
+        "REASONS",
+        "Asker",
+        "Claude",
+        "Effort",
+        "OutputMode",
+        "RequestOptions",
+        "RetryPolicy",
+        "Thinking",
+        "TransientError",
+        "check_stop",
+        "reply_text",
+    ],
+    "reflexkit.memory": [
+        "EpisodicMemory",
+        "InMemoryMemory",
+        "JsonlMemory",
+        "MemoryStats",
+        "PostgresMemory",
+    ],
     "reflexkit.orchestrator": [
         "ClaudeCodeSubagent",
         "CommandSubagent",
@@ -178,6 +162,43 @@ SUBPACKAGES = {
         "Verifier",
         "build_prompt",
         "verifier_factory",
+    ],
+    "reflexkit.readers": [
+        "ENTRY_POINT_GROUP",
+        "Findings",
+        "Problem",
+        "ReadFunction",
+        "Reader",
+        "analyse",
+        "clean_output",
+        "clip",
+        "dedupe",
+        "error_kind",
+        "find_locations",
+        "group_problems",
+        "is_library_path",
+        "plural",
+        "register_reader",
+        "registered_readers",
+        "signal_exit",
+        "type_from_command",
+        "unregister_reader",
+    ],
+    "reflexkit.redaction": [
+        "CUT_LINE",
+        "MAX_OUTPUT_CHARS",
+        "RULES",
+        "SINKS",
+        "Redacted",
+        "Redactor",
+        "Rule",
+        "Sink",
+        "cut_lines",
+        "outbound",
+        "outbound_data",
+        "redact_failure",
+        "redact_text",
+        "window",
     ],
     "reflexkit.reflection": [
         "ClaudeGenerator",
@@ -235,6 +256,20 @@ SUBPACKAGES = {
         "load_task",
         "parse_task",
     ],
+    "reflexkit.testing": [
+        "FakeApi",
+        "FakeMessagesApi",
+        "FakeOpenAIApi",
+        "HistoryWriter",
+        "MemoryContract",
+        "PostgresServer",
+        "RecordedRequest",
+        "RunScript",
+        "Scripted",
+        "ToolCall",
+        "Turn",
+        "make_reflection",
+    ],
 }
 
 
@@ -250,26 +285,23 @@ def test_subpackage_exported_members(package: str) -> None:
     assert set(module.__all__) <= set(dir(module))
 
 
-# Packages whose modules may stay public: the test helpers users import by module path.
+# The test helpers stay importable by module path (docs/testing.md shows them that way).
 PUBLIC_MODULES_IN = {"reflexkit.testing"}
-# Not yet made private (#25 "a small public face"); each leaves this set as it is done.
-NOT_YET_PRIVATE = {
-    "reflexkit.readers",
-}
 
 
 def test_modules_under_subpackages_are_private() -> None:
-    """Below the top level, a module is ``__init__``, ``__main__``, ``exceptions`` or ``_name``."""
+    """Below the top level a module is ``__init__``, ``__main__``, ``exceptions`` or ``_name``.
+
+    A new module under a subpackage is named ``_name.py``, and its package's ``__init__``
+    exports what users need of it.
+    """
     root = Path(reflexkit.__file__).parent
     public = []
-    for path in sorted(root.rglob("*.py")):
-        package = ".".join(("reflexkit", *path.parent.relative_to(root).parts))
-        if path.parent == root or "_demo" in path.parts or package in PUBLIC_MODULES_IN:
-            continue
-        if any(part.startswith("_") for part in path.parent.relative_to(root).parts):
-            continue  # inside a private package
-        if path.stem.startswith("_") or path.stem in {"exceptions", "testing"}:
-            continue
-        if package not in NOT_YET_PRIVATE:
-            public.append(f"{package}.{path.stem}")
+    for path in sorted(root.glob("*/**/*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        package = ".".join(("reflexkit", *parts[:-1]))
+        if package in PUBLIC_MODULES_IN or any(p.startswith("_") for p in parts):
+            continue  # __init__, __main__, _name, or inside a private package (_demo)
+        if parts[-1] not in {"exceptions", "testing"}:
+            public.append(".".join(("reflexkit", *parts)))
     assert public == []

@@ -18,7 +18,7 @@ import pytest
 
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers import analyse
-from reflexkit.readers.reports import read_report_files, report_as_text
+from reflexkit.readers._reports import read_report_files, report_as_text
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import failure_of, reflection_text, write_files  # noqa: TID252

@@ -23,7 +23,7 @@ from reflexkit._git import git_env
 from reflexkit._text import cut_middle  # re-exported: it lived here first
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_process
-from reflexkit.readers.verdicts import verdict
+from reflexkit.readers._verdicts import verdict
 from reflexkit.redaction import Redactor, redact_failure
 from reflexkit.reports._risk import DEFAULT_RULES, on_surface
 from reflexkit.tasks._config import ReviewSurface, VerificationConfig
@@ -215,7 +215,7 @@ _OWN_FILE = re.compile(
 def cannot_run(output: str, workdir: Path) -> str | None:
     """The line that shows a failed check never started for its environment's sake.
 
-    The output's own verdict decides (:func:`reflexkit.readers.verdicts.verdict`): a
+    The output's own verdict decides (:func:`reflexkit.readers._verdicts.verdict`): a
     command, interpreter, runner module, package manager or service that is missing, or a
     program that may not be run. A check that could not open or run a file of the project
     itself (``python check.py``, ``./run.sh``) is not counted: the attempt may be the one to

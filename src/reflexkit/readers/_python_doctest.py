@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._findings import MAX_BLOCKS, Findings, clip, plural
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import MAX_BLOCKS, Findings, clip, plural
-from reflexkit.readers.python_traceback import find_traceback
+from reflexkit.readers._python_traceback import find_traceback
 
 __all__ = ["parse_doctest"]
 

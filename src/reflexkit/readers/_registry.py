@@ -20,7 +20,7 @@ import attrs
 
 from reflexkit._log import get_logger
 from reflexkit.models import FailureContext
-from reflexkit.readers.findings import Findings
+from reflexkit.readers._findings import Findings
 
 __all__ = [
     "ENTRY_POINT_GROUP",

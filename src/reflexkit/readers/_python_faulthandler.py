@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._findings import Findings, clip
+from reflexkit.readers._generic import is_library_path
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import Findings, clip
-from reflexkit.readers.generic import is_library_path
 
 __all__ = ["own_frame", "parse_faulthandler"]
 

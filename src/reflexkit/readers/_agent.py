@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
+from reflexkit.readers._findings import Findings, clip
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import Findings, clip
 
 __all__ = ["AGENT_COMMAND", "parse_agent"]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import (
+from reflexkit.readers._findings import (
     Findings,
     Problem,
     clip,
@@ -14,6 +13,7 @@ from reflexkit.readers.findings import (
     group_problems,
     plural,
 )
+from reflexkit.readers._pattern import Pattern
 
 __all__ = ["parse_mypy", "parse_pyflakes_style", "parse_pyright"]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._findings import Findings, Problem, clip, dedupe, group_problems, plural
+from reflexkit.readers._kinds import error_kind
 from reflexkit.readers._lines import matching_lines
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import Findings, Problem, clip, dedupe, group_problems, plural
-from reflexkit.readers.kinds import error_kind
 
 __all__ = ["parse_java_trace", "parse_javac"]
 

@@ -15,9 +15,9 @@ import re
 import shlex
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._findings import MAX_BLOCKS, Findings, Problem, clip, dedupe, group_problems
 from reflexkit.readers._lines import matching_lines
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import MAX_BLOCKS, Findings, Problem, clip, dedupe, group_problems
 
 __all__ = ["parse_go_diagnostics", "parse_go_panic", "parse_go_test", "user_frame"]
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import (
+from reflexkit.readers._findings import (
     MAX_BLOCKS,
     Findings,
     Problem,
@@ -19,6 +18,7 @@ from reflexkit.readers.findings import (
     group_problems,
     plural,
 )
+from reflexkit.readers._pattern import Pattern
 
 __all__ = [
     "parse_cargo_test",

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._findings import Findings, clip, dedupe
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import Findings, clip, dedupe
 
 __all__ = ["parse_coverage_gate"]
 

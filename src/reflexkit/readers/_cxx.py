@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._findings import MAX_BLOCKS, Findings, clip, dedupe, plural
 from reflexkit.readers._lines import matching_lines
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import MAX_BLOCKS, Findings, clip, dedupe, plural
 
 __all__ = ["parse_cmake"]
 

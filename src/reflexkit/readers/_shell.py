@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._findings import Findings, clip, dedupe
+from reflexkit.readers._generic import find_locations, is_library_path
+from reflexkit.readers._kinds import error_kind
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import Findings, clip, dedupe
-from reflexkit.readers.generic import find_locations, is_library_path
-from reflexkit.readers.kinds import error_kind
-from reflexkit.readers.python_traceback import find_traceback
+from reflexkit.readers._python_traceback import find_traceback
 
 __all__ = ["hung_frame", "parse_git", "parse_shell", "parse_timeout"]
 

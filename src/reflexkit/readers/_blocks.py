@@ -16,8 +16,8 @@ import re
 
 import attrs
 
+from reflexkit.readers._findings import clip, dedupe
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import clip, dedupe
 
 __all__ = ["Block", "find_locations", "is_library_path", "read_blocks"]
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import (
+from reflexkit.readers._findings import (
     MAX_BLOCKS,
     Findings,
     clip,
     dedupe,
 )
-from reflexkit.readers.generic import is_library_path
-from reflexkit.readers.kinds import error_kind
-from reflexkit.readers.python_traceback import find_traceback, unpipe
+from reflexkit.readers._generic import is_library_path
+from reflexkit.readers._kinds import error_kind
+from reflexkit.readers._pattern import Pattern
+from reflexkit.readers._python_traceback import find_traceback, unpipe
 
 __all__ = ["parse_pytest"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import (
+from reflexkit.readers._findings import (
     MAX_BLOCKS,
     Findings,
     clip,
 )
-from reflexkit.readers.python_traceback import MISSING_HINT_CLASSES, find_traceback
+from reflexkit.readers._pattern import Pattern
+from reflexkit.readers._python_traceback import MISSING_HINT_CLASSES, find_traceback
 
 __all__ = ["parse_unittest"]
 

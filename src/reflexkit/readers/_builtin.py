@@ -6,21 +6,20 @@ in the band of its kind of tool.
 
 from __future__ import annotations
 
-from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.agent import parse_agent
-from reflexkit.readers.coverage import parse_coverage_gate
-from reflexkit.readers.cxx import parse_cmake
-from reflexkit.readers.go import parse_go_diagnostics, parse_go_panic, parse_go_test
-from reflexkit.readers.java import parse_java_trace, parse_javac
-from reflexkit.readers.javascript import (
+from reflexkit.readers._agent import parse_agent
+from reflexkit.readers._coverage import parse_coverage_gate
+from reflexkit.readers._cxx import parse_cmake
+from reflexkit.readers._go import parse_go_diagnostics, parse_go_panic, parse_go_test
+from reflexkit.readers._java import parse_java_trace, parse_javac
+from reflexkit.readers._javascript import (
     parse_eslint,
     parse_jest,
     parse_node,
     parse_node_test,
     parse_tsc,
 )
-from reflexkit.readers.js_runners import parse_mocha, parse_vitest
-from reflexkit.readers.native import (
+from reflexkit.readers._js_runners import parse_mocha, parse_vitest
+from reflexkit.readers._native import (
     parse_cargo_test,
     parse_crash,
     parse_gcc,
@@ -28,15 +27,16 @@ from reflexkit.readers.native import (
     parse_rust_panic,
     parse_rustc,
 )
-from reflexkit.readers.pip import parse_pip
-from reflexkit.readers.python_checkers import parse_mypy, parse_pyflakes_style, parse_pyright
-from reflexkit.readers.python_doctest import parse_doctest
-from reflexkit.readers.python_faulthandler import parse_faulthandler
-from reflexkit.readers.python_pytest import parse_pytest
-from reflexkit.readers.python_traceback import parse_traceback
-from reflexkit.readers.python_unittest import parse_unittest
-from reflexkit.readers.registry import Reader
-from reflexkit.readers.shell import parse_git, parse_shell
+from reflexkit.readers._pattern import Pattern
+from reflexkit.readers._pip import parse_pip
+from reflexkit.readers._python_checkers import parse_mypy, parse_pyflakes_style, parse_pyright
+from reflexkit.readers._python_doctest import parse_doctest
+from reflexkit.readers._python_faulthandler import parse_faulthandler
+from reflexkit.readers._python_pytest import parse_pytest
+from reflexkit.readers._python_traceback import parse_traceback
+from reflexkit.readers._python_unittest import parse_unittest
+from reflexkit.readers._registry import Reader
+from reflexkit.readers._shell import parse_git, parse_shell
 
 __all__ = ["BUILTIN_READERS"]
 

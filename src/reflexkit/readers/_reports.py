@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from reflexkit._files import read_regular
-from reflexkit.readers.findings import clip
+from reflexkit.readers._findings import clip
 
 __all__ = ["MAX_REPORT_BYTES", "read_report_files", "report_as_text"]
 

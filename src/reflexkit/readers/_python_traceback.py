@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import (
+from reflexkit.readers._findings import (
     Findings,
     clip,
 )
-from reflexkit.readers.kinds import error_kind
+from reflexkit.readers._kinds import error_kind
+from reflexkit.readers._pattern import Pattern
 
 __all__ = [
     "MISSING_HINT_CLASSES",
