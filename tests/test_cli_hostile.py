@@ -195,11 +195,13 @@ def test_a_narrow_encoding_escapes_what_it_cannot_hold(project: Path, encoding: 
 def test_a_plain_environment_gets_plain_whole_output(project: Path, env: dict[str, str]) -> None:
     """No escape sequences on a pipe, and the memory path printed unbroken even at 5 columns."""
     seed(project, 1)
+    outputs = {}
     for args in (["stats"], ["recent", "discount"], ["reflect", "--input", "fail.json"]):
         done = reflexkit(project, *args, env=env)
         assert done.returncode == 0, done.stderr
         assert b"\x1b" not in done.stdout
-    stats = reflexkit(project, "stats", env=env)
+        outputs[args[0]] = done
+    stats = outputs["stats"]
     assert str(project / MEMORY).encode() in stats.stdout
     assert b"records" in stats.stdout  # a table squeezed to 5 columns showed empty cells
 
