@@ -21,7 +21,8 @@ import pytest
 import reflexkit
 from reflexkit.cli import COMMANDS
 
-from .conftest import PYTEST_FAILURE as FAILURE
+from ..conftest import DATA  # noqa: TID252
+from ..conftest import PYTEST_FAILURE as FAILURE  # noqa: TID252
 
 HEAVY = ("anthropic", "dependency_injector", "starlette", "pydantic", "rich", "httpx")
 
@@ -405,8 +406,8 @@ def test_each_summary_is_the_commands_own(name: str) -> None:
 # paths (a top-level import that should have been lazy) fails here, whatever the machine's
 # speed. If the new import is meant, measure `python benchmarks/cli.py` and re-pin: run this
 # test with the environment variable REFLEXKIT_PIN_STARTUP set.
-STARTUP_PINS = Path(__file__).parent / "data" / "startup_modules.json"
-HOOKS_DATA = Path(__file__).parent / "data" / "hooks"
+STARTUP_PINS = DATA / "startup_modules.json"
+HOOKS_DATA = DATA / "hooks"
 HOT_COMMANDS = {
     "recent": ("reflexkit", "recent", "discount"),
     "reflect": ("reflexkit", "reflect", "--backend", "heuristic", "--no-save"),

@@ -17,7 +17,7 @@ from reflexkit.memory import JsonlMemory
 from reflexkit.models import Reflection, utcnow
 from reflexkit.testing.memory_contract import make_reflection
 
-from .conftest import corpus_items
+from ..conftest import corpus_items  # noqa: TID252
 
 FAILURE = {
     "taskId": "checkout",

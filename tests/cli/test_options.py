@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 from reflexkit.cli import cli
 from reflexkit.memory import JsonlMemory
 
-from .conftest import PYTEST_FAILURE as FAILURE
+from ..conftest import PYTEST_FAILURE as FAILURE  # noqa: TID252
 
 
 def _run(*args: str, stdin: str | None = None) -> Result:

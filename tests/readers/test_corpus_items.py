@@ -1,4 +1,4 @@
-"""The unseen items (tools, repositories) are well formed: key facts quoted from the output."""
+"""The corpus items under tests/data (tools, repositories) are well formed: key facts quoted."""
 
 from __future__ import annotations
 

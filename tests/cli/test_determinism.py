@@ -239,7 +239,7 @@ def test_a_reused_run_id_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 # --- gates: with reflection off, the run is what it was without reflexkit's reflection ------
 
-GOLDEN = Path(__file__).parent / "data" / "golden"
+GOLDEN = Path(__file__).parents[1] / "data" / "golden"
 # An agent that keeps every prompt it gets and fixes add() on its second attempt.
 PROMPT_KEEPER = """import pathlib, sys
 prompt = pathlib.Path(sys.argv[1]).read_text()
