@@ -44,7 +44,7 @@ from reflexkit.exceptions import GenerationError
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext
 from reflexkit.orchestrator import ClaudeCodeSubagent, SubagentRequest
-from reflexkit.reflection._claude import ClaudeGenerator
+from reflexkit.reflection import ClaudeGenerator
 from reflexkit.testing.fake_messages_api import FakeMessagesApi, tool_use
 
 BUDGET_S = 1.0

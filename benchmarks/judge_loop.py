@@ -27,6 +27,7 @@ from pathlib import Path
 
 from reflexkit.containers import build_application
 from reflexkit.orchestrator import SubagentRequest, SubagentResult
+from reflexkit.tasks import Subtask, Task
 from reflexkit.tasks._config import (
     GeneratorBackend,
     JudgeMode,
@@ -36,7 +37,6 @@ from reflexkit.tasks._config import (
     ReportsConfig,
     VerificationConfig,
 )
-from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 COMPLETE = {

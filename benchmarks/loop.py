@@ -26,8 +26,8 @@ from reflexkit.containers import build_application
 from reflexkit.events import Event, RunLog
 from reflexkit.models import FailureContext
 from reflexkit.orchestrator import SubagentRequest, SubagentResult, VerificationResult
+from reflexkit.tasks import Subtask, Task
 from reflexkit.tasks._config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
-from reflexkit.tasks._task import Subtask, Task
 
 OUTPUT = (
     "============================= test session starts ==============================\n"

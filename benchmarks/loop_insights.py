@@ -30,8 +30,7 @@ import loop  # benchmarks/loop.py: its timed subagent and verifier
 from reflexkit.containers import build_application
 from reflexkit.events import RunLog
 from reflexkit.orchestrator import SubagentRequest, SubagentResult
-from reflexkit.tasks._config import load_project
-from reflexkit.tasks._task import Subtask, Task
+from reflexkit.tasks import Subtask, Task, load_project
 
 
 class Timed(loop.Timed):

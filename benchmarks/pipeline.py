@@ -46,7 +46,7 @@ from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.memory import JsonlMemory
 from reflexkit.models import FailureContext
 from reflexkit.redaction import Redactor
-from reflexkit.reflection._claude import ClaudeGenerator
+from reflexkit.reflection import ClaudeGenerator
 from reflexkit.tasks._config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 

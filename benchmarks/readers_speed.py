@@ -29,9 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reflexkit.models import FailureContext
-from reflexkit.readers import analyse, clean_output
+from reflexkit.readers import Findings, analyse, clean_output
 from reflexkit.readers._cxx import parse_cmake
-from reflexkit.readers._findings import Findings
 from reflexkit.readers._generic import parse_generic
 from reflexkit.readers._go import parse_go_diagnostics, parse_go_panic, parse_go_test
 from reflexkit.readers._java import parse_java_trace, parse_javac

@@ -41,8 +41,8 @@ from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.readers import registered_readers, unregister_reader
 from reflexkit.redaction import Redactor
+from reflexkit.reflection import HeuristicGenerator
 from reflexkit.reflection._classify import classify
-from reflexkit.reflection._heuristic import HeuristicGenerator
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "failures" / "dev"
