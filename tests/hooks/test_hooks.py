@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -9,6 +10,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import jsonschema
 import pytest
@@ -60,6 +62,26 @@ def hook(
     return subprocess.CompletedProcess(
         done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
     )
+
+
+def stop_here(
+    data: object, root: Path, *, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The stop hook's work as its entry point does it, in this process (``run_hook``).
+
+    For what the stop hook decides over several stops (blocks counted, verdicts kept): a
+    process each would only add its start-up. The folder and environment are the entry
+    point's, as in :func:`hook`; other tests run the real entry point.
+    """
+    from reflexkit.hooks import run_hook  # noqa: PLC0415 -- the entry point's own call
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("REFLEXKIT", "ANTHROPIC"))}
+    with (
+        mock.patch.dict(os.environ, {**clean, **(env or {})}, clear=True),
+        contextlib.chdir(root.parent),
+    ):
+        result = run_hook("stop", json.dumps(data).encode())
+    return subprocess.CompletedProcess(["stop"], 0, result.stdout + "\n" if result.stdout else "")
 
 
 def git(root: Path, *args: str) -> None:
@@ -318,7 +340,7 @@ def test_heuristic_judge_blocks_at_most_max_stop_blocks(project: Path) -> None:
         project, verification={"judge": "heuristic"}, hooks={"enabled": True, "maxStopBlocks": 2}
     )
     write_todo(project)
-    outputs = [hook("stop", payload("stop.json", project), project) for _ in range(3)]
+    outputs = [stop_here(payload("stop.json", project), project) for _ in range(3)]
     assert [o.returncode for o in outputs] == [0, 0, 0]
     first = json.loads(outputs[0].stdout)
     assert first["decision"] == "block"
@@ -479,7 +501,7 @@ def test_the_judge_sees_the_request_not_its_own_feedback(project: Path) -> None:
             }
         )
         env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test"}
-        hook("stop", payload("stop.json", project), project, env=env)
+        stop_here(payload("stop.json", project), project, env=env)
         [request] = api.requests
     content = request.json["messages"][0]["content"]
     assert "<subtask>\n```subtask\nImplement CSV export of orders" in content  # fenced as data
@@ -598,11 +620,11 @@ def test_an_unchanged_state_is_judged_once(project: Path) -> None:
     write_todo(project)
     with FakeMessagesApi() as api:
         api.reply(INCOMPLETE).reply(INCOMPLETE)
-        first = hook("stop", payload("stop.json", project), project, env=llm_env(api))
-        again = hook("stop", payload("stop.json", project), project, env=llm_env(api))
+        first = stop_here(payload("stop.json", project), project, env=llm_env(api))
+        again = stop_here(payload("stop.json", project), project, env=llm_env(api))
         assert len(api.requests) == 1
         (project / "orders" / "rows.py").write_text("ROWS = []\n")
-        hook("stop", payload("stop.json", project), project, env=llm_env(api))
+        stop_here(payload("stop.json", project), project, env=llm_env(api))
         assert len(api.requests) == 2
     assert json.loads(first.stdout) == json.loads(again.stdout)  # the memo's verdict blocks
     assert "memo: unchanged state" in hook_log(project)
@@ -619,7 +641,7 @@ def test_max_stop_blocks_counts_per_request(project: Path, by: str) -> None:
     )
     write_todo(project)
     prompt = {"prompt_id": None} if by == "transcript" else {}
-    stops = [hook("stop", payload("stop.json", project, **prompt), project) for _ in range(2)]
+    stops = [stop_here(payload("stop.json", project, **prompt), project) for _ in range(2)]
     assert json.loads(stops[0].stdout)["decision"] == "block"
     assert stops[1].stdout == ""  # one block per request
     new_request(
@@ -627,7 +649,7 @@ def test_max_stop_blocks_counts_per_request(project: Path, by: str) -> None:
     )
     if by == "prompt_id":
         prompt = {"prompt_id": "5e5e5e5e-0000-4000-8000-000000000002"}
-    later = hook("stop", payload("stop.json", project, **prompt), project)
+    later = stop_here(payload("stop.json", project, **prompt), project)
     assert json.loads(later.stdout)["decision"] == "block"
 
 
@@ -637,9 +659,9 @@ def test_a_prompt_id_that_stays_keeps_the_count(project: Path) -> None:
         project, verification={"judge": "heuristic"}, hooks={"enabled": True, "maxStopBlocks": 1}
     )
     write_todo(project)
-    hook("stop", payload("stop.json", project, prompt_id=None), project)
+    stop_here(payload("stop.json", project, prompt_id=None), project)
     new_request(project, "Stop hook feedback:\nThe completion judge (MEDIUM) found", "f-1")
-    assert hook("stop", payload("stop.json", project, prompt_id=None), project).stdout == ""
+    assert stop_here(payload("stop.json", project, prompt_id=None), project).stdout == ""
 
 
 def test_incomplete_with_nothing_missing_lets_the_agent_stop(project: Path) -> None:
@@ -649,14 +671,14 @@ def test_incomplete_with_nothing_missing_lets_the_agent_stop(project: Path) -> N
     nothing = {**INCOMPLETE, "severity": "NONE", "missing": [], "feedback": "Waiting on you."}
     with FakeMessagesApi() as api:
         api.reply(nothing)
-        done = hook("stop", payload("stop.json", project), project, env=llm_env(api))
+        done = stop_here(payload("stop.json", project), project, env=llm_env(api))
     assert (done.returncode, done.stdout) == (0, "")
     assert verdict_file(project)["decision"] == "awaiting_user_input"
     assert "awaiting user input" in hook_log(project)
     with FakeMessagesApi() as api:
         api.reply({**nothing, "missing": ["the CSV rows"]})
         data = payload("stop.json", project, last_assistant_message="Done.")
-        done = hook("stop", data, project, env=llm_env(api))
+        done = stop_here(data, project, env=llm_env(api))
     assert json.loads(done.stdout)["decision"] == "block"
 
 
