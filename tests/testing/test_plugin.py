@@ -38,5 +38,5 @@ def test_fake_messages_api_is_served(fake_messages_api):
 def test_the_fixtures_work_in_a_users_suite(pytester: pytest.Pytester) -> None:
     """A fresh suite that only installs reflexkit gets working fixtures."""
     pytester.makepyfile(test_user=USER_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=3)
