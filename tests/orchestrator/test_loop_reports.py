@@ -28,10 +28,10 @@ from reflexkit.containers import build_application, fake_services
 from reflexkit.events import Event, EventKind
 from reflexkit.llm import Claude
 from reflexkit.orchestrator._loop import RunSummary
-from reflexkit.orchestrator.subagents import CommandSubagent
-from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
-from reflexkit.reports.report import read_reports, report_schema
-from reflexkit.tasks.config import (
+from reflexkit.orchestrator._subagents import CommandSubagent
+from reflexkit.reports._judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
+from reflexkit.reports._report import read_reports, report_schema
+from reflexkit.tasks._config import (
     GeneratorBackend,
     JudgeMode,
     LoadedProject,
@@ -42,7 +42,7 @@ from reflexkit.tasks.config import (
     ReportsConfig,
     VerificationConfig,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 PY = shlex.quote(sys.executable)

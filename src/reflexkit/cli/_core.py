@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from reflexkit.memory import EpisodicMemory
     from reflexkit.models import FailureContext
     from reflexkit.reflection._service import DefaultReflectionService
-    from reflexkit.tasks.config import LoadedProject
+    from reflexkit.tasks._config import LoadedProject
 
 # Imports of the heavy parts (dependency_injector, cattrs, rich, the readers) happen inside
 # the functions that need them, so `reflexkit --version` and `--help` cost click alone.
@@ -49,7 +49,7 @@ class _State:
     def project(self) -> LoadedProject:
         """Load and validate project.json once per invocation."""
         if self._project is None:
-            from reflexkit.tasks.config import load_project  # noqa: PLC0415 -- lazy, see top
+            from reflexkit.tasks._config import load_project  # noqa: PLC0415 -- lazy, see top
 
             self._project = load_project(self.config)
         return self._project
@@ -197,7 +197,7 @@ def _project(
     """
     import attrs  # noqa: PLC0415 -- lazy, see top
 
-    from reflexkit.tasks.config import GeneratorBackend  # noqa: PLC0415
+    from reflexkit.tasks._config import GeneratorBackend  # noqa: PLC0415
 
     project = _state(ctx).project()
     if backend is not None or deterministic:

@@ -45,12 +45,12 @@ from reflexkit._git import git_env
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
 from reflexkit.models import FailureContext, FailureType, utcnow
-from reflexkit.redaction.gate import outbound_data
-from reflexkit.tasks.config import LoadedProject, load_project
+from reflexkit.redaction._gate import outbound_data
+from reflexkit.tasks._config import LoadedProject, load_project
 
 if TYPE_CHECKING:
-    from reflexkit.reports.ending import AttemptEnding
-    from reflexkit.reports.judge import CompletionJudge, JudgeInput, Judgement
+    from reflexkit.reports._ending import AttemptEnding
+    from reflexkit.reports._judge import CompletionJudge, JudgeInput, Judgement
 
 # Each handler imports what only it needs (the reports, the judge, the containers): Claude
 # Code starts a hook on every tool call, and most calls need none of them.
@@ -289,7 +289,7 @@ def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: 
         finally:
             app.shutdown_resources()
     if project.config.reports.enabled:
-        from reflexkit.reports.report import self_report_instructions  # noqa: PLC0415
+        from reflexkit.reports._report import self_report_instructions  # noqa: PLC0415
 
         parts.append(self_report_instructions(project.config.reports.self_report_path))
     if not parts:
@@ -595,7 +595,7 @@ def _remembered(project: LoadedProject, session: str, key: str) -> Judgement | N
     and a verdict it wrote itself ("complete") must not stand in for the judge's.
     """
     from reflexkit._keys import lessons_key, verified  # noqa: PLC0415 -- only the stop hook
-    from reflexkit.reports.judge import Judgement, parse_verdict  # noqa: PLC0415 -- see top
+    from reflexkit.reports._judge import Judgement, parse_verdict  # noqa: PLC0415 -- see top
 
     try:
         data = orjson.loads(read_regular(_verdict_path(project, session), limit=MAX_PAYLOAD_BYTES))
@@ -653,9 +653,9 @@ def _write_verdict(  # noqa: PLR0913 -- the fields of one verdict file
 
 
 def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
-    from reflexkit.reports.ending import Ending, classify_ending  # noqa: PLC0415 -- see top
-    from reflexkit.reports.judge import JudgeInput, read_instructions  # noqa: PLC0415
-    from reflexkit.reports.report import diff_text  # noqa: PLC0415
+    from reflexkit.reports._ending import Ending, classify_ending  # noqa: PLC0415 -- see top
+    from reflexkit.reports._judge import JudgeInput, read_instructions  # noqa: PLC0415
+    from reflexkit.reports._report import diff_text  # noqa: PLC0415
 
     seen = _transcript(payload)
     last = payload.get("last_assistant_message")
@@ -738,7 +738,7 @@ def _report(  # noqa: PLR0913 -- the facts of one stop's report
     notes: list[str],
 ) -> None:
     """Write the attempt report of this stop (when ``reports.enabled``)."""
-    from reflexkit.reports.report import (  # noqa: PLC0415 -- see top
+    from reflexkit.reports._report import (  # noqa: PLC0415 -- see top
         AttemptReporter,
         JudgeSummary,
         ReportIds,

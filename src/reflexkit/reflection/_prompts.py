@@ -43,7 +43,7 @@ from reflexkit.models import (
     unit_interval,
     utcnow,
 )
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 from reflexkit.reflection._classify import classify
 
 __all__ = [
@@ -332,12 +332,12 @@ def _report_section(
 ) -> list[str]:
     """The lines of the prompt that give the facts of the report files the failure names.
 
-    The files are read as data (:func:`~reflexkit.readers.reports.read_report_files`: the
+    The files are read as data (:func:`~reflexkit.readers._reports.read_report_files`: the
     safe file layer, bounded): each failing test with its message and location, each
     diagnostic with its rule, and the closing count. The request they join passes the
     outbound gate, which redacts them with the rest.
     """
-    from reflexkit.readers.reports import read_report_files  # noqa: PLC0415 -- rare
+    from reflexkit.readers._reports import read_report_files  # noqa: PLC0415 -- rare
 
     text = portable(read_report_files(failure.reports, root=root).strip())
     if not text:

@@ -1,0 +1,126 @@
+"""A reader for CMake's configure errors.
+
+CMake prints ``CMake Error at CMakeLists.txt:4 (find_package):`` followed by the message
+indented by two spaces and, for errors raised inside a module, a ``Call Stack (most recent call
+first):`` whose project line (``CMakeLists.txt:3 (find_package)``) is the one to fix. Errors
+without a location read ``CMake Error: The source directory ... does not exist.``. A package
+CMake cannot find is a missing dependency; anything else is a build (configuration) error.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._findings import MAX_BLOCKS, Findings, clip, dedupe, plural
+from reflexkit.readers._lines import matching_lines
+from reflexkit.readers._pattern import Pattern
+
+__all__ = ["parse_cmake"]
+
+M = re.MULTILINE
+
+_ERROR_AT = Pattern(r"^CMake Error at (?P<loc>.+?:\d+) \((?P<cmd>[\w:]+)\):$", M)
+_ERROR_PLAIN = Pattern(r"^CMake Error: (?P<msg>.+)$", M)
+_ERROR_AT_NEEDLE = Pattern(r"CMake Error at ")
+_ERROR_PLAIN_NEEDLE = Pattern(r"CMake Error: ")
+_BODY_LINE = Pattern(r"^ {2,}(?P<text>\S.*)$")
+_STACK_FRAME = Pattern(r"^  (?P<loc>\S+:\d+) \((?P<cmd>[\w:]+)\)$", M)
+_NOT_FOUND = Pattern(
+    r"Could NOT find (?P<pkg>[\w:.+-]+)|"
+    r'Could not find a package configuration file provided by\s+"(?P<cfg>[^"]+)"|'
+    r"No package '(?P<pc>[^']+)' found|"
+    r"(?:The following required packages were not found|A required package was not found)"
+)
+_HINT = Pattern(r"(?:Add the installation prefix of|Set [\w_]+ to|Try setting)[^.]*\.")
+_MAX_BODY_LINES = 12
+_MODULE_FILE = Pattern(r"(?:^|/)(?:share/cmake[^/]*/Modules|Modules)/|^/usr/|^/opt/")
+
+
+def parse_cmake(text: str) -> Findings | None:
+    """Recognise CMake's ``CMake Error at file:line (command):`` blocks and plain errors."""
+    blocks = matching_lines(text, _ERROR_AT_NEEDLE, _ERROR_AT)
+    plain = matching_lines(text, _ERROR_PLAIN_NEEDLE, _ERROR_PLAIN)
+    if not blocks and not plain:
+        return None
+    findings = Findings(tool="cmake", failure_type=FailureType.BUILD_ERROR)
+    packages: list[str] = []
+    hints: list[str] = []
+    for block in blocks[:MAX_BLOCKS]:
+        body = _block_body(text, block.end())
+        message = " ".join(body)
+        where = f"{block['loc']} ({block['cmd']})"
+        if _MODULE_FILE.search(block["loc"]):
+            stack = _STACK_FRAME.findall(text[block.end() : block.end() + 3000])
+            own = [f"{loc} ({cmd})" for loc, cmd in stack if not _MODULE_FILE.search(loc)]
+            where = own[0] if own else where
+        first = _first_sentence(message)
+        findings.facts.append(f"CMake Error at {where}: {clip(first, 160)}")
+        packages.extend(
+            found["pkg"] or found["cfg"] or found["pc"] or ""
+            for found in _NOT_FOUND.finditer(message)
+        )
+        hints.extend(m.group(0) for m in _HINT.finditer(message))
+    findings.facts.extend(clip(m.group(0), 200) for m in plain[:3])
+    findings.facts = dedupe(findings.facts)
+    findings.hints = dedupe(hints)[:2]
+    count = len(blocks) + len(plain)
+    packages = dedupe(packages)
+    if packages or any(_NOT_FOUND.search(f) for f in findings.facts):
+        findings.failure_type = FailureType.DEPENDENCY_ERROR
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        names = ", ".join(packages[:4]) or "a required package"
+        findings.headline = f"CMake cannot find {names}."
+        findings.advice = (
+            f"Install the development package of {names} (headers and the CMake config or "
+            "pkg-config file), or point CMake at an existing install with CMAKE_PREFIX_PATH / "
+            "<Package>_DIR; make the dependency optional only if the code can do without it."
+        )
+        findings.steps.append(f"Install {names}, then re-run the same cmake command.")
+    else:
+        findings.category = (
+            ReflectionCategory.TOOL_MISUSE if not blocks else ReflectionCategory.ROOT_CAUSE
+        )
+        findings.headline = f"CMake configuration failed with {plural(count, 'error')}."
+        findings.advice = (
+            "Fix CMakeLists.txt at the line named: the files a target lists must exist (paths "
+            "are relative to the CMakeLists.txt), and the command's arguments must be spelled "
+            "as its documentation says."
+            if blocks
+            else "Fix the cmake command line: the source directory (-S) must hold "
+            "CMakeLists.txt and the build directory (-B) must be writable."
+        )
+        findings.steps.append(
+            "Fix the named line, then re-run the same cmake command."
+            if blocks
+            else "Fix the cmake arguments, then run it again."
+        )
+    findings.confidence = 0.85
+    return findings
+
+
+def _block_body(text: str, start: int) -> list[str]:
+    """Return the message lines of one ``CMake Error at`` block (up to its call stack)."""
+    lines: list[str] = []
+    for line in text[start : start + 4000].splitlines()[1:40]:
+        if line.startswith("Call Stack") or (not line.strip() and len(lines) > _MAX_BODY_LINES):
+            break
+        match = _BODY_LINE.match(line)
+        if match:
+            lines.append(match["text"].strip())
+        elif line.strip() and not line.startswith(" "):
+            break
+    return lines
+
+
+def _first_sentence(message: str) -> str:
+    """Return the message's most telling sentence (the ``Could NOT find`` one when present)."""
+    found = _NOT_FOUND.search(message)
+    if found is not None:
+        start = message.rfind(". ", 0, found.start())
+        begin = start + 2 if start >= 0 else 0
+        end = message.find(". ", found.end())
+        return message[begin : end + 1 if end >= 0 else len(message)].strip()
+    message = message.split(" Tried extensions ", 1)[0]
+    end = message.find(". ")
+    return message[: end + 1] if end >= 0 else message
