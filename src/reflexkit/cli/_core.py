@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -116,7 +117,7 @@ def add_global_options(command: click.Command) -> None:
             add_global_options(sub)
 
 
-def _fail(lines: list[str] | tuple[str, ...], code: int) -> NoReturn:
+def _fail(lines: Sequence[str], code: int) -> NoReturn:
     for line in lines:
         click.echo(f"reflexkit: {one_line(line)}", err=True)
     sys.exit(code)
@@ -125,7 +126,7 @@ def _fail(lines: list[str] | tuple[str, ...], code: int) -> NoReturn:
 class _Group(click.Group):
     """A group whose commands turn our errors into one-line messages and exit codes."""
 
-    def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401, C901 -- one clause per error
+    def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401 -- what the command returns
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
@@ -135,32 +136,43 @@ class _Group(click.Group):
 
             name = signal.Signals(err.signum).name
             _fail([f"interrupted by {name}: the run was stopped"], EXIT_SIGNAL_BASE + err.signum)
-        except ConfigError as err:
-            if _debugging(ctx):
-                raise
-            _fail(err.errors, EXIT_BAD_INPUT)
-        except SetupError as err:
-            if _debugging(ctx):
-                raise
-            _fail([f"setup: {err}"], EXIT_BAD_INPUT)
-        except ReflexkitError as err:
-            if _debugging(ctx):
-                raise
-            from reflexkit.cli._setup import is_setup_error  # noqa: PLC0415 -- only on error
-
-            _fail([str(err)], EXIT_BAD_INPUT if is_setup_error(err) else EXIT_FAILED)
-        except OSError as err:
-            from reflexkit.cli._streams import exit_if_reader_left  # noqa: PLC0415
-
-            exit_if_reader_left(err)  # `reflexkit recent s1 | head -1`: quietly, exit 141
-            if _debugging(ctx):
-                raise
-            where = f"{err.filename}: " if err.filename else ""
-            _fail([f"{where}{err.strerror or err}"], EXIT_FAILED)
         except Exception as err:
+            if isinstance(err, OSError):
+                from reflexkit.cli._streams import exit_if_reader_left  # noqa: PLC0415
+
+                exit_if_reader_left(err)  # `reflexkit recent s1 | head -1`: quietly, exit 141
             if _debugging(ctx):
                 raise
-            _fail([f"internal error: {type(err).__name__}: {err} (run with --debug)"], EXIT_FAILED)
+            _fail(*_said(err))
+
+
+@functools.singledispatch
+def _said(err: Exception) -> tuple[Sequence[str], int]:
+    """The lines and the exit code an error ends a command with (by its most specific class)."""
+    return [f"internal error: {type(err).__name__}: {err} (run with --debug)"], EXIT_FAILED
+
+
+@_said.register
+def _(err: ConfigError) -> tuple[Sequence[str], int]:
+    return err.errors, EXIT_BAD_INPUT
+
+
+@_said.register
+def _(err: SetupError) -> tuple[Sequence[str], int]:
+    return [f"setup: {err}"], EXIT_BAD_INPUT
+
+
+@_said.register
+def _(err: ReflexkitError) -> tuple[Sequence[str], int]:
+    from reflexkit.cli._setup import is_setup_error  # noqa: PLC0415 -- only on error
+
+    return [str(err)], EXIT_BAD_INPUT if is_setup_error(err) else EXIT_FAILED
+
+
+@_said.register
+def _(err: OSError) -> tuple[Sequence[str], int]:
+    where = f"{err.filename}: " if err.filename else ""
+    return [f"{where}{err.strerror or err}"], EXIT_FAILED
 
 
 def _debugging(ctx: click.Context) -> bool:
