@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -17,14 +17,11 @@ from reflexkit.exceptions import ConfigError, ReflexkitError, RunInterrupted, Se
 if TYPE_CHECKING:
     from reflexkit.containers import Application
     from reflexkit.memory import EpisodicMemory
-    from reflexkit.models import FailureContext
     from reflexkit.reflection._service import DefaultReflectionService
     from reflexkit.tasks.config import LoadedProject
 
 # Imports of the heavy parts (dependency_injector, cattrs, rich, the readers) happen inside
 # the functions that need them, so `reflexkit --version` and `--help` cost click alone.
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -182,16 +179,6 @@ def _debugging(ctx: click.Context) -> bool:
 
 def _state(ctx: click.Context) -> _State:
     return ctx.ensure_object(_State)
-
-
-def _read_failure(stream: IO[bytes], name: str) -> FailureContext:
-    from reflexkit import _serde  # noqa: PLC0415 -- lazy, see top
-    from reflexkit.models import FailureContext  # noqa: PLC0415
-
-    source = "stdin" if name in {"-", "<stdin>"} else name
-    return _serde.structure(
-        _serde.loads(stream.read(), source=source), FailureContext, source=source
-    )
 
 
 def _project(
