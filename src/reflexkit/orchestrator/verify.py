@@ -45,39 +45,25 @@ __all__ = [
 ]
 
 
-_SHELL_ANYWHERE = frozenset("|&;<>()`*?[]{}\n")
+_ASSIGNMENT = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*=")
+_SHELL_WORDS = re.compile(
+    r"""\\.                              # an escaped character is literal
+    | '[^']*'?                            # so is all in single quotes
+    | "(?:\\.|[^"\\$`])*"?                # double quotes, up to their end, a $ or a backtick
+    | (?P<shell>[|&;<>()`*?\[\]{}\n$] | (?<!\S)~)  # shell syntax; a ~ that starts a word
+    | .""",
+    re.DOTALL | re.VERBOSE,
+)
 
 
-def needs_shell(command: str) -> bool:  # noqa: C901 -- a small quote-aware scanner
+def needs_shell(command: str) -> bool:
     """Tell whether a command line uses shell syntax (pipes, redirections, variables ...).
 
     Characters inside single quotes never count; inside double quotes only ``$`` and a
     backtick do. A leading ``NAME=value`` assignment and a ``~`` at the start of a word count.
     """
-    if re.match(r"\s*[A-Za-z_][A-Za-z0-9_]*=", command):
-        return True
-    quote = ""
-    previous = " "
-    escaped = False
-    for char in command:
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote != "'":
-            escaped = True
-        elif quote == "'":
-            if char == "'":
-                quote = ""
-        elif quote == '"':
-            if char == '"':
-                quote = ""
-            elif char in "$`":
-                return True
-        elif char in "'\"":
-            quote = char
-        elif char in _SHELL_ANYWHERE or char == "$" or (char == "~" and previous.isspace()):
-            return True
-        previous = char
-    return False
+    words = _SHELL_WORDS.finditer(command)
+    return bool(_ASSIGNMENT.match(command)) or any(w.lastgroup == "shell" for w in words)
 
 
 @attrs.frozen(kw_only=True)
