@@ -560,8 +560,7 @@ class Orchestrator:
             own_self_report=at.subtask.id if self.config.jobs > 1 else None,
         )
         if self._reports is not None:
-            with self._emit_lock:  # as the subscriber's own calls are
-                self._reports.started(at.subtask.id, at.attempt, audited)
+            self._reports.started(at.subtask.id, at.attempt, audited)
         timeout_s = float(self.config.attempt_timeout_s)
         if at.remaining is not None:
             timeout_s = max(min(timeout_s, at.remaining), 0.001)
@@ -969,20 +968,19 @@ class Orchestrator:
         except Exception:
             log.exception("building the %s event failed", kind.value)
             return
+        # The reports first and outside the lock: parallel subtasks write theirs at once, and
+        # the needs_review a report emits comes right before the event that ends its attempt.
+        if self._reports is not None:
+            _deliver(self._reports, event)
         with self._emit_lock:
             for subscriber in self._subscribed():
-                try:
-                    subscriber(event)
-                except Exception:
-                    log.exception("an event subscriber failed on %s", kind.value)
+                _deliver(subscriber, event)
 
     def _subscribed(self) -> list[Callable[[Event], None]]:
-        """The insight rules (they steer the loop), the reports, the subscribers, *on_event*."""
+        """The insight rules (they steer the loop), the subscribers, *on_event*."""
         found: list[Callable[[Event], None]] = []
         if self.insights is not None:
             found.append(self.insights.observe)
-        if self._reports is not None:
-            found.append(self._reports)
         found += self.subscribers
         if self.on_event is not None:
             found.append(self.on_event)
@@ -990,6 +988,14 @@ class Orchestrator:
 
     def _ms_since(self, started: float) -> int:
         return max(int((self.clock() - started) * 1000), 0)
+
+
+def _deliver(subscriber: Callable[[Event], None], event: Event) -> None:
+    """Hand *event* to one subscriber; an error it raises is logged and costs only itself."""
+    try:
+        subscriber(event)
+    except Exception:
+        log.exception("an event subscriber failed on %s", event.kind.value)
 
 
 def _check_cannot_run(checks: VerificationResult) -> str:
