@@ -38,7 +38,6 @@ from reflexkit.models import (
     Reflection,
     ReflectionCategory,
     ReflectionSource,
-    new_reflection_id,
     non_empty,
     unit_interval,
     utcnow,
@@ -455,12 +454,9 @@ def reflection_from_reply(  # noqa: PLR0913 -- the reply plus what the generator
         latency_ms: How long the generation took, retries included.
         clock: Returns the creation time.
     """
-    return Reflection(
-        id=new_reflection_id(),
-        session_id=failure.session_id,
-        task_id=failure.task_id,
-        subtask_id=failure.subtask_id,
-        attempt_number=failure.attempt_number,
+    return Reflection.on(
+        failure,
+        created_at=clock(),
         category=reply.category,
         failure_type=failure_type or reply.failure_type or FailureType.UNKNOWN,
         analysis=reply.analysis.strip(),
@@ -468,7 +464,6 @@ def reflection_from_reply(  # noqa: PLR0913 -- the reply plus what the generator
         action_items=tuple(item.strip() for item in reply.action_items if item.strip()),
         confidence=reply.confidence,
         source=source,
-        created_at=clock(),
         model=model,
         input_tokens=input_tokens,
         output_tokens=output_tokens,

@@ -26,7 +26,6 @@ from reflexkit.models import (
     ReflectionCategory,
     ReflectionSource,
     derived_reflection_id,
-    new_reflection_id,
     utcnow,
 )
 from reflexkit.redaction import MAX_OUTPUT_CHARS, window
@@ -325,12 +324,9 @@ class DefaultReflectionService:
     def _last_resort(self, failure: FailureContext, reason: str) -> Reflection:
         """A minimal reflection when every generator failed: say so, and what to look at."""
         where = f" `{failure.command}`" if failure.command else " the verification"
-        return Reflection(
-            id=new_reflection_id(),
-            session_id=failure.session_id,
-            task_id=failure.task_id,
-            subtask_id=failure.subtask_id,
-            attempt_number=failure.attempt_number,
+        return Reflection.on(
+            failure,
+            created_at=self._clock(),
             category=ReflectionCategory.ROOT_CAUSE,
             failure_type=failure.failure_type or FailureType.UNKNOWN,
             analysis=f"Attempt {failure.attempt_number} failed{where}"
@@ -339,7 +335,6 @@ class DefaultReflectionService:
             action_items=(),
             confidence=0.1,
             source=ReflectionSource.HEURISTIC,
-            created_at=self._clock(),
             fallback_reason=reason,
         )
 
