@@ -30,7 +30,6 @@ import hashlib
 import logging
 import os
 import re
-import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -41,7 +40,6 @@ import orjson
 
 from reflexkit import _serde
 from reflexkit._files import atomic_write, make_dirs, read_regular, safe_id
-from reflexkit._git import git_env
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
 from reflexkit.models import FailureContext, FailureType, utcnow
@@ -270,7 +268,9 @@ def _int(value: object) -> int:
 
 
 def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
-    head = _head(project.root)
+    from reflexkit.reports.report import head_commit  # noqa: PLC0415 -- see top
+
+    head = head_commit(project.root)
     with _state(project, session) as state:
         if head and payload.get("source") in {None, "startup", "clear"}:
             state["base"] = head
@@ -301,21 +301,6 @@ def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: 
         }
     }
     return HookResult(stdout=_hook_json(output), note=f"added {len(parts)} part(s)")
-
-
-def _head(root: Path) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "HEAD"],  # noqa: S607 -- git from PATH
-            cwd=root,
-            capture_output=True,
-            timeout=10,
-            check=False,
-            env=git_env(),  # confined: no fsmonitor or hook of the repository runs (#29)
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
 
 # --- post-tool-use ------------------------------------------------------------------------
