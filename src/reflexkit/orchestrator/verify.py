@@ -269,6 +269,37 @@ def _inside(path: Path, root: Path) -> str | None:
         return None
 
 
+@attrs.define
+class _Noted:
+    """The programs, files and folders inside *root* that the words of the checks name."""
+
+    root: Path
+    search: str  # the PATH programs are looked up on
+    programs: dict[str, _Stamp] = attrs.Factory(dict)
+    files: dict[str, _Stamp] = attrs.Factory(dict)
+    folders: list[str] = attrs.Factory(list)
+
+    def note(self, word: str, *, program: bool) -> None:
+        """Note *word* as a program (where a command starts), a file or a folder, if it is."""
+        root = self.root
+        candidate = root / word if word else root
+        if "/" not in word and program:
+            found = shutil.which(word, path=self.search)
+            relative = _inside(Path(found), root) if found else None
+            if relative is not None:
+                self.programs[relative] = _stamp(root / relative)
+                return
+        if not word or word.startswith("-") or not candidate.exists():
+            return
+        relative = _inside(candidate, root)
+        if relative is None or relative == ".":
+            return
+        if candidate.is_dir():
+            self.folders.append(relative)
+        else:
+            self.files[relative] = _stamp(root / relative)
+
+
 @attrs.frozen(kw_only=True)
 class CheckInputs:
     """What a subtask's checks run and name inside the project, noted before an attempt.
@@ -306,9 +337,7 @@ class CheckInputs:
                 os.pathsep
             )
         )
-        programs: dict[str, _Stamp] = {}
-        files: dict[str, _Stamp] = {}
-        folders: list[str] = []
+        noted = _Noted(root=root, search=search)
         for command in commands:
             try:
                 words = shlex.split(command)
@@ -317,39 +346,14 @@ class CheckInputs:
             for index, word in enumerate(words):
                 if word.startswith("-") and "=" in word:
                     word = word.split("=", 1)[1]  # noqa: PLW2901 -- --rootdir=tests
+                first = index == 0 or words[index - 1] in {"&&", "||", "|", ";"}
                 try:  # a word is any text (`python -c "<300 characters>"`): never a path error
-                    cls._note(root, search, words, index, word, (programs, files, folders))
+                    noted.note(word, program=first)
                 except (OSError, ValueError):
                     continue
-        return cls(programs=programs, files=files, folders=tuple(dict.fromkeys(folders)))
-
-    @staticmethod
-    def _note(  # noqa: PLR0913, PLR0917 -- one word of a command and where it goes
-        root: Path,
-        search: str,
-        words: list[str],
-        index: int,
-        word: str,
-        found_so_far: tuple[dict[str, _Stamp], dict[str, _Stamp], list[str]],
-    ) -> None:
-        """Note *word* of a command as a program, a file or a folder in the project, if it is."""
-        programs, files, folders = found_so_far
-        candidate = root / word if word else root
-        if "/" not in word and (index == 0 or words[index - 1] in {"&&", "||", "|", ";"}):
-            found = shutil.which(word, path=search)
-            relative = _inside(Path(found), root) if found else None
-            if relative is not None:
-                programs[relative] = _stamp(root / relative)
-                return
-        if not word or word.startswith("-") or not candidate.exists():
-            return
-        relative = _inside(candidate, root)
-        if relative is None or relative == ".":
-            return
-        if candidate.is_dir():
-            folders.append(relative)
-        else:
-            files[relative] = _stamp(root / relative)
+        return cls(
+            programs=noted.programs, files=noted.files, folders=tuple(dict.fromkeys(noted.folders))
+        )
 
     def changed_by(
         self, workdir: Path, changed: Sequence[str] | None
