@@ -223,11 +223,6 @@ class Prompt:
     failure_type: FailureType | None
 
     @property
-    def canonical(self) -> bytes:
-        """The canonical request: its JSON with sorted keys and compact separators."""
-        return canonical_request(self.request)
-
-    @property
     def key(self) -> str:
         """The fixture key: the first 12 hex digits of the canonical request's SHA-256."""
         return prompt_key(self.request)
