@@ -235,7 +235,7 @@ def test_the_key_is_the_first_12_hex_of_sha256() -> None:
     canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert prompt_key(request) == hashlib.sha256(canonical.encode()).hexdigest()[:12]
     assert reflection_request(FAILURE).key == prompt_key(request)
-    assert reflection_request(FAILURE).canonical == canonical.encode()
+    assert canonical_request(request) == canonical.encode()
 
 
 def test_the_key_does_not_depend_on_key_order() -> None:
