@@ -100,6 +100,7 @@ class ReflectionDetails:
     reason: str | None = None
 
 
+@attrs.define(eq=False, kw_only=True)
 class DefaultReflectionService:
     """The :class:`~reflexkit.reflection._protocols.ReflectionService` reflexkit ships.
 
@@ -119,30 +120,18 @@ class DefaultReflectionService:
             a :class:`~reflexkit.models.LogicalClock` from the composition root).
     """
 
-    def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
-        self,
-        *,
-        generator: ReflectionGenerator,
-        store: EpisodicMemory,
-        fallback: ReflectionGenerator,
-        redact: Redact,
-        classify: Classify,
-        fingerprint: Fingerprint,
-        config: ReflexionConfig | None = None,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self._generator = generator
-        self._store = store
-        self._fallback = fallback
-        self._redact = redact
-        self._classify = classify
-        self._fingerprint = fingerprint
-        self._config = config or ReflexionConfig()
-        self._clock = clock
-        self.health = ServiceHealth()
-        self._lock = threading.Lock()
-        self._writes: dict[str, int] = {}  # session id -> reflections stored
-        self._details: dict[str, ReflectionDetails] = {}  # reflection id -> details
+    _generator: ReflectionGenerator
+    _store: EpisodicMemory
+    _fallback: ReflectionGenerator
+    _redact: Redact
+    _classify: Classify
+    _fingerprint: Fingerprint
+    _config: ReflexionConfig = attrs.field(factory=ReflexionConfig)
+    _clock: Callable[[], datetime] = utcnow
+    health: ServiceHealth = attrs.field(init=False, factory=ServiceHealth)
+    _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock)
+    _writes: dict[str, int] = attrs.field(init=False, factory=dict)  # session -> stored
+    _details: dict[str, ReflectionDetails] = attrs.field(init=False, factory=dict)  # by id
 
     @property
     def max_reflections_per_retry(self) -> int:
