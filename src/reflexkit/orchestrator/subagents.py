@@ -142,6 +142,19 @@ class Subagent(Protocol):
         ...
 
 
+def _command_line(argv: Sequence[str]) -> tuple[str, ...]:
+    if not argv:
+        msg = "CommandSubagent needs a command line"
+        raise ValueError(msg)
+    _check_prompt_placement(argv)
+    return tuple(argv)
+
+
+def _alternatives(patterns: Sequence[str] | None) -> re.Pattern[str] | None:
+    return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+
+@attrs.define(eq=False)
 class CommandSubagent:
     """Runs a command-line agent once per attempt.
 
@@ -175,31 +188,15 @@ class CommandSubagent:
             time runs out; no lesson about the code is in it).
     """
 
-    name: str = "command"
+    argv: tuple[str, ...] = attrs.field(converter=_command_line)
+    env: Mapping[str, str] | None = attrs.field(default=None, kw_only=True)
+    max_output_chars: int = attrs.field(default=DEFAULT_MAX_OUTPUT_BYTES, kw_only=True)
+    prompt_dir: Path | None = attrs.field(default=None, kw_only=True)
+    name: str = attrs.field(default="command", kw_only=True)
     """What attempt reports call this subagent."""
-
-    def __init__(  # noqa: PLR0913 -- the command line and how to run it
-        self,
-        argv: Sequence[str],
-        *,
-        env: Mapping[str, str] | None = None,
-        max_output_chars: int = DEFAULT_MAX_OUTPUT_BYTES,
-        prompt_dir: Path | None = None,
-        name: str = "command",
-        setup_errors: Sequence[str] = (),
-    ) -> None:
-        if not argv:
-            msg = "CommandSubagent needs a command line"
-            raise ValueError(msg)
-        _check_prompt_placement(argv)
-        self.argv = tuple(argv)
-        self.env = env
-        self.max_output_chars = max_output_chars
-        self.prompt_dir = prompt_dir
-        self.name = name
-        self.setup_errors = (
-            re.compile("|".join(f"(?:{p})" for p in setup_errors)) if setup_errors else None
-        )
+    setup_errors: re.Pattern[str] | None = attrs.field(
+        default=None, converter=_alternatives, kw_only=True
+    )
 
     def preflight(self) -> None:
         """Check that the agent program exists and can be executed.
