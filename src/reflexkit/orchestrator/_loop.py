@@ -166,6 +166,19 @@ class _Attempt:
         return self.result.output
 
 
+def _config_or_default(config: OrchestratorConfig | None) -> OrchestratorConfig:
+    return config or OrchestratorConfig()
+
+
+def _listed(subscribers: Sequence[Callable[[Event], None]]) -> list[Callable[[Event], None]]:
+    return list(subscribers)
+
+
+def _if_enabled(insights: LoopInsights | None) -> LoopInsights | None:
+    return insights if insights is not None and insights.enabled else None
+
+
+@attrs.define(eq=False, kw_only=True, slots=False)
 class Orchestrator:
     """Runs a task's subtasks with a subagent, verifying, reflecting and retrying.
 
@@ -194,38 +207,24 @@ class Orchestrator:
             and name it on ``attempt_started`` (``promptPath``), as ``reflexkit run`` does.
     """
 
-    def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
-        self,
-        *,
-        service: ReflectionService,
-        subagent: Subagent,
-        verifier_for: Callable[[Subtask], Verifier],
-        config: OrchestratorConfig | None = None,
-        on_event: Callable[[Event], None] | None = None,
-        subscribers: Sequence[Callable[[Event], None]] = (),
-        clock: Callable[[], float] = time.monotonic,
-        stamp: Callable[[], datetime] = utcnow,
-        reflect: bool = True,
-        audit: AttemptAudit | None = None,
-        insights: LoopInsights | None = None,
-        keep_prompts: bool = False,
-    ) -> None:
-        self.audit = audit
-        self.keep_prompts = keep_prompts
-        self.reflect = reflect
-        self.insights = insights if insights is not None and insights.enabled else None
+    service: ReflectionService
+    subagent: Subagent
+    verifier_for: Callable[[Subtask], Verifier]
+    config: OrchestratorConfig = attrs.field(default=None, converter=_config_or_default)
+    on_event: Callable[[Event], None] | None = None
+    subscribers: list[Callable[[Event], None]] = attrs.field(default=(), converter=_listed)
+    clock: Callable[[], float] = time.monotonic
+    stamp: Callable[[], datetime] = utcnow
+    reflect: bool = True
+    audit: AttemptAudit | None = None
+    insights: LoopInsights | None = attrs.field(default=None, converter=_if_enabled)
+    keep_prompts: bool = False
+
+    def __attrs_post_init__(self) -> None:
         self._paused: dict[str, str] = {}  # subtask id -> why the insight rules paused it
         # With parallel subtasks, what a run learns is kept at its end: a lesson shared mid-run
         # would reach a sibling's prompt or not depending on which subtask finished first.
         self._learn_at_end: list[str] = []
-        self.service = service
-        self.subagent = subagent
-        self.verifier_for = verifier_for
-        self.config = config or OrchestratorConfig()
-        self.on_event = on_event
-        self.subscribers = list(subscribers)
-        self.clock = clock
-        self.stamp = stamp
         self._emit_lock = threading.RLock()  # a subscriber may emit (reports: needs_review)
         self._running: dict[str, int] = {}  # subtask id -> attempt, while it runs
         self._at_interrupt: dict[str, int] | None = None  # what ran when the signal came
@@ -237,8 +236,10 @@ class Orchestrator:
         # carries these, not whatever memory holds under the run's id by then.
         self._written: dict[tuple[str, str], list[Reflection]] = {}
         self._reports = (
-            reports.AttemptReports(audit, agent=reports.agent_name(subagent), emit=self._emit)
-            if audit is not None
+            reports.AttemptReports(
+                self.audit, agent=reports.agent_name(self.subagent), emit=self._emit
+            )
+            if self.audit is not None
             else None
         )
         self.watch = AttemptWatch(
