@@ -50,6 +50,8 @@ from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import attrs
+
 from reflexkit._files import atomic_write, read_regular
 from reflexkit._git import git_env, git_refusal
 from reflexkit.exceptions import SetupError
@@ -150,6 +152,15 @@ def bundled_cli() -> Path:
     return cli
 
 
+def _env(env: Mapping[str, str] | None) -> dict[str, str]:
+    return dict(env or {})
+
+
+def _strings(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+@attrs.define(eq=False, kw_only=True)
 class ClaudeCodeSubagent:
     """A :class:`~reflexkit.orchestrator._subagents.Subagent` that runs Claude Code.
 
@@ -175,26 +186,21 @@ class ClaudeCodeSubagent:
     name: ClassVar[str] = "claude-code"
     """What attempt reports call this subagent."""
 
-    def __init__(  # noqa: PLR0913 -- keyword-only options of one subagent
-        self,
-        *,
-        bash_commands: Sequence[str] = (),
-        allowed_tools: Sequence[str] = (),
-        model: str | None = None,
-        max_turns: int | None = None,
-        effort: str | None = None,
-        max_budget_usd: float | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> None:
+    bash_commands: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    allowed_tools: Sequence[str] = ()
+    model: str | None = None
+    max_turns: int | None = None
+    effort: str | None = None
+    max_budget_usd: float | None = None
+    env: dict[str, str] = attrs.field(default=None, converter=_env)
+    disallowed_tools: Sequence[str] = attrs.field(init=False)
+    allows_git: bool = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        """The confined allow and deny rules, from the Bash prefixes and the extra tools."""
         self.allowed_tools, self.disallowed_tools = permission_rules(
-            bash_commands=bash_commands, extra=allowed_tools
+            bash_commands=self.bash_commands, extra=self.allowed_tools
         )
-        self.bash_commands = tuple(bash_commands)
-        self.model = model
-        self.max_turns = max_turns
-        self.effort = effort
-        self.max_budget_usd = max_budget_usd
-        self.env = dict(env or {})
         self.allows_git = any(c.split()[:1] == ["git"] for c in self.bash_commands)
 
     @classmethod

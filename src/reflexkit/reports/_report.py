@@ -58,6 +58,7 @@ __all__ = [
     "build_report",
     "diff_text",
     "git_changes",
+    "head_commit",
     "parse_self_report",
     "read_reports",
     "repo_name",
@@ -311,6 +312,15 @@ def _git(
         check=False,
         env={**git_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined (#29)
     )
+
+
+def head_commit(root: Path) -> str | None:
+    """The commit HEAD names in *root*; ``None`` with no repository, no commit or no git."""
+    try:
+        head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return head.stdout.decode().strip() or None if head.returncode == 0 else None
 
 
 def _count(text: bytes) -> int | None:
@@ -729,11 +739,7 @@ class AttemptReporter:
         if not self.enabled:
             return None
         self._take_self_report()
-        try:
-            head = _git(self.workdir, "rev-parse", "--verify", "--quiet", "HEAD")
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return head.stdout.decode().strip() or None if head.returncode == 0 else None
+        return head_commit(self.workdir)
 
     def finish(
         self,

@@ -9,6 +9,7 @@ written anything there.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -144,40 +145,50 @@ def show_command(ctx: click.Context, run: str | None, prompts: bool) -> None:
     project = _state(ctx).project()
     log = _find_log(project.root / ".reflexkit" / "runs", run)
     events = _events(log)
-    started = next((e for e in events if e.kind is EventKind.RUN_STARTED), None)
-    finished = next((e for e in events if e.kind is EventKind.RUN_FINISHED), None)
+    task, passed = _run_facts(events)
     items = _attempts(events, project.root)
     if _state(ctx).json:
         data = {
             "runId": log.stem,
-            "taskId": started.data.get("taskId") if started else None,
-            "passed": finished.data.get("allPassed") if finished else None,
+            "taskId": task,
+            "passed": passed,
             "runLog": str(log),
             "attempts": [i for i in items if "attempt" in i],
             "endings": [i for i in items if "attempt" not in i],
         }
         click.echo(_serde.dumps(outbound_data(data, "terminal"), indent=True).decode())
         return
-    task = started.data.get("taskId") if started else "?"
-    verdict = {True: "passed", False: "did not pass", None: "did not finish"}[
-        finished.data.get("allPassed") if finished else None  # type: ignore[index]
-    ]
-    click.echo(show(f"run {log.stem} of task {task}: {verdict}"))
+    verdict = "did not finish" if passed is None else _VERDICTS[passed]
+    click.echo(show(f"run {log.stem} of task {task or '?'}: {verdict}"))
     click.echo(show(f"run log: {log}"))
     for item in items:
         click.echo("")
-        if "attempt" not in item:
-            click.echo(show(f"[{item['subtaskId']}] {item['outcome']}: {item['reason']}"))
-            continue
-        head = f"[{item['subtaskId']}] attempt {item['attempt']}: {item['outcome']}"
-        click.echo(show(head))
-        for line in item["said"]:
-            click.echo(f"  {line}")
-        if not prompts:
-            continue
-        if item["prompt"] is None:
-            click.echo("  " + show(f"prompt: not kept ({item['promptPath'] or 'an older run'})"))
-            continue
-        click.echo("  " + show(f"prompt ({item['promptPath']}):"))
-        for line in item["prompt"].splitlines():
-            click.echo("    " + show(line) if line.strip() else "")
+        for line in _item_lines(item, prompts=prompts):
+            click.echo(line)
+
+
+_VERDICTS = {True: "passed", False: "did not pass"}
+
+
+def _run_facts(events: list[Event]) -> tuple[object, bool | None]:
+    """The run's task id and whether it passed, ``None`` for what the log doesn't say."""
+    started = next((e for e in events if e.kind is EventKind.RUN_STARTED), None)
+    finished = next((e for e in events if e.kind is EventKind.RUN_FINISHED), None)
+    passed = finished.data.get("allPassed") if finished else None
+    return started.data.get("taskId") if started else None, passed if type(passed) is bool else None
+
+
+def _item_lines(item: dict[str, Any], *, prompts: bool) -> Iterator[str]:
+    """The lines that show one attempt (or one subtask's ending), terminal-safe."""
+    if "attempt" not in item:
+        yield show(f"[{item['subtaskId']}] {item['outcome']}: {item['reason']}")
+        return
+    yield show(f"[{item['subtaskId']}] attempt {item['attempt']}: {item['outcome']}")
+    yield from (f"  {line}" for line in item["said"])
+    if not prompts:
+        return
+    if item["prompt"] is None:
+        yield "  " + show(f"prompt: not kept ({item['promptPath'] or 'an older run'})")
+        return
+    yield "  " + show(f"prompt ({item['promptPath']}):")
+    yield from ("    " + show(line) if line.strip() else "" for line in item["prompt"].splitlines())
