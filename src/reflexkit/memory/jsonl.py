@@ -45,6 +45,7 @@ import operator
 import os
 import stat
 import struct
+import termios
 import threading
 import warnings
 import weakref
@@ -91,6 +92,7 @@ _flock, _EX, _SH, _UN = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_SH, fcntl.LOCK_UN
 _lseek, _CUR, _write, _pread, _stat = os.lseek, os.SEEK_CUR, os.write, os.pread, os.stat
 _inode = operator.attrgetter("st_ino", "st_dev")
 _NL = b"\n"
+_ioctl, _FIONREAD, _NONE_QUEUED = fcntl.ioctl, termios.FIONREAD, b"\0\0\0\0"
 
 
 def _forget_after_fork() -> None:
@@ -147,6 +149,7 @@ class JsonlMemory:
         self._name = os.fspath(self._path)  # append's stat: a str, not a Path to convert
         self._base = self._path.name
         self._durability = Durability(durability)
+        self._fsync = self._durability is Durability.FSYNC
         self._index = OffsetIndex(self._path.with_name(self._path.name + ".index"))
         self._lock_path = self._path.with_name(self._path.name + ".lock")
         self._mutex = threading.Lock()
@@ -157,6 +160,10 @@ class JsonlMemory:
         self._ident = (-1, -1)  # (inode, device) of the file self._fd holds
         self._seen = b"-"  # the lock file's generation and prune flag when last checked
         self._end = -1  # where our last append on self._fd ended
+        self._watch = -1  # inotify on self._fd and the lock file (see _watch), or -1
+        self._unwatched = False  # no watch can be had for self._fd: stat the name instead
+        self._quiet = False  # nothing to doubt at the last full check (with a watch)
+        self._queued = bytearray(4)  # FIONREAD of the watch: bytes of events queued
         self._warned_index = False
         _OPEN.add(self)
 
@@ -192,7 +199,7 @@ class JsonlMemory:
 
     def _close(self) -> None:
         if self._pid == os.getpid():
-            for fd in (self._fd, self._lock_fd, self._dir_fd):
+            for fd in (self._fd, self._lock_fd, self._dir_fd, self._watch):
                 if fd >= 0:
                     os.close(fd)
         self._forget()
@@ -214,6 +221,9 @@ class JsonlMemory:
         self._ident = (-1, -1)
         self._seen = b"-"
         self._end = -1
+        self._watch = -1
+        self._unwatched = False
+        self._quiet = False
 
     def _open_lock(self) -> int:
         make_dirs(self._path.parent)
@@ -247,7 +257,7 @@ class JsonlMemory:
         self._fd = fd
         self._ident = (st.st_ino, st.st_dev)
         self._pid = os.getpid()
-        if created and self._durability is Durability.FSYNC:
+        if created and self._fsync:
             _fsync_dir(self._path.parent)
         return fd
 
@@ -281,20 +291,16 @@ class JsonlMemory:
                 fd = self._fd if self._fd >= 0 else self._open()
                 _flock(fd, _SH)
                 try:
-                    # The lock file's generation and prune flag, read under the lock, as when
-                    # last checked (no prune waits for the writers), and the name in its
-                    # folder still ours (nobody swapped, moved or removed the file): the
-                    # common case, two cheap calls; else the slow path sorts it out.
-                    try:
-                        ours = (
-                            _pread(self._lock_fd, 16, _GEN_AT) == self._seen
-                            and _inode(
-                                _stat(self._base, dir_fd=self._dir_fd, follow_symlinks=False)
-                            )
-                            == self._ident
-                        )
-                    except OSError:  # removed; no lock file or folder (EBADF): the slow path
-                        ours = False
+                    # Nothing happened since the last full check: no prune waits for the
+                    # writers or swapped the file, nobody moved or removed it. With a watch,
+                    # no event queued on it (one ioctl); without, the lock file's generation
+                    # and flag as they were and the name in its folder still ours (a pread
+                    # and an fstatat). Else the slow path sorts it out.
+                    if self._watch >= 0:
+                        _ioctl(self._watch, _FIONREAD, self._queued)
+                        ours = self._quiet and self._queued == _NONE_QUEUED
+                    else:
+                        ours = self._unwatched and self._same_file()
                     if not ours:
                         fd = self._settle(fd)
                     written = _write(fd, line)
@@ -308,9 +314,10 @@ class JsonlMemory:
                         self._mend(fd, line, start, written)
                     self._end = end
                 finally:
-                    if fd >= 0:
-                        _flock(fd, _UN)
-                if self._durability is Durability.FSYNC:
+                    # The descriptor locked now (a failed reopen closed the old one: -1).
+                    if self._fd >= 0:
+                        _flock(self._fd, _UN)
+                if self._fsync:
                     os.fdatasync(fd)
             except OSError as err:
                 msg = f"can't append to {self._path}: {_why(err)}"
@@ -354,6 +361,9 @@ class JsonlMemory:
         swapped (the generation moved), replaced or removed by someone (the path names
         another file): write to what the path names now, never into an unlinked file.
         """
+        self._quiet = False
+        if self._watch >= 0 or (self._end >= 0 and not self._unwatched):
+            self._rewatch(fd)
         seen = _pread(self._lock_fd, 16, _GEN_AT) if self._lock_fd >= 0 else b""
         mode = _SH
         if seen[8:16].strip(b"\0"):
@@ -369,7 +379,33 @@ class JsonlMemory:
             self._seen = b"-"  # the prune's flag stays until it has run: check again next time
         else:
             self._seen = _pread(self._lock_fd, 16, _GEN_AT) if self._lock_fd >= 0 else b""
+            self._quiet = True
         return fd
+
+    def _rewatch(self, fd: int) -> None:
+        """Drain the watch's events, or (the second append on *fd*) start watching.
+
+        Before the slow path's checks, so what happens after them stays queued. A one-shot
+        writer (a hook, ``reflexkit reflect``) never imports the watch.
+        """
+        from reflexkit.memory import _watch  # noqa: PLC0415 -- see the docstring
+
+        if self._watch >= 0:
+            _watch.drain(self._watch)
+        else:
+            self._watch = _watch.watch(fd, self._lock_fd)
+            self._unwatched = self._watch < 0
+
+    def _same_file(self) -> bool:
+        """Without a watch: the lock file as last seen, and the name still the file we hold."""
+        try:
+            return (
+                _pread(self._lock_fd, 16, _GEN_AT) == self._seen
+                and _inode(_stat(self._base, dir_fd=self._dir_fd, follow_symlinks=False))
+                == self._ident
+            )
+        except OSError:  # removed; no lock file or folder (EBADF): the slow path
+            return False
 
     def replaced(self) -> None:
         """Say that the file was replaced (as a prune does): appenders reopen the path.
