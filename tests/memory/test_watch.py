@@ -157,3 +157,45 @@ def test_no_watch_where_the_kernel_may_not_see_every_change(path: Path) -> None:
     finally:
         os.close(fd)
         store.close()
+
+
+NO_INOTIFY = """
+import os, resource, sys
+from reflexkit.exceptions import StoreError
+from reflexkit.memory import JsonlMemory
+from reflexkit.testing.memory_contract import make_reflection
+path = sys.argv[1]
+store = JsonlMemory(path)
+store.append(make_reflection())  # opens the file, its lock file and its folder
+import reflexkit.memory._watch  # loaded while descriptors are left: the watch itself fails
+# No descriptor left for an inotify instance: the second append can't start a watch.
+free = os.dup(0)
+os.close(free)
+resource.setrlimit(resource.RLIMIT_NOFILE, (free, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+for _ in range(3):
+    store.append(make_reflection())
+assert store._watch == -1 and store._unwatched, "a watch was started"
+os.rename(path, path + ".moved")
+os.symlink(sys.argv[2], path)
+try:
+    store.append(make_reflection())
+except StoreError as err:
+    print(err)
+"""
+
+
+def test_a_writer_with_no_watch_to_be_had_checks_names(path: Path, tmp_path: Path) -> None:
+    """No inotify instance to be had (no descriptors left): each append checks the name."""
+    target = tmp_path / "target.jsonl"
+    target.write_bytes(b"")
+    path.parent.mkdir(parents=True)
+    done = subprocess.run(
+        [sys.executable, "-c", NO_INOTIFY, str(path), str(target)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "symlink" in done.stdout
+    assert target.read_bytes() == b""
+    assert len(list(JsonlMemory(f"{path}.moved"))) == 4

@@ -97,7 +97,7 @@ def watch(file_fd: int, lock_fd: int) -> int:
             _libc = ctypes.CDLL(None, use_errno=True)
         libc = _libc
         fd = int(libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
-    except (OSError, AttributeError):  # no C library to load, or one without inotify
+    except (ImportError, OSError, AttributeError):  # no ctypes, no C library, no inotify
         return -1
     if fd < 0:  # no instances left (EMFILE): check the name every time instead
         return -1

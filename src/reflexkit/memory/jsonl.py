@@ -388,8 +388,11 @@ class JsonlMemory:
         Before the slow path's checks, so what happens after them stays queued. A one-shot
         writer (a hook, ``reflexkit reflect``) never imports the watch.
         """
-        from reflexkit.memory import _watch  # noqa: PLC0415 -- see the docstring
-
+        try:
+            from reflexkit.memory import _watch  # noqa: PLC0415 -- see the docstring
+        except (ImportError, OSError):  # no descriptor left to read it with: stat instead
+            self._unwatched = self._watch < 0
+            return
         if self._watch >= 0:
             _watch.drain(self._watch)
         else:
