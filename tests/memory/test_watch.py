@@ -174,7 +174,7 @@ os.close(free)
 resource.setrlimit(resource.RLIMIT_NOFILE, (free, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 for _ in range(3):
     store.append(make_reflection())
-assert store._watch == -1 and store._unwatched, "a watch was started"
+assert store._appender._watch == -1 and store._appender._unwatched, "a watch was started"
 os.rename(path, path + ".moved")
 os.symlink(sys.argv[2], path)
 try:
