@@ -12,6 +12,8 @@ import multiprocessing as mp
 import os
 import subprocess
 import sys
+import threading
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -199,3 +201,52 @@ def test_a_writer_with_no_watch_to_be_had_checks_names(path: Path, tmp_path: Pat
     assert "symlink" in done.stdout
     assert target.read_bytes() == b""
     assert len(list(JsonlMemory(f"{path}.moved"))) == 4
+
+
+ROTATE = """
+import os, sys, time
+path, times = sys.argv[1], int(sys.argv[2])
+for n in range(times):
+    time.sleep(0.005)
+    try:
+        os.rename(path, f"{path}.{n}")
+    except FileNotFoundError:  # not made again yet
+        pass
+"""
+
+
+def test_threads_appending_while_another_process_rotates_lose_nothing(path: Path) -> None:
+    """4 threads x 400 appends on one watching store while a process renames it away 40 times.
+
+    Every acknowledged record is in exactly one file: the store or one of the rotated ones.
+    """
+    store = _warm(path)
+    warm = {r.id for r in JsonlMemory(path)}
+    acknowledged: list[str] = []
+    lock = threading.Lock()
+
+    def append(name: str) -> None:
+        for i in range(400):
+            r = make_reflection(subtask_id=f"{name}-{i % 7}")
+            store.append(r)
+            with lock:
+                acknowledged.append(r.id)
+
+    rotator = subprocess.Popen([sys.executable, "-c", ROTATE, str(path), "40"])
+    threads = [threading.Thread(target=append, args=(f"t{n}",)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert rotator.wait(timeout=60) == 0
+    found = Counter(
+        r.id
+        for f in path.parent.iterdir()
+        if f.name.startswith(path.name) and f.is_file() and f.suffix != ".lock"
+        for r in JsonlMemory(f)
+    )
+    assert len(acknowledged) == 1600
+    assert all(found[i] == 1 for i in acknowledged)
+    assert set(found) == warm | set(acknowledged)
+    rotated = [f for f in path.parent.iterdir() if f.suffix[1:].isdigit()]
+    assert len(rotated) > 1, "the store was not rotated while the threads appended"
