@@ -958,7 +958,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         rounds = Rounds(1, 200, 1, 10, 1, 10, 1, 1)
     elif args.quick:
-        rounds = Rounds(3, 2_000, 7, 100, 3, 100, 3, 2)
+        rounds = Rounds(5, 2_000, 7, 100, 3, 100, 3, 2)
     else:
         rounds = Rounds(9, 20_000, 9, 400, 9, 300, 9, 3)
     if args.prune_rounds:
