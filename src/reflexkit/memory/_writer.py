@@ -174,6 +174,7 @@ class Appender:
         self._quiet = False
 
     def open_lock(self) -> int:
+        """Open the lock file (made if missing, 0600), never through a link; its descriptor."""
         make_dirs(self._path.parent)
         fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
         regular(fd, self._lock_path)
