@@ -48,6 +48,11 @@ _TOP_PACKAGE = Pattern(r"[^./]*")
 _TO_ADD = Pattern(r"; to add(?: it)?:$")
 _NOT_IN_STD = Pattern(r"package (?P<pkg>\S+) is not in (?:GOROOT|std)")
 _TOO_MANY = Pattern(r"^\S+\.go:\d+:\d+: too many errors$", M)
+_NEWER_GO = Pattern(r"^note: module requires Go (?P<want>\S+)$", M)
+"""An older Go than go.mod's ``go`` line: newer builtins and packages are ``undefined``."""
+_FILES_GIVEN = Pattern(r"\S+\.go(?:\s|$)")
+_FILES_PACKAGE = "command-line-arguments"
+"""The package go names when it is given .go files instead of a package."""
 _STATICCHECK = Pattern(r"\((?:SA|S|ST|QF)\d{4}\)$|\(U1000\)$")
 _VET_MESSAGES = Pattern(
     r"passes lock by value|copies lock|call has possible (?:Printf )?formatting directive|"
@@ -99,6 +104,9 @@ def parse_go_diagnostics(text: str, command: str) -> Findings | None:
     else:
         findings = _build_findings(problems, packages, command)
     findings.facts = group_problems(problems, limit=6)
+    newer = _NEWER_GO.search(text) if findings.failure_type is FailureType.BUILD_ERROR else None
+    if newer:
+        _read_newer_go(newer, findings)
     findings.hints = hints[:3]
     if packages and findings.failure_type is not FailureType.DEPENDENCY_ERROR:
         findings.details.append("package " + ", ".join(packages[:4]))
@@ -157,6 +165,15 @@ def _build_findings(problems: list[Problem], packages: list[str], command: str) 
         + (f" in {packages[0]}." if len(packages) == 1 else "."),
     )
     not_std = [m for m in (_NOT_IN_STD.search(p.key[:300]) for p in problems) if m]
+    if _files_alone(problems, packages, command):
+        findings.category = ReflectionCategory.TOOL_MISUSE
+        findings.advice = (
+            "Given .go files, go compiles those files alone as package command-line-arguments: "
+            "the rest of the package is left out, so its names are `undefined`. Name the "
+            "package instead (`go test -run TestName .` or `./pkg/...`)."
+        )
+        findings.steps.append("Re-run on the package (`.`), not on its files.")
+        return findings
     if not_std:
         findings.category = ReflectionCategory.MISSING_CONTEXT
         findings.advice = (
@@ -172,6 +189,27 @@ def _build_findings(problems: list[Problem], packages: list[str], command: str) 
         )
     findings.steps.append(f"Fix {problems[0].loc} first, then re-run `{command or 'go build'}`.")
     return findings
+
+
+def _files_alone(problems: list[Problem], packages: list[str], command: str) -> bool:
+    """Return whether ``go test x_test.go`` compiled a test file without its package."""
+    return (
+        _FILES_PACKAGE in packages
+        and bool(_GO_TEST_COMMAND.search(command) and _FILES_GIVEN.search(command))
+        and any(p.key.startswith("undefined: ") for p in problems)
+    )
+
+
+def _read_newer_go(note: re.Match[str], findings: Findings) -> None:
+    """The module asks for a newer Go than the one that ran: its errors follow from that."""
+    findings.facts.insert(0, note.group(0))
+    findings.category = ReflectionCategory.MISSING_CONTEXT
+    findings.advice = (
+        f"go.mod asks for Go {note['want']} and an older go compiled it: the `undefined` names "
+        f"are likely builtins or packages newer Go provides. Run the tests with Go "
+        f"{note['want']} or later (check `go version`) rather than rewriting the code."
+    )
+    findings.steps[:] = [f"Check `go version`: go.mod needs Go {note['want']} or later."]
 
 
 # --- panics and their goroutine dumps --------------------------------------------------------
@@ -452,14 +490,15 @@ def _read_failures(text: str, results: list[re.Match[str]], findings: Findings) 
         findings.tests.append(name)
         if len(findings.facts) >= MAX_BLOCKS:
             continue
+        verdict = f"--- FAIL: {name}"  # quoted as go test prints it
         if name in panics:
-            findings.facts.append(f"{name}: {panics[name]}")
+            findings.facts.append(f"{verdict}: {panics[name]}")
         elif lines:
             shown = "; ".join(clip(line, 160) for line in lines[:_LOG_LINES])
             more = f" (+{len(lines) - _LOG_LINES} more)" if len(lines) > _LOG_LINES else ""
-            findings.facts.append(f"{name}: {shown}{more}")
+            findings.facts.append(f"{verdict}: {shown}{more}")
         else:
-            findings.facts.append(name)
+            findings.facts.append(verdict)
     if not findings.tests:
         findings.tests = failed
 
@@ -478,7 +517,13 @@ def _panics_by_test(text: str, results: list[re.Match[str]]) -> dict[str, str]:
             tests = [m["name"] for f, _ in frames if (m := _TEST_FUNC.search(f))]
             name = tests[0] if tests else "panic"
         where = frames[0][1] if frames else ""
-        out.setdefault(name, clip(panic["line"], 180) + (f" at {where}" if where else ""))
+        caller = next((loc for f, loc in frames[1:] if _TEST_FUNC.search(f)), "")
+        out.setdefault(
+            name,
+            clip(panic["line"], 180)
+            + (f" at {where}" if where else "")
+            + (f" (called from {caller})" if caller else ""),
+        )
     return out
 
 
