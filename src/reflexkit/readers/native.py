@@ -68,11 +68,9 @@ def parse_rustc(text: str) -> Findings | None:
     problems: list[Problem] = []
     lints: list[str] = []
     notes: list[str] = []
-    for index, diag in enumerate(diags):
-        if index >= MAX_BLOCKS:
-            break
-        if diag["sev"] != "error":
-            continue
+    at_errors = [index for index, diag in enumerate(diags) if diag["sev"] == "error"]
+    for index in at_errors[:MAX_BLOCKS]:  # warnings before the errors don't take their places
+        diag = diags[index]
         end = diags[index + 1].start() if index + 1 < len(diags) else len(text)
         body = text[diag.end() : min(end, diag.end() + 3000)]
         lint_match = _RUST_LINT.search(body)
@@ -123,9 +121,32 @@ def parse_rustc(text: str) -> Findings | None:
         )
         if {"E0432", "E0433"} & set(codes) and not _OWN_MODULE_LABEL.search(text):
             findings.category = ReflectionCategory.MISSING_CONTEXT
-    findings.steps.append(f"Fix {problems[0].loc} first, then re-run the same cargo command.")
+        if _all_crates_missing(text, errors):
+            findings.failure_type = FailureType.DEPENDENCY_ERROR
+            findings.advice = (
+                "The code uses crates the manifest does not declare: add each one under "
+                "[dependencies] (or [dev-dependencies] for tests) in Cargo.toml, as the help "
+                "line's `cargo add` says, rather than changing the code."
+            )
+    findings.steps.append(
+        "Declare the crates in Cargo.toml, then re-run the same cargo command."
+        if findings.failure_type is FailureType.DEPENDENCY_ERROR
+        else f"Fix {problems[0].loc} first, then re-run the same cargo command."
+    )
     findings.confidence = 0.85
     return findings
+
+
+_UNLINKED_CRATE = Pattern(r"unlinked crate `|undeclared crate or module `|`cargo add ")
+
+
+def _all_crates_missing(text: str, errors: list[re.Match[str]]) -> bool:
+    """Return whether every error is an import of a crate Cargo.toml does not declare."""
+    return all(
+        error["code"] in {"E0432", "E0433"}
+        and _UNLINKED_CRATE.search(text, error.end(), error.end() + 800) is not None
+        for error in errors
+    )
 
 
 def _rust_details(notes: list[str], diags: list[re.Match[str]]) -> list[str]:
@@ -220,6 +241,8 @@ _RUST_NO_PANIC = Pattern(
     r".*)$",
     M,
 )
+_RUST_RERUN = Pattern(r"^error: test failed, to rerun pass [`'](?P<target>[^`'\n]+)[`']$", M)
+"""cargo names the test target (``--test test_version``, ``--lib``) that failed."""
 _RUST_SECTION = Pattern(rf"^---- (?P<name>{_DOC_TEST}|\S+) stdout ----$", M)
 
 
@@ -243,7 +266,7 @@ def parse_cargo_test(text: str) -> Findings | None:
             fact = f"{name} panicked at {panic['loc']}: {clip(panic['msg'], 120)}"
             left_right = _RUST_LEFT_RIGHT.search(body)
             if left_right:
-                left, right = clip(left_right["left"], 60), clip(left_right["right"], 60)
+                left, right = clip(left_right["left"], 100), clip(left_right["right"], 100)
                 fact += f" (left: {left}, right: {right})"
             if no_panic:  # should_panic(expected = ...) saw another panic
                 fact += f"; {no_panic['line'].strip()}"
@@ -266,8 +289,10 @@ def parse_cargo_test(text: str) -> Findings | None:
         item = findings.tests[0].split(" - ", 2)[1].split(" (line ")[0]
         findings.steps.append(f"Run the doc-tests alone: `cargo test --doc {item}`.")
     elif findings.tests:
+        rerun = _RUST_RERUN.search(text)
+        target = f"{rerun['target']} " if rerun else ""
         findings.steps.append(
-            f"Run it alone: `cargo test {findings.tests[0]} -- --exact --nocapture`."
+            f"Run it alone: `cargo test {target}{findings.tests[0]} -- --exact --nocapture`."
         )
     findings.steps.append("Re-run `cargo test` to confirm all pass.")
     findings.confidence = 0.85
@@ -653,6 +678,19 @@ _CRASH_EXIT = {
 }
 
 
+_MAKE_CRASH = Pattern(r"(?:g|mingw32-)?make(?:\[\d+\])?: \*\*\* \[")
+_RAN_PROGRAM = Pattern(r"^(?P<cmd>\.{1,2}/[\w./-]+(?: [^\n]{0,120})?)$", M)
+"""A recipe line make echoed that runs a program built in the tree (``./xmltest``)."""
+
+
+def _crashed_program(text: str, crash: re.Match[str]) -> str:
+    """Return the last program make ran before it reported the crash (its echoed command)."""
+    if not _MAKE_CRASH.search(crash["line"]):
+        return ""
+    ran = [m["cmd"] for m in _RAN_PROGRAM.finditer(text, 0, crash.start())]
+    return ran[-1].strip() if ran else ""
+
+
 def parse_crash(text: str, exit_code: int | None) -> Findings | None:
     """Recognise a native crash (segfault, abort, sanitizer report) from output or exit code."""
     signal = _CRASH_EXIT.get(exit_code) if exit_code is not None else None
@@ -664,6 +702,9 @@ def parse_crash(text: str, exit_code: int | None) -> Findings | None:
     findings = Findings(tool="native program", failure_type=FailureType.RUNTIME_ERROR)
     if line:
         findings.facts.append(clip(line["line"], 200))
+        program = _crashed_program(text, line)
+        if program:
+            findings.facts.append(f"crashed running {program}")
     if signal:
         findings.details.append(f"exit code {exit_code}: {signal}")
     findings.headline = "The program crashed."
