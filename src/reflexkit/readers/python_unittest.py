@@ -56,12 +56,17 @@ def parse_unittest(text: str, *, command: str = "") -> Findings | None:
         classes.extend([cls] if cls else [])
     summary = _UT_SUMMARY.search(text)
     findings.summary = summary["sum"] if summary else ""
-    ran_unittest = not command or "unittest" in command
-    findings.headline = (
-        f"{'unittest' if ran_unittest else 'The test run'} reported {len(headers)} failing "
-        f"test{'s' if len(headers) != 1 else ''}."
-    )
     findings.category, findings.advice = _ADVICE[_advice_kind(classes)]
+    _conclude(findings, len(headers), ran_unittest=not command or "unittest" in command)
+    return findings
+
+
+def _conclude(findings: Findings, count: int, *, ran_unittest: bool) -> None:
+    """Set the headline and the steps: re-run the first test that can be run alone."""
+    findings.headline = (
+        f"{'unittest' if ran_unittest else 'The test run'} reported {count} failing "
+        f"test{'s' if count != 1 else ''}."
+    )
     runnable = [t for t in findings.tests if "(" not in t and not t.startswith(_NOT_A_TEST)]
     if runnable:
         findings.steps.append(
@@ -71,7 +76,6 @@ def parse_unittest(text: str, *, command: str = "") -> Findings | None:
         )
     findings.steps.append("Re-run the whole test module to confirm every FAIL and ERROR is gone.")
     findings.confidence = 0.85
-    return findings
 
 
 def _block_text(block: str) -> str:
