@@ -62,9 +62,50 @@ _CARGO_DEPENDENCY = Pattern(
 def parse_rustc(text: str) -> Findings | None:
     """Recognise rustc/clippy diagnostics (``error[E0308]: ...`` then `` --> file:line:col``)."""
     diags = list(_RUST_DIAG.finditer(text))
-    errors = [d for d in diags if d["sev"] == "error"] or []
+    errors = [d for d in diags if d["sev"] == "error"]
     if not errors:
         return _parse_cargo_error(text)
+    problems, lints, notes = _rust_problems(text, diags)
+    clippy = any(lint.startswith("clippy::") for lint in lints)
+    findings = Findings(
+        tool="clippy" if clippy else "rustc",
+        failure_type=FailureType.LINT_ERROR if clippy else FailureType.BUILD_ERROR,
+        category=ReflectionCategory.VERIFICATION if clippy else ReflectionCategory.ROOT_CAUSE,
+    )
+    findings.facts = group_problems(problems, limit=6)
+    summary = _RUST_SUMMARY.search(text)
+    findings.summary = summary["sum"] if summary else ""
+    codes = dedupe(d["code"] for d in errors if d["code"])
+    findings.headline = _rustc_headline(len(errors), codes, clippy=clippy)
+    if clippy:
+        findings.advice = (
+            "Apply what each lint's help line suggests at the location named (the lints are "
+            "denied by `-D warnings`); do not add `#[allow(...)]` to silence them."
+        )
+    else:
+        findings.details.extend(_rust_details(notes, diags))
+        _advise_rustc(findings, text, errors, codes)
+    findings.steps.append(
+        "Declare the crates in Cargo.toml, then re-run the same cargo command."
+        if findings.failure_type is FailureType.DEPENDENCY_ERROR
+        else f"Fix {problems[0].loc} first, then re-run the same cargo command."
+    )
+    findings.confidence = 0.85
+    return findings
+
+
+def _rustc_headline(count: int, codes: list[str], *, clippy: bool) -> str:
+    """Return ``The Rust compiler reported 2 errors (E0308, E0599).``."""
+    return (
+        f"{'cargo clippy' if clippy else 'The Rust compiler'} reported {count} "
+        f"error{'s' if count != 1 else ''}" + (f" ({', '.join(codes)})." if codes else ".")
+    )
+
+
+def _rust_problems(
+    text: str, diags: list[re.Match[str]]
+) -> tuple[list[Problem], list[str], list[str]]:
+    """Return the errors as problems, the lints they name, and the first error's notes."""
     problems: list[Problem] = []
     lints: list[str] = []
     notes: list[str] = []
@@ -73,13 +114,9 @@ def parse_rustc(text: str) -> Findings | None:
         diag = diags[index]
         end = diags[index + 1].start() if index + 1 < len(diags) else len(text)
         body = text[diag.end() : min(end, diag.end() + 3000)]
-        lint_match = _RUST_LINT.search(body)
         notes = notes or _first_notes(body)  # the first error's: rustc's explanation of it
-        lint = ""
-        if lint_match:
-            lint = lint_match["lint"] or f"clippy::{lint_match['url']}"
-            lints.append(lint)
-        code = diag["code"] or lint
+        lint = _lint_of(body)
+        lints.extend([lint] if lint else [])
         label = f"error[{diag['code']}]" if diag["code"] else "error"
         suffix = (f" ({lint})" if lint else "") + (
             _span_label(body, diag["msg"]) if len(problems) < _SPAN_LABELS else ""
@@ -87,54 +124,40 @@ def parse_rustc(text: str) -> Findings | None:
         problems.append(
             Problem(
                 f"{label}: {clip(diag['msg'], 140)}{suffix} at {diag['loc']}",
-                f"{code}|{diag['msg']}",
+                f"{diag['code'] or lint}|{diag['msg']}",
                 diag["loc"],
             )
         )
-    clippy = any(lint.startswith("clippy::") for lint in lints)
-    findings = Findings(
-        tool="clippy" if clippy else "rustc",
-        failure_type=FailureType.LINT_ERROR if clippy else FailureType.BUILD_ERROR,
-        category=ReflectionCategory.VERIFICATION if clippy else ReflectionCategory.ROOT_CAUSE,
+    return problems, lints, notes
+
+
+def _lint_of(body: str) -> str:
+    """Return the lint a diagnostic names (``clippy::needless_range_loop``), or ``""``."""
+    found = _RUST_LINT.search(body)
+    if found is None:
+        return ""
+    return found["lint"] or f"clippy::{found['url']}"
+
+
+def _advise_rustc(
+    findings: Findings, text: str, errors: list[re.Match[str]], codes: list[str]
+) -> None:
+    """Advice for compile errors: rustc's own explanation, or the crates to declare."""
+    findings.advice = (
+        "Read each error with its help/note lines: rustc usually names the missing trait "
+        "impl, lifetime or type and shows the fix. Apply it at the location named"
+        + (f"; `rustc --explain {codes[0]}` explains {codes[0]}" if codes else "")
+        + "."
     )
-    findings.facts = group_problems(problems, limit=6)
-    if not clippy:
-        findings.details.extend(_rust_details(notes, diags))
-    summary = _RUST_SUMMARY.search(text)
-    findings.summary = summary["sum"] if summary else ""
-    codes = dedupe(d["code"] for d in errors if d["code"])
-    findings.headline = (
-        f"{'cargo clippy' if clippy else 'The Rust compiler'} reported {len(errors)} "
-        f"error{'s' if len(errors) != 1 else ''}" + (f" ({', '.join(codes)})." if codes else ".")
-    )
-    if clippy:
+    if {"E0432", "E0433"} & set(codes) and not _OWN_MODULE_LABEL.search(text):
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+    if _all_crates_missing(text, errors):
+        findings.failure_type = FailureType.DEPENDENCY_ERROR
         findings.advice = (
-            "Apply what each lint's help line suggests at the location named (the lints are "
-            "denied by `-D warnings`); do not add `#[allow(...)]` to silence them."
+            "The code uses crates the manifest does not declare: add each one under "
+            "[dependencies] (or [dev-dependencies] for tests) in Cargo.toml, as the help "
+            "line's `cargo add` says, rather than changing the code."
         )
-    else:
-        findings.advice = (
-            "Read each error with its help/note lines: rustc usually names the missing trait "
-            "impl, lifetime or type and shows the fix. Apply it at the location named"
-            + (f"; `rustc --explain {codes[0]}` explains {codes[0]}" if codes else "")
-            + "."
-        )
-        if {"E0432", "E0433"} & set(codes) and not _OWN_MODULE_LABEL.search(text):
-            findings.category = ReflectionCategory.MISSING_CONTEXT
-        if _all_crates_missing(text, errors):
-            findings.failure_type = FailureType.DEPENDENCY_ERROR
-            findings.advice = (
-                "The code uses crates the manifest does not declare: add each one under "
-                "[dependencies] (or [dev-dependencies] for tests) in Cargo.toml, as the help "
-                "line's `cargo add` says, rather than changing the code."
-            )
-    findings.steps.append(
-        "Declare the crates in Cargo.toml, then re-run the same cargo command."
-        if findings.failure_type is FailureType.DEPENDENCY_ERROR
-        else f"Fix {problems[0].loc} first, then re-run the same cargo command."
-    )
-    findings.confidence = 0.85
-    return findings
 
 
 _UNLINKED_CRATE = Pattern(r"unlinked crate `|undeclared crate or module `|`cargo add ")
@@ -254,27 +277,11 @@ def parse_cargo_test(text: str) -> Findings | None:
         return None
     findings = Findings(tool="cargo test", failure_type=FailureType.TEST_FAILURE)
     sections = list(_RUST_SECTION.finditer(text))
-    for index, section in enumerate(sections):
-        if index >= MAX_BLOCKS:
-            break
+    for index, section in enumerate(sections[:MAX_BLOCKS]):
         end = sections[index + 1].start() if index + 1 < len(sections) else len(text)
-        body = text[section.end() : min(end, section.end() + 8000)]
-        name = section["name"]
-        panic = _RUST_PANIC.search(body) or _RUST_PANIC_OLD.search(body)
-        no_panic = _RUST_NO_PANIC.search(body)
-        if panic:
-            fact = f"{name} panicked at {panic['loc']}: {clip(panic['msg'], 120)}"
-            left_right = _RUST_LEFT_RIGHT.search(body)
-            if left_right:
-                left, right = clip(left_right["left"], 100), clip(left_right["right"], 100)
-                fact += f" (left: {left}, right: {right})"
-            if no_panic:  # should_panic(expected = ...) saw another panic
-                fact += f"; {no_panic['line'].strip()}"
-        elif no_panic:
-            fact = f"{name}: {no_panic['line'].strip()}"
-        else:
-            fact = name
-        findings.facts.append(fact)
+        findings.facts.append(
+            _rust_test_fact(section["name"], text[section.end() : min(end, section.end() + 8000)])
+        )
     covered = {s["name"] for s in sections}
     findings.facts.extend(name for name in failed if name not in covered)
     findings.tests = failed or [s["name"] for s in sections]
@@ -285,18 +292,39 @@ def parse_cargo_test(text: str) -> Findings | None:
         "expects: fix the code at the panic location. A should_panic test that did not panic "
         "means the code must reject that input (panic or return an error) instead of succeeding."
     )
-    if findings.tests and " (line " in findings.tests[0]:
-        item = findings.tests[0].split(" - ", 2)[1].split(" (line ")[0]
-        findings.steps.append(f"Run the doc-tests alone: `cargo test --doc {item}`.")
-    elif findings.tests:
-        rerun = _RUST_RERUN.search(text)
-        target = f"{rerun['target']} " if rerun else ""
-        findings.steps.append(
-            f"Run it alone: `cargo test {target}{findings.tests[0]} -- --exact --nocapture`."
-        )
-    findings.steps.append("Re-run `cargo test` to confirm all pass.")
+    findings.steps.extend(_rerun_steps(text, findings.tests))
     findings.confidence = 0.85
     return findings
+
+
+def _rust_test_fact(name: str, body: str) -> str:
+    """Return one failing test with its panic (and left/right) or its should_panic note."""
+    panic = _RUST_PANIC.search(body) or _RUST_PANIC_OLD.search(body)
+    no_panic = _RUST_NO_PANIC.search(body)
+    if panic is None:
+        return f"{name}: {no_panic['line'].strip()}" if no_panic else name
+    fact = f"{name} panicked at {panic['loc']}: {clip(panic['msg'], 120)}"
+    left_right = _RUST_LEFT_RIGHT.search(body)
+    if left_right:
+        left, right = clip(left_right["left"], 100), clip(left_right["right"], 100)
+        fact += f" (left: {left}, right: {right})"
+    if no_panic:  # should_panic(expected = ...) saw another panic
+        fact += f"; {no_panic['line'].strip()}"
+    return fact
+
+
+def _rerun_steps(text: str, tests: list[str]) -> list[str]:
+    """Return how to run the first failing test alone (a doc-test, or in cargo's target)."""
+    steps: list[str] = []
+    if tests and " (line " in tests[0]:
+        item = tests[0].split(" - ", 2)[1].split(" (line ")[0]
+        steps.append(f"Run the doc-tests alone: `cargo test --doc {item}`.")
+    elif tests:
+        rerun = _RUST_RERUN.search(text)
+        target = f"{rerun['target']} " if rerun else ""
+        steps.append(f"Run it alone: `cargo test {target}{tests[0]} -- --exact --nocapture`.")
+    steps.append("Re-run `cargo test` to confirm all pass.")
+    return steps
 
 
 def parse_rust_panic(text: str) -> Findings | None:
