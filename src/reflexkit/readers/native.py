@@ -507,28 +507,8 @@ def _advise_gcc(
             "A header cannot be found: fix the #include name or add its directory with -I (or "
             "install the library's development package)."
         )
-    elif linker and called_nowhere:
-        findings.advice = (
-            "The code calls a function that no header declares (implicit declaration) and no "
-            "object defines (undefined reference): the name is misspelt or the function was "
-            "never written; call the existing function or write it, with its prototype."
-        )
-    elif linker and not problems and all(f.startswith("multiple definition") for f in linker):
-        # Nothing is missing: a header defines what it should only declare.
-        findings.advice = (
-            "A symbol is defined in more than one object: a header defines a variable or "
-            "function that every file including it repeats. Declare it `extern` (or `static "
-            "inline`) in the header and define it in exactly one .c/.cpp file."
-        )
-    elif linker and not problems:
-        findings.category = ReflectionCategory.MISSING_CONTEXT
-        findings.advice = (
-            "The linker cannot resolve the symbols: define each undefined function (with the "
-            "exact signature the caller uses), compile and link the source file that defines "
-            "it, or link its library (-l); a multiple definition means a header defines a "
-            "variable or function that should be declared `extern`/`inline` there and defined "
-            "in one .c/.cpp file."
-        )
+    elif linker and (called_nowhere or not problems):
+        _advise_linker(findings, linker, called_nowhere=called_nowhere)
     elif any(p.text.endswith("]") and " [in " in p.text for p in problems):
         findings.advice = (
             "The errors inside the standard library come from the project's lines named first: "
@@ -539,6 +519,32 @@ def _advise_gcc(
         findings.advice = (
             "Make declarations and definitions agree: the header's prototype, the function "
             "definition and the struct's members must match exactly what the code uses."
+        )
+
+
+def _advise_linker(findings: Findings, linker: list[str], *, called_nowhere: bool) -> None:
+    """Advice for the linker's complaints alone (or a call to a function nothing declares)."""
+    if called_nowhere:
+        findings.advice = (
+            "The code calls a function that no header declares (implicit declaration) and no "
+            "object defines (undefined reference): the name is misspelt or the function was "
+            "never written; call the existing function or write it, with its prototype."
+        )
+    elif all(f.startswith("multiple definition") for f in linker):
+        # Nothing is missing: a header defines what it should only declare.
+        findings.advice = (
+            "A symbol is defined in more than one object: a header defines a variable or "
+            "function that every file including it repeats. Declare it `extern` (or `static "
+            "inline`) in the header and define it in exactly one .c/.cpp file."
+        )
+    else:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "The linker cannot resolve the symbols: define each undefined function (with the "
+            "exact signature the caller uses), compile and link the source file that defines "
+            "it, or link its library (-l); a multiple definition means a header defines a "
+            "variable or function that should be declared `extern`/`inline` there and defined "
+            "in one .c/.cpp file."
         )
 
 
@@ -563,22 +569,10 @@ def parse_gcc(text: str) -> Findings | None:
     findings = Findings(tool="gcc", failure_type=FailureType.BUILD_ERROR)
     findings.facts = group_problems(problems, limit=5)
     findings.facts.extend(linker[:4])
-    notes = [d for d in diags if d["sev"] == "note" and "previous" in d["msg"]]
-    findings.details.extend(f"{d['loc']}: note: {clip(d['msg'], 100)}" for d in notes[:1])
-    # An implicit declaration is a bug even as a warning (it explains an undefined reference
-    # or a wrong return type): quoted beside the errors.
-    implicit = [d for d in diags if d["sev"] == "warning" and "implicit declaration" in d["msg"]]
-    findings.details.extend(f"{d['loc']}: warning: {clip(d['msg'], 120)}" for d in implicit[:2])
-    findings.hints = dedupe(
-        clip(d["msg"], 140) for d in diags if d["sev"] == "note" and _FIX_IT.search(d["msg"])
-    )[:2]
+    implicit = _gcc_details(findings, diags)
     count = len(problems) + len(linker)
     findings.headline = f"The C/C++ build failed with {count} error{'s' if count != 1 else ''}."
-    ld_summary = _LD_SUMMARY.search(text) if linker else None
-    if ld_summary is not None:
-        findings.summary = ld_summary["line"]
-    elif (count_line := _CLANG_COUNT.search(text)) is not None:
-        findings.summary = count_line["line"]
+    findings.summary = _gcc_summary(text, linker=bool(linker))
     _advise_gcc(
         findings,
         diags,
@@ -586,17 +580,49 @@ def parse_gcc(text: str) -> Findings | None:
         linker,
         called_nowhere=bool(linker) and _called_but_nowhere(implicit, text),
     )
+    findings.steps.extend(_gcc_steps(text, problems))
+    findings.confidence = 0.85
+    return findings
+
+
+def _gcc_details(findings: Findings, diags: list[re.Match[str]]) -> list[re.Match[str]]:
+    """Add the first ``previous ...`` note, implicit declarations and the notes naming a fix.
+
+    Returns the implicit-declaration warnings: a bug even as a warning (it explains an
+    undefined reference or a wrong return type), quoted beside the errors.
+    """
+    notes = [d for d in diags if d["sev"] == "note" and "previous" in d["msg"]]
+    findings.details.extend(f"{d['loc']}: note: {clip(d['msg'], 100)}" for d in notes[:1])
+    implicit = [d for d in diags if d["sev"] == "warning" and "implicit declaration" in d["msg"]]
+    findings.details.extend(f"{d['loc']}: warning: {clip(d['msg'], 120)}" for d in implicit[:2])
+    findings.hints = dedupe(
+        clip(d["msg"], 140) for d in diags if d["sev"] == "note" and _FIX_IT.search(d["msg"])
+    )[:2]
+    return implicit
+
+
+def _gcc_summary(text: str, *, linker: bool) -> str:
+    """Return collect2's (or clang's linker) verdict line, else clang's ``N errors generated.``."""
+    ld_summary = _LD_SUMMARY.search(text) if linker else None
+    if ld_summary is not None:
+        return ld_summary["line"]
+    count_line = _CLANG_COUNT.search(text)
+    return count_line["line"] if count_line is not None else ""
+
+
+def _gcc_steps(text: str, problems: list[Problem]) -> list[str]:
+    """Return the steps: the first error first, or where the undefined symbol should come from."""
+    steps: list[str] = []
     if problems:
-        findings.steps.append(f"Fix {problems[0].loc} first; later errors often follow from it.")
+        steps.append(f"Fix {problems[0].loc} first; later errors often follow from it.")
     undefined = [m["sym"] for m in _LD_UNDEFINED.finditer(text)]
     if undefined and not problems:
-        findings.steps.append(
+        steps.append(
             f"Find where `{undefined[0]}` is (or should be) defined and add that source file or "
             "library to the link command."
         )
-    findings.steps.append("Rebuild with the same command (keep -Wall) and check for new warnings.")
-    findings.confidence = 0.85
-    return findings
+    steps.append("Rebuild with the same command (keep -Wall) and check for new warnings.")
+    return steps
 
 
 # --- make ------------------------------------------------------------------------------------
@@ -627,56 +653,71 @@ def parse_make(text: str) -> Findings | None:
     """Recognise make's own errors (``Makefile:5: *** missing separator.  Stop.``)."""
     stop = _MAKE_STOP.search(text)
     recipes = list(_MAKE_RECIPE.finditer(text))
-    recipe = recipes[0] if recipes else None
-    if stop is None and recipe is None:
+    if stop is None and not recipes:
         return None
     findings = Findings(tool="make", failure_type=FailureType.BUILD_ERROR)
     if stop:
-        findings.facts.append(stop["line"].strip())
-        findings.category = ReflectionCategory.TOOL_MISUSE
-        msg = stop["msg"]
-        findings.headline = "make stopped on an error in the Makefile or its targets."
-        if "missing separator" in msg:
-            findings.advice = (
-                "Recipe lines in a Makefile must start with a TAB character, not spaces: replace "
-                "the leading spaces on the named line with one tab (and check the lines around it)."
-            )
-        elif "No rule to make target" in msg:
-            findings.advice = (
-                "make has no rule for the named target or prerequisite: fix the file name, create "
-                "the missing file, or add a rule for it."
-            )
-            if ", needed by " in msg:  # a prerequisite (a source file) is missing, not a goal
-                findings.category = ReflectionCategory.MISSING_CONTEXT
-        else:
-            findings.advice = "Fix the Makefile at the line make names, then run make again."
-    if recipe:
-        # A recursive make prints one line per level: the innermost names the failing
-        # command's target, the outermost the target that was asked for.
-        findings.details.extend(dedupe([recipe["line"].strip(), recipes[-1]["line"].strip()]))
-        not_remade = _MAKE_NOT_REMADE.search(text)
-        if not_remade:
-            findings.details.append(not_remade["line"])
-        if not stop:
-            above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
-            findings.facts.extend(clip(line, 180) for line in above[-2:])
-            findings.headline = (
-                f"A recipe of target {recipe['target']} failed with exit code {recipe['code']}."
-            )
-            findings.advice = (
-                "make only reports that a command in the recipe failed: fix the error printed "
-                "by that command above this line."
-            )
-            if recipe["code"] == _NOT_FOUND_EXIT:  # the recipe's program is not installed
-                findings.category = ReflectionCategory.MISSING_CONTEXT
-                findings.advice = (
-                    "A program the recipe runs is not installed (exit code 127, command not "
-                    "found): install it or declare it as a dev dependency, or change the recipe "
-                    "to a tool the project has."
-                )
+        _read_make_stop(findings, stop)
+    if recipes:
+        _read_make_recipes(findings, text, recipes, stopped=stop is not None)
     findings.steps.append("Re-run `make` (add `-n` first to see the commands it would run).")
     findings.confidence = 0.8 if stop else 0.5
     return findings
+
+
+def _read_make_stop(findings: Findings, stop: re.Match[str]) -> None:
+    """Read make's own error (``*** missing separator.  Stop.``, no rule for a target)."""
+    findings.facts.append(stop["line"].strip())
+    findings.category = ReflectionCategory.TOOL_MISUSE
+    msg = stop["msg"]
+    findings.headline = "make stopped on an error in the Makefile or its targets."
+    if "missing separator" in msg:
+        findings.advice = (
+            "Recipe lines in a Makefile must start with a TAB character, not spaces: replace "
+            "the leading spaces on the named line with one tab (and check the lines around it)."
+        )
+    elif "No rule to make target" in msg:
+        findings.advice = (
+            "make has no rule for the named target or prerequisite: fix the file name, create "
+            "the missing file, or add a rule for it."
+        )
+        if ", needed by " in msg:  # a prerequisite (a source file) is missing, not a goal
+            findings.category = ReflectionCategory.MISSING_CONTEXT
+    else:
+        findings.advice = "Fix the Makefile at the line make names, then run make again."
+
+
+def _read_make_recipes(
+    findings: Findings, text: str, recipes: list[re.Match[str]], *, stopped: bool
+) -> None:
+    """A recipe failed: its ``[target] Error N`` lines and, unless make stopped, what it printed.
+
+    A recursive make prints one line per level: the innermost names the failing command's
+    target, the outermost the target that was asked for.
+    """
+    recipe = recipes[0]
+    findings.details.extend(dedupe([recipe["line"].strip(), recipes[-1]["line"].strip()]))
+    not_remade = _MAKE_NOT_REMADE.search(text)
+    if not_remade:
+        findings.details.append(not_remade["line"])
+    if stopped:
+        return
+    above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
+    findings.facts.extend(clip(line, 180) for line in above[-2:])
+    findings.headline = (
+        f"A recipe of target {recipe['target']} failed with exit code {recipe['code']}."
+    )
+    findings.advice = (
+        "make only reports that a command in the recipe failed: fix the error printed "
+        "by that command above this line."
+    )
+    if recipe["code"] == _NOT_FOUND_EXIT:  # the recipe's program is not installed
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "A program the recipe runs is not installed (exit code 127, command not "
+            "found): install it or declare it as a dev dependency, or change the recipe "
+            "to a tool the project has."
+        )
 
 
 # --- crashes ---------------------------------------------------------------------------------
