@@ -47,15 +47,10 @@ def parse_cmake(text: str) -> Findings | None:
     packages: list[str] = []
     hints: list[str] = []
     for block in blocks[:MAX_BLOCKS]:
-        body = _block_body(text, block.end())
-        message = " ".join(body)
-        where = f"{block['loc']} ({block['cmd']})"
-        if _MODULE_FILE.search(block["loc"]):
-            stack = _STACK_FRAME.findall(text[block.end() : block.end() + 3000])
-            own = [f"{loc} ({cmd})" for loc, cmd in stack if not _MODULE_FILE.search(loc)]
-            where = own[0] if own else where
-        first = _first_sentence(message)
-        findings.facts.append(f"CMake Error at {where}: {clip(first, 160)}")
+        message = " ".join(_block_body(text, block.end()))
+        findings.facts.append(
+            f"CMake Error at {_cmake_where(text, block)}: {clip(_first_sentence(message), 160)}"
+        )
         packages.extend(
             found["pkg"] or found["cfg"] or found["pc"] or ""
             for found in _NOT_FOUND.finditer(message)
@@ -64,39 +59,56 @@ def parse_cmake(text: str) -> Findings | None:
     findings.facts.extend(clip(m.group(0), 200) for m in plain[:3])
     findings.facts = dedupe(findings.facts)
     findings.hints = dedupe(hints)[:2]
-    count = len(blocks) + len(plain)
     packages = dedupe(packages)
     if packages or any(_NOT_FOUND.search(f) for f in findings.facts):
-        findings.failure_type = FailureType.DEPENDENCY_ERROR
-        findings.category = ReflectionCategory.MISSING_CONTEXT
-        names = ", ".join(packages[:4]) or "a required package"
-        findings.headline = f"CMake cannot find {names}."
-        findings.advice = (
-            f"Install the development package of {names} (headers and the CMake config or "
-            "pkg-config file), or point CMake at an existing install with CMAKE_PREFIX_PATH / "
-            "<Package>_DIR; make the dependency optional only if the code can do without it."
-        )
-        findings.steps.append(f"Install {names}, then re-run the same cmake command.")
+        _advise_not_found(findings, packages)
     else:
-        findings.category = (
-            ReflectionCategory.TOOL_MISUSE if not blocks else ReflectionCategory.ROOT_CAUSE
-        )
-        findings.headline = f"CMake configuration failed with {plural(count, 'error')}."
+        _advise_cmake_error(findings, len(blocks) + len(plain), located=bool(blocks))
+    findings.confidence = 0.85
+    return findings
+
+
+def _cmake_where(text: str, block: re.Match[str]) -> str:
+    """Return ``file:line (command)`` of an error, the project's frame for a module's error."""
+    where = f"{block['loc']} ({block['cmd']})"
+    if not _MODULE_FILE.search(block["loc"]):
+        return where
+    stack = _STACK_FRAME.findall(text[block.end() : block.end() + 3000])
+    own = [f"{loc} ({cmd})" for loc, cmd in stack if not _MODULE_FILE.search(loc)]
+    return own[0] if own else where
+
+
+def _advise_not_found(findings: Findings, packages: list[str]) -> None:
+    """A package CMake cannot find: a missing dependency."""
+    findings.failure_type = FailureType.DEPENDENCY_ERROR
+    findings.category = ReflectionCategory.MISSING_CONTEXT
+    names = ", ".join(packages[:4]) or "a required package"
+    findings.headline = f"CMake cannot find {names}."
+    findings.advice = (
+        f"Install the development package of {names} (headers and the CMake config or "
+        "pkg-config file), or point CMake at an existing install with CMAKE_PREFIX_PATH / "
+        "<Package>_DIR; make the dependency optional only if the code can do without it."
+    )
+    findings.steps.append(f"Install {names}, then re-run the same cmake command.")
+
+
+def _advise_cmake_error(findings: Findings, count: int, *, located: bool) -> None:
+    """An error in CMakeLists.txt (located), or in the cmake command line (not located)."""
+    findings.category = ReflectionCategory.ROOT_CAUSE if located else ReflectionCategory.TOOL_MISUSE
+    findings.headline = f"CMake configuration failed with {plural(count, 'error')}."
+    if located:
         findings.advice = (
             "Fix CMakeLists.txt at the line named: the files a target lists must exist (paths "
             "are relative to the CMakeLists.txt), and the command's arguments must be spelled "
             "as its documentation says."
-            if blocks
-            else "Fix the cmake command line: the source directory (-S) must hold "
+        )
+        findings.steps.append("Fix the named line, then re-run the same cmake command.")
+    else:
+        findings.advice = (
+            "Fix the cmake command line: the source directory (-S) must hold "
             "CMakeLists.txt and the build directory (-B) must be writable."
         )
-        findings.steps.append(
-            "Fix the named line, then re-run the same cmake command."
-            if blocks
-            else "Fix the cmake arguments, then run it again."
-        )
-    findings.confidence = 0.85
-    return findings
+        findings.steps.append("Fix the cmake arguments, then run it again.")
 
 
 def _block_body(text: str, start: int) -> list[str]:
