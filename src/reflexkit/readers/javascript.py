@@ -589,6 +589,9 @@ _SPEC_QUOTED = Pattern(r"^\s+'(?P<m>.+)'$", M)
 _SUBTESTS_FAILED = Pattern(r"^\d+ subtests? failed$")
 _BARE_ERROR = Pattern(r"^(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
 _DOT_FAILED = "\nFailed tests:\n"
+_NODE_TAP_PROOF = ("# Subtest: ", "\n# cancelled ", "\n# duration_ms ", "\n# suites ", "node:")
+"""What node's TAP holds and other runners' TAP (tape, QUnit, ava) does not: its subtest
+headers, its summary's cancelled/duration/suites counts, or a ``node:`` frame of a crash."""
 
 
 def _last_error_line(text: str, prefix: str = "") -> str:
@@ -639,6 +642,7 @@ def _read_spec(text: str, findings: Findings) -> None:
 def parse_node_test(text: str) -> Findings | None:
     """Recognise node:test output in the TAP, spec and dot reporter formats."""
     taps = matching_lines(text, _TAP_FAIL_NEEDLE, _TAP_FAIL, limit=1)
+    taps = taps if any(proof in text for proof in _NODE_TAP_PROOF) else []
     specs = matching_lines(text, _SPEC_SUMMARY_NEEDLE, _SPEC_SUMMARY, limit=1)
     tap = taps[0] if taps else None
     spec = specs[0] if specs else None
