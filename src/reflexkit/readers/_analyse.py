@@ -255,7 +255,11 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
     found = parse_generic(text, failure.exit_code, failure.files_modified, command=failure.command)
     if found.evidence:  # the output's own verdict decides, whatever the command line says
         if found.failure_type is FailureType.LINT_ERROR and found.facts:
-            _as_findings_of_a_checker(found)
+            # rule ids show a checker; a type checker's command says which kind it is
+            if type_from_command(failure.command) is FailureType.TYPECHECK_ERROR:
+                found.failure_type = FailureType.TYPECHECK_ERROR
+            else:
+                _as_findings_of_a_checker(found)
         return found
     guessed = _compound_command_type(failure.command, found.failure_type)
     keeps_own = guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC
