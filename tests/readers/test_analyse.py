@@ -60,3 +60,40 @@ def test_captured_outputs_quote_the_tools_verdict(item: str, facts: list[str]) -
     text = reflection_text(GEN.generate(structure(data["failureContext"], FailureContext)))
     for fact in facts:
         assert fact in text
+
+
+def test_the_part_of_a_compound_command_the_output_shows_failed() -> None:
+    """``gfortran ... && ./smooth`` that prints a runtime error failed in ``./smooth``."""
+    from reflexkit.models import FailureType  # noqa: PLC0415
+    from reflexkit.readers import analyse  # noqa: PLC0415
+
+    output = (
+        "At line 7 of file smooth.f90\nFortran runtime error: Index '11' of dimension 1 of "
+        "array 'signal' above upper bound of 10\n\nError termination. Backtrace:\n"
+        "#3  0x564c99f8f2f6 in smooth\n\tat /work/proj/smooth.f90:7\n"
+    )
+    failure = FailureContext(
+        task_id="t", subtask_id="s", attempt_number=1, exit_code=2, error_output=output,
+        command="gfortran -g -fcheck=bounds -o smooth smooth.f90 && ./smooth",
+    )  # fmt: skip
+    assert analyse(failure).failure_type is FailureType.RUNTIME_ERROR
+
+
+def test_a_checker_that_throws_its_verdict_on_the_input_reports_a_finding() -> None:
+    """Jsonlint throws on a bad file: that is its finding, not a broken tool."""
+    from reflexkit.models import FailureType, ReflectionCategory  # noqa: PLC0415
+    from reflexkit.readers import analyse  # noqa: PLC0415
+
+    output = (
+        'Error: Parse error on line 4:\n..., "retries": 3,}\n---------------------^\n'
+        "Expecting 'STRING', got '}'\n"
+        "    at Object.parseError (/p/node_modules/jsonlint/lib/jsonlint.js:55:11)\n"
+        "    at main (/p/node_modules/jsonlint/lib/cli.js:135:14)\n"
+    )
+    failure = FailureContext(
+        task_id="t", subtask_id="s", attempt_number=1, exit_code=1, error_output=output,
+        command="npx jsonlint -q config/settings.json",
+    )  # fmt: skip
+    found = analyse(failure)
+    assert found.failure_type is FailureType.LINT_ERROR
+    assert found.category is ReflectionCategory.VERIFICATION

@@ -271,3 +271,61 @@ def test_a_caret_label_and_the_place_below_join_their_error() -> None:
     )
     found = parse_generic(output, 1, command="./check")
     assert "error: invalid config (unterminated string) at settings.toml:4:9" in found.facts
+
+
+@pytest.mark.parametrize(
+    ("output", "failure_type"),
+    [
+        ('a.pas(16,10) Error: Incompatible types: got "Real"\n', FailureType.BUILD_ERROR),
+        ("/p/a.nim(10, 18) Error: type mismatch: got <int>\n", FailureType.BUILD_ERROR),
+        ("src/c.vala:11.5-11.11: error: Access to private member\n", FailureType.BUILD_ERROR),
+        (
+            ("src/m.f90:6:8:\n\n    6 |   avg = mean(values)\n      |        1\n"
+            "Error: Type mismatch in argument\n"),
+            FailureType.BUILD_ERROR,
+        ),
+        (
+            "DeclarationError: Undeclared identifier.\n  --> c/T.sol:10:25:\n",
+            FailureType.BUILD_ERROR,
+        ),
+        ('orders.proto:8:3: "Money" is not defined.\n', FailureType.BUILD_ERROR),
+        ("Exception: Not_found.\n", FailureType.RUNTIME_ERROR),
+        ("raised CONSTRAINT_ERROR : p.adb:6 range check failed\n", FailureType.RUNTIME_ERROR),
+        ("Unhandled TYPE-ERROR in thread #<main>:\n  bad\n", FailureType.RUNTIME_ERROR),
+        (
+            "Backtrace:\n  4 (primitive-load)\nERROR: In procedure x:\nUnbound variable: fold\n",
+            FailureType.RUNTIME_ERROR,
+        ),
+        ("Error: (car) bad argument type: ()\n\tCall history:\n\t<eval> (f)\n",
+         FailureType.RUNTIME_ERROR),
+    ],
+)  # fmt: skip
+def test_compiler_and_runtime_shapes_of_more_languages(
+    output: str, failure_type: FailureType
+) -> None:
+    """The shape gives the type: a place in parentheses or with ranges, then the error.
+
+    Also a place then ``Error:``, an uncaught exception in any language's words, a program's
+    dying stack (outputs of the unseen_tools_3 batch's real runs).
+    """
+    assert _read(output).failure_type is failure_type
+
+
+def test_an_error_header_is_no_test_unless_it_names_one() -> None:
+    """``ERROR: In procedure`` and ``ERROR TS2322:`` are errors, not failing tests."""
+    found = _read("ERROR TS2322: Type 'f64' is not assignable\n    at a.ts(16,10)\n")
+    assert found.failure_type is not FailureType.TEST_FAILURE
+    test = _read("ERROR: test_parse (tests.test_cli.CliTest)\nValueError: bad\n")
+    assert test.failure_type is FailureType.TEST_FAILURE
+
+
+def test_a_count_behind_a_cross_is_a_summary_not_a_test() -> None:
+    """``✖ 4 problems (...)`` closes a stylish report: the rows are quoted, no test named."""
+    output = (
+        "/p/index.html\n   7:4   error  <img> is missing required alt  wcag/h37\n"
+        "  10:12  error  Duplicate ID main  no-dup-id\n\n\u2716 2 problems (2 errors, 0 warnings)\n"
+    )
+    found = _read(output, command="npx html-validate public/")
+    assert found.failure_type is FailureType.LINT_ERROR
+    assert not found.tests
+    assert "wcag/h37" in " ".join(found.facts)

@@ -48,14 +48,15 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"deno test|node --test|tox|nox|prove|rspec|minitest|phpunit|ctest|bats|"
             r"mvn (?:-\S+ )*(?:test|verify)|gradle(?:w)? (?:\S+ )*test|dotnet test|behave|nose2|"
             r"ward|trial|zig test|swift test|mix test|busted|cabal test|stack test|dune test|"
-            r"dart test|flutter test|Pkg\.test|eunit|tclsh \S*test)\b"
+            r"dart test|flutter test|Pkg\.test|eunit|tclsh \S*test|meson test|raco test|"
+            r"crystal spec|nimble test|ava|tape|qunit|c8|nyc|testthat|run_tests)\b"
         ),
         FailureType.TEST_FAILURE,
     ),
     (
         Pattern(
             r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy|ty check|"
-            r"pyrefly|deno check)\b"
+            r"pyrefly|deno check|tsd|flow)\b"
         ),
         FailureType.TYPECHECK_ERROR,
     ),
@@ -68,7 +69,9 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"htmlhint|jshint|standard|xo|swiftlint|detekt|spotbugs|pmd|semgrep|actionlint|"
             r"typos|taplo|check-jsonschema|kubeconform|terraform validate|php -l|xenon|radon|"
             r"interrogate|lint-imports|mdformat|djlint|doc8|rstcheck|validate-pyproject|deptry|"
-            r"proselint|vale|cspell|dprint check|editorconfig-checker)\b"
+            r"proselint|vale|cspell|dprint check|editorconfig-checker|[\w-]*lint|shfmt|refurb|"
+            r"reuse|zizmor|knip|madge|html-validate|ajv|pre-commit|cz check|gofmt|rustfmt|"
+            r"clang-format|dotenv-linter|ec)\b"
         ),
         FailureType.LINT_ERROR,
     ),
@@ -88,7 +91,8 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"mvn (?:-\S+ )*(?:compile|package|install)|gradle(?:w)? (?:\S+ )*(?:build|assemble)|"
             r"dotnet build|msbuild|npm run build|yarn build|pnpm build|vite build|webpack|"
             r"esbuild|rollup|zig build|swift build|rustc|erlc|ghc|cabal build|stack build|"
-            r"dune build|nim c|crystal build)\b"
+            r"dune build|nim c|crystal build|gfortran|gnatmake|gprbuild|fpc|gdc|ldc2|dmd|valac|"
+            r"cobc|mcs|csc|iverilog|protoc|buf build|solcjs|solc|asc|coffee -c|scons|tsc -b)\b"
         ),
         FailureType.BUILD_ERROR,
     ),
@@ -96,7 +100,7 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
     (
         Pattern(
             r"\b(?:python[\d.]*|node|cargo run|go run|ruby|java|deno|bun|perl|php|dotnet run|"
-            r"Rscript|julia|lua|elixir|tclsh)\b"
+            r"Rscript|julia|lua|elixir|tclsh|guile|racket|sbcl|csi|ocaml|swipl|gawk|awk)\b"
         ),
         FailureType.RUNTIME_ERROR,
     ),
@@ -287,11 +291,27 @@ def _compound_command_type(command: str, shape: FailureType) -> FailureType:
     output's shape matches one part, that part's type wins, else the first part that says
     anything.
     """
-    types = [type_from_command(part) for part in _COMMAND_SEPARATOR.split(command)]
+    parts = _COMMAND_SEPARATOR.split(command)
+    types = [_part_type(part) if len(parts) > 1 else type_from_command(part) for part in parts]
     known = [t for t in types if t is not FailureType.UNKNOWN]
     if not known:
         return FailureType.UNKNOWN
     return shape if shape in known else known[0]
+
+
+def _part_type(part: str) -> FailureType:
+    """The type of one part of a compound command; a program of the project's (``./x``) runs.
+
+    ``gfortran -o app app.f90 && ./app`` that prints a runtime error failed in ``./app``.
+    """
+    guessed = type_from_command(part)
+    if guessed is FailureType.UNKNOWN and part.startswith("./"):
+        return FailureType.RUNTIME_ERROR
+    return guessed
+
+
+_BAD_INPUT = Pattern(r"(?i)\b(?:parse|syntax) error\b|\bunexpected token\b|\binvalid json\b")
+"""A checker's stack trace whose message is about the file it checked, not about itself."""
 
 
 def _crash_of_a_checker(found: Findings, command: str) -> None:
@@ -304,6 +324,9 @@ def _crash_of_a_checker(found: Findings, command: str) -> None:
     if guessed not in _CHECKERS:
         return
     found.failure_type = guessed
+    if guessed is FailureType.LINT_ERROR and _BAD_INPUT.search(" ".join(found.facts)):
+        _as_findings_of_a_checker(found)  # it threw its verdict on the input: a finding
+        return
     kind = error_kind(" ".join(found.facts))
     found.category = kind.category if kind is not None else ReflectionCategory.TOOL_MISUSE
     found.advice = (

@@ -51,7 +51,8 @@ _HEADER = Pattern(
     r"|^[ \t]*\d+ - (?P<ctest>\S+) \((?:Failed|Subprocess aborted|SEGFAULT|Timeout|"
     r"Exception|Child aborted|Not Run)\)"
     r"|^[ \t]*#[ \t]+Failed test (?P<perl>'[^'\n]*'|\S.*?)\s*$"
-    r"|^[ \t]*[\u2717\u2716\u00d7\u2718\u274c\u2715] (?P<cross>\S.*?)\s*$",
+    r"|^[ \t]*[\u2717\u2716\u00d7\u2718\u274c\u2715] "
+    r"(?P<cross>(?![Ff]ound \d|\d+ (?:problems?|errors?|warnings?|issues?)\b)\S.*?)\s*$",
     M,
 )
 """A failing test's header; the group that matched holds its id (or a location, ``arrow``)."""
@@ -126,6 +127,9 @@ class Block:
         location: Its first location in the project's own files, verbatim.
         verdict: The line that gave the test's verdict (``name ... FAIL``), when it is the
             header: the message when its body has none.
+        weak: The header is an ``ERROR x`` line whose id names no test (``ERROR: In
+            procedure f:``, ``ERROR TS2322: ...``): a program's or compiler's error line as
+            often as a test's, a test only where the output's verdict says tests ran.
     """
 
     test: str
@@ -133,6 +137,7 @@ class Block:
     pairs: list[str] = attrs.field(factory=list)
     location: str = ""
     verdict: str = ""
+    weak: bool = False
 
     def fact(self) -> str:
         """Return the block as one quotable line: id, message, pair, location."""
@@ -266,7 +271,7 @@ def _block(match: re.Match[str], body: list[str]) -> Block | None:
         test, where = placed["id"], placed["loc"]
     if not test or len(test) > 200:  # noqa: PLR2004 -- an id, not a paragraph
         return None
-    block = Block(test=test, location=where)
+    block = Block(test=test, location=where, weak=kind == "fail" and _is_weak(match, test))
     _read_body(block, _until_end(body))
     if kind in {"colon", "dots"}:
         block.verdict = clip(match.group(0).strip(), _MESSAGE_LIMIT)
@@ -275,6 +280,16 @@ def _block(match: re.Match[str], body: list[str]) -> Block | None:
     if kind == "frac":  # `1/2 name...expected 4, found 3`: the header says what failed
         block.message = clip(match.group(0).strip().split(" ", 1)[1], _MESSAGE_LIMIT)
     return block
+
+
+_TEST_ID = Pattern(r"(?i)test|::|#|\w\.\w+\)| > | \u203a |/")
+"""What a test's id holds and an error's message seldom does: ``test``, ``a::b``, ``C#m``,
+``x (mod.Class)``, ``a > b``, ``a/b``."""
+
+
+def _is_weak(match: re.Match[str], test: str) -> bool:
+    """Whether an ``ERROR``/``FAIL`` header is an error line more likely than a test's."""
+    return match.group(0).lstrip().startswith("ERROR") and not _TEST_ID.search(test)
 
 
 def _id_of(kind: str, match: re.Match[str], body: list[str]) -> tuple[str, str, list[str]] | None:

@@ -109,19 +109,34 @@ _TEST_SHAPE = Pattern(
     M,
 )
 _COMPILE_SHAPE = Pattern(
-    r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+"
-    # OCaml's `File "x.ml", line 5, characters 2-9:` then `Error:`
-    r"|^File \"[^\"\n]+\", line \d+, characters \d+-\d+:\n(?:.*\n){0,6}?Error: ",
+    r"^\S+\.\w+:\d+(?:[:.]\d+)?(?:-\d+(?:[:.]\d+)?)?:\s*(?:fatal )?error\b"
+    r"|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+"
+    # `f.pas(16,10) Error:`, `f.nim(10, 18) Error:`: a place in parentheses, then the error
+    r"|^\S+\.\w+\(\d+(?:, ?\d+)?\):? (?:[Ee]rror|Fatal)\b"
+    # a place alone (OCaml's `File "x.ml", line 5, characters 2-9:`, gfortran's `f.f90:6:8:`),
+    # the source line under it, then `Error:`
+    r"|^(?:File \"[^\"\n]+\", line \d+, characters \d+-\d+|\S+\.\w+:\d+(?::\d+)?):\n"
+    r"(?:.*\n){0,8}?Error: "
+    # an error's class, then the place a renderer prints under it (`--> f.sol:10:25:`)
+    r"|^\w*Error: [^\n]*\n\s*--> \S+:\d+",
     M,
 )
 _LOCATED_MESSAGE = Pattern(
-    r"^\S+\.[a-z]\w{0,5}:\d+:\d+: (?![Ww]arning|note|info|hint)[a-z][a-z]+ [^\n]*$", M
+    r"^\S+\.[a-z]\w{0,5}:\d+:\d+: (?![Ww]arning|note|info|hint)"
+    r"(?:[a-z][a-z]+|\"[^\"\n]+\") [^\n]*$",
+    M,
 )
-"""A compiler's ``file.erl:7:27: variable 'X' is unbound``: a located message, no rule code."""
+"""A compiler's ``file.erl:7:27: variable 'X' is unbound`` (or protoc's ``f.proto:8:3: "Money"
+is not defined.``): a located message, no rule code."""
 _RUNTIME_SHAPE = Pattern(
     r"^\s*(?:Traceback|panic:|Exception in thread|Uncaught|thread '.*' panicked)"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Bus error)\b"
-    r"|^\s+at \S.*[:(]\d+|^[A-Z][\w.]*(?:Error|Exception)\b",
+    r"|^\s+at \S.*[:(]\d+|^[A-Z][\w.]*(?:Error|Exception)\b|^Exception: \S"
+    # an exception no handler caught, in any language's words (`raised CONSTRAINT_ERROR`,
+    # `Unhandled TYPE-ERROR`, `Unhandled exception:`)
+    r"|^\s*(?:[Uu]nhandled|[Uu]ncaught|raised) (?:exception\b|[\w.:-]*(?:ERROR|Error|Exception)\b)"
+    # a program's stack, printed as it died (Guile's, SBCL's, CHICKEN's)
+    r"|^\s*(?:Backtrace(?: for)?:|Call history:)",
     M,
 )
 _NUMBER = Pattern(r"\d+")
@@ -402,7 +417,8 @@ _SHAPES = (
     (("error", "Error: "), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
-      "Aborted", "Bus error", "at ", "Error"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
+      "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",
+      "Call history"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
 )  # fmt: skip
 """The shapes of a failure type, each tried only when one of its words is in the output
 (a substring test is a fraction of a pattern's pass over every line)."""
@@ -583,7 +599,7 @@ def _are_tests(blocks: list[Block], proof: Verdict | None) -> bool:
         return False
     if proof is not None:
         return proof.failure_type is FailureType.TEST_FAILURE
-    return any(b.message or b.pairs for b in blocks)
+    return any((b.message or b.pairs) and not b.weak for b in blocks)
 
 
 _RERUN_LIMIT = 2
