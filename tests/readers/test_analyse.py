@@ -10,7 +10,7 @@ import pytest
 
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext
-from reflexkit.readers import clean_output
+from reflexkit.readers import Findings, clean_output
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -97,3 +97,43 @@ def test_a_checker_that_throws_its_verdict_on_the_input_reports_a_finding() -> N
     found = analyse(failure)
     assert found.failure_type is FailureType.LINT_ERROR
     assert found.category is ReflectionCategory.VERIFICATION
+
+
+def _analysed(command: str, output: str) -> Findings:
+    from reflexkit.readers import analyse  # noqa: PLC0415
+
+    return analyse(
+        FailureContext(
+            task_id="t", subtask_id="s", attempt_number=1, exit_code=1, error_output=output,
+            command=command,
+        )
+    )  # fmt: skip
+
+
+def test_a_build_drivers_failing_target_is_quoted_beside_the_error() -> None:
+    """Ninja's ``FAILED: obj/a.o`` and scons's ``scons: *** [bin/x] Error 1``."""
+    ninja = _analysed(
+        "ninja",
+        "[1/3] CC obj/parse.o\nFAILED: obj/parse.o \ncc -c src/parse.c -o obj/parse.o\n"
+        "src/parse.c:7:1: error: control reaches end of non-void function\n"
+        "ninja: build stopped: subcommand failed.\n",
+    )
+    assert "FAILED: obj/parse.o" in " ".join(ninja.details)
+    scons = _analysed(
+        "scons -Q",
+        "gcc -o bin/stats src/main.o\n/bin/ld: main.c:(.text+0x42): undefined reference to "
+        "`variance'\ncollect2: error: ld returned 1 exit status\nscons: *** [bin/stats] Error 1\n",
+    )
+    assert "scons: *** [bin/stats] Error 1" in " ".join(scons.details)
+
+
+def test_the_script_npm_ran_types_the_failure() -> None:
+    """``npm run check:cycles`` ran ``madge``: the banner names the checker."""
+    from reflexkit.models import FailureType  # noqa: PLC0415
+
+    found = _analysed(
+        "npm run check:cycles",
+        "\n> shop@1.0.0 check:cycles\n> madge --circular src/\n\n"
+        "\u2716 Found 1 circular dependency!\n\n1) cart.js > pricing.js > cart.js\n",
+    )
+    assert found.failure_type is FailureType.LINT_ERROR

@@ -329,3 +329,56 @@ def test_a_count_behind_a_cross_is_a_summary_not_a_test() -> None:
     assert found.failure_type is FailureType.LINT_ERROR
     assert not found.tests
     assert "wcag/h37" in " ".join(found.facts)
+
+
+def test_a_list_is_quoted_with_the_line_that_announces_it() -> None:
+    """A line that announces a list is quoted with its first item; a sentence keeps its ``!``.
+
+    ``Unused files (1)`` (knip), ``Found 1 circular dependency!`` (madge).
+    """
+    found = _read("Unused files (1)\nsrc/old-helpers.js\nUnused exports (1)\nsub  src/m.js:2:14\n")
+    assert "Unused files (1) src/old-helpers.js" in found.facts
+    cycle = _read("- Finding files\n\u2716 Found 1 circular dependency!\n\n1) a.js > b.js > a.js\n")
+    assert "Found 1 circular dependency! 1) a.js > b.js > a.js" in " ".join(cycle.facts)
+
+
+def test_an_error_is_quoted_with_its_indented_field() -> None:
+    """Racket's ``collection not found`` names the missing collection on the next line."""
+    found = _read("server.rkt:2:32: collection not found\n  for module path: json-pointer\n")
+    assert "json-pointer" in " ".join(found.facts)
+
+
+def test_rule_ids_of_every_shape_are_listed() -> None:
+    """Dotted ids in brackets (clang-tidy) and ids that open a finding (ansible-lint)."""
+    output = (
+        "/p/a.c:6:3: error: " + "x" * 220 + " [clang-analyzer-security.insecureAPI.strcpy,"
+        "-warnings-as-errors]\nname[play]: All plays should be named.\nsite.yml:1:3\n\n"
+        "package-latest: Package installs should not use latest.\nsite.yml:4\n\n"
+        "risky-octal: `mode: 644` should have a string value.\nsite.yml:7\n"
+    )
+    found = _read(output, command="./check")
+    text = " ".join(found.facts + found.details)
+    for rule in ("clang-analyzer-security.insecureAPI.strcpy", "package-latest", "risky-octal"):
+        assert rule in text
+
+
+def test_a_formatters_diff_names_its_files() -> None:
+    """A unified diff with no error line: the files it would change are the facts."""
+    found = _read("--- scripts/deploy.sh.orig\n+++ scripts/deploy.sh\n@@ -1 +1 @@\n-a\n+b\n")
+    assert found.failure_type is FailureType.LINT_ERROR
+    assert found.facts == ["+++ scripts/deploy.sh"]
+
+
+def test_the_tools_hints_logs_and_closing_counts() -> None:
+    """``Did you remember to run `x`?``, where the log is, a count of offenses."""
+    found = _read(
+        "Error: can't find file 'kemal'\n\nIf you're trying to require a shard:\n"
+        "- Did you remember to run `shards install`?\n"
+    )
+    assert "shards install" in found.hints
+    lint = _read(
+        "lib/a.rb:6:13: C: Style/OptionalBooleanParameter: Prefer keyword arguments.\n\n"
+        "1 file inspected, 10 offenses detected, 8 offenses autocorrectable\n",
+        command="rubocop lib",
+    )
+    assert "10 offenses detected" in lint.summary

@@ -230,6 +230,8 @@ def analyse(failure: FailureContext) -> Findings:
         wrapper = parse_make(text)
         if wrapper is not None:  # the failing target(s) of the make run around the tool
             found.details.extend(d for d in (wrapper.details or wrapper.facts)[:3] if d)
+        else:
+            _add_failing_target(text, found)
     if timeout is not None:
         if found is not None and found.tool != "shell":
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
@@ -244,6 +246,19 @@ def analyse(failure: FailureContext) -> Findings:
     if found.tool in _STACK_TRACE_READERS:
         _crash_of_a_checker(found, failure.command)
     return found
+
+
+_FAILING_TARGET = Pattern(r"^(?:FAILED: \S.*|\w+: \*\*\* \[[^\]\n]+\] Error \d+)$", re.MULTILINE)
+"""A build driver's line naming the target that failed: ninja's ``FAILED: obj/a.o``,
+scons's ``scons: *** [bin/app] Error 1`` (make's is read by make's reader)."""
+
+
+def _add_failing_target(text: str, found: Findings) -> None:
+    if "FAILED: " not in text and "*** [" not in text:
+        return
+    quoted = "\n".join([*found.facts, *found.details])
+    targets = [m.group(0).strip() for m in _FAILING_TARGET.finditer(text)]
+    found.details.extend(t for t in dedupe(targets)[:2] if t not in quoted)
 
 
 def _read_wrapped(text: str, failure: FailureContext, wrapper: Findings | None) -> Findings:
@@ -265,7 +280,7 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
             else:
                 _as_findings_of_a_checker(found)
         return found
-    guessed = _compound_command_type(failure.command, found.failure_type)
+    guessed = _compound_command_type(_script_command(text, failure.command), found.failure_type)
     keeps_own = guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC
     if guessed is not FailureType.UNKNOWN and not keeps_own:
         found.failure_type = guessed
@@ -274,6 +289,18 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
     if found.failure_type in {FailureType.RUNTIME_ERROR, FailureType.TOOL_ERROR}:
         _add_printed_before(text, found)
     return found
+
+
+_SCRIPT_BANNER = Pattern(r"^> \S+@\S+ [\w:.-]+\n> (?P<cmd>\S.*)$", re.MULTILINE)
+"""npm's (and pnpm's) banner of a script it runs: ``> pkg@1.0.0 lint`` then the script."""
+
+
+def _script_command(text: str, command: str) -> str:
+    """The command line, or the script ``npm run x`` ran as its banner prints it."""
+    if "> " not in text:
+        return command
+    banner = _SCRIPT_BANNER.search(text)
+    return banner["cmd"] if banner is not None else command
 
 
 def _as_findings_of_a_checker(found: Findings) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 import attrs
 
@@ -37,11 +38,22 @@ _HEADER = Pattern(
     r"|^[ \t]*(?:FAIL|ERROR):? +(?P<fail>(?!\d+ (?:tests?|failed))(?!\()\S.*?)\s*$"
     r"|^[ \t\u2502|]*\[(?:FAIL|FAILED|ERROR)\] +(?P<bracket>\S.*?)[ \t\u2502|]*$"
     r"|^(?:Failure|Error) (?:->|\u2192) (?P<arrow>\S.*?)\s*$"
-    r"|^[ \t]*(?P<dots>\S.*?) ?\.{3,} ?\*?(?:FAIL|FAILED|ERROR|failed)\*?" + _DURATION + r"\s*$"
+    r"|^[ \t]*(?P<dots>\S.*?) ?\.{3,} ?\*?(?:FAIL|FAILED|ERROR|failed|Failed)\*?"
+    + _DURATION
+    + r"\s*$"
     r"|^[ \t]*\((?:fail|FAIL|failed)\) (?P<paren>\S.*?)" + _DURATION + r"\s*$"
     r"|^[ \t]*(?:Failed|FAILED) (?P<timed>[^\s\[]+) \[<? ?\d[\d.]* ?(?:ms|s|m)\]\s*$"
     r"|^[ \t]*(?:={3,}|\*{3,}|#{3,}) (?P<deco>[^\s\[].*?) (?:FAILED|FAIL|ERROR)\s*$"
     r"|^(?P<at>\S.*?): Test Failed at (?P<atloc>\S+:\d+)\s*$"
+    # the verdict, the place in parentheses, the name: `Failure ('test-tax.R:4'): vat`
+    r"|^(?:Failure|Error|FAILURE|ERROR|Failed|FAILED) \(['\"]?(?P<ploc>[^'\"()\s]+:\d+)['\"]?\): "
+    r"(?P<pname>\S.*?)\s*$"
+    # the place, then the verdict and the name: `tests/s.scm:5: FAIL capitalize empty`
+    r"|^(?P<lloc>\S+:\d+(?::\d+)?): (?:FAIL|FAILED|ERROR) (?P<lname>\S.*?)\s*$"
+    # a numbered run's row with its verdict: `2/2 ring-wrap FAIL 0.02s exit status 1`
+    r"|^[ \t]*\d+/\d+ (?P<row>[^\s.][^\s]*) +(?:FAIL|ERROR|TIMEOUT)\b.*$"
+    # a verdict alone, its test's fields under it (rackunit's `FAILURE` then `name:`...)
+    r"|^[ \t]*(?P<bare>FAILURE|FAILED|FAIL)[ \t]*$"
     r"|^[ \t]*\d+/\d+ (?P<frac>(?!Test +#)[^\s.][^\n]*?)\.{3}"
     r"(?![.\s]|(?:OK|ok|SKIP|skip|PASS|pass)\b)\S.*$"
     r"|^(?:\d\d:\d\d )?\+\d+(?: ~\d+)? -\d+: (?:\S+\.\w+: )?(?P<ebrack>\S.*?) \[E\]\s*$"
@@ -52,7 +64,7 @@ _HEADER = Pattern(
     r"Exception|Child aborted|Not Run)\)"
     r"|^[ \t]*#[ \t]+Failed test (?P<perl>'[^'\n]*'|\S.*?)\s*$"
     r"|^[ \t]*[\u2717\u2716\u00d7\u2718\u274c\u2715] "
-    r"(?P<cross>(?![Ff]ound \d|\d+ (?:problems?|errors?|warnings?|issues?)\b)\S.*?)\s*$",
+    r"(?P<cross>(?![Ff]ound \d|\d+ (?:problems?|errors?|warnings?|issues?)\b|\|)\S.*?)\s*$",
     M,
 )
 """A failing test's header; the group that matched holds its id (or a location, ``arrow``)."""
@@ -65,7 +77,7 @@ _BODY_END = Pattern(
     r"^(?:Finished in |Failed examples:|Test Summary|FAILURES!|ERRORS!|Tests?:|Ran \d|"
     r"\d+ (?:examples?|tests?|runs?|specs?|successes|passed|failed)\b|Randomized with seed|"
     r"Time: \d|OK \(|FAILED \(|Total Test time|The following tests FAILED|There (?:was|were) "
-    r"\d+ |-{20,}|={20,}|\u23af{6,})"
+    r"\d+ |-{20,}|={20,}|\u23af{6,}|[\u2500\u2550]{6,}|(?:Ok|OK|Fail|Skipped|Timeout):\s+\d+\s*$)"
 )
 """Lines that close the last block: the runner's summary or its next section."""
 _MESSAGE = Pattern(
@@ -91,7 +103,7 @@ _PAIR = Pattern(
 )
 _NOISE = Pattern(
     r"^\s*(?:\d+\s*[|\u2502]|[|\u2502]|[\^~\s]+$|\.\.\.$|---$|code:\s*$|stacktrace:|Stack trace:|"
-    r"#\d+ \{main\}|\(compared using|Diff:|@@|[<>]{3}|\S+ = \S+$)"
+    r"#\d+ \{main\}|\(compared using|Diff:|@@|[<>]{3}|\S+ = \S+$|#?\s*[\w ]+\s{2,}\d+\s*$)"
 )
 _LOCATION = Pattern(
     r'File "(?P<py>[^"\n]+)", line (?P<pyline>\d+)(?:, characters \d+-\d+)?'
@@ -277,6 +289,10 @@ def _block(match: re.Match[str], body: list[str]) -> Block | None:
         block.verdict = clip(match.group(0).strip(), _MESSAGE_LIMIT)
     if kind == "atloc":  # `name: Test Failed at f:7`, then its Expression/Evaluated pair
         block.message = clip(match.group(0).strip(), _MESSAGE_LIMIT)
+    if kind == "bare" and "message" in _fields(body):
+        block.message = clip(_fields(body)["message"], _MESSAGE_LIMIT)
+    if kind == "row":  # a runner's row: the verdict is the message when nothing else is
+        block.verdict = clip(match.group(0).strip(), _MESSAGE_LIMIT)
     if kind == "frac":  # `1/2 name...expected 4, found 3`: the header says what failed
         block.message = clip(match.group(0).strip().split(" ", 1)[1], _MESSAGE_LIMIT)
     return block
@@ -292,26 +308,68 @@ def _is_weak(match: re.Match[str], test: str) -> bool:
     return match.group(0).lstrip().startswith("ERROR") and not _TEST_ID.search(test)
 
 
-def _id_of(kind: str, match: re.Match[str], body: list[str]) -> tuple[str, str, list[str]] | None:
-    """The test's id as its header shape prints it, its location if printed there, the body."""
-    test = (match[kind] or "").strip()
-    where = ""
-    if kind == "num" and _ID_BELOW.match(test):
+_Named = tuple[str, str, list[str]]
+"""A block's test id, its location if the header prints one, and the body under it."""
+
+
+def _numbered(match: re.Match[str], body: list[str]) -> _Named | None:
+    test = match["num"].strip()
+    if _ID_BELOW.match(test):  # minitest's `1) Failure:`: the id is on the next line
         if not body:
             return None
         test, body = body[0].strip(), body[1:]
-    if kind == "perl":  # `#   Failed test 'name'`: the phrase is how the id is printed
-        test = match.group(0).strip().lstrip("#").strip()
-    if kind == "tap":  # the TAP line is the test's id: `not ok 3 - name`
-        test = match.group(0).split(" #", 1)[0].strip()
-    if kind == "arrow":  # busted: the header is the location, the test's name is below
-        where, test = test, (body[0].strip() if body else "")
-        body = body[1:]
-    if kind == "atloc":  # `name: Test Failed at file:line`
-        test, where = match["at"], match["atloc"]
-    if kind == "num" and test.endswith(":") and len(test) > 1:
+    if test.endswith(":") and len(test) > 1:
         test = test[:-1]
-    return test, where, body
+    return test, "", body
+
+
+def _below_its_place(match: re.Match[str], body: list[str]) -> _Named:
+    """busted: the header is the location, the test's name is below."""
+    return (body[0].strip() if body else ""), match["arrow"].strip(), body[1:]
+
+
+def _by_its_fields(_match: re.Match[str], body: list[str]) -> _Named:
+    """Rackunit's bare ``FAILURE``: the fields say which test, its place, else its name."""
+    fields = _fields(body)
+    return fields.get("location") or fields.get("name") or fields.get("test") or "", "", body
+
+
+_ID_READERS: dict[str, Callable[[re.Match[str], list[str]], _Named | None]] = {
+    "num": _numbered,
+    "arrow": _below_its_place,
+    "bare": _by_its_fields,
+    # `#   Failed test 'name'`: the phrase is how the id is printed
+    "perl": lambda m, body: (m.group(0).strip().lstrip("#").strip(), "", body),
+    # the TAP line is the test's id: `not ok 3 - name`
+    "tap": lambda m, body: (m.group(0).split(" #", 1)[0].strip(), "", body),
+    "atloc": lambda m, body: (m["at"], m["atloc"], body),  # `name: Test Failed at f:7`
+    "pname": lambda m, body: (m["pname"], m["ploc"], body),  # `Failure ('f.R:4'): name`
+    # `f.scm:5: FAIL name`: the place is how the id is printed
+    "lname": lambda m, body: (m.group(0).strip(), m["lloc"], body),
+}
+"""How a header shape prints its test's id, where that is not simply its group."""
+
+
+def _id_of(kind: str, match: re.Match[str], body: list[str]) -> _Named | None:
+    """The test's id as its header shape prints it, its location if printed there, the body."""
+    reader = _ID_READERS.get(kind)
+    if reader is not None:
+        return reader(match, body)
+    return (match[kind] or "").strip(), "", body
+
+
+_FIELD = Pattern(r"^\s*(?P<key>[a-z]+):\s+(?P<value>\S.*?)\s*$")
+
+
+def _fields(body: list[str]) -> dict[str, str]:
+    """The ``key: value`` fields at the top of a block's body (rackunit, TAP's YAML)."""
+    fields: dict[str, str] = {}
+    for line in body:
+        field = _FIELD.match(line)
+        if field is None:
+            break
+        fields.setdefault(field["key"], field["value"].strip('"'))
+    return fields
 
 
 def _until_end(body: list[str]) -> list[str]:

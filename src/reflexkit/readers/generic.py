@@ -41,7 +41,7 @@ _ERROR_LINE = Pattern(
     r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
     r"|^\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
     r"fatal error|Uncaught\b|Unhandled\b|[✗✖\u00d7✘❌]|\[(?:ERROR|FAIL|FATAL)\])"
-    r"|\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at )"
+    r"|\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at |@)"
     r"|\berror (?:TS|CS|C|LNK)\d+"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Killed)\b"
     r"|\b(?:syntax|parse|compile|compilation|fatal|type|runtime|internal) errors?\b"
@@ -59,7 +59,7 @@ _ERROR_LINE = Pattern(
 _DIAGNOSTIC = Pattern(
     # a line that starts with a location, or a rule code, and goes on with a message
     r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
-    r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S"
+    r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S|^\s*\d+: [A-Z]{1,3}\d{1,4} \S"
     r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
     r"|^\s*\^[-~^]*\s+[A-Z]{1,4}\d{2,5}\b"  # a caret under the code: "^-- SC2086 (info): ..."
     r"|^\S+: (?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+:\s+\S"  # "prog: file:line: msg"
@@ -85,22 +85,26 @@ _NOT_AN_ERROR = Pattern(
 _ZERO_ERRORS = Pattern(r"(?i)\b0 (?:errors?|failed|failures)\b|^[\w()-][\w ()-]*: 0\s*$")
 """A count of no errors, or ``name: 0`` (tried only on a line holding ``0``)."""
 _CODE = Pattern(
-    r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[a-z]+)+)\]"
-    r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$",
+    r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[\w.]+)+)(?:,[^\]\n]*)?\]"
+    r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$"
+    r"|^(?P<lead>[a-z][a-z\d]*(?:-[a-z\d]+)+)(?:\[[\w-]+\])?: \S",
     M,
 )
+_MAX_CODES = 5
 _PAIR = Pattern(
     r"^\s*(?:#\s*|//\s*)?(?:[-+]\s)?(?P<key>expected|actual|received|got|want(?:ed)?|left|right|"
     r"Expected|Actual|Received|Got|Want|Left|Right|expect|but was|but got)\b\s*[:=]?\s*\S.*",
     M,
 )
 _SUMMARY = Pattern(
-    r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?)\b.*$"
+    r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?|offen[cs]es?|"
+    r"violations?)\b.*$|^.*\b(?:Findings|Violations|Offenses|Issues): [1-9].*$"
     r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
 _SUMMARY_NEEDLE = Pattern(
-    r"\d (?:fail|error|problem|test)|Tests?:\s|FAILED \(|(?:#|\u2139) (?:fail|not ok) \d"
+    r"\d (?:fail|error|problem|test|offen|violation)|Tests?:\s|FAILED \(|"
+    r"(?:#|\u2139) (?:fail|not ok) \d|(?:Findings|Violations|Offenses|Issues): [1-9]"
 )
 """Every summary line holds one of these: the lines that do are the only ones read."""
 _TEST_SHAPE = Pattern(
@@ -163,10 +167,17 @@ _VERDICT = Pattern(
 _QUOTED_COMMAND = Pattern(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']")
 _BARE_TRAILER = Pattern(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
 _HINT = Pattern(
-    r"^\s*(?:hint|help|Hint|HINT|note: Hint|suggestion|Suggestion|Did you mean|did you mean|"
+    r"^\s*(?:- )?(?:hint|help|Hint|HINT|note: Hint|suggestion|Suggestion|Did you mean|did you mean|"
+    r"Did you (?:remember|forget) to|"
     r"To fix|Try|Run|Use|\(use)\b ?:?\s*(?P<hint>.*\S)",
     M,
 )
+_LOG = Pattern(
+    r"^\s*(?:Full log written to|A complete log of this run can be found in:?|Check the log at|"
+    r"See the log at|[Ll]og file:|[Ss]ee (?:the )?log(?: file)?:?) \S+$",
+    M,
+)
+"""Where the tool wrote what it did not print: the details of the failure are there."""
 _STYLISH_ROW = Pattern(r"^\d+:\d+\s")
 _STYLISH_FILE = Pattern(r"^(?P<file>[^\s:]+\.\w+)$", M)
 _ERROR_WORD = Pattern(r"(?i)\berror\b")
@@ -294,7 +305,7 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
         line = _with_place(lines, index, line)
         line = _with_label(lines, index, line)
         line = _with_location_below(lines, index, line)
-        kept = line.strip() if line.lstrip().startswith("** (") else line.strip(_DECORATION)
+        kept = line.strip() if line.lstrip().startswith("** (") else _undecorated(line)
         fact = clip(kept.strip(), _LINE_LIMIT)
         if any(fact in p for p in picked) or (picked and used + len(fact) > _FACT_BUDGET):
             continue
@@ -304,6 +315,16 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
         if len(picked) == _MAX_FACTS:
             break
     return picked
+
+
+_TRAILING_MARK = Pattern(r"(?<=\w)[!*]$")
+
+
+def _undecorated(line: str) -> str:
+    """The line without its decoration (``=== x ===``, ``**x**``), a sentence's ``!`` kept."""
+    kept = line.strip().strip(_DECORATION)
+    mark = _TRAILING_MARK.search(line.strip())
+    return kept + mark.group(0) if mark is not None and not kept.endswith(mark.group(0)) else kept
 
 
 def _ranked(line: str, own: tuple[str, ...], *, strict: bool, frame: bool, above: bool) -> int:
@@ -388,9 +409,25 @@ def _with_place(lines: list[str], index: int, line: str) -> str:
     return line
 
 
+_ANNOUNCES_A_LIST = Pattern(r"(?:\([1-9]\d*\)|\b[Ff]ound [1-9]\d* [^\n]*[.!])$")
+"""A line that announces the items below it: ``Unused files (1)``, ``Found 1 cycle!``."""
+_FIELD_BELOW = Pattern(r"^\s+[a-z][a-z ]{2,30}: [^\s=;(){}][^=;(){}]*$")
+"""An indented ``for module path: x`` under an error: the error's own detail (not a line of
+code such as ``const rate: u32 = f();``)."""
+
+
 def _with_continuation(lines: list[str], index: int) -> str:
-    """Return the line, joined to its indented next line when it ends in ``:`` (a header)."""
+    """Return the line, joined to its next line when it heads it.
+
+    A header (``...:``) heads its indented or plain next line; a line that announces a
+    list (``Unused files (1)``) heads its first item; an error heads its indented ``key:
+    value`` detail (``for module path: json-pointer``).
+    """
     line = lines[index].strip()
+    if index + 1 < len(lines) and (
+        _ANNOUNCES_A_LIST.search(line) or _FIELD_BELOW.match(lines[index + 1])
+    ):
+        return f"{line} {lines[index + 1].strip()}"
     if line.endswith(":") and index + 1 < len(lines):
         following = lines[index + 1]
         indent = len(lines[index]) - len(lines[index].lstrip())
@@ -474,7 +511,7 @@ def parse_generic(
     if _are_tests(blocks, proof):
         return _failing_tests(findings, blocks, window, command)
     strict = bool(proof) and any(word in proof.line for word in _STRICT) if proof else False
-    facts = _error_lines(lines, own, strict=strict)
+    facts = _error_lines(lines, own, strict=strict) or _diff_files(window)
     if not facts:
         findings.facts = [clip(line.strip(), _LINE_LIMIT) for line in lines[-2:]]
         findings.headline = (
@@ -501,6 +538,14 @@ def parse_generic(
     findings.steps.append(f"Reproduce it: re-run the command and look at `{clip(facts[0], 90)}`.")
     findings.confidence = 0.4
     return findings
+
+
+_DIFF_FILE = Pattern(r"^\+\+\+ (?P<file>\S+)[^\n]*\n@@ ", M)
+
+
+def _diff_files(window: str) -> list[str]:
+    """The ``+++ file`` lines of a unified diff: a formatter's check names the files so."""
+    return [m.group(0).split("\n", 1)[0] for m in _DIFF_FILE.finditer(window)][:_MAX_FACTS]
 
 
 def _advise(findings: Findings, kind: ErrorKind | None) -> None:
@@ -533,12 +578,15 @@ def _add_context(
     if where:
         findings.details.append("at " + ", ".join(where))
     hints = [m["hint"] for m in _HINT.finditer(window)]
+    hints += [m.group(0).strip() for m in _LOG.finditer(window)]
     commands = [m["cmd"] for hint in hints for m in _QUOTED_COMMAND.finditer(hint)]
     findings.hints = dedupe(clip(h, 160) for h in [*commands, *hints])[:2]
     pairs = dedupe(clip(m.group(0).strip(), 160) for m in _PAIR.finditer(window))
     findings.details.extend(p for p in pairs[:2] if p not in quoted)
-    codes = dedupe(m["slug"] or m["rule"] or m.group(0) for m in _CODE.finditer(window))
-    unquoted = [c for c in codes if c not in quoted][:3]
+    codes = dedupe(
+        m["slug"] or m["rule"] or m["lead"] or m.group(0) for m in _CODE.finditer(window)
+    )
+    unquoted = [c for c in codes if c not in quoted][:_MAX_CODES]
     if unquoted:
         findings.details.append("codes " + ", ".join(unquoted))
     summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
@@ -617,7 +665,8 @@ def _failing_tests(findings: Findings, blocks: list[Block], window: str, command
     summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
     closing = findings.evidence if not findings.evidence.startswith("not ok") else ""
     findings.summary = clip(closing or (summaries[-1] if summaries else ""), 160)
-    findings.hints = _reruns(window, command)
+    logs = [m.group(0).strip() for m in _LOG.finditer(window)]
+    findings.hints = dedupe([*_reruns(window, command), *logs])[: _RERUN_LIMIT + 1]
     kind = error_kind(" ".join(b.message for b in blocks))
     findings.category = kind.category if kind is not None else ReflectionCategory.ROOT_CAUSE
     findings.advice = (
@@ -636,4 +685,9 @@ def _reruns(window: str, command: str) -> list[str]:
     if not program or not program[0].isalpha():
         return []
     pattern = Pattern(rf"^\s*({re.escape(program)} \S+:\d+)\b", re.MULTILINE)
-    return dedupe(m[1] for m in pattern.finditer(window))[:_RERUN_LIMIT]
+    ran = [m["cmd"] for m in _RAN.finditer(window)]
+    return dedupe([*(m[1] for m in pattern.finditer(window)), *ran])[:_RERUN_LIMIT]
+
+
+_RAN = Pattern(r"^>>> (?P<cmd>\S.*\S)\s*$", re.MULTILINE)
+"""A runner's line with the command a failing test ran (``>>> ./test_ring wrap``)."""
