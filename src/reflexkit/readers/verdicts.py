@@ -108,7 +108,22 @@ _SETUP_SHAPES = _shapes(
         r"\bIs the (?:\w+ )?(?:server|daemon|service) running\b",
     ),
     # a script or command that does not exist, or may not be run
-    (_FT.TOOL_ERROR, "Missing script", r"^(?:npm (?:error|ERR!) )?Missing script: "),
+    (
+        _FT.TOOL_ERROR,
+        "Missing script",
+        r"^(?:npm (?:error|ERR!) |\s*ERR_PNPM_\w+\s+)?Missing script: ",
+    ),
+    # a script, task or recipe the project's runner does not have (yarn, just, deno task,
+    # Task, Gradle)
+    (
+        _FT.TOOL_ERROR,
+        "not found|does not|not defined",
+        (
+            r"^error Command \"[^\"\n]+\" not found\.|\bdoes not contain (?:a )?recipe\b"
+            r"|\b[Tt]ask (?:not found: \S+|['\"`][\w:.-]+['\"`] "
+            r"(?:not found|does not exist|is not defined))"
+        ),
+    ),
     (
         _FT.TOOL_ERROR,
         "not found|not recognized|Failed to spawn|could not determine executable",
