@@ -187,30 +187,38 @@ def _score(line: str, own: tuple[str, ...]) -> int:
     """Rank an output line: error shapes high, project files higher, library paths lower."""
     if _NOT_AN_ERROR.match(line) or ("0" in line and _ZERO_ERRORS.search(line.strip())):
         return 0
-    score = 0
     digit = _DIGIT.search(line) is not None
-    low = line.lower()
-    if _may_be_an_error_line(line, low) and _ERROR_LINE.search(line):
-        score = 3
-    elif digit and _DIAGNOSTIC.match(line):  # a location or a rule code: a digit either way
-        score = 2
-    elif _may_be_weak(low) and _WEAK_LINE.search(line):
-        score = 1
+    score = _shape_score(line, digit=digit)
     if not score:
         return 0
     if score > 1 and _LESSER.search(line) and not _ERROR_WORD.search(line):
         score -= 1
     score += _adjustment(line)
-    locations = find_locations(line) if digit else []
-    if locations:
-        paths = [_location_path(loc) for loc in locations]
-        if any(not is_library_path(p) for p in paths):
-            score += 1
-            if own and any(p.endswith(own) or any(o in p for o in own) for p in paths):
-                score += 1
-        else:
-            score -= 1
-    return score
+    return score + (_location_score(line, own) if digit else 0)
+
+
+def _shape_score(line: str, *, digit: bool) -> int:
+    """The line's shape: 3 an error line's, 2 a diagnostic's, 1 a weak line's, 0 none.
+
+    A diagnostic starts with a place or a rule code; a weak line says could not, missing ...
+    """
+    low = line.lower()
+    if _may_be_an_error_line(line, low) and _ERROR_LINE.search(line):
+        return 3
+    if digit and _DIAGNOSTIC.match(line):  # a location or a rule code: a digit either way
+        return 2
+    return 1 if _may_be_weak(low) and _WEAK_LINE.search(line) else 0
+
+
+def _location_score(line: str, own: tuple[str, ...]) -> int:
+    """+1 for a place in the project, +2 in a file the attempt changed, -1 in a library."""
+    paths = [_location_path(loc) for loc in find_locations(line)]
+    if not paths:
+        return 0
+    if all(is_library_path(p) for p in paths):
+        return -1
+    mine = own and any(p.endswith(own) or any(o in p for o in own) for p in paths)
+    return 2 if mine else 1
 
 
 _BRACKET_CODE = Pattern(r"\[[A-Z]{1,4}\d{2,5}\b")
@@ -281,6 +289,30 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
     above the stack, which states it. With *strict* (warnings treated as errors, said by the
     output's verdict) a warning line is an error line.
     """
+    picked: list[str] = []
+    shapes: set[str] = set()
+    used = 0
+    for index in _candidates(lines, own, strict=strict):
+        shape = _NUMBER.sub("#", lines[index].strip())
+        if shape in shapes or _repeats_an_identifier(lines[index], picked):
+            continue
+        fact = _as_fact(lines, index)
+        if any(fact in p for p in picked) or (picked and used + len(fact) > _FACT_BUDGET):
+            continue
+        shapes.add(shape)
+        picked.append(fact)
+        used += len(fact)
+        if len(picked) == _MAX_FACTS:
+            break
+    return picked
+
+
+def _candidates(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list[int]:
+    """The indexes of the lines worth quoting: error lines best first, then weak lines.
+
+    Weak lines (could not, missing ...) after the first error line explain it; without an
+    error line, the weak lines are all there is.
+    """
     stack = [bool(_STACK_HEADER.match(line) or _FRAME.search(line)) for line in lines]
     stack.append(False)
     scored = [
@@ -290,31 +322,19 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
     strong = [(i, s) for i, s in scored if s >= 2]  # noqa: PLR2004 -- an error shape at least
     strong.sort(key=lambda pair: (-pair[1], pair[0]))
     first = min((i for i, _ in strong), default=0)
-    # weak lines (could not, missing ...) after the first error line explain it
     weak = [(i, s) for i, s in scored if s == 1 and i > first] if strong else scored
     weak = [(i, s) for i, s in weak if s > 0]
-    chosen = strong + weak[: max(_MIN_FACTS - len(strong), 0)]
-    picked: list[str] = []
-    shapes: set[str] = set()
-    used = 0
-    for index, _ in chosen:
-        shape = _NUMBER.sub("#", lines[index].strip())
-        if shape in shapes or _repeats_an_identifier(lines[index], picked):
-            continue
-        line = _PADDING.sub("  ", _with_continuation(lines, index))
-        line = _with_place(lines, index, line)
-        line = _with_label(lines, index, line)
-        line = _with_location_below(lines, index, line)
-        kept = line.strip() if line.lstrip().startswith("** (") else _undecorated(line)
-        fact = clip(kept.strip(), _LINE_LIMIT)
-        if any(fact in p for p in picked) or (picked and used + len(fact) > _FACT_BUDGET):
-            continue
-        shapes.add(shape)
-        picked.append(fact)
-        used += len(fact)
-        if len(picked) == _MAX_FACTS:
-            break
-    return picked
+    return [i for i, _ in strong + weak[: max(_MIN_FACTS - len(strong), 0)]]
+
+
+def _as_fact(lines: list[str], index: int) -> str:
+    """The line at *index* as quoted: with what completes it around it, undecorated, clipped."""
+    line = _PADDING.sub("  ", _with_continuation(lines, index))
+    line = _with_place(lines, index, line)
+    line = _with_label(lines, index, line)
+    line = _with_location_below(lines, index, line)
+    kept = line.strip() if line.lstrip().startswith("** (") else _undecorated(line)
+    return clip(kept.strip(), _LINE_LIMIT)
 
 
 _TRAILING_MARK = Pattern(r"(?<=\w)[!*]$")
@@ -486,58 +506,85 @@ def parse_generic(
     """
     window = _window(text)
     lines = [line for line in window.splitlines() if line.strip()]
-    own = tuple(f for f in files_modified if f)
     proof = verdict(window)
-    findings = Findings(
-        tool="command",
-        failure_type=proof.failure_type if proof else _shape_type(window),
-        evidence=proof.line if proof else "",
-    )
+    findings = _started(window, proof, exit_code)
     code = f" with exit code {exit_code}" if exit_code is not None else ""
-    signal = signal_exit(exit_code)
-    if signal:
-        findings.details.append(signal)
     if not lines:
-        findings.headline = f"The command failed{code} and printed nothing."
-        findings.advice = (
-            "Nothing was printed, so the failure is not explained: re-run the command with "
-            "verbose output (or run its steps one by one) to see which step fails and why."
-        )
-        findings.confidence = 0.1
-        return findings
+        return _printed_nothing(findings, code)
     if proof is not None and proof.setup:
         return _could_not_run(findings, proof, lines)
     blocks = read_blocks(window)
     if _are_tests(blocks, proof):
         return _failing_tests(findings, blocks, window, command)
-    strict = bool(proof) and any(word in proof.line for word in _STRICT) if proof else False
+    own = tuple(f for f in files_modified if f)
+    strict = proof is not None and any(word in proof.line for word in _STRICT)
     facts = _error_lines(lines, own, strict=strict) or _diff_files(window)
     if not facts:
-        findings.facts = [clip(line.strip(), _LINE_LIMIT) for line in lines[-2:]]
-        findings.headline = (
-            f"The command failed{code}; its output has no error line in a format reflexkit "
-            "knows, so its last lines are quoted."
-        )
-        findings.advice = (
-            "Read the quoted lines and reproduce the failure with the same command before "
-            "changing code; re-run it with verbose output to see what failed."
-        )
-        findings.confidence = 0.2
-        return findings
+        return _last_lines(findings, lines, code)
     findings.facts = facts
-    rows = any(_STYLISH_ROW.match(fact) for fact in facts)
-    header = _STYLISH_FILE.search(window) if rows else None
-    if header is not None:
-        findings.details.append(f"in {header['file']}")
+    _add_stylish_file(findings, window)
     _add_context(findings, window, own, closing=proof is None or proof.closing)
+    return _by_shape(findings, code, exit_code)
+
+
+def _by_shape(findings: Findings, code: str, exit_code: int | None) -> Findings:
+    """Error lines found by their shape: the headline, the advice of their kind, the step."""
     findings.headline = (
         f"The command failed{code}; no reader knows its output's format, so these are its "
         "error lines by their shape."
     )
-    _advise(findings, KILLED if killed(exit_code) else error_kind(" ".join(facts)))
-    findings.steps.append(f"Reproduce it: re-run the command and look at `{clip(facts[0], 90)}`.")
+    _advise(findings, KILLED if killed(exit_code) else error_kind(" ".join(findings.facts)))
+    findings.steps.append(
+        f"Reproduce it: re-run the command and look at `{clip(findings.facts[0], 90)}`."
+    )
     findings.confidence = 0.4
     return findings
+
+
+def _started(window: str, proof: Verdict | None, exit_code: int | None) -> Findings:
+    """The findings' type and evidence from the verdict (else the shape), and the signal."""
+    findings = Findings(
+        tool="command",
+        failure_type=proof.failure_type if proof else _shape_type(window),
+        evidence=proof.line if proof else "",
+    )
+    signal = signal_exit(exit_code)
+    if signal:
+        findings.details.append(signal)
+    return findings
+
+
+def _printed_nothing(findings: Findings, code: str) -> Findings:
+    findings.headline = f"The command failed{code} and printed nothing."
+    findings.advice = (
+        "Nothing was printed, so the failure is not explained: re-run the command with "
+        "verbose output (or run its steps one by one) to see which step fails and why."
+    )
+    findings.confidence = 0.1
+    return findings
+
+
+def _last_lines(findings: Findings, lines: list[str], code: str) -> Findings:
+    """No error line in any shape: the output's last lines, quoted as they are."""
+    findings.facts = [clip(line.strip(), _LINE_LIMIT) for line in lines[-2:]]
+    findings.headline = (
+        f"The command failed{code}; its output has no error line in a format reflexkit "
+        "knows, so its last lines are quoted."
+    )
+    findings.advice = (
+        "Read the quoted lines and reproduce the failure with the same command before "
+        "changing code; re-run it with verbose output to see what failed."
+    )
+    findings.confidence = 0.2
+    return findings
+
+
+def _add_stylish_file(findings: Findings, window: str) -> None:
+    """Rows of a stylish report (``7:4  error  ...``) name their file on the line above."""
+    if any(_STYLISH_ROW.match(fact) for fact in findings.facts):
+        header = _STYLISH_FILE.search(window)
+        if header is not None:
+            findings.details.append(f"in {header['file']}")
 
 
 _DIFF_FILE = Pattern(r"^\+\+\+ (?P<file>\S+)[^\n]*\n@@ ", M)
@@ -577,26 +624,42 @@ def _add_context(
     where = _own_locations(window, findings.facts, own)
     if where:
         findings.details.append("at " + ", ".join(where))
-    hints = [m["hint"] for m in _HINT.finditer(window)]
-    hints += [m.group(0).strip() for m in _LOG.finditer(window)]
-    commands = [m["cmd"] for hint in hints for m in _QUOTED_COMMAND.finditer(hint)]
-    findings.hints = dedupe(clip(h, 160) for h in [*commands, *hints])[:2]
+    findings.hints = _hints(window)
     pairs = dedupe(clip(m.group(0).strip(), 160) for m in _PAIR.finditer(window))
     findings.details.extend(p for p in pairs[:2] if p not in quoted)
-    codes = dedupe(
-        m["slug"] or m["rule"] or m["lead"] or m.group(0) for m in _CODE.finditer(window)
-    )
-    unquoted = [c for c in codes if c not in quoted][:_MAX_CODES]
-    if unquoted:
-        findings.details.append("codes " + ", ".join(unquoted))
-    summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
-    if findings.evidence and findings.evidence not in quoted and closing:
-        findings.summary = clip(findings.evidence, 160)
-    elif summaries and summaries[-1] not in quoted:
-        findings.summary = clip(summaries[-1], 160)
+    codes = _codes(window, quoted)
+    if codes:
+        findings.details.append("codes " + ", ".join(codes))
+    findings.summary = _summary(findings.evidence if closing else "", window, quoted)
     calls = _CALLS.search(window)  # R's call chain: its stack, innermost last
     if calls is not None and calls.group(0) not in quoted:
         findings.details.append(clip(calls.group(0), 160))
+
+
+def _hints(window: str) -> list[str]:
+    """The tool's own hints, the commands they quote first, and where its log is."""
+    hints = [m["hint"] for m in _HINT.finditer(window)]
+    hints += [m.group(0).strip() for m in _LOG.finditer(window)]
+    commands = [m["cmd"] for hint in hints for m in _QUOTED_COMMAND.finditer(hint)]
+    return dedupe(clip(h, 160) for h in [*commands, *hints])[:2]
+
+
+def _codes(window: str, quoted: str) -> list[str]:
+    """The rule ids and error codes the quoted lines do not show."""
+    codes = dedupe(
+        m["slug"] or m["rule"] or m["lead"] or m.group(0) for m in _CODE.finditer(window)
+    )
+    return [c for c in codes if c not in quoted][:_MAX_CODES]
+
+
+def _summary(closing: str, window: str, quoted: str) -> str:
+    """The verdict line that closes the run, else the last summary line, if not quoted."""
+    if closing and closing not in quoted:
+        return clip(closing, 160)
+    summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
+    if summaries and summaries[-1] not in quoted:
+        return clip(summaries[-1], 160)
+    return ""
 
 
 def _could_not_run(findings: Findings, proof: Verdict, lines: list[str]) -> Findings:
