@@ -214,30 +214,45 @@ def analyse(failure: FailureContext) -> Findings:
         low-confidence findings when none did.
     """
     text = clean_output(failure.error_output)
-    timed_out = failure.failure_type is FailureType.TIMEOUT
     found = _first_reading(text, failure)
     if found is not None and found.tool == "agent":  # the agent's log is no tool's output
         return found
-    runner_read_it = found is not None and found.failure_type is FailureType.TEST_FAILURE
     timeout = parse_timeout(
         text,
         failure.command,
         failure.exit_code,
-        timed_out=timed_out,
-        trust_text=not runner_read_it,
+        timed_out=failure.failure_type is FailureType.TIMEOUT,
+        trust_text=found is None or found.failure_type is not FailureType.TEST_FAILURE,
     )
-    if found is not None and found.tool != "make":
-        wrapper = parse_make(text)
-        if wrapper is not None:  # the failing target(s) of the make run around the tool
-            found.details.extend(d for d in (wrapper.details or wrapper.facts)[:3] if d)
-        else:
-            _add_failing_target(text, found)
+    if found is not None:
+        _add_wrapper(text, found)
     if timeout is not None:
         if found is not None and found.tool != "shell":
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
         return timeout
     if found is None or (found.tool in _WRAPPERS and _ran_something_else(text, found)):
         return _read_wrapped(text, failure, found)
+    _complete(text, failure, found)
+    return found
+
+
+def _add_wrapper(text: str, found: Findings) -> None:
+    """Add the failing target(s) of the build tool (make, ninja, scons) around the tool."""
+    if found.tool == "make":
+        return
+    wrapper = parse_make(text)
+    if wrapper is not None:
+        found.details.extend(d for d in (wrapper.details or wrapper.facts)[:3] if d)
+    else:
+        _add_failing_target(text, found)
+
+
+def _complete(text: str, failure: FailureContext, found: Findings) -> None:
+    """Add what a reader's findings leave out.
+
+    The signal that ended the command, what a program printed before its error, and the
+    type of a checker that crashed.
+    """
     signal = signal_exit(failure.exit_code)
     if signal and not any(signal in d for d in found.details):
         found.details.append(signal)
@@ -245,7 +260,6 @@ def analyse(failure: FailureContext) -> Findings:
         _add_printed_before(text, found)
     if found.tool in _STACK_TRACE_READERS:
         _crash_of_a_checker(found, failure.command)
-    return found
 
 
 _FAILING_TARGET = Pattern(r"^(?:FAILED: \S.*|\w+: \*\*\* \[[^\]\n]+\] Error \d+)$", re.MULTILINE)

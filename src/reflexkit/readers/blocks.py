@@ -230,22 +230,10 @@ def own_location(text: str) -> str:
 def read_blocks(text: str) -> list[Block]:
     """Return the failing tests printed in *text*, each with the facts printed under it."""
     lines = text.splitlines()
-    starts: list[tuple[int, re.Match[str]]] = []
-    for index, line in enumerate(lines):
-        if len(line) > 300:  # noqa: PLR2004 -- a header is a short line
-            continue
-        match = _HEADER.match(line)
-        if match is not None:
-            starts.append((index, match))
+    starts = _headers(lines)
     blocks: dict[str, Block] = {}
-    for number, (index, match) in enumerate(starts):
-        if match.lastgroup in _VERDICT_LAST:  # the test printed its failure, then its verdict
-            begin = starts[number - 1][0] + 1 if number else 0
-            body = lines[max(begin, index - _BODY_LINES) : index]
-        else:
-            end = starts[number + 1][0] if number + 1 < len(starts) else len(lines)
-            body = lines[index + 1 : min(end, index + 1 + _BODY_LINES)]
-        block = _block(match, body)
+    for number, (_, match) in enumerate(starts):
+        block = _block(match, _body_of(lines, starts, number))
         if block is None:
             continue
         # a progress line, then the report (or a closing line naming the id alone): one block
@@ -257,6 +245,34 @@ def read_blocks(text: str) -> list[Block]:
     for block in blocks.values():
         block.message = block.message or block.verdict
     return list(blocks.values())
+
+
+_HEADER_LINE = 300
+"""A header is a short line: longer ones are not tried."""
+
+
+def _headers(lines: list[str]) -> list[tuple[int, re.Match[str]]]:
+    """The failing tests' header lines: their index and the shape that matched."""
+    starts: list[tuple[int, re.Match[str]]] = []
+    for index, line in enumerate(lines):
+        match = _HEADER.match(line) if len(line) <= _HEADER_LINE else None
+        if match is not None:
+            starts.append((index, match))
+    return starts
+
+
+def _body_of(lines: list[str], starts: list[tuple[int, re.Match[str]]], number: int) -> list[str]:
+    """The lines of the *number*-th block: below its header, or above it.
+
+    A runner that prints the failure before its verdict (``(fail) a > b``) has the block's
+    lines above the header, back to the previous one.
+    """
+    index, match = starts[number]
+    if match.lastgroup in _VERDICT_LAST:
+        begin = starts[number - 1][0] + 1 if number else 0
+        return lines[max(begin, index - _BODY_LINES) : index]
+    end = starts[number + 1][0] if number + 1 < len(starts) else len(lines)
+    return lines[index + 1 : min(end, index + 1 + _BODY_LINES)]
 
 
 _VERDICT_LAST = frozenset({"paren"})
