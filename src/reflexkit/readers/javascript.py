@@ -35,24 +35,26 @@ _TSC = Pattern(
 _TSC_SUMMARY = Pattern(r"^(?P<sum>Found \d+ errors?.*)$", M)
 
 
+def _tsc_problem(m: re.Match[str]) -> tuple[Problem, str, str]:
+    """One diagnostic in any of tsc's three forms: the problem, its code and its file."""
+    if m["loc"]:
+        loc, code, msg, sep = m["loc"], m["code"], m["msg"], ": "
+    elif m["ploc"]:
+        loc, code, msg, sep = m["ploc"], m["pcode"], m["pmsg"], " - "
+    else:
+        loc, code, msg, sep = "", m["gcode"], m["gmsg"], ""
+    head = f"{loc}{sep}" if loc else ""
+    problem = Problem(f"{head}error {code}: {clip(msg, 150)}", f"{code}|{msg}", loc)
+    return problem, code, re.split(r"[(:]", loc, maxsplit=1)[0]
+
+
 def parse_tsc(text: str) -> Findings | None:
     """Recognise tsc diagnostics: ``file(line,col): error TS2322: ...`` and the pretty form."""
-    problems: list[Problem] = []
-    codes: list[str] = []
-    files: list[str] = []
-    for m in _TSC.finditer(text):
-        if m["loc"]:
-            loc, code, msg, sep = m["loc"], m["code"], m["msg"], ": "
-        elif m["ploc"]:
-            loc, code, msg, sep = m["ploc"], m["pcode"], m["pmsg"], " - "
-        else:
-            loc, code, msg, sep = "", m["gcode"], m["gmsg"], ""
-        codes.append(code)
-        files.append(re.split(r"[(:]", loc, maxsplit=1)[0])
-        head = f"{loc}{sep}" if loc else ""
-        problems.append(Problem(f"{head}error {code}: {clip(msg, 150)}", f"{code}|{msg}", loc))
-    if not problems:
+    read = [_tsc_problem(m) for m in _TSC.finditer(text)]
+    if not read:
         return None
+    problems = [problem for problem, _, _ in read]
+    codes = [code for _, code, _ in read]
     findings = Findings(tool="tsc", failure_type=FailureType.TYPECHECK_ERROR)
     findings.facts = group_problems(problems, limit=6)
     summary = _TSC_SUMMARY.search(text)
@@ -61,6 +63,14 @@ def parse_tsc(text: str) -> Findings | None:
         f"tsc reported {len(problems)} error{'s' if len(problems) != 1 else ''} "
         f"({', '.join(dedupe(codes)[:6])})."
     )
+    _tsc_advice(findings, codes, [file for _, _, file in read])
+    findings.steps.append(f"Fix {problems[0].loc or problems[0].text} first, then re-run tsc.")
+    findings.confidence = 0.85
+    return findings
+
+
+def _tsc_advice(findings: Findings, codes: list[str], files: list[str]) -> None:
+    """The category and advice: a wrong configuration, modules not found, or type errors."""
     config_errors = [c for c in codes if c.startswith(("TS5", "TS6", "TS18003"))]
     if config_errors or any(f.endswith(("tsconfig.json", ".json")) for f in files if f):
         findings.category = ReflectionCategory.TOOL_MISUSE
@@ -83,9 +93,6 @@ def parse_tsc(text: str) -> Findings | None:
             "properties and arguments, and convert values to the expected type instead of "
             "casting with `as any` or adding `@ts-ignore`."
         ) + (" Install or fix the import of the module tsc can't find as well." if missing else "")
-    findings.steps.append(f"Fix {problems[0].loc or problems[0].text} first, then re-run tsc.")
-    findings.confidence = 0.85
-    return findings
 
 
 # --- eslint ----------------------------------------------------------------------------------
