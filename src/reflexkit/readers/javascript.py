@@ -327,69 +327,87 @@ def parse_node(text: str) -> Findings | None:
         after = text[error.end() : error.end() + 4000]
         frames = [m["frame"].strip() for m in _JS_FRAME.finditer(after)][:30]
         head = after.lstrip("\n").splitlines()[:8]
-        if not frames or not any(line.startswith("    at ") for line in head):
-            continue
-        findings = Findings(tool="node", failure_type=FailureType.RUNTIME_ERROR)
-        findings.headline = f"The Node.js program threw {error['cls']}."
-        findings.facts.append(clip(error["line"], 220))
-        first = f"at {frames[0]}"
-        user = _user_frame(frames)
-        header = None
-        for header in _JS_SOURCE_HEADER.finditer(text, 0, error.start()):  # noqa: B007
-            pass
-        if header is not None and (not user or error["cls"] == "SyntaxError"):
-            user = header["loc"]  # a file that does not parse: node names it above the error
-        findings.details.append(
-            f"thrown {first}" + (f", from {user}" if user and user not in first else "")
-        )
-        code = _ERROR_CODE_PROP.search(after)
-        if code and code["code"] not in error["line"]:
-            findings.details.append(f"code: '{code['code']}'")
-        missing = _CANNOT_FIND.search(error["line"])
-        if missing:
-            module = missing["mod"]
-            local = module.startswith((".", "/"))
-            findings.failure_type = (
-                FailureType.RUNTIME_ERROR if local else FailureType.DEPENDENCY_ERROR
-            )
-            # a path of the project's own that does not resolve is the import's mistake
-            findings.category = (
-                ReflectionCategory.ROOT_CAUSE if local else ReflectionCategory.MISSING_CONTEXT
-            )
-            findings.advice = (
-                f"The path {module!r} does not resolve: fix the relative import (extension, "
-                "directory, case) to point at an existing file."
-                if local
-                else f"The package {_package_of(module)!r} is not installed: add it with "
-                f"`npm install {_package_of(module)}` "
-                "(saved in package.json) or import a package that is a dependency."
-            )
-        elif "Cannot use import statement outside a module" in error["line"] or (
-            "require is not defined in ES module scope" in error["line"]
-        ):
-            findings.category = ReflectionCategory.TOOL_MISUSE
-            findings.advice = (
-                "The file mixes module systems: use `require` in CommonJS, or make it an ES "
-                'module (`"type": "module"` in package.json or the .mjs extension) — one '
-                "system for the whole package."
-            )
-        elif error["code"] == "ENOENT" or "ENOENT" in error["line"]:
-            findings.category = ReflectionCategory.MISSING_CONTEXT
-            findings.advice = (
-                "The program reads a file that does not exist: create it or fix the path."
-            )
-        else:
-            findings.advice = (
-                f"Fix the code at {user or 'the first frame'} so it no longer throws "
-                f"{error['cls']}: "
-                "read the message, it names the undefined name or the bad input."
-            )
-        if user:
-            findings.steps.append(f"Open {user} and fix the statement there.")
-        findings.steps.append("Re-run the same node command to confirm the error is gone.")
-        findings.confidence = 0.8
-        return findings
+        if frames and any(line.startswith("    at ") for line in head):
+            return _node_findings(text, error, frames, after)
     return None
+
+
+def _node_findings(text: str, error: re.Match[str], frames: list[str], after: str) -> Findings:
+    """The findings of one uncaught error with its stack."""
+    findings = Findings(tool="node", failure_type=FailureType.RUNTIME_ERROR)
+    findings.headline = f"The Node.js program threw {error['cls']}."
+    findings.facts.append(clip(error["line"], 220))
+    first = f"at {frames[0]}"
+    user = _thrown_from(text, error, frames)
+    findings.details.append(
+        f"thrown {first}" + (f", from {user}" if user and user not in first else "")
+    )
+    code = _ERROR_CODE_PROP.search(after)
+    if code and code["code"] not in error["line"]:
+        findings.details.append(f"code: '{code['code']}'")
+    _node_advice(findings, error, user)
+    if user:
+        findings.steps.append(f"Open {user} and fix the statement there.")
+    findings.steps.append("Re-run the same node command to confirm the error is gone.")
+    findings.confidence = 0.8
+    return findings
+
+
+def _thrown_from(text: str, error: re.Match[str], frames: list[str]) -> str:
+    """The project's place of the error: its first own frame, or the file that does not parse.
+
+    A file that does not parse is named above the error, not in its stack.
+    """
+    user = _user_frame(frames)
+    header = None
+    for header in _JS_SOURCE_HEADER.finditer(text, 0, error.start()):  # noqa: B007
+        pass
+    if header is not None and (not user or error["cls"] == "SyntaxError"):
+        return header["loc"]
+    return user
+
+
+def _node_advice(findings: Findings, error: re.Match[str], user: str) -> None:
+    """The type, category and advice of the error's kind."""
+    missing = _CANNOT_FIND.search(error["line"])
+    if missing:
+        _missing_module(findings, missing["mod"])
+    elif "Cannot use import statement outside a module" in error["line"] or (
+        "require is not defined in ES module scope" in error["line"]
+    ):
+        findings.category = ReflectionCategory.TOOL_MISUSE
+        findings.advice = (
+            "The file mixes module systems: use `require` in CommonJS, or make it an ES "
+            'module (`"type": "module"` in package.json or the .mjs extension) — one '
+            "system for the whole package."
+        )
+    elif error["code"] == "ENOENT" or "ENOENT" in error["line"]:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = "The program reads a file that does not exist: create it or fix the path."
+    else:
+        findings.advice = (
+            f"Fix the code at {user or 'the first frame'} so it no longer throws "
+            f"{error['cls']}: "
+            "read the message, it names the undefined name or the bad input."
+        )
+
+
+def _missing_module(findings: Findings, module: str) -> None:
+    """A module that does not resolve: the project's own path, or a package not installed."""
+    local = module.startswith((".", "/"))
+    findings.failure_type = FailureType.RUNTIME_ERROR if local else FailureType.DEPENDENCY_ERROR
+    # a path of the project's own that does not resolve is the import's mistake
+    findings.category = (
+        ReflectionCategory.ROOT_CAUSE if local else ReflectionCategory.MISSING_CONTEXT
+    )
+    findings.advice = (
+        f"The path {module!r} does not resolve: fix the relative import (extension, "
+        "directory, case) to point at an existing file."
+        if local
+        else f"The package {_package_of(module)!r} is not installed: add it with "
+        f"`npm install {_package_of(module)}` "
+        "(saved in package.json) or import a package that is a dependency."
+    )
 
 
 # --- jest ------------------------------------------------------------------------------------
