@@ -443,25 +443,27 @@ def _read_jest_blocks(text: str, headers: list[re.Match[str]], findings: Finding
             findings.tests.extend(h["name"] for h in headers[index:] if h["name"] != _SUITE_FAILED)
             break
         end = headers[index + 1].start() if index + 1 < len(headers) else len(text)
-        body = text[head.end() : min(end, head.end() + 6000)]
-        details = dedupe(m["d"].strip() for m in _JEST_DETAIL.finditer(body))[:3]
-        if not details:
-            first = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
-            details = [first] if first and not first.startswith((">", "at ")) else []
-        loc = next(
-            (m["loc"] for m in _JEST_AT.finditer(body) if "node_modules" not in m["loc"]), ""
-        )
         name = head["name"]
         if name == _SUITE_FAILED:
             suite_errors += 1
         else:
             findings.tests.append(name)
-        findings.facts.append(
-            name
-            + (": " + clip("; ".join(details), 200) if details else "")
-            + (f" ({loc})" if loc else "")
-        )
+        findings.facts.append(_jest_fact(name, text[head.end() : min(end, head.end() + 6000)]))
     return suite_errors
+
+
+def _jest_fact(name: str, body: str) -> str:
+    """One ``●`` block as quoted: its name, its message or expected/received, its place."""
+    details = dedupe(m["d"].strip() for m in _JEST_DETAIL.finditer(body))[:3]
+    if not details:
+        first = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+        details = [first] if first and not first.startswith((">", "at ")) else []
+    loc = next((m["loc"] for m in _JEST_AT.finditer(body) if "node_modules" not in m["loc"]), "")
+    return (
+        name
+        + (": " + clip("; ".join(details), 200) if details else "")
+        + (f" ({loc})" if loc else "")
+    )
 
 
 def _advise_suite_not_loaded(text: str, findings: Findings) -> None:
@@ -491,10 +493,7 @@ def parse_jest(text: str) -> Findings | None:
     findings = Findings(tool="jest", failure_type=FailureType.TEST_FAILURE)
     files = dedupe(m["file"] for m in _JEST_FAIL_FILE.finditer(text))
     suite_errors = _read_jest_blocks(text, headers, findings)
-    findings.summary = summary["sum"] if summary else ""
-    suites = _JEST_SUITES.search(text) if suite_errors else None
-    if suites and " failed" not in findings.summary:
-        findings.summary = suites["sum"]
+    findings.summary = _jest_summary(text, summary, suite_errors=suite_errors)
     if files:
         findings.details.append("FAIL " + ", ".join(files[:4]))
     snapshots = _JEST_SNAPSHOTS.search(text)  # `1 snapshot failed.` after jest's arrow
@@ -506,24 +505,8 @@ def parse_jest(text: str) -> Findings | None:
     if suite_errors and not count:
         findings.headline = f"jest could not load {plural(suite_errors, 'test file')}{where}."
         _advise_suite_not_loaded(text, findings)
-    elif "New snapshot was not written" in text:
-        findings.advice = (
-            "The snapshot does not exist in the repository and --ci does not write it: check "
-            "the Received output is what the task asked for, then write it once with `jest "
-            "-u` (or without --ci) and commit the .snap file; fix the code first if it is wrong."
-        )
-    elif snapshots:
-        findings.advice = (
-            "The output no longer matches the stored snapshot: read the - Snapshot / + Received "
-            "lines; fix the code if the change is a mistake, or update the snapshot (`-u`) only "
-            "when the new output is what the task asked for."
-        )
     else:
-        findings.advice = (
-            "Compare Expected with Received for each failing test and fix the code under test "
-            "so it produces the expected value; when timers or async code are involved, check "
-            "the order of calls rather than the assertions."
-        )
+        findings.advice = _jest_advice(text, snapshot_failed=snapshots is not None)
     if findings.tests:
         target = files[0] if files else ""
         findings.steps.append(
@@ -534,6 +517,34 @@ def parse_jest(text: str) -> Findings | None:
     findings.steps.append("Re-run the whole suite to confirm.")
     findings.confidence = 0.85 if findings.facts else 0.55
     return findings
+
+
+def _jest_summary(text: str, summary: re.Match[str] | None, *, suite_errors: int) -> str:
+    """Jest's ``Tests:`` count, or its failed suites' count when suites did not load."""
+    said = summary["sum"] if summary else ""
+    suites = _JEST_SUITES.search(text) if suite_errors else None
+    return suites["sum"] if suites and " failed" not in said else said
+
+
+def _jest_advice(text: str, *, snapshot_failed: bool) -> str:
+    """Advice for failing tests: a snapshot --ci did not write, one that differs, a value."""
+    if "New snapshot was not written" in text:
+        return (
+            "The snapshot does not exist in the repository and --ci does not write it: check "
+            "the Received output is what the task asked for, then write it once with `jest "
+            "-u` (or without --ci) and commit the .snap file; fix the code first if it is wrong."
+        )
+    if snapshot_failed:
+        return (
+            "The output no longer matches the stored snapshot: read the - Snapshot / + Received "
+            "lines; fix the code if the change is a mistake, or update the snapshot (`-u`) only "
+            "when the new output is what the task asked for."
+        )
+    return (
+        "Compare Expected with Received for each failing test and fix the code under test "
+        "so it produces the expected value; when timers or async code are involved, check "
+        "the order of calls rather than the assertions."
+    )
 
 
 # --- node:test -------------------------------------------------------------------------------
