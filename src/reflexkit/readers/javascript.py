@@ -589,20 +589,13 @@ def _tap_error(fields: dict[str, str], raw_error: str, block: str, before: str) 
 def _read_tap(text: str, findings: Findings) -> None:
     """Add the failing tests of a TAP report (suites whose subtests failed are skipped)."""
     heads = matching_lines(text, _TAP_NOT_OK_NEEDLE, _TAP_NOT_OK, limit=MAX_BLOCKS + 1)
-    for index, head in enumerate(heads):
-        if index >= MAX_BLOCKS:
-            break
+    for index, head in enumerate(heads[:MAX_BLOCKS]):
         end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
         block = text[head.end() : min(end, head.end() + 4000)]
-        fields: dict[str, str] = {}
-        raw_error = ""
-        for m in _TAP_FIELD.finditer(block):
-            fields.setdefault(m["key"], m["val"].strip().strip("'|-").strip().strip('"'))
-            raw_error = raw_error or (m[0].strip() if m["key"] == "error" else "")
+        fields, raw_error = _tap_fields(block)
         if fields.get("failureType") == "subtestsFailed":
             continue
-        name = head["name"]
-        findings.tests.append(name)
+        findings.tests.append(head["name"])
         before = text[heads[index - 1].end() if index else 0 : head.start()]
         error = _tap_error(fields, raw_error, block, before)
         parts = [clip(error, 150)] if error else []
@@ -610,15 +603,30 @@ def _read_tap(text: str, findings: Findings) -> None:
             parts.append(
                 f"expected: {fields.get('expected', '')}, actual: {fields.get('actual', '')}"
             )
-        stack = block.split("stack: |-", 1)[1] if "stack: |-" in block else ""
-        frames = [m["loc"] for m in _TAP_STACK_LOC.finditer(stack)]
-        own = [f for f in frames if not _JS_INTERNAL.search(f)]
-        loc = fields.get("location", "")  # where the test is declared
-        if own and own[0] != loc:
-            loc = f"{loc}, failed at {own[0]}" if loc else own[0]
+        loc = _tap_place(fields, block)
         findings.facts.append(  # the TAP line as printed, then where (before a long message)
             head["line"] + (f" ({loc})" if loc else "") + (": " + "; ".join(parts) if parts else "")
         )
+
+
+def _tap_fields(block: str) -> tuple[dict[str, str], str]:
+    """A TAP test's YAML fields (the first of each), and its ``error:`` line as printed."""
+    fields: dict[str, str] = {}
+    raw_error = ""
+    for m in _TAP_FIELD.finditer(block):
+        fields.setdefault(m["key"], m["val"].strip().strip("'|-").strip().strip('"'))
+        raw_error = raw_error or (m[0].strip() if m["key"] == "error" else "")
+    return fields, raw_error
+
+
+def _tap_place(fields: dict[str, str], block: str) -> str:
+    """Where the test is declared, and where it failed when its stack says elsewhere."""
+    stack = block.split("stack: |-", 1)[1] if "stack: |-" in block else ""
+    own = [m["loc"] for m in _TAP_STACK_LOC.finditer(stack) if not _JS_INTERNAL.search(m["loc"])]
+    loc = fields.get("location", "")
+    if own and own[0] != loc:
+        return f"{loc}, failed at {own[0]}" if loc else own[0]
+    return loc
 
 
 _SPEC_QUOTED = Pattern(r"^\s+'(?P<m>.+)'$", M)
@@ -646,33 +654,37 @@ def _read_spec(text: str, findings: Findings) -> None:
     if _DOT_FAILED in report:
         report = report.split(_DOT_FAILED, 1)[1]
     fails = matching_lines(report, _SPEC_FAIL_NEEDLE, _SPEC_FAIL)
-    for index, head in enumerate(fails):
-        if index >= MAX_BLOCKS:
-            break
+    for index, head in enumerate(fails[:MAX_BLOCKS]):
         end = fails[index + 1].start() if index + 1 < len(fails) else len(report)
         body = report[head.end() : min(end, head.end() + 4000)]
-        error = _SPEC_ERROR.search(body)
-        if error is None:
-            quoted = _SPEC_QUOTED.match(body.lstrip("\n"))
-            message = quoted["m"] if quoted else ""
-            if not message or _SUBTESTS_FAILED.match(message):
-                continue  # a suite whose subtests failed
-            if message == "test failed":  # the file itself failed: its stderr is above
-                start = fails[index - 1].end() if index else 0
-                message = _last_error_line(text[start : head.start()]) or message
+        above = text[fails[index - 1].end() if index else 0 : head.start()]
+        fact = _spec_fact(body, above)
+        if fact:
             findings.tests.append(head["name"])
-            findings.facts.append(f"{head['name']}: {clip(message, 150)}")
-            continue
-        message = error["e"].strip()
-        if message.endswith(":"):
-            following = [ln.strip() for ln in body[error.end() :].splitlines()[:4] if ln.strip()]
-            if following and not following[0].startswith("at "):
-                message += " " + following[0]
-        at = _SPEC_AT.search(body)
-        findings.tests.append(head["name"])
-        findings.facts.append(
-            f"{head['name']}: {clip(message, 150)}" + (f" ({at['loc']})" if at else "")
-        )
+            findings.facts.append(f"{head['name']}: {fact}")
+
+
+def _spec_fact(body: str, above: str) -> str:
+    """A failed test's error (and place) as quoted; ``""`` for a suite whose subtests failed.
+
+    A test file that failed as a whole (``'test failed'``) quotes its stderr from *above*.
+    """
+    error = _SPEC_ERROR.search(body)
+    if error is None:
+        quoted = _SPEC_QUOTED.match(body.lstrip("\n"))
+        message = quoted["m"] if quoted else ""
+        if not message or _SUBTESTS_FAILED.match(message):
+            return ""
+        if message == "test failed":
+            message = _last_error_line(above) or message
+        return clip(message, 150)
+    message = error["e"].strip()
+    if message.endswith(":"):
+        following = [ln.strip() for ln in body[error.end() :].splitlines()[:4] if ln.strip()]
+        if following and not following[0].startswith("at "):
+            message += " " + following[0]
+    at = _SPEC_AT.search(body)
+    return clip(message, 150) + (f" ({at['loc']})" if at else "")
 
 
 def parse_node_test(text: str) -> Findings | None:
@@ -680,21 +692,25 @@ def parse_node_test(text: str) -> Findings | None:
     taps = matching_lines(text, _TAP_FAIL_NEEDLE, _TAP_FAIL, limit=1)
     taps = taps if any(proof in text for proof in _NODE_TAP_PROOF) else []
     specs = matching_lines(text, _SPEC_SUMMARY_NEEDLE, _SPEC_SUMMARY, limit=1)
-    tap = taps[0] if taps else None
-    spec = specs[0] if specs else None
     dot = _DOT_FAILED in text and bool(matching_lines(text, _SPEC_FAIL_NEEDLE, _SPEC_FAIL, limit=1))
-    if not tap and not spec and not dot:
+    if not taps and not specs and not dot:
         return None
     findings = Findings(tool="node:test", failure_type=FailureType.TEST_FAILURE)
-    if tap:
+    if taps:
         _read_tap(text, findings)
-        findings.summary = tap["sum"]
+        findings.summary = taps[0]["sum"]
     else:
         _read_spec(text, findings)
-        findings.summary = spec["sum"] if spec else ""
+        findings.summary = specs[0]["sum"] if specs else ""
     cancelled = _CANCELLED.search(text)
     if cancelled and findings.summary:  # tests cut short by a failing hook or parent
         findings.summary += f"; {cancelled['sum']}"
+    _node_test_advice(findings)
+    findings.confidence = 0.85 if findings.facts else 0.55
+    return findings
+
+
+def _node_test_advice(findings: Findings) -> None:
     count = len(findings.tests)
     findings.headline = f"node --test reported {count} failing test{'s' if count != 1 else ''}."
     findings.advice = (
@@ -710,5 +726,3 @@ def parse_node_test(text: str) -> Findings | None:
             f'Run it alone: `node --test --test-name-pattern="{findings.tests[0]}"`.'
         )
     findings.steps.append("Re-run `node --test` to confirm all pass.")
-    findings.confidence = 0.85 if findings.facts else 0.55
-    return findings
