@@ -178,21 +178,25 @@ def _eslint_one_line_rows(
     undefined: list[str] = []
     for m in rows:
         path = m["file"] or m["cfile"]
-        path = short.get(path, path)
         rule = m["rule"] or m["crule"] or ""
         msg = m["msg"] or m["cmsg"]
         rules.append(rule)
         name = _UNDEF_NAME.search(msg)
         if name:
             undefined.append(name["name"])
-        if m["file"]:
-            loc = f"{path}:{m['line']}:{m['col']}"
-            shown = f"{loc}: {clip(msg, 140)} [{m['sev']}/{rule}]" if rule else f"{loc}: {msg}"
-        else:
-            loc = f"{path}: line {m['cline']}, col {m['ccol']}"
-            shown = f"{loc}, {m['csev']} - {clip(msg, 140)}" + (f" ({rule})" if rule else "")
-        problems.append(Problem(shown, f"{rule}|{msg}", loc))
+        problems.append(_one_line_problem(m, short.get(path, path), rule, msg))
     return problems, rules, undefined
+
+
+def _one_line_problem(m: re.Match[str], path: str, rule: str, msg: str) -> Problem:
+    """One row of the ``unix`` format (``f:1:2: msg [Error/rule]``) or the ``compact`` one."""
+    if m["file"]:
+        loc = f"{path}:{m['line']}:{m['col']}"
+        shown = f"{loc}: {clip(msg, 140)} [{m['sev']}/{rule}]" if rule else f"{loc}: {msg}"
+    else:
+        loc = f"{path}: line {m['cline']}, col {m['ccol']}"
+        shown = f"{loc}, {m['csev']} - {clip(msg, 140)}" + (f" ({rule})" if rule else "")
+    return Problem(shown, f"{rule}|{msg}", loc)
 
 
 def parse_eslint(text: str) -> Findings | None:
