@@ -96,7 +96,7 @@ def test_a_checker_that_throws_its_verdict_on_the_input_reports_a_finding() -> N
     )  # fmt: skip
     found = analyse(failure)
     assert found.failure_type is FailureType.LINT_ERROR
-    assert found.category is ReflectionCategory.VERIFICATION
+    assert found.category is ReflectionCategory.ROOT_CAUSE  # the file does not parse
 
 
 def _analysed(command: str, output: str) -> Findings:
@@ -137,3 +137,21 @@ def test_the_script_npm_ran_types_the_failure() -> None:
         "\u2716 Found 1 circular dependency!\n\n1) cart.js > pricing.js > cart.js\n",
     )
     assert found.failure_type is FailureType.LINT_ERROR
+
+
+def test_a_files_extension_names_no_program() -> None:
+    """``find -name '*.php' | xargs php -l``: ``.php`` is no run of php; the checker failed.
+
+    A syntax error the checker reports is the code's root cause.
+    """
+    from reflexkit.models import FailureType, ReflectionCategory  # noqa: PLC0415
+
+    found = _analysed(
+        "find src -name '*.php' -print0 | xargs -0 -n1 php -l",
+        'PHP Parse error:  syntax error, unexpected token "}" in src/Invoice.php on line 13\n'
+        "Errors parsing src/Invoice.php\nxargs: php: exited with status 255; aborting\n",
+    )
+    assert found.failure_type is FailureType.LINT_ERROR
+    assert found.category is ReflectionCategory.ROOT_CAUSE
+    versioned = _analysed("lua5.4 main.lua", "lua5.4: main.lua:3: attempt to add a nil value\n")
+    assert versioned.failure_type is FailureType.RUNTIME_ERROR

@@ -382,3 +382,20 @@ def test_the_tools_hints_logs_and_closing_counts() -> None:
         command="rubocop lib",
     )
     assert "10 offenses detected" in lint.summary
+
+
+def test_a_runners_closing_list_of_failing_files_and_broken_counts() -> None:
+    """``Files with failing tests: x`` is kept; ``Contracts: 0 kept, 1 broken.`` summarises."""
+    found = _read(
+        "==== s-1.1 push FAILED\n---- Result was:\na\n---- Result should have been (exact "
+        "matching):\nb\n==== s-1.1 FAILED\n\nall.tcl:\tTotal\t2\tPassed\t1\tSkipped\t0\tFailed"
+        "\t1\nFiles with failing tests: stack.test\n",
+        command="tclsh tests/all.tcl",
+    )
+    assert "Files with failing tests: stack.test" in found.details
+    contracts = _read(
+        "Layers BROKEN\n\nContracts: 0 kept, 1 broken.\n\nlayered.store is not allowed to "
+        "import layered.api:\n\n- layered.store -> layered.api (l.1)\n",
+        command="lint-imports",
+    )
+    assert contracts.summary == "Contracts: 0 kept, 1 broken."

@@ -43,7 +43,7 @@ _SPECIFIC = frozenset({FailureType.DEPENDENCY_ERROR, FailureType.TIMEOUT})
 _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
     (
         Pattern(
-            r"\b(?:pytest|py\.test|unittest|doctest|jest|vitest|mocha|jasmine|karma|ava|"
+            r"(?<!\.)\b(?:pytest|py\.test|unittest|doctest|jest|vitest|mocha|jasmine|karma|ava|"
             r"cargo test|cargo nextest|go test|npm (?:run )?test|yarn test|pnpm test|bun test|"
             r"deno test|node --test|tox|nox|prove|rspec|minitest|phpunit|ctest|bats|"
             r"mvn (?:-\S+ )*(?:test|verify)|gradle(?:w)? (?:\S+ )*test|dotnet test|behave|nose2|"
@@ -55,14 +55,14 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
     ),
     (
         Pattern(
-            r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy|ty check|"
-            r"pyrefly|deno check|tsd|flow)\b"
+            r"(?<!\.)\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy|"
+            r"ty check|pyrefly|deno check|tsd|flow)\b"
         ),
         FailureType.TYPECHECK_ERROR,
     ),
     (
         Pattern(
-            r"\b(?:ruff|flake8|pylint|eslint|clippy|black --check|prettier|stylelint|"
+            r"(?<!\.)\b(?:ruff|flake8|pylint|eslint|clippy|black --check|prettier|stylelint|"
             r"shellcheck|go vet|staticcheck|golangci-lint|rubocop|hadolint|yamllint|"
             r"markdownlint|bandit|pycodestyle|pydocstyle|isort --check|biome|oxlint|tflint|"
             r"ktlint|checkstyle|cppcheck|clang-tidy|sqlfluff|codespell|vulture|pyflakes|"
@@ -77,7 +77,7 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
     ),
     (
         Pattern(
-            r"\b(?:pip3?|npm (?:install|ci|i)|yarn (?:add|install)|pnpm (?:add|install|i)|"
+            r"(?<!\.)\b(?:pip3?|npm (?:install|ci|i)|yarn (?:add|install)|pnpm (?:add|install|i)|"
             r"poetry (?:install|add|lock|update)|uv (?:sync|add|pip|lock)|pipenv|conda|mamba|"
             r"cargo (?:fetch|update|add)|go (?:get|mod)|bundle (?:install|update)|"
             r"gem install|composer (?:install|update|require)|apt(?:-get)? install)\b"
@@ -86,7 +86,7 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
     ),
     (
         Pattern(
-            r"\b(?:gcc|g\+\+|c\+\+|cc|clang(?:\+\+)?|make|cmake|ninja|meson|bazel|"
+            r"(?<!\.)\b(?:gcc|g\+\+|c\+\+|cc|clang(?:\+\+)?|make|cmake|ninja|meson|bazel|"
             r"cargo build|cargo check|go build|go install|javac|kotlinc|scalac|"
             r"mvn (?:-\S+ )*(?:compile|package|install)|gradle(?:w)? (?:\S+ )*(?:build|assemble)|"
             r"dotnet build|msbuild|npm run build|yarn build|pnpm build|vite build|webpack|"
@@ -99,8 +99,9 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
     (Pattern(r"\b(?:git)\b"), FailureType.TOOL_ERROR),
     (
         Pattern(
-            r"\b(?:python[\d.]*|node|cargo run|go run|ruby|java|deno|bun|perl|php|dotnet run|"
-            r"Rscript|julia|lua|elixir|tclsh|guile|racket|sbcl|csi|ocaml|swipl|gawk|awk)\b"
+            r"(?<!\.)\b(?:python[\d.]*|node|cargo run|go run|ruby[\d.]*|java|deno|bun|perl[\d.]*|"
+            r"php[\d.]*|dotnet run|Rscript|julia|lua[\d.]*|elixir|tclsh[\d.]*|guile|racket|sbcl|"
+            r"csi|ocaml|swipl|gawk|awk)\b"
         ),
         FailureType.RUNTIME_ERROR,
     ),
@@ -318,7 +319,9 @@ def _script_command(text: str, command: str) -> str:
 
 
 def _as_findings_of_a_checker(found: Findings) -> None:
-    found.category = ReflectionCategory.VERIFICATION
+    """A checker's findings: the code fails a check (a syntax error: the code is broken)."""
+    broken = _BAD_INPUT.search(" ".join(found.facts)) is not None
+    found.category = ReflectionCategory.ROOT_CAUSE if broken else ReflectionCategory.VERIFICATION
     found.advice = (
         "The checker rejects the code at the lines quoted: fix each finding where it "
         "points, keeping behaviour the same; do not disable the rule or the check."

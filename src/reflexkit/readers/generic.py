@@ -98,12 +98,12 @@ _PAIR = Pattern(
 )
 _SUMMARY = Pattern(
     r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?|offen[cs]es?|"
-    r"violations?)\b.*$|^.*\b(?:Findings|Violations|Offenses|Issues): [1-9].*$"
+    r"violations?|broken)\b.*$|^.*\b(?:Findings|Violations|Offenses|Issues): [1-9].*$"
     r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
 _SUMMARY_NEEDLE = Pattern(
-    r"\d (?:fail|error|problem|test|offen|violation)|Tests?:\s|FAILED \(|"
+    r"\d (?:fail|error|problem|test|offen|violation|broken)|Tests?:\s|FAILED \(|"
     r"(?:#|\u2139) (?:fail|not ok) \d|(?:Findings|Violations|Offenses|Issues): [1-9]"
 )
 """Every summary line holds one of these: the lines that do are the only ones read."""
@@ -714,6 +714,12 @@ def _are_tests(blocks: list[Block], proof: Verdict | None) -> bool:
 
 
 _RERUN_LIMIT = 2
+_FAILING_FILES = Pattern(
+    r"^(?:Files? with failing tests|Failed (?:test )?files?|Failing (?:test )?files?):[ \t]*\S.*$",
+    M,
+)
+"""A runner's closing list of the test files that failed (tcltest's ``Files with failing
+tests: stack.test``)."""
 
 
 def _failing_tests(findings: Findings, blocks: list[Block], window: str, command: str) -> Findings:
@@ -728,6 +734,7 @@ def _failing_tests(findings: Findings, blocks: list[Block], window: str, command
     summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
     closing = findings.evidence if not findings.evidence.startswith("not ok") else ""
     findings.summary = clip(closing or (summaries[-1] if summaries else ""), 160)
+    findings.details.extend(m.group(0).strip() for m in _FAILING_FILES.finditer(window))
     logs = [m.group(0).strip() for m in _LOG.finditer(window)]
     findings.hints = dedupe([*_reruns(window, command), *logs])[: _RERUN_LIMIT + 1]
     kind = error_kind(" ".join(b.message for b in blocks))
