@@ -399,3 +399,22 @@ def test_a_runners_closing_list_of_failing_files_and_broken_counts() -> None:
         command="lint-imports",
     )
     assert contracts.summary == "Contracts: 0 kept, 1 broken."
+
+
+def test_a_finding_headed_by_its_rule_id_is_quoted_with_its_place() -> None:
+    """``rule-id: Message`` with its place below (ansible-lint), a rule id alone (semgrep)."""
+    found = _read(
+        "WARNING  Listing 2 violation(s) that are fatal\n"
+        "package-latest: Package installs should not use latest.\nsite.yml:4 Task: nginx\n\n"
+        "risky-octal: `mode: 644` should have a string value.\nsite.yml:7 Task: copy\n",
+        command="./check",
+    )
+    text = " ".join(found.facts)
+    assert "package-latest: Package installs should not use latest. at site.yml:4" in text
+    assert "risky-octal" in text
+    alone = _read(
+        "  deploy/run.py\n    \u276f\u2771 no-yaml-load\n          yaml.load without a Loader\n"
+        " \u2022 Findings: 1 (1 blocking)\n",
+        command="./scan",
+    )
+    assert "\u276f\u2771 no-yaml-load" in alone.facts

@@ -319,6 +319,11 @@ def _candidates(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list
         (index, _ranked(line, own, strict=strict, frame=stack[index], above=stack[index + 1]))
         for index, line in enumerate(lines)
     ]
+    # a finding headed by its rule id, its place below, outranks the bare place
+    scored = [
+        (i, 4 if _RULE_FINDING.match(lines[i]) and _placed_below(lines, i) else s)
+        for i, s in scored
+    ]
     strong = [(i, s) for i, s in scored if s >= 2]  # noqa: PLR2004 -- an error shape at least
     strong.sort(key=lambda pair: (-pair[1], pair[0]))
     first = min((i for i, _ in strong), default=0)
@@ -359,7 +364,21 @@ def _ranked(line: str, own: tuple[str, ...], *, strict: bool, frame: bool, above
     score = _score(line, own)
     if above and _WORDS.search(line):
         score = max(score, 2) + 2  # the message a stack trace explains
+    if _RULE_FINDING.match(line) or _RULE_ALONE.match(line):
+        score = max(score, 2)  # a checker's finding headed by its rule id
     return score
+
+
+def _placed_below(lines: list[str], index: int) -> bool:
+    """Whether the line under a rule-headed finding is its place (``f.yml:4 ...``)."""
+    return index + 1 < len(lines) and _PLACE_ALONE.match(lines[index + 1]) is not None
+
+
+_RULE_FINDING = Pattern(r"^[a-z][a-z\d]*(?:-[a-z\d]+)+(?:\[[\w-]+\])?: [A-Z`\"'][^\n]*$")
+"""A finding that opens with its rule id (``package-latest: Package installs should ...``),
+its place on the line below."""
+_RULE_ALONE = Pattern(r"^\s*[^\w\s]{0,4}\s*[a-z][a-z\d]*(?:-[a-z\d]+)+\s*$")
+"""A rule id alone on its line, a finding's header (``\u276f\u2771 no-yaml-load``)."""
 
 
 def _repeats_an_identifier(line: str, picked: list[str]) -> bool:
@@ -398,7 +417,13 @@ def _with_location_below(lines: list[str], index: int, line: str) -> str:
     if index + 1 >= len(lines) or find_locations(line):
         return line
     below = _LOCATION_BELOW.match(lines[index + 1])
+    if below is None and _RULE_FINDING.match(lines[index]):
+        below = _PLACE_ALONE.match(lines[index + 1])
     return f"{line} at {below['loc']}" if below is not None else line
+
+
+_PLACE_ALONE = Pattern(r"^\s*(?P<loc>[\w./-]+\.\w+:\d+(?::\d+)?)(?:\s|$)")
+"""A line that opens with a place: where the rule-headed finding above it is."""
 
 
 def _with_label(lines: list[str], index: int, line: str) -> str:
