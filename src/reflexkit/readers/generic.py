@@ -313,23 +313,24 @@ def _candidates(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list
     Weak lines (could not, missing ...) after the first error line explain it; without an
     error line, the weak lines are all there is.
     """
-    stack = [bool(_STACK_HEADER.match(line) or _FRAME.search(line)) for line in lines]
-    stack.append(False)
-    scored = [
-        (index, _ranked(line, own, strict=strict, frame=stack[index], above=stack[index + 1]))
-        for index, line in enumerate(lines)
-    ]
-    # a finding headed by its rule id, its place below, outranks the bare place
-    scored = [
-        (i, 4 if _RULE_FINDING.match(lines[i]) and _placed_below(lines, i) else s)
-        for i, s in scored
-    ]
+    scored = _scores(lines, own, strict=strict)
     strong = [(i, s) for i, s in scored if s >= 2]  # noqa: PLR2004 -- an error shape at least
     strong.sort(key=lambda pair: (-pair[1], pair[0]))
     first = min((i for i, _ in strong), default=0)
     weak = [(i, s) for i, s in scored if s == 1 and i > first] if strong else scored
     weak = [(i, s) for i, s in weak if s > 0]
     return [i for i, _ in strong + weak[: max(_MIN_FACTS - len(strong), 0)]]
+
+
+def _scores(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list[tuple[int, int]]:
+    """Each line's index and rank; a finding headed by its rule id, its place below, first."""
+    stack = [bool(_STACK_HEADER.match(line) or _FRAME.search(line)) for line in lines]
+    stack.append(False)
+    return [
+        (index, 4 if _RULE_FINDING.match(line) and _placed_below(lines, index) else rank)
+        for index, line in enumerate(lines)
+        for rank in [_ranked(line, own, strict=strict, frame=stack[index], above=stack[index + 1])]
+    ]
 
 
 def _as_fact(lines: list[str], index: int) -> str:
