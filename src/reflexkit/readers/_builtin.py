@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from reflexkit.readers._agent import parse_agent
 from reflexkit.readers._coverage import parse_coverage_gate
-from reflexkit.readers._cxx import parse_cmake
+from reflexkit.readers._cxx import parse_cmake, parse_ctest
 from reflexkit.readers._go import parse_go_diagnostics, parse_go_panic, parse_go_test
 from reflexkit.readers._java import parse_java_trace, parse_javac
 from reflexkit.readers._javascript import (
-from reflexkit.readers._cxx import parse_cmake, parse_ctest
     parse_eslint,
     parse_jest,
     parse_node,

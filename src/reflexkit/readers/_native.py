@@ -548,8 +548,9 @@ def _advise_linker(findings: Findings, linker: list[str], *, called_nowhere: boo
         )
 
 
-_CHECKER_RULE = Pattern(r"[^\[\s]\s+\[[A-Za-z][\w-]*\]\s*$")
-"""A rule id closing a diagnostic: a checker's (gcc names a flag, ``[-Wformat=]``)."""
+_CHECKER_RULE = Pattern(r"[^\[\s]\s+\[[A-Za-z][\w./-]*(?:,-?[\w./=-]+)*\]\s*$")
+"""A rule id closing a diagnostic: a checker's (gcc names a flag, ``[-Wformat=]``), clang-tidy's
+``[clang-analyzer-core.uninitialized.Assign,-warnings-as-errors]`` too."""
 
 
 def parse_gcc(text: str) -> Findings | None:
