@@ -36,16 +36,14 @@ from urllib.parse import quote
 import attrs
 
 from reflexkit.models import FailureContext
-from reflexkit.redaction.rules import (
+from reflexkit.redaction.rules import RULES, Redacted, Rule
+from reflexkit.redaction.rules._patterns import (
     _B64_TAIL,
     _BLOCK,
     _BLOCK_RULE,
     _BLOCK_TRIGGER,
     _KEY_TEXT_LINES,
     _STDIN_READER,
-    RULES,
-    Redacted,
-    Rule,
 )
 from reflexkit.redaction.shapes import (
     _NUMBERS,
