@@ -81,25 +81,42 @@ def _assignment_check(match: re.Match[str]) -> bool:
     strength = _name_strength(name)
     if strength == 0:
         return False
-    raw = match.group("secret")
+    value, quoted = _assigned_value(match.group("secret"))
+    if _is_code(match, name, value, quoted=quoted):
+        return False
+    rest = _after(match)
+    prose = not quoted and sep != "=" and re.match(r"[ \t]+\w", rest)
+    return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
+
+
+def _assigned_value(raw: str) -> tuple[str, bool]:
+    r"""The value an assignment sets, its quotes taken off, and whether it was quoted.
+
+    ``"v"``, ``\"v\"`` (quoted inside a quoted string), ``{v}``, and joined literals
+    (``'a' + 'b'``, ``'ab' * 6``) read as the one value they make.
+    """
     quoted = raw[:1] in {'"', "'"} and raw[-1:] == raw[:1] and len(raw) > 1
     value = raw[1:-1] if quoted else raw.strip("{}") if raw.startswith("{") else raw
     if raw[:2] in {'\\"', "\\'"} and raw[-2:] == raw[:2] and len(raw) > 3:  # noqa: PLR2004
         value = raw[2:-2]
     if raw[:1] in {'"', "'"}:
         pieces = _QUOTED_RE.findall(raw)
-        if pieces and pieces != [raw]:  # joined literals (``'a' + 'b'``, ``'ab' * 6``): one value
+        if pieces and pieces != [raw]:  # joined literals: one value
             value, quoted = "".join(piece[1:-1] for piece in pieces), True
-    if _compares_names(match, value, quoted=quoted) or (sep == "->" and name[:1] in {'"', "'"}):
-        return False  # Scala's ``Map(k -> v)`` names keys bare; a quoted one is code
+    return value, quoted
+
+
+def _is_code(match: re.Match[str], name: str, value: str, *, quoted: bool) -> bool:
+    """Whether the assignment is code handling a secret, not a secret written out."""
+    if _compares_names(match, value, quoted=quoted):
+        return True
+    if _separator(match) == "->" and name[:1] in {'"', "'"}:
+        return True  # Scala's ``Map(k -> v)`` names keys bare; a quoted one is code
     if value.lower() in {name.strip("\"'").lower(), name.strip("\"'").lower().rsplit("_", 1)[-1]}:
-        return False  # password=password: code handing a variable on
-    rest = _after(match)
-    computed = _EXPRESSION.match(rest) or _INNER_PAIR.match(value)
-    if not quoted and computed and not _punctuated(value):
-        return False  # ``password = prefix + suffix``; ``auth: method=password``
-    prose = not quoted and sep != "=" and re.match(r"[ \t]+\w", rest)
-    return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
+        return True  # password=password: code handing a variable on
+    # ``password = prefix + suffix``; ``auth: method=password``
+    computed = _EXPRESSION.match(_after(match)) or _INNER_PAIR.match(value)
+    return not quoted and bool(computed) and not _punctuated(value)
 
 
 _EXPRESSION = re.compile(r"[ \t]+[-+*/%][ \t]+[\w\"'(]")
