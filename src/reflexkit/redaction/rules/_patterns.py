@@ -7,11 +7,13 @@ import re
 from reflexkit.redaction.shapes import _QUOTED
 
 _STDIN_READER = (
-    r"(?:--password-stdin|\bsudo[ \t](?:[^\n]{0,256}?[ \t])?-[A-Za-z]{0,16}S\b|\bchpasswd\b"
+    r"(?:--password-stdin|--with-token|--token-stdin"
+    r"|\bsudo[ \t](?:[^\n]{0,256}?[ \t])?-[A-Za-z]{0,16}S\b|\bchpasswd\b"
     r"|\bpasswd[ \t][^\n]{0,256}?--stdin\b)"
 )
 """A command that reads a password on its standard input: ``docker login --password-stdin``,
-``sudo -S``, ``chpasswd``, ``passwd --stdin``; ``set -x`` traces the ``echo`` beside it."""
+``sudo -S``, ``chpasswd``, ``passwd --stdin``, ``gh auth login --with-token``; ``set -x``
+traces the ``echo`` beside it."""
 _CELL = r"(?:(?:│|┃|\|)[ \t]*)"
 """A table's cell border: markdown's ``|``, box drawing's ``│`` (doppler, rich tables)."""
 _KEY_TEXT_LINE = (

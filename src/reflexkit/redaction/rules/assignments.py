@@ -16,6 +16,7 @@ from reflexkit.redaction.checks import (
     _loc_input_check,
     _name_value_check,
     _named_check,
+    _named_value_check,
     _secret,
     _sql_check,
     _table_check,
@@ -88,10 +89,11 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "sql_password",
         r"(?i:(?:(?<=[ \t])(?P<bare>password)|identified[ \t]+by"
-        r"|set[ \t]+password[ \t]+for[ \t]+[^\n=]{1,80}=)[ \t]*=?[ \t]*)"
-        r"(?P<secret>'(?:[^'\n]|'')+'|\"[^\"\n]+\")",
-        r"(?i:password[ \t]*=?[ \t]*'|identified[ \t]+by|set[ \t]+password)",
-        ("password", "identified"),
+        r"|set[ \t]+password[ \t]+for[ \t]+[^\n=]{1,80}=(?:[ \t]*(?:old_)?password[ \t]*\()?"
+        r"|\buser[ \t]+[^\s'\"]{1,80}[ \t]+using)[ \t]*=?[ \t]*)"  # DB2: ``user NAME using PASS``
+        r"(?P<secret>'(?:[^'\n]|'')+'|\"[^\"\n]+\"|(?<=using )[^\s'\";]+)",
+        r"(?i:password[ \t]*=?[ \t]*'|identified[ \t]+by|set[ \t]+password|user[ \t][^\n]*using)",
+        ("password", "identified", "using"),
         _sql_check,
         example=_fake("CREATE USER app WITH PASSWORD '", "FakeSqlPassw0rd", "';"),
     ),
@@ -199,6 +201,16 @@ RULES: tuple[Rule, ...] = (
         ),
         _assignment_check,
         example=_fake("DB_PASSWORD=", "correcthorsebatterystaple"),
+    ),
+    _rule(
+        "named_value",
+        r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]{0,80})[ \t]+"
+        r"(?=(?P<secret>'[^'\n]{8,256}'|\"[^\"\n]{8,256}\"|[^\s\"'`,;|&<>]{12,1024})(?=[\s\"'`,;]|\Z))",
+        r"(?i:(?:pass|pwd|secret|token|key|credential)[\w.-]{0,40}"
+        r"[ \t]+[\"']?[A-Za-z0-9_+/~-]{12})",
+        ("pass", "pwd", "secret", "token", "key", "credential"),
+        _named_value_check,
+        example=_fake("aws configure set aws_secret_access_key ", "Xq7vL2pR9mZ4tK8wFake"),
     ),
 )
 """This family's rules, in the order they are applied."""

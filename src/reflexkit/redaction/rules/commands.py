@@ -9,6 +9,7 @@ Each rule's examples and look-alikes beyond the first example are in
 from __future__ import annotations
 
 from reflexkit.redaction.checks import (
+    _generated_check,
     _secret,
     _tool_password_check,
 )
@@ -20,6 +21,47 @@ from reflexkit.redaction.shapes import (
     _QUOTED,
     value_is_secret,
 )
+
+_TOOL_FLAGS: tuple[tuple[str, str], ...] = (
+    ("ncftp|ncftpput|ncftpget|ncftpls|ncftpbatch", r"-p[ \t]+"),
+    ("cqlsh|cypher-shell", r"-p[ \t]+"),
+    ("hdbsql", r"-p[ \t]+"),
+    ("tsql|isql|sqsh|fisql", r"-P[ \t]*"),
+    ("rabbitmqadmin", r"-p[ \t]+"),
+    ("psexec|psexec64|paexec|winexe|crackmapexec|netexec|nxc|evil-winrm|smbmap", r"-p[ \t]+"),
+    ("vsql", r"-w[ \t]+"),
+    ("nzsql|nzload", r"-pw[ \t]+"),
+    ("plink|pscp|psftp|putty|kitty", r"-pw[ \t]+"),
+    ("openssl", r"-k[ \t]+"),
+    (r"dotnet[ \t]+nuget|nuget", r"(?:-p|-k|--password|--api-key|-ApiKey)[ \t]+"),
+    ("codecov", r"-t[ \t]+"),
+    ("influx", r"-t[ \t]+"),
+    ("rar|unrar|winrar", r"-h?p(?=[^\s-])"),
+    (r"ldap\w*", r"-w(?=[^\s-])"),
+    ("ipmitool|mosquitto_pub|mosquitto_sub|mosquitto_rr", r"-P(?=[^\s-])"),
+    (r"(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane)\b[^\n]*?\blogin", r"-p="),
+)
+"""Tools whose own short flag takes a password, and that flag (with what may follow it: a
+space, ``=``, or the password glued on). Data: a new tool is one more line."""
+_TOOL_ARGUMENTS = (
+    r"\bnet[ \t]+user[ \t]+[^\s/]+[ \t]+(?=[^\s/*])"  # net user NAME PASSWORD
+    r"|\bwpa_passphrase[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s]+)[ \t]+"  # wpa_passphrase SSID PASS
+    r"|\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)(?:[ \t]+[^\s]+){3}[ \t]+"
+    r"|(?m:(?:^[ \t]*|>[ \t]*|\bredis-cli\b[^\n]*?[ \t]))AUTH[ \t]+"
+    r"(?:[^\s]+[ \t]+(?=[^\s]+[ \t]*$))?"
+)
+"""Commands that take a password as an argument: ``net user NAME PASSWORD``, ``wpa_passphrase
+SSID PASSPHRASE``, MinIO's ``mc alias set NAME URL KEY SECRET``, Redis's ``AUTH [USER] PASS``."""
+_SHORT_FLAGS = r"(?:p|P|w|k|t|a|pw|pass|passwd|pwd|token|key|apikey)"
+"""Short flags some tool or other reads a password or a token from."""
+
+
+def _tool_flags() -> str:
+    """The tools and their password flags of :data:`_TOOL_FLAGS`, as one pattern."""
+    return "|".join(
+        rf"(?<![\w.-])(?:{tools})(?:\.exe)?\b[^\n]*?[ \t]{flag}" for tools, flag in _TOOL_FLAGS
+    )
+
 
 RULES: tuple[Rule, ...] = (
     _rule(
@@ -107,9 +149,47 @@ RULES: tuple[Rule, ...] = (
         + _STDIN_READER
         + r")))",
         _STDIN_READER,
-        ("password-stdin", "sudo", "chpasswd", "--stdin"),
+        ("password-stdin", "sudo", "chpasswd", "--stdin", "with-token", "token-stdin"),
         lambda m: value_is_secret(_secret(m).strip("\"'"), 2),
         example=_fake("docker login -u ci --password-stdin ghcr.io <<< ", "FakeStdinPassw0rd"),
+    ),
+    _rule(
+        "tool_flag_password",
+        "(?:"
+        + _tool_flags()
+        + r")(?P<secret>'[^'\n]{1,256}'|\"(?:[^\"\\\n]|\\.){1,256}\"|[^\s\"']+)",
+        "|".join(f"(?:{tools})" for tools, _ in _TOOL_FLAGS),
+        (),
+        _tool_password_check,
+        example=_fake("plink -ssh deploy@host -pw ", "FakePlinkPassw0rd"),
+    ),
+    _rule(
+        "tool_argument_password",
+        "(?:" + _TOOL_ARGUMENTS + r")(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"']+)",
+        r"net[ \t]+user|wpa_passphrase|mc[ \t]+(?:alias|config)|AUTH[ \t]",
+        ("net", "wpa_passphrase", "mc", "auth"),
+        lambda m: _tool_password_check(m) and not _secret(m).isupper(),
+        example=_fake("net user deploy ", "FakeNetUserPassw0rd", " /add"),
+    ),
+    _rule(
+        "login_token",
+        r"(?<![\w-])(?:login|auth|setapikey|set-api-key|authenticate|auth:token)"
+        r"(?:[ \t]+--?[\w-]+(?:=[^\s]*)?){0,4}[ \t]+(?:<<<[ \t]*)?"
+        r"(?=(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'`|;&<>-][^\s\"'`|;&<>]{0,1024}))",
+        r"(?:login|auth|setapikey|set-api-key|authenticate)(?:[ \t]+--?[\w-]+(?:=[^\s]*)?){0,4}"
+        r"[ \t]+(?:<<<[ \t]*)?[\"']?[A-Za-z0-9_+/~-]{12}",
+        ("login", "auth", "setapikey", "set-api-key"),
+        _generated_check,
+        example=_fake("cargo login ", "cioFake0Registry1Tok3n"),
+    ),
+    _rule(
+        "short_flag_secret",
+        r"(?<![\w-])-" + _SHORT_FLAGS + r"(?:[ \t]+|=)"
+        r"(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'`|;&<>-][^\s\"'`|;&<>]{0,1024})",
+        r"[ \t]-" + _SHORT_FLAGS + r"[ \t=]",
+        (" -",),
+        _generated_check,
+        example=_fake("anytool -u deploy -p ", "Xq7vL2pR9mZ4tK8w", " host"),
     ),
 )
 """This family's rules, in the order they are applied."""
