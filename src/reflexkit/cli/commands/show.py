@@ -15,13 +15,11 @@ from typing import Any
 import click
 import orjson
 
-from reflexkit import _serde
 from reflexkit._files import read_regular
 from reflexkit._lines import open_lines, scan
 from reflexkit.cli._console import _describe, show
-from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state
+from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, show_json
 from reflexkit.events import Event, EventKind
-from reflexkit.redaction.gate import outbound_data
 
 __all__ = ["show_command"]
 
@@ -156,7 +154,7 @@ def show_command(ctx: click.Context, run: str | None, prompts: bool) -> None:
             "attempts": [i for i in items if "attempt" in i],
             "endings": [i for i in items if "attempt" not in i],
         }
-        click.echo(_serde.dumps(outbound_data(data, "terminal"), indent=True).decode())
+        click.echo(show_json(data))
         return
     task = started.data.get("taskId") if started else "?"
     verdict = {True: "passed", False: "did not pass", None: "did not finish"}[
