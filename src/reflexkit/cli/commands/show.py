@@ -9,6 +9,7 @@ written anything there.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +43,28 @@ _SUBTASK_ENDS = {
 }
 
 
+def _run_logs(runs: Path) -> list[Path]:
+    """The run logs in *runs*, oldest first: regular files only, never followed.
+
+    An agent can put anything there: a dangling link, a link to ``/dev/zero``, a FIFO, a
+    folder named ``x.jsonl``. Those are skipped, so the runs beside them still show.
+    """
+    found: list[tuple[float, Path]] = []
+    for path in runs.glob("*.jsonl") if runs.is_dir() else ():
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            found.append((info.st_mtime, path))
+    return [path for _, path in sorted(found)]
+
+
 def _find_log(runs: Path, run: str | None) -> Path:
     """The run log *run* names: an id, a unique prefix of one, a path; the latest by default."""
     if run is not None and run.endswith(".jsonl") and Path(run).is_file():
         return Path(run)
-    logs = sorted(runs.glob("*.jsonl"), key=lambda p: p.stat().st_mtime) if runs.is_dir() else []
+    logs = _run_logs(runs)
     if not logs:
         _fail([f"no run logs in {runs}: nothing has run here yet"], EXIT_BAD_INPUT)
     if run is None:
