@@ -311,7 +311,7 @@ def _head(root: Path) -> str | None:
             capture_output=True,
             timeout=10,
             check=False,
-            env=git_env(),  # confined: no fsmonitor or hook of the repository runs (#29)
+            env=git_env(),  # confined: no fsmonitor or hook runs; rev-parse runs no driver
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -210,7 +210,7 @@ def _head(workdir: Path) -> str | None:
             capture_output=True,
             timeout=_GIT_TIMEOUT_S,
             check=False,
-            env={**git_env(), "GIT_OPTIONAL_LOCKS": "0"},  # confined (#29)
+            env={**git_env(), "GIT_OPTIONAL_LOCKS": "0"},  # confined; rev-parse runs no driver
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
