@@ -273,7 +273,7 @@ class ClaudeCodeSubagent:
             # Every git the agent runs is confined (no hooks, fsmonitor, pager, editor, and
             # no driver the repository's configuration names now; one it adds later refuses
             # its git, see _git_guard).
-            env={**git_env({}, repository=request.workdir), **self.env},
+            env={**git_env({}, repository=request.workdir), **_process.lifeline_env(), **self.env},
             hooks=_git_guard(sdk, request.workdir) if self.allows_git else None,  # type: ignore[arg-type]
         )
         _quiet_kill_reports()
