@@ -29,17 +29,15 @@ from reflexkit.containers import build_application, fake_services
 from reflexkit.events import Event, EventKind
 from reflexkit.llm import Claude
 from reflexkit.orchestrator._loop import RunSummary
-from reflexkit.orchestrator._subagents import CommandSubagent
-from reflexkit.reports._judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
-from reflexkit.reports._report import read_reports, report_schema
-from reflexkit.tasks._config import (
 from reflexkit.orchestrator._subagents import (
     CommandSubagent,
     SubagentRequest,
     SubagentResult,
 )
 from reflexkit.reports._audit import AttemptAudit, AuditedAttempt
+from reflexkit.reports._judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
 from reflexkit.reports._report import ReportIds, Verification, read_reports, report_schema
+from reflexkit.tasks._config import (
     GeneratorBackend,
     JudgeMode,
     LoadedProject,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from reflexkit import _log
-from reflexkit._text import one_line
+from reflexkit._text import escape_json_text, one_line
 from reflexkit.exceptions import ConfigError, ReflexkitError, RunInterrupted, SetupError
 
 if TYPE_CHECKING:
@@ -273,3 +273,19 @@ def _fail_on_missing_fixtures(service: object) -> None:
             ],
             EXIT_BAD_INPUT,
         )
+
+
+def show_json(data: object, *, indent: bool = True) -> str:
+    r"""*data* (a model or JSON data) as camelCase JSON for the terminal, through the gate.
+
+    Every string, keys included, is redacted; after serialising, each character that would
+    control the terminal or hide text (ESC, C1 controls, U+202E ...) is written as a JSON
+    escape (``\u202e``), so the output is valid JSON that reads back as the data was, and
+    a terminal shows the escape instead of obeying it. Records come from files an agent can
+    write: nothing in them is printed raw.
+    """
+    from reflexkit import _serde  # noqa: PLC0415 -- JSON output only; the hot paths print text
+    from reflexkit.redaction._gate import outbound_data  # noqa: PLC0415 -- the same
+
+    gated = outbound_data(_serde.unstructure(data), "terminal_json")
+    return escape_json_text(_serde.dumps(gated, indent=indent).decode())

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from reflexkit._files import atomic_write, read_regular
-from reflexkit._git import git_env, git_refusal
+from reflexkit._git import git_env, git_refusal, program_keys
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator import _process
 from reflexkit.orchestrator._subagents import SubagentRequest, SubagentResult
@@ -276,9 +276,11 @@ class ClaudeCodeSubagent:
             max_turns=self.max_turns,
             effort=self.effort,  # type: ignore[arg-type]  # validated by the config
             max_budget_usd=self.max_budget_usd,
-            # Every git the agent runs is confined (no hooks, fsmonitor, pager, editor...).
-            env={**git_env({}), **self.env},
-            hooks=_git_guard(sdk) if self.allows_git else None,  # type: ignore[arg-type]
+            # Every git the agent runs is confined (no hooks, fsmonitor, pager, editor, and
+            # no driver the repository's configuration names now; one it adds later refuses
+            # its git, see _git_guard).
+            env={**git_env({}, repository=request.workdir), **_process.lifeline_env(), **self.env},
+            hooks=_git_guard(sdk, request.workdir) if self.allows_git else None,  # type: ignore[arg-type]
         )
         _quiet_kill_reports()
         # Registered with the process runner before the CLI starts: an interrupt of the run
@@ -387,13 +389,22 @@ def _run_attempt(attempt: Coroutine[Any, Any, Any], watch: _Watch) -> Any:  # no
             raise
 
 
-def _git_guard(sdk: Any) -> dict[str, list[Any]]:  # noqa: ANN401 -- the optional module
-    """A PreToolUse hook that refuses the git command lines :func:`git_refusal` names."""
+def _git_guard(sdk: Any, workdir: Path) -> dict[str, list[Any]]:  # noqa: ANN401 -- the optional module
+    """A PreToolUse hook that refuses the git command lines :func:`git_refusal` names.
+
+    The drivers *workdir*'s configuration named at launch are emptied in the agent's
+    environment; one added since (the agent can write ``.git/config``) refuses its git.
+    """
+    emptied = program_keys(workdir)
 
     async def guard(data: Any, _tool_use_id: str | None, _context: Any) -> dict[str, Any]:  # noqa: ANN401
         tool_input = data.get("tool_input") if isinstance(data, dict) else None
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
-        why = git_refusal(command) if isinstance(command, str) else None
+        why = (
+            git_refusal(command, repository=workdir, neutralised=emptied)
+            if isinstance(command, str)
+            else None
+        )
         if why is None:
             return {}
         return {

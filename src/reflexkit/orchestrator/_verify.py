@@ -447,7 +447,7 @@ def modified_files(workdir: Path) -> tuple[str, ...]:
     result = run_process(
         ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
         cwd=workdir,
-        env=git_env(),  # no fsmonitor, hook or configured program of the repository runs
+        env=git_env(repository=workdir),  # no fsmonitor, hook or driver of the repository runs
         timeout_s=30,
         max_output_bytes=4 << 20,
         raw=True,

@@ -11,7 +11,6 @@ from reflexkit.readers._findings import (
     clip,
 )
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers._python_traceback import MISSING_HINT_CLASSES, find_traceback
 from reflexkit.readers._python_traceback import MISSING_HINT_CLASSES, Traceback, find_traceback
 
 __all__ = ["parse_unittest"]

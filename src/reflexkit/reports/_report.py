@@ -310,7 +310,7 @@ def _git(
         capture_output=True,
         timeout=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
         check=False,
-        env={**git_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined (#29)
+        env={**git_env(repository=root), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined
     )
 
 
@@ -418,7 +418,7 @@ def diff_text(
         timeout_s=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
         max_output_bytes=max_chars,
         raw=True,
-        env={**git_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined (#29)
+        env={**git_env(repository=root), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined
     )
     if diff.exit_code != 0:
         return ""

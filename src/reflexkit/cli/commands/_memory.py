@@ -8,7 +8,6 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import click
-import orjson
 
 from reflexkit import _serde
 from reflexkit._text import strip_control
@@ -21,6 +20,7 @@ from reflexkit.cli._core import (
     _project,
     _state,
     _store,
+    show_json,
 )
 from reflexkit.models import utcnow
 from reflexkit.reflection._retry_prompt import format_reflections
@@ -74,11 +74,13 @@ def recent(
     limit = limit or settings.max_reflections_per_retry
     records = _store(ctx).recent(subtask_id, limit=limit, task_id=task_id)
     if format_ == "json" or _state(ctx).json:
-        click.echo(_serde.dumps(records, indent=True).decode())  # JSON escapes controls
+        click.echo(show_json(records))
     else:
         # What the service's format_for_prompt renders, without building the service.
         text = format_reflections(records, max_chars=settings.max_prompt_chars)
-        click.echo(strip_control(text), nl=False)
+        click.echo(
+            strip_control(text), nl=False
+        )  # redacted when written; `--format json` re-redacts
 
 
 @click.command()
@@ -103,7 +105,7 @@ def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
         count = store.prune(older_than=cutoff)
     if _state(ctx).json:
         data = {"removed": count, "olderThanDays": days, "dryRun": dry_run}
-        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        click.echo(show_json(data))
     elif dry_run:
         click.echo(f"would remove {count} reflections older than {days} days")
     else:
@@ -138,7 +140,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
             "backend": backend,
             "location": location,
         }
-        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        click.echo(show_json(data))
         return
     from rich.table import Table  # noqa: PLC0415
 

@@ -26,6 +26,7 @@ from reflexkit.cli._core import (
     _fail,
     _fail_on_missing_fixtures,
     _state,
+    show_json,
 )
 from reflexkit.containers import Application
 from reflexkit.events import Event, EventKind, RunLog, StagedEvents, load_subscribers
@@ -135,7 +136,7 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
         data = _serde.unstructure(summary)
         data["passed"] = summary.passed
         data["runLog"] = str(log_path) if log_kept else None
-        click.echo(_serde.dumps(data, indent=True).decode())
+        click.echo(show_json(data))
         return summary
     if any(o.outcome not in {"setup_error", "skipped"} for o in summary.outcomes):
         _streams.console().print(_table(run_id, task, summary))

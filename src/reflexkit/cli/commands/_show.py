@@ -9,6 +9,7 @@ written anything there.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,11 @@ from typing import Any
 import click
 import orjson
 
-from reflexkit import _serde
 from reflexkit._files import read_regular
 from reflexkit._lines import open_lines, scan
 from reflexkit.cli._console import _describe, show
-from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state
+from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, show_json
 from reflexkit.events import Event, EventKind
-from reflexkit.redaction._gate import outbound_data
 
 __all__ = ["show_command"]
 
@@ -45,11 +44,28 @@ _SUBTASK_ENDS = {
 }
 
 
+def _run_logs(runs: Path) -> list[Path]:
+    """The run logs in *runs*, oldest first: regular files only, never followed.
+
+    An agent can put anything there: a dangling link, a link to ``/dev/zero``, a FIFO, a
+    folder named ``x.jsonl``. Those are skipped, so the runs beside them still show.
+    """
+    found: list[tuple[float, Path]] = []
+    for path in runs.glob("*.jsonl") if runs.is_dir() else ():
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            found.append((info.st_mtime, path))
+    return [path for _, path in sorted(found)]
+
+
 def _find_log(runs: Path, run: str | None) -> Path:
     """The run log *run* names: an id, a unique prefix of one, a path; the latest by default."""
     if run is not None and run.endswith(".jsonl") and Path(run).is_file():
         return Path(run)
-    logs = sorted(runs.glob("*.jsonl"), key=lambda p: p.stat().st_mtime) if runs.is_dir() else []
+    logs = _run_logs(runs)
     if not logs:
         _fail([f"no run logs in {runs}: nothing has run here yet"], EXIT_BAD_INPUT)
     if run is None:
@@ -156,7 +172,7 @@ def show_command(ctx: click.Context, run: str | None, prompts: bool) -> None:
             "attempts": [i for i in items if "attempt" in i],
             "endings": [i for i in items if "attempt" not in i],
         }
-        click.echo(_serde.dumps(outbound_data(data, "terminal"), indent=True).decode())
+        click.echo(show_json(data))
         return
     verdict = "did not finish" if passed is None else _VERDICTS[passed]
     click.echo(show(f"run {log.stem} of task {task or '?'}: {verdict}"))
