@@ -382,3 +382,23 @@ class Reflection:
     output_tokens: int | None = attrs.field(default=None, validator=at_least(0))
     latency_ms: int | None = attrs.field(default=None, validator=at_least(0))
     redactions: dict[str, int] = attrs.field(factory=dict)
+
+    @classmethod
+    def on(
+        cls,
+        failure: FailureContext,
+        /,
+        *,
+        created_at: datetime,
+        **fields: Any,  # noqa: ANN401 -- the reflection's own fields, as the class takes them
+    ) -> Reflection:
+        """A new reflection on *failure*: a fresh id, the failure's ids and attempt, *fields*."""
+        return cls(
+            id=new_reflection_id(),
+            session_id=failure.session_id,
+            task_id=failure.task_id,
+            subtask_id=failure.subtask_id,
+            attempt_number=failure.attempt_number,
+            created_at=created_at,
+            **fields,
+        )

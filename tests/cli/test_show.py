@@ -101,3 +101,24 @@ def test_a_prompt_file_an_agent_rewrote_is_shown_safely(ran: str, project_dir: P
     assert "\x1b" not in done.stdout
     assert secret not in done.stdout
     assert "prompt: not kept" in done.stdout
+
+
+def test_links_fifos_and_folders_among_run_logs_are_skipped(ran: str, project_dir: Path) -> None:
+    """A dangling link, a FIFO, a link to /dev/zero or a folder named *.jsonl: the run shows.
+
+    Whatever an agent planted in .reflexkit/runs, the latest real run log is found and shown
+    (one was dangling: ``show`` failed on it with exit 1 before).
+    """
+    runs = project_dir / ".reflexkit" / "runs"
+    (runs / "zz-dangling.jsonl").symlink_to(project_dir / "nowhere")
+    (runs / "zz-zero.jsonl").symlink_to("/dev/zero")
+    os.mkfifo(runs / "zz-fifo.jsonl")
+    (runs / "zz-folder.jsonl").mkdir()
+    runner = CliRunner()
+    for args in (["show"], ["show", "zz"], ["show", ran]):
+        done = runner.invoke(cli, args)
+        if args == ["show", "zz"]:
+            assert done.exit_code == 2, done.stdout + done.stderr  # none of them is a run
+            continue
+        assert done.exit_code == 0, done.stdout + done.stderr
+        assert done.stdout.startswith(f"run {ran} of task calc: passed"), done.stdout

@@ -12,7 +12,13 @@ from ..conftest import DATA  # noqa: TID252 -- tests/ is no package; importlib m
 
 ITEMS = [
     path
-    for folder in ("unseen_tools", "unseen_tools_2", "unseen_repos")
+    for folder in (
+        "unseen_tools",
+        "unseen_tools_2",
+        "unseen_tools_3",
+        "unseen_repos",
+        "unseen_repos_2",
+    )
     for path in sorted((DATA / folder).glob("*.json"))
 ]
 TYPES = {

@@ -357,6 +357,7 @@ class AnalysisOutcome:
         return len(self.reply.task_actions) + len(self.reply.lesson_actions)
 
 
+@attrs.define(eq=False, kw_only=True)
 class AnalysisCycle:
     """One observe-analyse-act step over findings: at most one action applied, all logged.
 
@@ -369,23 +370,13 @@ class AnalysisCycle:
         clock: The time of the logged findings.
     """
 
-    def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
-        self,
-        *,
-        analyst: InsightAnalyst,
-        fallback: InsightAnalyst | None = None,
-        findings: FindingLog,
-        paused: PausedSubtasks,
-        lessons: LessonBook,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self.analyst = analyst
-        self.fallback = fallback or HeuristicAnalyst()
-        self.findings = findings
-        self.paused = paused
-        self.lessons = lessons
-        self.clock = clock
-        self._say_once = SayOnce()
+    analyst: InsightAnalyst
+    fallback: InsightAnalyst = attrs.field(factory=HeuristicAnalyst)
+    findings: FindingLog
+    paused: PausedSubtasks
+    lessons: LessonBook
+    clock: Callable[[], datetime] = utcnow
+    _say_once: SayOnce = attrs.field(init=False, factory=SayOnce)
 
     def run(
         self,

@@ -61,9 +61,6 @@ __all__ = [
 
 log = logging.getLogger("reflexkit.insights")
 
-ENDINGS = frozenset({EventKind.PASSED, EventKind.STUCK, EventKind.EXHAUSTED})
-"""The kinds that end a subtask's run; ``paused`` ends it too but is not a failure."""
-
 _FAILED_ENDINGS = frozenset({"stuck", "exhausted"})
 
 

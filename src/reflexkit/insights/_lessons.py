@@ -358,28 +358,39 @@ class JsonlLessons(_Book):
             if info.st_ino != self._inode or info.st_size < self._offset:
                 self._index, self._offset, self._inode = _Index(), 0, info.st_ino
                 self.skipped = self.untrusted = 0
+            skipped, untrusted = self.skipped, self.untrusted
             # Whole lines only: a last line with no newline may still be being written.
-            for offset, end, line in scan(fd, self._offset, tail=False):
-                if line is None:
+            for _offset, end, line in scan(fd, self._offset, tail=False):
+                if line is None:  # too long to be a lesson
                     self.skipped += 1
-                    log.warning(
-                        "%s: skipped a line too long to be a lesson at %d", self.path, offset
-                    )
                 elif line.strip():
                     self._feed(line)
                 self._offset = end
+            self._say_skipped(self.skipped - skipped, self.untrusted - untrusted)
         except OSError as err:
             msg = f"{self.path}: cannot read: {err.strerror or err}"
             raise StoreError(msg) from err
         finally:
             os.close(fd)
 
+    def _say_skipped(self, skipped: int, untrusted: int) -> None:
+        """One warning for the lines one read of the file skipped, with their counts."""
+        if not skipped + untrusted:
+            return
+        why = []
+        if untrusted:
+            lessons = "lesson" if untrusted == 1 else "lessons"
+            why.append(f"{untrusted} {lessons} reflexkit did not write (never used)")
+        if skipped:
+            why.append(f"{skipped} that can't be read")
+        lines = "line" if skipped + untrusted == 1 else "lines"
+        log.warning("%s: skipped %d %s: %s", self.path, skipped + untrusted, lines, ", ".join(why))
+
     def _feed(self, line: bytes) -> None:
         try:
             data = orjson.loads(line)
             if not self._signed(data):
                 self.untrusted += 1
-                log.warning("%s: skipped a lesson reflexkit did not write", self.path)
                 return
             del data["mac"]
             if "removedId" in data:
@@ -389,7 +400,6 @@ class JsonlLessons(_Book):
                 self._index.add(_serde.converter.structure(data, Lesson))
         except (orjson.JSONDecodeError, cattrs.BaseValidationError, ValueError, TypeError):
             self.skipped += 1
-            log.warning("%s: skipped a lesson that can't be read", self.path)
 
     def _signed(self, data: object) -> bool:
         return verified(data, self.key)

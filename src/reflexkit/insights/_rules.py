@@ -119,23 +119,17 @@ def nudge_text(fingerprint: str) -> str:
 # --- the rules as pure functions over attempt records ------------------------------------------
 
 
-def _subtask_finding(  # noqa: PLR0913 -- the fields of one finding
-    rule: Rule,
-    task_id: str,
-    subtask_id: str,
-    detail: str,
-    *,
-    action: str = "",
-    now: datetime,
+def _subtask_finding(
+    rule: Rule, task_id: str, subtask_id: str, detail: str, *, now: datetime
 ) -> Finding:
+    """A warning about one subtask (a rule that acts on it evolves it: ``actionTaken``)."""
     return Finding(
         rule=rule,
-        severity=Severity.ACTION_TAKEN if action else Severity.WARNING,
+        severity=Severity.WARNING,
         subject_type=SubjectType.SUBTASK,
         subject_id=subtask_id,
         task_id=task_id,
         detail=detail,
-        action_taken=action,
         created_at=now,
     )
 
@@ -266,15 +260,15 @@ def pause_finding(
     """A subtask stuck or exhausted in its last ``consecutiveFailureLimit`` runs."""
     if runs_failed < config.consecutive_failure_limit:
         return None
-    return _subtask_finding(
+    found = _subtask_finding(
         Rule.CONSECUTIVE_FAILURES,
         task_id,
         subtask_id,
         f"stuck or exhausted in its last {config.consecutive_failure_limit} runs: paused "
         f"until `reflexkit resume {subtask_id}` or its description changes",
-        action="paused",
         now=now,
     )
+    return attrs.evolve(found, severity=Severity.ACTION_TAKEN, action_taken="paused")
 
 
 def _failed_streak(

@@ -32,6 +32,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Protocol, Self
 
+import attrs
+
 from reflexkit._files import make_dirs
 from reflexkit.insights._analysis import AnalysisCycle, AnalysisOutcome, active_tasks
 from reflexkit.insights._events import InsightEvent, insight_events
@@ -239,6 +241,11 @@ def analysis_input(
     return recent, failures, tasks
 
 
+def _at_least_one(every: int) -> int:
+    return max(every, 1)
+
+
+@attrs.define(eq=False, kw_only=True)
 class InsightWatch:
     """The standing trigger: rules on every new failed attempt, the analysis every N done.
 
@@ -253,26 +260,18 @@ class InsightWatch:
         clock: The time of the events.
     """
 
-    def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
-        self,
-        *,
-        rules: HistoryRules,
-        analysis: Callable[[], AnalysisCycle | None],
-        findings: FindingLog,
-        paused: PausedSubtasks,
-        every: int,
-        lookback_hours: int,
-        emit: Callable[[InsightEvent], None],
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self.rules = rules
-        self.analysis = analysis
-        self.findings = findings
-        self.paused = paused
-        self.every = max(every, 1)
-        self.lookback_hours = lookback_hours
-        self.emit = emit
-        self.clock = clock
+    rules: HistoryRules
+    analysis: Callable[[], AnalysisCycle | None]
+    findings: FindingLog
+    paused: PausedSubtasks
+    every: int = attrs.field(converter=_at_least_one)
+    lookback_hours: int
+    emit: Callable[[InsightEvent], None]
+    clock: Callable[[], datetime] = utcnow
+    failed: int = attrs.field(init=False)
+    done: int = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
         self.failed, self.done = self._counts(self.rules.reader.history())
 
     @staticmethod

@@ -11,25 +11,9 @@ The file is the whole history in append order, readable with ``jq``, ``grep`` an
     The offset index (:mod:`reflexkit.memory._index`), verified on every use and rebuilt
     when missing or damaged.
 
-How an append stays whole (see docs/memory.md): the line is written with one ``os.write``
-on an ``O_APPEND`` descriptor, which the kernel never interleaves with another such write,
-while holding a *shared* ``flock`` on the file: writers don't wait for each other, only a
-prune (which takes the lock exclusively) waits for them and they for it. Under that lock the
-writer reads the lock file's prune flag (one ``pread``) and checks that the file's name in
-its folder still names the file it holds (one ``fstatat`` on the folder's descriptor:
-device and inode, without following a symlink and without walking the whole path): when a
-prune waits for the writers, or a prune or another program swapped, moved or removed the
-file, the slow path reopens the path and writes to that file, never into the old, unlinked
-one. After the write
-it checks the byte before its record (unless its own last record ended there): when that is
-not a newline (a torn line: a crash, a write cut short, a
-program that appends without the lock), the record was glued to it, so the writer writes the
-record again and blanks the glued copy (spaces, keeping its newline; readers skip a blank
-line), leaving the fragment a line of its own. A write cut short (a full disk) is cut back off
-the file when nothing was written after it, and blanked when something was; the append fails.
-
-A prune that wants the lock exclusively sets a flag in the lock file first; a writer that sees
-it takes its turn exclusively too, so a stream of writers can't keep the prune waiting.
+Appends go through :class:`reflexkit.memory._writer.Appender` (one whole line a record,
+under a shared ``flock``, never into a file the path no longer names: see there); a prune
+(below, and :mod:`reflexkit.memory._sieve` for its copy) takes the lock exclusively.
 
 No file is ever mapped into memory (a mapping of a file that shrinks or can't be backed on a
 full ``tmpfs`` kills the process with ``SIGBUS``), and no path is followed through a symlink
@@ -39,38 +23,37 @@ full ``tmpfs`` kills the process with ``SIGBUS``), and no path is followed throu
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
-import operator
 import os
-import re
-import stat
-import struct
 import threading
 import warnings
-import weakref
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import NoReturn, Self
+from typing import Self
 
-from reflexkit._files import make_dirs
-from reflexkit._lines import blank, unglue
 from reflexkit._log import get_logger
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory._codec import (
     MAX_LINE,
     TOO_LONG,
     decode_line,
-    encode_line,
     read_lines,
-    string_field,
-    top_level_key,
 )
 from reflexkit.memory._index import IndexDoubtError, OffsetIndex, pair_key, subtask_key
 from reflexkit.memory._protocols import ONCE_WINDOW, MemoryStats
+from reflexkit.memory._writer import (
+    NO_LOCK_FILE,
+    NOFOLLOW,
+    Appender,
+    bump,
+    flag_waiting,
+    fsync_dir,
+    regular,
+    why,
+)
 from reflexkit.models import Reflection
 from reflexkit.tasks._config import Durability
 
@@ -78,48 +61,7 @@ __all__ = ["JsonlMemory"]
 
 log = get_logger("reflexkit.memory")
 
-_GEN = struct.Struct("<Q")
-_GEN_AT = 8  # the first 8 bytes are free for a future magic
-_WAITING_AT = 16  # 8 bytes, the pid of a prune waiting for the writers' lock, or zeros
-_NOBODY = bytes(8)
-# Errors that mean the lock file can't be made here (a folder we may not write), not damage.
-_NO_LOCK_FILE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _CHUNK = 4 << 20
-_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
-
-_OPEN: weakref.WeakSet[JsonlMemory] = weakref.WeakSet()
-
-# append() is the hot path: module-level names save the attribute lookups of each call.
-_flock, _EX, _SH, _UN = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_SH, fcntl.LOCK_UN
-_lseek, _CUR, _write, _pread, _stat = os.lseek, os.SEEK_CUR, os.write, os.pread, os.stat
-_inode = operator.attrgetter("st_ino", "st_dev")
-_NL = b"\n"
-
-
-def _forget_after_fork() -> None:
-    # Checking os.getpid() on every append would cost more than the append's own lseek.
-    for store in list(_OPEN):
-        store._after_fork()  # noqa: SLF001 -- the module's own class
-
-
-os.register_at_fork(after_in_child=_forget_after_fork)
-
-
-def _why(err: OSError) -> str:
-    if err.errno == errno.ELOOP:
-        return "it is a symlink, and reflexkit does not follow one there"
-    return err.strerror or str(err)
-
-
-def _regular(fd: int, path: Path) -> os.stat_result:
-    """Return the fstat of *fd*; a StoreError (closing *fd*) when it is not a regular file."""
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        msg = f"{path} is {kind}; memory.path must name a JSONL file"
-        raise StoreError(msg)
-    return st
 
 
 class JsonlMemory:
@@ -142,26 +84,15 @@ class JsonlMemory:
     def __init__(
         self, path: str | os.PathLike[str], *, durability: Durability | str = "none"
     ) -> None:
-        self._pid = -1  # first: __del__ runs even when the checks below raise
         if not os.fspath(path).strip():
             msg = "the memory path is empty; give the JSONL file to keep reflections in"
             raise StoreError(msg)
         self._path = Path(path)
-        self._name = os.fspath(self._path)  # append's stat: a str, not a Path to convert
-        self._base = self._path.name
         self._durability = Durability(durability)
         self._index = OffsetIndex(self._path.with_name(self._path.name + ".index"))
         self._lock_path = self._path.with_name(self._path.name + ".lock")
-        self._mutex = threading.Lock()
-        self._pid = -1
-        self._fd = -1
-        self._lock_fd = -1
-        self._dir_fd = -1  # the folder, for a stat of the name alone (no path walk per append)
-        self._ident = (-1, -1)  # (inode, device) of the file self._fd holds
-        self._seen = b"-"  # the lock file's generation and prune flag when last checked
-        self._end = -1  # where our last append on self._fd ended
+        self._appender = Appender(self._path, self._durability)
         self._warned_index = False
-        _OPEN.add(self)
 
     def __repr__(self) -> str:
         return f"JsonlMemory({str(self._path)!r}, durability={self._durability.value!r})"
@@ -175,8 +106,7 @@ class JsonlMemory:
 
     def close(self) -> None:
         """Close the descriptors (a later call opens them again)."""
-        with self._mutex:
-            self._close()
+        self._appender.close()
 
     def __enter__(self) -> Self:
         return self
@@ -189,79 +119,6 @@ class JsonlMemory:
     ) -> None:
         self.close()
 
-    def __del__(self) -> None:
-        if self._pid == os.getpid():
-            self._close()
-
-    def _close(self) -> None:
-        if self._pid == os.getpid():
-            for fd in (self._fd, self._lock_fd, self._dir_fd):
-                if fd >= 0:
-                    os.close(fd)
-        self._forget()
-
-    def _after_fork(self) -> None:
-        """In a forked child: drop the parent's descriptors (and its locks) without closing.
-
-        Only here is the mutex replaced (a thread of the parent may have held it at the fork):
-        replacing it anywhere else lets a second thread in beside the one holding the old one.
-        """
-        self._mutex = threading.Lock()
-        self._forget()
-
-    def _forget(self) -> None:
-        self._fd = -1
-        self._lock_fd = -1
-        self._dir_fd = -1
-        self._pid = -1
-        self._ident = (-1, -1)
-        self._seen = b"-"
-        self._end = -1
-
-    def _open_lock(self) -> int:
-        make_dirs(self._path.parent)
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
-        _regular(fd, self._lock_path)
-        return fd
-
-    def _open(self) -> int:
-        """(Re)open the file for appending, and its lock file."""
-        self._close()
-        make_dirs(self._path.parent)
-        created = not os.path.lexists(self._path)
-        fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
-        st = _regular(fd, self._path)
-        try:
-            self._lock_fd = self._open_lock()
-        except OSError as err:
-            if err.errno not in _NO_LOCK_FILE:  # a symlink there (ELOOP) is refused
-                os.close(fd)
-                raise
-            # A folder we may not write, holding a file we may: append without the prune
-            # flag (no prune can run here either: it writes its new file in this folder).
-            log.debug("%s: no lock file (%s); appending without it", self._path, err)
-        except BaseException:
-            os.close(fd)
-            raise
-        try:
-            self._dir_fd = os.open(self._path.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError:
-            self._dir_fd = -1  # the slow path's stat of the whole path then, every time
-        self._fd = fd
-        self._ident = (st.st_ino, st.st_dev)
-        self._pid = os.getpid()
-        if created and self._durability is Durability.FSYNC:
-            _fsync_dir(self._path.parent)
-        return fd
-
-    def _still_there(self) -> bool:
-        """Whether the path still names the file we hold (not replaced, deleted, a link)."""
-        try:
-            st = _stat(self._name, follow_symlinks=False)
-        except FileNotFoundError:
-            return False
-        return (st.st_ino, st.st_dev) == self._ident
-
     # --- writing -------------------------------------------------------------------------
 
     def append(self, reflection: Reflection, /) -> None:
@@ -271,53 +128,7 @@ class JsonlMemory:
             StoreError: The file can't be written (the message says why); nothing of the
                 record is left in it (at most a blank line).
         """
-        line = encode_line(reflection)
-        if len(line) > MAX_LINE:
-            msg = (
-                f"can't append to {self._path}: the record is {len(line):,} bytes; a store "
-                f"keeps records up to {MAX_LINE >> 20} MiB (its analysis and suggestion are "
-                "meant to be a few paragraphs)"
-            )
-            raise StoreError(msg)
-        with self._mutex:
-            try:
-                fd = self._fd if self._fd >= 0 else self._open()
-                _flock(fd, _SH)
-                try:
-                    # The lock file's generation and prune flag, read under the lock, as when
-                    # last checked (no prune waits for the writers), and the name in its
-                    # folder still ours (nobody swapped, moved or removed the file): the
-                    # common case, two cheap calls; else the slow path sorts it out.
-                    try:
-                        ours = (
-                            _pread(self._lock_fd, 16, _GEN_AT) == self._seen
-                            and _inode(
-                                _stat(self._base, dir_fd=self._dir_fd, follow_symlinks=False)
-                            )
-                            == self._ident
-                        )
-                    except OSError:  # removed; no lock file or folder (EBADF): the slow path
-                        ours = False
-                    if not ours:
-                        fd = self._settle(fd)
-                    written = _write(fd, line)
-                    end = _lseek(fd, 0, _CUR)  # O_APPEND: where our own write ended
-                    start = end - written
-                    # The byte before is our own newline when our last line ended there.
-                    if written != len(line) or (
-                        start and start != self._end and _pread(fd, 1, start - 1) != _NL
-                    ):
-                        self._end = -1
-                        self._mend(fd, line, start, written)
-                    self._end = end
-                finally:
-                    if fd >= 0:
-                        _flock(fd, _UN)
-                if self._durability is Durability.FSYNC:
-                    os.fdatasync(fd)
-            except OSError as err:
-                msg = f"can't append to {self._path}: {_why(err)}"
-                raise StoreError(msg) from err
+        self._appender.append(reflection)
 
     def append_once(self, reflection: Reflection, /) -> bool:
         """Append *reflection* unless a record with its id is stored; ``True`` when appended.
@@ -330,10 +141,10 @@ class JsonlMemory:
             StoreError: The store can't be read or written.
         """
         try:
-            lock_fd = self._open_lock()
+            lock_fd = self._appender.open_lock()
         except OSError as err:
-            if err.errno not in _NO_LOCK_FILE:
-                msg = f"can't lock {self._lock_path}: {_why(err)}"
+            if err.errno not in NO_LOCK_FILE:
+                msg = f"can't lock {self._lock_path}: {why(err)}"
                 raise StoreError(msg) from err
             lock_fd = -1  # a folder we may not write: no prune can run here either
         try:
@@ -350,30 +161,6 @@ class JsonlMemory:
             if lock_fd >= 0:
                 os.close(lock_fd)
 
-    def _settle(self, fd: int) -> int:
-        """The slow path of an append, holding *fd* shared: return the descriptor to write to.
-
-        A prune waits for the writers (take turns with it, exclusively), or the file was
-        swapped (the generation moved), replaced or removed by someone (the path names
-        another file): write to what the path names now, never into an unlinked file.
-        """
-        seen = _pread(self._lock_fd, 16, _GEN_AT) if self._lock_fd >= 0 else b""
-        mode = _SH
-        if seen[8:16].strip(b"\0"):
-            _flock(fd, _UN)
-            mode = self._take_turns()
-            _flock(fd, mode)
-        while not self._still_there():
-            _flock(fd, _UN)
-            fd = -1  # closed by _open, which may fail (a link planted there)
-            fd = self._open()
-            _flock(fd, mode)
-        if mode == _EX:
-            self._seen = b"-"  # the prune's flag stays until it has run: check again next time
-        else:
-            self._seen = _pread(self._lock_fd, 16, _GEN_AT) if self._lock_fd >= 0 else b""
-        return fd
-
     def replaced(self) -> None:
         """Say that the file was replaced (as a prune does): appenders reopen the path.
 
@@ -382,88 +169,24 @@ class JsonlMemory:
         Raises:
             OSError: The lock file can't be written.
         """
-        lock_fd = self._open_lock()
+        lock_fd = self._appender.open_lock()
         try:
-            _bump(lock_fd)
+            bump(lock_fd)
         finally:
             os.close(lock_fd)
-
-    def _take_turns(self) -> int:
-        """The lock mode while the lock file's flag says a prune waits for the writers.
-
-        Exclusive while the prune runs, so it gets its turn between two writers (shared locks
-        are granted past a waiting exclusive one). A flag left by a prune that was killed
-        (nobody holds the prune lock) is cleared.
-        """
-        try:
-            _flock(self._lock_fd, _SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return _EX
-        try:
-            os.pwrite(self._lock_fd, _NOBODY, _WAITING_AT)
-        except OSError as err:  # pragma: no cover -- overwriting 8 bytes the file has
-            log.debug("%s: can't clear a killed prune's flag: %s", self._lock_path, err)
-        finally:
-            _flock(self._lock_fd, _UN)
-        return _SH
-
-    def _mend(self, fd: int, line: bytes, start: int, written: int) -> None:
-        """Mend what the check after a write found; we hold the file's lock.
-
-        Raises:
-            OSError: The write was cut short (a full disk): the fragment is cut back off.
-        """
-        if written != len(line):
-            self._cut(fd, start, written, len(line))
-        # The byte before the record is not a newline: a torn line (a crash, a write cut
-        # short, a program appending without the lock) got the record glued to its end.
-        log.warning(
-            "%s: a torn line ends at byte %d; the record is written after it", self._path, start
-        )
-        unglue(fd, line, start)
-
-    def _cut(self, fd: int, start: int, written: int, size: int) -> NoReturn:
-        """Take a write cut short at *start* back off the file, then raise ENOSPC.
-
-        Cut off when nothing was written after it (the lock becomes exclusive for that),
-        blanked when something was (whoever wrote that finds it glued and writes it again).
-        """
-        if written:
-            _flock(fd, _EX)  # not atomic: the file may have been swapped meanwhile
-            if self._still_there():
-                if os.fstat(fd).st_size == start + written:
-                    try:
-                        os.ftruncate(fd, start)
-                    except OSError as err:  # the fragment stays; the next append mends it
-                        log.warning(
-                            "%s: can't cut a partial write at byte %d: %s", self._path, start, err
-                        )
-                else:
-                    self._blank(fd, [(start, written)])  # the writer after it mends its record
-        why = f"{os.strerror(errno.ENOSPC)} (wrote {written} of {size} bytes)"
-        raise OSError(errno.ENOSPC, why)
-
-    def _blank(self, fd: int, spans: list[tuple[int, int]]) -> None:
-        """Blank *spans* (see :func:`reflexkit._lines.blank`); a failure is only logged."""
-        try:
-            blank(fd, spans)
-        except OSError as err:  # the fragment stays; the next append after it mends its own
-            log.warning(
-                "%s: can't blank a partial write at byte %d: %s", self._path, spans[0][0], err
-            )
 
     # --- reading -------------------------------------------------------------------------
 
     def _open_for_reading(self) -> int | None:
         try:
             # Non-blocking: a FIFO swapped in for the file is refused, not waited on.
-            fd = os.open(self._path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
+            fd = os.open(self._path, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW)
         except FileNotFoundError:
             return None
         except OSError as err:
-            msg = f"can't read {self._path}: {_why(err)}"
+            msg = f"can't read {self._path}: {why(err)}"
             raise StoreError(msg) from err
-        _regular(fd, self._path)
+        regular(fd, self._path)
         return fd
 
     def recent(
@@ -488,7 +211,7 @@ class JsonlMemory:
         try:
             found = self._recent(fd, key, subtask_id, task_id, limit)
         except OSError as err:
-            msg = f"can't read {self._path}: {_why(err)}"
+            msg = f"can't read {self._path}: {why(err)}"
             raise StoreError(msg) from err
         finally:
             os.close(fd)
@@ -646,26 +369,28 @@ class JsonlMemory:
         try:
             return self._prune(older_than)
         except OSError as err:
-            msg = f"can't prune {self._path}: {_why(err)}"
+            msg = f"can't prune {self._path}: {why(err)}"
             raise StoreError(msg) from err
 
     def _prune(self, older_than: datetime) -> int:
-        lock_fd = self._open_lock()
+        from reflexkit.memory._sieve import Sieve  # noqa: PLC0415 -- not on recent's start-up
+
+        lock_fd = self._appender.open_lock()
         tmp = self._path.with_name(self._path.name + ".prune")
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)  # one prune at a time
-            _bump(lock_fd)  # before: a prune has started
+            bump(lock_fd)  # before: a prune has started
             old = self._open_locked_original()
             try:
                 with contextlib.suppress(FileNotFoundError):
                     tmp.unlink()  # left by a prune that was killed
-                out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-                sieve = _Sieve(older_than, out)
+                out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
+                sieve = Sieve(older_than, out)
                 try:
                     # The bulk of the copy runs while writers go on appending to the old file.
                     copied = sieve.run(old, 0, os.fstat(old).st_size)
                     # Writers hold the file shared; the flag makes them take turns with us.
-                    _flag_waiting(lock_fd, os.getpid())
+                    flag_waiting(lock_fd, os.getpid())
                     fcntl.flock(old, fcntl.LOCK_EX)
                     if not self._names(old):
                         msg = f"{self._path} was replaced while it was pruned; prune again"
@@ -682,13 +407,13 @@ class JsonlMemory:
                     return 0  # nothing to remove: the file stays as it is
                 with self._index.swapping(old, sieve.runs) as swap:
                     tmp.replace(self._path)
-                    _fsync_dir(self._path.parent)
-                    _bump(lock_fd)  # after: the file is swapped
-                    _flag_waiting(lock_fd, 0)
+                    fsync_dir(self._path.parent)
+                    bump(lock_fd)  # after: the file is swapped
+                    flag_waiting(lock_fd, 0)
                     fcntl.flock(old, fcntl.LOCK_UN)  # writers go on; they see the new inode
                     swap.carry_over(self._path)
             finally:
-                _flag_waiting(lock_fd, 0)
+                flag_waiting(lock_fd, 0)
                 fcntl.flock(old, fcntl.LOCK_UN)
                 # Closing the last descriptor of the replaced file frees its blocks, which
                 # takes as long as a good part of the copy on some file systems: nothing waits
@@ -702,254 +427,18 @@ class JsonlMemory:
         return sieve.removed
 
     def _open_locked_original(self) -> int:
-        fd = os.open(self._path, os.O_RDWR | os.O_APPEND | _NOFOLLOW)
-        _regular(fd, self._path)
+        fd = os.open(self._path, os.O_RDWR | os.O_APPEND | NOFOLLOW)
+        regular(fd, self._path)
         return fd
 
     def _names(self, fd: int) -> bool:
         """Whether the path still names the file *fd* holds."""
         st = os.fstat(fd)
         try:
-            now = _stat(self._path, follow_symlinks=False)
+            now = self._path.lstat()
         except FileNotFoundError:
             return False
         return (now.st_ino, now.st_dev) == (st.st_ino, st.st_dev)
-
-
-def _flag_waiting(lock_fd: int, pid: int) -> None:
-    """Say in the lock file that a prune waits for the writers' lock (*pid* 0: no longer)."""
-    try:
-        os.pwrite(lock_fd, _GEN.pack(pid), _WAITING_AT)
-    except OSError as err:  # writers then keep their shared lock: the prune waits longer
-        log.warning("can't flag a prune waiting for the writers: %s", err)
-
-
-def _bump(lock_fd: int) -> None:
-    raw = os.pread(lock_fd, 8, _GEN_AT)
-    generation = _GEN.unpack(raw)[0] if len(raw) == 8 else 0  # noqa: PLR2004
-    data = _GEN.pack(generation + 1)
-    if os.pwrite(lock_fd, data, _GEN_AT) != len(data):
-        raise OSError(errno.ENOSPC, "short write of the generation")
-
-
-_CREATED_AT = b'"createdAt":"'
-_STAMP = len("2026-01-31T12:00:00")
-# The top-level "createdAt" of each line in reflexkit's compact layout: after "{" or ",",
-# with no "{" before it on the line (a key nested in another field always has one), and its
-# stamp. Any 19 characters: twice as fast to find as a digit pattern; _in_layout checks them
-# after. A line it doesn't match, or one naming "createdAt" twice, is sieved on its own.
-_STAMPS = re.compile(rb'(?m)^\{[^{\n]*,"createdAt":"([^"\n]{19})[.Z]')
-_DIGITS = b"0123456789"
-
-
-def _in_layout(stamps: list[bytes]) -> bool:
-    """Whether the stamps are all ``YYYY-MM-DDTHH:MM:SS`` (digits and separators, in bulk)."""
-    return b"".join(stamps).translate(None, _DIGITS) == b"--T::" * len(stamps)
-
-
-_BLOCK = 1 << 20
-# copy_file_range can't copy between these two files (another file system, an old kernel,
-# a file system or file kind it does not support): read and write instead.
-_SYNC_EVERY = 64 << 20
-_HAND_OVER = 8 << 20
-_NO_COPY_RANGE = frozenset({errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP})
-
-
-class _Sieve:
-    """Copies the lines of a store that are not older than a cut-off to *out*.
-
-    The file is read in blocks with ``pread`` (never mapped: a file cut short under a mapping
-    is a SIGBUS). A line's age is read where reflexkit writes it
-    (``"createdAt":"2026-01-31T12:00:00``, UTC with ``Z``), compared as text to the second;
-    only a tie, or a line written some other way, goes through a real parser. ``runs`` records
-    what was kept, as ``(old start, old end, new start)``, so the index can be carried over.
-    """
-
-    def __init__(self, older_than: datetime, out: int) -> None:
-        self.removed = 0
-        self.runs: list[tuple[int, int, int]] = []
-        self._written = 0
-        self._out = out
-        self._src = -1
-        self._pending = (0, 0)  # the range of the old file still to hand to the copier
-        import queue  # noqa: PLC0415 -- only a prune needs it, not recent's start-up (#19)
-
-        self._copies: queue.SimpleQueue[tuple[int, int, int] | None] = queue.SimpleQueue()
-        self._failed: OSError | None = None
-        self._stopping = False
-        self._copier = threading.Thread(target=self._copy_all, name="reflexkit-prune-copy")
-        self._copier.start()
-        self._cutoff = older_than
-        utc = older_than.astimezone(UTC)
-        self._prefix = utc.strftime("%Y-%m-%dT%H:%M:%S").encode()
-
-    def run(self, fd: int, start: int, end: int, *, final: bool = False) -> int:
-        """Sieve the lines in ``[start, end)``; return where the last whole line ended.
-
-        With *final*, a last line without a newline (a torn tail) is copied as it is.
-        """
-        pos = start
-        self._src = fd
-        # One buffer, read into again and again: a fresh 4 MiB bytes object per chunk costs a
-        # page fault per 4 KiB, as much as the sieving.
-        buf = bytearray(_CHUNK)
-        while pos < end:
-            with memoryview(buf) as whole, whole[: min(len(buf), end - pos)] as into:
-                got = os.preadv(fd, [into], pos)
-            if not got:
-                break
-            last = buf.rfind(b"\n", 0, got)
-            if last < 0:
-                if pos + got >= end:
-                    break  # a torn tail
-                if len(buf) >= MAX_LINE:  # damage, not a record: kept whole, never held whole
-                    nl = _next_newline(fd, pos + got, end)
-                    if nl < 0:
-                        break  # a torn tail
-                    self._keep(pos, nl + 1)
-                    pos = nl + 1
-                    continue
-                buf = bytearray(len(buf) * 2)  # one line longer than the buffer
-                continue
-            with memoryview(buf) as view:
-                self._sieve(buf, view, pos, last + 1)
-            pos += last + 1
-        if final and pos < end:
-            self._keep(pos, end)
-            pos = end
-        self._copy()
-        if self._failed is not None:  # stop reading early: the copy can't go on anyway
-            raise self._failed
-        return pos
-
-    def finish(self) -> None:
-        """Wait for the copier to write everything handed to it; raise what it ran into."""
-        self._copies.put(None)
-        self._copier.join()
-        if self._failed is not None:
-            raise self._failed
-
-    def stop(self) -> None:
-        """Stop the copier (dropping what it has not copied) and wait for it."""
-        if self._copier.is_alive():
-            self._stopping = True
-            self._copies.put(None)
-            self._copier.join()
-
-    def _keep(self, old: int, end: int) -> None:
-        """Keep bytes ``[old, end)`` of the old file for the new one."""
-        if self._pending[1] != old:
-            self._copy()
-            self._pending = (old, old)
-        self._pending = (self._pending[0], end)
-        if end - self._pending[0] >= _HAND_OVER:
-            self._copy()  # the copier starts while the sieve reads on
-        if self.runs and self.runs[-1][1] == old:
-            first, _, new = self.runs[-1]
-            self.runs[-1] = (first, end, new)
-        else:
-            self.runs.append((old, end, self._written))
-        self._written += end - old
-
-    def _copy(self) -> None:
-        """Hand the pending range of the old file to the copier thread."""
-        lo, hi = self._pending
-        self._pending = (hi, hi)
-        if lo < hi:
-            self._copies.put((self._src, lo, hi))
-
-    def _copy_all(self) -> None:
-        """The copier thread: copy the ranges handed to it, in order, beside the sieving.
-
-        ``copy_file_range`` moves the bytes from page cache to page cache in the kernel (or
-        shares the blocks, on file systems that can), without the GIL, so it runs on another
-        core while the sieve reads on; writing them from the sieve's buffer cost twice the
-        copy of the baseline. Once records were dropped (the new file will be kept), what
-        was copied is synced every 64 MiB, so the final ``fsync`` has little left to do.
-        """
-        unsynced = 0
-        while (item := self._copies.get()) is not None:
-            if self._failed is not None or self._stopping:
-                continue
-            src, lo, hi = item
-            try:
-                _copy_range(src, self._out, lo, hi)
-                unsynced += hi - lo
-                if self.removed and unsynced >= _SYNC_EVERY:
-                    os.fdatasync(self._out)
-                    unsynced = 0
-            except OSError as err:
-                self._failed = err
-
-    def _sieve(self, buf: bytearray, view: memoryview, base: int, stop: int) -> None:
-        """Sieve whole lines in ``buf[:stop]`` (at *base* in the file), a block at a time.
-
-        Most blocks are wholly older or wholly newer than the cut-off (records are appended
-        in about the order they are created): one regular-expression pass over the block
-        finds the top-level timestamp of every line, and when every line has one (and only
-        one ``createdAt``), all in reflexkit's layout and on one side of the cut-off, the
-        block is copied or dropped whole.
-        Blocks that straddle the cut-off, or hold a line of another layout, are sieved a line
-        at a time, so the result is exactly what the line-at-a-time sieve would give.
-        """
-        start = 0
-        while start < stop:
-            end = buf.find(b"\n", min(start + _BLOCK, stop) - 1, stop) + 1 or stop
-            stamps = _STAMPS.findall(view[start:end])
-            lines = buf.count(b"\n", start, end)
-            if (
-                len(stamps) == lines
-                and stamps
-                and buf.count(_CREATED_AT[:-2], start, end) == lines
-                and _in_layout(stamps)
-            ):
-                if min(stamps) > self._prefix:
-                    self._keep(base + start, base + end)
-                    start = end
-                    continue
-                if max(stamps) < self._prefix:
-                    self.removed += len(stamps)
-                    start = end
-                    continue
-            self._lines(buf, base, start, end)
-            start = end
-
-    def _lines(self, buf: bytearray, base: int, start: int, stop: int) -> None:
-        keep_from = start
-        find = buf.find
-        key, prefix, width = _CREATED_AT, self._prefix, _STAMP
-        while start < stop:
-            end = find(b"\n", start, stop)
-            at = top_level_key(buf, key, start, end)
-            if at >= 0:
-                stamp = bytes(buf[at : at + width])
-                tail = bytes(buf[at + width : at + width + 1])
-                if stamp[10:11] == b"T" and tail in {b"Z", b"."}:
-                    old = stamp < prefix or (stamp == prefix and self._is_old(buf[start:end]))
-                else:
-                    old = self._is_old(buf[start:end])
-            else:
-                old = self._is_old(buf[start:end])
-            if old:
-                if keep_from < start:
-                    self._keep(base + keep_from, base + start)
-                self.removed += 1
-                keep_from = end + 1
-            start = end + 1
-        if keep_from < stop:
-            self._keep(base + keep_from, base + stop)
-
-    def _is_old(self, line: bytearray) -> bool:
-        text = string_field(bytes(line), "createdAt")
-        if text is None:
-            return False
-        try:
-            created = datetime.fromisoformat(text)
-        except ValueError:
-            return False
-        if created.tzinfo is None:  # the converter reads a time without a zone as UTC
-            created = created.replace(tzinfo=UTC)
-        return created < self._cutoff
 
 
 def _lines_backwards(fd: int) -> Iterator[tuple[int, bytes | None]]:
@@ -989,19 +478,6 @@ def _lines_backwards(fd: int) -> Iterator[tuple[int, bytes | None]]:
         want = _CHUNK
 
 
-def _next_newline(fd: int, at: int, end: int) -> int:
-    """Return the offset of the first newline at or after *at* (before *end*), or -1."""
-    while at < end:
-        block = os.pread(fd, min(_CHUNK, end - at), at)
-        if not block:
-            break
-        nl = block.find(b"\n")
-        if nl >= 0:
-            return at + nl
-        at += len(block)
-    return -1
-
-
 def _start_of_line(fd: int, at: int) -> int:
     """Return where the line holding byte *at* starts, reading back a block at a time."""
     while at > 0:
@@ -1011,35 +487,3 @@ def _start_of_line(fd: int, at: int) -> int:
             return lo + nl + 1
         at = lo
     return 0
-
-
-def _copy_range(src: int, out: int, lo: int, hi: int) -> None:
-    """Append bytes ``[lo, hi)`` of *src* to *out* (at its position), in the kernel if it can."""
-    while lo < hi:
-        try:
-            done = os.copy_file_range(src, out, hi - lo, lo)
-        except OSError as err:
-            if err.errno not in _NO_COPY_RANGE:
-                raise
-            done = 0
-        if not done:  # not supported here (or the file got shorter: then pread says so)
-            data = os.pread(src, min(_CHUNK, hi - lo), lo)
-            if not data:
-                raise OSError(errno.EIO, f"the store ends before byte {hi}")
-            _write_all(out, data)
-            done = len(data)
-        lo += done
-
-
-def _write_all(fd: int, data: bytes | memoryview) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -50,8 +50,10 @@ from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import attrs
+
 from reflexkit._files import atomic_write, read_regular
-from reflexkit._git import git_env, git_refusal
+from reflexkit._git import git_env, git_refusal, program_keys
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator import _process
 from reflexkit.orchestrator._subagents import SubagentRequest, SubagentResult
@@ -150,6 +152,15 @@ def bundled_cli() -> Path:
     return cli
 
 
+def _env(env: Mapping[str, str] | None) -> dict[str, str]:
+    return dict(env or {})
+
+
+def _strings(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+@attrs.define(eq=False, kw_only=True)
 class ClaudeCodeSubagent:
     """A :class:`~reflexkit.orchestrator._subagents.Subagent` that runs Claude Code.
 
@@ -175,26 +186,21 @@ class ClaudeCodeSubagent:
     name: ClassVar[str] = "claude-code"
     """What attempt reports call this subagent."""
 
-    def __init__(  # noqa: PLR0913 -- keyword-only options of one subagent
-        self,
-        *,
-        bash_commands: Sequence[str] = (),
-        allowed_tools: Sequence[str] = (),
-        model: str | None = None,
-        max_turns: int | None = None,
-        effort: str | None = None,
-        max_budget_usd: float | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> None:
+    bash_commands: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    allowed_tools: Sequence[str] = ()
+    model: str | None = None
+    max_turns: int | None = None
+    effort: str | None = None
+    max_budget_usd: float | None = None
+    env: dict[str, str] = attrs.field(default=None, converter=_env)
+    disallowed_tools: Sequence[str] = attrs.field(init=False)
+    allows_git: bool = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        """The confined allow and deny rules, from the Bash prefixes and the extra tools."""
         self.allowed_tools, self.disallowed_tools = permission_rules(
-            bash_commands=bash_commands, extra=allowed_tools
+            bash_commands=self.bash_commands, extra=self.allowed_tools
         )
-        self.bash_commands = tuple(bash_commands)
-        self.model = model
-        self.max_turns = max_turns
-        self.effort = effort
-        self.max_budget_usd = max_budget_usd
-        self.env = dict(env or {})
         self.allows_git = any(c.split()[:1] == ["git"] for c in self.bash_commands)
 
     @classmethod
@@ -270,9 +276,11 @@ class ClaudeCodeSubagent:
             max_turns=self.max_turns,
             effort=self.effort,  # type: ignore[arg-type]  # validated by the config
             max_budget_usd=self.max_budget_usd,
-            # Every git the agent runs is confined (no hooks, fsmonitor, pager, editor...).
-            env={**git_env({}), **self.env},
-            hooks=_git_guard(sdk) if self.allows_git else None,  # type: ignore[arg-type]
+            # Every git the agent runs is confined (no hooks, fsmonitor, pager, editor, and
+            # no driver the repository's configuration names now; one it adds later refuses
+            # its git, see _git_guard).
+            env={**git_env({}, repository=request.workdir), **_process.lifeline_env(), **self.env},
+            hooks=_git_guard(sdk, request.workdir) if self.allows_git else None,  # type: ignore[arg-type]
         )
         _quiet_kill_reports()
         # Registered with the process runner before the CLI starts: an interrupt of the run
@@ -381,13 +389,22 @@ def _run_attempt(attempt: Coroutine[Any, Any, Any], watch: _Watch) -> Any:  # no
             raise
 
 
-def _git_guard(sdk: Any) -> dict[str, list[Any]]:  # noqa: ANN401 -- the optional module
-    """A PreToolUse hook that refuses the git command lines :func:`git_refusal` names."""
+def _git_guard(sdk: Any, workdir: Path) -> dict[str, list[Any]]:  # noqa: ANN401 -- the optional module
+    """A PreToolUse hook that refuses the git command lines :func:`git_refusal` names.
+
+    The drivers *workdir*'s configuration named at launch are emptied in the agent's
+    environment; one added since (the agent can write ``.git/config``) refuses its git.
+    """
+    emptied = program_keys(workdir)
 
     async def guard(data: Any, _tool_use_id: str | None, _context: Any) -> dict[str, Any]:  # noqa: ANN401
         tool_input = data.get("tool_input") if isinstance(data, dict) else None
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
-        why = git_refusal(command) if isinstance(command, str) else None
+        why = (
+            git_refusal(command, repository=workdir, neutralised=emptied)
+            if isinstance(command, str)
+            else None
+        )
         if why is None:
             return {}
         return {

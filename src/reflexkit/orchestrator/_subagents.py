@@ -20,9 +20,9 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import attrs
 import orjson
@@ -142,6 +142,19 @@ class Subagent(Protocol):
         ...
 
 
+def _command_line(argv: Sequence[str]) -> tuple[str, ...]:
+    if not argv:
+        msg = "CommandSubagent needs a command line"
+        raise ValueError(msg)
+    _check_prompt_placement(argv)
+    return tuple(argv)
+
+
+def _alternatives(patterns: Sequence[str] | None) -> re.Pattern[str] | None:
+    return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+
+@attrs.define(eq=False)
 class CommandSubagent:
     """Runs a command-line agent once per attempt.
 
@@ -175,31 +188,15 @@ class CommandSubagent:
             time runs out; no lesson about the code is in it).
     """
 
-    name: str = "command"
+    argv: tuple[str, ...] = attrs.field(converter=_command_line)
+    env: Mapping[str, str] | None = attrs.field(default=None, kw_only=True)
+    max_output_chars: int = attrs.field(default=DEFAULT_MAX_OUTPUT_BYTES, kw_only=True)
+    prompt_dir: Path | None = attrs.field(default=None, kw_only=True)
+    name: str = attrs.field(default="command", kw_only=True)
     """What attempt reports call this subagent."""
-
-    def __init__(  # noqa: PLR0913 -- the command line and how to run it
-        self,
-        argv: Sequence[str],
-        *,
-        env: Mapping[str, str] | None = None,
-        max_output_chars: int = DEFAULT_MAX_OUTPUT_BYTES,
-        prompt_dir: Path | None = None,
-        name: str = "command",
-        setup_errors: Sequence[str] = (),
-    ) -> None:
-        if not argv:
-            msg = "CommandSubagent needs a command line"
-            raise ValueError(msg)
-        _check_prompt_placement(argv)
-        self.argv = tuple(argv)
-        self.env = env
-        self.max_output_chars = max_output_chars
-        self.prompt_dir = prompt_dir
-        self.name = name
-        self.setup_errors = (
-            re.compile("|".join(f"(?:{p})" for p in setup_errors)) if setup_errors else None
-        )
+    setup_errors: re.Pattern[str] | None = attrs.field(
+        default=None, converter=_alternatives, kw_only=True
+    )
 
     def preflight(self) -> None:
         """Check that the agent program exists and can be executed.
@@ -342,45 +339,52 @@ class AgentReport:
     problems: tuple[str, ...] = ()
 
 
+_RESULT_FIELDS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    (
+        "costUsd",
+        lambda v: type(v) in {int, float} and 0 <= v < _MAX_COST,
+        "a number of dollars, 0 or more",
+    ),
+    ("turns", lambda v: type(v) is int and v >= 0, "a whole number, 0 or more"),
+    ("setupError", lambda v: isinstance(v, str), "a string"),
+)
+"""What a result file may hold: each key, what its value must be, and what is expected."""
+
+
 def read_agent_result(path: Path) -> AgentReport:
     """Read an agent's result file; a missing or bad one reports nothing, never raises.
 
     The file is read by the one safe reader (a regular file, no link, 64 KiB at most): the
     agent wrote it, so it is data, and only numbers and one bounded string come out of it.
     """
-    try:
-        raw = read_regular(path, limit=_MAX_RESULT_BYTES)
-    except FileNotFoundError:
-        return AgentReport()
-    except OSError as err:
-        return AgentReport(problems=(f"result file: {err}",))
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return AgentReport(problems=("result file: not JSON",))
-    if not isinstance(data, dict):
-        return AgentReport(problems=("result file: expected a JSON object",))
-    problems = []
-    cost = data.get("costUsd")
-    if cost is not None and (
-        isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < _MAX_COST
-    ):
-        problems.append("costUsd: expected a number of dollars, 0 or more")
-        cost = None
-    turns = data.get("turns")
-    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 0):
-        problems.append("turns: expected a whole number, 0 or more")
-        turns = None
-    setup = data.get("setupError")
-    if setup is not None and not isinstance(setup, str):
-        problems.append("setupError: expected a string")
-        setup = None
+    data, problem = _result_json(path)
+    if data is None:
+        return AgentReport(problems=(problem,) if problem else ())
+    given = [(key, data[key], valid, what) for key, valid, what in _RESULT_FIELDS if key in data]
+    good = {key: value for key, value, valid, _ in given if value is None or valid(value)}
+    problems = tuple(f"{key}: expected {what}" for key, _, _, what in given if key not in good)
+    cost, setup = good.get("costUsd"), good.get("setupError")
     return AgentReport(
         cost_usd=float(cost) if cost is not None else None,
-        turns=turns,
+        turns=good.get("turns"),
         setup_error=strip_control(setup)[:_MAX_REASON_CHARS] if setup else None,
-        problems=tuple(problems),
+        problems=problems,
     )
+
+
+def _result_json(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """The result file's JSON object, or ``None`` and why not (``""``: there is no file)."""
+    try:
+        data = orjson.loads(read_regular(path, limit=_MAX_RESULT_BYTES))
+    except FileNotFoundError:
+        return None, ""
+    except OSError as err:
+        return None, f"result file: {err}"
+    except orjson.JSONDecodeError:
+        return None, "result file: not JSON"
+    if not isinstance(data, dict):
+        return None, "result file: expected a JSON object"
+    return data, ""
 
 
 def _check_prompt_placement(argv: Sequence[str]) -> None:

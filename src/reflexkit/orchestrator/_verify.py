@@ -45,39 +45,25 @@ __all__ = [
 ]
 
 
-_SHELL_ANYWHERE = frozenset("|&;<>()`*?[]{}\n")
+_ASSIGNMENT = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*=")
+_SHELL_WORDS = re.compile(
+    r"""\\.                              # an escaped character is literal
+    | '[^']*'?                            # so is all in single quotes
+    | "(?:\\.|[^"\\$`])*"?                # double quotes, up to their end, a $ or a backtick
+    | (?P<shell>[|&;<>()`*?\[\]{}\n$] | (?<!\S)~)  # shell syntax; a ~ that starts a word
+    | .""",
+    re.DOTALL | re.VERBOSE,
+)
 
 
-def needs_shell(command: str) -> bool:  # noqa: C901 -- a small quote-aware scanner
+def needs_shell(command: str) -> bool:
     """Tell whether a command line uses shell syntax (pipes, redirections, variables ...).
 
     Characters inside single quotes never count; inside double quotes only ``$`` and a
     backtick do. A leading ``NAME=value`` assignment and a ``~`` at the start of a word count.
     """
-    if re.match(r"\s*[A-Za-z_][A-Za-z0-9_]*=", command):
-        return True
-    quote = ""
-    previous = " "
-    escaped = False
-    for char in command:
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote != "'":
-            escaped = True
-        elif quote == "'":
-            if char == "'":
-                quote = ""
-        elif quote == '"':
-            if char == '"':
-                quote = ""
-            elif char in "$`":
-                return True
-        elif char in "'\"":
-            quote = char
-        elif char in _SHELL_ANYWHERE or char == "$" or (char == "~" and previous.isspace()):
-            return True
-        previous = char
-    return False
+    words = _SHELL_WORDS.finditer(command)
+    return bool(_ASSIGNMENT.match(command)) or any(w.lastgroup == "shell" for w in words)
 
 
 @attrs.frozen(kw_only=True)
@@ -283,6 +269,37 @@ def _inside(path: Path, root: Path) -> str | None:
         return None
 
 
+@attrs.define
+class _Noted:
+    """The programs, files and folders inside *root* that the words of the checks name."""
+
+    root: Path
+    search: str  # the PATH programs are looked up on
+    programs: dict[str, _Stamp] = attrs.Factory(dict)
+    files: dict[str, _Stamp] = attrs.Factory(dict)
+    folders: list[str] = attrs.Factory(list)
+
+    def note(self, word: str, *, program: bool) -> None:
+        """Note *word* as a program (where a command starts), a file or a folder, if it is."""
+        root = self.root
+        candidate = root / word if word else root
+        if "/" not in word and program:
+            found = shutil.which(word, path=self.search)
+            relative = _inside(Path(found), root) if found else None
+            if relative is not None:
+                self.programs[relative] = _stamp(root / relative)
+                return
+        if not word or word.startswith("-") or not candidate.exists():
+            return
+        relative = _inside(candidate, root)
+        if relative is None or relative == ".":
+            return
+        if candidate.is_dir():
+            self.folders.append(relative)
+        else:
+            self.files[relative] = _stamp(root / relative)
+
+
 @attrs.frozen(kw_only=True)
 class CheckInputs:
     """What a subtask's checks run and name inside the project, noted before an attempt.
@@ -320,9 +337,7 @@ class CheckInputs:
                 os.pathsep
             )
         )
-        programs: dict[str, _Stamp] = {}
-        files: dict[str, _Stamp] = {}
-        folders: list[str] = []
+        noted = _Noted(root=root, search=search)
         for command in commands:
             try:
                 words = shlex.split(command)
@@ -331,39 +346,14 @@ class CheckInputs:
             for index, word in enumerate(words):
                 if word.startswith("-") and "=" in word:
                     word = word.split("=", 1)[1]  # noqa: PLW2901 -- --rootdir=tests
+                first = index == 0 or words[index - 1] in {"&&", "||", "|", ";"}
                 try:  # a word is any text (`python -c "<300 characters>"`): never a path error
-                    cls._note(root, search, words, index, word, (programs, files, folders))
+                    noted.note(word, program=first)
                 except (OSError, ValueError):
                     continue
-        return cls(programs=programs, files=files, folders=tuple(dict.fromkeys(folders)))
-
-    @staticmethod
-    def _note(  # noqa: PLR0913, PLR0917 -- one word of a command and where it goes
-        root: Path,
-        search: str,
-        words: list[str],
-        index: int,
-        word: str,
-        found_so_far: tuple[dict[str, _Stamp], dict[str, _Stamp], list[str]],
-    ) -> None:
-        """Note *word* of a command as a program, a file or a folder in the project, if it is."""
-        programs, files, folders = found_so_far
-        candidate = root / word if word else root
-        if "/" not in word and (index == 0 or words[index - 1] in {"&&", "||", "|", ";"}):
-            found = shutil.which(word, path=search)
-            relative = _inside(Path(found), root) if found else None
-            if relative is not None:
-                programs[relative] = _stamp(root / relative)
-                return
-        if not word or word.startswith("-") or not candidate.exists():
-            return
-        relative = _inside(candidate, root)
-        if relative is None or relative == ".":
-            return
-        if candidate.is_dir():
-            folders.append(relative)
-        else:
-            files[relative] = _stamp(root / relative)
+        return cls(
+            programs=noted.programs, files=noted.files, folders=tuple(dict.fromkeys(noted.folders))
+        )
 
     def changed_by(
         self, workdir: Path, changed: Sequence[str] | None
@@ -457,7 +447,7 @@ def modified_files(workdir: Path) -> tuple[str, ...]:
     result = run_process(
         ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
         cwd=workdir,
-        env=git_env(),  # no fsmonitor, hook or configured program of the repository runs
+        env=git_env(repository=workdir),  # no fsmonitor, hook or driver of the repository runs
         timeout_s=30,
         max_output_bytes=4 << 20,
         raw=True,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 import attrs
 
@@ -37,11 +38,22 @@ _HEADER = Pattern(
     r"|^[ \t]*(?:FAIL|ERROR):? +(?P<fail>(?!\d+ (?:tests?|failed))(?!\()\S.*?)\s*$"
     r"|^[ \t\u2502|]*\[(?:FAIL|FAILED|ERROR)\] +(?P<bracket>\S.*?)[ \t\u2502|]*$"
     r"|^(?:Failure|Error) (?:->|\u2192) (?P<arrow>\S.*?)\s*$"
-    r"|^[ \t]*(?P<dots>\S.*?) ?\.{3,} ?\*?(?:FAIL|FAILED|ERROR|failed)\*?" + _DURATION + r"\s*$"
+    r"|^[ \t]*(?P<dots>\S.*?) ?\.{3,} ?\*?(?:FAIL|FAILED|ERROR|failed|Failed)\*?"
+    + _DURATION
+    + r"\s*$"
     r"|^[ \t]*\((?:fail|FAIL|failed)\) (?P<paren>\S.*?)" + _DURATION + r"\s*$"
     r"|^[ \t]*(?:Failed|FAILED) (?P<timed>[^\s\[]+) \[<? ?\d[\d.]* ?(?:ms|s|m)\]\s*$"
     r"|^[ \t]*(?:={3,}|\*{3,}|#{3,}) (?P<deco>[^\s\[].*?) (?:FAILED|FAIL|ERROR)\s*$"
     r"|^(?P<at>\S.*?): Test Failed at (?P<atloc>\S+:\d+)\s*$"
+    # the verdict, the place in parentheses, the name: `Failure ('test-tax.R:4'): vat`
+    r"|^(?:Failure|Error|FAILURE|ERROR|Failed|FAILED) \(['\"]?(?P<ploc>[^'\"()\s]+:\d+)['\"]?\): "
+    r"(?P<pname>\S.*?)\s*$"
+    # the place, then the verdict and the name: `tests/s.scm:5: FAIL capitalize empty`
+    r"|^(?P<lloc>\S+:\d+(?::\d+)?): (?:FAIL|FAILED|ERROR) (?P<lname>\S.*?)\s*$"
+    # a numbered run's row with its verdict: `2/2 ring-wrap FAIL 0.02s exit status 1`
+    r"|^[ \t]*\d+/\d+ (?P<row>[^\s.][^\s]*) +(?:FAIL|ERROR|TIMEOUT)\b.*$"
+    # a verdict alone, its test's fields under it (rackunit's `FAILURE` then `name:`...)
+    r"|^[ \t]*(?P<bare>FAILURE|FAILED|FAIL)[ \t]*$"
     r"|^[ \t]*\d+/\d+ (?P<frac>(?!Test +#)[^\s.][^\n]*?)\.{3}"
     r"(?![.\s]|(?:OK|ok|SKIP|skip|PASS|pass)\b)\S.*$"
     r"|^(?:\d\d:\d\d )?\+\d+(?: ~\d+)? -\d+: (?:\S+\.\w+: )?(?P<ebrack>\S.*?) \[E\]\s*$"
@@ -51,7 +63,8 @@ _HEADER = Pattern(
     r"|^[ \t]*\d+ - (?P<ctest>\S+) \((?:Failed|Subprocess aborted|SEGFAULT|Timeout|"
     r"Exception|Child aborted|Not Run)\)"
     r"|^[ \t]*#[ \t]+Failed test (?P<perl>'[^'\n]*'|\S.*?)\s*$"
-    r"|^[ \t]*[\u2717\u2716\u00d7\u2718\u274c\u2715] (?P<cross>\S.*?)\s*$",
+    r"|^[ \t]*[\u2717\u2716\u00d7\u2718\u274c\u2715] "
+    r"(?P<cross>(?![Ff]ound \d|\d+ (?:problems?|errors?|warnings?|issues?)\b|\|)\S.*?)\s*$",
     M,
 )
 """A failing test's header; the group that matched holds its id (or a location, ``arrow``)."""
@@ -64,7 +77,7 @@ _BODY_END = Pattern(
     r"^(?:Finished in |Failed examples:|Test Summary|FAILURES!|ERRORS!|Tests?:|Ran \d|"
     r"\d+ (?:examples?|tests?|runs?|specs?|successes|passed|failed)\b|Randomized with seed|"
     r"Time: \d|OK \(|FAILED \(|Total Test time|The following tests FAILED|There (?:was|were) "
-    r"\d+ |-{20,}|={20,}|\u23af{6,})"
+    r"\d+ |-{20,}|={20,}|\u23af{6,}|[\u2500\u2550]{6,}|(?:Ok|OK|Fail|Skipped|Timeout):\s+\d+\s*$)"
 )
 """Lines that close the last block: the runner's summary or its next section."""
 _MESSAGE = Pattern(
@@ -90,7 +103,7 @@ _PAIR = Pattern(
 )
 _NOISE = Pattern(
     r"^\s*(?:\d+\s*[|\u2502]|[|\u2502]|[\^~\s]+$|\.\.\.$|---$|code:\s*$|stacktrace:|Stack trace:|"
-    r"#\d+ \{main\}|\(compared using|Diff:|@@|[<>]{3}|\S+ = \S+$)"
+    r"#\d+ \{main\}|\(compared using|Diff:|@@|[<>]{3}|\S+ = \S+$|#?\s*[\w ]+\s{2,}\d+\s*$)"
 )
 _LOCATION = Pattern(
     r'File "(?P<py>[^"\n]+)", line (?P<pyline>\d+)(?:, characters \d+-\d+)?'
@@ -126,6 +139,9 @@ class Block:
         location: Its first location in the project's own files, verbatim.
         verdict: The line that gave the test's verdict (``name ... FAIL``), when it is the
             header: the message when its body has none.
+        weak: The header is an ``ERROR x`` line whose id names no test (``ERROR: In
+            procedure f:``, ``ERROR TS2322: ...``): a program's or compiler's error line as
+            often as a test's, a test only where the output's verdict says tests ran.
     """
 
     test: str
@@ -133,6 +149,7 @@ class Block:
     pairs: list[str] = attrs.field(factory=list)
     location: str = ""
     verdict: str = ""
+    weak: bool = False
 
     def fact(self) -> str:
         """Return the block as one quotable line: id, message, pair, location."""
@@ -213,22 +230,10 @@ def own_location(text: str) -> str:
 def read_blocks(text: str) -> list[Block]:
     """Return the failing tests printed in *text*, each with the facts printed under it."""
     lines = text.splitlines()
-    starts: list[tuple[int, re.Match[str]]] = []
-    for index, line in enumerate(lines):
-        if len(line) > 300:  # noqa: PLR2004 -- a header is a short line
-            continue
-        match = _HEADER.match(line)
-        if match is not None:
-            starts.append((index, match))
+    starts = _headers(lines)
     blocks: dict[str, Block] = {}
-    for number, (index, match) in enumerate(starts):
-        if match.lastgroup in _VERDICT_LAST:  # the test printed its failure, then its verdict
-            begin = starts[number - 1][0] + 1 if number else 0
-            body = lines[max(begin, index - _BODY_LINES) : index]
-        else:
-            end = starts[number + 1][0] if number + 1 < len(starts) else len(lines)
-            body = lines[index + 1 : min(end, index + 1 + _BODY_LINES)]
-        block = _block(match, body)
+    for number, (_, match) in enumerate(starts):
+        block = _block(match, _body_of(lines, starts, number))
         if block is None:
             continue
         # a progress line, then the report (or a closing line naming the id alone): one block
@@ -240,6 +245,34 @@ def read_blocks(text: str) -> list[Block]:
     for block in blocks.values():
         block.message = block.message or block.verdict
     return list(blocks.values())
+
+
+_HEADER_LINE = 300
+"""A header is a short line: longer ones are not tried."""
+
+
+def _headers(lines: list[str]) -> list[tuple[int, re.Match[str]]]:
+    """The failing tests' header lines: their index and the shape that matched."""
+    starts: list[tuple[int, re.Match[str]]] = []
+    for index, line in enumerate(lines):
+        match = _HEADER.match(line) if len(line) <= _HEADER_LINE else None
+        if match is not None:
+            starts.append((index, match))
+    return starts
+
+
+def _body_of(lines: list[str], starts: list[tuple[int, re.Match[str]]], number: int) -> list[str]:
+    """The lines of the *number*-th block: below its header, or above it.
+
+    A runner that prints the failure before its verdict (``(fail) a > b``) has the block's
+    lines above the header, back to the previous one.
+    """
+    index, match = starts[number]
+    if match.lastgroup in _VERDICT_LAST:
+        begin = starts[number - 1][0] + 1 if number else 0
+        return lines[max(begin, index - _BODY_LINES) : index]
+    end = starts[number + 1][0] if number + 1 < len(starts) else len(lines)
+    return lines[index + 1 : min(end, index + 1 + _BODY_LINES)]
 
 
 _VERDICT_LAST = frozenset({"paren"})
@@ -266,37 +299,93 @@ def _block(match: re.Match[str], body: list[str]) -> Block | None:
         test, where = placed["id"], placed["loc"]
     if not test or len(test) > 200:  # noqa: PLR2004 -- an id, not a paragraph
         return None
-    block = Block(test=test, location=where)
+    block = Block(test=test, location=where, weak=kind == "fail" and _is_weak(match, test))
     _read_body(block, _until_end(body))
     if kind in {"colon", "dots"}:
         block.verdict = clip(match.group(0).strip(), _MESSAGE_LIMIT)
     if kind == "atloc":  # `name: Test Failed at f:7`, then its Expression/Evaluated pair
         block.message = clip(match.group(0).strip(), _MESSAGE_LIMIT)
+    if kind == "bare" and "message" in _fields(body):
+        block.message = clip(_fields(body)["message"], _MESSAGE_LIMIT)
+    if kind == "row":  # a runner's row: the verdict is the message when nothing else is
+        block.verdict = clip(match.group(0).strip(), _MESSAGE_LIMIT)
     if kind == "frac":  # `1/2 name...expected 4, found 3`: the header says what failed
         block.message = clip(match.group(0).strip().split(" ", 1)[1], _MESSAGE_LIMIT)
     return block
 
 
-def _id_of(kind: str, match: re.Match[str], body: list[str]) -> tuple[str, str, list[str]] | None:
-    """The test's id as its header shape prints it, its location if printed there, the body."""
-    test = (match[kind] or "").strip()
-    where = ""
-    if kind == "num" and _ID_BELOW.match(test):
+_TEST_ID = Pattern(r"(?i)test|::|#|\w\.\w+\)| > | \u203a |/")
+"""What a test's id holds and an error's message seldom does: ``test``, ``a::b``, ``C#m``,
+``x (mod.Class)``, ``a > b``, ``a/b``."""
+
+
+def _is_weak(match: re.Match[str], test: str) -> bool:
+    """Whether an ``ERROR``/``FAIL`` header is an error line more likely than a test's."""
+    return match.group(0).lstrip().startswith("ERROR") and not _TEST_ID.search(test)
+
+
+_Named = tuple[str, str, list[str]]
+"""A block's test id, its location if the header prints one, and the body under it."""
+
+
+def _numbered(match: re.Match[str], body: list[str]) -> _Named | None:
+    test = match["num"].strip()
+    if _ID_BELOW.match(test):  # minitest's `1) Failure:`: the id is on the next line
         if not body:
             return None
         test, body = body[0].strip(), body[1:]
-    if kind == "perl":  # `#   Failed test 'name'`: the phrase is how the id is printed
-        test = match.group(0).strip().lstrip("#").strip()
-    if kind == "tap":  # the TAP line is the test's id: `not ok 3 - name`
-        test = match.group(0).split(" #", 1)[0].strip()
-    if kind == "arrow":  # busted: the header is the location, the test's name is below
-        where, test = test, (body[0].strip() if body else "")
-        body = body[1:]
-    if kind == "atloc":  # `name: Test Failed at file:line`
-        test, where = match["at"], match["atloc"]
-    if kind == "num" and test.endswith(":") and len(test) > 1:
+    if test.endswith(":") and len(test) > 1:
         test = test[:-1]
-    return test, where, body
+    return test, "", body
+
+
+def _below_its_place(match: re.Match[str], body: list[str]) -> _Named:
+    """busted: the header is the location, the test's name is below."""
+    return (body[0].strip() if body else ""), match["arrow"].strip(), body[1:]
+
+
+def _by_its_fields(_match: re.Match[str], body: list[str]) -> _Named:
+    """Rackunit's bare ``FAILURE``: the fields say which test, its place, else its name."""
+    fields = _fields(body)
+    return fields.get("location") or fields.get("name") or fields.get("test") or "", "", body
+
+
+_ID_READERS: dict[str, Callable[[re.Match[str], list[str]], _Named | None]] = {
+    "num": _numbered,
+    "arrow": _below_its_place,
+    "bare": _by_its_fields,
+    # `#   Failed test 'name'`: the phrase is how the id is printed
+    "perl": lambda m, body: (m.group(0).strip().lstrip("#").strip(), "", body),
+    # the TAP line is the test's id: `not ok 3 - name`
+    "tap": lambda m, body: (m.group(0).split(" #", 1)[0].strip(), "", body),
+    "atloc": lambda m, body: (m["at"], m["atloc"], body),  # `name: Test Failed at f:7`
+    "pname": lambda m, body: (m["pname"], m["ploc"], body),  # `Failure ('f.R:4'): name`
+    # `f.scm:5: FAIL name`: the place is how the id is printed
+    "lname": lambda m, body: (m.group(0).strip(), m["lloc"], body),
+}
+"""How a header shape prints its test's id, where that is not simply its group."""
+
+
+def _id_of(kind: str, match: re.Match[str], body: list[str]) -> _Named | None:
+    """The test's id as its header shape prints it, its location if printed there, the body."""
+    reader = _ID_READERS.get(kind)
+    if reader is not None:
+        return reader(match, body)
+    return (match[kind] or "").strip(), "", body
+
+
+_FIELD = Pattern(r"^\s*(?P<key>[a-z]+):\s+(?P<value>\S.*?)\s*$")
+
+
+def _fields(body: list[str]) -> dict[str, str]:
+    """The ``key: value`` fields at the top of a block's body (rackunit, TAP's YAML)."""
+    fields: dict[str, str] = {}
+    for line in body:
+        field = _FIELD.match(line)
+        if field is None:
+            break
+        fields.setdefault(field["key"], field["value"].strip('"'))
+    return fields
 
 
 def _until_end(body: list[str]) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from reflexkit.readers._agent import parse_agent
 from reflexkit.readers._coverage import parse_coverage_gate
-from reflexkit.readers._cxx import parse_cmake
+from reflexkit.readers._cxx import parse_cmake, parse_ctest
 from reflexkit.readers._go import parse_go_diagnostics, parse_go_panic, parse_go_test
 from reflexkit.readers._java import parse_java_trace, parse_javac
 from reflexkit.readers._javascript import (
@@ -109,6 +109,12 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         lambda t, f: parse_go_test(t, f.command),
         ("--- FAIL: ", "FAIL\t", "panic: test timed out"),
         815,
+    ),
+    Reader(
+        "ctest",
+        lambda t, _f: parse_ctest(t),
+        ("tests failed out of", "No tests were found"),
+        812,
     ),
     # 700: type checkers
     Reader("mypy", lambda t, _f: parse_mypy(t), (": error: ",), 760),

@@ -41,7 +41,7 @@ _ERROR_LINE = Pattern(
     r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
     r"|^\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
     r"fatal error|Uncaught\b|Unhandled\b|[✗✖\u00d7✘❌]|\[(?:ERROR|FAIL|FATAL)\])"
-    r"|\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at )"
+    r"|\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at |@)"
     r"|\berror (?:TS|CS|C|LNK)\d+"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Killed)\b"
     r"|\b(?:syntax|parse|compile|compilation|fatal|type|runtime|internal) errors?\b"
@@ -59,7 +59,7 @@ _ERROR_LINE = Pattern(
 _DIAGNOSTIC = Pattern(
     # a line that starts with a location, or a rule code, and goes on with a message
     r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
-    r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S"
+    r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S|^\s*\d+: [A-Z]{1,3}\d{1,4} \S"
     r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
     r"|^\s*\^[-~^]*\s+[A-Z]{1,4}\d{2,5}\b"  # a caret under the code: "^-- SC2086 (info): ..."
     r"|^\S+: (?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+:\s+\S"  # "prog: file:line: msg"
@@ -85,22 +85,26 @@ _NOT_AN_ERROR = Pattern(
 _ZERO_ERRORS = Pattern(r"(?i)\b0 (?:errors?|failed|failures)\b|^[\w()-][\w ()-]*: 0\s*$")
 """A count of no errors, or ``name: 0`` (tried only on a line holding ``0``)."""
 _CODE = Pattern(
-    r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[a-z]+)+)\]"
-    r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$",
+    r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[\w.]+)+)(?:,[^\]\n]*)?\]"
+    r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$"
+    r"|^(?P<lead>[a-z][a-z\d]*(?:-[a-z\d]+)+)(?:\[[\w-]+\])?: \S",
     M,
 )
+_MAX_CODES = 5
 _PAIR = Pattern(
     r"^\s*(?:#\s*|//\s*)?(?:[-+]\s)?(?P<key>expected|actual|received|got|want(?:ed)?|left|right|"
     r"Expected|Actual|Received|Got|Want|Left|Right|expect|but was|but got)\b\s*[:=]?\s*\S.*",
     M,
 )
 _SUMMARY = Pattern(
-    r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?)\b.*$"
+    r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?|offen[cs]es?|"
+    r"violations?|broken)\b.*$|^.*\b(?:Findings|Violations|Offenses|Issues): [1-9].*$"
     r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
 _SUMMARY_NEEDLE = Pattern(
-    r"\d (?:fail|error|problem|test)|Tests?:\s|FAILED \(|(?:#|\u2139) (?:fail|not ok) \d"
+    r"\d (?:fail|error|problem|test|offen|violation|broken)|Tests?:\s|FAILED \(|"
+    r"(?:#|\u2139) (?:fail|not ok) \d|(?:Findings|Violations|Offenses|Issues): [1-9]"
 )
 """Every summary line holds one of these: the lines that do are the only ones read."""
 _TEST_SHAPE = Pattern(
@@ -109,19 +113,34 @@ _TEST_SHAPE = Pattern(
     M,
 )
 _COMPILE_SHAPE = Pattern(
-    r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+"
-    # OCaml's `File "x.ml", line 5, characters 2-9:` then `Error:`
-    r"|^File \"[^\"\n]+\", line \d+, characters \d+-\d+:\n(?:.*\n){0,6}?Error: ",
+    r"^\S+\.\w+:\d+(?:[:.]\d+)?(?:-\d+(?:[:.]\d+)?)?:\s*(?:fatal )?error\b"
+    r"|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+"
+    # `f.pas(16,10) Error:`, `f.nim(10, 18) Error:`: a place in parentheses, then the error
+    r"|^\S+\.\w+\(\d+(?:, ?\d+)?\):? (?:[Ee]rror|Fatal)\b"
+    # a place alone (OCaml's `File "x.ml", line 5, characters 2-9:`, gfortran's `f.f90:6:8:`),
+    # the source line under it, then `Error:`
+    r"|^(?:File \"[^\"\n]+\", line \d+, characters \d+-\d+|\S+\.\w+:\d+(?::\d+)?):\n"
+    r"(?:.*\n){0,8}?Error: "
+    # an error's class, then the place a renderer prints under it (`--> f.sol:10:25:`)
+    r"|^\w*Error: [^\n]*\n\s*--> \S+:\d+",
     M,
 )
 _LOCATED_MESSAGE = Pattern(
-    r"^\S+\.[a-z]\w{0,5}:\d+:\d+: (?![Ww]arning|note|info|hint)[a-z][a-z]+ [^\n]*$", M
+    r"^\S+\.[a-z]\w{0,5}:\d+:\d+: (?![Ww]arning|note|info|hint)"
+    r"(?:[a-z][a-z]+|\"[^\"\n]+\") [^\n]*$",
+    M,
 )
-"""A compiler's ``file.erl:7:27: variable 'X' is unbound``: a located message, no rule code."""
+"""A compiler's ``file.erl:7:27: variable 'X' is unbound`` (or protoc's ``f.proto:8:3: "Money"
+is not defined.``): a located message, no rule code."""
 _RUNTIME_SHAPE = Pattern(
     r"^\s*(?:Traceback|panic:|Exception in thread|Uncaught|thread '.*' panicked)"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Bus error)\b"
-    r"|^\s+at \S.*[:(]\d+|^[A-Z][\w.]*(?:Error|Exception)\b",
+    r"|^\s+at \S.*[:(]\d+|^[A-Z][\w.]*(?:Error|Exception)\b|^Exception: \S"
+    # an exception no handler caught, in any language's words (`raised CONSTRAINT_ERROR`,
+    # `Unhandled TYPE-ERROR`, `Unhandled exception:`)
+    r"|^\s*(?:[Uu]nhandled|[Uu]ncaught|raised) (?:exception\b|[\w.:-]*(?:ERROR|Error|Exception)\b)"
+    # a program's stack, printed as it died (Guile's, SBCL's, CHICKEN's)
+    r"|^\s*(?:Backtrace(?: for)?:|Call history:)",
     M,
 )
 _NUMBER = Pattern(r"\d+")
@@ -148,10 +167,17 @@ _VERDICT = Pattern(
 _QUOTED_COMMAND = Pattern(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']")
 _BARE_TRAILER = Pattern(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
 _HINT = Pattern(
-    r"^\s*(?:hint|help|Hint|HINT|note: Hint|suggestion|Suggestion|Did you mean|did you mean|"
+    r"^\s*(?:- )?(?:hint|help|Hint|HINT|note: Hint|suggestion|Suggestion|Did you mean|did you mean|"
+    r"Did you (?:remember|forget) to|"
     r"To fix|Try|Run|Use|\(use)\b ?:?\s*(?P<hint>.*\S)",
     M,
 )
+_LOG = Pattern(
+    r"^\s*(?:Full log written to|A complete log of this run can be found in:?|Check the log at|"
+    r"See the log at|[Ll]og file:|[Ss]ee (?:the )?log(?: file)?:?) \S+$",
+    M,
+)
+"""Where the tool wrote what it did not print: the details of the failure are there."""
 _STYLISH_ROW = Pattern(r"^\d+:\d+\s")
 _STYLISH_FILE = Pattern(r"^(?P<file>[^\s:]+\.\w+)$", M)
 _ERROR_WORD = Pattern(r"(?i)\berror\b")
@@ -161,30 +187,38 @@ def _score(line: str, own: tuple[str, ...]) -> int:
     """Rank an output line: error shapes high, project files higher, library paths lower."""
     if _NOT_AN_ERROR.match(line) or ("0" in line and _ZERO_ERRORS.search(line.strip())):
         return 0
-    score = 0
     digit = _DIGIT.search(line) is not None
-    low = line.lower()
-    if _may_be_an_error_line(line, low) and _ERROR_LINE.search(line):
-        score = 3
-    elif digit and _DIAGNOSTIC.match(line):  # a location or a rule code: a digit either way
-        score = 2
-    elif _may_be_weak(low) and _WEAK_LINE.search(line):
-        score = 1
+    score = _shape_score(line, digit=digit)
     if not score:
         return 0
     if score > 1 and _LESSER.search(line) and not _ERROR_WORD.search(line):
         score -= 1
     score += _adjustment(line)
-    locations = find_locations(line) if digit else []
-    if locations:
-        paths = [_location_path(loc) for loc in locations]
-        if any(not is_library_path(p) for p in paths):
-            score += 1
-            if own and any(p.endswith(own) or any(o in p for o in own) for p in paths):
-                score += 1
-        else:
-            score -= 1
-    return score
+    return score + (_location_score(line, own) if digit else 0)
+
+
+def _shape_score(line: str, *, digit: bool) -> int:
+    """The line's shape: 3 an error line's, 2 a diagnostic's, 1 a weak line's, 0 none.
+
+    A diagnostic starts with a place or a rule code; a weak line says could not, missing ...
+    """
+    low = line.lower()
+    if _may_be_an_error_line(line, low) and _ERROR_LINE.search(line):
+        return 3
+    if digit and _DIAGNOSTIC.match(line):  # a location or a rule code: a digit either way
+        return 2
+    return 1 if _may_be_weak(low) and _WEAK_LINE.search(line) else 0
+
+
+def _location_score(line: str, own: tuple[str, ...]) -> int:
+    """+1 for a place in the project, +2 in a file the attempt changed, -1 in a library."""
+    paths = [_location_path(loc) for loc in find_locations(line)]
+    if not paths:
+        return 0
+    if all(is_library_path(p) for p in paths):
+        return -1
+    mine = own and any(p.endswith(own) or any(o in p for o in own) for p in paths)
+    return 2 if mine else 1
 
 
 _BRACKET_CODE = Pattern(r"\[[A-Z]{1,4}\d{2,5}\b")
@@ -255,32 +289,14 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
     above the stack, which states it. With *strict* (warnings treated as errors, said by the
     output's verdict) a warning line is an error line.
     """
-    stack = [bool(_STACK_HEADER.match(line) or _FRAME.search(line)) for line in lines]
-    stack.append(False)
-    scored = [
-        (index, _ranked(line, own, strict=strict, frame=stack[index], above=stack[index + 1]))
-        for index, line in enumerate(lines)
-    ]
-    strong = [(i, s) for i, s in scored if s >= 2]  # noqa: PLR2004 -- an error shape at least
-    strong.sort(key=lambda pair: (-pair[1], pair[0]))
-    first = min((i for i, _ in strong), default=0)
-    # weak lines (could not, missing ...) after the first error line explain it
-    weak = [(i, s) for i, s in scored if s == 1 and i > first] if strong else scored
-    weak = [(i, s) for i, s in weak if s > 0]
-    chosen = strong + weak[: max(_MIN_FACTS - len(strong), 0)]
     picked: list[str] = []
     shapes: set[str] = set()
     used = 0
-    for index, _ in chosen:
+    for index in _candidates(lines, own, strict=strict):
         shape = _NUMBER.sub("#", lines[index].strip())
         if shape in shapes or _repeats_an_identifier(lines[index], picked):
             continue
-        line = _PADDING.sub("  ", _with_continuation(lines, index))
-        line = _with_place(lines, index, line)
-        line = _with_label(lines, index, line)
-        line = _with_location_below(lines, index, line)
-        kept = line.strip() if line.lstrip().startswith("** (") else line.strip(_DECORATION)
-        fact = clip(kept.strip(), _LINE_LIMIT)
+        fact = _as_fact(lines, index)
         if any(fact in p for p in picked) or (picked and used + len(fact) > _FACT_BUDGET):
             continue
         shapes.add(shape)
@@ -289,6 +305,52 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
         if len(picked) == _MAX_FACTS:
             break
     return picked
+
+
+def _candidates(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list[int]:
+    """The indexes of the lines worth quoting: error lines best first, then weak lines.
+
+    Weak lines (could not, missing ...) after the first error line explain it; without an
+    error line, the weak lines are all there is.
+    """
+    scored = _scores(lines, own, strict=strict)
+    strong = [(i, s) for i, s in scored if s >= 2]  # noqa: PLR2004 -- an error shape at least
+    strong.sort(key=lambda pair: (-pair[1], pair[0]))
+    first = min((i for i, _ in strong), default=0)
+    weak = [(i, s) for i, s in scored if s == 1 and i > first] if strong else scored
+    weak = [(i, s) for i, s in weak if s > 0]
+    return [i for i, _ in strong + weak[: max(_MIN_FACTS - len(strong), 0)]]
+
+
+def _scores(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list[tuple[int, int]]:
+    """Each line's index and rank; a finding headed by its rule id, its place below, first."""
+    stack = [bool(_STACK_HEADER.match(line) or _FRAME.search(line)) for line in lines]
+    stack.append(False)
+    return [
+        (index, 4 if _RULE_FINDING.match(line) and _placed_below(lines, index) else rank)
+        for index, line in enumerate(lines)
+        for rank in [_ranked(line, own, strict=strict, frame=stack[index], above=stack[index + 1])]
+    ]
+
+
+def _as_fact(lines: list[str], index: int) -> str:
+    """The line at *index* as quoted: with what completes it around it, undecorated, clipped."""
+    line = _PADDING.sub("  ", _with_continuation(lines, index))
+    line = _with_place(lines, index, line)
+    line = _with_label(lines, index, line)
+    line = _with_location_below(lines, index, line)
+    kept = line.strip() if line.lstrip().startswith("** (") else _undecorated(line)
+    return clip(kept.strip(), _LINE_LIMIT)
+
+
+_TRAILING_MARK = Pattern(r"(?<=\w)[!*]$")
+
+
+def _undecorated(line: str) -> str:
+    """The line without its decoration (``=== x ===``, ``**x**``), a sentence's ``!`` kept."""
+    kept = line.strip().strip(_DECORATION)
+    mark = _TRAILING_MARK.search(line.strip())
+    return kept + mark.group(0) if mark is not None and not kept.endswith(mark.group(0)) else kept
 
 
 def _ranked(line: str, own: tuple[str, ...], *, strict: bool, frame: bool, above: bool) -> int:
@@ -303,7 +365,21 @@ def _ranked(line: str, own: tuple[str, ...], *, strict: bool, frame: bool, above
     score = _score(line, own)
     if above and _WORDS.search(line):
         score = max(score, 2) + 2  # the message a stack trace explains
+    if _RULE_FINDING.match(line) or _RULE_ALONE.match(line):
+        score = max(score, 2)  # a checker's finding headed by its rule id
     return score
+
+
+def _placed_below(lines: list[str], index: int) -> bool:
+    """Whether the line under a rule-headed finding is its place (``f.yml:4 ...``)."""
+    return index + 1 < len(lines) and _PLACE_ALONE.match(lines[index + 1]) is not None
+
+
+_RULE_FINDING = Pattern(r"^[a-z][a-z\d]*(?:-[a-z\d]+)+(?:\[[\w-]+\])?: [A-Z`\"'][^\n]*$")
+"""A finding that opens with its rule id (``package-latest: Package installs should ...``),
+its place on the line below."""
+_RULE_ALONE = Pattern(r"^\s*[^\w\s]{0,4}\s*[a-z][a-z\d]*(?:-[a-z\d]+)+\s*$")
+"""A rule id alone on its line, a finding's header (``\u276f\u2771 no-yaml-load``)."""
 
 
 def _repeats_an_identifier(line: str, picked: list[str]) -> bool:
@@ -342,7 +418,13 @@ def _with_location_below(lines: list[str], index: int, line: str) -> str:
     if index + 1 >= len(lines) or find_locations(line):
         return line
     below = _LOCATION_BELOW.match(lines[index + 1])
+    if below is None and _RULE_FINDING.match(lines[index]):
+        below = _PLACE_ALONE.match(lines[index + 1])
     return f"{line} at {below['loc']}" if below is not None else line
+
+
+_PLACE_ALONE = Pattern(r"^\s*(?P<loc>[\w./-]+\.\w+:\d+(?::\d+)?)(?:\s|$)")
+"""A line that opens with a place: where the rule-headed finding above it is."""
 
 
 def _with_label(lines: list[str], index: int, line: str) -> str:
@@ -373,9 +455,25 @@ def _with_place(lines: list[str], index: int, line: str) -> str:
     return line
 
 
+_ANNOUNCES_A_LIST = Pattern(r"(?:\([1-9]\d*\)|\b[Ff]ound [1-9]\d* [^\n]*[.!])$")
+"""A line that announces the items below it: ``Unused files (1)``, ``Found 1 cycle!``."""
+_FIELD_BELOW = Pattern(r"^\s+[a-z][a-z ]{2,30}: [^\s=;(){}][^=;(){}]*$")
+"""An indented ``for module path: x`` under an error: the error's own detail (not a line of
+code such as ``const rate: u32 = f();``)."""
+
+
 def _with_continuation(lines: list[str], index: int) -> str:
-    """Return the line, joined to its indented next line when it ends in ``:`` (a header)."""
+    """Return the line, joined to its next line when it heads it.
+
+    A header (``...:``) heads its indented or plain next line; a line that announces a
+    list (``Unused files (1)``) heads its first item; an error heads its indented ``key:
+    value`` detail (``for module path: json-pointer``).
+    """
     line = lines[index].strip()
+    if index + 1 < len(lines) and (
+        _ANNOUNCES_A_LIST.search(line) or _FIELD_BELOW.match(lines[index + 1])
+    ):
+        return f"{line} {lines[index + 1].strip()}"
     if line.endswith(":") and index + 1 < len(lines):
         following = lines[index + 1]
         indent = len(lines[index]) - len(lines[index].lstrip())
@@ -402,7 +500,8 @@ _SHAPES = (
     (("error", "Error: "), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
-      "Aborted", "Bus error", "at ", "Error"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
+      "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",
+      "Call history"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
 )  # fmt: skip
 """The shapes of a failure type, each tried only when one of its words is in the output
 (a substring test is a fraction of a pattern's pass over every line)."""
@@ -433,58 +532,93 @@ def parse_generic(
     """
     window = _window(text)
     lines = [line for line in window.splitlines() if line.strip()]
-    own = tuple(f for f in files_modified if f)
     proof = verdict(window)
-    findings = Findings(
-        tool="command",
-        failure_type=proof.failure_type if proof else _shape_type(window),
-        evidence=proof.line if proof else "",
-    )
+    findings = _started(window, proof, exit_code)
     code = f" with exit code {exit_code}" if exit_code is not None else ""
-    signal = signal_exit(exit_code)
-    if signal:
-        findings.details.append(signal)
     if not lines:
-        findings.headline = f"The command failed{code} and printed nothing."
-        findings.advice = (
-            "Nothing was printed, so the failure is not explained: re-run the command with "
-            "verbose output (or run its steps one by one) to see which step fails and why."
-        )
-        findings.confidence = 0.1
-        return findings
+        return _printed_nothing(findings, code)
     if proof is not None and proof.setup:
         return _could_not_run(findings, proof, lines)
     blocks = read_blocks(window)
     if _are_tests(blocks, proof):
         return _failing_tests(findings, blocks, window, command)
-    strict = bool(proof) and any(word in proof.line for word in _STRICT) if proof else False
-    facts = _error_lines(lines, own, strict=strict)
+    own = tuple(f for f in files_modified if f)
+    strict = proof is not None and any(word in proof.line for word in _STRICT)
+    facts = _error_lines(lines, own, strict=strict) or _diff_files(window)
     if not facts:
-        findings.facts = [clip(line.strip(), _LINE_LIMIT) for line in lines[-2:]]
-        findings.headline = (
-            f"The command failed{code}; its output has no error line in a format reflexkit "
-            "knows, so its last lines are quoted."
-        )
-        findings.advice = (
-            "Read the quoted lines and reproduce the failure with the same command before "
-            "changing code; re-run it with verbose output to see what failed."
-        )
-        findings.confidence = 0.2
-        return findings
+        return _last_lines(findings, lines, code)
     findings.facts = facts
-    rows = any(_STYLISH_ROW.match(fact) for fact in facts)
-    header = _STYLISH_FILE.search(window) if rows else None
-    if header is not None:
-        findings.details.append(f"in {header['file']}")
+    _add_stylish_file(findings, window)
     _add_context(findings, window, own, closing=proof is None or proof.closing)
+    return _by_shape(findings, code, exit_code)
+
+
+def _by_shape(findings: Findings, code: str, exit_code: int | None) -> Findings:
+    """Error lines found by their shape: the headline, the advice of their kind, the step."""
     findings.headline = (
         f"The command failed{code}; no reader knows its output's format, so these are its "
         "error lines by their shape."
     )
-    _advise(findings, KILLED if killed(exit_code) else error_kind(" ".join(facts)))
-    findings.steps.append(f"Reproduce it: re-run the command and look at `{clip(facts[0], 90)}`.")
+    _advise(findings, KILLED if killed(exit_code) else error_kind(" ".join(findings.facts)))
+    findings.steps.append(
+        f"Reproduce it: re-run the command and look at `{clip(findings.facts[0], 90)}`."
+    )
     findings.confidence = 0.4
     return findings
+
+
+def _started(window: str, proof: Verdict | None, exit_code: int | None) -> Findings:
+    """The findings' type and evidence from the verdict (else the shape), and the signal."""
+    findings = Findings(
+        tool="command",
+        failure_type=proof.failure_type if proof else _shape_type(window),
+        evidence=proof.line if proof else "",
+    )
+    signal = signal_exit(exit_code)
+    if signal:
+        findings.details.append(signal)
+    return findings
+
+
+def _printed_nothing(findings: Findings, code: str) -> Findings:
+    findings.headline = f"The command failed{code} and printed nothing."
+    findings.advice = (
+        "Nothing was printed, so the failure is not explained: re-run the command with "
+        "verbose output (or run its steps one by one) to see which step fails and why."
+    )
+    findings.confidence = 0.1
+    return findings
+
+
+def _last_lines(findings: Findings, lines: list[str], code: str) -> Findings:
+    """No error line in any shape: the output's last lines, quoted as they are."""
+    findings.facts = [clip(line.strip(), _LINE_LIMIT) for line in lines[-2:]]
+    findings.headline = (
+        f"The command failed{code}; its output has no error line in a format reflexkit "
+        "knows, so its last lines are quoted."
+    )
+    findings.advice = (
+        "Read the quoted lines and reproduce the failure with the same command before "
+        "changing code; re-run it with verbose output to see what failed."
+    )
+    findings.confidence = 0.2
+    return findings
+
+
+def _add_stylish_file(findings: Findings, window: str) -> None:
+    """Rows of a stylish report (``7:4  error  ...``) name their file on the line above."""
+    if any(_STYLISH_ROW.match(fact) for fact in findings.facts):
+        header = _STYLISH_FILE.search(window)
+        if header is not None:
+            findings.details.append(f"in {header['file']}")
+
+
+_DIFF_FILE = Pattern(r"^\+\+\+ (?P<file>\S+)[^\n]*\n@@ ", M)
+
+
+def _diff_files(window: str) -> list[str]:
+    """The ``+++ file`` lines of a unified diff: a formatter's check names the files so."""
+    return [m.group(0).split("\n", 1)[0] for m in _DIFF_FILE.finditer(window)][:_MAX_FACTS]
 
 
 def _advise(findings: Findings, kind: ErrorKind | None) -> None:
@@ -516,23 +650,42 @@ def _add_context(
     where = _own_locations(window, findings.facts, own)
     if where:
         findings.details.append("at " + ", ".join(where))
-    hints = [m["hint"] for m in _HINT.finditer(window)]
-    commands = [m["cmd"] for hint in hints for m in _QUOTED_COMMAND.finditer(hint)]
-    findings.hints = dedupe(clip(h, 160) for h in [*commands, *hints])[:2]
+    findings.hints = _hints(window)
     pairs = dedupe(clip(m.group(0).strip(), 160) for m in _PAIR.finditer(window))
     findings.details.extend(p for p in pairs[:2] if p not in quoted)
-    codes = dedupe(m["slug"] or m["rule"] or m.group(0) for m in _CODE.finditer(window))
-    unquoted = [c for c in codes if c not in quoted][:3]
-    if unquoted:
-        findings.details.append("codes " + ", ".join(unquoted))
-    summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
-    if findings.evidence and findings.evidence not in quoted and closing:
-        findings.summary = clip(findings.evidence, 160)
-    elif summaries and summaries[-1] not in quoted:
-        findings.summary = clip(summaries[-1], 160)
+    codes = _codes(window, quoted)
+    if codes:
+        findings.details.append("codes " + ", ".join(codes))
+    findings.summary = _summary(findings.evidence if closing else "", window, quoted)
     calls = _CALLS.search(window)  # R's call chain: its stack, innermost last
     if calls is not None and calls.group(0) not in quoted:
         findings.details.append(clip(calls.group(0), 160))
+
+
+def _hints(window: str) -> list[str]:
+    """The tool's own hints, the commands they quote first, and where its log is."""
+    hints = [m["hint"] for m in _HINT.finditer(window)]
+    hints += [m.group(0).strip() for m in _LOG.finditer(window)]
+    commands = [m["cmd"] for hint in hints for m in _QUOTED_COMMAND.finditer(hint)]
+    return dedupe(clip(h, 160) for h in [*commands, *hints])[:2]
+
+
+def _codes(window: str, quoted: str) -> list[str]:
+    """The rule ids and error codes the quoted lines do not show."""
+    codes = dedupe(
+        m["slug"] or m["rule"] or m["lead"] or m.group(0) for m in _CODE.finditer(window)
+    )
+    return [c for c in codes if c not in quoted][:_MAX_CODES]
+
+
+def _summary(closing: str, window: str, quoted: str) -> str:
+    """The verdict line that closes the run, else the last summary line, if not quoted."""
+    if closing and closing not in quoted:
+        return clip(closing, 160)
+    summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
+    if summaries and summaries[-1] not in quoted:
+        return clip(summaries[-1], 160)
+    return ""
 
 
 def _could_not_run(findings: Findings, proof: Verdict, lines: list[str]) -> Findings:
@@ -583,10 +736,16 @@ def _are_tests(blocks: list[Block], proof: Verdict | None) -> bool:
         return False
     if proof is not None:
         return proof.failure_type is FailureType.TEST_FAILURE
-    return any(b.message or b.pairs for b in blocks)
+    return any((b.message or b.pairs) and not b.weak for b in blocks)
 
 
 _RERUN_LIMIT = 2
+_FAILING_FILES = Pattern(
+    r"^(?:Files? with failing tests|Failed (?:test )?files?|Failing (?:test )?files?):[ \t]*\S.*$",
+    M,
+)
+"""A runner's closing list of the test files that failed (tcltest's ``Files with failing
+tests: stack.test``)."""
 
 
 def _failing_tests(findings: Findings, blocks: list[Block], window: str, command: str) -> Findings:
@@ -601,7 +760,9 @@ def _failing_tests(findings: Findings, blocks: list[Block], window: str, command
     summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
     closing = findings.evidence if not findings.evidence.startswith("not ok") else ""
     findings.summary = clip(closing or (summaries[-1] if summaries else ""), 160)
-    findings.hints = _reruns(window, command)
+    findings.details.extend(m.group(0).strip() for m in _FAILING_FILES.finditer(window))
+    logs = [m.group(0).strip() for m in _LOG.finditer(window)]
+    findings.hints = dedupe([*_reruns(window, command), *logs])[: _RERUN_LIMIT + 1]
     kind = error_kind(" ".join(b.message for b in blocks))
     findings.category = kind.category if kind is not None else ReflectionCategory.ROOT_CAUSE
     findings.advice = (
@@ -620,4 +781,9 @@ def _reruns(window: str, command: str) -> list[str]:
     if not program or not program[0].isalpha():
         return []
     pattern = Pattern(rf"^\s*({re.escape(program)} \S+:\d+)\b", re.MULTILINE)
-    return dedupe(m[1] for m in pattern.finditer(window))[:_RERUN_LIMIT]
+    ran = [m["cmd"] for m in _RAN.finditer(window)]
+    return dedupe([*(m[1] for m in pattern.finditer(window)), *ran])[:_RERUN_LIMIT]
+
+
+_RAN = Pattern(r"^>>> (?P<cmd>\S.*\S)\s*$", re.MULTILINE)
+"""A runner's line with the command a failing test ran (``>>> ./test_ring wrap``)."""

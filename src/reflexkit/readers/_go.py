@@ -48,6 +48,11 @@ _TOP_PACKAGE = Pattern(r"[^./]*")
 _TO_ADD = Pattern(r"; to add(?: it)?:$")
 _NOT_IN_STD = Pattern(r"package (?P<pkg>\S+) is not in (?:GOROOT|std)")
 _TOO_MANY = Pattern(r"^\S+\.go:\d+:\d+: too many errors$", M)
+_NEWER_GO = Pattern(r"^note: module requires Go (?P<want>\S+)$", M)
+"""An older Go than go.mod's ``go`` line: newer builtins and packages are ``undefined``."""
+_FILES_GIVEN = Pattern(r"\S+\.go(?:\s|$)")
+_FILES_PACKAGE = "command-line-arguments"
+"""The package go names when it is given .go files instead of a package."""
 _STATICCHECK = Pattern(r"\((?:SA|S|ST|QF)\d{4}\)$|\(U1000\)$")
 _VET_MESSAGES = Pattern(
     r"passes lock by value|copies lock|call has possible (?:Printf )?formatting directive|"
@@ -74,8 +79,6 @@ def parse_go_diagnostics(text: str, command: str) -> Findings | None:
         return None
     messages = [d["msg"][:300] for d in diags[:_CLASSIFIED]]
     missing = [m for m in (_NO_MODULE.search(msg) for msg in messages) if m]
-    vet_found = [msg for msg in messages if _VET_MESSAGES.search(msg) or _STATICCHECK.search(msg)]
-    is_vet = _is_vet(command) and not text.lstrip().startswith("vet: ")
     problems = [
         Problem(f"{d['loc']}: {clip(_TO_ADD.sub('', d['msg']), 160)}", d["msg"], d["loc"])
         for d in diags[:_DETAILED]
@@ -84,25 +87,48 @@ def parse_go_diagnostics(text: str, command: str) -> Findings | None:
     hints = dedupe(m["hint"].strip() for m in matching_lines(text, _GO_GET_NEEDLE, _GO_GET))
     if missing:
         findings = _module_findings(missing, problems, hints)
-    elif vet_found and (is_vet or len(vet_found) == len(messages)):
-        findings = Findings(
-            tool="go vet",
-            failure_type=FailureType.LINT_ERROR,
-            category=ReflectionCategory.VERIFICATION,
-            headline=f"go vet reported {_count(problems, 'finding')}"
-            + (f" in {packages[0]}." if len(packages) == 1 else "."),
-            advice="Each finding is a likely bug the compiler accepts: fix the code at each "
-            "location (the printf verb, the copied lock, the duplicated condition) rather than "
-            "silencing the analyzer.",
-        )
-        findings.steps.append(f"Start at {problems[0].loc}; re-run `go vet ./...` after fixing.")
+    elif _vet_run(text, command, messages):
+        findings = _vet_findings(problems, packages)
     else:
         findings = _build_findings(problems, packages, command)
     findings.facts = group_problems(problems, limit=6)
+    _finish_diagnostics(findings, text, hints, packages)
+    return findings
+
+
+def _finish_diagnostics(
+    findings: Findings, text: str, hints: list[str], packages: list[str]
+) -> None:
+    """Add a go.mod asking for a newer Go, Go's own hints and the packages named."""
+    newer = _NEWER_GO.search(text) if findings.failure_type is FailureType.BUILD_ERROR else None
+    if newer:
+        _read_newer_go(newer, findings)
     findings.hints = hints[:3]
     if packages and findings.failure_type is not FailureType.DEPENDENCY_ERROR:
         findings.details.append("package " + ", ".join(packages[:4]))
     findings.confidence = 0.85
+
+
+def _vet_run(text: str, command: str, messages: list[str]) -> bool:
+    """Return whether the diagnostics are go vet's (its messages, under its command or alone)."""
+    vet_found = [msg for msg in messages if _VET_MESSAGES.search(msg) or _STATICCHECK.search(msg)]
+    is_vet = _is_vet(command) and not text.lstrip().startswith("vet: ")
+    return bool(vet_found) and (is_vet or len(vet_found) == len(messages))
+
+
+def _vet_findings(problems: list[Problem], packages: list[str]) -> Findings:
+    """Findings for go vet's (or staticcheck's) findings: likely bugs the compiler accepts."""
+    findings = Findings(
+        tool="go vet",
+        failure_type=FailureType.LINT_ERROR,
+        category=ReflectionCategory.VERIFICATION,
+        headline=f"go vet reported {_count(problems, 'finding')}"
+        + (f" in {packages[0]}." if len(packages) == 1 else "."),
+        advice="Each finding is a likely bug the compiler accepts: fix the code at each "
+        "location (the printf verb, the copied lock, the duplicated condition) rather than "
+        "silencing the analyzer.",
+    )
+    findings.steps.append(f"Start at {problems[0].loc}; re-run `go vet ./...` after fixing.")
     return findings
 
 
@@ -157,6 +183,15 @@ def _build_findings(problems: list[Problem], packages: list[str], command: str) 
         + (f" in {packages[0]}." if len(packages) == 1 else "."),
     )
     not_std = [m for m in (_NOT_IN_STD.search(p.key[:300]) for p in problems) if m]
+    if _files_alone(problems, packages, command):
+        findings.category = ReflectionCategory.TOOL_MISUSE
+        findings.advice = (
+            "Given .go files, go compiles those files alone as package command-line-arguments: "
+            "the rest of the package is left out, so its names are `undefined`. Name the "
+            "package instead (`go test -run TestName .` or `./pkg/...`)."
+        )
+        findings.steps.append("Re-run on the package (`.`), not on its files.")
+        return findings
     if not_std:
         findings.category = ReflectionCategory.MISSING_CONTEXT
         findings.advice = (
@@ -172,6 +207,27 @@ def _build_findings(problems: list[Problem], packages: list[str], command: str) 
         )
     findings.steps.append(f"Fix {problems[0].loc} first, then re-run `{command or 'go build'}`.")
     return findings
+
+
+def _files_alone(problems: list[Problem], packages: list[str], command: str) -> bool:
+    """Return whether ``go test x_test.go`` compiled a test file without its package."""
+    return (
+        _FILES_PACKAGE in packages
+        and bool(_GO_TEST_COMMAND.search(command) and _FILES_GIVEN.search(command))
+        and any(p.key.startswith("undefined: ") for p in problems)
+    )
+
+
+def _read_newer_go(note: re.Match[str], findings: Findings) -> None:
+    """The module asks for a newer Go than the one that ran: its errors follow from that."""
+    findings.facts.insert(0, note.group(0))
+    findings.category = ReflectionCategory.MISSING_CONTEXT
+    findings.advice = (
+        f"go.mod asks for Go {note['want']} and an older go compiled it: the `undefined` names "
+        f"are likely builtins or packages newer Go provides. Run the tests with Go "
+        f"{note['want']} or later (check `go version`) rather than rewriting the code."
+    )
+    findings.steps[:] = [f"Check `go version`: go.mod needs Go {note['want']} or later."]
 
 
 # --- panics and their goroutine dumps --------------------------------------------------------
@@ -371,7 +427,7 @@ def parse_go_test(text: str, command: str) -> Findings | None:
     results = list(_RESULT.finditer(text))
     failed_pkgs = list(_PKG_FAIL.finditer(text))
     timed_out = _TIMED_OUT.search(text) if "panic: test timed out" in text else None
-    if not any(r["res"] == "FAIL" for r in results) and not failed_pkgs and not timed_out:
+    if not _says_failed(results, failed_pkgs, timed_out):
         return None
     compiled = _compile_failure(text, command, failed_pkgs)
     if compiled is not None:
@@ -380,32 +436,51 @@ def parse_go_test(text: str, command: str) -> Findings | None:
     if timed_out:
         _read_timeout(text, timed_out, findings)
     _read_failures(text, results, findings)
-    if "WARNING: DATA RACE" in text:
+    raced = "WARNING: DATA RACE" in text
+    if raced:
         findings.facts[:0] = races(text)
     if not findings.facts:
         _read_package_exit(text, failed_pkgs, findings)
     packages = dedupe(p["pkg"] for p in failed_pkgs)
     findings.summary = "; ".join(p["line"].strip() for p in failed_pkgs[:3])
     if not timed_out:
-        count = len(findings.tests)
-        findings.headline = f"go test reported {count} failing test{'s' if count != 1 else ''}" + (
-            f" in {', '.join(packages[:3])}." if packages else "."
-        )
-        findings.advice = (
-            "Each log line gives the test file line and got/want: fix the code under test so it "
-            "returns what the test wants (or fix the test if its expectation is wrong); a panic "
-            "names the line in the code that crashed."
-        )
-    if "WARNING: DATA RACE" in text:
+        _advise_failed_tests(findings, packages)
+    if raced:
         findings.advice = _RACE_ADVICE
-    if findings.tests:
-        leaf = findings.tests[0]
-        pattern = "/".join(f"^{re.escape(part)}$" for part in leaf.split("/"))
-        target = packages[0] if packages else "./..."
-        findings.steps.append(f"Run it alone: `go test -run {shlex.quote(pattern)} {target}`.")
-    findings.steps.append(f"Re-run `{command or 'go test ./...'}` to confirm all pass.")
+    findings.steps.extend(_go_test_steps(findings.tests, packages, command))
     findings.confidence = 0.85 if findings.facts else 0.55
     return findings
+
+
+def _says_failed(
+    results: list[re.Match[str]], failed_pkgs: list[re.Match[str]], timed_out: re.Match[str] | None
+) -> bool:
+    """Return whether go test's own verdicts say something failed."""
+    return any(r["res"] == "FAIL" for r in results) or bool(failed_pkgs) or timed_out is not None
+
+
+def _advise_failed_tests(findings: Findings, packages: list[str]) -> None:
+    """Headline and advice for tests that failed (not stopped by -timeout)."""
+    count = len(findings.tests)
+    findings.headline = f"go test reported {count} failing test{'s' if count != 1 else ''}" + (
+        f" in {', '.join(packages[:3])}." if packages else "."
+    )
+    findings.advice = (
+        "Each log line gives the test file line and got/want: fix the code under test so it "
+        "returns what the test wants (or fix the test if its expectation is wrong); a panic "
+        "names the line in the code that crashed."
+    )
+
+
+def _go_test_steps(tests: list[str], packages: list[str], command: str) -> list[str]:
+    """Return the steps: the first failing (sub)test alone in its package, then the command."""
+    steps: list[str] = []
+    if tests:
+        pattern = "/".join(f"^{re.escape(part)}$" for part in tests[0].split("/"))
+        target = packages[0] if packages else "./..."
+        steps.append(f"Run it alone: `go test -run {shlex.quote(pattern)} {target}`.")
+    steps.append(f"Re-run `{command or 'go test ./...'}` to confirm all pass.")
+    return steps
 
 
 def _compile_failure(text: str, command: str, failed_pkgs: list[re.Match[str]]) -> Findings | None:
@@ -426,6 +501,23 @@ def _compile_failure(text: str, command: str, failed_pkgs: list[re.Match[str]]) 
 
 def _read_failures(text: str, results: list[re.Match[str]], findings: Findings) -> None:
     """Add each failing test with its log lines (``-v`` prints them before ``--- FAIL``)."""
+    logs = _logs_by_test(text, results)
+    failed = dedupe(m["name"] for m in results if m["res"] == "FAIL")
+    panics = _panics_by_test(text, results)
+    for name in failed:
+        lines = logs.get(name, [])
+        has_failing_child = any(other.startswith(name + "/") for other in failed)
+        if has_failing_child and not lines and name not in panics:
+            continue
+        findings.tests.append(name)
+        if len(findings.facts) < MAX_BLOCKS:
+            findings.facts.append(_failed_test_fact(name, panics.get(name, ""), lines))
+    if not findings.tests:
+        findings.tests = failed
+
+
+def _logs_by_test(text: str, results: list[re.Match[str]]) -> dict[str, list[str]]:
+    """Map each test to its log lines: a log line belongs to the last test run or reported."""
     logs: dict[str, list[str]] = {}
     current = ""
     events = sorted(
@@ -435,51 +527,55 @@ def _read_failures(text: str, results: list[re.Match[str]], findings: Findings) 
         key=lambda event: event[0],
     )
     for _start, kind, match in events:
-        if kind == "log":
-            if current:
-                more = " ".join(ln.strip() for ln in match["more"].splitlines()[:5] if ln.strip())
-                message = f"{match['msg'].strip()} {more}".strip()
-                logs.setdefault(current, []).append(f"{match['loc']}: {message}")
-        else:
+        if kind != "log":
             current = match["name"]
-    failed = dedupe(m["name"] for m in results if m["res"] == "FAIL")
-    panics = _panics_by_test(text, results)
-    for name in failed:
-        lines = logs.get(name, [])
-        has_failing_child = any(other.startswith(name + "/") for other in failed)
-        if has_failing_child and not lines and name not in panics:
-            continue
-        findings.tests.append(name)
-        if len(findings.facts) >= MAX_BLOCKS:
-            continue
-        if name in panics:
-            findings.facts.append(f"{name}: {panics[name]}")
-        elif lines:
-            shown = "; ".join(clip(line, 160) for line in lines[:_LOG_LINES])
-            more = f" (+{len(lines) - _LOG_LINES} more)" if len(lines) > _LOG_LINES else ""
-            findings.facts.append(f"{name}: {shown}{more}")
-        else:
-            findings.facts.append(name)
-    if not findings.tests:
-        findings.tests = failed
+        elif current:
+            more = " ".join(ln.strip() for ln in match["more"].splitlines()[:5] if ln.strip())
+            message = f"{match['msg'].strip()} {more}".strip()
+            logs.setdefault(current, []).append(f"{match['loc']}: {message}")
+    return logs
+
+
+def _failed_test_fact(name: str, panic: str, lines: list[str]) -> str:
+    """Return ``--- FAIL: TestX: panic ...`` or ``--- FAIL: TestX: log lines`` (as go prints)."""
+    verdict = f"--- FAIL: {name}"  # quoted as go test prints it
+    if panic:
+        return f"{verdict}: {panic}"
+    if not lines:
+        return verdict
+    shown = "; ".join(clip(line, 160) for line in lines[:_LOG_LINES])
+    more = f" (+{len(lines) - _LOG_LINES} more)" if len(lines) > _LOG_LINES else ""
+    return f"{verdict}: {shown}{more}"
 
 
 def _panics_by_test(text: str, results: list[re.Match[str]]) -> dict[str, str]:
-    """Map the test that panicked to ``panic: msg at user/frame.go:12``."""
+    """Map the test that panicked to ``panic: msg at user/frame.go:12 (called from ...)``."""
     out: dict[str, str] = {}
     for panic in matching_lines(text, _PANIC_NEEDLE, _PANIC):
         if panic["line"].startswith("panic: test timed out"):
             continue
         before = [r for r in results if r.start() < panic.start() and r["res"] == "FAIL"]
-        dump = text[panic.end() : panic.end() + 12_000]
-        frames = _user_frames(dump)
-        name = before[-1]["name"] if before else ""
-        if not name:
-            tests = [m["name"] for f, _ in frames if (m := _TEST_FUNC.search(f))]
-            name = tests[0] if tests else "panic"
-        where = frames[0][1] if frames else ""
-        out.setdefault(name, clip(panic["line"], 180) + (f" at {where}" if where else ""))
+        frames = _user_frames(text[panic.end() : panic.end() + 12_000])
+        name = before[-1]["name"] if before else _test_in_frames(frames)
+        out.setdefault(name, _panic_fact(panic["line"], frames))
     return out
+
+
+def _test_in_frames(frames: list[tuple[str, str]]) -> str:
+    """Return the first test function among the frames (``TestParse``), else ``"panic"``."""
+    tests = [m["name"] for f, _ in frames if (m := _TEST_FUNC.search(f))]
+    return tests[0] if tests else "panic"
+
+
+def _panic_fact(line: str, frames: list[tuple[str, str]]) -> str:
+    """Return the panic line, where it crashed and the test's line that called that code."""
+    where = frames[0][1] if frames else ""
+    caller = next((loc for f, loc in frames[1:] if _TEST_FUNC.search(f)), "")
+    return (
+        clip(line, 180)
+        + (f" at {where}" if where else "")
+        + (f" (called from {caller})" if caller else "")
+    )
 
 
 def _read_timeout(text: str, timed_out: re.Match[str], findings: Findings) -> None:

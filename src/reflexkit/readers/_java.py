@@ -45,15 +45,14 @@ def parse_javac(text: str) -> Findings | None:
     diags = list(_JAVAC.finditer(text))
     errors = [d for d in diags if d["sev"] == "error"]
     flags = [] if errors else matching_lines(text, _ERROR_NEEDLE, _JAVAC_FLAG, limit=1)
-    flag = flags[0] if flags else None
-    if not errors and flag is None:
+    if not errors and not flags:
         return None
     findings = Findings(tool="javac", failure_type=FailureType.BUILD_ERROR)
     counts = [m.group(0) for m in matching_lines(text, _COUNT_NEEDLE, _JAVAC_COUNT)]
     findings.summary = ", ".join(counts)
-    if not errors and flag is not None:
+    if not errors:
         findings.category = ReflectionCategory.TOOL_MISUSE
-        findings.facts.append(flag["line"])
+        findings.facts.append(flags[0]["line"])
         findings.headline = "javac rejected its command line."
         findings.advice = "Fix the javac invocation: the file paths, the flags and --release."
         findings.steps.append("Run `javac -help` for the flags, then compile again.")
@@ -61,9 +60,18 @@ def parse_javac(text: str) -> Findings | None:
         return findings
     problems = [_javac_problem(text, d) for d in errors[:_MAX_ERRORS]]
     findings.facts = group_problems(problems, limit=6)
+    findings.headline = f"javac reported {plural(len(errors), 'error')}."
+    _advise_javac(findings, errors)
+    findings.steps.append(f"Fix {problems[0].loc} first; later errors often follow from it.")
+    findings.steps.append("Recompile with the same javac command.")
+    findings.confidence = 0.85
+    return findings
+
+
+def _advise_javac(findings: Findings, errors: list[re.Match[str]]) -> None:
+    """Packages that are not the project's and not on the classpath, or the code's errors."""
     missing = dedupe(m["pkg"] for m in (_NO_PACKAGE.search(d["msg"]) for d in errors) if m)
     foreign = [pkg for pkg in missing if not _own_package(pkg, [d["loc"] for d in errors])]
-    findings.headline = f"javac reported {plural(len(errors), 'error')}."
     if foreign:
         findings.failure_type = FailureType.DEPENDENCY_ERROR
         findings.category = ReflectionCategory.MISSING_CONTEXT
@@ -79,10 +87,6 @@ def parse_javac(text: str) -> Findings | None:
             "it was looked up (a typo or a missing import); 'incompatible types' needs a "
             "conversion or the declared type changed."
         )
-    findings.steps.append(f"Fix {problems[0].loc} first; later errors often follow from it.")
-    findings.steps.append("Recompile with the same javac command.")
-    findings.confidence = 0.85
-    return findings
 
 
 def _javac_problem(text: str, diag: re.Match[str]) -> Problem:
@@ -176,26 +180,14 @@ _MISSING_CLASS = ("ClassNotFoundException", "NoClassDefFoundError", "NoSuchMetho
 def parse_java_trace(text: str) -> Findings | None:
     """Recognise a JVM exception with its ``at`` frames and ``Caused by:`` chain."""
     launches = matching_lines(text, _LAUNCH_NEEDLE, _LAUNCH, limit=1)
-    launch = launches[0] if launches else None
     chain = [
         m for m in _EXC.finditer(text) if _has_frames(text, m) or m["line"].startswith("Caused by")
     ]
-    if not chain and launch is None:
+    if launches:
+        return _launch_findings(launches[0], chain)
+    if not chain:
         return None
     findings = Findings(tool="java", failure_type=FailureType.RUNTIME_ERROR)
-    if launch is not None:
-        findings.category = ReflectionCategory.TOOL_MISUSE
-        findings.headline = "The JVM could not start the program."
-        findings.facts.append(launch["line"])
-        findings.facts.extend(clip(m["line"], 200) for m in chain[:1])
-        findings.advice = (
-            "The class or jar named on the command line is not where java looks: give the "
-            "fully qualified class name (package included) and a classpath (`-cp`) that holds "
-            "the compiled classes, compiled first with javac."
-        )
-        findings.steps.append("Check the class name and the -cp directory, then run again.")
-        findings.confidence = 0.8
-        return findings
     top = _top_of_chain(chain)
     root = chain[-1] if len(chain) > 1 and chain[-1]["line"].startswith("Caused by") else None
     findings.headline = f"The Java program threw {top['cls'].rsplit('.', 1)[-1]}" + (
@@ -204,6 +196,37 @@ def parse_java_trace(text: str) -> Findings | None:
     findings.facts.append(clip(top["line"], 220))
     if root is not None:
         findings.facts.append(clip(root["line"], 220))
+    user = _read_user_frame(findings, text, top, root)
+    _advise(findings, (root or top)["cls"], (root or top)["line"], user)
+    if user:
+        findings.steps.append(f"Open {_where(user)} and fix the statement there.")
+    findings.steps.append("Re-run the program with the same input.")
+    findings.confidence = 0.85 if user else 0.7
+    return findings
+
+
+def _launch_findings(launch: re.Match[str], chain: list[re.Match[str]]) -> Findings:
+    """Findings for a JVM that could not start the program (class or jar not found)."""
+    findings = Findings(
+        tool="java", failure_type=FailureType.RUNTIME_ERROR, category=ReflectionCategory.TOOL_MISUSE
+    )
+    findings.headline = "The JVM could not start the program."
+    findings.facts.append(launch["line"])
+    findings.facts.extend(clip(m["line"], 200) for m in chain[:1])
+    findings.advice = (
+        "The class or jar named on the command line is not where java looks: give the "
+        "fully qualified class name (package included) and a classpath (`-cp`) that holds "
+        "the compiled classes, compiled first with javac."
+    )
+    findings.steps.append("Check the class name and the -cp directory, then run again.")
+    findings.confidence = 0.8
+    return findings
+
+
+def _read_user_frame(
+    findings: Findings, text: str, top: re.Match[str], root: re.Match[str] | None
+) -> str:
+    """Quote the first frame in the project's code (the root cause's, else the top's)."""
     frames = _frames_after(text, root or top)
     user = next((f for f in frames if not _LIBRARY.search(f)), "")
     if not user and root is not None:
@@ -212,12 +235,7 @@ def parse_java_trace(text: str) -> Findings | None:
         findings.facts.append(user)
     elif frames:
         findings.details.append(f"thrown at {frames[0]}")
-    _advise(findings, (root or top)["cls"], (root or top)["line"], user)
-    if user:
-        findings.steps.append(f"Open {_where(user)} and fix the statement there.")
-    findings.steps.append("Re-run the program with the same input.")
-    findings.confidence = 0.85 if user else 0.7
-    return findings
+    return user
 
 
 def _has_frames(text: str, exc: re.Match[str]) -> bool:

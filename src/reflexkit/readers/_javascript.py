@@ -35,24 +35,26 @@ _TSC = Pattern(
 _TSC_SUMMARY = Pattern(r"^(?P<sum>Found \d+ errors?.*)$", M)
 
 
+def _tsc_problem(m: re.Match[str]) -> tuple[Problem, str, str]:
+    """One diagnostic in any of tsc's three forms: the problem, its code and its file."""
+    if m["loc"]:
+        loc, code, msg, sep = m["loc"], m["code"], m["msg"], ": "
+    elif m["ploc"]:
+        loc, code, msg, sep = m["ploc"], m["pcode"], m["pmsg"], " - "
+    else:
+        loc, code, msg, sep = "", m["gcode"], m["gmsg"], ""
+    head = f"{loc}{sep}" if loc else ""
+    problem = Problem(f"{head}error {code}: {clip(msg, 150)}", f"{code}|{msg}", loc)
+    return problem, code, re.split(r"[(:]", loc, maxsplit=1)[0]
+
+
 def parse_tsc(text: str) -> Findings | None:
     """Recognise tsc diagnostics: ``file(line,col): error TS2322: ...`` and the pretty form."""
-    problems: list[Problem] = []
-    codes: list[str] = []
-    files: list[str] = []
-    for m in _TSC.finditer(text):
-        if m["loc"]:
-            loc, code, msg, sep = m["loc"], m["code"], m["msg"], ": "
-        elif m["ploc"]:
-            loc, code, msg, sep = m["ploc"], m["pcode"], m["pmsg"], " - "
-        else:
-            loc, code, msg, sep = "", m["gcode"], m["gmsg"], ""
-        codes.append(code)
-        files.append(re.split(r"[(:]", loc, maxsplit=1)[0])
-        head = f"{loc}{sep}" if loc else ""
-        problems.append(Problem(f"{head}error {code}: {clip(msg, 150)}", f"{code}|{msg}", loc))
-    if not problems:
+    read = [_tsc_problem(m) for m in _TSC.finditer(text)]
+    if not read:
         return None
+    problems = [problem for problem, _, _ in read]
+    codes = [code for _, code, _ in read]
     findings = Findings(tool="tsc", failure_type=FailureType.TYPECHECK_ERROR)
     findings.facts = group_problems(problems, limit=6)
     summary = _TSC_SUMMARY.search(text)
@@ -61,6 +63,14 @@ def parse_tsc(text: str) -> Findings | None:
         f"tsc reported {len(problems)} error{'s' if len(problems) != 1 else ''} "
         f"({', '.join(dedupe(codes)[:6])})."
     )
+    _tsc_advice(findings, codes, [file for _, _, file in read])
+    findings.steps.append(f"Fix {problems[0].loc or problems[0].text} first, then re-run tsc.")
+    findings.confidence = 0.85
+    return findings
+
+
+def _tsc_advice(findings: Findings, codes: list[str], files: list[str]) -> None:
+    """The category and advice: a wrong configuration, modules not found, or type errors."""
     config_errors = [c for c in codes if c.startswith(("TS5", "TS6", "TS18003"))]
     if config_errors or any(f.endswith(("tsconfig.json", ".json")) for f in files if f):
         findings.category = ReflectionCategory.TOOL_MISUSE
@@ -83,9 +93,6 @@ def parse_tsc(text: str) -> Findings | None:
             "properties and arguments, and convert values to the expected type instead of "
             "casting with `as any` or adding `@ts-ignore`."
         ) + (" Install or fix the import of the module tsc can't find as well." if missing else "")
-    findings.steps.append(f"Fix {problems[0].loc or problems[0].text} first, then re-run tsc.")
-    findings.confidence = 0.85
-    return findings
 
 
 # --- eslint ----------------------------------------------------------------------------------
@@ -171,21 +178,25 @@ def _eslint_one_line_rows(
     undefined: list[str] = []
     for m in rows:
         path = m["file"] or m["cfile"]
-        path = short.get(path, path)
         rule = m["rule"] or m["crule"] or ""
         msg = m["msg"] or m["cmsg"]
         rules.append(rule)
         name = _UNDEF_NAME.search(msg)
         if name:
             undefined.append(name["name"])
-        if m["file"]:
-            loc = f"{path}:{m['line']}:{m['col']}"
-            shown = f"{loc}: {clip(msg, 140)} [{m['sev']}/{rule}]" if rule else f"{loc}: {msg}"
-        else:
-            loc = f"{path}: line {m['cline']}, col {m['ccol']}"
-            shown = f"{loc}, {m['csev']} - {clip(msg, 140)}" + (f" ({rule})" if rule else "")
-        problems.append(Problem(shown, f"{rule}|{msg}", loc))
+        problems.append(_one_line_problem(m, short.get(path, path), rule, msg))
     return problems, rules, undefined
+
+
+def _one_line_problem(m: re.Match[str], path: str, rule: str, msg: str) -> Problem:
+    """One row of the ``unix`` format (``f:1:2: msg [Error/rule]``) or the ``compact`` one."""
+    if m["file"]:
+        loc = f"{path}:{m['line']}:{m['col']}"
+        shown = f"{loc}: {clip(msg, 140)} [{m['sev']}/{rule}]" if rule else f"{loc}: {msg}"
+    else:
+        loc = f"{path}: line {m['cline']}, col {m['ccol']}"
+        shown = f"{loc}, {m['csev']} - {clip(msg, 140)}" + (f" ({rule})" if rule else "")
+    return Problem(shown, f"{rule}|{msg}", loc)
 
 
 def parse_eslint(text: str) -> Findings | None:
@@ -320,69 +331,87 @@ def parse_node(text: str) -> Findings | None:
         after = text[error.end() : error.end() + 4000]
         frames = [m["frame"].strip() for m in _JS_FRAME.finditer(after)][:30]
         head = after.lstrip("\n").splitlines()[:8]
-        if not frames or not any(line.startswith("    at ") for line in head):
-            continue
-        findings = Findings(tool="node", failure_type=FailureType.RUNTIME_ERROR)
-        findings.headline = f"The Node.js program threw {error['cls']}."
-        findings.facts.append(clip(error["line"], 220))
-        first = f"at {frames[0]}"
-        user = _user_frame(frames)
-        header = None
-        for header in _JS_SOURCE_HEADER.finditer(text, 0, error.start()):  # noqa: B007
-            pass
-        if header is not None and (not user or error["cls"] == "SyntaxError"):
-            user = header["loc"]  # a file that does not parse: node names it above the error
-        findings.details.append(
-            f"thrown {first}" + (f", from {user}" if user and user not in first else "")
-        )
-        code = _ERROR_CODE_PROP.search(after)
-        if code and code["code"] not in error["line"]:
-            findings.details.append(f"code: '{code['code']}'")
-        missing = _CANNOT_FIND.search(error["line"])
-        if missing:
-            module = missing["mod"]
-            local = module.startswith((".", "/"))
-            findings.failure_type = (
-                FailureType.RUNTIME_ERROR if local else FailureType.DEPENDENCY_ERROR
-            )
-            # a path of the project's own that does not resolve is the import's mistake
-            findings.category = (
-                ReflectionCategory.ROOT_CAUSE if local else ReflectionCategory.MISSING_CONTEXT
-            )
-            findings.advice = (
-                f"The path {module!r} does not resolve: fix the relative import (extension, "
-                "directory, case) to point at an existing file."
-                if local
-                else f"The package {_package_of(module)!r} is not installed: add it with "
-                f"`npm install {_package_of(module)}` "
-                "(saved in package.json) or import a package that is a dependency."
-            )
-        elif "Cannot use import statement outside a module" in error["line"] or (
-            "require is not defined in ES module scope" in error["line"]
-        ):
-            findings.category = ReflectionCategory.TOOL_MISUSE
-            findings.advice = (
-                "The file mixes module systems: use `require` in CommonJS, or make it an ES "
-                'module (`"type": "module"` in package.json or the .mjs extension) — one '
-                "system for the whole package."
-            )
-        elif error["code"] == "ENOENT" or "ENOENT" in error["line"]:
-            findings.category = ReflectionCategory.MISSING_CONTEXT
-            findings.advice = (
-                "The program reads a file that does not exist: create it or fix the path."
-            )
-        else:
-            findings.advice = (
-                f"Fix the code at {user or 'the first frame'} so it no longer throws "
-                f"{error['cls']}: "
-                "read the message, it names the undefined name or the bad input."
-            )
-        if user:
-            findings.steps.append(f"Open {user} and fix the statement there.")
-        findings.steps.append("Re-run the same node command to confirm the error is gone.")
-        findings.confidence = 0.8
-        return findings
+        if frames and any(line.startswith("    at ") for line in head):
+            return _node_findings(text, error, frames, after)
     return None
+
+
+def _node_findings(text: str, error: re.Match[str], frames: list[str], after: str) -> Findings:
+    """The findings of one uncaught error with its stack."""
+    findings = Findings(tool="node", failure_type=FailureType.RUNTIME_ERROR)
+    findings.headline = f"The Node.js program threw {error['cls']}."
+    findings.facts.append(clip(error["line"], 220))
+    first = f"at {frames[0]}"
+    user = _thrown_from(text, error, frames)
+    findings.details.append(
+        f"thrown {first}" + (f", from {user}" if user and user not in first else "")
+    )
+    code = _ERROR_CODE_PROP.search(after)
+    if code and code["code"] not in error["line"]:
+        findings.details.append(f"code: '{code['code']}'")
+    _node_advice(findings, error, user)
+    if user:
+        findings.steps.append(f"Open {user} and fix the statement there.")
+    findings.steps.append("Re-run the same node command to confirm the error is gone.")
+    findings.confidence = 0.8
+    return findings
+
+
+def _thrown_from(text: str, error: re.Match[str], frames: list[str]) -> str:
+    """The project's place of the error: its first own frame, or the file that does not parse.
+
+    A file that does not parse is named above the error, not in its stack.
+    """
+    user = _user_frame(frames)
+    header = None
+    for header in _JS_SOURCE_HEADER.finditer(text, 0, error.start()):  # noqa: B007
+        pass
+    if header is not None and (not user or error["cls"] == "SyntaxError"):
+        return header["loc"]
+    return user
+
+
+def _node_advice(findings: Findings, error: re.Match[str], user: str) -> None:
+    """The type, category and advice of the error's kind."""
+    missing = _CANNOT_FIND.search(error["line"])
+    if missing:
+        _missing_module(findings, missing["mod"])
+    elif "Cannot use import statement outside a module" in error["line"] or (
+        "require is not defined in ES module scope" in error["line"]
+    ):
+        findings.category = ReflectionCategory.TOOL_MISUSE
+        findings.advice = (
+            "The file mixes module systems: use `require` in CommonJS, or make it an ES "
+            'module (`"type": "module"` in package.json or the .mjs extension) — one '
+            "system for the whole package."
+        )
+    elif error["code"] == "ENOENT" or "ENOENT" in error["line"]:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = "The program reads a file that does not exist: create it or fix the path."
+    else:
+        findings.advice = (
+            f"Fix the code at {user or 'the first frame'} so it no longer throws "
+            f"{error['cls']}: "
+            "read the message, it names the undefined name or the bad input."
+        )
+
+
+def _missing_module(findings: Findings, module: str) -> None:
+    """A module that does not resolve: the project's own path, or a package not installed."""
+    local = module.startswith((".", "/"))
+    findings.failure_type = FailureType.RUNTIME_ERROR if local else FailureType.DEPENDENCY_ERROR
+    # a path of the project's own that does not resolve is the import's mistake
+    findings.category = (
+        ReflectionCategory.ROOT_CAUSE if local else ReflectionCategory.MISSING_CONTEXT
+    )
+    findings.advice = (
+        f"The path {module!r} does not resolve: fix the relative import (extension, "
+        "directory, case) to point at an existing file."
+        if local
+        else f"The package {_package_of(module)!r} is not installed: add it with "
+        f"`npm install {_package_of(module)}` "
+        "(saved in package.json) or import a package that is a dependency."
+    )
 
 
 # --- jest ------------------------------------------------------------------------------------
@@ -418,25 +447,27 @@ def _read_jest_blocks(text: str, headers: list[re.Match[str]], findings: Finding
             findings.tests.extend(h["name"] for h in headers[index:] if h["name"] != _SUITE_FAILED)
             break
         end = headers[index + 1].start() if index + 1 < len(headers) else len(text)
-        body = text[head.end() : min(end, head.end() + 6000)]
-        details = dedupe(m["d"].strip() for m in _JEST_DETAIL.finditer(body))[:3]
-        if not details:
-            first = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
-            details = [first] if first and not first.startswith((">", "at ")) else []
-        loc = next(
-            (m["loc"] for m in _JEST_AT.finditer(body) if "node_modules" not in m["loc"]), ""
-        )
         name = head["name"]
         if name == _SUITE_FAILED:
             suite_errors += 1
         else:
             findings.tests.append(name)
-        findings.facts.append(
-            name
-            + (": " + clip("; ".join(details), 200) if details else "")
-            + (f" ({loc})" if loc else "")
-        )
+        findings.facts.append(_jest_fact(name, text[head.end() : min(end, head.end() + 6000)]))
     return suite_errors
+
+
+def _jest_fact(name: str, body: str) -> str:
+    """One ``●`` block as quoted: its name, its message or expected/received, its place."""
+    details = dedupe(m["d"].strip() for m in _JEST_DETAIL.finditer(body))[:3]
+    if not details:
+        first = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+        details = [first] if first and not first.startswith((">", "at ")) else []
+    loc = next((m["loc"] for m in _JEST_AT.finditer(body) if "node_modules" not in m["loc"]), "")
+    return (
+        name
+        + (": " + clip("; ".join(details), 200) if details else "")
+        + (f" ({loc})" if loc else "")
+    )
 
 
 def _advise_suite_not_loaded(text: str, findings: Findings) -> None:
@@ -466,10 +497,7 @@ def parse_jest(text: str) -> Findings | None:
     findings = Findings(tool="jest", failure_type=FailureType.TEST_FAILURE)
     files = dedupe(m["file"] for m in _JEST_FAIL_FILE.finditer(text))
     suite_errors = _read_jest_blocks(text, headers, findings)
-    findings.summary = summary["sum"] if summary else ""
-    suites = _JEST_SUITES.search(text) if suite_errors else None
-    if suites and " failed" not in findings.summary:
-        findings.summary = suites["sum"]
+    findings.summary = _jest_summary(text, summary, suite_errors=suite_errors)
     if files:
         findings.details.append("FAIL " + ", ".join(files[:4]))
     snapshots = _JEST_SNAPSHOTS.search(text)  # `1 snapshot failed.` after jest's arrow
@@ -481,24 +509,8 @@ def parse_jest(text: str) -> Findings | None:
     if suite_errors and not count:
         findings.headline = f"jest could not load {plural(suite_errors, 'test file')}{where}."
         _advise_suite_not_loaded(text, findings)
-    elif "New snapshot was not written" in text:
-        findings.advice = (
-            "The snapshot does not exist in the repository and --ci does not write it: check "
-            "the Received output is what the task asked for, then write it once with `jest "
-            "-u` (or without --ci) and commit the .snap file; fix the code first if it is wrong."
-        )
-    elif snapshots:
-        findings.advice = (
-            "The output no longer matches the stored snapshot: read the - Snapshot / + Received "
-            "lines; fix the code if the change is a mistake, or update the snapshot (`-u`) only "
-            "when the new output is what the task asked for."
-        )
     else:
-        findings.advice = (
-            "Compare Expected with Received for each failing test and fix the code under test "
-            "so it produces the expected value; when timers or async code are involved, check "
-            "the order of calls rather than the assertions."
-        )
+        findings.advice = _jest_advice(text, snapshot_failed=snapshots is not None)
     if findings.tests:
         target = files[0] if files else ""
         findings.steps.append(
@@ -509,6 +521,34 @@ def parse_jest(text: str) -> Findings | None:
     findings.steps.append("Re-run the whole suite to confirm.")
     findings.confidence = 0.85 if findings.facts else 0.55
     return findings
+
+
+def _jest_summary(text: str, summary: re.Match[str] | None, *, suite_errors: int) -> str:
+    """Jest's ``Tests:`` count, or its failed suites' count when suites did not load."""
+    said = summary["sum"] if summary else ""
+    suites = _JEST_SUITES.search(text) if suite_errors else None
+    return suites["sum"] if suites and " failed" not in said else said
+
+
+def _jest_advice(text: str, *, snapshot_failed: bool) -> str:
+    """Advice for failing tests: a snapshot --ci did not write, one that differs, a value."""
+    if "New snapshot was not written" in text:
+        return (
+            "The snapshot does not exist in the repository and --ci does not write it: check "
+            "the Received output is what the task asked for, then write it once with `jest "
+            "-u` (or without --ci) and commit the .snap file; fix the code first if it is wrong."
+        )
+    if snapshot_failed:
+        return (
+            "The output no longer matches the stored snapshot: read the - Snapshot / + Received "
+            "lines; fix the code if the change is a mistake, or update the snapshot (`-u`) only "
+            "when the new output is what the task asked for."
+        )
+    return (
+        "Compare Expected with Received for each failing test and fix the code under test "
+        "so it produces the expected value; when timers or async code are involved, check "
+        "the order of calls rather than the assertions."
+    )
 
 
 # --- node:test -------------------------------------------------------------------------------
@@ -553,20 +593,13 @@ def _tap_error(fields: dict[str, str], raw_error: str, block: str, before: str) 
 def _read_tap(text: str, findings: Findings) -> None:
     """Add the failing tests of a TAP report (suites whose subtests failed are skipped)."""
     heads = matching_lines(text, _TAP_NOT_OK_NEEDLE, _TAP_NOT_OK, limit=MAX_BLOCKS + 1)
-    for index, head in enumerate(heads):
-        if index >= MAX_BLOCKS:
-            break
+    for index, head in enumerate(heads[:MAX_BLOCKS]):
         end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
         block = text[head.end() : min(end, head.end() + 4000)]
-        fields: dict[str, str] = {}
-        raw_error = ""
-        for m in _TAP_FIELD.finditer(block):
-            fields.setdefault(m["key"], m["val"].strip().strip("'|-").strip().strip('"'))
-            raw_error = raw_error or (m[0].strip() if m["key"] == "error" else "")
+        fields, raw_error = _tap_fields(block)
         if fields.get("failureType") == "subtestsFailed":
             continue
-        name = head["name"]
-        findings.tests.append(name)
+        findings.tests.append(head["name"])
         before = text[heads[index - 1].end() if index else 0 : head.start()]
         error = _tap_error(fields, raw_error, block, before)
         parts = [clip(error, 150)] if error else []
@@ -574,21 +607,39 @@ def _read_tap(text: str, findings: Findings) -> None:
             parts.append(
                 f"expected: {fields.get('expected', '')}, actual: {fields.get('actual', '')}"
             )
-        stack = block.split("stack: |-", 1)[1] if "stack: |-" in block else ""
-        frames = [m["loc"] for m in _TAP_STACK_LOC.finditer(stack)]
-        own = [f for f in frames if not _JS_INTERNAL.search(f)]
-        loc = fields.get("location", "")  # where the test is declared
-        if own and own[0] != loc:
-            loc = f"{loc}, failed at {own[0]}" if loc else own[0]
+        loc = _tap_place(fields, block)
         findings.facts.append(  # the TAP line as printed, then where (before a long message)
             head["line"] + (f" ({loc})" if loc else "") + (": " + "; ".join(parts) if parts else "")
         )
+
+
+def _tap_fields(block: str) -> tuple[dict[str, str], str]:
+    """A TAP test's YAML fields (the first of each), and its ``error:`` line as printed."""
+    fields: dict[str, str] = {}
+    raw_error = ""
+    for m in _TAP_FIELD.finditer(block):
+        fields.setdefault(m["key"], m["val"].strip().strip("'|-").strip().strip('"'))
+        raw_error = raw_error or (m[0].strip() if m["key"] == "error" else "")
+    return fields, raw_error
+
+
+def _tap_place(fields: dict[str, str], block: str) -> str:
+    """Where the test is declared, and where it failed when its stack says elsewhere."""
+    stack = block.split("stack: |-", 1)[1] if "stack: |-" in block else ""
+    own = [m["loc"] for m in _TAP_STACK_LOC.finditer(stack) if not _JS_INTERNAL.search(m["loc"])]
+    loc = fields.get("location", "")
+    if own and own[0] != loc:
+        return f"{loc}, failed at {own[0]}" if loc else own[0]
+    return loc
 
 
 _SPEC_QUOTED = Pattern(r"^\s+'(?P<m>.+)'$", M)
 _SUBTESTS_FAILED = Pattern(r"^\d+ subtests? failed$")
 _BARE_ERROR = Pattern(r"^(?P<e>(?:[A-Z]\w*)?Error(?: \[\w+\])?: .*)$", M)
 _DOT_FAILED = "\nFailed tests:\n"
+_NODE_TAP_PROOF = ("# Subtest: ", "\n# cancelled ", "\n# duration_ms ", "\n# suites ", "node:")
+"""What node's TAP holds and other runners' TAP (tape, QUnit, ava) does not: its subtest
+headers, its summary's cancelled/duration/suites counts, or a ``node:`` frame of a crash."""
 
 
 def _last_error_line(text: str, prefix: str = "") -> str:
@@ -607,54 +658,63 @@ def _read_spec(text: str, findings: Findings) -> None:
     if _DOT_FAILED in report:
         report = report.split(_DOT_FAILED, 1)[1]
     fails = matching_lines(report, _SPEC_FAIL_NEEDLE, _SPEC_FAIL)
-    for index, head in enumerate(fails):
-        if index >= MAX_BLOCKS:
-            break
+    for index, head in enumerate(fails[:MAX_BLOCKS]):
         end = fails[index + 1].start() if index + 1 < len(fails) else len(report)
         body = report[head.end() : min(end, head.end() + 4000)]
-        error = _SPEC_ERROR.search(body)
-        if error is None:
-            quoted = _SPEC_QUOTED.match(body.lstrip("\n"))
-            message = quoted["m"] if quoted else ""
-            if not message or _SUBTESTS_FAILED.match(message):
-                continue  # a suite whose subtests failed
-            if message == "test failed":  # the file itself failed: its stderr is above
-                start = fails[index - 1].end() if index else 0
-                message = _last_error_line(text[start : head.start()]) or message
+        above = text[fails[index - 1].end() if index else 0 : head.start()]
+        fact = _spec_fact(body, above)
+        if fact:
             findings.tests.append(head["name"])
-            findings.facts.append(f"{head['name']}: {clip(message, 150)}")
-            continue
-        message = error["e"].strip()
-        if message.endswith(":"):
-            following = [ln.strip() for ln in body[error.end() :].splitlines()[:4] if ln.strip()]
-            if following and not following[0].startswith("at "):
-                message += " " + following[0]
-        at = _SPEC_AT.search(body)
-        findings.tests.append(head["name"])
-        findings.facts.append(
-            f"{head['name']}: {clip(message, 150)}" + (f" ({at['loc']})" if at else "")
-        )
+            findings.facts.append(f"{head['name']}: {fact}")
+
+
+def _spec_fact(body: str, above: str) -> str:
+    """A failed test's error (and place) as quoted; ``""`` for a suite whose subtests failed.
+
+    A test file that failed as a whole (``'test failed'``) quotes its stderr from *above*.
+    """
+    error = _SPEC_ERROR.search(body)
+    if error is None:
+        quoted = _SPEC_QUOTED.match(body.lstrip("\n"))
+        message = quoted["m"] if quoted else ""
+        if not message or _SUBTESTS_FAILED.match(message):
+            return ""
+        if message == "test failed":
+            message = _last_error_line(above) or message
+        return clip(message, 150)
+    message = error["e"].strip()
+    if message.endswith(":"):
+        following = [ln.strip() for ln in body[error.end() :].splitlines()[:4] if ln.strip()]
+        if following and not following[0].startswith("at "):
+            message += " " + following[0]
+    at = _SPEC_AT.search(body)
+    return clip(message, 150) + (f" ({at['loc']})" if at else "")
 
 
 def parse_node_test(text: str) -> Findings | None:
     """Recognise node:test output in the TAP, spec and dot reporter formats."""
     taps = matching_lines(text, _TAP_FAIL_NEEDLE, _TAP_FAIL, limit=1)
+    taps = taps if any(proof in text for proof in _NODE_TAP_PROOF) else []
     specs = matching_lines(text, _SPEC_SUMMARY_NEEDLE, _SPEC_SUMMARY, limit=1)
-    tap = taps[0] if taps else None
-    spec = specs[0] if specs else None
     dot = _DOT_FAILED in text and bool(matching_lines(text, _SPEC_FAIL_NEEDLE, _SPEC_FAIL, limit=1))
-    if not tap and not spec and not dot:
+    if not taps and not specs and not dot:
         return None
     findings = Findings(tool="node:test", failure_type=FailureType.TEST_FAILURE)
-    if tap:
+    if taps:
         _read_tap(text, findings)
-        findings.summary = tap["sum"]
+        findings.summary = taps[0]["sum"]
     else:
         _read_spec(text, findings)
-        findings.summary = spec["sum"] if spec else ""
+        findings.summary = specs[0]["sum"] if specs else ""
     cancelled = _CANCELLED.search(text)
     if cancelled and findings.summary:  # tests cut short by a failing hook or parent
         findings.summary += f"; {cancelled['sum']}"
+    _node_test_advice(findings)
+    findings.confidence = 0.85 if findings.facts else 0.55
+    return findings
+
+
+def _node_test_advice(findings: Findings) -> None:
     count = len(findings.tests)
     findings.headline = f"node --test reported {count} failing test{'s' if count != 1 else ''}."
     findings.advice = (
@@ -670,5 +730,3 @@ def parse_node_test(text: str) -> Findings | None:
             f'Run it alone: `node --test --test-name-pattern="{findings.tests[0]}"`.'
         )
     findings.steps.append("Re-run `node --test` to confirm all pass.")
-    findings.confidence = 0.85 if findings.facts else 0.55
-    return findings

@@ -47,27 +47,42 @@ def parse_vitest(text: str) -> Findings | None:
     findings = Findings(tool="vitest", failure_type=FailureType.TEST_FAILURE)
     load_errors: list[str] = []
     for index, head in enumerate(heads):
-        end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
-        body = text[head.end() : min(end, head.end() + 6000)]
-        stop = _VITEST_END.search(body)
-        body = body[: stop.start()] if stop else body
         name = head["name"] or ""
         if name:
             findings.tests.append(name)
         if len(findings.facts) >= MAX_BLOCKS:
             continue
-        error = next((m["e"].strip() for m in map(_ERROR_LINE.match, body.splitlines()) if m), "")
-        error = _EQUALITY_NOTE.sub("", error)
-        loc = next(
-            (m["loc"] for m in _VITEST_LOC.finditer(body) if not _INTERNAL.search(m["loc"])), ""
-        )
-        label = name or f"{head['file']} (failed to load)"
+        error, loc = _vitest_error(_vitest_body(text, heads, index))
         if not name:
             load_errors.append(error)
+        label = name or f"{head['file']} (failed to load)"
         findings.facts.append(
             label + (f": {clip(error, 100)}" if error else "") + (f" ({loc})" if loc else "")
         )
     findings.summary = "; ".join(s.strip() for s in summaries[-2:])
+    _vitest_advice(findings, heads, load_errors)
+    findings.confidence = 0.85 if findings.facts else 0.55
+    return findings
+
+
+def _vitest_body(text: str, heads: list[re.Match[str]], index: int) -> str:
+    """The text of the *index*-th failure block, up to the next block or its closing rule."""
+    head = heads[index]
+    end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
+    body = text[head.end() : min(end, head.end() + 6000)]
+    stop = _VITEST_END.search(body)
+    return body[: stop.start()] if stop else body
+
+
+def _vitest_error(body: str) -> tuple[str, str]:
+    """A failure block's error line and its first location outside node's and libraries'."""
+    error = next((m["e"].strip() for m in map(_ERROR_LINE.match, body.splitlines()) if m), "")
+    loc = next((m["loc"] for m in _VITEST_LOC.finditer(body) if not _INTERNAL.search(m["loc"])), "")
+    return _EQUALITY_NOTE.sub("", error), loc
+
+
+def _vitest_advice(findings: Findings, heads: list[re.Match[str]], load_errors: list[str]) -> None:
+    """The headline, the advice (a test file that does not load) and the steps."""
     count = len(findings.tests)
     findings.headline = f"vitest reported {plural(count, 'failing test')}" + (
         f" and {plural(len(load_errors), 'test file')} that failed to load." if load_errors else "."
@@ -81,8 +96,6 @@ def parse_vitest(text: str) -> Findings | None:
         leaf = first["name"].rsplit(" > ", 1)[-1]
         findings.steps.append(f'Run it alone: `npx vitest run {first["file"]} -t "{leaf}"`.')
     findings.steps.append("Re-run `npx vitest run` to confirm all pass.")
-    findings.confidence = 0.85 if findings.facts else 0.55
-    return findings
 
 
 def _runner_advice(missing: list[re.Match[str]]) -> str:
@@ -109,8 +122,6 @@ _MOCHA_EXCEPTION_NEEDLE = Pattern(r"Exception during run: ")
 _MOCHA_EXCEPTION = Pattern(r"^\s*Exception during run: (?P<e>.+)$", M)
 _MAX_TESTS = 100
 """Failing tests named at most (the count is mocha's own)."""
-_MAX_TESTS = 100
-"""Failing tests named at most (the count is mocha's own)."""
 _MOCHA_FAILING_NEEDLE = Pattern(r"\d failing")
 _MOCHA_PASSING_NEEDLE = Pattern(r"\d passing \(")
 _MOCHA_BLOCK = Pattern(r"^  (?P<num>\d+)\) (?P<title>\S.*)$", M)
@@ -128,26 +139,29 @@ def parse_mocha(text: str) -> Findings | None:
     findings = Findings(tool="mocha", failure_type=FailureType.TEST_FAILURE)
     for index, head in enumerate(blocks):
         end = blocks[index + 1].start() if index + 1 < len(blocks) else len(report)
-        body = report[head.end() : min(end, head.end() + 6000)]
-        title, rest = _mocha_title(head["title"], body)
+        title, rest = _mocha_title(head["title"], report[head.end() : min(end, head.end() + 6000)])
         findings.tests.append(title[-1])
-        if len(findings.facts) >= MAX_BLOCKS:
-            continue
-        error = _mocha_error(rest)
-        loc = next(
-            (m["loc"] for m in _MOCHA_AT.finditer(rest) if not _INTERNAL.search(m["loc"])), ""
-        )
-        findings.facts.append(
-            " ".join(title)
-            + (f": {clip(error, 160)}" if error else "")
-            + (f" ({loc})" if loc else "")
-        )
+        if len(findings.facts) < MAX_BLOCKS:
+            findings.facts.append(_mocha_fact(title, rest))
     passed = matching_lines(text, _MOCHA_PASSING_NEEDLE, _MOCHA_PASSING, limit=1)
-    passing = passed[0] if passed else None
-    findings.summary = ", ".join(
-        s for s in (passing["sum"] if passing else "", failing.group(0).strip()) if s
-    )
+    passing = passed[0]["sum"] if passed else ""
+    findings.summary = ", ".join(s for s in (passing, failing.group(0).strip()) if s)
     findings.headline = f"mocha reported {plural(int(failing['n']), 'failing test')}."
+    _mocha_advice(findings)
+    findings.confidence = 0.85 if findings.facts else 0.55
+    return findings
+
+
+def _mocha_fact(title: list[str], rest: str) -> str:
+    """One failure as quoted: its title, its error and its first own location."""
+    error = _mocha_error(rest)
+    loc = next((m["loc"] for m in _MOCHA_AT.finditer(rest) if not _INTERNAL.search(m["loc"])), "")
+    return (
+        " ".join(title) + (f": {clip(error, 160)}" if error else "") + (f" ({loc})" if loc else "")
+    )
+
+
+def _mocha_advice(findings: Findings) -> None:
     findings.advice = _runner_advice([])
     if any("Timeout of" in fact for fact in findings.facts):
         findings.advice += (
@@ -157,8 +171,6 @@ def parse_mocha(text: str) -> Findings | None:
     if findings.tests:
         findings.steps.append(f'Run it alone: `npx mocha --grep "{findings.tests[0]}"`.')
     findings.steps.append("Re-run mocha to confirm all pass.")
-    findings.confidence = 0.85 if findings.facts else 0.55
-    return findings
 
 
 def _mocha_exception(text: str) -> Findings | None:

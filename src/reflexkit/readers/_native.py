@@ -62,37 +62,10 @@ _CARGO_DEPENDENCY = Pattern(
 def parse_rustc(text: str) -> Findings | None:
     """Recognise rustc/clippy diagnostics (``error[E0308]: ...`` then `` --> file:line:col``)."""
     diags = list(_RUST_DIAG.finditer(text))
-    errors = [d for d in diags if d["sev"] == "error"] or []
+    errors = [d for d in diags if d["sev"] == "error"]
     if not errors:
         return _parse_cargo_error(text)
-    problems: list[Problem] = []
-    lints: list[str] = []
-    notes: list[str] = []
-    for index, diag in enumerate(diags):
-        if index >= MAX_BLOCKS:
-            break
-        if diag["sev"] != "error":
-            continue
-        end = diags[index + 1].start() if index + 1 < len(diags) else len(text)
-        body = text[diag.end() : min(end, diag.end() + 3000)]
-        lint_match = _RUST_LINT.search(body)
-        notes = notes or _first_notes(body)  # the first error's: rustc's explanation of it
-        lint = ""
-        if lint_match:
-            lint = lint_match["lint"] or f"clippy::{lint_match['url']}"
-            lints.append(lint)
-        code = diag["code"] or lint
-        label = f"error[{diag['code']}]" if diag["code"] else "error"
-        suffix = (f" ({lint})" if lint else "") + (
-            _span_label(body, diag["msg"]) if len(problems) < _SPAN_LABELS else ""
-        )
-        problems.append(
-            Problem(
-                f"{label}: {clip(diag['msg'], 140)}{suffix} at {diag['loc']}",
-                f"{code}|{diag['msg']}",
-                diag["loc"],
-            )
-        )
+    problems, lints, notes = _rust_problems(text, diags)
     clippy = any(lint.startswith("clippy::") for lint in lints)
     findings = Findings(
         tool="clippy" if clippy else "rustc",
@@ -100,32 +73,103 @@ def parse_rustc(text: str) -> Findings | None:
         category=ReflectionCategory.VERIFICATION if clippy else ReflectionCategory.ROOT_CAUSE,
     )
     findings.facts = group_problems(problems, limit=6)
-    if not clippy:
-        findings.details.extend(_rust_details(notes, diags))
     summary = _RUST_SUMMARY.search(text)
     findings.summary = summary["sum"] if summary else ""
     codes = dedupe(d["code"] for d in errors if d["code"])
-    findings.headline = (
-        f"{'cargo clippy' if clippy else 'The Rust compiler'} reported {len(errors)} "
-        f"error{'s' if len(errors) != 1 else ''}" + (f" ({', '.join(codes)})." if codes else ".")
-    )
+    findings.headline = _rustc_headline(len(errors), codes, clippy=clippy)
     if clippy:
         findings.advice = (
             "Apply what each lint's help line suggests at the location named (the lints are "
             "denied by `-D warnings`); do not add `#[allow(...)]` to silence them."
         )
     else:
-        findings.advice = (
-            "Read each error with its help/note lines: rustc usually names the missing trait "
-            "impl, lifetime or type and shows the fix. Apply it at the location named"
-            + (f"; `rustc --explain {codes[0]}` explains {codes[0]}" if codes else "")
-            + "."
-        )
-        if {"E0432", "E0433"} & set(codes) and not _OWN_MODULE_LABEL.search(text):
-            findings.category = ReflectionCategory.MISSING_CONTEXT
-    findings.steps.append(f"Fix {problems[0].loc} first, then re-run the same cargo command.")
+        findings.details.extend(_rust_details(notes, diags))
+        _advise_rustc(findings, text, errors, codes)
+    findings.steps.append(
+        "Declare the crates in Cargo.toml, then re-run the same cargo command."
+        if findings.failure_type is FailureType.DEPENDENCY_ERROR
+        else f"Fix {problems[0].loc} first, then re-run the same cargo command."
+    )
     findings.confidence = 0.85
     return findings
+
+
+def _rustc_headline(count: int, codes: list[str], *, clippy: bool) -> str:
+    """Return ``The Rust compiler reported 2 errors (E0308, E0599).``."""
+    return (
+        f"{'cargo clippy' if clippy else 'The Rust compiler'} reported {count} "
+        f"error{'s' if count != 1 else ''}" + (f" ({', '.join(codes)})." if codes else ".")
+    )
+
+
+def _rust_problems(
+    text: str, diags: list[re.Match[str]]
+) -> tuple[list[Problem], list[str], list[str]]:
+    """Return the errors as problems, the lints they name, and the first error's notes."""
+    problems: list[Problem] = []
+    lints: list[str] = []
+    notes: list[str] = []
+    at_errors = [index for index, diag in enumerate(diags) if diag["sev"] == "error"]
+    for index in at_errors[:MAX_BLOCKS]:  # warnings before the errors don't take their places
+        diag = diags[index]
+        end = diags[index + 1].start() if index + 1 < len(diags) else len(text)
+        body = text[diag.end() : min(end, diag.end() + 3000)]
+        notes = notes or _first_notes(body)  # the first error's: rustc's explanation of it
+        lint = _lint_of(body)
+        lints.extend([lint] if lint else [])
+        label = f"error[{diag['code']}]" if diag["code"] else "error"
+        suffix = (f" ({lint})" if lint else "") + (
+            _span_label(body, diag["msg"]) if len(problems) < _SPAN_LABELS else ""
+        )
+        problems.append(
+            Problem(
+                f"{label}: {clip(diag['msg'], 140)}{suffix} at {diag['loc']}",
+                f"{diag['code'] or lint}|{diag['msg']}",
+                diag["loc"],
+            )
+        )
+    return problems, lints, notes
+
+
+def _lint_of(body: str) -> str:
+    """Return the lint a diagnostic names (``clippy::needless_range_loop``), or ``""``."""
+    found = _RUST_LINT.search(body)
+    if found is None:
+        return ""
+    return found["lint"] or f"clippy::{found['url']}"
+
+
+def _advise_rustc(
+    findings: Findings, text: str, errors: list[re.Match[str]], codes: list[str]
+) -> None:
+    """Advice for compile errors: rustc's own explanation, or the crates to declare."""
+    findings.advice = (
+        "Read each error with its help/note lines: rustc usually names the missing trait "
+        "impl, lifetime or type and shows the fix. Apply it at the location named"
+        + (f"; `rustc --explain {codes[0]}` explains {codes[0]}" if codes else "")
+        + "."
+    )
+    if {"E0432", "E0433"} & set(codes) and not _OWN_MODULE_LABEL.search(text):
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+    if _all_crates_missing(text, errors):
+        findings.failure_type = FailureType.DEPENDENCY_ERROR
+        findings.advice = (
+            "The code uses crates the manifest does not declare: add each one under "
+            "[dependencies] (or [dev-dependencies] for tests) in Cargo.toml, as the help "
+            "line's `cargo add` says, rather than changing the code."
+        )
+
+
+_UNLINKED_CRATE = Pattern(r"unlinked crate `|undeclared crate or module `|`cargo add ")
+
+
+def _all_crates_missing(text: str, errors: list[re.Match[str]]) -> bool:
+    """Return whether every error is an import of a crate Cargo.toml does not declare."""
+    return all(
+        error["code"] in {"E0432", "E0433"}
+        and _UNLINKED_CRATE.search(text, error.end(), error.end() + 800) is not None
+        for error in errors
+    )
 
 
 def _rust_details(notes: list[str], diags: list[re.Match[str]]) -> list[str]:
@@ -220,6 +264,8 @@ _RUST_NO_PANIC = Pattern(
     r".*)$",
     M,
 )
+_RUST_RERUN = Pattern(r"^error: test failed, to rerun pass [`'](?P<target>[^`'\n]+)[`']$", M)
+"""cargo names the test target (``--test test_version``, ``--lib``) that failed."""
 _RUST_SECTION = Pattern(rf"^---- (?P<name>{_DOC_TEST}|\S+) stdout ----$", M)
 
 
@@ -231,27 +277,11 @@ def parse_cargo_test(text: str) -> Findings | None:
         return None
     findings = Findings(tool="cargo test", failure_type=FailureType.TEST_FAILURE)
     sections = list(_RUST_SECTION.finditer(text))
-    for index, section in enumerate(sections):
-        if index >= MAX_BLOCKS:
-            break
+    for index, section in enumerate(sections[:MAX_BLOCKS]):
         end = sections[index + 1].start() if index + 1 < len(sections) else len(text)
-        body = text[section.end() : min(end, section.end() + 8000)]
-        name = section["name"]
-        panic = _RUST_PANIC.search(body) or _RUST_PANIC_OLD.search(body)
-        no_panic = _RUST_NO_PANIC.search(body)
-        if panic:
-            fact = f"{name} panicked at {panic['loc']}: {clip(panic['msg'], 120)}"
-            left_right = _RUST_LEFT_RIGHT.search(body)
-            if left_right:
-                left, right = clip(left_right["left"], 60), clip(left_right["right"], 60)
-                fact += f" (left: {left}, right: {right})"
-            if no_panic:  # should_panic(expected = ...) saw another panic
-                fact += f"; {no_panic['line'].strip()}"
-        elif no_panic:
-            fact = f"{name}: {no_panic['line'].strip()}"
-        else:
-            fact = name
-        findings.facts.append(fact)
+        findings.facts.append(
+            _rust_test_fact(section["name"], text[section.end() : min(end, section.end() + 8000)])
+        )
     covered = {s["name"] for s in sections}
     findings.facts.extend(name for name in failed if name not in covered)
     findings.tests = failed or [s["name"] for s in sections]
@@ -262,16 +292,39 @@ def parse_cargo_test(text: str) -> Findings | None:
         "expects: fix the code at the panic location. A should_panic test that did not panic "
         "means the code must reject that input (panic or return an error) instead of succeeding."
     )
-    if findings.tests and " (line " in findings.tests[0]:
-        item = findings.tests[0].split(" - ", 2)[1].split(" (line ")[0]
-        findings.steps.append(f"Run the doc-tests alone: `cargo test --doc {item}`.")
-    elif findings.tests:
-        findings.steps.append(
-            f"Run it alone: `cargo test {findings.tests[0]} -- --exact --nocapture`."
-        )
-    findings.steps.append("Re-run `cargo test` to confirm all pass.")
+    findings.steps.extend(_rerun_steps(text, findings.tests))
     findings.confidence = 0.85
     return findings
+
+
+def _rust_test_fact(name: str, body: str) -> str:
+    """Return one failing test with its panic (and left/right) or its should_panic note."""
+    panic = _RUST_PANIC.search(body) or _RUST_PANIC_OLD.search(body)
+    no_panic = _RUST_NO_PANIC.search(body)
+    if panic is None:
+        return f"{name}: {no_panic['line'].strip()}" if no_panic else name
+    fact = f"{name} panicked at {panic['loc']}: {clip(panic['msg'], 120)}"
+    left_right = _RUST_LEFT_RIGHT.search(body)
+    if left_right:
+        left, right = clip(left_right["left"], 100), clip(left_right["right"], 100)
+        fact += f" (left: {left}, right: {right})"
+    if no_panic:  # should_panic(expected = ...) saw another panic
+        fact += f"; {no_panic['line'].strip()}"
+    return fact
+
+
+def _rerun_steps(text: str, tests: list[str]) -> list[str]:
+    """Return how to run the first failing test alone (a doc-test, or in cargo's target)."""
+    steps: list[str] = []
+    if tests and " (line " in tests[0]:
+        item = tests[0].split(" - ", 2)[1].split(" (line ")[0]
+        steps.append(f"Run the doc-tests alone: `cargo test --doc {item}`.")
+    elif tests:
+        rerun = _RUST_RERUN.search(text)
+        target = f"{rerun['target']} " if rerun else ""
+        steps.append(f"Run it alone: `cargo test {target}{tests[0]} -- --exact --nocapture`.")
+    steps.append("Re-run `cargo test` to confirm all pass.")
+    return steps
 
 
 def parse_rust_panic(text: str) -> Findings | None:
@@ -454,28 +507,8 @@ def _advise_gcc(
             "A header cannot be found: fix the #include name or add its directory with -I (or "
             "install the library's development package)."
         )
-    elif linker and called_nowhere:
-        findings.advice = (
-            "The code calls a function that no header declares (implicit declaration) and no "
-            "object defines (undefined reference): the name is misspelt or the function was "
-            "never written; call the existing function or write it, with its prototype."
-        )
-    elif linker and not problems and all(f.startswith("multiple definition") for f in linker):
-        # Nothing is missing: a header defines what it should only declare.
-        findings.advice = (
-            "A symbol is defined in more than one object: a header defines a variable or "
-            "function that every file including it repeats. Declare it `extern` (or `static "
-            "inline`) in the header and define it in exactly one .c/.cpp file."
-        )
-    elif linker and not problems:
-        findings.category = ReflectionCategory.MISSING_CONTEXT
-        findings.advice = (
-            "The linker cannot resolve the symbols: define each undefined function (with the "
-            "exact signature the caller uses), compile and link the source file that defines "
-            "it, or link its library (-l); a multiple definition means a header defines a "
-            "variable or function that should be declared `extern`/`inline` there and defined "
-            "in one .c/.cpp file."
-        )
+    elif linker and (called_nowhere or not problems):
+        _advise_linker(findings, linker, called_nowhere=called_nowhere)
     elif any(p.text.endswith("]") and " [in " in p.text for p in problems):
         findings.advice = (
             "The errors inside the standard library come from the project's lines named first: "
@@ -489,8 +522,35 @@ def _advise_gcc(
         )
 
 
-_CHECKER_RULE = Pattern(r"[^\[\s]\s+\[[A-Za-z][\w-]*\]\s*$")
-"""A rule id closing a diagnostic: a checker's (gcc names a flag, ``[-Wformat=]``)."""
+def _advise_linker(findings: Findings, linker: list[str], *, called_nowhere: bool) -> None:
+    """Advice for the linker's complaints alone (or a call to a function nothing declares)."""
+    if called_nowhere:
+        findings.advice = (
+            "The code calls a function that no header declares (implicit declaration) and no "
+            "object defines (undefined reference): the name is misspelt or the function was "
+            "never written; call the existing function or write it, with its prototype."
+        )
+    elif all(f.startswith("multiple definition") for f in linker):
+        # Nothing is missing: a header defines what it should only declare.
+        findings.advice = (
+            "A symbol is defined in more than one object: a header defines a variable or "
+            "function that every file including it repeats. Declare it `extern` (or `static "
+            "inline`) in the header and define it in exactly one .c/.cpp file."
+        )
+    else:
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "The linker cannot resolve the symbols: define each undefined function (with the "
+            "exact signature the caller uses), compile and link the source file that defines "
+            "it, or link its library (-l); a multiple definition means a header defines a "
+            "variable or function that should be declared `extern`/`inline` there and defined "
+            "in one .c/.cpp file."
+        )
+
+
+_CHECKER_RULE = Pattern(r"[^\[\s]\s+\[[A-Za-z][\w./-]*(?:,-?[\w./=-]+)*\]\s*$")
+"""A rule id closing a diagnostic: a checker's (gcc names a flag, ``[-Wformat=]``), clang-tidy's
+``[clang-analyzer-core.uninitialized.Assign,-warnings-as-errors]`` too."""
 
 
 def parse_gcc(text: str) -> Findings | None:
@@ -510,22 +570,10 @@ def parse_gcc(text: str) -> Findings | None:
     findings = Findings(tool="gcc", failure_type=FailureType.BUILD_ERROR)
     findings.facts = group_problems(problems, limit=5)
     findings.facts.extend(linker[:4])
-    notes = [d for d in diags if d["sev"] == "note" and "previous" in d["msg"]]
-    findings.details.extend(f"{d['loc']}: note: {clip(d['msg'], 100)}" for d in notes[:1])
-    # An implicit declaration is a bug even as a warning (it explains an undefined reference
-    # or a wrong return type): quoted beside the errors.
-    implicit = [d for d in diags if d["sev"] == "warning" and "implicit declaration" in d["msg"]]
-    findings.details.extend(f"{d['loc']}: warning: {clip(d['msg'], 120)}" for d in implicit[:2])
-    findings.hints = dedupe(
-        clip(d["msg"], 140) for d in diags if d["sev"] == "note" and _FIX_IT.search(d["msg"])
-    )[:2]
+    implicit = _gcc_details(findings, diags)
     count = len(problems) + len(linker)
     findings.headline = f"The C/C++ build failed with {count} error{'s' if count != 1 else ''}."
-    ld_summary = _LD_SUMMARY.search(text) if linker else None
-    if ld_summary is not None:
-        findings.summary = ld_summary["line"]
-    elif (count_line := _CLANG_COUNT.search(text)) is not None:
-        findings.summary = count_line["line"]
+    findings.summary = _gcc_summary(text, linker=bool(linker))
     _advise_gcc(
         findings,
         diags,
@@ -533,17 +581,49 @@ def parse_gcc(text: str) -> Findings | None:
         linker,
         called_nowhere=bool(linker) and _called_but_nowhere(implicit, text),
     )
+    findings.steps.extend(_gcc_steps(text, problems))
+    findings.confidence = 0.85
+    return findings
+
+
+def _gcc_details(findings: Findings, diags: list[re.Match[str]]) -> list[re.Match[str]]:
+    """Add the first ``previous ...`` note, implicit declarations and the notes naming a fix.
+
+    Returns the implicit-declaration warnings: a bug even as a warning (it explains an
+    undefined reference or a wrong return type), quoted beside the errors.
+    """
+    notes = [d for d in diags if d["sev"] == "note" and "previous" in d["msg"]]
+    findings.details.extend(f"{d['loc']}: note: {clip(d['msg'], 100)}" for d in notes[:1])
+    implicit = [d for d in diags if d["sev"] == "warning" and "implicit declaration" in d["msg"]]
+    findings.details.extend(f"{d['loc']}: warning: {clip(d['msg'], 120)}" for d in implicit[:2])
+    findings.hints = dedupe(
+        clip(d["msg"], 140) for d in diags if d["sev"] == "note" and _FIX_IT.search(d["msg"])
+    )[:2]
+    return implicit
+
+
+def _gcc_summary(text: str, *, linker: bool) -> str:
+    """Return collect2's (or clang's linker) verdict line, else clang's ``N errors generated.``."""
+    ld_summary = _LD_SUMMARY.search(text) if linker else None
+    if ld_summary is not None:
+        return ld_summary["line"]
+    count_line = _CLANG_COUNT.search(text)
+    return count_line["line"] if count_line is not None else ""
+
+
+def _gcc_steps(text: str, problems: list[Problem]) -> list[str]:
+    """Return the steps: the first error first, or where the undefined symbol should come from."""
+    steps: list[str] = []
     if problems:
-        findings.steps.append(f"Fix {problems[0].loc} first; later errors often follow from it.")
+        steps.append(f"Fix {problems[0].loc} first; later errors often follow from it.")
     undefined = [m["sym"] for m in _LD_UNDEFINED.finditer(text)]
     if undefined and not problems:
-        findings.steps.append(
+        steps.append(
             f"Find where `{undefined[0]}` is (or should be) defined and add that source file or "
             "library to the link command."
         )
-    findings.steps.append("Rebuild with the same command (keep -Wall) and check for new warnings.")
-    findings.confidence = 0.85
-    return findings
+    steps.append("Rebuild with the same command (keep -Wall) and check for new warnings.")
+    return steps
 
 
 # --- make ------------------------------------------------------------------------------------
@@ -574,56 +654,71 @@ def parse_make(text: str) -> Findings | None:
     """Recognise make's own errors (``Makefile:5: *** missing separator.  Stop.``)."""
     stop = _MAKE_STOP.search(text)
     recipes = list(_MAKE_RECIPE.finditer(text))
-    recipe = recipes[0] if recipes else None
-    if stop is None and recipe is None:
+    if stop is None and not recipes:
         return None
     findings = Findings(tool="make", failure_type=FailureType.BUILD_ERROR)
     if stop:
-        findings.facts.append(stop["line"].strip())
-        findings.category = ReflectionCategory.TOOL_MISUSE
-        msg = stop["msg"]
-        findings.headline = "make stopped on an error in the Makefile or its targets."
-        if "missing separator" in msg:
-            findings.advice = (
-                "Recipe lines in a Makefile must start with a TAB character, not spaces: replace "
-                "the leading spaces on the named line with one tab (and check the lines around it)."
-            )
-        elif "No rule to make target" in msg:
-            findings.advice = (
-                "make has no rule for the named target or prerequisite: fix the file name, create "
-                "the missing file, or add a rule for it."
-            )
-            if ", needed by " in msg:  # a prerequisite (a source file) is missing, not a goal
-                findings.category = ReflectionCategory.MISSING_CONTEXT
-        else:
-            findings.advice = "Fix the Makefile at the line make names, then run make again."
-    if recipe:
-        # A recursive make prints one line per level: the innermost names the failing
-        # command's target, the outermost the target that was asked for.
-        findings.details.extend(dedupe([recipe["line"].strip(), recipes[-1]["line"].strip()]))
-        not_remade = _MAKE_NOT_REMADE.search(text)
-        if not_remade:
-            findings.details.append(not_remade["line"])
-        if not stop:
-            above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
-            findings.facts.extend(clip(line, 180) for line in above[-2:])
-            findings.headline = (
-                f"A recipe of target {recipe['target']} failed with exit code {recipe['code']}."
-            )
-            findings.advice = (
-                "make only reports that a command in the recipe failed: fix the error printed "
-                "by that command above this line."
-            )
-            if recipe["code"] == _NOT_FOUND_EXIT:  # the recipe's program is not installed
-                findings.category = ReflectionCategory.MISSING_CONTEXT
-                findings.advice = (
-                    "A program the recipe runs is not installed (exit code 127, command not "
-                    "found): install it or declare it as a dev dependency, or change the recipe "
-                    "to a tool the project has."
-                )
+        _read_make_stop(findings, stop)
+    if recipes:
+        _read_make_recipes(findings, text, recipes, stopped=stop is not None)
     findings.steps.append("Re-run `make` (add `-n` first to see the commands it would run).")
     findings.confidence = 0.8 if stop else 0.5
     return findings
+
+
+def _read_make_stop(findings: Findings, stop: re.Match[str]) -> None:
+    """Read make's own error (``*** missing separator.  Stop.``, no rule for a target)."""
+    findings.facts.append(stop["line"].strip())
+    findings.category = ReflectionCategory.TOOL_MISUSE
+    msg = stop["msg"]
+    findings.headline = "make stopped on an error in the Makefile or its targets."
+    if "missing separator" in msg:
+        findings.advice = (
+            "Recipe lines in a Makefile must start with a TAB character, not spaces: replace "
+            "the leading spaces on the named line with one tab (and check the lines around it)."
+        )
+    elif "No rule to make target" in msg:
+        findings.advice = (
+            "make has no rule for the named target or prerequisite: fix the file name, create "
+            "the missing file, or add a rule for it."
+        )
+        if ", needed by " in msg:  # a prerequisite (a source file) is missing, not a goal
+            findings.category = ReflectionCategory.MISSING_CONTEXT
+    else:
+        findings.advice = "Fix the Makefile at the line make names, then run make again."
+
+
+def _read_make_recipes(
+    findings: Findings, text: str, recipes: list[re.Match[str]], *, stopped: bool
+) -> None:
+    """A recipe failed: its ``[target] Error N`` lines and, unless make stopped, what it printed.
+
+    A recursive make prints one line per level: the innermost names the failing command's
+    target, the outermost the target that was asked for.
+    """
+    recipe = recipes[0]
+    findings.details.extend(dedupe([recipe["line"].strip(), recipes[-1]["line"].strip()]))
+    not_remade = _MAKE_NOT_REMADE.search(text)
+    if not_remade:
+        findings.details.append(not_remade["line"])
+    if stopped:
+        return
+    above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
+    findings.facts.extend(clip(line, 180) for line in above[-2:])
+    findings.headline = (
+        f"A recipe of target {recipe['target']} failed with exit code {recipe['code']}."
+    )
+    findings.advice = (
+        "make only reports that a command in the recipe failed: fix the error printed "
+        "by that command above this line."
+    )
+    if recipe["code"] == _NOT_FOUND_EXIT:  # the recipe's program is not installed
+        findings.category = ReflectionCategory.MISSING_CONTEXT
+        findings.advice = (
+            "A program the recipe runs is not installed (exit code 127, command not "
+            "found): install it or declare it as a dev dependency, or change the recipe "
+            "to a tool the project has."
+        )
 
 
 # --- crashes ---------------------------------------------------------------------------------
@@ -653,6 +748,19 @@ _CRASH_EXIT = {
 }
 
 
+_MAKE_CRASH = Pattern(r"(?:g|mingw32-)?make(?:\[\d+\])?: \*\*\* \[")
+_RAN_PROGRAM = Pattern(r"^(?P<cmd>\.{1,2}/[\w./-]+(?: [^\n]{0,120})?)$", M)
+"""A recipe line make echoed that runs a program built in the tree (``./xmltest``)."""
+
+
+def _crashed_program(text: str, crash: re.Match[str]) -> str:
+    """Return the last program make ran before it reported the crash (its echoed command)."""
+    if not _MAKE_CRASH.search(crash["line"]):
+        return ""
+    ran = [m["cmd"] for m in _RAN_PROGRAM.finditer(text, 0, crash.start())]
+    return ran[-1].strip() if ran else ""
+
+
 def parse_crash(text: str, exit_code: int | None) -> Findings | None:
     """Recognise a native crash (segfault, abort, sanitizer report) from output or exit code."""
     signal = _CRASH_EXIT.get(exit_code) if exit_code is not None else None
@@ -664,6 +772,9 @@ def parse_crash(text: str, exit_code: int | None) -> Findings | None:
     findings = Findings(tool="native program", failure_type=FailureType.RUNTIME_ERROR)
     if line:
         findings.facts.append(clip(line["line"], 200))
+        program = _crashed_program(text, line)
+        if program:
+            findings.facts.append(f"crashed running {program}")
     if signal:
         findings.details.append(f"exit code {exit_code}: {signal}")
     findings.headline = "The program crashed."

@@ -99,12 +99,15 @@ def _error_lines(
     elif codes and not built and not compiled:
         own = [m["e"].strip() for m in _BUILD_ERROR_LINE.finditer(text)]
         errors = [*own[:1], *codes, *errors] if own else errors
-    if not errors:
-        errors = (
-            built[-1:] + codes
-            or [line.strip() for line in text.splitlines() if "error" in line.lower()][:3]
-        )
-    return errors, crash, own
+    return errors or _fallback_lines(text, built, codes), crash, own
+
+
+def _fallback_lines(text: str, built: list[str], codes: list[str]) -> list[str]:
+    """Lines to quote when pip printed no ``ERROR:``: the build's exception, else any error."""
+    return (
+        built[-1:] + codes
+        or [line.strip() for line in text.splitlines() if "error" in line.lower()][:3]
+    )
 
 
 def _advise(
@@ -175,20 +178,31 @@ def parse_pip(text: str, command: str) -> Findings | None:
         category=ReflectionCategory.MISSING_CONTEXT,
     )
     findings.facts = [clip(e, 200) for e in dedupe(errors)[:4]]
-    findings.hints = [clip(m["msg"].strip(), 160) for m in _PIP_HINT.finditer(text)][:3]
-    hashes = [m["req"] for m in _HASH_LINE.finditer(text)]
-    findings.hints = [*hashes[:2], *findings.hints][:3]
+    findings.hints = _pip_hints(text)
     findings.headline = "pip could not install the requirements."
     _advise(findings, text, errors, codes, crash)
     if own and _LOCAL_PROJECT.search(command):
-        # the build backend refused the project itself: its packaging config is wrong (a
-        # build dependency that is missing raises instead, and stays missing context)
-        findings.category = ReflectionCategory.ROOT_CAUSE
-        findings.advice = (
-            "The project's own build failed (the error inside the subprocess output): fix its "
-            "packaging configuration in pyproject.toml/setup.py (package discovery, metadata, "
-            "build requirements) as the error says, then install again."
-        )
+        _advise_own_build(findings)
     findings.steps.append(f"Re-run `{command or 'pip install ...'}` after editing the requirement.")
     findings.confidence = 0.8
     return findings
+
+
+def _pip_hints(text: str) -> list[str]:
+    """Return the ``name==version --hash=...`` lines to add, then pip's ``hint:`` lines."""
+    hints = [clip(m["msg"].strip(), 160) for m in _PIP_HINT.finditer(text)][:3]
+    hashes = [m["req"] for m in _HASH_LINE.finditer(text)]
+    return [*hashes[:2], *hints][:3]
+
+
+def _advise_own_build(findings: Findings) -> None:
+    """The build backend refused the project itself: its packaging config is wrong.
+
+    (A build dependency that is missing raises instead, and stays missing context.)
+    """
+    findings.category = ReflectionCategory.ROOT_CAUSE
+    findings.advice = (
+        "The project's own build failed (the error inside the subprocess output): fix its "
+        "packaging configuration in pyproject.toml/setup.py (package discovery, metadata, "
+        "build requirements) as the error says, then install again."
+    )

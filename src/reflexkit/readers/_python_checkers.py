@@ -52,20 +52,7 @@ def _mypy_continued(message: str, text: str, end: int) -> tuple[str, str]:
 
 def parse_mypy(text: str) -> Findings | None:
     """Recognise mypy's ``file:line: error: message  [code]`` lines."""
-    problems: list[Problem] = []
-    codes: list[str] = []
-    for m in _MYPY.finditer(text):
-        if m["sev"] != "error":
-            continue
-        code = m["code"] or m["pcode"] or ""
-        message = m["msg"]
-        if not code:
-            message, code = _mypy_continued(message, text, m.end())
-        codes.append(code)
-        tail = f"  [{code}]" if code else ""  # as mypy prints it: a later attempt greps it
-        problems.append(
-            Problem(f"{m['loc']}: error: {clip(message, 150)}{tail}", f"{code}|{message}", m["loc"])
-        )
+    problems, codes = _mypy_problems(text)
     if not problems:
         return None
     findings = Findings(tool="mypy", failure_type=FailureType.TYPECHECK_ERROR)
@@ -76,7 +63,7 @@ def parse_mypy(text: str) -> Findings | None:
     findings.headline = (
         f"mypy reported {len(problems)} type error{'s' if len(problems) != 1 else ''}."
     )
-    if any(c in _MYPY_MISSING for c in codes) and codes and codes[0] in _MYPY_MISSING:
+    if codes and codes[0] in _MYPY_MISSING:
         findings.category = ReflectionCategory.MISSING_CONTEXT
         findings.advice = (
             "Type information for a third-party package is missing: install its stub package "
@@ -95,6 +82,25 @@ def parse_mypy(text: str) -> Findings | None:
     return findings
 
 
+def _mypy_problems(text: str) -> tuple[list[Problem], list[str]]:
+    """Return mypy's errors (quoted with their ``[code]``, as printed) and their codes."""
+    problems: list[Problem] = []
+    codes: list[str] = []
+    for m in _MYPY.finditer(text):
+        if m["sev"] != "error":
+            continue
+        code = m["code"] or m["pcode"] or ""
+        message = m["msg"]
+        if not code:
+            message, code = _mypy_continued(message, text, m.end())
+        codes.append(code)
+        tail = f"  [{code}]" if code else ""  # as mypy prints it: a later attempt greps it
+        problems.append(
+            Problem(f"{m['loc']}: error: {clip(message, 150)}{tail}", f"{code}|{message}", m["loc"])
+        )
+    return problems, codes
+
+
 # --- pyright ---------------------------------------------------------------------------------
 
 _PYRIGHT = Pattern(r"^\s+(?P<loc>[^\s].*?:\d+:\d+) - (?P<sev>error|warning): (?P<msg>.*)$", M)
@@ -107,29 +113,7 @@ def parse_pyright(text: str) -> Findings | None:
     heads = [m for m in _PYRIGHT.finditer(text) if m["sev"] == "error"]
     if not heads:
         return None
-    problems: list[Problem] = []
-    for head in heads:
-        tail = text[head.end() : head.end() + 2000]
-        following = [head["msg"]]
-        for line in tail.splitlines()[1:]:
-            if not line[:1].isspace() or not line.strip() or _PYRIGHT.match(line):
-                break
-            following.append(line.strip())
-        rule = ""
-        for line in following:
-            found = _PYRIGHT_RULE.search(line)
-            if found:
-                rule = found["rule"]
-                break
-        message = _PYRIGHT_RULE.sub("", head["msg"]).strip()
-        suffix = f" ({rule})" if rule else ""
-        problems.append(
-            Problem(
-                f"{head['loc']} - error: {clip(message, 150)}{suffix}",
-                f"{rule}|{message}",
-                head["loc"],
-            )
-        )
+    problems = [_pyright_problem(text, head) for head in heads]
     findings = Findings(tool="pyright", failure_type=FailureType.TYPECHECK_ERROR)
     findings.facts = group_problems(problems, limit=6)
     summary = _PYRIGHT_SUMMARY.search(text)
@@ -146,6 +130,22 @@ def parse_pyright(text: str) -> Findings | None:
     findings.steps.append(f"Start at {problems[0].loc}; re-run pyright on the same paths.")
     findings.confidence = 0.85
     return findings
+
+
+def _pyright_problem(text: str, head: re.Match[str]) -> Problem:
+    """Return one error with the rule named on its last (indented) continuation line."""
+    following = [head["msg"]]
+    for line in text[head.end() : head.end() + 2000].splitlines()[1:]:
+        if not line[:1].isspace() or not line.strip() or _PYRIGHT.match(line):
+            break
+        following.append(line.strip())
+    rules = [found["rule"] for found in map(_PYRIGHT_RULE.search, following) if found]
+    rule = rules[0] if rules else ""
+    message = _PYRIGHT_RULE.sub("", head["msg"]).strip()
+    suffix = f" ({rule})" if rule else ""
+    return Problem(
+        f"{head['loc']} - error: {clip(message, 150)}{suffix}", f"{rule}|{message}", head["loc"]
+    )
 
 
 # --- ruff, flake8, pylint --------------------------------------------------------------------
@@ -210,16 +210,7 @@ def parse_pyflakes_style(text: str, command: str) -> Findings | None:
     # Real bugs (undefined names, syntax errors) first: with many style findings they would
     # otherwise fall past the groups a reflection has room for.
     problems.sort(key=lambda problem: not _FLAKE8_REAL.match(problem.key))
-    words = command.split()
-    tool = next(
-        (
-            t
-            for t in ("ruff", "flake8", "pylint", "pycodestyle", "pyflakes")
-            if t in words or any(w.endswith("/" + t) for w in words)
-        ),
-        # named only when it shows: ruff's `-->` frames or `Found N errors.`; else no name
-        "ruff" if "-->" in text or _RUFF_SUMMARY.search(text) else "linter",
-    )
+    tool = _linter_name(text, command)
     findings = Findings(
         tool=tool, failure_type=FailureType.LINT_ERROR, category=ReflectionCategory.VERIFICATION
     )
@@ -232,6 +223,30 @@ def parse_pyflakes_style(text: str, command: str) -> Findings | None:
     code_names = ", ".join(dedupe(codes)[:8])
     named = "The linter" if tool == "linter" else tool
     findings.headline = f"{named} reported {plural(len(problems), 'problem')} ({code_names})."
+    findings.advice = _lint_advice(codes, fixable if tool == "ruff" else 0)
+    findings.steps.append(
+        f"Start at {problems[0].loc}, then re-run `{command or tool}` until it is clean."
+    )
+    findings.confidence = 0.85
+    return findings
+
+
+def _linter_name(text: str, command: str) -> str:
+    """Return the linter the command runs; else ruff when its output shows, else ``linter``."""
+    words = command.split()
+    return next(
+        (
+            t
+            for t in ("ruff", "flake8", "pylint", "pycodestyle", "pyflakes")
+            if t in words or any(w.endswith("/" + t) for w in words)
+        ),
+        # named only when it shows: ruff's `-->` frames or `Found N errors.`; else no name
+        "ruff" if "-->" in text or _RUFF_SUMMARY.search(text) else "linter",
+    )
+
+
+def _lint_advice(codes: list[str], fixable: int) -> str:
+    """Fix each rule by hand (real bugs named), ruff's --fix for the fixable, split for C901."""
     real_bugs = dedupe(c for c in codes if _FLAKE8_REAL.match(c))
     advice = "Fix each rule at the location named, keeping behaviour the same"
     if real_bugs:
@@ -239,19 +254,14 @@ def parse_pyflakes_style(text: str, command: str) -> Findings | None:
             f"; {', '.join(real_bugs)} point at real bugs (undefined or redefined names, "
             "wrong comparisons): fix those by hand"
         )
-    if fixable and tool == "ruff":
+    if fixable:
         advice += f"; {fixable} can be fixed automatically with `ruff check --fix`"
     if any(c.startswith("C9") for c in codes):
         advice += (
             "; for complexity (C901) split the function into smaller helpers instead of "
             "raising the limit"
         )
-    findings.advice = advice + ". Do not disable the rules."
-    findings.steps.append(
-        f"Start at {problems[0].loc}, then re-run `{command or tool}` until it is clean."
-    )
-    findings.confidence = 0.85
-    return findings
+    return advice + ". Do not disable the rules."
 
 
 _WOULD_REFORMAT = Pattern(

@@ -90,34 +90,58 @@ def _section_message(body: str) -> tuple[str, str]:
     ExceptionGroups), doctest's Expected/Got, hypothesis's falsifying example.
     """
     body = _XDIST_WORKER.sub("", body)
-    # `path:line: ErrorClass` as pytest prints the line that raised (long and auto styles)
+    loc = _section_location(body)
+    if ">>>" in body and ("\nExpected:" in body or "UNEXPECTED EXCEPTION" in body):
+        return _doctest_message(body), loc
+    if "Traceback (most recent call last)" in body and not _E_LINE.search(body):
+        found = _traceback_message(body)
+        if found is not None:
+            return found[0], found[1] or loc
+    return _e_lines_message(body) or _first_plain_line(body), loc
+
+
+def _section_location(body: str) -> str:
+    """Return the last ``path:line[: ErrorClass]`` in the project's code (else any), or ``""``.
+
+    That is how pytest prints the line that raised (long and auto styles).
+    """
     found = [
         (m["loc"], f"{m['loc']}: {m['cls']}" if m["cls"] and m["cls"] != "in" else m["loc"])
         for m in _PYTEST_LOC.finditer(body)
     ]
     own = [shown for loc, shown in found if not is_library_path(loc)]
-    loc = own[-1] if own else (found[-1][1] if found else "")
-    if ">>>" in body and ("\nExpected:" in body or "UNEXPECTED EXCEPTION" in body):
-        return _doctest_message(body), loc
-    if "Traceback (most recent call last)" in body and not _E_LINE.search(body):
-        plain = unpipe(body)
-        tb = find_traceback(plain)
-        if tb is not None:
-            group = _GROUP_EXC.search(plain)
-            message = f"{group.group(0)} / {tb.exception}" if group else tb.exception
-            return message, tb.frame or loc
+    return own[-1] if own else (found[-1][1] if found else "")
+
+
+def _traceback_message(body: str) -> tuple[str, str] | None:
+    """Return the exception (an ExceptionGroup's too) and frame of a native-style section."""
+    plain = unpipe(body)
+    tb = find_traceback(plain)
+    if tb is None:
+        return None
+    group = _GROUP_EXC.search(plain)
+    return (f"{group.group(0)} / {tb.exception}" if group else tb.exception), tb.frame
+
+
+def _e_lines_message(body: str) -> str:
+    """Return the first two telling ``E`` lines (after the statement of a bare ``assert``)."""
     messages = [m["msg"].rstrip() for m in _E_LINE.finditer(body)]
     useful = [m.strip() for m in _join_examples(messages) if not _E_NOISE.match(m.strip())]
-    if useful:
-        statement = _STATEMENT.findall(body) if _BARE_ASSERT.match(useful[0]) else []
-        if statement:  # `assert False`: quote the statement that failed
-            useful.insert(0, statement[-1].strip())
-        return " / ".join(dedupe(useful)[:2]), loc
+    if not useful:
+        return ""
+    statement = _STATEMENT.findall(body) if _BARE_ASSERT.match(useful[0]) else []
+    if statement:  # `assert False`: quote the statement that failed
+        useful.insert(0, statement[-1].strip())
+    return " / ".join(dedupe(useful)[:2])
+
+
+def _first_plain_line(body: str) -> str:
+    """Return the first unindented line that is not a location (``--tb=line``, ``no``)."""
     for line in body.splitlines():
         stripped = line.strip()
         if stripped and not line.startswith((" ", "\t", ">")) and not _PYTEST_LOC.match(stripped):
-            return stripped, loc
-    return "", loc
+            return stripped
+    return ""
 
 
 def _untruncated(message: str, text: str) -> str:
@@ -187,49 +211,83 @@ def _pytest_usage(lines: list[str], command: str) -> Findings:
     return findings
 
 
-def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR0912, PLR0915 -- one pass over one format
+def parse_pytest(text: str, command: str) -> Findings | None:
     """Recognise pytest's output: failing test ids, assertion lines, collection errors."""
     if not _PYTEST_MARK.search(text) and "pytest" not in command:
         return None
     shorts = [(m["kind"], m["id"], (m["msg"] or "").strip()) for m in _PYTEST_SHORT.finditer(text)]
     sections = _pytest_sections(text)
-    summary_match = None
-    for summary_match in _PYTEST_SUMMARY.finditer(text):  # noqa: B007 -- the last one is wanted
-        pass
+    summaries = list(_PYTEST_SUMMARY.finditer(text))
     interrupted = _PYTEST_INTERRUPTED.search(text)
-    usage = [m["line"] for m in _PYTEST_USAGE.finditer(text)] if "pytest" in command else []
+    usage = _usage_lines(text, command)
     if usage and not shorts:
         return _pytest_usage(usage[-2:], command)
-    if not shorts and not sections and not summary_match and not interrupted:
+    if not any((shorts, sections, summaries, interrupted)):
         return None
     findings = Findings(tool="pytest", failure_type=FailureType.TEST_FAILURE)
+    findings.tests = dedupe(test_id for _, test_id, _ in shorts if "::" in test_id)
+    _read_tests(findings, text, shorts, sections)
+    if summaries:
+        findings.summary = summaries[-1]["sum"].strip().rstrip(",")
+    _read_run_details(findings, text, interrupted)
+    failed = len(findings.tests) or len(sections)
+    findings.headline = (
+        f"pytest reported {failed} failing test{'s' if failed != 1 else ''}."
+        if failed
+        else "pytest failed."
+    )
+    _advise_run(findings, text, shorts, sections, collection=interrupted is not None)
+    _conclude(findings)
+    return findings
+
+
+def _conclude(findings: Findings) -> None:
+    """Add the steps (the first failing test alone, then the suite) and the confidence."""
+    if findings.tests:
+        findings.steps.append(
+            f'Run the first failing test alone: `python -m pytest "{findings.tests[0]}" -x`.'
+        )
+    findings.steps.append("Then run the full suite to check nothing else broke.")
+    findings.confidence = 0.85 if findings.facts else 0.55
+
+
+def _usage_lines(text: str, command: str) -> list[str]:
+    """Return pytest's complaints about its own command line (when the command runs pytest)."""
+    return [m["line"] for m in _PYTEST_USAGE.finditer(text)] if "pytest" in command else []
+
+
+def _section_title(test_id: str, by_title: dict[str, str]) -> str:
+    """Return the title of the FAILURES/ERRORS section of *test_id*, or ``""``."""
+    name = test_id.rsplit("::", 1)[-1]
+    dotted = ".".join(test_id.split("::")[1:])  # `Class.test` is how a method's section is titled
+    candidates = (
+        name,
+        dotted,
+        f"ERROR at setup of {name}",
+        f"ERROR at teardown of {name}",
+        f"ERROR collecting {test_id}",
+        f"[doctest] {name}",
+    )
+    return next((title for title in candidates if title in by_title), "")
+
+
+def _fact(label: str, message: str, loc: str) -> str:
+    """Return ``label: message (loc)``, the message clipped."""
+    return label + (f": {clip(message, 200)}" if message else "") + (f" ({loc})" if loc else "")
+
+
+def _read_tests(
+    findings: Findings,
+    text: str,
+    shorts: list[tuple[str, str, str]],
+    sections: list[tuple[str, str]],
+) -> None:
+    """Add one fact per test of the short summary, then the sections no summary line names."""
     by_title = dict(sections)
-    ids = dedupe(test_id for _, test_id, _ in shorts if "::" in test_id)
-    findings.tests = ids
-    details_for: dict[str, tuple[str, str]] = {}
-    for title, body in sections:
-        details_for[title] = _section_message(body)
+    details_for = {title: _section_message(body) for title, body in sections}
     used_titles: set[str] = set()
     for kind, test_id, msg in shorts:
-        name = test_id.rsplit("::", 1)[-1]
-        dotted = ".".join(
-            test_id.split("::")[1:]
-        )  # `Class.test` is how a method's section is titled
-        title = next(
-            (
-                t
-                for t in (
-                    name,
-                    dotted,
-                    f"ERROR at setup of {name}",
-                    f"ERROR at teardown of {name}",
-                    f"ERROR collecting {test_id}",
-                    f"[doctest] {name}",
-                )
-                if t in by_title
-            ),
-            "",
-        )
+        title = _section_title(test_id, by_title)
         used_titles.add(title)
         message, loc = details_for.get(title, ("", ""))
         # a truncated summary message is looked up in the test's own section, never another's
@@ -239,20 +297,14 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
         label = f"{'ERROR ' if kind == 'ERROR' else ''}{test_id}"
         if title.startswith(("ERROR collecting", "ERROR at ")):  # the summary's `ERROR path`
             label = f"{label} ({title})"
-        fact = label + (f": {clip(message, 200)}" if message else "") + (f" ({loc})" if loc else "")
-        findings.facts.append(fact)
+        findings.facts.append(_fact(label, message, loc))
     for title, _body in sections:
-        if title in used_titles:
-            continue
-        message, loc = details_for[title]
-        if title.startswith("ERROR collecting") or not shorts:
-            findings.facts.append(
-                title
-                + (f": {clip(message, 200)}" if message else "")
-                + (f" ({loc})" if loc else "")
-            )
-    if summary_match:
-        findings.summary = summary_match["sum"].strip().rstrip(",")
+        if title not in used_titles and (title.startswith("ERROR collecting") or not shorts):
+            findings.facts.append(_fact(title, *details_for[title]))
+
+
+def _read_run_details(findings: Findings, text: str, interrupted: re.Match[str] | None) -> None:
+    """Add what the run says about itself: interrupted, stopped by -x, a coroutine not awaited."""
     if interrupted:
         findings.details.append(interrupted["msg"])
     never_awaited = _NEVER_AWAITED.search(text)  # the cause of a `'coroutine'` error
@@ -261,27 +313,21 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
     stopped = _PYTEST_STOPPED.search(text)
     if stopped:
         findings.details.append(f"{stopped['msg']} (-x: the other tests did not run)")
-    failed = len(ids) or len(sections)
-    findings.headline = (
-        f"pytest reported {failed} failing test{'s' if failed != 1 else ''}."
-        if failed
-        else "pytest failed."
-    )
+
+
+def _advise_run(
+    findings: Findings,
+    text: str,
+    shorts: list[tuple[str, str, str]],
+    sections: list[tuple[str, str]],
+    *,
+    collection: bool,
+) -> None:
+    """Advice for the run: no async plugin, a missing fixture, collection, or the tests."""
     joined = "\n".join(findings.facts)
     fixture = _FIXTURE_MISSING.search(text)
     if _ASYNC_UNSUPPORTED in text:
-        plugins = dedupe(m["name"] for m in _PLUGIN_ITEM.finditer(text))
-        findings.category = ReflectionCategory.MISSING_CONTEXT
-        findings.details.append(_ASYNC_UNSUPPORTED)
-        findings.advice = (
-            "The tests are async but no async plugin is active: install one ("
-            + ", ".join(plugins[:5])
-            + ') and enable it (for pytest-asyncio: `asyncio_mode = "auto"` or '
-            "`@pytest.mark.asyncio`), rather than changing the code under test."
-        )
-        findings.steps.append(
-            "Add the async plugin to the test dependencies and the pytest config."
-        )
+        _advise_async(findings, text)
     elif fixture:
         findings.category = ReflectionCategory.MISSING_CONTEXT
         findings.details.append(fixture.group(0))
@@ -293,7 +339,7 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
         findings.steps.append(
             f"Define `@pytest.fixture def {fixture['name']}()` in the nearest conftest.py."
         )
-    elif "ERROR collecting" in text or interrupted:
+    elif "ERROR collecting" in text or collection:
         findings.advice = (
             "Collection failed before any test ran: fix the import or syntax error in the test "
             "module or in the code it imports (a renamed or missing function, a circular import), "
@@ -306,12 +352,20 @@ def parse_pytest(text: str, command: str) -> Findings | None:  # noqa: C901, PLR
         )
     else:
         _advise(findings, shorts, sections, joined)
-    first = ids[0] if ids else ""
-    if first:
-        findings.steps.append(f'Run the first failing test alone: `python -m pytest "{first}" -x`.')
-    findings.steps.append("Then run the full suite to check nothing else broke.")
-    findings.confidence = 0.85 if findings.facts else 0.55
-    return findings
+
+
+def _advise_async(findings: Findings, text: str) -> None:
+    """Async tests with no async plugin active: name the plugins pytest lists."""
+    plugins = dedupe(m["name"] for m in _PLUGIN_ITEM.finditer(text))
+    findings.category = ReflectionCategory.MISSING_CONTEXT
+    findings.details.append(_ASYNC_UNSUPPORTED)
+    findings.advice = (
+        "The tests are async but no async plugin is active: install one ("
+        + ", ".join(plugins[:5])
+        + ') and enable it (for pytest-asyncio: `asyncio_mode = "auto"` or '
+        "`@pytest.mark.asyncio`), rather than changing the code under test."
+    )
+    findings.steps.append("Add the async plugin to the test dependencies and the pytest config.")
 
 
 def _advise(
@@ -333,21 +387,8 @@ def _advise(
         )
     if kind is not None:
         findings.category = kind.category
-    if errors_only and teardown and not setup:
-        findings.headline = findings.headline.replace("failing test", "test erroring at teardown")
-        findings.advice = (
-            "The tests themselves ran (and passed): the error came in teardown, the code after "
-            "a fixture's `yield` or a tearDown method. Fix that cleanup code or what it checks, "
-            "not the test body."
-        )
-        return
     if errors_only:
-        findings.advice = (
-            "The tests never ran: their setup (a fixture or setup method) raised. Fix what the "
-            "setup needs (a service, a file, a fixture's own code) before touching the tests."
-        )
-        if teardown:
-            findings.advice += " Another test's teardown (the code after `yield`) failed too."
+        _advise_errors_only(findings, setup=setup, teardown=teardown)
         return
     if any(t.startswith("[doctest]") for t in titles):
         findings.advice = (
@@ -364,3 +405,21 @@ def _advise(
         "side what the test expects. Fix the code under test so it returns the expected "
         "value; change a test only if the test itself is wrong."
     )
+
+
+def _advise_errors_only(findings: Findings, *, setup: bool, teardown: bool) -> None:
+    """Advice when every test errored: in teardown (the tests passed) or in setup."""
+    if teardown and not setup:
+        findings.headline = findings.headline.replace("failing test", "test erroring at teardown")
+        findings.advice = (
+            "The tests themselves ran (and passed): the error came in teardown, the code after "
+            "a fixture's `yield` or a tearDown method. Fix that cleanup code or what it checks, "
+            "not the test body."
+        )
+        return
+    findings.advice = (
+        "The tests never ran: their setup (a fixture or setup method) raised. Fix what the "
+        "setup needs (a service, a file, a fixture's own code) before touching the tests."
+    )
+    if teardown:
+        findings.advice += " Another test's teardown (the code after `yield`) failed too."

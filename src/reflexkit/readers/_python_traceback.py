@@ -79,58 +79,65 @@ def _last_traceback(lines: list[str], start: int) -> Traceback | None:
     """Read a traceback whose ``Traceback (most recent call last):`` line is *start*."""
     frames: list[tuple[str, str, str]] = []  # (frame text, file, code line)
     repeated = ""
-    i = start + 1
     indent_of_header = len(lines[start]) - len(lines[start].lstrip())
-    while i < len(lines):
+    for i in range(start + 1, len(lines)):
         line = lines[i]
         match = _FRAME.match(line)
         if match:
-            code = ""
-            if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]):
-                nxt = lines[i + 1].strip()
-                if nxt and not set(nxt) <= set("^~ "):
-                    code = nxt
-            frames.append((line.strip(), match["file"], code))
-            i += 1
+            frames.append((line.strip(), match["file"], _code_under(lines, i)))
             continue
         if frames and _REPEATED.match(line):
             repeated = frames[-1][0]
-            i += 1
             continue
         stripped = line[indent_of_header:] if line[:indent_of_header].isspace() else line
-        if stripped and not stripped[0].isspace() and _EXC_LINE.match(stripped.rstrip()):
-            exc = _EXC_LINE.match(stripped.rstrip())
-            assert exc is not None  # noqa: S101 -- matched just above
-            block = [stripped.rstrip()]
-            for extra in lines[i + 1 : i + 4]:
-                text = extra.strip()
-                if (
-                    not text
-                    or _TB_START.match(extra)
-                    or text.startswith(("During handling", "The above"))
-                    or text in _QUOTES  # the end of a worker's quoted traceback
-                ):
-                    break
-                if extra.startswith((" ", "\t")) or not _EXC_LINE.match(text):
-                    block.append(text)
-                else:
-                    break
-            user = [f for f in frames if not _LIBRARY.search(f[1])]
-            chosen = user[-1] if user else (frames[-1] if frames else ("", "", ""))
-            caller = next(
-                (f[0] for f in reversed(user[:-1]) if not _anonymous(f[0])),
-                "",
-            )
-            return Traceback(
-                " / ".join(block),
-                exc["cls"],
-                chosen[0],
-                chosen[2],
-                caller=caller if user and _anonymous(chosen[0]) else "",
-                repeated=repeated if repeated != chosen[0] else "",
-            )
-        i += 1
+        exc = _EXC_LINE.match(stripped.rstrip()) if stripped and not stripped[0].isspace() else None
+        if exc is not None:
+            block = [stripped.rstrip(), *_exception_continuation(lines[i + 1 : i + 4])]
+            return _traceback_of(" / ".join(block), exc["cls"], frames, repeated)
     return None
+
+
+def _code_under(lines: list[str], i: int) -> str:
+    """Return the source line printed under the frame at *i* (not a ``^^^`` marker line)."""
+    if i + 1 >= len(lines) or _FRAME.match(lines[i + 1]):
+        return ""
+    nxt = lines[i + 1].strip()
+    return nxt if nxt and not set(nxt) <= set("^~ ") else ""
+
+
+def _exception_continuation(extras: list[str]) -> list[str]:
+    """Return the lines that continue an exception's message (indented, or not another one)."""
+    block: list[str] = []
+    for extra in extras:
+        text = extra.strip()
+        if (
+            not text
+            or _TB_START.match(extra)
+            or text.startswith(("During handling", "The above"))
+            or text in _QUOTES  # the end of a worker's quoted traceback
+        ):
+            break
+        if not extra.startswith((" ", "\t")) and _EXC_LINE.match(text):
+            break
+        block.append(text)
+    return block
+
+
+def _traceback_of(
+    exception: str, cls: str, frames: list[tuple[str, str, str]], repeated: str
+) -> Traceback:
+    """Return the traceback located at its innermost frame in the project's own code."""
+    user = [f for f in frames if not _LIBRARY.search(f[1])]
+    chosen = user[-1] if user else (frames[-1] if frames else ("", "", ""))
+    caller = next((f[0] for f in reversed(user[:-1]) if not _anonymous(f[0])), "")
+    return Traceback(
+        exception,
+        cls,
+        chosen[0],
+        chosen[2],
+        caller=caller if user and _anonymous(chosen[0]) else "",
+        repeated=repeated if repeated != chosen[0] else "",
+    )
 
 
 def _anonymous(frame: str) -> bool:
@@ -234,33 +241,50 @@ def parse_traceback(text: str) -> Findings | None:
     findings.details.extend(_where(tb))
     cause = find_cause(text) if group is None else None
     if cause is not None:
-        implicit = text.rfind(_CHAINED[1]) > text.rfind(_CHAINED[0])  # the last chain's words
-        findings.details.append(  # implicit: the except block handling the first one raised
-            f"{_CHAINED[1]} (the first: {clip(cause.exception, 200)})"
-            if implicit
-            else f"caused by {clip(cause.exception, 200)}"
-        )
-        if cause.frame and cause.frame != tb.frame and not _LIBRARY.search(cause.frame):
-            findings.details.append(
-                f"the {'first' if implicit else 'cause'} raised at {cause.frame}"
-                + (f" ({clip(cause.code, 80)})" if cause.code else "")
-            )
+        _read_cause(findings, text, tb, cause)
     missing = _MODULE_NOT_FOUND.search(tb.exception)
     if missing or short_cls == "ModuleNotFoundError":
-        module = missing["mod"] if missing else "the module"
-        top = module.split(".", 1)[0]
-        findings.failure_type = FailureType.DEPENDENCY_ERROR
-        findings.category = ReflectionCategory.MISSING_CONTEXT
-        findings.advice = (
-            f"The module {module!r} is not installed in the environment that ran the command: "
-            "install its distribution (the name on PyPI may differ from the import name) and "
-            "declare it in the project's dependencies, or import something that is installed."
+        _advise_missing_module(findings, tb, missing["mod"] if missing else "the module")
+    else:
+        _advise_exception(findings, tb, short_cls)
+    findings.steps.append("Re-run the same command to confirm the exception is gone.")
+    return findings
+
+
+def _read_cause(findings: Findings, text: str, tb: Traceback, cause: Traceback) -> None:
+    """Add the exception the last one was chained to, and where it raised."""
+    implicit = text.rfind(_CHAINED[1]) > text.rfind(_CHAINED[0])  # the last chain's words
+    findings.details.append(  # implicit: the except block handling the first one raised
+        f"{_CHAINED[1]} (the first: {clip(cause.exception, 200)})"
+        if implicit
+        else f"caused by {clip(cause.exception, 200)}"
+    )
+    if cause.frame and cause.frame != tb.frame and not _LIBRARY.search(cause.frame):
+        findings.details.append(
+            f"the {'first' if implicit else 'cause'} raised at {cause.frame}"
+            + (f" ({clip(cause.code, 80)})" if cause.code else "")
         )
-        findings.steps.append(
-            f"Install it: `python -m pip install {top}` and add it to the dependencies."
-        )
-        findings.steps.append(f"Check the import at {tb.frame or 'the import line'}.")
-    elif short_cls in {"SyntaxError", "IndentationError", "TabError"}:
+
+
+def _advise_missing_module(findings: Findings, tb: Traceback, module: str) -> None:
+    """A module that is not installed: a dependency to install and declare."""
+    top = module.split(".", 1)[0]
+    findings.failure_type = FailureType.DEPENDENCY_ERROR
+    findings.category = ReflectionCategory.MISSING_CONTEXT
+    findings.advice = (
+        f"The module {module!r} is not installed in the environment that ran the command: "
+        "install its distribution (the name on PyPI may differ from the import name) and "
+        "declare it in the project's dependencies, or import something that is installed."
+    )
+    findings.steps.append(
+        f"Install it: `python -m pip install {top}` and add it to the dependencies."
+    )
+    findings.steps.append(f"Check the import at {tb.frame or 'the import line'}.")
+
+
+def _advise_exception(findings: Findings, tb: Traceback, short_cls: str) -> None:
+    """Advice for a syntax error, an error of a known kind, or any other exception."""
+    if short_cls in {"SyntaxError", "IndentationError", "TabError"}:
         findings.advice = (
             f"The file does not parse: fix the {short_cls} at {tb.frame or 'the line named'} "
             "(the caret marks where the parser gave up; the real mistake is often just before "
@@ -281,5 +305,3 @@ def parse_traceback(text: str) -> Findings | None:
             findings.steps.append(
                 f"Open {tb.frame} and correct the call or value the message names."
             )
-    findings.steps.append("Re-run the same command to confirm the exception is gone.")
-    return findings

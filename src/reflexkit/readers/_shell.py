@@ -87,12 +87,10 @@ def parse_git(text: str, command: str) -> Findings | None:
     """Recognise git conflicts, rejected pushes and ``error:``/``fatal:`` lines from git."""
     conflicts = [m["line"].strip() for m in _CONFLICT.finditer(text)]
     rejected = [m["line"].strip() for m in _GIT_REJECTED.finditer(text)]
-    is_git = command.lstrip().startswith("git ") or bool(conflicts) or bool(rejected)
-    if not is_git:
+    if not (command.lstrip().startswith("git ") or conflicts or rejected):
         return None
-    errors = [m["line"].strip() for m in _GIT_ERROR.finditer(text)]
     no_branch = [m["line"] for m in _GIT_NO_BRANCH.finditer(text)]
-    errors = no_branch + errors
+    errors = no_branch + [m["line"].strip() for m in _GIT_ERROR.finditer(text)]
     if not (conflicts or rejected or errors):
         return _nothing_to_commit(text)
     findings = Findings(
@@ -100,6 +98,19 @@ def parse_git(text: str, command: str) -> Findings | None:
     )
     findings.facts = [clip(line, 180) for line in dedupe(conflicts)[:5]]
     findings.facts.extend(clip(line, 180) for line in dedupe(errors + rejected)[:3])
+    _read_git_details(findings, text)
+    if conflicts:
+        _advise_conflicts(findings, conflicts)
+    elif rejected:
+        _advise_rejected(findings, text, rejected)
+    else:
+        findings.headline, findings.advice = _GIT_REFUSED[bool(no_branch)]
+    findings.confidence = 0.8
+    return findings
+
+
+def _read_git_details(findings: Findings, text: str) -> None:
+    """Add git's ``Automatic merge failed`` line, the paths an error lists, its verdict, hints."""
     auto = _AUTO_MERGE_FAILED.search(text)
     if auto:
         findings.details.append(auto["line"].strip())
@@ -113,55 +124,67 @@ def parse_git(text: str, command: str) -> Findings | None:
     findings.hints = dedupe(
         m["cmd"] or m["line"] or m["indented"] for m in _GIT_HINT_CMD.finditer(text)
     )[:4]
-    if conflicts:
-        files = [line.rsplit(" in ", 1)[-1] for line in conflicts if " in " in line]
-        findings.headline = (
-            f"git stopped on {len(conflicts)} conflict{'s' if len(conflicts) != 1 else ''}."
-        )
-        cont = next((h for h in findings.hints if h.endswith("--continue")), "")
-        abort = next((h for h in findings.hints if h.endswith("--abort")), "")
-        findings.advice = (
-            "Resolve the conflict instead of retrying the command: edit the conflicted files to "
-            "keep both sides' intended changes and remove the <<<<<<< ======= >>>>>>> markers, "
-            "`git add` them, then "
-            + (f"run `{cont}`" if cont else "commit")
-            + (f" (or `{abort}` to start over)." if abort else ".")
-        )
-        findings.steps.extend(f"Resolve the markers in {f}." for f in files[:3])
-        if cont:
-            findings.steps.append(f"`git add` the resolved files and run `{cont}`.")
-    elif rejected and any("hook declined" in line for line in rejected):
-        said = dedupe(
-            m["msg"] for m in _REMOTE_SAYS.finditer(text) if not _REMOTE_NOISE.match(m["msg"])
-        )
-        findings.facts[:0] = [clip(line, 180) for line in said[:2]]
-        findings.headline = "git push was refused by a hook on the server."
-        findings.advice = (
-            "The server's hook refused the pushed commits: its `remote:` lines say why. Change "
-            "the commits to meet that rule (amend the message, move or drop the change, get the "
-            "approval it names), then push again; fetching or forcing does not help."
-        )
-    elif rejected:
+
+
+def _advise_conflicts(findings: Findings, conflicts: list[str]) -> None:
+    """Resolve the conflicts, then the ``--continue`` (or ``--abort``) git's hints name."""
+    files = [line.rsplit(" in ", 1)[-1] for line in conflicts if " in " in line]
+    findings.headline = (
+        f"git stopped on {len(conflicts)} conflict{'s' if len(conflicts) != 1 else ''}."
+    )
+    cont = next((h for h in findings.hints if h.endswith("--continue")), "")
+    abort = next((h for h in findings.hints if h.endswith("--abort")), "")
+    findings.advice = (
+        "Resolve the conflict instead of retrying the command: edit the conflicted files to "
+        "keep both sides' intended changes and remove the <<<<<<< ======= >>>>>>> markers, "
+        "`git add` them, then "
+        + (f"run `{cont}`" if cont else "commit")
+        + (f" (or `{abort}` to start over)." if abort else ".")
+    )
+    findings.steps.extend(f"Resolve the markers in {f}." for f in files[:3])
+    if cont:
+        findings.steps.append(f"`git add` the resolved files and run `{cont}`.")
+
+
+def _advise_rejected(findings: Findings, text: str, rejected: list[str]) -> None:
+    """A push the server's hook refused (its ``remote:`` reason), or one behind the remote."""
+    if not any("hook declined" in line for line in rejected):
         findings.headline = "git push was rejected."
         findings.advice = (
             "Fetch and integrate the remote changes (rebase or merge), then push again; never "
             "force-push shared branches."
         )
-    elif no_branch:
-        findings.headline = "git has no current branch or no upstream to work with."
-        findings.advice = (
+        return
+    said = dedupe(
+        m["msg"] for m in _REMOTE_SAYS.finditer(text) if not _REMOTE_NOISE.match(m["msg"])
+    )
+    findings.facts[:0] = [clip(line, 180) for line in said[:2]]
+    findings.headline = "git push was refused by a hook on the server."
+    findings.advice = (
+        "The server's hook refused the pushed commits: its `remote:` lines say why. Change "
+        "the commits to meet that rule (amend the message, move or drop the change, get the "
+        "approval it names), then push again; fetching or forcing does not help."
+    )
+
+
+_GIT_REFUSED = {
+    True: (
+        "git has no current branch or no upstream to work with.",
+        (
             "HEAD is detached or the branch tracks no remote branch: switch to a branch "
             "(`git switch main`) or name what to pull/push (`git pull origin main`, `git "
             "branch --set-upstream-to=origin/main`) before running the command again."
-        )
-    else:
-        findings.headline = "git refused the command."
-        findings.advice = (
+        ),
+    ),
+    False: (
+        "git refused the command.",
+        (
             "Read git's error: fix the state it names (uncommitted changes, wrong ref or path) "
             "before re-running."
-        )
-    findings.confidence = 0.8
-    return findings
+        ),
+    ),
+}
+"""Headline and advice of git's refusal: with no branch or upstream, or any other."""
 
 
 # --- shell -----------------------------------------------------------------------------------
@@ -229,6 +252,12 @@ def parse_shell(text: str, exit_code: int | None) -> Findings | None:
 
 def _advise_shell_error(findings: Findings, lines: list[str], exit_code: int | None) -> None:
     """Set the headline, category and advice of the shell's error lines."""
+    if not _advise_script_bug(findings, lines):
+        _advise_cannot_run(findings, lines, exit_code)
+
+
+def _advise_script_bug(findings: Findings, lines: list[str]) -> bool:
+    """Advice for the script's own mistakes (unset variable, syntax, shebang, a bad test)."""
     if any("unbound variable" in line for line in lines):
         findings.headline = "The script used a variable that is not set (set -u)."
         findings.category = ReflectionCategory.MISSING_CONTEXT
@@ -262,7 +291,14 @@ def _advise_shell_error(findings: Findings, lines: list[str], exit_code: int | N
             "was meant to set it; bash goes on after such an error, so what it printed next "
             "may be wrong."
         )
-    elif exit_code == _NOT_FOUND_EXIT or any(
+    else:
+        return False
+    return True
+
+
+def _advise_cannot_run(findings: Findings, lines: list[str], exit_code: int | None) -> None:
+    """Advice for a command the shell could not find or execute, or another shell error."""
+    if exit_code == _NOT_FOUND_EXIT or any(
         "command not found" in line or line.endswith("not found") for line in lines
     ):
         findings.headline = "The shell could not find a command."
@@ -346,60 +382,27 @@ def parse_timeout(
         own_dump = None  # pytest's faulthandler_timeout only warns; the run went on
     killed = (
         timed_out
-        or (exit_code == _TIMEOUT_EXIT and not _OTHER_124.search(tail))
-        or (limit is not None and exit_code in {137, 143})
-        or (trust_text and exit_code not in {0, None} and bool(_TIMEOUT_TEXT.search(tail)))
         or ours is not None
         or own_dump is not None
+        or _killed_by_exit(tail, exit_code, limit=limit is not None, trust_text=trust_text)
     )
     if not killed:
         return None
     findings = Findings(
         tool="timeout", failure_type=FailureType.TIMEOUT, category=ReflectionCategory.APPROACH_FLAW
     )
-    lines = [
-        line.strip()
-        for line in text.strip().splitlines()
-        if line.strip() and not _OUR_LIMIT.search(line) and not _FRAME_LINE.match(line)
-    ]
+    lines = _printed_lines(text)
     hung = hung_frame(text)
     if hung:
         findings.facts.append(clip(hung, 200))
         findings.steps.append(f"Look at what {clip(hung, 120)} waits for.")
     if lines:
-        last = lines[-1]
-        shape = _NUMBERS.sub("#", last)
-        repeats = sum(1 for line in lines if _NUMBERS.sub("#", line) == shape)
-        findings.facts.append(clip(last, 200))
-        if repeats > 1:
-            first = next(line for line in lines if _NUMBERS.sub("#", line) == shape)
-            since = f" (the first: {clip(first, 120)})" if first != last else ""
-            findings.details.append(
-                f"the same line repeated {repeats} times{since}: the program was waiting or looping"
-            )
-        others = dedupe(
-            line
-            for line in lines
-            if _NUMBERS.sub("#", line) != shape and _WORD.search(line)  # not `...`, `}`, `1..3`
-        )
-        # the first line the program printed (its start: `attempt 1: pending`), then its last
-        shown = [*others[:1], *others[-2:]] if len(others) > _TAIL_SHOWN else others
-        findings.details.extend(clip(line, 150) for line in shown)
+        _read_last_lines(findings, lines)
     elif ours is not None:
         findings.facts.append(ours.group(0).strip("[]"))
-    secs = (
-        f" after {limit['secs']}" + ("" if limit["secs"][-1].isalpha() else " s") if limit else ""
+    findings.headline = _timeout_headline(
+        limit, exit_code, ours=ours is not None, timed_out=timed_out, own_dump=own_dump
     )
-    if ours is not None or (timed_out and exit_code is None):
-        findings.headline = "reflexkit's time limit for the command ran out and killed it."
-    elif own_dump is not None and limit is None and exit_code != _TIMEOUT_EXIT:
-        findings.headline = (
-            f"The program's own watchdog ({own_dump.group(0)}) stopped it (exit code {exit_code})."
-        )
-    else:
-        findings.headline = (
-            f"The command was killed by the time limit{secs} (exit code {exit_code})."
-        )
     findings.advice = (
         "Do not just raise the time limit: the program waits for something that never happens "
         "(a server that is not running, a loop with no exit). Start or mock the dependency it "
@@ -411,6 +414,71 @@ def parse_timeout(
     )
     findings.confidence = 0.7 if lines else 0.5
     return findings
+
+
+def _printed_lines(text: str) -> list[str]:
+    """Return the lines the program printed: not our own limit's line, not a dump's frames."""
+    return [
+        line.strip()
+        for line in text.strip().splitlines()
+        if line.strip() and not _OUR_LIMIT.search(line) and not _FRAME_LINE.match(line)
+    ]
+
+
+def _killed_by_exit(tail: str, exit_code: int | None, *, limit: bool, trust_text: bool) -> bool:
+    """Return whether the exit code (or a "timed out" at the end) says a time limit killed it.
+
+    124 is GNU ``timeout``'s (unless xargs says it is its own); 137 or 143 under ``timeout``
+    are its ``-s KILL`` or ``-k``.
+    """
+    return (
+        (exit_code == _TIMEOUT_EXIT and not _OTHER_124.search(tail))
+        or (limit and exit_code in {137, 143})
+        or (trust_text and exit_code not in {0, None} and bool(_TIMEOUT_TEXT.search(tail)))
+    )
+
+
+def _read_last_lines(findings: Findings, lines: list[str]) -> None:
+    """Quote the last line the killed program printed, how often it repeated, its first lines."""
+    last = lines[-1]
+    shape = _NUMBERS.sub("#", last)
+    repeats = sum(1 for line in lines if _NUMBERS.sub("#", line) == shape)
+    findings.facts.append(clip(last, 200))
+    if repeats > 1:
+        first = next(line for line in lines if _NUMBERS.sub("#", line) == shape)
+        since = f" (the first: {clip(first, 120)})" if first != last else ""
+        findings.details.append(
+            f"the same line repeated {repeats} times{since}: the program was waiting or looping"
+        )
+    others = dedupe(
+        line
+        for line in lines
+        if _NUMBERS.sub("#", line) != shape and _WORD.search(line)  # not `...`, `}`, `1..3`
+    )
+    # the first line the program printed (its start: `attempt 1: pending`), then its last
+    shown = [*others[:1], *others[-2:]] if len(others) > _TAIL_SHOWN else others
+    findings.details.extend(clip(line, 150) for line in shown)
+
+
+def _timeout_headline(
+    limit: re.Match[str] | None,
+    exit_code: int | None,
+    *,
+    ours: bool,
+    timed_out: bool,
+    own_dump: re.Match[str] | None,
+) -> str:
+    """Say who stopped the command: reflexkit's limit, the program's watchdog, or ``timeout``."""
+    if ours or (timed_out and exit_code is None):
+        return "reflexkit's time limit for the command ran out and killed it."
+    if own_dump is not None and limit is None and exit_code != _TIMEOUT_EXIT:
+        return (
+            f"The program's own watchdog ({own_dump.group(0)}) stopped it (exit code {exit_code})."
+        )
+    secs = (
+        f" after {limit['secs']}" + ("" if limit["secs"][-1].isalpha() else " s") if limit else ""
+    )
+    return f"The command was killed by the time limit{secs} (exit code {exit_code})."
 
 
 def _ends_in_dump(rest: str) -> bool:

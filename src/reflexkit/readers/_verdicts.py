@@ -60,6 +60,9 @@ def _shapes(*shapes: tuple[FailureType, str, str]) -> tuple[_Shape, ...]:
     )
 
 
+_RULE = r"[A-Za-z][\w./-]*(?:,-?[\w./=-]+)*"
+"""A rule id in brackets: ``no-dup-id``, ``clang-analyzer-core.Assign,-warnings-as-errors``."""
+
 _SETUP_SHAPES = _shapes(
     # a runner module that is not installed in the interpreter that ran it
     (
@@ -105,7 +108,22 @@ _SETUP_SHAPES = _shapes(
         r"\bIs the (?:\w+ )?(?:server|daemon|service) running\b",
     ),
     # a script or command that does not exist, or may not be run
-    (_FT.TOOL_ERROR, "Missing script", r"^(?:npm (?:error|ERR!) )?Missing script: "),
+    (
+        _FT.TOOL_ERROR,
+        "Missing script",
+        r"^(?:npm (?:error|ERR!) |\s*ERR_PNPM_\w+\s+)?Missing script: ",
+    ),
+    # a script, task or recipe the project's runner does not have (yarn, just, deno task,
+    # Task, Gradle)
+    (
+        _FT.TOOL_ERROR,
+        "not found|does not|not defined",
+        (
+            r"^error Command \"[^\"\n]+\" not found\.|\bdoes not contain (?:a )?recipe\b"
+            r"|\b[Tt]ask (?:not found: \S+|['\"`][\w:.-]+['\"`] "
+            r"(?:not found|does not exist|is not defined))"
+        ),
+    ),
     (
         _FT.TOOL_ERROR,
         "not found|not recognized|Failed to spawn|could not determine executable",
@@ -141,10 +159,27 @@ _SETUP_SHAPES = _shapes(
         ),
     ),
     (_FT.TOOL_ERROR, "is not a", r"^\S+: '[^']+' is not a \S+ command\b"),
+    # a session, task, target, job or hook the runner has none of (`nox -s lint`)
+    (
+        _FT.TOOL_ERROR,
+        " not found: ",
+        (
+            r"\b(?:[Ss]essions?|[Tt]asks?|[Tt]argets?|[Jj]obs?|[Rr]ecipes?|[Hh]ooks?|[Ee]nvironments?)"
+            r" not found: \S"
+        ),
+    ),
+    # a tool that needs a repository, run outside one
+    (
+        _FT.TOOL_ERROR,
+        "it repository",
+        r"\b(?:[Nn]ot a git repository|are you in a [Gg]it repository)\b",
+    ),
 )
 """Output whose only content is that the check did not start."""
 
 _COUNTED = r"(?:examples?|tests?|runs?|specs?|scenarios?)"
+_PASSED = r"(?:PASS(?:ED)?|[Pp]ass(?:ed)?)"
+_FAILED = r"(?:FAIL(?:ED)?|[Ff]ail(?:ed)?)"
 _SHAPES = _shapes(
     # test runners' closing counts, in the shapes many ecosystems share
     (
@@ -157,10 +192,24 @@ _SHAPES = _shapes(
     # (`2 passed, 1 failed`, `0 passed; 2 failed`, `Failed: 2.  Passed: 1.`, `Passed 1 Failed 2`)
     (
         _FT.TEST_FAILURE,
-        "assed",
+        "assed|PASS|pass",
         (r"\b\d+ passed\b[^\n]*?\b[1-9]\d* failed\b|\b[1-9]\d* failed\b[^\n]*?\b\d+ passed\b"
-        r"|\b[Pp]assed:?[ \t]+\d+\b[^\n]*?\b[Ff]ailed:?[ \t]+[1-9]\d*"
-        r"|\b[Ff]ailed:?[ \t]+[1-9]\d*\b[^\n]*?\b[Pp]assed:?[ \t]+\d+"),
+        rf"|\b{_PASSED}:?[ \t]+\d+\b[^\n]*?\b{_FAILED}:?[ \t]+[1-9]\d*"
+        rf"|\b{_FAILED}:?[ \t]+[1-9]\d*\b[^\n]*?\b{_PASSED}:?[ \t]+\d+"),
+    ),
+    # a count of failures that names tests (`1 test(s) FAILED`, `2/3 test failures`, `1/1
+    # modules FAILED unittests`), or a closing `failures: N` alone on its line
+    (
+        _FT.TEST_FAILURE,
+        "est",
+        (r"^(?=[^\n]*(?:\b(?:[Uu]nit)?[Tt]ests?\b|\b[Tt]est\(s\)|unittests?\b))[^\n]*?"
+        r"\b[1-9]\d*(?:/\d+)? (?:[\w()]+ ){0,2}?(?:FAILED|[Ff]ailed|[Ff]ailures?)\b[^\n]*$"),
+    ),
+    (
+        _FT.TEST_FAILURE,
+        "ail|AIL",
+        (r"^[ \t#]*(?:of )?(?:unexpected )?(?:[Ff]ail(?:ures?|ed)?|FAIL(?:ED|URES?)?)[ \t]*:?"
+        r"[ \t]+[1-9]\d*[ \t]*$"),
     ),
     (_FT.TEST_FAILURE, "Assertions:", r"^Tests: \d+, Assertions: \d+.*(?:Failures|Errors): \d+"),
     (
@@ -195,10 +244,19 @@ _SHAPES = _shapes(
     (_FT.BUILD_ERROR, "Aborted with", r"^Aborted with \d+ warnings? in strict mode"),
     (_FT.BUILD_ERROR, "CompileError", r"\*\* \(CompileError\)"),
     (_FT.BUILD_ERROR, "Compilation error", r"^== Compilation error in file "),
-    (_FT.BUILD_ERROR, "compil", r"\b(?:compilation (?:failed|terminated)|could not compile)\b"),
+    (
+        _FT.BUILD_ERROR,
+        "ompil",
+        (r"\b(?:[Cc]ompilation (?:failed|terminated|aborted)|could not compile)\b"
+        r"|\b[1-9]\d* (?:compile|compilation|build) error(?:s|\(s\))?"),
+    ),
     # checkers: rule ids in their namespaced shapes, formatters' verdicts
     (_FT.TYPECHECK_ERROR, "TS", r"\bTS\d{4,5} \[ERROR\]|\berror TS\d{4,5}\b"),
     (_FT.LINT_ERROR, "lint/", r"\blint/\w+/\w+\b"),
+    # the stylish reporter's closing count (eslint's, html-validate's, stylelint's)
+    (_FT.LINT_ERROR, "problem", r"^[ \t]*[\u2716\u00d7\u2717][ \t]+[1-9]\d* problems? \("),
+    # a formatter's check that prints the change it would make: a unified diff
+    (_FT.LINT_ERROR, "+++ ", r"^\+\+\+ \S[^\n]*(?=\n@@ )"),
     (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
     (
         _FT.LINT_ERROR,
@@ -218,18 +276,45 @@ _SHAPES = _shapes(
     # validators of configuration and data, and checkers that name a rule per finding
     (
         _FT.LINT_ERROR,
-        "alidation|is invalid|Invalid ",
+        "alidat|nvalid",
         (r"\b[Vv]alidation errors? (?:were |was )?(?:encountered|found)\b"
-        r"|\bfailed (?:schema )?validation\b|\bis invalid: |^Invalid (?:file|config\w*): "),
+        r"|\bfailed (?:schema )?validation\b|\bis invalid: |^Invalid (?:file|config\w*): "
+        r"|\bfails to validate\b|\bvalidation:? failed\b|^\S+\.\w+ invalid\s*$"),
     ),
     (
         _FT.LINT_ERROR,
         "]",
         (r"^\S+\.\w+:\d+(?::\d+)?: (?:error|warning|style|performance|portability): "
-        r"[^\[\n][^\n]*\s\[[A-Za-z][\w-]*\]\s*$"),
+        rf"[^\[\n][^\n]*\s\[{_RULE}\]\s*$"
+        # a rule id right after the place (`f.py:19:8 [FURB141]: ...`)
+        r"|^\S+\.\w+:\d+(?::\d+)?:? \[[A-Z]{1,6}\d{1,5}\]:? \S"
+        # a rule slug as the severity's qualifier (`error[template-injection]: ...`)
+        r"|^(?:error|warning)\[[a-z][a-z\d]*(?:-[a-z\d]+)+\]: "),
+    ),
+    # a rule slug closing a located finding (`f.rst:8: ... (missing-space-after-role)`), or
+    # a line number, then the rule's code (`1: T1 Title exceeds max length`)
+    (
+        _FT.LINT_ERROR,
+        ")|: ",
+        (r"^\S+\.\w+:\d+(?::\d+)?:? [^\n]*\s\([a-z][a-z\d]*(?:-[a-z\d]+)+\)\s*$"
+        r"|^\d+: [A-Z]{1,3}\d{1,4} [A-Z][^\n]*$"),
     ),
     # a module or package that is not installed, a header or a package that cannot be had
     (_FT.DEPENDENCY_ERROR, "no package called", r"\bthere is no package called\b"),
+    # a dependency, package, module or collection that is not found
+    (
+        _FT.DEPENDENCY_ERROR,
+        "not found",
+        (r"\b(?:[Dd]ependency|[Pp]ackage|[Mm]odule|[Cc]ollection|[Ll]ibrary)(?![.\w])"
+        r"[^\n]{0,60}?\bnot found\b"),
+    ),
+    # a file to load that names a module, not a path (`Error: can't find file 'kemal'`)
+    (
+        _FT.DEPENDENCY_ERROR,
+        "rror: ",
+        (r"^[^\n]*?\bError: (?:can't|cannot|could not) (?:find|open) file:? ['\"]?"
+        r"[\w@-]+(?:/[\w@-]+)*['\"]?\s*$"),
+    ),
     (_FT.DEPENDENCY_ERROR, "' not found", r"\bmodule '[^']+' not found:?\s*$"),
     (_FT.DEPENDENCY_ERROR, "cannot load such file", r"\bcannot load such file -- \S+"),
     (_FT.DEPENDENCY_ERROR, "in @INC", r"\bCan't locate \S+\.pm in @INC\b"),

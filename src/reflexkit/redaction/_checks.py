@@ -81,25 +81,42 @@ def _assignment_check(match: re.Match[str]) -> bool:
     strength = _name_strength(name)
     if strength == 0:
         return False
-    raw = match.group("secret")
+    value, quoted = _assigned_value(match.group("secret"))
+    if _is_code(match, name, value, quoted=quoted):
+        return False
+    rest = _after(match)
+    prose = not quoted and sep != "=" and re.match(r"[ \t]+\w", rest)
+    return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
+
+
+def _assigned_value(raw: str) -> tuple[str, bool]:
+    r"""The value an assignment sets, its quotes taken off, and whether it was quoted.
+
+    ``"v"``, ``\"v\"`` (quoted inside a quoted string), ``{v}``, and joined literals
+    (``'a' + 'b'``, ``'ab' * 6``) read as the one value they make.
+    """
     quoted = raw[:1] in {'"', "'"} and raw[-1:] == raw[:1] and len(raw) > 1
     value = raw[1:-1] if quoted else raw.strip("{}") if raw.startswith("{") else raw
     if raw[:2] in {'\\"', "\\'"} and raw[-2:] == raw[:2] and len(raw) > 3:  # noqa: PLR2004
         value = raw[2:-2]
     if raw[:1] in {'"', "'"}:
         pieces = _QUOTED_RE.findall(raw)
-        if pieces and pieces != [raw]:  # joined literals (``'a' + 'b'``, ``'ab' * 6``): one value
+        if pieces and pieces != [raw]:  # joined literals: one value
             value, quoted = "".join(piece[1:-1] for piece in pieces), True
-    if _compares_names(match, value, quoted=quoted) or (sep == "->" and name[:1] in {'"', "'"}):
-        return False  # Scala's ``Map(k -> v)`` names keys bare; a quoted one is code
+    return value, quoted
+
+
+def _is_code(match: re.Match[str], name: str, value: str, *, quoted: bool) -> bool:
+    """Whether the assignment is code handling a secret, not a secret written out."""
+    if _compares_names(match, value, quoted=quoted):
+        return True
+    if _separator(match) == "->" and name[:1] in {'"', "'"}:
+        return True  # Scala's ``Map(k -> v)`` names keys bare; a quoted one is code
     if value.lower() in {name.strip("\"'").lower(), name.strip("\"'").lower().rsplit("_", 1)[-1]}:
-        return False  # password=password: code handing a variable on
-    rest = _after(match)
-    computed = _EXPRESSION.match(rest) or _INNER_PAIR.match(value)
-    if not quoted and computed and not _punctuated(value):
-        return False  # ``password = prefix + suffix``; ``auth: method=password``
-    prose = not quoted and sep != "=" and re.match(r"[ \t]+\w", rest)
-    return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
+        return True  # password=password: code handing a variable on
+    # ``password = prefix + suffix``; ``auth: method=password``
+    computed = _EXPRESSION.match(_after(match)) or _INNER_PAIR.match(value)
+    return not quoted and bool(computed) and not _punctuated(value)
 
 
 _EXPRESSION = re.compile(r"[ \t]+[-+*/%][ \t]+[\w\"'(]")
@@ -109,12 +126,24 @@ _INNER_PAIR = re.compile(r"[A-Za-z_][\w.-]*=[^=\s]")
 
 
 def _flag_check(match: re.Match[str]) -> bool:
+    """``--db-password VALUE``, not ``--secret dbPassword`` (a flag naming the secret next).
+
+    A flag that may name a secret (``--auth``, ``--key``) needs a value that looks generated.
+    """
     raw = match.group("secret")
+    if raw.isidentifier() and _names_a_secret(raw):
+        return False
     rest = _after(match)
     prose = raw[:1] not in {'"', "'"} and _PROSE_AFTER.match(rest) is not None
-    return _name_strength(match.group("name")) == 2 and value_is_secret(  # noqa: PLR2004
-        raw.strip("\"'"), 2, prose_follows=prose
-    )
+    strength = _name_strength(match.group("name"))
+    if strength == 1:
+        return not prose and _generated_secret(raw)
+    return strength == 2 and value_is_secret(raw.strip("\"'"), 2, prose_follows=prose)  # noqa: PLR2004
+
+
+def _names_a_secret(word: str) -> bool:
+    """*word* is a secret's name (``dbPassword``), not a value: it says secret and has no digit."""
+    return _name_strength(word) == 2 and not any(c.isdigit() for c in word)  # noqa: PLR2004
 
 
 _PROSE_AFTER = re.compile(r"[ \t]+[A-Za-z]+(?:[ \t,]|$)")
@@ -308,4 +337,41 @@ def _sql_check(match: re.Match[str]) -> bool:
         statement = re.split(r"[;'\"]", line)[-1]
         if _SQL_OWNER.search(statement) is None:
             return False
-    return value_is_secret(_secret(match)[1:-1], 2)
+    value = _secret(match)
+    quoted = value[:1] in {"'", '"'}
+    return value_is_secret(value[1:-1] if quoted else value, 2, quoted=quoted)
+
+
+_NOT_A_TOKEN = re.compile(
+    r"\*?[0-9a-f]+|\*?[0-9A-F]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|[^:@./\\]*[:@./\\][^\n]*"  # a host, an address, a path, a version: ``:``, ``@``, ``/``
+)
+"""What a generated-looking word may be besides a secret: a digest (MySQL's ``*`` + hex), a
+commit, a UUID, a host or a file name."""
+
+
+def _generated_secret(value: str) -> bool:
+    """*value* looks generated and nothing else: a password or a token, with no name to say so.
+
+    For values no secret name vouches for (a short flag of any tool, the word after
+    ``login``): letters and digits that alternate often (``Xq7vL2pR9mZ4``), at least 12, not
+    a digest, a commit id, a UUID, a path, a host or an address.
+    """
+    value = value.strip("\"'")
+    return (
+        "=" not in value.rstrip("=")  # ``name=value``: an assignment, judged by its name
+        and _randomish(value)
+        and _generated_looking(value)
+        and _NOT_A_TOKEN.fullmatch(value) is None
+        and value_is_secret(value, 2)
+    )
+
+
+def _generated_check(match: re.Match[str]) -> bool:
+    """The match's secret looks generated (see :func:`_generated_secret`)."""
+    return _generated_secret(_secret(match))
+
+
+def _named_value_check(match: re.Match[str]) -> bool:
+    """A name that says secret (``aws_secret_access_key``), then a generated-looking value."""
+    return _name_strength(match.group("name")) == 2 and _generated_secret(_secret(match))  # noqa: PLR2004

@@ -36,16 +36,14 @@ from urllib.parse import quote
 import attrs
 
 from reflexkit.models import FailureContext
-from reflexkit.redaction._rules import (
+from reflexkit.redaction._rules import RULES, Redacted, Rule
+from reflexkit.redaction._rules._patterns import (
     _B64_TAIL,
     _BLOCK,
     _BLOCK_RULE,
     _BLOCK_TRIGGER,
     _KEY_TEXT_LINES,
     _STDIN_READER,
-    RULES,
-    Redacted,
-    Rule,
 )
 from reflexkit.redaction._shapes import (
     _NUMBERS,
@@ -338,39 +336,48 @@ class Redactor:
 
     def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
         """Remove private key blocks whole, and their parts cut off by a window boundary."""
-        found_tokens: set[tuple[int, int, bool]] = set()  # (start, end, is_begin)
-        for hit in hits:  # a marker starts at most a few dozen characters before its hit
-            for found in _BLOCK.finditer(text, max(hit - 80, 0), min(hit + 80, len(text))):
-                putty = found.group("putty")
-                is_begin = found.group("kind") == "BEGIN" if putty is None else "Lines" in putty
-                found_tokens.add((found.start(), found.end(), is_begin))
-        tokens = sorted(found_tokens)
+        tokens = _block_markers(text, hits)
         edits: list[_Edit] = []
         window_start = 0
-        index = 0
-        marker = f"[REDACTED:{_BLOCK_RULE}]"
-        while index < len(tokens):
-            start, end, is_begin = tokens[index]
-            index += 1
+        for index, (start, end, is_begin) in enumerate(tokens):
             if start < window_start:
                 continue
             if is_begin:
-                closing = next((t for t in tokens[index:] if not t[2] and t[0] >= end), None)
-                stop = closing[0] if closing is not None else len(text)
-                boundary = _next_boundary(text, end, stop)
-                if closing is not None and boundary is None:
-                    span = (start, closing[1], marker)
-                else:  # cut off by a boundary: remove up to it, keep the cut line's own line
-                    span_end = boundary if boundary is not None else len(text)
-                    newline = "\n" if text[span_end - 1 : span_end] == "\n" else ""
-                    span = (start, span_end, marker + newline)
+                closing = next((t for t in tokens[index + 1 :] if not t[2] and t[0] >= end), None)
+                span = _block_to_end(text, start, end, closing)
             else:  # an END with no BEGIN since the window began: remove from the boundary
                 boundary = _previous_boundary(text, window_start, start)
-                span = (boundary if boundary is not None else window_start, end, marker)
+                span = (boundary if boundary is not None else window_start, end, _BLOCK_MARK)
             counts[_BLOCK_RULE] = counts.get(_BLOCK_RULE, 0) + 1
             edits.append(span)
             window_start = span[1]
         return edits
+
+
+_BLOCK_MARK = f"[REDACTED:{_BLOCK_RULE}]"
+
+
+def _block_markers(text: str, hits: list[int]) -> list[tuple[int, int, bool]]:
+    """The ``BEGIN`` and ``END`` markers near *hits*, in order: ``(start, end, is_begin)``."""
+    found_tokens: set[tuple[int, int, bool]] = set()
+    for hit in hits:  # a marker starts at most a few dozen characters before its hit
+        for found in _BLOCK.finditer(text, max(hit - 80, 0), min(hit + 80, len(text))):
+            putty = found.group("putty")
+            is_begin = found.group("kind") == "BEGIN" if putty is None else "Lines" in putty
+            found_tokens.add((found.start(), found.end(), is_begin))
+    return sorted(found_tokens)
+
+
+def _block_to_end(text: str, start: int, end: int, closing: tuple[int, int, bool] | None) -> _Edit:
+    """The edit of a block from its ``BEGIN`` (*start*..*end*) to *closing* or a boundary."""
+    stop = closing[0] if closing is not None else len(text)
+    boundary = _next_boundary(text, end, stop)
+    if closing is not None and boundary is None:
+        return (start, closing[1], _BLOCK_MARK)
+    # cut off by a boundary: remove up to it, keep the cut line's own line
+    span_end = boundary if boundary is not None else len(text)
+    newline = "\n" if text[span_end - 1 : span_end] == "\n" else ""
+    return (start, span_end, _BLOCK_MARK + newline)
 
 
 def _withhold_dense(
@@ -868,33 +875,48 @@ def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, 
     names = _test_ids(text) if "est" in text else []
     for match in rule.pattern.finditer(text):
         start, end = match.span(group)
-        secret = match.group(group)
-        if (
-            not secret
-            or start < position
-            or "[REDACTED:" in secret  # already handled by an earlier rule
-            or _inside_placeholder(text, start)  # the tail of one: ``[REDACTED:rule]``
-            or (names and _names_a_test(names, match.start(), secret))
-            or (rule.check is not None and not rule.check(match))
-        ):
+        if start < position or not _is_secret(rule, match, group, names):
             continue
-        quoted = len(secret) > 1 and secret[0] in {'"', "'"} and secret[-1] == secret[0]
-        if quoted:
-            start, end = start + 1, end - 1
-        elif secret[:2] in {'\\"', "\\'"} and secret[-2:] == secret[:2] and len(secret) > 3:  # noqa: PLR2004
-            start, end = start + 2, end - 2
+        start, end = _unquoted_span(match.group(group), start, end)
         pieces += (text[position:start], f"[REDACTED:{rule.name}]")
-        value = text[start:end]
-        found.setdefault(value, rule.name)
-        if "=" in value:  # a Cookie header, a connection string: each value may be printed alone
-            for pair in _PAIR_VALUE.finditer(value):
-                found.setdefault(pair.group(1), rule.name)
+        _note(text[start:end], rule.name, found)
         position = end
         counts[rule.name] = counts.get(rule.name, 0) + 1
     if not pieces:
         return text
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def _is_secret(
+    rule: Rule, match: re.Match[str], group: int | str, names: list[tuple[int, int]]
+) -> bool:
+    """Whether *rule*'s *match* is a secret to replace, not a look-alike or a replacement."""
+    secret = match.group(group)
+    return not (
+        not secret
+        or "[REDACTED:" in secret  # already handled by an earlier rule
+        or _inside_placeholder(match.string, match.start(group))  # the tail of one
+        or (names and _names_a_test(names, match.start(), secret))
+        or (rule.check is not None and not rule.check(match))
+    )
+
+
+def _unquoted_span(secret: str, start: int, end: int) -> tuple[int, int]:
+    """The span of *secret* (at *start*..*end*) without its quotes, which stay in the text."""
+    if len(secret) > 1 and secret[0] in {'"', "'"} and secret[-1] == secret[0]:
+        return start + 1, end - 1
+    if secret[:2] in {'\\"', "\\'"} and secret[-2:] == secret[:2] and len(secret) > 3:  # noqa: PLR2004
+        return start + 2, end - 2
+    return start, end
+
+
+def _note(value: str, rule: str, found: dict[str, str]) -> None:
+    """Remember a replaced *value* (and each value of its pairs) so its copies go too."""
+    found.setdefault(value, rule)
+    if "=" in value:  # a Cookie header, a connection string: each value may be printed alone
+        for pair in _PAIR_VALUE.finditer(value):
+            found.setdefault(pair.group(1), rule)
 
 
 _TEST_ID = re.compile(

@@ -88,6 +88,9 @@ SINKS: Mapping[str, Sink] = {
         Sink("kept_prompt", "record", ("reflexkit.orchestrator._kept_prompts:keep_prompt",)),
         Sink("hook_output", "prompt", ("reflexkit.hooks._handlers:_hook_json",)),
         Sink("terminal", "terminal", ("reflexkit.cli._console:show",)),
+        # JSON for the terminal: redacted here; its control and hidden characters are written
+        # as JSON escapes once serialised (reflexkit._text.escape_json_text), so it stays valid.
+        Sink("terminal_json", "record", ("reflexkit.cli._core:show_json",)),
     )
 }
 """Every sink, in one place. A new way out of reflexkit is registered here, and its boundary

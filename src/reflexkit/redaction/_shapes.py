@@ -329,13 +329,7 @@ def _name_strength(name: str) -> int:
     words = [w.lower() for w in _NAME_WORDS.findall(bare)]
     if "".join(words).endswith(_SESSION_IDS):
         return 1  # JSESSIONID, PHPSESSID, ASP.NET_SessionId: a session cookie's value
-    if (
-        not words
-        or words[-1] in _NOT_SECRET_WORDS
-        or "public" in words
-        or "tokens" in words
-        or "existing" in words  # Helm's ``auth.existingSecret``: the name of a Secret object
-    ):
+    if _names_no_secret(words):
         return 0
     joined = "".join(words)
     if (
@@ -345,6 +339,17 @@ def _name_strength(name: str) -> int:
     ):
         return 2
     return 1 if _WEAK_WORDS.intersection(words) else 0
+
+
+def _names_no_secret(words: list[str]) -> bool:
+    """A name whose words say it holds something else: ``key_file``, ``public_key``."""
+    return (
+        not words
+        or words[-1] in _NOT_SECRET_WORDS
+        or "public" in words
+        or "tokens" in words
+        or "existing" in words  # Helm's ``auth.existingSecret``: the name of a Secret object
+    )
 
 
 def _randomish(value: str) -> bool:

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import attrs
 import orjson
 
 from reflexkit import _serde
@@ -153,14 +154,14 @@ class FixtureGenerator:
             reply = parse_reply(completions[prompt.key], source=f"fixture {prompt.key}")
         except GenerationError as err:
             raise GenerationError("fixture_invalid", str(err)) from None
-        return reflection_from_reply(
+        reflection = reflection_from_reply(
             reply,
             failure,
             failure_type=prompt.failure_type,
             source=ReflectionSource.FIXTURE,
-            model=self.options.model,
             clock=self._clock,
         )
+        return attrs.evolve(reflection, model=self.options.model)
 
     def _load(self) -> dict[str, Any]:
         """Return the completions by key, reading the file again when it changed."""

@@ -22,7 +22,6 @@ from reflexkit.models import (
     Reflection,
     ReflectionCategory,
     ReflectionSource,
-    new_reflection_id,
     utcnow,
 )
 from reflexkit.readers import Findings, analyse, type_from_command
@@ -88,12 +87,9 @@ class HeuristicGenerator:
         confidence = findings.confidence
         if not findings.facts:
             confidence = min(confidence, 0.3)
-        return Reflection(
-            id=new_reflection_id(),
-            session_id=failure.session_id,
-            task_id=failure.task_id,
-            subtask_id=failure.subtask_id,
-            attempt_number=failure.attempt_number,
+        return Reflection.on(
+            failure,
+            created_at=self._clock(),
             category=category,
             failure_type=failure_type,
             analysis=analysis,
@@ -101,7 +97,6 @@ class HeuristicGenerator:
             action_items=items,
             confidence=round(confidence, 2),
             source=ReflectionSource.HEURISTIC,
-            created_at=self._clock(),
             fingerprint=print_,
         )
 

@@ -18,20 +18,19 @@ which the loop treats as no objection.
 from __future__ import annotations
 
 import logging
-import subprocess
 import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import attrs
 
-from reflexkit._git import git_env
 from reflexkit.reports._judge import CompletionJudge, JudgeInput, Judgement, read_instructions
 from reflexkit.reports._report import (
     AttemptReporter,
     ReportIds,
     Verification,
     diff_text,
+    head_commit,
     safe_id,
 )
 from reflexkit.tasks._config import LoadedProject
@@ -110,7 +109,7 @@ class AttemptAudit:
         try:
             base = reporter.start()
             if base is None and self.judge_ is not None:
-                base = _head(workdir)  # the judge needs the diff even with reports off
+                base = head_commit(workdir)  # the judge needs the diff even with reports off
             section = reporter.prompt_section()
         except Exception:
             log.warning("preparing the attempt report failed; going on", exc_info=True)
@@ -199,19 +198,3 @@ class AttemptAudit:
         except Exception:
             log.warning("the attempt report was not written", exc_info=True)
             return None
-
-
-def _head(workdir: Path) -> str | None:
-    """The commit HEAD names in *workdir*, or ``None`` (no repository, no commit, no git)."""
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "HEAD"],  # noqa: S607 -- git from PATH
-            cwd=workdir,
-            capture_output=True,
-            timeout=_GIT_TIMEOUT_S,
-            check=False,
-            env={**git_env(), "GIT_OPTIONAL_LOCKS": "0"},  # confined (#29)
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.decode().strip() or None if done.returncode == 0 else None

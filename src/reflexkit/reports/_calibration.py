@@ -35,7 +35,7 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import attrs
 import orjson
@@ -46,6 +46,7 @@ __all__ = [
     "CHANCE_MARGIN",
     "HIGH_CONFIDENCE",
     "MIN_PER_CLASS",
+    "Bootstrap",
     "Calibration",
     "Discrimination",
     "KillCondition",
@@ -281,14 +282,20 @@ def pairs_of(
     return pairs, no_confidence, unknown
 
 
-def calibrate(  # noqa: PLR0913 -- the input and the experiment's settings
+class Bootstrap(TypedDict, total=False):
+    """The experiment's settings, as :func:`calibrate_pairs` takes them."""
+
+    rounds: int
+    level: float
+    seed: int
+    high_threshold: float
+
+
+def calibrate(
     reports: Iterable[Mapping[str, Any]],
     *,
     outcome: Outcome = Outcome.VERIFICATION,
-    rounds: int = 2_000,
-    level: float = 0.95,
-    seed: int = 0,
-    high_threshold: float = HIGH_CONFIDENCE,
+    **bootstrap: Unpack[Bootstrap],
 ) -> Calibration:
     """Compute the AUC of self-reported confidence against *outcome*, with its interval.
 
@@ -296,18 +303,14 @@ def calibrate(  # noqa: PLR0913 -- the input and the experiment's settings
         reports: ``reflexkit.report.v1`` reports (see
             :func:`~reflexkit.reports._report.read_reports`).
         outcome: What counts as a good attempt.
-        rounds: Bootstrap resamples.
-        level: The interval's confidence level.
-        seed: The bootstrap's seed: the same reports give the same interval.
-        high_threshold: Where the high-confidence subset starts.
+        bootstrap: ``rounds``, ``level``, ``seed`` and ``high_threshold``, as
+            :func:`calibrate_pairs` takes them.
 
     Returns:
         The figures; ``auc`` is ``None`` when every attempt was good, or every one bad.
     """
     pairs, no_confidence, unknown = pairs_of(reports, outcome=outcome)
-    result = calibrate_pairs(
-        pairs, rounds=rounds, level=level, seed=seed, high_threshold=high_threshold
-    )
+    result = calibrate_pairs(pairs, **bootstrap)
     return attrs.evolve(
         result, outcome=outcome, skipped_no_confidence=no_confidence, skipped_unknown=unknown
     )

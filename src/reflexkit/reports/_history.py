@@ -170,7 +170,7 @@ def _git(root: Path, *args: str) -> str:
         capture_output=True,
         timeout=_GIT_TIMEOUT_S,
         check=False,
-        env={**git_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        env={**git_env(repository=root), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
     )
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()

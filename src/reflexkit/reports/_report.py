@@ -58,6 +58,7 @@ __all__ = [
     "build_report",
     "diff_text",
     "git_changes",
+    "head_commit",
     "parse_self_report",
     "read_reports",
     "repo_name",
@@ -309,8 +310,17 @@ def _git(
         capture_output=True,
         timeout=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
         check=False,
-        env={**git_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined (#29)
+        env={**git_env(repository=root), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined
     )
+
+
+def head_commit(root: Path) -> str | None:
+    """The commit HEAD names in *root*; ``None`` with no repository, no commit or no git."""
+    try:
+        head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return head.stdout.decode().strip() or None if head.returncode == 0 else None
 
 
 def _count(text: bytes) -> int | None:
@@ -408,7 +418,7 @@ def diff_text(
         timeout_s=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
         max_output_bytes=max_chars,
         raw=True,
-        env={**git_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined (#29)
+        env={**git_env(repository=root), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined
     )
     if diff.exit_code != 0:
         return ""
@@ -729,11 +739,7 @@ class AttemptReporter:
         if not self.enabled:
             return None
         self._take_self_report()
-        try:
-            head = _git(self.workdir, "rev-parse", "--verify", "--quiet", "HEAD")
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return head.stdout.decode().strip() or None if head.returncode == 0 else None
+        return head_commit(self.workdir)
 
     def finish(
         self,

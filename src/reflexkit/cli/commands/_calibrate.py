@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import orjson
 
 from reflexkit import _serde
-from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state
+from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, show_json
 from reflexkit.reports._calibration import (
     HIGH_CONFIDENCE,
     Calibration,
@@ -112,7 +111,7 @@ def calibrate_command(  # noqa: PLR0913, PLR0917 -- click passes one parameter p
     if as_json:
         data = _serde.unstructure(result)
         data["bins"] = [{"range": r, "n": n, "good": g} for r, n, g in result.bins]
-        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        click.echo(show_json(data))
         return
     _print(result, title)
 

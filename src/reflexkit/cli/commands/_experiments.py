@@ -9,11 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import orjson
 
 from reflexkit import _serde
-from reflexkit._text import strip_control
-from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state
+from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, show_json
+from reflexkit.redaction._gate import outbound
 from reflexkit.reports._calibration import KillCondition
 from reflexkit.reports._history import git_history
 from reflexkit.reports._outcomes import detectability, read_board, tasks_from_reports
@@ -25,7 +24,7 @@ _MAX_BOARD_BYTES = 256 * 1024 * 1024
 
 
 def _echo_json(data: object) -> None:
-    click.echo(orjson.dumps(_serde.unstructure(data), option=orjson.OPT_INDENT_2).decode())
+    click.echo(show_json(data))
 
 
 def _echo_kill(kill: KillCondition) -> None:
@@ -89,8 +88,8 @@ def git_history_command(
         click.echo(f"  {gate:<16} {count}")
     for signal in result.signals:
         click.echo(
-            f"  {signal.kind} {signal.commit[:12]} {strip_control(signal.subject)[:60]!r}: "
-            f"{signal.gate} ({strip_control(signal.why)[:120]})"
+            f"  {signal.kind} {signal.commit[:12]} {outbound(signal.subject, 'terminal')[:60]!r}: "
+            f"{signal.gate} ({outbound(signal.why, 'terminal')[:120]})"
         )
     _echo_kill(result.kill_condition)
 
@@ -161,5 +160,7 @@ def outcomes_command(
     for kind, count in result.by_signal.items():
         click.echo(f"  {kind:<16} {count}")
     if result.undetectable:
-        click.echo("  no signal: " + ", ".join(strip_control(i) for i in result.undetectable))
+        click.echo(
+            "  no signal: " + ", ".join(outbound(i, "terminal") for i in result.undetectable)
+        )
     _echo_kill(result.kill_condition)

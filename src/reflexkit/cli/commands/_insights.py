@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-import orjson
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from reflexkit import _serde
 from reflexkit.cli._console import show
-from reflexkit.cli._core import EXIT_FAILED, _app, _fail
+from reflexkit.cli._core import EXIT_FAILED, _app, _fail, show_json
 from reflexkit.events import EventKind
 from reflexkit.insights._analysis import AnalysisOutcome
 from reflexkit.insights._events import InsightEvent
@@ -27,7 +26,6 @@ from reflexkit.insights._lessons import harvest
 from reflexkit.insights._models import Finding, PausedEntry
 from reflexkit.insights._watch import FolderWaker, InsightWatch, StopSignals, analysis_input
 from reflexkit.models import utcnow
-from reflexkit.redaction._gate import outbound_data
 from reflexkit.tasks._config import LoadedProject
 
 if TYPE_CHECKING:
@@ -37,7 +35,7 @@ __all__ = ["insights", "lessons", "resume"]
 
 
 def _dump(data: object) -> None:
-    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+    click.echo(show_json(data))
 
 
 def _table(
@@ -190,7 +188,7 @@ def _watch(app: Application, *, every: int | None, as_json: bool) -> None:
         kind, subtask, data = event
         if as_json:
             line = {"kind": kind.value, "subtaskId": subtask, "data": data}
-            click.echo(orjson.dumps(outbound_data(line, "terminal")).decode())
+            click.echo(show_json(line, indent=False))
             return
         if kind is EventKind.FINDING:
             subject = "/".join(str(p) for p in (data.get("taskId"), data.get("subjectId")) if p)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 import click
-import orjson
 
 from reflexkit import _serde
 from reflexkit._text import strip_control
@@ -19,10 +20,14 @@ from reflexkit.cli._core import (
     _project,
     _state,
     _store,
+    show_json,
 )
 from reflexkit.models import utcnow
 from reflexkit.reflection._retry_prompt import format_reflections
 from reflexkit.tasks._config import MAX_DAYS
+
+if TYPE_CHECKING:
+    from reflexkit.memory import MemoryStats
 
 __all__ = ["memory", "prune", "recent", "stats"]
 
@@ -69,11 +74,13 @@ def recent(
     limit = limit or settings.max_reflections_per_retry
     records = _store(ctx).recent(subtask_id, limit=limit, task_id=task_id)
     if format_ == "json" or _state(ctx).json:
-        click.echo(_serde.dumps(records, indent=True).decode())  # JSON escapes controls
+        click.echo(show_json(records))
     else:
         # What the service's format_for_prompt renders, without building the service.
         text = format_reflections(records, max_chars=settings.max_prompt_chars)
-        click.echo(strip_control(text), nl=False)
+        click.echo(
+            strip_control(text), nl=False
+        )  # redacted when written; `--format json` re-redacts
 
 
 @click.command()
@@ -98,7 +105,7 @@ def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
         count = store.prune(older_than=cutoff)
     if _state(ctx).json:
         data = {"removed": count, "olderThanDays": days, "dryRun": dry_run}
-        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        click.echo(show_json(data))
     elif dry_run:
         click.echo(f"would remove {count} reflections older than {days} days")
     else:
@@ -110,55 +117,64 @@ def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Count what memory holds: records, subtasks, categories, failure types, corrupt lines."""
-    from rich.table import Table  # noqa: PLC0415
-
     from reflexkit.events import led_to_success  # noqa: PLC0415
 
     app = _app(ctx)
     store = app.memory.store()
-    as_json = as_json or _state(ctx).json
     backend = app.project().config.memory.backend.value
     where = getattr(store, "where", None)  # the database, for the postgres backend
-    database = where is not None
-    where = str(where if database else app.project().memory_path)
+    kind = "file" if where is None else "database"
+    location = str(app.project().memory_path if where is None else where)
     figures = store.stats()
     helped_ids = led_to_success(app.project().root / ".reflexkit" / "runs")
     helped = [r for r in store if r.id in helped_ids] if helped_ids else []
-    by_category = Counter(r.category.value for r in helped)
-    by_source = Counter(r.source.value for r in helped)
-    if as_json:
-        data = _serde.unstructure(figures)
-        data["ledToSuccess"] = {
-            "records": len(helped),
-            "byCategory": dict(by_category),
-            "bySource": dict(by_source),
+    led = {
+        "records": len(helped),
+        "byCategory": dict(Counter(r.category.value for r in helped)),
+        "bySource": dict(Counter(r.source.value for r in helped)),
+    }
+    if as_json or _state(ctx).json:
+        data = {
+            **_serde.unstructure(figures),
+            "ledToSuccess": led,
+            "backend": backend,
+            "location": location,
         }
-        data["backend"] = backend
-        data["location"] = where
-        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        click.echo(show_json(data))
         return
-    console = _streams.console()
+    from rich.table import Table  # noqa: PLC0415
+
     table = Table(title=f"reflexkit memory ({backend})")
     table.add_column("figure")
     table.add_column("value", justify="right")
-    table.add_row("records", str(figures.records))
-    table.add_row("subtasks", str(figures.subtasks))
-    table.add_row("corrupt lines skipped", str(figures.corrupt))
+    size = f"{'table' if where is not None else 'file'} size (bytes)"
+    for figure, value in _stat_rows(figures, led, size=size):
+        table.add_row(figure, str(value))
+    _streams.console().print(table)
+    click.echo(f"{kind}: {strip_control(location)}")  # whole, unwrapped
+
+
+def _stat_rows(
+    figures: MemoryStats, led: dict[str, Any], *, size: str
+) -> Iterator[tuple[str, object]]:
+    """The rows of ``stats``' table: the store's figures, then what led to success."""
+    yield from (
+        ("records", figures.records),
+        ("subtasks", figures.subtasks),
+        ("corrupt lines skipped", figures.corrupt),
+    )
     if figures.size_bytes is not None:
-        table.add_row(f"{'table' if database else 'file'} size (bytes)", str(figures.size_bytes))
+        yield size, figures.size_bytes
     for title, counts in (
         ("category", figures.by_category),
         ("failure type", figures.by_failure_type),
         ("source", figures.by_source),
     ):
-        for key, value in sorted(counts.items()):
-            table.add_row(f"{title}: {key}", str(value))
-    table.add_row("led to success (from run logs)", str(len(helped)))
-    for title, counts in (("category", by_category), ("source", by_source)):
-        for key, value in sorted(counts.items()):
-            table.add_row(f"  led to success, {title}: {key}", str(value))
-    console.print(table)
-    click.echo(f"{'database' if database else 'file'}: {strip_control(where)}")  # whole, unwrapped
+        yield from ((f"{title}: {key}", value) for key, value in sorted(counts.items()))
+    yield "led to success (from run logs)", led["records"]
+    for title, field in (("category", "byCategory"), ("source", "bySource")):
+        counts = led[field]
+        yield from ((f"  led to success, {title}: {k}", v) for k, v in sorted(counts.items()))
 
 
 @click.group()

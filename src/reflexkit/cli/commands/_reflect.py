@@ -21,6 +21,7 @@ from reflexkit.cli._core import (
     _fail_on_missing_fixtures,
     _service,
     _state,
+    show_json,
 )
 from reflexkit.tasks._config import (
     GeneratorBackend,
@@ -157,11 +158,7 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     # Saved before it is printed: a reader that leaves early (`| head -c 10`) or a stdout
     # that fails costs the output, never the record.
     saved = no_save or service.save(reflection)
-    click.echo(
-        _serde.dumps(reflection, indent=True).decode()
-        if as_json
-        else strip_control(_summary(reflection))
-    )
+    click.echo(show_json(reflection) if as_json else strip_control(_summary(reflection)))
     if not saved:
         problem = _memory_problem(ctx)
         if problem is not None:  # nothing will save until the setup changes: exit 2
@@ -213,6 +210,6 @@ def fixtures_key(ctx: click.Context, input_: str) -> None:
         root=project.root,
     )
     if _state(ctx).json:  # as every --json: a camelCase object
-        click.echo(_serde.dumps({"fixtureKey": key, "subtaskId": clean.subtask_id}).decode())
+        click.echo(show_json({"fixtureKey": key, "subtaskId": clean.subtask_id}, indent=False))
         return
     click.echo(key)

@@ -8,8 +8,8 @@ import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+import attrs
 import click
 from rich.markup import escape
 from rich.table import Table
@@ -26,6 +26,7 @@ from reflexkit.cli._core import (
     _fail,
     _fail_on_missing_fixtures,
     _state,
+    show_json,
 )
 from reflexkit.containers import Application
 from reflexkit.events import Event, EventKind, RunLog, StagedEvents, load_subscribers
@@ -37,6 +38,7 @@ from reflexkit.orchestrator._subagents import ScriptedSubagent, Subagent
 from reflexkit.tasks._config import (
     AgentRecipe,
     GeneratorBackend,
+    OrchestratorConfig,
     SubagentKind,
 )
 from reflexkit.tasks._task import Task, load_task
@@ -134,7 +136,7 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
         data = _serde.unstructure(summary)
         data["passed"] = summary.passed
         data["runLog"] = str(log_path) if log_kept else None
-        click.echo(_serde.dumps(data, indent=True).decode())
+        click.echo(show_json(data))
         return summary
     if any(o.outcome not in {"setup_error", "skipped"} for o in summary.outcomes):
         _streams.console().print(_table(run_id, task, summary))
@@ -196,48 +198,61 @@ _NO_AGENT = (
 )
 
 
-def _subagent(  # noqa: PLR0913 -- the options that name an agent
-    app: Application,
-    kind: str | None,
-    *,
-    agent: str | None,
-    agent_command: str | None,
-    agent_args: tuple[str, ...],
-    script: Path | None,
-) -> Subagent:
+@attrs.frozen(kw_only=True)
+class _AgentOptions:
+    """What ``--subagent``, ``--agent``, ``--agent-command``, ``--agent-arg``, ``--script`` say."""
+
+    kind: str | None = None
+    name: str | None = None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    script: Path | None = None
+
+
+def _subagent(app: Application, options: _AgentOptions) -> Subagent:
     """The subagent the options (else ``orchestrator``) name; exit 2 when unusable."""
     settings = app.project().config.orchestrator
-    if agent is not None and agent_command is not None:
-        _fail(["--agent and --agent-command name two agents: give one"], EXIT_BAD_INPUT)
-    named = agent is not None or agent_command is not None
-    if named and kind not in {None, SubagentKind.COMMAND}:
-        _fail([f"--subagent {kind} runs no command: drop --agent/--agent-command"], EXIT_BAD_INPUT)
-    kind = SubagentKind.COMMAND if named else kind or settings.subagent
+    kind = _kind(options) or settings.subagent
     if kind == SubagentKind.CLAUDE_CODE:
         return ClaudeCodeSubagent.from_config(settings)
-    if kind != SubagentKind.COMMAND:
-        if script is None:
-            _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
-        return _scripted(script)
-    prompt_dir = app.project().root / ".reflexkit" / "prompts"
-    name = agent or (None if agent_command else settings.agent)
+    if kind == SubagentKind.COMMAND:
+        return _command_agent(app.project().root / ".reflexkit" / "prompts", options, settings)
+    if options.script is None:
+        _fail(["--subagent scripted needs --script FILE"], EXIT_BAD_INPUT)
+    return _scripted(options.script)
+
+
+def _kind(options: _AgentOptions) -> str | None:
+    """The kind of subagent the options ask for; ``None`` when they leave it to project.json."""
+    if options.name is not None and options.command is not None:
+        _fail(["--agent and --agent-command name two agents: give one"], EXIT_BAD_INPUT)
+    if options.name is None and options.command is None:
+        return options.kind
+    if options.kind not in {None, SubagentKind.COMMAND}:
+        _fail(
+            [f"--subagent {options.kind} runs no command: drop --agent/--agent-command"],
+            EXIT_BAD_INPUT,
+        )
+    return SubagentKind.COMMAND
+
+
+def _command_agent(
+    prompt_dir: Path, options: _AgentOptions, settings: OrchestratorConfig
+) -> Subagent:
+    """A command-line agent: a recipe by name, else ``--agent-command`` or ``agentCommand``."""
+    extra = (*settings.agent_args, *options.args)
+    name = options.name or (None if options.command else settings.agent)
     if name is not None and name != COMMAND:
-        extra = (*settings.agent_args, *agent_args)
         recipe = recipe_for(name, settings)
         return command_subagent(name, recipe, extra_args=extra, prompt_dir=prompt_dir)
     try:
-        argv = shlex.split(agent_command) if agent_command else list(settings.agent_command)
+        argv = shlex.split(options.command) if options.command else list(settings.agent_command)
     except ValueError as err:
-        _fail([f"--agent-command: cannot parse {agent_command!r}: {err}"], EXIT_BAD_INPUT)
+        _fail([f"--agent-command: cannot parse {options.command!r}: {err}"], EXIT_BAD_INPUT)
     if not argv:
         _fail([_NO_AGENT], EXIT_BAD_INPUT)
-    recipe = AgentRecipe(command=(*argv, *settings.agent_args, *agent_args))
+    recipe = AgentRecipe(command=(*argv, *extra))
     return command_subagent(COMMAND, recipe, prompt_dir=prompt_dir)
-
-
-def _limits(**given: int | None) -> dict[str, Any]:
-    """The ``orchestrator`` fields the options set (the others come from project.json)."""
-    return {key: value for key, value in given.items() if value is not None}
 
 
 def _scripted(path: Path) -> ScriptedSubagent:
@@ -372,11 +387,9 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     )
     chosen = _subagent(
         app,
-        subagent,
-        agent=agent,
-        agent_command=agent_command,
-        agent_args=agent_args,
-        script=script,
+        _AgentOptions(
+            kind=subagent, name=agent, command=agent_command, args=agent_args, script=script
+        ),
     )
     _warn_nondeterministic(app, run_id=run_id)
     project_checks = app.project().config.verification.commands

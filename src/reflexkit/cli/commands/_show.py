@@ -9,19 +9,19 @@ written anything there.
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 import orjson
 
-from reflexkit import _serde
 from reflexkit._files import read_regular
 from reflexkit._lines import open_lines, scan
 from reflexkit.cli._console import _describe, show
-from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state
+from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, show_json
 from reflexkit.events import Event, EventKind
-from reflexkit.redaction._gate import outbound_data
 
 __all__ = ["show_command"]
 
@@ -44,11 +44,28 @@ _SUBTASK_ENDS = {
 }
 
 
+def _run_logs(runs: Path) -> list[Path]:
+    """The run logs in *runs*, oldest first: regular files only, never followed.
+
+    An agent can put anything there: a dangling link, a link to ``/dev/zero``, a FIFO, a
+    folder named ``x.jsonl``. Those are skipped, so the runs beside them still show.
+    """
+    found: list[tuple[float, Path]] = []
+    for path in runs.glob("*.jsonl") if runs.is_dir() else ():
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            found.append((info.st_mtime, path))
+    return [path for _, path in sorted(found)]
+
+
 def _find_log(runs: Path, run: str | None) -> Path:
     """The run log *run* names: an id, a unique prefix of one, a path; the latest by default."""
     if run is not None and run.endswith(".jsonl") and Path(run).is_file():
         return Path(run)
-    logs = sorted(runs.glob("*.jsonl"), key=lambda p: p.stat().st_mtime) if runs.is_dir() else []
+    logs = _run_logs(runs)
     if not logs:
         _fail([f"no run logs in {runs}: nothing has run here yet"], EXIT_BAD_INPUT)
     if run is None:
@@ -144,40 +161,50 @@ def show_command(ctx: click.Context, run: str | None, prompts: bool) -> None:
     project = _state(ctx).project()
     log = _find_log(project.root / ".reflexkit" / "runs", run)
     events = _events(log)
-    started = next((e for e in events if e.kind is EventKind.RUN_STARTED), None)
-    finished = next((e for e in events if e.kind is EventKind.RUN_FINISHED), None)
+    task, passed = _run_facts(events)
     items = _attempts(events, project.root)
     if _state(ctx).json:
         data = {
             "runId": log.stem,
-            "taskId": started.data.get("taskId") if started else None,
-            "passed": finished.data.get("allPassed") if finished else None,
+            "taskId": task,
+            "passed": passed,
             "runLog": str(log),
             "attempts": [i for i in items if "attempt" in i],
             "endings": [i for i in items if "attempt" not in i],
         }
-        click.echo(_serde.dumps(outbound_data(data, "terminal"), indent=True).decode())
+        click.echo(show_json(data))
         return
-    task = started.data.get("taskId") if started else "?"
-    verdict = {True: "passed", False: "did not pass", None: "did not finish"}[
-        finished.data.get("allPassed") if finished else None  # type: ignore[index]
-    ]
-    click.echo(show(f"run {log.stem} of task {task}: {verdict}"))
+    verdict = "did not finish" if passed is None else _VERDICTS[passed]
+    click.echo(show(f"run {log.stem} of task {task or '?'}: {verdict}"))
     click.echo(show(f"run log: {log}"))
     for item in items:
         click.echo("")
-        if "attempt" not in item:
-            click.echo(show(f"[{item['subtaskId']}] {item['outcome']}: {item['reason']}"))
-            continue
-        head = f"[{item['subtaskId']}] attempt {item['attempt']}: {item['outcome']}"
-        click.echo(show(head))
-        for line in item["said"]:
-            click.echo(f"  {line}")
-        if not prompts:
-            continue
-        if item["prompt"] is None:
-            click.echo("  " + show(f"prompt: not kept ({item['promptPath'] or 'an older run'})"))
-            continue
-        click.echo("  " + show(f"prompt ({item['promptPath']}):"))
-        for line in item["prompt"].splitlines():
-            click.echo("    " + show(line) if line.strip() else "")
+        for line in _item_lines(item, prompts=prompts):
+            click.echo(line)
+
+
+_VERDICTS = {True: "passed", False: "did not pass"}
+
+
+def _run_facts(events: list[Event]) -> tuple[object, bool | None]:
+    """The run's task id and whether it passed, ``None`` for what the log doesn't say."""
+    started = next((e for e in events if e.kind is EventKind.RUN_STARTED), None)
+    finished = next((e for e in events if e.kind is EventKind.RUN_FINISHED), None)
+    passed = finished.data.get("allPassed") if finished else None
+    return started.data.get("taskId") if started else None, passed if type(passed) is bool else None
+
+
+def _item_lines(item: dict[str, Any], *, prompts: bool) -> Iterator[str]:
+    """The lines that show one attempt (or one subtask's ending), terminal-safe."""
+    if "attempt" not in item:
+        yield show(f"[{item['subtaskId']}] {item['outcome']}: {item['reason']}")
+        return
+    yield show(f"[{item['subtaskId']}] attempt {item['attempt']}: {item['outcome']}")
+    yield from (f"  {line}" for line in item["said"])
+    if not prompts:
+        return
+    if item["prompt"] is None:
+        yield "  " + show(f"prompt: not kept ({item['promptPath'] or 'an older run'})")
+        return
+    yield "  " + show(f"prompt ({item['promptPath']}):")
+    yield from ("    " + show(line) if line.strip() else "" for line in item["prompt"].splitlines())
