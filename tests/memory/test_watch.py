@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -206,6 +207,7 @@ def test_a_writer_with_no_watch_to_be_had_checks_names(path: Path, tmp_path: Pat
 ROTATE = """
 import os, sys, time
 path, times = sys.argv[1], int(sys.argv[2])
+print("rotating", flush=True)
 for n in range(times):
     time.sleep(0.005)
     try:
@@ -216,7 +218,7 @@ for n in range(times):
 
 
 def test_threads_appending_while_another_process_rotates_lose_nothing(path: Path) -> None:
-    """4 threads x 400 appends on one watching store while a process renames it away 40 times.
+    """4 threads append to one watching store while a process renames it away 40 times.
 
     Every acknowledged record is in exactly one file: the store or one of the rotated ones.
     """
@@ -224,29 +226,112 @@ def test_threads_appending_while_another_process_rotates_lose_nothing(path: Path
     warm = {r.id for r in JsonlMemory(path)}
     acknowledged: list[str] = []
     lock = threading.Lock()
+    done = threading.Event()
 
     def append(name: str) -> None:
-        for i in range(400):
+        i = 0
+        while not done.is_set():
             r = make_reflection(subtask_id=f"{name}-{i % 7}")
             store.append(r)
             with lock:
                 acknowledged.append(r.id)
+            i += 1
 
-    rotator = subprocess.Popen([sys.executable, "-c", ROTATE, str(path), "40"])
+    rotator = subprocess.Popen(
+        [sys.executable, "-c", ROTATE, str(path), "40"], stdout=subprocess.PIPE, text=True
+    )
+    assert rotator.stdout is not None
+    assert rotator.stdout.readline() == "rotating\n"
     threads = [threading.Thread(target=append, args=(f"t{n}",)) for n in range(4)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert rotator.wait(timeout=60) == 0
+    try:
+        rotator.communicate(timeout=60)
+    finally:
+        done.set()
+        for t in threads:
+            t.join(timeout=120)
+    assert rotator.returncode == 0
     found = Counter(
         r.id
         for f in path.parent.iterdir()
         if f.name.startswith(path.name) and f.is_file() and f.suffix != ".lock"
         for r in JsonlMemory(f)
     )
-    assert len(acknowledged) == 1600
     assert all(found[i] == 1 for i in acknowledged)
     assert set(found) == warm | set(acknowledged)
     rotated = [f for f in path.parent.iterdir() if f.suffix[1:].isdigit()]
-    assert len(rotated) > 1, "the store was not rotated while the threads appended"
+    assert len(rotated) > 10, "the store was not rotated while the threads appended"
+
+
+PRUNER = """
+import sys, pathlib
+from datetime import datetime
+from reflexkit.memory import JsonlMemory
+
+store, stop = JsonlMemory(sys.argv[1]), pathlib.Path(sys.argv[2])
+cutoff = datetime.fromisoformat(sys.argv[3])  # the test's clock, not this process's
+prunes = removed = 0
+while not stop.exists():
+    removed += store.prune(older_than=cutoff)
+    prunes += 1
+    if prunes == 1:
+        print("pruning", flush=True)
+print(prunes, removed)
+"""
+
+
+def test_threads_appending_through_the_watch_while_another_process_prunes(
+    path: Path, tmp_path: Path
+) -> None:
+    """4 threads x 500 appends on one watching store, a pruner process swapping the file.
+
+    Every acknowledged record that is not old is in the store exactly once; the old ones are
+    either pruned or still there, once.
+    """
+    now = datetime.now(UTC)
+    store = JsonlMemory(path)
+    for _ in range(3):  # the watch is on from the second
+        store.append(make_reflection(created_at=now))
+    warm = {r.id for r in JsonlMemory(path)}
+    acknowledged: dict[str, bool] = {}  # id -> old
+    lock = threading.Lock()
+
+    def append(name: str) -> None:
+        for i in range(500):
+            old = i % 4 == 0
+            r = make_reflection(
+                subtask_id=f"{name}-{i % 7}",
+                created_at=now - timedelta(days=400 if old else 0),
+            )
+            store.append(r)
+            with lock:
+                acknowledged[r.id] = old
+
+    stop = tmp_path / "stop"
+    cutoff = (now - timedelta(days=30)).isoformat()
+    pruner = subprocess.Popen(
+        [sys.executable, "-c", PRUNER, str(path), str(stop), cutoff],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert pruner.stdout is not None
+    assert pruner.stdout.readline() == "pruning\n"  # it runs: the threads start now
+    threads = [threading.Thread(target=append, args=(f"t{n}",)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    stop.touch()
+    out, _ = pruner.communicate(timeout=60)
+    assert pruner.returncode == 0
+    prunes, removed = map(int, out.split())
+    found = Counter(r.id for r in JsonlMemory(path))
+    new = [i for i, old in acknowledged.items() if not old]
+    assert len(acknowledged) == 2000
+    assert all(found[i] == 1 for i in new)
+    assert max(found.values()) == 1
+    old_left = sum(1 for i, old in acknowledged.items() if old and found[i])
+    assert removed + old_left == 500
+    assert set(found) - set(acknowledged) == warm
+    assert prunes > 1, "the pruner never ran while the threads appended"
