@@ -819,6 +819,8 @@ _CONTEXT_MARKERS = (
     ": >",
     ":|",
     ":>",
+    " |\n",  # ``password: !!binary |``: a YAML tag before the block
+    " >\n",
     "]=>",
     "name:",  # a Kubernetes env entry: ``- name: DB_PASSWORD`` then ``value: ...``
     ": some(",  # Rust's {:#?}: ``password: Some(`` then the value on the next line
