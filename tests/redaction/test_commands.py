@@ -156,8 +156,7 @@ LOOKALIKES = [
     "keyring.backends.SecretService.Keyring",
     "The password must be at least 12 characters long",
     "Error: invalid token format, expected JWT",
-    "image: ghcr.io/org/app@sha256:"
-    "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "image: ghcr.io/org/app@sha256:" + "9f86d081884c7d659a2feaa0c55ad015" * 2,
     "/tmp/pytest-of-ci/pytest-12/test_token0/Xq7vL2pR9mZ4tK8w.txt",  # noqa: S108
     "node_modules/.pnpm/@aws-sdk+credential-provider-ini@3.4.0/node_modules",
     "Downloading https://files.pythonhosted.org/packages/ab/cd/Xq7vL2pR9mZ4tK8wAbCdEfGh/pkg-1.0.whl",
