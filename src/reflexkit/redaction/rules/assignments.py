@@ -37,7 +37,7 @@ from reflexkit.redaction.shapes import (
 RULES: tuple[Rule, ...] = (
     _rule(
         "secret_flag",
-        r"(?<![\w-])--?(?P<name>[A-Za-z][\w-]*)[ \t]+"
+        r"(?<![\w-])--?(?P<name>[A-Za-z][\w.-]*)[ \t]+"
         r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-][^\s\"']*)",
         r"(?i:--?[a-z-]*(?:pass|pwd|secret|token|key|credential|auth)[a-z_-]*[ \t])",
         ("pass", "pwd", "secret", "token", "key", "credential", "auth"),
