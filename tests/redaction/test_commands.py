@@ -124,6 +124,10 @@ COMMAND_LINES = [
 ]
 
 LOOKALIKES = [
+    "  \u2715 login with token Ab12Cd34Ef56Gh78 (5 ms)",  # jest's titles name tests
+    "    \u2713 rejects password Ab12Cd34Ef56Gh78 (2 ms)",
+    "FAIL src/auth.test.ts > login > token Ab12Cd34Ef56Gh78",  # vitest
+    "  \u25cf Auth \u203a login with token Ab12Cd34Ef56Gh78",
     "FAILED tests/test_auth.py::test_token_refresh[token=Ab12Cd34Ef56Gh78] - AssertionError",
     "tests/test_keys.py::TestKeys::test_api_key_rotation[aB3dE5fG7hJ9kL1mN] PASSED",
     "commit 3f2a9c1e4b7d8a6f5e2c1b0a9d8e7f6a5b4c3d2e",
