@@ -420,3 +420,23 @@ def test_log_lines_on_stderr_pass_the_gate(tmp_path: Path) -> None:
     assert GITHUB not in err
     assert "\u202e" not in err
     assert "<U+202E>" in err
+
+
+def test_error_lines_quote_no_secret(project_dir: Path) -> None:
+    """A key pasted into the wrong field of project.json: the error names it, redacted."""
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": GITHUB}})
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "stats"],
+        cwd=project_dir,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert "$.reflexion.backend: expected one of" in err, err
+    assert GITHUB not in err
+    assert "[REDACTED:github_token]" in err

@@ -90,7 +90,11 @@ SINKS: Mapping[str, Sink] = {
         Sink(
             "terminal",
             "terminal",
-            ("reflexkit.cli._console:show", "reflexkit._log:GatedFormatter.format"),
+            (
+                "reflexkit.cli._console:show",
+                "reflexkit._log:GatedFormatter.format",
+                "reflexkit.cli._core:_fail",
+            ),
         ),
         # JSON for the terminal: redacted here; its control and hidden characters are written
         # as JSON escapes once serialised (reflexkit._text.escape_json_text), so it stays valid.
