@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit._git import git_env, git_refusal
-from reflexkit.orchestrator.verify import modified_files
+from reflexkit.orchestrator._verify import modified_files
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

@@ -20,7 +20,7 @@ class GatedFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         """The record as :class:`logging.Formatter` writes it, redacted and neutralised."""
-        from reflexkit.redaction.gate import outbound  # noqa: PLC0415 -- only when a record is logged
+        from reflexkit.redaction._gate import outbound  # noqa: PLC0415 -- only when a record is logged
 
         return outbound(super().format(record), "terminal")
 

@@ -22,22 +22,22 @@ from reflexkit.cli import cli
 from reflexkit.containers import build_application
 from reflexkit.events import RunLog
 from reflexkit.insights import JsonlLessons, PausedSubtasks
-from reflexkit.insights.models import Lesson
+from reflexkit.insights._models import Lesson
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._loop import Orchestrator
-from reflexkit.orchestrator.subagents import ScriptedSubagent, SubagentResult
-from reflexkit.orchestrator.verify import Verifier
+from reflexkit.orchestrator._subagents import ScriptedSubagent, SubagentResult
+from reflexkit.orchestrator._verify import Verifier
 from reflexkit.redaction import MAX_OUTPUT_CHARS
-from reflexkit.reports.judge import ClaudeJudge, JudgeInput
-from reflexkit.tasks.config import (
+from reflexkit.reports._judge import ClaudeJudge, JudgeInput
+from reflexkit.tasks._config import (
     GeneratorBackend,
     LoadedProject,
     OrchestratorConfig,
     ProjectConfig,
     ReflexionConfig,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.memory_contract import make_reflection
 
