@@ -31,9 +31,9 @@ PLANTED = {
 HOSTILE = "ok\u202e txt.exe\u202c \x1b[2J\x1b]52;c;eA==\x07 \u2066hidden\u2069 \U000e0041"
 RAW_CONTROLS = ("\u202e", "\u2066", "\x1b", "\x07", "\U000e0041")
 
-WRITERS = ("LineWriter", "atomic_write", "append_records", "create")
+WRITERS = ("LineWriter", "atomic_write", "append_records", "create", "write_text", "write_bytes")
 """The calls that put text outside the process: a JSONL line, a whole file, a record of the
-insights store, a Messages API request."""
+insights store, a Messages API request, a file written by ``pathlib``."""
 
 NOT_SINKS = {
     "reflexkit.insights._store:FindingLog.add": "writes through append_records, gated",
@@ -44,6 +44,9 @@ NOT_SINKS = {
     "reflexkit.reflection._fixture:FixtureRecorder._append": "called by generate, which gates",
     "reflexkit.llm._client:_request": "called by Claude.send, which gates every request",
     "reflexkit.orchestrator._subagents:ScriptedSubagent.run": "the scripted agent's own edits",
+    "reflexkit.orchestrator._subagents:CommandSubagent.run": (
+        "the prompt file: SubagentRequest.prompt passes the gate in its converter"
+    ),
     "reflexkit.memory._postgres:PostgresMemory._replay": "empties the spool: writes no text",
     "reflexkit.hooks._handlers:_state": "the hook's own counters: numbers and ids",
     "reflexkit.hooks._settings:install_hooks": "Claude Code's settings.json, the user's own file",

@@ -401,3 +401,42 @@ def test_records_an_agent_wrote_reach_the_terminal_escaped_and_redacted(project_
                 shown = data[0]["analysis"]  # escaped, so it reads back as written
                 assert "\u202egnp.exe \u2066hidden\u2069" in shown, shown
                 assert "token=[REDACTED:github_token]" in shown, shown
+
+
+def test_log_lines_on_stderr_pass_the_gate(tmp_path: Path) -> None:
+    """A warning quoting a token and a bidi override prints neither (the log handler's gate)."""
+    code = (
+        "import logging\n"
+        "from reflexkit import _log\n"
+        "_log.configure(debug=False)\n"
+        "logging.getLogger('reflexkit.x').warning('tool said %s', "
+        f"{f'token={GITHUB} ok{BIDI}'!r})\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, check=False, timeout=60
+    )
+    err = done.stderr.decode()
+    assert "reflexkit: WARNING: tool said token=[REDACTED:github_token]" in err, err
+    assert GITHUB not in err
+    assert "\u202e" not in err
+    assert "<U+202E>" in err
+
+
+def test_error_lines_quote_no_secret(project_dir: Path) -> None:
+    """A key pasted into the wrong field of project.json: the error names it, redacted."""
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": GITHUB}})
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "stats"],
+        cwd=project_dir,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert "$.reflexion.backend: expected one of" in err, err
+    assert GITHUB not in err
+    assert "[REDACTED:github_token]" in err

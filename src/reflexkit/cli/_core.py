@@ -115,8 +115,15 @@ def add_global_options(command: click.Command) -> None:
 
 
 def _fail(lines: Sequence[str], code: int) -> NoReturn:
+    """Print each error line through the outbound gate, on one line each, and exit *code*.
+
+    Error lines quote what was wrong (a value in project.json, a field of the input): a
+    key pasted into the wrong field must not reach the terminal.
+    """
+    from reflexkit.redaction._gate import outbound  # noqa: PLC0415 -- only on the way out
+
     for line in lines:
-        click.echo(f"reflexkit: {one_line(line)}", err=True)
+        click.echo(f"reflexkit: {one_line(outbound(line, 'terminal'))}", err=True)
     sys.exit(code)
 
 

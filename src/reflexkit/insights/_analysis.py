@@ -115,6 +115,15 @@ def analysis_prompt(project: LoadedProject) -> str:
     return text
 
 
+def _tagless_json(payload: object) -> str:
+    r"""*payload* as JSON in which no text can close a tag: ``</`` is written ``<\/``.
+
+    ``\/`` is JSON's own escape for ``/``: a JSON reader gets the text back as it was, and
+    a finding that quotes ``</history>`` closes no section of the request.
+    """
+    return orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode().replace("</", "<\\/")
+
+
 def active_tasks(
     history: RunHistory, paused: Sequence[PausedEntry] = (), *, runs: int | None = None
 ) -> list[ActiveTask]:
@@ -293,7 +302,7 @@ class ClaudeAnalyst(Asker):
                 {
                     "role": "user",
                     "content": "<history>\n"
-                    + fence(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode(), info="json")
+                    + fence(_tagless_json(payload), info="json")
                     + "\n</history>",
                 }
             ],

@@ -108,6 +108,8 @@ def _assigned_value(raw: str) -> tuple[str, bool]:
 
 def _is_code(match: re.Match[str], name: str, value: str, *, quoted: bool) -> bool:
     """Whether the assignment is code handling a secret, not a secret written out."""
+    if not quoted and _YAML_TAG.fullmatch(value):
+        return True  # ``password: !!binary |``: a tag; the block below is the value
     if _compares_names(match, value, quoted=quoted):
         return True
     if _separator(match) == "->" and name[:1] in {'"', "'"}:
@@ -119,6 +121,8 @@ def _is_code(match: re.Match[str], name: str, value: str, *, quoted: bool) -> bo
     return not quoted and bool(computed) and not _punctuated(value)
 
 
+_YAML_TAG = re.compile(r"!{1,2}[\w/:.-]*")
+"""A YAML tag (``!!binary``, ``!vault``, ``!Ref``): it says how to read the value, it is none."""
 _EXPRESSION = re.compile(r"[ \t]+[-+*/%][ \t]+[\w\"'(]")
 """An operator after an unquoted value: code computing it (``prefix + suffix``)."""
 _INNER_PAIR = re.compile(r"[A-Za-z_][\w.-]*=[^=\s]")

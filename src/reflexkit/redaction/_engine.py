@@ -819,6 +819,8 @@ _CONTEXT_MARKERS = (
     ": >",
     ":|",
     ":>",
+    " |\n",  # ``password: !!binary |``: a YAML tag before the block
+    " >\n",
     "]=>",
     "name:",  # a Kubernetes env entry: ``- name: DB_PASSWORD`` then ``value: ...``
     ": some(",  # Rust's {:#?}: ``password: Some(`` then the value on the next line
@@ -872,7 +874,7 @@ def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, 
     group = "secret" if "secret" in rule.pattern.groupindex else 0
     pieces: list[str] = []
     position = 0
-    names = _test_ids(text) if "est" in text else []
+    names = _test_ids(text) if any(mark in text for mark in _TEST_MARKS) else []
     for match in rule.pattern.finditer(text):
         start, end = match.span(group)
         if start < position or not _is_secret(rule, match, group, names):
@@ -922,9 +924,13 @@ def _note(value: str, rule: str, found: dict[str, str]) -> None:
 _TEST_ID = re.compile(
     r"(?<![\w.-])(?:[\w./-]*\.py::)?(?:\w+::)*[Tt]est\w*\[[^\]\n]{0,512}\]"  # pytest
     r"|(?<![\w.-])Test\w*/[^\s]{1,512}"  # go test's subtests: ``TestGetKey/key=Ab12``
+    "|(?m:^[ \t]*(?:\u2715|\u2713|\u00d7|\u221a|\u2717|\u2714|\u25cf)[ \t][^\n]{1,512})"  # jest ✕ ✓
+    r"|(?m:^[ \t]*(?:FAIL|PASS)[ \t]+[^\s]+[ \t]+>[ \t][^\n]{1,512})"  # vitest: file > suite > test
 )
 """A test's id holding its parameters: ``test_get_key[key=Ab12Cd34Ef56]``. Its parameters name
 a test, so they stay: a "run it alone" command must name a test that exists."""
+_TEST_MARKS = ("est", "\u2715", "\u2713", "\u00d7", "\u221a", "\u2717", "\u2714", "\u25cf", " > ")
+"""Text without one of these names no test: the ids are not looked for."""
 
 
 def _inside_placeholder(text: str, position: int) -> bool:

@@ -87,7 +87,15 @@ SINKS: Mapping[str, Sink] = {
         Sink("agent_prompt", "prompt", ("reflexkit.orchestrator._subagents:_gated_prompt",)),
         Sink("kept_prompt", "record", ("reflexkit.orchestrator._kept_prompts:keep_prompt",)),
         Sink("hook_output", "prompt", ("reflexkit.hooks._handlers:_hook_json",)),
-        Sink("terminal", "terminal", ("reflexkit.cli._console:show",)),
+        Sink(
+            "terminal",
+            "terminal",
+            (
+                "reflexkit.cli._console:show",
+                "reflexkit._log:GatedFormatter.format",
+                "reflexkit.cli._core:_fail",
+            ),
+        ),
         # JSON for the terminal: redacted here; its control and hidden characters are written
         # as JSON escapes once serialised (reflexkit._text.escape_json_text), so it stays valid.
         Sink("terminal_json", "record", ("reflexkit.cli._core:show_json",)),

@@ -6,6 +6,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import attrs
 
@@ -93,25 +94,32 @@ def compiled(source: str) -> re.Pattern[str]:
     return re.compile(source)
 
 
-def _rule(  # noqa: PLR0913, PLR0917 -- the table below reads best positionally
+class _Options(TypedDict, total=False):
+    """What a rule of the table may add to its pattern, trigger, keywords and check."""
+
+    example: str
+    context_lines: int
+    gate: str | None
+
+
+def _rule(
     name: str,
     pattern: str,
     trigger: str,
     markers: Iterable[str] = (),
     check: Callable[[re.Match[str]], bool] | None = None,
-    example: str = "",
-    context_lines: int = 0,
-    gate: str | None = None,
+    **options: Unpack[_Options],
 ) -> Rule:
+    """A :class:`Rule` as the family tables write it: positionally, its options by name."""
     return Rule(
         name=name,
         source=_within_lines(pattern),
         trigger=trigger,
         keywords=tuple(markers),
         check=check,
-        context_lines=context_lines,
-        example=example,
-        gate_source=gate,
+        context_lines=options.get("context_lines", 0),
+        example=options.get("example", ""),
+        gate_source=options.get("gate"),
     )
 
 

@@ -37,7 +37,7 @@ from reflexkit.redaction._shapes import (
 RULES: tuple[Rule, ...] = (
     _rule(
         "secret_flag",
-        r"(?<![\w-])--?(?P<name>[A-Za-z][\w-]*)[ \t]+"
+        r"(?<![\w-])--?(?P<name>[A-Za-z][\w.-]*)[ \t]+"
         r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-][^\s\"']*)",
         r"(?i:--?[a-z-]*(?:pass|pwd|secret|token|key|credential|auth)[a-z_-]*[ \t])",
         ("pass", "pwd", "secret", "token", "key", "credential", "auth"),
@@ -54,10 +54,12 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "yaml_block_secret",
-        r"(?P<name>(?<![\w.])[A-Za-z_][\w.-]{0,80})[ \t]*:[ \t]*[|>][+-]?[ \t]*\r?\n"
+        r"(?P<name>(?<![\w.])[A-Za-z_][\w.-]{0,80})[ \t]*:[ \t]*(?:!{1,2}[\w/:.-]*[ \t]+)?"
+        r"[|>][+-]?[ \t]*\r?\n"  # ``password: !!binary |``: a tag before the block
         r"[ \t]+(?P<secret>[^\s][^\n]*?)[ \t]*(?=\r?\n|\Z)",
-        r"(?i:(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_.-]{0,40}[ \t]*:[ \t]*[|>])",
-        (": |", ": >", ":|", ":>"),
+        r"(?i:(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_.-]{0,40}[ \t]*:[ \t]*"
+        r"(?:![!\w/:.-]*[ \t]+)?[|>])",
+        (": |", ": >", ":|", ":>", " |", " >"),
         lambda m: value_is_secret(_secret(m), _name_strength(m.group("name"))),
         example=_fake("password: |\n  ", "FakeYamlBlockPassw0rd"),
     ),

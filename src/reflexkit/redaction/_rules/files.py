@@ -55,11 +55,14 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "xml_secret",
-        r"<(?P<tag>[\w:.-]*(?i:password|passwd|secret|token|apikey|api_key|credentials?)"
-        r"[\w:.-]*)>(?P<secret>[^<\n]{1,300})</(?P=tag)>",
-        r"(?i:password>|passwd>|secret>|token>|apikey>|api_key>|credential>|credentials>)",
-        check=lambda m: value_is_secret(_secret(m), _name_strength(m.group("tag"))),
-        markers=("password>", "passwd>", "secret>", "token>", "apikey>", "api_key>", "credential"),
+        r"<(?P<tag>[\w:.-]*(?i:pass|pwd|secret|token|key|credential|auth)[\w:.-]*)>"
+        r"(?P<secret>[^<\n]{1,300})</(?P=tag)>",
+        r"(?i:(?:pass|pwd|secret|token|key|credential|auth)[\w:.-]{0,40}>[^<\n])",
+        check=lambda m: (
+            _name_strength(m.group("tag")) > 0
+            and value_is_secret(_secret(m), _name_strength(m.group("tag")))
+        ),
+        markers=("pass", "pwd", "secret", "token", "key>", "credential", "auth"),
         example=_fake("<password>", "FakeXmlPassw0rd", "</password>"),
     ),
 )
