@@ -142,6 +142,7 @@ def _first_sentence(message: str) -> str:
 
 _CTEST_FAILED = Pattern(r"^\s*(?P<line>\d+ - (?P<name>\S+) \((?P<why>[^)\n]+)\))$", M)
 """A line of ctest's closing list, under ``The following tests FAILED:``."""
+_CTEST_FAILED_NEEDLE = Pattern(r" - ")
 _CTEST_STATUS = Pattern(
     r"^\s*(?P<line>\d+/\d+ Test +#\d+: (?P<name>\S+) \.+\s*(?P<why>[^\n*]*\*{3}[^\n]*?))"
     r"(?:\s+[\d.]+ sec)?$",
@@ -175,7 +176,7 @@ def parse_ctest(text: str) -> Findings | None:
     A test that crashed (``***Exception: SegFault``, ``(SEGFAULT)``) is a runtime error; one
     that failed or timed out is a test failure.
     """
-    listed = matching_lines(text, Pattern(r" - "), _CTEST_FAILED)
+    listed = matching_lines(text, _CTEST_FAILED_NEEDLE, _CTEST_FAILED)
     summary = _CTEST_SUMMARY.search(text)
     if summary is None and not _CTEST_NONE.search(text):
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._lines import matching_lines
 from reflexkit.readers._pattern import Pattern
 from reflexkit.readers.findings import (
     MAX_BLOCKS,
@@ -728,6 +729,12 @@ _CRASH = Pattern(
     r"AddressSanitizer|double free|free\(\): invalid).*)$",
     M,
 )
+_CRASH_NEEDLE = Pattern(
+    r"Segmentation fault|core dumped|Aborted|Bus error|stack smashing detected|"
+    r"AddressSanitizer|double free|free\(\): invalid"
+)
+"""What a crash line holds: the lines holding it are matched whole (a ``^.*`` search of every
+line cost a millisecond on 16 kB)."""
 _CRASH_MARKERS = (
     "Segmentation fault",
     "core dumped",
@@ -765,7 +772,8 @@ def parse_crash(text: str, exit_code: int | None) -> Findings | None:
     signal = _CRASH_EXIT.get(exit_code) if exit_code is not None else None
     if signal is None and not any(marker in text for marker in _CRASH_MARKERS):
         return None
-    line = _CRASH.search(text)
+    lines = matching_lines(text, _CRASH_NEEDLE, _CRASH, limit=1)
+    line = lines[0] if lines else None
     if line is None and signal is None:
         return None
     findings = Findings(tool="native program", failure_type=FailureType.RUNTIME_ERROR)
