@@ -648,12 +648,15 @@ _MAKE_NOT_REMADE = Pattern(
 
 
 _NOT_FOUND_EXIT = "127"
+_MAKE_NEEDLE = Pattern(r"\*\*\* ")
+"""make's marker: the lines holding it are matched whole (not a ``^`` search of every line)."""
 
 
 def parse_make(text: str) -> Findings | None:
     """Recognise make's own errors (``Makefile:5: *** missing separator.  Stop.``)."""
-    stop = _MAKE_STOP.search(text)
-    recipes = list(_MAKE_RECIPE.finditer(text))
+    stops = matching_lines(text, _MAKE_NEEDLE, _MAKE_STOP, limit=1)
+    stop = stops[0] if stops else None
+    recipes = matching_lines(text, _MAKE_NEEDLE, _MAKE_RECIPE)
     if stop is None and not recipes:
         return None
     findings = Findings(tool="make", failure_type=FailureType.BUILD_ERROR)
