@@ -121,3 +121,26 @@ def test_a_test_module_missing_a_package_is_not_the_codes_fault(tmp_path: Path) 
     assert "test dependencies" in reflection.suggestion
     assert "_FailedTest" not in "".join(reflection.action_items)
     assert reflection.category.value == "missing_context"
+
+
+def test_a_test_module_that_does_not_exist_is_a_misuse(tmp_path: Path) -> None:
+    """``python -m unittest tests.test_calcs`` for ``test_calc.py``: no test ran, fix the name."""
+    write_files(
+        tmp_path,
+        {
+            "tests/__init__.py": "",
+            "tests/test_calc.py": """
+            import unittest
+
+            class T(unittest.TestCase):
+                def test_a(self):
+                    self.assertEqual(1, 2)
+            """,
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m unittest tests.test_calcs", tmp_path)
+    assert "No module named 'tests.test_calcs'" in failure.error_output
+    reflection = GEN.generate(failure)
+    assert reflection.category.value == "tool_misuse"
+    assert "does not exist" in reflection.suggestion
+    assert "test dependencies" not in reflection.suggestion

@@ -29,6 +29,9 @@ _TEST_FRAME = Pattern(r", in test")
 """A test method's frame (not the loader's, for a module that failed to import)."""
 _IMPORT_CLASSES = frozenset({"ModuleNotFoundError", "ImportError"})
 _NOT_A_TEST = "unittest.loader._FailedTest."
+_NO_MODULE_NAMED = Pattern(r"No module named '(?P<mod>[^']+)'")
+_NO_TEST_MODULE = "unittest.NoSuchTestModule"
+"""The class the advice reads for a test module named on the command line that is not there."""
 """The id unittest gives a test module that failed to import (not a runnable test)."""
 _FACT_ROOM = 350
 """A fact's length the heuristic quotes whole (its limit is 300 characters)."""
@@ -105,11 +108,27 @@ def _read_block(head: re.Match[str], block: str, findings: Findings, seen: set[s
         said = f"the same {tb.cls.rsplit('.', 1)[-1]} as above"
     seen.add(clip(tb.exception, room))
     findings.facts.append(f"{head_text}: {said}{at}")
-    return tb.cls
+    return _NO_TEST_MODULE if _names_no_module(head, tb.exception) else tb.cls
+
+
+def _names_no_module(head: re.Match[str], exception: str) -> bool:
+    """Return whether unittest was given a test module that does not exist (a typo, a path).
+
+    The module it could not import is the one named on the command line: the failed test's
+    own name is that module's last part (``No module named 'tests.test_calcs'``).
+    """
+    missing = _NO_MODULE_NAMED.search(exception)
+    return (
+        head["where"].startswith(_NOT_A_TEST)
+        and missing is not None
+        and missing["mod"].rsplit(".", 1)[-1] == head["name"]
+    )
 
 
 def _advice_kind(classes: list[str]) -> str:
-    """Return which advice fits the exceptions: ``import``, ``mixed``, ``missing`` or ``code``."""
+    """Return which advice fits: ``misnamed``, ``import``, ``mixed``, ``missing`` or ``code``."""
+    if _NO_TEST_MODULE in classes:
+        return "misnamed"
     names = {c.rsplit(".", 1)[-1] for c in classes}
     if names & _IMPORT_CLASSES:
         return "import" if names <= _IMPORT_CLASSES else "mixed"
@@ -117,6 +136,14 @@ def _advice_kind(classes: list[str]) -> str:
 
 
 _ADVICE: dict[str, tuple[ReflectionCategory, str]] = {
+    "misnamed": (
+        ReflectionCategory.TOOL_MISUSE,
+        (
+            "unittest was given a test module that does not exist: check the dotted name "
+            "against the files (a typo, a file path instead of a module, a folder without "
+            "__init__.py), or run `python -m unittest discover -s <tests folder>`; no test ran."
+        ),
+    ),
     "import": (
         ReflectionCategory.MISSING_CONTEXT,
         (
