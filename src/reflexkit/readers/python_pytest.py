@@ -222,6 +222,10 @@ def parse_pytest(text: str, command: str) -> Findings | None:
     usage = _usage_lines(text, command)
     if usage and not shorts:
         return _pytest_usage(usage[-2:], command)
+    if not shorts and not sections and not interrupted:
+        ran_none = _NO_TESTS.search(text)
+        if ran_none is not None:
+            return _no_tests_findings(ran_none["sum"], command)
     if not any((shorts, sections, summaries, interrupted)):
         return None
     findings = Findings(tool="pytest", failure_type=FailureType.TEST_FAILURE)
@@ -249,6 +253,31 @@ def _conclude(findings: Findings) -> None:
         )
     findings.steps.append("Then run the full suite to check nothing else broke.")
     findings.confidence = 0.85 if findings.facts else 0.55
+
+
+_NO_TESTS = Pattern(
+    r"^=* ?(?P<sum>no tests ran|\d+ deselected|\d+ skipped(?:, \d+ deselected)?)"
+    r"(?: in [\d.]+s)?(?: \([^)\n]*\))? ?=*$",
+    M,
+)
+"""pytest's closing line when no test ran: none collected, all deselected by -k/-m, or skipped."""
+
+
+def _no_tests_findings(summary: str, command: str) -> Findings:
+    """Findings for a pytest run that selected no test (exit code 5): nothing was checked."""
+    return Findings(
+        tool="pytest",
+        failure_type=FailureType.TEST_FAILURE,
+        category=ReflectionCategory.TOOL_MISUSE,
+        headline="pytest ran no test: the paths, -k or -m selected none.",
+        summary=summary,
+        facts=[summary],
+        advice="Nothing was checked: the -k expression or -m marker matches no test name, or "
+        "the path holds no test files pytest collects (test_*.py with test_ functions). Fix "
+        "the selection (`pytest --collect-only -q` lists the ids), not the code.",
+        steps=[f"Run `{clip(command or 'pytest', 80)} --collect-only -q` to see what it selects."],
+        confidence=0.7,
+    )
 
 
 def _usage_lines(text: str, command: str) -> list[str]:
