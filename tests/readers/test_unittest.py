@@ -144,3 +144,12 @@ def test_a_test_module_that_does_not_exist_is_a_misuse(tmp_path: Path) -> None:
     assert reflection.category.value == "tool_misuse"
     assert "does not exist" in reflection.suggestion
     assert "test dependencies" not in reflection.suggestion
+
+
+def test_a_run_that_found_no_test_is_a_misuse() -> None:
+    """Python 3.12's ``NO TESTS RAN`` (exit code 5): nothing was checked; fix what it was given."""
+    output = "\n----------------------------------------------------------------------\n"
+    output += "Ran 0 tests in 0.000s\n\nNO TESTS RAN\n"
+    reflection = GEN.generate(failure_of("python -m unittest discover -s test", output, 5))
+    assert reflection.category.value == "tool_misuse"
+    assert "NO TESTS RAN" in reflection_text(reflection)

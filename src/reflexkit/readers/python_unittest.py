@@ -23,6 +23,8 @@ _UT_SEP = Pattern(r"^-{40,}$", M)
 _UT_SUMMARY = Pattern(r"^(?P<sum>FAILED \([^)]*\))$", M)
 _UT_RAN = Pattern(r"^Ran \d+ tests? in ", M)
 _UT_BLOCK_END = Pattern(r"^={40,}$", M)
+_UT_NONE_RAN = Pattern(r"^Ran 0 tests in [\d.]+s\n+NO TESTS RAN$", M)
+"""unittest's verdict (Python 3.12 and later, exit code 5) when it found no test."""
 _FIRST_FRAME = Pattern(r'^\s*(?P<frame>File "[^"\n]+", line \d+, in \S+)$', M)
 """unittest's traceback starts at the test method's own frame."""
 _TEST_FRAME = Pattern(r", in test")
@@ -48,6 +50,8 @@ def parse_unittest(text: str, *, command: str = "") -> Findings | None:
             when the command line runs it (or says nothing).
     """
     headers = list(_UT_HEADER.finditer(text))
+    if not headers and _UT_NONE_RAN.search(text):
+        return _no_tests_findings()
     if not headers or not (_UT_RAN.search(text) or _UT_SUMMARY.search(text)):
         return None
     findings = Findings(tool="unittest", failure_type=FailureType.TEST_FAILURE)
@@ -62,6 +66,22 @@ def parse_unittest(text: str, *, command: str = "") -> Findings | None:
     findings.category, findings.advice = _ADVICE[_advice_kind(classes)]
     _conclude(findings, len(headers), ran_unittest=not command or "unittest" in command)
     return findings
+
+
+def _no_tests_findings() -> Findings:
+    """Findings for a unittest run that found no test: nothing was checked."""
+    return Findings(
+        tool="unittest",
+        failure_type=FailureType.TEST_FAILURE,
+        category=ReflectionCategory.TOOL_MISUSE,
+        headline="unittest ran no test: what it was given holds none it could find.",
+        facts=["Ran 0 tests", "NO TESTS RAN"],
+        advice="Nothing was checked: discovery looks for test*.py files in packages (folders "
+        "with __init__.py) under the start folder; name the tests folder (`python -m unittest "
+        "discover -s tests`) or a test module's dotted name, and check the -p pattern.",
+        steps=["Run `python -m unittest discover -s <tests folder> -v` to see what it finds."],
+        confidence=0.7,
+    )
 
 
 def _conclude(findings: Findings, count: int, *, ran_unittest: bool) -> None:
