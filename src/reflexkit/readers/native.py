@@ -213,7 +213,7 @@ def _with_items(note: re.Match[str], body: str) -> str:
 
 _CARGO_MISUSE = Pattern(
     r"^no (?:test|bin|example|bench) target named|^could not find `Cargo\.toml`|"
-    r"^package ID specification `[^`]+` did not match any packages|^no such command: "
+    r"^package ID specification `[^`]+` did not match any packages"
 )
 """cargo refusing what it was asked: a target or package it does not have, no manifest."""
 _CARGO_TEST = Pattern(r"\bcargo\s+(?:\+\S+\s+)?(?:test|nextest)\b")
