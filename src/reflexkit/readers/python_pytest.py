@@ -219,13 +219,10 @@ def parse_pytest(text: str, command: str) -> Findings | None:
     sections = _pytest_sections(text)
     summaries = list(_PYTEST_SUMMARY.finditer(text))
     interrupted = _PYTEST_INTERRUPTED.search(text)
-    usage = _usage_lines(text, command)
-    if usage and not shorts:
-        return _pytest_usage(usage[-2:], command)
-    if not shorts and not sections and not interrupted:
-        ran_none = _NO_TESTS.search(text)
-        if ran_none is not None:
-            return _no_tests_findings(ran_none["sum"], command)
+    if not shorts:
+        stopped = _ran_no_test(text, command, reported=bool(sections or interrupted))
+        if stopped is not None:
+            return stopped
     if not any((shorts, sections, summaries, interrupted)):
         return None
     findings = Findings(tool="pytest", failure_type=FailureType.TEST_FAILURE)
@@ -261,6 +258,22 @@ _NO_TESTS = Pattern(
     M,
 )
 """pytest's closing line when no test ran: none collected, all deselected by -k/-m, or skipped."""
+
+
+def _ran_no_test(text: str, command: str, *, reported: bool) -> Findings | None:
+    """Findings for a run with no failing test: a wrong command line, or no test selected.
+
+    Args:
+        text: The output.
+        command: The command line.
+        reported: Whether the output has failure sections or an interruption (then tests or
+            their collection did fail, and the usual reading applies).
+    """
+    usage = _usage_lines(text, command)
+    if usage:
+        return _pytest_usage(usage[-2:], command)
+    ran_none = None if reported else _NO_TESTS.search(text)
+    return _no_tests_findings(ran_none["sum"], command) if ran_none is not None else None
 
 
 def _no_tests_findings(summary: str, command: str) -> Findings:
