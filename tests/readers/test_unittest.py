@@ -153,3 +153,26 @@ def test_a_run_that_found_no_test_is_a_misuse() -> None:
     reflection = GEN.generate(failure_of("python -m unittest discover -s test", output, 5))
     assert reflection.category.value == "tool_misuse"
     assert "NO TESTS RAN" in reflection_text(reflection)
+
+
+def test_a_fail_in_the_test_files_own_helper_is_located_at_its_assertion(tmp_path: Path) -> None:
+    """A helper method of the test module asserts: its line (in the test's file) is the place."""
+    write_files(
+        tmp_path,
+        {
+            "test_scan.py": """
+            import unittest
+
+            class TestScan(unittest.TestCase):
+                def test_py_scan(self):
+                    self._check(int)
+
+                def _check(self, scan):
+                    self.assertRaises(ValueError, scan, "7")
+            """,
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m unittest test_scan", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert 'test_scan.py", line 8, in _check' in text
+    assert "ValueError not raised by int" in text

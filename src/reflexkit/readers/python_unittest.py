@@ -25,7 +25,7 @@ _UT_RAN = Pattern(r"^Ran \d+ tests? in ", M)
 _UT_BLOCK_END = Pattern(r"^={40,}$", M)
 _UT_NONE_RAN = Pattern(r"^Ran 0 tests in [\d.]+s\n+NO TESTS RAN$", M)
 """unittest's verdict (Python 3.12 and later, exit code 5) when it found no test."""
-_FIRST_FRAME = Pattern(r'^\s*(?P<frame>File "[^"\n]+", line \d+, in \S+)$', M)
+_FIRST_FRAME = Pattern(r'^\s*(?P<frame>File "(?P<file>[^"\n]+)", line \d+, in \S+)$', M)
 """unittest's traceback starts at the test method's own frame."""
 _TEST_FRAME = Pattern(r", in test")
 """A test method's frame (not the loader's, for a module that failed to import)."""
@@ -204,17 +204,18 @@ _ADVICE: dict[str, tuple[ReflectionCategory, str]] = {
 def _where(block: str, tb: Traceback, *, failed: bool, room: int) -> str:
     """Return `` (at frame)`` for one FAIL or ERROR block.
 
-    A FAIL is located at the test's own line (the assertion it made, even when a helper
-    raised it); an ERROR where the code raised, with the test's line when that is elsewhere
-    and the exception still fits whole beside both.
+    A FAIL is located in the test's own file, at its innermost line there (the assertion it
+    made, even when a helper of another module raised it); an ERROR where the code raised,
+    with the test method's line when that is elsewhere and the exception still fits whole.
     """
-    first = _FIRST_FRAME.search(block)
-    test_frame = first["frame"] if first and _TEST_FRAME.search(first["frame"]) else ""
-    if failed and test_frame:
-        return f" (at {test_frame})"
-    if not tb.frame:
-        return ""
-    both = f" (at {tb.frame}; the test's line: {test_frame})"
-    if test_frame and test_frame != tb.frame and len(both) + len(tb.exception) + 2 <= room:
+    frames = list(_FIRST_FRAME.finditer(block))
+    first = frames[0] if frames and _TEST_FRAME.search(frames[0]["frame"]) else None
+    if first is None:
+        return f" (at {tb.frame})" if tb.frame else ""
+    if failed:
+        own = [f["frame"] for f in frames if f["file"] == first["file"]]
+        return f" (at {own[-1]})"
+    both = f" (at {tb.frame}; the test's line: {first['frame']})"
+    if tb.frame and first["frame"] != tb.frame and len(both) + len(tb.exception) + 2 <= room:
         return both
-    return f" (at {tb.frame})"
+    return f" (at {tb.frame})" if tb.frame else ""
