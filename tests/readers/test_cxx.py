@@ -14,8 +14,8 @@ import pytest
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import Findings, analyse
-from reflexkit.readers.cxx import parse_cmake, parse_ctest
-from reflexkit.readers.native import parse_gcc, parse_make
+from reflexkit.readers._cxx import parse_cmake, parse_ctest
+from reflexkit.readers._native import parse_gcc, parse_make
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     DATA,

@@ -18,7 +18,7 @@ import pytest
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import analyse
-from reflexkit.readers.go import parse_go_panic, user_frame
+from reflexkit.readers._go import parse_go_panic, user_frame
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     DATA,
