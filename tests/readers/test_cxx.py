@@ -295,3 +295,16 @@ def test_ctest_with_no_tests_is_a_misuse() -> None:
 def test_other_output_is_not_ctest() -> None:
     """Only ctest's summary line claims the output."""
     assert parse_ctest("1 - sums (Failed)\nsome other runner\n") is None
+
+
+@_NEEDS_CTEST
+def test_live_ctest_before_building_is_a_misuse(tmp_path: Path) -> None:
+    """A ctest run on a configured but unbuilt tree: ``***Not Run``, build first."""
+    write_files(tmp_path, {**_CTEST_PROJECT, "check_sum.c": "int main(void) { return 0; }\n"})
+    failure = run_in_bash(
+        "cmake -S . -B build >/dev/null && ctest --test-dir build --output-on-failure", tmp_path
+    )
+    findings = analyse(failure)
+    assert findings.facts[0] == "1 - sums (Not Run)"
+    assert findings.category is ReflectionCategory.TOOL_MISUSE
+    assert "Build first" in findings.advice

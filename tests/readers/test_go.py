@@ -332,3 +332,20 @@ def test_live_module_asking_for_a_newer_go_is_missing_context(tmp_path: Path) ->
     assert findings.category is ReflectionCategory.MISSING_CONTEXT
     assert findings.facts[0] == "note: module requires Go 1.99"
     assert findings.steps == ["Check `go version`: go.mod needs Go 1.99 or later."]
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+@pytest.mark.parametrize("package", ["./nope/...", "./calcs", "./empty"])
+def test_live_package_path_that_is_not_there_is_a_misuse(tmp_path: Path, package: str) -> None:
+    """``go test ./misspelt/...``: go names the path it could not use; no test ran."""
+    (tmp_path / "empty").mkdir()
+    findings, output = _live_go(
+        tmp_path,
+        {"go.mod": "module example.com/live\n\ngo 1.19\n", "calc.go": _CALC},
+        f"go test {package}",
+    )
+    assert findings.tool == "go test", output
+    assert findings.failure_type is FailureType.TEST_FAILURE
+    assert findings.category is ReflectionCategory.TOOL_MISUSE
+    assert findings.facts[0] in output
+    assert "go list ./..." in findings.steps[0]

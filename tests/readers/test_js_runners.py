@@ -45,11 +45,12 @@ class TestVitest:
     """vitest's default reporter."""
 
     def test_colour_codes_do_not_hide_the_failures(self) -> None:
-        """The coloured run is read like the plain one: test path, error, location."""
+        """The coloured run is read like the plain one: test id as printed, error, location."""
         findings = read_item("vitest-price-colour")
         assert findings.tool == "vitest"
         assert (
-            "discount > takes ten percent off: AssertionError: expected +0 to be 180 "
+            "test/price.test.js > discount > takes ten percent off: AssertionError: "
+            "expected +0 to be 180 "
             "(test/price.test.js:6:31)"
         ) in findings.facts
         assert findings.summary == "Test Files  3 failed (3); Tests  7 failed | 1 passed (8)"

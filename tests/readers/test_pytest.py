@@ -171,3 +171,14 @@ def test_pytest_setup_error_is_quoted_as_its_summary_line(tmp_path: Path) -> Non
     text = reflection_text(GEN.generate(failure))
     assert "ERROR test_cache.py::test_miss" in text
     assert "FileNotFoundError" in text
+
+
+def test_a_run_that_selects_no_test_is_a_misuse(tmp_path: Path) -> None:
+    """``-k`` matching nothing (exit code 5): nothing was checked; fix the selection."""
+    write_files(tmp_path, {"test_calc.py": "def test_add():\n    assert 1 + 1 == 2\n"})
+    failure = run_in_bash(f"{sys.executable} -m pytest -p no:cacheprovider -k nomatch", tmp_path)
+    assert failure.exit_code == 5  # pytest: no tests collected
+    findings = analyse(failure)
+    assert findings.category.value == "tool_misuse"
+    assert findings.facts == ["1 deselected"]
+    assert "--collect-only" in findings.steps[0]

@@ -211,3 +211,14 @@ def test_crates_missing_from_the_manifest_are_a_dependency_error(tmp_path: Path)
     assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
     assert reflection.category is ReflectionCategory.MISSING_CONTEXT
     assert "Cargo.toml" in reflection.suggestion
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_cargo_test_of_a_target_that_does_not_exist_is_a_misuse(tmp_path: Path) -> None:
+    """``cargo test --test nope``: cargo names what it does not have; nothing was tested."""
+    write_files(tmp_path, {"Cargo.toml": CARGO_TOML, "src/lib.rs": "pub fn f() {}\n"})
+    failure = run_in_bash("cargo test --offline --test nope", tmp_path)
+    reflection = GEN.generate(failure)
+    assert "error: no test target named `nope`" in reflection_text(reflection)
+    assert reflection.failure_type is FailureType.TEST_FAILURE
+    assert reflection.category is ReflectionCategory.TOOL_MISUSE

@@ -121,3 +121,58 @@ def test_a_test_module_missing_a_package_is_not_the_codes_fault(tmp_path: Path) 
     assert "test dependencies" in reflection.suggestion
     assert "_FailedTest" not in "".join(reflection.action_items)
     assert reflection.category.value == "missing_context"
+
+
+def test_a_test_module_that_does_not_exist_is_a_misuse(tmp_path: Path) -> None:
+    """``python -m unittest tests.test_calcs`` for ``test_calc.py``: no test ran, fix the name."""
+    write_files(
+        tmp_path,
+        {
+            "tests/__init__.py": "",
+            "tests/test_calc.py": """
+            import unittest
+
+            class T(unittest.TestCase):
+                def test_a(self):
+                    self.assertEqual(1, 2)
+            """,
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m unittest tests.test_calcs", tmp_path)
+    assert "No module named 'tests.test_calcs'" in failure.error_output
+    reflection = GEN.generate(failure)
+    assert reflection.category.value == "tool_misuse"
+    assert "does not exist" in reflection.suggestion
+    assert "test dependencies" not in reflection.suggestion
+
+
+def test_a_run_that_found_no_test_is_a_misuse() -> None:
+    """Python 3.12's ``NO TESTS RAN`` (exit code 5): nothing was checked; fix what it was given."""
+    output = "\n----------------------------------------------------------------------\n"
+    output += "Ran 0 tests in 0.000s\n\nNO TESTS RAN\n"
+    reflection = GEN.generate(failure_of("python -m unittest discover -s test", output, 5))
+    assert reflection.category.value == "tool_misuse"
+    assert "NO TESTS RAN" in reflection_text(reflection)
+
+
+def test_a_fail_in_the_test_files_own_helper_is_located_at_its_assertion(tmp_path: Path) -> None:
+    """A helper method of the test module asserts: its line (in the test's file) is the place."""
+    write_files(
+        tmp_path,
+        {
+            "test_scan.py": """
+            import unittest
+
+            class TestScan(unittest.TestCase):
+                def test_py_scan(self):
+                    self._check(int)
+
+                def _check(self, scan):
+                    self.assertRaises(ValueError, scan, "7")
+            """,
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m unittest test_scan", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert 'test_scan.py", line 8, in _check' in text
+    assert "ValueError not raised by int" in text

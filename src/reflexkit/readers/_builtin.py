@@ -9,7 +9,12 @@ from __future__ import annotations
 from reflexkit.readers._agent import parse_agent
 from reflexkit.readers._coverage import parse_coverage_gate
 from reflexkit.readers._cxx import parse_cmake, parse_ctest
-from reflexkit.readers._go import parse_go_diagnostics, parse_go_panic, parse_go_test
+from reflexkit.readers._go import (
+    parse_go_command,
+    parse_go_diagnostics,
+    parse_go_panic,
+    parse_go_test,
+)
 from reflexkit.readers._java import parse_java_trace, parse_javac
 from reflexkit.readers._javascript import (
     parse_eslint,
@@ -135,7 +140,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     # 500: compilers and linkers
     Reader("cmake", lambda t, _f: parse_cmake(t), ("CMake Error",), 570),
-    Reader("rustc", lambda t, _f: parse_rustc(t), ("error[", "error: "), 560),
+    Reader("rustc", lambda t, f: parse_rustc(t, f.command), ("error[", "error: "), 560),
     Reader(
         "gcc",
         lambda t, _f: parse_gcc(t),
@@ -150,6 +155,12 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     # go vet prints the compiler's format: one reader for both, the messages tell them apart
     Reader("go", lambda t, f: parse_go_diagnostics(t, f.command), (".go:",), 545),
+    Reader(
+        "go-command",
+        lambda t, f: parse_go_command(t, f.command),
+        ("pattern ", "directory not found", "no Go files", "go.mod file not found", "main module"),
+        544,
+    ),
     Reader("javac", lambda t, _f: parse_javac(t), (".java:", "error: "), 540),
     # 400: installers
     Reader("pip", lambda t, f: parse_pip(t, f.command), ("ERROR: ", "pip", "error: "), 450),

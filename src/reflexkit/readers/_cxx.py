@@ -142,6 +142,7 @@ def _first_sentence(message: str) -> str:
 
 _CTEST_FAILED = Pattern(r"^\s*(?P<line>\d+ - (?P<name>\S+) \((?P<why>[^)\n]+)\))$", M)
 """A line of ctest's closing list, under ``The following tests FAILED:``."""
+_CTEST_FAILED_NEEDLE = Pattern(r" - ")
 _CTEST_STATUS = Pattern(
     r"^\s*(?P<line>\d+/\d+ Test +#\d+: (?P<name>\S+) \.+\s*(?P<why>[^\n*]*\*{3}[^\n]*?))"
     r"(?:\s+[\d.]+ sec)?$",
@@ -163,6 +164,7 @@ _ABORTED = Pattern(r"(?i)aborted|exception")
 _ASSERTION = Pattern(r"(?i)assert")
 """An abort after an assertion is the test's verdict, not a crash."""
 _TIMED_OUT = Pattern(r"(?i)timeout")
+_UNABLE_TO_FIND = Pattern(r"^Unable to find executable: \S+$", M)
 _OWN_LINES = 2
 """A failing test's own lines quoted (its first assertion or error lines)."""
 
@@ -175,7 +177,7 @@ def parse_ctest(text: str) -> Findings | None:
     A test that crashed (``***Exception: SegFault``, ``(SEGFAULT)``) is a runtime error; one
     that failed or timed out is a test failure.
     """
-    listed = matching_lines(text, Pattern(r" - "), _CTEST_FAILED)
+    listed = matching_lines(text, _CTEST_FAILED_NEEDLE, _CTEST_FAILED)
     summary = _CTEST_SUMMARY.search(text)
     if summary is None and not _CTEST_NONE.search(text):
         return None
@@ -199,16 +201,30 @@ def parse_ctest(text: str) -> Findings | None:
         if status is not None:
             findings.details.append(status["line"])
             findings.facts.extend(_own_lines(text, status.end()))
-    whys = " ".join(m["why"] for m in listed)
+    _advise_ctest(findings, text, [m["why"] for m in listed])
+    findings.headline = f"ctest reported {plural(len(listed), 'failing test')}."
+    findings.steps.append(
+        f"Run it alone in the build directory: `ctest -R '^{findings.tests[0]}$' "
+        "--output-on-failure`."
+    )
+    findings.confidence = 0.85
+    return findings
+
+
+def _advise_ctest(findings: Findings, text: str, whys: list[str]) -> None:
+    """Advice by ctest's verdicts: not built, crashed, timed out, or failed."""
+    said = " ".join(whys)
     asserted = any(_ASSERTION.search(fact) for fact in findings.facts)
-    if _CRASHED.search(whys) or (_ABORTED.search(whys) and not asserted):
+    if all(why == "Not Run" for why in whys):
+        _advise_not_run(findings, text)
+    elif _CRASHED.search(said) or (_ABORTED.search(said) and not asserted):
         findings.failure_type = FailureType.RUNTIME_ERROR
         findings.advice = (
             "A test program crashed: run it alone under a debugger or rebuild with "
             "`-fsanitize=address,undefined` to get the faulting line, then fix the invalid "
             "memory access there."
         )
-    elif _TIMED_OUT.search(whys):
+    elif _TIMED_OUT.search(said):
         findings.advice = (
             "A test ran past ctest's time limit: the code under test loops or waits forever on "
             "that input. Find the loop that makes no progress rather than raising the timeout."
@@ -218,13 +234,18 @@ def parse_ctest(text: str) -> Findings | None:
             "Each failing test is quoted with the lines it printed: fix the code under test so "
             "the named assertion holds (or fix the test if its expectation is wrong)."
         )
-    findings.headline = f"ctest reported {plural(len(listed), 'failing test')}."
-    findings.steps.append(
-        f"Run it alone in the build directory: `ctest -R '^{findings.tests[0]}$' "
-        "--output-on-failure`."
+
+
+def _advise_not_run(findings: Findings, text: str) -> None:
+    """The test programs were never built (``***Not Run``): build before running ctest."""
+    findings.category = ReflectionCategory.TOOL_MISUSE
+    missing = _UNABLE_TO_FIND.search(text)
+    if missing:
+        findings.details.append(missing.group(0))
+    findings.advice = (
+        "ctest ran before the tests were built: its test programs do not exist. Build first "
+        "(`cmake --build <build dir>`), then run ctest; nothing was tested."
     )
-    findings.confidence = 0.85
-    return findings
 
 
 def _own_lines(text: str, start: int) -> list[str]:

@@ -19,7 +19,13 @@ from reflexkit.readers._findings import MAX_BLOCKS, Findings, Problem, clip, ded
 from reflexkit.readers._lines import matching_lines
 from reflexkit.readers._pattern import Pattern
 
-__all__ = ["parse_go_diagnostics", "parse_go_panic", "parse_go_test", "user_frame"]
+__all__ = [
+    "parse_go_command",
+    "parse_go_diagnostics",
+    "parse_go_panic",
+    "parse_go_test",
+    "user_frame",
+]
 
 M = re.MULTILINE
 
@@ -228,6 +234,47 @@ def _read_newer_go(note: re.Match[str], findings: Findings) -> None:
         f"{note['want']} or later (check `go version`) rather than rewriting the code."
     )
     findings.steps[:] = [f"Check `go version`: go.mod needs Go {note['want']} or later."]
+
+
+# --- the go command refusing its arguments -----------------------------------------------------
+
+_GO_RUNS = Pattern(r"(?:^|[\s;&|(])go\s+(?P<sub>test|build|vet|run|install)\b")
+_GO_ARGS_ERROR = Pattern(
+    r"^(?P<line>(?:go: )?(?:pattern \S+: .+|stat \S+: directory not found|no Go files in \S+|"
+    r"go\.mod file not found in current directory or any parent directory.*|"
+    r"cannot find main module.*|directory \S+ is outside (?:main module|module root).*|"
+    r"warning: \S+ matched no packages))$",
+    M,
+)
+"""What go prints when the packages it was given do not exist (a misspelt or wrong path), or
+when it runs outside any module: nothing was compiled or tested."""
+
+
+def parse_go_command(text: str, command: str) -> Findings | None:
+    """Recognise the go command refusing the packages it was given (no test or build ran)."""
+    runs = _GO_RUNS.search(command)
+    found = _GO_ARGS_ERROR.search(text) if runs else None
+    if runs is None or found is None:
+        return None
+    testing = runs["sub"] == "test"
+    findings = Findings(
+        tool="go test" if testing else "go",
+        failure_type=FailureType.TEST_FAILURE if testing else FailureType.BUILD_ERROR,
+        category=ReflectionCategory.TOOL_MISUSE,
+        headline=f"go {runs['sub']} found no package to work on at the path it was given.",
+        facts=[clip(found["line"], 200)],
+        advice="Nothing was compiled or run: the package path is misspelt or not in this module. "
+        "Run it from the folder that holds go.mod and name packages as `./...`, `.` or `./pkg` "
+        "(check them with `go list ./...`).",
+        steps=["List the packages with `go list ./...`, then run the same command on one."],
+        confidence=0.75,
+    )
+    if "go.mod file not found" in found["line"] or "main module" in found["line"]:
+        findings.advice = (
+            "go ran outside the module: run it in the folder that holds go.mod (or a folder "
+            "below it); nothing was compiled or run."
+        )
+    return findings
 
 
 # --- panics and their goroutine dumps --------------------------------------------------------

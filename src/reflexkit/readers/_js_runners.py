@@ -55,7 +55,8 @@ def parse_vitest(text: str) -> Findings | None:
         error, loc = _vitest_error(_vitest_body(text, heads, index))
         if not name:
             load_errors.append(error)
-        label = name or f"{head['file']} (failed to load)"
+        # the id as vitest prints it, file first: `test/a.test.ts > suite > test`
+        label = f"{head['file']} > {name}" if name else f"{head['file']} (failed to load)"
         findings.facts.append(
             label + (f": {clip(error, 100)}" if error else "") + (f" ({loc})" if loc else "")
         )

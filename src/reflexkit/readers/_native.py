@@ -18,6 +18,7 @@ from reflexkit.readers._findings import (
     group_problems,
     plural,
 )
+from reflexkit.readers._lines import matching_lines
 from reflexkit.readers._pattern import Pattern
 
 __all__ = [
@@ -59,12 +60,12 @@ _CARGO_DEPENDENCY = Pattern(
 )
 
 
-def parse_rustc(text: str) -> Findings | None:
+def parse_rustc(text: str, command: str = "") -> Findings | None:
     """Recognise rustc/clippy diagnostics (``error[E0308]: ...`` then `` --> file:line:col``)."""
     diags = list(_RUST_DIAG.finditer(text))
     errors = [d for d in diags if d["sev"] == "error"]
     if not errors:
-        return _parse_cargo_error(text)
+        return _parse_cargo_error(text, command)
     problems, lints, notes = _rust_problems(text, diags)
     clippy = any(lint.startswith("clippy::") for lint in lints)
     findings = Findings(
@@ -210,11 +211,37 @@ def _with_items(note: re.Match[str], body: str) -> str:
     return f"{line} " + ", ".join(part.strip() for part in items.group(0).split("\n") if part)
 
 
-def _parse_cargo_error(text: str) -> Findings | None:
+_CARGO_MISUSE = Pattern(
+    r"^no (?:test|bin|example|bench) target named|^could not find `Cargo\.toml`|"
+    r"^package ID specification `[^`]+` did not match any packages"
+)
+"""cargo refusing what it was asked: a target or package it does not have, no manifest."""
+_CARGO_TEST = Pattern(r"\bcargo\s+(?:\+\S+\s+)?(?:test|nextest)\b")
+
+
+def _cargo_misuse(message: str, *, testing: bool) -> Findings:
+    """Findings for a cargo command naming a target, package or folder that is not there."""
+    return Findings(
+        tool="cargo",
+        failure_type=FailureType.TEST_FAILURE if testing else FailureType.BUILD_ERROR,
+        category=ReflectionCategory.TOOL_MISUSE,
+        headline="cargo did not run: what it was asked for does not exist.",
+        facts=[clip(f"error: {message}", 200)],
+        advice="Nothing was compiled or tested: name a target or package the manifest has "
+        "(`cargo test --test <file in tests/>`, `-p <package>`), from the folder that holds "
+        "Cargo.toml; `cargo test -- <filter>` filters tests by name.",
+        steps=["List the targets with `cargo test -- --list`, then run one by its name."],
+        confidence=0.75,
+    )
+
+
+def _parse_cargo_error(text: str, command: str = "") -> Findings | None:
     """Recognise a cargo error with a ``Caused by:`` chain (manifests, dependencies)."""
     first = _CARGO_ERROR.search(text)
     if first is None or "could not compile" in first["msg"] or "test failed" in first["msg"]:
         return None
+    if _CARGO_MISUSE.search(first["msg"]):
+        return _cargo_misuse(first["msg"], testing=bool(_CARGO_TEST.search(command)))
     chain = [m["msg"].strip() for m in _CAUSED_BY.finditer(text)]
     if not chain and not _CARGO_DEPENDENCY.search(first["msg"]):
         return None
@@ -648,12 +675,15 @@ _MAKE_NOT_REMADE = Pattern(
 
 
 _NOT_FOUND_EXIT = "127"
+_MAKE_NEEDLE = Pattern(r"\*\*\* ")
+"""make's marker: the lines holding it are matched whole (not a ``^`` search of every line)."""
 
 
 def parse_make(text: str) -> Findings | None:
     """Recognise make's own errors (``Makefile:5: *** missing separator.  Stop.``)."""
-    stop = _MAKE_STOP.search(text)
-    recipes = list(_MAKE_RECIPE.finditer(text))
+    stops = matching_lines(text, _MAKE_NEEDLE, _MAKE_STOP, limit=1)
+    stop = stops[0] if stops else None
+    recipes = matching_lines(text, _MAKE_NEEDLE, _MAKE_RECIPE)
     if stop is None and not recipes:
         return None
     findings = Findings(tool="make", failure_type=FailureType.BUILD_ERROR)
@@ -729,6 +759,12 @@ _CRASH = Pattern(
     r"AddressSanitizer|double free|free\(\): invalid).*)$",
     M,
 )
+_CRASH_NEEDLE = Pattern(
+    r"Segmentation fault|core dumped|Aborted|Bus error|stack smashing detected|"
+    r"AddressSanitizer|double free|free\(\): invalid"
+)
+"""What a crash line holds: the lines holding it are matched whole (a ``^.*`` search of every
+line cost a millisecond on 16 kB)."""
 _CRASH_MARKERS = (
     "Segmentation fault",
     "core dumped",
@@ -766,7 +802,8 @@ def parse_crash(text: str, exit_code: int | None) -> Findings | None:
     signal = _CRASH_EXIT.get(exit_code) if exit_code is not None else None
     if signal is None and not any(marker in text for marker in _CRASH_MARKERS):
         return None
-    line = _CRASH.search(text)
+    lines = matching_lines(text, _CRASH_NEEDLE, _CRASH, limit=1)
+    line = lines[0] if lines else None
     if line is None and signal is None:
         return None
     findings = Findings(tool="native program", failure_type=FailureType.RUNTIME_ERROR)

@@ -219,9 +219,10 @@ def parse_pytest(text: str, command: str) -> Findings | None:
     sections = _pytest_sections(text)
     summaries = list(_PYTEST_SUMMARY.finditer(text))
     interrupted = _PYTEST_INTERRUPTED.search(text)
-    usage = _usage_lines(text, command)
-    if usage and not shorts:
-        return _pytest_usage(usage[-2:], command)
+    if not shorts:
+        stopped = _ran_no_test(text, command, reported=bool(sections or interrupted))
+        if stopped is not None:
+            return stopped
     if not any((shorts, sections, summaries, interrupted)):
         return None
     findings = Findings(tool="pytest", failure_type=FailureType.TEST_FAILURE)
@@ -249,6 +250,47 @@ def _conclude(findings: Findings) -> None:
         )
     findings.steps.append("Then run the full suite to check nothing else broke.")
     findings.confidence = 0.85 if findings.facts else 0.55
+
+
+_NO_TESTS = Pattern(
+    r"^=* ?(?P<sum>no tests ran|\d+ deselected|\d+ skipped(?:, \d+ deselected)?)"
+    r"(?: in [\d.]+s)?(?: \([^)\n]*\))? ?=*$",
+    M,
+)
+"""pytest's closing line when no test ran: none collected, all deselected by -k/-m, or skipped."""
+
+
+def _ran_no_test(text: str, command: str, *, reported: bool) -> Findings | None:
+    """Findings for a run with no failing test: a wrong command line, or no test selected.
+
+    Args:
+        text: The output.
+        command: The command line.
+        reported: Whether the output has failure sections or an interruption (then tests or
+            their collection did fail, and the usual reading applies).
+    """
+    usage = _usage_lines(text, command)
+    if usage:
+        return _pytest_usage(usage[-2:], command)
+    ran_none = None if reported else _NO_TESTS.search(text)
+    return _no_tests_findings(ran_none["sum"], command) if ran_none is not None else None
+
+
+def _no_tests_findings(summary: str, command: str) -> Findings:
+    """Findings for a pytest run that selected no test (exit code 5): nothing was checked."""
+    return Findings(
+        tool="pytest",
+        failure_type=FailureType.TEST_FAILURE,
+        category=ReflectionCategory.TOOL_MISUSE,
+        headline="pytest ran no test: the paths, -k or -m selected none.",
+        summary=summary,
+        facts=[summary],
+        advice="Nothing was checked: the -k expression or -m marker matches no test name, or "
+        "the path holds no test files pytest collects (test_*.py with test_ functions). Fix "
+        "the selection (`pytest --collect-only -q` lists the ids), not the code.",
+        steps=[f"Run `{clip(command or 'pytest', 80)} --collect-only -q` to see what it selects."],
+        confidence=0.7,
+    )
 
 
 def _usage_lines(text: str, command: str) -> list[str]:

@@ -23,12 +23,17 @@ _UT_SEP = Pattern(r"^-{40,}$", M)
 _UT_SUMMARY = Pattern(r"^(?P<sum>FAILED \([^)]*\))$", M)
 _UT_RAN = Pattern(r"^Ran \d+ tests? in ", M)
 _UT_BLOCK_END = Pattern(r"^={40,}$", M)
-_FIRST_FRAME = Pattern(r'^\s*(?P<frame>File "[^"\n]+", line \d+, in \S+)$', M)
+_UT_NONE_RAN = Pattern(r"^Ran 0 tests in [\d.]+s\n+NO TESTS RAN$", M)
+"""unittest's verdict (Python 3.12 and later, exit code 5) when it found no test."""
+_FIRST_FRAME = Pattern(r'^\s*(?P<frame>File "(?P<file>[^"\n]+)", line \d+, in \S+)$', M)
 """unittest's traceback starts at the test method's own frame."""
 _TEST_FRAME = Pattern(r", in test")
 """A test method's frame (not the loader's, for a module that failed to import)."""
 _IMPORT_CLASSES = frozenset({"ModuleNotFoundError", "ImportError"})
 _NOT_A_TEST = "unittest.loader._FailedTest."
+_NO_MODULE_NAMED = Pattern(r"No module named '(?P<mod>[^']+)'")
+_NO_TEST_MODULE = "unittest.NoSuchTestModule"
+"""The class the advice reads for a test module named on the command line that is not there."""
 """The id unittest gives a test module that failed to import (not a runnable test)."""
 _FACT_ROOM = 350
 """A fact's length the heuristic quotes whole (its limit is 300 characters)."""
@@ -45,6 +50,8 @@ def parse_unittest(text: str, *, command: str = "") -> Findings | None:
             when the command line runs it (or says nothing).
     """
     headers = list(_UT_HEADER.finditer(text))
+    if not headers and _UT_NONE_RAN.search(text):
+        return _no_tests_findings()
     if not headers or not (_UT_RAN.search(text) or _UT_SUMMARY.search(text)):
         return None
     findings = Findings(tool="unittest", failure_type=FailureType.TEST_FAILURE)
@@ -59,6 +66,22 @@ def parse_unittest(text: str, *, command: str = "") -> Findings | None:
     findings.category, findings.advice = _ADVICE[_advice_kind(classes)]
     _conclude(findings, len(headers), ran_unittest=not command or "unittest" in command)
     return findings
+
+
+def _no_tests_findings() -> Findings:
+    """Findings for a unittest run that found no test: nothing was checked."""
+    return Findings(
+        tool="unittest",
+        failure_type=FailureType.TEST_FAILURE,
+        category=ReflectionCategory.TOOL_MISUSE,
+        headline="unittest ran no test: what it was given holds none it could find.",
+        facts=["Ran 0 tests", "NO TESTS RAN"],
+        advice="Nothing was checked: discovery looks for test*.py files in packages (folders "
+        "with __init__.py) under the start folder; name the tests folder (`python -m unittest "
+        "discover -s tests`) or a test module's dotted name, and check the -p pattern.",
+        steps=["Run `python -m unittest discover -s <tests folder> -v` to see what it finds."],
+        confidence=0.7,
+    )
 
 
 def _conclude(findings: Findings, count: int, *, ran_unittest: bool) -> None:
@@ -105,11 +128,27 @@ def _read_block(head: re.Match[str], block: str, findings: Findings, seen: set[s
         said = f"the same {tb.cls.rsplit('.', 1)[-1]} as above"
     seen.add(clip(tb.exception, room))
     findings.facts.append(f"{head_text}: {said}{at}")
-    return tb.cls
+    return _NO_TEST_MODULE if _names_no_module(head, tb.exception) else tb.cls
+
+
+def _names_no_module(head: re.Match[str], exception: str) -> bool:
+    """Return whether unittest was given a test module that does not exist (a typo, a path).
+
+    The module it could not import is the one named on the command line: the failed test's
+    own name is that module's last part (``No module named 'tests.test_calcs'``).
+    """
+    missing = _NO_MODULE_NAMED.search(exception)
+    return (
+        head["where"].startswith(_NOT_A_TEST)
+        and missing is not None
+        and missing["mod"].rsplit(".", 1)[-1] == head["name"]
+    )
 
 
 def _advice_kind(classes: list[str]) -> str:
-    """Return which advice fits the exceptions: ``import``, ``mixed``, ``missing`` or ``code``."""
+    """Return which advice fits: ``misnamed``, ``import``, ``mixed``, ``missing`` or ``code``."""
+    if _NO_TEST_MODULE in classes:
+        return "misnamed"
     names = {c.rsplit(".", 1)[-1] for c in classes}
     if names & _IMPORT_CLASSES:
         return "import" if names <= _IMPORT_CLASSES else "mixed"
@@ -117,6 +156,14 @@ def _advice_kind(classes: list[str]) -> str:
 
 
 _ADVICE: dict[str, tuple[ReflectionCategory, str]] = {
+    "misnamed": (
+        ReflectionCategory.TOOL_MISUSE,
+        (
+            "unittest was given a test module that does not exist: check the dotted name "
+            "against the files (a typo, a file path instead of a module, a folder without "
+            "__init__.py), or run `python -m unittest discover -s <tests folder>`; no test ran."
+        ),
+    ),
     "import": (
         ReflectionCategory.MISSING_CONTEXT,
         (
@@ -157,17 +204,18 @@ _ADVICE: dict[str, tuple[ReflectionCategory, str]] = {
 def _where(block: str, tb: Traceback, *, failed: bool, room: int) -> str:
     """Return `` (at frame)`` for one FAIL or ERROR block.
 
-    A FAIL is located at the test's own line (the assertion it made, even when a helper
-    raised it); an ERROR where the code raised, with the test's line when that is elsewhere
-    and the exception still fits whole beside both.
+    A FAIL is located in the test's own file, at its innermost line there (the assertion it
+    made, even when a helper of another module raised it); an ERROR where the code raised,
+    with the test method's line when that is elsewhere and the exception still fits whole.
     """
-    first = _FIRST_FRAME.search(block)
-    test_frame = first["frame"] if first and _TEST_FRAME.search(first["frame"]) else ""
-    if failed and test_frame:
-        return f" (at {test_frame})"
-    if not tb.frame:
-        return ""
-    both = f" (at {tb.frame}; the test's line: {test_frame})"
-    if test_frame and test_frame != tb.frame and len(both) + len(tb.exception) + 2 <= room:
+    frames = list(_FIRST_FRAME.finditer(block))
+    first = frames[0] if frames and _TEST_FRAME.search(frames[0]["frame"]) else None
+    if first is None:
+        return f" (at {tb.frame})" if tb.frame else ""
+    if failed:
+        own = [f["frame"] for f in frames if f["file"] == first["file"]]
+        return f" (at {own[-1]})"
+    both = f" (at {tb.frame}; the test's line: {first['frame']})"
+    if tb.frame and first["frame"] != tb.frame and len(both) + len(tb.exception) + 2 <= room:
         return both
-    return f" (at {tb.frame})"
+    return f" (at {tb.frame})" if tb.frame else ""
