@@ -296,7 +296,10 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
                 _as_findings_of_a_checker(found)
         return found
     guessed = _compound_command_type(_script_command(text, failure.command), found.failure_type)
-    keeps_own = guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC
+    keeps_own = (guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC) or (
+        # a build that runs its tests (`nim c -r`, `make check`): the failing tests are shown
+        guessed is FailureType.BUILD_ERROR and bool(found.tests)
+    )
     if guessed is not FailureType.UNKNOWN and not keeps_own:
         found.failure_type = guessed
     if guessed is FailureType.LINT_ERROR and found.facts:

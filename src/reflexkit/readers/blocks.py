@@ -231,9 +231,10 @@ def read_blocks(text: str) -> list[Block]:
     """Return the failing tests printed in *text*, each with the facts printed under it."""
     lines = text.splitlines()
     starts = _headers(lines)
+    last = _VERDICT_LAST | (_BRACKET if _verdicts_follow_details(lines, starts) else frozenset())
     blocks: dict[str, Block] = {}
     for number, (_, match) in enumerate(starts):
-        block = _block(match, _body_of(lines, starts, number))
+        block = _block(match, _body_of(lines, starts, number, last))
         if block is None:
             continue
         # a progress line, then the report (or a closing line naming the id alone): one block
@@ -251,6 +252,28 @@ _HEADER_LINE = 300
 """A header is a short line: longer ones are not tried."""
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _verdicts_follow_details(lines: list[str], starts: list[tuple[int, re.Match[str]]]) -> bool:
+    """Whether ``[FAILED] x`` verdicts come after their test's details (Nim's unittest).
+
+    So when the first such header has lines indented under the level it stands at just above
+    it that say what failed, after a line that is no header (``[OK] other``, ``[Suite] s``).
+    """
+    first = next((index for index, m in starts if m.lastgroup == "bracket"), None)
+    if first is None or first == 0:
+        return False
+    level = _indent(lines[first])
+    above = first - 1
+    while above >= 0 and lines[above].strip() and _indent(lines[above]) > level:
+        above -= 1
+    headed = above >= 0 and any(index == above for index, _ in starts)
+    details = lines[above + 1 : first]
+    return bool(details) and not headed and any(_MESSAGE.search(line) for line in details)
+
+
 def _headers(lines: list[str]) -> list[tuple[int, re.Match[str]]]:
     """The failing tests' header lines: their index and the shape that matched."""
     starts: list[tuple[int, re.Match[str]]] = []
@@ -261,20 +284,23 @@ def _headers(lines: list[str]) -> list[tuple[int, re.Match[str]]]:
     return starts
 
 
-def _body_of(lines: list[str], starts: list[tuple[int, re.Match[str]]], number: int) -> list[str]:
+def _body_of(
+    lines: list[str], starts: list[tuple[int, re.Match[str]]], number: int, last: frozenset[str]
+) -> list[str]:
     """The lines of the *number*-th block: below its header, or above it.
 
     A runner that prints the failure before its verdict (``(fail) a > b``) has the block's
     lines above the header, back to the previous one.
     """
     index, match = starts[number]
-    if match.lastgroup in _VERDICT_LAST:
+    if match.lastgroup in last:
         begin = starts[number - 1][0] + 1 if number else 0
         return lines[max(begin, index - _BODY_LINES) : index]
     end = starts[number + 1][0] if number + 1 < len(starts) else len(lines)
     return lines[index + 1 : min(end, index + 1 + _BODY_LINES)]
 
 
+_BRACKET = frozenset({"bracket"})
 _VERDICT_LAST = frozenset({"paren"})
 """Headers a runner prints after the test's failure (``(fail) a > b [4ms]``): the lines
 above them, back to the previous header, are the test's."""
