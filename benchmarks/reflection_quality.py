@@ -63,7 +63,9 @@ TOOL_NAMES = (
     "ninja", "scons", "rubocop", "testthat", "swipl", "plunit", "gdc", "valac", "cobc", "mcs",
     "iverilog", "ocaml", "nox", "pre-commit", "cmake-lint", "sphinx-lint", "gitlint",
     "commitlint", "pyrefly", "refurb", "zizmor", "semgrep", "ansible-lint", "qunit", "tsd",
-    "publint", "jsonlint", "madge", "html-validate", "solc", "ajv", "knip", "c8",
+    "publint", "jsonlint", "madge", "html-validate", "solc", "ajv", "knip", "c8", "sass",
+    "lessc", "jshint", "ts-node", "esbuild", "webpack", "depcheck", "pyupgrade", "yapf", "twine",
+    "verilator", "nasm", "gawk", "clisp",
 )  # fmt: skip
 """Tools a reflection may name as the one that failed (words that are also verbs or advice,
 ``make``, ``pip``, ``npm``, are left out); naming one that neither the command nor the output
