@@ -418,3 +418,43 @@ def test_a_finding_headed_by_its_rule_id_is_quoted_with_its_place() -> None:
         command="./scan",
     )
     assert "\u276f\u2771 no-yaml-load" in alone.facts
+
+
+def test_the_same_finding_at_other_places_fills_the_room_left() -> None:
+    """Jshint's three ``Missing semicolon.`` at three places: each place is quoted."""
+    found = _read(
+        "src/app.js: line 2, col 14, Missing semicolon.\n"
+        "src/app.js: line 4, col 26, Missing semicolon.\n"
+        "src/app.js: line 7, col 13, Missing semicolon.\n\n3 errors\n",
+        command="npx jshint src/",
+    )
+    text = " ".join(found.facts)
+    for place in ("line 2, col 14", "line 4, col 26", "line 7, col 13"):
+        assert place in text
+    assert "src/app.js: line 4" in find_locations("src/app.js: line 4, col 26, Missing")
+
+
+def test_headings_with_bulleted_items_and_error_tags_behind_a_cross() -> None:
+    """Headings with bulleted items, error tags behind a cross, a project's own missing path.
+
+    depcheck's ``Unused dependencies`` then ``* moment``; esbuild's ``✘ [ERROR] x`` is an
+    error, not a failing test; webpack's own missing path is no missing package.
+    """
+    found = _read(
+        "Unused dependencies\n* moment\nMissing dependencies\n* dayjs: ./index.js\n",
+        command="npx depcheck",
+    )
+    assert "Unused dependencies * moment" in found.facts
+    esbuild = _read(
+        '\u2718 [ERROR] Could not resolve "lodash-es"\n\n    src/index.js:2:25:\n\n1 error\n',
+        command="npx esbuild src/index.js --bundle",
+    )
+    assert esbuild.failure_type is FailureType.BUILD_ERROR
+    webpack = _read(
+        "ERROR in ./src/index.js 1:0-38\nModule not found: Error: Can't resolve './charts/line' "
+        "in '/p/src'\n",
+        command="npx webpack",
+    )
+    assert webpack.failure_type is FailureType.BUILD_ERROR
+    fixer = _read("Rewriting app/models.py\n", command="./fix")
+    assert fixer.failure_type is FailureType.LINT_ERROR

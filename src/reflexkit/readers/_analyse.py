@@ -71,7 +71,8 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"interrogate|lint-imports|mdformat|djlint|doc8|rstcheck|validate-pyproject|deptry|"
             r"proselint|vale|cspell|dprint check|editorconfig-checker|[\w-]*lint|shfmt|refurb|"
             r"reuse|zizmor|knip|madge|html-validate|ajv|pre-commit|cz check|gofmt|rustfmt|"
-            r"clang-format|dotenv-linter|ec)\b"
+            r"clang-format|dotenv-linter|ec|depcheck|pyupgrade|yapf|autopep8|autoflake|"
+            r"docformatter|pycln|twine check|verilator --lint-only)\b"
         ),
         FailureType.LINT_ERROR,
     ),
@@ -92,7 +93,8 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"dotnet build|msbuild|npm run build|yarn build|pnpm build|vite build|webpack|"
             r"esbuild|rollup|zig build|swift build|rustc|erlc|ghc|cabal build|stack build|"
             r"dune build|nim c|crystal build|gfortran|gnatmake|gprbuild|fpc|gdc|ldc2|dmd|valac|"
-            r"cobc|mcs|csc|iverilog|protoc|buf build|solcjs|solc|asc|coffee -c|scons|tsc -b)\b"
+            r"cobc|mcs|csc|iverilog|protoc|buf build|solcjs|solc|asc|coffee -c|scons|tsc -b|"
+            r"sass|lessc|nasm|yasm|verilator)\b"
         ),
         FailureType.BUILD_ERROR,
     ),
@@ -101,7 +103,7 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
         Pattern(
             r"(?<!\.)\b(?:python[\d.]*|node|cargo run|go run|ruby[\d.]*|java|deno|bun|perl[\d.]*|"
             r"php[\d.]*|dotnet run|Rscript|julia|lua[\d.]*|elixir|tclsh[\d.]*|guile|racket|sbcl|"
-            r"csi|ocaml|swipl|gawk|awk)\b"
+            r"csi|ocaml|swipl|gawk|awk|clisp|ts-node|tsx)\b"
         ),
         FailureType.RUNTIME_ERROR,
     ),

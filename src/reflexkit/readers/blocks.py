@@ -64,7 +64,8 @@ _HEADER = Pattern(
     r"Exception|Child aborted|Not Run)\)"
     r"|^[ \t]*#[ \t]+Failed test (?P<perl>'[^'\n]*'|\S.*?)\s*$"
     r"|^[ \t]*[\u2717\u2716\u00d7\u2718\u274c\u2715] "
-    r"(?P<cross>(?![Ff]ound \d|\d+ (?:problems?|errors?|warnings?|issues?)\b|\|)\S.*?)\s*$",
+    r"(?P<cross>(?![Ff]ound \d|\d+ (?:problems?|errors?|warnings?|issues?)\b|\||\[(?i:error|warn))"
+    r"\S.*?)\s*$",
     M,
 )
 """A failing test's header; the group that matched holds its id (or a location, ``arrow``)."""
@@ -110,7 +111,7 @@ _LOCATION = Pattern(
     r"|(?<![^\s\"'(\[<,=#])(?:file://)?"
     r"(?P<path>(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9})"
     r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:,(?P<pcol>\d+))?\))"
-    r'|(?<![^\s"(])(?P<named>"[^"\n]+\.\w+"|[\w./-]+\.\w+)(?:,? (?:line|on line|@) |:line )'
+    r'|(?<![^\s"(])(?P<named>"[^"\n]+\.\w+"|[\w./-]+\.\w+)(?:[,:]? (?:line|on line|@) |:line )'
     r"(?P<nl>\d+)"
     r"|\bin (?P<php>\S+\.\w+) on line (?P<phpline>\d+)"
     r"|(?<!\S)(?P<spaced>[\w./-]*\w\.[A-Za-z]\w{0,9}) (?P<sline>\d+):(?P<scol>\d+)\b"
@@ -216,7 +217,7 @@ def location_path(location: str) -> str:
         return location[6:].split('"', 1)[0]
     location = location.removeprefix("in ").removeprefix("file://")
     return re.split(
-        r":\d|\(\d|,? line \d| on line \d| @ \d| \d+:\d|:line \d", location, maxsplit=1
+        r":\d|\(\d|[,:]? line \d| on line \d| @ \d| \d+:\d|:line \d", location, maxsplit=1
     )[0].strip('"')
 
 
@@ -345,9 +346,15 @@ _TEST_ID = Pattern(r"(?i)test|::|#|\w\.\w+\)| > | \u203a |/")
 ``x (mod.Class)``, ``a > b``, ``a/b``."""
 
 
+_WHERE_FIRST = Pattern(r"(?:in|at|on|while|during|from) ")
+"""``ERROR in ./src/index.js 1:0-38`` (webpack): a place, not a test's id."""
+
+
 def _is_weak(match: re.Match[str], test: str) -> bool:
     """Whether an ``ERROR``/``FAIL`` header is an error line more likely than a test's."""
-    return match.group(0).lstrip().startswith("ERROR") and not _TEST_ID.search(test)
+    if not match.group(0).lstrip().startswith("ERROR"):
+        return False
+    return _WHERE_FIRST.match(test) is not None or not _TEST_ID.search(test)
 
 
 _Named = tuple[str, str, list[str]]

@@ -289,22 +289,34 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
     above the stack, which states it. With *strict* (warnings treated as errors, said by the
     output's verdict) a warning line is an error line.
     """
+    candidates = _candidates(lines, own, strict=strict)
     picked: list[str] = []
     shapes: set[str] = set()
-    used = 0
-    for index in _candidates(lines, own, strict=strict):
+    repeats: list[int] = []
+    for index in candidates:
         shape = _NUMBER.sub("#", lines[index].strip())
-        if shape in shapes or _repeats_an_identifier(lines[index], picked):
-            continue
-        fact = _as_fact(lines, index)
-        if any(fact in p for p in picked) or (picked and used + len(fact) > _FACT_BUDGET):
-            continue
-        shapes.add(shape)
-        picked.append(fact)
-        used += len(fact)
+        if shape in shapes:
+            repeats.append(index)
+        elif not _repeats_an_identifier(lines[index], picked) and _pick(lines, index, picked):
+            shapes.add(shape)
+        if len(picked) == _MAX_FACTS:
+            return picked
+    for index in repeats:  # the same finding at other places, where room is left
+        if find_locations(lines[index]):
+            _pick(lines, index, picked)
         if len(picked) == _MAX_FACTS:
             break
     return picked
+
+
+def _pick(lines: list[str], index: int, picked: list[str]) -> bool:
+    """Add the line at *index* as a fact if it is new and fits the budget; say if it did."""
+    fact = _as_fact(lines, index)
+    used = sum(len(p) for p in picked)
+    if any(fact in p for p in picked) or (picked and used + len(fact) > _FACT_BUDGET):
+        return False
+    picked.append(fact)
+    return True
 
 
 def _candidates(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list[int]:
@@ -457,6 +469,8 @@ def _with_place(lines: list[str], index: int, line: str) -> str:
 
 _ANNOUNCES_A_LIST = Pattern(r"(?:\([1-9]\d*\)|\b[Ff]ound [1-9]\d* [^\n]*[.!])$")
 """A line that announces the items below it: ``Unused files (1)``, ``Found 1 cycle!``."""
+_BULLET = Pattern(r"^\s*[*\u2022-] \S")
+"""An item of a list under a heading (``Unused dependencies`` then ``* moment``)."""
 _FIELD_BELOW = Pattern(r"^\s+[a-z][a-z ]{2,30}: [^\s=;(){}][^=;(){}]*$")
 """An indented ``for module path: x`` under an error: the error's own detail (not a line of
 code such as ``const rate: u32 = f();``)."""
@@ -471,7 +485,9 @@ def _with_continuation(lines: list[str], index: int) -> str:
     """
     line = lines[index].strip()
     if index + 1 < len(lines) and (
-        _ANNOUNCES_A_LIST.search(line) or _FIELD_BELOW.match(lines[index + 1])
+        _ANNOUNCES_A_LIST.search(line)
+        or _FIELD_BELOW.match(lines[index + 1])
+        or (_BULLET.match(lines[index + 1]) and not line.endswith((".", ":", ";")))
     ):
         return f"{line} {lines[index + 1].strip()}"
     if line.endswith(":") and index + 1 < len(lines):

@@ -60,11 +60,14 @@ def parse_tsc(text: str) -> Findings | None:
     summary = _TSC_SUMMARY.search(text)
     findings.summary = summary["sum"] if summary else ""
     findings.headline = (
-        f"tsc reported {len(problems)} error{'s' if len(problems) != 1 else ''} "
+        f"The TypeScript compiler reported {plural(len(problems), 'error')} "
         f"({', '.join(dedupe(codes)[:6])})."
     )
     _tsc_advice(findings, codes, [file for _, _, file in read])
-    findings.steps.append(f"Fix {problems[0].loc or problems[0].text} first, then re-run tsc.")
+    findings.steps.append(
+        f"Fix {problems[0].loc or problems[0].text} first, then type-check again with the same "
+        "command."
+    )
     findings.confidence = 0.85
     return findings
 

@@ -260,9 +260,11 @@ _SHAPES = _shapes(
     (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
     (
         _FT.LINT_ERROR,
-        "would|formatted",
+        "would|formatted|Rewriting|Reformatted|Fixing|Fixed",
         (r"\b(?:Formatter would have printed|would reformat|would be reformatted"
-        r"|(?:is|are) not (?:properly )?formatted)\b.*$"),
+        r"|(?:is|are) not (?:properly )?formatted)\b.*$"
+        # a fixer that rewrote a file: the check it runs as failed (pyupgrade, autoflake)
+        r"|^(?:Rewriting|Reformatted|Fixing|Fixed) [\w./-]+\.\w+\s*$"),
     ),
     # a checker's closing count of what it found, a quality gate's threshold
     (
@@ -305,8 +307,9 @@ _SHAPES = _shapes(
     (
         _FT.DEPENDENCY_ERROR,
         "not found",
+        # (not a path of the project's own: webpack's `Module not found: ... './charts'`)
         (r"\b(?:[Dd]ependency|[Pp]ackage|[Mm]odule|[Cc]ollection|[Ll]ibrary)(?![.\w])"
-        r"[^\n]{0,60}?\bnot found\b"),
+        r"[^\n]{0,60}?\bnot found\b(?![^\n]*['\"]\.{1,2}/)"),
     ),
     # a file to load that names a module, not a path (`Error: can't find file 'kemal'`)
     (
