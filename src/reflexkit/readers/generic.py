@@ -339,7 +339,7 @@ def _scores(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list[tup
     stack = [bool(_STACK_HEADER.match(line) or _FRAME.search(line)) for line in lines]
     stack.append(False)
     return [
-        (index, 4 if _RULE_FINDING.match(line) and _placed_below(lines, index) else rank)
+        (index, 4 if _rule_headed(line) and _placed_below(lines, index) else rank)
         for index, line in enumerate(lines)
         for rank in [_ranked(line, own, strict=strict, frame=stack[index], above=stack[index + 1])]
     ]
@@ -377,9 +377,13 @@ def _ranked(line: str, own: tuple[str, ...], *, strict: bool, frame: bool, above
     score = _score(line, own)
     if above and _WORDS.search(line):
         score = max(score, 2) + 2  # the message a stack trace explains
-    if _RULE_FINDING.match(line) or _RULE_ALONE.match(line):
+    if "-" in line and (_RULE_FINDING.match(line) or _RULE_ALONE.match(line)):
         score = max(score, 2)  # a checker's finding headed by its rule id
     return score
+
+
+def _rule_headed(line: str) -> bool:
+    return "-" in line and _RULE_FINDING.match(line) is not None
 
 
 def _placed_below(lines: list[str], index: int) -> bool:

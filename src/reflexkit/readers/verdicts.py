@@ -201,13 +201,13 @@ _SHAPES = _shapes(
     # modules FAILED unittests`), or a closing `failures: N` alone on its line
     (
         _FT.TEST_FAILURE,
-        "est",
-        (r"^(?=[^\n]*(?:\b(?:[Uu]nit)?[Tt]ests?\b|\b[Tt]est\(s\)|unittests?\b))[^\n]*?"
-        r"\b[1-9]\d*(?:/\d+)? (?:[\w()]+ ){0,2}?(?:FAILED|[Ff]ailed|[Ff]ailures?)\b[^\n]*$"),
+        "FAILED|failure|failed",
+        (r"\b[1-9]\d*(?:/\d+)? (?:unit)?tests?(?:\(s\))? (?:FAILED|failed|failures?)\b"
+        r"|\b[1-9]\d*(?:/\d+)? \w+ FAILED (?:unit)?tests?\b"),
     ),
     (
         _FT.TEST_FAILURE,
-        "ail|AIL",
+        "ailures|ail:|AIL:|AILURES|ailed:",
         (r"^[ \t#]*(?:of )?(?:unexpected )?(?:[Ff]ail(?:ures?|ed)?|FAIL(?:ED|URES?)?)[ \t]*:?"
         r"[ \t]+[1-9]\d*[ \t]*$"),
     ),
@@ -297,7 +297,7 @@ _SHAPES = _shapes(
     # a line number, then the rule's code (`1: T1 Title exceeds max length`)
     (
         _FT.LINT_ERROR,
-        ")|: ",
+        ")\n|: T|: B",
         (r"^\S+\.\w+:\d+(?::\d+)?:? [^\n]*\s\([a-z][a-z\d]*(?:-[a-z\d]+)+\)\s*$"
         r"|^\d+: [A-Z]{1,3}\d{1,4} [A-Z][^\n]*$"),
     ),
@@ -315,7 +315,7 @@ _SHAPES = _shapes(
     (
         _FT.DEPENDENCY_ERROR,
         "rror: ",
-        (r"^[^\n]*?\bError: (?:can't|cannot|could not) (?:find|open) file:? ['\"]?"
+        (r"\bError: (?:can't|cannot|could not) (?:find|open) file:? ['\"]?"
         r"[\w@-]+(?:/[\w@-]+)*['\"]?\s*$"),
     ),
     (_FT.DEPENDENCY_ERROR, "' not found", r"\bmodule '[^']+' not found:?\s*$"),
