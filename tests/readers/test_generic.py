@@ -298,6 +298,10 @@ def test_a_caret_label_and_the_place_below_join_their_error() -> None:
         ),
         ("Error: (car) bad argument type: ()\n\tCall history:\n\t<eval> (f)\n",
          FailureType.RUNTIME_ERROR),
+        ("Execution error (ClassCastException) at user/total (report.clj:1).\nclass x\n",
+         FailureType.RUNTIME_ERROR),
+        ("Syntax error reading source at (src/report.clj:4:1).\nEOF while reading\n",
+         FailureType.RUNTIME_ERROR),
     ],
 )  # fmt: skip
 def test_compiler_and_runtime_shapes_of_more_languages(

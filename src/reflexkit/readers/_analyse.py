@@ -103,7 +103,7 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
         Pattern(
             r"(?<!\.)\b(?:python[\d.]*|node|cargo run|go run|ruby[\d.]*|java|deno|bun|perl[\d.]*|"
             r"php[\d.]*|dotnet run|Rscript|julia|lua[\d.]*|elixir|tclsh[\d.]*|guile|racket|sbcl|"
-            r"csi|ocaml|swipl|gawk|awk|clisp|ts-node|tsx)\b"
+            r"csi|ocaml|swipl|gawk|awk|clisp|ts-node|tsx|clojure|clj|bb)\b"
         ),
         FailureType.RUNTIME_ERROR,
     ),

@@ -36,7 +36,9 @@ _HEADER = Pattern(
     r"|^[ \t]*not ok \d+(?: -)? (?P<tap>[^#\n]*?[^#\s])(?:\s+#.*)?$"  # TAP 14 subtests indent
     r"|^[ \t]*--- FAIL: (?P<go>\S+)"
     r"|^[ \t]*(?:FAIL|ERROR):? +(?P<fail>(?!\d+ (?:tests?|failed))(?!\()\S.*?)\s*$"
-    r"|^[ \t\u2502|]*\[(?:FAIL|FAILED|ERROR)\] +(?P<bracket>\S.*?)[ \t\u2502|]*$"
+    r"|^[ \t\u2502|]*\[ *(?:FAIL|FAILED|ERROR) *\] +(?P<bracket>(?!\d+ tests?\b)\S.*?)"
+    + _DURATION
+    + r"[ \t\u2502|]*$"
     r"|^(?:Failure|Error) (?:->|\u2192) (?P<arrow>\S.*?)\s*$"
     r"|^[ \t]*(?P<dots>\S.*?) ?\.{3,} ?\*?(?:FAIL|FAILED|ERROR|failed|Failed)\*?"
     + _DURATION
@@ -96,7 +98,7 @@ _STRONG = Pattern(
 """An exception's class or an assertion's verdict: the block's message before any other."""
 _PAIR = Pattern(
     r"^\s*(?:[-+]\s*)?(?:expected|actual|received|got|want(?:ed)?|left|right|but was|but got|"
-    r"Expected|Actual|Received|Got|Want|Left|Right|Passed in|Expression|Evaluated)\b"
+    r"Expected|Actual|Received|Got|Want|Left|Right|Passed in|Expression|Evaluated|Which is)\b"
     r"(?: [\w ]{0,20})?\s*[:=]"
     r"|^\s*-* ?Result (?:was|should have been)\b.*:$"  # `---- Result was:`, the value below
     r"|^\s*(?:\+\+|--)\S.*\((?:Expected|Actual)\)\s*$"  # a diff's `++want (Expected)`
@@ -286,6 +288,33 @@ def _headers(lines: list[str]) -> list[tuple[int, re.Match[str]]]:
 
 
 def _body_of(
+    lines: list[str], starts: list[tuple[int, re.Match[str]]], number: int, last: frozenset[str]
+) -> list[str]:
+    started = _started_above(lines, starts, number)
+    if started is not None:  # `[ RUN ] x` ... `[ FAILED ] x`: the lines between are x's
+        return lines[started + 1 : starts[number][0]]
+    return _beside(lines, starts, number, last)
+
+
+_STARTED = Pattern(r"^\W*\[? *(?:RUN|START(?:ED)?|RUNNING)\b *\]? *:? *(?P<id>\S.*?)\s*$")
+"""A runner's line that a test starts (``[ RUN      ] Suite.Test``, ``=== RUN   TestX``)."""
+
+
+def _started_above(
+    lines: list[str], starts: list[tuple[int, re.Match[str]]], number: int
+) -> int | None:
+    """The index of the line above the *number*-th header that started its test, if any."""
+    index, match = starts[number]
+    test = (match[match.lastgroup or ""] or "").strip() if match.lastgroup else ""
+    begin = max(starts[number - 1][0] + 1 if number else 0, index - _BODY_LINES)
+    for above in range(index - 1, begin - 1, -1):
+        started = _STARTED.match(lines[above])
+        if started is not None:
+            return above if test and started["id"] == test else None
+    return None
+
+
+def _beside(
     lines: list[str], starts: list[tuple[int, re.Match[str]]], number: int, last: frozenset[str]
 ) -> list[str]:
     """The lines of the *number*-th block: below its header, or above it.

@@ -44,7 +44,8 @@ _ERROR_LINE = Pattern(
     r"|\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at |@)"
     r"|\berror (?:TS|CS|C|LNK)\d+"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Killed)\b"
-    r"|\b(?:syntax|parse|compile|compilation|fatal|type|runtime|internal) errors?\b"
+    r"|\b(?:[Ss]yntax|[Pp]arse|[Cc]ompile|[Cc]ompilation|fatal|[Tt]ype|[Rr]untime|internal|"
+    r"Execution) errors?\b"
     r"|\b(?:Error|ERROR|Errors) (?:at|in|on|while)\b|^\s*(?:#\s*)?Failed test\b"
     r"|\bE(?:CONN\w+|NOENT|ACCES|PERM|ADDRINUSE|TIMEDOUT|PIPE|NOTFOUND|EXIST|ISDIR|NOTDIR|"
     r"NOSPC|ROFS|AGAIN|HOSTUNREACH|NETUNREACH)\b"
@@ -140,7 +141,9 @@ _RUNTIME_SHAPE = Pattern(
     # `Unhandled TYPE-ERROR`, `Unhandled exception:`)
     r"|^\s*(?:[Uu]nhandled|[Uu]ncaught|raised) (?:exception\b|[\w.:-]*(?:ERROR|Error|Exception)\b)"
     # a program's stack, printed as it died (Guile's, SBCL's, CHICKEN's)
-    r"|^\s*(?:Backtrace(?: for)?:|Call history:)",
+    r"|^\s*(?:Backtrace(?: for)?:|Call history:)"
+    # a program's error named by its kind and class (Clojure's `Execution error (X) at`)
+    r"|^(?:Execution|Syntax) error \(?",
     M,
 )
 _NUMBER = Pattern(r"\d+")
@@ -521,7 +524,7 @@ _SHAPES = (
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
       "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",
-      "Call history"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
+      "Call history", "xecution error", "yntax error"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
 )  # fmt: skip
 """The shapes of a failure type, each tried only when one of its words is in the output
 (a substring test is a fraction of a pattern's pass over every line)."""

@@ -203,6 +203,7 @@ _SHAPES = _shapes(
         _FT.TEST_FAILURE,
         "FAILED|failure|failed",
         (r"\b[1-9]\d*(?:/\d+)? (?:unit)?tests?(?:\(s\))? (?:FAILED|failed|failures?)\b"
+        r"|\b[1-9]\d* FAILED TESTS?\b"
         r"|\b[1-9]\d*(?:/\d+)? \w+ FAILED (?:unit)?tests?\b"),
     ),
     (
