@@ -462,3 +462,38 @@ def test_headings_with_bulleted_items_and_error_tags_behind_a_cross() -> None:
     assert webpack.failure_type is FailureType.BUILD_ERROR
     fixer = _read("Rewriting app/models.py\n", command="./fix")
     assert fixer.failure_type is FailureType.LINT_ERROR
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "failure_type", "quoted"),
+    [
+        ("./ci", ("[error] /p/src/main/scala/Main.scala:3:15: type mismatch;\n[error]  found   : "
+         "String\n[error]  required: Int\n[error] one error found\n"), FailureType.BUILD_ERROR,
+         "Main.scala:3:15: type mismatch;"),
+        ("./ci", ("[INFO] Compiling 2 source files\n[ERROR] /p/src/main/java/App.java:[12,5] "
+         "cannot find symbol\n"), FailureType.BUILD_ERROR, "App.java:[12,5] cannot find symbol"),
+        ("./ci", "e: file:///p/src/Main.kt:3:5 Unresolved reference 'foo'.\n",
+         FailureType.BUILD_ERROR, "Unresolved reference 'foo'."),
+        ("./ci", ("-- TYPE MISMATCH ------------------------------------------- src/Main.elm\n\n"
+         "The 1st argument to `text` is not what I expect:\n"), FailureType.BUILD_ERROR,
+         "TYPE MISMATCH"),
+        ("./ci", "/p/main.odin(3:5) Error: Undeclared name: foo\n", FailureType.BUILD_ERROR,
+         "main.odin(3:5) Error: Undeclared name: foo"),
+        ("./ci", ('#8 ERROR: process "/bin/sh -c npm ci" did not complete successfully: exit '
+         'code: 1\nERROR: failed to solve: process "/bin/sh -c npm ci" did not complete '
+         "successfully: exit code: 1\n"), FailureType.BUILD_ERROR, "failed to solve"),
+        ("./ci", ("ERROR: LoadError: UndefVarError: `x` not defined\nStacktrace:\n [1] top-level "
+         "scope\n   @ /p/main.jl:3\n"), FailureType.RUNTIME_ERROR, "UndefVarError"),
+    ],
+)  # fmt: skip
+def test_more_ecosystems_error_shapes_by_their_documented_formats(
+    command: str, output: str, failure_type: FailureType, quoted: str
+) -> None:
+    """More ecosystems' error shapes, written from their documented formats.
+
+    sbt's and Maven's tagged errors, kotlinc's ``e:``, Elm's headers, Odin's ``f(3:5)``,
+    docker's ``failed to solve``, Julia's ``ERROR: LoadError:``.
+    """
+    found = _read(output, command=command)
+    assert found.failure_type is failure_type
+    assert quoted in " ".join([*found.facts, found.summary])

@@ -112,7 +112,8 @@ _LOCATION = Pattern(
     r'File "(?P<py>[^"\n]+)", line (?P<pyline>\d+)(?:, characters \d+-\d+)?'
     r"|(?<![^\s\"'(\[<,=#])(?:file://)?"
     r"(?P<path>(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9})"
-    r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:,(?P<pcol>\d+))?\))"
+    r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:[,:] ?(?P<pcol>\d+))?\)"
+    r"|:\[(?P<bline>\d+),(?P<bcol>\d+)\])"
     r'|(?<![^\s"(])(?P<named>"[^"\n]+\.\w+"|[\w./-]+\.\w+)(?:[,:]? (?:line|on line|@) |:line )'
     r"(?P<nl>\d+)"
     r"|\bin (?P<php>\S+\.\w+) on line (?P<phpline>\d+)"
@@ -219,7 +220,7 @@ def location_path(location: str) -> str:
         return location[6:].split('"', 1)[0]
     location = location.removeprefix("in ").removeprefix("file://")
     return re.split(
-        r":\d|\(\d|[,:]? line \d| on line \d| @ \d| \d+:\d|:line \d", location, maxsplit=1
+        r":\[?\d|\(\d|[,:]? line \d| on line \d| @ \d| \d+:\d|:line \d", location, maxsplit=1
     )[0].strip('"')
 
 

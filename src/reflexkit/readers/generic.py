@@ -42,8 +42,9 @@ _ERROR_LINE = Pattern(
     r"|^\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
     r"fatal error|Uncaught\b|Unhandled\b|[✗✖\u00d7✘❌]|\[(?:ERROR|FAIL|FATAL)\])"
     r"|\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at |@)"
-    r"|\berror (?:TS|CS|C|LNK)\d+"
+    r"|\berror (?:TS|CS|C|LNK|[A-Z]{1,4}\d{3})\d+"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Killed)\b"
+    r"|^\[(?:error|Error)\] |^e: \S|^-- [A-Z][A-Z ]+ -{3,}"  # sbt, kotlinc, Elm's headers
     r"|\b(?:[Ss]yntax|[Pp]arse|[Cc]ompile|[Cc]ompilation|fatal|[Tt]ype|[Rr]untime|internal|"
     r"Execution) errors?\b"
     r"|\b(?:Error|ERROR|Errors) (?:at|in|on|while)\b|^\s*(?:#\s*)?Failed test\b"
@@ -115,9 +116,12 @@ _TEST_SHAPE = Pattern(
 )
 _COMPILE_SHAPE = Pattern(
     r"^\S+\.\w+:\d+(?:[:.]\d+)?(?:-\d+(?:[:.]\d+)?)?:\s*(?:fatal )?error\b"
-    r"|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+"
+    r"|^error(?:\[\w+\])?:|\berror (?:TS|CS|C|FS|BC|MSB)\d+"
+    # a build tool's tagged error with a place (sbt's `[error] f.scala:3:5:`, Maven's
+    # `[ERROR] /x/F.java:[12,5]`), kotlinc's `e: f.kt:3:5`, Elm's `-- TYPE MISMATCH ---`
+    r"|^(?:\[(?:error|ERROR)\]|e:) (?:file://)?\S+\.\w+:\[?\d+|^-- [A-Z][A-Z ]+ -{3,}"
     # `f.pas(16,10) Error:`, `f.nim(10, 18) Error:`: a place in parentheses, then the error
-    r"|^\S+\.\w+\(\d+(?:, ?\d+)?\):? (?:[Ee]rror|Fatal)\b"
+    r"|^\S+\.\w+\(\d+(?:[,:] ?\d+)?\):? (?:[Ee]rror|Fatal)\b"
     # a place alone (OCaml's `File "x.ml", line 5, characters 2-9:`, gfortran's `f.f90:6:8:`),
     # the source line under it, then `Error:`
     r"|^(?:File \"[^\"\n]+\", line \d+, characters \d+-\d+|\S+\.\w+:\d+(?::\d+)?):\n"
@@ -143,7 +147,9 @@ _RUNTIME_SHAPE = Pattern(
     # a program's stack, printed as it died (Guile's, SBCL's, CHICKEN's)
     r"|^\s*(?:Backtrace(?: for)?:|Call history:)"
     # a program's error named by its kind and class (Clojure's `Execution error (X) at`)
-    r"|^(?:Execution|Syntax) error \(?",
+    r"|^(?:Execution|Syntax) error \(?"
+    # Julia's `ERROR: LoadError: UndefVarError:`, and any `ERROR: SomeError:`
+    r"|^ERROR: (?:LoadError: )?\w*(?:Error|Exception)\b",
     M,
 )
 _NUMBER = Pattern(r"\d+")
@@ -256,7 +262,9 @@ def _may_be_weak(low: str) -> bool:
 
 def _may_be_an_error_line(line: str, low: str) -> bool:
     """Return whether *line* can match ``_ERROR_LINE`` (a literal scan, ~10x cheaper)."""
-    if line.lstrip()[:1] == "E" or ("[" in line and _BRACKET_CODE.search(line)):
+    if line.lstrip()[:1] == "E" or line.startswith(("e: ", "-- ")):
+        return True
+    if "[" in line and _BRACKET_CODE.search(line):
         return True
     return _ANY_ERROR_KEY.search(low) is not None
 
@@ -520,7 +528,7 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
 _SHAPES = (
     (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
      _TEST_SHAPE, FailureType.TEST_FAILURE),
-    (("error", "Error: "), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
+    (("error", "Error: ", "[ERROR]", "e: ", "-- "), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
       "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",

@@ -243,6 +243,8 @@ _SHAPES = _shapes(
     # builds and doc builders that stop on their own verdict
     (_FT.BUILD_ERROR, "build ", r"\bbuild (?:finished with problems|failed)\b"),
     (_FT.BUILD_ERROR, "Aborted with", r"^Aborted with \d+ warnings? in strict mode"),
+    # an image build whose step failed (docker, buildah)
+    (_FT.BUILD_ERROR, "failed to solve", r"\bfailed to solve\b"),
     (_FT.BUILD_ERROR, "CompileError", r"\*\* \(CompileError\)"),
     (_FT.BUILD_ERROR, "Compilation error", r"^== Compilation error in file "),
     (
