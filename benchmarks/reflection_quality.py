@@ -65,7 +65,8 @@ TOOL_NAMES = (
     "commitlint", "pyrefly", "refurb", "zizmor", "semgrep", "ansible-lint", "qunit", "tsd",
     "publint", "jsonlint", "madge", "html-validate", "solc", "ajv", "knip", "c8", "sass",
     "lessc", "jshint", "ts-node", "esbuild", "webpack", "depcheck", "pyupgrade", "yapf", "twine",
-    "verilator", "nasm", "gawk", "clisp", "gtest", "googletest", "clojure",
+    "verilator", "nasm", "gawk", "clisp", "gtest", "googletest", "clojure", "sqlite3",
+    "msgfmt",
 )  # fmt: skip
 """Tools a reflection may name as the one that failed (words that are also verbs or advice,
 ``make``, ``pip``, ``npm``, are left out); naming one that neither the command nor the output
