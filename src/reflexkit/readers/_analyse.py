@@ -72,7 +72,10 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"proselint|vale|cspell|dprint check|editorconfig-checker|[\w-]*lint|shfmt|refurb|"
             r"reuse|zizmor|knip|madge|html-validate|ajv|pre-commit|cz check|gofmt|rustfmt|"
             r"clang-format|dotenv-linter|ec|depcheck|pyupgrade|yapf|autopep8|autoflake|"
-            r"docformatter|pycln|twine check|verilator --lint-only)\b"
+            r"docformatter|pycln|twine check|verilator --lint-only|msgfmt|"
+            # an interpreter's syntax check of a file, not a run of it
+            r"node (?:--check|-c)|ruby -w?c|perl -w?c|python[\d.]* -m (?:py_compile|json\.tool|"
+            r"compileall|tabnanny))\b"
         ),
         FailureType.LINT_ERROR,
     ),
@@ -359,7 +362,7 @@ def _part_type(part: str) -> FailureType:
     return guessed
 
 
-_BAD_INPUT = Pattern(r"(?i)\b(?:parse|syntax) error\b|\bunexpected token\b|\binvalid json\b")
+_BAD_INPUT = Pattern(r"(?i)\b(?:parse|syntax) ?error\b|\bunexpected token\b|\binvalid json\b")
 """A checker's stack trace whose message is about the file it checked, not about itself."""
 
 
