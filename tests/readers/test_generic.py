@@ -497,3 +497,31 @@ def test_more_ecosystems_error_shapes_by_their_documented_formats(
     found = _read(output, command=command)
     assert found.failure_type is failure_type
     assert quoted in " ".join([*found.facts, found.summary])
+
+
+@pytest.mark.parametrize(
+    ("output", "failure_type"),
+    [
+        ("** (FunctionClauseError) no function clause matching in Report.label/1\n",
+         FailureType.RUNTIME_ERROR),
+        ("bin/greet.rb:4:in `<main>': undefined method `[]' for nil:NilClass (NoMethodError)\n",
+         FailureType.RUNTIME_ERROR),
+        ("PHP Fatal error:  Uncaught TypeError: average(): Argument #1 must be of type array\n",
+         FailureType.RUNTIME_ERROR),
+        ("Error in summarise(scores) : object 'avgg' not found\nExecution halted\n",
+         FailureType.RUNTIME_ERROR),
+        (("lua5.4: ./stats.lua:10: attempt to perform arithmetic on a nil value\n"
+         "stack traceback:\n\t[C]: in ?\n"), FailureType.RUNTIME_ERROR),
+        ("cannot open data/sales.csv: No such file or directory at bin/report.pl line 6.\n",
+         FailureType.RUNTIME_ERROR),
+        ("Dockerfile:2 DL3008 warning: Pin versions in apt get install.\n", FailureType.LINT_ERROR),
+        ("CMakeLists.txt:03,04: [C0103] Invalid directory variable name\n", FailureType.LINT_ERROR),
+        ("lib/g.rb:1:1: C: Style/Documentation: Missing top-level documentation comment.\n",
+         FailureType.LINT_ERROR),
+    ],
+)  # fmt: skip
+def test_interpreters_and_checkers_known_by_their_own_words(
+    output: str, failure_type: FailureType
+) -> None:
+    """With a command line that says nothing (``./ci``), the output's words give the type."""
+    assert _read(output, command="./ci").failure_type is failure_type

@@ -127,7 +127,10 @@ _COMPILE_SHAPE = Pattern(
     r"|^(?:File \"[^\"\n]+\", line \d+, characters \d+-\d+|\S+\.\w+:\d+(?::\d+)?):\n"
     r"(?:.*\n){0,8}?Error: "
     # an error's class, then the place a renderer prints under it (`--> f.sol:10:25:`)
-    r"|^\w*Error: [^\n]*\n\s*--> \S+:\d+",
+    r"|^\w*Error: [^\n]*\n\s*--> \S+:\d+"
+    # an error, then the source line it is about in a numbered gutter (`6 \u2502 code`):
+    # a compiler's renderer (Sass's, Crystal's); a program's error has a stack instead
+    r"|^[^\n]*\b(?:[Ee]rror|ERROR)\b[^\n]*\n(?:[^\n]*\n){0,3}?[ \t]*\d+[ \t]*[\u2502|] ",
     M,
 )
 _LOCATED_MESSAGE = Pattern(
@@ -149,7 +152,13 @@ _RUNTIME_SHAPE = Pattern(
     # a program's error named by its kind and class (Clojure's `Execution error (X) at`)
     r"|^(?:Execution|Syntax) error \(?"
     # Julia's `ERROR: LoadError: UndefVarError:`, and any `ERROR: SomeError:`
-    r"|^ERROR: (?:LoadError: )?\w*(?:Error|Exception)\b",
+    r"|^ERROR: (?:LoadError: )?\w*(?:Error|Exception)\b"
+    # interpreters' own words: Elixir's `** (XError)`, Ruby's `... (NoMethodError)` closing
+    # the line, PHP's `Uncaught TypeError` and `PHP Parse error`, R's `Execution halted`,
+    # Lua's `stack traceback:`, Perl's `at f.pl line 6.`
+    r"|^\*\* \(\w*(?:Error|Exception)\)|\([A-Z]\w*(?:Error|Exception)\)\s*$"
+    r"|\bUncaught [A-Z]\w*(?:Error|Exception)\b|\bPHP (?:Parse|Fatal) error\b"
+    r"|^Execution halted$|^stack traceback:|\bat \S+ line \d+\.$",
     M,
 )
 _NUMBER = Pattern(r"\d+")
@@ -532,7 +541,8 @@ _SHAPES = (
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
       "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",
-      "Call history", "xecution error", "yntax error"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
+      "Call history", "xecution error", "yntax error", "** (", "PHP ", "halted", "traceback",
+      " line "), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
 )  # fmt: skip
 """The shapes of a failure type, each tried only when one of its words is in the output
 (a substring test is a fraction of a pattern's pass over every line)."""

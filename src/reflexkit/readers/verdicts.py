@@ -296,6 +296,13 @@ _SHAPES = _shapes(
         # a rule slug as the severity's qualifier (`error[template-injection]: ...`)
         r"|^(?:error|warning)\[[a-z][a-z\d]*(?:-[a-z\d]+)+\]: "),
     ),
+    # a place, then the finding's rule code (`Dockerfile:2 DL3008 warning:`,
+    # `f.txt:03,04: [C0103] ...`, rubocop's `f.rb:1:1: C: Style/Documentation: ...`)
+    (
+        _FT.LINT_ERROR,
+        ":",
+        r"^\S+:\d+(?:[:,]\d+)?:? (?:[CWERF]: )?(?:\[?[A-Z]{1,6}\d{2,5}\]?[: ]|[A-Z]\w+/[A-Z]\w+: )",
+    ),
     # a rule slug closing a located finding (`f.rst:8: ... (missing-space-after-role)`), or
     # a line number, then the rule's code (`1: T1 Title exceeds max length`)
     (
