@@ -51,6 +51,7 @@ OWN_OUTPUTS = REPO / "tests" / "data" / "tool_outputs"
 HOLDOUT_LIKE = REPO / "tests" / "data" / "holdout_like"
 UNSEEN_TOOLS = REPO / "tests" / "data" / "unseen_tools"
 UNSEEN_REPOS = REPO / "tests" / "data" / "unseen_repos"
+UNSEEN_REPOS_2 = REPO / "tests" / "data" / "unseen_repos_2"
 UNSEEN_TOOLS_2 = REPO / "tests" / "data" / "unseen_tools_2"
 UNSEEN_TOOLS_3 = REPO / "tests" / "data" / "unseen_tools_3"
 TOOL_NAMES = (
@@ -341,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             UNSEEN_TOOLS_2,
             UNSEEN_TOOLS_3,
             UNSEEN_REPOS,
+            UNSEEN_REPOS_2,
         ],
         metavar="CORPUS_DIR_OR_ITEM",
     )

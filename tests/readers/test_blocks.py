@@ -13,7 +13,7 @@ import pytest
 
 from reflexkit.models import FailureType
 from reflexkit.readers import analyse
-from reflexkit.readers.blocks import read_blocks
+from reflexkit.readers._blocks import read_blocks
 
 from ..conftest import DATA, failure_of  # noqa: TID252 -- tests/ is no package
 

@@ -9,7 +9,7 @@ import pytest
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import Findings, analyse
-from reflexkit.readers.generic import find_locations, is_library_path, parse_generic
+from reflexkit.readers._generic import find_locations, is_library_path, parse_generic
 
 from ..conftest import DATA, failure_of  # noqa: TID252 -- tests/ is no package
 

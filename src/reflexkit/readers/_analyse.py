@@ -13,16 +13,16 @@ import re
 
 from reflexkit._log import get_logger
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
+from reflexkit.readers._findings import ANSI, Findings, clip, dedupe
+from reflexkit.readers._generic import parse_generic
 from reflexkit.readers._json_reports import from_json_report
+from reflexkit.readers._kinds import error_kind, signal_exit
+from reflexkit.readers._native import parse_make
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import ANSI, Findings, clip, dedupe
-from reflexkit.readers.generic import parse_generic
-from reflexkit.readers.kinds import error_kind, signal_exit
-from reflexkit.readers.native import parse_make
-from reflexkit.readers.registry import registered_readers
-from reflexkit.readers.reports import report_as_text
-from reflexkit.readers.shell import parse_timeout
-from reflexkit.readers.verdicts import verdict
+from reflexkit.readers._registry import registered_readers
+from reflexkit.readers._reports import report_as_text
+from reflexkit.readers._shell import parse_timeout
+from reflexkit.readers._verdicts import verdict
 
 __all__ = ["analyse", "clean_output", "type_from_command"]
 
