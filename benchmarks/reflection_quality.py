@@ -10,7 +10,7 @@ over the secrets corpus (must be 0) and the look-alikes it damaged.
 Usage::
 
     python benchmarks/reflection_quality.py [CORPUS_DIR_OR_ITEM ...] [--secrets DIR] [--verbose]
-        [--generic-only] [--prefix PREFIX] [--per-tool]
+        [--generic-only] [--prefix PREFIX] [--per-tool] [--hide-commands]
 
 CORPUS_DIR defaults to ``../shared/corpus/failures/dev`` relative to the repository, the
 repository's own real outputs in ``tests/data/tool_outputs`` and ``tests/data/holdout_like``:
@@ -20,7 +20,8 @@ An argument may also be one item's file. ``--prefix b3-`` keeps the items whose 
 starts so (one batch of ``tests/data/holdout_like``); ``--per-tool`` adds the failure type,
 key facts and category of each tool that missed something. ``--generic-only`` unregisters
 every reader first, so the generic reader reads everything: a measure of how the heuristic
-does on formats it has no reader for.
+does on formats it has no reader for. ``--hide-commands`` replaces each command line with
+``./ci``: how well the output alone is read, as for a tool no table knows by name.
 """
 
 from __future__ import annotations
@@ -64,11 +65,17 @@ TOOL_NAMES = (
     "ninja", "scons", "rubocop", "testthat", "swipl", "plunit", "gdc", "valac", "cobc", "mcs",
     "iverilog", "ocaml", "nox", "pre-commit", "cmake-lint", "sphinx-lint", "gitlint",
     "commitlint", "pyrefly", "refurb", "zizmor", "semgrep", "ansible-lint", "qunit", "tsd",
-    "publint", "jsonlint", "madge", "html-validate", "solc", "ajv", "knip", "c8",
+    "publint", "jsonlint", "madge", "html-validate", "solc", "ajv", "knip", "c8", "sass",
+    "lessc", "jshint", "ts-node", "esbuild", "webpack", "depcheck", "pyupgrade", "yapf", "twine",
+    "verilator", "nasm", "gawk", "clisp", "gtest", "googletest", "clojure", "sqlite3",
+    "msgfmt",
 )  # fmt: skip
 """Tools a reflection may name as the one that failed (words that are also verbs or advice,
 ``make``, ``pip``, ``npm``, are left out); naming one that neither the command nor the output
 mentions is a wrong-tool error."""
+HIDDEN_COMMAND = "./ci"
+"""The command line ``--hide-commands`` puts in place of each item's: a script that says
+nothing of what it runs, so the type comes from the output's own evidence alone."""
 RUNS = 5
 PASTE_LIMIT = 300
 """No block copied verbatim from the output may be longer than this."""
@@ -176,7 +183,12 @@ def print_misses(item: dict[str, Any], reflection: Reflection, missing: list[str
 
 
 def measure_corpus(
-    folder: Path, *, verbose: bool, prefix: str = "", per_tool: bool = False
+    folder: Path,
+    *,
+    verbose: bool,
+    prefix: str = "",
+    per_tool: bool = False,
+    hide_commands: bool = False,
 ) -> dict[str, float]:
     """Run the pipeline over a corpus folder (or one item's file) and print its figures."""
     paths = item_paths(folder, prefix)
@@ -193,6 +205,8 @@ def measure_corpus(
         item: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         expected = item["expected"]
         failure = structure(item["failureContext"], FailureContext, source=str(path))
+        if hide_commands:
+            failure = attrs.evolve(failure, command=HIDDEN_COMMAND)
         reflection, elapsed, heuristic = reflect(failure, redactor, generator)
         text = quoted_text(reflection)
         missing = [fact for fact in expected["keyFacts"] if fact not in text]
@@ -343,13 +357,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--per-tool", action="store_true", help="print the figures per tool where one missed"
     )
+    parser.add_argument(
+        "--hide-commands",
+        action="store_true",
+        help=f"replace every command line with {HIDDEN_COMMAND!r}: what the output alone says",
+    )
     args = parser.parse_args(argv)
     if args.generic_only:
         for reader in registered_readers():
             unregister_reader(reader.name)
         print("generic reader only (every registered reader removed)")
     for folder in args.corpus:
-        measure_corpus(folder, verbose=args.verbose, prefix=args.prefix, per_tool=args.per_tool)
+        measure_corpus(
+            folder,
+            verbose=args.verbose,
+            prefix=args.prefix,
+            per_tool=args.per_tool,
+            hide_commands=args.hide_commands,
+        )
     measure_large(OWN_OUTPUTS)
     return 1 if measure_secrets(args.secrets) else 0
 

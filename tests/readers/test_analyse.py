@@ -155,3 +155,28 @@ def test_a_files_extension_names_no_program() -> None:
     assert found.category is ReflectionCategory.ROOT_CAUSE
     versioned = _analysed("lua5.4 main.lua", "lua5.4: main.lua:3: attempt to add a nil value\n")
     assert versioned.failure_type is FailureType.RUNTIME_ERROR
+
+
+def test_an_interpreters_syntax_check_is_a_checker() -> None:
+    """``node --check``, ``ruby -c``, ``python3 -m json.tool``: a check of a file, not a run.
+
+    Its syntax error is the code's root cause.
+    """
+    from reflexkit.models import FailureType, ReflectionCategory  # noqa: PLC0415
+
+    node = _analysed(
+        "node --check src/cart.js",
+        "/p/src/cart.js:2\n  return items.reduce((s, i) => s + i.price, 0;\n"
+        "                                             ^\n\n"
+        "SyntaxError: missing ) after argument list\n"
+        "    at wrapSafe (node:internal/modules/cjs/loader:1464:18)\n"
+        "    at checkSyntax (node:internal/main/check_syntax:78:3)\n",
+    )
+    assert node.failure_type is FailureType.LINT_ERROR
+    assert node.category is ReflectionCategory.ROOT_CAUSE
+    ruby = _analysed("ruby -c lib/slug.rb", "lib/slug.rb:8: syntax error, unexpected `end'\n")
+    assert ruby.failure_type is FailureType.LINT_ERROR
+    json_tool = _analysed(
+        "python3 -m json.tool config/app.json", "Expecting ',' delimiter: line 4 column 3\n"
+    )
+    assert json_tool.failure_type is FailureType.LINT_ERROR

@@ -65,3 +65,34 @@ def test_a_table_row_or_a_count_behind_a_cross_is_no_test() -> None:
         "\u2716 | 2       1 | tax [0.3s]\n\u2716 Found 1 circular dependency!\n\u2716 3 problems\n"
     )
     assert read_blocks(text) == []
+
+
+def test_verdicts_printed_after_their_details_keep_them() -> None:
+    """Nim's unittest prints a test's failed checks, then ``[FAILED] name``.
+
+    Each test keeps the checks above its verdict, never the one below it (a real ``nim c
+    -r`` run).
+    """
+    text = (
+        "[Suite] cart\n  [OK] empty cart costs nothing\n"
+        "    /p/tests/tcart.nim(9, 23): Check failed: total(items) == 11\n"
+        "    total(items) was 8\n  [FAILED] total multiplies quantity\n"
+        "    /p/tests/tcart.nim(12, 9): Check failed: total(@[]) == 0\n"
+        "  [FAILED] empty total\n"
+        "Error: execution of an external program failed: '/p/tests/tcart '\n"
+    )
+    first, second = read_blocks(text)
+    assert first.test == "total multiplies quantity"
+    assert "total(items) == 11" in first.fact()
+    assert "total(@[]) == 0" in second.fact()
+    assert "total(items)" not in second.fact()
+    found = analyse(failure_of("nim c -r tests/tcart.nim", text))
+    assert found.failure_type is FailureType.TEST_FAILURE
+
+
+def test_details_below_a_bracket_verdict_stay_below() -> None:
+    """``[FAIL] a`` with its details under it: the next test does not take them."""
+    text = "[FAIL] a\n    expected 1 got 2\n[FAIL] b\n    expected 3 got 4\n"
+    first, second = read_blocks(text)
+    assert "expected 1 got 2" in first.fact()
+    assert "expected 3 got 4" in second.fact()

@@ -298,6 +298,10 @@ def test_a_caret_label_and_the_place_below_join_their_error() -> None:
         ),
         ("Error: (car) bad argument type: ()\n\tCall history:\n\t<eval> (f)\n",
          FailureType.RUNTIME_ERROR),
+        ("Execution error (ClassCastException) at user/total (report.clj:1).\nclass x\n",
+         FailureType.RUNTIME_ERROR),
+        ("Syntax error reading source at (src/report.clj:4:1).\nEOF while reading\n",
+         FailureType.RUNTIME_ERROR),
     ],
 )  # fmt: skip
 def test_compiler_and_runtime_shapes_of_more_languages(
@@ -418,3 +422,106 @@ def test_a_finding_headed_by_its_rule_id_is_quoted_with_its_place() -> None:
         command="./scan",
     )
     assert "\u276f\u2771 no-yaml-load" in alone.facts
+
+
+def test_the_same_finding_at_other_places_fills_the_room_left() -> None:
+    """Jshint's three ``Missing semicolon.`` at three places: each place is quoted."""
+    found = _read(
+        "src/app.js: line 2, col 14, Missing semicolon.\n"
+        "src/app.js: line 4, col 26, Missing semicolon.\n"
+        "src/app.js: line 7, col 13, Missing semicolon.\n\n3 errors\n",
+        command="npx jshint src/",
+    )
+    text = " ".join(found.facts)
+    for place in ("line 2, col 14", "line 4, col 26", "line 7, col 13"):
+        assert place in text
+    assert "src/app.js: line 4" in find_locations("src/app.js: line 4, col 26, Missing")
+
+
+def test_headings_with_bulleted_items_and_error_tags_behind_a_cross() -> None:
+    """Headings with bulleted items, error tags behind a cross, a project's own missing path.
+
+    depcheck's ``Unused dependencies`` then ``* moment``; esbuild's ``✘ [ERROR] x`` is an
+    error, not a failing test; webpack's own missing path is no missing package.
+    """
+    found = _read(
+        "Unused dependencies\n* moment\nMissing dependencies\n* dayjs: ./index.js\n",
+        command="npx depcheck",
+    )
+    assert "Unused dependencies * moment" in found.facts
+    esbuild = _read(
+        '\u2718 [ERROR] Could not resolve "lodash-es"\n\n    src/index.js:2:25:\n\n1 error\n',
+        command="npx esbuild src/index.js --bundle",
+    )
+    assert esbuild.failure_type is FailureType.BUILD_ERROR
+    webpack = _read(
+        "ERROR in ./src/index.js 1:0-38\nModule not found: Error: Can't resolve './charts/line' "
+        "in '/p/src'\n",
+        command="npx webpack",
+    )
+    assert webpack.failure_type is FailureType.BUILD_ERROR
+    fixer = _read("Rewriting app/models.py\n", command="./fix")
+    assert fixer.failure_type is FailureType.LINT_ERROR
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "failure_type", "quoted"),
+    [
+        ("./ci", ("[error] /p/src/main/scala/Main.scala:3:15: type mismatch;\n[error]  found   : "
+         "String\n[error]  required: Int\n[error] one error found\n"), FailureType.BUILD_ERROR,
+         "Main.scala:3:15: type mismatch;"),
+        ("./ci", ("[INFO] Compiling 2 source files\n[ERROR] /p/src/main/java/App.java:[12,5] "
+         "cannot find symbol\n"), FailureType.BUILD_ERROR, "App.java:[12,5] cannot find symbol"),
+        ("./ci", "e: file:///p/src/Main.kt:3:5 Unresolved reference 'foo'.\n",
+         FailureType.BUILD_ERROR, "Unresolved reference 'foo'."),
+        ("./ci", ("-- TYPE MISMATCH ------------------------------------------- src/Main.elm\n\n"
+         "The 1st argument to `text` is not what I expect:\n"), FailureType.BUILD_ERROR,
+         "TYPE MISMATCH"),
+        ("./ci", "/p/main.odin(3:5) Error: Undeclared name: foo\n", FailureType.BUILD_ERROR,
+         "main.odin(3:5) Error: Undeclared name: foo"),
+        ("./ci", ('#8 ERROR: process "/bin/sh -c npm ci" did not complete successfully: exit '
+         'code: 1\nERROR: failed to solve: process "/bin/sh -c npm ci" did not complete '
+         "successfully: exit code: 1\n"), FailureType.BUILD_ERROR, "failed to solve"),
+        ("./ci", ("ERROR: LoadError: UndefVarError: `x` not defined\nStacktrace:\n [1] top-level "
+         "scope\n   @ /p/main.jl:3\n"), FailureType.RUNTIME_ERROR, "UndefVarError"),
+    ],
+)  # fmt: skip
+def test_more_ecosystems_error_shapes_by_their_documented_formats(
+    command: str, output: str, failure_type: FailureType, quoted: str
+) -> None:
+    """More ecosystems' error shapes, written from their documented formats.
+
+    sbt's and Maven's tagged errors, kotlinc's ``e:``, Elm's headers, Odin's ``f(3:5)``,
+    docker's ``failed to solve``, Julia's ``ERROR: LoadError:``.
+    """
+    found = _read(output, command=command)
+    assert found.failure_type is failure_type
+    assert quoted in " ".join([*found.facts, found.summary])
+
+
+@pytest.mark.parametrize(
+    ("output", "failure_type"),
+    [
+        ("** (FunctionClauseError) no function clause matching in Report.label/1\n",
+         FailureType.RUNTIME_ERROR),
+        ("bin/greet.rb:4:in `<main>': undefined method `[]' for nil:NilClass (NoMethodError)\n",
+         FailureType.RUNTIME_ERROR),
+        ("PHP Fatal error:  Uncaught TypeError: average(): Argument #1 must be of type array\n",
+         FailureType.RUNTIME_ERROR),
+        ("Error in summarise(scores) : object 'avgg' not found\nExecution halted\n",
+         FailureType.RUNTIME_ERROR),
+        (("lua5.4: ./stats.lua:10: attempt to perform arithmetic on a nil value\n"
+         "stack traceback:\n\t[C]: in ?\n"), FailureType.RUNTIME_ERROR),
+        ("cannot open data/sales.csv: No such file or directory at bin/report.pl line 6.\n",
+         FailureType.RUNTIME_ERROR),
+        ("Dockerfile:2 DL3008 warning: Pin versions in apt get install.\n", FailureType.LINT_ERROR),
+        ("CMakeLists.txt:03,04: [C0103] Invalid directory variable name\n", FailureType.LINT_ERROR),
+        ("lib/g.rb:1:1: C: Style/Documentation: Missing top-level documentation comment.\n",
+         FailureType.LINT_ERROR),
+    ],
+)  # fmt: skip
+def test_interpreters_and_checkers_known_by_their_own_words(
+    output: str, failure_type: FailureType
+) -> None:
+    """With a command line that says nothing (``./ci``), the output's words give the type."""
+    assert _read(output, command="./ci").failure_type is failure_type

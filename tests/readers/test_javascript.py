@@ -224,3 +224,35 @@ def test_tap_of_another_runner_is_not_read_as_node_test() -> None:
     assert "expected: $5.00" in text
     assert "test/money.test.js:4:12" in text
     assert found.failure_type is FailureType.TEST_FAILURE
+
+
+def test_typescripts_errors_under_another_program_name_no_tsc() -> None:
+    """ts-node's ``TSError`` quotes the compiler's TS2322; tsc itself did not run."""
+    output = (
+        "TSError: \u2a2f Unable to compile TypeScript:\n"
+        "src/report.ts(7,35): error TS2322: Type 'string' is not assignable to type 'number'.\n\n"
+        "    at createTSError (/p/node_modules/ts-node/src/index.ts:859:12)\n"
+    )
+    failure = FailureContext(
+        task_id="t", subtask_id="s", attempt_number=1, command="npx ts-node src/report.ts",
+        exit_code=1, error_output=output,
+    )  # fmt: skip
+    text = reflection_text(GEN.generate(failure))
+    assert "TS2322" in text
+    assert "tsc" not in text.replace("ts-node", "")
+
+
+def test_an_error_whose_message_goes_on_below_is_quoted_with_its_last_line() -> None:
+    """``Error: Parse error on line 4:`` then the snippet, the caret, and what was expected."""
+    output = (
+        'Error: Parse error on line 4:\n..."],  "retries": 3,}\n---------------------^\n'
+        "Expecting 'STRING', got '}'\n"
+        "    at Object.parseError (/p/node_modules/jsonlint/lib/jsonlint.js:55:11)\n"
+        "    at main (/p/node_modules/jsonlint/lib/cli.js:135:14)\n"
+    )
+    failure = FailureContext(
+        task_id="t", subtask_id="s", attempt_number=1, command="npx jsonlint -q a.json",
+        exit_code=1, error_output=output,
+    )  # fmt: skip
+    found = analyse(failure)
+    assert found.facts[0] == "Error: Parse error on line 4: Expecting 'STRING', got '}'"

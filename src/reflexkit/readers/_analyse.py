@@ -71,7 +71,11 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"interrogate|lint-imports|mdformat|djlint|doc8|rstcheck|validate-pyproject|deptry|"
             r"proselint|vale|cspell|dprint check|editorconfig-checker|[\w-]*lint|shfmt|refurb|"
             r"reuse|zizmor|knip|madge|html-validate|ajv|pre-commit|cz check|gofmt|rustfmt|"
-            r"clang-format|dotenv-linter|ec)\b"
+            r"clang-format|dotenv-linter|ec|depcheck|pyupgrade|yapf|autopep8|autoflake|"
+            r"docformatter|pycln|twine check|verilator --lint-only|msgfmt|"
+            # an interpreter's syntax check of a file, not a run of it
+            r"node (?:--check|-c)|ruby -w?c|perl -w?c|python[\d.]* -m (?:py_compile|json\.tool|"
+            r"compileall|tabnanny))\b"
         ),
         FailureType.LINT_ERROR,
     ),
@@ -92,7 +96,8 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"dotnet build|msbuild|npm run build|yarn build|pnpm build|vite build|webpack|"
             r"esbuild|rollup|zig build|swift build|rustc|erlc|ghc|cabal build|stack build|"
             r"dune build|nim c|crystal build|gfortran|gnatmake|gprbuild|fpc|gdc|ldc2|dmd|valac|"
-            r"cobc|mcs|csc|iverilog|protoc|buf build|solcjs|solc|asc|coffee -c|scons|tsc -b)\b"
+            r"cobc|mcs|csc|iverilog|protoc|buf build|solcjs|solc|asc|coffee -c|scons|tsc -b|"
+            r"sass|lessc|nasm|yasm|verilator)\b"
         ),
         FailureType.BUILD_ERROR,
     ),
@@ -101,7 +106,7 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
         Pattern(
             r"(?<!\.)\b(?:python[\d.]*|node|cargo run|go run|ruby[\d.]*|java|deno|bun|perl[\d.]*|"
             r"php[\d.]*|dotnet run|Rscript|julia|lua[\d.]*|elixir|tclsh[\d.]*|guile|racket|sbcl|"
-            r"csi|ocaml|swipl|gawk|awk)\b"
+            r"csi|ocaml|swipl|gawk|awk|clisp|ts-node|tsx|clojure|clj|bb)\b"
         ),
         FailureType.RUNTIME_ERROR,
     ),
@@ -296,7 +301,10 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
                 _as_findings_of_a_checker(found)
         return found
     guessed = _compound_command_type(_script_command(text, failure.command), found.failure_type)
-    keeps_own = guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC
+    keeps_own = (guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC) or (
+        # a build that runs its tests (`nim c -r`, `make check`): the failing tests are shown
+        guessed is FailureType.BUILD_ERROR and bool(found.tests)
+    )
     if guessed is not FailureType.UNKNOWN and not keeps_own:
         found.failure_type = guessed
     if guessed is FailureType.LINT_ERROR and found.facts:
@@ -354,7 +362,7 @@ def _part_type(part: str) -> FailureType:
     return guessed
 
 
-_BAD_INPUT = Pattern(r"(?i)\b(?:parse|syntax) error\b|\bunexpected token\b|\binvalid json\b")
+_BAD_INPUT = Pattern(r"(?i)\b(?:parse|syntax) ?error\b|\bunexpected token\b|\binvalid json\b")
 """A checker's stack trace whose message is about the file it checked, not about itself."""
 
 

@@ -36,7 +36,9 @@ _HEADER = Pattern(
     r"|^[ \t]*not ok \d+(?: -)? (?P<tap>[^#\n]*?[^#\s])(?:\s+#.*)?$"  # TAP 14 subtests indent
     r"|^[ \t]*--- FAIL: (?P<go>\S+)"
     r"|^[ \t]*(?:FAIL|ERROR):? +(?P<fail>(?!\d+ (?:tests?|failed))(?!\()\S.*?)\s*$"
-    r"|^[ \t\u2502|]*\[(?:FAIL|FAILED|ERROR)\] +(?P<bracket>\S.*?)[ \t\u2502|]*$"
+    r"|^[ \t\u2502|]*\[ *(?:FAIL|FAILED|ERROR) *\] +(?P<bracket>(?!\d+ tests?\b)\S.*?)"
+    + _DURATION
+    + r"[ \t\u2502|]*$"
     r"|^(?:Failure|Error) (?:->|\u2192) (?P<arrow>\S.*?)\s*$"
     r"|^[ \t]*(?P<dots>\S.*?) ?\.{3,} ?\*?(?:FAIL|FAILED|ERROR|failed|Failed)\*?"
     + _DURATION
@@ -64,7 +66,8 @@ _HEADER = Pattern(
     r"Exception|Child aborted|Not Run)\)"
     r"|^[ \t]*#[ \t]+Failed test (?P<perl>'[^'\n]*'|\S.*?)\s*$"
     r"|^[ \t]*[\u2717\u2716\u00d7\u2718\u274c\u2715] "
-    r"(?P<cross>(?![Ff]ound \d|\d+ (?:problems?|errors?|warnings?|issues?)\b|\|)\S.*?)\s*$",
+    r"(?P<cross>(?![Ff]ound \d|\d+ (?:problems?|errors?|warnings?|issues?)\b|\||\[(?i:error|warn))"
+    r"\S.*?)\s*$",
     M,
 )
 """A failing test's header; the group that matched holds its id (or a location, ``arrow``)."""
@@ -95,7 +98,7 @@ _STRONG = Pattern(
 """An exception's class or an assertion's verdict: the block's message before any other."""
 _PAIR = Pattern(
     r"^\s*(?:[-+]\s*)?(?:expected|actual|received|got|want(?:ed)?|left|right|but was|but got|"
-    r"Expected|Actual|Received|Got|Want|Left|Right|Passed in|Expression|Evaluated)\b"
+    r"Expected|Actual|Received|Got|Want|Left|Right|Passed in|Expression|Evaluated|Which is)\b"
     r"(?: [\w ]{0,20})?\s*[:=]"
     r"|^\s*-* ?Result (?:was|should have been)\b.*:$"  # `---- Result was:`, the value below
     r"|^\s*(?:\+\+|--)\S.*\((?:Expected|Actual)\)\s*$"  # a diff's `++want (Expected)`
@@ -109,8 +112,9 @@ _LOCATION = Pattern(
     r'File "(?P<py>[^"\n]+)", line (?P<pyline>\d+)(?:, characters \d+-\d+)?'
     r"|(?<![^\s\"'(\[<,=#])(?:file://)?"
     r"(?P<path>(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9})"
-    r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:,(?P<pcol>\d+))?\))"
-    r'|(?<![^\s"(])(?P<named>"[^"\n]+\.\w+"|[\w./-]+\.\w+)(?:,? (?:line|on line|@) |:line )'
+    r"(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)(?:[,:] ?(?P<pcol>\d+))?\)"
+    r"|:\[(?P<bline>\d+),(?P<bcol>\d+)\])"
+    r'|(?<![^\s"(])(?P<named>"[^"\n]+\.\w+"|[\w./-]+\.\w+)(?:[,:]? (?:line|on line|@) |:line )'
     r"(?P<nl>\d+)"
     r"|\bin (?P<php>\S+\.\w+) on line (?P<phpline>\d+)"
     r"|(?<!\S)(?P<spaced>[\w./-]*\w\.[A-Za-z]\w{0,9}) (?P<sline>\d+):(?P<scol>\d+)\b"
@@ -216,7 +220,7 @@ def location_path(location: str) -> str:
         return location[6:].split('"', 1)[0]
     location = location.removeprefix("in ").removeprefix("file://")
     return re.split(
-        r":\d|\(\d|,? line \d| on line \d| @ \d| \d+:\d|:line \d", location, maxsplit=1
+        r":\[?\d|\(\d|[,:]? line \d| on line \d| @ \d| \d+:\d|:line \d", location, maxsplit=1
     )[0].strip('"')
 
 
@@ -231,9 +235,10 @@ def read_blocks(text: str) -> list[Block]:
     """Return the failing tests printed in *text*, each with the facts printed under it."""
     lines = text.splitlines()
     starts = _headers(lines)
+    last = _VERDICT_LAST | (_BRACKET if _verdicts_follow_details(lines, starts) else frozenset())
     blocks: dict[str, Block] = {}
     for number, (_, match) in enumerate(starts):
-        block = _block(match, _body_of(lines, starts, number))
+        block = _block(match, _body_of(lines, starts, number, last))
         if block is None:
             continue
         # a progress line, then the report (or a closing line naming the id alone): one block
@@ -251,6 +256,28 @@ _HEADER_LINE = 300
 """A header is a short line: longer ones are not tried."""
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _verdicts_follow_details(lines: list[str], starts: list[tuple[int, re.Match[str]]]) -> bool:
+    """Whether ``[FAILED] x`` verdicts come after their test's details (Nim's unittest).
+
+    So when the first such header has lines indented under the level it stands at just above
+    it that say what failed, after a line that is no header (``[OK] other``, ``[Suite] s``).
+    """
+    first = next((index for index, m in starts if m.lastgroup == "bracket"), None)
+    if first is None or first == 0:
+        return False
+    level = _indent(lines[first])
+    above = first - 1
+    while above >= 0 and lines[above].strip() and _indent(lines[above]) > level:
+        above -= 1
+    headed = above >= 0 and any(index == above for index, _ in starts)
+    details = lines[above + 1 : first]
+    return bool(details) and not headed and any(_MESSAGE.search(line) for line in details)
+
+
 def _headers(lines: list[str]) -> list[tuple[int, re.Match[str]]]:
     """The failing tests' header lines: their index and the shape that matched."""
     starts: list[tuple[int, re.Match[str]]] = []
@@ -261,20 +288,50 @@ def _headers(lines: list[str]) -> list[tuple[int, re.Match[str]]]:
     return starts
 
 
-def _body_of(lines: list[str], starts: list[tuple[int, re.Match[str]]], number: int) -> list[str]:
+def _body_of(
+    lines: list[str], starts: list[tuple[int, re.Match[str]]], number: int, last: frozenset[str]
+) -> list[str]:
+    started = _started_above(lines, starts, number)
+    if started is not None:  # `[ RUN ] x` ... `[ FAILED ] x`: the lines between are x's
+        return lines[started + 1 : starts[number][0]]
+    return _beside(lines, starts, number, last)
+
+
+_STARTED = Pattern(r"^\W*\[? *(?:RUN|START(?:ED)?|RUNNING)\b *\]? *:? *(?P<id>\S.*?)\s*$")
+"""A runner's line that a test starts (``[ RUN      ] Suite.Test``, ``=== RUN   TestX``)."""
+
+
+def _started_above(
+    lines: list[str], starts: list[tuple[int, re.Match[str]]], number: int
+) -> int | None:
+    """The index of the line above the *number*-th header that started its test, if any."""
+    index, match = starts[number]
+    test = (match[match.lastgroup or ""] or "").strip() if match.lastgroup else ""
+    begin = max(starts[number - 1][0] + 1 if number else 0, index - _BODY_LINES)
+    for above in range(index - 1, begin - 1, -1):
+        started = _STARTED.match(lines[above])
+        if started is not None:
+            return above if test and started["id"] == test else None
+    return None
+
+
+def _beside(
+    lines: list[str], starts: list[tuple[int, re.Match[str]]], number: int, last: frozenset[str]
+) -> list[str]:
     """The lines of the *number*-th block: below its header, or above it.
 
     A runner that prints the failure before its verdict (``(fail) a > b``) has the block's
     lines above the header, back to the previous one.
     """
     index, match = starts[number]
-    if match.lastgroup in _VERDICT_LAST:
+    if match.lastgroup in last:
         begin = starts[number - 1][0] + 1 if number else 0
         return lines[max(begin, index - _BODY_LINES) : index]
     end = starts[number + 1][0] if number + 1 < len(starts) else len(lines)
     return lines[index + 1 : min(end, index + 1 + _BODY_LINES)]
 
 
+_BRACKET = frozenset({"bracket"})
 _VERDICT_LAST = frozenset({"paren"})
 """Headers a runner prints after the test's failure (``(fail) a > b [4ms]``): the lines
 above them, back to the previous header, are the test's."""
@@ -319,9 +376,15 @@ _TEST_ID = Pattern(r"(?i)test|::|#|\w\.\w+\)| > | \u203a |/")
 ``x (mod.Class)``, ``a > b``, ``a/b``."""
 
 
+_WHERE_FIRST = Pattern(r"(?:in|at|on|while|during|from) ")
+"""``ERROR in ./src/index.js 1:0-38`` (webpack): a place, not a test's id."""
+
+
 def _is_weak(match: re.Match[str], test: str) -> bool:
     """Whether an ``ERROR``/``FAIL`` header is an error line more likely than a test's."""
-    return match.group(0).lstrip().startswith("ERROR") and not _TEST_ID.search(test)
+    if not match.group(0).lstrip().startswith("ERROR"):
+        return False
+    return _WHERE_FIRST.match(test) is not None or not _TEST_ID.search(test)
 
 
 _Named = tuple[str, str, list[str]]

@@ -42,9 +42,11 @@ _ERROR_LINE = Pattern(
     r"|^\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
     r"fatal error|Uncaught\b|Unhandled\b|[✗✖\u00d7✘❌]|\[(?:ERROR|FAIL|FATAL)\])"
     r"|\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at |@)"
-    r"|\berror (?:TS|CS|C|LNK)\d+"
+    r"|\berror (?:TS|CS|C|LNK|[A-Z]{1,4}\d{3})\d+"
     r"|\b(?:Segmentation fault|core dumped|Aborted|Killed)\b"
-    r"|\b(?:syntax|parse|compile|compilation|fatal|type|runtime|internal) errors?\b"
+    r"|^\[(?:error|Error)\] |^e: \S|^-- [A-Z][A-Z ]+ -{3,}"  # sbt, kotlinc, Elm's headers
+    r"|\b(?:[Ss]yntax|[Pp]arse|[Cc]ompile|[Cc]ompilation|fatal|[Tt]ype|[Rr]untime|internal|"
+    r"Execution) errors?\b"
     r"|\b(?:Error|ERROR|Errors) (?:at|in|on|while)\b|^\s*(?:#\s*)?Failed test\b"
     r"|\bE(?:CONN\w+|NOENT|ACCES|PERM|ADDRINUSE|TIMEDOUT|PIPE|NOTFOUND|EXIST|ISDIR|NOTDIR|"
     r"NOSPC|ROFS|AGAIN|HOSTUNREACH|NETUNREACH)\b"
@@ -114,15 +116,21 @@ _TEST_SHAPE = Pattern(
 )
 _COMPILE_SHAPE = Pattern(
     r"^\S+\.\w+:\d+(?:[:.]\d+)?(?:-\d+(?:[:.]\d+)?)?:\s*(?:fatal )?error\b"
-    r"|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+"
+    r"|^error(?:\[\w+\])?:|\berror (?:TS|CS|C|FS|BC|MSB)\d+"
+    # a build tool's tagged error with a place (sbt's `[error] f.scala:3:5:`, Maven's
+    # `[ERROR] /x/F.java:[12,5]`), kotlinc's `e: f.kt:3:5`, Elm's `-- TYPE MISMATCH ---`
+    r"|^(?:\[(?:error|ERROR)\]|e:) (?:file://)?\S+\.\w+:\[?\d+|^-- [A-Z][A-Z ]+ -{3,}"
     # `f.pas(16,10) Error:`, `f.nim(10, 18) Error:`: a place in parentheses, then the error
-    r"|^\S+\.\w+\(\d+(?:, ?\d+)?\):? (?:[Ee]rror|Fatal)\b"
+    r"|^\S+\.\w+\(\d+(?:[,:] ?\d+)?\):? (?:[Ee]rror|Fatal)\b"
     # a place alone (OCaml's `File "x.ml", line 5, characters 2-9:`, gfortran's `f.f90:6:8:`),
     # the source line under it, then `Error:`
     r"|^(?:File \"[^\"\n]+\", line \d+, characters \d+-\d+|\S+\.\w+:\d+(?::\d+)?):\n"
     r"(?:.*\n){0,8}?Error: "
     # an error's class, then the place a renderer prints under it (`--> f.sol:10:25:`)
-    r"|^\w*Error: [^\n]*\n\s*--> \S+:\d+",
+    r"|^\w*Error: [^\n]*\n\s*--> \S+:\d+"
+    # an error, then the source line it is about in a numbered gutter (`6 \u2502 code`):
+    # a compiler's renderer (Sass's, Crystal's); a program's error has a stack instead
+    r"|^[^\n]*\b(?:[Ee]rror|ERROR)\b[^\n]*\n(?:[^\n]*\n){0,3}?[ \t]*\d+[ \t]*[\u2502|] ",
     M,
 )
 _LOCATED_MESSAGE = Pattern(
@@ -140,7 +148,17 @@ _RUNTIME_SHAPE = Pattern(
     # `Unhandled TYPE-ERROR`, `Unhandled exception:`)
     r"|^\s*(?:[Uu]nhandled|[Uu]ncaught|raised) (?:exception\b|[\w.:-]*(?:ERROR|Error|Exception)\b)"
     # a program's stack, printed as it died (Guile's, SBCL's, CHICKEN's)
-    r"|^\s*(?:Backtrace(?: for)?:|Call history:)",
+    r"|^\s*(?:Backtrace(?: for)?:|Call history:)"
+    # a program's error named by its kind and class (Clojure's `Execution error (X) at`)
+    r"|^(?:Execution|Syntax) error \(?"
+    # Julia's `ERROR: LoadError: UndefVarError:`, and any `ERROR: SomeError:`
+    r"|^ERROR: (?:LoadError: )?\w*(?:Error|Exception)\b"
+    # interpreters' own words: Elixir's `** (XError)`, Ruby's `... (NoMethodError)` closing
+    # the line, PHP's `Uncaught TypeError` and `PHP Parse error`, R's `Execution halted`,
+    # Lua's `stack traceback:`, Perl's `at f.pl line 6.`
+    r"|^\*\* \(\w*(?:Error|Exception)\)|\([A-Z]\w*(?:Error|Exception)\)\s*$"
+    r"|\bUncaught [A-Z]\w*(?:Error|Exception)\b|\bPHP (?:Parse|Fatal) error\b"
+    r"|^Execution halted$|^stack traceback:|\bat \S+ line \d+\.$",
     M,
 )
 _NUMBER = Pattern(r"\d+")
@@ -253,7 +271,9 @@ def _may_be_weak(low: str) -> bool:
 
 def _may_be_an_error_line(line: str, low: str) -> bool:
     """Return whether *line* can match ``_ERROR_LINE`` (a literal scan, ~10x cheaper)."""
-    if line.lstrip()[:1] == "E" or ("[" in line and _BRACKET_CODE.search(line)):
+    if line.lstrip()[:1] == "E" or line.startswith(("e: ", "-- ")):
+        return True
+    if "[" in line and _BRACKET_CODE.search(line):
         return True
     return _ANY_ERROR_KEY.search(low) is not None
 
@@ -289,22 +309,34 @@ def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False
     above the stack, which states it. With *strict* (warnings treated as errors, said by the
     output's verdict) a warning line is an error line.
     """
+    candidates = _candidates(lines, own, strict=strict)
     picked: list[str] = []
     shapes: set[str] = set()
-    used = 0
-    for index in _candidates(lines, own, strict=strict):
+    repeats: list[int] = []
+    for index in candidates:
         shape = _NUMBER.sub("#", lines[index].strip())
-        if shape in shapes or _repeats_an_identifier(lines[index], picked):
-            continue
-        fact = _as_fact(lines, index)
-        if any(fact in p for p in picked) or (picked and used + len(fact) > _FACT_BUDGET):
-            continue
-        shapes.add(shape)
-        picked.append(fact)
-        used += len(fact)
+        if shape in shapes:
+            repeats.append(index)
+        elif not _repeats_an_identifier(lines[index], picked) and _pick(lines, index, picked):
+            shapes.add(shape)
+        if len(picked) == _MAX_FACTS:
+            return picked
+    for index in repeats:  # the same finding at other places, where room is left
+        if find_locations(lines[index]):
+            _pick(lines, index, picked)
         if len(picked) == _MAX_FACTS:
             break
     return picked
+
+
+def _pick(lines: list[str], index: int, picked: list[str]) -> bool:
+    """Add the line at *index* as a fact if it is new and fits the budget; say if it did."""
+    fact = _as_fact(lines, index)
+    used = sum(len(p) for p in picked)
+    if any(fact in p for p in picked) or (picked and used + len(fact) > _FACT_BUDGET):
+        return False
+    picked.append(fact)
+    return True
 
 
 def _candidates(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list[int]:
@@ -327,7 +359,7 @@ def _scores(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list[tup
     stack = [bool(_STACK_HEADER.match(line) or _FRAME.search(line)) for line in lines]
     stack.append(False)
     return [
-        (index, 4 if _RULE_FINDING.match(line) and _placed_below(lines, index) else rank)
+        (index, 4 if _rule_headed(line) and _placed_below(lines, index) else rank)
         for index, line in enumerate(lines)
         for rank in [_ranked(line, own, strict=strict, frame=stack[index], above=stack[index + 1])]
     ]
@@ -365,9 +397,13 @@ def _ranked(line: str, own: tuple[str, ...], *, strict: bool, frame: bool, above
     score = _score(line, own)
     if above and _WORDS.search(line):
         score = max(score, 2) + 2  # the message a stack trace explains
-    if _RULE_FINDING.match(line) or _RULE_ALONE.match(line):
+    if "-" in line and (_RULE_FINDING.match(line) or _RULE_ALONE.match(line)):
         score = max(score, 2)  # a checker's finding headed by its rule id
     return score
+
+
+def _rule_headed(line: str) -> bool:
+    return "-" in line and _RULE_FINDING.match(line) is not None
 
 
 def _placed_below(lines: list[str], index: int) -> bool:
@@ -457,6 +493,8 @@ def _with_place(lines: list[str], index: int, line: str) -> str:
 
 _ANNOUNCES_A_LIST = Pattern(r"(?:\([1-9]\d*\)|\b[Ff]ound [1-9]\d* [^\n]*[.!])$")
 """A line that announces the items below it: ``Unused files (1)``, ``Found 1 cycle!``."""
+_BULLET = Pattern(r"^\s*[*\u2022-] \S")
+"""An item of a list under a heading (``Unused dependencies`` then ``* moment``)."""
 _FIELD_BELOW = Pattern(r"^\s+[a-z][a-z ]{2,30}: [^\s=;(){}][^=;(){}]*$")
 """An indented ``for module path: x`` under an error: the error's own detail (not a line of
 code such as ``const rate: u32 = f();``)."""
@@ -471,7 +509,9 @@ def _with_continuation(lines: list[str], index: int) -> str:
     """
     line = lines[index].strip()
     if index + 1 < len(lines) and (
-        _ANNOUNCES_A_LIST.search(line) or _FIELD_BELOW.match(lines[index + 1])
+        _ANNOUNCES_A_LIST.search(line)
+        or _FIELD_BELOW.match(lines[index + 1])
+        or (_BULLET.match(lines[index + 1]) and not line.endswith((".", ":", ";")))
     ):
         return f"{line} {lines[index + 1].strip()}"
     if line.endswith(":") and index + 1 < len(lines):
@@ -497,11 +537,12 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
 _SHAPES = (
     (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
      _TEST_SHAPE, FailureType.TEST_FAILURE),
-    (("error", "Error: "), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
+    (("error", "Error: ", "[ERROR]", "e: ", "-- "), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
       "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",
-      "Call history"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
+      "Call history", "xecution error", "yntax error", "** (", "PHP ", "halted", "traceback",
+      " line "), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
 )  # fmt: skip
 """The shapes of a failure type, each tried only when one of its words is in the output
 (a substring test is a fraction of a pattern's pass over every line)."""

@@ -60,11 +60,14 @@ def parse_tsc(text: str) -> Findings | None:
     summary = _TSC_SUMMARY.search(text)
     findings.summary = summary["sum"] if summary else ""
     findings.headline = (
-        f"tsc reported {len(problems)} error{'s' if len(problems) != 1 else ''} "
+        f"The TypeScript compiler reported {plural(len(problems), 'error')} "
         f"({', '.join(dedupe(codes)[:6])})."
     )
     _tsc_advice(findings, codes, [file for _, _, file in read])
-    findings.steps.append(f"Fix {problems[0].loc or problems[0].text} first, then re-run tsc.")
+    findings.steps.append(
+        f"Fix {problems[0].loc or problems[0].text} first, then type-check again with the same "
+        "command."
+    )
     findings.confidence = 0.85
     return findings
 
@@ -340,7 +343,7 @@ def _node_findings(text: str, error: re.Match[str], frames: list[str], after: st
     """The findings of one uncaught error with its stack."""
     findings = Findings(tool="node", failure_type=FailureType.RUNTIME_ERROR)
     findings.headline = f"The Node.js program threw {error['cls']}."
-    findings.facts.append(clip(error["line"], 220))
+    findings.facts.append(clip(_with_message_below(error["line"], after), 220))
     first = f"at {frames[0]}"
     user = _thrown_from(text, error, frames)
     findings.details.append(
@@ -355,6 +358,21 @@ def _node_findings(text: str, error: re.Match[str], frames: list[str], after: st
     findings.steps.append("Re-run the same node command to confirm the error is gone.")
     findings.confidence = 0.8
     return findings
+
+
+_CARET_OR_CODE = Pattern(r"^\s*(?:[-~\s]*\^[-~^\s]*|\.\.\..*)$")
+
+
+def _with_message_below(line: str, after: str) -> str:
+    """An error line ending in ``:`` with the last line of its message, above the stack.
+
+    ``Parse error on line 4:``, the snippet and its caret, then ``Expecting 'STRING'``.
+    """
+    if not line.endswith(":"):
+        return line
+    message = after.split("\n    at ", 1)[0].strip("\n").splitlines()
+    said = [m.strip() for m in message if m.strip() and not _CARET_OR_CODE.match(m)]
+    return f"{line} {said[-1]}" if said else line
 
 
 def _thrown_from(text: str, error: re.Match[str], frames: list[str]) -> str:

@@ -201,13 +201,14 @@ _SHAPES = _shapes(
     # modules FAILED unittests`), or a closing `failures: N` alone on its line
     (
         _FT.TEST_FAILURE,
-        "est",
-        (r"^(?=[^\n]*(?:\b(?:[Uu]nit)?[Tt]ests?\b|\b[Tt]est\(s\)|unittests?\b))[^\n]*?"
-        r"\b[1-9]\d*(?:/\d+)? (?:[\w()]+ ){0,2}?(?:FAILED|[Ff]ailed|[Ff]ailures?)\b[^\n]*$"),
+        "FAILED|failure|failed",
+        (r"\b[1-9]\d*(?:/\d+)? (?:unit)?tests?(?:\(s\))? (?:FAILED|failed|failures?)\b"
+        r"|\b[1-9]\d* FAILED TESTS?\b"
+        r"|\b[1-9]\d*(?:/\d+)? \w+ FAILED (?:unit)?tests?\b"),
     ),
     (
         _FT.TEST_FAILURE,
-        "ail|AIL",
+        "ailures|ail:|AIL:|AILURES|ailed:",
         (r"^[ \t#]*(?:of )?(?:unexpected )?(?:[Ff]ail(?:ures?|ed)?|FAIL(?:ED|URES?)?)[ \t]*:?"
         r"[ \t]+[1-9]\d*[ \t]*$"),
     ),
@@ -242,6 +243,8 @@ _SHAPES = _shapes(
     # builds and doc builders that stop on their own verdict
     (_FT.BUILD_ERROR, "build ", r"\bbuild (?:finished with problems|failed)\b"),
     (_FT.BUILD_ERROR, "Aborted with", r"^Aborted with \d+ warnings? in strict mode"),
+    # an image build whose step failed (docker, buildah)
+    (_FT.BUILD_ERROR, "failed to solve", r"\bfailed to solve\b"),
     (_FT.BUILD_ERROR, "CompileError", r"\*\* \(CompileError\)"),
     (_FT.BUILD_ERROR, "Compilation error", r"^== Compilation error in file "),
     (
@@ -260,9 +263,11 @@ _SHAPES = _shapes(
     (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
     (
         _FT.LINT_ERROR,
-        "would|formatted",
+        "would|formatted|Rewriting|Reformatted|Fixing|Fixed",
         (r"\b(?:Formatter would have printed|would reformat|would be reformatted"
-        r"|(?:is|are) not (?:properly )?formatted)\b.*$"),
+        r"|(?:is|are) not (?:properly )?formatted)\b.*$"
+        # a fixer that rewrote a file: the check it runs as failed (pyupgrade, autoflake)
+        r"|^(?:Rewriting|Reformatted|Fixing|Fixed) [\w./-]+\.\w+\s*$"),
     ),
     # a checker's closing count of what it found, a quality gate's threshold
     (
@@ -291,11 +296,18 @@ _SHAPES = _shapes(
         # a rule slug as the severity's qualifier (`error[template-injection]: ...`)
         r"|^(?:error|warning)\[[a-z][a-z\d]*(?:-[a-z\d]+)+\]: "),
     ),
+    # a place, then the finding's rule code (`Dockerfile:2 DL3008 warning:`,
+    # `f.txt:03,04: [C0103] ...`, rubocop's `f.rb:1:1: C: Style/Documentation: ...`)
+    (
+        _FT.LINT_ERROR,
+        ":",
+        r"^\S+:\d+(?:[:,]\d+)?:? (?:[CWERF]: )?(?:\[?[A-Z]{1,6}\d{2,5}\]?[: ]|[A-Z]\w+/[A-Z]\w+: )",
+    ),
     # a rule slug closing a located finding (`f.rst:8: ... (missing-space-after-role)`), or
     # a line number, then the rule's code (`1: T1 Title exceeds max length`)
     (
         _FT.LINT_ERROR,
-        ")|: ",
+        ")\n|: T|: B",
         (r"^\S+\.\w+:\d+(?::\d+)?:? [^\n]*\s\([a-z][a-z\d]*(?:-[a-z\d]+)+\)\s*$"
         r"|^\d+: [A-Z]{1,3}\d{1,4} [A-Z][^\n]*$"),
     ),
@@ -305,14 +317,15 @@ _SHAPES = _shapes(
     (
         _FT.DEPENDENCY_ERROR,
         "not found",
+        # (not a path of the project's own: webpack's `Module not found: ... './charts'`)
         (r"\b(?:[Dd]ependency|[Pp]ackage|[Mm]odule|[Cc]ollection|[Ll]ibrary)(?![.\w])"
-        r"[^\n]{0,60}?\bnot found\b"),
+        r"[^\n]{0,60}?\bnot found\b(?![^\n]*['\"]\.{1,2}/)"),
     ),
     # a file to load that names a module, not a path (`Error: can't find file 'kemal'`)
     (
         _FT.DEPENDENCY_ERROR,
         "rror: ",
-        (r"^[^\n]*?\bError: (?:can't|cannot|could not) (?:find|open) file:? ['\"]?"
+        (r"\bError: (?:can't|cannot|could not) (?:find|open) file:? ['\"]?"
         r"[\w@-]+(?:/[\w@-]+)*['\"]?\s*$"),
     ),
     (_FT.DEPENDENCY_ERROR, "' not found", r"\bmodule '[^']+' not found:?\s*$"),
