@@ -102,7 +102,6 @@ def _read_input(ctx: click.Context, input_: str) -> FailureContext:
     default=None,
     help="Override reflexion.backend of project.json.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the reflection as camelCase JSON.")
 @click.option("--no-save", is_flag=True, help="Don't append the reflection to memory.")
 @click.option(
     "--record-fixtures",
@@ -112,13 +111,8 @@ def _read_input(ctx: click.Context, input_: str) -> FailureContext:
     help="Ask Claude and append its reply to this fixture file, for offline replay.",
 )
 @click.pass_context
-def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
-    ctx: click.Context,
-    input_: str,
-    backend: str | None,
-    as_json: bool,
-    no_save: bool,
-    record: Path | None,
+def reflect(
+    ctx: click.Context, input_: str, backend: str | None, no_save: bool, record: Path | None
 ) -> None:
     """Reflect on one failure and append the reflection to memory.
 
@@ -132,7 +126,6 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
             [f"--record-fixtures records Claude's replies; it can't go with --backend {backend}"],
             EXIT_BAD_INPUT,
         )
-    as_json = as_json or _state(ctx).json
     failure = _read_input(ctx, input_)
     log.debug("reflect: work started")  # benchmarks/claude_limits.py times from this line
     # The generation budget runs from here: building the service and loading the anthropic
@@ -159,7 +152,7 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     saved = no_save or service.save(reflection)
     click.echo(
         _serde.dumps(reflection, indent=True).decode()
-        if as_json
+        if _state(ctx).json
         else strip_control(_summary(reflection))
     )
     if not saved:
