@@ -8,6 +8,7 @@ import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import attrs
 import click
@@ -272,6 +273,22 @@ def _scripted(path: Path) -> ScriptedSubagent:
     return ScriptedSubagent(data)
 
 
+class _RunOptions(TypedDict):
+    """The options of ``reflexkit run`` beside the task file, as click passes them."""
+
+    subagent: str | None
+    agent: str | None
+    agent_command: str | None
+    agent_args: tuple[str, ...]
+    script: Path | None
+    jobs: int | None
+    deterministic: bool
+    run_id: str | None
+    max_attempts: int | None
+    attempt_timeout: int | None
+    record: Path | None
+
+
 @click.command()
 @click.argument("task_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
@@ -345,49 +362,35 @@ def _scripted(path: Path) -> ScriptedSubagent:
     help="Reflect with Claude and append its replies to this fixture file, for offline replay.",
 )
 @click.pass_context
-def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
-    ctx: click.Context,
-    task_file: Path,
-    subagent: str | None,
-    agent: str | None,
-    agent_command: str | None,
-    agent_args: tuple[str, ...],
-    script: Path | None,
-    jobs: int | None,
-    deterministic: bool,
-    run_id: str | None,
-    max_attempts: int | None,
-    attempt_timeout: int | None,
-    record: Path | None,
-) -> None:
+def run(ctx: click.Context, task_file: Path, **options: Unpack[_RunOptions]) -> None:
     """Run a task: attempt, verify, reflect and retry each subtask until it passes.
 
     Verification runs each subtask's `verify` commands, else the project's
     verification.commands, in the project root. Exit 0 only when every subtask passed;
     exit 2 (after the run) when the fixture backend missed a key under fixtureMiss error.
     """
+    run_id, record = options["run_id"], options["record"]
     _check_id(run_id, "--run-id")
     task = load_task(task_file)
+    limits = {
+        "max_attempts": options["max_attempts"],
+        "attempt_timeout_s": options["attempt_timeout"],
+    }
     app = _app(
         ctx,
-        jobs=jobs,
-        deterministic=deterministic,
+        jobs=options["jobs"],
+        deterministic=options["deterministic"],
         backend=GeneratorBackend.LLM.value if record is not None else None,
-        orchestrator={
-            key: value
-            for key, value in (
-                ("max_attempts", max_attempts),
-                ("attempt_timeout_s", attempt_timeout),
-            )
-            if value is not None
-        },
+        orchestrator={key: value for key, value in limits.items() if value is not None},
     )
-    chosen = _subagent(
-        app,
-        _AgentOptions(
-            kind=subagent, name=agent, command=agent_command, args=agent_args, script=script
-        ),
+    agent = _AgentOptions(
+        kind=options["subagent"],
+        name=options["agent"],
+        command=options["agent_command"],
+        args=options["agent_args"],
+        script=options["script"],
     )
+    chosen = _subagent(app, agent)
     _warn_nondeterministic(app, run_id=run_id)
     project_checks = app.project().config.verification.commands
     unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
