@@ -13,7 +13,7 @@ import click
 import orjson
 
 from reflexkit import _serde
-from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state
+from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, reports_folder, reports_option
 from reflexkit.reports.calibration import (
     HIGH_CONFIDENCE,
     Bootstrap,
@@ -39,13 +39,7 @@ _MAX_LABELS_BYTES = 256 * 1024 * 1024  # about five million labelled lines
     help="What counts as a good attempt: its checks passed (and the judge agreed); it passed "
     "and was not redone later; or its subtask ended passing in the run.",
 )
-@click.option(
-    "--reports",
-    "reports_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The reports folder (default: reports.path of project.json).",
-)
+@reports_option
 @click.option(
     "--labels",
     "labels",
@@ -98,8 +92,7 @@ def calibrate_command(
         result = _with_problems(result, invalid, problems)
         title = f"labels in {where}"
     else:
-        project = _state(ctx).project()  # a bad project.json: one line per error, exit 2
-        folder = reports_dir or project.root / project.config.reports.path
+        folder = reports_folder(ctx, reports_dir)
         result = calibrate(read_reports(folder), outcome=Outcome(outcome), **bootstrap)
         title = f"reports in {folder}; outcome: {outcome}"
     if _state(ctx).json:

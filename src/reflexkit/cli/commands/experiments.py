@@ -13,7 +13,7 @@ import orjson
 
 from reflexkit import _serde
 from reflexkit._text import strip_control
-from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state
+from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, reports_folder, reports_option
 from reflexkit.reports.calibration import KillCondition
 from reflexkit.reports.history import git_history
 from reflexkit.reports.outcomes import detectability, read_board, tasks_from_reports
@@ -96,13 +96,7 @@ def git_history_command(
 
 
 @click.command("outcomes")
-@click.option(
-    "--reports",
-    "reports_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The reports folder (default: reports.path of project.json).",
-)
+@reports_option
 @click.option(
     "--board",
     default=None,
@@ -144,8 +138,7 @@ def outcomes_command(
 
         result = attrs.evolve(result, skipped_invalid=invalid, problems=tuple(problems))
     else:
-        project = _state(ctx).project()
-        folder = reports_dir or project.root / project.config.reports.path
+        folder = reports_folder(ctx, reports_dir)
         tasks = tasks_from_reports(read_reports(folder))
         result = detectability(tasks, window_days=window_days, source=f"reports in {folder}")
     if _state(ctx).json:  # --json, before or after the command name
