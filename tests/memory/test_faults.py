@@ -83,7 +83,7 @@ def fsync(fd):
     real_fsync(fd)
 
 os.fsync = fsync
-JsonlMemory(sys.argv[1]).prune(older_than=datetime.now(UTC) - timedelta(days=30))
+JsonlMemory(sys.argv[1]).prune(older_than=datetime.fromisoformat(sys.argv[2]))
 """
 
 
@@ -93,7 +93,9 @@ def test_a_prune_killed_after_its_rename_loses_no_append(path: Path) -> None:
     writer.append(make_reflection(created_at=_OLD))
     kept = make_reflection(attempt=2, created_at=_NOW)
     writer.append(kept)
-    pruner = subprocess.run(_python(PRUNE_DIES_AT_THE_FOLDER_SYNC, path), check=False)
+    pruner = subprocess.run(
+        _python(PRUNE_DIES_AT_THE_FOLDER_SYNC, path, _CUTOFF.isoformat()), check=False
+    )
     assert pruner.returncode == -signal.SIGKILL
     later = make_reflection(attempt=3, created_at=_NOW)
     writer.append(later)  # opened before the prune
@@ -203,7 +205,7 @@ PRUNE = """
 import sys
 from datetime import UTC, datetime, timedelta
 from reflexkit.memory import JsonlMemory
-JsonlMemory(sys.argv[1]).prune(older_than=datetime.now(UTC) - timedelta(days=30))
+JsonlMemory(sys.argv[1]).prune(older_than=datetime.fromisoformat(sys.argv[2]))
 """
 
 
@@ -216,7 +218,7 @@ def test_a_prune_killed_while_it_waits_for_a_writer_hinders_no_one(path: Path) -
     flag = path.with_name(path.name + ".lock"), slice(16, 24)
     held = os.open(path, os.O_RDONLY)
     fcntl.flock(held, fcntl.LOCK_SH)  # as a writer does in the middle of its append
-    pruner = subprocess.Popen(_python(PRUNE, path))
+    pruner = subprocess.Popen(_python(PRUNE, path, _CUTOFF.isoformat()))
     try:
         deadline = time.monotonic() + 60
         while flag[0].read_bytes()[flag[1]] in {b"", bytes(8)}:  # until it flags its wait

@@ -48,13 +48,14 @@ def test_a_prune_by_another_process_is_not_undone(tmp_path: Path) -> None:
         store.append(make_reflection(f"old{i}", created_at=old))
     before = capture(tmp_path)
     _python(
-        "import sys; from datetime import UTC, datetime, timedelta; from pathlib import Path\n"
+        "import sys; from datetime import datetime; from pathlib import Path\n"
         "from reflexkit.memory import JsonlMemory\n"
         "from reflexkit.testing.memory_contract import make_reflection\n"
         "with JsonlMemory(Path(sys.argv[1])) as m:\n"
-        "    m.prune(older_than=datetime.now(UTC) - timedelta(days=30))\n"
+        "    m.prune(older_than=datetime.fromisoformat(sys.argv[2]))\n"
         "    m.append(make_reflection('after-prune'))\n",
         str(memory),
+        (datetime.now(UTC) - timedelta(days=30)).isoformat(),
     )
     for revert in (False, True):
         settle(tmp_path, before, revert=revert, shared=_shared)
