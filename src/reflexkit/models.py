@@ -303,7 +303,7 @@ def check_id(_inst: object, _attr: attrs.Attribute[Any], value: str) -> None:
     """Validate a task or subtask id against :data:`ID_PATTERN` (an attrs validator).
 
     It lives here, beside the other validators, so ``reflexkit recent`` checks its id
-    arguments without importing the task models (#19); ``reflexkit.tasks.task`` re-exports it.
+    arguments without importing the task models (#19); ``reflexkit.tasks._task`` re-exports it.
     """
     if not isinstance(value, str):
         raise _wrong_type(_attr if _attr is not None else "id", "a string", value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import textwrap
@@ -22,9 +23,9 @@ from reflexkit.insights import (
     harvest,
     tool_of,
 )
-from reflexkit.insights.lessons import lessons_key
+from reflexkit.insights._lessons import lessons_key
 from reflexkit.memory import InMemoryMemory
-from reflexkit.memory.protocols import MemoryStats
+from reflexkit.memory._protocols import MemoryStats
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.reflection._fingerprint import fingerprint
 from reflexkit.reflection._heuristic import HeuristicGenerator
@@ -314,6 +315,40 @@ def test_a_lesson_the_agent_appends_is_never_used(tmp_path: Path) -> None:
     assert list(JsonlLessons(path, key=b"x" * 32)) == []  # another key: nothing is trusted
 
 
+def test_ignored_lines_are_one_warning_per_file_with_a_count(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Fifty unsigned lessons and two bad lines: one warning naming the file and the counts."""
+    key = b"k" * 32
+    path = tmp_path / ".reflexkit" / "lessons.jsonl"
+    path.parent.mkdir(parents=True)
+    book = JsonlLessons(path, key=key)
+    assert book.learn(_reflection(id="r-real", fingerprint="fp"), tool="pytest") is not None
+    honest = path.read_text().splitlines()[0]
+    unsigned = honest.rsplit(',"mac"', 1)[0] + "}"
+    script = (
+        "import sys\n"
+        "with open(sys.argv[1], 'a') as out:\n"
+        "    out.write((sys.argv[2] + '\\n') * 50 + 'not json\\n' * 2)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path), unsigned], check=True)
+    fresh = JsonlLessons(path, key=key)
+    with caplog.at_level(logging.WARNING, logger="reflexkit"):
+        assert len(list(fresh)) == 1
+        assert len(list(fresh)) == 1  # read again: nothing new, nothing said
+    once = (
+        f"{path}: skipped 52 lines: 50 lessons reflexkit did not write (never used), "
+        "2 that can't be read"
+    )
+    assert [r.getMessage() for r in caplog.records] == [once]
+    assert (fresh.untrusted, fresh.skipped) == (50, 2)
+    caplog.clear()
+    subprocess.run([sys.executable, "-c", script, str(path), unsigned], check=True)
+    with caplog.at_level(logging.WARNING, logger="reflexkit"):
+        assert len(list(fresh)) == 1  # lines appended since: one more warning, their count
+    assert [r.getMessage() for r in caplog.records] == [once]
+
+
 def test_the_key_lives_outside_the_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The key is made once (0600) in the state folder and read back by every process."""
     state = tmp_path / "state"
@@ -325,7 +360,7 @@ def test_the_key_lives_outside_the_project(tmp_path: Path, monkeypatch: pytest.M
         [
             sys.executable,
             "-c",
-            "from reflexkit.insights.lessons import lessons_key as k;print(k().hex())",
+            "from reflexkit.insights._lessons import lessons_key as k;print(k().hex())",
         ],
         capture_output=True,
         text=True,

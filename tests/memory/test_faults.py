@@ -33,7 +33,7 @@ from reflexkit.reflection._classify import classify
 from reflexkit.reflection._fingerprint import fingerprint
 from reflexkit.reflection._heuristic import HeuristicGenerator
 from reflexkit.reflection._service import DefaultReflectionService
-from reflexkit.tasks.config import load_project
+from reflexkit.tasks._config import load_project
 from reflexkit.testing.memory_contract import make_reflection
 
 from ..conftest import FRAGMENT_WRITER, Disks  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -236,10 +236,19 @@ def test_a_prune_killed_while_it_waits_for_a_writer_hinders_no_one(path: Path) -
     assert list(_ids(path)) == [r.id for r in (*records, later)]
 
 
-def test_a_file_replaced_under_a_writer_gets_the_next_append(path: Path, tmp_path: Path) -> None:
+# A writer that has appended once checks the file's name before each append; one that has
+# appended more learns of a change from an inotify watch on the file it holds (memory._watch).
+RUNNING = pytest.mark.parametrize("appended", [1, 3], ids=["checked by name", "watched"])
+
+
+@RUNNING
+def test_a_file_replaced_under_a_writer_gets_the_next_append(
+    path: Path, tmp_path: Path, appended: int
+) -> None:
     """``mv f.new f`` under a running writer: its next append goes to the new file."""
     writer = JsonlMemory(path)
-    writer.append(make_reflection(attempt=1))
+    for n in range(appended):
+        writer.append(make_reflection(attempt=1, analysis=f"warm-{n}"))
     restored = make_reflection(attempt=7)
     other = tmp_path / "restored.jsonl"
     other.write_bytes(encode_line(restored))
@@ -717,10 +726,15 @@ def test_a_symlink_at_the_store_path_is_refused(path: Path, tmp_path: Path) -> N
     assert target.read_bytes() == b""
 
 
-def test_a_symlink_planted_under_a_running_writer_is_refused(path: Path, tmp_path: Path) -> None:
+@RUNNING
+def test_a_symlink_planted_under_a_running_writer_is_refused(
+    path: Path, tmp_path: Path, appended: int
+) -> None:
     """The store replaced by a link while a writer holds it open: refused, not followed."""
     writer = JsonlMemory(path)
-    writer.append(first := make_reflection(attempt=1))
+    kept = [make_reflection(attempt=1, analysis=f"warm-{n}") for n in range(appended)]
+    for r in kept:
+        writer.append(r)
     target = tmp_path / "target.jsonl"
     target.write_bytes(b"")
     moved = tmp_path / "moved.jsonl"
@@ -729,7 +743,7 @@ def test_a_symlink_planted_under_a_running_writer_is_refused(path: Path, tmp_pat
     with pytest.raises(StoreError, match="symlink"):
         writer.append(make_reflection(attempt=2))
     assert target.read_bytes() == b""
-    assert list(JsonlMemory(moved)) == [first]
+    assert list(JsonlMemory(moved)) == kept
 
 
 def test_a_symlink_at_the_lock_or_index_is_refused(path: Path, tmp_path: Path) -> None:

@@ -222,7 +222,7 @@ def test_without_an_index_recent_reads_backwards(
         store.append(r)
     with path.open("ab") as f:
         f.write(b"torn tail")
-    monkeypatch.setattr("reflexkit.memory.jsonl._CHUNK", 1000)  # many blocks, long lines
+    monkeypatch.setattr("reflexkit.memory._jsonl._CHUNK", 1000)  # many blocks, long lines
     reader = JsonlMemory(path)
     reader._index = OffsetIndex(path / "index")  # under a file: every index call fails
     with warnings.catch_warnings():
@@ -357,7 +357,7 @@ def test_prune_copies_a_long_kept_run_exactly(path: Path) -> None:
 
 def test_prune_copies_where_the_kernel_cannot(tmp_path: Path) -> None:
     """Between two file systems copy_file_range refuses (EXDEV): read and write instead."""
-    from reflexkit.memory.jsonl import _copy_range  # noqa: PLC0415 -- the fallback itself
+    from reflexkit.memory._sieve import _copy_range  # noqa: PLC0415 -- the fallback itself
 
     shm = Path("/dev/shm")  # noqa: S108 -- a tmpfs, another file system than tmp_path's
     if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:

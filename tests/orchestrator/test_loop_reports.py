@@ -29,15 +29,15 @@ from reflexkit.containers import build_application, fake_services
 from reflexkit.events import Event, EventKind
 from reflexkit.llm import Claude
 from reflexkit.orchestrator._loop import RunSummary
-from reflexkit.orchestrator.subagents import (
+from reflexkit.orchestrator._subagents import (
     CommandSubagent,
     SubagentRequest,
     SubagentResult,
 )
-from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
-from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
-from reflexkit.reports.report import ReportIds, Verification, read_reports, report_schema
-from reflexkit.tasks.config import (
+from reflexkit.reports._audit import AttemptAudit, AuditedAttempt
+from reflexkit.reports._judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
+from reflexkit.reports._report import ReportIds, Verification, read_reports, report_schema
+from reflexkit.tasks._config import (
     GeneratorBackend,
     JudgeMode,
     LoadedProject,
@@ -48,7 +48,7 @@ from reflexkit.tasks.config import (
     ReportsConfig,
     VerificationConfig,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 PY = shlex.quote(sys.executable)

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from reflexkit import _log
-from reflexkit._text import one_line
+from reflexkit._text import escape_json_text, one_line
 from reflexkit.exceptions import ConfigError, ReflexkitError, RunInterrupted, SetupError
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application
     from reflexkit.memory import EpisodicMemory
     from reflexkit.reflection._service import DefaultReflectionService
-    from reflexkit.tasks.config import LoadedProject
+    from reflexkit.tasks._config import LoadedProject
 
 # Imports of the heavy parts (dependency_injector, cattrs, rich, the readers) happen inside
 # the functions that need them, so `reflexkit --version` and `--help` cost click alone.
@@ -47,7 +47,7 @@ class _State:
     def project(self) -> LoadedProject:
         """Load and validate project.json once per invocation."""
         if self._project is None:
-            from reflexkit.tasks.config import load_project  # noqa: PLC0415 -- lazy, see top
+            from reflexkit.tasks._config import load_project  # noqa: PLC0415 -- lazy, see top
 
             self._project = load_project(self.config)
         return self._project
@@ -211,7 +211,7 @@ def _project(
     """
     import attrs  # noqa: PLC0415 -- lazy, see top
 
-    from reflexkit.tasks.config import GeneratorBackend  # noqa: PLC0415
+    from reflexkit.tasks._config import GeneratorBackend  # noqa: PLC0415
 
     project = _state(ctx).project()
     if backend is not None or deterministic:
@@ -288,3 +288,19 @@ def _fail_on_missing_fixtures(service: object) -> None:
             ],
             EXIT_BAD_INPUT,
         )
+
+
+def show_json(data: object, *, indent: bool = True) -> str:
+    r"""*data* (a model or JSON data) as camelCase JSON for the terminal, through the gate.
+
+    Every string, keys included, is redacted; after serialising, each character that would
+    control the terminal or hide text (ESC, C1 controls, U+202E ...) is written as a JSON
+    escape (``\u202e``), so the output is valid JSON that reads back as the data was, and
+    a terminal shows the escape instead of obeying it. Records come from files an agent can
+    write: nothing in them is printed raw.
+    """
+    from reflexkit import _serde  # noqa: PLC0415 -- JSON output only; the hot paths print text
+    from reflexkit.redaction._gate import outbound_data  # noqa: PLC0415 -- the same
+
+    gated = outbound_data(_serde.unstructure(data), "terminal_json")
+    return escape_json_text(_serde.dumps(gated, indent=indent).decode())

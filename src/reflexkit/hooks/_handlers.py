@@ -43,12 +43,12 @@ from reflexkit._files import atomic_write, make_dirs, read_regular, safe_id
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
 from reflexkit.models import FailureContext, FailureType, utcnow
-from reflexkit.redaction.gate import outbound_data
-from reflexkit.tasks.config import LoadedProject, load_project
+from reflexkit.redaction._gate import outbound_data
+from reflexkit.tasks._config import LoadedProject, load_project
 
 if TYPE_CHECKING:
-    from reflexkit.reports.ending import AttemptEnding
-    from reflexkit.reports.judge import CompletionJudge, JudgeInput, Judgement
+    from reflexkit.reports._ending import AttemptEnding
+    from reflexkit.reports._judge import CompletionJudge, JudgeInput, Judgement
 
 # Each handler imports what only it needs (the reports, the judge, the containers): Claude
 # Code starts a hook on every tool call, and most calls need none of them.
@@ -268,7 +268,7 @@ def _int(value: object) -> int:
 
 
 def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
-    from reflexkit.reports.report import head_commit  # noqa: PLC0415 -- see top
+    from reflexkit.reports._report import head_commit  # noqa: PLC0415 -- see top
 
     head = head_commit(project.root)
     with _state(project, session) as state:
@@ -289,7 +289,7 @@ def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: 
         finally:
             app.shutdown_resources()
     if project.config.reports.enabled:
-        from reflexkit.reports.report import self_report_instructions  # noqa: PLC0415
+        from reflexkit.reports._report import self_report_instructions  # noqa: PLC0415
 
         parts.append(self_report_instructions(project.config.reports.self_report_path))
     if not parts:
@@ -598,7 +598,7 @@ def _remembered(project: LoadedProject, session: str, key: str) -> Judgement | N
     and a verdict it wrote itself ("complete") must not stand in for the judge's.
     """
     from reflexkit._keys import lessons_key, verified  # noqa: PLC0415 -- only the stop hook
-    from reflexkit.reports.judge import Judgement, parse_verdict  # noqa: PLC0415 -- see top
+    from reflexkit.reports._judge import Judgement, parse_verdict  # noqa: PLC0415 -- see top
 
     try:
         data = orjson.loads(read_regular(_verdict_path(project, session), limit=MAX_PAYLOAD_BYTES))
@@ -675,7 +675,7 @@ def _write_verdict(stop: _Stop, decision: str) -> None:
 
 
 def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
-    from reflexkit.reports.ending import classify_ending  # noqa: PLC0415 -- see top
+    from reflexkit.reports._ending import classify_ending  # noqa: PLC0415 -- see top
 
     seen = _transcript(payload)
     last = payload.get("last_assistant_message")
@@ -713,7 +713,7 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
 
 def _not_judged(stop: _Stop) -> str | None:
     """Why this stop is not for the judge; ``None`` when it is."""
-    from reflexkit.reports.ending import Ending  # noqa: PLC0415 -- see top
+    from reflexkit.reports._ending import Ending  # noqa: PLC0415 -- see top
 
     blocks, most = stop.state.blocks, stop.project.config.hooks.max_stop_blocks
     if stop.state.aborted:
@@ -728,8 +728,8 @@ def _not_judged(stop: _Stop) -> str | None:
 def _judged(stop: _Stop, seen: _Seen, last_message: str, notes: list[str]) -> _Stop:
     """*stop* with the judge's judgement of it, when a judge is on and the stop is for it."""
     from reflexkit.containers import build_application  # noqa: PLC0415 -- only this hook
-    from reflexkit.reports.judge import JudgeInput, read_instructions  # noqa: PLC0415
-    from reflexkit.reports.report import diff_text  # noqa: PLC0415
+    from reflexkit.reports._judge import JudgeInput, read_instructions  # noqa: PLC0415
+    from reflexkit.reports._report import diff_text  # noqa: PLC0415
 
     app = build_application(stop.project)  # the judge of verification.judge, or None for off
     try:
@@ -763,7 +763,7 @@ def _judged(stop: _Stop, seen: _Seen, last_message: str, notes: list[str]) -> _S
 
 def _report(stop: _Stop, notes: list[str]) -> None:
     """Write the attempt report of this stop (when ``reports.enabled``)."""
-    from reflexkit.reports.report import (  # noqa: PLC0415 -- see top
+    from reflexkit.reports._report import (  # noqa: PLC0415 -- see top
         AttemptReporter,
         JudgeSummary,
         ReportIds,

@@ -62,6 +62,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple, NoReturn
 
+import attrs
+
 from reflexkit._log import get_logger
 from reflexkit.exceptions import StoreError
 from reflexkit.memory._codec import read_lines, string_field
@@ -417,24 +419,16 @@ class _Slots:
             self.touched.add(shard)
 
 
+@attrs.define
 class _Swap:
     """Carries the index of a store over to its pruned copy, without reading the copy."""
 
-    def __init__(  # noqa: PLR0913, PLR0917 -- the parts of one swap
-        self,
-        index: OffsetIndex,
-        dir_fd: int,
-        state_fd: int,
-        head: _Head | None,
-        slots: _Slots | None,
-        runs: list[tuple[int, int, int]],
-    ) -> None:
-        self._index = index
-        self._dir_fd = dir_fd
-        self._state_fd = state_fd
-        self._head = head
-        self._slots = slots
-        self._runs = runs
+    _index: OffsetIndex
+    _dir_fd: int
+    _state_fd: int
+    _head: _Head | None
+    _slots: _Slots | None
+    _runs: list[tuple[int, int, int]]
 
     def carry_over(self, path: Path) -> None:
         """Rewrite the index for the file now at *path* (the pruned copy).

@@ -77,23 +77,23 @@ from reflexkit.orchestrator._own_state import (
     no_space,
 )
 from reflexkit.orchestrator._schedule import Schedule
-from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
-from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
-from reflexkit.orchestrator.verify import (
+from reflexkit.orchestrator._subagents import Subagent, SubagentRequest, SubagentResult
+from reflexkit.orchestrator._verify import (
     VerificationResult,
     Verifier,
     failure_context,
 )
-from reflexkit.tasks.config import OrchestratorConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
+from reflexkit.tasks._config import OrchestratorConfig
+from reflexkit.tasks._task import Subtask, Task
 
 if TYPE_CHECKING:
-    from reflexkit.insights.analysis import AnalysisOutcome
-    from reflexkit.insights.models import Finding
+    from reflexkit.insights._analysis import AnalysisOutcome
+    from reflexkit.insights._models import Finding
     from reflexkit.reflection._protocols import ReflectionService
-    from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
-    from reflexkit.reports.ending import AttemptEnding
-    from reflexkit.reports.judge import Judgement
+    from reflexkit.reports._audit import AttemptAudit, AuditedAttempt
+    from reflexkit.reports._ending import AttemptEnding
+    from reflexkit.reports._judge import Judgement
 
 __all__ = [
     "Orchestrator",
@@ -200,7 +200,7 @@ class Orchestrator:
         reflect: Reflect on failures and put the lessons in retry prompts (``False`` when
             ``reflexion.enabled`` is off: plain retries; stuck detection still works).
         audit: Attempt reports and the completion judge (#18; see
-            :class:`~reflexkit.reports.audit.AttemptAudit`); ``None``: neither.
+            :class:`~reflexkit.reports._audit.AttemptAudit`); ``None``: neither.
         insights: The insight steps (paused subtasks, findings, nudges, lessons from other
             subtasks, analysis; docs/insights.md); ``None`` or disabled: none.
         keep_prompts: Keep each attempt's prompt under ``.reflexkit/runs/<run id>/prompts/``

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from reflexkit._text import fence
 from reflexkit.events import Event, EventData, EventKind
-from reflexkit.orchestrator.subagents import Subagent, SubagentResult
-from reflexkit.orchestrator.verify import VerificationResult
-from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
-from reflexkit.reports.ending import AttemptEnding, Ending, classify_ending
-from reflexkit.reports.judge import Judgement
-from reflexkit.reports.report import JudgeSummary, ReportIds, Verification
+from reflexkit.orchestrator._subagents import Subagent, SubagentResult
+from reflexkit.orchestrator._verify import VerificationResult
+from reflexkit.reports._audit import AttemptAudit, AuditedAttempt
+from reflexkit.reports._ending import AttemptEnding, Ending, classify_ending
+from reflexkit.reports._judge import Judgement
+from reflexkit.reports._report import JudgeSummary, ReportIds, Verification
 
 __all__ = [
     "NOT_CLASSIFIED",

@@ -31,7 +31,7 @@ from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.llm import RequestOptions
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.redaction import Redactor
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 from reflexkit.reflection._claude import ClaudeGenerator
 from reflexkit.reflection._prompts import parse_reply, reflection_from_reply, reflection_request
 

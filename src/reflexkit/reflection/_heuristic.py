@@ -25,7 +25,7 @@ from reflexkit.models import (
     utcnow,
 )
 from reflexkit.readers import Findings, analyse, type_from_command
-from reflexkit.readers.findings import clip
+from reflexkit.readers._findings import clip
 from reflexkit.reflection._fingerprint import fingerprint_findings
 
 __all__ = ["HeuristicGenerator"]
@@ -207,7 +207,7 @@ def _with_reports(failure: FailureContext) -> FailureContext:
     The files are read as they are on disk, so they pass the same redaction as the output
     before any fact is quoted from them.
     """
-    from reflexkit.readers.reports import read_report_files  # noqa: PLC0415 -- rare
+    from reflexkit.readers._reports import read_report_files  # noqa: PLC0415 -- rare
     from reflexkit.redaction import Redactor  # noqa: PLC0415 -- rare
 
     text = read_report_files(failure.reports)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -42,7 +43,7 @@ from reflexkit.models import (
     unit_interval,
     utcnow,
 )
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 from reflexkit.reflection._classify import classify
 
 __all__ = [
@@ -326,12 +327,12 @@ def _report_section(
 ) -> list[str]:
     """The lines of the prompt that give the facts of the report files the failure names.
 
-    The files are read as data (:func:`~reflexkit.readers.reports.read_report_files`: the
+    The files are read as data (:func:`~reflexkit.readers._reports.read_report_files`: the
     safe file layer, bounded): each failing test with its message and location, each
     diagnostic with its rule, and the closing count. The request they join passes the
     outbound gate, which redacts them with the rest.
     """
-    from reflexkit.readers.reports import read_report_files  # noqa: PLC0415 -- rare
+    from reflexkit.readers._reports import read_report_files  # noqa: PLC0415 -- rare
 
     text = portable(read_report_files(failure.reports, root=root).strip())
     if not text:
@@ -368,7 +369,7 @@ def _failure_lines(
     """The failure's part of the user turn, up to its output's fence."""
     lines = ["Write a reflection on this failed attempt.", "", "<failure>"]
     if failure.description:
-        lines.append(f"Subtask: {strip_control(portable(failure.description))}")
+        lines.append(f"Subtask: {_defused(strip_control(portable(failure.description)))}")
     lines.append(f"Attempt: {failure.attempt_number}")
     lines.append(
         f"Failure type: {failure_type.value}"
@@ -376,17 +377,29 @@ def _failure_lines(
         else "Failure type: not known; answer with failureType too"
     )
     if failure.command:
-        lines.append(f"Command: {one_line(portable(failure.command))}")
+        lines.append(f"Command: {_defused(one_line(portable(failure.command)))}")
     if failure.exit_code is not None:
         lines.append(f"Exit code: {failure.exit_code}")
     if failure.files_modified:
-        shown = [one_line(portable(f)) for f in failure.files_modified[:_MAX_FILES]]
+        shown = [_defused(one_line(portable(f))) for f in failure.files_modified[:_MAX_FILES]]
         more = len(failure.files_modified) - len(shown)
         lines.append("Files modified: " + ", ".join(shown) + (f" (+{more} more)" if more else ""))
     output = portable(failure.error_output.strip())
     bounded = excerpt(output, max_output_chars)
     note = "" if bounded == output else f", {len(output)} characters, middle omitted"
     return [*lines, f"Output{note}:", fence(bounded or "(no output)", notice=DATA_NOTICE)]
+
+
+_SECTION_TAG_RE = re.compile(r"<(/?)(failure|reflection|output)\b", re.IGNORECASE)
+
+
+def _defused(text: str) -> str:
+    r"""*text* with the prompt's section tags defused (``<\/failure>``), so it closes none.
+
+    For the fields that sit in the ``<failure>`` section outside the output's fence: the
+    description, the command, the names of the files an agent changed.
+    """
+    return _SECTION_TAG_RE.sub(r"<\\\1\2", text) if "<" in text else text
 
 
 def _previous_lines(previous: Sequence[Reflection], portable: Callable[[str], str]) -> list[str]:

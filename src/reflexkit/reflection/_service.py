@@ -18,7 +18,7 @@ import attrs
 from reflexkit._log import get_logger
 from reflexkit._text import strip_control
 from reflexkit.exceptions import GenerationError
-from reflexkit.memory.protocols import ONCE_WINDOW, EpisodicMemory, IdempotentMemory
+from reflexkit.memory._protocols import ONCE_WINDOW, EpisodicMemory, IdempotentMemory
 from reflexkit.models import (
     FailureContext,
     FailureType,
@@ -29,10 +29,10 @@ from reflexkit.models import (
     utcnow,
 )
 from reflexkit.redaction import MAX_OUTPUT_CHARS, window
-from reflexkit.redaction.gate import outbound, outbound_data
+from reflexkit.redaction._gate import outbound, outbound_data
 from reflexkit.reflection._protocols import ReflectionGenerator
 from reflexkit.reflection._retry_prompt import format_reflections
-from reflexkit.tasks.config import FixtureMiss, ReflexionConfig
+from reflexkit.tasks._config import FixtureMiss, ReflexionConfig
 
 if TYPE_CHECKING:
     from reflexkit.reflection._fixture import FixtureMissingError
