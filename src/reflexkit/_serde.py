@@ -27,6 +27,7 @@ from typing import IO, Any, TypeVar, get_args, get_origin
 import attrs
 import cattrs
 import orjson
+from cattrs.cols import homogenous_tuple_structure_factory
 from cattrs.errors import (
     ClassValidationError,
     ForbiddenExtraKeysError,
@@ -185,32 +186,23 @@ def _is_homogeneous_tuple(t: Any) -> bool:  # noqa: ANN401 -- any type expressio
     return get_origin(t) is tuple and len(args) == 2 and args[1] is Ellipsis  # noqa: PLR2004
 
 
+def _only(
+    kinds: type | tuple[type, ...], expected: str, inner: Callable[[Any, Any], Any]
+) -> Callable[[object, Any], Any]:
+    """*inner*, after a check that the value is one of *kinds* (a string is not a list)."""
+
+    def hook(value: object, t: Any) -> Any:  # noqa: ANN401
+        if not isinstance(value, kinds):
+            msg = f"expected {expected}, got {_show(value)}"
+            raise TypeError(msg)
+        return inner(value, t)
+
+    return hook
+
+
 def _make_tuple_hook(conv: cattrs.Converter) -> Callable[[Any], Callable[[object, Any], Any]]:
     def factory(t: Any) -> Callable[[object, Any], Any]:  # noqa: ANN401
-        item_type = get_args(t)[0]
-        item_hook = conv.get_structure_hook(item_type)
-
-        def hook(value: object, _t: Any) -> tuple[Any, ...]:  # noqa: ANN401
-            if not isinstance(value, list | tuple):
-                msg = f"expected a list, got {_show(value)}"
-                raise TypeError(msg)
-            items: list[Any] = []
-            errors: list[Exception] = []
-            for index, item in enumerate(value):
-                try:
-                    items.append(item_hook(item, item_type))
-                except Exception as err:  # noqa: BLE001 -- collected and re-raised as a group
-                    err.__notes__ = [
-                        *getattr(err, "__notes__", []),
-                        IterableValidationNote(f"@ index {index}", index, item_type),
-                    ]
-                    errors.append(err)
-            if errors:
-                msg = f"While structuring {t!r}"
-                raise IterableValidationError(msg, errors, t)
-            return tuple(items)
-
-        return hook
+        return _only((list, tuple), "a list", homogenous_tuple_structure_factory(t, conv))
 
     return factory
 
@@ -278,19 +270,9 @@ def _make_attrs_structure(
                 struct_hook=_validated(base, field) if base is not None else None,
             )
         inner: Callable[[Any, Any], Any] = make_dict_structure_fn(
-            cls,
-            conv,
-            _cattrs_forbid_extra_keys=True,
-            **overrides,
+            cls, conv, _cattrs_forbid_extra_keys=True, **overrides
         )
-
-        def structure_object(value: object, t: type) -> Any:  # noqa: ANN401
-            if not isinstance(value, Mapping):
-                msg = f"expected an object, got {_show(value)}"
-                raise TypeError(msg)
-            return inner(value, t)
-
-        return structure_object
+        return _only(Mapping, "an object", inner)
 
     return factory
 

@@ -60,6 +60,15 @@ def test_insights_lists_findings_and_paused(project_dir: Path) -> None:
     assert data["skippedLines"] == 0
 
 
+def test_json_before_the_command_name_is_the_same_flag(project_dir: Path) -> None:
+    """`reflexkit --json insights` and `--json lessons` print JSON, as the flag after does."""
+    FindingLog(project_dir / ".reflexkit" / "insights.jsonl").add([FINDING])
+    for command in ("insights", "lessons"):
+        before, after = _run("--json", command), _run(command, "--json")
+        assert before.exit_code == 0, before.stderr
+        assert orjson.loads(before.stdout) == orjson.loads(after.stdout)
+
+
 def test_insights_with_nothing_yet(project_dir: Path) -> None:
     """A project with no history says so."""
     result = _run("insights")

@@ -114,6 +114,21 @@ def add_global_options(command: click.Command) -> None:
             add_global_options(sub)
 
 
+reports_option = click.option(
+    "--reports",
+    "reports_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The reports folder (default: reports.path of project.json).",
+)
+
+
+def reports_folder(ctx: click.Context, given: Path | None) -> Path:
+    """The reports folder: *given* (``--reports``), else ``reports.path`` of project.json."""
+    project = _state(ctx).project()  # a bad project.json: one line per error, exit 2
+    return given or project.root / project.config.reports.path
+
+
 def _fail(lines: Sequence[str], code: int) -> NoReturn:
     """Print each error line through the outbound gate, on one line each, and exit *code*.
 

@@ -170,10 +170,6 @@ def _config_or_default(config: OrchestratorConfig | None) -> OrchestratorConfig:
     return config or OrchestratorConfig()
 
 
-def _listed(subscribers: Sequence[Callable[[Event], None]]) -> list[Callable[[Event], None]]:
-    return list(subscribers)
-
-
 def _if_enabled(insights: LoopInsights | None) -> LoopInsights | None:
     return insights if insights is not None and insights.enabled else None
 
@@ -212,7 +208,7 @@ class Orchestrator:
     verifier_for: Callable[[Subtask], Verifier]
     config: OrchestratorConfig = attrs.field(default=None, converter=_config_or_default)
     on_event: Callable[[Event], None] | None = None
-    subscribers: list[Callable[[Event], None]] = attrs.field(default=(), converter=_listed)
+    subscribers: Sequence[Callable[[Event], None]] = ()
     clock: Callable[[], float] = time.monotonic
     stamp: Callable[[], datetime] = utcnow
     reflect: bool = True
@@ -979,13 +975,9 @@ class Orchestrator:
 
     def _subscribed(self) -> list[Callable[[Event], None]]:
         """The insight rules (they steer the loop), the subscribers, *on_event*."""
-        found: list[Callable[[Event], None]] = []
-        if self.insights is not None:
-            found.append(self.insights.observe)
-        found += self.subscribers
-        if self.on_event is not None:
-            found.append(self.on_event)
-        return found
+        first = [self.insights.observe] if self.insights is not None else []
+        last = [self.on_event] if self.on_event is not None else []
+        return [*first, *self.subscribers, *last]
 
     def _ms_since(self, started: float) -> int:
         return max(int((self.clock() - started) * 1000), 0)

@@ -64,29 +64,6 @@ MESSAGES_PATH = "/v1/messages"
 # --- response bodies --------------------------------------------------------------------------
 
 
-def message_json(  # noqa: PLR0913 -- the fields of a Message a test may want to set
-    content: Iterable[Mapping[str, Any]],
-    *,
-    stop_reason: str = "end_turn",
-    model: str = DEFAULT_MODEL,
-    input_tokens: int = 812,
-    output_tokens: int = 164,
-    stop_details: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Return the JSON of a Messages API reply with the given content blocks."""
-    return {
-        "id": "msg_fake_01",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [dict(block) for block in content],
-        "stop_reason": stop_reason,
-        "stop_sequence": None,
-        "stop_details": dict(stop_details) if stop_details is not None else None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
-    }
-
-
 class MessageFields(TypedDict, total=False):
     """Optional fields of a scripted reply (see :func:`message_json`)."""
 
@@ -94,6 +71,29 @@ class MessageFields(TypedDict, total=False):
     model: str
     input_tokens: int
     output_tokens: int
+
+
+def message_json(
+    content: Iterable[Mapping[str, Any]],
+    *,
+    stop_details: Mapping[str, Any] | None = None,
+    **fields: Unpack[MessageFields],
+) -> dict[str, Any]:
+    """Return the JSON of a Messages API reply with the given content blocks."""
+    return {
+        "id": "msg_fake_01",
+        "type": "message",
+        "role": "assistant",
+        "model": fields.get("model", DEFAULT_MODEL),
+        "content": [dict(block) for block in content],
+        "stop_reason": fields.get("stop_reason", "end_turn"),
+        "stop_sequence": None,
+        "stop_details": dict(stop_details) if stop_details is not None else None,
+        "usage": {
+            "input_tokens": fields.get("input_tokens", 812),
+            "output_tokens": fields.get("output_tokens", 164),
+        },
+    }
 
 
 def reply_with(data: object, **fields: Unpack[MessageFields]) -> dict[str, Any]:

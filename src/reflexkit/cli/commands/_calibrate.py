@@ -7,13 +7,22 @@ AUC over all, over the high-confidence subset, and the pre-registered kill condi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Unpack
 
 import click
 
 from reflexkit import _serde
-from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, show_json
+from reflexkit.cli._core import (
+    EXIT_BAD_INPUT,
+    _fail,
+    _state,
+    reports_folder,
+    reports_option,
+    show_json,
+)
 from reflexkit.reports._calibration import (
     HIGH_CONFIDENCE,
+    Bootstrap,
     Calibration,
     Outcome,
     calibrate,
@@ -36,13 +45,7 @@ _MAX_LABELS_BYTES = 256 * 1024 * 1024  # about five million labelled lines
     help="What counts as a good attempt: its checks passed (and the judge agreed); it passed "
     "and was not redone later; or its subtask ended passing in the run.",
 )
-@click.option(
-    "--reports",
-    "reports_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The reports folder (default: reports.path of project.json).",
-)
+@reports_option
 @click.option(
     "--labels",
     "labels",
@@ -66,16 +69,13 @@ _MAX_LABELS_BYTES = 256 * 1024 * 1024  # about five million labelled lines
     show_default=True,
     help="Bootstrap resamples.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as camelCase JSON.")
 @click.pass_context
-def calibrate_command(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
+def calibrate_command(
     ctx: click.Context,
     outcome: str,
     reports_dir: Path | None,
     labels: str | None,
-    high_threshold: float,
-    rounds: int,
-    as_json: bool,
+    **bootstrap: Unpack[Bootstrap],  # --rounds and --high-threshold
 ) -> None:
     """Compute the AUC of the agents' self-reported confidence against outcomes.
 
@@ -84,7 +84,6 @@ def calibrate_command(  # noqa: PLR0913, PLR0917 -- click passes one parameter p
     its lift, the share of good attempts per confidence tenth, and the pre-registered kill
     condition: an AUC near chance on the high subset means confidence carries no signal.
     """
-    as_json = as_json or _state(ctx).json  # --json before the command name too
     if labels is not None and reports_dir is not None:
         _fail(
             ["--labels and --reports can't go together: calibrate one or the other"],
@@ -95,20 +94,14 @@ def calibrate_command(  # noqa: PLR0913, PLR0917 -- click passes one parameter p
         pairs, invalid, problems = read_labels(raw, source=where)
         if invalid and not pairs:
             _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)
-        result = calibrate_pairs(pairs, rounds=rounds, high_threshold=high_threshold)
+        result = calibrate_pairs(pairs, **bootstrap)
         result = _with_problems(result, invalid, problems)
         title = f"labels in {where}"
     else:
-        project = _state(ctx).project()  # a bad project.json: one line per error, exit 2
-        folder = reports_dir or project.root / project.config.reports.path
-        result = calibrate(
-            read_reports(folder),
-            outcome=Outcome(outcome),
-            rounds=rounds,
-            high_threshold=high_threshold,
-        )
+        folder = reports_folder(ctx, reports_dir)
+        result = calibrate(read_reports(folder), outcome=Outcome(outcome), **bootstrap)
         title = f"reports in {folder}; outcome: {outcome}"
-    if as_json:
+    if _state(ctx).json:
         data = _serde.unstructure(result)
         data["bins"] = [{"range": r, "n": n, "good": g} for r, n, g in result.bins]
         click.echo(show_json(data))

@@ -15,7 +15,7 @@ from reflexkit.cli._core import (
     EXIT_FAILED,
     _fail,
 )
-from reflexkit.cli.commands._run import _orchestrate
+from reflexkit.cli.commands._run import _orchestrate, _show_summary
 from reflexkit.containers import build_application
 from reflexkit.orchestrator._subagents import ScriptedSubagent
 from reflexkit.tasks._config import (
@@ -82,7 +82,8 @@ def demo() -> None:
             "the project's real unittest suite; the reflection is written by the heuristic\n"
             "generator (no API key, no network).\n"
         )
-        summary = _orchestrate(app, task, agent, root, log_kept=False)
+        summary, run_log = _orchestrate(app, task, agent)
+        _show_summary(summary, task, run_log, as_json=False, log_kept=False)
         if len(agent.prompts) > 1:
             click.echo("\n--- the prompt attempt 2 got " + "-" * 46)
             click.echo(agent.prompts[1])

@@ -11,7 +11,14 @@ from pathlib import Path
 import click
 
 from reflexkit import _serde
-from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, show_json
+from reflexkit.cli._core import (
+    EXIT_BAD_INPUT,
+    _fail,
+    _state,
+    reports_folder,
+    reports_option,
+    show_json,
+)
 from reflexkit.redaction._gate import outbound
 from reflexkit.reports._calibration import KillCondition
 from reflexkit.reports._history import git_history
@@ -95,13 +102,7 @@ def git_history_command(
 
 
 @click.command("outcomes")
-@click.option(
-    "--reports",
-    "reports_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The reports folder (default: reports.path of project.json).",
-)
+@reports_option
 @click.option(
     "--board",
     default=None,
@@ -143,8 +144,7 @@ def outcomes_command(
 
         result = attrs.evolve(result, skipped_invalid=invalid, problems=tuple(problems))
     else:
-        project = _state(ctx).project()
-        folder = reports_dir or project.root / project.config.reports.path
+        folder = reports_folder(ctx, reports_dir)
         tasks = tasks_from_reports(read_reports(folder))
         result = detectability(tasks, window_days=window_days, source=f"reports in {folder}")
     if _state(ctx).json:  # --json, before or after the command name

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from reflexkit import _serde
 from reflexkit.cli._console import show
-from reflexkit.cli._core import EXIT_FAILED, _app, _fail, show_json
+from reflexkit.cli._core import EXIT_FAILED, _app, _fail, _state, show_json
 from reflexkit.events import EventKind
 from reflexkit.insights._analysis import AnalysisOutcome
 from reflexkit.insights._events import InsightEvent
@@ -135,12 +135,10 @@ def _print_analysis(outcome: AnalysisOutcome) -> None:
     default=None,
     help="With --watch: analyse every this many completed attempts (insights.batchThreshold).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print camelCase JSON.")
 @click.pass_context
-def insights(
-    ctx: click.Context, analyze: bool, watch: bool, every: int | None, as_json: bool
-) -> None:
+def insights(ctx: click.Context, analyze: bool, watch: bool, every: int | None) -> None:
     """List the findings of the insight rules and the paused subtasks."""
+    as_json = _state(ctx).json
     if every is not None and not watch:
         raise click.UsageError("--every goes with --watch")
     app = _app(ctx)
@@ -235,9 +233,8 @@ def resume(ctx: click.Context, subtask_id: str, task_id: str | None) -> None:
 
 
 @click.group(invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="Print camelCase JSON.")
 @click.pass_context
-def lessons(ctx: click.Context, as_json: bool) -> None:
+def lessons(ctx: click.Context) -> None:
     """List the project's lessons: fixes that worked, offered to other subtasks."""
     if ctx.invoked_subcommand is not None:
         return
@@ -253,7 +250,7 @@ def lessons(ctx: click.Context, as_json: bool) -> None:
             "lessons again from memory and the run history",
             err=True,
         )
-    if as_json:
+    if _state(ctx).json:
         _dump([_serde.unstructure(lesson) for lesson in kept])
         return
     if not kept:

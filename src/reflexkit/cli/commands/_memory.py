@@ -113,9 +113,8 @@ def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as camelCase JSON.")
 @click.pass_context
-def stats(ctx: click.Context, as_json: bool) -> None:
+def stats(ctx: click.Context) -> None:
     """Count what memory holds: records, subtasks, categories, failure types, corrupt lines."""
     from reflexkit.events import led_to_success  # noqa: PLC0415
 
@@ -133,7 +132,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         "byCategory": dict(Counter(r.category.value for r in helped)),
         "bySource": dict(Counter(r.source.value for r in helped)),
     }
-    if as_json or _state(ctx).json:
+    if _state(ctx).json:
         data = {
             **_serde.unstructure(figures),
             "ledToSuccess": led,

@@ -103,7 +103,6 @@ def _read_input(ctx: click.Context, input_: str) -> FailureContext:
     default=None,
     help="Override reflexion.backend of project.json.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the reflection as camelCase JSON.")
 @click.option("--no-save", is_flag=True, help="Don't append the reflection to memory.")
 @click.option(
     "--record-fixtures",
@@ -113,13 +112,8 @@ def _read_input(ctx: click.Context, input_: str) -> FailureContext:
     help="Ask Claude and append its reply to this fixture file, for offline replay.",
 )
 @click.pass_context
-def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
-    ctx: click.Context,
-    input_: str,
-    backend: str | None,
-    as_json: bool,
-    no_save: bool,
-    record: Path | None,
+def reflect(
+    ctx: click.Context, input_: str, backend: str | None, no_save: bool, record: Path | None
 ) -> None:
     """Reflect on one failure and append the reflection to memory.
 
@@ -133,7 +127,6 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
             [f"--record-fixtures records Claude's replies; it can't go with --backend {backend}"],
             EXIT_BAD_INPUT,
         )
-    as_json = as_json or _state(ctx).json
     failure = _read_input(ctx, input_)
     log.debug("reflect: work started")  # benchmarks/claude_limits.py times from this line
     # The generation budget runs from here: building the service and loading the anthropic
@@ -158,7 +151,7 @@ def reflect(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
     # Saved before it is printed: a reader that leaves early (`| head -c 10`) or a stdout
     # that fails costs the output, never the record.
     saved = no_save or service.save(reflection)
-    click.echo(show_json(reflection) if as_json else strip_control(_summary(reflection)))
+    click.echo(show_json(reflection) if _state(ctx).json else strip_control(_summary(reflection)))
     if not saved:
         problem = _memory_problem(ctx)
         if problem is not None:  # nothing will save until the setup changes: exit 2

@@ -8,6 +8,7 @@ import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import attrs
 import click
@@ -72,33 +73,25 @@ def _stop_on_signals() -> Iterator[None]:
             signal.signal(number, old)
 
 
-def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
-    app: Application,
-    task: Task,
-    agent: Subagent,
-    workdir: Path,
-    *,
-    as_json: bool = False,
-    log_kept: bool = True,
-    run_id: str | None = None,
-) -> RunSummary:
-    """Run a task through the application's loop; log and show events.
+def _orchestrate(
+    app: Application, task: Task, agent: Subagent, *, run_id: str | None = None, quiet: bool = False
+) -> tuple[RunSummary, RunLog]:
+    """Run a task through the application's loop in the project folder; log and show events.
 
-    With *as_json* the summary is JSON on stdout and nothing is shown on the way (the events
-    are in the run log): stderr keeps only warnings and errors.
-    *log_kept* false (the demo's folder goes away) leaves the run log's path unprinted. The
-    run log, the live view and the subscribers installed packages register (entry points
-    ``reflexkit.subscribers``) each get every event. In deterministic mode (#16) events are
-    stamped by the reflections' logical clock, durations are 0, and the run log gets subtask
-    events in sequential order even with --jobs (the other subscribers get them at once).
+    *quiet* (``--json``) shows nothing on the way (the events are in the run log): stderr
+    keeps only warnings and errors. The run log, the live view and the subscribers installed
+    packages register (entry points ``reflexkit.subscribers``) each get every event. In
+    deterministic mode (#16) events are stamped by the reflections' logical clock, durations
+    are 0, and the run log gets subtask events in sequential order even with --jobs (the
+    other subscribers get them at once).
     """
-    run_id = run_id or uuid.uuid4().hex
+    run_id, workdir = run_id or uuid.uuid4().hex, app.project().root
     log_path = app.project().root / ".reflexkit" / "runs" / f"{run_id}.jsonl"
     if log_path.exists():
         _fail([f"--run-id {run_id}: a run log already exists at {log_path}"], EXIT_BAD_INPUT)
     deterministic = app.project().config.reflexion.deterministic
     console = _streams.console()
-    live = console.is_terminal and not as_json  # a spinner on a terminal, else plain lines
+    live = console.is_terminal and not quiet  # a spinner on a terminal, else plain lines
     status = console.status("starting the run") if live else contextlib.nullcontext()
     run_log = RunLog(
         log_path,
@@ -113,7 +106,7 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
 
         def show(event: Event) -> None:
             # A setup error is said once, by the error line the run ends with.
-            if as_json or event.kind is EventKind.SETUP_FAILED or _said_before(event, said):
+            if quiet or event.kind is EventKind.SETUP_FAILED or _said_before(event, said):
                 return
             line = _describe(event)
             if not line:
@@ -132,18 +125,24 @@ def _orchestrate(  # noqa: PLR0913 -- the run and how to show it
         )
         with _stop_on_signals():
             summary: RunSummary = orchestrator.run(task, workdir=workdir, run_id=run_id)
+    return summary, run_log
+
+
+def _show_summary(
+    summary: RunSummary, task: Task, run_log: RunLog, *, as_json: bool, log_kept: bool = True
+) -> None:
+    """The run's outcomes: JSON, or a table; and where its log is, when the log is kept."""
     if as_json:
         data = _serde.unstructure(summary)
         data["passed"] = summary.passed
-        data["runLog"] = str(log_path) if log_kept else None
+        data["runLog"] = str(run_log.path) if log_kept else None
         click.echo(show_json(data))
-        return summary
+        return
     if any(o.outcome not in {"setup_error", "skipped"} for o in summary.outcomes):
-        _streams.console().print(_table(run_id, task, summary))
+        _streams.console().print(_table(summary.run_id, task, summary))
     if log_kept:  # plain echo: rich would wrap a long path across lines
         lost = f" ({run_log.lost} events not written)" if run_log.lost else ""
-        click.echo(f"run log: {strip_control(str(log_path))}{lost}")
-    return summary
+        click.echo(f"run log: {strip_control(str(run_log.path))}{lost}")
 
 
 def _table(run_id: str, task: Task, summary: RunSummary) -> Table:
@@ -275,6 +274,22 @@ def _scripted(path: Path) -> ScriptedSubagent:
     return ScriptedSubagent(data)
 
 
+class _RunOptions(TypedDict):
+    """The options of ``reflexkit run`` beside the task file, as click passes them."""
+
+    subagent: str | None
+    agent: str | None
+    agent_command: str | None
+    agent_args: tuple[str, ...]
+    script: Path | None
+    jobs: int | None
+    deterministic: bool
+    run_id: str | None
+    max_attempts: int | None
+    attempt_timeout: int | None
+    record: Path | None
+
+
 @click.command()
 @click.argument("task_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
@@ -348,49 +363,35 @@ def _scripted(path: Path) -> ScriptedSubagent:
     help="Reflect with Claude and append its replies to this fixture file, for offline replay.",
 )
 @click.pass_context
-def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
-    ctx: click.Context,
-    task_file: Path,
-    subagent: str | None,
-    agent: str | None,
-    agent_command: str | None,
-    agent_args: tuple[str, ...],
-    script: Path | None,
-    jobs: int | None,
-    deterministic: bool,
-    run_id: str | None,
-    max_attempts: int | None,
-    attempt_timeout: int | None,
-    record: Path | None,
-) -> None:
+def run(ctx: click.Context, task_file: Path, **options: Unpack[_RunOptions]) -> None:
     """Run a task: attempt, verify, reflect and retry each subtask until it passes.
 
     Verification runs each subtask's `verify` commands, else the project's
     verification.commands, in the project root. Exit 0 only when every subtask passed;
     exit 2 (after the run) when the fixture backend missed a key under fixtureMiss error.
     """
+    run_id, record = options["run_id"], options["record"]
     _check_id(run_id, "--run-id")
     task = load_task(task_file)
+    limits = {
+        "max_attempts": options["max_attempts"],
+        "attempt_timeout_s": options["attempt_timeout"],
+    }
     app = _app(
         ctx,
-        jobs=jobs,
-        deterministic=deterministic,
+        jobs=options["jobs"],
+        deterministic=options["deterministic"],
         backend=GeneratorBackend.LLM.value if record is not None else None,
-        orchestrator={
-            key: value
-            for key, value in (
-                ("max_attempts", max_attempts),
-                ("attempt_timeout_s", attempt_timeout),
-            )
-            if value is not None
-        },
+        orchestrator={key: value for key, value in limits.items() if value is not None},
     )
-    chosen = _subagent(
-        app,
-        _AgentOptions(
-            kind=subagent, name=agent, command=agent_command, args=agent_args, script=script
-        ),
+    agent = _AgentOptions(
+        kind=options["subagent"],
+        name=options["agent"],
+        command=options["agent_command"],
+        args=options["agent_args"],
+        script=options["script"],
     )
+    chosen = _subagent(app, agent)
     _warn_nondeterministic(app, run_id=run_id)
     project_checks = app.project().config.verification.commands
     unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
@@ -411,9 +412,8 @@ def run(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
             stack.enter_context(
                 app.reflection.claude_generator.override(providers.Object(recorder))
             )
-        summary = _orchestrate(
-            app, task, chosen, app.project().root, as_json=_state(ctx).json, run_id=run_id
-        )
+        summary, run_log = _orchestrate(app, task, chosen, run_id=run_id, quiet=_state(ctx).json)
+    _show_summary(summary, task, run_log, as_json=_state(ctx).json)
     _fail_on_missing_fixtures(app.reflection.service())
     if summary.setup_error is not None:
         _fail([f"setup: {summary.setup_error}"], EXIT_BAD_INPUT)
