@@ -43,8 +43,7 @@ from pathlib import Path
 from reflexkit.exceptions import GenerationError
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext
-from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-from reflexkit.orchestrator.subagents import SubagentRequest
+from reflexkit.orchestrator import ClaudeCodeSubagent, SubagentRequest
 from reflexkit.reflection._claude import ClaudeGenerator
 from reflexkit.testing.fake_messages_api import FakeMessagesApi, tool_use
 

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reflexkit.readers import clean_output
-from reflexkit.readers.generic import parse_generic
+from reflexkit.readers._generic import parse_generic
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SIZES = (5_000, 10_000, 20_000, 40_000)

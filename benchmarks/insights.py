@@ -49,8 +49,8 @@ from reflexkit.insights import (
 )
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.tasks.config import InsightsConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._config import InsightsConfig
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.memory_contract import make_reflection
 from reflexkit.testing.run_history import HistoryWriter, RunScript

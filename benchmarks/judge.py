@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from reflexkit.llm import Claude, RetryPolicy
-from reflexkit.reports.judge import (
+from reflexkit.reports._judge import (
     ClaudeJudge,
     CompletionJudge,
     HeuristicJudge,

@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 from reflexkit.containers import build_application
-from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
-from reflexkit.tasks.config import (
+from reflexkit.orchestrator import SubagentRequest, SubagentResult
+from reflexkit.tasks._config import (
     GeneratorBackend,
     JudgeMode,
     LoadedProject,
@@ -36,7 +36,7 @@ from reflexkit.tasks.config import (
     ReportsConfig,
     VerificationConfig,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 COMPLETE = {

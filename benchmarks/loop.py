@@ -25,10 +25,9 @@ from pathlib import Path
 from reflexkit.containers import build_application
 from reflexkit.events import Event, RunLog
 from reflexkit.models import FailureContext
-from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
-from reflexkit.orchestrator.verify import VerificationResult
-from reflexkit.tasks.config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.orchestrator import SubagentRequest, SubagentResult, VerificationResult
+from reflexkit.tasks._config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
+from reflexkit.tasks._task import Subtask, Task
 
 OUTPUT = (
     "============================= test session starts ==============================\n"

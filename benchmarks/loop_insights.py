@@ -29,9 +29,9 @@ from pathlib import Path
 import loop  # benchmarks/loop.py: its timed subagent and verifier
 from reflexkit.containers import build_application
 from reflexkit.events import RunLog
-from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
-from reflexkit.tasks.config import load_project
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.orchestrator import SubagentRequest, SubagentResult
+from reflexkit.tasks._config import load_project
+from reflexkit.tasks._task import Subtask, Task
 
 
 class Timed(loop.Timed):

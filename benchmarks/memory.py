@@ -65,9 +65,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reflexkit.memory import JsonlMemory
+from reflexkit.memory import JsonlMemory, PostgresMemory
 from reflexkit.memory._codec import decode_line, encode_line
-from reflexkit.memory.postgres import PostgresMemory
 from reflexkit.models import FailureType, Reflection, ReflectionCategory, ReflectionSource
 
 SMALL = 1_000
@@ -797,7 +796,7 @@ from memory import make_reflection
 kind, target, name, count = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 base = 10_000_000 * (1 + int(name[-1]))  # ids differ between the processes
 if kind == "postgres":
-    from reflexkit.memory.postgres import PostgresMemory
+    from reflexkit.memory._postgres import PostgresMemory
     store = PostgresMemory(target, spool=target.rsplit("/", 1)[-1] + ".spool")
 else:
     from reflexkit.memory import JsonlMemory
@@ -852,7 +851,7 @@ def _compare_at(
     n: int, dsn: str, work: Path, rounds: int
 ) -> tuple[list[tuple[str, str, str]], float]:
     """Fill both backends with *n* records; time append and recent; return rows, worst recent."""
-    from reflexkit.memory.postgres import PostgresMemory  # noqa: PLC0415 -- optional extra
+    from reflexkit.memory import PostgresMemory  # noqa: PLC0415 -- optional extra
 
     rows: list[tuple[str, str, str]] = []
     worst = 0.0
@@ -892,7 +891,7 @@ def _medians(a: list[float], b: list[float]) -> tuple[str, str]:
 
 def run_postgres(work: Path, *, quick: bool) -> int:
     """Time the postgres backend and the JSONL store side by side; print the table."""
-    from reflexkit.memory.postgres import PostgresMemory  # noqa: PLC0415 -- optional extra
+    from reflexkit.memory import PostgresMemory  # noqa: PLC0415 -- optional extra
     from reflexkit.testing.postgres_server import PostgresServer  # noqa: PLC0415
 
     small, big = 1_000, (10_000 if quick else 100_000)

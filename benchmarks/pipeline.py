@@ -47,7 +47,7 @@ from reflexkit.memory import JsonlMemory
 from reflexkit.models import FailureContext
 from reflexkit.redaction import Redactor
 from reflexkit.reflection._claude import ClaudeGenerator
-from reflexkit.tasks.config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
+from reflexkit.tasks._config import GeneratorBackend, LoadedProject, ProjectConfig, ReflexionConfig
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "failures" / "dev"

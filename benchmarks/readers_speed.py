@@ -30,14 +30,14 @@ from pathlib import Path
 
 from reflexkit.models import FailureContext
 from reflexkit.readers import analyse, clean_output
-from reflexkit.readers.cxx import parse_cmake
-from reflexkit.readers.findings import Findings
-from reflexkit.readers.generic import parse_generic
-from reflexkit.readers.go import parse_go_diagnostics, parse_go_panic, parse_go_test
-from reflexkit.readers.java import parse_java_trace, parse_javac
-from reflexkit.readers.javascript import parse_node_test
-from reflexkit.readers.js_runners import parse_mocha, parse_vitest
-from reflexkit.readers.native import parse_gcc
+from reflexkit.readers._cxx import parse_cmake
+from reflexkit.readers._findings import Findings
+from reflexkit.readers._generic import parse_generic
+from reflexkit.readers._go import parse_go_diagnostics, parse_go_panic, parse_go_test
+from reflexkit.readers._java import parse_java_trace, parse_javac
+from reflexkit.readers._javascript import parse_node_test
+from reflexkit.readers._js_runners import parse_mocha, parse_vitest
+from reflexkit.readers._native import parse_gcc
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "tool_outputs"
 SIZE = 20_000

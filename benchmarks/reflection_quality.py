@@ -50,14 +50,21 @@ OWN_OUTPUTS = REPO / "tests" / "data" / "tool_outputs"
 HOLDOUT_LIKE = REPO / "tests" / "data" / "holdout_like"
 UNSEEN_TOOLS = REPO / "tests" / "data" / "unseen_tools"
 UNSEEN_REPOS = REPO / "tests" / "data" / "unseen_repos"
+UNSEEN_REPOS_2 = REPO / "tests" / "data" / "unseen_repos_2"
 UNSEEN_TOOLS_2 = REPO / "tests" / "data" / "unseen_tools_2"
+UNSEEN_TOOLS_3 = REPO / "tests" / "data" / "unseen_tools_3"
 TOOL_NAMES = (
     "pytest", "unittest", "mypy", "pyright", "ruff", "flake8", "tsc", "eslint", "jest", "vitest",
     "mocha", "node:test", "cargo", "clippy", "gcc", "clang", "go test", "go vet", "cmake",
     "phpunit", "rspec", "minitest", "busted", "ExUnit", "bats", "shellcheck", "sphinx", "mkdocs",
     "biome", "ctest", "sanitizer", "XCTest", "dotnet", "xunit", "cabal", "hspec",
     "alcotest", "jasmine", "uvu", "deno", "zig", "cppcheck", "hadolint", "taplo", "oxlint",
-    "htmlhint", "terraform", "tcltest", "EUnit",
+    "htmlhint", "terraform", "tcltest", "EUnit", "gfortran", "gnat", "fpc", "guile", "racket",
+    "raco", "sbcl", "nim", "crystal", "shfmt", "xmllint", "protoc", "clang-tidy", "meson",
+    "ninja", "scons", "rubocop", "testthat", "swipl", "plunit", "gdc", "valac", "cobc", "mcs",
+    "iverilog", "ocaml", "nox", "pre-commit", "cmake-lint", "sphinx-lint", "gitlint",
+    "commitlint", "pyrefly", "refurb", "zizmor", "semgrep", "ansible-lint", "qunit", "tsd",
+    "publint", "jsonlint", "madge", "html-validate", "solc", "ajv", "knip", "c8",
 )  # fmt: skip
 """Tools a reflection may name as the one that failed (words that are also verbs or advice,
 ``make``, ``pip``, ``npm``, are left out); naming one that neither the command nor the output
@@ -319,7 +326,9 @@ def main(argv: list[str] | None = None) -> int:
             HOLDOUT_LIKE,
             UNSEEN_TOOLS,
             UNSEEN_TOOLS_2,
+            UNSEEN_TOOLS_3,
             UNSEEN_REPOS,
+            UNSEEN_REPOS_2,
         ],
         metavar="CORPUS_DIR_OR_ITEM",
     )

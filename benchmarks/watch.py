@@ -26,7 +26,7 @@ from pathlib import Path
 CHILD = """
 import sys, time
 from pathlib import Path
-from reflexkit.insights.watch import FolderWaker, StopSignals
+from reflexkit.insights import FolderWaker, StopSignals
 folder, inotify = Path(sys.argv[1]), sys.argv[2] == "inotify"
 with StopSignals() as stop:
     waker = FolderWaker(folder, stop, inotify=inotify)

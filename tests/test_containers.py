@@ -14,18 +14,18 @@ from dependency_injector import containers, providers
 
 from reflexkit.containers import FakeServices, build_application, fake_services
 from reflexkit.exceptions import ConfigError
-from reflexkit.insights.analysis import ClaudeAnalyst
+from reflexkit.insights._analysis import ClaudeAnalyst
 from reflexkit.llm import Claude, Effort, OutputMode, Thinking
 from reflexkit.memory import InMemoryMemory, JsonlMemory
-from reflexkit.memory.postgres import PostgresMemory
+from reflexkit.memory._postgres import PostgresMemory
 from reflexkit.models import FailureContext, ReflectionSource
-from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-from reflexkit.orchestrator.subagents import CommandSubagent, ScriptedSubagent
+from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent
+from reflexkit.orchestrator._subagents import CommandSubagent, ScriptedSubagent
 from reflexkit.reflection._claude import ClaudeGenerator
 from reflexkit.reflection._fallback import FallbackGenerator
 from reflexkit.reflection._fixture import FixtureGenerator, fixture_key
 from reflexkit.reflection._heuristic import HeuristicGenerator
-from reflexkit.tasks.config import (
+from reflexkit.tasks._config import (
     ClaudeCodeConfig,
     GeneratorBackend,
     LoadedProject,
@@ -37,7 +37,7 @@ from reflexkit.tasks.config import (
     SubagentKind,
     VerificationConfig,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 
 FAILURE = FailureContext(
     task_id="t",
@@ -225,7 +225,7 @@ def test_a_heuristic_project_never_loads_the_sdk(tmp_path: Path) -> None:
     code = (
         "import sys, pathlib\n"
         "from reflexkit.containers import build_application\n"
-        "from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReflexionConfig\n"
+        "from reflexkit.tasks._config import LoadedProject, ProjectConfig, ReflexionConfig\n"
         "config = ProjectConfig(reflexion=ReflexionConfig(backend='heuristic'))\n"
         "app = build_application(LoadedProject(config=config, root=pathlib.Path(sys.argv[1])))\n"
         "app.init_resources()\n"

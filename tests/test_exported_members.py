@@ -6,7 +6,11 @@ purpose, and in the docs.
 
 from __future__ import annotations
 
+import importlib
 import inspect
+from pathlib import Path
+
+import pytest
 
 import reflexkit
 
@@ -64,3 +68,240 @@ def test_exported_members() -> None:
         if inspect.isclass(member) or inspect.isfunction(member):
             assert member.__module__.startswith("reflexkit."), name
     assert set(EXPORTED) <= set(dir(reflexkit))
+
+
+# Each subpackage's face: what its ``__init__`` exports (``from reflexkit.orchestrator import
+# Verifier``). Its modules are private (``_verify.py``), so this list is all it promises.
+SUBPACKAGES = {
+    "reflexkit.cli": [
+        "COMMANDS",
+        "Command",
+        "cli",
+        "main",
+    ],
+    "reflexkit.hooks": [
+        "ACTIVE_ENV",
+        "HOOK_SUBTASK",
+        "HookResult",
+        "hook_command",
+        "install_hooks",
+        "merge_hooks",
+        "run_hook",
+    ],
+    "reflexkit.insights": [
+        "LESSONS_HEADING",
+        "AnalysisCycle",
+        "AnalysisOutcome",
+        "AnalysisReply",
+        "AttemptCheck",
+        "AttemptRecord",
+        "ClaudeAnalyst",
+        "Finding",
+        "FindingLog",
+        "FixedRules",
+        "FolderWaker",
+        "HeuristicAnalyst",
+        "HistoryRules",
+        "InMemoryLessons",
+        "InsightAnalyst",
+        "InsightRules",
+        "InsightWatch",
+        "JsonlLessons",
+        "Lesson",
+        "LessonAction",
+        "LessonBook",
+        "PausedEntry",
+        "PausedSubtasks",
+        "Rule",
+        "RunHistory",
+        "RunLogReader",
+        "RunStartCheck",
+        "Severity",
+        "StopSignals",
+        "SubjectType",
+        "SubtaskRun",
+        "TaskAction",
+        "evaluate",
+        "format_lessons",
+        "harvest",
+        "tool_of",
+    ],
+    "reflexkit.llm": [
+        "DEFAULT_MODEL",
+        "NO_WAIT",
+        "REASONS",
+        "Asker",
+        "Claude",
+        "Effort",
+        "OutputMode",
+        "RequestOptions",
+        "RetryPolicy",
+        "Thinking",
+        "TransientError",
+        "check_stop",
+        "reply_text",
+    ],
+    "reflexkit.memory": [
+        "EpisodicMemory",
+        "InMemoryMemory",
+        "JsonlMemory",
+        "MemoryStats",
+        "PostgresMemory",
+    ],
+    "reflexkit.orchestrator": [
+        "ClaudeCodeSubagent",
+        "CommandSubagent",
+        "Orchestrator",
+        "RunSummary",
+        "ScriptedSubagent",
+        "Subagent",
+        "SubagentRequest",
+        "SubagentResult",
+        "SubtaskOutcome",
+        "VerificationResult",
+        "Verifier",
+        "build_prompt",
+        "verifier_factory",
+    ],
+    "reflexkit.readers": [
+        "ENTRY_POINT_GROUP",
+        "Findings",
+        "Problem",
+        "ReadFunction",
+        "Reader",
+        "analyse",
+        "clean_output",
+        "clip",
+        "dedupe",
+        "error_kind",
+        "find_locations",
+        "group_problems",
+        "is_library_path",
+        "plural",
+        "register_reader",
+        "registered_readers",
+        "signal_exit",
+        "type_from_command",
+        "unregister_reader",
+    ],
+    "reflexkit.redaction": [
+        "CUT_LINE",
+        "MAX_OUTPUT_CHARS",
+        "RULES",
+        "SINKS",
+        "Redacted",
+        "Redactor",
+        "Rule",
+        "Sink",
+        "cut_lines",
+        "outbound",
+        "outbound_data",
+        "redact_failure",
+        "redact_text",
+        "window",
+    ],
+    "reflexkit.reflection": [
+        "ClaudeGenerator",
+        "DefaultReflectionService",
+        "FallbackGenerator",
+        "FixtureGenerator",
+        "FixtureRecorder",
+        "HeuristicGenerator",
+        "ReflectionGenerator",
+        "ReflectionService",
+        "ServiceHealth",
+        "fixture_key",
+        "format_reflections",
+        "prompt_key",
+    ],
+    "reflexkit.reports": [
+        "AttemptAudit",
+        "AttemptEnding",
+        "AttemptReporter",
+        "Calibration",
+        "ClaudeJudge",
+        "CompletionJudge",
+        "Ending",
+        "FixtureJudge",
+        "HeuristicJudge",
+        "JudgeInput",
+        "Judgement",
+        "RiskVerdict",
+        "Verdict",
+        "build_report",
+        "calibrate",
+        "calibrate_pairs",
+        "classify_ending",
+        "detectability",
+        "evaluate_risk",
+        "git_changes",
+        "git_history",
+        "read_labels",
+        "read_reports",
+        "report_schema",
+        "self_report_instructions",
+        "take_self_report",
+        "write_report",
+    ],
+    "reflexkit.tasks": [
+        "LoadedProject",
+        "MemoryConfig",
+        "OrchestratorConfig",
+        "ProjectConfig",
+        "ReflexionConfig",
+        "Subtask",
+        "Task",
+        "VerificationConfig",
+        "load_project",
+        "load_task",
+        "parse_task",
+    ],
+    "reflexkit.testing": [
+        "FakeApi",
+        "FakeMessagesApi",
+        "FakeOpenAIApi",
+        "HistoryWriter",
+        "MemoryContract",
+        "PostgresServer",
+        "RecordedRequest",
+        "RunScript",
+        "Scripted",
+        "ToolCall",
+        "Turn",
+        "make_reflection",
+    ],
+}
+
+
+@pytest.mark.parametrize("package", sorted(SUBPACKAGES))
+def test_subpackage_exported_members(package: str) -> None:
+    """A subpackage's ``__all__`` is its pinned list, and every name resolves to ours."""
+    module = importlib.import_module(package)
+    assert module.__all__ == SUBPACKAGES[package]
+    for name in module.__all__:
+        member = getattr(module, name)
+        if inspect.isclass(member) or inspect.isfunction(member):
+            assert member.__module__.startswith("reflexkit."), name
+    assert set(module.__all__) <= set(dir(module))
+
+
+# The test helpers stay importable by module path (docs/testing.md shows them that way).
+PUBLIC_MODULES_IN = {"reflexkit.testing"}
+
+
+def test_modules_under_subpackages_are_private() -> None:
+    """Below the top level a module is ``__init__``, ``__main__``, ``exceptions`` or ``_name``.
+
+    A new module under a subpackage is named ``_name.py``, and its package's ``__init__``
+    exports what users need of it.
+    """
+    root = Path(reflexkit.__file__).parent
+    public = []
+    for path in sorted(root.glob("*/**/*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        package = ".".join(("reflexkit", *parts[:-1]))
+        if package in PUBLIC_MODULES_IN or any(p.startswith("_") for p in parts):
+            continue  # __init__, __main__, _name, or inside a private package (_demo)
+        if parts[-1] not in {"exceptions", "testing"}:
+            public.append(".".join(("reflexkit", *parts)))
+    assert public == []

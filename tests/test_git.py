@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit._git import git_env, git_refusal
-from reflexkit.orchestrator.verify import modified_files
+from reflexkit.orchestrator._verify import modified_files
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -145,3 +145,108 @@ def test_other_commands_are_left_to_the_permission_rules() -> None:
     assert git_refusal("pytest -q") is None
     assert git_refusal("grep -r git docs") is None
     assert git_refusal("python3 -c 'print(1)' > out.txt") is None
+
+
+@pytest.fixture
+def drivers(hostile: tuple[Path, Path]) -> tuple[Path, Path]:
+    """The hostile repository with filter, diff and merge drivers of its own naming.
+
+    ``.gitattributes`` sends every file through them: the configuration an agent can write
+    into ``.git/config`` with its file tools, whatever git commands it is allowed.
+    """
+    repo, marks = hostile
+    script = repo.parent / "driver.sh"
+    script.write_text(f'#!/bin/sh\ntouch "{marks}/$1"\ncat\n')
+    script.chmod(0o755)
+    for key, value in (
+        ("filter.any-name.clean", f"{script} clean"),
+        ("filter.any-name.smudge", f"{script} smudge"),
+        ("filter.any-name.process", f"{script} process"),
+        ("diff.any-name.command", f"{script} diffcmd"),
+        ("diff.any-name.textconv", f"{script} textconv <"),
+        ("merge.any-name.driver", f"{script} merge"),
+        ("gpg.program", f"{script} gpg"),
+        ("commit.gpgSign", "true"),
+        ("interactive.diffFilter", f"{script} difffilter"),
+    ):
+        subprocess.run(["git", "-C", str(repo), "config", key, value], check=True)
+    (repo / ".gitattributes").write_text("* filter=any-name diff=any-name merge=any-name\n")
+    return repo, marks
+
+
+def test_drivers_of_any_name_really_run_unconfined(drivers: tuple[Path, Path]) -> None:
+    """Without confinement `git diff` runs them (so the tests below test something)."""
+    repo, marks = drivers
+    subprocess.run(["git", "diff"], cwd=repo, capture_output=True, check=False)
+    assert list(marks.iterdir())
+
+
+def test_reflexkits_own_git_runs_no_driver_of_the_repository(drivers: tuple[Path, Path]) -> None:
+    """git_env for a repository empties every program its configuration names, by any name.
+
+    Before, the confined `git diff` ran ``diff.<name>.command`` and the filters.
+    """
+    repo, marks = drivers
+    env = git_env(repository=repo)
+    for command in (
+        ["git", "status"],
+        ["git", "diff"],
+        ["git", "log", "-p", "-1"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-qm", "three"],
+        ["git", "checkout", "HEAD", "--", "f.txt"],
+    ):
+        subprocess.run(command, cwd=repo, env=env, capture_output=True, check=False)
+    modified_files(repo)  # reflexkit's own status call
+    assert sorted(p.name for p in marks.iterdir()) == []
+
+
+def test_the_agents_git_is_refused_while_the_repository_names_a_program(
+    drivers: tuple[Path, Path],
+) -> None:
+    """The agent's environment was fixed at launch: a driver it adds later refuses its git."""
+    repo, _ = drivers
+    why = git_refusal("git status", repository=repo)
+    assert why is not None
+    assert "filter.any-name.clean" in why
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git grep -O'touch /tmp/x' f",
+        "git grep -Otouch f",
+        "git grep -O touch f",
+        "git diff --outp=/tmp/out",
+        "git diff --out /tmp/out",
+        "git show --output-dir /tmp",
+        "git diff --ext-d",
+        "git log --textc -p",
+        "git rebase --exe='touch /tmp/x' HEAD~1",
+        "git rebase -xtouch HEAD~1",
+        "git grep --open-f=x f",
+        "git config --fil=/tmp/x --list",
+    ],
+)
+def test_abbreviated_and_glued_options_are_refused(command: str) -> None:
+    """Git takes a unique start of a long option, and a short option's value glued on."""
+    assert git_refusal(command) is not None, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git diff --text", "git log --glob=refs/heads", "git commit --edit -m x", "git diff --stat"],
+)
+def test_options_that_are_starts_of_refused_ones_but_git_s_own_stay_allowed(command: str) -> None:
+    """``--text`` is an option of its own, not an abbreviation of ``--textconv``."""
+    assert git_refusal(command) is None, command
+
+
+def test_the_agents_git_diff_still_shows_the_change(hostile: tuple[Path, Path]) -> None:
+    """Confined `git diff` prints the diff (an empty ``diff.external`` made it die)."""
+    repo, _ = hostile
+    done = subprocess.run(
+        ["git", "diff"], cwd=repo, env=git_env(), capture_output=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"+two" in done.stdout

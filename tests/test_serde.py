@@ -27,7 +27,7 @@ from reflexkit import (
 )
 from reflexkit._serde import converter
 from reflexkit.models import ID_PATTERN
-from reflexkit.tasks.config import Durability, GeneratorBackend, MemoryConfig, ReflexionConfig
+from reflexkit.tasks._config import Durability, GeneratorBackend, MemoryConfig, ReflexionConfig
 
 from .conftest import corpus_items
 

@@ -34,9 +34,9 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         ReflectionCategory,
         ReflectionSource,
     )
+    from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent
     from reflexkit.orchestrator._loop import Orchestrator
-    from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-    from reflexkit.orchestrator.subagents import (
+    from reflexkit.orchestrator._subagents import (
         CommandSubagent,
         ScriptedSubagent,
         Subagent,
@@ -44,14 +44,14 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         SubagentResult,
     )
     from reflexkit.reflection._protocols import ReflectionGenerator, ReflectionService
-    from reflexkit.tasks.config import (
+    from reflexkit.tasks._config import (
         LoadedProject,
         ProjectConfig,
         ReflexionConfig,
         VerificationConfig,
         load_project,
     )
-    from reflexkit.tasks.task import Subtask, Task, load_task
+    from reflexkit.tasks._task import Subtask, Task, load_task
 
 __all__ = [
     "Application",
@@ -113,9 +113,9 @@ __getattr__, __dir__ = lazy_exports(
                 "VerificationConfig",
                 "load_project",
             ),
-            "tasks.config",
+            "tasks._config",
         ),
-        **dict.fromkeys(("Subtask", "Task", "load_task"), "tasks.task"),
+        **dict.fromkeys(("Subtask", "Task", "load_task"), "tasks._task"),
         # the models
         **dict.fromkeys(
             (
@@ -138,11 +138,11 @@ __getattr__, __dir__ = lazy_exports(
                 "SubagentRequest",
                 "SubagentResult",
             ),
-            "orchestrator.subagents",
+            "orchestrator._subagents",
         ),
         # the loop and the subagents
         **dict.fromkeys(("Orchestrator",), "orchestrator._loop"),
-        **dict.fromkeys(("ClaudeCodeSubagent",), "orchestrator.claude_code"),
+        **dict.fromkeys(("ClaudeCodeSubagent",), "orchestrator._claude_code"),
         # camelCase JSON in and out (the converter itself stays in reflexkit._serde)
         **dict.fromkeys(("dumps", "loads", "structure", "unstructure"), "_serde"),
         # errors

@@ -26,9 +26,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Mapping
+import subprocess
+from collections.abc import Collection, Mapping
+from pathlib import Path
 
-__all__ = ["GIT_CONFIG", "git_env", "git_refusal"]
+__all__ = ["GIT_CONFIG", "git_env", "git_refusal", "program_keys"]
 
 GIT_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.hooksPath", os.devnull),
@@ -39,17 +41,77 @@ GIT_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.sshCommand", "false"),
     ("sequence.editor", "true"),
     ("credential.helper", ""),
-    ("diff.external", ""),
     ("protocol.ext.allow", "never"),
     ("uploadpack.packObjectsHook", ""),
+    ("interactive.diffFilter", ""),
+    ("core.alternateRefsCommand", ""),
+    ("core.gitProxy", ""),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("log.showSignature", "false"),
+    ("gpg.program", ""),
+    ("gpg.ssh.program", ""),
+    ("gpg.x509.program", ""),
+    ("gpg.ssh.defaultKeyCommand", ""),
 )
 """Configuration every confined git gets on its command line (it beats ``.git/config``)."""
 
 
-def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+_DRIVER_KEYS = re.compile(
+    r"^(?:filter\..+\.(?:clean|smudge|process)|diff\..+\.(?:command|textconv)|merge\..+\.driver"
+    r"|credential\..+\.helper)$",
+    re.IGNORECASE,
+)
+"""Keys that name a program under a name the repository chooses (``filter.<name>.clean``):
+no fixed list can override them, so each is found in the repository's configuration."""
+_REFUSED_KEYS = re.compile(r"^(?:core\.worktree|diff\.external)$", re.IGNORECASE)
+"""Keys that can't be emptied, only refused: ``core.worktree`` moves git's work outside the
+project; an empty ``diff.external`` is a program git fails to start on every ``git diff``
+(reflexkit's own diffs pass ``--no-ext-diff``)."""
+
+
+def program_keys(repository: Path) -> tuple[str, ...]:
+    """The keys of *repository*'s own configuration (includes followed) that name a program.
+
+    Drivers of any name (``filter.*.clean``, ``smudge``, ``process``, ``diff.*.command``,
+    ``textconv``, ``merge.*.driver``, ``credential.*.helper``), ``core.worktree`` and
+    ``diff.external``, read
+    by a confined git (reading configuration runs nothing). ``()`` when there is no
+    repository or no git.
+    """
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_COUNT"))
+        and key not in _UNSAFE_VARIABLES
+    }
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    try:
+        done = subprocess.run(
+            ["git", "config", "--list", "--includes", "--name-only", "-z"],  # noqa: S607
+            cwd=repository,
+            env=env,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    if done.returncode != 0:
+        return ()
+    names = done.stdout.decode("utf-8", "replace").split("\0")
+    found = (n for n in names if _DRIVER_KEYS.match(n) or _REFUSED_KEYS.match(n))
+    return tuple(dict.fromkeys(found))
+
+
+def git_env(
+    base: Mapping[str, str] | None = None, *, repository: Path | None = None
+) -> dict[str, str]:
     """Return *base* (``os.environ`` by default) with git confined (see the module docstring).
 
-    Configuration the caller passes itself through ``GIT_CONFIG_COUNT`` is replaced.
+    Configuration the caller passes itself through ``GIT_CONFIG_COUNT`` is replaced. With
+    *repository*, every driver its configuration names (:func:`program_keys`) is emptied
+    too, whatever its name: a filter, a diff or merge driver, a credential helper.
     """
     env = {
         key: value
@@ -68,7 +130,10 @@ def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
         GIT_ASKPASS="true",
         GIT_PROTOCOL_FROM_USER="0",
     )
-    for n, (key, value) in enumerate(GIT_CONFIG):
+    found = program_keys(repository) if repository is not None else ()
+    config = [*GIT_CONFIG, *((key, "") for key in found if _DRIVER_KEYS.match(key))]
+    env["GIT_CONFIG_COUNT"] = str(len(config))
+    for n, (key, value) in enumerate(config):
         env[f"GIT_CONFIG_KEY_{n}"] = key
         env[f"GIT_CONFIG_VALUE_{n}"] = value
     return env
@@ -161,7 +226,37 @@ _REFUSED_OPTIONS = re.compile(
     r"|--template|--config-env|--open-files-in-pager|--interactive|--edit-todo|--file"
     r"|--blob|--system|--global|--worktree|--include|--tool|--gui|--extcmd)(?:=.*)?$"
 )
+_REFUSED_LONG = (
+    "--output",
+    "--output-directory",
+    "--upload-pack",
+    "--receive-pack",
+    "--exec",
+    "--ext-diff",
+    "--textconv",
+    "--template",
+    "--config-env",
+    "--open-files-in-pager",
+    "--interactive",
+    "--edit-todo",
+    "--file",
+    "--system",
+    "--global",
+    "--worktree",
+    "--include",
+    "--tool",
+    "--extcmd",
+)
+"""The long options of :data:`_REFUSED_OPTIONS`: git also takes any unique start of one
+(``--outp=...`` is ``--output=...``), so a start of one is refused too."""
+_OWN_OPTIONS = frozenset({"--text", "--edit", "--glob", "--in-place"})
+"""git's own options that happen to be the start of a refused one (``--text``, not
+``--textconv``): an exact option wins over an abbreviation."""
 _REFUSED_SHORT = {"-o": "writes a file", "-x": "runs a command", "-i": "runs an editor"}
+_SHORT_EXEMPT = frozenset({"grep", "ls-files", "commit", "add", "clean"})
+"""Subcommands where those short options mean something harmless (``grep -o``, ``-i``)."""
+_ALWAYS_REFUSED_SHORT = {"-O": "runs a command"}
+"""``git grep -O<program>`` opens the matches in any program."""
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", "(", ")", "{", "}"})
 _REDIRECT = re.compile(r"^\d*(?:>|>>|>&|&>|<>|>\|)")
 _WRAPPERS = frozenset(
@@ -191,14 +286,39 @@ _WRAPPERS = frozenset(
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
-def git_refusal(command: str) -> str | None:
+def git_refusal(
+    command: str, *, repository: Path | None = None, neutralised: Collection[str] = ()
+) -> str | None:
     """Return why the Bash *command* must not run under confinement, or ``None``.
 
     Only the git invocations in it are judged (other commands are the permission rules'
     business), but a git whose words can't be known before the shell runs them
     (``$(...)``, backquotes, ``${...}``) is refused, and so is a redirection in a
     command line that runs git.
+
+    With *repository*, a git is also refused while the repository's configuration names a
+    program (:func:`program_keys`) that the agent's environment did not empty when it was
+    made (*neutralised*: the keys found then): an agent that writes a driver into
+    ``.git/config`` can't have its git run it.
     """
+    why = _refusal(command)
+    if why is not None or repository is None or not _runs_git(command):
+        return why
+    emptied = set(neutralised)
+    added = [k for k in program_keys(repository) if k not in emptied or _REFUSED_KEYS.match(k)]
+    if added:
+        return (
+            f"the repository's configuration names a program git would run ({added[0]}): "
+            "git is refused until it is removed from .git/config"
+        )
+    return None
+
+
+def _runs_git(command: str) -> bool:
+    return "git" in re.sub(r"[\\'\"]", "", command)
+
+
+def _refusal(command: str) -> str | None:
     unquoted = re.sub(r"[\\'\"]", "", command)
     if "git" not in unquoted:
         return None
@@ -265,9 +385,31 @@ def _judge_options(sub: str, rest: list[str]) -> str | None:
     for arg in rest:
         if arg == "--":
             break
-        if _REFUSED_OPTIONS.match(arg):
-            why = "writes a file or runs a program"
+        why = _long_refusal(arg) if arg.startswith("--") else _short_refusal(sub, arg)
+        if why is not None:
             return f"git {sub} {arg.split('=', 1)[0]} is not allowed ({why})"
-        if arg in _REFUSED_SHORT and sub not in {"grep", "ls-files", "commit", "add", "clean"}:
-            return f"git {sub} {arg} is not allowed ({_REFUSED_SHORT[arg]})"
+    return None
+
+
+def _long_refusal(arg: str) -> str | None:
+    """Why a long option is refused: it is, or starts, one that writes or runs (``--outp``)."""
+    name = arg.split("=", 1)[0]
+    if _REFUSED_OPTIONS.match(arg):
+        return "writes a file or runs a program"
+    if name in _OWN_OPTIONS or len(name) < 4:  # noqa: PLR2004 -- ``--x``: ambiguous to git too
+        return None
+    if any(option.startswith(name) for option in _REFUSED_LONG):
+        return "an abbreviation of an option that writes a file or runs a program"
+    return None
+
+
+def _short_refusal(sub: str, arg: str) -> str | None:
+    """Why a short option is refused, its value glued on or not (``-Oprogram``, ``-xcmd``)."""
+    if not arg.startswith("-") or len(arg) < 2:  # noqa: PLR2004
+        return None
+    flag = arg[:2]
+    if flag in _ALWAYS_REFUSED_SHORT:
+        return _ALWAYS_REFUSED_SHORT[flag]
+    if flag in _REFUSED_SHORT and sub not in _SHORT_EXEMPT:
+        return _REFUSED_SHORT[flag]
     return None

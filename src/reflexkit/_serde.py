@@ -351,48 +351,54 @@ def _attr_keys(cls: object) -> list[str]:
     return [camel(f.name) for f in attrs.fields(cls)] if attrs.has(cls) else []  # type: ignore[arg-type]
 
 
+@functools.singledispatch
 def _walk(exc: BaseException, path: str) -> list[str]:
-
-    if isinstance(exc, ClassValidationError):
-        lines: list[str] = []
-        with_notes, others = exc.group_exceptions()
-        for sub, note in with_notes:
-            lines += _walk(sub, f"{path}.{camel(note.name)}")
-        for sub in others:
-            lines += _walk(sub, path)
-        return lines
-    if isinstance(exc, IterableValidationError):
-        lines = []
-        for sub in exc.exceptions:
-            index = next(
-                (
-                    n.index
-                    for n in getattr(sub, "__notes__", [])
-                    if isinstance(n, IterableValidationNote)
-                ),
-                None,
-            )
-            lines += _walk(sub, f"{path}[{index}]" if index is not None else path)
-        return lines
-    if isinstance(exc, ForbiddenExtraKeysError):
-        known = _attr_keys(exc.cl)
-        lines = []
-        import difflib  # noqa: PLC0415 -- only for a typo
-
-        for key in sorted(exc.extra_fields):
-            close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
-            hint = (
-                f' (did you mean "{close[0]}"?)'
-                if close
-                else f" (expected one of: {', '.join(known)})"
-            )
-            lines.append(f"{path}.{key}: unknown key{hint}")
-        return lines
-    if isinstance(exc, KeyError):
-        return [f"{path}: required, but missing"]
-    if isinstance(exc, BaseExceptionGroup):
-        return [line for sub in exc.exceptions for line in _walk(sub, path)]
+    """The error lines of *exc* at JSON *path*, by its most specific class."""
     return [f"{path}: {exc}"]
+
+
+@_walk.register
+def _(exc: ClassValidationError, path: str) -> list[str]:
+    with_notes, others = exc.group_exceptions()
+    return [
+        *(line for sub, note in with_notes for line in _walk(sub, f"{path}.{camel(note.name)}")),
+        *(line for sub in others for line in _walk(sub, path)),
+    ]
+
+
+@_walk.register
+def _(exc: IterableValidationError, path: str) -> list[str]:
+    lines = []
+    for sub in exc.exceptions:
+        notes = getattr(sub, "__notes__", [])
+        index = next((n.index for n in notes if isinstance(n, IterableValidationNote)), None)
+        lines += _walk(sub, f"{path}[{index}]" if index is not None else path)
+    return lines
+
+
+@_walk.register
+def _(exc: ForbiddenExtraKeysError, path: str) -> list[str]:
+    import difflib  # noqa: PLC0415 -- only for a typo
+
+    known = _attr_keys(exc.cl)
+    lines = []
+    for key in sorted(exc.extra_fields):
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+        hint = (
+            f' (did you mean "{close[0]}"?)' if close else f" (expected one of: {', '.join(known)})"
+        )
+        lines.append(f"{path}.{key}: unknown key{hint}")
+    return lines
+
+
+@_walk.register
+def _(_exc: KeyError, path: str) -> list[str]:
+    return [f"{path}: required, but missing"]
+
+
+@_walk.register
+def _(exc: BaseExceptionGroup, path: str) -> list[str]:
+    return [line for sub in exc.exceptions for line in _walk(sub, path)]
 
 
 def format_errors(exc: BaseException, *, source: str = "") -> list[str]:

@@ -35,6 +35,7 @@ __all__ = [
     "DATA_NOTICE",
     "DURATION_RE",
     "cut_marker",
+    "escape_json_text",
     "fence",
     "one_line",
     "show_name",
@@ -166,6 +167,34 @@ _LONE_OR_HIDDEN_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 def _show_any(match: re.Match[str]) -> str:
     return f"<U+{ord(match.group(0)):04X}>"
+
+
+_JSON_UNSAFE_RE = re.compile(
+    f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029{_BIDI}{_FORMAT}{_BLANK_LETTERS}\u200c\u200d"
+    "\ufe00-\ufe0f\U000e0100-\U000e01ef\ud800-\udfff]"
+)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    if code > 0xFFFF:  # noqa: PLR2004 -- beyond the BMP: a surrogate pair, as JSON writes it
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def escape_json_text(text: str) -> str:
+    r"""JSON text with every character that controls a terminal or hides text as an escape.
+
+    Control characters (C0, DEL, C1), bidi controls (U+202E, U+2066..2069), zero-width,
+    tag and other invisible characters are written as ``\uXXXX``: the text stays valid JSON
+    and reads back as written, but a terminal shows the escape instead of obeying the
+    character. Outside strings JSON has none of these (its line breaks and tabs there are
+    whitespace, kept; inside strings JSON escapes them itself), so only strings change.
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    return _JSON_UNSAFE_RE.sub(_json_escape, text)
 
 
 def one_line(text: str) -> str:

@@ -29,10 +29,10 @@ with without_integrations(
 ):
     from dependency_injector import containers, providers
 
-from reflexkit.memory.protocols import EpisodicMemory
+from reflexkit.memory._protocols import EpisodicMemory
 from reflexkit.models import LogicalClock, utcnow
 from reflexkit.reflection._protocols import ReflectionService
-from reflexkit.tasks.config import LoadedProject, ReflexionConfig
+from reflexkit.tasks._config import LoadedProject, ReflexionConfig
 
 __all__ = [
     "Application",
@@ -101,12 +101,12 @@ class Memory(containers.DeclarativeContainer):
     project = providers.Dependency(instance_of=LoadedProject)
 
     jsonl = providers.Factory(
-        _lazy("reflexkit.memory.jsonl:JsonlMemory"),
+        _lazy("reflexkit.memory._jsonl:JsonlMemory"),
         project.provided.memory_path,
         durability=project.provided.config.memory.durability,
     )
     postgres = providers.Factory(
-        _lazy("reflexkit.memory.postgres:PostgresMemory"),
+        _lazy("reflexkit.memory._postgres:PostgresMemory"),
         project.provided.database_url.call(),
         spool=project.provided.spool_path,
     )
@@ -187,25 +187,25 @@ class Orchestration(containers.DeclarativeContainer):
     subagent = providers.Selector(
         project.provided.config.orchestrator.subagent,
         command=providers.Factory(
-            _lazy("reflexkit.orchestrator.subagents:CommandSubagent"),
+            _lazy("reflexkit.orchestrator._subagents:CommandSubagent"),
             project.provided.config.orchestrator.agent_command,
         ),
         scripted=providers.Factory(
-            _lazy("reflexkit.orchestrator.subagents:ScriptedSubagent"), providers.Object({})
+            _lazy("reflexkit.orchestrator._subagents:ScriptedSubagent"), providers.Object({})
         ),
         **{
             "claude-code": providers.Factory(
-                _lazy("reflexkit.orchestrator.claude_code:ClaudeCodeSubagent.from_config"),
+                _lazy("reflexkit.orchestrator._claude_code:ClaudeCodeSubagent.from_config"),
                 project.provided.config.orchestrator,
             )
         },
     )
     verifier_for = providers.Factory(
-        _lazy("reflexkit.orchestrator.verify:verifier_factory"),
+        _lazy("reflexkit.orchestrator._verify:verifier_factory"),
         project.provided.config.verification,
     )
     claude_judge = providers.Factory(
-        _lazy("reflexkit.reports.judge:ClaudeJudge"),
+        _lazy("reflexkit.reports._judge:ClaudeJudge"),
         claude,
         model=project.provided.config.reflexion.model,
         timeout_ms=project.provided.config.verification.judge_timeout_ms,
@@ -214,16 +214,16 @@ class Orchestration(containers.DeclarativeContainer):
         project.provided.config.verification.judge,
         off=providers.Object(None),
         llm=claude_judge,
-        heuristic=providers.Factory(_lazy("reflexkit.reports.judge:HeuristicJudge")),
+        heuristic=providers.Factory(_lazy("reflexkit.reports._judge:HeuristicJudge")),
         fixture=providers.Factory(
-            _lazy("reflexkit.reports.judge:FixtureJudge"),
+            _lazy("reflexkit.reports._judge:FixtureJudge"),
             providers.Callable(_judge_fixtures, project),
             model=project.provided.config.reflexion.model,
         ),
     )
     judge = providers.Resource(_closing, judge_backend)
     audit = providers.Factory(
-        _lazy("reflexkit.reports.audit:AttemptAudit"),
+        _lazy("reflexkit.reports._audit:AttemptAudit"),
         project,
         judge=judge,
         agent=project.provided.config.orchestrator.subagent,
@@ -248,35 +248,35 @@ class Insights(containers.DeclarativeContainer):
 
     clock = providers.Singleton(_clock_for, project.provided.config.reflexion)  # the runs'
     findings = providers.Singleton(
-        _lazy("reflexkit.insights.store:FindingLog"), project.provided.insights_path
+        _lazy("reflexkit.insights._store:FindingLog"), project.provided.insights_path
     )
     paused = providers.Singleton(
-        _lazy("reflexkit.insights.store:PausedSubtasks"),
+        _lazy("reflexkit.insights._store:PausedSubtasks"),
         project.provided.paused_path,
         runs=project.provided.runs_dir,
     )
     lessons = providers.Singleton(
-        _lazy("reflexkit.insights.lessons:JsonlLessons"), project.provided.lessons_path
+        _lazy("reflexkit.insights._lessons:JsonlLessons"), project.provided.lessons_path
     )
     rules = providers.Singleton(
-        _lazy("reflexkit.insights.rules:HistoryRules"),
+        _lazy("reflexkit.insights._rules:HistoryRules"),
         runs=project.provided.runs_dir,
         findings=findings,
         paused=paused,
         config=project.provided.config.insights,
         clock=clock,
     )
-    heuristic_analyst = providers.Singleton(_lazy("reflexkit.insights.analysis:HeuristicAnalyst"))
+    heuristic_analyst = providers.Singleton(_lazy("reflexkit.insights._analysis:HeuristicAnalyst"))
     analyst_backend = providers.Selector(
         project.provided.config.reflexion.backend,
         llm=providers.Factory(
-            _lazy("reflexkit.insights.analysis:ClaudeAnalyst"),
+            _lazy("reflexkit.insights._analysis:ClaudeAnalyst"),
             claude,
             # insights.model and insights.promptPath, else reflexion.model and the built-in
-            model=providers.Callable(_lazy("reflexkit.insights.analysis:analysis_model"), project),
+            model=providers.Callable(_lazy("reflexkit.insights._analysis:analysis_model"), project),
             timeout_ms=project.provided.config.reflexion.generation_timeout_ms,
             system=providers.Callable(
-                _lazy("reflexkit.insights.analysis:analysis_prompt"), project
+                _lazy("reflexkit.insights._analysis:analysis_prompt"), project
             ),
         ),
         heuristic=heuristic_analyst,
@@ -284,7 +284,7 @@ class Insights(containers.DeclarativeContainer):
     )
     analyst = providers.Resource(_closing, analyst_backend)
     analysis = providers.Singleton(
-        _lazy("reflexkit.insights.analysis:AnalysisCycle"),
+        _lazy("reflexkit.insights._analysis:AnalysisCycle"),
         analyst=analyst,
         fallback=heuristic_analyst,
         findings=findings,
@@ -332,15 +332,15 @@ class FakeServices(containers.DeclarativeContainer):
     ``fixture`` stay as configured, since none of them reaches the network.
     """
 
-    store = providers.Singleton(_lazy("reflexkit.memory.in_memory:InMemoryMemory"))
+    store = providers.Singleton(_lazy("reflexkit.memory._in_memory:InMemoryMemory"))
     generator = providers.Singleton(_lazy("reflexkit.reflection._heuristic:HeuristicGenerator"))
     subagent = providers.Singleton(
-        _lazy("reflexkit.orchestrator.subagents:ScriptedSubagent"), providers.Object({})
+        _lazy("reflexkit.orchestrator._subagents:ScriptedSubagent"), providers.Object({})
     )
-    rules = providers.Singleton(_lazy("reflexkit.insights.rules:FixedRules"))
-    analyst = providers.Singleton(_lazy("reflexkit.insights.analysis:HeuristicAnalyst"))
-    lessons = providers.Singleton(_lazy("reflexkit.insights.lessons:InMemoryLessons"))
-    judge = providers.Singleton(_lazy("reflexkit.reports.judge:HeuristicJudge"))
+    rules = providers.Singleton(_lazy("reflexkit.insights._rules:FixedRules"))
+    analyst = providers.Singleton(_lazy("reflexkit.insights._analysis:HeuristicAnalyst"))
+    lessons = providers.Singleton(_lazy("reflexkit.insights._lessons:InMemoryLessons"))
+    judge = providers.Singleton(_lazy("reflexkit.reports._judge:HeuristicJudge"))
 
 
 def build_application(project: LoadedProject) -> Application:

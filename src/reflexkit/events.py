@@ -33,7 +33,7 @@ from reflexkit import _serde
 from reflexkit._lines import LineWriter, open_lines, scan
 from reflexkit._text import steady
 from reflexkit.models import utcnow
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 
 __all__ = [
     "DURATION_KEYS",

@@ -303,7 +303,7 @@ def check_id(_inst: object, _attr: attrs.Attribute[Any], value: str) -> None:
     """Validate a task or subtask id against :data:`ID_PATTERN` (an attrs validator).
 
     It lives here, beside the other validators, so ``reflexkit recent`` checks its id
-    arguments without importing the task models (#19); ``reflexkit.tasks.task`` re-exports it.
+    arguments without importing the task models (#19); ``reflexkit.tasks._task`` re-exports it.
     """
     if not isinstance(value, str):
         raise _wrong_type(_attr if _attr is not None else "id", "a string", value)
@@ -382,3 +382,23 @@ class Reflection:
     output_tokens: int | None = attrs.field(default=None, validator=at_least(0))
     latency_ms: int | None = attrs.field(default=None, validator=at_least(0))
     redactions: dict[str, int] = attrs.field(factory=dict)
+
+    @classmethod
+    def on(
+        cls,
+        failure: FailureContext,
+        /,
+        *,
+        created_at: datetime,
+        **fields: Any,  # noqa: ANN401 -- the reflection's own fields, as the class takes them
+    ) -> Reflection:
+        """A new reflection on *failure*: a fresh id, the failure's ids and attempt, *fields*."""
+        return cls(
+            id=new_reflection_id(),
+            session_id=failure.session_id,
+            task_id=failure.task_id,
+            subtask_id=failure.subtask_id,
+            attempt_number=failure.attempt_number,
+            created_at=created_at,
+            **fields,
+        )

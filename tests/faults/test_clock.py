@@ -15,10 +15,10 @@ from pathlib import Path
 import attrs
 
 from reflexkit.insights import Rule
-from reflexkit.insights.history import AttemptRecord
-from reflexkit.insights.rules import file_findings
+from reflexkit.insights._history import AttemptRecord
+from reflexkit.insights._rules import file_findings
 from reflexkit.memory import JsonlMemory
-from reflexkit.tasks.config import InsightsConfig
+from reflexkit.tasks._config import InsightsConfig
 from reflexkit.testing.memory_contract import make_reflection
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

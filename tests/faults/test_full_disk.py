@@ -19,8 +19,8 @@ import pytest
 
 from reflexkit.insights import FindingLog, HistoryRules, PausedSubtasks
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.tasks.config import InsightsConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._config import InsightsConfig
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.run_history import HistoryWriter
 
 from ..conftest import Disks  # noqa: TID252 -- tests/ is no package; importlib mode resolves it

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit.insights.lessons import lessons_key, signed
+from reflexkit.insights._lessons import lessons_key, signed
 
 # One record through each appender; prints "ok" or "error: <message>" and exits 0.
 WRITE = """
@@ -29,15 +29,15 @@ kind, path = sys.argv[1], Path(sys.argv[2])
 try:
     if kind == "findings":
         from reflexkit.insights import FindingLog
-        from reflexkit.insights.models import Finding, Rule, Severity, SubjectType
+        from reflexkit.insights._models import Finding, Rule, Severity, SubjectType
         FindingLog(path).add([Finding(rule=Rule.TIMEOUT_PATTERN, severity=Severity.WARNING,
             subject_type=SubjectType.SUBTASK, subject_id="s", detail="d", task_id="t")])
     elif kind == "paused":
         from reflexkit.insights import PausedSubtasks
         PausedSubtasks(path).pause("t", "s", description="d", reason="r")
     elif kind == "lessons":
-        from reflexkit.insights.lessons import JsonlLessons
-        from reflexkit.insights.models import Lesson
+        from reflexkit.insights._lessons import JsonlLessons
+        from reflexkit.insights._models import Lesson
         from reflexkit.models import FailureType
         JsonlLessons(path).add(Lesson(id="l1", fingerprint="f", failure_type=FailureType.UNKNOWN,
             tool="pytest", suggestion="do it"))
@@ -125,7 +125,7 @@ try:
         from reflexkit.insights import PausedSubtasks
         print(len(PausedSubtasks(path).entries()))
     elif kind == "lessons":
-        from reflexkit.insights.lessons import JsonlLessons
+        from reflexkit.insights._lessons import JsonlLessons
         print(len(list(JsonlLessons(path))))
     elif kind == "runs":
         from reflexkit.insights import RunLogReader

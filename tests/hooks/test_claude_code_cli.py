@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from reflexkit.reports.report import report_schema
+from reflexkit.reports._report import report_schema
 from reflexkit.testing.fake_messages_api import Exchange, FakeMessagesApi, message_json, sse_events
 
 sdk = pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from reflexkit.cli import cli
-from reflexkit.reports.report import report_schema
+from reflexkit.reports._report import report_schema
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 DATA = Path(__file__).parent.parent / "data" / "hooks"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit.insights import FindingLog, HistoryRules, PausedSubtasks
-from reflexkit.tasks.config import InsightsConfig
+from reflexkit.tasks._config import InsightsConfig
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.run_history import HistoryWriter
 

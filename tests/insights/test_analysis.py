@@ -21,7 +21,7 @@ from reflexkit.insights import (
     Severity,
     SubjectType,
 )
-from reflexkit.insights.analysis import MAX_PROSE_CHARS, active_tasks
+from reflexkit.insights._analysis import MAX_PROSE_CHARS, active_tasks
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.memory_contract import make_reflection

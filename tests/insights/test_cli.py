@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from reflexkit.cli import cli
 from reflexkit.insights import Finding, FindingLog, JsonlLessons, PausedSubtasks
-from reflexkit.insights.analysis import ANALYSIS_SYSTEM_PROMPT
+from reflexkit.insights._analysis import ANALYSIS_SYSTEM_PROMPT
 from reflexkit.memory import JsonlMemory
 from reflexkit.models import utcnow
 from reflexkit.testing.fake_messages_api import FakeMessagesApi

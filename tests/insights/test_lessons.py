@@ -23,9 +23,9 @@ from reflexkit.insights import (
     harvest,
     tool_of,
 )
-from reflexkit.insights.lessons import lessons_key
+from reflexkit.insights._lessons import lessons_key
 from reflexkit.memory import InMemoryMemory
-from reflexkit.memory.protocols import MemoryStats
+from reflexkit.memory._protocols import MemoryStats
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.reflection._fingerprint import fingerprint
 from reflexkit.reflection._heuristic import HeuristicGenerator
@@ -360,7 +360,7 @@ def test_the_key_lives_outside_the_project(tmp_path: Path, monkeypatch: pytest.M
         [
             sys.executable,
             "-c",
-            "from reflexkit.insights.lessons import lessons_key as k;print(k().hex())",
+            "from reflexkit.insights._lessons import lessons_key as k;print(k().hex())",
         ],
         capture_output=True,
         text=True,

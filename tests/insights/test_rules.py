@@ -12,7 +12,7 @@ import orjson
 
 from reflexkit.insights import FindingLog, PausedSubtasks, Rule, Severity
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.run_history import HistoryWriter
 
 from .conftest import NOW, make_rules

@@ -23,7 +23,7 @@ from typing import Any, Self
 import pytest
 
 from reflexkit.insights import FindingLog, PausedSubtasks
-from reflexkit.insights.watch import FolderWaker, StopSignals
+from reflexkit.insights._watch import FolderWaker, StopSignals
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.run_history import HistoryWriter
 

@@ -19,7 +19,7 @@ from reflexkit.insights import (
     JsonlLessons,
     LessonBook,
 )
-from reflexkit.tasks.config import (
+from reflexkit.tasks._config import (
     GeneratorBackend,
     InsightsConfig,
     LoadedProject,

@@ -33,7 +33,7 @@ from reflexkit.reflection._classify import classify
 from reflexkit.reflection._fingerprint import fingerprint
 from reflexkit.reflection._heuristic import HeuristicGenerator
 from reflexkit.reflection._service import DefaultReflectionService
-from reflexkit.tasks.config import load_project
+from reflexkit.tasks._config import load_project
 from reflexkit.testing.memory_contract import make_reflection
 
 from ..conftest import FRAGMENT_WRITER, Disks  # noqa: TID252 -- tests/ is no package; importlib mode resolves it

@@ -222,7 +222,7 @@ def test_without_an_index_recent_reads_backwards(
         store.append(r)
     with path.open("ab") as f:
         f.write(b"torn tail")
-    monkeypatch.setattr("reflexkit.memory.jsonl._CHUNK", 1000)  # many blocks, long lines
+    monkeypatch.setattr("reflexkit.memory._jsonl._CHUNK", 1000)  # many blocks, long lines
     reader = JsonlMemory(path)
     reader._index = OffsetIndex(path / "index")  # under a file: every index call fails
     with warnings.catch_warnings():

@@ -20,7 +20,7 @@ from reflexkit.cli import cli
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory import EpisodicMemory, JsonlMemory
 from reflexkit.memory._codec import encode_line
-from reflexkit.memory.postgres import MIGRATIONS, SCHEMA_VERSION, PostgresMemory
+from reflexkit.memory._postgres import MIGRATIONS, SCHEMA_VERSION, PostgresMemory
 from reflexkit.testing.memory_contract import MemoryContract, make_reflection
 from reflexkit.testing.postgres_server import PostgresServer
 
@@ -37,7 +37,7 @@ class TestPostgresContract(MemoryContract):
 APPENDER = """
 import sys
 import attrs
-from reflexkit.memory.postgres import PostgresMemory
+from reflexkit.memory._postgres import PostgresMemory
 from reflexkit.testing.memory_contract import make_reflection
 
 dsn, spool, name, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 
-from reflexkit.memory.postgres import PostgresMemory
+from reflexkit.memory._postgres import PostgresMemory
 from reflexkit.testing.memory_contract import make_reflection
 from reflexkit.testing.postgres_server import PostgresServer
 

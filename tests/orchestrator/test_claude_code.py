@@ -24,9 +24,9 @@ from click.testing import CliRunner
 from reflexkit.cli import cli
 from reflexkit.exceptions import SetupError
 from reflexkit.llm import Effort
-from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent, permission_rules
-from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
-from reflexkit.tasks.config import ClaudeCodeConfig, OrchestratorConfig
+from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent, permission_rules
+from reflexkit.orchestrator._subagents import SubagentRequest, SubagentResult
+from reflexkit.tasks._config import ClaudeCodeConfig, OrchestratorConfig
 from reflexkit.testing.fake_messages_api import (
     Exchange,
     FakeMessagesApi,
@@ -431,7 +431,7 @@ def test_preflight_names_the_missing_extra(tmp_path: Path) -> None:
         "import sys\n"
         "sys.modules['claude_agent_sdk'] = None  # as if the extra were not installed\n"
         "from reflexkit.exceptions import SetupError\n"
-        "from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent\n"
+        "from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent\n"
         "try:\n"
         "    ClaudeCodeSubagent().preflight()\n"
         "except SetupError as err:\n"
@@ -451,7 +451,7 @@ def test_preflight_reports_a_cli_that_cannot_start(tmp_path: Path) -> None:
         "sys.executable = '/nonexistent/python3'  # the launcher's interpreter is missing\n"
         f"tempfile.tempdir = {str(tmp_path)!r}\n"
         "from reflexkit.exceptions import SetupError\n"
-        "from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent\n"
+        "from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent\n"
         "try:\n"
         "    ClaudeCodeSubagent().preflight()\n"
         "except SetupError as err:\n"

@@ -25,10 +25,10 @@ from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext
 from reflexkit.orchestrator._loop import build_prompt
 from reflexkit.reflection._claude import ClaudeGenerator
-from reflexkit.reports.judge import ClaudeJudge, JudgeInput
-from reflexkit.reports.report import AttemptReporter, ReportIds, diff_text
-from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReportsConfig
-from reflexkit.tasks.task import Subtask, Task, load_task
+from reflexkit.reports._judge import ClaudeJudge, JudgeInput
+from reflexkit.reports._report import AttemptReporter, ReportIds, diff_text
+from reflexkit.tasks._config import LoadedProject, ProjectConfig, ReportsConfig
+from reflexkit.tasks._task import Subtask, Task, load_task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 PY = shlex.quote(sys.executable)
@@ -82,9 +82,16 @@ def _hidden_in(text: str) -> list[str]:
     )
 
 
-@pytest.fixture
-def hostile_run(tmp_path: Path) -> tuple[subprocess.CompletedProcess[bytes], Path]:
-    """Run a real `python -m reflexkit run` whose agent and check print hostile text."""
+@pytest.fixture(scope="module")
+def hostile_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[bytes], Path]:
+    """Run a real `python -m reflexkit run` whose agent and check print hostile text.
+
+    One run for the module: each test reads a different place the text reached, none writes.
+    The agent keeps its prompts in ``prompts/`` beside the project.
+    """
+    tmp_path = tmp_path_factory.mktemp("hostile")
     root = tmp_path / "project"
     (root / ".reflexkit").mkdir(parents=True)
     (root / "check.py").write_text(NOISE + "sys.exit(1)\n", encoding="utf-8")
@@ -151,12 +158,12 @@ def test_stored_records_get_no_hidden_character(
 
 
 def test_the_retry_prompt_shows_where_hidden_characters_were(
-    hostile_run: tuple[subprocess.CompletedProcess[bytes], Path], tmp_path: Path
+    hostile_run: tuple[subprocess.CompletedProcess[bytes], Path],
 ) -> None:
     """Attempt 2's prompt holds the lesson with markers, and no hidden character at all."""
-    done, _ = hostile_run
+    done, root = hostile_run
     assert done.returncode == 1, done.stderr.decode()
-    retry = (tmp_path / "prompts" / "2.md").read_bytes().decode("utf-8")
+    retry = (root.parent / "prompts" / "2.md").read_bytes().decode("utf-8")
     assert "Learning from Previous Failures" in retry
     assert _hidden_in(retry) == []
     assert "<U+202E>" in retry

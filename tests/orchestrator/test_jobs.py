@@ -19,10 +19,10 @@ import pytest
 
 from reflexkit.events import Event, RunLog
 from reflexkit.orchestrator._loop import Orchestrator, RunSummary
-from reflexkit.orchestrator.subagents import SubagentRequest, SubagentResult
-from reflexkit.orchestrator.verify import Verifier
-from reflexkit.tasks.config import OrchestratorConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.orchestrator._subagents import SubagentRequest, SubagentResult
+from reflexkit.orchestrator._verify import Verifier
+from reflexkit.tasks._config import OrchestratorConfig
+from reflexkit.tasks._task import Subtask, Task
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application

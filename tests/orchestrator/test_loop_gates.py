@@ -13,9 +13,9 @@ import pytest
 
 from reflexkit.events import Event, EventKind, StagedEvents
 from reflexkit.orchestrator._loop import Orchestrator, run_order
-from reflexkit.orchestrator.subagents import ScriptedSubagent
-from reflexkit.orchestrator.verify import Verifier
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.orchestrator._subagents import ScriptedSubagent
+from reflexkit.orchestrator._verify import Verifier
+from reflexkit.tasks._task import Subtask, Task
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application, FakeServices

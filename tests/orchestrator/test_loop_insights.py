@@ -36,7 +36,7 @@ from reflexkit.insights import (
     PausedSubtasks,
     RunLogReader,
 )
-from reflexkit.insights.rules import NUDGE_HEADING
+from reflexkit.insights._rules import NUDGE_HEADING
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.memory import InMemoryMemory
 from reflexkit.models import (
@@ -48,24 +48,24 @@ from reflexkit.models import (
 )
 from reflexkit.orchestrator._insight_steps import LoopInsights, changed_files, snapshot
 from reflexkit.orchestrator._loop import Orchestrator, RunSummary
-from reflexkit.orchestrator.subagents import (
+from reflexkit.orchestrator._subagents import (
     CommandSubagent,
     ScriptedSubagent,
     SubagentRequest,
     SubagentResult,
 )
-from reflexkit.orchestrator.verify import verifier_factory
-from reflexkit.tasks.config import (
+from reflexkit.orchestrator._verify import verifier_factory
+from reflexkit.tasks._config import (
     InsightsConfig,
     OrchestratorConfig,
     VerificationConfig,
     load_project,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application, FakeServices
-    from reflexkit.memory.protocols import MemoryStats
+    from reflexkit.memory._protocols import MemoryStats
     from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 PY = shlex.quote(sys.executable)

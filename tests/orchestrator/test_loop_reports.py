@@ -12,6 +12,7 @@ import json
 import shlex
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,10 +29,15 @@ from reflexkit.containers import build_application, fake_services
 from reflexkit.events import Event, EventKind
 from reflexkit.llm import Claude
 from reflexkit.orchestrator._loop import RunSummary
-from reflexkit.orchestrator.subagents import CommandSubagent
-from reflexkit.reports.judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
-from reflexkit.reports.report import read_reports, report_schema
-from reflexkit.tasks.config import (
+from reflexkit.orchestrator._subagents import (
+    CommandSubagent,
+    SubagentRequest,
+    SubagentResult,
+)
+from reflexkit.reports._audit import AttemptAudit, AuditedAttempt
+from reflexkit.reports._judge import ClaudeJudge, FixtureJudge, HeuristicJudge, JudgeInput
+from reflexkit.reports._report import ReportIds, Verification, read_reports, report_schema
+from reflexkit.tasks._config import (
     GeneratorBackend,
     JudgeMode,
     LoadedProject,
@@ -42,7 +48,7 @@ from reflexkit.tasks.config import (
     ReportsConfig,
     VerificationConfig,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 PY = shlex.quote(sys.executable)
@@ -699,6 +705,77 @@ def test_parallel_subtasks_keep_their_own_self_reports(repo: Path, tmp_path: Pat
     assert reports["b"]["confidence"] == 0.9
     assert not reports["a"]["provenance"]["degraded"]
     assert not reports["b"]["provenance"]["degraded"]
+
+
+class HeldAudit(AttemptAudit):
+    """Holds subtask a's report until subtask b's is written (or 10 s pass)."""
+
+    def __init__(self, project: LoadedProject) -> None:
+        super().__init__(project)
+        self.a_held = threading.Event()
+        self.b_written = threading.Event()
+        self.overlapped = False
+
+    def finish(
+        self, audited: AuditedAttempt, ids: ReportIds, verification: Verification, **kw: Any
+    ) -> dict[str, Any] | None:
+        """Write the report; a's waits for b's, so the two must be written at once."""
+        if ids.subtask_id == "a":
+            self.a_held.set()
+            self.overlapped = self.b_written.wait(timeout=10)
+        report = super().finish(audited, ids, verification, **kw)
+        if ids.subtask_id == "b":
+            self.b_written.set()
+        return report
+
+
+class AfterA:
+    """Writes ``<subtask>.py``; b's attempt ends only once a's report is being written."""
+
+    name = "after-a"
+
+    def __init__(self, audit: HeldAudit) -> None:
+        self.audit = audit
+
+    def run(self, request: SubagentRequest, /) -> SubagentResult:
+        """Do the subtask's work, b's after a's report has begun."""
+        if request.subtask_id == "b":
+            self.audit.a_held.wait(timeout=10)
+        (request.workdir / f"{request.subtask_id}.py").write_text("X = 1\n")
+        return SubagentResult(ok=True, output="Done.", duration_ms=0)
+
+
+def test_parallel_subtasks_write_their_reports_at_once(repo: Path) -> None:
+    """With --jobs 2 one subtask's slow report holds no other: b's is written while a's waits."""
+    project = LoadedProject(
+        config=ProjectConfig(
+            reflexion=ReflexionConfig(backend=GeneratorBackend.HEURISTIC),
+            verification=VerificationConfig(commands=(f"{PY} -c pass",)),
+            reports=ReportsConfig(enabled=True),
+            orchestrator=OrchestratorConfig(jobs=2),
+        ),
+        root=repo,
+    )
+    task = Task(
+        id="pair",
+        description="Two independent modules.",
+        subtasks=(Subtask(id="a", description="Write a.py."), Subtask(id="b", description="b")),
+    )
+    audit = HeldAudit(project)
+    events: list[Event] = []
+    app = build_application(project)
+    with fake_services(app), app.orchestration.audit.override(providers.Object(audit)):
+        loop = app.orchestration.orchestrator(subagent=AfterA(audit), on_event=events.append)
+        summary = loop.run(task, workdir=repo, run_id="run-3")
+    app.shutdown_resources()
+    assert summary.passed
+    assert audit.overlapped, "a's report held the event lock: b's report waited for it"
+    reports = {r["subtaskId"]: r for r in read_reports(repo / ".reflexkit" / "reports")}
+    assert sorted(reports) == ["a", "b"]
+    for report in reports.values():
+        validate(report)
+        assert report["verification"]["passed"] is True
+    assert kinds(events)[-1] == "run_finished"
 
 
 def test_the_run_budget_caps_the_judge(

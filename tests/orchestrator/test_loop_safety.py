@@ -21,16 +21,16 @@ from reflexkit.events import Event
 from reflexkit.exceptions import SetupError
 from reflexkit.models import ReflectionCategory
 from reflexkit.orchestrator._loop import Orchestrator, RunSummary
-from reflexkit.orchestrator.subagents import (
+from reflexkit.orchestrator._subagents import (
     CommandSubagent,
     ScriptedSubagent,
     Subagent,
     SubagentRequest,
     SubagentResult,
 )
-from reflexkit.orchestrator.verify import Verifier
-from reflexkit.tasks.config import OrchestratorConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.orchestrator._verify import Verifier
+from reflexkit.tasks._config import OrchestratorConfig
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.memory_contract import make_reflection
 
 if TYPE_CHECKING:

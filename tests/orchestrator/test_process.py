@@ -271,13 +271,21 @@ subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", mark + "
 open("agent-started", "w").close()
 time.sleep(300)
 """
+ESCAPING_AGENT = AGENT.replace('"import time;', '"import os, time; os.setsid();')
+"""The agent's child leaves its process group and session (``setsid``): a daemon."""
 
 
-@pytest.mark.parametrize("via_shell", [False, True])
-def test_a_sigkilled_run_leaves_no_agent_running(tmp_path: Path, via_shell: bool) -> None:
-    """SIGKILL `reflexkit run` mid-attempt: the agent and what it started die with it."""
+@pytest.mark.parametrize(("via_shell", "escaping"), [(False, False), (True, False), (False, True)])
+def test_a_sigkilled_run_leaves_no_agent_running(
+    tmp_path: Path, via_shell: bool, escaping: bool
+) -> None:
+    """SIGKILL `reflexkit run` mid-attempt: the agent and what it started die with it.
+
+    Also a child that left the agent's group with ``setsid``: the group kill can't reach
+    it, and it outlived a SIGKILL of the run before.
+    """
     mark = marker()
-    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "agent.py").write_text(ESCAPING_AGENT if escaping else AGENT)
     (tmp_path / ".reflexkit").mkdir()
     (tmp_path / ".reflexkit" / "project.json").write_text(
         '{"reflexion": {"backend": "heuristic"}, "verification": {"commands": ["true"]}}'
@@ -300,7 +308,9 @@ def test_a_sigkilled_run_leaves_no_agent_running(tmp_path: Path, via_shell: bool
     )
     try:
         end = time.monotonic() + 60
-        while not (tmp_path / "agent-started").exists():
+        while not (tmp_path / "agent-started").exists() or len(set(alive(mark)) - {run.pid}) < (
+            3 if via_shell else 2
+        ):
             assert run.poll() is None, "the run ended before its agent started"
             assert time.monotonic() < end, "the agent never started"
             time.sleep(0.05)

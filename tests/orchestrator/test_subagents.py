@@ -10,7 +10,7 @@ import pytest
 
 from reflexkit.exceptions import SetupError
 from reflexkit.orchestrator._recipes import RECIPES
-from reflexkit.orchestrator.subagents import (
+from reflexkit.orchestrator._subagents import (
     AgentReport,
     CommandSubagent,
     ScriptedSubagent,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit.models import FailureType
-from reflexkit.orchestrator.verify import (
+from reflexkit.orchestrator._verify import (
     CheckInputs,
     Verifier,
     cut_middle,

@@ -10,7 +10,7 @@ import pytest
 
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext
-from reflexkit.readers import clean_output
+from reflexkit.readers import Findings, clean_output
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -60,3 +60,98 @@ def test_captured_outputs_quote_the_tools_verdict(item: str, facts: list[str]) -
     text = reflection_text(GEN.generate(structure(data["failureContext"], FailureContext)))
     for fact in facts:
         assert fact in text
+
+
+def test_the_part_of_a_compound_command_the_output_shows_failed() -> None:
+    """``gfortran ... && ./smooth`` that prints a runtime error failed in ``./smooth``."""
+    from reflexkit.models import FailureType  # noqa: PLC0415
+    from reflexkit.readers import analyse  # noqa: PLC0415
+
+    output = (
+        "At line 7 of file smooth.f90\nFortran runtime error: Index '11' of dimension 1 of "
+        "array 'signal' above upper bound of 10\n\nError termination. Backtrace:\n"
+        "#3  0x564c99f8f2f6 in smooth\n\tat /work/proj/smooth.f90:7\n"
+    )
+    failure = FailureContext(
+        task_id="t", subtask_id="s", attempt_number=1, exit_code=2, error_output=output,
+        command="gfortran -g -fcheck=bounds -o smooth smooth.f90 && ./smooth",
+    )  # fmt: skip
+    assert analyse(failure).failure_type is FailureType.RUNTIME_ERROR
+
+
+def test_a_checker_that_throws_its_verdict_on_the_input_reports_a_finding() -> None:
+    """Jsonlint throws on a bad file: that is its finding, not a broken tool."""
+    from reflexkit.models import FailureType, ReflectionCategory  # noqa: PLC0415
+    from reflexkit.readers import analyse  # noqa: PLC0415
+
+    output = (
+        'Error: Parse error on line 4:\n..., "retries": 3,}\n---------------------^\n'
+        "Expecting 'STRING', got '}'\n"
+        "    at Object.parseError (/p/node_modules/jsonlint/lib/jsonlint.js:55:11)\n"
+        "    at main (/p/node_modules/jsonlint/lib/cli.js:135:14)\n"
+    )
+    failure = FailureContext(
+        task_id="t", subtask_id="s", attempt_number=1, exit_code=1, error_output=output,
+        command="npx jsonlint -q config/settings.json",
+    )  # fmt: skip
+    found = analyse(failure)
+    assert found.failure_type is FailureType.LINT_ERROR
+    assert found.category is ReflectionCategory.ROOT_CAUSE  # the file does not parse
+
+
+def _analysed(command: str, output: str) -> Findings:
+    from reflexkit.readers import analyse  # noqa: PLC0415
+
+    return analyse(
+        FailureContext(
+            task_id="t", subtask_id="s", attempt_number=1, exit_code=1, error_output=output,
+            command=command,
+        )
+    )  # fmt: skip
+
+
+def test_a_build_drivers_failing_target_is_quoted_beside_the_error() -> None:
+    """Ninja's ``FAILED: obj/a.o`` and scons's ``scons: *** [bin/x] Error 1``."""
+    ninja = _analysed(
+        "ninja",
+        "[1/3] CC obj/parse.o\nFAILED: obj/parse.o \ncc -c src/parse.c -o obj/parse.o\n"
+        "src/parse.c:7:1: error: control reaches end of non-void function\n"
+        "ninja: build stopped: subcommand failed.\n",
+    )
+    assert "FAILED: obj/parse.o" in " ".join(ninja.details)
+    scons = _analysed(
+        "scons -Q",
+        "gcc -o bin/stats src/main.o\n/bin/ld: main.c:(.text+0x42): undefined reference to "
+        "`variance'\ncollect2: error: ld returned 1 exit status\nscons: *** [bin/stats] Error 1\n",
+    )
+    assert "scons: *** [bin/stats] Error 1" in " ".join(scons.details)
+
+
+def test_the_script_npm_ran_types_the_failure() -> None:
+    """``npm run check:cycles`` ran ``madge``: the banner names the checker."""
+    from reflexkit.models import FailureType  # noqa: PLC0415
+
+    found = _analysed(
+        "npm run check:cycles",
+        "\n> shop@1.0.0 check:cycles\n> madge --circular src/\n\n"
+        "\u2716 Found 1 circular dependency!\n\n1) cart.js > pricing.js > cart.js\n",
+    )
+    assert found.failure_type is FailureType.LINT_ERROR
+
+
+def test_a_files_extension_names_no_program() -> None:
+    """``find -name '*.php' | xargs php -l``: ``.php`` is no run of php; the checker failed.
+
+    A syntax error the checker reports is the code's root cause.
+    """
+    from reflexkit.models import FailureType, ReflectionCategory  # noqa: PLC0415
+
+    found = _analysed(
+        "find src -name '*.php' -print0 | xargs -0 -n1 php -l",
+        'PHP Parse error:  syntax error, unexpected token "}" in src/Invoice.php on line 13\n'
+        "Errors parsing src/Invoice.php\nxargs: php: exited with status 255; aborting\n",
+    )
+    assert found.failure_type is FailureType.LINT_ERROR
+    assert found.category is ReflectionCategory.ROOT_CAUSE
+    versioned = _analysed("lua5.4 main.lua", "lua5.4: main.lua:3: attempt to add a nil value\n")
+    assert versioned.failure_type is FailureType.RUNTIME_ERROR

@@ -13,7 +13,7 @@ import pytest
 
 from reflexkit.models import FailureType
 from reflexkit.readers import analyse
-from reflexkit.readers.blocks import read_blocks
+from reflexkit.readers._blocks import read_blocks
 
 from ..conftest import DATA, failure_of  # noqa: TID252 -- tests/ is no package
 
@@ -57,3 +57,11 @@ def test_an_unknown_runner_is_read_as_tests_and_names_no_tool() -> None:
     assert found.tests == ["CartTest::testTotal"]
     assert "jest" not in found.headline.lower()
     assert found.evidence == "Tests: 2, Assertions: 2, Failures: 1."
+
+
+def test_a_table_row_or_a_count_behind_a_cross_is_no_test() -> None:
+    """``✖ | 2  1 | tax [0.3s]`` (a progress table) and ``✖ Found 1 cycle`` name no test."""
+    text = (
+        "\u2716 | 2       1 | tax [0.3s]\n\u2716 Found 1 circular dependency!\n\u2716 3 problems\n"
+    )
+    assert read_blocks(text) == []

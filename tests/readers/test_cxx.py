@@ -14,13 +14,15 @@ import pytest
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import Findings, analyse
-from reflexkit.readers.cxx import parse_cmake
-from reflexkit.readers.native import parse_gcc, parse_make
+from reflexkit.readers._cxx import parse_cmake, parse_ctest
+from reflexkit.readers._native import parse_gcc, parse_make
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     DATA,
     assert_read_as_labelled,
     read_item,
+    run_in_bash,
+    write_files,
 )
 
 ITEMS = sorted(
@@ -191,3 +193,105 @@ def test_live_template_error_points_at_the_call(tmp_path: Path, compiler: str) -
     findings = _compile(tmp_path, compiler, _SORT_WITHOUT_LESS, "sort.cpp")
     assert findings.failure_type is FailureType.BUILD_ERROR
     assert findings.facts[0].startswith("sort.cpp:5:"), findings.facts
+
+
+_CTEST_PROJECT = {
+    "CMakeLists.txt": """
+        cmake_minimum_required(VERSION 3.13)
+        project(live C)
+        enable_testing()
+        add_executable(check_sum check_sum.c)
+        add_test(NAME sums COMMAND check_sum)
+        add_executable(check_ok check_ok.c)
+        add_test(NAME fine COMMAND check_ok)
+    """,
+    "check_ok.c": "int main(void) { return 0; }\n",
+}
+_CTEST = (
+    "cmake -S . -B build >/dev/null && cmake --build build >/dev/null && "
+    "ctest --test-dir build --output-on-failure"
+)
+_NEEDS_CTEST = pytest.mark.skipif(
+    shutil.which("cmake") is None or shutil.which("ctest") is None or shutil.which("cc") is None,
+    reason="no cmake, ctest or C compiler on this machine",
+)
+
+
+def _ctest(tmp_path: Path, check_sum: str) -> Findings:
+    """Build a two-test CMake project whose test ``sums`` runs *check_sum*; read ctest's run."""
+    write_files(tmp_path, {**_CTEST_PROJECT, "check_sum.c": check_sum})
+    failure = run_in_bash(_CTEST, tmp_path)
+    assert "tests failed out of 2" in failure.error_output, failure.error_output
+    return analyse(failure)
+
+
+@_NEEDS_CTEST
+def test_live_ctest_failure_quotes_the_tests_own_failing_line(tmp_path: Path) -> None:
+    """``--output-on-failure``: the failing test's own FAIL line, not the lines that passed."""
+    findings = _ctest(
+        tmp_path,
+        """
+        #include <stdio.h>
+        int main(void) {
+            puts("sum_of_empty:PASS");
+            puts("check_sum.c:4:sum_of_two:FAIL: Expected 5 Was 4");
+            puts("2 Tests 1 Failures 0 Ignored");
+            puts("FAIL");
+            return 1;
+        }
+        """,
+    )
+    assert findings.tool == "ctest"
+    assert findings.failure_type is FailureType.TEST_FAILURE
+    assert findings.tests == ["sums"]
+    assert findings.facts[:2] == [
+        "1 - sums (Failed)",
+        "check_sum.c:4:sum_of_two:FAIL: Expected 5 Was 4",
+    ]
+    assert findings.summary == "50% tests passed, 1 tests failed out of 2"
+    assert "ctest -R '^sums$'" in findings.steps[0]
+
+
+@_NEEDS_CTEST
+def test_live_ctest_segfault_is_a_runtime_error(tmp_path: Path) -> None:
+    """A test program that segfaults is a crash, not a failed assertion."""
+    findings = _ctest(
+        tmp_path,
+        "int main(void) { volatile int *p = 0; return *p; }\n",
+    )
+    assert findings.failure_type is FailureType.RUNTIME_ERROR
+    assert findings.facts[0] == "1 - sums (SEGFAULT)"
+    assert any("***Exception: SegFault" in d for d in findings.details)
+
+
+@_NEEDS_CTEST
+def test_live_ctest_assertion_abort_stays_a_test_failure(tmp_path: Path) -> None:
+    """``assert()`` aborts the program: the assertion is the test's verdict."""
+    findings = _ctest(
+        tmp_path,
+        "#include <assert.h>\nint main(void) { int total = 4; assert(total == 5); return 0; }\n",
+    )
+    assert findings.failure_type is FailureType.TEST_FAILURE
+    assert "Assertion `total == 5' failed." in findings.facts[1]
+
+
+@_NEEDS_CTEST
+def test_live_ctest_timeout_names_the_test_that_hung(tmp_path: Path) -> None:
+    """A test past ``--timeout`` is named with ctest's Timeout verdict."""
+    write_files(tmp_path, {**_CTEST_PROJECT, "check_sum.c": "int main(void) { for (;;) {} }\n"})
+    findings = analyse(run_in_bash(_CTEST + " --timeout 2", tmp_path))
+    assert findings.failure_type is FailureType.TEST_FAILURE
+    assert findings.facts[0] == "1 - sums (Timeout)"
+    assert "loops or waits forever" in findings.advice
+
+
+def test_ctest_with_no_tests_is_a_misuse() -> None:
+    """A ctest run outside the build directory finds nothing to run."""
+    findings = parse_ctest("Test project /src/app\nNo tests were found!!!\n")
+    assert findings is not None
+    assert findings.category is ReflectionCategory.TOOL_MISUSE
+
+
+def test_other_output_is_not_ctest() -> None:
+    """Only ctest's summary line claims the output."""
+    assert parse_ctest("1 - sums (Failed)\nsome other runner\n") is None

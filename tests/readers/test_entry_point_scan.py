@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit.readers import ENTRY_POINT_GROUP
-from reflexkit.readers.registry import _group_may_be_declared
+from reflexkit.readers._registry import _group_may_be_declared
 
 
 def _dist_info(folder: Path, name: str, entry_points: str | None) -> None:

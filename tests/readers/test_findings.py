@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reflexkit.readers.findings import Problem, group_problems
+from reflexkit.readers._findings import Problem, group_problems
 
 
 def test_repeats_of_one_code_keep_their_own_words() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import Findings, analyse
-from reflexkit.readers.generic import find_locations, is_library_path, parse_generic
+from reflexkit.readers._generic import find_locations, is_library_path, parse_generic
 
 from ..conftest import DATA, failure_of  # noqa: TID252 -- tests/ is no package
 
@@ -271,3 +271,150 @@ def test_a_caret_label_and_the_place_below_join_their_error() -> None:
     )
     found = parse_generic(output, 1, command="./check")
     assert "error: invalid config (unterminated string) at settings.toml:4:9" in found.facts
+
+
+@pytest.mark.parametrize(
+    ("output", "failure_type"),
+    [
+        ('a.pas(16,10) Error: Incompatible types: got "Real"\n', FailureType.BUILD_ERROR),
+        ("/p/a.nim(10, 18) Error: type mismatch: got <int>\n", FailureType.BUILD_ERROR),
+        ("src/c.vala:11.5-11.11: error: Access to private member\n", FailureType.BUILD_ERROR),
+        (
+            ("src/m.f90:6:8:\n\n    6 |   avg = mean(values)\n      |        1\n"
+            "Error: Type mismatch in argument\n"),
+            FailureType.BUILD_ERROR,
+        ),
+        (
+            "DeclarationError: Undeclared identifier.\n  --> c/T.sol:10:25:\n",
+            FailureType.BUILD_ERROR,
+        ),
+        ('orders.proto:8:3: "Money" is not defined.\n', FailureType.BUILD_ERROR),
+        ("Exception: Not_found.\n", FailureType.RUNTIME_ERROR),
+        ("raised CONSTRAINT_ERROR : p.adb:6 range check failed\n", FailureType.RUNTIME_ERROR),
+        ("Unhandled TYPE-ERROR in thread #<main>:\n  bad\n", FailureType.RUNTIME_ERROR),
+        (
+            "Backtrace:\n  4 (primitive-load)\nERROR: In procedure x:\nUnbound variable: fold\n",
+            FailureType.RUNTIME_ERROR,
+        ),
+        ("Error: (car) bad argument type: ()\n\tCall history:\n\t<eval> (f)\n",
+         FailureType.RUNTIME_ERROR),
+    ],
+)  # fmt: skip
+def test_compiler_and_runtime_shapes_of_more_languages(
+    output: str, failure_type: FailureType
+) -> None:
+    """The shape gives the type: a place in parentheses or with ranges, then the error.
+
+    Also a place then ``Error:``, an uncaught exception in any language's words, a program's
+    dying stack (outputs of the unseen_tools_3 batch's real runs).
+    """
+    assert _read(output).failure_type is failure_type
+
+
+def test_an_error_header_is_no_test_unless_it_names_one() -> None:
+    """``ERROR: In procedure`` and ``ERROR TS2322:`` are errors, not failing tests."""
+    found = _read("ERROR TS2322: Type 'f64' is not assignable\n    at a.ts(16,10)\n")
+    assert found.failure_type is not FailureType.TEST_FAILURE
+    test = _read("ERROR: test_parse (tests.test_cli.CliTest)\nValueError: bad\n")
+    assert test.failure_type is FailureType.TEST_FAILURE
+
+
+def test_a_count_behind_a_cross_is_a_summary_not_a_test() -> None:
+    """``✖ 4 problems (...)`` closes a stylish report: the rows are quoted, no test named."""
+    output = (
+        "/p/index.html\n   7:4   error  <img> is missing required alt  wcag/h37\n"
+        "  10:12  error  Duplicate ID main  no-dup-id\n\n\u2716 2 problems (2 errors, 0 warnings)\n"
+    )
+    found = _read(output, command="npx html-validate public/")
+    assert found.failure_type is FailureType.LINT_ERROR
+    assert not found.tests
+    assert "wcag/h37" in " ".join(found.facts)
+
+
+def test_a_list_is_quoted_with_the_line_that_announces_it() -> None:
+    """A line that announces a list is quoted with its first item; a sentence keeps its ``!``.
+
+    ``Unused files (1)`` (knip), ``Found 1 circular dependency!`` (madge).
+    """
+    found = _read("Unused files (1)\nsrc/old-helpers.js\nUnused exports (1)\nsub  src/m.js:2:14\n")
+    assert "Unused files (1) src/old-helpers.js" in found.facts
+    cycle = _read("- Finding files\n\u2716 Found 1 circular dependency!\n\n1) a.js > b.js > a.js\n")
+    assert "Found 1 circular dependency! 1) a.js > b.js > a.js" in " ".join(cycle.facts)
+
+
+def test_an_error_is_quoted_with_its_indented_field() -> None:
+    """Racket's ``collection not found`` names the missing collection on the next line."""
+    found = _read("server.rkt:2:32: collection not found\n  for module path: json-pointer\n")
+    assert "json-pointer" in " ".join(found.facts)
+
+
+def test_rule_ids_of_every_shape_are_listed() -> None:
+    """Dotted ids in brackets (clang-tidy) and ids that open a finding (ansible-lint)."""
+    output = (
+        "/p/a.c:6:3: error: " + "x" * 220 + " [clang-analyzer-security.insecureAPI.strcpy,"
+        "-warnings-as-errors]\nname[play]: All plays should be named.\nsite.yml:1:3\n\n"
+        "package-latest: Package installs should not use latest.\nsite.yml:4\n\n"
+        "risky-octal: `mode: 644` should have a string value.\nsite.yml:7\n"
+    )
+    found = _read(output, command="./check")
+    text = " ".join(found.facts + found.details)
+    for rule in ("clang-analyzer-security.insecureAPI.strcpy", "package-latest", "risky-octal"):
+        assert rule in text
+
+
+def test_a_formatters_diff_names_its_files() -> None:
+    """A unified diff with no error line: the files it would change are the facts."""
+    found = _read("--- scripts/deploy.sh.orig\n+++ scripts/deploy.sh\n@@ -1 +1 @@\n-a\n+b\n")
+    assert found.failure_type is FailureType.LINT_ERROR
+    assert found.facts == ["+++ scripts/deploy.sh"]
+
+
+def test_the_tools_hints_logs_and_closing_counts() -> None:
+    """``Did you remember to run `x`?``, where the log is, a count of offenses."""
+    found = _read(
+        "Error: can't find file 'kemal'\n\nIf you're trying to require a shard:\n"
+        "- Did you remember to run `shards install`?\n"
+    )
+    assert "shards install" in found.hints
+    lint = _read(
+        "lib/a.rb:6:13: C: Style/OptionalBooleanParameter: Prefer keyword arguments.\n\n"
+        "1 file inspected, 10 offenses detected, 8 offenses autocorrectable\n",
+        command="rubocop lib",
+    )
+    assert "10 offenses detected" in lint.summary
+
+
+def test_a_runners_closing_list_of_failing_files_and_broken_counts() -> None:
+    """``Files with failing tests: x`` is kept; ``Contracts: 0 kept, 1 broken.`` summarises."""
+    found = _read(
+        "==== s-1.1 push FAILED\n---- Result was:\na\n---- Result should have been (exact "
+        "matching):\nb\n==== s-1.1 FAILED\n\nall.tcl:\tTotal\t2\tPassed\t1\tSkipped\t0\tFailed"
+        "\t1\nFiles with failing tests: stack.test\n",
+        command="tclsh tests/all.tcl",
+    )
+    assert "Files with failing tests: stack.test" in found.details
+    contracts = _read(
+        "Layers BROKEN\n\nContracts: 0 kept, 1 broken.\n\nlayered.store is not allowed to "
+        "import layered.api:\n\n- layered.store -> layered.api (l.1)\n",
+        command="lint-imports",
+    )
+    assert contracts.summary == "Contracts: 0 kept, 1 broken."
+
+
+def test_a_finding_headed_by_its_rule_id_is_quoted_with_its_place() -> None:
+    """``rule-id: Message`` with its place below (ansible-lint), a rule id alone (semgrep)."""
+    found = _read(
+        "WARNING  Listing 2 violation(s) that are fatal\n"
+        "package-latest: Package installs should not use latest.\nsite.yml:4 Task: nginx\n\n"
+        "risky-octal: `mode: 644` should have a string value.\nsite.yml:7 Task: copy\n",
+        command="./check",
+    )
+    text = " ".join(found.facts)
+    assert "package-latest: Package installs should not use latest. at site.yml:4" in text
+    assert "risky-octal" in text
+    alone = _read(
+        "  deploy/run.py\n    \u276f\u2771 no-yaml-load\n          yaml.load without a Loader\n"
+        " \u2022 Findings: 1 (1 blocking)\n",
+        command="./scan",
+    )
+    assert "\u276f\u2771 no-yaml-load" in alone.facts

@@ -18,7 +18,7 @@ import pytest
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import analyse
-from reflexkit.readers.go import parse_go_panic, user_frame
+from reflexkit.readers._go import parse_go_panic, user_frame
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     DATA,
@@ -51,14 +51,15 @@ class TestGoTest:
         assert findings.tool == "go test"
         assert findings.tests == ["TestMake", "TestTruncate", "TestWords"]
         assert (
-            findings.facts[1] == 'TestTruncate: slug_test.go:24: Truncate: got "h\\xc3", want "hé"'
+            findings.facts[1]
+            == '--- FAIL: TestTruncate: slug_test.go:24: Truncate: got "h\\xc3", want "hé"'
         )
         assert "TestOK" not in quoted(findings)
 
     def test_multi_line_log_message_is_kept(self) -> None:
         """A ``t.Errorf`` message of several lines keeps its got and want lines."""
         fact = read_item("go-test-v-slug").facts[2]
-        assert fact.startswith("TestWords: slug_test.go:32: mismatch:")
+        assert fact.startswith("--- FAIL: TestWords: slug_test.go:32: mismatch:")
         assert 'got:  []string{"a-b"}' in fact
         assert 'want: []string{"a-b", "c"}' in fact
 
@@ -73,10 +74,13 @@ class TestGoTest:
     def test_panic_in_a_test_points_at_the_projects_frame(self) -> None:
         """A panic is quoted at the project's line, not at testing.go or runtime/panic.go."""
         fact = next(
-            f for f in read_item("go-test-cart-panic").facts if f.startswith("TestFirstEmpty")
+            f
+            for f in read_item("go-test-cart-panic").facts
+            if f.startswith("--- FAIL: TestFirstEmpty")
         )
         assert "index out of range [0] with length 0" in fact
-        assert fact.endswith("at /tmp/i12b/go/shop/cart/cart.go:39")
+        assert "at /tmp/i12b/go/shop/cart/cart.go:39" in fact
+        assert fact.endswith("(called from /tmp/i12b/go/shop/cart/cart_test.go:40)")
         assert "[recovered]" not in fact
 
     def test_test_binary_timeout_is_a_timeout_naming_the_stuck_test(self) -> None:
@@ -104,7 +108,9 @@ class TestGoTest:
         plain, wrapped = read_item("go-test-cart-panic"), read_item("go-test-json")
         assert wrapped.tests == plain.tests
         assert (
-            wrapped.facts[0] == plain.facts[0] == "TestTotal: cart_test.go:8: Total() = 8, want 11"
+            wrapped.facts[0]
+            == plain.facts[0]
+            == "--- FAIL: TestTotal: cart_test.go:8: Total() = 8, want 11"
         )
 
     def test_a_data_race_is_located_at_the_projects_line(self) -> None:
@@ -238,4 +244,91 @@ def test_live_go_test_run(tmp_path: Path) -> None:
     findings = analyse(failure)
     assert findings.failure_type is FailureType.TEST_FAILURE, failure.error_output
     assert findings.tests == ["TestAdd"]
-    assert findings.facts == ["TestAdd: calc_test.go:7: Add(2, 3) = -1, want 5"]
+    assert findings.facts == ["--- FAIL: TestAdd: calc_test.go:7: Add(2, 3) = -1, want 5"]
+
+
+_CALC = "package live\n\nfunc Add(a, b int) int { return a - b }\n"
+_CALC_TEST = (
+    'package live\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n'
+    '\tif got := Add(2, 3); got != 5 {\n\t\tt.Errorf("Add(2, 3) = %d, want 5", got)\n\t}\n}\n'
+)
+
+
+def _live_go(tmp_path: Path, files: dict[str, str], command: str) -> Any:
+    """Write a module's files, run *command* there the way an agent does, and analyse it."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    run = subprocess.run(
+        command.split(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": ""},
+    )
+    failure = FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command=command,
+        exit_code=run.returncode,
+        error_output=run.stdout + run.stderr,
+    )
+    return analyse(failure), failure.error_output
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+def test_live_test_file_run_without_its_package_is_a_misuse(tmp_path: Path) -> None:
+    """``go test calc_test.go`` compiles the test file alone: the package's names are undefined."""
+    findings, output = _live_go(
+        tmp_path,
+        {
+            "go.mod": "module example.com/live\n\ngo 1.19\n",
+            "calc.go": _CALC,
+            "calc_test.go": _CALC_TEST,
+        },
+        "go test calc_test.go",
+    )
+    assert "command-line-arguments" in output
+    assert findings.failure_type is FailureType.BUILD_ERROR
+    assert findings.category is ReflectionCategory.TOOL_MISUSE
+    assert "Name the package" in findings.advice
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+def test_live_panic_names_the_test_line_that_called_the_code(tmp_path: Path) -> None:
+    """A panic in the code under test is quoted where it crashed and where the test called it."""
+    findings, output = _live_go(
+        tmp_path,
+        {
+            "go.mod": "module example.com/live\n\ngo 1.19\n",
+            "first.go": "package live\n\nfunc First(xs []int) int {\n\treturn xs[0]\n}\n",
+            "first_test.go": 'package live\n\nimport "testing"\n\nfunc TestFirst(t *testing.T) {\n'
+            "\tif First(nil) != 0 {\n\t\tt.Fail()\n\t}\n}\n",
+        },
+        "go test ./...",
+    )
+    assert findings.failure_type is FailureType.TEST_FAILURE, output
+    assert findings.facts[0].startswith("--- FAIL: TestFirst: panic: runtime error: index out")
+    assert findings.facts[0].endswith(
+        "first.go:4 (called from " + str(tmp_path) + "/first_test.go:6)"
+    )
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+def test_live_module_asking_for_a_newer_go_is_missing_context(tmp_path: Path) -> None:
+    """go.mod's ``go`` line newer than the toolchain: the note is quoted, the code not blamed."""
+    findings, output = _live_go(
+        tmp_path,
+        {
+            "go.mod": "module example.com/live\n\ngo 1.99\n",
+            "low.go": "package live\n\nfunc Low(a, b int) int { return min(a, b) }\n",
+        },
+        "go build ./...",
+    )
+    if "note: module requires Go 1.99" not in output:
+        pytest.skip("this go knows min or refuses the module before compiling: " + output[:200])
+    assert findings.category is ReflectionCategory.MISSING_CONTEXT
+    assert findings.facts[0] == "note: module requires Go 1.99"
+    assert findings.steps == ["Check `go version`: go.mod needs Go 1.99 or later."]

@@ -14,7 +14,7 @@ import pytest
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import analyse
-from reflexkit.readers.java import parse_java_trace, parse_javac
+from reflexkit.readers._java import parse_java_trace, parse_javac
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     DATA,

@@ -187,3 +187,40 @@ def test_node_syntax_error_in_a_required_file_points_at_that_file(tmp_path: Path
     reflection = GEN.generate(failure)
     assert "pricing.js:3" in reflection.suggestion + "\n".join(reflection.action_items)
     assert "index.js:1" not in "\n".join(reflection.action_items)
+
+
+_QUNIT_TAP = """TAP version 13
+not ok 1 money > formats whole dollars with cents
+  ---
+  message: failed
+  severity: failed
+  actual  : $5
+  expected: $5.00
+  stack: |
+        at Object.<anonymous> (/work/proj/test/money.test.js:4:12)
+  ...
+ok 2 money > formats cents
+1..2
+# pass 1
+# skip 0
+# todo 0
+# fail 1
+"""
+
+
+def test_tap_of_another_runner_is_not_read_as_node_test() -> None:
+    """QUnit's (or tape's) TAP has none of node's own lines: no node:test advice.
+
+    Each failing test is quoted with its expected value and place (a real ``npx qunit`` run).
+    """
+    failure = FailureContext(
+        task_id="t", subtask_id="s", attempt_number=1, command="npx qunit test/",
+        exit_code=1, error_output=_QUNIT_TAP,
+    )  # fmt: skip
+    found = analyse(failure)
+    assert found.tool != "node:test"
+    text = "\n".join(found.facts)
+    assert "not ok 1 money > formats whole dollars with cents" in text
+    assert "expected: $5.00" in text
+    assert "test/money.test.js:4:12" in text
+    assert found.failure_type is FailureType.TEST_FAILURE

@@ -15,8 +15,8 @@ import pytest
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import analyse, clean_output
-from reflexkit.readers.javascript import parse_node_test, parse_tsc
-from reflexkit.readers.js_runners import parse_mocha, parse_vitest
+from reflexkit.readers._javascript import parse_node_test, parse_tsc
+from reflexkit.readers._js_runners import parse_mocha, parse_vitest
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     DATA,

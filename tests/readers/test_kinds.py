@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers.kinds import error_kind, killed, signal_exit
+from reflexkit.readers._kinds import error_kind, killed, signal_exit
 
 
 @pytest.mark.parametrize(

@@ -96,3 +96,24 @@ def test_make_around_a_test_runner_names_the_target(tmp_path: Path) -> None:
     text = reflection_text(reflection)
     assert "test_x.py::test_half" in text
     assert "make: *** [Makefile:2: test] Error 1" in text
+
+
+@pytest.mark.skipif(
+    shutil.which("make") is None or shutil.which("gcc") is None, reason="no make or gcc"
+)
+def test_make_names_the_program_that_crashed(tmp_path: Path) -> None:
+    """``make: *** [Makefile:N: test] Segmentation fault``: the program it ran is named."""
+    write_files(
+        tmp_path,
+        {
+            "Makefile": "test: check\n\t./check --all\ncheck: check.c\n\tgcc -o check check.c\n",
+            "check.c": "#include <stdio.h>\nint main(void) {\n"
+            '    printf("[pass] one\\n[pass] tw");\n'
+            "    fflush(stdout);\n    volatile int *p = 0;\n    return *p;\n}\n",
+        },
+    )
+    failure = run_in_bash("make test", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    assert "Segmentation fault" in failure.error_output
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.RUNTIME_ERROR
+    assert "crashed running ./check --all" in reflection_text(reflection)

@@ -24,8 +24,14 @@ GEN = HeuristicGenerator()
 BIN = Path(sys.executable).parent
 
 
+@pytest.fixture(scope="module")
+def mypy(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The mypy command with one cache for the module: the stdlib stubs are read once."""
+    return f"{BIN / 'mypy'} --cache-dir {tmp_path_factory.mktemp('mypy-cache')}"
+
+
 @pytest.mark.skipif(not (BIN / "mypy").exists(), reason="no mypy beside this interpreter")
-def test_mypy_errors_are_quoted_as_printed(tmp_path: Path) -> None:
+def test_mypy_errors_are_quoted_as_printed(tmp_path: Path, mypy: str) -> None:
     """``file:line: error: message`` keeps its ``error:``: a later attempt greps the line."""
     write_files(
         tmp_path,
@@ -38,7 +44,7 @@ def test_mypy_errors_are_quoted_as_printed(tmp_path: Path) -> None:
             """,
         },
     )
-    failure = run_in_bash(f"{BIN / 'mypy'} --no-incremental stock", tmp_path)
+    failure = run_in_bash(f"{mypy} stock", tmp_path)
     text = reflection_text(GEN.generate(failure))
     assert "stock/levels.py:2: error: Incompatible types in assignment" in text
     assert "stock/levels.py:3: error:" in text
@@ -78,10 +84,10 @@ def test_ruff_json_report_reads_like_its_concise_format(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not (BIN / "mypy").exists(), reason="no mypy beside this interpreter")
-def test_mypy_json_lines_read_like_its_text_format(tmp_path: Path) -> None:
+def test_mypy_json_lines_read_like_its_text_format(tmp_path: Path, mypy: str) -> None:
     """``mypy -O json`` prints one object a line: each is read as mypy's error line."""
     write_files(tmp_path, {"retry.py": "def times(n: int) -> int:\n    return str(n)\n"})
-    failure = run_in_bash(f"{BIN / 'mypy'} --no-incremental -O json retry.py", tmp_path)
+    failure = run_in_bash(f"{mypy} -O json retry.py", tmp_path)
     text = reflection_text(GEN.generate(failure))
     assert 'retry.py:2: error: Incompatible return value type (got "str", expected "int")' in text
     assert "[return-value]" in text

@@ -18,7 +18,7 @@ import pytest
 
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers import analyse
-from reflexkit.readers.reports import read_report_files, report_as_text
+from reflexkit.readers._reports import read_report_files, report_as_text
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import failure_of, reflection_text, write_files  # noqa: TID252
@@ -183,7 +183,7 @@ def test_a_check_that_names_no_report_is_unchanged() -> None:
 
 def test_a_check_names_the_report_it_wrote_and_not_a_stale_one(tmp_path: Path) -> None:
     """`verification.reports`: the JUnit file the failing check wrote is read; an old one is not."""
-    from reflexkit.orchestrator.verify import Verifier, failure_context  # noqa: PLC0415
+    from reflexkit.orchestrator._verify import Verifier, failure_context  # noqa: PLC0415
 
     write_files(
         tmp_path,

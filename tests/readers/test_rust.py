@@ -159,3 +159,55 @@ def test_should_panic_with_another_message_says_so(tmp_path: Path) -> None:
     text = reflection_text(GEN.generate(failure))
     assert "push_past_capacity" in text
     assert "panic did not contain expected string" in text
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_rustc_error_after_many_warnings_is_read(tmp_path: Path) -> None:
+    """A dozen warnings printed before the one error don't hide it (nor crash the reader)."""
+    cfgs = "".join(f"#[cfg(not(old_rustc_{i}))]\npub fn f{i}() {{}}\n" for i in range(14))
+    write_files(
+        tmp_path,
+        {"Cargo.toml": CARGO_TOML, "src/lib.rs": cfgs + 'pub fn g() -> u32 {\n    "x"\n}\n'},
+    )
+    failure = run_in_bash("cargo build --offline", tmp_path)
+    assert failure.error_output.count("warning: unexpected `cfg`") > 12
+    reflection = GEN.generate(failure)
+    assert "error[E0308]: mismatched types" in reflection_text(reflection)
+    assert "src/lib.rs:30:5" in reflection_text(reflection)
+    assert reflection.failure_type is FailureType.BUILD_ERROR
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_cargo_test_rerun_names_the_test_target(tmp_path: Path) -> None:
+    """An integration test's failure is re-run with cargo's ``--test NAME``, right value whole."""
+    want = "a rather long expected message that used to be clipped at sixty characters"
+    write_files(
+        tmp_path,
+        {
+            "Cargo.toml": CARGO_TOML,
+            "src/lib.rs": 'pub fn msg() -> String {\n    String::from("short")\n}\n',
+            "tests/api.rs": "#[test]\nfn message() {\n"
+            f'    assert_eq!(tiles::msg(), "{want}");\n}}\n',
+        },
+    )
+    failure = run_in_bash("cargo test --offline", tmp_path, timeout=300)
+    assert "to rerun pass `--test api`" in failure.error_output
+    text = reflection_text(GEN.generate(failure))
+    assert "cargo test --test api message -- --exact" in text
+    assert f'right: "{want}"' in text
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_crates_missing_from_the_manifest_are_a_dependency_error(tmp_path: Path) -> None:
+    """Every error an import of an undeclared crate: declare it, don't change the code."""
+    write_files(
+        tmp_path,
+        {
+            "Cargo.toml": CARGO_TOML,
+            "src/main.rs": "use rand::Rng;\n\nfn main() {\n    rand::rng();\n}\n",
+        },
+    )
+    reflection = GEN.generate(run_in_bash("cargo build --offline", tmp_path))
+    assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
+    assert reflection.category is ReflectionCategory.MISSING_CONTEXT
+    assert "Cargo.toml" in reflection.suggestion

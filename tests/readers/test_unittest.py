@@ -55,3 +55,69 @@ def test_another_runner_printing_unittests_format_is_not_called_unittest() -> No
     text = reflection_text(HeuristicGenerator().generate(failure_of("nose2 -v", output)))
     assert "unittest" not in text
     assert "AssertionError: Lists differ: [3, 3, 3] != [4, 3, 3]" in text
+
+
+def test_a_fail_raised_in_a_helper_is_located_at_the_tests_line(tmp_path: Path) -> None:
+    """An assertion helper raises the AssertionError: the test's own line is the place."""
+    write_files(
+        tmp_path,
+        {
+            "helpers.py": """
+            def assert_renders(case, got, want):
+                case.assertEqual(got, want)
+            """,
+            "test_render.py": """
+            import unittest
+            from helpers import assert_renders
+
+            class TestRender(unittest.TestCase):
+                def test_heading(self):
+                    assert_renders(self, "<p>x</p>", "<h1>x</h1>")
+            """,
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m unittest test_render", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert 'test_render.py", line 6, in test_heading' in text
+    assert 'helpers.py", line 2' not in text
+
+
+def test_an_error_names_where_it_raised_and_the_tests_line(tmp_path: Path) -> None:
+    """An ERROR is located where the code raised, with the line of the test that called it."""
+    write_files(
+        tmp_path,
+        {
+            "shop.py": """
+            def total(prices):
+                return sum(prices) / len(prices)
+            """,
+            "test_shop.py": """
+            import unittest
+            import shop
+
+            class TestShop(unittest.TestCase):
+                def test_empty(self):
+                    self.assertEqual(shop.total([]), 0)
+            """,
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m unittest test_shop", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert "ZeroDivisionError: division by zero" in text
+    assert 'shop.py", line 2, in total' in text
+    assert 'test_shop.py", line 6, in test_empty' in text
+
+
+def test_a_test_module_missing_a_package_is_not_the_codes_fault(tmp_path: Path) -> None:
+    """``No module named 'x'`` while loading a test module: install it; no _FailedTest re-run."""
+    write_files(
+        tmp_path,
+        {"test_api.py": "import unittest\nimport reflexkit_no_such_yaml\n"},
+    )
+    failure = run_in_bash(f"{sys.executable} -m unittest test_api", tmp_path)
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert "No module named 'reflexkit_no_such_yaml'" in text
+    assert "test dependencies" in reflection.suggestion
+    assert "_FailedTest" not in "".join(reflection.action_items)
+    assert reflection.category.value == "missing_context"

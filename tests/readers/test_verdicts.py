@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from reflexkit.readers import analyse
-from reflexkit.readers.verdicts import verdict
+from reflexkit.readers._verdicts import verdict
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import DATA, failure_of, reflection_text  # noqa: TID252 -- tests/ is no package

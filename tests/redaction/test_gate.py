@@ -1,6 +1,6 @@
 """The outbound gate and its sink registry: every way out redacts and neutralises.
 
-The registry (:data:`reflexkit.redaction.gate.SINKS`) is walked: each sink's gate is given
+The registry (:data:`reflexkit.redaction._gate.SINKS`) is walked: each sink's gate is given
 planted secrets and hostile text, and each registered boundary must call the gate. A scan of
 the source finds every function that writes a record, a file line or a model request; each is
 a registered boundary or is listed below with the reason it is not one, so a new way out that
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit.redaction.gate import SINKS, Sink, outbound, outbound_data
+from reflexkit.redaction._gate import SINKS, Sink, outbound, outbound_data
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "reflexkit"
 
@@ -36,19 +36,19 @@ WRITERS = ("LineWriter", "atomic_write", "append_records", "create")
 insights store, a Messages API request."""
 
 NOT_SINKS = {
-    "reflexkit.insights.store:FindingLog.add": "writes through append_records, gated",
-    "reflexkit.insights.store:PausedSubtasks.pause": "writes through append_records, gated",
-    "reflexkit.insights.store:PausedSubtasks.resume": "writes through append_records, gated",
-    "reflexkit.insights.lessons:JsonlLessons._store": "writes through append_records, gated",
+    "reflexkit.insights._store:FindingLog.add": "writes through append_records, gated",
+    "reflexkit.insights._store:PausedSubtasks.pause": "writes through append_records, gated",
+    "reflexkit.insights._store:PausedSubtasks.resume": "writes through append_records, gated",
+    "reflexkit.insights._lessons:JsonlLessons._store": "writes through append_records, gated",
     "reflexkit.events:RunLog.__init__": "opens the writer; RunLog.write gates",
     "reflexkit.reflection._fixture:FixtureRecorder._append": "called by generate, which gates",
     "reflexkit.llm._client:_request": "called by Claude.send, which gates every request",
-    "reflexkit.orchestrator.subagents:ScriptedSubagent.run": "the scripted agent's own edits",
-    "reflexkit.memory.postgres:PostgresMemory._replay": "empties the spool: writes no text",
+    "reflexkit.orchestrator._subagents:ScriptedSubagent.run": "the scripted agent's own edits",
+    "reflexkit.memory._postgres:PostgresMemory._replay": "empties the spool: writes no text",
     "reflexkit.hooks._handlers:_state": "the hook's own counters: numbers and ids",
     "reflexkit.hooks._settings:install_hooks": "Claude Code's settings.json, the user's own file",
-    "reflexkit.cli.commands.config:config_init": "project.json from our own defaults",
-    "reflexkit.orchestrator.claude_code:_own_session_launcher": "the launcher script we write",
+    "reflexkit.cli.commands._config:config_init": "project.json from our own defaults",
+    "reflexkit.orchestrator._claude_code:_own_session_launcher": "the launcher script we write",
 }
 
 

@@ -9,33 +9,37 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
+from reflexkit import _serde
 from reflexkit.cli import cli
 from reflexkit.containers import build_application
 from reflexkit.events import RunLog
 from reflexkit.insights import JsonlLessons, PausedSubtasks
-from reflexkit.insights.models import Lesson
+from reflexkit.insights._models import Lesson
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._loop import Orchestrator
-from reflexkit.orchestrator.subagents import ScriptedSubagent, SubagentResult
-from reflexkit.orchestrator.verify import Verifier
+from reflexkit.orchestrator._subagents import ScriptedSubagent, SubagentResult
+from reflexkit.orchestrator._verify import Verifier
 from reflexkit.redaction import MAX_OUTPUT_CHARS
-from reflexkit.reports.judge import ClaudeJudge, JudgeInput
-from reflexkit.tasks.config import (
+from reflexkit.reports._judge import ClaudeJudge, JudgeInput
+from reflexkit.tasks._config import (
     GeneratorBackend,
     LoadedProject,
     OrchestratorConfig,
     ProjectConfig,
     ReflexionConfig,
 )
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
+from reflexkit.testing.memory_contract import make_reflection
 
 # Fake values in real formats, assembled so no scanner mistakes this file for a leak.
 GITHUB = "ghp_" + "R4nd0mFakeT0ken" * 2 + "AbCdEf"
@@ -352,3 +356,48 @@ def test_lessons_and_insights_print_no_bidi_override(project_dir: Path) -> None:
         assert result.exit_code == 0, result.stdout + result.stderr
         assert "\u202e" not in result.stdout + result.stderr, command
         assert "U+202E" in result.stdout, (command, result.stdout)
+
+
+HOSTILE_RECORD = (
+    f"rename \u202egnp.exe \u2066hidden\u2069 \x9b31m red \x1b[2J clear \x1b]52;c;eA==\x07 "
+    f"\U000e0041 token={GITHUB}"
+)
+RAW_TERMINAL = ("\u202e", "\u2066", "\u2069", "\x9b", "\x1b", "\x07", "\U000e0041")
+
+
+def test_records_an_agent_wrote_reach_the_terminal_escaped_and_redacted(project_dir: Path) -> None:
+    """A line planted in memory prints neither raw controls nor its secret, in text or JSON.
+
+    The memory file is in the project, where the agent can write; ``recent`` and ``stats``
+    print what it holds. JSON output stays valid and reads back as the record was, but for
+    the secret (#29's terminal class).
+    """
+    memory = project_dir / ".reflexkit" / "memory" / "reflections.jsonl"
+    memory.parent.mkdir(parents=True)
+    record = _serde.unstructure(make_reflection("cart", analysis=HOSTILE_RECORD))
+    record["suggestion"] = HOSTILE_RECORD
+    memory.write_bytes(orjson.dumps(record) + b"\n")
+    for args in (
+        ["recent", "cart", "--format", "json"],
+        ["recent", "cart"],
+        ["--json", "stats"],
+        ["stats"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "reflexkit", *args],
+            cwd=project_dir,
+            capture_output=True,
+            check=False,
+            timeout=60,
+        )
+        out = done.stdout.decode() + done.stderr.decode()
+        assert done.returncode == 0, (args, out)
+        if args != ["recent", "cart"]:  # the hot path escapes, and trusts the write's redaction
+            assert GITHUB not in out, args
+        assert not [c for c in RAW_TERMINAL if c in out], (args, out)
+        if "json" in args or "--json" in args:
+            data = json.loads(done.stdout)
+            if args[0] == "recent":
+                shown = data[0]["analysis"]  # escaped, so it reads back as written
+                assert "\u202egnp.exe \u2066hidden\u2069" in shown, shown
+                assert "token=[REDACTED:github_token]" in shown, shown

@@ -33,7 +33,7 @@ from reflexkit.llm import (
     TransientError,
 )
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory, ReflectionSource
-from reflexkit.readers.reports import read_report_files
+from reflexkit.readers._reports import read_report_files
 from reflexkit.redaction import Redactor
 from reflexkit.reflection._claude import ClaudeGenerator
 from reflexkit.reflection._prompts import MAX_REPORT_CHARS, TOOL_NAME

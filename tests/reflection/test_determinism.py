@@ -17,7 +17,7 @@ from reflexkit.reflection._fingerprint import fingerprint
 from reflexkit.reflection._heuristic import HeuristicGenerator
 from reflexkit.reflection._prompts import reflection_request
 from reflexkit.reflection._service import DefaultReflectionService
-from reflexkit.tasks.config import GeneratorBackend, ReflexionConfig
+from reflexkit.tasks._config import GeneratorBackend, ReflexionConfig
 
 OUTPUT = (
     "FAIL: test_add_positive (test_calc.AddTests.test_add_positive)\n"
@@ -127,13 +127,21 @@ def test_the_budget_is_per_run() -> None:
     assert len(list(store)) == 2
 
 
-def test_details_are_bounded_in_a_long_lived_service() -> None:
-    """The service remembers the details of the newest reflections only."""
+def test_details_are_bounded_in_a_long_lived_service(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service remembers the details of the newest reflections only.
+
+    The bound is lowered from its 10,000 so the test makes a hundred reflections, not 10,001:
+    what it checks (the oldest forgotten, the rest kept, never more than the bound) is the same.
+    """
+    assert module._KEEP_DETAILS == 10_000
+    monkeypatch.setattr(module, "_KEEP_DETAILS", 100)
     built, _ = service()
     first = built.generate(failure())
-    for attempt in range(2, module._KEEP_DETAILS + 2):
+    second = built.generate(failure(2))
+    for attempt in range(3, module._KEEP_DETAILS + 2):
         built.generate(failure(attempt))
     assert built.details(first.id).length == 0  # forgotten: the empty details
+    assert built.details(second.id).length > 0  # the newest 100 are all kept
     assert len(built._details) == module._KEEP_DETAILS
 
 

@@ -24,7 +24,7 @@ from reflexkit.reflection._classify import classify
 from reflexkit.reflection._fingerprint import fingerprint
 from reflexkit.reflection._heuristic import HeuristicGenerator
 from reflexkit.reflection._service import DefaultReflectionService
-from reflexkit.tasks.config import ReflexionConfig
+from reflexkit.tasks._config import ReflexionConfig
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 

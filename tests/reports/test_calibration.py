@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from reflexkit.reports.calibration import Outcome, auc, bootstrap_interval, calibrate
-from reflexkit.reports.report import (
+from reflexkit.reports._calibration import Outcome, auc, bootstrap_interval, calibrate
+from reflexkit.reports._report import (
     GitChanges,
     JudgeSummary,
     ReportIds,

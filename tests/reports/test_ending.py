@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit.reports.ending import STUCK_MIN_AGE_S, Ending, classify_ending
+from reflexkit.reports._ending import STUCK_MIN_AGE_S, Ending, classify_ending
 
 DATA = Path(__file__).parent.parent / "data" / "endings.jsonl"
 TABLE = [

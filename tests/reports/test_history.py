@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from reflexkit.cli import cli
-from reflexkit.reports.history import Commit, classify
+from reflexkit.reports._history import Commit, classify
 
 START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 

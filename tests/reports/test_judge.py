@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from reflexkit.llm import Claude, RetryPolicy
-from reflexkit.reports.judge import (
+from reflexkit.reports._judge import (
     ClaudeJudge,
     FixtureJudge,
     HeuristicJudge,

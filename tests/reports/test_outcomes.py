@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from reflexkit.cli import cli
-from reflexkit.reports.report import (
+from reflexkit.reports._report import (
     GitChanges,
     JudgeSummary,
     ReportIds,

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from reflexkit.reports.report import (
+from reflexkit.reports._report import (
     AttemptReporter,
     FileChange,
     GitChanges,
@@ -28,7 +28,7 @@ from reflexkit.reports.report import (
     take_self_report,
     write_report,
 )
-from reflexkit.tasks.config import LoadedProject, ProjectConfig, ReportsConfig
+from reflexkit.tasks._config import LoadedProject, ProjectConfig, ReportsConfig
 
 from .conftest import git
 

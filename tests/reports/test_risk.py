@@ -6,7 +6,7 @@ import pytest
 
 from reflexkit import _serde
 from reflexkit.exceptions import ConfigError
-from reflexkit.reports.risk import (
+from reflexkit.reports._risk import (
     DEFAULT_ROWS,
     SurfaceRow,
     evaluate_risk,
@@ -14,7 +14,7 @@ from reflexkit.reports.risk import (
     rules_of,
     surface_of,
 )
-from reflexkit.tasks.config import ProjectConfig, ReviewSurface, RiskConfig
+from reflexkit.tasks._config import ProjectConfig, ReviewSurface, RiskConfig
 
 S = ReviewSurface
 

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from reflexkit import ConfigError, ProjectConfig, load_project
 from reflexkit.cli import cli
-from reflexkit.tasks import config as config_module
-from reflexkit.tasks.config import (
+from reflexkit.tasks import _config as config_module
+from reflexkit.tasks._config import (
     CONFIG_RELPATH,
     ClaudeCodeConfig,
     Durability,

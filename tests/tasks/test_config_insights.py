@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from reflexkit import ConfigError, load_project
 from reflexkit.cli import cli
-from reflexkit.tasks.config import CONFIG_RELPATH, InsightsConfig
+from reflexkit.tasks._config import CONFIG_RELPATH, InsightsConfig
 
 
 def _write(root: Path, data: object) -> Path:

@@ -57,7 +57,7 @@ class _LazyGroup(_Group):
 
 
 class Command(NamedTuple):
-    """Where a command lives (``module:attribute`` under :mod:`reflexkit.cli.commands`)."""
+    """Where a command lives (``module:attribute`` under :mod:`reflexkit.cli.commands`, private)."""
 
     where: str
     summary: str
@@ -77,58 +77,58 @@ class Command(NamedTuple):
 
 
 COMMANDS = {
-    "config": Command("config:config", "Check or create project.json."),
+    "config": Command("_config:config", "Check or create project.json."),
     "reflect": Command(
-        "reflect:reflect", "Reflect on one failure and append the reflection to memory."
+        "_reflect:reflect", "Reflect on one failure and append the reflection to memory."
     ),
     "fixtures": Command(
-        "reflect:fixtures", "Recorded Claude replies, replayed offline by `--backend fixture`."
+        "_reflect:fixtures", "Recorded Claude replies, replayed offline by `--backend fixture`."
     ),
     "recent": Command(
-        "memory:recent", "Show the most recent reflections of a subtask, oldest first."
+        "_memory:recent", "Show the most recent reflections of a subtask, oldest first."
     ),
-    "prune": Command("memory:prune", "Remove reflections older than a number of days."),
+    "prune": Command("_memory:prune", "Remove reflections older than a number of days."),
     "stats": Command(
-        "memory:stats",
+        "_memory:stats",
         "Count what memory holds: records, subtasks, categories, failure types, corrupt lines.",
     ),
-    "memory": Command("memory:memory", "Move and sync reflections between memory backends."),
+    "memory": Command("_memory:memory", "Move and sync reflections between memory backends."),
     "run": Command(
-        "run:run",
+        "_run:run",
         "Run a task: attempt, verify, reflect and retry each subtask until it passes.",
     ),
     "show": Command(
-        "show:show_command",
+        "_show:show_command",
         "Show a run, attempt by attempt: prompts and outcomes (default: the latest run).",
     ),
     "demo": Command(
-        "demo:demo",
+        "_demo:demo",
         "Fix a real bug with the retry loop, offline: fail, reflect, retry with the lesson, pass.",
     ),
     "insights": Command(
-        "insights:insights", "List the findings of the insight rules and the paused subtasks."
+        "_insights:insights", "List the findings of the insight rules and the paused subtasks."
     ),
     "resume": Command(
-        "insights:resume",
+        "_insights:resume",
         "Resume a subtask the insight rules paused, so the next run attempts it again.",
     ),
     "lessons": Command(
-        "insights:lessons",
+        "_insights:lessons",
         "List the project's lessons: fixes that worked, offered to other subtasks.",
     ),
     "hook": Command(
-        "hook:hook", "Claude Code hooks (enable them with hooks.enabled in project.json)."
+        "_hook:hook", "Claude Code hooks (enable them with hooks.enabled in project.json)."
     ),
     "calibrate": Command(
-        "calibrate:calibrate_command",
+        "_calibrate:calibrate_command",
         "Compute the AUC of the agents' self-reported confidence against outcomes.",
     ),
     "git-history": Command(
-        "experiments:git_history_command",
+        "_experiments:git_history_command",
         "Which gate would have caught the reverts and quick fixes in a repository's history (P2).",
     ),
     "outcomes": Command(
-        "experiments:outcomes_command",
+        "_experiments:outcomes_command",
         "How many finished tasks get a machine-detectable outcome within a window (P3).",
     ),
 }

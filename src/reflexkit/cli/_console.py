@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from reflexkit._text import one_line
 from reflexkit.events import Event, EventData, EventKind
-from reflexkit.redaction.gate import outbound
+from reflexkit.redaction._gate import outbound
 
 
 def show(text: str) -> str:

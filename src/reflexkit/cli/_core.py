@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from reflexkit import _log
-from reflexkit._text import one_line
+from reflexkit._text import escape_json_text, one_line
 from reflexkit.exceptions import ConfigError, ReflexkitError, RunInterrupted, SetupError
 
 if TYPE_CHECKING:
     from reflexkit.containers import Application
     from reflexkit.memory import EpisodicMemory
-    from reflexkit.models import FailureContext
     from reflexkit.reflection._service import DefaultReflectionService
-    from reflexkit.tasks.config import LoadedProject
+    from reflexkit.tasks._config import LoadedProject
 
 # Imports of the heavy parts (dependency_injector, cattrs, rich, the readers) happen inside
 # the functions that need them, so `reflexkit --version` and `--help` cost click alone.
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -49,7 +47,7 @@ class _State:
     def project(self) -> LoadedProject:
         """Load and validate project.json once per invocation."""
         if self._project is None:
-            from reflexkit.tasks.config import load_project  # noqa: PLC0415 -- lazy, see top
+            from reflexkit.tasks._config import load_project  # noqa: PLC0415 -- lazy, see top
 
             self._project = load_project(self.config)
         return self._project
@@ -116,7 +114,7 @@ def add_global_options(command: click.Command) -> None:
             add_global_options(sub)
 
 
-def _fail(lines: list[str] | tuple[str, ...], code: int) -> NoReturn:
+def _fail(lines: Sequence[str], code: int) -> NoReturn:
     for line in lines:
         click.echo(f"reflexkit: {one_line(line)}", err=True)
     sys.exit(code)
@@ -125,7 +123,7 @@ def _fail(lines: list[str] | tuple[str, ...], code: int) -> NoReturn:
 class _Group(click.Group):
     """A group whose commands turn our errors into one-line messages and exit codes."""
 
-    def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401, C901 -- one clause per error
+    def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401 -- what the command returns
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
@@ -135,32 +133,43 @@ class _Group(click.Group):
 
             name = signal.Signals(err.signum).name
             _fail([f"interrupted by {name}: the run was stopped"], EXIT_SIGNAL_BASE + err.signum)
-        except ConfigError as err:
-            if _debugging(ctx):
-                raise
-            _fail(err.errors, EXIT_BAD_INPUT)
-        except SetupError as err:
-            if _debugging(ctx):
-                raise
-            _fail([f"setup: {err}"], EXIT_BAD_INPUT)
-        except ReflexkitError as err:
-            if _debugging(ctx):
-                raise
-            from reflexkit.cli._setup import is_setup_error  # noqa: PLC0415 -- only on error
-
-            _fail([str(err)], EXIT_BAD_INPUT if is_setup_error(err) else EXIT_FAILED)
-        except OSError as err:
-            from reflexkit.cli._streams import exit_if_reader_left  # noqa: PLC0415
-
-            exit_if_reader_left(err)  # `reflexkit recent s1 | head -1`: quietly, exit 141
-            if _debugging(ctx):
-                raise
-            where = f"{err.filename}: " if err.filename else ""
-            _fail([f"{where}{err.strerror or err}"], EXIT_FAILED)
         except Exception as err:
+            if isinstance(err, OSError):
+                from reflexkit.cli._streams import exit_if_reader_left  # noqa: PLC0415
+
+                exit_if_reader_left(err)  # `reflexkit recent s1 | head -1`: quietly, exit 141
             if _debugging(ctx):
                 raise
-            _fail([f"internal error: {type(err).__name__}: {err} (run with --debug)"], EXIT_FAILED)
+            _fail(*_said(err))
+
+
+@functools.singledispatch
+def _said(err: Exception) -> tuple[Sequence[str], int]:
+    """The lines and the exit code an error ends a command with (by its most specific class)."""
+    return [f"internal error: {type(err).__name__}: {err} (run with --debug)"], EXIT_FAILED
+
+
+@_said.register
+def _(err: ConfigError) -> tuple[Sequence[str], int]:
+    return err.errors, EXIT_BAD_INPUT
+
+
+@_said.register
+def _(err: SetupError) -> tuple[Sequence[str], int]:
+    return [f"setup: {err}"], EXIT_BAD_INPUT
+
+
+@_said.register
+def _(err: ReflexkitError) -> tuple[Sequence[str], int]:
+    from reflexkit.cli._setup import is_setup_error  # noqa: PLC0415 -- only on error
+
+    return [str(err)], EXIT_BAD_INPUT if is_setup_error(err) else EXIT_FAILED
+
+
+@_said.register
+def _(err: OSError) -> tuple[Sequence[str], int]:
+    where = f"{err.filename}: " if err.filename else ""
+    return [f"{where}{err.strerror or err}"], EXIT_FAILED
 
 
 def _debugging(ctx: click.Context) -> bool:
@@ -170,16 +179,6 @@ def _debugging(ctx: click.Context) -> bool:
 
 def _state(ctx: click.Context) -> _State:
     return ctx.ensure_object(_State)
-
-
-def _read_failure(stream: IO[bytes], name: str) -> FailureContext:
-    from reflexkit import _serde  # noqa: PLC0415 -- lazy, see top
-    from reflexkit.models import FailureContext  # noqa: PLC0415
-
-    source = "stdin" if name in {"-", "<stdin>"} else name
-    return _serde.structure(
-        _serde.loads(stream.read(), source=source), FailureContext, source=source
-    )
 
 
 def _project(
@@ -197,7 +196,7 @@ def _project(
     """
     import attrs  # noqa: PLC0415 -- lazy, see top
 
-    from reflexkit.tasks.config import GeneratorBackend  # noqa: PLC0415
+    from reflexkit.tasks._config import GeneratorBackend  # noqa: PLC0415
 
     project = _state(ctx).project()
     if backend is not None or deterministic:
@@ -274,3 +273,19 @@ def _fail_on_missing_fixtures(service: object) -> None:
             ],
             EXIT_BAD_INPUT,
         )
+
+
+def show_json(data: object, *, indent: bool = True) -> str:
+    r"""*data* (a model or JSON data) as camelCase JSON for the terminal, through the gate.
+
+    Every string, keys included, is redacted; after serialising, each character that would
+    control the terminal or hide text (ESC, C1 controls, U+202E ...) is written as a JSON
+    escape (``\u202e``), so the output is valid JSON that reads back as the data was, and
+    a terminal shows the escape instead of obeying it. Records come from files an agent can
+    write: nothing in them is printed raw.
+    """
+    from reflexkit import _serde  # noqa: PLC0415 -- JSON output only; the hot paths print text
+    from reflexkit.redaction._gate import outbound_data  # noqa: PLC0415 -- the same
+
+    gated = outbound_data(_serde.unstructure(data), "terminal_json")
+    return escape_json_text(_serde.dumps(gated, indent=indent).decode())

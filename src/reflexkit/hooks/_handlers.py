@@ -30,7 +30,6 @@ import hashlib
 import logging
 import os
 import re
-import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -41,16 +40,15 @@ import orjson
 
 from reflexkit import _serde
 from reflexkit._files import atomic_write, make_dirs, read_regular, safe_id
-from reflexkit._git import git_env
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import ConfigError, GenerationError, StoreError
 from reflexkit.models import FailureContext, FailureType, utcnow
-from reflexkit.redaction.gate import outbound_data
-from reflexkit.tasks.config import LoadedProject, load_project
+from reflexkit.redaction._gate import outbound_data
+from reflexkit.tasks._config import LoadedProject, load_project
 
 if TYPE_CHECKING:
-    from reflexkit.reports.ending import AttemptEnding
-    from reflexkit.reports.judge import CompletionJudge, JudgeInput, Judgement
+    from reflexkit.reports._ending import AttemptEnding
+    from reflexkit.reports._judge import CompletionJudge, JudgeInput, Judgement
 
 # Each handler imports what only it needs (the reports, the judge, the containers): Claude
 # Code starts a hook on every tool call, and most calls need none of them.
@@ -270,7 +268,9 @@ def _int(value: object) -> int:
 
 
 def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
-    head = _head(project.root)
+    from reflexkit.reports._report import head_commit  # noqa: PLC0415 -- see top
+
+    head = head_commit(project.root)
     with _state(project, session) as state:
         if head and payload.get("source") in {None, "startup", "clear"}:
             state["base"] = head
@@ -289,7 +289,7 @@ def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: 
         finally:
             app.shutdown_resources()
     if project.config.reports.enabled:
-        from reflexkit.reports.report import self_report_instructions  # noqa: PLC0415
+        from reflexkit.reports._report import self_report_instructions  # noqa: PLC0415
 
         parts.append(self_report_instructions(project.config.reports.self_report_path))
     if not parts:
@@ -303,33 +303,16 @@ def _session_start(project: LoadedProject, payload: Mapping[str, Any], session: 
     return HookResult(stdout=_hook_json(output), note=f"added {len(parts)} part(s)")
 
 
-def _head(root: Path) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "HEAD"],  # noqa: S607 -- git from PATH
-            cwd=root,
-            capture_output=True,
-            timeout=10,
-            check=False,
-            env=git_env(),  # confined: no fsmonitor or hook of the repository runs (#29)
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.decode().strip() or None if done.returncode == 0 else None
-
-
 # --- post-tool-use ------------------------------------------------------------------------
 
 
-def _bash_failure(  # noqa: PLR0911 -- one return per kind of payload, read top to bottom
-    payload: Mapping[str, Any],
-) -> tuple[str, int | None, str] | None:
+_EXIT_CODE_KEYS = ("exit_code", "exitCode", "returncode", "code")
+
+
+def _bash_failure(payload: Mapping[str, Any]) -> tuple[str, int | None, str] | None:
     """Return (command, exit code, output) of a failed Bash call, or None when it did not fail."""
-    if payload.get("tool_name") != "Bash":
-        return None
-    tool_input = payload.get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
-    if not isinstance(command, str) or not command.strip():
+    command = _bash_command(payload)
+    if command is None:
         return None
     if payload.get("hook_event_name") == "PostToolUseFailure":
         if payload.get("is_interrupt"):
@@ -338,20 +321,24 @@ def _bash_failure(  # noqa: PLR0911 -- one return per kind of payload, read top 
         match = _EXIT_CODE.search(error)
         return command, int(match.group(1)) if match else None, error
     response = payload.get("tool_response")
-    if not isinstance(response, Mapping):
-        return None
-    code = next(
-        (
-            response[k]
-            for k in ("exit_code", "exitCode", "returncode", "code")
-            if isinstance(response.get(k), int) and not isinstance(response.get(k), bool)
-        ),
-        None,
-    )
-    if response.get("interrupted") is True:
-        return None
-    failed = (code not in {None, 0}) or response.get("is_error") is True
-    if not failed:
+    return _failed_response(command, response) if isinstance(response, Mapping) else None
+
+
+def _bash_command(payload: Mapping[str, Any]) -> str | None:
+    """The command line of a Bash call; ``None`` for another tool or an empty command."""
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
+    good = payload.get("tool_name") == "Bash" and isinstance(command, str) and command.strip()
+    return command if good else None
+
+
+def _failed_response(
+    command: str, response: Mapping[str, Any]
+) -> tuple[str, int | None, str] | None:
+    """A PostToolUse response as (command, exit code, output) if the command failed."""
+    code = next((response[k] for k in _EXIT_CODE_KEYS if type(response.get(k)) is int), None)
+    failed = code not in {None, 0} or response.get("is_error") is True
+    if response.get("interrupted") is True or not failed:
         return None
     output = "\n".join(
         str(response[k]) for k in ("stdout", "stderr") if isinstance(response.get(k), str)
@@ -370,17 +357,12 @@ def _post_tool_use(project: LoadedProject, payload: Mapping[str, Any], session: 
     failure = _bash_failure(payload)
     if failure is None:
         return HookResult(note="not a failed Bash command")
-    command, code, output = failure
-    tool_input = payload.get("tool_input")
-    description = tool_input.get("description") if isinstance(tool_input, Mapping) else None
     tool_use = payload.get("tool_use_id")
-    with _state(project, session) as state:
-        seen = [t for t in state.get("toolUses", []) if isinstance(t, str)]
-        if isinstance(tool_use, str) and tool_use in seen:
-            return HookResult(note=f"skipped: {tool_use} was already reflected on")
-        if isinstance(tool_use, str):
-            state["toolUses"] = [*seen, tool_use][-_SEEN_TOOL_USES:]
-        state["failures"] = attempt = _int(state.get("failures")) + 1
+    attempt = _count_failure(project, session, tool_use if isinstance(tool_use, str) else None)
+    if attempt is None:
+        return HookResult(note=f"skipped: {tool_use} was already reflected on")
+    command, code, output = failure
+    description = (payload.get("tool_input") or {}).get("description")
     context = FailureContext(
         task_id=HOOK_SUBTASK,
         subtask_id=HOOK_SUBTASK,
@@ -392,6 +374,23 @@ def _post_tool_use(project: LoadedProject, payload: Mapping[str, Any], session: 
         command=command,
         exit_code=code,
     )
+    return _reflect(project, context)
+
+
+def _count_failure(project: LoadedProject, session: str, tool_use: str | None) -> int | None:
+    """Count one failed command of the session: its number, ``None`` for a re-delivered one."""
+    with _state(project, session) as state:
+        seen = [t for t in state.get("toolUses", []) if isinstance(t, str)]
+        if tool_use in seen:
+            return None
+        if tool_use is not None:
+            state["toolUses"] = [*seen, tool_use][-_SEEN_TOOL_USES:]
+        state["failures"] = attempt = _int(state.get("failures")) + 1
+    return attempt
+
+
+def _reflect(project: LoadedProject, context: FailureContext) -> HookResult:
+    """Reflect on a failed command through the service the containers build, and save it."""
     from reflexkit.containers import build_application  # noqa: PLC0415 -- only this hook
 
     app = build_application(project)
@@ -472,23 +471,27 @@ def _read_entry(
     blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
     text = _text_of(content)
     if entry.get("type") == "assistant":
-        for block in blocks:
-            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                calls[block["id"]] = _call_name(block)
+        calls.update(
+            (block["id"], _call_name(block))
+            for block in blocks
+            if block.get("type") == "tool_use" and isinstance(block.get("id"), str)
+        )
         if text:
             seen["answer"] = text
-        return
-    if entry.get("type") != "user":
-        return
-    for block in blocks:
-        if block.get("type") == "tool_result":
-            calls.pop(str(block.get("tool_use_id")), None)
+    elif entry.get("type") == "user":
+        for block in blocks:
+            if block.get("type") == "tool_result":
+                calls.pop(str(block.get("tool_use_id")), None)
+        _read_user_text(entry, text, seen)
+
+
+def _read_user_text(entry: Mapping[str, Any], text: str, seen: dict[str, Any]) -> None:
+    """A user entry's text: an interrupt, or a new request (not our own block's feedback)."""
     if _INTERRUPTED.match(text):
         seen["interrupted"] = True
     elif text and not entry.get("isMeta") and not _OWN_FEEDBACK.search(text):
-        # our block's feedback is not the user's request
-        seen.update(request=text, interrupted=False)
         uuid = entry.get("uuid")
+        seen.update(request=text, interrupted=False)
         seen["request_id"] = uuid if isinstance(uuid, str) else ""
 
 
@@ -595,7 +598,7 @@ def _remembered(project: LoadedProject, session: str, key: str) -> Judgement | N
     and a verdict it wrote itself ("complete") must not stand in for the judge's.
     """
     from reflexkit._keys import lessons_key, verified  # noqa: PLC0415 -- only the stop hook
-    from reflexkit.reports.judge import Judgement, parse_verdict  # noqa: PLC0415 -- see top
+    from reflexkit.reports._judge import Judgement, parse_verdict  # noqa: PLC0415 -- see top
 
     try:
         data = orjson.loads(read_regular(_verdict_path(project, session), limit=MAX_PAYLOAD_BYTES))
@@ -614,28 +617,46 @@ def _remembered(project: LoadedProject, session: str, key: str) -> Judgement | N
 _SOURCES = frozenset({"llm", "heuristic", "fixture"})
 
 
-def _write_verdict(  # noqa: PLR0913 -- the fields of one verdict file
-    project: LoadedProject,
-    session: str,
-    judgement: Judgement,
-    *,
-    key: str,
-    decision: str,
-    facts: Mapping[str, object],
-) -> None:
+@attrs.frozen(kw_only=True)
+class _Stop:
+    """One stop of a session: what the report and the verdict file of it record.
+
+    Attributes:
+        project: The project the session works in.
+        session: The sanitised session id.
+        task: The user request the stop belongs to (see :func:`_task_of`).
+        state: The session's state as the stop found it.
+        ending: How the agent's last message ended.
+        judgement: The judge's, when it judged (or remembered) this state.
+        key: The hash of the state it judged (see :func:`_state_key`).
+    """
+
+    project: LoadedProject
+    session: str
+    task: str
+    state: _StopState
+    ending: AttemptEnding
+    judgement: Judgement | None = None
+    key: str = ""
+
+
+def _write_verdict(stop: _Stop, decision: str) -> None:
     """Write ``<session>.verdict.json``: the whole verdict, for other tools; atomically.
 
     Readers see the old file or the new one, never a torn one (a temporary file renamed).
     """
-    if judgement.verdict is None:
+    if stop.judgement is None or stop.judgement.verdict is None:
         return
     data = {
-        "sessionId": session,
-        **facts,
+        "sessionId": stop.session,
+        "task": stop.task,
+        "stop": stop.state.attempt,
+        "ending": stop.ending.kind.value,
+        "at": utcnow().isoformat(),
         "decision": decision,
-        "source": judgement.source,
-        "stateKey": key,
-        "verdict": _serde.unstructure(judgement.verdict),
+        "source": stop.judgement.source,
+        "stateKey": stop.key,
+        "verdict": _serde.unstructure(stop.judgement.verdict),
     }
     from reflexkit._keys import lessons_key, signed  # noqa: PLC0415 -- only the stop hook
 
@@ -646,79 +667,41 @@ def _write_verdict(  # noqa: PLR0913 -- the fields of one verdict file
         log.warning("can't sign the verdict file (%s); the next stop judges again", err)
     try:
         atomic_write(
-            _verdict_path(project, session), orjson.dumps(gated, option=orjson.OPT_INDENT_2)
+            _verdict_path(stop.project, stop.session),
+            orjson.dumps(gated, option=orjson.OPT_INDENT_2),
         )
     except OSError as err:
-        log.warning("can't write the verdict file of %s: %s", session, err)
+        log.warning("can't write the verdict file of %s: %s", stop.session, err)
 
 
 def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> HookResult:
-    from reflexkit.reports.ending import Ending, classify_ending  # noqa: PLC0415 -- see top
-    from reflexkit.reports.judge import JudgeInput, read_instructions  # noqa: PLC0415
-    from reflexkit.reports.report import diff_text  # noqa: PLC0415
+    from reflexkit.reports._ending import classify_ending  # noqa: PLC0415 -- see top
 
     seen = _transcript(payload)
     last = payload.get("last_assistant_message")
     last_message = last if isinstance(last, str) and last.strip() else seen.answer
-    ending = classify_ending(last_message, running=_running(payload, seen))
     task = _task_of(payload, seen)
-    stop = _begin_stop(project, session, task, seen)
-    judgement: Judgement | None = None
-    from reflexkit.containers import build_application  # noqa: PLC0415 -- only this hook
-
-    app = build_application(project)  # the judge of verification.judge, or None for off
-    judge: CompletionJudge | None = app.orchestration.judge()
-    notes = [f"stop {stop.attempt}, ending {ending.kind.value}"]
-    decision, key = "", ""
-    if judge is None:
-        pass
-    elif stop.aborted:
-        notes.append("judge skipped: the user interrupted this request")
-    elif ending.kind in {Ending.WAITING_FOR_USER, Ending.WORKING}:
-        notes.append(f"judge skipped: {ending.reason}")
-    elif stop.blocks >= project.config.hooks.max_stop_blocks:
-        notes.append(f"judge skipped: {stop.blocks} blocks of this request (hooks.maxStopBlocks)")
-    else:
-        attempt = JudgeInput(
-            subtask=seen.request or "(the session's request is not in the transcript)",
-            diff=diff_text(project.root, base=stop.base),
-            last_message=last_message,
-            instructions=read_instructions(project.root),
-            checks_passed=None,
-        )
-        key = _state_key(project, task, attempt)
-        # An unchanged state is not judged (nor paid for) again: the memo's verdict holds.
-        remembered = _remembered(project, session, key) if stop.memo == key else None
-        judgement = remembered or judge.judge(attempt)
-        memo = remembered is not None
-        notes.append(
-            f"judge {judgement.source}"
-            + (" (memo: unchanged state, not judged again)" if memo else "")
-            + ": "
-            + (
-                f"error {judgement.error}"
-                if judgement.verdict is None
-                else f"complete={judgement.verdict.complete} {judgement.verdict.severity.value}"
-            )
-        )
-    app.shutdown_resources()  # closes a Claude judge's connections
-    _report(project, session, stop=stop, ending=ending, judgement=judgement, notes=notes)
-    if judgement is None or judgement.verdict is None:
+    stop = _Stop(
+        project=project,
+        session=session,
+        task=task,
+        state=_begin_stop(project, session, task, seen),
+        ending=classify_ending(last_message, running=_running(payload, seen)),
+    )
+    notes = [f"stop {stop.state.attempt}, ending {stop.ending.kind.value}"]
+    stop = _judged(stop, seen, last_message, notes)
+    _report(stop, notes)
+    if stop.judgement is None or stop.judgement.verdict is None:
         return HookResult(note="; ".join(notes))
+    judgement = stop.judgement
     decision = (
         "block" if judgement.rejects else "awaiting_user_input" if judgement.awaits_user else "stop"
     )
     with _state(project, session) as state:
-        state["judged"] = key
+        state["judged"] = stop.key
         if decision == "block":
             state["stopBlocks"] = _int(state.get("stopBlocks")) + 1
-    facts = {
-        "task": task,
-        "stop": stop.attempt,
-        "ending": ending.kind.value,
-        "at": utcnow().isoformat(),
-    }
-    _write_verdict(project, session, judgement, key=key, decision=decision, facts=facts)
+    _write_verdict(stop, decision)
     if decision == "awaiting_user_input":
         notes.append("awaiting user input: incomplete, but nothing missing (severity NONE)")
     if decision != "block":
@@ -728,17 +711,59 @@ def _stop(project: LoadedProject, payload: Mapping[str, Any], session: str) -> H
     return HookResult(stdout=_hook_json(output), note="; ".join(notes))
 
 
-def _report(  # noqa: PLR0913 -- the facts of one stop's report
-    project: LoadedProject,
-    session: str,
-    *,
-    stop: _StopState,
-    ending: AttemptEnding,
-    judgement: Judgement | None,
-    notes: list[str],
-) -> None:
+def _not_judged(stop: _Stop) -> str | None:
+    """Why this stop is not for the judge; ``None`` when it is."""
+    from reflexkit.reports._ending import Ending  # noqa: PLC0415 -- see top
+
+    blocks, most = stop.state.blocks, stop.project.config.hooks.max_stop_blocks
+    if stop.state.aborted:
+        return "the user interrupted this request"
+    if stop.ending.kind in {Ending.WAITING_FOR_USER, Ending.WORKING}:
+        return stop.ending.reason
+    if blocks >= most:
+        return f"{blocks} blocks of this request (hooks.maxStopBlocks)"
+    return None
+
+
+def _judged(stop: _Stop, seen: _Seen, last_message: str, notes: list[str]) -> _Stop:
+    """*stop* with the judge's judgement of it, when a judge is on and the stop is for it."""
+    from reflexkit.containers import build_application  # noqa: PLC0415 -- only this hook
+    from reflexkit.reports._judge import JudgeInput, read_instructions  # noqa: PLC0415
+    from reflexkit.reports._report import diff_text  # noqa: PLC0415
+
+    app = build_application(stop.project)  # the judge of verification.judge, or None for off
+    try:
+        judge: CompletionJudge | None = app.orchestration.judge()
+        skipped = _not_judged(stop) if judge is not None else None
+        if judge is None or skipped is not None:
+            notes.extend([f"judge skipped: {skipped}"] if skipped else [])
+            return stop
+        attempt = JudgeInput(
+            subtask=seen.request or "(the session's request is not in the transcript)",
+            diff=diff_text(stop.project.root, base=stop.state.base),
+            last_message=last_message,
+            instructions=read_instructions(stop.project.root),
+            checks_passed=None,
+        )
+        key = _state_key(stop.project, stop.task, attempt)
+        # An unchanged state is not judged (nor paid for) again: the memo's verdict holds.
+        memo = _remembered(stop.project, stop.session, key) if stop.state.memo == key else None
+        judgement = memo or judge.judge(attempt)
+    finally:
+        app.shutdown_resources()  # closes a Claude judge's connections
+    said = (
+        f"error {judgement.error}"
+        if judgement.verdict is None
+        else f"complete={judgement.verdict.complete} {judgement.verdict.severity.value}"
+    )
+    again = " (memo: unchanged state, not judged again)" if memo else ""
+    notes.append(f"judge {judgement.source}{again}: {said}")
+    return attrs.evolve(stop, judgement=judgement, key=key)
+
+
+def _report(stop: _Stop, notes: list[str]) -> None:
     """Write the attempt report of this stop (when ``reports.enabled``)."""
-    from reflexkit.reports.report import (  # noqa: PLC0415 -- see top
+    from reflexkit.reports._report import (  # noqa: PLC0415 -- see top
         AttemptReporter,
         JudgeSummary,
         ReportIds,
@@ -746,29 +771,26 @@ def _report(  # noqa: PLR0913 -- the facts of one stop's report
         report_path,
     )
 
+    attempt, verdict = stop.state.attempt, stop.judgement and stop.judgement.verdict
     ids = ReportIds(
-        run_id=session,
+        run_id=stop.session,
         subtask_id=HOOK_SUBTASK,
-        attempt=stop.attempt,
+        attempt=attempt,
         task_id=HOOK_SUBTASK,
-        session_id=session,
+        session_id=stop.session,
         agent="claude-code",
     )
     summary = (
         JudgeSummary(
-            complete=judgement.verdict.complete,
-            severity=judgement.verdict.severity.value,
-            source=judgement.source,
+            complete=verdict.complete, severity=verdict.severity.value, source=stop.judgement.source
         )
-        if judgement is not None and judgement.verdict is not None
+        if verdict and stop.judgement
         else None
     )
-    reporter = AttemptReporter(project, source="stop-hook")
-    report = reporter.finish(
-        ids, base=stop.base, verification=Verification(judge=summary, ending=ending.kind.value)
-    )
-    if report is not None:
-        path = report_path(reporter.reports_dir, session, HOOK_SUBTASK, stop.attempt)
+    reporter = AttemptReporter(stop.project, source="stop-hook")
+    verification = Verification(judge=summary, ending=stop.ending.kind.value)
+    if reporter.finish(ids, base=stop.state.base, verification=verification) is not None:
+        path = report_path(reporter.reports_dir, stop.session, HOOK_SUBTASK, attempt)
         notes.append(f"report {path}")
 
 

@@ -8,18 +8,20 @@ The loop calls three parts (see docs/insights.md for where):
 * the lessons, :class:`LessonBook` (:class:`JsonlLessons`; :class:`InMemoryLessons` in
   tests) and :func:`format_lessons`.
 
+``reflexkit insights --watch`` is :class:`InsightWatch`, woken by a :class:`FolderWaker`.
+
 This package reads the run logs as JSON and never imports the orchestrator.
 """
 
-from reflexkit.insights.analysis import (
+from reflexkit.insights._analysis import (
     AnalysisCycle,
     AnalysisOutcome,
     ClaudeAnalyst,
     HeuristicAnalyst,
     InsightAnalyst,
 )
-from reflexkit.insights.history import AttemptRecord, RunHistory, RunLogReader, SubtaskRun
-from reflexkit.insights.lessons import (
+from reflexkit.insights._history import AttemptRecord, RunHistory, RunLogReader, SubtaskRun
+from reflexkit.insights._lessons import (
     LESSONS_HEADING,
     InMemoryLessons,
     JsonlLessons,
@@ -28,7 +30,7 @@ from reflexkit.insights.lessons import (
     harvest,
     tool_of,
 )
-from reflexkit.insights.models import (
+from reflexkit.insights._models import (
     AnalysisReply,
     Finding,
     Lesson,
@@ -39,7 +41,7 @@ from reflexkit.insights.models import (
     SubjectType,
     TaskAction,
 )
-from reflexkit.insights.rules import (
+from reflexkit.insights._rules import (
     AttemptCheck,
     FixedRules,
     HistoryRules,
@@ -47,7 +49,8 @@ from reflexkit.insights.rules import (
     RunStartCheck,
     evaluate,
 )
-from reflexkit.insights.store import FindingLog, PausedSubtasks
+from reflexkit.insights._store import FindingLog, PausedSubtasks
+from reflexkit.insights._watch import FolderWaker, InsightWatch, StopSignals
 
 __all__ = [
     "LESSONS_HEADING",
@@ -60,11 +63,13 @@ __all__ = [
     "Finding",
     "FindingLog",
     "FixedRules",
+    "FolderWaker",
     "HeuristicAnalyst",
     "HistoryRules",
     "InMemoryLessons",
     "InsightAnalyst",
     "InsightRules",
+    "InsightWatch",
     "JsonlLessons",
     "Lesson",
     "LessonAction",
@@ -76,6 +81,7 @@ __all__ = [
     "RunLogReader",
     "RunStartCheck",
     "Severity",
+    "StopSignals",
     "SubjectType",
     "SubtaskRun",
     "TaskAction",

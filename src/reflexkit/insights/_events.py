@@ -14,8 +14,8 @@ import attrs
 
 from reflexkit import _serde
 from reflexkit.events import EventData, EventKind
-from reflexkit.insights.analysis import AnalysisOutcome
-from reflexkit.insights.models import Finding, Rule, SubjectType
+from reflexkit.insights._analysis import AnalysisOutcome
+from reflexkit.insights._models import Finding, Rule, SubjectType
 
 __all__ = ["InsightEvent", "analysis_data", "finding_event", "insight_events"]
 

@@ -24,7 +24,7 @@ import orjson
 from reflexkit import _serde
 from reflexkit._lines import LineWriter, open_lines, scan
 from reflexkit.exceptions import StoreError
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 
 __all__ = ["SayOnce", "append_records", "read_records"]
 

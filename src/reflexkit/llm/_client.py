@@ -34,7 +34,7 @@ import attrs
 
 from reflexkit.exceptions import GenerationError
 from reflexkit.llm._options import DEFAULT_MODEL
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 
 if TYPE_CHECKING:
     import anthropic

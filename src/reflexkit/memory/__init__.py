@@ -1,12 +1,23 @@
 """Episodic memory: the store protocol and its backends.
 
 ``JsonlMemory`` is the default (a JSONL file shared safely by many processes),
-``InMemoryMemory`` the stand-in for tests. Every backend passes the contract suite in
+``InMemoryMemory`` the stand-in for tests, ``PostgresMemory`` (the ``postgres`` extra) the
+store for many machines; it loads on first use. Every backend passes the contract suite in
 :mod:`reflexkit.testing.memory_contract`.
 """
 
-from reflexkit.memory.in_memory import InMemoryMemory
-from reflexkit.memory.jsonl import JsonlMemory
-from reflexkit.memory.protocols import EpisodicMemory, MemoryStats
+from __future__ import annotations
 
-__all__ = ["EpisodicMemory", "InMemoryMemory", "JsonlMemory", "MemoryStats"]
+from typing import TYPE_CHECKING
+
+from reflexkit._lazy import lazy_exports
+from reflexkit.memory._in_memory import InMemoryMemory
+from reflexkit.memory._jsonl import JsonlMemory
+from reflexkit.memory._protocols import EpisodicMemory, MemoryStats
+
+if TYPE_CHECKING:
+    from reflexkit.memory._postgres import PostgresMemory
+
+__all__ = ["EpisodicMemory", "InMemoryMemory", "JsonlMemory", "MemoryStats", "PostgresMemory"]
+
+__getattr__, __dir__ = lazy_exports(__name__, {"PostgresMemory": "_postgres"})

@@ -2,7 +2,7 @@
 
 The sieve reads the old file in blocks and hands the byte ranges it keeps to a copier
 thread (``copy_file_range``, in the kernel), while :meth:`JsonlMemory.prune
-<reflexkit.memory.jsonl.JsonlMemory.prune>` takes care of the locks, the swap and the index.
+<reflexkit.memory._jsonl.JsonlMemory.prune>` takes care of the locks, the swap and the index.
 Imported only by a prune, not by ``recent``'s start-up.
 """
 

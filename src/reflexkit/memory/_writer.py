@@ -46,7 +46,7 @@ from reflexkit._log import get_logger
 from reflexkit.exceptions import StoreError
 from reflexkit.memory._codec import MAX_LINE, encode_line
 from reflexkit.models import Reflection
-from reflexkit.tasks.config import Durability
+from reflexkit.tasks._config import Durability
 
 __all__ = [
     "NOFOLLOW",

@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING
 from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent
     from reflexkit.orchestrator._loop import Orchestrator, RunSummary, SubtaskOutcome, build_prompt
-    from reflexkit.orchestrator.claude_code import ClaudeCodeSubagent
-    from reflexkit.orchestrator.subagents import (
+    from reflexkit.orchestrator._subagents import (
         CommandSubagent,
         ScriptedSubagent,
         Subagent,
         SubagentRequest,
         SubagentResult,
     )
-    from reflexkit.orchestrator.verify import VerificationResult, Verifier, verifier_factory
+    from reflexkit.orchestrator._verify import VerificationResult, Verifier, verifier_factory
 
 __all__ = [
     "ClaudeCodeSubagent",
@@ -44,14 +44,14 @@ __getattr__, __dir__ = lazy_exports(
         "RunSummary": "_loop",
         "SubtaskOutcome": "_loop",
         "build_prompt": "_loop",
-        "CommandSubagent": "subagents",
-        "ScriptedSubagent": "subagents",
-        "Subagent": "subagents",
-        "SubagentRequest": "subagents",
-        "SubagentResult": "subagents",
-        "ClaudeCodeSubagent": "claude_code",
-        "VerificationResult": "verify",
-        "Verifier": "verify",
-        "verifier_factory": "verify",
+        "CommandSubagent": "_subagents",
+        "ScriptedSubagent": "_subagents",
+        "Subagent": "_subagents",
+        "SubagentRequest": "_subagents",
+        "SubagentResult": "_subagents",
+        "ClaudeCodeSubagent": "_claude_code",
+        "VerificationResult": "_verify",
+        "Verifier": "_verify",
+        "verifier_factory": "_verify",
     },
 )

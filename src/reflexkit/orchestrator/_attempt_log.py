@@ -21,14 +21,14 @@ from reflexkit.events import EventData
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator._outcomes import RunSummary
 from reflexkit.orchestrator._process import DEFAULT_MAX_OUTPUT_BYTES
-from reflexkit.orchestrator.subagents import SubagentResult
-from reflexkit.orchestrator.verify import VerificationResult, cut_middle, failure_context
+from reflexkit.orchestrator._subagents import SubagentResult
+from reflexkit.orchestrator._verify import VerificationResult, cut_middle, failure_context
 from reflexkit.readers import Findings
 from reflexkit.redaction import Redactor, redact_text
 from reflexkit.reflection._classify import classify
 from reflexkit.reflection._fingerprint import fingerprint, fingerprint_findings, normalise
 from reflexkit.reflection._protocols import ReflectionService
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 
 __all__ = [
     "MAX_LOGGED_CHARS",
@@ -59,7 +59,7 @@ _MARKER = re.compile(r"\[REDACTED:([A-Za-z0-9_]+)\]")
 def marker_counts(text: str) -> dict[str, int]:
     """Count the ``[REDACTED:<rule>]`` markers an earlier redaction left in *text*, per rule.
 
-    :func:`~reflexkit.orchestrator.verify.failure_context` redacts the verification output
+    :func:`~reflexkit.orchestrator._verify.failure_context` redacts the verification output
     before the loop sees it, so a later redaction pass finds nothing: the markers are the
     only record of what was replaced.
     """

@@ -22,17 +22,17 @@ from pathlib import Path
 
 from reflexkit.events import Event, EventKind
 from reflexkit.exceptions import StoreError
+from reflexkit.insights._analysis import AnalysisCycle, AnalysisOutcome
 from reflexkit.insights._events import InsightEvent, analysis_data, finding_event, insight_events
+from reflexkit.insights._history import AttemptRecord, error_excerpt
 from reflexkit.insights._jsonl import SayOnce
-from reflexkit.insights.analysis import AnalysisCycle, AnalysisOutcome
-from reflexkit.insights.history import AttemptRecord, error_excerpt
-from reflexkit.insights.lessons import LessonBook, format_lessons, tool_of
-from reflexkit.insights.models import ActiveTask, Finding, Lesson
-from reflexkit.insights.rules import AttemptCheck, HistoryRules, InsightRules, RunStartCheck
+from reflexkit.insights._lessons import LessonBook, format_lessons, tool_of
+from reflexkit.insights._models import ActiveTask, Finding, Lesson
+from reflexkit.insights._rules import AttemptCheck, HistoryRules, InsightRules, RunStartCheck
 from reflexkit.models import FailureContext, FailureType, Reflection
-from reflexkit.orchestrator.verify import modified_files
-from reflexkit.tasks.config import InsightsConfig
-from reflexkit.tasks.task import Task
+from reflexkit.orchestrator._verify import modified_files
+from reflexkit.tasks._config import InsightsConfig
+from reflexkit.tasks._task import Task
 
 __all__ = [
     "InsightEvent",

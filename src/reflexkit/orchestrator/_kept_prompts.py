@@ -16,8 +16,8 @@ from pathlib import Path
 
 from reflexkit._files import atomic_write, make_dirs
 from reflexkit._text import cut_middle
-from reflexkit.redaction.gate import outbound
-from reflexkit.reports.report import safe_id
+from reflexkit.redaction._gate import outbound
+from reflexkit.reports._report import safe_id
 
 __all__ = ["MAX_KEPT_PROMPT_CHARS", "keep_prompt", "prompt_path"]
 

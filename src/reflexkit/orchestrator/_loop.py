@@ -77,23 +77,23 @@ from reflexkit.orchestrator._own_state import (
     no_space,
 )
 from reflexkit.orchestrator._schedule import Schedule
-from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
-from reflexkit.orchestrator.subagents import Subagent, SubagentRequest, SubagentResult
-from reflexkit.orchestrator.verify import (
+from reflexkit.orchestrator._subagents import Subagent, SubagentRequest, SubagentResult
+from reflexkit.orchestrator._verify import (
     VerificationResult,
     Verifier,
     failure_context,
 )
-from reflexkit.tasks.config import OrchestratorConfig
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.orchestrator._watch import AttemptWatch, check_inputs, modified
+from reflexkit.tasks._config import OrchestratorConfig
+from reflexkit.tasks._task import Subtask, Task
 
 if TYPE_CHECKING:
-    from reflexkit.insights.analysis import AnalysisOutcome
-    from reflexkit.insights.models import Finding
+    from reflexkit.insights._analysis import AnalysisOutcome
+    from reflexkit.insights._models import Finding
     from reflexkit.reflection._protocols import ReflectionService
-    from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
-    from reflexkit.reports.ending import AttemptEnding
-    from reflexkit.reports.judge import Judgement
+    from reflexkit.reports._audit import AttemptAudit, AuditedAttempt
+    from reflexkit.reports._ending import AttemptEnding
+    from reflexkit.reports._judge import Judgement
 
 __all__ = [
     "Orchestrator",
@@ -166,6 +166,19 @@ class _Attempt:
         return self.result.output
 
 
+def _config_or_default(config: OrchestratorConfig | None) -> OrchestratorConfig:
+    return config or OrchestratorConfig()
+
+
+def _listed(subscribers: Sequence[Callable[[Event], None]]) -> list[Callable[[Event], None]]:
+    return list(subscribers)
+
+
+def _if_enabled(insights: LoopInsights | None) -> LoopInsights | None:
+    return insights if insights is not None and insights.enabled else None
+
+
+@attrs.define(eq=False, kw_only=True, slots=False)
 class Orchestrator:
     """Runs a task's subtasks with a subagent, verifying, reflecting and retrying.
 
@@ -187,45 +200,31 @@ class Orchestrator:
         reflect: Reflect on failures and put the lessons in retry prompts (``False`` when
             ``reflexion.enabled`` is off: plain retries; stuck detection still works).
         audit: Attempt reports and the completion judge (#18; see
-            :class:`~reflexkit.reports.audit.AttemptAudit`); ``None``: neither.
+            :class:`~reflexkit.reports._audit.AttemptAudit`); ``None``: neither.
         insights: The insight steps (paused subtasks, findings, nudges, lessons from other
             subtasks, analysis; docs/insights.md); ``None`` or disabled: none.
         keep_prompts: Keep each attempt's prompt under ``.reflexkit/runs/<run id>/prompts/``
             and name it on ``attempt_started`` (``promptPath``), as ``reflexkit run`` does.
     """
 
-    def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
-        self,
-        *,
-        service: ReflectionService,
-        subagent: Subagent,
-        verifier_for: Callable[[Subtask], Verifier],
-        config: OrchestratorConfig | None = None,
-        on_event: Callable[[Event], None] | None = None,
-        subscribers: Sequence[Callable[[Event], None]] = (),
-        clock: Callable[[], float] = time.monotonic,
-        stamp: Callable[[], datetime] = utcnow,
-        reflect: bool = True,
-        audit: AttemptAudit | None = None,
-        insights: LoopInsights | None = None,
-        keep_prompts: bool = False,
-    ) -> None:
-        self.audit = audit
-        self.keep_prompts = keep_prompts
-        self.reflect = reflect
-        self.insights = insights if insights is not None and insights.enabled else None
+    service: ReflectionService
+    subagent: Subagent
+    verifier_for: Callable[[Subtask], Verifier]
+    config: OrchestratorConfig = attrs.field(default=None, converter=_config_or_default)
+    on_event: Callable[[Event], None] | None = None
+    subscribers: list[Callable[[Event], None]] = attrs.field(default=(), converter=_listed)
+    clock: Callable[[], float] = time.monotonic
+    stamp: Callable[[], datetime] = utcnow
+    reflect: bool = True
+    audit: AttemptAudit | None = None
+    insights: LoopInsights | None = attrs.field(default=None, converter=_if_enabled)
+    keep_prompts: bool = False
+
+    def __attrs_post_init__(self) -> None:
         self._paused: dict[str, str] = {}  # subtask id -> why the insight rules paused it
         # With parallel subtasks, what a run learns is kept at its end: a lesson shared mid-run
         # would reach a sibling's prompt or not depending on which subtask finished first.
         self._learn_at_end: list[str] = []
-        self.service = service
-        self.subagent = subagent
-        self.verifier_for = verifier_for
-        self.config = config or OrchestratorConfig()
-        self.on_event = on_event
-        self.subscribers = list(subscribers)
-        self.clock = clock
-        self.stamp = stamp
         self._emit_lock = threading.RLock()  # a subscriber may emit (reports: needs_review)
         self._running: dict[str, int] = {}  # subtask id -> attempt, while it runs
         self._at_interrupt: dict[str, int] | None = None  # what ran when the signal came
@@ -237,8 +236,10 @@ class Orchestrator:
         # carries these, not whatever memory holds under the run's id by then.
         self._written: dict[tuple[str, str], list[Reflection]] = {}
         self._reports = (
-            reports.AttemptReports(audit, agent=reports.agent_name(subagent), emit=self._emit)
-            if audit is not None
+            reports.AttemptReports(
+                self.audit, agent=reports.agent_name(self.subagent), emit=self._emit
+            )
+            if self.audit is not None
             else None
         )
         self.watch = AttemptWatch(
@@ -560,8 +561,7 @@ class Orchestrator:
             own_self_report=at.subtask.id if self.config.jobs > 1 else None,
         )
         if self._reports is not None:
-            with self._emit_lock:  # as the subscriber's own calls are
-                self._reports.started(at.subtask.id, at.attempt, audited)
+            self._reports.started(at.subtask.id, at.attempt, audited)
         timeout_s = float(self.config.attempt_timeout_s)
         if at.remaining is not None:
             timeout_s = max(min(timeout_s, at.remaining), 0.001)
@@ -969,20 +969,19 @@ class Orchestrator:
         except Exception:
             log.exception("building the %s event failed", kind.value)
             return
+        # The reports first and outside the lock: parallel subtasks write theirs at once, and
+        # the needs_review a report emits comes right before the event that ends its attempt.
+        if self._reports is not None:
+            _deliver(self._reports, event)
         with self._emit_lock:
             for subscriber in self._subscribed():
-                try:
-                    subscriber(event)
-                except Exception:
-                    log.exception("an event subscriber failed on %s", kind.value)
+                _deliver(subscriber, event)
 
     def _subscribed(self) -> list[Callable[[Event], None]]:
-        """The insight rules (they steer the loop), the reports, the subscribers, *on_event*."""
+        """The insight rules (they steer the loop), the subscribers, *on_event*."""
         found: list[Callable[[Event], None]] = []
         if self.insights is not None:
             found.append(self.insights.observe)
-        if self._reports is not None:
-            found.append(self._reports)
         found += self.subscribers
         if self.on_event is not None:
             found.append(self.on_event)
@@ -990,6 +989,14 @@ class Orchestrator:
 
     def _ms_since(self, started: float) -> int:
         return max(int((self.clock() - started) * 1000), 0)
+
+
+def _deliver(subscriber: Callable[[Event], None], event: Event) -> None:
+    """Hand *event* to one subscriber; an error it raises is logged and costs only itself."""
+    try:
+        subscriber(event)
+    except Exception:
+        log.exception("an event subscriber failed on %s", event.kind.value)
 
 
 def _check_cannot_run(checks: VerificationResult) -> str:

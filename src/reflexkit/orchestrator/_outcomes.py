@@ -12,7 +12,7 @@ from typing import Literal
 import attrs
 
 from reflexkit._text import strip_control
-from reflexkit.tasks.task import Subtask, Task
+from reflexkit.tasks._task import Subtask, Task
 
 __all__ = ["Outcome", "RunSummary", "SubtaskOutcome", "build_prompt", "ordered", "run_order"]
 

@@ -57,6 +57,7 @@ __all__ = [
     "adopted",
     "become_subreaper",
     "kill_all",
+    "lifeline_env",
     "run_process",
 ]
 
@@ -270,12 +271,19 @@ def _die_with_us() -> Callable[[], None] | None:
     return preexec
 
 
+LIFELINE_VARIABLE = "REFLEXKIT_LIFELINE"
+"""The environment variable every program :func:`run_process` starts carries (inherited by
+all it starts in turn): the watchdog finds by it the descendants that left their group."""
+
 # The watchdog: groups come in as "+pgid" and go as "-pgid"; at the end of its input (the
-# process that runs programs is gone, killed or not) it kills the groups still there.
+# process that runs programs is gone, killed or not) it kills the groups still there, and,
+# when there were any (a program was running), every process whose environment carries this
+# process's lifeline mark: the descendants that left the group (``setsid``, a daemon).
 _WATCHDOG = """
 import os, signal, sys
 for name in ("SIGINT", "SIGHUP", "SIGTERM", "SIGPIPE"):
     signal.signal(getattr(signal, name), signal.SIG_IGN)
+mark = sys.argv[1].encode()
 groups = set()
 for line in sys.stdin.buffer:
     try:
@@ -288,6 +296,24 @@ for pid in groups:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
+for _ in range(3 if groups else 0):
+    found = 0
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open("/proc/" + name + "/environ", "rb") as f:
+                marked = mark in f.read().split(b"\\0")
+        except OSError:
+            continue
+        if marked:
+            found += 1
+            try:
+                os.kill(int(name), signal.SIGKILL)
+            except OSError:
+                pass
+    if not found:
+        break
 """
 
 
@@ -298,6 +324,7 @@ class _Lifeline:
         self._fd = -1
         self._pid = -1  # the process that started the watchdog (a forked child starts its own)
         self.watchdog = -1  # the watchdog's pid
+        self.mark = os.urandom(8).hex()  # LIFELINE_VARIABLE's value in what we start
 
     def watch(self, pgid: int) -> None:
         self._send(b"+%d\n" % pgid)
@@ -324,7 +351,7 @@ class _Lifeline:
             # orphan sweep spares it).
             watchdog = os.posix_spawn(
                 sys.executable,
-                [sys.executable, "-I", "-S", "-c", _WATCHDOG],
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG, self.entry],
                 os.environ,
                 file_actions=[(os.POSIX_SPAWN_DUP2, read, 0)],
                 setpgroup=0,
@@ -338,8 +365,21 @@ class _Lifeline:
             os.close(self._fd)
         self._fd, self._pid, self.watchdog = write, os.getpid(), watchdog
 
+    @property
+    def entry(self) -> str:
+        """The environment entry every program carries: ``REFLEXKIT_LIFELINE=<mark>``."""
+        return f"{LIFELINE_VARIABLE}={self.mark}"
+
 
 _lifeline = _Lifeline()
+
+
+def lifeline_env() -> dict[str, str]:
+    """The variable for the environment of a program other code starts (:func:`adopted`).
+
+    Its descendants that leave its group (``setsid``) then die with this process too.
+    """
+    return {LIFELINE_VARIABLE: _lifeline.mark}
 
 
 def _session(pid: int) -> int | None:
@@ -492,7 +532,12 @@ def _environment(env: Mapping[str, str] | None, cwd: Path) -> dict[str, str]:
     (``a * b`` to ``a + b``), was checked as the old code, and the attempt failed.
     """
     base = os.environ if env is None else env
-    return {"PYTHONDONTWRITEBYTECODE": "1", **base, "PWD": str(cwd.absolute())}
+    return {
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **base,
+        "PWD": str(cwd.absolute()),
+        **lifeline_env(),  # what it starts, even in a session of its own, dies with us
+    }
 
 
 def _start(

@@ -1,6 +1,6 @@
 """Agent recipes: how to run aider, codex, mini-swe-agent, opencode and ``claude -p`` (#27).
 
-A recipe is data (:class:`~reflexkit.tasks.config.AgentRecipe`): the agent's command line,
+A recipe is data (:class:`~reflexkit.tasks._config.AgentRecipe`): the agent's command line,
 with the prompt where that agent wants it (``{prompt}``: one argument; ``{prompt_file}``: a
 file; neither: stdin), and variables it gets unless the environment sets them. The model,
 its base URL and its key are the agent's own settings (its environment variables, its config
@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from reflexkit.exceptions import ConfigError
-from reflexkit.orchestrator.subagents import CommandSubagent
-from reflexkit.tasks.config import AgentRecipe, OrchestratorConfig
+from reflexkit.orchestrator._subagents import CommandSubagent
+from reflexkit.tasks._config import AgentRecipe, OrchestratorConfig
 
 __all__ = ["COMMAND", "RECIPES", "agent_names", "command_subagent", "recipe_for"]
 

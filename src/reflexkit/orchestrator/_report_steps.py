@@ -19,12 +19,12 @@ from pathlib import Path
 
 from reflexkit._text import fence
 from reflexkit.events import Event, EventData, EventKind
-from reflexkit.orchestrator.subagents import Subagent, SubagentResult
-from reflexkit.orchestrator.verify import VerificationResult
-from reflexkit.reports.audit import AttemptAudit, AuditedAttempt
-from reflexkit.reports.ending import AttemptEnding, Ending, classify_ending
-from reflexkit.reports.judge import Judgement
-from reflexkit.reports.report import JudgeSummary, ReportIds, Verification
+from reflexkit.orchestrator._subagents import Subagent, SubagentResult
+from reflexkit.orchestrator._verify import VerificationResult
+from reflexkit.reports._audit import AttemptAudit, AuditedAttempt
+from reflexkit.reports._ending import AttemptEnding, Ending, classify_ending
+from reflexkit.reports._judge import Judgement
+from reflexkit.reports._report import JudgeSummary, ReportIds, Verification
 
 __all__ = [
     "NOT_CLASSIFIED",
@@ -100,8 +100,9 @@ Emit = Callable[[EventKind, str, int, EventData], None]
 class AttemptReports:
     """Writes each attempt's report when the event that ends the attempt comes by.
 
-    A subscriber of the loop (before the run log and the caller's subscribers, so the
-    ``needs_review`` it emits comes right before the event that ends its attempt). The loop's
+    The loop hands it every event before its subscribers and outside their lock: parallel
+    subtasks write their reports at once, and the ``needs_review`` it emits reaches every
+    subscriber right before the event that ends its attempt. The loop's
     step :func:`audit_start` hands each attempt over (:meth:`started`); the run's and task's
     ids come from ``run_started``.
 

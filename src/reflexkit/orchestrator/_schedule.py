@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 import attrs
 
 from reflexkit.orchestrator._outcomes import SubtaskOutcome
-from reflexkit.tasks.task import Subtask
+from reflexkit.tasks._task import Subtask
 
 __all__ = ["Schedule", "blocked"]
 

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from reflexkit._text import show_name
 from reflexkit.events import EventData, EventKind
 from reflexkit.orchestrator._own_state import OWN_FOLDER, OwnState, capture, settle, shared_own_path
-from reflexkit.orchestrator.verify import CheckInputs, Verifier, modified_files
+from reflexkit.orchestrator._verify import CheckInputs, Verifier, modified_files
 
 __all__ = ["AttemptWatch", "check_inputs", "modified"]
 

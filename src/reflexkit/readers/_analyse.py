@@ -13,16 +13,16 @@ import re
 
 from reflexkit._log import get_logger
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
+from reflexkit.readers._findings import ANSI, Findings, clip, dedupe
+from reflexkit.readers._generic import parse_generic
 from reflexkit.readers._json_reports import from_json_report
+from reflexkit.readers._kinds import error_kind, signal_exit
+from reflexkit.readers._native import parse_make
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers.findings import ANSI, Findings, clip, dedupe
-from reflexkit.readers.generic import parse_generic
-from reflexkit.readers.kinds import error_kind, signal_exit
-from reflexkit.readers.native import parse_make
-from reflexkit.readers.registry import registered_readers
-from reflexkit.readers.reports import report_as_text
-from reflexkit.readers.shell import parse_timeout
-from reflexkit.readers.verdicts import verdict
+from reflexkit.readers._registry import registered_readers
+from reflexkit.readers._reports import report_as_text
+from reflexkit.readers._shell import parse_timeout
+from reflexkit.readers._verdicts import verdict
 
 __all__ = ["analyse", "clean_output", "type_from_command"]
 
@@ -43,38 +43,41 @@ _SPECIFIC = frozenset({FailureType.DEPENDENCY_ERROR, FailureType.TIMEOUT})
 _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
     (
         Pattern(
-            r"\b(?:pytest|py\.test|unittest|doctest|jest|vitest|mocha|jasmine|karma|ava|"
+            r"(?<!\.)\b(?:pytest|py\.test|unittest|doctest|jest|vitest|mocha|jasmine|karma|ava|"
             r"cargo test|cargo nextest|go test|npm (?:run )?test|yarn test|pnpm test|bun test|"
             r"deno test|node --test|tox|nox|prove|rspec|minitest|phpunit|ctest|bats|"
             r"mvn (?:-\S+ )*(?:test|verify)|gradle(?:w)? (?:\S+ )*test|dotnet test|behave|nose2|"
             r"ward|trial|zig test|swift test|mix test|busted|cabal test|stack test|dune test|"
-            r"dart test|flutter test|Pkg\.test|eunit|tclsh \S*test)\b"
+            r"dart test|flutter test|Pkg\.test|eunit|tclsh \S*test|meson test|raco test|"
+            r"crystal spec|nimble test|ava|tape|qunit|c8|nyc|testthat|run_tests)\b"
         ),
         FailureType.TEST_FAILURE,
     ),
     (
         Pattern(
-            r"\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy|ty check|"
-            r"pyrefly|deno check)\b"
+            r"(?<!\.)\b(?:mypy|pyright|tsc|vue-tsc|basedpyright|pyre|pytype|flow check|dmypy|"
+            r"ty check|pyrefly|deno check|tsd|flow)\b"
         ),
         FailureType.TYPECHECK_ERROR,
     ),
     (
         Pattern(
-            r"\b(?:ruff|flake8|pylint|eslint|clippy|black --check|prettier|stylelint|"
+            r"(?<!\.)\b(?:ruff|flake8|pylint|eslint|clippy|black --check|prettier|stylelint|"
             r"shellcheck|go vet|staticcheck|golangci-lint|rubocop|hadolint|yamllint|"
             r"markdownlint|bandit|pycodestyle|pydocstyle|isort --check|biome|oxlint|tflint|"
             r"ktlint|checkstyle|cppcheck|clang-tidy|sqlfluff|codespell|vulture|pyflakes|"
             r"htmlhint|jshint|standard|xo|swiftlint|detekt|spotbugs|pmd|semgrep|actionlint|"
             r"typos|taplo|check-jsonschema|kubeconform|terraform validate|php -l|xenon|radon|"
             r"interrogate|lint-imports|mdformat|djlint|doc8|rstcheck|validate-pyproject|deptry|"
-            r"proselint|vale|cspell|dprint check|editorconfig-checker)\b"
+            r"proselint|vale|cspell|dprint check|editorconfig-checker|[\w-]*lint|shfmt|refurb|"
+            r"reuse|zizmor|knip|madge|html-validate|ajv|pre-commit|cz check|gofmt|rustfmt|"
+            r"clang-format|dotenv-linter|ec)\b"
         ),
         FailureType.LINT_ERROR,
     ),
     (
         Pattern(
-            r"\b(?:pip3?|npm (?:install|ci|i)|yarn (?:add|install)|pnpm (?:add|install|i)|"
+            r"(?<!\.)\b(?:pip3?|npm (?:install|ci|i)|yarn (?:add|install)|pnpm (?:add|install|i)|"
             r"poetry (?:install|add|lock|update)|uv (?:sync|add|pip|lock)|pipenv|conda|mamba|"
             r"cargo (?:fetch|update|add)|go (?:get|mod)|bundle (?:install|update)|"
             r"gem install|composer (?:install|update|require)|apt(?:-get)? install)\b"
@@ -83,20 +86,22 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
     ),
     (
         Pattern(
-            r"\b(?:gcc|g\+\+|c\+\+|cc|clang(?:\+\+)?|make|cmake|ninja|meson|bazel|"
+            r"(?<!\.)\b(?:gcc|g\+\+|c\+\+|cc|clang(?:\+\+)?|make|cmake|ninja|meson|bazel|"
             r"cargo build|cargo check|go build|go install|javac|kotlinc|scalac|"
             r"mvn (?:-\S+ )*(?:compile|package|install)|gradle(?:w)? (?:\S+ )*(?:build|assemble)|"
             r"dotnet build|msbuild|npm run build|yarn build|pnpm build|vite build|webpack|"
             r"esbuild|rollup|zig build|swift build|rustc|erlc|ghc|cabal build|stack build|"
-            r"dune build|nim c|crystal build)\b"
+            r"dune build|nim c|crystal build|gfortran|gnatmake|gprbuild|fpc|gdc|ldc2|dmd|valac|"
+            r"cobc|mcs|csc|iverilog|protoc|buf build|solcjs|solc|asc|coffee -c|scons|tsc -b)\b"
         ),
         FailureType.BUILD_ERROR,
     ),
     (Pattern(r"\b(?:git)\b"), FailureType.TOOL_ERROR),
     (
         Pattern(
-            r"\b(?:python[\d.]*|node|cargo run|go run|ruby|java|deno|bun|perl|php|dotnet run|"
-            r"Rscript|julia|lua|elixir|tclsh)\b"
+            r"(?<!\.)\b(?:python[\d.]*|node|cargo run|go run|ruby[\d.]*|java|deno|bun|perl[\d.]*|"
+            r"php[\d.]*|dotnet run|Rscript|julia|lua[\d.]*|elixir|tclsh[\d.]*|guile|racket|sbcl|"
+            r"csi|ocaml|swipl|gawk|awk)\b"
         ),
         FailureType.RUNTIME_ERROR,
     ),
@@ -210,28 +215,45 @@ def analyse(failure: FailureContext) -> Findings:
         low-confidence findings when none did.
     """
     text = clean_output(failure.error_output)
-    timed_out = failure.failure_type is FailureType.TIMEOUT
     found = _first_reading(text, failure)
     if found is not None and found.tool == "agent":  # the agent's log is no tool's output
         return found
-    runner_read_it = found is not None and found.failure_type is FailureType.TEST_FAILURE
     timeout = parse_timeout(
         text,
         failure.command,
         failure.exit_code,
-        timed_out=timed_out,
-        trust_text=not runner_read_it,
+        timed_out=failure.failure_type is FailureType.TIMEOUT,
+        trust_text=found is None or found.failure_type is not FailureType.TEST_FAILURE,
     )
-    if found is not None and found.tool != "make":
-        wrapper = parse_make(text)
-        if wrapper is not None:  # the failing target(s) of the make run around the tool
-            found.details.extend(d for d in (wrapper.details or wrapper.facts)[:3] if d)
+    if found is not None:
+        _add_wrapper(text, found)
     if timeout is not None:
         if found is not None and found.tool != "shell":
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
         return timeout
     if found is None or (found.tool in _WRAPPERS and _ran_something_else(text, found)):
         return _read_wrapped(text, failure, found)
+    _complete(text, failure, found)
+    return found
+
+
+def _add_wrapper(text: str, found: Findings) -> None:
+    """Add the failing target(s) of the build tool (make, ninja, scons) around the tool."""
+    if found.tool == "make":
+        return
+    wrapper = parse_make(text)
+    if wrapper is not None:
+        found.details.extend(d for d in (wrapper.details or wrapper.facts)[:3] if d)
+    else:
+        _add_failing_target(text, found)
+
+
+def _complete(text: str, failure: FailureContext, found: Findings) -> None:
+    """Add what a reader's findings leave out.
+
+    The signal that ended the command, what a program printed before its error, and the
+    type of a checker that crashed.
+    """
     signal = signal_exit(failure.exit_code)
     if signal and not any(signal in d for d in found.details):
         found.details.append(signal)
@@ -239,7 +261,19 @@ def analyse(failure: FailureContext) -> Findings:
         _add_printed_before(text, found)
     if found.tool in _STACK_TRACE_READERS:
         _crash_of_a_checker(found, failure.command)
-    return found
+
+
+_FAILING_TARGET = Pattern(r"^(?:FAILED: \S.*|\w+: \*\*\* \[[^\]\n]+\] Error \d+)$", re.MULTILINE)
+"""A build driver's line naming the target that failed: ninja's ``FAILED: obj/a.o``,
+scons's ``scons: *** [bin/app] Error 1`` (make's is read by make's reader)."""
+
+
+def _add_failing_target(text: str, found: Findings) -> None:
+    if "FAILED: " not in text and "*** [" not in text:
+        return
+    quoted = "\n".join([*found.facts, *found.details])
+    targets = [m.group(0).strip() for m in _FAILING_TARGET.finditer(text)]
+    found.details.extend(t for t in dedupe(targets)[:2] if t not in quoted)
 
 
 def _read_wrapped(text: str, failure: FailureContext, wrapper: Findings | None) -> Findings:
@@ -255,9 +289,13 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
     found = parse_generic(text, failure.exit_code, failure.files_modified, command=failure.command)
     if found.evidence:  # the output's own verdict decides, whatever the command line says
         if found.failure_type is FailureType.LINT_ERROR and found.facts:
-            _as_findings_of_a_checker(found)
+            # rule ids show a checker; a type checker's command says which kind it is
+            if type_from_command(failure.command) is FailureType.TYPECHECK_ERROR:
+                found.failure_type = FailureType.TYPECHECK_ERROR
+            else:
+                _as_findings_of_a_checker(found)
         return found
-    guessed = _compound_command_type(failure.command, found.failure_type)
+    guessed = _compound_command_type(_script_command(text, failure.command), found.failure_type)
     keeps_own = guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC
     if guessed is not FailureType.UNKNOWN and not keeps_own:
         found.failure_type = guessed
@@ -268,8 +306,22 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
     return found
 
 
+_SCRIPT_BANNER = Pattern(r"^> \S+@\S+ [\w:.-]+\n> (?P<cmd>\S.*)$", re.MULTILINE)
+"""npm's (and pnpm's) banner of a script it runs: ``> pkg@1.0.0 lint`` then the script."""
+
+
+def _script_command(text: str, command: str) -> str:
+    """The command line, or the script ``npm run x`` ran as its banner prints it."""
+    if "> " not in text:
+        return command
+    banner = _SCRIPT_BANNER.search(text)
+    return banner["cmd"] if banner is not None else command
+
+
 def _as_findings_of_a_checker(found: Findings) -> None:
-    found.category = ReflectionCategory.VERIFICATION
+    """A checker's findings: the code fails a check (a syntax error: the code is broken)."""
+    broken = _BAD_INPUT.search(" ".join(found.facts)) is not None
+    found.category = ReflectionCategory.ROOT_CAUSE if broken else ReflectionCategory.VERIFICATION
     found.advice = (
         "The checker rejects the code at the lines quoted: fix each finding where it "
         "points, keeping behaviour the same; do not disable the rule or the check."
@@ -283,11 +335,27 @@ def _compound_command_type(command: str, shape: FailureType) -> FailureType:
     output's shape matches one part, that part's type wins, else the first part that says
     anything.
     """
-    types = [type_from_command(part) for part in _COMMAND_SEPARATOR.split(command)]
+    parts = _COMMAND_SEPARATOR.split(command)
+    types = [_part_type(part) if len(parts) > 1 else type_from_command(part) for part in parts]
     known = [t for t in types if t is not FailureType.UNKNOWN]
     if not known:
         return FailureType.UNKNOWN
     return shape if shape in known else known[0]
+
+
+def _part_type(part: str) -> FailureType:
+    """The type of one part of a compound command; a program of the project's (``./x``) runs.
+
+    ``gfortran -o app app.f90 && ./app`` that prints a runtime error failed in ``./app``.
+    """
+    guessed = type_from_command(part)
+    if guessed is FailureType.UNKNOWN and part.startswith("./"):
+        return FailureType.RUNTIME_ERROR
+    return guessed
+
+
+_BAD_INPUT = Pattern(r"(?i)\b(?:parse|syntax) error\b|\bunexpected token\b|\binvalid json\b")
+"""A checker's stack trace whose message is about the file it checked, not about itself."""
 
 
 def _crash_of_a_checker(found: Findings, command: str) -> None:
@@ -300,6 +368,9 @@ def _crash_of_a_checker(found: Findings, command: str) -> None:
     if guessed not in _CHECKERS:
         return
     found.failure_type = guessed
+    if guessed is FailureType.LINT_ERROR and _BAD_INPUT.search(" ".join(found.facts)):
+        _as_findings_of_a_checker(found)  # it threw its verdict on the input: a finding
+        return
     kind = error_kind(" ".join(found.facts))
     found.category = kind.category if kind is not None else ReflectionCategory.TOOL_MISUSE
     found.advice = (

@@ -134,16 +134,18 @@ class ClaudeGenerator(Asker):
         message = self.claude.send(prompt.request, budget_s=budget_s, started=started)
         reply = self._reply_of(message)
         latency_ms = round((time.monotonic() - started) * _MS_PER_S)
-        reflection = reflection_from_reply(
-            reply,
-            failure,
-            failure_type=prompt.failure_type,
-            source=ReflectionSource.LLM,
+        reflection = attrs.evolve(
+            reflection_from_reply(
+                reply,
+                failure,
+                failure_type=prompt.failure_type,
+                source=ReflectionSource.LLM,
+                clock=self._clock,
+            ),
             model=message.model or self.options.model,
             input_tokens=message.usage.input_tokens,
             output_tokens=message.usage.output_tokens,
             latency_ms=latency_ms,
-            clock=self._clock,
         )
         log.debug(
             "reflection from %s in %d ms, %d+%d tokens",

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import attrs
 import orjson
 
 from reflexkit import _serde
@@ -30,7 +31,7 @@ from reflexkit.exceptions import ConfigError, GenerationError
 from reflexkit.llm import RequestOptions
 from reflexkit.models import FailureContext, Reflection, ReflectionSource, utcnow
 from reflexkit.redaction import Redactor
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 from reflexkit.reflection._claude import ClaudeGenerator
 from reflexkit.reflection._prompts import parse_reply, reflection_from_reply, reflection_request
 
@@ -153,14 +154,14 @@ class FixtureGenerator:
             reply = parse_reply(completions[prompt.key], source=f"fixture {prompt.key}")
         except GenerationError as err:
             raise GenerationError("fixture_invalid", str(err)) from None
-        return reflection_from_reply(
+        reflection = reflection_from_reply(
             reply,
             failure,
             failure_type=prompt.failure_type,
             source=ReflectionSource.FIXTURE,
-            model=self.options.model,
             clock=self._clock,
         )
+        return attrs.evolve(reflection, model=self.options.model)
 
     def _load(self) -> dict[str, Any]:
         """Return the completions by key, reading the file again when it changed."""

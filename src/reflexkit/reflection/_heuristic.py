@@ -22,11 +22,10 @@ from reflexkit.models import (
     Reflection,
     ReflectionCategory,
     ReflectionSource,
-    new_reflection_id,
     utcnow,
 )
 from reflexkit.readers import Findings, analyse, type_from_command
-from reflexkit.readers.findings import clip
+from reflexkit.readers._findings import clip
 from reflexkit.reflection._fingerprint import fingerprint_findings
 
 __all__ = ["HeuristicGenerator"]
@@ -88,12 +87,9 @@ class HeuristicGenerator:
         confidence = findings.confidence
         if not findings.facts:
             confidence = min(confidence, 0.3)
-        return Reflection(
-            id=new_reflection_id(),
-            session_id=failure.session_id,
-            task_id=failure.task_id,
-            subtask_id=failure.subtask_id,
-            attempt_number=failure.attempt_number,
+        return Reflection.on(
+            failure,
+            created_at=self._clock(),
             category=category,
             failure_type=failure_type,
             analysis=analysis,
@@ -101,7 +97,6 @@ class HeuristicGenerator:
             action_items=items,
             confidence=round(confidence, 2),
             source=ReflectionSource.HEURISTIC,
-            created_at=self._clock(),
             fingerprint=print_,
         )
 
@@ -212,7 +207,7 @@ def _with_reports(failure: FailureContext) -> FailureContext:
     The files are read as they are on disk, so they pass the same redaction as the output
     before any fact is quoted from them.
     """
-    from reflexkit.readers.reports import read_report_files  # noqa: PLC0415 -- rare
+    from reflexkit.readers._reports import read_report_files  # noqa: PLC0415 -- rare
     from reflexkit.redaction import Redactor  # noqa: PLC0415 -- rare
 
     text = read_report_files(failure.reports)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -38,12 +39,11 @@ from reflexkit.models import (
     Reflection,
     ReflectionCategory,
     ReflectionSource,
-    new_reflection_id,
     non_empty,
     unit_interval,
     utcnow,
 )
-from reflexkit.redaction.gate import outbound_data
+from reflexkit.redaction._gate import outbound_data
 from reflexkit.reflection._classify import classify
 
 __all__ = [
@@ -224,11 +224,6 @@ class Prompt:
     failure_type: FailureType | None
 
     @property
-    def canonical(self) -> bytes:
-        """The canonical request: its JSON with sorted keys and compact separators."""
-        return canonical_request(self.request)
-
-    @property
     def key(self) -> str:
         """The fixture key: the first 12 hex digits of the canonical request's SHA-256."""
         return prompt_key(self.request)
@@ -332,12 +327,12 @@ def _report_section(
 ) -> list[str]:
     """The lines of the prompt that give the facts of the report files the failure names.
 
-    The files are read as data (:func:`~reflexkit.readers.reports.read_report_files`: the
+    The files are read as data (:func:`~reflexkit.readers._reports.read_report_files`: the
     safe file layer, bounded): each failing test with its message and location, each
     diagnostic with its rule, and the closing count. The request they join passes the
     outbound gate, which redacts them with the rest.
     """
-    from reflexkit.readers.reports import read_report_files  # noqa: PLC0415 -- rare
+    from reflexkit.readers._reports import read_report_files  # noqa: PLC0415 -- rare
 
     text = portable(read_report_files(failure.reports, root=root).strip())
     if not text:
@@ -374,7 +369,7 @@ def _failure_lines(
     """The failure's part of the user turn, up to its output's fence."""
     lines = ["Write a reflection on this failed attempt.", "", "<failure>"]
     if failure.description:
-        lines.append(f"Subtask: {strip_control(portable(failure.description))}")
+        lines.append(f"Subtask: {_defused(strip_control(portable(failure.description)))}")
     lines.append(f"Attempt: {failure.attempt_number}")
     lines.append(
         f"Failure type: {failure_type.value}"
@@ -382,17 +377,29 @@ def _failure_lines(
         else "Failure type: not known; answer with failureType too"
     )
     if failure.command:
-        lines.append(f"Command: {one_line(portable(failure.command))}")
+        lines.append(f"Command: {_defused(one_line(portable(failure.command)))}")
     if failure.exit_code is not None:
         lines.append(f"Exit code: {failure.exit_code}")
     if failure.files_modified:
-        shown = [one_line(portable(f)) for f in failure.files_modified[:_MAX_FILES]]
+        shown = [_defused(one_line(portable(f))) for f in failure.files_modified[:_MAX_FILES]]
         more = len(failure.files_modified) - len(shown)
         lines.append("Files modified: " + ", ".join(shown) + (f" (+{more} more)" if more else ""))
     output = portable(failure.error_output.strip())
     bounded = excerpt(output, max_output_chars)
     note = "" if bounded == output else f", {len(output)} characters, middle omitted"
     return [*lines, f"Output{note}:", fence(bounded or "(no output)", notice=DATA_NOTICE)]
+
+
+_SECTION_TAG_RE = re.compile(r"<(/?)(failure|reflection|output)\b", re.IGNORECASE)
+
+
+def _defused(text: str) -> str:
+    r"""*text* with the prompt's section tags defused (``<\/failure>``), so it closes none.
+
+    For the fields that sit in the ``<failure>`` section outside the output's fence: the
+    description, the command, the names of the files an agent changed.
+    """
+    return _SECTION_TAG_RE.sub(r"<\\\1\2", text) if "<" in text else text
 
 
 def _previous_lines(previous: Sequence[Reflection], portable: Callable[[str], str]) -> list[str]:
@@ -430,37 +437,28 @@ def _previous_lines(previous: Sequence[Reflection], portable: Callable[[str], st
 # --- from reply to reflection ----------------------------------------------------------------
 
 
-def reflection_from_reply(  # noqa: PLR0913 -- the reply plus what the generator measured
+def reflection_from_reply(
     reply: LlmReply,
     failure: FailureContext,
     *,
     failure_type: FailureType | None,
     source: ReflectionSource,
-    model: str | None = None,
-    input_tokens: int | None = None,
-    output_tokens: int | None = None,
-    latency_ms: int | None = None,
     clock: Callable[[], datetime] = utcnow,
 ) -> Reflection:
     """Turn a validated reply into a reflection on *failure*.
+
+    The generator adds what it measured (model, tokens, latency) with ``attrs.evolve``.
 
     Args:
         reply: The validated reply.
         failure: The failure it answers.
         failure_type: The type the prompt assumed; ``None`` when the model was asked.
         source: Which generator wrote it.
-        model: The model that answered.
-        input_tokens: Tokens in the request, as the API reported them.
-        output_tokens: Tokens in the reply.
-        latency_ms: How long the generation took, retries included.
         clock: Returns the creation time.
     """
-    return Reflection(
-        id=new_reflection_id(),
-        session_id=failure.session_id,
-        task_id=failure.task_id,
-        subtask_id=failure.subtask_id,
-        attempt_number=failure.attempt_number,
+    return Reflection.on(
+        failure,
+        created_at=clock(),
         category=reply.category,
         failure_type=failure_type or reply.failure_type or FailureType.UNKNOWN,
         analysis=reply.analysis.strip(),
@@ -468,9 +466,4 @@ def reflection_from_reply(  # noqa: PLR0913 -- the reply plus what the generator
         action_items=tuple(item.strip() for item in reply.action_items if item.strip()),
         confidence=reply.confidence,
         source=source,
-        created_at=clock(),
-        model=model,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        latency_ms=latency_ms,
     )

@@ -18,7 +18,7 @@ import attrs
 from reflexkit._log import get_logger
 from reflexkit._text import strip_control
 from reflexkit.exceptions import GenerationError
-from reflexkit.memory.protocols import ONCE_WINDOW, EpisodicMemory, IdempotentMemory
+from reflexkit.memory._protocols import ONCE_WINDOW, EpisodicMemory, IdempotentMemory
 from reflexkit.models import (
     FailureContext,
     FailureType,
@@ -26,14 +26,13 @@ from reflexkit.models import (
     ReflectionCategory,
     ReflectionSource,
     derived_reflection_id,
-    new_reflection_id,
     utcnow,
 )
 from reflexkit.redaction import MAX_OUTPUT_CHARS, window
-from reflexkit.redaction.gate import outbound, outbound_data
+from reflexkit.redaction._gate import outbound, outbound_data
 from reflexkit.reflection._protocols import ReflectionGenerator
 from reflexkit.reflection._retry_prompt import format_reflections
-from reflexkit.tasks.config import FixtureMiss, ReflexionConfig
+from reflexkit.tasks._config import FixtureMiss, ReflexionConfig
 
 if TYPE_CHECKING:
     from reflexkit.reflection._fixture import FixtureMissingError
@@ -101,6 +100,7 @@ class ReflectionDetails:
     reason: str | None = None
 
 
+@attrs.define(eq=False, kw_only=True)
 class DefaultReflectionService:
     """The :class:`~reflexkit.reflection._protocols.ReflectionService` reflexkit ships.
 
@@ -120,30 +120,18 @@ class DefaultReflectionService:
             a :class:`~reflexkit.models.LogicalClock` from the composition root).
     """
 
-    def __init__(  # noqa: PLR0913 -- constructor injection: one argument per collaborator
-        self,
-        *,
-        generator: ReflectionGenerator,
-        store: EpisodicMemory,
-        fallback: ReflectionGenerator,
-        redact: Redact,
-        classify: Classify,
-        fingerprint: Fingerprint,
-        config: ReflexionConfig | None = None,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self._generator = generator
-        self._store = store
-        self._fallback = fallback
-        self._redact = redact
-        self._classify = classify
-        self._fingerprint = fingerprint
-        self._config = config or ReflexionConfig()
-        self._clock = clock
-        self.health = ServiceHealth()
-        self._lock = threading.Lock()
-        self._writes: dict[str, int] = {}  # session id -> reflections stored
-        self._details: dict[str, ReflectionDetails] = {}  # reflection id -> details
+    _generator: ReflectionGenerator
+    _store: EpisodicMemory
+    _fallback: ReflectionGenerator
+    _redact: Redact
+    _classify: Classify
+    _fingerprint: Fingerprint
+    _config: ReflexionConfig = attrs.field(factory=ReflexionConfig)
+    _clock: Callable[[], datetime] = utcnow
+    health: ServiceHealth = attrs.field(init=False, factory=ServiceHealth)
+    _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock)
+    _writes: dict[str, int] = attrs.field(init=False, factory=dict)  # session -> stored
+    _details: dict[str, ReflectionDetails] = attrs.field(init=False, factory=dict)  # by id
 
     @property
     def max_reflections_per_retry(self) -> int:
@@ -325,12 +313,9 @@ class DefaultReflectionService:
     def _last_resort(self, failure: FailureContext, reason: str) -> Reflection:
         """A minimal reflection when every generator failed: say so, and what to look at."""
         where = f" `{failure.command}`" if failure.command else " the verification"
-        return Reflection(
-            id=new_reflection_id(),
-            session_id=failure.session_id,
-            task_id=failure.task_id,
-            subtask_id=failure.subtask_id,
-            attempt_number=failure.attempt_number,
+        return Reflection.on(
+            failure,
+            created_at=self._clock(),
             category=ReflectionCategory.ROOT_CAUSE,
             failure_type=failure.failure_type or FailureType.UNKNOWN,
             analysis=f"Attempt {failure.attempt_number} failed{where}"
@@ -339,7 +324,6 @@ class DefaultReflectionService:
             action_items=(),
             confidence=0.1,
             source=ReflectionSource.HEURISTIC,
-            created_at=self._clock(),
             fallback_reason=reason,
         )
 

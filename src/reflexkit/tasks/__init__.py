@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from reflexkit.tasks.config import (
+    from reflexkit.tasks._config import (
         LoadedProject,
         MemoryConfig,
         OrchestratorConfig,
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         VerificationConfig,
         load_project,
     )
-    from reflexkit.tasks.task import Subtask, Task, load_task, parse_task
+    from reflexkit.tasks._task import Subtask, Task, load_task, parse_task
 
 __all__ = [
     "LoadedProject",
@@ -38,16 +38,16 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "LoadedProject": "config",
-        "MemoryConfig": "config",
-        "OrchestratorConfig": "config",
-        "ProjectConfig": "config",
-        "ReflexionConfig": "config",
-        "VerificationConfig": "config",
-        "load_project": "config",
-        "Subtask": "task",
-        "Task": "task",
-        "load_task": "task",
-        "parse_task": "task",
+        "LoadedProject": "_config",
+        "MemoryConfig": "_config",
+        "OrchestratorConfig": "_config",
+        "ProjectConfig": "_config",
+        "ReflexionConfig": "_config",
+        "VerificationConfig": "_config",
+        "load_project": "_config",
+        "Subtask": "_task",
+        "Task": "_task",
+        "load_task": "_task",
+        "parse_task": "_task",
     },
 )

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reflexkit.memory.protocols import EpisodicMemory
+from reflexkit.memory._protocols import EpisodicMemory
 from reflexkit.models import (
     FailureType,
     Reflection,

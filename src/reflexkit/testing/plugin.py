@@ -4,7 +4,7 @@ Registered as the ``pytest11`` entry point ``reflexkit``, so installing reflexki
 fixtures available in every test suite, with nothing to import:
 
 ``reflexkit_project``
-    A :class:`~reflexkit.tasks.config.LoadedProject` with the default configuration (heuristic
+    A :class:`~reflexkit.tasks._config.LoadedProject` with the default configuration (heuristic
     reflections), rooted in the test's ``tmp_path``.
 ``reflexkit_app``
     The :class:`~reflexkit.containers.Application` of that project, bound to in-process fakes
@@ -36,7 +36,7 @@ import pytest
 if TYPE_CHECKING:
     from reflexkit.containers import Application, FakeServices
     from reflexkit.memory import InMemoryMemory
-    from reflexkit.tasks.config import LoadedProject
+    from reflexkit.tasks._config import LoadedProject
     from reflexkit.testing.fake_messages_api import FakeMessagesApi
     from reflexkit.testing.fake_openai_api import FakeOpenAIApi
 
@@ -53,7 +53,7 @@ __all__ = [
 @pytest.fixture
 def reflexkit_project(tmp_path: Path) -> LoadedProject:
     """Return a project with the default configuration and heuristic reflections."""
-    from reflexkit.tasks.config import (  # noqa: PLC0415 -- keep the plugin light
+    from reflexkit.tasks._config import (  # noqa: PLC0415 -- keep the plugin light
         GeneratorBackend,
         LoadedProject,
         ProjectConfig,

@@ -1,0 +1,156 @@
+"""``reflexkit calibrate``: self-reported confidence against outcomes (the P1 experiment).
+
+From attempt reports, or from a labelled ``{confidence, correct}`` JSONL corpus; prints the
+AUC over all, over the high-confidence subset, and the pre-registered kill condition.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from reflexkit import _serde
+from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, show_json
+from reflexkit.reports._calibration import (
+    HIGH_CONFIDENCE,
+    Calibration,
+    Outcome,
+    calibrate,
+    calibrate_pairs,
+    read_labels,
+)
+from reflexkit.reports._report import read_reports
+
+__all__ = ["calibrate_command"]
+
+_MAX_LABELS_BYTES = 256 * 1024 * 1024  # about five million labelled lines
+
+
+@click.command("calibrate")
+@click.option(
+    "--outcome",
+    type=click.Choice([o.value for o in Outcome]),
+    default=Outcome.VERIFICATION.value,
+    show_default=True,
+    help="What counts as a good attempt: its checks passed (and the judge agreed); it passed "
+    "and was not redone later; or its subtask ended passing in the run.",
+)
+@click.option(
+    "--reports",
+    "reports_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The reports folder (default: reports.path of project.json).",
+)
+@click.option(
+    "--labels",
+    "labels",
+    default=None,
+    metavar="FILE",
+    help='A labelled corpus instead of reports: JSON Lines of {"confidence": 0..1, '
+    '"correct": true|false} ("-" reads stdin). Invalid lines are skipped and named.',
+)
+@click.option(
+    "--high",
+    "high_threshold",
+    type=click.FloatRange(min=0.0, max=1.0),
+    default=HIGH_CONFIDENCE,
+    show_default=True,
+    help="Where the high-confidence subset starts.",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=2_000,
+    show_default=True,
+    help="Bootstrap resamples.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as camelCase JSON.")
+@click.pass_context
+def calibrate_command(  # noqa: PLR0913, PLR0917 -- click passes one parameter per option
+    ctx: click.Context,
+    outcome: str,
+    reports_dir: Path | None,
+    labels: str | None,
+    high_threshold: float,
+    rounds: int,
+    as_json: bool,
+) -> None:
+    """Compute the AUC of the agents' self-reported confidence against outcomes.
+
+    Reads every reflexkit.report.v1 report (or a --labels corpus) and prints n, the AUC (0.5
+    is chance) with its 95% bootstrap interval, the same for the high-confidence subset with
+    its lift, the share of good attempts per confidence tenth, and the pre-registered kill
+    condition: an AUC near chance on the high subset means confidence carries no signal.
+    """
+    as_json = as_json or _state(ctx).json  # --json before the command name too
+    if labels is not None and reports_dir is not None:
+        _fail(
+            ["--labels and --reports can't go together: calibrate one or the other"],
+            EXIT_BAD_INPUT,
+        )
+    if labels is not None:
+        where, raw = _serde.read_named(labels, limit=_MAX_LABELS_BYTES)
+        pairs, invalid, problems = read_labels(raw, source=where)
+        if invalid and not pairs:
+            _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)
+        result = calibrate_pairs(pairs, rounds=rounds, high_threshold=high_threshold)
+        result = _with_problems(result, invalid, problems)
+        title = f"labels in {where}"
+    else:
+        project = _state(ctx).project()  # a bad project.json: one line per error, exit 2
+        folder = reports_dir or project.root / project.config.reports.path
+        result = calibrate(
+            read_reports(folder),
+            outcome=Outcome(outcome),
+            rounds=rounds,
+            high_threshold=high_threshold,
+        )
+        title = f"reports in {folder}; outcome: {outcome}"
+    if as_json:
+        data = _serde.unstructure(result)
+        data["bins"] = [{"range": r, "n": n, "good": g} for r, n, g in result.bins]
+        click.echo(show_json(data))
+        return
+    _print(result, title)
+
+
+def _with_problems(result: Calibration, invalid: int, problems: list[str]) -> Calibration:
+    import attrs  # noqa: PLC0415 -- only the labels path needs it
+
+    for line in problems:
+        click.echo(f"reflexkit: skipped {line}", err=True)
+    return attrs.evolve(result, skipped_invalid=invalid, problems=tuple(problems))
+
+
+def _auc_text(auc: float | None, low: float | None, high: float | None, level: float) -> str:
+    if auc is None:
+        return "AUC: not defined (it needs both good and bad attempts)"
+    return f"AUC = {auc:.3f}, {level:.0%} interval [{low:.3f}, {high:.3f}] (0.5 is chance)"
+
+
+def _print(result: Calibration, title: str) -> None:
+    click.echo(title)
+    skipped = (
+        f"skipped {result.skipped_invalid} invalid lines"
+        if result.outcome is None
+        else f"skipped {result.skipped_no_confidence} without confidence, "
+        f"{result.skipped_unknown} with no known outcome"
+    )
+    click.echo(f"n = {result.n} ({result.good} good, {result.bad} bad); {skipped}")
+    click.echo(_auc_text(result.auc, result.low, result.high, result.level))
+    subset = result.high_subset
+    if subset is not None:
+        lift = f", lift {result.lift:.2f}" if result.lift is not None else ""
+        click.echo(
+            f"high-confidence subset (confidence >= {result.high_threshold:g}): n = {subset.n} "
+            f"({subset.good} good, {subset.bad} bad){lift}"
+        )
+        click.echo("  " + _auc_text(subset.auc, subset.low, subset.high, result.level))
+    for label, n, good in result.bins:
+        click.echo(f"  confidence {label}: {n} attempts, {good:.0%} good")
+    kill = result.kill_condition
+    if kill is not None:
+        click.echo(f"kill condition (pre-registered): {kill.rule}")
+        click.echo(f"  {kill.verdict}")

@@ -1,0 +1,295 @@
+"""The insights commands: ``reflexkit insights``, ``resume`` and ``lessons`` (#17).
+
+Errors go through the main group's handler (one line on stderr, exit 2 for bad input, 1 for
+failed work).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from reflexkit import _serde
+from reflexkit.cli._console import show
+from reflexkit.cli._core import EXIT_FAILED, _app, _fail, show_json
+from reflexkit.events import EventKind
+from reflexkit.insights._analysis import AnalysisOutcome
+from reflexkit.insights._events import InsightEvent
+from reflexkit.insights._history import RunLogReader
+from reflexkit.insights._lessons import harvest
+from reflexkit.insights._models import Finding, PausedEntry
+from reflexkit.insights._watch import FolderWaker, InsightWatch, StopSignals, analysis_input
+from reflexkit.models import utcnow
+from reflexkit.tasks._config import LoadedProject
+
+if TYPE_CHECKING:
+    from reflexkit.containers import Application
+
+__all__ = ["insights", "lessons", "resume"]
+
+
+def _dump(data: object) -> None:
+    click.echo(show_json(data))
+
+
+def _table(
+    console: Console,
+    title: str,
+    source: Path,
+    columns: tuple[str, ...],
+    rows: Sequence[tuple[str, ...]],
+) -> None:
+    """A table on a terminal; one tab-separated line per row for pipes and scripts."""
+    if not rows:
+        return
+    if not console.is_terminal:
+        for row in rows:
+            click.echo("\t".join(show(cell) for cell in row))
+        return
+    table = Table(title=title, caption=escape(str(source)))
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*(escape(show(cell)) for cell in row))
+    console.print(table)
+
+
+def _print_insights(
+    project: LoadedProject, findings: list[Finding], paused: list[PausedEntry], skipped: int
+) -> None:
+    console = Console()
+    if not findings and not paused:
+        click.echo(f"no findings yet ({project.insights_path})")
+    rows = [
+        (
+            f.created_at.strftime("%Y-%m-%d %H:%M"),
+            f.rule.value,
+            f"{f.subject_type.value} " + "/".join(p for p in (f.task_id, f.subject_id) if p),
+            f.detail,
+            f.action_taken,
+        )
+        for f in findings
+    ]
+    _table(
+        console,
+        "reflexkit insights",
+        project.insights_path,
+        ("when", "rule", "subject", "detail", "action"),
+        rows,
+    )
+    for entry in paused:
+        click.echo(show(f"paused: {entry.task_id}/{entry.subtask_id}: {entry.reason}"))
+    if skipped:
+        click.echo(f"skipped {skipped} unreadable line(s) of {project.insights_path}")
+
+
+def _analysis_json(outcome: AnalysisOutcome) -> dict[str, object]:
+    # Spelled out: the converter writes tuples of models as lists without converting items.
+    reply = outcome.reply
+    return {
+        "called": outcome.called,
+        "source": outcome.source,
+        "fallbackReason": outcome.fallback_reason,
+        "summary": reply.summary,
+        "taskActions": [_serde.unstructure(a) for a in reply.task_actions],
+        "lessonActions": [_serde.unstructure(a) for a in reply.lesson_actions],
+        "applied": _serde.unstructure(outcome.applied) if outcome.applied else None,
+        "logged": [_serde.unstructure(f) for f in outcome.logged],
+    }
+
+
+def _print_analysis(outcome: AnalysisOutcome) -> None:
+    if not outcome.called:
+        click.echo("analysis: no recent findings, nothing to analyse (no LLM call)")
+        return
+    click.echo(show(f"analysis ({outcome.source}): {outcome.reply.summary}"))
+    if outcome.fallback_reason:
+        click.echo(f"  the LLM analysis failed ({outcome.fallback_reason}); the findings stand")
+    for finding in outcome.logged:
+        click.echo(
+            "  " + show(f"{finding.subject_type.value} {finding.subject_id}: {finding.detail}")
+        )
+
+
+@click.command()
+@click.option(
+    "--analyze",
+    is_flag=True,
+    help="Ask Claude once for actions on the recent findings (none: no call); apply at most one.",
+)
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Stay and react to the run logs: the rules on each failed attempt, the analysis "
+    "every --every completed attempts; one line per event. Ends on Ctrl-C or SIGTERM.",
+)
+@click.option(
+    "--every",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --watch: analyse every this many completed attempts (insights.batchThreshold).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print camelCase JSON.")
+@click.pass_context
+def insights(
+    ctx: click.Context, analyze: bool, watch: bool, every: int | None, as_json: bool
+) -> None:
+    """List the findings of the insight rules and the paused subtasks."""
+    if every is not None and not watch:
+        raise click.UsageError("--every goes with --watch")
+    app = _app(ctx)
+    if watch:
+        _watch(app, every=every, as_json=as_json)
+        return
+    project = app.project()
+    log = app.insights.findings()
+    findings = log.read()
+    paused = app.insights.paused().paused()
+    outcome = None
+    if analyze:
+        history = RunLogReader(project.runs_dir).history()
+        recent, failures, tasks = analysis_input(
+            history,
+            log,
+            app.insights.paused(),
+            lookback_hours=project.config.insights.lookback_hours,
+            now=utcnow(),
+        )
+        outcome = app.insights.analysis().run(recent, failures, tasks=tasks)
+    if as_json:
+        data: dict[str, object] = {
+            "findings": [_serde.unstructure(f) for f in findings],
+            "paused": [_serde.unstructure(p) for p in paused],
+            "skippedLines": log.skipped,
+        }
+        if outcome is not None:
+            data["analysis"] = _analysis_json(outcome)
+        _dump(data)
+        return
+    _print_insights(project, findings, paused, log.skipped)
+    if outcome is not None:
+        _print_analysis(outcome)
+
+
+def _watch(app: Application, *, every: int | None, as_json: bool) -> None:
+    """``insights --watch``: react to the run logs until SIGINT or SIGTERM (exit 0)."""
+    project = app.project()
+    config = project.config.insights
+    if not config.enabled:
+        _fail(["insights.enabled is false: nothing to watch"], EXIT_FAILED)
+
+    def emit(event: InsightEvent) -> None:
+        kind, subtask, data = event
+        if as_json:
+            line = {"kind": kind.value, "subtaskId": subtask, "data": data}
+            click.echo(show_json(line, indent=False))
+            return
+        if kind is EventKind.FINDING:
+            subject = "/".join(str(p) for p in (data.get("taskId"), data.get("subjectId")) if p)
+            text = f"{data.get('rule')}: {data.get('subjectType')} {subject}: {data.get('detail')}"
+        else:
+            text = ", ".join(f"{k}={v}" for k, v in data.items() if v not in {"", None})
+        click.echo(show(f"{kind.value} {text}"))
+
+    watch = InsightWatch(
+        rules=app.insights.rules(),
+        analysis=app.insights.analysis,
+        findings=app.insights.findings(),
+        paused=app.insights.paused(),
+        every=every or config.batch_threshold,
+        lookback_hours=config.lookback_hours,
+        emit=emit,
+        clock=app.insights.clock(),
+    )
+    with StopSignals() as stop:
+        waker = FolderWaker(project.runs_dir, stop)
+        how = "inotify" if waker.blocking else "a look now and then"
+        click.echo(show(f"reflexkit: watching {project.runs_dir} ({how}); Ctrl-C ends"), err=True)
+        try:
+            for _ in watch.run(waker):
+                pass
+        finally:
+            waker.close()
+    click.echo("reflexkit: stopped watching", err=True)
+
+
+@click.command()
+@click.argument("subtask_id")
+@click.option("--task", "task_id", default=None, help="Only the subtask of this task.")
+@click.pass_context
+def resume(ctx: click.Context, subtask_id: str, task_id: str | None) -> None:
+    """Resume a subtask the insight rules paused, so the next run attempts it again."""
+    app = _app(ctx)
+    resumed = app.insights.paused().resume(subtask_id, task_id=task_id, reason="reflexkit resume")
+    if not resumed:
+        where = f" of task {task_id}" if task_id else ""
+        _fail([f"{subtask_id}{where} is not paused"], EXIT_FAILED)
+    for name in resumed:
+        click.echo(show(f"resumed {name}"))
+
+
+@click.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print camelCase JSON.")
+@click.pass_context
+def lessons(ctx: click.Context, as_json: bool) -> None:
+    """List the project's lessons: fixes that worked, offered to other subtasks."""
+    if ctx.invoked_subcommand is not None:
+        return
+    app = _app(ctx)
+    book = app.insights.lessons()
+    kept = list(book)
+    untrusted = getattr(book, "untrusted", 0)
+    if untrusted:  # an older reflexkit's lessons, or lines it did not write: say so, once
+        click.echo(
+            f"reflexkit: {untrusted} lines of {show(str(app.project().lessons_path))} are not "
+            "signed by this reflexkit (an older version or another machine wrote them, or "
+            "something else did) and are not used; `reflexkit lessons harvest` learns the "
+            "lessons again from memory and the run history",
+            err=True,
+        )
+    if as_json:
+        _dump([_serde.unstructure(lesson) for lesson in kept])
+        return
+    if not kept:
+        state = "no lessons in use" if untrusted else "no lessons yet"
+        click.echo(f"{state} ({app.project().lessons_path})")
+        return
+    rows = [
+        (
+            lesson.id,
+            lesson.tool,
+            lesson.failure_type.value,
+            lesson.fingerprint,
+            "/".join(p for p in (lesson.task_id, lesson.subtask_id) if p),
+            lesson.suggestion,
+        )
+        for lesson in kept
+    ]
+    columns = ("id", "tool", "failure type", "fingerprint", "learnt on", "suggestion")
+    _table(Console(), "reflexkit lessons", app.project().lessons_path, columns, rows)
+
+
+@lessons.command("remove")
+@click.argument("lesson_id")
+@click.pass_context
+def lessons_remove(ctx: click.Context, lesson_id: str) -> None:
+    """Forget one lesson, by its id."""
+    if not _app(ctx).insights.lessons().remove(lesson_id):
+        _fail([f"no lesson {lesson_id}"], EXIT_FAILED)
+    click.echo(show(f"removed {lesson_id}"))
+
+
+@lessons.command("harvest")
+@click.pass_context
+def lessons_harvest(ctx: click.Context) -> None:
+    """Learn the lessons of past runs: reflections that preceded a pass (reads all memory)."""
+    app = _app(ctx)
+    history = RunLogReader(app.project().runs_dir).history()
+    learnt = harvest(history, app.memory.store(), app.insights.lessons())
+    click.echo(f"learnt {len(learnt)} lesson(s)")

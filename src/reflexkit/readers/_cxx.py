@@ -1,0 +1,237 @@
+"""Readers for CMake: its configure errors, and CTest's test runs.
+
+CMake prints ``CMake Error at CMakeLists.txt:4 (find_package):`` followed by the message
+indented by two spaces and, for errors raised inside a module, a ``Call Stack (most recent call
+first):`` whose project line (``CMakeLists.txt:3 (find_package)``) is the one to fix. Errors
+without a location read ``CMake Error: The source directory ... does not exist.``. A package
+CMake cannot find is a missing dependency; anything else is a build (configuration) error.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._findings import MAX_BLOCKS, Findings, clip, dedupe, plural
+from reflexkit.readers._lines import matching_lines
+from reflexkit.readers._pattern import Pattern
+
+__all__ = ["parse_cmake", "parse_ctest"]
+
+M = re.MULTILINE
+
+_ERROR_AT = Pattern(r"^CMake Error at (?P<loc>.+?:\d+) \((?P<cmd>[\w:]+)\):$", M)
+_ERROR_PLAIN = Pattern(r"^CMake Error: (?P<msg>.+)$", M)
+_ERROR_AT_NEEDLE = Pattern(r"CMake Error at ")
+_ERROR_PLAIN_NEEDLE = Pattern(r"CMake Error: ")
+_BODY_LINE = Pattern(r"^ {2,}(?P<text>\S.*)$")
+_STACK_FRAME = Pattern(r"^  (?P<loc>\S+:\d+) \((?P<cmd>[\w:]+)\)$", M)
+_NOT_FOUND = Pattern(
+    r"Could NOT find (?P<pkg>[\w:.+-]+)|"
+    r'Could not find a package configuration file provided by\s+"(?P<cfg>[^"]+)"|'
+    r"No package '(?P<pc>[^']+)' found|"
+    r"(?:The following required packages were not found|A required package was not found)"
+)
+_HINT = Pattern(r"(?:Add the installation prefix of|Set [\w_]+ to|Try setting)[^.]*\.")
+_MAX_BODY_LINES = 12
+_MODULE_FILE = Pattern(r"(?:^|/)(?:share/cmake[^/]*/Modules|Modules)/|^/usr/|^/opt/")
+
+
+def parse_cmake(text: str) -> Findings | None:
+    """Recognise CMake's ``CMake Error at file:line (command):`` blocks and plain errors."""
+    blocks = matching_lines(text, _ERROR_AT_NEEDLE, _ERROR_AT)
+    plain = matching_lines(text, _ERROR_PLAIN_NEEDLE, _ERROR_PLAIN)
+    if not blocks and not plain:
+        return None
+    findings = Findings(tool="cmake", failure_type=FailureType.BUILD_ERROR)
+    packages: list[str] = []
+    hints: list[str] = []
+    for block in blocks[:MAX_BLOCKS]:
+        message = " ".join(_block_body(text, block.end()))
+        findings.facts.append(
+            f"CMake Error at {_cmake_where(text, block)}: {clip(_first_sentence(message), 160)}"
+        )
+        packages.extend(
+            found["pkg"] or found["cfg"] or found["pc"] or ""
+            for found in _NOT_FOUND.finditer(message)
+        )
+        hints.extend(m.group(0) for m in _HINT.finditer(message))
+    findings.facts.extend(clip(m.group(0), 200) for m in plain[:3])
+    findings.facts = dedupe(findings.facts)
+    findings.hints = dedupe(hints)[:2]
+    packages = dedupe(packages)
+    if packages or any(_NOT_FOUND.search(f) for f in findings.facts):
+        _advise_not_found(findings, packages)
+    else:
+        _advise_cmake_error(findings, len(blocks) + len(plain), located=bool(blocks))
+    findings.confidence = 0.85
+    return findings
+
+
+def _cmake_where(text: str, block: re.Match[str]) -> str:
+    """Return ``file:line (command)`` of an error, the project's frame for a module's error."""
+    where = f"{block['loc']} ({block['cmd']})"
+    if not _MODULE_FILE.search(block["loc"]):
+        return where
+    stack = _STACK_FRAME.findall(text[block.end() : block.end() + 3000])
+    own = [f"{loc} ({cmd})" for loc, cmd in stack if not _MODULE_FILE.search(loc)]
+    return own[0] if own else where
+
+
+def _advise_not_found(findings: Findings, packages: list[str]) -> None:
+    """A package CMake cannot find: a missing dependency."""
+    findings.failure_type = FailureType.DEPENDENCY_ERROR
+    findings.category = ReflectionCategory.MISSING_CONTEXT
+    names = ", ".join(packages[:4]) or "a required package"
+    findings.headline = f"CMake cannot find {names}."
+    findings.advice = (
+        f"Install the development package of {names} (headers and the CMake config or "
+        "pkg-config file), or point CMake at an existing install with CMAKE_PREFIX_PATH / "
+        "<Package>_DIR; make the dependency optional only if the code can do without it."
+    )
+    findings.steps.append(f"Install {names}, then re-run the same cmake command.")
+
+
+def _advise_cmake_error(findings: Findings, count: int, *, located: bool) -> None:
+    """An error in CMakeLists.txt (located), or in the cmake command line (not located)."""
+    findings.category = ReflectionCategory.ROOT_CAUSE if located else ReflectionCategory.TOOL_MISUSE
+    findings.headline = f"CMake configuration failed with {plural(count, 'error')}."
+    if located:
+        findings.advice = (
+            "Fix CMakeLists.txt at the line named: the files a target lists must exist (paths "
+            "are relative to the CMakeLists.txt), and the command's arguments must be spelled "
+            "as its documentation says."
+        )
+        findings.steps.append("Fix the named line, then re-run the same cmake command.")
+    else:
+        findings.advice = (
+            "Fix the cmake command line: the source directory (-S) must hold "
+            "CMakeLists.txt and the build directory (-B) must be writable."
+        )
+        findings.steps.append("Fix the cmake arguments, then run it again.")
+
+
+def _block_body(text: str, start: int) -> list[str]:
+    """Return the message lines of one ``CMake Error at`` block (up to its call stack)."""
+    lines: list[str] = []
+    for line in text[start : start + 4000].splitlines()[1:40]:
+        if line.startswith("Call Stack") or (not line.strip() and len(lines) > _MAX_BODY_LINES):
+            break
+        match = _BODY_LINE.match(line)
+        if match:
+            lines.append(match["text"].strip())
+        elif line.strip() and not line.startswith(" "):
+            break
+    return lines
+
+
+def _first_sentence(message: str) -> str:
+    """Return the message's most telling sentence (the ``Could NOT find`` one when present)."""
+    found = _NOT_FOUND.search(message)
+    if found is not None:
+        start = message.rfind(". ", 0, found.start())
+        begin = start + 2 if start >= 0 else 0
+        end = message.find(". ", found.end())
+        return message[begin : end + 1 if end >= 0 else len(message)].strip()
+    message = message.split(" Tried extensions ", 1)[0]
+    end = message.find(". ")
+    return message[: end + 1] if end >= 0 else message
+
+
+# --- ctest -----------------------------------------------------------------------------------
+
+_CTEST_FAILED = Pattern(r"^\s*(?P<line>\d+ - (?P<name>\S+) \((?P<why>[^)\n]+)\))$", M)
+"""A line of ctest's closing list, under ``The following tests FAILED:``."""
+_CTEST_STATUS = Pattern(
+    r"^\s*(?P<line>\d+/\d+ Test +#\d+: (?P<name>\S+) \.+\s*(?P<why>[^\n*]*\*{3}[^\n]*?))"
+    r"(?:\s+[\d.]+ sec)?$",
+    M,
+)
+"""ctest's status line of a test that did not pass: ``14/19 Test #14: misc ....***Failed``."""
+_CTEST_NEXT = Pattern(r"^\s*(?:Start +\d+: |\d+/\d+ Test +#|\d+% tests passed)", M)
+_CTEST_SUMMARY = Pattern(r"^(?P<line>\d+% tests passed, \d+ tests? failed out of \d+)$", M)
+_CTEST_NONE = Pattern(r"^No tests were found!+$", M)
+_FAIL_WORD = Pattern(r"(?i)(?<![\w-])(?:fail(?:ed|ure|s)?|assert\w*)(?![\w-])")
+_ERROR_WORD = Pattern(r"(?i)(?<![\w-])(?:error|expected|mismatch)(?![\w-])")
+_NOT_A_FAILURE = Pattern(
+    r"(?i)(?<![\w-])(?:pass(?:ed)?|ok)(?![\w-])|\d+ (?:tests? )?(?:fail|error)|"
+    r"(?:fail|error)\w*:? \d+|^\W*(?:fail(?:ed|ure)?|error)\W*$"
+)
+"""A line that says what passed, a count (``27 Tests 1 Failures``), or a lone verdict word."""
+_CRASHED = Pattern(r"(?i)segfault|sigsegv|bus error|illegal|sigill|sigbus")
+_ABORTED = Pattern(r"(?i)aborted|exception")
+_ASSERTION = Pattern(r"(?i)assert")
+"""An abort after an assertion is the test's verdict, not a crash."""
+_TIMED_OUT = Pattern(r"(?i)timeout")
+_OWN_LINES = 2
+"""A failing test's own lines quoted (its first assertion or error lines)."""
+
+
+def parse_ctest(text: str) -> Findings | None:
+    """Recognise a CTest run: its failed-tests list, status lines and what tests printed.
+
+    With ``--output-on-failure`` the lines each failing test printed give its assertion or error.
+
+    A test that crashed (``***Exception: SegFault``, ``(SEGFAULT)``) is a runtime error; one
+    that failed or timed out is a test failure.
+    """
+    listed = matching_lines(text, Pattern(r" - "), _CTEST_FAILED)
+    summary = _CTEST_SUMMARY.search(text)
+    if summary is None and not _CTEST_NONE.search(text):
+        return None
+    findings = Findings(tool="ctest", failure_type=FailureType.TEST_FAILURE)
+    if summary is None or not listed:
+        findings.category = ReflectionCategory.TOOL_MISUSE
+        findings.headline = "ctest found no tests to run."
+        findings.advice = (
+            "ctest runs the tests of the build directory it is run in: run it in (or point "
+            "`--test-dir` at) the build directory, after building with testing enabled."
+        )
+        findings.steps.append("Run `ctest --test-dir <build dir> -N` to list the tests first.")
+        findings.confidence = 0.6
+        return findings
+    findings.summary = summary["line"]
+    statuses = {m["name"]: m for m in _CTEST_STATUS.finditer(text)}
+    for failed in listed[:MAX_BLOCKS]:
+        findings.tests.append(failed["name"])
+        findings.facts.append(failed["line"])
+        status = statuses.get(failed["name"])
+        if status is not None:
+            findings.details.append(status["line"])
+            findings.facts.extend(_own_lines(text, status.end()))
+    whys = " ".join(m["why"] for m in listed)
+    asserted = any(_ASSERTION.search(fact) for fact in findings.facts)
+    if _CRASHED.search(whys) or (_ABORTED.search(whys) and not asserted):
+        findings.failure_type = FailureType.RUNTIME_ERROR
+        findings.advice = (
+            "A test program crashed: run it alone under a debugger or rebuild with "
+            "`-fsanitize=address,undefined` to get the faulting line, then fix the invalid "
+            "memory access there."
+        )
+    elif _TIMED_OUT.search(whys):
+        findings.advice = (
+            "A test ran past ctest's time limit: the code under test loops or waits forever on "
+            "that input. Find the loop that makes no progress rather than raising the timeout."
+        )
+    else:
+        findings.advice = (
+            "Each failing test is quoted with the lines it printed: fix the code under test so "
+            "the named assertion holds (or fix the test if its expectation is wrong)."
+        )
+    findings.headline = f"ctest reported {plural(len(listed), 'failing test')}."
+    findings.steps.append(
+        f"Run it alone in the build directory: `ctest -R '^{findings.tests[0]}$' "
+        "--output-on-failure`."
+    )
+    findings.confidence = 0.85
+    return findings
+
+
+def _own_lines(text: str, start: int) -> list[str]:
+    """Return the first lines a failing test printed that say what failed (not what passed)."""
+    end = _CTEST_NEXT.search(text, start)
+    block = text[start : end.start() if end else start + 20_000]
+    lines = [line.strip() for line in block.splitlines() if not _NOT_A_FAILURE.search(line)]
+    failing = [line for line in lines if _FAIL_WORD.search(line)]
+    failing += [line for line in lines if _ERROR_WORD.search(line) and line not in failing]
+    return dedupe(clip(line, 200) for line in failing)[:_OWN_LINES]

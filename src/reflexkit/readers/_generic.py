@@ -1,0 +1,789 @@
+"""The generic reader: error lines, locations and codes found by their shape, in any language.
+
+It reads what no format's reader claims, so it must be good on output nobody has seen. It
+looks for what every tool prints in some form: error lines (``error:``, ``error[E0308]``,
+``FAIL``, ``not ok``, ``panic:``, ``SomethingError``/``Exception``), locations as printed
+(``path:line[:col]``, ``File "x", line N``, ``at f (file:line:col)``, ``--> file:line:col``,
+``file(line,col)``), codes (``E0308``, ``TS2322``, ``SC2086``), expected/actual pairs and
+summary lines. Lines that name the project's own files rank above library and system paths.
+Everything is quoted verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._blocks import Block, find_locations, is_library_path, read_blocks
+from reflexkit.readers._blocks import location_path as _location_path
+from reflexkit.readers._findings import Findings, clip, dedupe, plural
+from reflexkit.readers._kinds import KILLED, ErrorKind, error_kind, killed, signal_exit
+from reflexkit.readers._lines import matching_lines
+from reflexkit.readers._pattern import Pattern
+from reflexkit.readers._verdicts import SETUP, Verdict, verdict
+
+__all__ = ["find_locations", "is_library_path", "parse_generic"]
+
+M = re.MULTILINE
+
+_WINDOW = 12_000
+_MAX_FACTS = 6
+_MIN_FACTS = 3
+_FACT_BUDGET = 560
+_MAX_LOCATIONS = 3
+_DECORATION = "_=!*"
+"""The quoted error lines together stay under this many characters."""
+_LINE_LIMIT = 200
+_LINE_CAP = 500
+"""Lines of the window are cut to this many characters (a quoted line keeps 200)."""
+
+_ERROR_LINE = Pattern(
+    r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
+    r"|^\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
+    r"fatal error|Uncaught\b|Unhandled\b|[✗✖\u00d7✘❌]|\[(?:ERROR|FAIL|FATAL)\])"
+    r"|\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at |@)"
+    r"|\berror (?:TS|CS|C|LNK)\d+"
+    r"|\b(?:Segmentation fault|core dumped|Aborted|Killed)\b"
+    r"|\b(?:syntax|parse|compile|compilation|fatal|type|runtime|internal) errors?\b"
+    r"|\b(?:Error|ERROR|Errors) (?:at|in|on|while)\b|^\s*(?:#\s*)?Failed test\b"
+    r"|\bE(?:CONN\w+|NOENT|ACCES|PERM|ADDRINUSE|TIMEDOUT|PIPE|NOTFOUND|EXIST|ISDIR|NOTDIR|"
+    r"NOSPC|ROFS|AGAIN|HOSTUNREACH|NETUNREACH)\b"
+    r"|\bAssertion(?:Error)?\b.*\bfailed\b|(?i:\bassert(?:ion)? failed\b)"
+    r"|(?:\s|\|)(?:FAIL|FAILED|ERROR)(?:\s*\||\s*$)"  # a verdict column: "name | FAIL |"
+    r"|(?:^|\s)(?:error|ERROR|fatal|FATAL)\s{2,}\S"  # a severity column (stylish reporters)
+    r"|\[[A-Z]{1,4}\d{2,5}\b"  # [B602:...], [E0308]
+    r"|^\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
+    r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
+    r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: |^\s*\*\* \(\w+"
+)
+_DIAGNOSTIC = Pattern(
+    # a line that starts with a location, or a rule code, and goes on with a message
+    r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
+    r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S|^\s*\d+: [A-Z]{1,3}\d{1,4} \S"
+    r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
+    r"|^\s*\^[-~^]*\s+[A-Z]{1,4}\d{2,5}\b"  # a caret under the code: "^-- SC2086 (info): ..."
+    r"|^\S+: (?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+:\s+\S"  # "prog: file:line: msg"
+)
+_PADDING = Pattern(r" {8,}")  # a padded column (robot): kept short
+_EXCEPTION_MESSAGE = Pattern(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
+_IDENTIFIER = Pattern(r"[\w.:/-]{28,}")
+_LESSER = Pattern(r"(?:^|\s)(?:warning|WARNING|warn|note|info|INFO)(?::|\s{2,}|\b)")
+_WEAK_LINE = Pattern(
+    r"(?i)\b(?:cannot|can't|could not|couldn't|unable to|not found|no such|denied|refused|"
+    r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
+    r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
+    r"is not (?:of type|valid|one of|allowed)|unresolved|undeclared|must (?:be|not|have)|"
+    r"unused|never used|"
+    r"would be reformatted|needs? formatting|not formatted|DID NOT|issues? found|"
+    r"problems? found|violations? found)\b"
+    r"|^\s*\S+ != \S+\s*$"
+)
+_NOT_AN_ERROR = Pattern(
+    r"(?i)\s*(?:ok|pass(?:ed)?|\[?(?:info|debug)\]?|warning|note|hint|help)\b|\s*[✓✔√]"
+)
+"""A line that opens with a pass or a lesser word (used with ``match``)."""
+_ZERO_ERRORS = Pattern(r"(?i)\b0 (?:errors?|failed|failures)\b|^[\w()-][\w ()-]*: 0\s*$")
+"""A count of no errors, or ``name: 0`` (tried only on a line holding ``0``)."""
+_CODE = Pattern(
+    r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[\w.]+)+)(?:,[^\]\n]*)?\]"
+    r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$"
+    r"|^(?P<lead>[a-z][a-z\d]*(?:-[a-z\d]+)+)(?:\[[\w-]+\])?: \S",
+    M,
+)
+_MAX_CODES = 5
+_PAIR = Pattern(
+    r"^\s*(?:#\s*|//\s*)?(?:[-+]\s)?(?P<key>expected|actual|received|got|want(?:ed)?|left|right|"
+    r"Expected|Actual|Received|Got|Want|Left|Right|expect|but was|but got)\b\s*[:=]?\s*\S.*",
+    M,
+)
+_SUMMARY = Pattern(
+    r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?|offen[cs]es?|"
+    r"violations?|broken)\b.*$|^.*\b(?:Findings|Violations|Offenses|Issues): [1-9].*$"
+    r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
+    M,
+)
+_SUMMARY_NEEDLE = Pattern(
+    r"\d (?:fail|error|problem|test|offen|violation|broken)|Tests?:\s|FAILED \(|"
+    r"(?:#|\u2139) (?:fail|not ok) \d|(?:Findings|Violations|Offenses|Issues): [1-9]"
+)
+"""Every summary line holds one of these: the lines that do are the only ones read."""
+_TEST_SHAPE = Pattern(
+    r"^\s*(?:FAIL\b|FAIL:|not ok\b|--- FAIL|#\s+Failed test\b|Result: FAIL)"
+    r"|\b\d+ (?:failed|failing)\b|\bTests? failed\b",
+    M,
+)
+_COMPILE_SHAPE = Pattern(
+    r"^\S+\.\w+:\d+(?:[:.]\d+)?(?:-\d+(?:[:.]\d+)?)?:\s*(?:fatal )?error\b"
+    r"|^error(?:\[\w+\])?:|\berror (?:TS|CS|C)\d+"
+    # `f.pas(16,10) Error:`, `f.nim(10, 18) Error:`: a place in parentheses, then the error
+    r"|^\S+\.\w+\(\d+(?:, ?\d+)?\):? (?:[Ee]rror|Fatal)\b"
+    # a place alone (OCaml's `File "x.ml", line 5, characters 2-9:`, gfortran's `f.f90:6:8:`),
+    # the source line under it, then `Error:`
+    r"|^(?:File \"[^\"\n]+\", line \d+, characters \d+-\d+|\S+\.\w+:\d+(?::\d+)?):\n"
+    r"(?:.*\n){0,8}?Error: "
+    # an error's class, then the place a renderer prints under it (`--> f.sol:10:25:`)
+    r"|^\w*Error: [^\n]*\n\s*--> \S+:\d+",
+    M,
+)
+_LOCATED_MESSAGE = Pattern(
+    r"^\S+\.[a-z]\w{0,5}:\d+:\d+: (?![Ww]arning|note|info|hint)"
+    r"(?:[a-z][a-z]+|\"[^\"\n]+\") [^\n]*$",
+    M,
+)
+"""A compiler's ``file.erl:7:27: variable 'X' is unbound`` (or protoc's ``f.proto:8:3: "Money"
+is not defined.``): a located message, no rule code."""
+_RUNTIME_SHAPE = Pattern(
+    r"^\s*(?:Traceback|panic:|Exception in thread|Uncaught|thread '.*' panicked)"
+    r"|\b(?:Segmentation fault|core dumped|Aborted|Bus error)\b"
+    r"|^\s+at \S.*[:(]\d+|^[A-Z][\w.]*(?:Error|Exception)\b|^Exception: \S"
+    # an exception no handler caught, in any language's words (`raised CONSTRAINT_ERROR`,
+    # `Unhandled TYPE-ERROR`, `Unhandled exception:`)
+    r"|^\s*(?:[Uu]nhandled|[Uu]ncaught|raised) (?:exception\b|[\w.:-]*(?:ERROR|Error|Exception)\b)"
+    # a program's stack, printed as it died (Guile's, SBCL's, CHICKEN's)
+    r"|^\s*(?:Backtrace(?: for)?:|Call history:)",
+    M,
+)
+_NUMBER = Pattern(r"\d+")
+_CALLS = Pattern(r"^Calls: \S.*$", M)
+_FRAME = Pattern(
+    r"^\s+(?:at |from |#\d+ |\[C\]: in |\(\S+ [\d.]+\) )"
+    r"|: in (?:function|main chunk|\?|local|method|upvalue|field)\b"
+    r"|^\s*\S+\.\w+:\d+: (?:\(\w+\)|anonymous fn|[\w.]+/\d+$|in `)"  # Elixir, Lua
+    r"|^\s+\S+\.\w+:\d+:in `|^\s+File \"[^\"]+\", line \d+, in "
+)
+"""A stack frame of Lua, Elixir, Ruby, PHP, JS, JVM, Python (``at``, ``in function``...)."""
+_WORDS = Pattern(r"^\s*[^\s+\-|\[\]{}()].*[A-Za-z]{2}")
+"""A line that says something (not a diff line or a bracket of a printed value)."""
+_STACK_HEADER = Pattern(
+    r"^\s*(?:stack traceback:|Stack trace:|Traceback \(|stacktrace:|Call Stack)"
+)
+_STRICT_WARNING = Pattern(r"^\s*\S*\s*(?:WARNING|[Ww]arning)\b\s*[:-]")
+_STRICT = ("strict mode", "treated as errors", "warnings as errors", "-Werror")
+_VERDICT = Pattern(
+    r"^[\s_=!*#>-]*(?:FAIL(?:ED|URE)?\b|ERROR\b|not ok\b|--- FAIL|[✗✖\u00d7✘❌✕●]|CONFLICT\b|"
+    r"FATAL\b|CRITICAL\b|PANIC\b|panic:|Error:|error(?:\[\w+\])?:|fatal:)"
+    r"|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
+)
+_QUOTED_COMMAND = Pattern(r"[\"`'](?P<cmd>[a-z][\w.-]* [a-z-][^\"`']*)[\"`']")
+_BARE_TRAILER = Pattern(r"^\s*\S+:\d+: \w+$")  # pytest's "tests/x.py:7: AssertionError"
+_HINT = Pattern(
+    r"^\s*(?:- )?(?:hint|help|Hint|HINT|note: Hint|suggestion|Suggestion|Did you mean|did you mean|"
+    r"Did you (?:remember|forget) to|"
+    r"To fix|Try|Run|Use|\(use)\b ?:?\s*(?P<hint>.*\S)",
+    M,
+)
+_LOG = Pattern(
+    r"^\s*(?:Full log written to|A complete log of this run can be found in:?|Check the log at|"
+    r"See the log at|[Ll]og file:|[Ss]ee (?:the )?log(?: file)?:?) \S+$",
+    M,
+)
+"""Where the tool wrote what it did not print: the details of the failure are there."""
+_STYLISH_ROW = Pattern(r"^\d+:\d+\s")
+_STYLISH_FILE = Pattern(r"^(?P<file>[^\s:]+\.\w+)$", M)
+_ERROR_WORD = Pattern(r"(?i)\berror\b")
+
+
+def _score(line: str, own: tuple[str, ...]) -> int:
+    """Rank an output line: error shapes high, project files higher, library paths lower."""
+    if _NOT_AN_ERROR.match(line) or ("0" in line and _ZERO_ERRORS.search(line.strip())):
+        return 0
+    digit = _DIGIT.search(line) is not None
+    score = _shape_score(line, digit=digit)
+    if not score:
+        return 0
+    if score > 1 and _LESSER.search(line) and not _ERROR_WORD.search(line):
+        score -= 1
+    score += _adjustment(line)
+    return score + (_location_score(line, own) if digit else 0)
+
+
+def _shape_score(line: str, *, digit: bool) -> int:
+    """The line's shape: 3 an error line's, 2 a diagnostic's, 1 a weak line's, 0 none.
+
+    A diagnostic starts with a place or a rule code; a weak line says could not, missing ...
+    """
+    low = line.lower()
+    if _may_be_an_error_line(line, low) and _ERROR_LINE.search(line):
+        return 3
+    if digit and _DIAGNOSTIC.match(line):  # a location or a rule code: a digit either way
+        return 2
+    return 1 if _may_be_weak(low) and _WEAK_LINE.search(line) else 0
+
+
+def _location_score(line: str, own: tuple[str, ...]) -> int:
+    """+1 for a place in the project, +2 in a file the attempt changed, -1 in a library."""
+    paths = [_location_path(loc) for loc in find_locations(line)]
+    if not paths:
+        return 0
+    if all(is_library_path(p) for p in paths):
+        return -1
+    mine = own and any(p.endswith(own) or any(o in p for o in own) for p in paths)
+    return 2 if mine else 1
+
+
+_BRACKET_CODE = Pattern(r"\[[A-Z]{1,4}\d{2,5}\b")
+_ERROR_KEYS = (
+    "error", "fatal", "fail", "not ok", "panic", "uncaught", "unhandled", "exception",
+    "segmentation", "core dumped", "abort", "killed", "assert", "conflict", "critical",
+    "severe", "***", "** (", "interrupted", "econn", "enoent", "eacces", "eperm", "eaddrinuse",
+    "etimedout",
+    "epipe", "enotfound", "eexist", "eisdir", "enotdir", "enospc", "erofs", "eagain",
+    "ehostunreach", "enetunreach", "\u2717", "\u2716", "\u00d7", "\u2718", "\u274c", "\u2715",
+    "\u25cf",
+)  # fmt: skip
+"""Every shape of ``_ERROR_LINE`` contains one of these (lower-cased): a cheap first test."""
+
+
+_WEAK_KEYS = (
+    "can", "could", "unable", "not", "no such", "denied", "refused", "invalid", "missing",
+    "undefined", "unexpected", "fail", "allowed", "unknown", "violat", "expected", "mismatch",
+    "support", "did", "would", "format", "found", "!=", "unresolved", "undeclared", "must",
+    "unused", "never used",
+)  # fmt: skip
+"""Every shape of ``_WEAK_LINE`` contains one of these (lower-cased)."""
+_DIGIT = Pattern(r"\d")
+_ANY_ERROR_KEY = Pattern("|".join(map(re.escape, _ERROR_KEYS)))
+_ANY_WEAK_KEY = Pattern("|".join(map(re.escape, _WEAK_KEYS)))
+
+
+def _may_be_weak(low: str) -> bool:
+    """Return whether a line (lower-cased) can match ``_WEAK_LINE``: one literal scan."""
+    return _ANY_WEAK_KEY.search(low) is not None
+
+
+def _may_be_an_error_line(line: str, low: str) -> bool:
+    """Return whether *line* can match ``_ERROR_LINE`` (a literal scan, ~10x cheaper)."""
+    if line.lstrip()[:1] == "E" or ("[" in line and _BRACKET_CODE.search(line)):
+        return True
+    return _ANY_ERROR_KEY.search(low) is not None
+
+
+def _adjustment(line: str) -> int:
+    """Verdicts and exception messages rank higher; pytest's bare trailers lower."""
+    if _VERDICT.match(line) or _EXCEPTION_MESSAGE.search(line):
+        return 1
+    if _BARE_TRAILER.match(line):
+        return -1
+    return 0
+
+
+_LONG_LINE = Pattern(rf"[^\n]{{{_LINE_CAP + 1},}}")
+
+
+def _window(text: str) -> str:
+    """The head and the tail of *text*, each line cut to ``_LINE_CAP`` characters.
+
+    Every pattern then reads a bounded window of bounded lines: the reader's cost is linear
+    in its input and has a ceiling, whatever the output holds (one line of 100,000
+    characters, a run of blanks).
+    """
+    if len(text) > _WINDOW:
+        text = text[: _WINDOW // 2] + "\n" + text[-_WINDOW // 2 :]
+    return _LONG_LINE.sub(lambda m: m.group(0)[:_LINE_CAP], text)
+
+
+def _error_lines(lines: list[str], own: tuple[str, ...], *, strict: bool = False) -> list[str]:
+    """Pick the best error lines, best first (then in output order), one per shape.
+
+    A stack frame is where an error passed, not the error: frames rank below the line just
+    above the stack, which states it. With *strict* (warnings treated as errors, said by the
+    output's verdict) a warning line is an error line.
+    """
+    picked: list[str] = []
+    shapes: set[str] = set()
+    used = 0
+    for index in _candidates(lines, own, strict=strict):
+        shape = _NUMBER.sub("#", lines[index].strip())
+        if shape in shapes or _repeats_an_identifier(lines[index], picked):
+            continue
+        fact = _as_fact(lines, index)
+        if any(fact in p for p in picked) or (picked and used + len(fact) > _FACT_BUDGET):
+            continue
+        shapes.add(shape)
+        picked.append(fact)
+        used += len(fact)
+        if len(picked) == _MAX_FACTS:
+            break
+    return picked
+
+
+def _candidates(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list[int]:
+    """The indexes of the lines worth quoting: error lines best first, then weak lines.
+
+    Weak lines (could not, missing ...) after the first error line explain it; without an
+    error line, the weak lines are all there is.
+    """
+    scored = _scores(lines, own, strict=strict)
+    strong = [(i, s) for i, s in scored if s >= 2]  # noqa: PLR2004 -- an error shape at least
+    strong.sort(key=lambda pair: (-pair[1], pair[0]))
+    first = min((i for i, _ in strong), default=0)
+    weak = [(i, s) for i, s in scored if s == 1 and i > first] if strong else scored
+    weak = [(i, s) for i, s in weak if s > 0]
+    return [i for i, _ in strong + weak[: max(_MIN_FACTS - len(strong), 0)]]
+
+
+def _scores(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list[tuple[int, int]]:
+    """Each line's index and rank; a finding headed by its rule id, its place below, first."""
+    stack = [bool(_STACK_HEADER.match(line) or _FRAME.search(line)) for line in lines]
+    stack.append(False)
+    return [
+        (index, 4 if _RULE_FINDING.match(line) and _placed_below(lines, index) else rank)
+        for index, line in enumerate(lines)
+        for rank in [_ranked(line, own, strict=strict, frame=stack[index], above=stack[index + 1])]
+    ]
+
+
+def _as_fact(lines: list[str], index: int) -> str:
+    """The line at *index* as quoted: with what completes it around it, undecorated, clipped."""
+    line = _PADDING.sub("  ", _with_continuation(lines, index))
+    line = _with_place(lines, index, line)
+    line = _with_label(lines, index, line)
+    line = _with_location_below(lines, index, line)
+    kept = line.strip() if line.lstrip().startswith("** (") else _undecorated(line)
+    return clip(kept.strip(), _LINE_LIMIT)
+
+
+_TRAILING_MARK = Pattern(r"(?<=\w)[!*]$")
+
+
+def _undecorated(line: str) -> str:
+    """The line without its decoration (``=== x ===``, ``**x**``), a sentence's ``!`` kept."""
+    kept = line.strip().strip(_DECORATION)
+    mark = _TRAILING_MARK.search(line.strip())
+    return kept + mark.group(0) if mark is not None and not kept.endswith(mark.group(0)) else kept
+
+
+def _ranked(line: str, own: tuple[str, ...], *, strict: bool, frame: bool, above: bool) -> int:
+    """Rank a line; *frame*: it is a stack frame or header, *above*: the next line is."""
+    if strict and _STRICT_WARNING.match(line):
+        return 4 if find_locations(line) or "-" in line else 3
+    if frame:
+        return min(_score(line, own), 1)
+    label = _caret_label(line)
+    if label:  # ranked by what it says, not by the carets
+        return _score(label, own)
+    score = _score(line, own)
+    if above and _WORDS.search(line):
+        score = max(score, 2) + 2  # the message a stack trace explains
+    if _RULE_FINDING.match(line) or _RULE_ALONE.match(line):
+        score = max(score, 2)  # a checker's finding headed by its rule id
+    return score
+
+
+def _placed_below(lines: list[str], index: int) -> bool:
+    """Whether the line under a rule-headed finding is its place (``f.yml:4 ...``)."""
+    return index + 1 < len(lines) and _PLACE_ALONE.match(lines[index + 1]) is not None
+
+
+_RULE_FINDING = Pattern(r"^[a-z][a-z\d]*(?:-[a-z\d]+)+(?:\[[\w-]+\])?: [A-Z`\"'][^\n]*$")
+"""A finding that opens with its rule id (``package-latest: Package installs should ...``),
+its place on the line below."""
+_RULE_ALONE = Pattern(r"^\s*[^\w\s]{0,4}\s*[a-z][a-z\d]*(?:-[a-z\d]+)+\s*$")
+"""A rule id alone on its line, a finding's header (``\u276f\u2771 no-yaml-load``)."""
+
+
+def _repeats_an_identifier(line: str, picked: list[str]) -> bool:
+    """Return whether *line* names the same long identifier (a test id) as a picked line."""
+    names = _IDENTIFIER.findall(line)
+    return any(name in fact for name in names for fact in picked)
+
+
+_PLACE_ABOVE = Pattern(r"^In (?P<place>\S+ line \d+):$")
+_CARET = Pattern(r"^\s*\^[-~^]*\s")
+_CARET_LABEL = Pattern(
+    r"[\s\u2502|:]*(?:\d+\s*[\u2502|])?\s*\^[-~^|]*[ \t]+(?P<label>[^\s^~|-].*\S)"
+)
+"""A caret line with its label (``  |   ^^^ Expected `int`, found `str` ``, ``│  ^ unexpected
+token``): the label says what is wrong at the place the carets point to."""
+_LABEL_LOOKAHEAD = 6
+
+
+def _caret_label(line: str) -> str:
+    """The label of a caret line, or ``""``."""
+    if "^" not in line:
+        return ""
+    match = _CARET_LABEL.match(line)
+    return match["label"] if match is not None else ""
+
+
+_LOCATION_BELOW = Pattern(
+    r"\s*(?:-->|,-\[|[\u256d\u250c]\u2500+\[?|\u256d\u25b8)\s*(?P<loc>[^\s\[\]]+:\d+(?::\d+)?)\]?\s*$"
+)
+"""The place a renderer prints on the line under its error: rustc's and ty's ``--> f:1:2``,
+miette's ``,-[f:1:2]``, codespan's ``\u250c\u2500 f:1:2``, annotate's ``\u256d\u25b8 f:1:2``."""
+
+
+def _with_location_below(lines: list[str], index: int, line: str) -> str:
+    """An error line without a location, with the place printed on the line under it."""
+    if index + 1 >= len(lines) or find_locations(line):
+        return line
+    below = _LOCATION_BELOW.match(lines[index + 1])
+    if below is None and _RULE_FINDING.match(lines[index]):
+        below = _PLACE_ALONE.match(lines[index + 1])
+    return f"{line} at {below['loc']}" if below is not None else line
+
+
+_PLACE_ALONE = Pattern(r"^\s*(?P<loc>[\w./-]+\.\w+:\d+(?::\d+)?)(?:\s|$)")
+"""A line that opens with a place: where the rule-headed finding above it is."""
+
+
+def _with_label(lines: list[str], index: int, line: str) -> str:
+    """An error line followed (within a snippet) by a caret line's label, with that label.
+
+    Renderers of many tools (rustc's, ruff's, ty's, codespan's, miette's) print the error,
+    the place, the source line, then carets under the span and what is wrong there.
+    """
+    if _caret_label(lines[index]):
+        return line
+    for below in lines[index + 1 : index + 1 + _LABEL_LOOKAHEAD]:
+        label = _caret_label(below)
+        if label:
+            return line if label in line else f"{line} ({label})"
+        if _ERROR_LINE.search(below):  # the next error: this one has no label
+            break
+    return line
+
+
+def _with_place(lines: list[str], index: int, line: str) -> str:
+    """A caret line under a source line, named with the ``In file line N:`` above them."""
+    if not _CARET.match(lines[index]):
+        return _caret_label(lines[index]) or line
+    for back in range(index - 1, max(index - 6, -1), -1):
+        place = _PLACE_ABOVE.match(lines[back].strip())
+        if place is not None:
+            return f"{place['place']}: {line.strip().lstrip('^-~ ')}"
+    return line
+
+
+_ANNOUNCES_A_LIST = Pattern(r"(?:\([1-9]\d*\)|\b[Ff]ound [1-9]\d* [^\n]*[.!])$")
+"""A line that announces the items below it: ``Unused files (1)``, ``Found 1 cycle!``."""
+_FIELD_BELOW = Pattern(r"^\s+[a-z][a-z ]{2,30}: [^\s=;(){}][^=;(){}]*$")
+"""An indented ``for module path: x`` under an error: the error's own detail (not a line of
+code such as ``const rate: u32 = f();``)."""
+
+
+def _with_continuation(lines: list[str], index: int) -> str:
+    """Return the line, joined to its next line when it heads it.
+
+    A header (``...:``) heads its indented or plain next line; a line that announces a
+    list (``Unused files (1)``) heads its first item; an error heads its indented ``key:
+    value`` detail (``for module path: json-pointer``).
+    """
+    line = lines[index].strip()
+    if index + 1 < len(lines) and (
+        _ANNOUNCES_A_LIST.search(line) or _FIELD_BELOW.match(lines[index + 1])
+    ):
+        return f"{line} {lines[index + 1].strip()}"
+    if line.endswith(":") and index + 1 < len(lines):
+        following = lines[index + 1]
+        indent = len(lines[index]) - len(lines[index].lstrip())
+        indented = len(following) - len(following.lstrip()) > indent
+        plain = not _ERROR_LINE.search(following) and not _DIAGNOSTIC.match(following)
+        if indented or plain:
+            return f"{line} {following.strip()}"
+    return line
+
+
+def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[str]:
+    """Return the project's own locations named in the output and not yet in *facts*."""
+    quoted = " ".join(facts)
+    candidates = [loc for loc in find_locations(text) if not is_library_path(_location_path(loc))]
+    if own:
+        mine = [loc for loc in candidates if any(o in _location_path(loc) for o in own)]
+        candidates = mine + [loc for loc in candidates if loc not in mine]
+    return [loc for loc in candidates if loc not in quoted][:_MAX_LOCATIONS]
+
+
+_SHAPES = (
+    (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
+     _TEST_SHAPE, FailureType.TEST_FAILURE),
+    (("error", "Error: "), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
+    ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
+    (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
+      "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",
+      "Call history"), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
+)  # fmt: skip
+"""The shapes of a failure type, each tried only when one of its words is in the output
+(a substring test is a fraction of a pattern's pass over every line)."""
+
+
+def _shape_type(text: str) -> FailureType:
+    """Guess the failure type from the output's shape alone."""
+    for needles, shape, failure_type in _SHAPES:
+        if any(needle in text for needle in needles) and shape.search(text):
+            return failure_type
+    return FailureType.UNKNOWN
+
+
+def parse_generic(
+    text: str, exit_code: int | None, files_modified: tuple[str, ...] = (), *, command: str = ""
+) -> Findings:
+    """Quote the error lines, locations, codes and summary of output no reader recognised.
+
+    Args:
+        text: The cleaned output.
+        exit_code: The command's exit code.
+        files_modified: The files the attempt changed; lines naming them rank first.
+        command: The command line; a re-run command the output prints for it is a hint.
+
+    Returns:
+        Findings of tool ``"command"``; the failure type is guessed from the output's shape
+        (``unknown`` when it has none, for the caller to read from the command line).
+    """
+    window = _window(text)
+    lines = [line for line in window.splitlines() if line.strip()]
+    proof = verdict(window)
+    findings = _started(window, proof, exit_code)
+    code = f" with exit code {exit_code}" if exit_code is not None else ""
+    if not lines:
+        return _printed_nothing(findings, code)
+    if proof is not None and proof.setup:
+        return _could_not_run(findings, proof, lines)
+    blocks = read_blocks(window)
+    if _are_tests(blocks, proof):
+        return _failing_tests(findings, blocks, window, command)
+    own = tuple(f for f in files_modified if f)
+    strict = proof is not None and any(word in proof.line for word in _STRICT)
+    facts = _error_lines(lines, own, strict=strict) or _diff_files(window)
+    if not facts:
+        return _last_lines(findings, lines, code)
+    findings.facts = facts
+    _add_stylish_file(findings, window)
+    _add_context(findings, window, own, closing=proof is None or proof.closing)
+    return _by_shape(findings, code, exit_code)
+
+
+def _by_shape(findings: Findings, code: str, exit_code: int | None) -> Findings:
+    """Error lines found by their shape: the headline, the advice of their kind, the step."""
+    findings.headline = (
+        f"The command failed{code}; no reader knows its output's format, so these are its "
+        "error lines by their shape."
+    )
+    _advise(findings, KILLED if killed(exit_code) else error_kind(" ".join(findings.facts)))
+    findings.steps.append(
+        f"Reproduce it: re-run the command and look at `{clip(findings.facts[0], 90)}`."
+    )
+    findings.confidence = 0.4
+    return findings
+
+
+def _started(window: str, proof: Verdict | None, exit_code: int | None) -> Findings:
+    """The findings' type and evidence from the verdict (else the shape), and the signal."""
+    findings = Findings(
+        tool="command",
+        failure_type=proof.failure_type if proof else _shape_type(window),
+        evidence=proof.line if proof else "",
+    )
+    signal = signal_exit(exit_code)
+    if signal:
+        findings.details.append(signal)
+    return findings
+
+
+def _printed_nothing(findings: Findings, code: str) -> Findings:
+    findings.headline = f"The command failed{code} and printed nothing."
+    findings.advice = (
+        "Nothing was printed, so the failure is not explained: re-run the command with "
+        "verbose output (or run its steps one by one) to see which step fails and why."
+    )
+    findings.confidence = 0.1
+    return findings
+
+
+def _last_lines(findings: Findings, lines: list[str], code: str) -> Findings:
+    """No error line in any shape: the output's last lines, quoted as they are."""
+    findings.facts = [clip(line.strip(), _LINE_LIMIT) for line in lines[-2:]]
+    findings.headline = (
+        f"The command failed{code}; its output has no error line in a format reflexkit "
+        "knows, so its last lines are quoted."
+    )
+    findings.advice = (
+        "Read the quoted lines and reproduce the failure with the same command before "
+        "changing code; re-run it with verbose output to see what failed."
+    )
+    findings.confidence = 0.2
+    return findings
+
+
+def _add_stylish_file(findings: Findings, window: str) -> None:
+    """Rows of a stylish report (``7:4  error  ...``) name their file on the line above."""
+    if any(_STYLISH_ROW.match(fact) for fact in findings.facts):
+        header = _STYLISH_FILE.search(window)
+        if header is not None:
+            findings.details.append(f"in {header['file']}")
+
+
+_DIFF_FILE = Pattern(r"^\+\+\+ (?P<file>\S+)[^\n]*\n@@ ", M)
+
+
+def _diff_files(window: str) -> list[str]:
+    """The ``+++ file`` lines of a unified diff: a formatter's check names the files so."""
+    return [m.group(0).split("\n", 1)[0] for m in _DIFF_FILE.finditer(window)][:_MAX_FACTS]
+
+
+def _advise(findings: Findings, kind: ErrorKind | None) -> None:
+    """The category and the advice of the error lines' kind, or of their type."""
+    if kind is not None:
+        findings.category = kind.category
+        findings.advice = kind.advice
+        if kind.failure_type is not None and findings.failure_type in {
+            FailureType.UNKNOWN,
+            FailureType.RUNTIME_ERROR,
+        }:
+            findings.failure_type = kind.failure_type
+        return
+    findings.advice = (
+        "Start from the first error line quoted: it names what went wrong and where; later "
+        "errors often follow from it. Fix that, then re-run the same command."
+    )
+    if findings.failure_type is FailureType.TEST_FAILURE:
+        findings.category = ReflectionCategory.ROOT_CAUSE
+    if findings.failure_type is FailureType.DEPENDENCY_ERROR:
+        findings.category = SETUP  # a header or package the build cannot have
+
+
+def _add_context(
+    findings: Findings, window: str, own: tuple[str, ...], *, closing: bool = True
+) -> None:
+    """Add the project's location, the codes, expected/actual lines and the summary."""
+    quoted = " ".join(findings.facts)
+    where = _own_locations(window, findings.facts, own)
+    if where:
+        findings.details.append("at " + ", ".join(where))
+    findings.hints = _hints(window)
+    pairs = dedupe(clip(m.group(0).strip(), 160) for m in _PAIR.finditer(window))
+    findings.details.extend(p for p in pairs[:2] if p not in quoted)
+    codes = _codes(window, quoted)
+    if codes:
+        findings.details.append("codes " + ", ".join(codes))
+    findings.summary = _summary(findings.evidence if closing else "", window, quoted)
+    calls = _CALLS.search(window)  # R's call chain: its stack, innermost last
+    if calls is not None and calls.group(0) not in quoted:
+        findings.details.append(clip(calls.group(0), 160))
+
+
+def _hints(window: str) -> list[str]:
+    """The tool's own hints, the commands they quote first, and where its log is."""
+    hints = [m["hint"] for m in _HINT.finditer(window)]
+    hints += [m.group(0).strip() for m in _LOG.finditer(window)]
+    commands = [m["cmd"] for hint in hints for m in _QUOTED_COMMAND.finditer(hint)]
+    return dedupe(clip(h, 160) for h in [*commands, *hints])[:2]
+
+
+def _codes(window: str, quoted: str) -> list[str]:
+    """The rule ids and error codes the quoted lines do not show."""
+    codes = dedupe(
+        m["slug"] or m["rule"] or m["lead"] or m.group(0) for m in _CODE.finditer(window)
+    )
+    return [c for c in codes if c not in quoted][:_MAX_CODES]
+
+
+def _summary(closing: str, window: str, quoted: str) -> str:
+    """The verdict line that closes the run, else the last summary line, if not quoted."""
+    if closing and closing not in quoted:
+        return clip(closing, 160)
+    summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
+    if summaries and summaries[-1] not in quoted:
+        return clip(summaries[-1], 160)
+    return ""
+
+
+def _could_not_run(findings: Findings, proof: Verdict, lines: list[str]) -> Findings:
+    """The check never started: a lesson about the environment, not the code."""
+    findings.facts = [proof.line]
+    missing = proof.failure_type is FailureType.DEPENDENCY_ERROR
+    findings.category = SETUP if missing else ReflectionCategory.TOOL_MISUSE
+    findings.headline = (
+        "The check could not run, so it says nothing about the code: the environment "
+        + (
+            "lacks the module the command runs."
+            if missing
+            else "lacks a program, interpreter or service the command needs, or the command "
+            "line names a program, script or subcommand that is not there."
+        )
+    )
+    findings.advice = "Fix the environment, not the code or the approach: " + (
+        "install the module in the interpreter the command runs (a virtualenv first on "
+        "PATH may not have it), or call the project's own interpreter."
+        if missing
+        else "install or start what is missing, use the project's own command or script "
+        "name (check its package.json, Makefile or scripts), or make the script executable."
+    )
+    findings.steps.append("Check which program the command runs (`which`, `type`) and run it.")
+    findings.hints = _suggested(lines)
+    findings.confidence = 0.6
+    return findings
+
+
+_DID_YOU_MEAN = Pattern(r"[Dd]id you mean\b")
+
+
+def _suggested(lines: list[str]) -> list[str]:
+    """The tool's own suggestion: ``Did you mean `test`?``, or the line below ``...this?``."""
+    for index, line in enumerate(lines):
+        if not _DID_YOU_MEAN.search(line):
+            continue
+        said = line.strip()
+        if said.endswith(("this?", "one of these?", ":")) and index + 1 < len(lines):
+            return [clip(lines[index + 1].strip(), 120)]
+        return [clip(said, 120)]
+    return []
+
+
+def _are_tests(blocks: list[Block], proof: Verdict | None) -> bool:
+    """Whether the blocks are failing tests: a test verdict, or blocks that read as tests."""
+    if not blocks:
+        return False
+    if proof is not None:
+        return proof.failure_type is FailureType.TEST_FAILURE
+    return any((b.message or b.pairs) and not b.weak for b in blocks)
+
+
+_RERUN_LIMIT = 2
+_FAILING_FILES = Pattern(
+    r"^(?:Files? with failing tests|Failed (?:test )?files?|Failing (?:test )?files?):[ \t]*\S.*$",
+    M,
+)
+"""A runner's closing list of the test files that failed (tcltest's ``Files with failing
+tests: stack.test``)."""
+
+
+def _failing_tests(findings: Findings, blocks: list[Block], window: str, command: str) -> Findings:
+    """Findings of failing tests read from their blocks: each fact is one test's own."""
+    findings.failure_type = FailureType.TEST_FAILURE
+    findings.tests = [b.test for b in blocks]
+    findings.facts = [clip(b.fact(), 280) for b in blocks]
+    findings.headline = (
+        f"{plural(len(blocks), 'failing test')} by the shape of the output (no reader knows "
+        "its format); each is quoted with the assertion or error printed under it."
+    )
+    summaries = [m.group(0).strip() for m in matching_lines(window, _SUMMARY_NEEDLE, _SUMMARY)]
+    closing = findings.evidence if not findings.evidence.startswith("not ok") else ""
+    findings.summary = clip(closing or (summaries[-1] if summaries else ""), 160)
+    findings.details.extend(m.group(0).strip() for m in _FAILING_FILES.finditer(window))
+    logs = [m.group(0).strip() for m in _LOG.finditer(window)]
+    findings.hints = dedupe([*_reruns(window, command), *logs])[: _RERUN_LIMIT + 1]
+    kind = error_kind(" ".join(b.message for b in blocks))
+    findings.category = kind.category if kind is not None else ReflectionCategory.ROOT_CAUSE
+    findings.advice = (
+        "Each failing test is quoted with what it printed: compare the expected and actual "
+        "values (or the error) and fix the code under test; change a test only if it is "
+        "wrong. Re-run the failing tests first, then the whole suite."
+    )
+    findings.steps.append(f"Start with `{clip(blocks[0].test, 90)}`.")
+    findings.confidence = 0.5
+    return findings
+
+
+def _reruns(window: str, command: str) -> list[str]:
+    """Lines that re-run one failing test with the command's own program (``rspec f:7``)."""
+    program = command.split(maxsplit=1)[0].rsplit("/", 1)[-1] if command.split() else ""
+    if not program or not program[0].isalpha():
+        return []
+    pattern = Pattern(rf"^\s*({re.escape(program)} \S+:\d+)\b", re.MULTILINE)
+    ran = [m["cmd"] for m in _RAN.finditer(window)]
+    return dedupe([*(m[1] for m in pattern.finditer(window)), *ran])[:_RERUN_LIMIT]
+
+
+_RAN = Pattern(r"^>>> (?P<cmd>\S.*\S)\s*$", re.MULTILINE)
+"""A runner's line with the command a failing test ran (``>>> ./test_ring wrap``)."""

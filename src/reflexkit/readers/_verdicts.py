@@ -1,0 +1,379 @@
+"""Whose verdict is in the output: the failure type its own evidence shows.
+
+A command line hides what ran (``npm test`` may run a linter, ``make test`` a C test binary,
+``python -m pytest`` may never start pytest), so the type is read from the output first: a
+test runner's closing count, a build's or a doc builder's final verdict, a linter's rule ids,
+a missing module or package, a script that does not exist. :func:`verdict` returns the type
+and the line that proves it; ``None`` when the output shows no verdict. The shapes are those
+that runners of many ecosystems share (``N examples, N failures``, ``N tests, N failures``,
+``not ok N``, ``N% tests passed``), not one tool's words.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.readers._pattern import Pattern
+
+__all__ = ["SETUP", "Verdict", "verdict"]
+
+M = re.MULTILINE
+
+
+@attrs.frozen
+class Verdict:
+    """A failure type and the output line that proves it.
+
+    Attributes:
+        failure_type: The type the line shows.
+        line: The line, verbatim.
+        setup: The check could not run at all (its command, runner module or script is
+            missing, or not allowed to run): the environment's failure, not the code's.
+        closing: The line is the run's closing verdict (a count, a build's last word), so
+            it reads as the summary; a rule id or a missing module is not.
+    """
+
+    failure_type: FailureType
+    line: str
+    setup: bool = False
+    closing: bool = True
+
+
+_FT = FailureType
+
+
+_Shape = tuple[tuple[str, ...], Pattern, FailureType]
+
+
+def _shapes(*shapes: tuple[FailureType, str, str]) -> tuple[_Shape, ...]:
+    """Compile the shapes: (type, needles, pattern).
+
+    A shape is tried only when one of its needles (``|``-separated) is in the output:
+    substring tests cost a fraction of a regex pass.
+    """
+    return tuple(
+        (tuple(needles.split("|")), Pattern(pattern, M), failure_type)
+        for failure_type, needles, pattern in shapes
+    )
+
+
+_RULE = r"[A-Za-z][\w./-]*(?:,-?[\w./=-]+)*"
+"""A rule id in brackets: ``no-dup-id``, ``clang-analyzer-core.Assign,-warnings-as-errors``."""
+
+_SETUP_SHAPES = _shapes(
+    # a runner module that is not installed in the interpreter that ran it
+    (
+        _FT.DEPENDENCY_ERROR,
+        "No module named",
+        r"^(?:\S*/)?python[\d.]*: No module named [\w.]+\s*$",
+    ),
+    (
+        _FT.DEPENDENCY_ERROR,
+        "module specification",
+        r"^(?:\S*/)?python[\d.]*: Error while finding module specification for .*No module named",
+    ),
+    (_FT.TOOL_ERROR, "can't open file", r"^(?:\S*/)?python[\d.]*: can't open file "),
+    # an interpreter, a version of it, or a package manager that is not installed
+    (
+        _FT.TOOL_ERROR,
+        "No such file or directory",
+        (
+            r"^(?:\S*/)?env: \S+: No such file or directory\s*$|: bad interpreter: No such file"
+            r"|^(?:\S*/)?(?:ba|da|z)?sh: (?:\d+: |line \d+: )?\S+: No such file or directory\s*$"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "is not installed|not yet installed|No version is set|No preset version",
+        (
+            r"^\w+: version \S+ is not installed\b|^N/A: version \S+ is not yet installed"
+            r"|^No (?:version is set|preset version installed) for command \S+"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "packageManager|configured to use",
+        (
+            r"\bThis project is configured to use \w+ because\b"
+            r"|\bpackage\.json defines \"packageManager\": .*\bHowever\b"
+        ),
+    ),
+    # a service the check needs that is not running (a database, the container daemon)
+    (
+        _FT.TOOL_ERROR,
+        " running",
+        r"\bIs the (?:\w+ )?(?:server|daemon|service) running\b",
+    ),
+    # a script or command that does not exist, or may not be run
+    (
+        _FT.TOOL_ERROR,
+        "Missing script",
+        r"^(?:npm (?:error|ERR!) |\s*ERR_PNPM_\w+\s+)?Missing script: ",
+    ),
+    # a script, task or recipe the project's runner does not have (yarn, just, deno task,
+    # Task, Gradle)
+    (
+        _FT.TOOL_ERROR,
+        "not found|does not|not defined",
+        (
+            r"^error Command \"[^\"\n]+\" not found\.|\bdoes not contain (?:a )?recipe\b"
+            r"|\b[Tt]ask (?:not found: \S+|['\"`][\w:.-]+['\"`] "
+            r"(?:not found|does not exist|is not defined))"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "not found|not recognized|Failed to spawn|could not determine executable",
+        (
+            r"^(?:\S+: )?(?:line \d+: )?\S+: command not found\s*$"
+            r"|^(?:\S+: )?[Cc]ommand not found: \S+"  # zsh, poetry run, reflexkit's own runner
+            r"|^(?:\S*/)?(?:ba|da|z)?sh: (?:\d+: |line \d+: )?\S+: not found\s*$"  # dash
+            r"|^'[^']+' is not recognized as an internal or external command"
+            r"|^error: Failed to spawn: "  # uv run
+            r"|^npm (?:error|ERR!) could not determine executable to run"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "ermission denied",
+        (
+            r"^(?:\S+: )?(?:line \d+: )?\S+: Permission denied\s*$"
+            r"|^cannot execute \S+: permission denied"
+        ),
+    ),
+    (
+        _FT.TOOL_ERROR,
+        "No rule to make target",
+        r"^make(?:\[\d+\])?: \*\*\* No rule to make target [`'][^']+'\.\s+Stop\.",
+    ),
+    # a subcommand that does not exist (a misspelt `cargo tset`, `go tset`, `npm tset`)
+    (
+        _FT.TOOL_ERROR,
+        "nrecognized|nknown|no such",
+        (
+            r"^(?:error: )?(?:[Uu]nrecognized|[Uu]nknown|no such) (?:sub)?command\b"
+            r"|^\S+ \S+: unknown (?:sub)?command\s*$"
+        ),
+    ),
+    (_FT.TOOL_ERROR, "is not a", r"^\S+: '[^']+' is not a \S+ command\b"),
+    # a session, task, target, job or hook the runner has none of (`nox -s lint`)
+    (
+        _FT.TOOL_ERROR,
+        " not found: ",
+        (
+            r"\b(?:[Ss]essions?|[Tt]asks?|[Tt]argets?|[Jj]obs?|[Rr]ecipes?|[Hh]ooks?|[Ee]nvironments?)"
+            r" not found: \S"
+        ),
+    ),
+    # a tool that needs a repository, run outside one
+    (
+        _FT.TOOL_ERROR,
+        "it repository",
+        r"\b(?:[Nn]ot a git repository|are you in a [Gg]it repository)\b",
+    ),
+)
+"""Output whose only content is that the check did not start."""
+
+_COUNTED = r"(?:examples?|tests?|runs?|specs?|scenarios?)"
+_PASSED = r"(?:PASS(?:ED)?|[Pp]ass(?:ed)?)"
+_FAILED = r"(?:FAIL(?:ED)?|[Ff]ail(?:ed)?)"
+_SHAPES = _shapes(
+    # test runners' closing counts, in the shapes many ecosystems share
+    (
+        _FT.TEST_FAILURE,
+        "fail|error",
+        (rf"^[ \t]*(?:Executed )?\d+ {_COUNTED}(?: completed)?(?:, \d+ \w+)*?, (?:with )?"
+        r"[1-9]\d* (?:failures?|failed|errors?)\b.*$"),
+    ),
+    # a count of passed and of failed tests on one line, in either order and any spelling
+    # (`2 passed, 1 failed`, `0 passed; 2 failed`, `Failed: 2.  Passed: 1.`, `Passed 1 Failed 2`)
+    (
+        _FT.TEST_FAILURE,
+        "assed|PASS|pass",
+        (r"\b\d+ passed\b[^\n]*?\b[1-9]\d* failed\b|\b[1-9]\d* failed\b[^\n]*?\b\d+ passed\b"
+        rf"|\b{_PASSED}:?[ \t]+\d+\b[^\n]*?\b{_FAILED}:?[ \t]+[1-9]\d*"
+        rf"|\b{_FAILED}:?[ \t]+[1-9]\d*\b[^\n]*?\b{_PASSED}:?[ \t]+\d+"),
+    ),
+    # a count of failures that names tests (`1 test(s) FAILED`, `2/3 test failures`, `1/1
+    # modules FAILED unittests`), or a closing `failures: N` alone on its line
+    (
+        _FT.TEST_FAILURE,
+        "est",
+        (r"^(?=[^\n]*(?:\b(?:[Uu]nit)?[Tt]ests?\b|\b[Tt]est\(s\)|unittests?\b))[^\n]*?"
+        r"\b[1-9]\d*(?:/\d+)? (?:[\w()]+ ){0,2}?(?:FAILED|[Ff]ailed|[Ff]ailures?)\b[^\n]*$"),
+    ),
+    (
+        _FT.TEST_FAILURE,
+        "ail|AIL",
+        (r"^[ \t#]*(?:of )?(?:unexpected )?(?:[Ff]ail(?:ures?|ed)?|FAIL(?:ED|URES?)?)[ \t]*:?"
+        r"[ \t]+[1-9]\d*[ \t]*$"),
+    ),
+    (_FT.TEST_FAILURE, "Assertions:", r"^Tests: \d+, Assertions: \d+.*(?:Failures|Errors): \d+"),
+    (
+        _FT.TEST_FAILURE,
+        "successes /",
+        r"^[ \t]*\d+ successes / (?:[1-9]\d* failures?|\d+ failures? / [1-9]\d* errors?).*$",
+    ),
+    (_FT.TEST_FAILURE, "tests passed", r"^[ \t]*\d+% tests passed, [1-9]\d* tests? failed out of"),
+    (
+        _FT.TEST_FAILURE,
+        "FAIL|Failed|failed",
+        r"^(?:Result: FAIL|Failed \d+/\d+ (?:sub)?tests?.*|# Looks like you failed .*)$",
+    ),
+    (_FT.TEST_FAILURE, "not ok", r"^not ok \d+\b"),
+    (
+        _FT.TEST_FAILURE,
+        "fail",
+        r"^[ \t]*(?:Tests?|Specs?|Examples?)\s*:?\s.*\b[1-9]\d* (?:failed|failing|failures?)\b.*$",
+    ),
+    (
+        _FT.TEST_FAILURE,
+        "fail",
+        r"^[ \t]*[1-9]\d* (?:failed|failing)(?:, \d+ (?:passed|skipped|errors?))*(?: in \S+)?\s*$",
+    ),
+    (
+        _FT.TEST_FAILURE,
+        "ests ",
+        r"\b(?:[Ss]ome tests (?:failed|did not pass)|[Tt]ests? failed)\b",
+    ),
+    # builds and doc builders that stop on their own verdict
+    (_FT.BUILD_ERROR, "build ", r"\bbuild (?:finished with problems|failed)\b"),
+    (_FT.BUILD_ERROR, "Aborted with", r"^Aborted with \d+ warnings? in strict mode"),
+    (_FT.BUILD_ERROR, "CompileError", r"\*\* \(CompileError\)"),
+    (_FT.BUILD_ERROR, "Compilation error", r"^== Compilation error in file "),
+    (
+        _FT.BUILD_ERROR,
+        "ompil",
+        (r"\b(?:[Cc]ompilation (?:failed|terminated|aborted)|could not compile)\b"
+        r"|\b[1-9]\d* (?:compile|compilation|build) error(?:s|\(s\))?"),
+    ),
+    # checkers: rule ids in their namespaced shapes, formatters' verdicts
+    (_FT.TYPECHECK_ERROR, "TS", r"\bTS\d{4,5} \[ERROR\]|\berror TS\d{4,5}\b"),
+    (_FT.LINT_ERROR, "lint/", r"\blint/\w+/\w+\b"),
+    # the stylish reporter's closing count (eslint's, html-validate's, stylelint's)
+    (_FT.LINT_ERROR, "problem", r"^[ \t]*[\u2716\u00d7\u2717][ \t]+[1-9]\d* problems? \("),
+    # a formatter's check that prints the change it would make: a unified diff
+    (_FT.LINT_ERROR, "+++ ", r"^\+\+\+ \S[^\n]*(?=\n@@ )"),
+    (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
+    (
+        _FT.LINT_ERROR,
+        "would|formatted",
+        (r"\b(?:Formatter would have printed|would reformat|would be reformatted"
+        r"|(?:is|are) not (?:properly )?formatted)\b.*$"),
+    ),
+    # a checker's closing count of what it found, a quality gate's threshold
+    (
+        _FT.LINT_ERROR,
+        "ound |errors =",
+        (r"^[^\n]*\b[Ff]ound [1-9]\d* (?:\w+ )?(?:errors?|issues?|problems?|violations?)\b"
+        r"|^Total accumulated errors = [1-9]"),
+    ),
+    (_FT.LINT_ERROR, "minimum", r"\bFAILED \(minimum:? [\d.]+%, actual:? [\d.]+%\)"),
+    (_FT.TYPECHECK_ERROR, "error", r"^[ \t]*\d+ errors?, \d+ warnings?, \d+ (?:notes?|infos?\w*)$"),
+    # validators of configuration and data, and checkers that name a rule per finding
+    (
+        _FT.LINT_ERROR,
+        "alidat|nvalid",
+        (r"\b[Vv]alidation errors? (?:were |was )?(?:encountered|found)\b"
+        r"|\bfailed (?:schema )?validation\b|\bis invalid: |^Invalid (?:file|config\w*): "
+        r"|\bfails to validate\b|\bvalidation:? failed\b|^\S+\.\w+ invalid\s*$"),
+    ),
+    (
+        _FT.LINT_ERROR,
+        "]",
+        (r"^\S+\.\w+:\d+(?::\d+)?: (?:error|warning|style|performance|portability): "
+        rf"[^\[\n][^\n]*\s\[{_RULE}\]\s*$"
+        # a rule id right after the place (`f.py:19:8 [FURB141]: ...`)
+        r"|^\S+\.\w+:\d+(?::\d+)?:? \[[A-Z]{1,6}\d{1,5}\]:? \S"
+        # a rule slug as the severity's qualifier (`error[template-injection]: ...`)
+        r"|^(?:error|warning)\[[a-z][a-z\d]*(?:-[a-z\d]+)+\]: "),
+    ),
+    # a rule slug closing a located finding (`f.rst:8: ... (missing-space-after-role)`), or
+    # a line number, then the rule's code (`1: T1 Title exceeds max length`)
+    (
+        _FT.LINT_ERROR,
+        ")|: ",
+        (r"^\S+\.\w+:\d+(?::\d+)?:? [^\n]*\s\([a-z][a-z\d]*(?:-[a-z\d]+)+\)\s*$"
+        r"|^\d+: [A-Z]{1,3}\d{1,4} [A-Z][^\n]*$"),
+    ),
+    # a module or package that is not installed, a header or a package that cannot be had
+    (_FT.DEPENDENCY_ERROR, "no package called", r"\bthere is no package called\b"),
+    # a dependency, package, module or collection that is not found
+    (
+        _FT.DEPENDENCY_ERROR,
+        "not found",
+        (r"\b(?:[Dd]ependency|[Pp]ackage|[Mm]odule|[Cc]ollection|[Ll]ibrary)(?![.\w])"
+        r"[^\n]{0,60}?\bnot found\b"),
+    ),
+    # a file to load that names a module, not a path (`Error: can't find file 'kemal'`)
+    (
+        _FT.DEPENDENCY_ERROR,
+        "rror: ",
+        (r"^[^\n]*?\bError: (?:can't|cannot|could not) (?:find|open) file:? ['\"]?"
+        r"[\w@-]+(?:/[\w@-]+)*['\"]?\s*$"),
+    ),
+    (_FT.DEPENDENCY_ERROR, "' not found", r"\bmodule '[^']+' not found:?\s*$"),
+    (_FT.DEPENDENCY_ERROR, "cannot load such file", r"\bcannot load such file -- \S+"),
+    (_FT.DEPENDENCY_ERROR, "in @INC", r"\bCan't locate \S+\.pm in @INC\b"),
+    (_FT.DEPENDENCY_ERROR, "find include", r"\bcan't find include (?:lib|file) \""),
+    (
+        _FT.DEPENDENCY_ERROR,
+        "failed to ",
+        r"\bpackage\b[^\n]*\bfailed to (?:load|fetch|download|resolve)\b",
+    ),
+)  # fmt: skip
+"""Closing verdicts, in the order they are tried: a test count beats a build verdict."""
+
+SETUP = ReflectionCategory.MISSING_CONTEXT
+"""The category of a check that could not run: what the environment lacks."""
+
+
+def verdict(text: str) -> Verdict | None:
+    """Return the type the output's own verdict shows, or ``None`` when it shows none.
+
+    Args:
+        text: The cleaned output.
+
+    Returns:
+        The verdict. ``setup`` is true when the output says the check never started (the
+        runner module, command or script is missing, or may not be run) and nothing else:
+        a few lines at most, so a test run that prints such a line among its results is
+        still the test run's failure.
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) <= 12:  # noqa: PLR2004 -- a check that did not start says little
+        for needles, pattern, failure_type in _SETUP_SHAPES:
+            match = _search(needles, pattern, text)
+            if match is not None:
+                return Verdict(failure_type, _line_of(text, match.start()), setup=True)
+    for needles, pattern, failure_type in _SHAPES:
+        match = _search(needles, pattern, text)
+        if match is not None:
+            line = _line_of(text, match.start())
+            closing = failure_type not in _NOT_CLOSING or bool(_CLOSING_COUNT.search(line))
+            return Verdict(failure_type, line, closing=closing)
+    return None
+
+
+_NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
+_CLOSING_COUNT = Pattern(
+    r"\b[Ff]ound [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would"
+    r"|not (?:properly )?formatted"
+)
+"""A checker's line that closes its run (a count, a gate, a formatter's verdict): the summary."""
+
+
+def _search(needles: tuple[str, ...], pattern: Pattern, text: str) -> re.Match[str] | None:
+    if not any(needle in text for needle in needles):
+        return None
+    return pattern.search(text)
+
+
+def _line_of(text: str, index: int) -> str:
+    """Return the whole line of *text* that holds *index*, stripped."""
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    return text[start : end if end >= 0 else len(text)].strip()

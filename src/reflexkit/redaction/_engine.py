@@ -1,0 +1,958 @@
+"""Redaction: secrets out of failure output before it is stored, printed or sent anywhere.
+
+Three layers, each replacing a secret by ``[REDACTED:<rule>]``:
+
+1. **Multi-line secrets**: PEM, OpenSSH, SSH2 and PGP private key blocks and PuTTY key
+   bodies are removed whole, from the line of their ``BEGIN`` to the line of their ``END``.
+   Output may reach us already windowed (head and tail kept, a ``[... N characters cut ...]``
+   line between them): a block whose ``BEGIN`` has no ``END`` before the next window
+   boundary (a cut line or the end of the text) is removed up to that boundary, and an
+   ``END`` with no ``BEGIN`` after the previous boundary is removed from it.
+2. **Environment values**: the exact values of the running process's secret-looking
+   environment variables (``DB_PASSWORD``, ``DEPLOY_TOKEN`` ...), captured once when the
+   :class:`Redactor` is built, so a leaked value is caught even when it has no known shape.
+3. **Rules** (:data:`RULES`), each written from a token format's public description:
+   prefixes, lengths and alphabets of cloud and API keys, auth headers, URL credentials,
+   command-line passwords and ``name=value`` pairs whose name says secret.
+
+Cost is bounded by a prefilter: one pass of a combined trigger pattern finds the few lines
+where a secret could be (a token prefix, a secret-looking name followed by ``=`` or ``:``,
+``://...@`` ...); the rules run on those lines alone. Text without a trigger is returned
+as is, without a copy.
+
+The counts per rule (never the values) are returned, so they can go on the reflection
+record. Paths, test names, git hashes, UUIDs, digests and ordinary words stay untouched.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from collections.abc import Generator, Iterator, Mapping
+from typing import Any, Protocol
+from urllib.parse import quote
+
+import attrs
+
+from reflexkit.models import FailureContext
+from reflexkit.redaction._rules import RULES, Redacted, Rule
+from reflexkit.redaction._rules._patterns import (
+    _B64_TAIL,
+    _BLOCK,
+    _BLOCK_RULE,
+    _BLOCK_TRIGGER,
+    _KEY_TEXT_LINES,
+    _STDIN_READER,
+)
+from reflexkit.redaction._shapes import (
+    _NUMBERS,
+    _PLACEHOLDER,
+    _TEMPLATED,
+    _URL_VALUE,
+    _is_aws_secret,
+    _looks_path,
+    _name_strength,
+    _randomish,
+)
+from reflexkit.redaction._spread import _PAIR_VALUE, _spread
+from reflexkit.redaction._windows import (
+    _NEAR,
+    CUT_LINE,
+    MAX_OUTPUT_CHARS,
+    _apply,
+    _cut_points,
+    _Edit,
+    window,
+)
+
+# --- environment ----------------------------------------------------------------------------
+
+_NOT_SECRET_ENV = re.compile(
+    r"^(?:SSH_AUTH_SOCK|XAUTHORITY|GPG_AGENT_INFO|KEYTIMEOUT|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS)$"
+)
+_ENV_MIN, _ENV_MAX = 8, 8192
+
+
+def env_secrets(env: Mapping[str, str]) -> dict[str, str]:
+    """Return ``{value: name}`` of the secret-looking variables worth searching for."""
+    values: dict[str, str] = {}
+    for name, value in env.items():
+        bare = value.strip()
+        strength = _name_strength(name.replace("-", "_"))
+        if (
+            _NOT_SECRET_ENV.match(name)
+            or strength == 0
+            or (strength == 1 and not _randomish(bare))  # SESSION_ENGINE=django.contrib...
+            or not _ENV_MIN <= len(bare) <= _ENV_MAX
+            or "\n" in bare
+        ):
+            continue
+        if not _is_aws_secret(bare) and (
+            _looks_path(bare)
+            or _PLACEHOLDER.match(bare)
+            or _TEMPLATED.match(bare)
+            or _URL_VALUE.match(bare)
+            or _NUMBERS.fullmatch(bare)
+        ):
+            continue
+        values.setdefault(bare, name)
+        encoded = quote(bare, safe="")
+        if encoded != bare:
+            values.setdefault(encoded, name)
+    return values
+
+
+# --- the engine -----------------------------------------------------------------------------
+
+
+class Redactor:
+    """Replaces secrets in text; see the module documentation for what counts as one.
+
+    Args:
+        environ: Where secret-looking variables are read from, once, at construction;
+            ``os.environ`` by default. Pass ``{}`` to use the rule table alone.
+        rules: The rule table (the default is :data:`RULES`).
+        max_output_chars: How much of a failure's redacted output
+            :meth:`redact_failure` keeps, head and tail (``None``: all of it).
+    """
+
+    def __init__(
+        self,
+        *,
+        environ: Mapping[str, str] | None = None,
+        rules: tuple[Rule, ...] = RULES,
+        max_output_chars: int | None = MAX_OUTPUT_CHARS,
+    ) -> None:
+        env = os.environ if environ is None else environ
+        values = env_secrets(env)
+        ordered = sorted(values, key=lambda v: (-len(v), v))
+        self._env_names = values
+        self._env_pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._rules = rules
+        by_keyword: dict[str, set[int]] = {}
+        for index, rule in enumerate(rules):
+            for marker in rule.keywords:
+                by_keyword.setdefault(marker, set()).add(index)
+        self._markers = [(marker, frozenset(ids)) for marker, ids in by_keyword.items()]
+        self._unmarked = frozenset(i for i, rule in enumerate(rules) if not rule.keywords)
+        self.max_output_chars = max_output_chars
+        triggers = [_BLOCK_TRIGGER, _CUT_TRIGGER, *(f"(?:{r.trigger})" for r in rules)]
+        if ordered:
+            triggers.append("|".join(map(re.escape, ordered)))
+        self._trigger = _Trigger("|".join(triggers))
+        self._context = max((r.context_lines for r in rules), default=0)
+
+    # --- public -----------------------------------------------------------------------------
+
+    def redact(self, text: str) -> Redacted:
+        """Return *text* with every secret replaced by ``[REDACTED:<rule>]``.
+
+        Args:
+            text: Any text: tool output, a command line, a description.
+
+        Returns:
+            The redacted text and the per-rule counts.
+        """
+        counts: dict[str, int] = {}
+        edits = self._edits(text, counts)
+        if not edits:
+            return Redacted(text, counts)
+        return Redacted(_apply(text, edits, 0, len(text)), counts)
+
+    def redact_window(self, text: str, max_chars: int) -> Redacted:
+        """Redact all of *text*, then keep the head and the tail of the result.
+
+        Text much longer than *max_chars* is cut first (head and tail, a little more than
+        is kept), so the cost is bounded by *max_chars*, not by the input: 32 MiB of output
+        costs what 250 KB does. Secrets are then found in what is left, so a secret that
+        straddles the final cut is removed whole and counted; a secret cut in half by the
+        first cut is removed by its half (the cut line is a window boundary). The counts are
+        those of the kept text.
+
+        Args:
+            text: Any text.
+            max_chars: About how many characters to keep; the cut falls at line ends and
+                is marked by a ``[... N characters cut ...]`` line.
+        """
+        if len(text) > max(_PRECUT * max_chars, _PRECUT_MIN):  # bounded work
+            text = window(text, max_chars + max_chars // 4)
+        counts: dict[str, int] = {}
+        edits = self._edits(text, counts)
+        size = len(text) + sum(len(new) - (end - start) for start, end, new in edits)
+        if size <= max_chars:
+            return Redacted(_apply(text, edits, 0, len(text)) if edits else text, counts)
+        head_end, tail_start = _cut_points(text, edits, max_chars)
+        head = _apply(text, edits, 0, head_end)
+        tail = _apply(text, edits, tail_start, len(text))
+        cut = size - len(head) - len(tail)
+        separator = "" if head.endswith("\n") or not head else "\n"
+        return Redacted(f"{head}{separator}[... {cut} characters cut ...]\n{tail}", counts)
+
+    def redact_failure(self, failure: FailureContext) -> tuple[FailureContext, dict[str, int]]:
+        """Redact a failure's error output, command and description.
+
+        The output is redacted whole, then cut to :attr:`max_output_chars` (head and tail).
+
+        Returns:
+            The redacted failure and the per-rule counts summed over the three fields.
+        """
+        total: dict[str, int] = {}
+        limit = self.max_output_chars
+        output = (
+            self.redact_window(failure.error_output, limit)
+            if limit is not None
+            else self.redact(failure.error_output)
+        )
+        command, description = self.redact(failure.command), self.redact(failure.description)
+        for result in (output, command, description):
+            for rule, count in result.counts.items():
+                total[rule] = total.get(rule, 0) + count
+        if (
+            output.text is failure.error_output
+            and command.text is failure.command
+            and description.text is failure.description
+        ):
+            return failure, total
+        clean = attrs.evolve(
+            failure,
+            error_output=output.text,
+            command=command.text,
+            description=description.text,
+        )
+        return clean, total
+
+    __call__ = redact_failure
+
+    # --- finding --------------------------------------------------------------------------
+
+    def _edits(self, text: str, counts: dict[str, int]) -> list[_Edit]:
+        """Return the replacements for *text* as sorted, disjoint ``(start, end, new)``."""
+        found = self._candidates(text)
+        edits = self._block_edits(text, found.blocks, counts) if found.blocks else []
+        regions = found.regions
+        if any(found.withheld):
+            edits, regions = _withhold_dense(text, found, edits, counts)
+        if self._context:
+            regions = _with_context(text, regions, self._context)
+        changed: list[_Edit] = []
+        found_values: dict[str, str] = {}  # each secret value a rule found -> the rule
+        carried: set[int] = set()  # starts of lines after a cut whose first word must go
+        for start, end in _outside(sorted(regions), edits):
+            old = text[start:end]
+            new = self._redact_region(old, counts, found_values)
+            if end in found.before_cut or start in found.after_cut:
+                new, carry = _redact_fragments(
+                    new,
+                    counts,
+                    tail=end in found.before_cut,
+                    head=start in found.after_cut,
+                    carried=start in carried,
+                )
+                if carry:
+                    carried.add(_line_end(text, end))
+            if new != old:
+                changed.append((start, end, new))
+        merged = sorted(edits + changed)
+        return _spread(text, merged, found_values, counts) if found_values else merged
+
+    def _candidates(self, text: str) -> _Candidates:
+        """Scan *text* once: key block markers, cut lines, and the lines to run rules on."""
+        found = _Candidates()
+        regions = found.regions
+        spans = self._trigger.spans(text)
+        skip: int | None = None
+        while (span := _advance(spans, skip)) is not None:
+            start, end = span
+            skip = None
+            if _BLOCK_TRIGGER_RE.fullmatch(text, start, end):
+                found.blocks.append(start)
+                continue
+            if found.dense(start):  # withheld whole: jump to the end of its line
+                skip = _line_end_near(text, end)
+                regions[-1] = (regions[-1][0], max(regions[-1][1], skip))
+                continue
+            line_start = _line_start_near(text, start)
+            line_end = _line_end_near(text, end)
+            if not text.startswith(("[...", "[…"), start):
+                line_start, line_end = _extend(text, start, end, line_start, line_end)
+                hits, first, withheld = 1, start, False
+                while regions and regions[-1][1] >= line_start:  # overlaps: one region
+                    line_start = min(line_start, regions[-1][0])
+                    line_end = max(line_end, regions.pop()[1])
+                    hits += found.hits.pop()
+                    first = found.first.pop()
+                    withheld = found.withheld.pop() or withheld
+                regions.append((line_start, line_end))
+                found.hits.append(hits)
+                found.first.append(first)
+                found.withheld.append(withheld or _dense(hits, start - first))
+            elif CUT_LINE.match(text, line_start, line_end) is not None:
+                if line_start > 0:  # the line before the cut may end in half a secret
+                    found.before_cut.add(line_start)
+                    _add_region(found, _line_start_near(text, line_start - 1), line_start)
+                if line_end < len(text):  # and the line after may start with the rest
+                    found.after_cut.add(line_end)
+                    _add_region(found, line_end, _line_end_near(text, line_end))
+        return found
+
+    def _redact_region(self, text: str, counts: dict[str, int], found: dict[str, str]) -> str:
+        """Apply the environment values and the rules to a few lines of text.
+
+        Terminal escape sequences (colour codes around a name, its ``=`` and its value) are
+        removed before the rules run; lines where nothing was found keep them.
+        """
+        if "\x1b" in text:
+            plain = _ANSI.sub("", text)
+            redacted = self._redact_plain(plain, counts, found)
+            return text if redacted is plain else redacted
+        return self._redact_plain(text, counts, found)
+
+    def _redact_plain(self, text: str, counts: dict[str, int], found: dict[str, str]) -> str:
+        """:meth:`_redact_region` on text without escape sequences; *text* itself if clean."""
+        original = text
+        if self._env_pattern is not None:
+            names = self._env_names
+
+            def env_sub(match: re.Match[str]) -> str:
+                rule = f"env:{names[match.group(0)]}"
+                counts[rule] = counts.get(rule, 0) + 1
+                return f"[REDACTED:{rule}]"
+
+            text = self._env_pattern.sub(env_sub, text)
+        for _ in range(_PASSES):  # a redaction may expose a shape a rule before it rejected
+            before = text
+            lowered = (_PLACEHOLDERS.sub("", text) if "[REDACTED:" in text else text).lower()
+            selected = {i for marker, rules in self._markers if marker in lowered for i in rules}
+            for index in sorted(selected | self._unmarked):
+                rule = self._rules[index]
+                if rule.gate is None or rule.gate.search(text) is not None:
+                    text = _apply_rule(rule, text, counts, found)
+            if text == before:
+                break
+        if "[REDACTED:" in text and "\n" in text:
+            text = _WRAPPED_TAIL.sub(lambda m: _redact_tail(m, counts), text)
+        return original if text == original else text
+
+    def _block_edits(self, text: str, hits: list[int], counts: dict[str, int]) -> list[_Edit]:
+        """Remove private key blocks whole, and their parts cut off by a window boundary."""
+        tokens = _block_markers(text, hits)
+        edits: list[_Edit] = []
+        window_start = 0
+        for index, (start, end, is_begin) in enumerate(tokens):
+            if start < window_start:
+                continue
+            if is_begin:
+                closing = next((t for t in tokens[index + 1 :] if not t[2] and t[0] >= end), None)
+                span = _block_to_end(text, start, end, closing)
+            else:  # an END with no BEGIN since the window began: remove from the boundary
+                boundary = _previous_boundary(text, window_start, start)
+                span = (boundary if boundary is not None else window_start, end, _BLOCK_MARK)
+            counts[_BLOCK_RULE] = counts.get(_BLOCK_RULE, 0) + 1
+            edits.append(span)
+            window_start = span[1]
+        return edits
+
+
+_BLOCK_MARK = f"[REDACTED:{_BLOCK_RULE}]"
+
+
+def _block_markers(text: str, hits: list[int]) -> list[tuple[int, int, bool]]:
+    """The ``BEGIN`` and ``END`` markers near *hits*, in order: ``(start, end, is_begin)``."""
+    found_tokens: set[tuple[int, int, bool]] = set()
+    for hit in hits:  # a marker starts at most a few dozen characters before its hit
+        for found in _BLOCK.finditer(text, max(hit - 80, 0), min(hit + 80, len(text))):
+            putty = found.group("putty")
+            is_begin = found.group("kind") == "BEGIN" if putty is None else "Lines" in putty
+            found_tokens.add((found.start(), found.end(), is_begin))
+    return sorted(found_tokens)
+
+
+def _block_to_end(text: str, start: int, end: int, closing: tuple[int, int, bool] | None) -> _Edit:
+    """The edit of a block from its ``BEGIN`` (*start*..*end*) to *closing* or a boundary."""
+    stop = closing[0] if closing is not None else len(text)
+    boundary = _next_boundary(text, end, stop)
+    if closing is not None and boundary is None:
+        return (start, closing[1], _BLOCK_MARK)
+    # cut off by a boundary: remove up to it, keep the cut line's own line
+    span_end = boundary if boundary is not None else len(text)
+    newline = "\n" if text[span_end - 1 : span_end] == "\n" else ""
+    return (start, span_end, _BLOCK_MARK + newline)
+
+
+def _withhold_dense(
+    text: str, found: _Candidates, edits: list[_Edit], counts: dict[str, int]
+) -> tuple[list[_Edit], list[tuple[int, int]]]:
+    """Replace the dense regions whole (see ``_DENSE_SPACING``); return the edits and the rest."""
+    rest: list[tuple[int, int]] = []
+    withheld: list[_Edit] = []
+    for (start, end), dense in zip(found.regions, found.withheld, strict=True):
+        if not dense:
+            rest.append((start, end))
+            continue
+        newline = "\n" if text[end - 1 : end] == "\n" else ""
+        withheld.append((start, end, f"[REDACTED:dense]{newline}"))
+        counts["dense"] = counts.get("dense", 0) + 1
+    kept = [e for e in edits if not any(a <= e[0] < b for a, b, _ in withheld)]
+    return sorted(kept + withheld), rest
+
+
+def _redact_tail(match: re.Match[str], counts: dict[str, int]) -> str:
+    """Replace the tail of a wrapped quoted value whose head a rule removed."""
+    tail = match.group("tail")
+    if not (any(c.isdigit() for c in tail) and any(c.isalpha() for c in tail)):
+        return match.group()  # a word: the next line's own text, not half a token
+    rule = match.group("rule")
+    counts[rule] = counts.get(rule, 0) + 1
+    start = match.start("tail") - match.start()
+    return f"{match.group()[:start]}[REDACTED:{rule}]{match.group('quote')}"
+
+
+_PRECUT = 2
+_PRECUT_MIN = 1 << 16
+"""Text over ``_PRECUT`` times the window (and 64 KiB) is cut before it is read
+(:meth:`Redactor.redact_window`)."""
+
+_PASSES = 3
+"""How often the rules run over a region that changed: to a fixed point, so redacting twice
+changes nothing more, with a bound for the pathological."""
+
+_PLACEHOLDERS = re.compile(r"\[REDACTED:[\w:.-]+\]")
+"""Our own replacements: never the context (``secret``, ``token``) that lets a rule run."""
+
+_ANSI = re.compile(
+    r"\x1b\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]"  # CSI: colours, cursor moves
+    r"|\x1b[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC and other strings: hyperlinks
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]"  # any other escape
+)
+"""Terminal escape sequences: removed from a candidate line before the rules run on it."""
+
+_BLOCK_TRIGGER_RE = re.compile(_BLOCK_TRIGGER)
+_STDIN_READER_RE = re.compile(_STDIN_READER)
+_KEY_TEXT_RE = re.compile(_KEY_TEXT_LINES)
+_BASE64_PEM = "LS0tLS1CRUdJTi"
+"""``-----BEGIN`` in base64: a PEM block encoded whole (``client-key-data``, ``base64 key.pem``)."""
+_BASE64_LINES = re.compile(
+    r"(?:[ \t]*(?:[A-Za-z0-9+/]{16,1024}|" + _B64_TAIL + r")={0,2}[ \t]*(?:\r?\n|\Z))*"
+)
+
+
+@attrs.define
+class _Candidates:
+    """What one scan of the triggers found."""
+
+    blocks: list[int] = attrs.field(factory=list)  # positions of key block markers
+    regions: list[tuple[int, int]] = attrs.field(factory=list)  # lines to run the rules on
+    before_cut: set[int] = attrs.field(factory=set)  # ends of lines followed by a cut line
+    after_cut: set[int] = attrs.field(factory=set)  # starts of lines following one
+    hits: list[int] = attrs.field(factory=list)  # triggers in each region
+    first: list[int] = attrs.field(factory=list)  # where its first trigger starts
+    withheld: list[bool] = attrs.field(factory=list)  # too dense to read: withheld whole
+
+    def dense(self, position: int) -> bool:
+        """The last region is withheld whole and reaches *position*."""
+        return bool(self.regions) and self.withheld[-1] and position <= self.regions[-1][1]
+
+
+_DENSE_HITS = 64
+_DENSE_SPACING = 32
+"""A region with at least ``_DENSE_HITS`` triggers, fewer than ``_DENSE_SPACING`` characters
+apart on average (``password=password=...``, ``sk-sk-sk-...``), is not output any tool
+prints: reading it rule by rule costs a hundred times what ordinary text does, so it is
+withheld whole as ``[REDACTED:dense]`` and counted, and the scan jumps past it. Nothing in
+it is shown, so nothing in it leaks; the cost stays linear in the text."""
+
+
+def _dense(hits: int, spread: int) -> bool:
+    """*hits* triggers over *spread* characters are too many to read one by one."""
+    return hits >= _DENSE_HITS and hits * _DENSE_SPACING > spread
+
+
+def _advance(
+    spans: Generator[tuple[int, int], int | None, None], skip: int | None
+) -> tuple[int, int] | None:
+    """The next trigger span, after *skip* when given; ``None`` at the end."""
+    try:
+        return spans.send(skip) if skip is not None else next(spans)
+    except StopIteration:
+        return None
+
+
+def _extend(text: str, start: int, end: int, line_start: int, line_end: int) -> tuple[int, int]:
+    """Widen a candidate line over the lines its secret goes on to (or comes from)."""
+    if text.startswith("Private-Key:", start):  # openssl -text: the dump below
+        dump = _KEY_TEXT_RE.match(text, line_end)
+        line_end = dump.end() if dump is not None else line_end
+    if text.startswith(_BASE64_PEM, start):  # `base64 key.pem`: wrapped lines
+        wrapped = _BASE64_LINES.match(text, line_end)
+        line_end = wrapped.end() if wrapped is not None else line_end
+    line_end = _continued(text, end, line_end)
+    if _STDIN_READER_RE.match(text, start):  # `+ echo PW` is the line before or after
+        line_start = _line_start_near(text, max(line_start - 1, 0))
+        line_end = _line_end_near(text, line_end) if line_end < len(text) else line_end
+    return line_start, line_end
+
+
+_CONTINUATIONS = 8
+"""How many following lines a wrapped quoted value (pprint, rich) may take."""
+_LINE_TAIL = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)*(?:[\"'](?:[ \t]|\x1b\[[0-9;]*m)*)?\r?\n")
+_QUOTE_NEXT = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)*[\"']")
+
+
+def _continued(text: str, trigger_end: int, line_end: int) -> int:
+    """Extend a candidate line over the lines a wrapped quoted value goes on to.
+
+    pprint and rich put a long value on the line after its name (``'token':`` at the end of
+    one line, ``'abc...'`` on the next) and split a long string into adjacent literals, one
+    per line. A line that ends at the separator or in a quote, followed by a line that
+    starts with a quote, goes on.
+    """
+    position = max(trigger_end, text.rfind("\n", 0, line_end - 1) + 1)
+    for _ in range(_CONTINUATIONS):
+        if (
+            line_end >= len(text)
+            or text[line_end - 1] != "\n"
+            or _LINE_TAIL.fullmatch(text, _tail_start(text, position, line_end), line_end) is None
+            or _QUOTE_NEXT.match(text, line_end) is None
+        ):
+            break
+        position = line_end
+        line_end = _line_end_near(text, line_end)
+    if _breaks_a_quote(text, line_end) and _CLOSING_NEXT.match(text, line_end) is not None:
+        line_end = _line_end_near(text, line_end)  # rich wrapped the value inside its quotes
+    return line_end
+
+
+_CLOSING_NEXT = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)*[^\s'\"\x1b]+(?:\x1b\[[0-9;]*m)*['\"]")
+"""A line that starts with the rest of a quoted word and its closing quote."""
+_OPEN_TOKEN = re.compile(r"(?:\x1b\[[0-9;]*m)*[^\s'\"\x1b]{8,}(?:[ \t]|\x1b\[[0-9;]*m)*\r?\n")
+_WRAPPED_TAIL = re.compile(
+    r"(?P<quote>['\"])[^'\"\n]*\[REDACTED:(?P<rule>[\w:.-]+)\][ \t]*\r?\n[ \t]*"
+    r"(?P<tail>[A-Za-z0-9_+/=.~-]+)(?P=quote)(?![^\s,)\]}:;])"
+)
+"""A quoted value whose redacted head ends its line and whose tail starts the next one."""
+
+
+def _breaks_a_quote(text: str, line_end: int) -> bool:
+    """The line before *line_end* ends inside a quoted word: ``'1//0gLm2...Pw1L``."""
+    if line_end >= len(text) or text[line_end - 1] != "\n":
+        return False
+    line_start = text.rfind("\n", 0, line_end - 1) + 1
+    quote = max(text.rfind("'", line_start, line_end), text.rfind('"', line_start, line_end))
+    return quote != -1 and _OPEN_TOKEN.fullmatch(text, quote + 1, line_end) is not None
+
+
+def _tail_start(text: str, position: int, line_end: int) -> int:
+    """Where the quote that may end a line starts: just after the line's last quoted word."""
+    last_quote = max(text.rfind('"', position, line_end), text.rfind("'", position, line_end))
+    if last_quote == -1:
+        return position
+    return last_quote if _LINE_TAIL.fullmatch(text, last_quote, line_end) else position
+
+
+def _add_region(found: _Candidates, start: int, end: int) -> None:
+    """Append the lines ``start:end``, merged into the last region when they touch it."""
+    regions = found.regions
+    if regions and regions[-1][0] <= start <= regions[-1][1]:
+        regions[-1] = (regions[-1][0], max(regions[-1][1], end))
+    else:
+        regions.append((start, end))
+        found.hits.append(0)
+        found.first.append(start)
+        found.withheld.append(False)
+
+
+_CUT_TRIGGER = r"\[(?:\.\.\.|…)"
+
+_FRAGMENT_TAIL = re.compile(r"[^\s\"'`,;()\[\]{}<>=:@]+={0,2}\Z")
+_FRAGMENT_HEAD = re.compile(r"[^\s\"'`,;()\[\]{}<>@]+")
+_REDACTED_END = re.compile(r"\[REDACTED:(?!private_key\])[\w:.-]+\]\Z")
+_TOKEN_START = re.compile(
+    r"(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|soat|ft|oas)-|xox[a-z]-|xapp-|sk-|"
+    r"[sr]k_(?:live|test)_|whsec_|A(?:KIA|SIA|ROA|IDA)|AIza|ya29\.|eyJ|npm_|pypi-|hf_|SG\.|"
+    r"do[opr]_v1_|dapi|shp(?:at|ca|pa|ss)_|HRKU-|AGE-SECRET-KEY-|hv[sbr]\.|dckr_|glsa_|GOCSPX-)"
+)
+_SECRET_BEFORE = re.compile(
+    r"(?i:(?:pass|pwd|secret|token|key|auth|credential|sig|cookie)[\w.-]*[\"']?[ \t]*"
+    r"(?:=|:|=>)[ \t]*[\"']?|(?:bearer|basic|token)[ \t]+|://[^\s:/@]*:)\Z"
+)
+
+
+def _redact_fragments(
+    text: str, counts: dict[str, int], *, tail: bool, head: bool, carried: bool
+) -> tuple[str, bool]:
+    """Redact half a secret at a cut: the end of the line before it, the start of the next.
+
+    A head+tail cut may fall inside a line, leaving ``password=hun`` before the cut line and
+    ``ter2`` after it, or the first half of a token. The word touching the cut goes when the
+    text before it says secret (``password=``, ``Bearer ``, ``://user:``), when it starts like
+    a known token, or when it looks generated; the word after the cut goes too when the one
+    before it went (*carried*), or when it looks generated itself.
+
+    Returns:
+        The text, and whether the word after the cut must go as well.
+    """
+    carry = False
+    if tail:
+        line = text.rstrip("\n")
+        found = None if _SECRET_BEFORE.search(line) else _FRAGMENT_TAIL.search(line)
+        if found is None:
+            ends_redacted = line.endswith("]") and _REDACTED_END.search(line) is not None
+            carry = ends_redacted or _SECRET_BEFORE.search(line) is not None
+        elif _fragment_is_secret(found.group(), line[: found.start()]):
+            text = f"{line[: found.start()]}[REDACTED:cut_fragment]{text[len(line) :]}"
+            counts["cut_fragment"] = counts.get("cut_fragment", 0) + 1
+            carry = True
+    if head:
+        found = _FRAGMENT_HEAD.match(text)
+        if found is not None and (carried or _fragment_is_secret(found.group(), "")):
+            text = f"[REDACTED:cut_fragment]{text[found.end() :]}"
+            counts["cut_fragment"] = counts.get("cut_fragment", 0) + 1
+    return text, carry
+
+
+def _fragment_is_secret(fragment: str, before: str) -> bool:
+    """Tell half a secret from the end or the start of an ordinary line."""
+    if (
+        not fragment
+        or "[REDACTED" in fragment
+        or _PLACEHOLDER.match(fragment)
+        or _TEMPLATED.match(fragment)
+    ):
+        return False
+    if _SECRET_BEFORE.search(before) or _TOKEN_START.match(fragment):
+        return True
+    return len(fragment) >= 16 and not _looks_path(fragment) and _randomish(fragment)  # noqa: PLR2004
+
+
+_CHUNK = 1 << 20
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+class _Match(Protocol):
+    def start(self) -> int: ...
+    def end(self) -> int: ...
+
+
+class _Pattern(Protocol):
+    def finditer(self, data: bytes, /) -> Iterator[_Match]: ...
+    def search(self, data: bytes, pos: int, /) -> _Match | None: ...
+
+
+def _load_re2() -> Any:  # noqa: ANN401 -- google-re2 ships no type information
+    """Return the ``re2`` module of google-re2, or ``None`` where it is not installed."""
+    try:
+        return importlib.import_module("re2")
+    except ImportError:  # pragma: no cover -- a dependency; the stdlib fallback is slower
+        return None
+
+
+_RE2 = _load_re2()
+
+
+def _re2_options() -> Any:  # noqa: ANN401 -- google-re2 ships no type information
+    """RE2's options for the prefilter: room for its automaton, and no logging of its own.
+
+    On some inputs (a bundle of certificates: long base64 lines) the automaton outgrows
+    RE2's default 8 MiB and RE2 falls back to a slower matcher, printing "DFA out of memory"
+    to the terminal of whatever command was reflecting. 32 MiB keeps it fast there; when
+    even that is not enough the fallback is still correct, and quiet.
+    """
+    options = _RE2.Options()
+    options.max_mem = 32 << 20
+    options.log_errors = False
+    return options
+
+
+_OPEN_CLASS = re.compile(r"(?<!\\)\]([*+])")
+_OPEN_GROUP = re.compile(r"(?<!\\)\)([*+])")
+_OPEN_COUNT = re.compile(r"\{(\d+),\}")
+_REACH = 64
+"""How far one repetition in a trigger reaches: a name, a flag, a few words of a command."""
+_LINE_REACH = 160
+"""How far ``[^\\n]*`` reaches in a trigger (``mongo ... -p``)."""
+
+
+def bounded(pattern: str) -> str:
+    """Return *pattern* with every unbounded repetition bounded, for the prefilter.
+
+    RE2 scans in linear time per search, but a search for the leftmost match runs on while
+    any thread that started earlier is alive: ``-[a-z-]*`` on a line of ``sk-sk-sk-...``
+    stays alive to the line's end at every match, and the scan turns quadratic. Bounded,
+    each search reads a fixed distance past its start, so the scan is linear in the text.
+    A trigger only selects lines; the rules then read the whole line.
+    """
+    pattern = pattern.replace("[^\\n]*", f"[^\\n]{{0,{_LINE_REACH}}}")
+    pattern = _OPEN_CLASS.sub(lambda m: f"]{{{int(m[1] == '+')},{_REACH}}}", pattern)
+    pattern = _OPEN_GROUP.sub(lambda m: f"){{{int(m[1] == '+')},3}}", pattern)
+    return _OPEN_COUNT.sub(lambda m: f"{{{m[1]},{int(m[1]) + _REACH}}}", pattern)
+
+
+class _Trigger:
+    """The prefilter: one combined pattern scanned once over the text.
+
+    RE2 (google-re2, a dependency) runs the whole alternation as one automaton, about
+    0.3 GB/s; Python's ``re`` tries each alternative at each position, about 1 MB/s for
+    this table. The text is scanned in chunks of about 1 MB cut at line ends (no trigger
+    spans a line), encoded to UTF-8, so the extra memory stays small whatever its size.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern = bounded(pattern)
+        self._compiled: _Pattern = (
+            _RE2.compile(pattern, options=_re2_options())
+            if _RE2 is not None
+            else re.compile(pattern.encode())
+        )
+
+    def spans(self, text: str) -> Generator[tuple[int, int], int | None, None]:
+        """Yield the ``(start, end)`` of every trigger match in *text*, in order.
+
+        Send a position to skip the matches before it (a region already withheld whole).
+        """
+        position = 0
+        size = len(text)
+        while position < size:
+            stop = text.find("\n", position + _CHUNK) if size - position > _CHUNK else -1
+            stop = size if stop == -1 else stop + 1
+            chunk = text if position == 0 and stop == size else text[position:stop]
+            if chunk.isascii():
+                data = chunk.encode("ascii")
+                at = 0
+                while (match := self._compiled.search(data, at)) is not None:
+                    skip = yield position + match.start(), position + match.end()
+                    at = max(match.end(), match.start() + 1, (skip or 0) - position)
+            else:
+                yield from self._unicode_spans(chunk, position)
+            position = stop
+
+    def _unicode_spans(self, chunk: str, offset: int) -> Iterator[tuple[int, int]]:
+        """Map byte positions in the UTF-8 of *chunk* back to character positions."""
+        data = chunk.encode("utf-8", "surrogatepass")
+        last_byte = last_char = 0
+        for match in self._compiled.finditer(data):
+            start, end = match.start(), match.end()
+            last_char += len(data[last_byte:start].translate(None, _CONTINUATION))
+            last_byte = start
+            width = len(data[start:end].translate(None, _CONTINUATION))
+            yield offset + last_char, offset + last_char + width
+
+
+_LONG_LINE = 4096
+"""Past this, a line is read near its trigger only (a minified file, output without newlines)."""
+_DELIMITERS = " \t\n\r\f\v\"'<>,;"
+"""Where a long token ends."""
+
+
+def _line_start_near(text: str, position: int) -> int:
+    """The start of the line holding *position*; on a very long line, a word start near it."""
+    low = max(position - _LONG_LINE, 0)
+    newline = text.rfind("\n", low, position)
+    if newline != -1 or low == 0:
+        return newline + 1
+    near = max(position - _NEAR, 0)
+    space = text.find(" ", near, position)
+    return space + 1 if space != -1 else near
+
+
+def _line_end_near(text: str, position: int) -> int:
+    """Just past the line holding *position*; on a very long line, a word end near it."""
+    high = min(position + _LONG_LINE, len(text))
+    newline = text.find("\n", position, high)
+    if newline != -1:
+        return newline + 1
+    if high == len(text):
+        return high
+    near = min(position + _NEAR, len(text))
+    space = text.rfind(" ", position, near)
+    if space != -1:
+        return space
+    # A long token: read it to its end. One ``find`` per delimiter (memchr) rather than a
+    # regular expression: a line of a thousand triggers asks this a thousand times.
+    stops = [at for c in _DELIMITERS if (at := text.find(c, near, high)) != -1]
+    return min(stops, default=high)
+
+
+def _line_end(text: str, position: int) -> int:
+    """The index just past the line holding *position*, its newline included."""
+    newline = text.find("\n", position)
+    return len(text) if newline == -1 else newline + 1
+
+
+def _boundaries(text: str, start: int, stop: int) -> Iterator[re.Match[str]]:
+    """The cut lines between *start* and *stop* (found by their literal start first)."""
+    for opener in ("[...", "[…"):
+        position = text.find(opener, start, stop)
+        while position != -1:
+            line_start = _line_start_near(text, position)
+            found = CUT_LINE.match(text, line_start, _line_end_near(text, position))
+            if found is not None and found.start() >= start:
+                yield found
+            position = text.find(opener, position + 1, stop)
+
+
+def _next_boundary(text: str, start: int, stop: int) -> int | None:
+    """The start of the first cut line after *start*, before *stop*."""
+    found = [m.start() for m in _boundaries(text, start, stop)]
+    return min(found) if found else None
+
+
+def _previous_boundary(text: str, start: int, stop: int) -> int | None:
+    """Just past the last cut line between *start* and *stop*."""
+    found = [m.end() for m in _boundaries(text, start, stop)]
+    if not found:
+        return None
+    last = max(found)
+    return last + 1 if text[last : last + 1] == "\n" else last
+
+
+def cut_lines(text: str) -> list[tuple[int, int]]:
+    """Return the ``(start, end)`` of every window boundary line in *text*."""
+    return sorted((m.start(), m.end()) for m in _boundaries(text, 0, len(text)))
+
+
+_CONTEXT_MARKERS = (
+    "machine",
+    "default",
+    '"sensitive"',
+    ": |",
+    ": >",
+    ":|",
+    ":>",
+    "]=>",
+    "name:",  # a Kubernetes env entry: ``- name: DB_PASSWORD`` then ``value: ...``
+    ": some(",  # Rust's {:#?}: ``password: Some(`` then the value on the next line
+    "name =",
+    "<name>",  # Maven's ``<name>Private-Token</name>`` then ``<value>...</value>``
+)
+"""Lines holding these start a secret spread over the next lines (``.netrc``, Terraform JSON)."""
+
+
+def _with_context(text: str, regions: list[tuple[int, int]], lines: int) -> list[tuple[int, int]]:
+    """Extend each region over the next *lines* lines (multi-line ``.netrc`` entries)."""
+    out: list[tuple[int, int]] = []
+    for start, end in regions:
+        stop = end
+        lowered = text[start:end].lower()
+        if any(marker in lowered for marker in _CONTEXT_MARKERS):
+            for _ in range(lines):
+                if stop >= len(text):
+                    break
+                stop = _line_end_near(text, stop)
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], stop))
+        else:
+            out.append((start, stop))
+    return out
+
+
+def _outside(regions: list[tuple[int, int]], edits: list[_Edit]) -> Iterator[tuple[int, int]]:
+    """The parts of *regions* that no block edit covers (both are whole lines)."""
+    if not edits:
+        yield from regions
+        return
+    for start, end in regions:
+        position = start
+        for e_start, e_end, _ in edits:
+            if e_end <= position or e_start >= end:
+                continue
+            if e_start > position:
+                yield position, e_start
+            position = max(position, e_end)
+        if position < end:
+            yield position, end
+
+
+def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, str]) -> str:
+    """Replace what *rule* finds in *text*, counting it and noting each value in *found*.
+
+    Matches are collected first, so a rule whose pattern only looks ahead at the value (the
+    assignment rule) still finds ``password=`` inside the value of a rejected match.
+    """
+    group = "secret" if "secret" in rule.pattern.groupindex else 0
+    pieces: list[str] = []
+    position = 0
+    names = _test_ids(text) if "est" in text else []
+    for match in rule.pattern.finditer(text):
+        start, end = match.span(group)
+        if start < position or not _is_secret(rule, match, group, names):
+            continue
+        start, end = _unquoted_span(match.group(group), start, end)
+        pieces += (text[position:start], f"[REDACTED:{rule.name}]")
+        _note(text[start:end], rule.name, found)
+        position = end
+        counts[rule.name] = counts.get(rule.name, 0) + 1
+    if not pieces:
+        return text
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def _is_secret(
+    rule: Rule, match: re.Match[str], group: int | str, names: list[tuple[int, int]]
+) -> bool:
+    """Whether *rule*'s *match* is a secret to replace, not a look-alike or a replacement."""
+    secret = match.group(group)
+    return not (
+        not secret
+        or "[REDACTED:" in secret  # already handled by an earlier rule
+        or _inside_placeholder(match.string, match.start(group))  # the tail of one
+        or (names and _names_a_test(names, match.start(), secret))
+        or (rule.check is not None and not rule.check(match))
+    )
+
+
+def _unquoted_span(secret: str, start: int, end: int) -> tuple[int, int]:
+    """The span of *secret* (at *start*..*end*) without its quotes, which stay in the text."""
+    if len(secret) > 1 and secret[0] in {'"', "'"} and secret[-1] == secret[0]:
+        return start + 1, end - 1
+    if secret[:2] in {'\\"', "\\'"} and secret[-2:] == secret[:2] and len(secret) > 3:  # noqa: PLR2004
+        return start + 2, end - 2
+    return start, end
+
+
+def _note(value: str, rule: str, found: dict[str, str]) -> None:
+    """Remember a replaced *value* (and each value of its pairs) so its copies go too."""
+    found.setdefault(value, rule)
+    if "=" in value:  # a Cookie header, a connection string: each value may be printed alone
+        for pair in _PAIR_VALUE.finditer(value):
+            found.setdefault(pair.group(1), rule)
+
+
+_TEST_ID = re.compile(
+    r"(?<![\w.-])(?:[\w./-]*\.py::)?(?:\w+::)*[Tt]est\w*\[[^\]\n]{0,512}\]"  # pytest
+    r"|(?<![\w.-])Test\w*/[^\s]{1,512}"  # go test's subtests: ``TestGetKey/key=Ab12``
+)
+"""A test's id holding its parameters: ``test_get_key[key=Ab12Cd34Ef56]``. Its parameters name
+a test, so they stay: a "run it alone" command must name a test that exists."""
+
+
+def _inside_placeholder(text: str, position: int) -> bool:
+    """*position* is inside a ``[REDACTED:<rule>]`` an earlier rule wrote."""
+    opener = text.rfind("[REDACTED:", max(0, position - 80), position + 1)
+    return opener != -1 and text.find("]", opener) >= position
+
+
+def _test_ids(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _TEST_ID.finditer(text)]
+
+
+def _names_a_test(ids: list[tuple[int, int]], start: int, secret: str) -> bool:
+    """The match starts inside a test id, and is no token of a known format."""
+    return any(a <= start < b for a, b in ids) and _TOKEN_START.match(secret) is None
+
+
+def redact_failure(
+    failure: FailureContext, *, redactor: Redactor | None = None
+) -> tuple[FailureContext, dict[str, int]]:
+    """Redact a failure with *redactor* (a fresh one reading ``os.environ`` by default).
+
+    Returns:
+        The redacted failure and the per-rule counts.
+    """
+    return (redactor or Redactor()).redact_failure(failure)
+
+
+def redact_text(text: str, *, redactor: Redactor | None = None) -> str:
+    """Return *text* redacted by *redactor* (a fresh one reading ``os.environ`` by default)."""
+    return (redactor or Redactor()).redact(text).text

@@ -1,0 +1,179 @@
+"""The outbound gate: every text that leaves reflexkit passes :func:`outbound` on its way out.
+
+A *sink* is a place text leaves to: memory, the run log, attempt reports, insights, lessons,
+the hooks log, fixture files, every request to a model, the terminal. Each is registered in
+:data:`SINKS` with its kind and the function at its boundary that calls the gate, and
+``tests/redaction/test_sinks.py`` walks the registry: it plants secrets and hostile text in
+each sink's path and checks what comes out, and it fails for a registered boundary that does
+not call the gate.
+
+What the gate does, by the sink's kind:
+
+* every kind: secrets are redacted (:class:`~reflexkit.redaction.Redactor`, the rule table and
+  the secret-looking environment values);
+* ``terminal``: control characters and escape sequences are removed, and characters that
+  reorder or hide text (bidi overrides such as U+202E, zero-width and tag characters) are
+  shown as ``<U+XXXX>`` (:func:`reflexkit._text.strip_control`);
+* ``prompt`` (a request to a model, the prompt of an attempt handed to an agent, the context
+  a hook hands Claude Code): the same neutralising as for a terminal (a tag character is an
+  instruction a reader can't see); the fence around tool- and agent-derived text is the
+  prompt builders' (:func:`reflexkit._text.fence`);
+* ``record`` (JSON lines and files): JSON escapes control characters itself; text is kept as
+  written, redacted.
+
+Structured data (a record before it is serialised, a request's keyword arguments) goes
+through :func:`outbound_data`: every string in it, keys included, passes the gate.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+import attrs
+
+from reflexkit._text import strip_control
+from reflexkit.redaction._engine import Redactor, env_secrets
+
+__all__ = ["SINKS", "Sink", "SinkKind", "outbound", "outbound_data", "set_redactor"]
+
+SinkKind = Literal["record", "terminal", "prompt"]
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Sink:
+    """One place text leaves reflexkit.
+
+    Attributes:
+        name: The sink's name, as callers pass it to :func:`outbound`.
+        kind: What makes text safe there besides redaction (see the module documentation).
+        boundaries: ``module:qualified.name`` of each function at the sink's boundary: the
+            last of ours the text passes before it leaves. Each calls the gate.
+    """
+
+    name: str
+    kind: SinkKind
+    boundaries: tuple[str, ...]
+
+
+SINKS: Mapping[str, Sink] = {
+    sink.name: sink
+    for sink in (
+        Sink("memory", "record", ("reflexkit.reflection._service:_gated",)),
+        Sink("run_log", "record", ("reflexkit.events:RunLog.write",)),
+        Sink("report", "record", ("reflexkit.reports._report:write_report",)),
+        Sink("insights", "record", ("reflexkit.insights._jsonl:append_records",)),
+        Sink("lessons", "record", ("reflexkit.insights._jsonl:append_records",)),
+        Sink("hooks_log", "record", ("reflexkit.hooks._handlers:_log",)),
+        Sink("verdict", "record", ("reflexkit.hooks._handlers:_write_verdict",)),
+        Sink(
+            "fixture",
+            "record",
+            (
+                "reflexkit.reflection._fixture:FixtureRecorder.generate",
+                "reflexkit.reports._judge:JudgeRecorder.judge",
+            ),
+        ),
+        Sink(
+            "model_request",
+            "prompt",
+            ("reflexkit.reflection._prompts:_gated", "reflexkit.llm._client:Claude.send"),
+        ),
+        Sink("agent_prompt", "prompt", ("reflexkit.orchestrator._subagents:_gated_prompt",)),
+        Sink("kept_prompt", "record", ("reflexkit.orchestrator._kept_prompts:keep_prompt",)),
+        Sink("hook_output", "prompt", ("reflexkit.hooks._handlers:_hook_json",)),
+        Sink("terminal", "terminal", ("reflexkit.cli._console:show",)),
+        # JSON for the terminal: redacted here; its control and hidden characters are written
+        # as JSON escapes once serialised (reflexkit._text.escape_json_text), so it stays valid.
+        Sink("terminal_json", "record", ("reflexkit.cli._core:show_json",)),
+    )
+}
+"""Every sink, in one place. A new way out of reflexkit is registered here, and its boundary
+calls :func:`outbound` or :func:`outbound_data` (``tests/redaction/test_sinks.py`` checks)."""
+
+_lock = threading.Lock()
+_redactor: Redactor | None = None
+_given = False
+_built_for: tuple[tuple[str, str], ...] | None = None
+
+
+def set_redactor(redactor: Redactor | None) -> None:
+    """Use *redactor* at the gate from now on (``None``: a fresh one reading ``os.environ``).
+
+    The composition root passes the one it built, so the gate and the reflection service
+    redact alike.
+    """
+    global _redactor, _given
+    with _lock:
+        _redactor, _given = redactor, redactor is not None
+
+
+def _current() -> Redactor:
+    """The gate's redactor; its own follows the secret-looking variables of ``os.environ``."""
+    global _redactor, _built_for
+    with _lock:
+        if _given and _redactor is not None:
+            return _redactor
+        secrets = tuple(sorted(env_secrets(os.environ).items()))
+        if _redactor is None or secrets != _built_for:
+            _redactor, _built_for = Redactor(), secrets
+        return _redactor
+
+
+@functools.cache
+def _kind(sink: str) -> SinkKind:
+    try:
+        return SINKS[sink].kind
+    except KeyError:
+        msg = f"no sink named {sink!r}: register it in reflexkit.redaction._gate.SINKS"
+        raise ValueError(msg) from None
+
+
+def outbound(text: str, sink: str, *, redactor: Redactor | None = None) -> str:
+    """Return *text* made safe to leave through *sink*: redacted, and neutralised for it.
+
+    Args:
+        text: Any text on its way out.
+        sink: A name in :data:`SINKS`.
+        redactor: The redactor to use (the gate's own by default, see :func:`set_redactor`).
+
+    Raises:
+        ValueError: *sink* is not registered.
+    """
+    kind = _kind(sink)
+    clean = (redactor or _current()).redact(text).text
+    if kind == "record":
+        return clean
+    return strip_control(clean)
+
+
+def outbound_data(data: T, sink: str, *, redactor: Redactor | None = None) -> T:
+    """Return JSON-like *data* with every string in it (keys too) passed through the gate.
+
+    Mappings, lists and tuples are rebuilt; other values (numbers, ``None``, booleans) are
+    kept. Data with nothing to change comes back as the same objects.
+    """
+    _kind(sink)
+    gate = redactor or _current()
+    return _walk(data, sink, gate)  # type: ignore[no-any-return]  # the same shape, by construction
+
+
+def _walk(value: Any, sink: str, redactor: Redactor) -> Any:  # noqa: ANN401 -- JSON data
+    if isinstance(value, str):
+        return outbound(value, sink, redactor=redactor) if value else value
+    if isinstance(value, Mapping):
+        items = [(_walk(k, sink, redactor), _walk(v, sink, redactor)) for k, v in value.items()]
+        if all(a is k and b is v for (a, b), (k, v) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, list | tuple):
+        walked = [_walk(item, sink, redactor) for item in value]
+        if all(a is b for a, b in zip(walked, value, strict=True)):
+            return value
+        return type(value)(walked) if isinstance(value, tuple) else walked
+    return value

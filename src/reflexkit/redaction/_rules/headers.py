@@ -1,0 +1,106 @@
+"""HTTP headers and tokens named in prose.
+
+``Authorization:``, ``Cookie:``, ``invalid API key ...``.
+
+Each rule's examples and look-alikes beyond the first example are in
+``headers.toml`` beside this module.
+"""
+
+from __future__ import annotations
+
+from reflexkit.redaction._checks import (
+    _header_check,
+    _secret,
+)
+from reflexkit.redaction._rules._base import Rule, _fake, _rule
+from reflexkit.redaction._rules._patterns import (
+    _B,
+    _E,
+)
+from reflexkit.redaction._shapes import (
+    _looks_path,
+    _randomish,
+)
+
+RULES: tuple[Rule, ...] = (
+    _rule(
+        "authorization_header",
+        r"(?i:(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?"
+        r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate|ntlm|ssws|aws4-hmac-sha256)\s+)?)"
+        r"(?P<secret>[^\s\"',;\\]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s\"',;\\]+)*)",
+        r"(?i:authorization)",
+        ("authorization",),
+        _header_check,
+        example=_fake("Authorization: Basic ", "ZmFrZTpmYWtl"),
+    ),
+    _rule(
+        "api_key_header",
+        r"(?i:(?:x-api-key|x-auth-token|api-key|x-goog-api-key|x-access-token|private-token"
+        r"|x-vault-token|x-gitlab-token|x-figma-token|ocp-apim-subscription-key|x-functions-key"
+        r"|x-honeycomb-team)"
+        r"\\?[\"']?\s*[:=]\s*\\?[\"']?)(?P<secret>[^\s\"',;\\]{6,})",
+        r"(?i:api-key|auth-token|access-token|private-token|vault-token|gitlab-token"
+        r"|figma-token|subscription-key|functions-key|honeycomb-team)",
+        check=_header_check,
+        markers=(
+            "api-key",
+            "auth-token",
+            "access-token",
+            "private-token",
+            "vault-token",
+            "gitlab-token",
+            "figma-token",
+            "subscription-key",
+            "functions-key",
+            "honeycomb-team",
+        ),
+        example=_fake("X-Api-Key: ", "fake-header-key-0123"),
+    ),
+    _rule(
+        "cookie_header",
+        r"(?i:(?<![\w-])(?:set-)?cookie[\"']?[ \t]*:[ \t]*)(?P<secret>[^\n]{6,})",
+        r"(?i:cookie)",
+        ("cookie",),
+        _header_check,
+        example=_fake("Cookie: ", "session=FakeSessionCookie0123"),
+    ),
+    _rule(
+        "named_token",
+        r"(?i:\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|secret"
+        r"|password|passphrase|token)(?:[ \t]+(?:is|was|provided|given|used|value|of))?"
+        r"[ \t]*[:=]?[ \t]+[\"'`]?)(?P<secret>[A-Za-z0-9_\-+/.~]{16,}={0,2})"
+        r"(?![^\s\"'`,;)\]}>])",  # the whole value, never the head of a longer one
+        r"(?i:api.?key|access.?key|secret|password|passphrase|token)[ \t]",
+        ("key", "secret", "password", "passphrase", "token"),
+        lambda m: _randomish(_secret(m)) and not _looks_path(_secret(m)),
+        example=_fake("invalid API key ", "Fake0Prose1Key2For3Docs4"),
+    ),
+    _rule(
+        "discord_bot_token",
+        _B + r"[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}" + _E,
+        r"[MNO][A-Za-z0-9]{23}[A-Za-z0-9]{0,4}\.[A-Za-z0-9_-]{6}\.",
+        markers=("m", "n", "o"),
+        gate=r"[A-Za-z0-9]{23}\.[A-Za-z0-9_-]{6}\.",
+        example=_fake(
+            "MTAxFakeDiscordBotId0123456", ".", "GaBcDe", ".", "FakeDiscordBotTokenHmacPart0123"
+        ),
+    ),
+    _rule(
+        "teams_webhook",
+        r"https://[A-Za-z0-9.-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]+",
+        r"webhook\.office\.com",
+        markers=("webhook.office.com",),
+        example=_fake(
+            "https://acme.webhook.office.com/webhookb2/", "fake-id@fake/IncomingWebhook/x/y"
+        ),
+    ),
+    _rule(
+        "bearer_token",
+        r"(?i:\b(?:bearer|token)\s+)(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)",
+        r"(?i:bearer|token)[ \t]|(?i:bearer)[ \t]*\r?\n",  # wrapped: the token on the next line
+        ("bearer", "token"),
+        lambda m: _randomish(_secret(m)) and not _looks_path(_secret(m)),
+        example=_fake("Bearer ", "FakeBearerToken0123456789"),
+    ),
+)
+"""This family's rules, in the order they are applied."""
