@@ -261,7 +261,7 @@ def test_threads_appending_while_another_process_rotates_lose_nothing(path: Path
     assert all(found[i] == 1 for i in acknowledged)
     assert set(found) == warm | set(acknowledged)
     rotated = [f for f in path.parent.iterdir() if f.suffix[1:].isdigit()]
-    assert len(rotated) > 10, "the store was not rotated while the threads appended"
+    assert len(rotated) > 1, "the store was not rotated while the threads appended"
 
 
 PRUNER = """

@@ -11,7 +11,7 @@ away, an unlink, a rename over it) moves or unlinks that inode, which queues an 
 returns; a prune's flag and generation, written to the lock file, queue ``IN_MODIFY``. So
 one ``ioctl(FIONREAD)`` on the descriptor, under the lock, says "nothing happened since the
 last full check"; anything queued sends the writer down the slow path, which drains the
-queue and checks the path in full (``reflexkit.memory._jsonl``).
+queue and checks the path in full (``reflexkit.memory._writer``).
 
 Only where the kernel sees every change: on Linux, with ``/proc``, on a local file system.
 On a network or FUSE file system another machine's rename queues nothing here, so a store
