@@ -177,3 +177,42 @@ def test_a_torn_fixture_line_with_fixture_miss_error_exits_2(project_dir: Path) 
     )
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert key in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "no_good_line"])
+def test_an_unreadable_fixture_file_with_fixture_miss_error_exits_2(
+    project_dir: Path, kind: str
+) -> None:
+    """fixtureMiss: error and a fixture file that can't be replayed: exit 2, nothing stored.
+
+    A FIFO (never opened blocking), a folder, or a file with no good line at all miss every
+    key as a missing file does; the fallback would hide that the fixture is broken.
+    """
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": "fixture", "fixtureMiss": "error"}})
+    )
+    fixtures = project_dir / ".reflexkit" / "fixtures" / "reflections.jsonl"
+    fixtures.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(fixtures)
+    elif kind == "folder":
+        fixtures.mkdir()
+    else:
+        fixtures.write_text("not json\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "reflect", "--json"],
+        input=json.dumps(FAILURE),
+        capture_output=True,
+        text=True,
+        cwd=project_dir,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "fixture key" in done.stderr
+    assert not (project_dir / ".reflexkit" / "memory" / "reflections.jsonl").exists()

@@ -42,6 +42,12 @@ __all__ = ["DefaultReflectionService", "ReflectionDetails", "ServiceHealth"]
 log = get_logger("reflexkit.reflection")
 
 
+_UNREPLAYED = frozenset({"fixture_not_found", "fixture_invalid"})
+"""Why a fixture backend could not replay a reply: no reply under the key, or a file (or
+reply) that can't be read. Under ``fixtureMiss: error`` both are a miss, never a quiet
+fallback: a FIFO, a folder or a file with no good line misses every key, as no file does."""
+
+
 def _is_missing_fixture(err: Exception) -> TypeGuard[FixtureMissingError]:
     """Whether *err* is a fixture miss, without importing the fixture module otherwise.
 
@@ -285,10 +291,8 @@ class DefaultReflectionService:
             reason = err.reason if isinstance(err, GenerationError) else "generator_error"
             if _is_missing_fixture(err):
                 key = err.key
-                if self._config.fixture_miss is FixtureMiss.ERROR:
-                    with self._lock:
-                        if err.key not in self.health.missing_fixtures:
-                            self.health.missing_fixtures.append(err.key)
+            if key is not None and reason in _UNREPLAYED:
+                self._missed_fixture(key)
             self._note(f"generation failed ({reason}): {type(err).__name__}", store=False)
             log.warning("reflection generator failed (%s); falling back", reason)
         try:
@@ -298,6 +302,13 @@ class DefaultReflectionService:
             return self._last_resort(failure, reason), key
         reflection = attrs.evolve(reflection, fallback_reason=reflection.fallback_reason or reason)
         return reflection, key
+
+    def _missed_fixture(self, key: str) -> None:
+        """Count *key* as a fixture miss, which ``fixtureMiss: error`` turns into exit 2."""
+        if self._config.fixture_miss is FixtureMiss.ERROR:
+            with self._lock:
+                if key not in self.health.missing_fixtures:
+                    self.health.missing_fixtures.append(key)
 
     def _fixture_key(self, failure: FailureContext, previous: Sequence[Reflection]) -> str | None:
         """The key a fixture generator will look up, when the generator is one."""
@@ -348,7 +359,7 @@ class DefaultReflectionService:
         """
         if (
             self._config.fixture_miss is FixtureMiss.ERROR
-            and reflection.fallback_reason == "fixture_not_found"
+            and reflection.fallback_reason in _UNREPLAYED
         ):
             self._skip(reflection, "fixture_miss")
             return False
