@@ -81,6 +81,7 @@ def test_junit_report_file_named_by_the_failure_is_quoted(tmp_path: Path) -> Non
     assert 'Undefined array key "CH"' in text
 
 
+@pytest.mark.slow
 def test_a_real_pytest_junit_report(tmp_path: Path) -> None:
     """Pytest's own --junitxml, read as data: the parametrised id with its own assertion."""
     write_files(

@@ -130,6 +130,7 @@ def _calling(tree: ast.Module) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_every_writer_is_a_registered_boundary_or_says_why_not() -> None:
     """A new function that writes text out, unregistered and unexplained, fails here."""
     boundaries = {b for sink in SINKS.values() for b in sink.boundaries}
