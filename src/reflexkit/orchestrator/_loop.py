@@ -79,6 +79,7 @@ from reflexkit.orchestrator._own_state import (
 from reflexkit.orchestrator._schedule import Schedule
 from reflexkit.orchestrator._subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator._verify import (
+    AttemptId,
     VerificationResult,
     Verifier,
     failure_context,
@@ -141,6 +142,17 @@ class _Progress:
     judged: Judgement | None = None  # the judge's rejection of the previous attempt
     nudge: str = ""  # the insight rules' note for the next prompt
     last: tuple[FailureContext, str] | None = None  # the latest failure and its fingerprint
+
+    @property
+    def attempt_id(self) -> AttemptId:
+        """The current attempt, as its failure names it."""
+        return AttemptId(
+            task=self.task.id,
+            subtask=self.subtask.id,
+            attempt=self.attempt,
+            session_id=self.run_id,
+            description=self.subtask.description,
+        )
 
 
 _NOT_RUN = SubagentResult(ok=False, output="", duration_ms=0, error="the subagent did not run")
@@ -668,13 +680,7 @@ class Orchestrator:
     ) -> tuple[FailureContext, VerificationResult]:
         """The failure to reflect on, and the checks its report names."""
         if attempt.ran is None:
-            failure = subagent_failure(
-                attempt.result,
-                task=at.task,
-                subtask=at.subtask,
-                attempt=at.attempt,
-                run_id=at.run_id,
-            )
+            failure = subagent_failure(attempt.result, at.attempt_id)
             checks = VerificationResult(
                 passed=False, command="subagent", exit_code=None, output="", duration_ms=0
             )
@@ -682,15 +688,7 @@ class Orchestrator:
         verification = attempt.ran
         if at.judged is not None:  # the checks passed; the judge found work missing
             verification = reports.judge_rejection(at.judged, verification)
-        failure = failure_context(
-            verification,
-            task=at.task.id,
-            subtask=at.subtask.id,
-            attempt=at.attempt,
-            session_id=at.run_id,
-            files_modified=modified(at.workdir),
-            description=at.subtask.description,
-        )
+        failure = failure_context(verification, at.attempt_id, files_modified=modified(at.workdir))
         if at.judged is not None:
             failure = attrs.evolve(failure, failure_type=FailureType.JUDGE_REJECTED)
         return failure, attempt.ran
