@@ -1,32 +1,11 @@
 """The one process runner: subagent commands and verification run through :func:`run_process`.
 
-What it guarantees, whatever the program does:
-
-* It waits for the *process*, not for its output pipe: a background job that inherited stdout
-  does not keep a finished program "running".
-* Output is captured while it is read, through a byte-capped head+tail buffer: memory stays
-  bounded however much the program prints; the middle is replaced by one cut-marker line
-  (:func:`reflexkit._text.cut_marker`, ``[... N bytes cut ...]``), and control sequences are
-  stripped from the text.
-* The time limit is a hard deadline: at it the program is killed, and the run returns within
-  a short grace period even when something still holds the pipe.
-* When the program ends (or is killed) its whole process group is killed, and so is every
-  descendant seen while it ran, including those that left the group (``setsid``). With
-  :func:`become_subreaper` (the ``reflexkit`` command calls it) orphaned grandchildren are
-  re-parented to this process instead of init, so even those that escaped between two looks
-  are found, killed and reaped.
-* Nothing outlives the run, even a ``SIGKILL`` of it: the program is started with
-  ``PR_SET_PDEATHSIG`` (the kernel kills it when this process dies), and its process group
-  is registered with a *lifeline*, a small watchdog process started once per process that
-  reads a pipe from it: when this process dies, however, the pipe reaches its end and the
-  watchdog kills every group still registered (the program's own children included).
-* On an interrupt (``KeyboardInterrupt`` or any ``BaseException`` raised while waiting) the
-  program and its descendants are killed before the exception goes on; :func:`kill_all` kills
-  every program being run by any thread (the loop calls it when the run is interrupted),
-  including those other code started and registered with :func:`adopted` (Claude Code's CLI).
-
-Linux-specific parts (``/proc``, ``pidfd_open``, ``prctl``) degrade to polling and to the
-process group alone elsewhere.
+It waits for the process, not its pipe; keeps a bounded head and tail of the output; holds a
+hard deadline; and kills the process group and every descendant seen when the program ends,
+with a subreaper, ``PR_SET_PDEATHSIG`` and a lifeline watchdog so nothing outlives even a
+``SIGKILL`` of the run (docs/orchestrator.md, "Nothing outlives the attempt").
+:func:`kill_all` stops every program being run, those registered with :func:`adopted` too.
+Linux parts (``/proc``, ``pidfd_open``, ``prctl``) degrade to polling elsewhere.
 """
 
 from __future__ import annotations

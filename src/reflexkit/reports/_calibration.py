@@ -1,33 +1,10 @@
 """Calibration: does the agent's self-reported confidence tell good attempts from bad ones?
 
-Each attempt report carries the agent's ``confidence`` (0 to 1) and, mechanically, how the
-attempt turned out. :func:`calibrate` pairs them and computes the AUC: the chance that a
-randomly chosen good attempt reported a higher confidence than a randomly chosen bad one (0.5
-is chance, 1.0 perfect; ties count half), with the number of pairs behind it and a
-percentile bootstrap interval, so a figure from twelve attempts is not read as a figure from
-a thousand. Everything here is pure and deterministic (the bootstrap has a fixed seed).
-
-What "good" means is the *outcome*:
-
-* ``verification``: the attempt's checks passed, and the completion judge, if it ran, did not
-  reject it;
-* ``rework``: it passed, and no later attempt at the same subtask (same task and subtask ids,
-  any run) had to redo it;
-* ``final``: its subtask ended passing in the same run (the attempt led to success).
-
-Reports with no confidence, or whose outcome is unknown (no checks and no judge, for
-``verification``), are left out and counted.
-
-A labelled corpus from anywhere (one ``{"confidence": 0.8, "correct": true}`` per line) is
-read by :func:`read_labels` and calibrated the same way (:func:`calibrate_pairs`).
-
-Beside the AUC over all attempts, the figures hold the *high-confidence subset* (confidence
-at or above :data:`HIGH_CONFIDENCE`): its AUC and the lift of its share of good attempts over
-the whole. The experiment's kill condition was registered before any data was seen: if the
-AUC on the high subset lies within :data:`CHANCE_MARGIN` of 0.5, or its bootstrap interval
-includes 0.5 (the data can't tell it from chance), confidence does not tell good from bad
-where it claims the most, and the closed calibration loop is not built
-(:class:`KillCondition`).
+:func:`calibrate` pairs each report's ``confidence`` with its outcome (``verification``,
+``rework`` or ``final``) and computes the AUC with a seeded bootstrap interval, overall and on
+the high-confidence subset, and the pre-registered kill condition (:class:`KillCondition`);
+:func:`read_labels` and :func:`calibrate_pairs` do the same for a labelled corpus. Pure and
+deterministic; the outcomes and the condition are described in docs/reports.md.
 """
 
 from __future__ import annotations
