@@ -1,23 +1,10 @@
 """The retry loop that learns: attempt, verify, reflect, retry with the lessons in the prompt.
 
-For each subtask, in ``dependsOn`` order: attempt 1 gets the subtask's prompt; a failed
-attempt becomes a :class:`~reflexkit.models.FailureContext`, the reflection service writes and
-stores a reflection on it, and every retry gets the prompt plus the lessons of this run's
-earlier attempts at the same task and subtask (lessons of earlier runs stay out: the code has
-changed since, and they come back only through a deliberate, labelled path). A subtask stops
-when it passes, when its attempts run out, when it is stuck (the same failure fingerprint
-``stuckAfter`` times in a row), when the run's time budget is spent (verification included),
-when the subagent raises :class:`~reflexkit.exceptions.SetupError` (no reflection is stored:
-it is no lesson about the code, and no later subtask starts), or when the run is interrupted.
-Every ending writes one event (see :mod:`reflexkit.events`).
-
-An interrupt (``KeyboardInterrupt``, :class:`~reflexkit.exceptions.RunInterrupted`) kills
-every process the runner has started, writes ``interrupted`` for each running subtask and
-``run_interrupted``, and goes on to the caller.
-
-With ``orchestrator.jobs`` above 1, independent subtasks run at once (see :meth:`Orchestrator.run`;
-the order is :mod:`~reflexkit.orchestrator._schedule`'s, the own-folder and checks guard
-:mod:`~reflexkit.orchestrator._watch`'s).
+Each subtask, in ``dependsOn`` order, is attempted until it passes, its attempts run out, it
+is stuck, the budget is spent, the set-up fails or the run is interrupted; every step is an
+event handed to the subscribers (:mod:`reflexkit.events`). With ``orchestrator.jobs`` above 1
+independent subtasks run at once (:mod:`~reflexkit.orchestrator._schedule`). How a subtask
+ends and what each retry's prompt carries is described in docs/orchestrator.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """End-of-attempt reports: ``reflexkit.report.v1``, one JSON file per attempt.
 
-A report has two kinds of fields. The *mechanical* ones are measured: ids, the files the
-attempt changed with their insertions and deletions (``git diff --numstat``), the review
-risk floor, the verification result. The *self-reported* ones come from the agent: its
-confidence, the single most likely way its work is wrong, and what it knows that the diff
-does not show. The agent writes them to ``.reflexkit/self-report.json`` when the prompt asks
-(see :func:`self_report_instructions`); a missing or invalid file leaves them ``null`` and
-sets ``provenance.degraded``.
-
-:func:`build_report` is pure (inputs in, report dict out); :func:`git_changes`,
-:func:`take_self_report` and :func:`write_report` do the I/O around it. Reports are written
-atomically (a temporary file in the same folder, then a rename) under
-``<reports.path>/<run id>/``, with every id sanitised so no id can name a path outside it.
-The JSON Schema is shipped in the package: :func:`report_schema`.
+:func:`build_report` is pure (the mechanical fields measured, the self-reported ones from the
+agent's file); :func:`git_changes`, :func:`take_self_report` and :func:`write_report` do the
+I/O around it, atomically and under sanitised ids. The fields and the schema
+(:func:`report_schema`) are described in docs/reports.md.
 """
 
 from __future__ import annotations
