@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from reflexkit._text import cut_middle
 from reflexkit.models import FailureType
 from reflexkit.orchestrator._verify import (
     AttemptId,
     CheckInputs,
     Verifier,
-    cut_middle,
     failure_context,
     modified_files,
     needs_shell,

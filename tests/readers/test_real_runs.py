@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
-from reflexkit.orchestrator._verify import Command, run_process
+from reflexkit.orchestrator._process import Command, run_process
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import failure_of  # noqa: TID252 -- tests/ is no package; importlib mode resolves it

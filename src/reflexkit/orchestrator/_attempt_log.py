@@ -16,7 +16,7 @@ from collections import Counter
 
 import attrs
 
-from reflexkit._text import strip_control
+from reflexkit._text import cut_middle, strip_control
 from reflexkit.events import EventData
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator._outcomes import RunSummary
@@ -25,7 +25,6 @@ from reflexkit.orchestrator._subagents import SubagentResult
 from reflexkit.orchestrator._verify import (
     AttemptId,
     VerificationResult,
-    cut_middle,
     failure_context,
 )
 from reflexkit.readers import Findings

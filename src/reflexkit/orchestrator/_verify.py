@@ -20,7 +20,6 @@ from pathlib import Path
 import attrs
 
 from reflexkit._git import git_env
-from reflexkit._text import cut_middle  # re-exported: it lived here first
 from reflexkit.models import FailureContext, FailureType
 from reflexkit.orchestrator._process import EXIT_NOT_FOUND, Command, ProcessResult, run_process
 from reflexkit.readers._verdicts import verdict
@@ -30,19 +29,14 @@ from reflexkit.tasks._config import ReviewSurface, VerificationConfig
 from reflexkit.tasks._task import Subtask
 
 __all__ = [
-    "EXIT_NOT_FOUND",
     "AttemptId",
     "CheckInputs",
-    "Command",
-    "ProcessResult",
     "VerificationResult",
     "Verifier",
     "cannot_run",
-    "cut_middle",
     "failure_context",
     "modified_files",
     "needs_shell",
-    "run_process",
     "verifier_factory",
 ]
 
