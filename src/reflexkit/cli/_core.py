@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 # Imports of the heavy parts (dependency_injector, cattrs, rich, the readers) happen inside
 # the functions that need them, so `reflexkit --version` and `--help` cost click alone.
+
+T = TypeVar("T")
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -119,6 +121,25 @@ def reports_folder(ctx: click.Context, given: Path | None) -> Path:
     """The reports folder: *given* (``--reports``), else ``reports.path`` of project.json."""
     project = _state(ctx).project()  # a bad project.json: one line per error, exit 2
     return given or project.root / project.config.reports.path
+
+
+def read_corpus(
+    name: str, read: Callable[..., tuple[list[T], int, list[str]]], *, limit: int
+) -> tuple[str, list[T], int, tuple[str, ...]]:
+    """Read the JSON Lines corpus *name* (``-``: stdin) with *read*; exit 2 if no line is valid.
+
+    Returns its name, the values, how many lines were invalid and the first problems (each
+    said on stderr as skipped).
+    """
+    from reflexkit import _serde  # noqa: PLC0415 -- lazy, see top
+
+    where, raw = _serde.read_named(name, limit=limit)
+    values, invalid, problems = read(raw, source=where)
+    if invalid and not values:
+        _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)
+    for line in problems:
+        click.echo(f"reflexkit: skipped {line}", err=True)
+    return where, values, invalid, tuple(problems)
 
 
 def _fail(lines: Sequence[str], code: int) -> NoReturn:

@@ -16,7 +16,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit.reports._calibration import KillCondition, json_records
+from reflexkit.reports._calibration import KillCondition, read_records
 
 __all__ = [
     "BASE_RATE_FLOOR",
@@ -176,27 +176,12 @@ def _shown(value: object) -> str:
 
 
 def read_board(raw: bytes, *, source: str = "board") -> tuple[list[FinishedTask], int, list[str]]:
-    """Read a board export: JSON Lines of tasks (see the module doc), or a JSON array of them.
-
-    Invalid lines are skipped and counted, never fatal; blank lines and open tasks are
-    skipped silently.
+    """Read a board export of tasks (docs/reports.md); open tasks are skipped silently.
 
     Returns:
-        The finished tasks, how many lines were invalid, and the first of their problems
-        (``"<source>: line 3: $.completedAt: ..."``).
+        The finished tasks, as :func:`~reflexkit.reports._calibration.read_records` returns them.
     """
-    tasks: list[FinishedTask] = []
-    invalid = 0
-    problems: list[str] = []
-    for where, data, error in json_records(raw):
-        found = error or _board_task(data)
-        if isinstance(found, str):
-            invalid += 1
-            if len(problems) < _SHOWN:
-                problems.append(f"{source}: {where}: {found}")
-        elif found is not None:
-            tasks.append(found)
-    return tasks, invalid, problems
+    return read_records(raw, _board_task, source=source)
 
 
 def _kill(completed: int, rate: float | None) -> KillCondition:
