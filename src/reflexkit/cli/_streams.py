@@ -1,7 +1,7 @@
 r"""The command's standard streams, made safe before anything is printed or opened.
 
 A closed standard descriptor is reopened on ``/dev/null`` (so no file opened later becomes
-"stdout"); a character the stream's encoding can't hold is written as a ``\\uXXXX`` escape,
+"stdout"); a character the stream's encoding can't hold is written as a ``\uXXXX`` escape,
 so ``--json`` stays valid; a reader that goes away ends the command quietly with exit 141.
 docs/cli.md describes each.
 """
