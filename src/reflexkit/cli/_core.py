@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from reflexkit import _log
-from reflexkit._text import escape_json_text, one_line
+from reflexkit._text import one_line
+from reflexkit.cli._output import say
 from reflexkit.exceptions import ConfigError, ReflexkitError, RunInterrupted, SetupError
 
 if TYPE_CHECKING:
@@ -142,8 +143,44 @@ def _fail(lines: Sequence[str], code: int) -> NoReturn:
     sys.exit(code)
 
 
+def _usage_failed(err: click.ClickException) -> NoReturn:
+    """Print click's own error (usage, bad value, no such command) through the gate; exit.
+
+    click quotes what was typed (``Invalid value for '--limit': '<value>'``): a token pasted
+    in the wrong place reaches the terminal redacted, its escape sequences shown.
+    """
+    import io  # noqa: PLC0415 -- only on a bad command line
+
+    from reflexkit.redaction._gate import outbound  # noqa: PLC0415 -- the same
+
+    said = io.StringIO()
+    err.show(file=said)
+    click.echo(outbound(said.getvalue(), "terminal"), err=True, nl=False)
+    sys.exit(err.exit_code)
+
+
 class _Group(click.Group):
     """A group whose commands turn our errors into one-line messages and exit codes."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,  # noqa: ANN401 -- click's context settings
+    ) -> Any:  # noqa: ANN401 -- what the command returns
+        """Click's ``main``, with its errors printed through the gate (:func:`_usage_failed`)."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            done = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as err:
+            _usage_failed(err)
+        except click.exceptions.Abort:
+            say("Aborted!", err=True)
+            sys.exit(EXIT_FAILED)
+        sys.exit(done if isinstance(done, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401 -- what the command returns
         try:
@@ -295,19 +332,3 @@ def _fail_on_missing_fixtures(service: object) -> None:
             ],
             EXIT_BAD_INPUT,
         )
-
-
-def show_json(data: object, *, indent: bool = True) -> str:
-    r"""*data* (a model or JSON data) as camelCase JSON for the terminal, through the gate.
-
-    Every string, keys included, is redacted; after serialising, each character that would
-    control the terminal or hide text (ESC, C1 controls, U+202E ...) is written as a JSON
-    escape (``\u202e``), so the output is valid JSON that reads back as the data was, and
-    a terminal shows the escape instead of obeying it. Records come from files an agent can
-    write: nothing in them is printed raw.
-    """
-    from reflexkit import _serde  # noqa: PLC0415 -- JSON output only; the hot paths print text
-    from reflexkit.redaction._gate import outbound_data  # noqa: PLC0415 -- the same
-
-    gated = outbound_data(_serde.unstructure(data), "terminal_json")
-    return escape_json_text(_serde.dumps(gated, indent=indent).decode())
