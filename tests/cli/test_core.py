@@ -8,16 +8,20 @@ for every command and every option that checks its value.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import click
+import orjson
 import pytest
 from click.testing import CliRunner
 
+from reflexkit import _serde
 from reflexkit.cli import COMMANDS, cli
+from reflexkit.testing.memory_contract import make_reflection
 
 TOKEN = "ghp_" + "R4nd0mFakeT0ken" * 2 + "AbCdEf"
 PASSWORD = "hunter2" + "-Zq4vL9pR"
@@ -103,3 +107,42 @@ def test_a_good_command_line_still_exits_0() -> None:
     """The gate on errors changes nothing for a command that works: exit 0, its output."""
     result = CliRunner().invoke(cli, ["recent", "cart"])
     assert result.exit_code == 0, result.output
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "reflexkit", *args],
+        cwd=cwd,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def test_a_debug_traceback_passes_the_gate(project_dir: Path) -> None:
+    """--debug prints the traceback, but not the secret or the escape its message quotes."""
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"backend": HOSTILE}})
+    )
+    done = _run(["--debug", "stats"], project_dir)
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert "Traceback" in err, err
+    assert "ConfigError" in err, err
+    assert not [raw for raw in RAW if raw in err], ascii(err)
+
+
+def test_a_warning_about_a_planted_record_passes_the_gate(project_dir: Path) -> None:
+    """A record the agent planted in memory is skipped with a warning that quotes no secret."""
+    record = _serde.unstructure(make_reflection("cart"))
+    record["category"] = HOSTILE
+    memory = project_dir / ".reflexkit" / "memory" / "reflections.jsonl"
+    memory.parent.mkdir(parents=True)
+    memory.write_bytes(orjson.dumps(record) + b"\n")
+    for args in (["recent", "cart"], ["--json", "recent", "cart"]):
+        done = _run(args, project_dir)
+        err = done.stderr.decode()
+        assert done.returncode == 0, err
+        assert "skipped the record" in err, (args, err)
+        assert not [raw for raw in RAW if raw in err], (args, ascii(err))

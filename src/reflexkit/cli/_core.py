@@ -192,13 +192,16 @@ class _Group(click.Group):
 
             name = signal.Signals(err.signum).name
             _fail([f"interrupted by {name}: the run was stopped"], EXIT_SIGNAL_BASE + err.signum)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 -- each ends as one line, or a gated traceback
             if isinstance(err, OSError):
                 from reflexkit.cli._streams import exit_if_reader_left  # noqa: PLC0415
 
                 exit_if_reader_left(err)  # `reflexkit recent s1 | head -1`: quietly, exit 141
-            if _debugging(ctx):
-                raise
+            if _debugging(ctx):  # the traceback, through the gate like every line
+                import traceback  # noqa: PLC0415 -- only with --debug
+
+                say(traceback.format_exc(), err=True, nl=False)
+                sys.exit(_said(err)[1])
             _fail(*_said(err))
 
 

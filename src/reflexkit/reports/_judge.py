@@ -216,9 +216,8 @@ def read_instructions(root: Path, *, max_chars: int = MAX_INSTRUCTIONS_CHARS) ->
     """
     parts: list[str] = []
     for name in INSTRUCTION_FILES:
-        path = root / name
-        try:  # the repository names it: the safe reader (no link, FIFO or device)
-            raw = read_regular(path, limit=max_chars * 4, keep="head")
+        try:  # the repository names it: the safe reader (no link, FIFO, device or way out)
+            raw = read_regular(name, limit=max_chars * 4, keep="head", within=root)
         except OSError:
             continue
         text = raw.decode("utf-8", "replace")

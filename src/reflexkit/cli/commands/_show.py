@@ -109,8 +109,12 @@ def _prompt(root: Path, relative: object) -> str | None:
     """A kept prompt's text, read safely; ``None`` when there is none to read."""
     if not isinstance(relative, str) or not relative.startswith(".reflexkit/"):
         return None
+    own = root / ".reflexkit"  # the run log names it; it may lead out (``..``, a link)
     try:
-        return read_regular(root / relative, limit=_MAX_PROMPT_BYTES).decode("utf-8", "replace")
+        raw = read_regular(
+            relative.removeprefix(".reflexkit/"), limit=_MAX_PROMPT_BYTES, within=own
+        )
+        return raw.decode("utf-8", "replace")
     except OSError:
         return None
 
