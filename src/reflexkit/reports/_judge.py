@@ -297,7 +297,10 @@ def judge_prompt(
 
 
 _SECTIONS = ("subtask", "project_instructions", "diff", "last_message")
-_CLOSING_TAG_RE = re.compile(rf"</({'|'.join(_SECTIONS)})>")
+_CLOSING_TAG_RE = re.compile(
+    rf"<[ \t]*/[ \t]*({'|'.join(_SECTIONS)})\b[^>\n]{{0,80}}>", re.IGNORECASE
+)
+"""A closing section tag in any spelling: ``</diff>``, ``</DIFF>``, ``</diff >``, ``< /diff>``."""
 
 
 def _section(tag: str, text: str) -> list[str]:
