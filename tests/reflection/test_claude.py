@@ -773,7 +773,7 @@ def test_report_facts_in_the_request_are_bounded(
         for n in range(5_000)
     )
     failure = with_reports(tmp_path, ("big.xml", f"<testsuite>{cases}</testsuite>"))
-    assert len(read_report_files(failure.reports)) > MAX_REPORT_CHARS
+    assert len(read_report_files(failure.reports, root=tmp_path)) > MAX_REPORT_CHARS
     fake_messages_api.reply(REPLY)
     with make_claude(fake_messages_api, root=tmp_path) as generator:
         generator.generate(failure)
