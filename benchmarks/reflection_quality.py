@@ -52,6 +52,7 @@ HOLDOUT_LIKE = REPO / "tests" / "data" / "holdout_like"
 UNSEEN_TOOLS = REPO / "tests" / "data" / "unseen_tools"
 UNSEEN_REPOS = REPO / "tests" / "data" / "unseen_repos"
 UNSEEN_REPOS_2 = REPO / "tests" / "data" / "unseen_repos_2"
+UNSEEN_REPOS_3 = REPO / "tests" / "data" / "unseen_repos_3"
 UNSEEN_TOOLS_2 = REPO / "tests" / "data" / "unseen_tools_2"
 UNSEEN_TOOLS_3 = REPO / "tests" / "data" / "unseen_tools_3"
 TOOL_NAMES = (
@@ -343,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
             UNSEEN_TOOLS_3,
             UNSEEN_REPOS,
             UNSEEN_REPOS_2,
+            UNSEEN_REPOS_3,
         ],
         metavar="CORPUS_DIR_OR_ITEM",
     )
