@@ -733,6 +733,10 @@ def _read_make_recipes(
         findings.details.append(not_remade["line"])
     if stopped:
         return
+    fails, count = program_test_failures(text, recipe.start())
+    if fails:
+        _read_program_tests(findings, recipe, fails, count)
+        return
     above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
     findings.facts.extend(clip(line, 180) for line in above[-2:])
     findings.headline = (
@@ -749,6 +753,23 @@ def _read_make_recipes(
             "found): install it or declare it as a dev dependency, or change the recipe "
             "to a tool the project has."
         )
+
+
+def _read_program_tests(
+    findings: Findings, recipe: re.Match[str], fails: list[str], count: str
+) -> None:
+    """The recipe ran a test program that printed its own failing checks: a test failure."""
+    findings.failure_type = FailureType.TEST_FAILURE
+    findings.evidence = count or fails[-1]
+    findings.summary = count
+    findings.facts = [*fails[:6], *findings.facts]
+    findings.headline = (
+        f"The test program run by target {recipe['target']} reported failing checks."
+    )
+    findings.advice = (
+        "The checks quoted failed in the test program make ran: fix the code under test so "
+        "each holds (the line number is the test source's), then run the same target again."
+    )
 
 
 # --- crashes ---------------------------------------------------------------------------------
@@ -797,6 +818,55 @@ def _crashed_program(text: str, crash: re.Match[str]) -> str:
     return ran[-1].strip() if ran else ""
 
 
+_FAIL_WORD = r"(?:FAIL(?:ED|URE|S)?|[Ff]ail(?:ed|ure|s)?)"
+_PROGRAM_FAIL = Pattern(rf"^(?P<line>.*(?<![\w-]){_FAIL_WORD}(?![\w-]).*)$", M)
+_PROGRAM_COUNT = Pattern(
+    rf"^\s*(?:(?:Tests?|Cases?|Checks?) )?{_FAIL_WORD}\s*[:=]?\s*[1-9]\d*\s*$"
+    rf"|^\s*[1-9]\d* (?:tests?|cases?|checks?)? ?{_FAIL_WORD}\.?\s*$",
+    M,
+)
+_NOT_A_TEST_LINE = Pattern(
+    r"^(?:g|mingw32-)?make(?:\[\d+\])?: |: (?:fatal )?error: |^\s*(?:\d+|[A-Z]+): 0\s*$"
+)
+_FAIL_NEEDLE = Pattern(r"(?i)fail")
+_SAYS_WHY = Pattern(r"(?i)\b(?:expected|got|but|not|actual|should|was|is|instead)\b|[!=<>]=")
+"""A line before a failing check that says what went wrong (``status is 2, not -2``)."""
+_PROGRAM_LINES = 60
+"""How many lines before make's error or the crash are read as the program's own output."""
+
+
+def program_test_failures(text: str, end: int) -> tuple[list[str], str]:
+    """Return the failing checks a test program printed before *end*, and its failure count.
+
+    A C test binary run by ``make test`` prints its own verdicts (``FAILED: test for x (at
+    line 371)``, ``177 root_value   - FAILED``, ``FAIL: 2``): they, not make's line, say what
+    failed. Returns the verdict lines (padding collapsed) with the line printed just before
+    each when it is a message of its own, and the count line; empty when there are none.
+    """
+    start = end
+    for _ in range(_PROGRAM_LINES):
+        start = text.rfind("\n", 0, start - 1) if start > 0 else -1
+        if start < 0:
+            start = 0
+            break
+    block = text[start:end]
+    if _FAIL_NEEDLE.search(block) is None:
+        return [], ""
+    counts = [m.group(0).strip() for m in _PROGRAM_COUNT.finditer(block)]
+    lines = block.splitlines()
+    fails: list[str] = []
+    for index, line in enumerate(lines):
+        if not _PROGRAM_FAIL.match(line) or _NOT_A_TEST_LINE.search(line):
+            continue
+        if line.strip() in counts:
+            continue
+        before = lines[index - 1].strip() if index else ""
+        if before and _SAYS_WHY.search(before) and not _PROGRAM_FAIL.match(before):
+            fails.append(clip(before, 120))
+        fails.append(clip(" ".join(line.split()), 160))
+    return dedupe(fails), (counts[-1] if counts else "")
+
+
 def parse_crash(text: str, exit_code: int | None) -> Findings | None:
     """Recognise a native crash (segfault, abort, sanitizer report) from output or exit code."""
     signal = _CRASH_EXIT.get(exit_code) if exit_code is not None else None
@@ -812,6 +882,9 @@ def parse_crash(text: str, exit_code: int | None) -> Findings | None:
         program = _crashed_program(text, line)
         if program:
             findings.facts.append(f"crashed running {program}")
+        fails, _count = program_test_failures(text, line.start())
+        if fails:
+            findings.details.append("failing before the crash: " + "; ".join(fails[:4]))
     if signal:
         findings.details.append(f"exit code {exit_code}: {signal}")
     findings.headline = "The program crashed."
