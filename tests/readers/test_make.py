@@ -179,11 +179,13 @@ def test_checks_that_failed_before_a_crash_are_quoted(tmp_path: Path) -> None:
 
 
 def test_a_build_error_under_make_is_not_a_test_failure() -> None:
-    """Compiler errors and make's own lines are not a test program's checks."""
+    """Compiler errors, a tool's lower-case 'failure' and make's lines are no test's checks."""
     from reflexkit.readers._native import program_test_failures  # noqa: PLC0415
 
     text = (
         "gcc -c a.c\na.c:3:1: error: expected ';' before '}' token\n"
         "make: *** [Makefile:3: a.o] Error 1\nmake: Target 'all' not remade because of errors.\n"
+        "tar: CHANGES.md: Cannot stat: No such file or directory\n"
+        "tar: Exiting with failure status due to previous errors\n"
     )
     assert program_test_failures(text, len(text)) == ([], "")

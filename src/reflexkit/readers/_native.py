@@ -818,17 +818,23 @@ def _crashed_program(text: str, crash: re.Match[str]) -> str:
     return ran[-1].strip() if ran else ""
 
 
-_FAIL_WORD = r"(?:FAIL(?:ED|URE|S)?|[Ff]ail(?:ed|ure|s)?)"
-_PROGRAM_FAIL = Pattern(rf"^(?P<line>.*(?<![\w-]){_FAIL_WORD}(?![\w-]).*)$", M)
+_PROGRAM_FAIL = Pattern(
+    r"^(?P<line>\s*\[?\s*FAIL(?:ED|URE|S)?\b.*"
+    r"|.*\S(?: -|:|\s)\s*\[?FAIL(?:ED|URE)?\]?[!.]?(?:\s*\([^)\n]*\))?\s*"
+    r"|not ok \d+\b.*)$",
+    M,
+)
+"""A test program's verdict on one check, in capitals as C harnesses print it (``FAILED: x``,
+``x - FAILED``, ``[FAIL] x``), or TAP's ``not ok``; a tool's lower-case 'failure' is not one."""
 _PROGRAM_COUNT = Pattern(
-    rf"^\s*(?:(?:Tests?|Cases?|Checks?) )?{_FAIL_WORD}\s*[:=]?\s*[1-9]\d*\s*$"
-    rf"|^\s*[1-9]\d* (?:tests?|cases?|checks?)? ?{_FAIL_WORD}\.?\s*$",
+    r"^\s*(?:(?:Tests?|Cases?|Checks?) )?(?:FAIL(?:ED|URES?)?|[Ff]ail(?:ed|ures?))\s*[:=]\s*"
+    r"[1-9]\d*\s*$|^\s*[1-9]\d* (?:tests?|cases?|checks?) (?:failed|FAILED)\.?\s*$",
     M,
 )
 _NOT_A_TEST_LINE = Pattern(
     r"^(?:g|mingw32-)?make(?:\[\d+\])?: |: (?:fatal )?error: |^\s*(?:\d+|[A-Z]+): 0\s*$"
 )
-_FAIL_NEEDLE = Pattern(r"(?i)fail")
+_FAIL_NEEDLE = Pattern(r"FAIL|not ok ")
 _SAYS_WHY = Pattern(r"(?i)\b(?:expected|got|but|not|actual|should|was|is|instead)\b|[!=<>]=")
 """A line before a failing check that says what went wrong (``status is 2, not -2``)."""
 _PROGRAM_LINES = 60
