@@ -88,7 +88,10 @@ class TestGoTest:
         findings = read_item("go-test-timeout")
         assert findings.failure_type is FailureType.TIMEOUT
         assert findings.tests == ["TestLockOrder"]
-        assert "TestLockOrder waiting at /tmp/i12b/go/shop/price/slow_test.go:16" in findings.facts
+        assert (
+            "example.com/shop/price.TestLockOrder waiting at "
+            "/tmp/i12b/go/shop/price/slow_test.go:16" in findings.facts
+        )
 
     def test_tests_that_do_not_compile_are_a_build_error(self) -> None:
         """``FAIL pkg [build failed]``: the compiler's errors, not a test failure."""
@@ -314,6 +317,28 @@ def test_live_panic_names_the_test_line_that_called_the_code(tmp_path: Path) -> 
     assert findings.facts[0].endswith(
         "first.go:4 (called from " + str(tmp_path) + "/first_test.go:6)"
     )
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+def test_live_timeout_names_the_test_and_where_its_goroutine_is_blocked(tmp_path: Path) -> None:
+    """``-timeout``: the test's frame and the project frames its goroutine is blocked in."""
+    findings, output = _live_go(
+        tmp_path,
+        {
+            "go.mod": "module example.com/live\n\ngo 1.19\n",
+            "queue.go": "package live\n\nfunc Drain(c chan int) int {\n\treturn wait(c)\n}\n\n"
+            "func wait(c chan int) int {\n\treturn <-c\n}\n",
+            "queue_test.go": 'package live\n\nimport "testing"\n\nfunc TestDrain(t *testing.T) {\n'
+            "\tif Drain(make(chan int)) != 0 {\n\t\tt.Fail()\n\t}\n}\n",
+        },
+        "go test -timeout 2s ./...",
+    )
+    assert findings.failure_type is FailureType.TIMEOUT, output
+    assert findings.tests == ["TestDrain"]
+    waiting = next(fact for fact in findings.facts if "waiting at" in fact)
+    assert waiting.startswith(f"example.com/live.TestDrain waiting at {tmp_path}/queue_test.go:6")
+    assert f"{tmp_path}/queue.go:8" in waiting
+    assert f"{tmp_path}/queue.go:4" in waiting
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")

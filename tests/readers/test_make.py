@@ -189,3 +189,17 @@ def test_a_build_error_under_make_is_not_a_test_failure() -> None:
         "tar: Exiting with failure status due to previous errors\n"
     )
     assert program_test_failures(text, len(text)) == ([], "")
+
+
+def test_checks_named_with_their_expression_and_a_bare_count() -> None:
+    """``name: FAILED (expr(with) parens)`` lines are checks; ``2 failed`` is their count."""
+    from reflexkit.readers._native import program_test_failures  # noqa: PLC0415
+
+    text = (
+        "./test_parse\ntest_parse_plain: ok\n"
+        'test_parse_rejects_letters: FAILED (parse_port("80a") == -1)\n'
+        "2 failed\nmake: *** [Makefile:3: test] Error 1\n"
+    )
+    fails, count = program_test_failures(text, text.index("make: ***"))
+    assert fails == ['test_parse_rejects_letters: FAILED (parse_port("80a") == -1)']
+    assert count == "2 failed"

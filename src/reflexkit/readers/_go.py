@@ -446,6 +446,9 @@ _TEST_FUNC = Pattern(r"\.(?P<name>(?:Test|Example|Fuzz|Benchmark)\w*)(?:\.func\d
 _BUILD_FAILED = "[build failed]"
 _LOG_LINES = 2
 """A failing test's log lines quoted (the rest are counted)."""
+_GOROUTINE = Pattern(r"^goroutine \d+ \[[^\]\n]*\]:$", M)
+_BLOCKED_FRAMES = 3
+"""The project's frames quoted above a waiting test's own (where its goroutine is blocked)."""
 _WAITING_FACTS = 3
 """At most this many facts for a timed-out run: the panic and where tests were waiting."""
 
@@ -636,12 +639,20 @@ def _read_timeout(text: str, timed_out: re.Match[str], findings: Findings) -> No
         [line.split(" ", 1)[0].strip() for line in running["list"].splitlines()] if running else []
     )
     dump = text[timed_out.end() : timed_out.end() + 12_000]
-    for func, loc in _user_frames(dump):
+    for goroutine in _GOROUTINE.split(dump):
+        frames = _user_frames(goroutine)
+        at = next((i for i, (func, _loc) in enumerate(frames) if _TEST_FUNC.search(func)), -1)
+        if at < 0:
+            continue
+        func, loc = frames[at]
         test = _TEST_FUNC.search(func)
         if test and test["name"] not in names:
             names.append(test["name"])
-        if test and len(findings.facts) < _WAITING_FACTS:
-            findings.facts.append(f"{test['name']} waiting at {loc}")
+        if len(findings.facts) < _WAITING_FACTS:
+            blocked = ", called from ".join(f for _f, f in frames[: min(at, _BLOCKED_FRAMES)])
+            findings.facts.append(
+                f"{func} waiting at {loc}" + (f" (blocked at {blocked})" if blocked else "")
+            )
     findings.tests.extend(dedupe(names))
     findings.advice = (
         "A test blocked until the time limit: a channel receive with no sender, a lock taken "

@@ -820,7 +820,7 @@ def _crashed_program(text: str, crash: re.Match[str]) -> str:
 
 _PROGRAM_FAIL = Pattern(
     r"^(?P<line>\s*\[?\s*FAIL(?:ED|URE|S)?\b.*"
-    r"|.*\S(?: -|:|\s)\s*\[?FAIL(?:ED|URE)?\]?[!.]?(?:\s*\([^)\n]*\))?\s*"
+    r"|.*\S(?: -|:|\s)\s*\[?FAIL(?:ED|URE)?\]?[!.]?(?:\s+\(.*\))?\s*"
     r"|not ok \d+\b.*)$",
     M,
 )
@@ -828,7 +828,7 @@ _PROGRAM_FAIL = Pattern(
 ``x - FAILED``, ``[FAIL] x``), or TAP's ``not ok``; a tool's lower-case 'failure' is not one."""
 _PROGRAM_COUNT = Pattern(
     r"^\s*(?:(?:Tests?|Cases?|Checks?) )?(?:FAIL(?:ED|URES?)?|[Ff]ail(?:ed|ures?))\s*[:=]\s*"
-    r"[1-9]\d*\s*$|^\s*[1-9]\d* (?:tests?|cases?|checks?) (?:failed|FAILED)\.?\s*$",
+    r"[1-9]\d*\s*$|^\s*[1-9]\d* (?:(?:tests?|cases?|checks?) )?(?:failed|FAILED)\.?\s*$",
     M,
 )
 _NOT_A_TEST_LINE = Pattern(
