@@ -42,7 +42,8 @@ _NO_MODULE = Pattern(
     r"no required module provides package (?P<pkg>\S+?);|"
     r"missing go\.sum entry for module providing package (?P<sum>\S+)|"
     r"cannot find module providing package (?P<cache>\S+)|"
-    r"module (?P<mod>\S+) provides package \S+ and is replaced but not required",
+    r"module (?P<mod>\S+) provides package \S+ and is replaced but not required|"
+    r"cannot find package \"(?P<gopath>[^\"\n]+)\" in any of:",
 )
 _DETAILED = 100
 """Diagnostics read in detail; the first ones are the ones to fix (the reflection shows six)."""
@@ -152,7 +153,9 @@ def _module_findings(
     missing: list[re.Match[str]], problems: list[Problem], hints: list[str]
 ) -> Findings:
     """Findings for imports that no module in go.mod provides."""
-    packages = dedupe(m["pkg"] or m["sum"] or m["cache"] or m["mod"] or "" for m in missing)
+    packages = dedupe(
+        m["pkg"] or m["sum"] or m["cache"] or m["mod"] or m["gopath"] or "" for m in missing
+    )
     sums_only = all(m["sum"] for m in missing)
     findings = Findings(
         tool="go",
@@ -160,7 +163,14 @@ def _module_findings(
         category=ReflectionCategory.MISSING_CONTEXT,
         headline=f"Go cannot find the module for {', '.join(packages[:4])}.",
     )
-    if sums_only:
+    if all(m["gopath"] for m in missing):
+        findings.category = ReflectionCategory.TOOL_MISUSE
+        findings.advice = (
+            "Go ran in GOPATH mode (no go.mod, or GO111MODULE=off) and looked for the imports "
+            "under GOROOT and GOPATH only: run it in module mode (`go mod init <import path>` at "
+            "the repository root, then `go mod tidy`) rather than copying packages into GOPATH."
+        )
+    elif sums_only:
         findings.advice = (
             "go.mod requires the module but go.sum has no checksum for it: run `go mod tidy` "
             "(or the `go get` Go prints) and commit go.sum with go.mod."
@@ -560,10 +570,32 @@ def _read_failures(text: str, results: list[re.Match[str]], findings: Findings) 
         if has_failing_child and not lines and name not in panics:
             continue
         findings.tests.append(name)
+        if not lines and name.startswith("Example"):
+            lines = _example_mismatch(text, name)
         if len(findings.facts) < MAX_BLOCKS:
             findings.facts.append(_failed_test_fact(name, panics.get(name, ""), lines))
     if not findings.tests:
         findings.tests = failed
+
+
+_EXAMPLE_OUTPUT = Pattern(
+    r"^got:\n(?P<got>(?:.*\n)*?)want:\n(?P<want>(?:.*\n)*?)(?=FAIL|---|===|ok |$)", M
+)
+
+
+def _example_mismatch(text: str, name: str) -> list[str]:
+    """Return an Example's first line that differs: ``got: X`` and ``want: Y``, as printed."""
+    start = text.find(f"--- FAIL: {name} ")
+    found = _EXAMPLE_OUTPUT.search(text, start, start + 8000) if start >= 0 else None
+    if found is None:
+        return []
+    got, want = found["got"].splitlines(), found["want"].splitlines()
+    for index in range(max(len(got), len(want))):
+        have = got[index] if index < len(got) else ""
+        wanted = want[index] if index < len(want) else ""
+        if have != wanted:
+            return [f"got: {clip(have, 120)}", f"want: {clip(wanted, 120)}"]
+    return []
 
 
 def _logs_by_test(text: str, results: list[re.Match[str]]) -> dict[str, list[str]]:
