@@ -79,6 +79,22 @@ def test_rustc_unresolved_item_of_own_module_quotes_its_label(tmp_path: Path) ->
 
 
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_rustc_label_after_a_secondary_span_is_quoted(tmp_path: Path) -> None:
+    """``-----   ^^^ expected `usize`, found `f64```: the primary label after a secondary one."""
+    write_files(
+        tmp_path,
+        {
+            "Cargo.toml": CARGO_TOML,
+            "src/main.rs": "fn main() {\n    let n: usize = (3 as f64 / 2.0).floor() - 1.0;\n"
+            '    println!("{n}");\n}\n',
+        },
+    )
+    failure = run_in_bash("cargo build --offline", tmp_path)
+    assert "-----" in failure.error_output
+    assert "expected `usize`, found `f64`" in reflection_text(GEN.generate(failure))
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
 def test_cargo_doc_test_failure_is_named_with_left_and_right(tmp_path: Path) -> None:
     """A doc-test is named ``src/lib.rs - item (line N)``: quoted whole, with its panic."""
     write_files(

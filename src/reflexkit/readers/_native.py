@@ -47,7 +47,9 @@ _CARGO_REQUIRED_BY = Pattern(r"^(?P<line>required by package `.+)$", M)
 _RUST_NOTE = Pattern(r"^(?:\s*= )?(?P<line>(?:help|note): .+)$", M)
 _RUST_NOTE_NOISE = Pattern(r"for further information|#\[|on by default|implied by|--explain")
 # the primary span's label: `  |     ^^^^^ no `tokenize` in `parser`` (the secondary spans use -)
-_RUST_PRIMARY_LABEL = Pattern(r"^\s*\d*\s*\|[\s|]*\^+ (?P<label>\S.*)$", M)
+_RUST_PRIMARY_LABEL = Pattern(r"^\s*\d*\s*\|[\s|]*(?:-+[\s|]+)*\^+ (?P<label>\S.*)$", M)
+"""The primary span's label (``^^^ expected `usize`, found `f64```), after any secondary
+spans (``-----``) printed on the same line."""
 _RUST_NOTE_ITEMS = Pattern(r"(?:\n {8,}(?P<item>\S.*))+")  # a note's list: `Cell: Eq`
 _CAUSED_BY = Pattern(r"^Caused by:\n\s+(?P<msg>.+)$", M)
 _SPAN_LABELS = 3  # the first errors get their span's label
