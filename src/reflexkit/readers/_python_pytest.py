@@ -120,14 +120,21 @@ def _section_message(body: str) -> tuple[str, str]:
 def _section_location(body: str) -> str:
     """Return the last ``path:line[: ErrorClass]`` in the project's code (else any), or ``""``.
 
-    That is how pytest prints the line that raised (long and auto styles).
+    That is how pytest prints the line that raised (long and auto styles); when it is in
+    another file than the test's own frame, the test's line follows (``, called from ...``).
     """
     found = [
         (m["loc"], f"{m['loc']}: {m['cls']}" if m["cls"] and m["cls"] != "in" else m["loc"])
         for m in _PYTEST_LOC.finditer(body)
     ]
-    own = [shown for loc, shown in found if not is_library_path(loc)]
-    return own[-1] if own else (found[-1][1] if found else "")
+    own = [(loc, shown) for loc, shown in found if not is_library_path(loc)]
+    if not own:
+        return found[-1][1] if found else ""
+    raised, shown = own[-1]
+    test_frame = own[0][0]  # pytest prints the test's own frame first
+    if test_frame != raised and test_frame.split(":", 1)[0] != raised.split(":", 1)[0]:
+        return f"{shown}, called from {test_frame}"
+    return shown
 
 
 def _traceback_message(body: str) -> tuple[str, str] | None:
