@@ -190,13 +190,14 @@ def _lint_problems(text: str) -> tuple[list[Problem], list[str], int]:
     """
     problems: list[Problem] = []
     marks: list[str] = []
-    for m in _RUFF_FULL.finditer(text):
+    for m in _RUFF_FULL.finditer(text) if "-->" in text else ():
         problems.append(
             Problem(f"{m['code']} {clip(m['msg'], 120)} at {m['loc']}", m["code"], m["loc"])
         )
         marks.append(m["fix"] or "")
     if not problems:
-        for group in _RUFF_GROUPED.finditer(text):
+        grouped = ".py:\n" in text or ".pyi:\n" in text  # a file's name alone on its line
+        for group in _RUFF_GROUPED.finditer(text) if grouped else ():
             for m in _RUFF_GROUPED_ROW.finditer(group["rows"]):
                 loc = f"{group['file']}:{m['pos']}"  # the concise form of the same diagnostic
                 fix = m["fix"] or ""
