@@ -598,6 +598,33 @@ def _example_mismatch(text: str, name: str) -> list[str]:
     return []
 
 
+_TESTIFY_LABEL = Pattern(r"^(?P<label>Error Trace|Error|Test|Messages):\s+(?P<value>.*)$")
+"""testify's labelled lines: the trace and the test repeat what go test shows; the error's
+text, its expected/actual lines and the test's message are kept."""
+_MORE_LINES = 6
+
+
+def _log_more(more: str) -> str:
+    """Return a log message's continuation lines joined (testify's labels read as its text)."""
+    out: list[str] = []
+    testify = "Error Trace:" in more
+    for raw in more.splitlines():
+        line = raw.strip()
+        label = _TESTIFY_LABEL.match(line) if line and testify else None
+        if label is None:
+            if testify and line == "Diff:":  # the diff repeats the expected and actual lines
+                break
+            if line:
+                out.append(line)
+        elif label["label"] == "Messages":
+            out.append(f"Messages: {label['value'].strip()}")
+        elif label["label"] == "Error":
+            out.append(label["value"].strip())
+        if len(out) >= _MORE_LINES:
+            break
+    return " ".join(out)
+
+
 def _logs_by_test(text: str, results: list[re.Match[str]]) -> dict[str, list[str]]:
     """Map each test to its log lines: a log line belongs to the last test run or reported."""
     logs: dict[str, list[str]] = {}
@@ -612,8 +639,7 @@ def _logs_by_test(text: str, results: list[re.Match[str]]) -> dict[str, list[str
         if kind != "log":
             current = match["name"]
         elif current:
-            more = " ".join(ln.strip() for ln in match["more"].splitlines()[:5] if ln.strip())
-            message = f"{match['msg'].strip()} {more}".strip()
+            message = f"{match['msg'].strip()} {_log_more(match['more'])}".strip()
             logs.setdefault(current, []).append(f"{match['loc']}: {message}")
     return logs
 
