@@ -238,3 +238,24 @@ def test_cargo_test_of_a_target_that_does_not_exist_is_a_misuse(tmp_path: Path) 
     assert "error: no test target named `nope`" in reflection_text(reflection)
     assert reflection.failure_type is FailureType.TEST_FAILURE
     assert reflection.category is ReflectionCategory.TOOL_MISUSE
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_should_panic_with_another_message_quotes_the_substring_it_wanted(
+    tmp_path: Path,
+) -> None:
+    """``should_panic(expected = ...)`` met another panic: both messages are quoted."""
+    write_files(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "split"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/lib.rs": "pub fn split(ways: u32) -> u32 {\n"
+            '    if ways == 0 { panic!("zero ways"); }\n    10 / ways\n}\n\n'
+            "#[cfg(test)]\nmod tests {\n    #[test]\n"
+            '    #[should_panic(expected = "cannot split into zero parts")]\n'
+            "    fn zero_ways_panics() { super::split(0); }\n}\n",
+        },
+    )
+    text = reflection_text(GEN.generate(run_in_bash("cargo test --offline", tmp_path)))
+    assert 'expected substring: "cannot split into zero parts"' in text
+    assert "zero ways" in text

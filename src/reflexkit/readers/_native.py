@@ -288,6 +288,8 @@ _RUST_PANIC_OLD = Pattern(
     r"^thread '(?P<thread>[^']+)' panicked at '(?P<msg>.*)', (?P<loc>\S+:\d+:\d+)$", M
 )
 _RUST_LEFT_RIGHT = Pattern(r"^\s*left: (?P<left>.*)\n\s*right: (?P<right>.*)$", M)
+_RUST_EXPECTED_SUBSTRING = Pattern(r"^ *expected substring: .+$", M)
+"""What ``should_panic(expected = ...)`` wanted, printed under its note."""
 _RUST_NO_PANIC = Pattern(
     r"^(?P<line>note: (?:test did not panic as expected|panic did not contain expected string)"
     r".*)$",
@@ -339,6 +341,9 @@ def _rust_test_fact(name: str, body: str) -> str:
         fact += f" (left: {left}, right: {right})"
     if no_panic:  # should_panic(expected = ...) saw another panic
         fact += f"; {no_panic['line'].strip()}"
+        wanted = _RUST_EXPECTED_SUBSTRING.search(body, no_panic.end())
+        if wanted is not None:
+            fact += f" ({clip(wanted.group(0).strip(), 120)})"
     return fact
 
 
