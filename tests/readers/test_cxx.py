@@ -14,7 +14,7 @@ import pytest
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import Findings, analyse
-from reflexkit.readers._cxx import parse_catch2, parse_cmake, parse_ctest
+from reflexkit.readers._cxx import parse_catch2, parse_cmake, parse_ctest, parse_gtest
 from reflexkit.readers._native import parse_gcc, parse_make
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -391,3 +391,39 @@ class TestCatch2:
         """All cases passed, or a ``FAILED:`` line without Catch2's count: not read."""
         assert parse_catch2("All tests passed (14 assertions in 5 test cases)\n") is None
         assert parse_catch2("tests/a.cpp:3: FAILED:\n  CHECK( x )\n") is None
+
+
+@pytest.mark.skipif(
+    shutil.which("g++") is None or not Path("/usr/include/gtest/gtest.h").exists(),
+    reason="no g++ or GoogleTest on this machine",
+)
+def test_live_googletest_failures_with_the_values_compared(tmp_path: Path) -> None:
+    """Each ``[  FAILED  ]`` test is quoted with its ``file:line: Failure`` and values."""
+    write_files(
+        tmp_path,
+        {
+            "cart_test.cc": """
+            #include <gtest/gtest.h>
+            #include <string>
+            static std::string label(int n) { return n == 1 ? "item" : "items"; }
+            TEST(Cart, LabelsOne) { EXPECT_EQ(label(1), "item"); }
+            TEST(Cart, LabelsMany) { EXPECT_EQ(label(2), "itemz"); }
+            TEST(Cart, Positive) { EXPECT_GT(label(0).size(), 9u) << "empty label"; }
+            """,
+        },
+    )
+    failure = run_in_bash(
+        "g++ -o cart_test cart_test.cc -lgtest -lgtest_main -pthread && ./cart_test", tmp_path
+    )
+    findings = parse_gtest(failure.error_output)
+    assert findings is not None, failure.error_output
+    assert findings.tests == ["Cart.LabelsMany", "Cart.Positive"]
+    assert findings.facts[0].startswith("Cart.LabelsMany: cart_test.cc:")
+    assert 'Which is: "items"' in findings.facts[0]
+    assert "empty label" in findings.facts[1]
+    assert findings.summary == "[  FAILED  ] 2 tests, listed below:"
+
+
+def test_other_output_is_not_googletest() -> None:
+    """A ``[  FAILED  ]`` line with no ``[ RUN      ]`` of its test is not read."""
+    assert parse_gtest("[  FAILED  ] 1 test, listed below:\n[  FAILED  ] A.B\n") is None

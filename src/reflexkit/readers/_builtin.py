@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from reflexkit.readers._agent import parse_agent
 from reflexkit.readers._coverage import parse_coverage_gate
-from reflexkit.readers._cxx import parse_catch2, parse_cmake, parse_ctest
+from reflexkit.readers._cxx import parse_catch2, parse_cmake, parse_ctest, parse_gtest
 from reflexkit.readers._go import (
     parse_go_command,
     parse_go_diagnostics,
@@ -122,6 +122,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         812,
     ),
     Reader("catch2", lambda t, _f: parse_catch2(t), ("test cases:",), 811),
+    Reader("googletest", lambda t, _f: parse_gtest(t), ("[  FAILED  ]",), 811),
     Reader("junit", lambda t, _f: parse_junit(t), ("FAILURES!!!", "<<< ", "Tests run: "), 810),
     # 700: type checkers
     Reader("mypy", lambda t, _f: parse_mypy(t), (": error: ",), 760),
