@@ -18,6 +18,7 @@ ITEMS = [
         "unseen_tools_3",
         "unseen_repos",
         "unseen_repos_2",
+        "unseen_repos_3",
     )
     for path in sorted((DATA / folder).glob("*.json"))
 ]
