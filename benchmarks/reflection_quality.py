@@ -69,7 +69,7 @@ TOOL_NAMES = (
     "publint", "jsonlint", "madge", "html-validate", "solc", "ajv", "knip", "c8", "sass",
     "lessc", "jshint", "ts-node", "esbuild", "webpack", "depcheck", "pyupgrade", "yapf", "twine",
     "verilator", "nasm", "gawk", "clisp", "gtest", "googletest", "clojure", "sqlite3",
-    "msgfmt", "test-unit", "rake", "pkg-config", "podchecker", "common_test", "ct_run",
+    "msgfmt", "test-unit", "rake", "podchecker", "common_test", "ct_run",
     "luacheck", "perlcritic", "chktex", "shunit2", "cmocka", "clang-format", "doxygen",
     "asciidoctor", "raku", "gforth", "bison", "cython", "xmlstarlet", "composer", "phpcs",
     "autoconf", "bundler", "haxe", "desktop-file-validate", "perltidy", "openssl", "cspell",

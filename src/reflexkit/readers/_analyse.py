@@ -120,8 +120,24 @@ they ran (a test binary's count under ``make test``) is the failure, they only c
 
 
 def _ran_something_else(text: str, found: Findings) -> bool:
+    """Whether the output's own verdict says another check failed than the reader's.
+
+    A wrapper (make, a shell, a native program) only carried what it ran: a verdict of
+    another type is the failure. A compiler's reader that claimed lines of a run closing
+    with a test runner's count read a test run (a build that fails prints no test count),
+    and so did a program's stack reader (Python's tracebacks under trial or green); a
+    program's stack that closes with a checker's count is a checker's findings.
+    """
     proof = verdict(text)
-    return proof is not None and not proof.setup and proof.failure_type is not found.failure_type
+    if proof is None or proof.setup or proof.failure_type is found.failure_type:
+        return False
+    if found.tool in _WRAPPERS:
+        return True
+    if not proof.closing:
+        return False
+    if proof.failure_type is FailureType.TEST_FAILURE:
+        return found.failure_type is FailureType.BUILD_ERROR or found.tool in _STACK_TRACE_READERS
+    return found.tool in _STACK_TRACE_READERS and proof.failure_type is FailureType.LINT_ERROR
 
 
 _PROGRAMS = frozenset({"python", "node", "shell", "command"})
@@ -236,7 +252,7 @@ def analyse(failure: FailureContext) -> Findings:
         if found is not None and found.tool != "shell":
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
         return timeout
-    if found is None or (found.tool in _WRAPPERS and _ran_something_else(text, found)):
+    if found is None or _ran_something_else(text, found):
         return _read_wrapped(text, failure, found)
     _complete(text, failure, found)
     return found

@@ -122,6 +122,9 @@ _COMPILE_SHAPE = Pattern(
     r"|^(?:\[(?:error|ERROR)\]|e:) (?:file://)?\S+\.\w+:\[?\d+|^-- [A-Z][A-Z ]+ -{3,}"
     # `f.pas(16,10) Error:`, `f.nim(10, 18) Error:`: a place in parentheses, then the error
     r"|^\S+\.\w+\(\d+(?:[,:] ?\d+)?\):? (?:[Ee]rror|Fatal)\b"
+    # a place with its span of characters (Haxe's `f.hx:4: characters 23-33 : msg`), a
+    # file's error whose warning was made one (`f.y: error: ... [-Werror=conflicts-sr]`)
+    r"|^\S+\.\w+:\d+: characters \d+-\d+ : |^\S+\.\w+: error: [^\n]*\[-Werror=[\w-]+\]$"
     # a place alone (OCaml's `File "x.ml", line 5, characters 2-9:`, gfortran's `f.f90:6:8:`),
     # the source line under it, then `Error:`
     r"|^(?:File \"[^\"\n]+\", line \d+, characters \d+-\d+|\S+\.\w+:\d+(?::\d+)?):\n"
@@ -158,7 +161,10 @@ _RUNTIME_SHAPE = Pattern(
     # Lua's `stack traceback:`, Perl's `at f.pl line 6.`
     r"|^\*\* \(\w*(?:Error|Exception)\)|\([A-Z]\w*(?:Error|Exception)\)\s*$"
     r"|\bUncaught [A-Z]\w*(?:Error|Exception)\b|\bPHP (?:Parse|Fatal) error\b"
-    r"|^Execution halted$|^stack traceback:|\bat \S+ line \d+\.$",
+    r"|^Execution halted$|^stack traceback:|\bat \S+ line \d+\.$"
+    # a Scheme's `Exception in car: 5 is not a pair`, a task runner's `rake aborted!` over
+    # Ruby frames printed flush (`/x/Rakefile:10:in `block'`)
+    r"|^Exception in [^\n:]{1,40}: \S|^\w+ aborted!$|^\S+\.\w+:\d+:in [`'][^\n]*'$",
     M,
 )
 _NUMBER = Pattern(r"\d+")
@@ -537,12 +543,13 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
 _SHAPES = (
     (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
      _TEST_SHAPE, FailureType.TEST_FAILURE),
-    (("error", "Error: ", "[ERROR]", "e: ", "-- "), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
+    (("error", "Error: ", "[ERROR]", "e: ", "-- ", "characters"), _COMPILE_SHAPE,
+     FailureType.BUILD_ERROR),
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
       "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",
       "Call history", "xecution error", "yntax error", "** (", "PHP ", "halted", "traceback",
-      " line "), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
+      " line ", "Exception in ", "aborted!", ":in "), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
 )  # fmt: skip
 """The shapes of a failure type, each tried only when one of its words is in the output
 (a substring test is a fraction of a pattern's pass over every line)."""
