@@ -40,6 +40,10 @@ _HEADER = Pattern(
     + _DURATION
     + r"[ \t\u2502|]*$"
     r"|^(?:Failure|Error) (?:->|\u2192) (?P<arrow>\S.*?)\s*$"
+    # the verdict, `in`, the dotted id (`Failure in pkg.test_m.C.test_x`), or the name and
+    # the id in parentheses (`Failure in test test_x (pkg.tests.C.test_x)`)
+    r"|^(?:Failure|Error|FAILURE|ERROR) in (?:test )?(?:[\w\[\]-]+ \((?P<inid>[\w.\[\]-]+)\)"
+    r"|(?P<indotted>[\w\[\]-]+(?:\.[\w\[\]-]+)+))\s*$"
     r"|^[ \t]*(?P<dots>\S.*?) ?\.{3,} ?\*?(?:FAIL|FAILED|ERROR|failed|Failed)\*?"
     + _DURATION
     + r"\s*$"

@@ -466,7 +466,7 @@ def verdict(text: str) -> Verdict | None:
 _NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
 _CLOSING_COUNT = Pattern(
     r"\b[Ff]ound [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would"
-    r"|not (?:properly )?formatted"
+    r"|not (?:properly )?formatted|\d/10\b"
 )
 """A checker's line that closes its run (a count, a gate, a formatter's verdict): the summary."""
 
