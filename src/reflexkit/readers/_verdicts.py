@@ -300,7 +300,7 @@ _SHAPES = _shapes(
         _FT.LINT_ERROR,
         "would|formatted|sorted|differs|Rewriting|Reformatted|Fixing|Fixed",
         (r"\b(?:Formatter would have printed|would reformat|would be reformatted"
-        r"|(?:is|are|was|were) not (?:properly )?(?:formatted|sorted)"
+        r"|(?:is|are|was|were) not (?:properly )?(?:formatted|sorted)|should be [\w-]*formatted"
         r"|(?:output|formatted code) differs from (?:the )?input)\b.*$"
         # a fixer that rewrote a file: the check it runs as failed (pyupgrade, autoflake)
         r"|^(?:Rewriting|Reformatted|Fixing|Fixed) [\w./-]+\.\w+\s*$"),
@@ -362,6 +362,13 @@ _SHAPES = _shapes(
         r"|^\S+\.\w+:\d+(?::\d+)?:? \[[A-Z]{1,6}\d{1,5}\]:? \S"
         # a rule slug as the severity's qualifier (`error[template-injection]: ...`)
         r"|^(?:error|warning)\[[a-z][a-z\d]*(?:-[a-z\d]+)+\]: "),
+    ),
+    # a finding on a file of data, configuration or markup, which nothing compiles
+    (
+        _FT.LINT_ERROR,
+        ": error|: warning|: hint",
+        (r"^\S+\.(?:json|ya?ml|toml|xml|html?|md|rst|tex|conf|cfg|ini|desktop|po|csv|svg|"
+        r"properties|plist|service|env)(?::\d+(?:[:.,]\d+)*)?: (?:error|warning|hint)\b"),
     ),
     # a place, then the finding's rule code (`Dockerfile:2 DL3008 warning:`,
     # `f.txt:03,04: [C0103] ...`, rubocop's `f.rb:1:1: C: Style/Documentation: ...`)
@@ -466,7 +473,7 @@ def verdict(text: str) -> Verdict | None:
 _NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
 _CLOSING_COUNT = Pattern(
     r"\b[Ff]ound [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would"
-    r"|not (?:properly )?formatted|\d/10\b"
+    r"|not (?:properly )?formatted|should be [\w-]*formatted|\d/10\b"
 )
 """A checker's line that closes its run (a count, a gate, a formatter's verdict): the summary."""
 
