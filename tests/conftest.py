@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from datetime import timedelta
@@ -39,6 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if not hasattr(config, "workerinput"):  # the controlling process, before any test
         _compile_reflexkit()
+    _cache_rewritten_tests()
     days = os.environ.get("REFLEXKIT_TEST_DAYS_AHEAD")
     if not days:
         return
@@ -86,6 +88,18 @@ def _compile_reflexkit() -> None:
             rx=re.compile(r"[/\\]_demo[/\\]"),  # the demo's project is copied, then run
             invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
         )
+
+
+def _cache_rewritten_tests() -> None:
+    """Let pytest keep the test modules it rewrites for assertions, as it does by default.
+
+    Under ``PYTHONDONTWRITEBYTECODE`` pytest rewrote every test module (and every reflexkit
+    module, a plugin's package) from source in each worker on each run: 10 s of a worker's
+    20 s collection. This process writes bytecode again (pytest's own tagged files beside the
+    tests); the children inherit the environment variable and still write none.
+    """
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        sys.dont_write_bytecode = False
 
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "failures" / "dev"
@@ -214,12 +228,22 @@ def failure_of(
     )
 
 
+def no_plugins() -> dict[str, str]:
+    """The environment of a real pytest run on a small project: without this venv's plugins.
+
+    The projects use none of them (hypothesis, xdist, anyio, reflexkit's own), and loading
+    them cost each child pytest a second of CPU of its 1.5 s.
+    """
+    return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
 def run_in_bash(
     command: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 180
 ) -> FailureContext:
     """Run *command* in bash as an agent's harness does; return its failure.
 
-    Not exec'd (``; exit $?``), so bash reports a signal as 128 + its number.
+    Not exec'd (``; exit $?``), so bash reports a signal as 128 + its number. A pytest it
+    starts loads none of this venv's plugins (:func:`no_plugins`).
     """
     done = subprocess.run(
         ["bash", "-c", f"{command}; exit $?"],
@@ -228,7 +252,7 @@ def run_in_bash(
         text=True,
         check=False,
         timeout=timeout,
-        env=env,
+        env=no_plugins() if env is None else env,
     )
     return failure_of(command, done.stdout + done.stderr, done.returncode)
 

@@ -65,13 +65,14 @@ def hook(
 
 
 def stop_here(
-    data: object, root: Path, *, env: dict[str, str] | None = None
+    data: object, root: Path, *, env: dict[str, str] | None = None, event: str = "stop"
 ) -> subprocess.CompletedProcess[str]:
-    """The stop hook's work as its entry point does it, in this process (``run_hook``).
+    """The hook's work (the stop hook's unless *event*) as its entry point does it, here.
 
-    For what the stop hook decides over several stops (blocks counted, verdicts kept): a
-    process each would only add its start-up. The folder and environment are the entry
-    point's, as in :func:`hook`; other tests run the real entry point.
+    It calls ``run_hook`` in this process. For what the stop hook decides over several
+    stops (blocks counted, verdicts kept, a stop skipped after an interrupt or while a tool
+    runs): a process each would only add its start-up. The folder and environment are the
+    entry point's, as in :func:`hook`; other tests run the real entry point.
     """
     from reflexkit.hooks import run_hook  # noqa: PLC0415 -- the entry point's own call
 
@@ -80,8 +81,8 @@ def stop_here(
         mock.patch.dict(os.environ, {**clean, **(env or {})}, clear=True),
         contextlib.chdir(root.parent),
     ):
-        result = run_hook("stop", json.dumps(data).encode())
-    return subprocess.CompletedProcess(["stop"], 0, result.stdout + "\n" if result.stdout else "")
+        result = run_hook(event, json.dumps(data).encode())
+    return subprocess.CompletedProcess([event], 0, result.stdout + "\n" if result.stdout else "")
 
 
 def git(root: Path, *args: str) -> None:
@@ -782,7 +783,7 @@ def interrupt(root: Path, how: str) -> None:
     else:
         data = payload("post_tool_use_bash_ok.json", root)
         data["tool_response"] = {**data["tool_response"], "interrupted": True}
-    assert hook("post-tool-use", data, root).returncode == 0
+    assert stop_here(data, root, event="post-tool-use").returncode == 0
 
 
 @pytest.mark.parametrize("how", ["failure", "response"])
@@ -791,11 +792,11 @@ def test_after_an_interrupt_the_next_stop_is_skipped(project: Path, how: str) ->
     configure(project, verification={"judge": "heuristic"})
     write_todo(project)
     interrupt(project, how)
-    skipped = hook("stop", payload("stop.json", project), project)
+    skipped = stop_here(payload("stop.json", project), project)
     assert (skipped.returncode, skipped.stdout) == (0, "")
     assert "the user interrupted this request" in hook_log(project)
     assert memory(project) == []  # an interrupt is no failure to reflect on
-    again = hook("stop", payload("stop.json", project, prompt_id="another-request"), project)
+    again = stop_here(payload("stop.json", project, prompt_id="another-request"), project)
     assert json.loads(again.stdout)["decision"] == "block"
 
 
@@ -804,7 +805,7 @@ def test_an_interrupt_in_the_transcript_skips_the_stop(project: Path) -> None:
     configure(project, verification={"judge": "heuristic"})
     write_todo(project)
     new_request(project, "[Request interrupted by user for tool use]", "i-1")
-    done = hook("stop", payload("stop.json", project), project)
+    done = stop_here(payload("stop.json", project), project)
     assert (done.returncode, done.stdout) == (0, "")
     assert "the user interrupted" in hook_log(project)
 
@@ -828,13 +829,13 @@ def test_a_running_tool_is_working_not_stuck(project: Path) -> None:
         last_assistant_message="Installing the dependencies, then I'll run the tests:",
         background_tasks=[NPM],
     )
-    done = hook("stop", data, project)
+    done = stop_here(data, project)
     assert (done.returncode, done.stdout) == (0, "")
     [report] = reports(project)
     assert report["verification"]["ending"] == "working"
     assert "still running: npm install" in hook_log(project)
     data["background_tasks"] = []  # the install finished and it stopped the same way: stuck
-    assert json.loads(hook("stop", data, project).stdout)["decision"] == "block"
+    assert json.loads(stop_here(data, project).stdout)["decision"] == "block"
 
 
 def test_a_tool_call_with_no_result_in_the_transcript_is_working(project: Path) -> None:
@@ -854,7 +855,7 @@ def test_a_tool_call_with_no_result_in_the_transcript_is_working(project: Path) 
     with (project.parent / "transcript.jsonl").open("a") as stream:
         stream.write(json.dumps(call) + "\n")
     data = payload("stop.json", project, last_assistant_message="Running the build:")
-    assert hook("stop", data, project).stdout == ""
+    assert stop_here(data, project).stdout == ""
     assert "still running: make" in hook_log(project)
 
 

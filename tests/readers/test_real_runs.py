@@ -13,7 +13,7 @@ from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.orchestrator._process import Command, run_process
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
-from ..conftest import failure_of  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import failure_of, no_plugins  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 GEN = HeuristicGenerator()
 
@@ -88,7 +88,9 @@ def test_teardown_error_after_a_passing_test_is_not_tests_never_ran(tmp_path: Pa
         )
     )
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_ledger.py"]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        command, cwd=tmp_path, env=no_plugins(), capture_output=True, text=True, check=False
+    )
     assert done.returncode == 1
     text = _text(failure_of("python -m pytest -q test_ledger.py", done.stdout + done.stderr))
     assert "never ran" not in text

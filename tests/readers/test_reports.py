@@ -21,7 +21,7 @@ from reflexkit.readers import analyse
 from reflexkit.readers._reports import read_report_files, report_as_text
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
-from ..conftest import failure_of, reflection_text, write_files  # noqa: TID252
+from ..conftest import failure_of, no_plugins, reflection_text, write_files  # noqa: TID252
 
 SARIF = {
     "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -99,6 +99,7 @@ def test_a_real_pytest_junit_report(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=j.xml"],
         cwd=tmp_path,
+        env=no_plugins(),
         capture_output=True,
         check=False,
     )
