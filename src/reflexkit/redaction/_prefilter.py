@@ -87,9 +87,15 @@ def bounded(pattern: str) -> str:
     return _OPEN_COUNT.sub(lambda m: f"{{{m[1]},{int(m[1]) + _REACH}}}", pattern)
 
 
-_COUNT = re.compile(r"\{(\d+),\d+\}")
+# What a pattern's text is made of, as far as repetition counts go: an escape, a character
+# class (with its leading ``^`` and ``]``, named classes and escapes inside), or a count.
+_PIECES = re.compile(
+    r"\\.|\[\^?\]?(?:\[:[a-z]+:\]|\\.|[^\]\\])*\]|\{(\d+),\d+\}",
+    re.DOTALL,
+)
 
 
+@functools.cache
 def loosened(pattern: str) -> str:
     """Return *pattern* with the upper bound of every counted repetition dropped.
 
@@ -99,32 +105,7 @@ def loosened(pattern: str) -> str:
     """
     if "\\Q" in pattern:
         return pattern
-    out: list[str] = []
-    at, size, in_class = 0, len(pattern), False
-    while at < size:
-        char = pattern[at]
-        if char == "\\":  # an escape: two characters, whatever they are
-            out.append(pattern[at : at + 2])
-            at += 2
-        elif in_class and pattern.startswith("[:", at) and (end := pattern.find(":]", at)) > 0:
-            out.append(pattern[at : end + 2])  # a named class inside it: [[:alpha:]]
-            at = end + 2
-        elif in_class:
-            in_class = char != "]"
-            out.append(char)
-            at += 1
-        elif char == "[":  # the class's opening, with its ^ and a leading ] (text)
-            end = at + 1 + (pattern.startswith("^", at + 1))
-            end += pattern.startswith("]", end)
-            out.append(pattern[at:end])
-            at, in_class = end, True
-        elif char == "{" and (count := _COUNT.match(pattern, at)) is not None:
-            out.append(f"{{{count[1]},}}")
-            at = count.end()
-        else:
-            out.append(char)
-            at += 1
-    return "".join(out)
+    return _PIECES.sub(lambda m: m[0] if m[1] is None else f"{{{m[1]},}}", pattern)
 
 
 class Trigger:
