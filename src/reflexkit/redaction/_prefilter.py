@@ -72,6 +72,7 @@ _LINE_REACH = 160
 """How far ``[^\\n]*`` reaches in a trigger (``mongo ... -p``)."""
 
 
+@functools.cache
 def bounded(pattern: str) -> str:
     """Return *pattern* with every unbounded repetition bounded, for the prefilter.
 
