@@ -7,7 +7,7 @@ import re
 import pytest
 
 from reflexkit.redaction import RULES, Redactor, Rule
-from reflexkit.redaction._engine import bounded
+from reflexkit.redaction._prefilter import bounded
 
 BARE = Redactor(environ={})
 

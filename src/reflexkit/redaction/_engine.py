@@ -26,16 +26,15 @@ record. Paths, test names, git hashes, UUIDs, digests and ordinary words stay un
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 from collections.abc import Generator, Iterator, Mapping
-from typing import Any, Protocol
 from urllib.parse import quote
 
 import attrs
 
 from reflexkit.models import FailureContext
+from reflexkit.redaction._prefilter import Trigger
 from reflexkit.redaction._rules import RULES, Redacted, Rule
 from reflexkit.redaction._rules._patterns import (
     _B64_TAIL,
@@ -141,7 +140,7 @@ class Redactor:
         triggers = [_BLOCK_TRIGGER, _CUT_TRIGGER, *(f"(?:{r.trigger})" for r in rules)]
         if ordered:
             triggers.append("|".join(map(re.escape, ordered)))
-        self._trigger = _Trigger("|".join(triggers))
+        self._trigger = Trigger("|".join(triggers))
         self._context = max((r.context_lines for r in rules), default=0)
 
     # --- public -----------------------------------------------------------------------------
@@ -628,119 +627,6 @@ def _fragment_is_secret(fragment: str, before: str) -> bool:
     if _SECRET_BEFORE.search(before) or _TOKEN_START.match(fragment):
         return True
     return len(fragment) >= 16 and not _looks_path(fragment) and _randomish(fragment)  # noqa: PLR2004
-
-
-_CHUNK = 1 << 20
-_CONTINUATION = bytes(range(0x80, 0xC0))
-
-
-class _Match(Protocol):
-    def span(self) -> tuple[int, int]: ...
-
-
-class _Pattern(Protocol):
-    def finditer(self, data: bytes, /) -> Iterator[_Match]: ...
-    def search(self, data: bytes, pos: int, /) -> _Match | None: ...
-
-
-def _load_re2() -> Any:  # noqa: ANN401 -- google-re2 ships no type information
-    """Return the ``re2`` module of google-re2, or ``None`` where it is not installed."""
-    try:
-        return importlib.import_module("re2")
-    except ImportError:  # pragma: no cover -- a dependency; the stdlib fallback is slower
-        return None
-
-
-_RE2 = _load_re2()
-
-
-def _re2_options() -> Any:  # noqa: ANN401 -- google-re2 ships no type information
-    """RE2's options for the prefilter: room for its automaton, and no logging of its own.
-
-    On some inputs (a bundle of certificates: long base64 lines) the automaton outgrows
-    RE2's default 8 MiB and RE2 falls back to a slower matcher, printing "DFA out of memory"
-    to the terminal of whatever command was reflecting. 32 MiB keeps it fast there; when
-    even that is not enough the fallback is still correct, and quiet.
-    """
-    options = _RE2.Options()
-    options.max_mem = 32 << 20
-    options.log_errors = False
-    return options
-
-
-_OPEN_CLASS = re.compile(r"(?<!\\)\]([*+])")
-_OPEN_GROUP = re.compile(r"(?<!\\)\)([*+])")
-_OPEN_COUNT = re.compile(r"\{(\d+),\}")
-_REACH = 64
-"""How far one repetition in a trigger reaches: a name, a flag, a few words of a command."""
-_LINE_REACH = 160
-"""How far ``[^\\n]*`` reaches in a trigger (``mongo ... -p``)."""
-
-
-def bounded(pattern: str) -> str:
-    """Return *pattern* with every unbounded repetition bounded, for the prefilter.
-
-    RE2 scans in linear time per search, but a search for the leftmost match runs on while
-    any thread that started earlier is alive: ``-[a-z-]*`` on a line of ``sk-sk-sk-...``
-    stays alive to the line's end at every match, and the scan turns quadratic. Bounded,
-    each search reads a fixed distance past its start, so the scan is linear in the text.
-    A trigger only selects lines; the rules then read the whole line.
-    """
-    pattern = pattern.replace("[^\\n]*", f"[^\\n]{{0,{_LINE_REACH}}}")
-    pattern = _OPEN_CLASS.sub(lambda m: f"]{{{int(m[1] == '+')},{_REACH}}}", pattern)
-    pattern = _OPEN_GROUP.sub(lambda m: f"){{{int(m[1] == '+')},3}}", pattern)
-    return _OPEN_COUNT.sub(lambda m: f"{{{m[1]},{int(m[1]) + _REACH}}}", pattern)
-
-
-class _Trigger:
-    """The prefilter: one combined pattern scanned once over the text.
-
-    RE2 (google-re2, a dependency) runs the whole alternation as one automaton, about
-    0.3 GB/s; Python's ``re`` tries each alternative at each position, about 1 MB/s for
-    this table. The text is scanned in chunks of about 1 MB cut at line ends (no trigger
-    spans a line), encoded to UTF-8, so the extra memory stays small whatever its size.
-    """
-
-    def __init__(self, pattern: str) -> None:
-        self.pattern = pattern = bounded(pattern)
-        self._compiled: _Pattern = (
-            _RE2.compile(pattern, options=_re2_options())
-            if _RE2 is not None
-            else re.compile(pattern.encode())
-        )
-
-    def spans(self, text: str) -> Generator[tuple[int, int], int | None, None]:
-        """Yield the ``(start, end)`` of every trigger match in *text*, in order.
-
-        Send a position to skip the matches before it (a region already withheld whole).
-        """
-        position = 0
-        size = len(text)
-        while position < size:
-            stop = text.find("\n", position + _CHUNK) if size - position > _CHUNK else -1
-            stop = size if stop == -1 else stop + 1
-            chunk = text if position == 0 and stop == size else text[position:stop]
-            if chunk.isascii():
-                data = chunk.encode("ascii")
-                at = 0
-                while (match := self._compiled.search(data, at)) is not None:
-                    start, end = match.span()  # one call: RE2's are costly per hit
-                    skip = yield position + start, position + end
-                    at = max(end, start + 1, (skip or 0) - position)
-            else:
-                yield from self._unicode_spans(chunk, position)
-            position = stop
-
-    def _unicode_spans(self, chunk: str, offset: int) -> Iterator[tuple[int, int]]:
-        """Map byte positions in the UTF-8 of *chunk* back to character positions."""
-        data = chunk.encode("utf-8", "surrogatepass")
-        last_byte = last_char = 0
-        for match in self._compiled.finditer(data):
-            start, end = match.span()
-            last_char += len(data[last_byte:start].translate(None, _CONTINUATION))
-            last_byte = start
-            width = len(data[start:end].translate(None, _CONTINUATION))
-            yield offset + last_char, offset + last_char + width
 
 
 _LONG_LINE = 4096
