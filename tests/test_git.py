@@ -250,3 +250,134 @@ def test_the_agents_git_diff_still_shows_the_change(hostile: tuple[Path, Path]) 
     )
     assert done.returncode == 0, done.stderr
     assert b"+two" in done.stdout
+
+
+@pytest.fixture
+def planted(hostile: tuple[Path, Path]) -> tuple[Path, Path]:
+    """The hostile repository with programs the agent wrote into it.
+
+    A fake ``git``, a merge strategy ``git-merge-pwn``, and a nested repository whose
+    textconv driver leaves a mark.
+    """
+    repo, marks = hostile
+    own = ["git", "-C", str(repo), "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+    for args in (  # two branches that diverged: a merge of them runs the strategy
+        ["branch", "-M", "trunk"],
+        ["branch", "other"],
+        ["commit", "--allow-empty", "-qm", "two"],
+        ["checkout", "-q", "other"],
+        ["commit", "--allow-empty", "-qm", "three"],
+    ):
+        subprocess.run([*own, *args], check=True, capture_output=True)
+    for name in ("git", "git-merge-pwn", "evil"):
+        script = repo / name
+        script.write_text(f"#!/bin/sh\ntouch {marks / name}\n")
+        script.chmod(0o755)
+    nested = repo / "sub"
+    nested.mkdir()
+    subprocess.run(["git", "init", "-q", str(nested)], check=True)
+    (nested / "f.txt").write_text("one\n")
+    subprocess.run(["git", "-C", str(nested), "add", "f.txt"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(nested),
+            "-c",
+            "user.email=a@b.c",
+            "-c",
+            "user.name=a",
+            "commit",
+            "-qm",
+            "one",
+        ],
+        check=True,
+    )
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(nested),
+            "config",
+            "diff.nested.textconv",
+            f"touch {marks / 'nested'};cat",
+        ],
+        check=True,
+    )
+    (nested / ".gitattributes").write_text("* diff=nested\n")
+    (nested / "f.txt").write_text("two\n")
+    return repo, marks
+
+
+ESCAPES = {
+    "PATH assignment": ("PATH=.:$PATH git status", "git"),
+    "PATH exported first": ("export PATH=.:$PATH; git status", "git"),
+    "hashed path": ("hash -p ./evil git; git status", "evil"),
+    "function named git": ("git() { ./evil; }; git status", "evil"),
+    "a git of the agent's": ("./git status", "git"),
+    "merge strategy on PATH": (
+        f"PATH=.:$PATH {shutil.which('git')} merge -s pwn trunk",
+        "git-merge-pwn",
+    ),
+    "a nested repository": ("cd sub && git diff", "nested"),
+}
+
+
+@pytest.mark.parametrize(("command", "mark"), ESCAPES.values(), ids=ESCAPES.keys())
+def test_ways_around_the_git_check_are_refused(
+    planted: tuple[Path, Path], command: str, mark: str
+) -> None:
+    """Each really runs the agent's program under the confined environment, and is refused."""
+    repo, marks = planted
+    subprocess.run(
+        ["bash", "-c", command],
+        cwd=repo,
+        env=git_env(repository=repo),
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    assert mark in {p.name for p in marks.iterdir()}, command  # the escape is real
+    assert git_refusal(command, repository=repo) is not None, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git config core.fsmonitor list",
+        "git config set core.pager get",
+        "git config include.path list",
+        "git merge --strategy=pwn HEAD",
+        "git rebase -s pwn HEAD~1",
+        "git merge -spwn HEAD",
+    ],
+)
+def test_config_writes_and_strategies_of_no_git_of_its_own_are_refused(command: str) -> None:
+    """A write that happens to hold the word ``list``; a strategy git runs from PATH."""
+    assert git_refusal(command) is not None, command
+
+
+def test_the_nested_repository_of_the_agents_shell_is_judged(planted: tuple[Path, Path]) -> None:
+    """The agent's shell may already be in the nested repository (its cwd persists).
+
+    Its git is judged by the configuration of the repository git finds from there.
+    """
+    repo, _ = planted
+    assert git_refusal("git diff", repository=repo / "sub") is not None
+    assert git_refusal("git status", repository=repo) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "LC_ALL=C git log -1",
+        "git merge -s ours HEAD",
+        "git merge --strategy=ort HEAD",
+        "git config --get user.name",
+        "git config list",
+        "git config get user.email",
+    ],
+)
+def test_harmless_settings_stay_allowed(command: str) -> None:
+    """A locale, git's own strategies and configuration reads are not refused."""
+    assert git_refusal(command) is None, command

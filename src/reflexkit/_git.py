@@ -23,6 +23,7 @@ Two layers close that:
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -284,6 +285,35 @@ _WRAPPERS = frozenset(
     }
 )
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_HARMLESS_VARIABLES = re.compile(r"^(?:LC_[A-Z]+|LANG|LANGUAGE|TZ|TERM|COLUMNS|LINES|NO_COLOR)=")
+"""What a command line that runs git may set: the locale and the terminal. ``PATH=.:$PATH``
+would have the shell run the agent's own ``git`` (or git a ``git-merge-<name>`` of its)."""
+_SHELL_REDEFINES = frozenset(
+    {
+        "export",
+        "declare",
+        "typeset",
+        "readonly",
+        "local",
+        "hash",
+        "alias",
+        "unalias",
+        "enable",
+        "shopt",
+        "set",
+        "source",
+        ".",
+        "function",
+        "cd",
+        "pushd",
+        "popd",
+    }
+)
+"""Builtins that change which program ``git`` is (``hash -p ./x git``, ``export PATH=.``,
+an alias) or which repository it finds (``cd sub``): not on a command line that runs git."""
+_SYSTEM_GITS = frozenset({"/usr/bin/git", "/bin/git", "/usr/local/bin/git"})
+_STRATEGIES = frozenset({"ort", "recursive", "resolve", "octopus", "ours", "subtree"})
+"""git's own merge strategies; any other name runs ``git-merge-<name>`` found on PATH."""
 
 
 def git_refusal(
@@ -331,7 +361,37 @@ def _refusal(command: str) -> str | None:
         words = list(lexer)
     except ValueError as err:
         return f"the command line can't be read ({err})"
-    return next(filter(None, map(_judge, _commands(words))), None)
+    if any(w == "git" and nxt == "(" for w, nxt in itertools.pairwise(words)):
+        return "a command line may not define a function named git"
+    commands = _commands(words)
+    if any(_is_git(c) for c in commands):  # what git is, and where it runs, stay as they are
+        for words_of in commands:
+            why = _redefinition(words_of)
+            if why is not None:
+                return why
+    return next(filter(None, map(_judge, commands)), None)
+
+
+def _is_git(words: list[str]) -> bool:
+    rest = [w for w in words if not _ASSIGNMENT.match(w)]
+    return bool(rest) and rest[0].rsplit("/", 1)[-1] == "git"
+
+
+def _redefinition(words: list[str]) -> str | None:
+    """Why one simple command may not share a command line with git, or ``None``."""
+    for word in words:
+        if not _ASSIGNMENT.match(word):
+            break
+        if not _HARMLESS_VARIABLES.match(word):
+            name = word.split("=", 1)[0]
+            return f"a command line that runs git may not set {name}"
+    rest = [w for w in words if not _ASSIGNMENT.match(w)]
+    if rest and rest[0] in _SHELL_REDEFINES:
+        return (
+            f"a command line that runs git may not use {rest[0]} (it changes which git runs, "
+            "or in which repository)"
+        )
+    return None
 
 
 def _commands(words: list[str]) -> list[list[str]]:
@@ -357,6 +417,13 @@ def _judge(words: list[str]) -> str | None:
         return f"git may only be run directly, not through {words[0]}"
     if program != "git":
         return None
+    return _judge_invocation(words)
+
+
+def _judge_invocation(words: list[str]) -> str | None:
+    """Why one git invocation (its words, ``git`` first) may not run, or ``None``."""
+    if words[0] != "git" and words[0] not in _SYSTEM_GITS:
+        return f"git must be run by its name, not as {words[0]} (a program of that name)"
     if any(_REDIRECT.match(w) or w in {"<", ">"} for w in words):
         return "a git command may not redirect its output to a file"
     return _judge_git(words[1:])
@@ -376,9 +443,48 @@ def _judge_git(args: list[str]) -> str | None:
     sub, rest = args[at], args[at + 1 :]
     if sub not in _SUBCOMMANDS:
         return f"git {sub} is not allowed here (aliases, network and tools that run programs)"
-    if sub == "config" and not _CONFIG_READS.intersection(rest):
+    if sub == "config" and not _config_reads_only(rest):
         return "git config may only read (--get, --list): configuration runs programs"
-    return _judge_options(sub, rest)
+    return _strategy_refusal(sub, rest) or _judge_options(sub, rest)
+
+
+_CONFIG_MODIFIERS = re.compile(
+    r"^(?:--(?:type|default)=.*|--(?:null|name-only|show-origin|show-scope|includes|no-includes"
+    r"|local|bool|int|bool-or-int|path|expiry-date|fixed-value|all|regexp|url)|-z)$"
+)
+
+
+def _config_reads_only(rest: list[str]) -> bool:
+    """``git config`` reading: its action (after display options) is a read, with few names.
+
+    ``git config core.fsmonitor list`` holds the word ``list`` but writes.
+    """
+    words = [w for w in rest if not _CONFIG_MODIFIERS.match(w)]
+    if not words or words[0] not in _CONFIG_READS:
+        return False
+    names = [w for w in words[1:] if not w.startswith("-")]
+    most = 0 if words[0] in {"--list", "-l", "list"} else 2
+    return len(names) <= most and all(w in _CONFIG_READS for w in words[1:] if w.startswith("-"))
+
+
+def _strategy_refusal(sub: str, rest: list[str]) -> str | None:
+    """Why a merge strategy is refused: not git's own, so a ``git-merge-<name>`` on PATH."""
+    if sub not in {"merge", "rebase", "cherry-pick", "revert", "pull"}:
+        return None
+    short = sub in {"merge", "rebase", "pull"}  # cherry-pick's -s is --signoff
+    for at, arg in enumerate(rest):
+        if arg == "--":
+            break
+        name: str | None = None
+        if arg.startswith("--strat") and "--strategy".startswith(arg.split("=", 1)[0]):
+            name = (
+                arg.split("=", 1)[1] if "=" in arg else (rest[at + 1] if at + 1 < len(rest) else "")
+            )
+        elif short and arg.startswith("-s") and not arg.startswith("--"):
+            name = arg[2:] or (rest[at + 1] if at + 1 < len(rest) else "")
+        if name is not None and name not in _STRATEGIES:
+            return f"git {sub} strategy {name!r} is not git's own (it would run git-merge-{name})"
+    return None
 
 
 def _judge_options(sub: str, rest: list[str]) -> str | None:

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import attrs
 import orjson
 import psycopg
 import pytest
@@ -20,7 +21,7 @@ from reflexkit.cli import cli
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory import EpisodicMemory, JsonlMemory
 from reflexkit.memory._codec import encode_line
-from reflexkit.memory._postgres import MIGRATIONS, SCHEMA_VERSION, PostgresMemory
+from reflexkit.memory._postgres import _TABLE, MIGRATIONS, SCHEMA_VERSION, PostgresMemory
 from reflexkit.testing.memory_contract import MemoryContract, make_reflection
 from reflexkit.testing.postgres_server import PostgresServer
 
@@ -281,3 +282,38 @@ def test_records_of_a_newer_version_read_without_its_fields(database: str, tmp_p
         warnings.simplefilter("error", CorruptRecordWarning)
         assert store.recent("docs", limit=3, task_id="t-api") == [old, new]
         assert list(store) == [old, new]
+
+
+PLANTED_TOKEN = "ghp_" + "R4nd0mFakeT0ken" * 2 + "AbCdEf"
+
+
+def _planted(subtask: str) -> bytes:
+    """A memory line as an agent (or an older version) wrote it: a token in its analysis."""
+    r = make_reflection(subtask)
+    return encode_line(attrs.evolve(r, analysis=f"deploy with token={PLANTED_TOKEN}"))
+
+
+def test_copy_and_replay_pass_the_gate_into_the_shared_database(
+    postgres_project: Path, database: str, tmp_path: Path
+) -> None:
+    """Records read from a file the agent can write reach the fleet's database redacted.
+
+    `memory copy` copied them as they were, and so did the replay of a planted spool line.
+    """
+    memory = postgres_project / ".reflexkit" / "memory" / "reflections.jsonl"
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.write_bytes(_planted("copied"))
+    done = CliRunner().invoke(cli, ["memory", "copy", "--from", "jsonl", "--to", "postgres"])
+    assert done.exit_code == 0, done.stderr
+    spool = tmp_path / "planted-spool.jsonl"
+    spool.write_bytes(_planted("spooled"))
+    with PostgresMemory(database, spool=spool) as store:
+        assert store.sync() == 1
+        held = list(store)
+    assert {r.subtask_id for r in held} == {"copied", "spooled"}
+    for r in held:
+        assert PLANTED_TOKEN not in r.analysis, r
+        assert "[REDACTED:github_token]" in r.analysis
+    with psycopg.connect(database) as conn:
+        rows = conn.execute(f"select record from {_TABLE}").fetchall()  # noqa: S608 -- ours
+    assert PLANTED_TOKEN not in repr(rows)

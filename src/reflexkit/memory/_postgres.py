@@ -39,6 +39,7 @@ from reflexkit.memory._codec import decode_line, encode_line, read_lines
 from reflexkit.memory._jsonl import JsonlMemory
 from reflexkit.memory._protocols import MemoryStats
 from reflexkit.models import Reflection
+from reflexkit.redaction._gate import gated_reflection
 
 if TYPE_CHECKING:
     import psycopg
@@ -315,7 +316,8 @@ class PostgresMemory:
                     err,
                 )
                 continue
-            rows.append(_row(r, line))
+            gated = gated_reflection(r)  # the spool is a file the agent can write
+            rows.append(_row(gated, line if gated is r else encode_line(gated)))
         if upto < size:
             log.warning("%s: a torn last line (no newline) is dropped", path)
         return rows
@@ -512,7 +514,7 @@ class PostgresMemory:
                 self._prepare(conn)
                 conn.commit()
                 batch: list[tuple[Any, ...]] = []
-                for r in reflections:
+                for r in map(gated_reflection, reflections):  # read from a file: gated again
                     batch.append(_row(r, encode_line(r)))
                     if len(batch) >= _COPY_BATCH:
                         added += _insert_batch(conn, batch)

@@ -366,15 +366,18 @@ def _git_guard(sdk: Any, workdir: Path) -> dict[str, list[Any]]:  # noqa: ANN401
     """A PreToolUse hook that refuses the git command lines :func:`git_refusal` names.
 
     The drivers *workdir*'s configuration named at launch are emptied in the agent's
-    environment; one added since (the agent can write ``.git/config``) refuses its git.
+    environment; one added since (the agent can write ``.git/config``) refuses its git, and
+    so does one of a repository the agent made inside the project, when its shell is there.
     """
     emptied = program_keys(workdir)
 
     async def guard(data: Any, _tool_use_id: str | None, _context: Any) -> dict[str, Any]:  # noqa: ANN401
         tool_input = data.get("tool_input") if isinstance(data, dict) else None
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        cwd = data.get("cwd") if isinstance(data, dict) else None  # the shell's, which persists
+        where = Path(cwd) if isinstance(cwd, str) and cwd else workdir  # a nested repository
         why = (
-            git_refusal(command, repository=workdir, neutralised=emptied)
+            git_refusal(command, repository=where, neutralised=emptied)
             if isinstance(command, str)
             else None
         )

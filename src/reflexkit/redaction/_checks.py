@@ -336,6 +336,38 @@ def _literal_check(match: re.Match[str]) -> bool:
     return value_is_secret(value, 2, quoted=True)
 
 
+_PROMPT_ANSWERS = frozenset(
+    {
+        "required",
+        "optional",
+        "none",
+        "null",
+        "set",
+        "unset",
+        "changed",
+        "updated",
+        "ok",
+        "yes",
+        "no",
+        "true",
+        "false",
+        "empty",
+        "hidden",
+        "missing",
+        "invalid",
+        "incorrect",
+        "expired",
+    }
+)
+"""Words a status line puts after ``Password:`` (``Password: required``): no secret."""
+
+
+def _prompt_check(match: re.Match[str]) -> bool:
+    """What was typed after a password prompt, unless it is a status word or a mask."""
+    value = _secret(match)
+    return value.lower().strip(".!") not in _PROMPT_ANSWERS and value_is_secret(value, 2)
+
+
 _LITERALS = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'")
 
 

@@ -277,8 +277,8 @@ class Redactor:
             if not text.startswith(("[...", "[…"), start):
                 own_end = line_end
                 line_start, line_end = _extend(text, start, end, line_start, line_end)
-                if line_end > own_end:  # wrapped lines (a key's base64): read once, not per line
-                    skip = line_end
+                if line_end > own_end and _BASE64_KEY.match(text, start):
+                    skip = line_end  # a key's wrapped base64 lines: read once, not once per line
                 hits, first, withheld = 1, start, False
                 while regions and regions[-1][1] >= line_start:  # overlaps: one region
                     line_start = min(line_start, regions[-1][0])

@@ -31,14 +31,25 @@ import functools
 import os
 import threading
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import attrs
 
 from reflexkit._text import strip_control
 from reflexkit.redaction._engine import Redactor, env_secrets
 
-__all__ = ["SINKS", "Sink", "SinkKind", "outbound", "outbound_data", "set_redactor"]
+if TYPE_CHECKING:
+    from reflexkit.models import Reflection
+
+__all__ = [
+    "SINKS",
+    "Sink",
+    "SinkKind",
+    "gated_reflection",
+    "outbound",
+    "outbound_data",
+    "set_redactor",
+]
 
 SinkKind = Literal["record", "terminal", "prompt"]
 
@@ -64,7 +75,7 @@ class Sink:
 SINKS: Mapping[str, Sink] = {
     sink.name: sink
     for sink in (
-        Sink("memory", "record", ("reflexkit.reflection._service:_gated",)),
+        Sink("memory", "record", ("reflexkit.redaction._gate:gated_reflection",)),
         Sink("run_log", "record", ("reflexkit.events:RunLog.write",)),
         Sink("report", "record", ("reflexkit.reports._report:write_report",)),
         Sink("insights", "record", ("reflexkit.insights._jsonl:append_records",)),
@@ -161,6 +172,25 @@ def outbound(text: str, sink: str, *, redactor: Redactor | None = None) -> str:
     if kind == "record":
         return clean
     return strip_control(clean)
+
+
+def gated_reflection(reflection: Reflection, sink: str = "memory") -> Reflection:
+    """*reflection* as a store may hold it: its texts through the gate; itself when clean.
+
+    Every way into a store passes here: the service's save, ``memory copy`` (records read
+    from a file an agent can write, or an older version wrote), the replay of a spool.
+    Ids, the fingerprint and the other keys stay as they are: memory is looked up by them.
+    """
+    analysis = outbound(reflection.analysis, sink)
+    suggestion = outbound(reflection.suggestion, sink)
+    items = outbound_data(reflection.action_items, sink)
+    if (
+        analysis == reflection.analysis
+        and suggestion == reflection.suggestion
+        and items is reflection.action_items
+    ):
+        return reflection
+    return attrs.evolve(reflection, analysis=analysis, suggestion=suggestion, action_items=items)
 
 
 def outbound_data(data: T, sink: str, *, redactor: Redactor | None = None) -> T:

@@ -29,7 +29,7 @@ from reflexkit.models import (
     utcnow,
 )
 from reflexkit.redaction import MAX_OUTPUT_CHARS, window
-from reflexkit.redaction._gate import outbound, outbound_data
+from reflexkit.redaction._gate import gated_reflection
 from reflexkit.reflection._protocols import ReflectionGenerator
 from reflexkit.reflection._retry_prompt import format_reflections
 from reflexkit.tasks._config import FixtureMiss, ReflexionConfig
@@ -507,13 +507,5 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _gated(reflection: Reflection) -> Reflection:
-    """The reflection as memory may hold it: its texts through the outbound gate.
-
-    Ids, the fingerprint and the other keys stay as they are: memory is looked up by them.
-    """
-    return attrs.evolve(
-        reflection,
-        analysis=outbound(reflection.analysis, "memory"),
-        suggestion=outbound(reflection.suggestion, "memory"),
-        action_items=outbound_data(reflection.action_items, "memory"),
-    )
+    """The reflection as memory may hold it: its texts through the outbound gate."""
+    return gated_reflection(reflection)

@@ -21,6 +21,7 @@ from reflexkit.cli._core import (
 )
 from reflexkit.cli._output import say, say_json, say_table
 from reflexkit.models import utcnow
+from reflexkit.redaction._gate import gated_reflection
 from reflexkit.reflection._retry_prompt import format_reflections
 from reflexkit.tasks._config import MAX_DAYS
 
@@ -200,7 +201,7 @@ def memory_copy(ctx: click.Context, source: str, target: str) -> None:
             for r in postgres:
                 total += 1
                 if r.id not in seen:
-                    jsonl.append(r)
+                    jsonl.append(gated_reflection(r))  # the gate, as every way into a store
                     seen.add(r.id)
                     added += 1
     say(f"copied {added} reflections from {source} to {target} ({total - added} already there)")

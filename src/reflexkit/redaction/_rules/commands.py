@@ -52,9 +52,12 @@ _TOOL_ARGUMENTS = (
     r"|\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)(?:[ \t]+[^\s]+){3}[ \t]+"
     r"|(?m:(?:^[ \t]*|>[ \t]*|\bredis-cli\b[^\n]*?[ \t]))AUTH[ \t]+"
     r"(?:[^\s]+[ \t]+(?=[^\s]+[ \t]*$))?"
+    r"|\b(?:openssl[ \t]+passwd|mkpasswd)(?:[ \t]+-(?:salt|m|S|-method|-salt)[ \t]+[^\s-]\S*"
+    r"|[ \t]+-[\w-]+)*[ \t]+(?=[^\s-])"  # openssl passwd [-6] [-salt S] PASSWORD
 )
 """Commands that take a password as an argument: ``net user NAME PASSWORD``, ``wpa_passphrase
-SSID PASSPHRASE``, MinIO's ``mc alias set NAME URL KEY SECRET``, Redis's ``AUTH [USER] PASS``."""
+SSID PASSPHRASE``, MinIO's ``mc alias set NAME URL KEY SECRET``, Redis's ``AUTH [USER] PASS``,
+``openssl passwd [-6] PASSWORD`` and ``mkpasswd PASSWORD`` (which hash what they are given)."""
 _SHORT_FLAGS = r"(?:p|P|w|k|t|a|pw|pass|passwd|pwd|token|key|apikey)"
 """Short flags some tool or other reads a password or a token from."""
 
@@ -118,15 +121,18 @@ RULES: tuple[Rule, ...] = (
         r"[\"']?[^\s%\"']+%"
         r"|\bpoetry[ \t]+config[ \t]+(?:http-basic\.[^\s]+[ \t]+[^\s]+|pypi-token\.[^\s]+)[ \t]+"
         r"|\bgh[ \t]+secret[ \t]+set\b[^\n]*?[ \t](?:-b|--body)(?:[ \t]+|=)"
-        r"|\baz\b[^\n]*?\blogin\b[^\n]*?[ \t](?:-p|--password)[ \t]+"
+        r"|\baz\b[^\n]*?[ \t](?:-p|--password|--admin-password|--administrator-login-password)"
+        r"[ \t]+"
         r"|\brabbitmqctl\b[^\n]*?\b(?:add_user|change_password)[ \t]+[^\s]+[ \t]+"
         r"|\bnet[ \t]+use\b[^\n]*?[ \t]/user:[^\s]+[ \t]+"
         r"|(?:\bPDO|\bmysqli)(?:->|::)__construct\([ \t]*(?:" + _QUOTED + r")[ \t]*,[ \t]*"
         r"(?:" + _QUOTED + r")[ \t]*,[ \t]*)"  # PHP's stack traces print the arguments
         r"(?P<secret>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)",
-        r"(?:mongo[a-z]*|twine|az)[ \t](?:[^\n]*[ \t])?-(?:p|-password)[ \t]"
-        r"|(?:sqlcmd|bcp|osql|isql|zip|zipcloak|unzip)[ \t](?:[^\n]*[ \t])?-P"
-        r"|7z[az]?[ \t](?:[^\n]*[ \t])?-p|htpasswd[ \t]|smbclient|rpcclient|smbmap|smbcacls"
+        # Short: the tool's name alone. A trigger reaching along the line to the flag would
+        # make a line of ``az -p az -p ...`` a few long hits, never dense, read match by match.
+        r"(?:mongo[a-z]*|twine|az)[ \t]"
+        r"|(?:sqlcmd|bcp|osql|isql|zip|zipcloak|unzip)[ \t]"
+        r"|7z[az]?[ \t]|htpasswd[ \t]|smbclient|rpcclient|smbmap|smbcacls"
         r"|poetry[ \t]+config|gh[ \t]+secret[ \t]+set|rabbitmqctl|net[ \t]+use[ \t]"
         r"|(?:PDO|mysqli)(?:->|::)__construct\(",
         (
@@ -180,8 +186,9 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "tool_argument_password",
         "(?:" + _TOOL_ARGUMENTS + r")(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"']+)",
-        r"net[ \t]+user|wpa_passphrase|mc[ \t]+(?:alias|config)|AUTH[ \t]",
-        ("net", "wpa_passphrase", "mc", "auth"),
+        r"net[ \t]+user|wpa_passphrase|mc[ \t]+(?:alias|config)|AUTH[ \t]"
+        r"|openssl[ \t]+passwd|mkpasswd",
+        ("net", "wpa_passphrase", "mc", "auth", "passwd"),
         lambda m: _tool_password_check(m) and not _secret(m).isupper(),
         example=_fake("net user deploy ", "FakeNetUserPassw0rd", " /add"),
     ),

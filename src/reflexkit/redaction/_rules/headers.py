@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from reflexkit.redaction._checks import (
     _header_check,
+    _prompt_check,
     _secret,
 )
 from reflexkit.redaction._rules._base import Rule, _fake, _rule
@@ -76,6 +77,20 @@ RULES: tuple[Rule, ...] = (
         ("cookie",),
         _header_check,
         example=_fake("Cookie: ", "session=FakeSessionCookie0123"),
+    ),
+    _rule(
+        "password_prompt",
+        # A prompt for a password and what was typed after it, echoed by expect, a pty log or
+        # a tool reading it without a terminal: ``Password for 'https://...': value``.
+        r"(?im:^[ \t]*(?:\[sudo\][ \t]+)?(?:enter[ \t]+)?(?:(?:new|current|old|retype)[ \t]+)?"
+        r"(?:password|passphrase|pass[ \t]phrase|passcode)"
+        r"(?:[ \t]+(?:for|again|of)\b(?:'[^'\n]{0,160}'|\"[^\"\n]{0,160}\"|[^:\n'\"]){0,160}"
+        r"|[ \t]*\(again\))?:)[ \t]*"
+        r"(?P<secret>[^\s\"'`][^\s]*)[ \t]*\r?$",  # quoted: an assignment's (its own rule)
+        r"(?i:(?:password|passphrase|passcode)[^\n:]{0,40}:)",
+        ("password", "passphrase", "pass phrase", "passcode"),
+        _prompt_check,
+        example=_fake("Password for 'https://ci@github.com': ", "FakePromptPassw0rd"),
     ),
     _rule(
         "named_token",
