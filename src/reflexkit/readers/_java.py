@@ -48,8 +48,63 @@ _COUNT_NEEDLE = Pattern(r"\d (?:error|warning)")
 _NO_PACKAGE = Pattern(r"package (?P<pkg>[\w.]+) does not exist")
 
 
+_MAVEN_JAVAC = Pattern(
+    r"^\[ERROR\] (?P<loc>(?:[A-Za-z]:)?[^\s:\[][^:\n\[]*\.java:\[\d+,\d+\]) (?P<msg>.*)$", M
+)
+"""javac's error as Maven's compiler plugin prints it: ``[ERROR] /p/Foo.java:[12,5] msg``."""
+_MAVEN_DETAIL = Pattern(
+    r"^(?:\[ERROR\])? {2,}(?P<d>(?:symbol|location|required|found|reason): .*)$"
+)
+_MAVEN_JAVAC_NEEDLE = Pattern(r"\.java:\[")
+
+
+def _maven_javac(text: str) -> Findings | None:
+    """Findings for javac's errors printed by Maven (``COMPILATION ERROR``)."""
+    errors = matching_lines(text, _MAVEN_JAVAC_NEEDLE, _MAVEN_JAVAC, limit=_MAX_ERRORS)
+    if not errors:
+        return None
+    problems: list[Problem] = []
+    for error in errors:
+        after = text[error.end() + 1 : error.end() + 600].split("\n", 3)[:3]
+        details = [m["d"] for m in map(_MAVEN_DETAIL.match, after) if m is not None]
+        shown = f"{error['loc']} {clip(error['msg'], 150)}"
+        if details:
+            shown += " (" + clip("; ".join(details[:2]), 120) + ")"
+        problems.append(Problem(shown, f"{error['msg']}|{'|'.join(details[:1])}", error["loc"]))
+    problems = dedupe_problems(problems)
+    findings = Findings(tool="javac", failure_type=FailureType.BUILD_ERROR)
+    findings.facts = group_problems(problems, limit=6)
+    findings.headline = f"javac (run by Maven) reported {plural(len(problems), 'error')}."
+    findings.advice = (
+        "Fix each error at its location: a 'cannot find symbol' names the symbol and where it "
+        "was looked up (a typo or a missing import); 'incompatible types' needs a conversion "
+        "or the declared type changed."
+    )
+    findings.steps.append(f"Fix {problems[0].loc} first, then run the same Maven goal again.")
+    findings.confidence = 0.85
+    return findings
+
+
+def dedupe_problems(problems: list[Problem]) -> list[Problem]:
+    """Return the problems without repeats.
+
+    Maven prints each error twice: as javac found it, then in its ``BUILD FAILURE`` summary.
+    """
+    seen: set[str] = set()
+    out: list[Problem] = []
+    for problem in problems:
+        if problem.text not in seen:
+            seen.add(problem.text)
+            out.append(problem)
+    return out
+
+
 def parse_javac(text: str) -> Findings | None:
     """Recognise javac's ``File.java:12: error: message`` diagnostics and its error count."""
+    if "[ERROR] " in text:
+        maven = _maven_javac(text)
+        if maven is not None:
+            return maven
     diags = list(_JAVAC.finditer(text))
     errors = [d for d in diags if d["sev"] == "error"]
     flags = [] if errors else matching_lines(text, _ERROR_NEEDLE, _JAVAC_FLAG, limit=1)
