@@ -845,6 +845,7 @@ _FAIL_NEEDLE = Pattern(r"FAIL|not ok ")
 _SAYS_WHY = Pattern(r"(?i)\b(?:expected|got|but|not|actual|should|was|is|instead)\b|[!=<>]=")
 """A line before a failing check that says what went wrong (``status is 2, not -2``)."""
 _PROGRAM_LINES = 60
+_FAILS_KEPT = 8
 """How many lines before make's error or the crash are read as the program's own output."""
 
 
@@ -866,14 +867,15 @@ def program_test_failures(text: str, end: int) -> tuple[list[str], str]:
     if _FAIL_NEEDLE.search(block) is None:
         return [], ""
     counts = [m.group(0).strip() for m in _PROGRAM_COUNT.finditer(block)]
-    lines = block.splitlines()
     fails: list[str] = []
-    for index, line in enumerate(lines):
-        if not _PROGRAM_FAIL.match(line) or _NOT_A_TEST_LINE.search(line):
+    for verdict in _PROGRAM_FAIL.finditer(block):  # one pass; the rest only for its matches
+        line = verdict["line"]
+        if _NOT_A_TEST_LINE.search(line) or line.strip() in counts:
             continue
-        if line.strip() in counts:
-            continue
-        before = lines[index - 1].strip() if index else ""
+        if len(fails) >= _FAILS_KEPT:
+            break
+        above = block.rfind("\n", 0, max(verdict.start() - 1, 0))
+        before = block[above + 1 : max(verdict.start() - 1, 0)].strip() if verdict.start() else ""
         if before and _SAYS_WHY.search(before) and not _PROGRAM_FAIL.match(before):
             fails.append(clip(before, 120))
         fails.append(clip(" ".join(line.split()), 160))
