@@ -161,6 +161,8 @@ _CTEST_SUMMARY = Pattern(r"^(?P<line>\d+% tests passed, \d+ tests? failed out of
 _CTEST_NONE = Pattern(r"^No tests were found!+$", M)
 _FAIL_WORD = Pattern(r"(?i)(?<![\w-])(?:fail(?:ed|ure|s)?|assert\w*)(?![\w-])")
 _ERROR_WORD = Pattern(r"(?i)(?<![\w-])(?:error|expected|mismatch)(?![\w-])")
+_TELLING_WORD = Pattern(r"(?:fail(?:ed|ure|s)?|assert\w*|error|expected|mismatch)(?![\w-])")
+"""A word that names a failure or an error (those of ``_FAIL_WORD`` and ``_ERROR_WORD``)."""
 _NOT_A_FAILURE = Pattern(
     r"(?i)(?<![\w-])(?:pass(?:ed)?|ok)(?![\w-])|\d+ (?:tests? )?(?:fail|error)|"
     r"(?:fail|error)\w*:? \d+|^\W*(?:fail(?:ed|ure)?|error)\W*$"
@@ -255,6 +257,30 @@ def _advise_not_run(findings: Findings, text: str) -> None:
     )
 
 
+def _telling_lines(block: str) -> list[str]:
+    """Return the lines of *block* holding a failure or error word (one search per line).
+
+    The words are searched in a lower-cased copy (the same length) and the boundary before
+    each is checked here: a case-insensitive pattern, or one led by a look-behind, costs
+    several times more (the regex engine cannot skip ahead to a word's first letters).
+    """
+    lines: list[str] = []
+    pos = 0
+    lowered = block.lower()
+    while (word := _TELLING_WORD.search(lowered, pos)) is not None:
+        if word.start() and (
+            lowered[word.start() - 1].isalnum() or lowered[word.start() - 1] in "_-"
+        ):
+            pos = word.end()  # inside a longer word (`nofail`, `my-error`): not the word
+            continue
+        start = block.rfind("\n", 0, word.start()) + 1
+        end = block.find("\n", word.end())
+        end = len(block) if end < 0 else end
+        lines.append(block[start:end])
+        pos = end + 1
+    return lines
+
+
 def _own_lines(text: str, start: int) -> list[str]:
     """Return the first lines a failing test printed that say what failed (not what passed)."""
     end = _CTEST_NEXT.search(text, start)
@@ -262,9 +288,9 @@ def _own_lines(text: str, start: int) -> list[str]:
     catch = catch2_failures(block) or gtest_failures(block)
     if catch:
         return [text for _case, text in catch[:_OWN_LINES]]
-    lines = [line.strip() for line in block.splitlines() if not _NOT_A_FAILURE.search(line)]
+    lines = [line.strip() for line in _telling_lines(block) if not _NOT_A_FAILURE.search(line)]
     failing = [line for line in lines if _FAIL_WORD.search(line)]
-    failing += [line for line in lines if _ERROR_WORD.search(line) and line not in failing]
+    failing += [line for line in lines if line not in failing]
     return dedupe(clip(line, 200) for line in failing)[:_OWN_LINES]
 
 
