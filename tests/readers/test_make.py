@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -203,3 +203,29 @@ def test_checks_named_with_their_expression_and_a_bare_count() -> None:
     fails, count = program_test_failures(text, text.index("make: ***"))
     assert fails == ['test_parse_rejects_letters: FAILED (parse_port("80a") == -1)']
     assert count == "2 failed"
+
+
+def test_automakes_harness_names_the_failing_test_and_its_log() -> None:
+    """``make check``: automake's ``FAIL: x`` lines are the checks; its log is named."""
+    failure = FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command="make check",
+        exit_code=2,
+        error_output=(
+            "PASS: test_parse\nFAIL: test_escape\n"
+            "============================================================================\n"
+            "# TOTAL: 2\n# PASS:  1\n# FAIL:  1\n# ERROR: 0\n"
+            "============================================================================\n"
+            "See tests/test-suite.log\n"
+            "make[2]: *** [Makefile:1093: test-suite.log] Error 1\n"
+            "make[1]: *** [Makefile:1201: check-TESTS] Error 2\n"
+            "make: *** [Makefile:1402: check-am] Error 2\n"
+        ),
+    )
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert reflection.failure_type is FailureType.TEST_FAILURE
+    assert "FAIL: test_escape" in text
+    assert "See tests/test-suite.log" in text

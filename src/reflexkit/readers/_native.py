@@ -682,6 +682,8 @@ _MAKE_NOT_REMADE = Pattern(
 
 
 _NOT_FOUND_EXIT = "127"
+_TEST_LOG = Pattern(r"^See (?P<log>\S+\.log)$", M)
+"""Automake's test harness names the log that holds the failing tests' output."""
 _MAKE_NEEDLE = Pattern(r"\*\*\* ")
 """make's marker: the lines holding it are matched whole (not a ``^`` search of every line)."""
 
@@ -743,6 +745,10 @@ def _read_make_recipes(
     fails, count = program_test_failures(text, recipe.start())
     if fails:
         _read_program_tests(findings, recipe, fails, count)
+        log = _TEST_LOG.search(text, 0, recipe.start())
+        if log is not None:
+            findings.details.append(log.group(0))
+            findings.steps.append(f"Read {log['log']}: it holds each failing test's own output.")
         return
     above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
     findings.facts.extend(clip(line, 180) for line in above[-2:])
