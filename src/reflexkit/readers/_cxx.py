@@ -380,7 +380,10 @@ def parse_catch2(text: str) -> Findings | None:
 _GTEST_RUN = Pattern(r"^\[ RUN      \] (?P<name>\S+)$", M)
 _GTEST_FAILED = Pattern(r"^\[  FAILED  \] (?P<name>[^\s,]+)(?: \(\d+ ms\)|, where .*)?$", M)
 _GTEST_FAILURE = Pattern(r"^(?P<loc>\S[^\n]*?[:(]\d+\)?): (?:Failure|error: .*)$", M)
-_GTEST_LISTED = Pattern(r"^(?P<line>\[  FAILED  \] \d+ tests?, listed below:)$", M)
+_CMOCKA_ERROR = Pattern(r"^\[  ERROR   \] --- (?P<msg>.+)$", M)
+_CMOCKA_LINE = Pattern(r"^\[   LINE   \] --- (?P<loc>\S+:\d+): error: Failure!$", M)
+"""cmocka in GoogleTest's frame: what failed (``[  ERROR   ] --- 0x1 != 0x5``), then where."""
+_GTEST_LISTED = Pattern(r"^(?P<line>\[  FAILED  \] \d+ tests?(?:\(s\))?, listed below:)$", M)
 _GTEST_SHOWN = 4
 
 
@@ -395,6 +398,11 @@ def gtest_failures(text: str) -> list[tuple[str, str]]:
         if start is None or start > failed.start() or any(n == failed["name"] for n, _ in out):
             continue
         block = text[start : failed.start()]
+        cmocka = _CMOCKA_LINE.search(block)
+        if cmocka is not None:  # cmocka prints what failed first, then the line
+            said = " ".join(m["msg"] for m in _CMOCKA_ERROR.finditer(block))
+            out.append((failed["name"], clip(f"{cmocka['loc']}: {said}".rstrip(": "), 240)))
+            continue
         failure = _GTEST_FAILURE.search(block)
         if failure is None:
             out.append((failed["name"], clip(" ".join(block.split()), 200)))
@@ -419,12 +427,15 @@ def parse_gtest(text: str) -> Findings | None:
     findings.facts = [f"{name}: {said}" for name, said in failures[:_GTEST_SHOWN]]
     findings.headline = f"{plural(len(failures), 'test')} failed ([  FAILED  ] lines)."
     findings.advice = (
-        "Each failed test is quoted with the values it compared (``Which is:`` is what the code "
+        "Each failed test is quoted with the values it compared (`Which is:` is what the code "
         "produced): fix the code under test so the expectation holds; change the test only if "
         "its expectation is wrong."
     )
-    findings.steps.append(
-        f"Run it alone: the test program with `--gtest_filter={findings.tests[0]}`."
-    )
+    if "[----------]" in text:  # GoogleTest's own frame (cmocka prints none)
+        findings.steps.append(
+            f"Run it alone: the test program with `--gtest_filter={findings.tests[0]}`."
+        )
+    else:
+        findings.steps.append("Run the test program again after each fix.")
     findings.confidence = 0.85
     return findings
