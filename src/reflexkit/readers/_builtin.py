@@ -112,7 +112,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader(
         "go-test",
         lambda t, f: parse_go_test(t, f.command),
-        ("--- FAIL: ", "FAIL\t", "panic: test timed out"),
+        ("--- FAIL: ", "FAIL\t", "panic: test timed out", "=== FAIL: "),
         815,
     ),
     Reader(
