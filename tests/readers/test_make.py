@@ -229,3 +229,44 @@ def test_automakes_harness_names_the_failing_test_and_its_log() -> None:
     assert reflection.failure_type is FailureType.TEST_FAILURE
     assert "FAIL: test_escape" in text
     assert "See tests/test-suite.log" in text
+
+
+@pytest.mark.skipif(
+    shutil.which("make") is None
+    or shutil.which("pkg-config") is None
+    or not Path("/usr/include/check.h").exists(),
+    reason="no make, pkg-config or Check on this machine",
+)
+def test_a_check_suite_under_make_is_a_test_failure(tmp_path: Path) -> None:
+    """Check's ``t.c:4:F:Core:test_add:0: Assertion ... failed`` lines are the checks."""
+    write_files(
+        tmp_path,
+        {
+            "Makefile": "test: t\n\t./t\nt: t.c\n"
+            "\tgcc -o t t.c $$(pkg-config --cflags --libs check)\n",
+            "t.c": """
+            #include <check.h>
+            #include <stdlib.h>
+            static int add(int a, int b) { return a - b; }
+            START_TEST(test_add) { ck_assert_int_eq(add(2, 3), 5); }
+            END_TEST
+            int main(void) {
+                Suite *s = suite_create("Calc");
+                TCase *tc = tcase_create("Core");
+                tcase_add_test(tc, test_add);
+                suite_add_tcase(s, tc);
+                SRunner *sr = srunner_create(s);
+                srunner_run_all(sr, CK_NORMAL);
+                int failed = srunner_ntests_failed(sr);
+                srunner_free(sr);
+                return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+            }
+            """,
+        },
+    )
+    failure = run_in_bash("make test", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.TEST_FAILURE, failure.error_output
+    assert "t.c:4:F:Core:test_add:0: Assertion 'add(2, 3) == 5' failed" in reflection_text(
+        reflection
+    )

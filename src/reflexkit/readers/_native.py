@@ -834,20 +834,22 @@ def _crashed_program(text: str, crash: re.Match[str]) -> str:
 _PROGRAM_FAIL = Pattern(
     r"^(?P<line>\s*\[?\s*FAIL(?:ED|URE|S)?\b.*"
     r"|.*\S(?: -|:|\s)\s*\[?FAIL(?:ED|URE)?\]?[!.]?(?:\s+\(.*\))?\s*"
-    r"|not ok \d+\b.*)$",
+    r"|not ok \d+\b.*|\S+:\d+:[FE]:[^:\n]+:[^:\n]+:\d+: .*)$",
     M,
 )
 """A test program's verdict on one check, in capitals as C harnesses print it (``FAILED: x``,
-``x - FAILED``, ``[FAIL] x``), or TAP's ``not ok``; a tool's lower-case 'failure' is not one."""
+``x - FAILED``, ``[FAIL] x``), TAP's ``not ok``, or Check's ``t.c:4:F:Core:test_add:0: msg``;
+a tool's lower-case 'failure' is not one."""
 _PROGRAM_COUNT = Pattern(
     r"^\s*(?:(?:Tests?|Cases?|Checks?) )?(?:FAIL(?:ED|URES?)?|[Ff]ail(?:ed|ures?))\s*[:=]\s*"
-    r"[1-9]\d*\s*$|^\s*[1-9]\d* (?:(?:tests?|cases?|checks?) )?(?:failed|FAILED)\.?\s*$",
+    r"[1-9]\d*\s*$|^\s*[1-9]\d* (?:(?:tests?|cases?|checks?) )?(?:failed|FAILED)\.?\s*$"
+    r"|^\d+%: Checks: \d+, Failures: \d+, Errors: \d+\s*$",
     M,
 )
 _NOT_A_TEST_LINE = Pattern(
     r"^(?:g|mingw32-)?make(?:\[\d+\])?: |: (?:fatal )?error: |^\s*(?:\d+|[A-Z]+): 0\s*$"
 )
-_FAIL_NEEDLE = Pattern(r"FAIL|not ok ")
+_FAIL_NEEDLE = Pattern(r"FAIL|not ok |:[FE]:")
 _SAYS_WHY = Pattern(r"(?i)\b(?:expected|got|but|not|actual|should|was|is|instead)\b|[!=<>]=")
 """A line before a failing check that says what went wrong (``status is 2, not -2``)."""
 _PROGRAM_LINES = 60
