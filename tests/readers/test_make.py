@@ -270,3 +270,7 @@ def test_a_check_suite_under_make_is_a_test_failure(tmp_path: Path) -> None:
     assert "t.c:4:F:Core:test_add:0: Assertion 'add(2, 3) == 5' failed" in reflection_text(
         reflection
     )
+    direct = GEN.generate(run_in_bash("./t", tmp_path))  # the suite run by hand: the same
+    assert direct.failure_type is FailureType.TEST_FAILURE, direct.analysis
+    assert "33%" not in reflection_text(direct)
+    assert "0%: Checks: 1, Failures: 1, Errors: 0" in reflection_text(direct)

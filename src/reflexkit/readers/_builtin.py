@@ -26,6 +26,7 @@ from reflexkit.readers._javascript import (
 from reflexkit.readers._js_runners import parse_mocha, parse_vitest
 from reflexkit.readers._native import (
     parse_cargo_test,
+    parse_check_suite,
     parse_crash,
     parse_gcc,
     parse_make,
@@ -122,6 +123,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         812,
     ),
     Reader("catch2", lambda t, _f: parse_catch2(t), ("test cases:",), 811),
+    Reader("check", lambda t, _f: parse_check_suite(t), ("%: Checks: ",), 806),
     Reader("googletest", lambda t, _f: parse_gtest(t), ("[  FAILED  ]",), 811),
     Reader("junit", lambda t, _f: parse_junit(t), ("FAILURES!!!", "<<< ", "Tests run: "), 810),
     # 700: type checkers

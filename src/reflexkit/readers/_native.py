@@ -23,6 +23,7 @@ from reflexkit.readers._pattern import Pattern
 
 __all__ = [
     "parse_cargo_test",
+    "parse_check_suite",
     "parse_crash",
     "parse_gcc",
     "parse_make",
@@ -920,4 +921,35 @@ def parse_crash(text: str, exit_code: int | None) -> Findings | None:
         "Rebuild with `-g -fsanitize=address` and re-run to get the faulting line."
     )
     findings.confidence = 0.6
+    return findings
+
+
+# --- Check (libcheck) ------------------------------------------------------------------------
+
+_CHECK_SUMMARY = Pattern(r"^(?P<line>\d+%: Checks: \d+, Failures: \d+, Errors: \d+)\s*$", M)
+_CHECK_TEST = Pattern(
+    r"^(?P<line>(?P<loc>\S+:\d+):(?P<kind>[FE]):(?P<tcase>[^:\n]+):(?P<test>[^:\n]+):\d+: .*)$", M
+)
+
+
+def parse_check_suite(text: str) -> Findings | None:
+    """Recognise a Check (libcheck) suite's report: ``t.c:4:F:Core:test_add:0: message``."""
+    summary = _CHECK_SUMMARY.search(text)
+    tests = list(_CHECK_TEST.finditer(text)) if summary is not None else []
+    if summary is None or not tests:
+        return None
+    findings = Findings(tool="check", failure_type=FailureType.TEST_FAILURE)
+    findings.summary = findings.evidence = summary["line"]
+    findings.tests = dedupe(m["test"] for m in tests)
+    findings.facts = [clip(m["line"], 220) for m in tests[:6]]
+    findings.headline = f"The C test suite reported {plural(len(tests), 'failing test')}."
+    findings.advice = (
+        "Each failing test is quoted with its assertion and the values it saw (`F` a failed "
+        "check, `E` an error such as a crash or a signal): fix the code under test so it holds."
+    )
+    findings.steps.append(
+        f"Run that case alone: the test program with `CK_RUN_CASE={tests[0]['tcase']}` "
+        "(and `CK_FORK=no` to debug it)."
+    )
+    findings.confidence = 0.85
     return findings
