@@ -274,3 +274,17 @@ def test_a_check_suite_under_make_is_a_test_failure(tmp_path: Path) -> None:
     assert direct.failure_type is FailureType.TEST_FAILURE, direct.analysis
     assert "33%" not in reflection_text(direct)
     assert "0%: Checks: 1, Failures: 1, Errors: 0" in reflection_text(direct)
+
+
+def test_unitys_checks_and_count_each_on_its_own_line() -> None:
+    """Unity's ``file:line:test:FAIL: msg`` is a check; its closing ``FAIL`` and count are not."""
+    from reflexkit.readers._native import program_test_failures  # noqa: PLC0415
+
+    text = (
+        "./test_calc\ntest_calc.c:12:test_add:FAIL: Expected 5 Was -1\n"
+        "test_calc.c:20:test_sub:PASS\n\n-----------------------\n"
+        "2 Tests 1 Failures 0 Ignored \nFAIL\nmake: *** [Makefile:4: test] Error 1\n"
+    )
+    fails, count = program_test_failures(text, text.index("make: ***"))
+    assert fails == ["test_calc.c:12:test_add:FAIL: Expected 5 Was -1"]
+    assert count == "2 Tests 1 Failures 0 Ignored"

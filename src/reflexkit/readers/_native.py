@@ -833,18 +833,20 @@ def _crashed_program(text: str, crash: re.Match[str]) -> str:
 
 
 _PROGRAM_FAIL = Pattern(
-    r"^(?P<line>\s*\[?\s*FAIL(?:ED|URE|S)?\b.*"
-    r"|.*\S(?: -|:|\s)\s*\[?FAIL(?:ED|URE)?\]?[!.]?(?:\s+\(.*\))?\s*"
-    r"|not ok \d+\b.*|\S+:\d+:[FE]:[^:\n]+:[^:\n]+:\d+: .*)$",
+    r"^(?P<line>[ \t]*\[?[ \t]*FAIL(?:ED|URE|S)?\b.*"
+    r"|.*\S(?: -|:|[ \t])[ \t]*\[?FAIL(?:ED|URE)?\]?[!.]?(?:[ \t]+\(.*\))?[ \t]*"
+    r"|not ok \d+\b.*|\S+:\d+:[FE]:[^:\n]+:[^:\n]+:\d+: .*|\S+:\d+:[^:\n]+:FAIL\b.*)$",
     M,
 )
 """A test program's verdict on one check, in capitals as C harnesses print it (``FAILED: x``,
-``x - FAILED``, ``[FAIL] x``), TAP's ``not ok``, or Check's ``t.c:4:F:Core:test_add:0: msg``;
+``x - FAILED``, ``[FAIL] x``), TAP's ``not ok``, Check's ``t.c:4:F:Core:test_add:0: msg`` or
+Unity's ``t.c:12:test_add:FAIL: Expected 5 Was -1``; a match never spans two lines;
 a tool's lower-case 'failure' is not one."""
 _PROGRAM_COUNT = Pattern(
-    r"^\s*(?:(?:Tests?|Cases?|Checks?) )?(?:FAIL(?:ED|URES?)?|[Ff]ail(?:ed|ures?))\s*[:=]\s*"
-    r"[1-9]\d*\s*$|^\s*[1-9]\d* (?:(?:tests?|cases?|checks?) )?(?:failed|FAILED)\.?\s*$"
-    r"|^\d+%: Checks: \d+, Failures: \d+, Errors: \d+\s*$",
+    r"^[ \t]*(?:(?:Tests?|Cases?|Checks?) )?(?:FAIL(?:ED|URES?)?|[Ff]ail(?:ed|ures?))[ \t]*[:=]"
+    r"[ \t]*[1-9]\d*[ \t]*$|^[ \t]*[1-9]\d* (?:(?:tests?|cases?|checks?) )?(?:failed|FAILED)\.?"
+    r"[ \t]*$|^\d+%: Checks: \d+, Failures: \d+, Errors: \d+[ \t]*$"
+    r"|^\d+ Tests \d+ Failures \d+ Ignored[ \t]*$",
     M,
 )
 _NOT_A_TEST_LINE = Pattern(
@@ -855,6 +857,8 @@ _SAYS_WHY = Pattern(r"(?i)\b(?:expected|got|but|not|actual|should|was|is|instead
 """A line before a failing check that says what went wrong (``status is 2, not -2``)."""
 _PROGRAM_LINES = 60
 _FAILS_KEPT = 8
+_VERDICTS = frozenset({"FAIL", "FAILED", "FAILURE", "FAILURES", "FAILURES!!!"})
+"""A run's closing verdict alone on its line: not one of its checks."""
 """How many lines before make's error or the crash are read as the program's own output."""
 
 
@@ -879,7 +883,7 @@ def program_test_failures(text: str, end: int) -> tuple[list[str], str]:
     fails: list[str] = []
     for verdict in _PROGRAM_FAIL.finditer(block):  # one pass; the rest only for its matches
         line = verdict["line"]
-        if _NOT_A_TEST_LINE.search(line) or line.strip() in counts:
+        if _NOT_A_TEST_LINE.search(line) or line.strip() in counts or line.strip() in _VERDICTS:
             continue
         if len(fails) >= _FAILS_KEPT:
             break
