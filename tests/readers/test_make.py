@@ -288,3 +288,19 @@ def test_unitys_checks_and_count_each_on_its_own_line() -> None:
     fails, count = program_test_failures(text, text.index("make: ***"))
     assert fails == ["test_calc.c:12:test_add:FAIL: Expected 5 Was -1"]
     assert count == "2 Tests 1 Failures 0 Ignored"
+
+
+def test_a_unity_program_run_by_hand_is_read_as_its_tests() -> None:
+    """A Unity program run directly: its failing tests and ``N Tests N Failures N Ignored``."""
+    from reflexkit.readers._native import parse_unity  # noqa: PLC0415
+
+    found = parse_unity(
+        "test/test_calc.c:12:test_add:FAIL: Expected 5 Was -1\ntest/test_calc.c:20:test_sub:PASS\n"
+        "\n-----------------------\n2 Tests 1 Failures 0 Ignored \nFAIL\n"
+    )
+    assert found is not None
+    assert found.failure_type is FailureType.TEST_FAILURE
+    assert found.tests == ["test_add"]
+    assert found.facts == ["test/test_calc.c:12:test_add:FAIL: Expected 5 Was -1"]
+    assert found.summary == "2 Tests 1 Failures 0 Ignored"
+    assert parse_unity("2 Tests 0 Failures 0 Ignored \nOK\n") is None

@@ -32,6 +32,7 @@ from reflexkit.readers._native import (
     parse_make,
     parse_rust_panic,
     parse_rustc,
+    parse_unity,
 )
 from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._pip import parse_pip
@@ -124,6 +125,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     Reader("catch2", lambda t, _f: parse_catch2(t), ("test cases:",), 811),
     Reader("check", lambda t, _f: parse_check_suite(t), ("%: Checks: ",), 806),
+    Reader("unity", lambda t, _f: parse_unity(t), (" Ignored",), 806),
     Reader("googletest", lambda t, _f: parse_gtest(t), ("[  FAILED  ]",), 811),
     Reader("junit", lambda t, _f: parse_junit(t), ("FAILURES!!!", "<<< ", "Tests run: "), 810),
     # 700: type checkers

@@ -29,6 +29,7 @@ __all__ = [
     "parse_make",
     "parse_rust_panic",
     "parse_rustc",
+    "parse_unity",
 ]
 
 M = re.MULTILINE
@@ -955,5 +956,31 @@ def parse_check_suite(text: str) -> Findings | None:
         f"Run that case alone: the test program with `CK_RUN_CASE={tests[0]['tcase']}` "
         "(and `CK_FORK=no` to debug it)."
     )
+    findings.confidence = 0.85
+    return findings
+
+
+# --- Unity -----------------------------------------------------------------------------------
+
+_UNITY_SUMMARY = Pattern(r"^(?P<line>\d+ Tests \d+ Failures \d+ Ignored)[ \t]*$", M)
+_UNITY_FAIL = Pattern(r"^(?P<line>(?P<loc>\S+:\d+):(?P<test>\w+):FAIL\b.*)$", M)
+
+
+def parse_unity(text: str) -> Findings | None:
+    """Recognise a Unity test program's report: ``t.c:12:test_add:FAIL: Expected 5 Was -1``."""
+    summary = _UNITY_SUMMARY.search(text)
+    failed = list(_UNITY_FAIL.finditer(text)) if summary is not None else []
+    if summary is None or not failed:
+        return None
+    findings = Findings(tool="unity", failure_type=FailureType.TEST_FAILURE)
+    findings.summary = findings.evidence = summary["line"]
+    findings.tests = dedupe(m["test"] for m in failed)
+    findings.facts = [clip(m["line"], 220) for m in failed[:6]]
+    findings.headline = f"The C test program reported {plural(len(failed), 'failing test')}."
+    findings.advice = (
+        "Each failing test is quoted with its line and what Unity saw (`Expected 5 Was -1`: "
+        "the value the code produced comes last): fix the code under test so it holds."
+    )
+    findings.steps.append(f"Fix {failed[0]['loc']} first, then run the test program again.")
     findings.confidence = 0.85
     return findings
