@@ -376,6 +376,8 @@ _JUNIT_SUMMARY = Pattern(
 )
 _JUNIT_VERDICT = Pattern(r"^FAILURES!!!$|<<< (?:FAILURE|ERROR)!|^\[ERROR\] Tests run: ", M)
 _CAUSED = Pattern(r"^Caused by: (?P<line>.+)$", M)
+_SUREFIRE_RESULT = Pattern(r"^(?:\[ERROR\] )? {2}(?P<line>[\w$]+\.[\w$\[\]()-]+:\d+ \S.*)$", M)
+"""A line of Surefire's ``Results:`` (``  CalculatorTest.adds:5 expected: <5> but was: <-1>``)."""
 
 
 def parse_junit(text: str) -> Findings | None:
@@ -397,11 +399,13 @@ def parse_junit(text: str) -> Findings | None:
         if error not in groups:  # the frames of the first test of each kind of error
             findings.details.extend(where)
         groups.setdefault(error, []).append(test_id)
-    for error, ids in list(groups.items())[:6]:
+    results = [clip(m["line"], 200) for m in _SUREFIRE_RESULT.finditer(text)]
+    for error, ids in [] if results else list(groups.items())[:6]:
         line = f"{ids[0]}: {clip(error, 180)}" if error else ids[0]
         if len(ids) > 1:
             line += f" (+{len(ids) - 1} more: {', '.join(ids[1:4])})"
         findings.facts.append(line)
+    findings.facts.extend(dedupe(results)[:6])  # Surefire's own results: `Test.name:12 msg`
     findings.details = dedupe(findings.details)[:4]
     count = len(headers) or _failed_count(summary)
     findings.headline = f"JUnit reported {plural(count, 'failing test')}."
