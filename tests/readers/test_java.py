@@ -309,6 +309,7 @@ def test_maven_that_cannot_resolve_a_plugin_is_a_dependency_error() -> None:
     assert found.facts == [
         "Plugin org.example:fancy-plugin:1.2 or one of its dependencies could not be resolved",
         "Cannot access central (https://repo.example/maven2) in offline mode",
+        "the artifact org.example:fancy-plugin:jar:1.2 has not been downloaded from it before",
         "Unknown packaging: bundle",
     ]
     assert parse_maven("[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0\n") is None

@@ -454,6 +454,7 @@ _MAVEN_CLAUSE = Pattern(
     r"(?:Plugin |Could not resolve dependencies for |Could not (?:transfer|find) artifact |"
     r"Non-resolvable \w+ POM )[^:\n]*(?::[^:\s\n]+)*[^:\n]*?(?=: |$)"
     r"|Cannot access \S+ \([^)\n]*\) in offline mode"
+    r"|the artifact \S+ has not been downloaded from it before"
     r"|Unknown packaging: \S+"
 )
 _MAVEN_NEEDLE = Pattern(r"\[ERROR\] ")
