@@ -90,6 +90,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         lambda t, f: parse_pytest(t, f.command),
         (
             "::",
+            "while loading conftest",
             "pytest",
             "short test summary",
             " passed",
