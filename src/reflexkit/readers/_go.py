@@ -608,6 +608,13 @@ def _compile_failure(text: str, command: str, failed_pkgs: list[re.Match[str]]) 
         compiled.headline = compiled.headline.replace(
             "The Go compiler", "go test could not compile the tests:"
         ).replace(": reported", ":")
+    elif compiled.tool == "go vet":  # go test runs vet first: its findings stop the test build
+        compiled.tool = "go test"
+        compiled.failure_type = FailureType.BUILD_ERROR
+        compiled.category = ReflectionCategory.ROOT_CAUSE
+        compiled.headline = compiled.headline.replace(
+            "go vet reported", "go test's vet checks stopped the test build with"
+        )
     compiled.details.extend(p["line"].strip() for p in failed_pkgs[:2])
     return compiled
 
