@@ -462,6 +462,10 @@ def _user_site(text: str, error: re.Match[str], before: int, after: int) -> str:
     return next((loc for loc in reversed(included) if not _is_system(loc)), "")
 
 
+_FIRST_ERROR_CHARS = 260
+"""How much of the first error's message is quoted (C++'s name types at length)."""
+
+
 def _gcc_problems(text: str, diags: list[re.Match[str]]) -> list[Problem]:
     """Return the errors located in the project's own files, in output order."""
     problems: list[Problem] = []
@@ -472,7 +476,8 @@ def _gcc_problems(text: str, diags: list[re.Match[str]]) -> list[Problem]:
         if len(problems) >= _MAX_ERRORS:
             break
         following = next((d.start() for d in diags[index + 1 :] if d["sev"] != "note"), len(text))
-        msg = clip(diag["msg"], 150)
+        # the first error is the one to fix: its operand and template types are kept whole
+        msg = clip(diag["msg"], _FIRST_ERROR_CHARS if not problems else 150)
         if _is_system(diag["loc"]):
             site = _user_site(text, diag, previous_end, following)
             shown = (
