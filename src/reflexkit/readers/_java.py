@@ -408,7 +408,8 @@ def parse_junit(text: str) -> Findings | None:
     findings.facts.extend(dedupe(results)[:6])  # Surefire's own results: `Test.name:12 msg`
     findings.details = dedupe(findings.details)[:4]
     count = len(headers) or _failed_count(summary)
-    findings.headline = f"JUnit reported {plural(count, 'failing test')}."
+    named = "JUnit" if "junit" in text.lower() else "The Java tests"  # named when it shows
+    findings.headline = f"{named} reported {plural(count, 'failing test')}."
     findings.advice = (
         "Each failing test is quoted with its exception and the frames in the test and in the "
         "code under test: fix the code so the assertion holds (an unexpected exception names "
