@@ -424,6 +424,41 @@ def test_live_googletest_failures_with_the_values_compared(tmp_path: Path) -> No
     assert findings.summary == "[  FAILED  ] 2 tests, listed below:"
 
 
+@pytest.mark.skipif(
+    shutil.which("gcc") is None or not Path("/usr/include/cmocka.h").exists(),
+    reason="no gcc or cmocka on this machine",
+)
+def test_live_cmocka_failures_with_what_failed_and_where(tmp_path: Path) -> None:
+    """A cmocka run: GoogleTest's frame, with ``[  ERROR   ]`` before ``[   LINE   ]``."""
+    write_files(
+        tmp_path,
+        {
+            "t.c": """
+            #include <stdarg.h>
+            #include <stddef.h>
+            #include <stdint.h>
+            #include <setjmp.h>
+            #include <cmocka.h>
+            static int add(int a, int b) { return a - b; }
+            static void test_add(void **s) { (void)s; assert_int_equal(add(2, 3), 5); }
+            static void test_ok(void **s) { (void)s; assert_true(1); }
+            int main(void) {
+                const struct CMUnitTest tests[] = {
+                    cmocka_unit_test(test_add), cmocka_unit_test(test_ok)};
+                return cmocka_run_group_tests(tests, NULL, NULL);
+            }
+            """,
+        },
+    )
+    failure = run_in_bash("gcc -o t t.c -lcmocka && ./t 2>&1", tmp_path)
+    findings = parse_gtest(failure.error_output)
+    assert findings is not None, failure.error_output
+    assert findings.tests == ["test_add"]
+    assert findings.facts[0].startswith("test_add: t.c:7: ")
+    assert "!= 0x5" in findings.facts[0]
+    assert "--gtest_filter" not in " ".join(findings.steps)
+
+
 def test_other_output_is_not_googletest() -> None:
     """A ``[  FAILED  ]`` line with no ``[ RUN      ]`` of its test is not read."""
     assert parse_gtest("[  FAILED  ] 1 test, listed below:\n[  FAILED  ] A.B\n") is None

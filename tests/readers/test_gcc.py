@@ -109,3 +109,16 @@ def test_linker_failure_quotes_collect2_summary(tmp_path: Path) -> None:
     text = reflection_text(GEN.generate(failure))
     assert "undefined reference to `parse'" in text
     assert "collect2: error: ld returned 1 exit status" in text
+
+
+def test_the_first_errors_types_are_kept_whole() -> None:
+    """A C++ error names its types at length: the first error keeps its operand types."""
+    from reflexkit.readers._native import parse_gcc  # noqa: PLC0415
+
+    found = parse_gcc(
+        "include/opts.hpp:1000:6: error: no match for \u2018operator>>\u2019 (operand types are "
+        "\u2018std::stringstream\u2019 {aka \u2018std::__cxx11::basic_stringstream<char>\u2019} "
+        "and \u2018std::optional<std::__cxx11::basic_string<char> >\u2019)\n"
+    )
+    assert found is not None
+    assert "std::optional<std::__cxx11::basic_string<char> >" in found.facts[0]

@@ -410,3 +410,21 @@ def test_live_example_names_its_first_line_that_differs(tmp_path: Path) -> None:
     )
     assert findings.failure_type is FailureType.TEST_FAILURE, output
     assert findings.facts[0] == "--- FAIL: ExampleSum: got: -1; want: 5"
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+def test_live_vet_finding_under_go_test_is_its_build_failure(tmp_path: Path) -> None:
+    """A vet finding under ``go test`` stops the test build; go vet is not named."""
+    findings, output = _live_go(
+        tmp_path,
+        {
+            "go.mod": "module example.com/live\n\ngo 1.19\n",
+            "add.go": "package live\n\nfunc Add(a, b int) int { return a + b }\n",
+            "add_test.go": 'package live\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n'
+            '\tif Add(2, 3) != 5 {\n\t\tt.Errorf("Add = %d", "five")\n\t}\n}\n',
+        },
+        "go test ./...",
+    )
+    assert findings.failure_type is FailureType.BUILD_ERROR, output
+    assert "go vet" not in findings.headline
+    assert findings.facts[0].startswith("./add_test.go:7:3: ")

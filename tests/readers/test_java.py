@@ -309,6 +309,29 @@ def test_maven_that_cannot_resolve_a_plugin_is_a_dependency_error() -> None:
     assert found.facts == [
         "Plugin org.example:fancy-plugin:1.2 or one of its dependencies could not be resolved",
         "Cannot access central (https://repo.example/maven2) in offline mode",
+        "the artifact org.example:fancy-plugin:jar:1.2 has not been downloaded from it before",
         "Unknown packaging: bundle",
     ]
     assert parse_maven("[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0\n") is None
+
+
+def test_javac_errors_printed_by_maven_are_read_once_each() -> None:
+    """``[ERROR] /p/Foo.java:[14,22] msg``: each error once (Maven repeats them), details kept."""
+    found = parse_javac(
+        "[ERROR] COMPILATION ERROR : \n"
+        "[ERROR] /p/src/main/java/com/acme/Order.java:[14,22] cannot find symbol\n"
+        "  symbol:   method totl()\n  location: class com.acme.Cart\n"
+        "[INFO] 1 error\n[INFO] BUILD FAILURE\n"
+        "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.11.0:"
+        "compile (default-compile) on project shop: Compilation failure\n"
+        "[ERROR] /p/src/main/java/com/acme/Order.java:[14,22] cannot find symbol\n"
+        "[ERROR]   symbol:   method totl()\n[ERROR]   location: class com.acme.Cart\n"
+    )
+    assert found is not None
+    assert found.failure_type is FailureType.BUILD_ERROR
+    assert found.facts == [
+        (
+            "/p/src/main/java/com/acme/Order.java:[14,22] cannot find symbol "
+            "(symbol:   method totl(); location: class com.acme.Cart)"
+        )
+    ]

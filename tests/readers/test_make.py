@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit.models import FailureType, ReflectionCategory
+from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -204,3 +204,104 @@ def test_checks_named_with_their_expression_and_a_bare_count() -> None:
     fails, count = program_test_failures(text, text.index("make: ***"))
     assert fails == ['test_parse_rejects_letters: FAILED (parse_port("80a") == -1)']
     assert count == "2 failed"
+
+
+def test_automakes_harness_names_the_failing_test_and_its_log() -> None:
+    """``make check``: automake's ``FAIL: x`` lines are the checks; its log is named."""
+    failure = FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command="make check",
+        exit_code=2,
+        error_output=(
+            "PASS: test_parse\nFAIL: test_escape\n"
+            "============================================================================\n"
+            "# TOTAL: 2\n# PASS:  1\n# FAIL:  1\n# ERROR: 0\n"
+            "============================================================================\n"
+            "See tests/test-suite.log\n"
+            "make[2]: *** [Makefile:1093: test-suite.log] Error 1\n"
+            "make[1]: *** [Makefile:1201: check-TESTS] Error 2\n"
+            "make: *** [Makefile:1402: check-am] Error 2\n"
+        ),
+    )
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert reflection.failure_type is FailureType.TEST_FAILURE
+    assert "FAIL: test_escape" in text
+    assert "See tests/test-suite.log" in text
+
+
+@pytest.mark.skipif(
+    shutil.which("make") is None
+    or shutil.which("pkg-config") is None
+    or not Path("/usr/include/check.h").exists(),
+    reason="no make, pkg-config or Check on this machine",
+)
+def test_a_check_suite_under_make_is_a_test_failure(tmp_path: Path) -> None:
+    """Check's ``t.c:4:F:Core:test_add:0: Assertion ... failed`` lines are the checks."""
+    write_files(
+        tmp_path,
+        {
+            "Makefile": "test: t\n\t./t\nt: t.c\n"
+            "\tgcc -o t t.c $$(pkg-config --cflags --libs check)\n",
+            "t.c": """
+            #include <check.h>
+            #include <stdlib.h>
+            static int add(int a, int b) { return a - b; }
+            START_TEST(test_add) { ck_assert_int_eq(add(2, 3), 5); }
+            END_TEST
+            int main(void) {
+                Suite *s = suite_create("Calc");
+                TCase *tc = tcase_create("Core");
+                tcase_add_test(tc, test_add);
+                suite_add_tcase(s, tc);
+                SRunner *sr = srunner_create(s);
+                srunner_run_all(sr, CK_NORMAL);
+                int failed = srunner_ntests_failed(sr);
+                srunner_free(sr);
+                return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+            }
+            """,
+        },
+    )
+    failure = run_in_bash("make test", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.TEST_FAILURE, failure.error_output
+    assert "t.c:4:F:Core:test_add:0: Assertion 'add(2, 3) == 5' failed" in reflection_text(
+        reflection
+    )
+    direct = GEN.generate(run_in_bash("./t", tmp_path))  # the suite run by hand: the same
+    assert direct.failure_type is FailureType.TEST_FAILURE, direct.analysis
+    assert "33%" not in reflection_text(direct)
+    assert "0%: Checks: 1, Failures: 1, Errors: 0" in reflection_text(direct)
+
+
+def test_unitys_checks_and_count_each_on_its_own_line() -> None:
+    """Unity's ``file:line:test:FAIL: msg`` is a check; its closing ``FAIL`` and count are not."""
+    from reflexkit.readers._native import program_test_failures  # noqa: PLC0415
+
+    text = (
+        "./test_calc\ntest_calc.c:12:test_add:FAIL: Expected 5 Was -1\n"
+        "test_calc.c:20:test_sub:PASS\n\n-----------------------\n"
+        "2 Tests 1 Failures 0 Ignored \nFAIL\nmake: *** [Makefile:4: test] Error 1\n"
+    )
+    fails, count = program_test_failures(text, text.index("make: ***"))
+    assert fails == ["test_calc.c:12:test_add:FAIL: Expected 5 Was -1"]
+    assert count == "2 Tests 1 Failures 0 Ignored"
+
+
+def test_a_unity_program_run_by_hand_is_read_as_its_tests() -> None:
+    """A Unity program run directly: its failing tests and ``N Tests N Failures N Ignored``."""
+    from reflexkit.readers._native import parse_unity  # noqa: PLC0415
+
+    found = parse_unity(
+        "test/test_calc.c:12:test_add:FAIL: Expected 5 Was -1\ntest/test_calc.c:20:test_sub:PASS\n"
+        "\n-----------------------\n2 Tests 1 Failures 0 Ignored \nFAIL\n"
+    )
+    assert found is not None
+    assert found.failure_type is FailureType.TEST_FAILURE
+    assert found.tests == ["test_add"]
+    assert found.facts == ["test/test_calc.c:12:test_add:FAIL: Expected 5 Was -1"]
+    assert found.summary == "2 Tests 1 Failures 0 Ignored"
+    assert parse_unity("2 Tests 0 Failures 0 Ignored \nOK\n") is None

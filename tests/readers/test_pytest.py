@@ -240,3 +240,20 @@ def test_a_test_stopped_by_pytest_timeout_is_a_timeout() -> None:
     assert found is not None
     assert found.failure_type is FailureType.TIMEOUT
     assert found.tests == ["tests/test_worker.py::test_drain_returns_items"]
+
+
+def test_a_conftest_that_does_not_import_is_read_as_pytests(tmp_path: Path) -> None:
+    """``ImportError while loading conftest``: the conftest, its error and line are quoted."""
+    write_files(
+        tmp_path,
+        {
+            "tests/conftest.py": "import yaml_not_installed\n",
+            "tests/test_a.py": "def test_a():\n    assert True\n",
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m pytest -q -p no:cacheprovider tests", tmp_path)
+    findings = analyse(failure)
+    assert findings.tool == "pytest", failure.error_output
+    assert findings.category is ReflectionCategory.MISSING_CONTEXT
+    assert "ModuleNotFoundError: No module named 'yaml_not_installed'" in findings.facts
+    assert "tests/conftest.py:1" in findings.facts

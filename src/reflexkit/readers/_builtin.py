@@ -26,11 +26,13 @@ from reflexkit.readers._javascript import (
 from reflexkit.readers._js_runners import parse_mocha, parse_vitest
 from reflexkit.readers._native import (
     parse_cargo_test,
+    parse_check_suite,
     parse_crash,
     parse_gcc,
     parse_make,
     parse_rust_panic,
     parse_rustc,
+    parse_unity,
 )
 from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._pip import parse_pip
@@ -88,6 +90,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         lambda t, f: parse_pytest(t, f.command),
         (
             "::",
+            "while loading conftest",
             "pytest",
             "short test summary",
             " passed",
@@ -112,7 +115,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader(
         "go-test",
         lambda t, f: parse_go_test(t, f.command),
-        ("--- FAIL: ", "FAIL\t", "panic: test timed out"),
+        ("--- FAIL: ", "FAIL\t", "panic: test timed out", "=== FAIL: "),
         815,
     ),
     Reader(
@@ -122,6 +125,8 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         812,
     ),
     Reader("catch2", lambda t, _f: parse_catch2(t), ("test cases:",), 811),
+    Reader("check", lambda t, _f: parse_check_suite(t), ("%: Checks: ",), 806),
+    Reader("unity", lambda t, _f: parse_unity(t), (" Ignored",), 806),
     Reader("googletest", lambda t, _f: parse_gtest(t), ("[  FAILED  ]",), 811),
     Reader("junit", lambda t, _f: parse_junit(t), ("FAILURES!!!", "<<< ", "Tests run: "), 810),
     # 700: type checkers

@@ -161,6 +161,8 @@ _CTEST_SUMMARY = Pattern(r"^(?P<line>\d+% tests passed, \d+ tests? failed out of
 _CTEST_NONE = Pattern(r"^No tests were found!+$", M)
 _FAIL_WORD = Pattern(r"(?i)(?<![\w-])(?:fail(?:ed|ure|s)?|assert\w*)(?![\w-])")
 _ERROR_WORD = Pattern(r"(?i)(?<![\w-])(?:error|expected|mismatch)(?![\w-])")
+_TELLING_WORD = Pattern(r"(?:fail(?:ed|ure|s)?|assert\w*|error|expected|mismatch)(?![\w-])")
+"""A word that names a failure or an error (those of ``_FAIL_WORD`` and ``_ERROR_WORD``)."""
 _NOT_A_FAILURE = Pattern(
     r"(?i)(?<![\w-])(?:pass(?:ed)?|ok)(?![\w-])|\d+ (?:tests? )?(?:fail|error)|"
     r"(?:fail|error)\w*:? \d+|^\W*(?:fail(?:ed|ure)?|error)\W*$"
@@ -255,6 +257,30 @@ def _advise_not_run(findings: Findings, text: str) -> None:
     )
 
 
+def _telling_lines(block: str) -> list[str]:
+    """Return the lines of *block* holding a failure or error word (one search per line).
+
+    The words are searched in a lower-cased copy (the same length) and the boundary before
+    each is checked here: a case-insensitive pattern, or one led by a look-behind, costs
+    several times more (the regex engine cannot skip ahead to a word's first letters).
+    """
+    lines: list[str] = []
+    pos = 0
+    lowered = block.lower()
+    while (word := _TELLING_WORD.search(lowered, pos)) is not None:
+        if word.start() and (
+            lowered[word.start() - 1].isalnum() or lowered[word.start() - 1] in "_-"
+        ):
+            pos = word.end()  # inside a longer word (`nofail`, `my-error`): not the word
+            continue
+        start = block.rfind("\n", 0, word.start()) + 1
+        end = block.find("\n", word.end())
+        end = len(block) if end < 0 else end
+        lines.append(block[start:end])
+        pos = end + 1
+    return lines
+
+
 def _own_lines(text: str, start: int) -> list[str]:
     """Return the first lines a failing test printed that say what failed (not what passed)."""
     end = _CTEST_NEXT.search(text, start)
@@ -262,9 +288,9 @@ def _own_lines(text: str, start: int) -> list[str]:
     catch = catch2_failures(block) or gtest_failures(block)
     if catch:
         return [text for _case, text in catch[:_OWN_LINES]]
-    lines = [line.strip() for line in block.splitlines() if not _NOT_A_FAILURE.search(line)]
+    lines = [line.strip() for line in _telling_lines(block) if not _NOT_A_FAILURE.search(line)]
     failing = [line for line in lines if _FAIL_WORD.search(line)]
-    failing += [line for line in lines if _ERROR_WORD.search(line) and line not in failing]
+    failing += [line for line in lines if line not in failing]
     return dedupe(clip(line, 200) for line in failing)[:_OWN_LINES]
 
 
@@ -354,7 +380,10 @@ def parse_catch2(text: str) -> Findings | None:
 _GTEST_RUN = Pattern(r"^\[ RUN      \] (?P<name>\S+)$", M)
 _GTEST_FAILED = Pattern(r"^\[  FAILED  \] (?P<name>[^\s,]+)(?: \(\d+ ms\)|, where .*)?$", M)
 _GTEST_FAILURE = Pattern(r"^(?P<loc>\S[^\n]*?[:(]\d+\)?): (?:Failure|error: .*)$", M)
-_GTEST_LISTED = Pattern(r"^(?P<line>\[  FAILED  \] \d+ tests?, listed below:)$", M)
+_CMOCKA_ERROR = Pattern(r"^\[  ERROR   \] --- (?P<msg>.+)$", M)
+_CMOCKA_LINE = Pattern(r"^\[   LINE   \] --- (?P<loc>\S+:\d+): error: Failure!$", M)
+"""cmocka in GoogleTest's frame: what failed (``[  ERROR   ] --- 0x1 != 0x5``), then where."""
+_GTEST_LISTED = Pattern(r"^(?P<line>\[  FAILED  \] \d+ tests?(?:\(s\))?, listed below:)$", M)
 _GTEST_SHOWN = 4
 
 
@@ -369,6 +398,11 @@ def gtest_failures(text: str) -> list[tuple[str, str]]:
         if start is None or start > failed.start() or any(n == failed["name"] for n, _ in out):
             continue
         block = text[start : failed.start()]
+        cmocka = _CMOCKA_LINE.search(block)
+        if cmocka is not None:  # cmocka prints what failed first, then the line
+            said = " ".join(m["msg"] for m in _CMOCKA_ERROR.finditer(block))
+            out.append((failed["name"], clip(f"{cmocka['loc']}: {said}".rstrip(": "), 240)))
+            continue
         failure = _GTEST_FAILURE.search(block)
         if failure is None:
             out.append((failed["name"], clip(" ".join(block.split()), 200)))
@@ -393,12 +427,15 @@ def parse_gtest(text: str) -> Findings | None:
     findings.facts = [f"{name}: {said}" for name, said in failures[:_GTEST_SHOWN]]
     findings.headline = f"{plural(len(failures), 'test')} failed ([  FAILED  ] lines)."
     findings.advice = (
-        "Each failed test is quoted with the values it compared (``Which is:`` is what the code "
+        "Each failed test is quoted with the values it compared (`Which is:` is what the code "
         "produced): fix the code under test so the expectation holds; change the test only if "
         "its expectation is wrong."
     )
-    findings.steps.append(
-        f"Run it alone: the test program with `--gtest_filter={findings.tests[0]}`."
-    )
+    if "[----------]" in text:  # GoogleTest's own frame (cmocka prints none)
+        findings.steps.append(
+            f"Run it alone: the test program with `--gtest_filter={findings.tests[0]}`."
+        )
+    else:
+        findings.steps.append("Run the test program again after each fix.")
     findings.confidence = 0.85
     return findings

@@ -15,7 +15,15 @@ import re
 import shlex
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._findings import MAX_BLOCKS, Findings, Problem, clip, dedupe, group_problems
+from reflexkit.readers._findings import (
+    MAX_BLOCKS,
+    Findings,
+    Problem,
+    clip,
+    dedupe,
+    group_problems,
+    plural,
+)
 from reflexkit.readers._lines import matching_lines
 from reflexkit.readers._pattern import Pattern
 
@@ -480,10 +488,55 @@ def from_test_json(text: str) -> str:
     return "".join(out)
 
 
+_GTS_FAIL = Pattern(r"^=== FAIL: (?P<pkg>\S+) (?P<name>\S*) ?\((?P<dur>[^)\n]*)\)$", M)
+"""gotestsum's header of a failed test (its ``short`` format), its output below it."""
+_GTS_DONE = Pattern(r"^(?P<line>DONE \d+ tests?(?:, \d+ \w+)* in [\d.]+s)$", M)
+_GTS_NEXT = Pattern(r"^(?:=== |DONE \d)", M)
+
+
+def _gotestsum(text: str, command: str) -> Findings | None:
+    """Findings for gotestsum's ``=== FAIL: pkg TestX (0.00s)`` blocks and ``DONE`` line."""
+    headers = list(_GTS_FAIL.finditer(text)) if "=== FAIL: " in text else []
+    done = _GTS_DONE.search(text) if headers else None
+    if not headers or done is None:
+        return None
+    findings = Findings(tool="go test", failure_type=FailureType.TEST_FAILURE)
+    names = [h["name"] for h in headers]
+    for header in headers[:MAX_BLOCKS]:
+        name = header["name"] or header["pkg"]
+        end = _GTS_NEXT.search(text, header.end())
+        block = text[header.end() : end.start() if end else len(text)]
+        panic = _PANIC.search(block)
+        logs = [
+            f"{m['loc']}: " + " ".join(filter(None, (m["msg"].strip(), _log_more(m["more"]))))
+            for m in _LOG.finditer(block)
+        ]
+        if not block.strip() and any(other.startswith(f"{name}/") for other in names):
+            continue  # a parent whose subtests failed says nothing of its own
+        findings.tests.append(name)
+        facts = _panic_fact(panic["line"], _user_frames(block[panic.end() :])) if panic else ""
+        fact = _failed_test_fact(name, facts, logs)  # quoted as gotestsum prints the test
+        findings.facts.append(f"=== FAIL: {header['pkg']} {fact.removeprefix('--- FAIL: ')}")
+    findings.summary = findings.evidence = done["line"]
+    packages = dedupe(h["pkg"] for h in headers if h["pkg"] != ".")
+    _advise_failed_tests(findings, packages)
+    findings.headline = f"The Go tests reported {plural(len(findings.tests), 'failing test')}."
+    if findings.tests:
+        pattern = "/".join(f"^{re.escape(part)}$" for part in findings.tests[0].split("/"))
+        target = packages[0] if packages else "./..."
+        findings.steps.append(f"Run it alone: `gotestsum -- -run {shlex.quote(pattern)} {target}`.")
+    findings.steps.append(f"Re-run `{command or 'gotestsum'}` to confirm all pass.")
+    findings.confidence = 0.85
+    return findings
+
+
 def parse_go_test(text: str, command: str) -> Findings | None:
     """Recognise ``go test`` output, with ``-v`` or without, or ``-json``: failed tests, panics."""
     if '"Action":"' in text and text.lstrip().startswith('{"'):
         text = from_test_json(text)
+    summarised = _gotestsum(text, command)
+    if summarised is not None:
+        return summarised
     results = list(_RESULT.finditer(text))
     failed_pkgs = list(_PKG_FAIL.finditer(text))
     timed_out = _TIMED_OUT.search(text) if "panic: test timed out" in text else None
@@ -555,6 +608,13 @@ def _compile_failure(text: str, command: str, failed_pkgs: list[re.Match[str]]) 
         compiled.headline = compiled.headline.replace(
             "The Go compiler", "go test could not compile the tests:"
         ).replace(": reported", ":")
+    elif compiled.tool == "go vet":  # go test runs vet first: its findings stop the test build
+        compiled.tool = "go test"
+        compiled.failure_type = FailureType.BUILD_ERROR
+        compiled.category = ReflectionCategory.ROOT_CAUSE
+        compiled.headline = compiled.headline.replace(
+            "go vet reported", "go test's vet checks stopped the test build with"
+        )
     compiled.details.extend(p["line"].strip() for p in failed_pkgs[:2])
     return compiled
 

@@ -48,8 +48,63 @@ _COUNT_NEEDLE = Pattern(r"\d (?:error|warning)")
 _NO_PACKAGE = Pattern(r"package (?P<pkg>[\w.]+) does not exist")
 
 
+_MAVEN_JAVAC = Pattern(
+    r"^\[ERROR\] (?P<loc>(?:[A-Za-z]:)?[^\s:\[][^:\n\[]*\.java:\[\d+,\d+\]) (?P<msg>.*)$", M
+)
+"""javac's error as Maven's compiler plugin prints it: ``[ERROR] /p/Foo.java:[12,5] msg``."""
+_MAVEN_DETAIL = Pattern(
+    r"^(?:\[ERROR\])? {2,}(?P<d>(?:symbol|location|required|found|reason): .*)$"
+)
+_MAVEN_JAVAC_NEEDLE = Pattern(r"\.java:\[")
+
+
+def _maven_javac(text: str) -> Findings | None:
+    """Findings for javac's errors printed by Maven (``COMPILATION ERROR``)."""
+    errors = matching_lines(text, _MAVEN_JAVAC_NEEDLE, _MAVEN_JAVAC, limit=_MAX_ERRORS)
+    if not errors:
+        return None
+    problems: list[Problem] = []
+    for error in errors:
+        after = text[error.end() + 1 : error.end() + 600].split("\n", 3)[:3]
+        details = [m["d"] for m in map(_MAVEN_DETAIL.match, after) if m is not None]
+        shown = f"{error['loc']} {clip(error['msg'], 150)}"
+        if details:
+            shown += " (" + clip("; ".join(details[:2]), 120) + ")"
+        problems.append(Problem(shown, f"{error['msg']}|{'|'.join(details[:1])}", error["loc"]))
+    problems = dedupe_problems(problems)
+    findings = Findings(tool="javac", failure_type=FailureType.BUILD_ERROR)
+    findings.facts = group_problems(problems, limit=6)
+    findings.headline = f"javac (run by Maven) reported {plural(len(problems), 'error')}."
+    findings.advice = (
+        "Fix each error at its location: a 'cannot find symbol' names the symbol and where it "
+        "was looked up (a typo or a missing import); 'incompatible types' needs a conversion "
+        "or the declared type changed."
+    )
+    findings.steps.append(f"Fix {problems[0].loc} first, then run the same Maven goal again.")
+    findings.confidence = 0.85
+    return findings
+
+
+def dedupe_problems(problems: list[Problem]) -> list[Problem]:
+    """Return the problems without repeats.
+
+    Maven prints each error twice: as javac found it, then in its ``BUILD FAILURE`` summary.
+    """
+    seen: set[str] = set()
+    out: list[Problem] = []
+    for problem in problems:
+        if problem.text not in seen:
+            seen.add(problem.text)
+            out.append(problem)
+    return out
+
+
 def parse_javac(text: str) -> Findings | None:
     """Recognise javac's ``File.java:12: error: message`` diagnostics and its error count."""
+    if "[ERROR] " in text:
+        maven = _maven_javac(text)
+        if maven is not None:
+            return maven
     diags = list(_JAVAC.finditer(text))
     errors = [d for d in diags if d["sev"] == "error"]
     flags = [] if errors else matching_lines(text, _ERROR_NEEDLE, _JAVAC_FLAG, limit=1)
@@ -321,6 +376,8 @@ _JUNIT_SUMMARY = Pattern(
 )
 _JUNIT_VERDICT = Pattern(r"^FAILURES!!!$|<<< (?:FAILURE|ERROR)!|^\[ERROR\] Tests run: ", M)
 _CAUSED = Pattern(r"^Caused by: (?P<line>.+)$", M)
+_SUREFIRE_RESULT = Pattern(r"^(?:\[ERROR\] )? {2}(?P<line>[\w$]+\.[\w$\[\]()-]+:\d+ \S.*)$", M)
+"""A line of Surefire's ``Results:`` (``  CalculatorTest.adds:5 expected: <5> but was: <-1>``)."""
 
 
 def parse_junit(text: str) -> Findings | None:
@@ -342,14 +399,17 @@ def parse_junit(text: str) -> Findings | None:
         if error not in groups:  # the frames of the first test of each kind of error
             findings.details.extend(where)
         groups.setdefault(error, []).append(test_id)
-    for error, ids in list(groups.items())[:6]:
+    results = [clip(m["line"], 200) for m in _SUREFIRE_RESULT.finditer(text)]
+    for error, ids in [] if results else list(groups.items())[:6]:
         line = f"{ids[0]}: {clip(error, 180)}" if error else ids[0]
         if len(ids) > 1:
             line += f" (+{len(ids) - 1} more: {', '.join(ids[1:4])})"
         findings.facts.append(line)
+    findings.facts.extend(dedupe(results)[:6])  # Surefire's own results: `Test.name:12 msg`
     findings.details = dedupe(findings.details)[:4]
     count = len(headers) or _failed_count(summary)
-    findings.headline = f"JUnit reported {plural(count, 'failing test')}."
+    named = "JUnit" if "junit" in text.lower() else "The Java tests"  # named when it shows
+    findings.headline = f"{named} reported {plural(count, 'failing test')}."
     findings.advice = (
         "Each failing test is quoted with its exception and the frames in the test and in the "
         "code under test: fix the code so the assertion holds (an unexpected exception names "
@@ -395,6 +455,7 @@ _MAVEN_CLAUSE = Pattern(
     r"(?:Plugin |Could not resolve dependencies for |Could not (?:transfer|find) artifact |"
     r"Non-resolvable \w+ POM )[^:\n]*(?::[^:\s\n]+)*[^:\n]*?(?=: |$)"
     r"|Cannot access \S+ \([^)\n]*\) in offline mode"
+    r"|the artifact \S+ has not been downloaded from it before"
     r"|Unknown packaging: \S+"
 )
 _MAVEN_NEEDLE = Pattern(r"\[ERROR\] ")

@@ -23,11 +23,13 @@ from reflexkit.readers._pattern import Pattern
 
 __all__ = [
     "parse_cargo_test",
+    "parse_check_suite",
     "parse_crash",
     "parse_gcc",
     "parse_make",
     "parse_rust_panic",
     "parse_rustc",
+    "parse_unity",
 ]
 
 M = re.MULTILINE
@@ -460,6 +462,10 @@ def _user_site(text: str, error: re.Match[str], before: int, after: int) -> str:
     return next((loc for loc in reversed(included) if not _is_system(loc)), "")
 
 
+_FIRST_ERROR_CHARS = 260
+"""How much of the first error's message is quoted (C++'s name types at length)."""
+
+
 def _gcc_problems(text: str, diags: list[re.Match[str]]) -> list[Problem]:
     """Return the errors located in the project's own files, in output order."""
     problems: list[Problem] = []
@@ -470,7 +476,8 @@ def _gcc_problems(text: str, diags: list[re.Match[str]]) -> list[Problem]:
         if len(problems) >= _MAX_ERRORS:
             break
         following = next((d.start() for d in diags[index + 1 :] if d["sev"] != "note"), len(text))
-        msg = clip(diag["msg"], 150)
+        # the first error is the one to fix: its operand and template types are kept whole
+        msg = clip(diag["msg"], _FIRST_ERROR_CHARS if not problems else 150)
         if _is_system(diag["loc"]):
             site = _user_site(text, diag, previous_end, following)
             shown = (
@@ -682,6 +689,8 @@ _MAKE_NOT_REMADE = Pattern(
 
 
 _NOT_FOUND_EXIT = "127"
+_TEST_LOG = Pattern(r"^See (?P<log>\S+\.log)$", M)
+"""Automake's test harness names the log that holds the failing tests' output."""
 _MAKE_NEEDLE = Pattern(r"\*\*\* ")
 """make's marker: the lines holding it are matched whole (not a ``^`` search of every line)."""
 
@@ -743,6 +752,10 @@ def _read_make_recipes(
     fails, count = program_test_failures(text, recipe.start())
     if fails:
         _read_program_tests(findings, recipe, fails, count)
+        log = _TEST_LOG.search(text, 0, recipe.start())
+        if log is not None:
+            findings.details.append(log.group(0))
+            findings.steps.append(f"Read {log['log']}: it holds each failing test's own output.")
         return
     above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
     findings.facts.extend(clip(line, 180) for line in above[-2:])
@@ -826,25 +839,32 @@ def _crashed_program(text: str, crash: re.Match[str]) -> str:
 
 
 _PROGRAM_FAIL = Pattern(
-    r"^(?P<line>\s*\[?\s*FAIL(?:ED|URE|S)?\b.*"
-    r"|.*\S(?: -|:|\s)\s*\[?FAIL(?:ED|URE)?\]?[!.]?(?:\s+\(.*\))?\s*"
-    r"|not ok \d+\b.*)$",
+    r"^(?P<line>[ \t]*\[?[ \t]*FAIL(?:ED|URE|S)?\b.*"
+    r"|.*\S(?: -|:|[ \t])[ \t]*\[?FAIL(?:ED|URE)?\]?[!.]?(?:[ \t]+\(.*\))?[ \t]*"
+    r"|not ok \d+\b.*|\S+:\d+:[FE]:[^:\n]+:[^:\n]+:\d+: .*|\S+:\d+:[^:\n]+:FAIL\b.*)$",
     M,
 )
 """A test program's verdict on one check, in capitals as C harnesses print it (``FAILED: x``,
-``x - FAILED``, ``[FAIL] x``), or TAP's ``not ok``; a tool's lower-case 'failure' is not one."""
+``x - FAILED``, ``[FAIL] x``), TAP's ``not ok``, Check's ``t.c:4:F:Core:test_add:0: msg`` or
+Unity's ``t.c:12:test_add:FAIL: Expected 5 Was -1``; a match never spans two lines;
+a tool's lower-case 'failure' is not one."""
 _PROGRAM_COUNT = Pattern(
-    r"^\s*(?:(?:Tests?|Cases?|Checks?) )?(?:FAIL(?:ED|URES?)?|[Ff]ail(?:ed|ures?))\s*[:=]\s*"
-    r"[1-9]\d*\s*$|^\s*[1-9]\d* (?:(?:tests?|cases?|checks?) )?(?:failed|FAILED)\.?\s*$",
+    r"^[ \t]*(?:(?:Tests?|Cases?|Checks?) )?(?:FAIL(?:ED|URES?)?|[Ff]ail(?:ed|ures?))[ \t]*[:=]"
+    r"[ \t]*[1-9]\d*[ \t]*$|^[ \t]*[1-9]\d* (?:(?:tests?|cases?|checks?) )?(?:failed|FAILED)\.?"
+    r"[ \t]*$|^\d+%: Checks: \d+, Failures: \d+, Errors: \d+[ \t]*$"
+    r"|^\d+ Tests \d+ Failures \d+ Ignored[ \t]*$",
     M,
 )
 _NOT_A_TEST_LINE = Pattern(
     r"^(?:g|mingw32-)?make(?:\[\d+\])?: |: (?:fatal )?error: |^\s*(?:\d+|[A-Z]+): 0\s*$"
 )
-_FAIL_NEEDLE = Pattern(r"FAIL|not ok ")
+_FAIL_NEEDLE = Pattern(r"FAIL|not ok |:[FE]:")
 _SAYS_WHY = Pattern(r"(?i)\b(?:expected|got|but|not|actual|should|was|is|instead)\b|[!=<>]=")
 """A line before a failing check that says what went wrong (``status is 2, not -2``)."""
 _PROGRAM_LINES = 60
+_FAILS_KEPT = 8
+_VERDICTS = frozenset({"FAIL", "FAILED", "FAILURE", "FAILURES", "FAILURES!!!"})
+"""A run's closing verdict alone on its line: not one of its checks."""
 """How many lines before make's error or the crash are read as the program's own output."""
 
 
@@ -866,14 +886,15 @@ def program_test_failures(text: str, end: int) -> tuple[list[str], str]:
     if _FAIL_NEEDLE.search(block) is None:
         return [], ""
     counts = [m.group(0).strip() for m in _PROGRAM_COUNT.finditer(block)]
-    lines = block.splitlines()
     fails: list[str] = []
-    for index, line in enumerate(lines):
-        if not _PROGRAM_FAIL.match(line) or _NOT_A_TEST_LINE.search(line):
+    for verdict in _PROGRAM_FAIL.finditer(block):  # one pass; the rest only for its matches
+        line = verdict["line"]
+        if _NOT_A_TEST_LINE.search(line) or line.strip() in counts or line.strip() in _VERDICTS:
             continue
-        if line.strip() in counts:
-            continue
-        before = lines[index - 1].strip() if index else ""
+        if len(fails) >= _FAILS_KEPT:
+            break
+        above = block.rfind("\n", 0, max(verdict.start() - 1, 0))
+        before = block[above + 1 : max(verdict.start() - 1, 0)].strip() if verdict.start() else ""
         if before and _SAYS_WHY.search(before) and not _PROGRAM_FAIL.match(before):
             fails.append(clip(before, 120))
         fails.append(clip(" ".join(line.split()), 160))
@@ -910,4 +931,61 @@ def parse_crash(text: str, exit_code: int | None) -> Findings | None:
         "Rebuild with `-g -fsanitize=address` and re-run to get the faulting line."
     )
     findings.confidence = 0.6
+    return findings
+
+
+# --- Check (libcheck) ------------------------------------------------------------------------
+
+_CHECK_SUMMARY = Pattern(r"^(?P<line>\d+%: Checks: \d+, Failures: \d+, Errors: \d+)\s*$", M)
+_CHECK_TEST = Pattern(
+    r"^(?P<line>(?P<loc>\S+:\d+):(?P<kind>[FE]):(?P<tcase>[^:\n]+):(?P<test>[^:\n]+):\d+: .*)$", M
+)
+
+
+def parse_check_suite(text: str) -> Findings | None:
+    """Recognise a Check (libcheck) suite's report: ``t.c:4:F:Core:test_add:0: message``."""
+    summary = _CHECK_SUMMARY.search(text)
+    tests = list(_CHECK_TEST.finditer(text)) if summary is not None else []
+    if summary is None or not tests:
+        return None
+    findings = Findings(tool="check", failure_type=FailureType.TEST_FAILURE)
+    findings.summary = findings.evidence = summary["line"]
+    findings.tests = dedupe(m["test"] for m in tests)
+    findings.facts = [clip(m["line"], 220) for m in tests[:6]]
+    findings.headline = f"The C test suite reported {plural(len(tests), 'failing test')}."
+    findings.advice = (
+        "Each failing test is quoted with its assertion and the values it saw (`F` a failed "
+        "check, `E` an error such as a crash or a signal): fix the code under test so it holds."
+    )
+    findings.steps.append(
+        f"Run that case alone: the test program with `CK_RUN_CASE={tests[0]['tcase']}` "
+        "(and `CK_FORK=no` to debug it)."
+    )
+    findings.confidence = 0.85
+    return findings
+
+
+# --- Unity -----------------------------------------------------------------------------------
+
+_UNITY_SUMMARY = Pattern(r"^(?P<line>\d+ Tests \d+ Failures \d+ Ignored)[ \t]*$", M)
+_UNITY_FAIL = Pattern(r"^(?P<line>(?P<loc>\S+:\d+):(?P<test>\w+):FAIL\b.*)$", M)
+
+
+def parse_unity(text: str) -> Findings | None:
+    """Recognise a Unity test program's report: ``t.c:12:test_add:FAIL: Expected 5 Was -1``."""
+    summary = _UNITY_SUMMARY.search(text)
+    failed = list(_UNITY_FAIL.finditer(text)) if summary is not None else []
+    if summary is None or not failed:
+        return None
+    findings = Findings(tool="unity", failure_type=FailureType.TEST_FAILURE)
+    findings.summary = findings.evidence = summary["line"]
+    findings.tests = dedupe(m["test"] for m in failed)
+    findings.facts = [clip(m["line"], 220) for m in failed[:6]]
+    findings.headline = f"The C test program reported {plural(len(failed), 'failing test')}."
+    findings.advice = (
+        "Each failing test is quoted with its line and what Unity saw (`Expected 5 Was -1`: "
+        "the value the code produced comes last): fix the code under test so it holds."
+    )
+    findings.steps.append(f"Fix {failed[0]['loc']} first, then run the test program again.")
+    findings.confidence = 0.85
     return findings

@@ -235,8 +235,41 @@ def _pytest_usage(lines: list[str], command: str) -> Findings:
     return findings
 
 
+_CONFTEST = Pattern(r"^(?P<line>ImportError while loading conftest '(?P<path>[^'\n]+)'\.)$", M)
+"""pytest could not import a conftest.py: no test was collected."""
+
+
+def _conftest_error(text: str, command: str) -> Findings | None:
+    """Findings for a conftest.py that does not import (pytest exits 4 before collecting)."""
+    conftest = _CONFTEST.search(text) if "while loading conftest" in text else None
+    if conftest is None:
+        return None
+    error = next((m["msg"].strip() for m in _E_LINE.finditer(text, conftest.end())), "")
+    where = _PYTEST_LOC.search(text, conftest.end())
+    missing = "ModuleNotFoundError" in error or "No module named" in error
+    return Findings(
+        tool="pytest",
+        failure_type=FailureType.TEST_FAILURE,
+        category=ReflectionCategory.MISSING_CONTEXT if missing else ReflectionCategory.ROOT_CAUSE,
+        headline="pytest could not import a conftest.py: no test ran.",
+        facts=dedupe([conftest["line"], error, where["loc"] if where else ""]),
+        advice=(
+            "Every test under it depends on that conftest.py: install the module it imports "
+            "(the project's test dependencies) or fix the import, then run the tests again."
+            if missing
+            else "Fix the error in that conftest.py (it runs before any test), then run again."
+        ),
+        steps=[f"Fix the import, then run `{clip(command or 'pytest', 80)}` again."],
+        evidence=conftest["line"],
+        confidence=0.8,
+    )
+
+
 def parse_pytest(text: str, command: str) -> Findings | None:
     """Recognise pytest's output: failing test ids, assertion lines, collection errors."""
+    conftest = _conftest_error(text, command)
+    if conftest is not None:
+        return conftest
     if not _PYTEST_MARK.search(text) and "pytest" not in command:
         return None
     shorts = [(m["kind"], m["id"], (m["msg"] or "").strip()) for m in _PYTEST_SHORT.finditer(text)]
