@@ -14,6 +14,7 @@ import re
 from reflexkit._log import get_logger
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers._findings import ANSI, Findings, clip, dedupe
+from reflexkit.readers._blocks import find_locations
 from reflexkit.readers._generic import parse_generic
 from reflexkit.readers._json_reports import from_json_report
 from reflexkit.readers._kinds import error_kind, signal_exit
@@ -313,11 +314,7 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
     found = parse_generic(text, failure.exit_code, failure.files_modified, command=failure.command)
     if found.evidence:  # the output's own verdict decides, whatever the command line says
         if found.failure_type is FailureType.LINT_ERROR and found.facts:
-            # rule ids show a checker; a type checker's command says which kind it is
-            if type_from_command(failure.command) is FailureType.TYPECHECK_ERROR:
-                found.failure_type = FailureType.TYPECHECK_ERROR
-            else:
-                _as_findings_of_a_checker(found)
+            _as_findings_of_a_checker_of_its_kind(found, failure.command)
         return found
     guessed = _compound_command_type(_script_command(text, failure.command), found.failure_type)
     keeps_own = (guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC) or (
@@ -326,6 +323,11 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
     )
     if guessed is not FailureType.UNKNOWN and not keeps_own:
         found.failure_type = guessed
+    elif found.failure_type is FailureType.UNKNOWN and _are_findings(found.facts):
+        # placed or coded findings, no crash, no compiler's error, no test: a checker's
+        found.failure_type = FailureType.LINT_ERROR
+        _as_findings_of_a_checker_of_its_kind(found, failure.command)
+        return found
     if guessed is FailureType.LINT_ERROR and found.facts:
         _as_findings_of_a_checker(found)
     if found.failure_type is FailureType.RUNTIME_ERROR and _INPUT_ERROR.search(text):
@@ -345,6 +347,33 @@ def _script_command(text: str, command: str) -> str:
         return command
     banner = _SCRIPT_BANNER.search(text)
     return banner["cmd"] if banner is not None else command
+
+
+_TYPE_FINDING = Pattern(
+    r"\b(?:is incompatible with|[Ii]ncompatible types?|is not assignable to|not assignable to "
+    r"(?:parameter|type)|[Tt]ype mismatch|[Aa]rgument of type|expected type|has type)\b"
+)
+"""A finding about types (``number is incompatible with string``): a type checker's."""
+_CODED = Pattern(
+    r"\b[A-Z]{1,4}\d{3,5}\b|\[[a-z][\w-]*(?:[-/.][\w-]+)+\]|\([a-z][\w-]*-[\w-]+\)\s*$"
+    r"|^\S+:\d+(?::\d+)?:? [a-z][a-z_.]+[a-z]: "
+)
+"""A rule's id: a code (``E3030``), a bracketed or parenthesised slug (``[no-unused-vars]``,
+``(no-undefined-references)``), a slug after the place (``post.md:3:17: weasel_words.very:``)."""
+
+
+def _are_findings(facts: list[str]) -> bool:
+    """Whether quoted lines read as a checker's findings: placed in a file, or a rule's id."""
+    return any(find_locations(fact) or _CODED.search(fact) for fact in facts)
+
+
+def _as_findings_of_a_checker_of_its_kind(found: Findings, command: str) -> None:
+    """A checker's findings; a type checker's when its command or its findings say types."""
+    typed = type_from_command(command) is FailureType.TYPECHECK_ERROR
+    if typed or _TYPE_FINDING.search(" ".join(found.facts)) is not None:
+        found.failure_type = FailureType.TYPECHECK_ERROR
+    else:
+        _as_findings_of_a_checker(found)
 
 
 def _as_findings_of_a_checker(found: Findings) -> None:

@@ -308,9 +308,10 @@ _SHAPES = _shapes(
     # a checker's closing count of what it found, a quality gate's threshold
     (
         _FT.LINT_ERROR,
-        "ound |errors =",
-        (r"^[^\n]*\b[Ff]ound [1-9]\d* (?:\w+ )?(?:errors?|issues?|problems?|violations?)\b"
-        r"|^Total accumulated errors = [1-9]"),
+        "ound |OUND |errors =|found|detected",
+        (r"^[^\n]*\b(?i:found [1-9]\d* (?:\w+ )?(?:errors?|issues?|problems?|violations?))\b"
+        r"|^Total accumulated errors = [1-9]"
+        r"|(?<![Nn]o )\b(?:[Ii]ssues|[Pp]roblems|[Vv]iolations) (?:found|detected)(?:: [1-9]|[.!])"),
     ),
     (_FT.LINT_ERROR, "minimum", r"\bFAILED \(minimum:? [\d.]+%, actual:? [\d.]+%\)"),
     # a checker's closing count of warnings alone (`Total: 5 warnings / 0 errors in 1 file`,
@@ -472,7 +473,8 @@ def verdict(text: str) -> Verdict | None:
 
 _NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
 _CLOSING_COUNT = Pattern(
-    r"\b[Ff]ound [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would"
+    r"\b(?i:found) [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would|found: [1-9]"
+    r"|(?:found|detected)[.!]"
     r"|not (?:properly )?formatted|should be [\w-]*formatted|\d/10\b"
 )
 """A checker's line that closes its run (a count, a gate, a formatter's verdict): the summary."""
