@@ -13,8 +13,8 @@ import re
 
 from reflexkit._log import get_logger
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
-from reflexkit.readers._findings import ANSI, Findings, clip, dedupe
 from reflexkit.readers._blocks import find_locations
+from reflexkit.readers._findings import ANSI, Findings, clip, dedupe
 from reflexkit.readers._generic import parse_generic
 from reflexkit.readers._json_reports import from_json_report
 from reflexkit.readers._kinds import error_kind, signal_exit

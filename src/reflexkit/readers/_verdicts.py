@@ -311,7 +311,8 @@ _SHAPES = _shapes(
         "ound |OUND |errors =|found|detected",
         (r"^[^\n]*\b(?i:found [1-9]\d* (?:\w+ )?(?:errors?|issues?|problems?|violations?))\b"
         r"|^Total accumulated errors = [1-9]"
-        r"|(?<![Nn]o )\b(?:[Ii]ssues|[Pp]roblems|[Vv]iolations) (?:found|detected)(?:: [1-9]|[.!])"),
+        r"|(?<![Nn]o )\b(?:[Ii]ssues|[Pp]roblems|[Vv]iolations) (?:found|detected)"
+        r"(?:: [1-9]|[.!])"),
     ),
     (_FT.LINT_ERROR, "minimum", r"\bFAILED \(minimum:? [\d.]+%, actual:? [\d.]+%\)"),
     # a checker's closing count of warnings alone (`Total: 5 warnings / 0 errors in 1 file`,
