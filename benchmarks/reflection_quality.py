@@ -41,6 +41,7 @@ import attrs
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.readers import registered_readers, unregister_reader
+from reflexkit.readers._analyse import forget_readings
 from reflexkit.redaction import Redactor
 from reflexkit.reflection import HeuristicGenerator
 from reflexkit.reflection._classify import classify
@@ -105,6 +106,7 @@ def reflect(
     heuristics: list[float] = []
     reflection: Reflection | None = None
     for _ in range(RUNS):
+        forget_readings()  # each run reads the output anew, as a new failure is
         start = time.perf_counter()
         clean, counts = redactor.redact_failure(failure)
         redacted = time.perf_counter()

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import attrs
+
 from reflexkit._log import get_logger
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers._blocks import find_locations
@@ -228,16 +230,59 @@ def type_from_command(command: str) -> FailureType:
     return FailureType.UNKNOWN
 
 
+_RECENT: dict[tuple[object, ...], Findings] = {}
+_RECENT_LIMIT = 4
+"""Readings kept: a reflection classifies its failure, then writes about the same reading."""
+
+
 def analyse(failure: FailureContext) -> Findings:
     """Read a failure's output with the reader for its format.
+
+    The last few readings are kept: classifying a failure and writing its reflection read
+    the same output, so the second reading costs a copy.
 
     Args:
         failure: The failure; its command and exit code help pick the reader.
 
     Returns:
         The findings of the first reader that recognised the output, or the generic reader's
-        low-confidence findings when none did.
+        low-confidence findings when none did (a copy the caller may change).
     """
+    key = (
+        failure.error_output,
+        failure.command,
+        failure.exit_code,
+        failure.files_modified,
+        failure.failure_type is FailureType.TIMEOUT,
+        registered_readers(),
+    )
+    found = _RECENT.get(key)
+    if found is None:
+        found = _analyse(failure)
+        if len(_RECENT) >= _RECENT_LIMIT:
+            del _RECENT[next(iter(_RECENT))]
+        _RECENT[key] = found
+    return _copied(found)
+
+
+def forget_readings() -> None:
+    """Drop the readings kept (a benchmark measuring the reading itself calls this)."""
+    _RECENT.clear()
+
+
+def _copied(found: Findings) -> Findings:
+    return attrs.evolve(
+        found,
+        tests=[*found.tests],
+        facts=[*found.facts],
+        details=[*found.details],
+        hints=[*found.hints],
+        steps=[*found.steps],
+    )
+
+
+def _analyse(failure: FailureContext) -> Findings:
+    """Read a failure's output: the first reader that claims it, its wrapper, or the generic."""
     text = clean_output(failure.error_output)
     found = _first_reading(text, failure)
     if found is not None and found.tool == "agent":  # the agent's log is no tool's output
@@ -284,8 +329,9 @@ def _complete(text: str, failure: FailureContext, found: Findings) -> None:
     if found.tool in _PROGRAMS:
         _add_printed_before(text, found)
     if found.tool in _STACK_TRACE_READERS:
-        _crash_of_a_checker(found, failure.command)
         _crash_of_a_compiler_or_a_package(text, found)
+        if found.failure_type is not FailureType.DEPENDENCY_ERROR:  # a package it lacks: that
+            _crash_of_a_checker(found, failure.command)
 
 
 _FAILING_TARGET = Pattern(r"^(?:FAILED: \S.*|\w+: \*\*\* \[[^\]\n]+\] Error \d+)$", re.MULTILINE)

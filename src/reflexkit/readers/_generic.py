@@ -608,6 +608,8 @@ def parse_generic(
         return _printed_nothing(findings, code)
     if proof is not None and proof.setup:
         return _could_not_run(findings, proof, lines)
+    if proof is not None and _NO_TESTS.search(proof.line):
+        return _no_tests(findings, proof, window)
     blocks = read_blocks(window)
     if _are_tests(blocks, proof):
         return _failing_tests(findings, blocks, window, command)
@@ -625,6 +627,29 @@ def parse_generic(
     _add_stylish_file(findings, window)
     _add_context(findings, window, own, closing=proof is None or proof.closing)
     return _by_shape(findings, code, exit_code)
+
+
+_NO_TESTS = Pattern(
+    r"\b(?:No test files found|No tests? (?:found|ran|were found|matched)|[Nn]o tests to run)\b"
+)
+_FILTER = Pattern(
+    r"^\s*(?:filter|pattern|testPathPattern|testNamePattern|--?\w*filter\w*)s?: \S.*$", M
+)
+"""The filter a runner says it applied (vitest's ``filter: test/a.test.ts``)."""
+
+
+def _no_tests(findings: Findings, proof: Verdict, window: str) -> Findings:
+    """The runner found no test for the files or filter it was given: the command's mistake."""
+    findings.facts = [proof.line, *(m.group(0).strip() for m in _FILTER.finditer(window))][:3]
+    findings.category = ReflectionCategory.TOOL_MISUSE
+    findings.headline = "The test runner found no test to run for the files or filter given."
+    findings.advice = (
+        "No test ran, so nothing was checked: fix the test path or filter in the command "
+        "(check the file's name and the runner's include pattern), or add the test first."
+    )
+    findings.steps.append("List the test files the runner sees, then pass one that exists.")
+    findings.confidence = 0.6
+    return findings
 
 
 def _by_shape(findings: Findings, code: str, exit_code: int | None) -> Findings:

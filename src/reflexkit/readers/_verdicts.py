@@ -74,13 +74,6 @@ _RULE = r"[A-Za-z][\w./-]*(?:,-?[\w./=-]+)*"
 """A rule id in brackets: ``no-dup-id``, ``clang-analyzer-core.Assign,-warnings-as-errors``."""
 
 _SETUP_SHAPES = _shapes(
-    # a server's or daemon's configuration test (`configuration file x test failed`): no
-    # test run, though it says `test failed`
-    (
-        _FT.LINT_ERROR,
-        "onfiguration",
-        r"\bconfiguration (?:file )?\S+ (?:test )?failed\b|\berrors? found in configuration\b",
-    ),
     # a runner module that is not installed in the interpreter that ran it
     (
         _FT.DEPENDENCY_ERROR,
@@ -217,6 +210,13 @@ _COUNTED = r"(?:examples?|tests?|runs?|specs?|scenarios?)"
 _PASSED = r"(?:PASS(?:ED)?|[Pp]ass(?:ed)?)"
 _FAILED = r"(?:FAIL(?:ED)?|[Ff]ail(?:ed)?)"
 _SHAPES = _shapes(
+    # a server's or daemon's configuration test (`configuration file x test failed`): no
+    # test run, though it says `test failed`
+    (
+        _FT.LINT_ERROR,
+        "onfiguration",
+        r"\bconfiguration (?:file )?\S+ (?:test )?failed\b|\berrors? found in configuration\b",
+    ),
     # test runners' closing counts, in the shapes many ecosystems share
     (
         _FT.TEST_FAILURE,
@@ -273,6 +273,13 @@ _SHAPES = _shapes(
         r"^(?:Result: FAIL|Failed \d+/\d+ (?:sub)?tests?.*|# Looks like you failed .*)$",
     ),
     (_FT.TEST_FAILURE, "not ok", r"^not ok \d+\b"),
+    # a runner that found no test to run for the files or filter it was given
+    (
+        _FT.TEST_FAILURE,
+        "No test|No tests|no test",
+        (r"^[ \t]*(?:No test files found|No tests? (?:found|ran|were found|matched)"
+        r"|[Nn]o tests to run)\b.*$"),
+    ),
     (
         _FT.TEST_FAILURE,
         "fail",
