@@ -769,7 +769,11 @@ def _add_context(
     quoted = " ".join(findings.facts)
     where = _own_locations(window, findings.facts, own)
     if where:
-        findings.details.append("at " + ", ".join(where))
+        findings.details.append(_placed(where, window))
+    findings.details.extend(d for d in _explaining_notes(window) if d not in quoted)
+    marked = _MARKED_FRAME.search(window)
+    if marked is not None and marked["frame"] not in quoted:
+        findings.details.append(f"where it stopped: {marked['frame']}")
     findings.hints = _hints(window)
     pairs = dedupe(clip(m.group(0).strip(), 160) for m in _PAIR.finditer(window))
     findings.details.extend(p for p in pairs[:2] if p not in quoted)
@@ -780,6 +784,37 @@ def _add_context(
     calls = _CALLS.search(window)  # R's call chain: its stack, innermost last
     if calls is not None and calls.group(0) not in quoted:
         findings.details.append(clip(calls.group(0), 160))
+
+
+_PREPOSITION = Pattern(r"\b(?P<word>on|in|at) $")
+_MARKED_FRAME = Pattern(r"^[ \t]*(?P<frame>\S[^\n]*?\S)[ \t]*<-{1,2}[ \t]*$", M)
+"""A frame of a call history marked where the program stopped (CHICKEN's ``<--``)."""
+_NOTE = Pattern(r"^(?P<place>\S+:\d+(?::\d+)?): note: (?P<note>\S.*)$", M)
+_ERROR_AT = Pattern(r"^\S+:\d+(?::\d+)?: (?:fatal )?error: (?P<message>\S.*)$", M)
+
+
+def _placed(where: list[str], window: str) -> str:
+    """The places, each with the word the output put before it (``on main.tf line 14``)."""
+    said = []
+    for loc in where:
+        index = window.find(loc)
+        word = _PREPOSITION.search(window, max(index - 3, 0), index) if index > 0 else None
+        said.append(f"{word['word']} {loc}" if word is not None else loc)
+    return ", ".join(said) if _PREPOSITION.match(said[0][:3]) else "at " + ", ".join(said)
+
+
+def _explaining_notes(window: str) -> list[str]:
+    """The first note under an error that says more than the error repeats.
+
+    ``note: 'total' declared without an initial value`` under an uninitialised value's error.
+    """
+    if ": note: " not in window:
+        return []
+    errors = [m["message"] for m in _ERROR_AT.finditer(window)]
+    for note in _NOTE.finditer(window):
+        if not any(note["note"] in error or error.startswith(note["note"]) for error in errors):
+            return [clip(note.group(0).strip(), 160)]
+    return []
 
 
 def _hints(window: str) -> list[str]:
