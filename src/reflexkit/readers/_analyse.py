@@ -361,6 +361,12 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
     if found.evidence:  # the output's own verdict decides, whatever the command line says
         if found.failure_type is FailureType.LINT_ERROR and found.facts:
             _as_findings_of_a_checker_of_its_kind(found, failure.command)
+        if found.failure_type is FailureType.DEPENDENCY_ERROR:
+            # what cannot be had (a lock file out of date, a gem): the environment's lesson,
+            # and the line that says so first
+            found.category = ReflectionCategory.MISSING_CONTEXT
+            if not any(found.evidence in fact for fact in found.facts):
+                found.facts.insert(0, clip(found.evidence, 200))
         return found
     guessed = _compound_command_type(_script_command(text, failure.command), found.failure_type)
     keeps_own = (guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC) or (

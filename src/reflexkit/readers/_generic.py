@@ -57,11 +57,14 @@ _ERROR_LINE = Pattern(
     r"|^\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
     r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
     r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: |^\s*\*\* \(\w+"
-    r"|^[\w.-]+:(?:ERROR|FAIL(?:ED)?|ASSERT):? ?\S"
+    r"|^[\w.-]+:(?:ERROR|FAIL(?:ED)?|ASSERT):? ?\S|^ASSERT:\S|^\w+ aborted!$"
 )
 _DIAGNOSTIC = Pattern(
     # a line that starts with a location, or a rule code, and goes on with a message
-    r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
+    r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?:[:.]\d+)?:?\s+\S"
+    # a name, then its place (`os at app/views.py:1`); a subject, then its check's code in
+    # parentheses (`blog.Post.author: (fields.E304) ...`)
+    r"|^\S+ at [\w./-]+\.\w+:\d+\s*$|^\S+: \([\w.]+\.[A-Z]\d{3}\) \S"
     r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S|^\s*\d+: [A-Z]{1,4}\d{1,5}:? \S"
     # a place in words (`... at line 5, column 5.`, `line 4 column 2 - Warning:`)
     r"|^.{0,200}?\bat line \d+, column \d+\b|^\s*[Ll]ine \d+,? column \d+\b"
@@ -78,7 +81,8 @@ _WEAK_LINE = Pattern(
     r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
     r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
     r"is not (?:of type|valid|one of|allowed)|unresolved|undeclared|must (?:be|not|have)|"
-    r"unused|never used|has no|had no|does not have|lacks?|is required|"
+    r"unused|never used|has no|had no|does not have|lacks?|is required|differ|"
+    r"is (?:less|greater|more|longer|shorter) than|not in|not one of|"
     r"would be reformatted|needs? formatting|not formatted|DID NOT|issues? found|"
     r"problems? found|violations? found)\b"
     r"|^\s*\S+ != \S+\s*$"
@@ -270,6 +274,7 @@ _WEAK_KEYS = (
     "undefined", "unexpected", "fail", "allowed", "unknown", "violat", "expected", "mismatch",
     "support", "did", "would", "format", "found", "!=", "unresolved", "undeclared", "must",
     "unused", "never used", "has no", "had no", "does not have", "lack", "required",
+    "differ", " than", "not in", "not one of",
 )  # fmt: skip
 """Every shape of ``_WEAK_LINE`` contains one of these (lower-cased)."""
 _DIGIT = Pattern(r"\d")

@@ -498,7 +498,8 @@ _NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
 _CLOSING_COUNT = Pattern(
     r"\b(?i:found) [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would|found: [1-9]"
     r"|(?:found|detected)[.!]"
-    r"|not (?:properly )?formatted|should be [\w-]*formatted|\d/10\b"
+    r"|not (?:properly )?formatted|should be [\w-]*formatted|\d/10\b|identified [1-9]"
+    r"|(?:^|\s)-? ?invalid\s*$"
 )
 """A checker's line that closes its run (a count, a gate, a formatter's verdict): the summary."""
 
