@@ -111,12 +111,14 @@ _SUMMARY = Pattern(
     r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?|offen[cs]es?|"
     r"violations?|broken|ERRORS?|FAILURES?|WARNINGS?)\b.*$"
     r"|^.*\b(?:Findings|Violations|Offenses|Issues): [1-9].*$"
+    # a formatter's count of the files it changed (`Modified 1 of 3 files`)
+    r"|^(?:Modified|Reformatted|Rewrote|Changed|Fixed) [1-9]\d* (?:of \d+ )?files?\b.*$"
     r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
 _SUMMARY_NEEDLE = Pattern(
     r"\d (?:fail|error|problem|test|offen|violation|broken|ERROR|FAILURE|WARNING)|Tests?:\s|"
-    r"FAILED \(|"
+    r"FAILED \(|odified [1-9]|eformatted [1-9]|ewrote [1-9]|hanged [1-9]|ixed [1-9]|"
     r"(?:#|\u2139) (?:fail|not ok) \d|(?:Findings|Violations|Offenses|Issues): [1-9]"
 )
 """Every summary line holds one of these: the lines that do are the only ones read."""
@@ -527,6 +529,8 @@ _FIELD_BELOW = Pattern(r"^\s+[a-z][a-z ]{2,30}: [^\s=;(){}][^=;(){}]*$")
 code such as ``const rate: u32 = f();``)."""
 
 
+_LISTED = 3
+"""Items of a list quoted with its heading."""
 _REASON_BELOW = Pattern(r"^\s*(?:Reason|Cause|Details?|Message): \S")
 """The line under an error that says why (Common Test's ``Reason: {badmatch,...}``)."""
 
@@ -546,6 +550,10 @@ def _with_continuation(lines: list[str], index: int) -> str:
         or (_BULLET.match(lines[index + 1]) and not line.endswith((".", ":", ";")))
     ):
         return f"{line} {lines[index + 1].strip()}"
+    if line.endswith(":") and index + 1 < len(lines) and _BULLET.match(lines[index + 1]):
+        # a heading over a list: its first items (`undeclared dependencies: - 'a' - 'b'`)
+        items = [b.strip() for b in lines[index + 1 : index + 1 + _LISTED] if _BULLET.match(b)]
+        return " ".join([line, *items])
     if line.endswith(":") and index + 1 < len(lines):
         following = lines[index + 1]
         indent = len(lines[index]) - len(lines[index].lstrip())
