@@ -41,6 +41,7 @@ import attrs
 from reflexkit._serde import structure
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.readers import registered_readers, unregister_reader
+from reflexkit.readers._analyse import forget_readings
 from reflexkit.redaction import Redactor
 from reflexkit.reflection import HeuristicGenerator
 from reflexkit.reflection._classify import classify
@@ -106,6 +107,7 @@ def reflect(
     heuristics: list[float] = []
     reflection: Reflection | None = None
     for _ in range(RUNS):
+        forget_readings()  # each run reads the output anew, as a new failure is
         start = time.perf_counter()
         clean, counts = redactor.redact_failure(failure)
         redacted = time.perf_counter()
@@ -261,6 +263,7 @@ def measure_corpus(
         "ms_median": 1000 * statistics.median(seconds),
         "ms_max": 1000 * max(seconds),
         "heuristic_ms_median": 1000 * statistics.median(heuristic_seconds),
+        "heuristic_ms_p95": 1000 * _percentile(heuristic_seconds, 0.95),
         "heuristic_ms_max": 1000 * max(heuristic_seconds),
         "heuristic_ms_p95": 1000 * _p95(heuristic_seconds),
         "longest_paste": max(pastes),
@@ -295,7 +298,8 @@ def print_figures(name: str, figures: dict[str, Any], slowest: tuple[str, float]
     )
     print(
         f"  heuristic alone         {figures['heuristic_ms_median']:7.2f}   ms median, "
-        f"{figures['heuristic_ms_max']:.2f} ms max (classify + generate; target < 1 and < 10)"
+        f"{figures['heuristic_ms_p95']:.2f} ms p95, {figures['heuristic_ms_max']:.2f} ms max "
+        "(classify + generate; target median < 1 and max < 10)"
     )
     print(
         f"  heuristic p95           {figures['heuristic_ms_p95']:7.2f}   ms "
@@ -310,6 +314,12 @@ def _p95(values: list[float]) -> float:
         if len(values) > 1
         else max(values)
     )
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    """The value below which *fraction* of *values* fall (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
 
 
 LARGE = ("pytest-inventory-assertions", "make-gcc-queue", "jest-price-discount")

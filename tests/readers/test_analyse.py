@@ -9,12 +9,20 @@ from pathlib import Path
 import pytest
 
 from reflexkit._serde import structure
-from reflexkit.models import FailureContext
-from reflexkit.readers import Findings, clean_output
+from reflexkit.models import FailureContext, FailureType
+from reflexkit.readers import (
+    Findings,
+    Reader,
+    analyse,
+    clean_output,
+    register_reader,
+    unregister_reader,
+)
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     DATA,
+    failure_of,
     reflection_text,
     run_in_bash,
     write_files,
@@ -180,3 +188,30 @@ def test_an_interpreters_syntax_check_is_a_checker() -> None:
         "python3 -m json.tool config/app.json", "Expecting ',' delimiter: line 4 column 3\n"
     )
     assert json_tool.failure_type is FailureType.LINT_ERROR
+
+
+def test_a_second_reading_of_the_same_failure_is_a_copy_of_the_first() -> None:
+    """Classify, then write: the second reading is the first's copy, changed by no caller."""
+    failure = failure_of("./ci", "src/a.c:3:1: error: expected ';' before '}' token\n")
+    first = analyse(failure)
+    first.facts.append("changed by a caller")
+    first.failure_type = FailureType.UNKNOWN
+    second = analyse(failure)
+    assert "changed by a caller" not in second.facts
+    assert second.failure_type is FailureType.BUILD_ERROR
+
+
+def _qqq(_text: str, _failure: FailureContext) -> Findings:
+    return Findings(tool="qqq", failure_type=FailureType.LINT_ERROR)
+
+
+def test_a_reader_registered_after_a_reading_reads_the_same_failure() -> None:
+    """The readings kept belong to the readers registered: a new reader is not hidden."""
+    failure = failure_of("./ci", "QQQ-FORMAT 1 broken\n")
+    assert analyse(failure).tool == "command"
+    register_reader(Reader(name="qqq", read=_qqq, markers=("QQQ-FORMAT",), priority=5000))
+    try:
+        assert analyse(failure).tool == "qqq"
+    finally:
+        unregister_reader("qqq")
+    assert analyse(failure).tool == "command"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from reflexkit.readers import analyse
-from reflexkit.readers._verdicts import verdict
+from reflexkit.readers._verdicts import _SETUP_SHAPES, _SHAPES, _search, verdict
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import DATA, failure_of, reflection_text  # noqa: TID252 -- tests/ is no package
@@ -102,3 +102,30 @@ def test_an_agent_that_could_not_reach_its_model_gets_a_connectivity_lesson() ->
     assert "API Error: Connection error. (ECONNREFUSED 127.0.0.1:443)" in text
     assert "connectivity" in reflection.suggestion
     assert "approach" not in reflection.suggestion
+
+
+def _case_outputs() -> list[str]:
+    folder = DATA / "reader_cases"
+    return [
+        case["output"]
+        for name in ("verdicts.json", "setup.json", "generic.json", "blocks.json")
+        for case in json.loads((folder / name).read_text(encoding="utf-8"))
+        if isinstance(case, dict) and "output" in case
+    ]
+
+
+def test_the_shapes_read_only_the_lines_their_needles_are_on() -> None:
+    """Each shape, read around its needles' lines, finds what a pass over the whole text finds."""
+    outputs = _case_outputs()
+    assert len(outputs) > 100
+    for needles, pattern, _, span in _SETUP_SHAPES + _SHAPES:
+        for text in outputs:
+            found = _search(needles, pattern, text, span)
+            full = pattern.search(text)
+            needled = full is not None and any(n in text for n in needles[0])
+            if needled:
+                assert full is not None
+                assert found is not None, (pattern.pattern[:60], text[:80])
+                assert found.start() == full.start()
+            else:
+                assert found is None or full is not None

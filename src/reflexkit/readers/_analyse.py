@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import re
 
+import attrs
+
 from reflexkit._log import get_logger
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
+from reflexkit.readers._blocks import find_locations
 from reflexkit.readers._findings import ANSI, Findings, clip, dedupe
 from reflexkit.readers._generic import parse_generic
 from reflexkit.readers._json_reports import from_json_report
@@ -227,16 +230,59 @@ def type_from_command(command: str) -> FailureType:
     return FailureType.UNKNOWN
 
 
+_RECENT: dict[tuple[object, ...], Findings] = {}
+_RECENT_LIMIT = 4
+"""Readings kept: a reflection classifies its failure, then writes about the same reading."""
+
+
 def analyse(failure: FailureContext) -> Findings:
     """Read a failure's output with the reader for its format.
+
+    The last few readings are kept: classifying a failure and writing its reflection read
+    the same output, so the second reading costs a copy.
 
     Args:
         failure: The failure; its command and exit code help pick the reader.
 
     Returns:
         The findings of the first reader that recognised the output, or the generic reader's
-        low-confidence findings when none did.
+        low-confidence findings when none did (a copy the caller may change).
     """
+    key = (
+        failure.error_output,
+        failure.command,
+        failure.exit_code,
+        failure.files_modified,
+        failure.failure_type is FailureType.TIMEOUT,
+        registered_readers(),
+    )
+    found = _RECENT.get(key)
+    if found is None:
+        found = _analyse(failure)
+        if len(_RECENT) >= _RECENT_LIMIT:
+            del _RECENT[next(iter(_RECENT))]
+        _RECENT[key] = found
+    return _copied(found)
+
+
+def forget_readings() -> None:
+    """Drop the readings kept (a benchmark measuring the reading itself calls this)."""
+    _RECENT.clear()
+
+
+def _copied(found: Findings) -> Findings:
+    return attrs.evolve(
+        found,
+        tests=[*found.tests],
+        facts=[*found.facts],
+        details=[*found.details],
+        hints=[*found.hints],
+        steps=[*found.steps],
+    )
+
+
+def _analyse(failure: FailureContext) -> Findings:
+    """Read a failure's output: the first reader that claims it, its wrapper, or the generic."""
     text = clean_output(failure.error_output)
     found = _first_reading(text, failure)
     if found is not None and found.tool == "agent":  # the agent's log is no tool's output
@@ -287,8 +333,9 @@ def _complete(text: str, failure: FailureContext, found: Findings) -> None:
     if found.tool in _PROGRAMS:
         _add_printed_before(text, found)
     if found.tool in _STACK_TRACE_READERS:
-        _crash_of_a_checker(found, failure.command)
         _crash_of_a_compiler_or_a_package(text, found)
+        if found.failure_type is not FailureType.DEPENDENCY_ERROR:  # a package it lacks: that
+            _crash_of_a_checker(found, failure.command)
 
 
 _FAILING_TARGET = Pattern(r"^(?:FAILED: \S.*|\w+: \*\*\* \[[^\]\n]+\] Error \d+)$", re.MULTILINE)
@@ -317,11 +364,13 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
     found = parse_generic(text, failure.exit_code, failure.files_modified, command=failure.command)
     if found.evidence:  # the output's own verdict decides, whatever the command line says
         if found.failure_type is FailureType.LINT_ERROR and found.facts:
-            # rule ids show a checker; a type checker's command says which kind it is
-            if type_from_command(failure.command) is FailureType.TYPECHECK_ERROR:
-                found.failure_type = FailureType.TYPECHECK_ERROR
-            else:
-                _as_findings_of_a_checker(found)
+            _as_findings_of_a_checker_of_its_kind(found, failure.command)
+        if found.failure_type is FailureType.DEPENDENCY_ERROR:
+            # what cannot be had (a lock file out of date, a gem): the environment's lesson,
+            # and the line that says so first
+            found.category = ReflectionCategory.MISSING_CONTEXT
+            if not any(found.evidence in fact for fact in found.facts):
+                found.facts.insert(0, clip(found.evidence, 200))
         return found
     guessed = _compound_command_type(_script_command(text, failure.command), found.failure_type)
     keeps_own = (guessed is FailureType.RUNTIME_ERROR and found.failure_type in _SPECIFIC) or (
@@ -330,6 +379,11 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
     )
     if guessed is not FailureType.UNKNOWN and not keeps_own:
         found.failure_type = guessed
+    elif found.failure_type is FailureType.UNKNOWN and _are_findings(found.facts):
+        # placed or coded findings, no crash, no compiler's error, no test: a checker's
+        found.failure_type = FailureType.LINT_ERROR
+        _as_findings_of_a_checker_of_its_kind(found, failure.command)
+        return found
     if guessed is FailureType.LINT_ERROR and found.facts:
         _as_findings_of_a_checker(found)
     if found.failure_type is FailureType.RUNTIME_ERROR and _INPUT_ERROR.search(text):
@@ -349,6 +403,33 @@ def _script_command(text: str, command: str) -> str:
         return command
     banner = _SCRIPT_BANNER.search(text)
     return banner["cmd"] if banner is not None else command
+
+
+_TYPE_FINDING = Pattern(
+    r"\b(?:is incompatible with|[Ii]ncompatible types?|is not assignable to|not assignable to "
+    r"(?:parameter|type)|[Tt]ype mismatch|[Aa]rgument of type|expected type|has type)\b"
+)
+"""A finding about types (``number is incompatible with string``): a type checker's."""
+_CODED = Pattern(
+    r"\b[A-Z]{1,4}\d{3,5}\b|\[[a-z][\w-]*(?:[-/.][\w-]+)+\]|\([a-z][\w-]*-[\w-]+\)\s*$"
+    r"|^\S+:\d+(?::\d+)?:? [a-z][a-z_.]+[a-z]: "
+)
+"""A rule's id: a code (``E3030``), a bracketed or parenthesised slug (``[no-unused-vars]``,
+``(no-undefined-references)``), a slug after the place (``post.md:3:17: weasel_words.very:``)."""
+
+
+def _are_findings(facts: list[str]) -> bool:
+    """Whether quoted lines read as a checker's findings: placed in a file, or a rule's id."""
+    return any(find_locations(fact) or _CODED.search(fact) for fact in facts)
+
+
+def _as_findings_of_a_checker_of_its_kind(found: Findings, command: str) -> None:
+    """A checker's findings; a type checker's when its command or its findings say types."""
+    typed = type_from_command(command) is FailureType.TYPECHECK_ERROR
+    if typed or _TYPE_FINDING.search(" ".join(found.facts)) is not None:
+        found.failure_type = FailureType.TYPECHECK_ERROR
+    else:
+        _as_findings_of_a_checker(found)
 
 
 def _as_findings_of_a_checker(found: Findings) -> None:

@@ -57,11 +57,14 @@ _ERROR_LINE = Pattern(
     r"|^\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
     r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
     r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: |^\s*\*\* \(\w+"
-    r"|^[\w.-]+:(?:ERROR|FAIL(?:ED)?|ASSERT):? ?\S"
+    r"|^[\w.-]+:(?:ERROR|FAIL(?:ED)?|ASSERT):? ?\S|^ASSERT:\S|^\w+ aborted!$"
 )
 _DIAGNOSTIC = Pattern(
     # a line that starts with a location, or a rule code, and goes on with a message
-    r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
+    r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?:[:.]\d+)?:?\s+\S"
+    # a name, then its place (`os at app/views.py:1`); a subject, then its check's code in
+    # parentheses (`blog.Post.author: (fields.E304) ...`)
+    r"|^\S+ at [\w./-]+\.\w+:\d+\s*$|^\S+: \([\w.]+\.[A-Z]\d{3}\) \S"
     r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S|^\s*\d+: [A-Z]{1,4}\d{1,5}:? \S"
     # a place in words (`... at line 5, column 5.`, `line 4 column 2 - Warning:`)
     r"|^.{0,200}?\bat line \d+, column \d+\b|^\s*[Ll]ine \d+,? column \d+\b"
@@ -78,7 +81,8 @@ _WEAK_LINE = Pattern(
     r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
     r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
     r"is not (?:of type|valid|one of|allowed)|unresolved|undeclared|must (?:be|not|have)|"
-    r"unused|never used|has no|had no|does not have|lacks?|is required|"
+    r"unused|never used|has no|had no|does not have|lacks?|is required|differ|"
+    r"is (?:less|greater|more|longer|shorter) than|not in|not one of|"
     r"would be reformatted|needs? formatting|not formatted|DID NOT|issues? found|"
     r"problems? found|violations? found)\b"
     r"|^\s*\S+ != \S+\s*$"
@@ -107,12 +111,14 @@ _SUMMARY = Pattern(
     r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?|offen[cs]es?|"
     r"violations?|broken|ERRORS?|FAILURES?|WARNINGS?)\b.*$"
     r"|^.*\b(?:Findings|Violations|Offenses|Issues): [1-9].*$"
+    # a formatter's count of the files it changed (`Modified 1 of 3 files`)
+    r"|^(?:Modified|Reformatted|Rewrote|Changed|Fixed) [1-9]\d* (?:of \d+ )?files?\b.*$"
     r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
 _SUMMARY_NEEDLE = Pattern(
     r"\d (?:fail|error|problem|test|offen|violation|broken|ERROR|FAILURE|WARNING)|Tests?:\s|"
-    r"FAILED \(|"
+    r"FAILED \(|odified [1-9]|eformatted [1-9]|ewrote [1-9]|hanged [1-9]|ixed [1-9]|"
     r"(?:#|\u2139) (?:fail|not ok) \d|(?:Findings|Violations|Offenses|Issues): [1-9]"
 )
 """Every summary line holds one of these: the lines that do are the only ones read."""
@@ -270,6 +276,7 @@ _WEAK_KEYS = (
     "undefined", "unexpected", "fail", "allowed", "unknown", "violat", "expected", "mismatch",
     "support", "did", "would", "format", "found", "!=", "unresolved", "undeclared", "must",
     "unused", "never used", "has no", "had no", "does not have", "lack", "required",
+    "differ", " than", "not in", "not one of",
 )  # fmt: skip
 """Every shape of ``_WEAK_LINE`` contains one of these (lower-cased)."""
 _DIGIT = Pattern(r"\d")
@@ -522,6 +529,8 @@ _FIELD_BELOW = Pattern(r"^\s+[a-z][a-z ]{2,30}: [^\s=;(){}][^=;(){}]*$")
 code such as ``const rate: u32 = f();``)."""
 
 
+_LISTED = 3
+"""Items of a list quoted with its heading."""
 _REASON_BELOW = Pattern(r"^\s*(?:Reason|Cause|Details?|Message): \S")
 """The line under an error that says why (Common Test's ``Reason: {badmatch,...}``)."""
 
@@ -541,6 +550,10 @@ def _with_continuation(lines: list[str], index: int) -> str:
         or (_BULLET.match(lines[index + 1]) and not line.endswith((".", ":", ";")))
     ):
         return f"{line} {lines[index + 1].strip()}"
+    if line.endswith(":") and index + 1 < len(lines) and _BULLET.match(lines[index + 1]):
+        # a heading over a list: its first items (`undeclared dependencies: - 'a' - 'b'`)
+        items = [b.strip() for b in lines[index + 1 : index + 1 + _LISTED] if _BULLET.match(b)]
+        return " ".join([line, *items])
     if line.endswith(":") and index + 1 < len(lines):
         following = lines[index + 1]
         indent = len(lines[index]) - len(lines[index].lstrip())
@@ -608,6 +621,8 @@ def parse_generic(
         return _printed_nothing(findings, code)
     if proof is not None and proof.setup:
         return _could_not_run(findings, proof, lines)
+    if proof is not None and _NO_TESTS.search(proof.line):
+        return _no_tests(findings, proof, window)
     blocks = read_blocks(window)
     if _are_tests(blocks, proof):
         return _failing_tests(findings, blocks, window, command)
@@ -625,6 +640,29 @@ def parse_generic(
     _add_stylish_file(findings, window)
     _add_context(findings, window, own, closing=proof is None or proof.closing)
     return _by_shape(findings, code, exit_code)
+
+
+_NO_TESTS = Pattern(
+    r"\b(?:No test files found|No tests? (?:found|ran|were found|matched)|[Nn]o tests to run)\b"
+)
+_FILTER = Pattern(
+    r"^\s*(?:filter|pattern|testPathPattern|testNamePattern|--?\w*filter\w*)s?: \S.*$", M
+)
+"""The filter a runner says it applied (vitest's ``filter: test/a.test.ts``)."""
+
+
+def _no_tests(findings: Findings, proof: Verdict, window: str) -> Findings:
+    """The runner found no test for the files or filter it was given: the command's mistake."""
+    findings.facts = [proof.line, *(m.group(0).strip() for m in _FILTER.finditer(window))][:3]
+    findings.category = ReflectionCategory.TOOL_MISUSE
+    findings.headline = "The test runner found no test to run for the files or filter given."
+    findings.advice = (
+        "No test ran, so nothing was checked: fix the test path or filter in the command "
+        "(check the file's name and the runner's include pattern), or add the test first."
+    )
+    findings.steps.append("List the test files the runner sees, then pass one that exists.")
+    findings.confidence = 0.6
+    return findings
 
 
 def _by_shape(findings: Findings, code: str, exit_code: int | None) -> Findings:
@@ -744,7 +782,11 @@ def _add_context(
     quoted = " ".join(findings.facts)
     where = _own_locations(window, findings.facts, own)
     if where:
-        findings.details.append("at " + ", ".join(where))
+        findings.details.append(_placed(where, window))
+    findings.details.extend(d for d in _explaining_notes(window) if d not in quoted)
+    marked = _MARKED_FRAME.search(window)
+    if marked is not None and marked["frame"] not in quoted:
+        findings.details.append(f"where it stopped: {marked['frame']}")
     findings.hints = _hints(window)
     pairs = dedupe(clip(m.group(0).strip(), 160) for m in _PAIR.finditer(window))
     findings.details.extend(p for p in pairs[:2] if p not in quoted)
@@ -755,6 +797,37 @@ def _add_context(
     calls = _CALLS.search(window)  # R's call chain: its stack, innermost last
     if calls is not None and calls.group(0) not in quoted:
         findings.details.append(clip(calls.group(0), 160))
+
+
+_PREPOSITION = Pattern(r"\b(?P<word>on|in|at) $")
+_MARKED_FRAME = Pattern(r"^[ \t]*(?P<frame>\S[^\n]*?\S)[ \t]*<-{1,2}[ \t]*$", M)
+"""A frame of a call history marked where the program stopped (CHICKEN's ``<--``)."""
+_NOTE = Pattern(r"^(?P<place>\S+:\d+(?::\d+)?): note: (?P<note>\S.*)$", M)
+_ERROR_AT = Pattern(r"^\S+:\d+(?::\d+)?: (?:fatal )?error: (?P<message>\S.*)$", M)
+
+
+def _placed(where: list[str], window: str) -> str:
+    """The places, each with the word the output put before it (``on main.tf line 14``)."""
+    said = []
+    for loc in where:
+        index = window.find(loc)
+        word = _PREPOSITION.search(window, max(index - 3, 0), index) if index > 0 else None
+        said.append(f"{word['word']} {loc}" if word is not None else loc)
+    return ", ".join(said) if _PREPOSITION.match(said[0][:3]) else "at " + ", ".join(said)
+
+
+def _explaining_notes(window: str) -> list[str]:
+    """The first note under an error that says more than the error repeats.
+
+    ``note: 'total' declared without an initial value`` under an uninitialised value's error.
+    """
+    if ": note: " not in window:
+        return []
+    errors = [m["message"] for m in _ERROR_AT.finditer(window)]
+    for note in _NOTE.finditer(window):
+        if not any(note["note"] in error or error.startswith(note["note"]) for error in errors):
+            return [clip(note.group(0).strip(), 160)]
+    return []
 
 
 def _hints(window: str) -> list[str]:

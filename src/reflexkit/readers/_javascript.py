@@ -344,6 +344,8 @@ def _node_findings(text: str, error: re.Match[str], frames: list[str], after: st
     findings = Findings(tool="node", failure_type=FailureType.RUNTIME_ERROR)
     findings.headline = f"The Node.js program threw {error['cls']}."
     findings.facts.append(clip(_with_message_below(error["line"], after), 220))
+    causes = _causes(after)
+    findings.facts.extend(clip(cause, 220) for cause in causes[:_MAX_CAUSES])
     first = f"at {frames[0]}"
     user = _thrown_from(text, error, frames)
     findings.details.append(
@@ -352,12 +354,25 @@ def _node_findings(text: str, error: re.Match[str], frames: list[str], after: st
     code = _ERROR_CODE_PROP.search(after)
     if code and code["code"] not in error["line"]:
         findings.details.append(f"code: '{code['code']}'")
-    _node_advice(findings, error, user)
+    _node_advice(findings, error, user, causes)
     if user:
         findings.steps.append(f"Open {user} and fix the statement there.")
     findings.steps.append("Re-run the same node command to confirm the error is gone.")
     findings.confidence = 0.8
     return findings
+
+
+_CAUSE = Pattern(r"^\s*(?:[A-Z]\w*)?(?:Error|Exception)(?: \[[A-Z_0-9]+\])?: \S")
+_MAX_CAUSES = 2
+
+
+def _causes(after: str) -> list[str]:
+    """The errors printed between an error and its stack: its causes.
+
+    ``Error: Cannot find package 'ts-node'`` under ``Error: Jest: Failed to parse the config``.
+    """
+    before_stack = after.split("\n    at ", 1)[0]
+    return [line.strip() for line in before_stack.splitlines() if _CAUSE.match(line)]
 
 
 _CARET_OR_CODE = Pattern(r"^\s*(?:[-~\s]*\^[-~^\s]*|\.\.\..*)$")
@@ -389,9 +404,9 @@ def _thrown_from(text: str, error: re.Match[str], frames: list[str]) -> str:
     return user
 
 
-def _node_advice(findings: Findings, error: re.Match[str], user: str) -> None:
-    """The type, category and advice of the error's kind."""
-    missing = _CANNOT_FIND.search(error["line"])
+def _node_advice(findings: Findings, error: re.Match[str], user: str, causes: list[str]) -> None:
+    """The type, category and advice of the error's kind (or of its causes')."""
+    missing = _CANNOT_FIND.search("\n".join([error["line"], *causes]))
     if missing:
         _missing_module(findings, missing["mod"])
     elif "Cannot use import statement outside a module" in error["line"] or (

@@ -45,17 +45,27 @@ class Verdict:
 _FT = FailureType
 
 
-_Shape = tuple[tuple[str, ...], Pattern, FailureType]
+_Needles = tuple[tuple[str, ...], ...]
+_Shape = tuple[_Needles, Pattern, FailureType, int]
+_SPAN = 24
+"""Lines a shape that reads more than one line may read past the line holding its needle."""
 
 
 def _shapes(*shapes: tuple[FailureType, str, str]) -> tuple[_Shape, ...]:
-    """Compile the shapes: (type, needles, pattern).
+    """Compile the shapes: (type, needles, pattern), and the lines each one reads.
 
-    A shape is tried only when one of its needles (``|``-separated) is in the output:
-    substring tests cost a fraction of a regex pass.
+    A shape's pattern is tried only around the lines that hold one of its needles
+    (``|``-separated), and one of each further group (``&``-separated) too: a match holds
+    them, a substring test costs a fraction of a regex pass, and most lines of an output
+    hold none of them.
     """
     return tuple(
-        (tuple(needles.split("|")), Pattern(pattern, M), failure_type)
+        (
+            tuple(tuple(group.split("|")) for group in needles.split("&")),
+            Pattern(pattern, M),
+            failure_type,
+            _SPAN if "\\n" in pattern else 0,
+        )
         for failure_type, needles, pattern in shapes
     )
 
@@ -200,6 +210,13 @@ _COUNTED = r"(?:examples?|tests?|runs?|specs?|scenarios?)"
 _PASSED = r"(?:PASS(?:ED)?|[Pp]ass(?:ed)?)"
 _FAILED = r"(?:FAIL(?:ED)?|[Ff]ail(?:ed)?)"
 _SHAPES = _shapes(
+    # a server's or daemon's configuration test (`configuration file x test failed`): no
+    # test run, though it says `test failed`
+    (
+        _FT.LINT_ERROR,
+        "onfiguration",
+        r"\bconfiguration (?:file )?\S+ (?:test )?failed\b|\berrors? found in configuration\b",
+    ),
     # test runners' closing counts, in the shapes many ecosystems share
     (
         _FT.TEST_FAILURE,
@@ -211,7 +228,7 @@ _SHAPES = _shapes(
     # (`2 passed, 1 failed`, `0 passed; 2 failed`, `Failed: 2.  Passed: 1.`, `Passed 1 Failed 2`)
     (
         _FT.TEST_FAILURE,
-        "assed|PASS|pass",
+        "ass|ASS&ail|AIL",
         (r"\b\d+ passed\b[^\n]*?\b[1-9]\d* failed\b|\b[1-9]\d* failed\b[^\n]*?\b\d+ passed\b"
         rf"|\b{_PASSED}:?[ \t]+\d+\b[^\n]*?\b{_FAILED}:?[ \t]+[1-9]\d*"
         rf"|\b{_FAILED}:?[ \t]+[1-9]\d*\b[^\n]*?\b{_PASSED}:?[ \t]+\d+"),
@@ -256,6 +273,13 @@ _SHAPES = _shapes(
         r"^(?:Result: FAIL|Failed \d+/\d+ (?:sub)?tests?.*|# Looks like you failed .*)$",
     ),
     (_FT.TEST_FAILURE, "not ok", r"^not ok \d+\b"),
+    # a runner that found no test to run for the files or filter it was given
+    (
+        _FT.TEST_FAILURE,
+        "No test|No tests|no test",
+        (r"^[ \t]*(?:No test files found|No tests? (?:found|ran|were found|matched)"
+        r"|[Nn]o tests to run)\b.*$"),
+    ),
     (
         _FT.TEST_FAILURE,
         "fail",
@@ -268,7 +292,7 @@ _SHAPES = _shapes(
     ),
     (
         _FT.TEST_FAILURE,
-        "ests ",
+        "ome tests|est failed|ests failed",
         r"\b(?:[Ss]ome tests (?:failed|did not pass)|[Tt]ests? failed)\b",
     ),
     # builds and doc builders that stop on their own verdict
@@ -292,7 +316,7 @@ _SHAPES = _shapes(
     # a formatter's check that prints the change it would make: a unified diff
     (
         _FT.LINT_ERROR,
-        "+++ ",
+        "+++ |--- ",
         r"^\+\+\+ \S[^\n]*(?=\n@@ )|^--- \S[^\n]*\n\n?\+\+\+ [^\n]*\n\n?@@ ",
     ),
     (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
@@ -308,9 +332,11 @@ _SHAPES = _shapes(
     # a checker's closing count of what it found, a quality gate's threshold
     (
         _FT.LINT_ERROR,
-        "ound |errors =",
-        (r"^[^\n]*\b[Ff]ound [1-9]\d* (?:\w+ )?(?:errors?|issues?|problems?|violations?)\b"
-        r"|^Total accumulated errors = [1-9]"),
+        "ound |OUND |errors =|s found|s detected",
+        (r"^[^\n]*\b(?i:found [1-9]\d* (?:\w+ )?(?:errors?|issues?|problems?|violations?))\b"
+        r"|^Total accumulated errors = [1-9]"
+        r"|(?<![Nn]o )\b(?:[Ii]ssues|[Pp]roblems|[Vv]iolations) (?:found|detected)"
+        r"(?:: [1-9]|[.!])"),
     ),
     (_FT.LINT_ERROR, "minimum", r"\bFAILED \(minimum:? [\d.]+%, actual:? [\d.]+%\)"),
     # a checker's closing count of warnings alone (`Total: 5 warnings / 0 errors in 1 file`,
@@ -335,7 +361,7 @@ _SHAPES = _shapes(
     # f.tex line 4:`, `... at line 5, column 5.`)
     (
         _FT.LINT_ERROR,
-        "line ",
+        "column|Warning |Error |Message ",
         (r"^[Ll]ine \d+,? column \d+ - \w+: |^(?:Warning|Error|Message) \d+ in \S+ line \d+: "
         # the same words on two findings at least (one may be a parser's error)
         r"|\bat line \d+, column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bat line \d+, column \d+\b"),
@@ -344,14 +370,12 @@ _SHAPES = _shapes(
     # validators of configuration and data, and checkers that name a rule per finding
     (
         _FT.LINT_ERROR,
-        "alidat|nvalid|failed|schema|onfiguration",
+        "alidat|nvalid|erification failed|expected JSON schema|expected schema",
         (r"\b[Vv]alidation errors? (?:were |was )?(?:encountered|found)\b"
         r"|\bfailed (?:schema )?validation\b|\bis invalid: |^Invalid (?:file|config\w*): "
         r"|\bfails to validate\b|\b[Vv]alidation:? (?:failed|[Ee]rror)\b"
         r"|^\S+\.\w+(?: -)? invalid\s*$|\bverification failed\b"
-        r"|\bdoes not match the expected (?:JSON )?schema\b"
-        # a server's or daemon's configuration test (`configuration file x test failed`)
-        r"|\bconfiguration (?:file )?\S+ (?:test )?failed\b|\berrors? found in configuration\b"),
+        r"|\bdoes not match the expected (?:JSON )?schema\b"),
     ),
     (
         _FT.LINT_ERROR,
@@ -390,7 +414,7 @@ _SHAPES = _shapes(
     # a lock file that no longer matches the manifest: what is installed cannot be had
     (
         _FT.DEPENDENCY_ERROR,
-        "lock",
+        "ock file|ockfile|OCKFILE|lock.|.lock",
         (r"(?i:\block ?file\b|[\w-]*lock\.(?:json|ya?ml|toml)\b|\.lock\b)[^\n]{0,100}?"
         r"\b(?:needs to be updated|not up to date|out of date|outdated|in sync|out of sync)\b"
         r"|\bOUTDATED_LOCKFILE\b"),
@@ -457,12 +481,12 @@ def verdict(text: str) -> Verdict | None:
     """
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) <= 12:  # noqa: PLR2004 -- a check that did not start says little
-        for needles, pattern, failure_type in _SETUP_SHAPES:
-            match = _search(needles, pattern, text)
+        for needles, pattern, failure_type, span in _SETUP_SHAPES:
+            match = _search(needles, pattern, text, span)
             if match is not None:
                 return Verdict(failure_type, _line_of(text, match.start()), setup=True)
-    for needles, pattern, failure_type in _SHAPES:
-        match = _search(needles, pattern, text)
+    for needles, pattern, failure_type, span in _SHAPES:
+        match = _search(needles, pattern, text, span)
         if match is not None:
             line = _line_of(text, match.start())
             closing = failure_type not in _NOT_CLOSING or bool(_CLOSING_COUNT.search(line))
@@ -472,16 +496,60 @@ def verdict(text: str) -> Verdict | None:
 
 _NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
 _CLOSING_COUNT = Pattern(
-    r"\b[Ff]ound [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would"
-    r"|not (?:properly )?formatted|should be [\w-]*formatted|\d/10\b"
+    r"\b(?i:found) [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would|found: [1-9]"
+    r"|(?:found|detected)[.!]"
+    r"|not (?:properly )?formatted|should be [\w-]*formatted|\d/10\b|identified [1-9]"
+    r"|(?:^|\s)-? ?invalid\s*$"
 )
 """A checker's line that closes its run (a count, a gate, a formatter's verdict): the summary."""
 
 
-def _search(needles: tuple[str, ...], pattern: Pattern, text: str) -> re.Match[str] | None:
-    if not any(needle in text for needle in needles):
-        return None
-    return pattern.search(text)
+def _search(needles: _Needles, pattern: Pattern, text: str, span: int = 0) -> re.Match[str] | None:
+    """The first match of *pattern* around the lines holding its needles.
+
+    The lines are found by substring search (``str.find``), and the pattern reads only
+    them, with the line above (a match may start there and reach the needle across a line
+    end) and *span* + 1 lines below; windows that touch are read as one. The cost is linear
+    in the output and small where the needles are rare: most lines hold none.
+    """
+    for start, end in _windows(_lines_holding(needles, text), text, span):
+        match = pattern.search(text, start, end)
+        if match is not None:
+            return match
+    return None
+
+
+def _windows(lines: list[int], text: str, span: int) -> list[tuple[int, int]]:
+    """The stretches of *text* around the lines starting at *lines*, those that touch joined."""
+    windows: list[tuple[int, int]] = []
+    for line in lines:
+        start = text.rfind("\n", 0, max(line - 1, 0)) + 1
+        end = line
+        for _ in range(span + 2):
+            end = text.find("\n", end) + 1 or len(text)
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(end, windows[-1][1]))
+        else:
+            windows.append((start, end))
+    return windows
+
+
+def _lines_holding(needles: _Needles, text: str) -> list[int]:
+    """The offsets of the lines of *text* that hold a needle of each group, in order."""
+    first, *others = needles
+    starts: set[int] = set()
+    for needle in first:
+        index = text.find(needle)
+        while index >= 0:
+            start = text.rfind("\n", 0, index) + 1
+            line_end = text.find("\n", index + len(needle))
+            line = text[start : line_end if line_end >= 0 else len(text)]
+            if all(any(n in line for n in group) for group in others):
+                starts.add(start)
+            if line_end < 0:
+                break
+            index = text.find(needle, line_end)
+    return sorted(starts)
 
 
 def _line_of(text: str, index: int) -> str:
