@@ -460,7 +460,7 @@ def hanging_project(root: Path) -> Path:
         json.dumps(
             {
                 "reflexion": {"backend": "heuristic"},
-                "orchestrator": {"maxAttempts": 3, "attemptTimeoutS": 1},
+                "orchestrator": {"maxAttempts": 3, "attemptTimeoutS": 2},
                 "insights": {"timeoutLimit": 2},
             }
         )
@@ -482,7 +482,8 @@ def run_hanging(
 ) -> list[dict[str, object]]:
     """`reflexkit run` with the hanging agent; the run log's events."""
     monkeypatch.chdir(root)
-    agent = f"{sys.executable} -c {json.dumps(HANG)} {prompts}"
+    # -I -S: the agent records its prompt long before the limit, even on a loaded machine
+    agent = f"{sys.executable} -I -S -c {json.dumps(HANG)} {prompts}"
     result = CliRunner().invoke(
         cli, ["run", "task.json", "--agent-command", agent, "--run-id", "r1", *extra]
     )
