@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
-from reflexkit.orchestrator._verify import run_process
+from reflexkit.orchestrator._process import Command, run_process
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import failure_of, no_plugins  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -53,7 +53,7 @@ def test_our_own_time_limit_names_the_hung_frame(tmp_path: Path) -> None:
             """
         )
     )
-    result = run_process([sys.executable, str(script)], cwd=tmp_path, timeout_s=2)
+    result = run_process(Command([sys.executable, str(script)], cwd=tmp_path), timeout_s=2)
     assert result.timed_out
     failure = failure_of(
         f"python {script.name}",

@@ -17,6 +17,7 @@ from reflexkit.reports._report import (
     GitChanges,
     JudgeSummary,
     ReportIds,
+    ReportSettings,
     Verification,
     build_report,
     write_report,
@@ -88,7 +89,7 @@ def report(  # noqa: PLR0913 -- the fields a calibration reads
         changes=GitChanges(),
         self_report=self_report,
         verification=Verification(passed=passed, judge=judge),
-        clock=lambda: datetime(2026, 1, 1, 12, minute, tzinfo=UTC),
+        settings=ReportSettings(clock=lambda: datetime(2026, 1, 1, 12, minute, tzinfo=UTC)),
     )
 
 
