@@ -38,6 +38,8 @@ def pytest_configure(config: pytest.Config) -> None:
     The suite must be green on any date: this is how to check it before a pinned date passes.
     It moves this process's clocks only; subprocesses the tests start keep the real date.
     """
+    if getattr(config.option, "dist", "no") == "load":  # `-n N`: a worker that ends steals work
+        config.option.dist = "worksteal"  # here, not in addopts, so `-p no:xdist` still runs
     if not hasattr(config, "workerinput"):  # the controlling process, before any test
         _compile_reflexkit()
     _cache_rewritten_tests()
