@@ -13,9 +13,7 @@ import sys
 from pathlib import Path
 
 from reflexkit import _lazy
-from reflexkit.hooks._handlers import EVENTS, MAX_PAYLOAD_BYTES, run_hook
-
-log = logging.getLogger("reflexkit.hooks")
+from reflexkit.hooks._handlers import EVENTS, answer_stdin
 
 
 def main(argv: list[str]) -> int:
@@ -26,13 +24,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     _lazy.own_process()
     logging.basicConfig(level=logging.WARNING, format="reflexkit: %(levelname)s: %(message)s")
-    try:
-        raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
-        result = run_hook(args.event, raw, config=args.config)
-        if result.stdout:
-            sys.stdout.write(result.stdout + "\n")
-    except Exception as err:  # noqa: BLE001 -- a hook exits 0 whatever happens
-        log.warning("hook %s failed: %s: %s", args.event, type(err).__name__, err)
+    answer_stdin(args.event, config=args.config, echo=print)
     return 0
 
 
