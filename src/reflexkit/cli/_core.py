@@ -301,8 +301,8 @@ def _fail_on_missing_fixtures(service: object) -> None:
         )
 
 
-def show_json(data: object, *, indent: bool = True) -> str:
-    r"""*data* (a model or JSON data) as camelCase JSON for the terminal, through the gate.
+def echo_json(data: object, *, indent: bool = True) -> None:
+    r"""Print *data* (a model or JSON data) as camelCase JSON for the terminal, through the gate.
 
     Every string, keys included, is redacted; after serialising, each character that would
     control the terminal or hide text (ESC, C1 controls, U+202E ...) is written as a JSON
@@ -314,4 +314,4 @@ def show_json(data: object, *, indent: bool = True) -> str:
     from reflexkit.redaction._gate import outbound_data  # noqa: PLC0415 -- the same
 
     gated = outbound_data(_serde.unstructure(data), "terminal_json")
-    return escape_json_text(_serde.dumps(gated, indent=indent).decode())
+    click.echo(escape_json_text(_serde.dumps(gated, indent=indent).decode()))

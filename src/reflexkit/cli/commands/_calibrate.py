@@ -17,10 +17,10 @@ from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     _fail,
     _state,
+    echo_json,
     read_corpus,
     reports_folder,
     reports_option,
-    show_json,
 )
 from reflexkit.reports._calibration import (
     HIGH_CONFIDENCE,
@@ -104,7 +104,7 @@ def calibrate_command(
     if _state(ctx).json:
         data = _serde.unstructure(result)
         data["bins"] = [{"range": r, "n": n, "good": g} for r, n, g in result.bins]
-        click.echo(show_json(data))
+        echo_json(data)
         return
     _print(result, title)
 

@@ -13,7 +13,7 @@ from reflexkit.cli._core import (
     EXIT_FAILED,
     _fail,
     _state,
-    show_json,
+    echo_json,
 )
 from reflexkit.tasks._config import (
     CONFIG_RELPATH,
@@ -38,7 +38,7 @@ def config_check(ctx: click.Context) -> None:
     project = _state(ctx).project()
     where = str(project.path) if project.path else "no project.json found: all defaults"
     click.echo(f"reflexkit: {where}", err=True)
-    click.echo(show_json(project.config))
+    echo_json(project.config)
 
 
 @config.command("init")

@@ -15,10 +15,10 @@ from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     _fail,
     _state,
+    echo_json,
     read_corpus,
     reports_folder,
     reports_option,
-    show_json,
 )
 from reflexkit.redaction._gate import outbound
 from reflexkit.reports._calibration import KillCondition
@@ -29,10 +29,6 @@ from reflexkit.reports._report import read_reports
 __all__ = ["git_history_command", "outcomes_command"]
 
 _MAX_BOARD_BYTES = 256 * 1024 * 1024
-
-
-def _echo_json(data: object) -> None:
-    click.echo(show_json(data))
 
 
 def _echo_kill(kill: KillCondition) -> None:
@@ -80,7 +76,7 @@ def git_history_command(
     except Exception as err:  # noqa: BLE001 -- subprocess.TimeoutExpired and the like
         _fail([f"{path}: git could not read the history: {err}"], EXIT_BAD_INPUT)
     if _state(ctx).json:  # --json, before or after the command name
-        _echo_json(result)
+        echo_json(result)
         return
     window = f"{result.since:%Y-%m-%d} .. {result.until:%Y-%m-%d}" if result.until else "no commits"
     click.echo(
@@ -145,7 +141,7 @@ def outcomes_command(
         tasks = tasks_from_reports(read_reports(folder))
         result = detectability(tasks, window_days=window_days, source=f"reports in {folder}")
     if _state(ctx).json:  # --json, before or after the command name
-        _echo_json(result)
+        echo_json(result)
         return
     click.echo(f"{result.source}; window {result.window_days} days")
     rate = f"{result.rate:.0%}" if result.rate is not None else "not defined"

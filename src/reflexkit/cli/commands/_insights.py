@@ -17,7 +17,7 @@ from rich.table import Table
 
 from reflexkit import _serde
 from reflexkit.cli._console import show
-from reflexkit.cli._core import EXIT_FAILED, _app, _fail, _state, show_json
+from reflexkit.cli._core import EXIT_FAILED, _app, _fail, _state, echo_json
 from reflexkit.events import EventKind
 from reflexkit.insights._analysis import AnalysisOutcome
 from reflexkit.insights._events import InsightEvent
@@ -32,10 +32,6 @@ if TYPE_CHECKING:
     from reflexkit.containers import Application
 
 __all__ = ["insights", "lessons", "resume"]
-
-
-def _dump(data: object) -> None:
-    click.echo(show_json(data))
 
 
 def _table(
@@ -168,7 +164,7 @@ def insights(ctx: click.Context, analyze: bool, watch: bool, every: int | None) 
         }
         if outcome is not None:
             data["analysis"] = _analysis_json(outcome)
-        _dump(data)
+        echo_json(data)
         return
     _print_insights(project, findings, paused, log.skipped)
     if outcome is not None:
@@ -186,7 +182,7 @@ def _watch(app: Application, *, every: int | None, as_json: bool) -> None:
         kind, subtask, data = event
         if as_json:
             line = {"kind": kind.value, "subtaskId": subtask, "data": data}
-            click.echo(show_json(line, indent=False))
+            echo_json(line, indent=False)
             return
         if kind is EventKind.FINDING:
             subject = "/".join(str(p) for p in (data.get("taskId"), data.get("subjectId")) if p)
@@ -251,7 +247,7 @@ def lessons(ctx: click.Context) -> None:
             err=True,
         )
     if _state(ctx).json:
-        _dump([_serde.unstructure(lesson) for lesson in kept])
+        echo_json([_serde.unstructure(lesson) for lesson in kept])
         return
     if not kept:
         state = "no lessons in use" if untrusted else "no lessons yet"

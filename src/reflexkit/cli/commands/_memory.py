@@ -20,7 +20,7 @@ from reflexkit.cli._core import (
     _project,
     _state,
     _store,
-    show_json,
+    echo_json,
 )
 from reflexkit.models import utcnow
 from reflexkit.reflection._retry_prompt import format_reflections
@@ -74,7 +74,7 @@ def recent(
     limit = limit or settings.max_reflections_per_retry
     records = _store(ctx).recent(subtask_id, limit=limit, task_id=task_id)
     if format_ == "json" or _state(ctx).json:
-        click.echo(show_json(records))
+        echo_json(records)
     else:
         # What the service's format_for_prompt renders, without building the service.
         text = format_reflections(records, max_chars=settings.max_prompt_chars)
@@ -105,7 +105,7 @@ def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
         count = store.prune(older_than=cutoff)
     if _state(ctx).json:
         data = {"removed": count, "olderThanDays": days, "dryRun": dry_run}
-        click.echo(show_json(data))
+        echo_json(data)
     elif dry_run:
         click.echo(f"would remove {count} reflections older than {days} days")
     else:
@@ -139,7 +139,7 @@ def stats(ctx: click.Context) -> None:
             "backend": backend,
             "location": location,
         }
-        click.echo(show_json(data))
+        echo_json(data)
         return
     from rich.table import Table  # noqa: PLC0415
 

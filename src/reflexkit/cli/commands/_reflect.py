@@ -22,7 +22,7 @@ from reflexkit.cli._core import (
     _project,
     _service,
     _state,
-    show_json,
+    echo_json,
 )
 from reflexkit.tasks._config import (
     GeneratorBackend,
@@ -152,7 +152,10 @@ def reflect(
     # Saved before it is printed: a reader that leaves early (`| head -c 10`) or a stdout
     # that fails costs the output, never the record.
     saved = no_save or service.save(reflection)
-    click.echo(show_json(reflection) if _state(ctx).json else strip_control(_summary(reflection)))
+    if _state(ctx).json:
+        echo_json(reflection)
+    else:
+        click.echo(strip_control(_summary(reflection)))
     if not saved:
         problem = _memory_problem(ctx)
         if problem is not None:  # nothing will save until the setup changes: exit 2
@@ -204,6 +207,6 @@ def fixtures_key(ctx: click.Context, input_: str) -> None:
         root=project.root,
     )
     if _state(ctx).json:  # as every --json: a camelCase object
-        click.echo(show_json({"fixtureKey": key, "subtaskId": clean.subtask_id}, indent=False))
+        echo_json({"fixtureKey": key, "subtaskId": clean.subtask_id}, indent=False)
         return
     click.echo(key)

@@ -28,7 +28,7 @@ from reflexkit.cli._core import (
     _fail_on_missing_fixtures,
     _project,
     _state,
-    show_json,
+    echo_json,
 )
 from reflexkit.containers import Application
 from reflexkit.events import Event, EventKind, RunLog, StagedEvents, load_subscribers
@@ -137,7 +137,7 @@ def _show_summary(
         data = _serde.unstructure(summary)
         data["passed"] = summary.passed
         data["runLog"] = str(run_log.path) if log_kept else None
-        click.echo(show_json(data))
+        echo_json(data)
         return
     if any(o.outcome not in {"setup_error", "skipped"} for o in summary.outcomes):
         _streams.console().print(_table(summary.run_id, task, summary))

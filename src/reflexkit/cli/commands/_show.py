@@ -20,7 +20,7 @@ import orjson
 from reflexkit._files import read_regular
 from reflexkit._lines import open_lines, scan
 from reflexkit.cli._console import _describe, show
-from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, show_json
+from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, echo_json
 from reflexkit.events import Event, EventKind
 
 __all__ = ["show_command"]
@@ -172,7 +172,7 @@ def show_command(ctx: click.Context, run: str | None, prompts: bool) -> None:
             "attempts": [i for i in items if "attempt" in i],
             "endings": [i for i in items if "attempt" not in i],
         }
-        click.echo(show_json(data))
+        echo_json(data)
         return
     verdict = "did not finish" if passed is None else _VERDICTS[passed]
     click.echo(show(f"run {log.stem} of task {task or '?'}: {verdict}"))
