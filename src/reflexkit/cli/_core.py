@@ -55,16 +55,12 @@ class _State:
         return self._project
 
 
-def _set_logging(*, debug: bool) -> None:
-    _log.configure(debug=debug)
-
-
 def _global(ctx: click.Context, param: click.Parameter, value: Path | bool | None) -> None:
     """Keep a global option given before or after the command name on the one state."""
     if value:
         setattr(_state(ctx), str(param.name), value)
         if param.name == "debug":
-            _set_logging(debug=True)
+            _log.configure(debug=True)
 
 
 def global_options() -> list[click.Option]:
