@@ -1,15 +1,9 @@
 """The rule tier: patterns in the run history that cost no LLM call.
 
-:class:`HistoryRules` reads the run logs (through :class:`RunLogReader`,
-incrementally) and the paused-subtasks file, and answers the loop at two points:
-
-* :meth:`HistoryRules.at_run_start`: which subtasks to skip as ``paused``, plus the findings
-  that hold for the task now;
-* :meth:`HistoryRules.after_failure`: the findings about the attempt that just failed, and a
-  nudge for the next prompt when it changed nothing and failed exactly as before.
-
-Every finding is logged once in ``.reflexkit/insights.jsonl``. The rules never raise into the
-loop: an error is logged and the answer is "nothing found".
+:class:`HistoryRules` reads the run logs incrementally and the paused-subtasks file, and
+answers the loop at the run's start (subtasks to skip as ``paused``) and after each failure
+(findings, and a nudge when the attempt changed nothing and failed as before). Findings are
+logged once in ``.reflexkit/insights.jsonl``; the rules never raise into the loop.
 """
 
 from __future__ import annotations

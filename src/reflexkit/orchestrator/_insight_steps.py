@@ -1,15 +1,9 @@
 """What the retry loop asks the insights subsystem, and when (docs/insights.md, #17).
 
-:class:`LoopInsights` bundles the three parts of :mod:`reflexkit.insights` the loop calls (the
-rule tier, the lessons, the analysis) with what one run must remember between the calls: the
-run's findings and failed attempts (for the analysis), the reflections its retry prompts
-carried (to learn from a pass without a memory scan), and the count of completed attempts.
-
-Every method is guarded: an error is logged and the loop goes on as if insights were off.
-
-The per-attempt file change is measured here too (:func:`snapshot`, :func:`changed_files`):
-``git status`` of a working tree is cumulative, so an attempt that changed nothing would look
-like one that changed every file an earlier attempt left dirty.
+:class:`LoopInsights` bundles the rule tier, the lessons and the analysis with what one run
+remembers between calls; every method is guarded (an error is logged, the loop goes on as if
+insights were off). Each attempt's own file changes are measured here too (:func:`snapshot`,
+:func:`changed_files`), since ``git status`` is cumulative.
 """
 
 from __future__ import annotations

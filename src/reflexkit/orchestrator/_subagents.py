@@ -1,14 +1,9 @@
 """Subagents: who does the work of an attempt.
 
-:class:`CommandSubagent` runs any command-line agent, handing it the prompt in a file or on
-stdin; :class:`ScriptedSubagent` applies scripted file edits per attempt (tests and the demo).
-Whatever goes wrong with an attempt is a :class:`SubagentResult` with ``ok=False``; only a
-setup that can't work at all (the agent program is not installed) raises
-:class:`~reflexkit.exceptions.SetupError`, which the loop turns into the subtask's end.
-
-A subagent may also have a ``preflight()`` method taking no arguments: the loop calls it once
-before the first attempt of a run, and a :class:`~reflexkit.exceptions.SetupError` it raises
-stops the run before any work is done.
+:class:`CommandSubagent` runs any command-line agent (docs/agents.md); :class:`ScriptedSubagent`
+applies scripted edits (tests, the demo). A failed attempt is a :class:`SubagentResult` with
+``ok=False``; only a setup that can't work raises :class:`~reflexkit.exceptions.SetupError`,
+also from an optional ``preflight()`` the loop calls once before the first attempt.
 """
 
 from __future__ import annotations
