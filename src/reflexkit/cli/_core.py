@@ -65,6 +65,10 @@ def _global(ctx: click.Context, param: click.Parameter, value: Path | bool | Non
 
 def global_options() -> list[click.Option]:
     """``--config``, ``--debug`` and ``--json``, for the group and every command under it."""
+    flags = {
+        "--debug": "Show tracebacks and debug logs.",
+        "--json": "Print the result as camelCase JSON where the command has one.",
+    }
     return [
         click.Option(
             ["--config"],
@@ -75,19 +79,9 @@ def global_options() -> list[click.Option]:
             help="project.json to use (default: $REFLEXKIT_CONFIG, else "
             ".reflexkit/project.json here or in the nearest parent).",
         ),
-        click.Option(
-            ["--debug"],
-            is_flag=True,
-            expose_value=False,
-            callback=_global,
-            help="Show tracebacks and debug logs.",
-        ),
-        click.Option(
-            ["--json"],
-            is_flag=True,
-            expose_value=False,
-            callback=_global,
-            help="Print the result as camelCase JSON where the command has one.",
+        *(
+            click.Option([flag], is_flag=True, expose_value=False, callback=_global, help=text)
+            for flag, text in flags.items()
         ),
     ]
 
