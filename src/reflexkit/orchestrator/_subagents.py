@@ -165,12 +165,8 @@ class CommandSubagent:
     session, a hard time limit, bounded output, everything it started killed when the attempt
     ends.
 
-    The agent's environment (docs/agents.md) holds, besides *env*: ``REFLEXKIT_RUN_ID``,
-    ``REFLEXKIT_TASK_ID``, ``REFLEXKIT_SUBTASK_ID``, ``REFLEXKIT_ATTEMPT``,
-    ``REFLEXKIT_PROMPT_FILE`` (the prompt file, always written) and ``REFLEXKIT_RESULT_FILE``,
-    where it may write a JSON object with ``costUsd``, ``turns`` and ``setupError``. An agent
-    that exits with :data:`EXIT_SETUP` (78) says its setup can't work (no model, no key, no
-    API): the run stops with a setup error, as for a program that is not installed.
+    The ``REFLEXKIT_*`` variables it gets, its result file and :data:`EXIT_SETUP` (78, "my
+    setup can't work") are described once, in docs/agents.md.
 
     Args:
         argv: The command line, e.g. ``["my-agent", "--prompt-file", "{prompt_file}"]``.
