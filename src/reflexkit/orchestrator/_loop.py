@@ -251,14 +251,9 @@ class Orchestrator:
     ) -> RunSummary:
         """Run every subtask of *task* in *workdir*.
 
-        With ``config.jobs == 1`` the subtasks run one after another in ``dependsOn`` order.
-        With ``config.jobs > 1`` up to ``jobs`` subtasks run at once, each in its own thread:
-        a subtask starts as soon as every subtask it depends on has finished (and is
-        ``skipped`` if one of them did not pass). All of them share the run's time budget,
-        the reflection service and its memory, and the same *workdir*: subagents and
-        verification of parallel subtasks must touch different files, and their verification
-        commands should not depend on files another subtask is still editing. Events then
-        interleave between subtasks; :attr:`RunSummary.outcomes` keeps the sequential order.
+        In ``dependsOn`` order, one after another, or with ``config.jobs > 1`` up to ``jobs``
+        at once in one *workdir* (docs/orchestrator.md); :attr:`RunSummary.outcomes` keeps
+        the sequential order.
 
         Args:
             task: The task.
