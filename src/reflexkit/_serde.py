@@ -442,30 +442,21 @@ def loads(text: str | bytes, *, source: str = "") -> Any:  # noqa: ANN401 -- JSO
     return data
 
 
-# A JSON string (escapes included), and whether a colon follows: a key. Scanned from the
-# start of valid JSON, every match starts at a string's opening quote.
-_STRING_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?')
-_BIG_INPUT = 1 << 20
-"""From this many bytes on, RE2 scans for the keys: Python's ``re`` steps through a string's
-escapes one at a time (1.8 s for 32 MiB of ``\\"``), RE2 in 0.3 s. Smaller inputs (every
-config file) keep the stdlib, so no command that only reads its config imports RE2."""
-
-
 def _keys_written(text: str | bytes) -> int:
-    """How many keys *text* (valid JSON) writes, repeated ones included."""
+    """How many keys *text* (valid JSON) writes, repeated ones included.
+
+    In valid JSON a colon outside a string is a key's and nothing else's, so the keys are
+    the colons left once the strings are taken out. Every backslash in a string starts an
+    escape, so dropping the escaped backslashes (left to right) and then the escaped quotes
+    leaves only the quotes that open and close strings: the text between the odd and even
+    ones. A few passes of ``bytes`` methods, linear in the text and about as fast as reading
+    it whatever its escapes (a regular expression over the strings took a second or more
+    for 32 MiB of escaped quotes).
+    """
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    pattern = _string_tokens_re2() if len(data) >= _BIG_INPUT else _STRING_TOKEN
-    return sum(1 for colon in pattern.findall(data) if colon)
-
-
-@functools.cache
-def _string_tokens_re2() -> re.Pattern[bytes]:
-    """:data:`_STRING_TOKEN` compiled by RE2 (same matches: no look-around, no backrefs)."""
-    import re2  # type: ignore[import-untyped]  # noqa: PLC0415 -- big inputs only
-
-    options = re2.Options()
-    options.log_errors = False
-    return re2.compile(_STRING_TOKEN.pattern, options)  # type: ignore[no-any-return]
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(data.split(b'"')[::2]).count(b":")
 
 
 def _keys_kept(data: object) -> int:

@@ -129,6 +129,7 @@ def project(tmp_path: Path, fake_messages_api: FakeMessagesApi) -> tuple[Path, d
     return tmp_path, env
 
 
+@pytest.mark.slow
 def test_the_watch_reacts_to_failures_and_every_n_completions(
     project: tuple[Path, dict[str, str]], fake_messages_api: FakeMessagesApi
 ) -> None:

@@ -196,6 +196,7 @@ def chance(n: int) -> list[tuple[float, bool]]:
     return [(round(rng.uniform(0.0, 1.0), 3), rng.random() < 0.5) for _ in range(n)]
 
 
+@pytest.mark.slow
 def test_a_labelled_corpus_is_calibrated_with_its_high_subset(tmp_path: Path) -> None:
     """--labels FILE: n, AUC, the high-confidence subset's AUC and lift, as JSON."""
     rows = separated(400)
@@ -216,6 +217,7 @@ def test_a_labelled_corpus_is_calibrated_with_its_high_subset(tmp_path: Path) ->
     assert data["killCondition"]["met"] is False
 
 
+@pytest.mark.slow
 def test_the_kill_condition_is_printed_and_met_at_chance(tmp_path: Path) -> None:
     """Confidence at chance on the high subset: the pre-registered kill condition says MET."""
     path = corpus(tmp_path / "c.jsonl", chance(600))

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from reflexkit import _log
-from reflexkit._text import escape_json_text, one_line
+from reflexkit._text import one_line
+from reflexkit.cli._output import say
 from reflexkit.exceptions import ConfigError, ReflexkitError, RunInterrupted, SetupError
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def read_corpus(
     if invalid and not values:
         _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)
     for line in problems:
-        click.echo(f"reflexkit: skipped {line}", err=True)
+        say(f"reflexkit: skipped {line}", err=True)
     return where, values, invalid, tuple(problems)
 
 
@@ -145,8 +146,44 @@ def _fail(lines: Sequence[str], code: int) -> NoReturn:
     sys.exit(code)
 
 
+def _usage_failed(err: click.ClickException) -> NoReturn:
+    """Print click's own error (usage, bad value, no such command) through the gate; exit.
+
+    click quotes what was typed (``Invalid value for '--limit': '<value>'``): a token pasted
+    in the wrong place reaches the terminal redacted, its escape sequences shown.
+    """
+    import io  # noqa: PLC0415 -- only on a bad command line
+
+    from reflexkit.redaction._gate import outbound  # noqa: PLC0415 -- the same
+
+    said = io.StringIO()
+    err.show(file=said)
+    click.echo(outbound(said.getvalue(), "terminal"), err=True, nl=False)
+    sys.exit(err.exit_code)
+
+
 class _Group(click.Group):
     """A group whose commands turn our errors into one-line messages and exit codes."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,  # noqa: ANN401 -- click's context settings
+    ) -> Any:  # noqa: ANN401 -- what the command returns
+        """Click's ``main``, with its errors printed through the gate (:func:`_usage_failed`)."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            done = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as err:
+            _usage_failed(err)
+        except click.exceptions.Abort:
+            say("Aborted!", err=True)
+            sys.exit(EXIT_FAILED)
+        sys.exit(done if isinstance(done, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401 -- what the command returns
         try:
@@ -158,13 +195,16 @@ class _Group(click.Group):
 
             name = signal.Signals(err.signum).name
             _fail([f"interrupted by {name}: the run was stopped"], EXIT_SIGNAL_BASE + err.signum)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 -- each ends as one line, or a gated traceback
             if isinstance(err, OSError):
                 from reflexkit.cli._streams import exit_if_reader_left  # noqa: PLC0415
 
                 exit_if_reader_left(err)  # `reflexkit recent s1 | head -1`: quietly, exit 141
-            if _debugging(ctx):
-                raise
+            if _debugging(ctx):  # the traceback, through the gate like every line
+                import traceback  # noqa: PLC0415 -- only with --debug
+
+                say(traceback.format_exc(), err=True, nl=False)
+                sys.exit(_said(err)[1])
             _fail(*_said(err))
 
 
@@ -289,19 +329,3 @@ def _fail_on_missing_fixtures(service: object) -> None:
             ],
             EXIT_BAD_INPUT,
         )
-
-
-def echo_json(data: object, *, indent: bool = True) -> None:
-    r"""Print *data* (a model or JSON data) as camelCase JSON for the terminal, through the gate.
-
-    Every string, keys included, is redacted; after serialising, each character that would
-    control the terminal or hide text (ESC, C1 controls, U+202E ...) is written as a JSON
-    escape (``\u202e``), so the output is valid JSON that reads back as the data was, and
-    a terminal shows the escape instead of obeying it. Records come from files an agent can
-    write: nothing in them is printed raw.
-    """
-    from reflexkit import _serde  # noqa: PLC0415 -- JSON output only; the hot paths print text
-    from reflexkit.redaction._gate import outbound_data  # noqa: PLC0415 -- the same
-
-    gated = outbound_data(_serde.unstructure(data), "terminal_json")
-    click.echo(escape_json_text(_serde.dumps(gated, indent=indent).decode()))

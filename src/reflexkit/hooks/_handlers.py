@@ -15,9 +15,8 @@ import hashlib
 import logging
 import os
 import re
-import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +43,6 @@ __all__ = [
     "EVENTS",
     "HOOK_SUBTASK",
     "HookResult",
-    "answer_stdin",
     "run_hook",
 ]
 
@@ -132,19 +130,6 @@ def run_hook(event: str, raw: bytes, *, config: Path | None = None) -> HookResul
         result = HookResult(note=f"error: {type(err).__name__}: {err}")
     _log(project, event, session, result.note, time.monotonic() - started)
     return result
-
-
-def answer_stdin(event: str, *, config: Path | None, echo: Callable[[str], object]) -> None:
-    """Run one hook on the payload on stdin and *echo* what Claude Code should read.
-
-    Never raises: a hook exits 0 whatever happens (an error is logged).
-    """
-    try:
-        result = run_hook(event, sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1), config=config)
-        if result.stdout:
-            echo(result.stdout)
-    except Exception as err:  # noqa: BLE001 -- a hook exits 0 whatever happens
-        log.warning("hook %s failed: %s: %s", event, type(err).__name__, err)
 
 
 def _payload(raw: bytes) -> tuple[dict[str, Any] | None, str]:

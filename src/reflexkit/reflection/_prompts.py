@@ -359,7 +359,7 @@ def _failure_lines(
     """The failure's part of the user turn, up to its output's fence."""
     lines = ["Write a reflection on this failed attempt.", "", "<failure>"]
     if failure.description:
-        lines.append(f"Subtask: {_defused(strip_control(portable(failure.description)))}")
+        lines += _description_lines(_defused(strip_control(portable(failure.description))))
     lines.append(f"Attempt: {failure.attempt_number}")
     lines.append(
         f"Failure type: {failure_type.value}"
@@ -380,7 +380,20 @@ def _failure_lines(
     return [*lines, f"Output{note}:", fence(bounded or "(no output)", notice=DATA_NOTICE)]
 
 
-_SECTION_TAG_RE = re.compile(r"<(/?)(failure|reflection|output)\b", re.IGNORECASE)
+_SECTION_TAG_RE = re.compile(r"<[ \t]*(/?)[ \t]*(failure|reflection|output)\b", re.IGNORECASE)
+"""A section tag in any spelling (``</failure>``, ``< /failure>``, ``</ FAILURE>``)."""
+
+
+def _description_lines(text: str) -> list[str]:
+    """The subtask's description: one line as it is, more in a fence after the data line.
+
+    A hook's description is the agent's own (the Bash tool's ``description``): over several
+    lines it could write what reads as the request's own text.
+    """
+    text = text.strip()
+    if "\n" not in text:
+        return [f"Subtask: {text}"]
+    return ["Subtask:", fence(text, notice=DATA_NOTICE)]
 
 
 def _defused(text: str) -> str:

@@ -202,9 +202,8 @@ def read_instructions(root: Path, *, max_chars: int = MAX_INSTRUCTIONS_CHARS) ->
     """
     parts: list[str] = []
     for name in INSTRUCTION_FILES:
-        path = root / name
-        try:  # the repository names it: the safe reader (no link, FIFO or device)
-            raw = read_regular(path, limit=max_chars * 4, keep="head")
+        try:  # the repository names it: the safe reader (no link, FIFO, device or way out)
+            raw = read_regular(name, limit=max_chars * 4, keep="head", within=root)
         except OSError:
             continue
         text = raw.decode("utf-8", "replace")
@@ -284,7 +283,10 @@ def judge_prompt(
 
 
 _SECTIONS = ("subtask", "project_instructions", "diff", "last_message")
-_CLOSING_TAG_RE = re.compile(rf"</({'|'.join(_SECTIONS)})>")
+_CLOSING_TAG_RE = re.compile(
+    rf"<[ \t]*/[ \t]*({'|'.join(_SECTIONS)})\b[^>\n]{{0,80}}>", re.IGNORECASE
+)
+"""A closing section tag in any spelling: ``</diff>``, ``</DIFF>``, ``</diff >``, ``< /diff>``."""
 
 
 def _section(tag: str, text: str) -> list[str]:

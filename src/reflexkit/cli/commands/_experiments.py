@@ -15,11 +15,11 @@ from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     _fail,
     _state,
-    echo_json,
     read_corpus,
     reports_folder,
     reports_option,
 )
+from reflexkit.cli._output import say, say_json
 from reflexkit.redaction._gate import outbound
 from reflexkit.reports._calibration import KillCondition
 from reflexkit.reports._history import git_history
@@ -32,8 +32,8 @@ _MAX_BOARD_BYTES = 256 * 1024 * 1024
 
 
 def _echo_kill(kill: KillCondition) -> None:
-    click.echo(f"kill condition (pre-registered): {kill.rule}")
-    click.echo(f"  {kill.verdict}")
+    say(f"kill condition (pre-registered): {kill.rule}")
+    say(f"  {kill.verdict}")
 
 
 @click.command("git-history")
@@ -76,22 +76,22 @@ def git_history_command(
     except Exception as err:  # noqa: BLE001 -- subprocess.TimeoutExpired and the like
         _fail([f"{path}: git could not read the history: {err}"], EXIT_BAD_INPUT)
     if _state(ctx).json:  # --json, before or after the command name
-        echo_json(result)
+        say_json(result)
         return
     window = f"{result.since:%Y-%m-%d} .. {result.until:%Y-%m-%d}" if result.until else "no commits"
-    click.echo(
+    say(
         f"repo {result.repo} ({rev} {result.rev[:12]}), {window} ({result.days} days): "
         f"{result.commits} commits, {result.feature_changes} feature changes"
     )
     reverts = sum(s.kind == "revert" for s in result.signals)
-    click.echo(
+    say(
         f"signals: {len(result.signals)} ({reverts} reverts, "
         f"{len(result.signals) - reverts} quick fixes)"
     )
     for gate, count in result.tally.items():
-        click.echo(f"  {gate:<16} {count}")
+        say(f"  {gate:<16} {count}")
     for signal in result.signals:
-        click.echo(
+        say(
             f"  {signal.kind} {signal.commit[:12]} {outbound(signal.subject, 'terminal')[:60]!r}: "
             f"{signal.gate} ({outbound(signal.why, 'terminal')[:120]})"
         )
@@ -141,19 +141,17 @@ def outcomes_command(
         tasks = tasks_from_reports(read_reports(folder))
         result = detectability(tasks, window_days=window_days, source=f"reports in {folder}")
     if _state(ctx).json:  # --json, before or after the command name
-        echo_json(result)
+        say_json(result)
         return
-    click.echo(f"{result.source}; window {result.window_days} days")
+    say(f"{result.source}; window {result.window_days} days")
     rate = f"{result.rate:.0%}" if result.rate is not None else "not defined"
-    click.echo(
+    say(
         f"finished tasks: {result.completed}; with a machine-detectable outcome: "
         f"{result.detectable} (base rate {rate})"
         + (f"; skipped {result.skipped_invalid} invalid lines" if result.skipped_invalid else "")
     )
     for kind, count in result.by_signal.items():
-        click.echo(f"  {kind:<16} {count}")
+        say(f"  {kind:<16} {count}")
     if result.undetectable:
-        click.echo(
-            "  no signal: " + ", ".join(outbound(i, "terminal") for i in result.undetectable)
-        )
+        say("  no signal: " + ", ".join(outbound(i, "terminal") for i in result.undetectable))
     _echo_kill(result.kill_condition)

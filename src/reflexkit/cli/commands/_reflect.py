@@ -12,7 +12,7 @@ from click.core import ParameterSource
 
 from reflexkit import _log, _serde
 from reflexkit._deadline import deadline_in
-from reflexkit._text import show_name, strip_control
+from reflexkit._text import show_name
 from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -22,8 +22,8 @@ from reflexkit.cli._core import (
     _project,
     _service,
     _state,
-    echo_json,
 )
+from reflexkit.cli._output import say, say_json
 from reflexkit.tasks._config import (
     GeneratorBackend,
 )
@@ -87,7 +87,7 @@ def _read_input(ctx: click.Context, input_: str) -> FailureContext:
                     "you type)"
                 )
                 _fail([msg], EXIT_BAD_INPUT)
-            click.echo("reflexkit: reading a FailureContext as JSON; end with Ctrl-D", err=True)
+            say("reflexkit: reading a FailureContext as JSON; end with Ctrl-D", err=True)
         raw = _serde.read_limited(stdin, source=source)
     else:
         source = show_name(input_, max_chars=200)  # an error line stays a line
@@ -153,9 +153,9 @@ def reflect(
     # that fails costs the output, never the record.
     saved = no_save or service.save(reflection)
     if _state(ctx).json:
-        echo_json(reflection)
+        say_json(reflection)
     else:
-        click.echo(strip_control(_summary(reflection)))
+        say(_summary(reflection))
     if not saved:
         problem = _memory_problem(ctx)
         if problem is not None:  # nothing will save until the setup changes: exit 2
@@ -207,6 +207,6 @@ def fixtures_key(ctx: click.Context, input_: str) -> None:
         root=project.root,
     )
     if _state(ctx).json:  # as every --json: a camelCase object
-        echo_json({"fixtureKey": key, "subtaskId": clean.subtask_id}, indent=False)
+        say_json({"fixtureKey": key, "subtaskId": clean.subtask_id}, indent=False)
         return
-    click.echo(key)
+    say(key)
