@@ -1,18 +1,9 @@
 """Events of an orchestrator run, and the JSONL run log they are written to.
 
-A run log starts with ``run_started``, and ends with ``run_finished`` or, when a signal
-stopped it, ``run_interrupted``; every subtask ends with exactly one of ``passed``,
-``exhausted``, ``stuck``, ``skipped``, ``budget_spent``, ``setup_failed``, ``interrupted``,
-``needs_input`` or ``paused`` (the insight rules paused it, #17; ``setup_failed`` with an empty
-``subtaskId`` when the subagent's preflight failed before any subtask started). String values
-are stripped of terminal control sequences.
-
-Every step of a run is an :class:`Event`; the orchestrator hands each one, in-process, to its
-subscribers: the insight rules, a live view, your own (entry points :data:`SUBSCRIBER_GROUP`),
-and a :class:`RunLog`, which appends it as one camelCase JSON object per line, for example::
-
-    {"kind":"verification_failed","subtaskId":"discount","attempt":1,
-     "at":"2026-01-31T12:00:00.123456Z","data":{"command":"pytest -q","exitCode":1}}
+Every step of a run is an :class:`Event`, handed in-process to the loop's subscribers (the
+insight rules, a live view, entry points of :data:`SUBSCRIBER_GROUP`) and to a
+:class:`RunLog`, which appends it as one camelCase JSON object per line. The event kinds and
+their fields are listed once, in docs/orchestrator.md.
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ from typing import Any, NamedTuple
 
 import click
 
+from reflexkit import _log
 from reflexkit._version import __version__
 from reflexkit.cli._core import (
     _Group,
-    _set_logging,
     _State,
     _state,
     add_global_options,
@@ -149,7 +149,7 @@ def cli(ctx: click.Context) -> None:
     --config, --debug and --json go before or after the command name, on every command.
     """
     state = _state(ctx)
-    _set_logging(debug=state.debug)
+    _log.configure(debug=state.debug)
     # Here, not in main(): --version and --help start no processes, nor do the commands that
     # only read and write memory, which orchestrators call once per failure (#19).
     if state.subreaper and ctx.invoked_subcommand not in _NO_PROCESSES:

@@ -56,20 +56,20 @@ class _State:
         return self._project
 
 
-def _set_logging(*, debug: bool) -> None:
-    _log.configure(debug=debug)
-
-
 def _global(ctx: click.Context, param: click.Parameter, value: Path | bool | None) -> None:
     """Keep a global option given before or after the command name on the one state."""
     if value:
         setattr(_state(ctx), str(param.name), value)
         if param.name == "debug":
-            _set_logging(debug=True)
+            _log.configure(debug=True)
 
 
 def global_options() -> list[click.Option]:
     """``--config``, ``--debug`` and ``--json``, for the group and every command under it."""
+    flags = {
+        "--debug": "Show tracebacks and debug logs.",
+        "--json": "Print the result as camelCase JSON where the command has one.",
+    }
     return [
         click.Option(
             ["--config"],
@@ -80,19 +80,9 @@ def global_options() -> list[click.Option]:
             help="project.json to use (default: $REFLEXKIT_CONFIG, else "
             ".reflexkit/project.json here or in the nearest parent).",
         ),
-        click.Option(
-            ["--debug"],
-            is_flag=True,
-            expose_value=False,
-            callback=_global,
-            help="Show tracebacks and debug logs.",
-        ),
-        click.Option(
-            ["--json"],
-            is_flag=True,
-            expose_value=False,
-            callback=_global,
-            help="Print the result as camelCase JSON where the command has one.",
+        *(
+            click.Option([flag], is_flag=True, expose_value=False, callback=_global, help=text)
+            for flag, text in flags.items()
         ),
     ]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import orjson
 from reflexkit._lines import open_lines, scan
 from reflexkit._text import cut_middle
 from reflexkit.events import Event, EventKind
+from reflexkit.models import FailureContext, FailureType
 
 __all__ = [
     "MAX_ERROR_CHARS",
@@ -74,6 +75,33 @@ class AttemptRecord:
     output_chars: int | None = None
     command: str = ""
     error: str = ""
+
+    @classmethod
+    def of_failure(
+        cls,
+        failure: FailureContext,
+        *,
+        at: datetime,
+        fingerprint: str,
+        files: Sequence[str] | None,
+        output_chars: int | None,
+    ) -> AttemptRecord:
+        """The record of a failed attempt, as the loop knows it before its event is read."""
+        return cls(
+            run_id=failure.session_id,
+            task_id=failure.task_id,
+            subtask_id=failure.subtask_id,
+            attempt=failure.attempt_number,
+            at=at,
+            failed=True,
+            failure_type=failure.failure_type.value if failure.failure_type else None,
+            timed_out=failure.failure_type is FailureType.TIMEOUT,
+            fingerprint=fingerprint,
+            files_modified=None if files is None else tuple(files),
+            output_chars=output_chars,
+            command=failure.command,
+            error=error_excerpt(failure.error_output),
+        )
 
 
 @attrs.define(kw_only=True)

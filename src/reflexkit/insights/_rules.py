@@ -1,15 +1,9 @@
 """The rule tier: patterns in the run history that cost no LLM call.
 
-:class:`HistoryRules` reads the run logs (through :class:`RunLogReader`,
-incrementally) and the paused-subtasks file, and answers the loop at two points:
-
-* :meth:`HistoryRules.at_run_start`: which subtasks to skip as ``paused``, plus the findings
-  that hold for the task now;
-* :meth:`HistoryRules.after_failure`: the findings about the attempt that just failed, and a
-  nudge for the next prompt when it changed nothing and failed exactly as before.
-
-Every finding is logged once in ``.reflexkit/insights.jsonl``. The rules never raise into the
-loop: an error is logged and the answer is "nothing found".
+:class:`HistoryRules` reads the run logs incrementally and the paused-subtasks file, and
+answers the loop at the run's start (subtasks to skip as ``paused``) and after each failure
+(findings, and a nudge when the attempt changed nothing and failed as before). Findings are
+logged once in ``.reflexkit/insights.jsonl``; the rules never raise into the loop.
 """
 
 from __future__ import annotations
@@ -36,7 +30,7 @@ from reflexkit.insights._models import (
     description_hash,
 )
 from reflexkit.insights._store import FindingLog, PausedSubtasks
-from reflexkit.models import FailureContext, FailureType, utcnow
+from reflexkit.models import FailureContext, utcnow
 from reflexkit.tasks._config import InsightsConfig
 from reflexkit.tasks._task import Subtask, Task
 
@@ -548,18 +542,8 @@ class HistoryRules:
             if not (a.run_id == failure.session_id and a.attempt >= failure.attempt_number)
         ]
         files = tuple(files_changed) if files_changed is not None else failure.files_modified
-        current = AttemptRecord(
-            run_id=failure.session_id,
-            task_id=failure.task_id,
-            subtask_id=failure.subtask_id,
-            attempt=failure.attempt_number,
-            at=now,  # the run's clock, as its events carry
-            failed=True,
-            failure_type=failure.failure_type.value if failure.failure_type else None,
-            timed_out=failure.failure_type is FailureType.TIMEOUT,
-            fingerprint=fingerprint,
-            files_modified=files,
-            output_chars=output_chars,
+        current = AttemptRecord.of_failure(  # at the run's clock, as its events carry
+            failure, at=now, fingerprint=fingerprint, files=files, output_chars=output_chars
         )
         attempts.append(current)
         found = _streak_findings(attempts, self.config, now=now)

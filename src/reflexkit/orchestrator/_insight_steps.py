@@ -1,15 +1,9 @@
 """What the retry loop asks the insights subsystem, and when (docs/insights.md, #17).
 
-:class:`LoopInsights` bundles the three parts of :mod:`reflexkit.insights` the loop calls (the
-rule tier, the lessons, the analysis) with what one run must remember between the calls: the
-run's findings and failed attempts (for the analysis), the reflections its retry prompts
-carried (to learn from a pass without a memory scan), and the count of completed attempts.
-
-Every method is guarded: an error is logged and the loop goes on as if insights were off.
-
-The per-attempt file change is measured here too (:func:`snapshot`, :func:`changed_files`):
-``git status`` of a working tree is cumulative, so an attempt that changed nothing would look
-like one that changed every file an earlier attempt left dirty.
+:class:`LoopInsights` bundles the rule tier, the lessons and the analysis with what one run
+remembers between calls; every method is guarded (an error is logged, the loop goes on as if
+insights were off). Each attempt's own file changes are measured here too (:func:`snapshot`,
+:func:`changed_files`), since ``git status`` is cumulative.
 """
 
 from __future__ import annotations
@@ -24,12 +18,12 @@ from reflexkit.events import Event, EventKind
 from reflexkit.exceptions import StoreError
 from reflexkit.insights._analysis import AnalysisCycle, AnalysisOutcome
 from reflexkit.insights._events import InsightEvent, analysis_data, finding_event, insight_events
-from reflexkit.insights._history import AttemptRecord, error_excerpt
+from reflexkit.insights._history import AttemptRecord
 from reflexkit.insights._jsonl import SayOnce
 from reflexkit.insights._lessons import LessonBook, format_lessons, tool_of
 from reflexkit.insights._models import ActiveTask, Finding, Lesson
 from reflexkit.insights._rules import AttemptCheck, HistoryRules, InsightRules, RunStartCheck
-from reflexkit.models import FailureContext, FailureType, Reflection
+from reflexkit.models import FailureContext, Reflection
 from reflexkit.orchestrator._verify import modified_files
 from reflexkit.tasks._config import InsightsConfig
 from reflexkit.tasks._task import Task
@@ -233,20 +227,12 @@ class LoopInsights:
         """Ask the rules about a failed attempt; the findings and the next prompt's nudge."""
         with self._lock:
             self._failures.append(
-                AttemptRecord(
-                    run_id=failure.session_id,
-                    task_id=failure.task_id,
-                    subtask_id=failure.subtask_id,
-                    attempt=failure.attempt_number,
+                AttemptRecord.of_failure(
+                    failure,
                     at=failure.created_at,
-                    failed=True,
-                    failure_type=failure.failure_type.value if failure.failure_type else None,
-                    timed_out=failure.failure_type is FailureType.TIMEOUT,
                     fingerprint=fingerprint,
-                    files_modified=tuple(files_changed) if files_changed is not None else None,
+                    files=files_changed,
                     output_chars=output_chars,
-                    command=failure.command,
-                    error=error_excerpt(failure.error_output),
                 )
             )
             del self._failures[:-_KEEP]

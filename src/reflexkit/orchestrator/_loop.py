@@ -251,14 +251,9 @@ class Orchestrator:
     ) -> RunSummary:
         """Run every subtask of *task* in *workdir*.
 
-        With ``config.jobs == 1`` the subtasks run one after another in ``dependsOn`` order.
-        With ``config.jobs > 1`` up to ``jobs`` subtasks run at once, each in its own thread:
-        a subtask starts as soon as every subtask it depends on has finished (and is
-        ``skipped`` if one of them did not pass). All of them share the run's time budget,
-        the reflection service and its memory, and the same *workdir*: subagents and
-        verification of parallel subtasks must touch different files, and their verification
-        commands should not depend on files another subtask is still editing. Events then
-        interleave between subtasks; :attr:`RunSummary.outcomes` keeps the sequential order.
+        In ``dependsOn`` order, one after another, or with ``config.jobs > 1`` up to ``jobs``
+        at once in one *workdir* (docs/orchestrator.md); :attr:`RunSummary.outcomes` keeps
+        the sequential order.
 
         Args:
             task: The task.
@@ -305,9 +300,7 @@ class Orchestrator:
             self._interrupted(interrupt, run_id=run_id, started=started)
             raise
         except BaseException:  # a bug in the loop itself: still leave nothing running
-            self._halt.set()
-            self._stop.set()
-            _process.kill_all()
+            self._stop_all()
             raise
         summary = RunSummary(
             run_id=run_id,
@@ -334,13 +327,7 @@ class Orchestrator:
         setup_error = self._unverified(task) or self._preflight()
         if setup_error is not None:
             return {
-                s.id: SubtaskOutcome(
-                    subtask_id=s.id,
-                    outcome="setup_error",
-                    attempts=0,
-                    duration_ms=0,
-                    reason=setup_error,
-                )
+                s.id: SubtaskOutcome(subtask_id=s.id, outcome="setup_error", reason=setup_error)
                 for s in ordered
             }
         schedule = Schedule(
@@ -361,6 +348,10 @@ class Orchestrator:
         """A parallel run cut short: note what ran, stop every process, start nothing."""
         with self._emit_lock:
             self._at_interrupt = dict(self._running)
+        self._stop_all()
+
+    def _stop_all(self) -> None:
+        """Start nothing new, end what runs, and kill every process started."""
         self._halt.set()
         self._stop.set()
         _process.kill_all()
@@ -403,9 +394,7 @@ class Orchestrator:
         started: float,
     ) -> None:
         """Stop what runs and write the events of an interrupted run (then the caller raises)."""
-        self._halt.set()
-        self._stop.set()
-        _process.kill_all()
+        self._stop_all()
         if isinstance(interrupt, RunInterrupted):
             name = signal.Signals(interrupt.signum).name
         else:
@@ -439,11 +428,7 @@ class Orchestrator:
         if subtask.id in self._paused:  # by the insight rules: no attempt spent
             self._emit(EventKind.PAUSED, subtask.id, 0, {"reason": self._paused[subtask.id]})
             return SubtaskOutcome(
-                subtask_id=subtask.id,
-                outcome="paused",
-                attempts=0,
-                duration_ms=0,
-                reason=self._paused[subtask.id],
+                subtask_id=subtask.id, outcome="paused", reason=self._paused[subtask.id]
             )
         at = _Progress(
             task=task,

@@ -41,10 +41,9 @@ class SubtaskOutcome:
             ``skipped`` (a dependency did not pass, or an earlier setup error stopped the
             run); ``setup_error`` (the run can't work as set up: see ``reason``);
             ``interrupted`` (a signal stopped the run); ``needs_input`` (the agent ended on a
-            question to the user and no check passed: a retry would only ask again).
-            ``interrupted`` (a signal stopped the run); ``paused`` (the insight rules paused
-            it: no attempt).
-        attempts: How many attempts were made.
+            question to the user and no check passed: a retry would only ask again);
+            ``paused`` (the insight rules paused it: no attempt).
+        attempts: How many attempts were made (0 for one that ended before any).
         duration_ms: Wall-clock time of all its attempts.
         reflections_used: How many distinct reflections its retry prompts carried.
         reason: One line on why it did not pass (``None`` when it passed).
@@ -52,8 +51,8 @@ class SubtaskOutcome:
 
     subtask_id: str
     outcome: Outcome
-    attempts: int
-    duration_ms: int
+    attempts: int = 0
+    duration_ms: int = 0
     reflections_used: int = 0
     reason: str | None = None
 

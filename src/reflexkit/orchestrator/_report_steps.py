@@ -1,14 +1,9 @@
 """The reports package around the retry loop (docs/reports.md, #18): two steps, one subscriber.
 
-Steps, because they change what the loop does: before an attempt, the judge's last rejection
-and the self-report request join the prompt (:func:`audit_start`); after checked work, the
-completion judge's rejection makes the attempt a failure (the loop asks the audit's judge).
-
-A subscriber, because it changes nothing: :class:`AttemptReports` writes each attempt's report
-from the event that ends the attempt (``passed``, ``verification_failed``, ``needs_input``),
-which carries how the agent ended and what the checks and the judge said
-(:func:`attempt_facts`), and emits ``needs_review`` when the risk floor says so. A failing
-classifier or report never fails the attempt.
+The steps change the attempt: the judge's last rejection and the self-report request join the
+prompt (:func:`audit_start`), and the judge's rejection of checked work fails it. The
+subscriber, :class:`AttemptReports`, changes nothing: it writes each attempt's report from the
+event that ends it and emits ``needs_review`` when the risk floor says so.
 """
 
 from __future__ import annotations

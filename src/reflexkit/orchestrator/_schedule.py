@@ -55,9 +55,7 @@ class Schedule:
             else "the run stopped: the subagent can't work as set up"
         )
         self.skipped(subtask, reason)
-        return SubtaskOutcome(
-            subtask_id=subtask.id, outcome="skipped", attempts=0, duration_ms=0, reason=reason
-        )
+        return SubtaskOutcome(subtask_id=subtask.id, outcome="skipped", reason=reason)
 
     def _sequential(self, ordered: list[Subtask]) -> dict[str, SubtaskOutcome]:
         outcomes: dict[str, SubtaskOutcome] = {}

@@ -1,14 +1,9 @@
 """Subagents: who does the work of an attempt.
 
-:class:`CommandSubagent` runs any command-line agent, handing it the prompt in a file or on
-stdin; :class:`ScriptedSubagent` applies scripted file edits per attempt (tests and the demo).
-Whatever goes wrong with an attempt is a :class:`SubagentResult` with ``ok=False``; only a
-setup that can't work at all (the agent program is not installed) raises
-:class:`~reflexkit.exceptions.SetupError`, which the loop turns into the subtask's end.
-
-A subagent may also have a ``preflight()`` method taking no arguments: the loop calls it once
-before the first attempt of a run, and a :class:`~reflexkit.exceptions.SetupError` it raises
-stops the run before any work is done.
+:class:`CommandSubagent` runs any command-line agent (docs/agents.md); :class:`ScriptedSubagent`
+applies scripted edits (tests, the demo). A failed attempt is a :class:`SubagentResult` with
+``ok=False``; only a setup that can't work raises :class:`~reflexkit.exceptions.SetupError`,
+also from an optional ``preflight()`` the loop calls once before the first attempt.
 """
 
 from __future__ import annotations
@@ -170,12 +165,8 @@ class CommandSubagent:
     session, a hard time limit, bounded output, everything it started killed when the attempt
     ends.
 
-    The agent's environment (docs/agents.md) holds, besides *env*: ``REFLEXKIT_RUN_ID``,
-    ``REFLEXKIT_TASK_ID``, ``REFLEXKIT_SUBTASK_ID``, ``REFLEXKIT_ATTEMPT``,
-    ``REFLEXKIT_PROMPT_FILE`` (the prompt file, always written) and ``REFLEXKIT_RESULT_FILE``,
-    where it may write a JSON object with ``costUsd``, ``turns`` and ``setupError``. An agent
-    that exits with :data:`EXIT_SETUP` (78) says its setup can't work (no model, no key, no
-    API): the run stops with a setup error, as for a program that is not installed.
+    The ``REFLEXKIT_*`` variables it gets, its result file and :data:`EXIT_SETUP` (78, "my
+    setup can't work") are described once, in docs/agents.md.
 
     Args:
         argv: The command line, e.g. ``["my-agent", "--prompt-file", "{prompt_file}"]``.

@@ -9,6 +9,7 @@ I/O around it, atomically and under sanitised ids. The fields and the schema
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -677,21 +678,17 @@ class AttemptReporter:
         self.workdir = workdir or project.root
         self.source: Literal["orchestrator", "stop-hook"] = source
         self._unwritten = said if said is not None else set()
-        self._repo: str | None = None
 
-    @property
-    def repo(self) -> str:
-        """The repository's name (:func:`repo_name`), asked of git once per reporter."""
-        if self._repo is None:
-            self._repo = repo_name(self.workdir)
-        return self._repo
-
-    @property
-    def reflection_mode(self) -> ReflectionMode:
-        """``off`` when ``reflexion.enabled`` is false, else ``solo`` or ``orchestrated``."""
-        if not self.project.config.reflexion.enabled:
-            return "off"
-        return "solo" if self.source == "stop-hook" else "orchestrated"
+    @functools.cached_property
+    def settings(self) -> ReportSettings:
+        """Its reports' settings; the repository's name is asked of git once per reporter."""
+        enabled = self.project.config.reflexion.enabled
+        return ReportSettings(
+            source=self.source,
+            repo=repo_name(self.workdir),
+            reflection_mode=None if enabled else "off",  # else solo or orchestrated, by source
+            risk=self.project.config.risk,
+        )
 
     @property
     def enabled(self) -> bool:
@@ -763,12 +760,7 @@ class AttemptReporter:
                 changes=git_changes(self.workdir, base=base or "HEAD"),
                 self_report=self._take_self_report(),
                 verification=verification,
-                settings=ReportSettings(
-                    source=self.source,
-                    repo=self.repo,
-                    reflection_mode=self.reflection_mode,
-                    risk=self.project.config.risk,
-                ),
+                settings=self.settings,
             )
             write_report(report, self.reports_dir)
         except (OSError, ValueError, TypeError) as err:

@@ -1,16 +1,8 @@
 """Task files: a task, its subtasks, and how each subtask is verified.
 
 A task file is camelCase JSON, read by the one converter in :mod:`reflexkit._serde`, so its
-errors name JSON paths exactly like project.json's::
-
-    {
-      "id": "fix-cart",
-      "description": "Make the cart's pricing right.",
-      "subtasks": [
-        {"id": "discount", "description": "Fix the discount.", "verify": ["pytest -q"]},
-        {"id": "docs", "description": "Document it.", "dependsOn": ["discount"], "maxAttempts": 2}
-      ]
-    }
+errors name JSON paths exactly like project.json's; docs/orchestrator.md shows one and lists
+its fields.
 """
 
 from __future__ import annotations

@@ -264,6 +264,28 @@ class _Server(ThreadingHTTPServer):
         """Ignore clients that went away (timeouts, drops); that is what tests provoke."""
 
 
+@attrs.frozen
+class Reply:
+    """A complete HTTP response, after *delay_s*; an API's subclass may stream it instead."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str]
+    delay_s: float = 0.0
+
+    def serve(self, exchange: Exchange, /) -> None:
+        if self.delay_s and exchange.stopping.wait(self.delay_s):
+            exchange.drop()
+            return
+        if not self.streamed(exchange):
+            exchange.send(self.status, self.body, self.headers)
+
+    def streamed(self, exchange: Exchange, /) -> bool:
+        """Send the reply as a stream when the request asks for one; ``False`` when it didn't."""
+        del exchange
+        return False
+
+
 class FakeApi:
     """A scripted model API on 127.0.0.1; a subclass says which paths and what replies.
 
@@ -281,6 +303,8 @@ class FakeApi:
     scripted_paths: ClassVar[tuple[str, ...]] = ()
     """The request paths (without query) answered by rules and script; others get a 404."""
     label: ClassVar[str] = "fake API"
+    reply_type: ClassVar[type[Reply]] = Reply
+    """The class of its HTTP replies (:class:`Reply`, or a subclass that streams)."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self._address = (host, port)
@@ -300,7 +324,7 @@ class FakeApi:
 
     def _json_answer(self, data: object, /) -> Scripted:
         """A successful reply with *data* as its JSON (streamed when the request asks)."""
-        return Reply(200, orjson.dumps(data), {})
+        return self.reply_type(200, orjson.dumps(data), {})
 
     def _error(self, status: int, message: str) -> Scripted:
         """An error reply in the API's own shape."""
@@ -385,13 +409,10 @@ class FakeApi:
         """
         if scripted is None:
             body = orjson.dumps(json) if json is not None else b""
-            scripted = self._http(status, body, dict(headers or {}), delay_s)
+            scripted = self.reply_type(status, body, dict(headers or {}), delay_s)
         with self._lock:
             self._script.append(scripted)
         return self
-
-    def _http(self, status: int, body: bytes, headers: dict[str, str], delay_s: float) -> Scripted:
-        return Reply(status, body, headers, delay_s)
 
     def when(
         self,
@@ -491,25 +512,3 @@ class FakeApi:
                 self._connections.add(conn)
             else:
                 self._connections.discard(conn)
-
-
-@attrs.frozen
-class Reply:
-    """A complete HTTP response, after *delay_s*; an API's subclass may stream it instead."""
-
-    status: int
-    body: bytes
-    headers: dict[str, str]
-    delay_s: float = 0.0
-
-    def serve(self, exchange: Exchange, /) -> None:
-        if self.delay_s and exchange.stopping.wait(self.delay_s):
-            exchange.drop()
-            return
-        if not self.streamed(exchange):
-            exchange.send(self.status, self.body, self.headers)
-
-    def streamed(self, exchange: Exchange, /) -> bool:
-        """Send the reply as a stream when the request asks for one; ``False`` when it didn't."""
-        del exchange
-        return False

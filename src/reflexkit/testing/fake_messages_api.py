@@ -293,6 +293,7 @@ class FakeMessagesApi(FakeApi):
 
     scripted_paths = (MESSAGES_PATH,)
     label = "fake Messages API"
+    reply_type = _Reply
 
     def _warm_up(self) -> None:
         """Load the anthropic SDK and build a first client.
@@ -303,12 +304,6 @@ class FakeMessagesApi(FakeApi):
         import anthropic  # noqa: PLC0415 -- loaded once per process, outside any budget
 
         anthropic.Anthropic(api_key="warm-up", base_url="http://127.0.0.1:9").close()
-
-    def _http(self, status: int, body: bytes, headers: dict[str, str], delay_s: float) -> Scripted:
-        return _Reply(status, body, headers, delay_s)
-
-    def _json_answer(self, data: object, /) -> Scripted:
-        return _Reply(200, orjson.dumps(data), {})
 
     def _error(self, status: int, message: str) -> Scripted:
         kind = "not_found_error" if status == HTTPStatus.NOT_FOUND else "invalid_request_error"

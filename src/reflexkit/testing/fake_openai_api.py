@@ -373,16 +373,11 @@ class FakeOpenAIApi(FakeApi):
 
     scripted_paths = CHAT_PATHS + RESPONSES_PATHS
     label = "fake OpenAI API"
+    reply_type = _Reply
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, model: str = FAKE_MODEL) -> None:
         super().__init__(host=host, port=port)
         self.model = model
-
-    def _http(self, status: int, body: bytes, headers: dict[str, str], delay_s: float) -> Scripted:
-        return _Reply(status, body, headers, delay_s)
-
-    def _json_answer(self, data: object, /) -> Scripted:
-        return _Reply(200, orjson.dumps(data), {})
 
     def _error(self, status: int, message: str) -> Scripted:
         return _Reply(status, orjson.dumps(openai_error_json(message)), {})

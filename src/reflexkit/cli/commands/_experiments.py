@@ -31,10 +31,6 @@ __all__ = ["git_history_command", "outcomes_command"]
 _MAX_BOARD_BYTES = 256 * 1024 * 1024
 
 
-def _echo_json(data: object) -> None:
-    say_json(data)
-
-
 def _echo_kill(kill: KillCondition) -> None:
     say(f"kill condition (pre-registered): {kill.rule}")
     say(f"  {kill.verdict}")
@@ -80,7 +76,7 @@ def git_history_command(
     except Exception as err:  # noqa: BLE001 -- subprocess.TimeoutExpired and the like
         _fail([f"{path}: git could not read the history: {err}"], EXIT_BAD_INPUT)
     if _state(ctx).json:  # --json, before or after the command name
-        _echo_json(result)
+        say_json(result)
         return
     window = f"{result.since:%Y-%m-%d} .. {result.until:%Y-%m-%d}" if result.until else "no commits"
     say(
@@ -145,7 +141,7 @@ def outcomes_command(
         tasks = tasks_from_reports(read_reports(folder))
         result = detectability(tasks, window_days=window_days, source=f"reports in {folder}")
     if _state(ctx).json:  # --json, before or after the command name
-        _echo_json(result)
+        say_json(result)
         return
     say(f"{result.source}; window {result.window_days} days")
     rate = f"{result.rate:.0%}" if result.rate is not None else "not defined"

@@ -31,10 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["insights", "lessons", "resume"]
 
 
-def _dump(data: object) -> None:
-    say_json(data)
-
-
 def _table(
     title: str,
     source: Path,
@@ -150,7 +146,7 @@ def insights(ctx: click.Context, analyze: bool, watch: bool, every: int | None) 
         }
         if outcome is not None:
             data["analysis"] = _analysis_json(outcome)
-        _dump(data)
+        say_json(data)
         return
     _print_insights(project, findings, paused, log.skipped)
     if outcome is not None:
@@ -233,7 +229,7 @@ def lessons(ctx: click.Context) -> None:
             err=True,
         )
     if _state(ctx).json:
-        _dump([_serde.unstructure(lesson) for lesson in kept])
+        say_json([_serde.unstructure(lesson) for lesson in kept])
         return
     if not kept:
         state = "no lessons in use" if untrusted else "no lessons yet"
