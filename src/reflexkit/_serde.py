@@ -108,32 +108,18 @@ def kind(value: object) -> str:
 # --- strict primitive hooks ---------------------------------------------------------------
 
 
-def _str(value: object, _t: type) -> str:
-    if isinstance(value, str):
-        return value
-    msg = f"expected a string, got {_show(value)}"
-    raise TypeError(msg)
+def _exact(
+    kinds: type | tuple[type, ...], expected: str, convert: Callable[[Any], object] | None = None
+) -> Callable[[object, type], object]:
+    """A structure hook that takes a value of *kinds* as it is (a bool only for a bool)."""
 
+    def hook(value: object, _t: type) -> object:
+        if isinstance(value, kinds) and (kinds is bool or not isinstance(value, bool)):
+            return value if convert is None else convert(value)
+        msg = f"expected {expected}, got {_show(value)}"
+        raise TypeError(msg)
 
-def _int(value: object, _t: type) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    msg = f"expected an integer, got {_show(value)}"
-    raise TypeError(msg)
-
-
-def _float(value: object, _t: type) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    msg = f"expected a number, got {_show(value)}"
-    raise TypeError(msg)
-
-
-def _bool(value: object, _t: type) -> bool:
-    if isinstance(value, bool):
-        return value
-    msg = f"expected true or false, got {_show(value)}"
-    raise TypeError(msg)
+    return hook
 
 
 def _datetime(value: object, _t: type) -> datetime:
@@ -292,10 +278,10 @@ def _make_attrs_unstructure(conv: cattrs.Converter) -> Callable[[type], Callable
 def _build() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
     for exact, hook in (
-        (str, _str),
-        (int, _int),
-        (float, _float),
-        (bool, _bool),
+        (str, _exact(str, "a string")),
+        (int, _exact(int, "an integer")),
+        (float, _exact((int, float), "a number", float)),
+        (bool, _exact(bool, "true or false")),
         (datetime, _datetime),
     ):
         conv.register_structure_hook(exact, hook)
