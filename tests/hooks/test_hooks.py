@@ -386,6 +386,7 @@ def test_judge_does_not_block_a_question_to_the_user(project: Path) -> None:
     assert hook("stop", data, project).stdout == ""
 
 
+@pytest.mark.slow
 def test_llm_judge_blocks_through_the_fake_api(project: Path) -> None:
     """The llm judge asks Claude (the fake Messages API) and blocks with its feedback."""
     configure(project, verification={"judge": "llm", "judgeTimeoutMs": 60_000})
@@ -408,6 +409,7 @@ def test_llm_judge_blocks_through_the_fake_api(project: Path) -> None:
     assert "+    # TODO: rows" in content
 
 
+@pytest.mark.slow
 def test_llm_judge_error_never_blocks_and_is_logged(project: Path) -> None:
     """A judge whose API fails lets the stop through and logs the reason."""
     configure(project, verification={"judge": "llm", "judgeTimeoutMs": 60_000})

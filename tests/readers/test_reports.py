@@ -81,6 +81,7 @@ def test_junit_report_file_named_by_the_failure_is_quoted(tmp_path: Path) -> Non
     assert 'Undefined array key "CH"' in text
 
 
+@pytest.mark.slow
 def test_a_real_pytest_junit_report(tmp_path: Path) -> None:
     """Pytest's own --junitxml, read as data: the parametrised id with its own assertion."""
     write_files(
@@ -183,7 +184,11 @@ def test_a_check_that_names_no_report_is_unchanged() -> None:
 
 def test_a_check_names_the_report_it_wrote_and_not_a_stale_one(tmp_path: Path) -> None:
     """`verification.reports`: the JUnit file the failing check wrote is read; an old one is not."""
-    from reflexkit.orchestrator._verify import Verifier, failure_context  # noqa: PLC0415
+    from reflexkit.orchestrator._verify import (  # noqa: PLC0415
+        AttemptId,
+        Verifier,
+        failure_context,
+    )
 
     write_files(
         tmp_path,
@@ -195,7 +200,7 @@ def test_a_check_names_the_report_it_wrote_and_not_a_stale_one(tmp_path: Path) -
     verifier = Verifier([check], reports=["build/j.xml", "old.xml", "missing.xml"])
     result = verifier.run(tmp_path)
     assert result.reports == (str(tmp_path / "build" / "j.xml"),)
-    failure = failure_context(result, task="t", subtask="s", attempt=1)
+    failure = failure_context(result, AttemptId(task="t", subtask="s", attempt=1))
     text = reflection_text(HeuristicGenerator().generate(failure))
     assert "total is off" in text
     assert "testRounding" not in text

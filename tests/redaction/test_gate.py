@@ -146,6 +146,7 @@ def _writes_to_terminal(name: str, chain: str) -> bool:
     return name in {"write", "writelines"} and ("stdout" in chain or "stderr" in chain)
 
 
+@pytest.mark.slow
 def test_every_writer_is_a_registered_boundary_or_says_why_not() -> None:
     """A new function that writes text out, unregistered and unexplained, fails here."""
     boundaries = {b for sink in SINKS.values() for b in sink.boundaries}

@@ -365,6 +365,7 @@ HOSTILE_RECORD = (
 RAW_TERMINAL = ("\u202e", "\u2066", "\u2069", "\x9b", "\x1b", "\x07", "\U000e0041")
 
 
+@pytest.mark.slow
 def test_records_an_agent_wrote_reach_the_terminal_escaped_and_redacted(project_dir: Path) -> None:
     """A line planted in memory prints neither raw controls nor its secret, in text or JSON.
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 # Imports of the heavy parts (dependency_injector, cattrs, rich, the readers) happen inside
 # the functions that need them, so `reflexkit --version` and `--help` cost click alone.
+
+T = TypeVar("T")
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -58,20 +60,12 @@ def _set_logging(*, debug: bool) -> None:
     _log.configure(debug=debug)
 
 
-def _global_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
-    if value is not None:
-        _state(ctx).config = value
-
-
-def _global_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+def _global(ctx: click.Context, param: click.Parameter, value: Path | bool | None) -> None:
+    """Keep a global option given before or after the command name on the one state."""
     if value:
-        _state(ctx).debug = True
-        _set_logging(debug=True)
-
-
-def _global_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    if value:
-        _state(ctx).json = True
+        setattr(_state(ctx), str(param.name), value)
+        if param.name == "debug":
+            _set_logging(debug=True)
 
 
 def global_options() -> list[click.Option]:
@@ -82,7 +76,7 @@ def global_options() -> list[click.Option]:
             type=click.Path(dir_okay=False, path_type=Path),
             default=None,
             expose_value=False,
-            callback=_global_config,
+            callback=_global,
             help="project.json to use (default: $REFLEXKIT_CONFIG, else "
             ".reflexkit/project.json here or in the nearest parent).",
         ),
@@ -90,14 +84,14 @@ def global_options() -> list[click.Option]:
             ["--debug"],
             is_flag=True,
             expose_value=False,
-            callback=_global_debug,
+            callback=_global,
             help="Show tracebacks and debug logs.",
         ),
         click.Option(
             ["--json"],
             is_flag=True,
             expose_value=False,
-            callback=_global_json,
+            callback=_global,
             help="Print the result as camelCase JSON where the command has one.",
         ),
     ]
@@ -128,6 +122,25 @@ def reports_folder(ctx: click.Context, given: Path | None) -> Path:
     """The reports folder: *given* (``--reports``), else ``reports.path`` of project.json."""
     project = _state(ctx).project()  # a bad project.json: one line per error, exit 2
     return given or project.root / project.config.reports.path
+
+
+def read_corpus(
+    name: str, read: Callable[..., tuple[list[T], int, list[str]]], *, limit: int
+) -> tuple[str, list[T], int, tuple[str, ...]]:
+    """Read the JSON Lines corpus *name* (``-``: stdin) with *read*; exit 2 if no line is valid.
+
+    Returns its name, the values, how many lines were invalid and the first problems (each
+    said on stderr as skipped).
+    """
+    from reflexkit import _serde  # noqa: PLC0415 -- lazy, see top
+
+    where, raw = _serde.read_named(name, limit=limit)
+    values, invalid, problems = read(raw, source=where)
+    if invalid and not values:
+        _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)
+    for line in problems:
+        say(f"reflexkit: skipped {line}", err=True)
+    return where, values, invalid, tuple(problems)
 
 
 def _fail(lines: Sequence[str], code: int) -> NoReturn:
@@ -281,20 +294,11 @@ def _project(
     return project
 
 
-def _app(
-    ctx: click.Context,
-    *,
-    backend: str | None = None,
-    jobs: int | None = None,
-    deterministic: bool = False,
-    orchestrator: dict[str, Any] | None = None,
-) -> Application:
+def _app(ctx: click.Context, project: LoadedProject | None = None) -> Application:
+    """The application of *project* (the command's, by default), closed when it ends."""
     from reflexkit.containers import build_application  # noqa: PLC0415 -- lazy, see top
 
-    project = _project(
-        ctx, backend=backend, jobs=jobs, deterministic=deterministic, orchestrator=orchestrator
-    )
-    app = build_application(project)
+    app = build_application(project or _project(ctx))
     ctx.call_on_close(app.shutdown_resources)  # closes the store and the HTTP client
     return app
 
@@ -307,7 +311,7 @@ def _store(ctx: click.Context) -> EpisodicMemory:
 
 def _service(ctx: click.Context, *, backend: str | None = None) -> DefaultReflectionService:
     """The reflection service over the project's memory, closed when the command ends."""
-    found: DefaultReflectionService = _app(ctx, backend=backend).reflection.service()
+    found: DefaultReflectionService = _app(ctx, _project(ctx, backend=backend)).reflection.service()
     return found
 
 

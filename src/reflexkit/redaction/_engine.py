@@ -635,8 +635,7 @@ _CONTINUATION = bytes(range(0x80, 0xC0))
 
 
 class _Match(Protocol):
-    def start(self) -> int: ...
-    def end(self) -> int: ...
+    def span(self) -> tuple[int, int]: ...
 
 
 class _Pattern(Protocol):
@@ -725,8 +724,9 @@ class _Trigger:
                 data = chunk.encode("ascii")
                 at = 0
                 while (match := self._compiled.search(data, at)) is not None:
-                    skip = yield position + match.start(), position + match.end()
-                    at = max(match.end(), match.start() + 1, (skip or 0) - position)
+                    start, end = match.span()  # one call: RE2's are costly per hit
+                    skip = yield position + start, position + end
+                    at = max(end, start + 1, (skip or 0) - position)
             else:
                 yield from self._unicode_spans(chunk, position)
             position = stop
@@ -736,7 +736,7 @@ class _Trigger:
         data = chunk.encode("utf-8", "surrogatepass")
         last_byte = last_char = 0
         for match in self._compiled.finditer(data):
-            start, end = match.start(), match.end()
+            start, end = match.span()
             last_char += len(data[last_byte:start].translate(None, _CONTINUATION))
             last_byte = start
             width = len(data[start:end].translate(None, _CONTINUATION))

@@ -1,19 +1,9 @@
 """What reflexkit asks Claude, the shape of the answer, and the key that identifies a request.
 
-The request is built from the (already redacted) failure and the subtask's previous
-reflections, so the model does not repeat advice that did not work. It asks for the fields
-the heuristic generator produces (category, analysis, suggestion, action items, confidence)
-and for identifiers quoted verbatim. The failure output is bounded: its head and its tail are
-kept, the middle is cut (one cut-marker line, see :mod:`reflexkit._text`). Tool output and the
-earlier reflections (which quote it) are each in a fenced block that the text cannot close
-(the fence is longer than any backtick run inside; a ``</output>`` inside closes nothing),
-after a line saying the block is data, not instructions.
-
-The same request, serialised with sorted keys and compact separators, is the *canonical
-request*; the first 12 hex digits of its SHA-256 are the :func:`prompt_key` under which
-fixtures are recorded and replayed. Nothing that changes from run to run or from machine to
-machine goes into it: no ids, no timestamps, no durations, and the project root and home
-folder are cut from paths in the output.
+The request carries the (redacted) failure, its output's head and tail, and the subtask's
+earlier reflections, each in a fence the text can't close, after a line saying it is data.
+The first 12 hex digits of the SHA-256 of the canonical request are its :func:`prompt_key`,
+which holds nothing that changes between runs or machines (docs/llm.md, "Fixtures").
 """
 
 from __future__ import annotations

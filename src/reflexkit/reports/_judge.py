@@ -1,24 +1,10 @@
 """The completion judge: did an attempt whose checks passed (or that has none) finish the job?
 
-A passing test suite says the code does what the tests ask; it does not say the subtask is
-done. The judge reads the subtask, the diff (bounded), the agent's last message and the
-project's instructions (``AGENTS.md`` / ``CLAUDE.md``, bounded) and returns a
-:class:`Verdict`: ``{complete, severity, feedback, missing[], nextActions[]}``. A
-``BLOCKER`` (a security, data or production risk) forces ``complete`` to false.
-
-Three judges share one shape, ``judge(JudgeInput) -> Judgement``:
-
-* :class:`ClaudeJudge` asks Claude through a :class:`~reflexkit.llm.Claude` (the client, retry
-  policy, time budget and error mapping the generator uses too), and structured output
-  validated by the one converter;
-* :class:`HeuristicJudge` applies rules to the diff and the last message; no network;
-* :class:`FixtureJudge` replays recorded replies keyed by the hash of the request
-  ClaudeJudge would send (the same JSONL format as reflection fixtures), which
-  :class:`JudgeRecorder` records from a live ClaudeJudge.
-
-A judge never raises and never blocks on its own failure: an error becomes a
-:class:`Judgement` with no verdict and a reason code, logged at warning level, and the caller
-treats it as "no objection".
+Three judges share ``judge(JudgeInput) -> Judgement``: :class:`ClaudeJudge` (through the one
+Claude client, :class:`~reflexkit.llm.Claude`), :class:`HeuristicJudge` (rules, no network)
+and :class:`FixtureJudge` (replays what :class:`JudgeRecorder` recorded). A judge never
+raises: a failure is a :class:`Judgement` with no verdict and a reason code, which the caller
+takes as no objection. The verdict and severities are described in docs/reports.md.
 """
 
 from __future__ import annotations

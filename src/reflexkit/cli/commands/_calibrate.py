@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Unpack
 
+import attrs
 import click
 
 from reflexkit import _serde
@@ -16,6 +17,7 @@ from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     _fail,
     _state,
+    read_corpus,
     reports_folder,
     reports_option,
 )
@@ -90,12 +92,10 @@ def calibrate_command(
             EXIT_BAD_INPUT,
         )
     if labels is not None:
-        where, raw = _serde.read_named(labels, limit=_MAX_LABELS_BYTES)
-        pairs, invalid, problems = read_labels(raw, source=where)
-        if invalid and not pairs:
-            _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)
-        result = calibrate_pairs(pairs, **bootstrap)
-        result = _with_problems(result, invalid, problems)
+        where, pairs, invalid, problems = read_corpus(labels, read_labels, limit=_MAX_LABELS_BYTES)
+        result = attrs.evolve(
+            calibrate_pairs(pairs, **bootstrap), skipped_invalid=invalid, problems=problems
+        )
         title = f"labels in {where}"
     else:
         folder = reports_folder(ctx, reports_dir)
@@ -107,14 +107,6 @@ def calibrate_command(
         say_json(data)
         return
     _print(result, title)
-
-
-def _with_problems(result: Calibration, invalid: int, problems: list[str]) -> Calibration:
-    import attrs  # noqa: PLC0415 -- only the labels path needs it
-
-    for line in problems:
-        say(f"reflexkit: skipped {line}", err=True)
-    return attrs.evolve(result, skipped_invalid=invalid, problems=tuple(problems))
 
 
 def _auc_text(auc: float | None, low: float | None, high: float | None, level: float) -> str:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import click
 
-from reflexkit import _serde
 from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     _fail,
     _state,
+    read_corpus,
     reports_folder,
     reports_option,
 )
@@ -133,16 +134,12 @@ def outcomes_command(
     if board is not None and reports_dir is not None:
         _fail(["--board and --reports can't go together: count one or the other"], EXIT_BAD_INPUT)
     if board is not None:
-        where, raw = _serde.read_named(board, limit=_MAX_BOARD_BYTES)
-        tasks, invalid, problems = read_board(raw, source=where)
-        if invalid and not tasks:
-            _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)
-        for line in problems:
-            say(f"reflexkit: skipped {line}", err=True)
-        result = detectability(tasks, window_days=window_days, source=f"board {where}")
-        import attrs  # noqa: PLC0415 -- only the board path needs it
-
-        result = attrs.evolve(result, skipped_invalid=invalid, problems=tuple(problems))
+        where, tasks, invalid, problems = read_corpus(board, read_board, limit=_MAX_BOARD_BYTES)
+        result = attrs.evolve(
+            detectability(tasks, window_days=window_days, source=f"board {where}"),
+            skipped_invalid=invalid,
+            problems=problems,
+        )
     else:
         folder = reports_folder(ctx, reports_dir)
         tasks = tasks_from_reports(read_reports(folder))

@@ -19,6 +19,7 @@ from reflexkit.cli._core import (
     _app,
     _fail,
     _fail_on_missing_fixtures,
+    _project,
     _service,
     _state,
 )
@@ -142,7 +143,7 @@ def reflect(
 
             from reflexkit.reflection._fixture import FixtureRecorder  # noqa: PLC0415
 
-            app = _app(ctx, backend=GeneratorBackend.LLM.value)
+            app = _app(ctx, _project(ctx, backend=GeneratorBackend.LLM.value))
             recorder = FixtureRecorder(app.reflection.claude_generator(), record)
             with app.reflection.claude_generator.override(providers.Object(recorder)):
                 service = app.reflection.service()

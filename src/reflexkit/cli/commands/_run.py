@@ -24,6 +24,7 @@ from reflexkit.cli._core import (
     _check_id,
     _fail,
     _fail_on_missing_fixtures,
+    _project,
     _state,
 )
 from reflexkit.cli._output import say, say_json, say_on, say_table
@@ -372,13 +373,14 @@ def run(ctx: click.Context, task_file: Path, **options: Unpack[_RunOptions]) -> 
         "max_attempts": options["max_attempts"],
         "attempt_timeout_s": options["attempt_timeout"],
     }
-    app = _app(
+    project = _project(
         ctx,
         jobs=options["jobs"],
         deterministic=options["deterministic"],
         backend=GeneratorBackend.LLM.value if record is not None else None,
         orchestrator={key: value for key, value in limits.items() if value is not None},
     )
+    app = _app(ctx, project)
     agent = _AgentOptions(
         kind=options["subagent"],
         name=options["agent"],
