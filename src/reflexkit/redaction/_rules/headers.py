@@ -87,7 +87,9 @@ RULES: tuple[Rule, ...] = (
         r"(?:[ \t]+(?:for|again|of)\b(?:'[^'\n]{0,160}'|\"[^\"\n]{0,160}\"|[^:\n'\"]){0,160}"
         r"|[ \t]*\(again\))?:)[ \t]*"
         r"(?P<secret>[^\s\"'`][^\s]*)[ \t]*\r?$",  # quoted: an assignment's (its own rule)
-        r"(?i:(?:password|passphrase|passcode)[^\n:]{0,40}:)",
+        # Short: a trigger that reached along the line to a colon swallowed the other hits
+        # of a line (``password=... token:``), so a line of them was never dense.
+        r"(?i:(?:password|passphrase|passcode)(?:[ \t]+for[ \t]|[ \t]*\(again\)|:))",
         ("password", "passphrase", "pass phrase", "passcode"),
         _prompt_check,
         example=_fake("Password for 'https://ci@github.com': ", "FakePromptPassw0rd"),
