@@ -55,6 +55,7 @@ UNSEEN_REPOS_2 = REPO / "tests" / "data" / "unseen_repos_2"
 UNSEEN_REPOS_3 = REPO / "tests" / "data" / "unseen_repos_3"
 UNSEEN_TOOLS_2 = REPO / "tests" / "data" / "unseen_tools_2"
 UNSEEN_TOOLS_3 = REPO / "tests" / "data" / "unseen_tools_3"
+UNSEEN_TOOLS_4 = REPO / "tests" / "data" / "unseen_tools_4"
 TOOL_NAMES = (
     "pytest", "unittest", "mypy", "pyright", "ruff", "flake8", "tsc", "eslint", "jest", "vitest",
     "mocha", "node:test", "cargo", "clippy", "gcc", "clang", "go test", "go vet", "cmake",
@@ -69,7 +70,15 @@ TOOL_NAMES = (
     "publint", "jsonlint", "madge", "html-validate", "solc", "ajv", "knip", "c8", "sass",
     "lessc", "jshint", "ts-node", "esbuild", "webpack", "depcheck", "pyupgrade", "yapf", "twine",
     "verilator", "nasm", "gawk", "clisp", "gtest", "googletest", "clojure", "sqlite3",
-    "msgfmt",
+    "msgfmt", "test-unit", "rake", "podchecker", "common_test", "ct_run",
+    "luacheck", "perlcritic", "chktex", "shunit2", "cmocka", "clang-format", "doxygen",
+    "asciidoctor", "raku", "gforth", "bison", "cython", "xmlstarlet", "composer", "phpcs",
+    "autoconf", "bundler", "haxe", "desktop-file-validate", "perltidy", "openssl", "cspell",
+    "swagger-cli", "nyc", "stylus", "rollup", "babel", "lockfile-lint", "npm-package-json-lint",
+    "type-coverage", "svelte-check", "remark", "sort-package-json", "pnpm", "nginx", "terser",
+    "pydoclint", "yamale", "flynt", "docformatter", "django", "zope", "twisted", "cfn-lint",
+    "rstcheck", "nbconvert", "jupyter", "fawltydeps", "pyroma", "openapi-spec-validator",
+    "proselint", "unimport",
 )  # fmt: skip
 """Tools a reflection may name as the one that failed (words that are also verbs or advice,
 ``make``, ``pip``, ``npm``, are left out); naming one that neither the command nor the output
@@ -364,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
             UNSEEN_TOOLS,
             UNSEEN_TOOLS_2,
             UNSEEN_TOOLS_3,
+            UNSEEN_TOOLS_4,
             UNSEEN_REPOS,
             UNSEEN_REPOS_2,
             UNSEEN_REPOS_3,

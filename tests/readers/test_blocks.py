@@ -96,3 +96,16 @@ def test_details_below_a_bracket_verdict_stay_below() -> None:
     first, second = read_blocks(text)
     assert "expected 1 got 2" in first.fact()
     assert "expected 3 got 4" in second.fact()
+
+
+def test_a_block_whose_last_line_heads_a_value_is_read() -> None:
+    """A body ending in a line that heads a value never printed is read, not a crash."""
+    output = (
+        "[ RUN      ] test_pop_empty\n"
+        "[  ERROR   ] --- 0 != 1\n"
+        "[  FAILED  ] test_pop_empty\n"
+        "[  FAILED  ] 1 test(s), listed below:\n"
+        "[  FAILED  ] test_pop_empty\n"
+    )
+    blocks = read_blocks(output)
+    assert [b.test for b in blocks] == ["test_pop_empty"]

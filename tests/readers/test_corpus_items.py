@@ -16,6 +16,7 @@ ITEMS = [
         "unseen_tools",
         "unseen_tools_2",
         "unseen_tools_3",
+        "unseen_tools_4",
         "unseen_repos",
         "unseen_repos_2",
         "unseen_repos_3",

@@ -229,7 +229,7 @@ SHAPES: list[dict[str, Any]] = json.loads(
 def test_the_error_line_is_quoted_by_its_shape(case: dict[str, Any]) -> None:
     """Errors above stacks, strict-mode warnings, caret findings: quoted as printed."""
     found = analyse(failure_of(case["command"], case["output"]))
-    said = "\n".join([*found.facts, *found.details])
+    said = "\n".join([*found.facts, *found.details, found.summary])
     for quoted in case["quoted"]:
         assert quoted in said
 

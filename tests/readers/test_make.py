@@ -79,6 +79,7 @@ def test_recursive_make_quotes_the_innermost_and_outermost_target(tmp_path: Path
     assert "make: *** [Makefile:3: lib] Error 2" in text
 
 
+@pytest.mark.slow
 def test_make_around_a_test_runner_names_the_target(tmp_path: Path) -> None:
     """`make test` running pytest: pytest's facts, and which make target failed."""
     if shutil.which("make") is None:

@@ -21,6 +21,7 @@ from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode
 GEN = HeuristicGenerator()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on this machine")
 def test_pip_build_quotes_the_compiler_error_inside_it(tmp_path: Path) -> None:
     """A package whose build runs the C compiler: its error first, then pip's own line."""
@@ -116,6 +117,7 @@ def test_pip_build_error_inside_the_local_project_is_its_own() -> None:
     assert reflection.category is ReflectionCategory.ROOT_CAUSE
 
 
+@pytest.mark.slow
 def test_pip_build_failure_quotes_the_build_error(tmp_path: Path) -> None:
     """A package whose setup.py fails: the exception inside pip's output and pip's error names."""
     pytest.importorskip("setuptools")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers import analyse
 from reflexkit.reflection._heuristic import HeuristicGenerator
@@ -18,6 +20,8 @@ from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode
     run_in_bash,
     write_files,
 )
+
+pytestmark = pytest.mark.slow  # each test runs a real pytest: scheduled first (tests/conftest.py)
 
 
 def _run(tmp_path: Path, files: dict[str, str]) -> list[str]:

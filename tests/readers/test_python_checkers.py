@@ -30,6 +30,7 @@ def mypy(tmp_path_factory: pytest.TempPathFactory) -> str:
     return f"{BIN / 'mypy'} --cache-dir {tmp_path_factory.mktemp('mypy-cache')}"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (BIN / "mypy").exists(), reason="no mypy beside this interpreter")
 def test_mypy_errors_are_quoted_as_printed(tmp_path: Path, mypy: str) -> None:
     """``file:line: error: message`` keeps its ``error:``: a later attempt greps the line."""

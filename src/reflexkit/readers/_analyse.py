@@ -97,7 +97,9 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"esbuild|rollup|zig build|swift build|rustc|erlc|ghc|cabal build|stack build|"
             r"dune build|nim c|crystal build|gfortran|gnatmake|gprbuild|fpc|gdc|ldc2|dmd|valac|"
             r"cobc|mcs|csc|iverilog|protoc|buf build|solcjs|solc|asc|coffee -c|scons|tsc -b|"
-            r"sass|lessc|nasm|yasm|verilator)\b"
+            r"sass|lessc|nasm|yasm|verilator|asciidoctor|doxygen|pandoc|typedoc|jsdoc|"
+            r"sphinx-build|mkdocs build|hugo|jekyll|zola|mdbook|bison|yacc|flex|cython[\d]*|haxe|"
+            r"babel|terser|uglifyjs|stylus|tsup|parcel|vite build|rspack)\b"
         ),
         FailureType.BUILD_ERROR,
     ),
@@ -120,8 +122,24 @@ they ran (a test binary's count under ``make test``) is the failure, they only c
 
 
 def _ran_something_else(text: str, found: Findings) -> bool:
+    """Whether the output's own verdict says another check failed than the reader's.
+
+    A wrapper (make, a shell, a native program) only carried what it ran: a verdict of
+    another type is the failure. A compiler's reader that claimed lines of a run closing
+    with a test runner's count read a test run (a build that fails prints no test count),
+    and so did a program's stack reader (Python's tracebacks under trial or green); a
+    program's stack that closes with a checker's count is a checker's findings.
+    """
     proof = verdict(text)
-    return proof is not None and not proof.setup and proof.failure_type is not found.failure_type
+    if proof is None or proof.setup or proof.failure_type is found.failure_type:
+        return False
+    if found.tool in _WRAPPERS:
+        return True
+    if not proof.closing:
+        return False
+    if proof.failure_type in _CHECKERS - {FailureType.TYPECHECK_ERROR}:
+        return found.failure_type is FailureType.BUILD_ERROR or found.tool in _STACK_TRACE_READERS
+    return False
 
 
 _PROGRAMS = frozenset({"python", "node", "shell", "command"})
@@ -240,7 +258,7 @@ def analyse(failure: FailureContext) -> Findings:
         if found is not None and found.tool != "shell":
             timeout.details = dedupe([*found.facts[:2], *timeout.details])
         return timeout
-    if found is None or (found.tool in _WRAPPERS and _ran_something_else(text, found)):
+    if found is None or _ran_something_else(text, found):
         return _read_wrapped(text, failure, found)
     _complete(text, failure, found)
     return found
@@ -270,6 +288,7 @@ def _complete(text: str, failure: FailureContext, found: Findings) -> None:
         _add_printed_before(text, found)
     if found.tool in _STACK_TRACE_READERS:
         _crash_of_a_checker(found, failure.command)
+        _crash_of_a_compiler_or_a_package(text, found)
 
 
 _FAILING_TARGET = Pattern(r"^(?:FAILED: \S.*|\w+: \*\*\* \[[^\]\n]+\] Error \d+)$", re.MULTILINE)
@@ -313,6 +332,8 @@ def _read_generic(text: str, failure: FailureContext) -> Findings:
         found.failure_type = guessed
     if guessed is FailureType.LINT_ERROR and found.facts:
         _as_findings_of_a_checker(found)
+    if found.failure_type is FailureType.RUNTIME_ERROR and _INPUT_ERROR.search(text):
+        found.failure_type = FailureType.BUILD_ERROR  # a compiler's parse error, not a crash
     if found.failure_type in {FailureType.RUNTIME_ERROR, FailureType.TOOL_ERROR}:
         _add_printed_before(text, found)
     return found
@@ -368,6 +389,34 @@ def _part_type(part: str) -> FailureType:
 
 _BAD_INPUT = Pattern(r"(?i)\b(?:parse|syntax) ?error\b|\bunexpected token\b|\binvalid json\b")
 """A checker's stack trace whose message is about the file it checked, not about itself."""
+
+
+_INPUT_ERROR = Pattern(
+    r"^(?:\w*SyntaxError|[Pp]arse error|\w*ParseError)\b:? (?:at )?[\w./@~-]*\w\.(?!json\b)[a-z]\w*"
+    r"(?::\s|:\d+[:,]\d+\b)",
+    re.MULTILINE,
+)
+"""A tool's parse error that names the file it read (Babel's ``SyntaxError: /p/a.js:
+Unexpected token``, Terser's ``Parse error at a.js:6,19``): a compiler's verdict on its input,
+not the program's own crash (node's own ``SyntaxError: Unexpected token`` names no file)."""
+
+
+def _crash_of_a_compiler_or_a_package(text: str, found: Findings) -> None:
+    """A program's stack whose error is a compiler's on its input, or a package's version.
+
+    A JavaScript compiler, bundler or minifier throws its parse error with a stack: the
+    failure is the build's. A tool that stops because an installed package is of a version
+    it cannot use (the output's own verdict says so) failed for a dependency.
+    """
+    if found.failure_type is not FailureType.RUNTIME_ERROR:
+        return
+    if _INPUT_ERROR.search(text) is not None:
+        found.failure_type = FailureType.BUILD_ERROR
+        return
+    proof = verdict(text)
+    if proof is not None and proof.failure_type is FailureType.DEPENDENCY_ERROR:
+        found.failure_type = FailureType.DEPENDENCY_ERROR
+        found.category = ReflectionCategory.MISSING_CONTEXT
 
 
 def _crash_of_a_checker(found: Findings, command: str) -> None:

@@ -36,10 +36,14 @@ _HEADER = Pattern(
     r"|^[ \t]*not ok \d+(?: -)? (?P<tap>[^#\n]*?[^#\s])(?:\s+#.*)?$"  # TAP 14 subtests indent
     r"|^[ \t]*--- FAIL: (?P<go>\S+)"
     r"|^[ \t]*(?:FAIL|ERROR):? +(?P<fail>(?!\d+ (?:tests?|failed))(?!\()\S.*?)\s*$"
-    r"|^[ \t\u2502|]*\[ *(?:FAIL|FAILED|ERROR) *\] +(?P<bracket>(?!\d+ tests?\b)\S.*?)"
+    r"|^[ \t\u2502|]*\[ *(?:FAIL|FAILED|ERROR) *\] +(?P<bracket>(?!\d+ tests?\b|--- )\S.*?)"
     + _DURATION
     + r"[ \t\u2502|]*$"
     r"|^(?:Failure|Error) (?:->|\u2192) (?P<arrow>\S.*?)\s*$"
+    # the verdict, `in`, the dotted id (`Failure in pkg.test_m.C.test_x`), or the name and
+    # the id in parentheses (`Failure in test test_x (pkg.tests.C.test_x)`)
+    r"|^(?:Failure|Error|FAILURE|ERROR) in (?:test )?(?:[\w\[\]-]+ \((?P<inid>[\w.\[\]-]+)\)"
+    r"|(?P<indotted>[\w\[\]-]+(?:\.[\w\[\]-]+)+))\s*$"
     r"|^[ \t]*(?P<dots>\S.*?) ?\.{3,} ?\*?(?:FAIL|FAILED|ERROR|failed|Failed)\*?"
     + _DURATION
     + r"\s*$"
@@ -487,6 +491,6 @@ def _with_value_below(line: str, body: list[str], index: int) -> str:
     """A line ending in ``:`` joined to the line below it (past one blank), its value."""
     if not line.endswith(":"):
         return line
-    below = [b.strip() for b in body[index + 1 : index + 3]]
-    value = below[0] or (below[1] if len(below) > 1 else "")
+    below = [b.strip() for b in body[index + 1 : index + 3] if b.strip()]
+    value = below[0] if below else ""
     return f"{line} {value}" if value else line

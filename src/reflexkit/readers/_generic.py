@@ -57,11 +57,14 @@ _ERROR_LINE = Pattern(
     r"|^\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
     r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
     r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: |^\s*\*\* \(\w+"
+    r"|^[\w.-]+:(?:ERROR|FAIL(?:ED)?|ASSERT):? ?\S"
 )
 _DIAGNOSTIC = Pattern(
     # a line that starts with a location, or a rule code, and goes on with a message
     r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?::\d+)?:?\s+\S"
-    r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S|^\s*\d+: [A-Z]{1,3}\d{1,4} \S"
+    r"|^\s*[A-Z]{1,4}\d{3,5}\b:?\s+\S|^\s*\d+: [A-Z]{1,4}\d{1,5}:? \S"
+    # a place in words (`... at line 5, column 5.`, `line 4 column 2 - Warning:`)
+    r"|^.{0,200}?\bat line \d+, column \d+\b|^\s*[Ll]ine \d+,? column \d+\b"
     r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
     r"|^\s*\^[-~^]*\s+[A-Z]{1,4}\d{2,5}\b"  # a caret under the code: "^-- SC2086 (info): ..."
     r"|^\S+: (?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+:\s+\S"  # "prog: file:line: msg"
@@ -75,7 +78,7 @@ _WEAK_LINE = Pattern(
     r"invalid|missing|undefined|unexpected|failed|failure|not allowed|unknown|violat\w*|"
     r"expected|mismatch|not supported|unsupported|not raised|did not|would reformat|"
     r"is not (?:of type|valid|one of|allowed)|unresolved|undeclared|must (?:be|not|have)|"
-    r"unused|never used|"
+    r"unused|never used|has no|had no|does not have|lacks?|is required|"
     r"would be reformatted|needs? formatting|not formatted|DID NOT|issues? found|"
     r"problems? found|violations? found)\b"
     r"|^\s*\S+ != \S+\s*$"
@@ -93,6 +96,8 @@ _CODE = Pattern(
     M,
 )
 _MAX_CODES = 5
+_CLOSING_LINES = 3
+"""A run's last lines: a strong line among them is its verdict, not its first error."""
 _PAIR = Pattern(
     r"^\s*(?:#\s*|//\s*)?(?:[-+]\s)?(?P<key>expected|actual|received|got|want(?:ed)?|left|right|"
     r"Expected|Actual|Received|Got|Want|Left|Right|expect|but was|but got)\b\s*[:=]?\s*\S.*",
@@ -100,12 +105,14 @@ _PAIR = Pattern(
 )
 _SUMMARY = Pattern(
     r"^.*\b\d+ (?:failed|failing|failures?|errors?|tests? failed|problems?|offen[cs]es?|"
-    r"violations?|broken)\b.*$|^.*\b(?:Findings|Violations|Offenses|Issues): [1-9].*$"
+    r"violations?|broken|ERRORS?|FAILURES?|WARNINGS?)\b.*$"
+    r"|^.*\b(?:Findings|Violations|Offenses|Issues): [1-9].*$"
     r"|^.*\bTests?:\s.*$|^.*\bFAILED \(.*$|^(?:#|\u2139) (?:fail|failed|not ok) \d+$",
     M,
 )
 _SUMMARY_NEEDLE = Pattern(
-    r"\d (?:fail|error|problem|test|offen|violation|broken)|Tests?:\s|FAILED \(|"
+    r"\d (?:fail|error|problem|test|offen|violation|broken|ERROR|FAILURE|WARNING)|Tests?:\s|"
+    r"FAILED \(|"
     r"(?:#|\u2139) (?:fail|not ok) \d|(?:Findings|Violations|Offenses|Issues): [1-9]"
 )
 """Every summary line holds one of these: the lines that do are the only ones read."""
@@ -122,6 +129,9 @@ _COMPILE_SHAPE = Pattern(
     r"|^(?:\[(?:error|ERROR)\]|e:) (?:file://)?\S+\.\w+:\[?\d+|^-- [A-Z][A-Z ]+ -{3,}"
     # `f.pas(16,10) Error:`, `f.nim(10, 18) Error:`: a place in parentheses, then the error
     r"|^\S+\.\w+\(\d+(?:[,:] ?\d+)?\):? (?:[Ee]rror|Fatal)\b"
+    # a place with its span of characters (Haxe's `f.hx:4: characters 23-33 : msg`), a
+    # file's error whose warning was made one (`f.y: error: ... [-Werror=conflicts-sr]`)
+    r"|^\S+\.\w+:\d+: characters \d+-\d+ : |^\S+\.\w+: error: [^\n]*\[-Werror=[\w-]+\]$"
     # a place alone (OCaml's `File "x.ml", line 5, characters 2-9:`, gfortran's `f.f90:6:8:`),
     # the source line under it, then `Error:`
     r"|^(?:File \"[^\"\n]+\", line \d+, characters \d+-\d+|\S+\.\w+:\d+(?::\d+)?):\n"
@@ -158,7 +168,10 @@ _RUNTIME_SHAPE = Pattern(
     # Lua's `stack traceback:`, Perl's `at f.pl line 6.`
     r"|^\*\* \(\w*(?:Error|Exception)\)|\([A-Z]\w*(?:Error|Exception)\)\s*$"
     r"|\bUncaught [A-Z]\w*(?:Error|Exception)\b|\bPHP (?:Parse|Fatal) error\b"
-    r"|^Execution halted$|^stack traceback:|\bat \S+ line \d+\.$",
+    r"|^Execution halted$|^stack traceback:|\bat \S+ line \d+\.$"
+    # a Scheme's `Exception in car: 5 is not a pair`, a task runner's `rake aborted!` over
+    # Ruby frames printed flush (`/x/Rakefile:10:in `block'`)
+    r"|^Exception in [^\n:]{1,40}: \S|^\w+ aborted!$|^\S+\.\w+:\d+:in [`'][^\n]*'$",
     M,
 )
 _NUMBER = Pattern(r"\d+")
@@ -175,7 +188,7 @@ _WORDS = Pattern(r"^\s*[^\s+\-|\[\]{}()].*[A-Za-z]{2}")
 _STACK_HEADER = Pattern(
     r"^\s*(?:stack traceback:|Stack trace:|Traceback \(|stacktrace:|Call Stack)"
 )
-_STRICT_WARNING = Pattern(r"^\s*\S*\s*(?:WARNING|[Ww]arning)\b\s*[:-]")
+_STRICT_WARNING = Pattern(r"^\s*\S*\s*(?:WARNING|[Ww]arning)\b(?: \d+ in \S+ line \d+)?\s*[:-]")
 _STRICT = ("strict mode", "treated as errors", "warnings as errors", "-Werror")
 _VERDICT = Pattern(
     r"^[\s_=!*#>-]*(?:FAIL(?:ED|URE)?\b|ERROR\b|not ok\b|--- FAIL|[✗✖\u00d7✘❌✕●]|CONFLICT\b|"
@@ -196,8 +209,8 @@ _LOG = Pattern(
     M,
 )
 """Where the tool wrote what it did not print: the details of the failure are there."""
-_STYLISH_ROW = Pattern(r"^\d+:\d+\s")
-_STYLISH_FILE = Pattern(r"^(?P<file>[^\s:]+\.\w+)$", M)
+_STYLISH_ROW = Pattern(r"^\d+(?::\d+)?(?:-\d+:\d+)?:?\s|^\d+ \| ")
+_STYLISH_FILE = Pattern(r"^(?:FILE: )?(?P<file>[^\s:]+\.\w+)$", M)
 _ERROR_WORD = Pattern(r"(?i)\berror\b")
 
 
@@ -256,7 +269,7 @@ _WEAK_KEYS = (
     "can", "could", "unable", "not", "no such", "denied", "refused", "invalid", "missing",
     "undefined", "unexpected", "fail", "allowed", "unknown", "violat", "expected", "mismatch",
     "support", "did", "would", "format", "found", "!=", "unresolved", "undeclared", "must",
-    "unused", "never used",
+    "unused", "never used", "has no", "had no", "does not have", "lack", "required",
 )  # fmt: skip
 """Every shape of ``_WEAK_LINE`` contains one of these (lower-cased)."""
 _DIGIT = Pattern(r"\d")
@@ -339,6 +352,10 @@ def _pick(lines: list[str], index: int, picked: list[str]) -> bool:
     return True
 
 
+_USAGE_HEADER = Pattern(r"^(?:\S+ (?:error|ERR!|ERROR):?)?\s*(?:Usage|Options|USAGE|OPTIONS):\s*$")
+"""A header alone on its line over a command's synopsis (``npm error Usage:``)."""
+
+
 def _candidates(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list[int]:
     """The indexes of the lines worth quoting: error lines best first, then weak lines.
 
@@ -346,9 +363,14 @@ def _candidates(lines: list[str], own: tuple[str, ...], *, strict: bool) -> list
     error line, the weak lines are all there is.
     """
     scored = _scores(lines, own, strict=strict)
+    usage = next((i for i, line in enumerate(lines) if _USAGE_HEADER.match(line)), len(lines))
+    if usage:  # what the command printed after its usage header is its manual
+        scored = [(i, s if i < usage else 0) for i, s in scored]
     strong = [(i, s) for i, s in scored if s >= 2]  # noqa: PLR2004 -- an error shape at least
     strong.sort(key=lambda pair: (-pair[1], pair[0]))
     first = min((i for i, _ in strong), default=0)
+    if first >= len(lines) - _CLOSING_LINES:  # only the run's closing lines are strong
+        first = -1
     weak = [(i, s) for i, s in scored if s == 1 and i > first] if strong else scored
     weak = [(i, s) for i, s in weak if s > 0]
     return [i for i, _ in strong + weak[: max(_MIN_FACTS - len(strong), 0)]]
@@ -500,6 +522,10 @@ _FIELD_BELOW = Pattern(r"^\s+[a-z][a-z ]{2,30}: [^\s=;(){}][^=;(){}]*$")
 code such as ``const rate: u32 = f();``)."""
 
 
+_REASON_BELOW = Pattern(r"^\s*(?:Reason|Cause|Details?|Message): \S")
+"""The line under an error that says why (Common Test's ``Reason: {badmatch,...}``)."""
+
+
 def _with_continuation(lines: list[str], index: int) -> str:
     """Return the line, joined to its next line when it heads it.
 
@@ -511,6 +537,7 @@ def _with_continuation(lines: list[str], index: int) -> str:
     if index + 1 < len(lines) and (
         _ANNOUNCES_A_LIST.search(line)
         or _FIELD_BELOW.match(lines[index + 1])
+        or _REASON_BELOW.match(lines[index + 1])
         or (_BULLET.match(lines[index + 1]) and not line.endswith((".", ":", ";")))
     ):
         return f"{line} {lines[index + 1].strip()}"
@@ -537,12 +564,13 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
 _SHAPES = (
     (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
      _TEST_SHAPE, FailureType.TEST_FAILURE),
-    (("error", "Error: ", "[ERROR]", "e: ", "-- "), _COMPILE_SHAPE, FailureType.BUILD_ERROR),
+    (("error", "Error: ", "[ERROR]", "e: ", "-- ", "characters"), _COMPILE_SHAPE,
+     FailureType.BUILD_ERROR),
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
       "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",
       "Call history", "xecution error", "yntax error", "** (", "PHP ", "halted", "traceback",
-      " line "), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
+      " line ", "Exception in ", "aborted!", ":in "), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
 )  # fmt: skip
 """The shapes of a failure type, each tried only when one of its words is in the output
 (a substring test is a fraction of a pattern's pass over every line)."""
@@ -585,7 +613,12 @@ def parse_generic(
         return _failing_tests(findings, blocks, window, command)
     own = tuple(f for f in files_modified if f)
     strict = proof is not None and any(word in proof.line for word in _STRICT)
-    facts = _error_lines(lines, own, strict=strict) or _diff_files(window)
+    facts = (
+        _error_lines(lines, own, strict=strict)
+        or _diff_files(window)
+        or (not strict and _error_lines(lines, own, strict=True))
+        or []
+    )
     if not facts:
         return _last_lines(findings, lines, code)
     findings.facts = facts
@@ -632,8 +665,14 @@ def _printed_nothing(findings: Findings, code: str) -> Findings:
 
 
 def _last_lines(findings: Findings, lines: list[str], code: str) -> Findings:
-    """No error line in any shape: the output's last lines, quoted as they are."""
-    findings.facts = [clip(line.strip(), _LINE_LIMIT) for line in lines[-2:]]
+    """No error line in any shape: the output's last lines, quoted as they are.
+
+    The verdict's line (a quality gate's ``Final rating: 0/10``) is quoted first: it is the
+    one line known to say why the run failed.
+    """
+    last = [line.strip() for line in lines[-2:]]
+    proof = [findings.evidence] if findings.evidence and findings.evidence not in last else []
+    findings.facts = [clip(line, _LINE_LIMIT) for line in [*proof, *last]]
     findings.headline = (
         f"The command failed{code}; its output has no error line in a format reflexkit "
         "knows, so its last lines are quoted."
@@ -654,12 +693,27 @@ def _add_stylish_file(findings: Findings, window: str) -> None:
             findings.details.append(f"in {header['file']}")
 
 
-_DIFF_FILE = Pattern(r"^\+\+\+ (?P<file>\S+)[^\n]*\n@@ ", M)
+_DIFF_FILE = Pattern(
+    r"^--- (?P<old>\S+)[^\n]*\n\n?\+\+\+ (?P<file>\S*)[^\n]*\n\n?@@ "
+    r"|^\+\+\+ (?P<new>\S+)[^\n]*\n@@ ",
+    M,
+)
 
 
 def _diff_files(window: str) -> list[str]:
-    """The ``+++ file`` lines of a unified diff: a formatter's check names the files so."""
-    return [m.group(0).split("\n", 1)[0] for m in _DIFF_FILE.finditer(window)][:_MAX_FACTS]
+    """The ``+++ file`` lines of a unified diff: a formatter's check names the files so.
+
+    A diff whose ``+++`` line names no file (``flynt``'s, ``unimport``'s) names it on its
+    ``---`` line.
+    """
+    return [_diff_file_line(m) for m in _DIFF_FILE.finditer(window)][:_MAX_FACTS]
+
+
+def _diff_file_line(match: re.Match[str]) -> str:
+    lines = [line for line in match.group(0).split("\n") if line]
+    if match["old"] is not None and not match["file"]:
+        return lines[0]
+    return next(line for line in lines if line.startswith("+++ "))
 
 
 def _advise(findings: Findings, kind: ErrorKind | None) -> None:

@@ -144,6 +144,25 @@ _SETUP_SHAPES = _shapes(
             r"|^cannot execute \S+: permission denied"
         ),
     ),
+    # a command line the program rejects (argparse's, click's usage errors)
+    (
+        _FT.TOOL_ERROR,
+        "sage:",
+        (
+            r"^[Uu]sage: \S[^\n]*\n(?:[^\n]*\n){0,20}?(?:[\w.-]+: error: (?:argument|unrecognized "
+            r"arguments|the following arguments are required|invalid choice)|Error: (?:No such "
+            r"(?:option|command)|Got unexpected extra argument|Missing (?:argument|option)))"
+        ),
+    ),
+    # a folder the tool must write to that it cannot make or use
+    (
+        _FT.TOOL_ERROR,
+        "irector|older",
+        (
+            r"\b(?:[Oo]utput|[Ll]og|[Cc]ache|[Bb]uild|[Tt]arget) (?:directory|dir|folder)\b"
+            r"[^\n]{0,80}?\b(?:cannot|could not) be (?:created|written)\b"
+        ),
+    ),
     (
         _FT.TOOL_ERROR,
         "No rule to make target",
@@ -185,7 +204,7 @@ _SHAPES = _shapes(
     (
         _FT.TEST_FAILURE,
         "fail|error",
-        (rf"^[ \t]*(?:Executed )?\d+ {_COUNTED}(?: completed)?(?:, \d+ \w+)*?, (?:with )?"
+        (rf"^[ \t]*(?:Executed |Total:? )?\d+ {_COUNTED}(?: completed)?(?:, \d+ \w+)*?, (?:with )?"
         r"[1-9]\d* (?:failures?|failed|errors?)\b.*$"),
     ),
     # a count of passed and of failed tests on one line, in either order and any spelling
@@ -205,6 +224,18 @@ _SHAPES = _shapes(
         (r"\b[1-9]\d*(?:/\d+)? (?:unit)?tests?(?:\(s\))? (?:FAILED|failed|failures?)\b"
         r"|\b[1-9]\d* FAILED TESTS?\b"
         r"|\b[1-9]\d*(?:/\d+)? \w+ FAILED (?:unit)?tests?\b"),
+    ),
+    # xUnit's closing verdict with its counts (`FAILED (failures=1, errors=2)`), a count of
+    # tests that ran with failures (`Ran 2 tests with 1 failures`), and the `Label: N,
+    # Failures: N` rows of C and Erlang runners (`Checks: 2, Failures: 1`, `1 ok, 1 failed`)
+    (
+        _FT.TEST_FAILURE,
+        "FAILED (|ailures|rrors|failed",
+        (r"^FAILED \((?:[a-z]+=\d+, )*(?:failures|errors)=[1-9]\d*\b"
+        r"|\b\d+ tests? with [1-9]\d* (?:failures?|errors?)\b"
+        r"|\b(?:Checks|Tests|Cases|Specs|Examples|Assertions): \d+, "
+        r"(?:Failures|Failed|Errors): (?:[1-9]|\d+, Errors: [1-9])"
+        r"|\b\d+ ok, [1-9]\d* failed\b"),
     ),
     (
         _FT.TEST_FAILURE,
@@ -259,13 +290,18 @@ _SHAPES = _shapes(
     # the stylish reporter's closing count (eslint's, html-validate's, stylelint's)
     (_FT.LINT_ERROR, "problem", r"^[ \t]*[\u2716\u00d7\u2717][ \t]+[1-9]\d* problems? \("),
     # a formatter's check that prints the change it would make: a unified diff
-    (_FT.LINT_ERROR, "+++ ", r"^\+\+\+ \S[^\n]*(?=\n@@ )"),
+    (
+        _FT.LINT_ERROR,
+        "+++ ",
+        r"^\+\+\+ \S[^\n]*(?=\n@@ )|^--- \S[^\n]*\n\n?\+\+\+ [^\n]*\n\n?@@ ",
+    ),
     (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
     (
         _FT.LINT_ERROR,
-        "would|formatted|Rewriting|Reformatted|Fixing|Fixed",
+        "would|formatted|sorted|differs|Rewriting|Reformatted|Fixing|Fixed",
         (r"\b(?:Formatter would have printed|would reformat|would be reformatted"
-        r"|(?:is|are) not (?:properly )?formatted)\b.*$"
+        r"|(?:is|are|was|were) not (?:properly )?(?:formatted|sorted)|should be [\w-]*formatted"
+        r"|(?:output|formatted code) differs from (?:the )?input)\b.*$"
         # a fixer that rewrote a file: the check it runs as failed (pyupgrade, autoflake)
         r"|^(?:Rewriting|Reformatted|Fixing|Fixed) [\w./-]+\.\w+\s*$"),
     ),
@@ -277,14 +313,45 @@ _SHAPES = _shapes(
         r"|^Total accumulated errors = [1-9]"),
     ),
     (_FT.LINT_ERROR, "minimum", r"\bFAILED \(minimum:? [\d.]+%, actual:? [\d.]+%\)"),
+    # a checker's closing count of warnings alone (`Total: 5 warnings / 0 errors in 1 file`,
+    # `\u26a0 1 warning`): a compiler that fails says error; a file's count of its errors
+    (
+        _FT.LINT_ERROR,
+        "warning|has ",
+        (r"^[^\w\n]{0,3}[ \t]*(?:Total:[ \t]*)?[1-9]\d* warnings?(?:[ \t]*/[ \t]*\d+ errors?)?"
+        r"(?: in \d+ files?)?\.?[ \t]*$|^\S+ has [1-9]\d* (?:[\w-]+ )*errors?\.[ \t]*$"),
+    ),
+    # a quality gate's score out of ten, a checker of declared dependencies, a count of
+    # the issues a check identified
+    (
+        _FT.LINT_ERROR,
+        "/10|ependenc|identified",
+        (r"\b(?:[Ff]inal rating|[Rr]ated at|[Ss]core):? -?\d+(?:\.\d+)?/10\b"
+        r"|\bappears? to be (?:undeclared|unused)\b|\b(?:undeclared|unused) dependenc(?:y|ies)\b"
+        r"|\bidentified [1-9]\d* issues?\b"),
+    ),
+    (_FT.LINT_ERROR, " error", r"^[1-9]\d* errors?[ \t]*\n\d+ warnings?[ \t]*$"),
+    # findings placed in words, not `file:line` (`line 3 column 5 - Warning:`, `Warning 2 in
+    # f.tex line 4:`, `... at line 5, column 5.`)
+    (
+        _FT.LINT_ERROR,
+        "line ",
+        (r"^[Ll]ine \d+,? column \d+ - \w+: |^(?:Warning|Error|Message) \d+ in \S+ line \d+: "
+        # the same words on two findings at least (one may be a parser's error)
+        r"|\bat line \d+, column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bat line \d+, column \d+\b"),
+    ),
     (_FT.TYPECHECK_ERROR, "error", r"^[ \t]*\d+ errors?, \d+ warnings?, \d+ (?:notes?|infos?\w*)$"),
     # validators of configuration and data, and checkers that name a rule per finding
     (
         _FT.LINT_ERROR,
-        "alidat|nvalid",
+        "alidat|nvalid|failed|schema|onfiguration",
         (r"\b[Vv]alidation errors? (?:were |was )?(?:encountered|found)\b"
         r"|\bfailed (?:schema )?validation\b|\bis invalid: |^Invalid (?:file|config\w*): "
-        r"|\bfails to validate\b|\bvalidation:? failed\b|^\S+\.\w+ invalid\s*$"),
+        r"|\bfails to validate\b|\b[Vv]alidation:? (?:failed|[Ee]rror)\b"
+        r"|^\S+\.\w+(?: -)? invalid\s*$|\bverification failed\b"
+        r"|\bdoes not match the expected (?:JSON )?schema\b"
+        # a server's or daemon's configuration test (`configuration file x test failed`)
+        r"|\bconfiguration (?:file )?\S+ (?:test )?failed\b|\berrors? found in configuration\b"),
     ),
     (
         _FT.LINT_ERROR,
@@ -295,6 +362,13 @@ _SHAPES = _shapes(
         r"|^\S+\.\w+:\d+(?::\d+)?:? \[[A-Z]{1,6}\d{1,5}\]:? \S"
         # a rule slug as the severity's qualifier (`error[template-injection]: ...`)
         r"|^(?:error|warning)\[[a-z][a-z\d]*(?:-[a-z\d]+)+\]: "),
+    ),
+    # a finding on a file of data, configuration or markup, which nothing compiles
+    (
+        _FT.LINT_ERROR,
+        ": error|: warning|: hint",
+        (r"^\S+\.(?:json|ya?ml|toml|xml|html?|md|rst|tex|conf|cfg|ini|desktop|po|csv|svg|"
+        r"properties|plist|service|env)(?::\d+(?:[:.,]\d+)*)?: (?:error|warning|hint)\b"),
     ),
     # a place, then the finding's rule code (`Dockerfile:2 DL3008 warning:`,
     # `f.txt:03,04: [C0103] ...`, rubocop's `f.rb:1:1: C: Style/Documentation: ...`)
@@ -313,6 +387,31 @@ _SHAPES = _shapes(
     ),
     # a module or package that is not installed, a header or a package that cannot be had
     (_FT.DEPENDENCY_ERROR, "no package called", r"\bthere is no package called\b"),
+    # a lock file that no longer matches the manifest: what is installed cannot be had
+    (
+        _FT.DEPENDENCY_ERROR,
+        "lock",
+        (r"(?i:\block ?file\b|[\w-]*lock\.(?:json|ya?ml|toml)\b|\.lock\b)[^\n]{0,100}?"
+        r"\b(?:needs to be updated|not up to date|out of date|outdated|in sync|out of sync)\b"
+        r"|\bOUTDATED_LOCKFILE\b"),
+    ),
+    # an installed package whose version the tool cannot use (`which typescript@7.0.2 does
+    # not export`), and the install of another version the error prescribes
+    (
+        _FT.DEPENDENCY_ERROR,
+        "@",
+        (r"\b[\w/-]+@\d+(?:\.\d+)+\b[^\n]{0,40}?\b(?:does not|is not) (?:export|support|provide)"
+        r"|^\s*(?:npm|pnpm|yarn|bun) (?:install|add|i) (?:-\S+ )*@?[\w/.-]+@[~^]?\d"),
+    ),
+    # a package, gem or module the run looked for and could not find (`Bundler::GemNotFound`,
+    # `PackageNotFoundError`), or a configure check that found no header or library
+    (
+        _FT.DEPENDENCY_ERROR,
+        "NotFound|any of the sources|checking for",
+        (r"\b\w*(?:Gem|Package|Module|Dependency|Library|Distribution)NotFound\w*\b"
+        r"|\bin any of the sources\b"
+        r"|^checking for [^\n]*\.\.\. no\n(?:[^\n]*\n){0,3}?\w+: error: "),
+    ),
     # a dependency, package, module or collection that is not found
     (
         _FT.DEPENDENCY_ERROR,
@@ -374,7 +473,7 @@ def verdict(text: str) -> Verdict | None:
 _NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
 _CLOSING_COUNT = Pattern(
     r"\b[Ff]ound [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would"
-    r"|not (?:properly )?formatted"
+    r"|not (?:properly )?formatted|should be [\w-]*formatted|\d/10\b"
 )
 """A checker's line that closes its run (a count, a gate, a formatter's verdict): the summary."""
 
