@@ -181,7 +181,7 @@ def test_checks_that_failed_before_a_crash_are_quoted(tmp_path: Path) -> None:
 
 def test_a_build_error_under_make_is_not_a_test_failure() -> None:
     """Compiler errors, a tool's lower-case 'failure' and make's lines are no test's checks."""
-    from reflexkit.readers._native import program_test_failures  # noqa: PLC0415
+    from reflexkit.readers._cxx import program_test_failures  # noqa: PLC0415
 
     text = (
         "gcc -c a.c\na.c:3:1: error: expected ';' before '}' token\n"
@@ -194,7 +194,7 @@ def test_a_build_error_under_make_is_not_a_test_failure() -> None:
 
 def test_checks_named_with_their_expression_and_a_bare_count() -> None:
     """``name: FAILED (expr(with) parens)`` lines are checks; ``2 failed`` is their count."""
-    from reflexkit.readers._native import program_test_failures  # noqa: PLC0415
+    from reflexkit.readers._cxx import program_test_failures  # noqa: PLC0415
 
     text = (
         "./test_parse\ntest_parse_plain: ok\n"
@@ -279,7 +279,7 @@ def test_a_check_suite_under_make_is_a_test_failure(tmp_path: Path) -> None:
 
 def test_unitys_checks_and_count_each_on_its_own_line() -> None:
     """Unity's ``file:line:test:FAIL: msg`` is a check; its closing ``FAIL`` and count are not."""
-    from reflexkit.readers._native import program_test_failures  # noqa: PLC0415
+    from reflexkit.readers._cxx import program_test_failures  # noqa: PLC0415
 
     text = (
         "./test_calc\ntest_calc.c:12:test_add:FAIL: Expected 5 Was -1\n"
@@ -293,7 +293,7 @@ def test_unitys_checks_and_count_each_on_its_own_line() -> None:
 
 def test_a_unity_program_run_by_hand_is_read_as_its_tests() -> None:
     """A Unity program run directly: its failing tests and ``N Tests N Failures N Ignored``."""
-    from reflexkit.readers._native import parse_unity  # noqa: PLC0415
+    from reflexkit.readers._cxx import parse_unity  # noqa: PLC0415
 
     found = parse_unity(
         "test/test_calc.c:12:test_add:FAIL: Expected 5 Was -1\ntest/test_calc.c:20:test_sub:PASS\n"

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from reflexkit.readers._agent import parse_agent
 from reflexkit.readers._coverage import parse_coverage_gate
-from reflexkit.readers._cxx import parse_catch2, parse_cmake, parse_ctest, parse_gtest
+from reflexkit.readers._cxx import (
+    parse_catch2,
+    parse_check_suite,
+    parse_cmake,
+    parse_ctest,
+    parse_gtest,
+    parse_unity,
+)
 from reflexkit.readers._go import (
     parse_go_command,
     parse_go_diagnostics,
@@ -26,13 +33,11 @@ from reflexkit.readers._javascript import (
 from reflexkit.readers._js_runners import parse_mocha, parse_vitest
 from reflexkit.readers._native import (
     parse_cargo_test,
-    parse_check_suite,
     parse_crash,
     parse_gcc,
     parse_make,
     parse_rust_panic,
     parse_rustc,
-    parse_unity,
 )
 from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._pip import parse_pip

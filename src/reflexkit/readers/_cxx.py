@@ -1,4 +1,7 @@
-"""Readers for CMake: its configure errors, and CTest's test runs.
+"""Readers for C and C++ builds and tests: CMake, CTest, and the test programs' own reports.
+
+The test programs: Catch2, GoogleTest and cmocka, Check, Unity, and a harness's verdict lines
+such as ``FAILED: x`` (read under make or before a crash).
 
 CMake prints ``CMake Error at CMakeLists.txt:4 (find_package):`` followed by the message
 indented by two spaces and, for errors raised inside a module, a ``Call Stack (most recent call
@@ -20,9 +23,12 @@ __all__ = [
     "catch2_failures",
     "gtest_failures",
     "parse_catch2",
+    "parse_check_suite",
     "parse_cmake",
     "parse_ctest",
     "parse_gtest",
+    "parse_unity",
+    "program_test_failures",
 ]
 
 M = re.MULTILINE
@@ -437,5 +443,127 @@ def parse_gtest(text: str) -> Findings | None:
         )
     else:
         findings.steps.append("Run the test program again after each fix.")
+    findings.confidence = 0.85
+    return findings
+
+
+# --- C test programs: their own verdicts, Check and Unity -------------------------------
+
+_PROGRAM_FAIL = Pattern(
+    r"^(?P<line>[ \t]*\[?[ \t]*FAIL(?:ED|URE|S)?\b.*"
+    r"|.*\S(?: -|:|[ \t])[ \t]*\[?FAIL(?:ED|URE)?\]?[!.]?(?:[ \t]+\(.*\))?[ \t]*"
+    r"|not ok \d+\b.*|\S+:\d+:[FE]:[^:\n]+:[^:\n]+:\d+: .*|\S+:\d+:[^:\n]+:FAIL\b.*)$",
+    M,
+)
+"""A test program's verdict on one check, in capitals as C harnesses print it (``FAILED: x``,
+``x - FAILED``, ``[FAIL] x``), TAP's ``not ok``, Check's ``t.c:4:F:Core:test_add:0: msg`` or
+Unity's ``t.c:12:test_add:FAIL: Expected 5 Was -1``; a match never spans two lines;
+a tool's lower-case 'failure' is not one."""
+_PROGRAM_COUNT = Pattern(
+    r"^[ \t]*(?:(?:Tests?|Cases?|Checks?) )?(?:FAIL(?:ED|URES?)?|[Ff]ail(?:ed|ures?))[ \t]*[:=]"
+    r"[ \t]*[1-9]\d*[ \t]*$|^[ \t]*[1-9]\d* (?:(?:tests?|cases?|checks?) )?(?:failed|FAILED)\.?"
+    r"[ \t]*$|^\d+%: Checks: \d+, Failures: \d+, Errors: \d+[ \t]*$"
+    r"|^\d+ Tests \d+ Failures \d+ Ignored[ \t]*$",
+    M,
+)
+_NOT_A_TEST_LINE = Pattern(
+    r"^(?:g|mingw32-)?make(?:\[\d+\])?: |: (?:fatal )?error: |^\s*(?:\d+|[A-Z]+): 0\s*$"
+)
+_FAIL_NEEDLE = Pattern(r"FAIL|not ok |:[FE]:")
+_SAYS_WHY = Pattern(r"(?i)\b(?:expected|got|but|not|actual|should|was|is|instead)\b|[!=<>]=")
+"""A line before a failing check that says what went wrong (``status is 2, not -2``)."""
+_PROGRAM_LINES = 60
+_FAILS_KEPT = 8
+_VERDICTS = frozenset({"FAIL", "FAILED", "FAILURE", "FAILURES", "FAILURES!!!"})
+"""A run's closing verdict alone on its line: not one of its checks."""
+"""How many lines before make's error or the crash are read as the program's own output."""
+
+
+def program_test_failures(text: str, end: int) -> tuple[list[str], str]:
+    """Return the failing checks a test program printed before *end*, and its failure count.
+
+    A C test binary run by ``make test`` prints its own verdicts (``FAILED: test for x (at
+    line 371)``, ``177 root_value   - FAILED``, ``FAIL: 2``): they, not make's line, say what
+    failed. Returns the verdict lines (padding collapsed) with the line printed just before
+    each when it is a message of its own, and the count line; empty when there are none.
+    """
+    start = end
+    for _ in range(_PROGRAM_LINES):
+        start = text.rfind("\n", 0, start - 1) if start > 0 else -1
+        if start < 0:
+            start = 0
+            break
+    block = text[start:end]
+    if _FAIL_NEEDLE.search(block) is None:
+        return [], ""
+    counts = [m.group(0).strip() for m in _PROGRAM_COUNT.finditer(block)]
+    fails: list[str] = []
+    for verdict in _PROGRAM_FAIL.finditer(block):  # one pass; the rest only for its matches
+        line = verdict["line"]
+        if _NOT_A_TEST_LINE.search(line) or line.strip() in counts or line.strip() in _VERDICTS:
+            continue
+        if len(fails) >= _FAILS_KEPT:
+            break
+        above = block.rfind("\n", 0, max(verdict.start() - 1, 0))
+        before = block[above + 1 : max(verdict.start() - 1, 0)].strip() if verdict.start() else ""
+        if before and _SAYS_WHY.search(before) and not _PROGRAM_FAIL.match(before):
+            fails.append(clip(before, 120))
+        fails.append(clip(" ".join(line.split()), 160))
+    return dedupe(fails), (counts[-1] if counts else "")
+
+
+# --- Check (libcheck) ------------------------------------------------------------------------
+
+_CHECK_SUMMARY = Pattern(r"^(?P<line>\d+%: Checks: \d+, Failures: \d+, Errors: \d+)\s*$", M)
+_CHECK_TEST = Pattern(
+    r"^(?P<line>(?P<loc>\S+:\d+):(?P<kind>[FE]):(?P<tcase>[^:\n]+):(?P<test>[^:\n]+):\d+: .*)$", M
+)
+
+
+def parse_check_suite(text: str) -> Findings | None:
+    """Recognise a Check (libcheck) suite's report: ``t.c:4:F:Core:test_add:0: message``."""
+    summary = _CHECK_SUMMARY.search(text)
+    tests = list(_CHECK_TEST.finditer(text)) if summary is not None else []
+    if summary is None or not tests:
+        return None
+    findings = Findings(tool="check", failure_type=FailureType.TEST_FAILURE)
+    findings.summary = findings.evidence = summary["line"]
+    findings.tests = dedupe(m["test"] for m in tests)
+    findings.facts = [clip(m["line"], 220) for m in tests[:6]]
+    findings.headline = f"The C test suite reported {plural(len(tests), 'failing test')}."
+    findings.advice = (
+        "Each failing test is quoted with its assertion and the values it saw (`F` a failed "
+        "check, `E` an error such as a crash or a signal): fix the code under test so it holds."
+    )
+    findings.steps.append(
+        f"Run that case alone: the test program with `CK_RUN_CASE={tests[0]['tcase']}` "
+        "(and `CK_FORK=no` to debug it)."
+    )
+    findings.confidence = 0.85
+    return findings
+
+
+# --- Unity -----------------------------------------------------------------------------------
+
+_UNITY_SUMMARY = Pattern(r"^(?P<line>\d+ Tests \d+ Failures \d+ Ignored)[ \t]*$", M)
+_UNITY_FAIL = Pattern(r"^(?P<line>(?P<loc>\S+:\d+):(?P<test>\w+):FAIL\b.*)$", M)
+
+
+def parse_unity(text: str) -> Findings | None:
+    """Recognise a Unity test program's report: ``t.c:12:test_add:FAIL: Expected 5 Was -1``."""
+    summary = _UNITY_SUMMARY.search(text)
+    failed = list(_UNITY_FAIL.finditer(text)) if summary is not None else []
+    if summary is None or not failed:
+        return None
+    findings = Findings(tool="unity", failure_type=FailureType.TEST_FAILURE)
+    findings.summary = findings.evidence = summary["line"]
+    findings.tests = dedupe(m["test"] for m in failed)
+    findings.facts = [clip(m["line"], 220) for m in failed[:6]]
+    findings.headline = f"The C test program reported {plural(len(failed), 'failing test')}."
+    findings.advice = (
+        "Each failing test is quoted with its line and what Unity saw (`Expected 5 Was -1`: "
+        "the value the code produced comes last): fix the code under test so it holds."
+    )
+    findings.steps.append(f"Fix {failed[0]['loc']} first, then run the test program again.")
     findings.confidence = 0.85
     return findings
