@@ -106,7 +106,7 @@ class Generator:
         for outcome in outcomes:
             with self.writer.run(task) as run:
                 if outcome == "passed":
-                    run.passed(subtask, output_chars=300)
+                    run.passed(subtask, outputChars=300)
                 else:
                     self._fail(run, subtask)
                     run.end(subtask, outcome)
@@ -158,7 +158,7 @@ class Generator:
         lengths = [3, 0, 12] if positive else [3, 0, 400]
         with self.writer.run(task) as run:
             for chars in lengths:
-                self._fail(run, subtask, output_chars=chars)
+                self._fail(run, subtask, outputChars=chars)
             run.end(subtask, "exhausted")
         if positive:
             self.labels[Rule.STALE_OUTPUT].add(f"{task}/{subtask}")
@@ -187,7 +187,7 @@ class Generator:
         with self.writer.run(task) as run:
             if self.rng.random() < 0.5:
                 self._fail(run, subtask)
-            run.passed(subtask, output_chars=self.rng.randrange(50, 5000))
+            run.passed(subtask, outputChars=self.rng.randrange(50, 5000))
 
 
 def score(predicted: set[str], expected: set[str]) -> tuple[float, float]:

@@ -37,9 +37,11 @@ HELPERS = {
     """,
     "runner": """
         from pathlib import Path
-        from reflexkit.orchestrator._process import run_process
+        from reflexkit.orchestrator._process import Command, run_process
         result = run_process(
-            ["sh", "-c", "{produce}"], cwd=Path.cwd(), timeout_s=600, max_output_bytes=20_000
+            Command(["sh", "-c", "{produce}"], cwd=Path.cwd()),
+            timeout_s=600,
+            max_output_bytes=20_000,
         )
         print(result.output_bytes)
     """,

@@ -53,6 +53,7 @@ HOLDOUT_LIKE = REPO / "tests" / "data" / "holdout_like"
 UNSEEN_TOOLS = REPO / "tests" / "data" / "unseen_tools"
 UNSEEN_REPOS = REPO / "tests" / "data" / "unseen_repos"
 UNSEEN_REPOS_2 = REPO / "tests" / "data" / "unseen_repos_2"
+UNSEEN_REPOS_3 = REPO / "tests" / "data" / "unseen_repos_3"
 UNSEEN_TOOLS_2 = REPO / "tests" / "data" / "unseen_tools_2"
 UNSEEN_TOOLS_3 = REPO / "tests" / "data" / "unseen_tools_3"
 UNSEEN_TOOLS_4 = REPO / "tests" / "data" / "unseen_tools_4"
@@ -211,6 +212,7 @@ def measure_corpus(
     lengths: list[int] = []
     seconds: list[float] = []
     heuristic_seconds: list[float] = []
+    slowest = ("", 0.0)
     pastes: list[int] = []
     for path in paths:
         item: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
@@ -243,6 +245,7 @@ def measure_corpus(
         )
         seconds.append(elapsed)
         heuristic_seconds.append(heuristic)
+        slowest = max(slowest, (item["id"], heuristic), key=lambda pair: pair[1])
         pastes.append(longest_paste(text, failure.error_output))
         if verbose and pastes[-1] > PASTE_LIMIT:
             print(f"  {item['id']}: pasted block of {pastes[-1]} chars")
@@ -262,17 +265,27 @@ def measure_corpus(
         "heuristic_ms_median": 1000 * statistics.median(heuristic_seconds),
         "heuristic_ms_p95": 1000 * _percentile(heuristic_seconds, 0.95),
         "heuristic_ms_max": 1000 * max(heuristic_seconds),
+        "heuristic_ms_p95": 1000 * _p95(heuristic_seconds),
         "longest_paste": max(pastes),
         "wrong_tool": wrong,
     }
-    print(f"corpus: {folder}{' ' + prefix + '*' if prefix else ''} ({count} items)")
+    figures["facts"] = f"{facts_found}/{facts_total}"
+    print_figures(f"{folder}{' ' + prefix + '*' if prefix else ''}", figures, slowest)
+    if per_tool:
+        print_per_tool(rows)
+    return figures
+
+
+def print_figures(name: str, figures: dict[str, Any], slowest: tuple[str, float]) -> None:
+    """Print one corpus's figures (and its slowest item for the heuristic)."""
+    print(f"corpus: {name} ({figures['items']} items)")
     print(f"  failure type correct    {figures['type_accuracy']:7.1%}   (target >= 95%)")
     print(
         f"  key facts quoted        {figures['key_fact_recall']:7.1%}   (target >= 90%; "
-        f"{facts_found}/{facts_total})"
+        f"{figures['facts']})"
     )
     print(f"  category acceptable     {figures['category_agreement']:7.1%}   (target >= 80%)")
-    print(f"  wrong tool named        {wrong:7d}   items (target 0)")
+    print(f"  wrong tool named        {figures['wrong_tool']:7d}   items (target 0)")
     print(
         f"  reflection length       {figures['mean_length']:7.0f}   chars mean, "
         f"{figures['max_length']} max (limit 1500)"
@@ -288,9 +301,19 @@ def measure_corpus(
         f"{figures['heuristic_ms_p95']:.2f} ms p95, {figures['heuristic_ms_max']:.2f} ms max "
         "(classify + generate; target median < 1 and max < 10)"
     )
-    if per_tool:
-        print_per_tool(rows)
-    return figures
+    print(
+        f"  heuristic p95           {figures['heuristic_ms_p95']:7.2f}   ms "
+        f"(slowest: {slowest[0]}, {1000 * slowest[1]:.2f} ms)"
+    )
+
+
+def _p95(values: list[float]) -> float:
+    """Return the 95th percentile (the largest value when there are too few to cut)."""
+    return (
+        statistics.quantiles(values, n=20, method="inclusive")[18]
+        if len(values) > 1
+        else max(values)
+    )
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -363,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             UNSEEN_TOOLS_4,
             UNSEEN_REPOS,
             UNSEEN_REPOS_2,
+            UNSEEN_REPOS_3,
         ],
         metavar="CORPUS_DIR_OR_ITEM",
     )

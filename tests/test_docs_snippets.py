@@ -54,6 +54,7 @@ def _blocks(doc: Path) -> list[str]:
     return [textwrap.dedent(m["code"]) for m in BLOCK.finditer(doc.read_text()) if not m["mark"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("doc", [d for d in DOCS if _blocks(d)], ids=lambda d: d.name)
 def test_the_python_blocks_run(doc: Path, tmp_path: Path) -> None:
     """The blocks of one document run, in order, without an error."""
@@ -155,6 +156,7 @@ def _sandbox(root: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("doc", "number", "code"), _shell_blocks(), ids=lambda v: str(v) if len(str(v)) < 20 else ""
 )

@@ -100,63 +100,42 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        # building an application
-        **dict.fromkeys(
-            ("Application", "FakeServices", "build_application", "fake_services"), "containers"
+        "containers": ("Application", "FakeServices", "build_application", "fake_services"),
+        "tasks._config": (
+            "LoadedProject",
+            "ProjectConfig",
+            "ReflexionConfig",
+            "VerificationConfig",
+            "load_project",
         ),
-        # configuration and tasks
-        **dict.fromkeys(
-            (
-                "LoadedProject",
-                "ProjectConfig",
-                "ReflexionConfig",
-                "VerificationConfig",
-                "load_project",
-            ),
-            "tasks._config",
+        "tasks._task": ("Subtask", "Task", "load_task"),
+        "models": (
+            "FailureContext",
+            "FailureType",
+            "Reflection",
+            "ReflectionCategory",
+            "ReflectionSource",
         ),
-        **dict.fromkeys(("Subtask", "Task", "load_task"), "tasks._task"),
-        # the models
-        **dict.fromkeys(
-            (
-                "FailureContext",
-                "FailureType",
-                "Reflection",
-                "ReflectionCategory",
-                "ReflectionSource",
-            ),
-            "models",
+        "memory": ("EpisodicMemory", "InMemoryMemory", "JsonlMemory"),
+        "reflection._protocols": ("ReflectionGenerator", "ReflectionService"),
+        "orchestrator._subagents": (
+            "CommandSubagent",
+            "ScriptedSubagent",
+            "Subagent",
+            "SubagentRequest",
+            "SubagentResult",
         ),
-        # the ports and the stores
-        **dict.fromkeys(("EpisodicMemory", "InMemoryMemory", "JsonlMemory"), "memory"),
-        **dict.fromkeys(("ReflectionGenerator", "ReflectionService"), "reflection._protocols"),
-        **dict.fromkeys(
-            (
-                "CommandSubagent",
-                "ScriptedSubagent",
-                "Subagent",
-                "SubagentRequest",
-                "SubagentResult",
-            ),
-            "orchestrator._subagents",
-        ),
-        # the loop and the subagents
-        **dict.fromkeys(("Orchestrator",), "orchestrator._loop"),
-        **dict.fromkeys(("ClaudeCodeSubagent",), "orchestrator._claude_code"),
-        # camelCase JSON in and out (the converter itself stays in reflexkit._serde)
-        **dict.fromkeys(("dumps", "loads", "structure", "unstructure"), "_serde"),
-        # errors
-        **dict.fromkeys(
-            (
-                "ConfigError",
-                "CorruptRecordWarning",
-                "GenerationError",
-                "ReflexkitError",
-                "RunInterrupted",
-                "SetupError",
-                "StoreError",
-            ),
-            "exceptions",
+        "orchestrator._loop": ("Orchestrator",),
+        "orchestrator._claude_code": ("ClaudeCodeSubagent",),
+        "_serde": ("dumps", "loads", "structure", "unstructure"),
+        "exceptions": (
+            "ConfigError",
+            "CorruptRecordWarning",
+            "GenerationError",
+            "ReflexkitError",
+            "RunInterrupted",
+            "SetupError",
+            "StoreError",
         ),
     },
 )

@@ -170,17 +170,53 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def open_regular(path: str | os.PathLike[str], *, follow: bool = False) -> int:
+_OUTSIDE = "is outside the project; reflexkit reads only files inside it there"
+
+
+def _beneath(path: str | os.PathLike[str], root: Path) -> bool:
+    """Whether *path*, its links followed, lies inside *root* (resolved)."""
+    try:
+        return Path(path).resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a loop of links
+        return False
+
+
+def _opened_beneath(fd: int, root: Path) -> bool:
+    """Whether the file open on *fd* is inside *root* (Linux; elsewhere the path check holds)."""
+    try:
+        opened = Path(f"/proc/self/fd/{fd}").readlink()
+    except OSError:
+        return True
+    return opened.is_relative_to(root.resolve())
+
+
+def open_regular(
+    path: str | os.PathLike[str], *, follow: bool = False, within: Path | None = None
+) -> int:
     """Open the regular file at *path* for reading; return its descriptor (the caller closes it).
 
     Never through a symbolic link (unless *follow*), never blocking (a FIFO planted there
-    would wait for a writer forever), never a device (``/dev/zero`` never ends).
+    would wait for a writer forever), never a device (``/dev/zero`` never ends); with
+    *within*, never a file outside that folder (an absolute path, ``..``, a folder on the
+    way that links out), checked on the path and again on what was opened.
 
     Raises:
         FileNotFoundError: There is no file.
-        OSError: *path* is a link, a folder, a FIFO, a device or a socket (the message says
-            which), or can't be opened.
+        OSError: *path* is a link, a folder, a FIFO, a device or a socket, or outside
+            *within* (the message says which), or can't be opened.
     """
+    if within is not None:
+        named, path = path, within / path
+        if not _beneath(path, within):
+            raise OSError(errno.EACCES, _OUTSIDE, os.fspath(named))
+    fd = _open_regular(path, follow=follow)
+    if within is not None and not _opened_beneath(fd, within):
+        os.close(fd)
+        raise OSError(errno.EACCES, _OUTSIDE, os.fspath(path))
+    return fd
+
+
+def _open_regular(path: str | os.PathLike[str], *, follow: bool) -> int:
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
         fd = os.open(path, flags)
@@ -205,6 +241,7 @@ def read_regular(
     limit: int | None = 16 * 1024 * 1024,
     follow: bool = False,
     keep: Literal["head", "tail"] | None = None,
+    within: Path | None = None,
 ) -> bytes:
     """Return the bytes of the regular file at *path*: the one safe reader.
 
@@ -219,6 +256,8 @@ def read_regular(
         keep: What of a longer file to return instead of refusing it: its first *limit*
             bytes (``"head"``, an excerpt) or its last (``"tail"``, a log or a transcript
             read from its end).
+        within: A folder *path* must lie in, links followed (relative paths start there):
+            for paths a payload or a failure names, which may point anywhere.
 
     Raises:
         FileNotFoundError: There is no file.
@@ -226,7 +265,7 @@ def read_regular(
             *follow*), can't be read, or (``errno.EFBIG``) holds more than *limit* bytes;
             the message says which.
     """
-    fd = open_regular(path, follow=follow)
+    fd = open_regular(path, follow=follow, within=within)
     try:
         start = 0
         if keep == "tail" and limit is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -19,17 +19,18 @@ __all__ = ["lazy_exports", "own_process", "without_integrations"]
 
 
 def lazy_exports(
-    package: str, where: Mapping[str, str]
+    package: str, where: Mapping[str, Iterable[str]]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """Return a module ``__getattr__`` and ``__dir__`` for *package*.
 
     Args:
         package: The package's ``__name__``.
-        where: Each public name and the submodule (relative to *package*) that defines it.
+        where: Each submodule (relative to *package*) and the public names it defines.
     """
+    owner = {name: module for module, names in where.items() for name in names}
 
     def __getattr__(name: str) -> Any:  # noqa: ANN401, N807 -- whatever the submodule holds
-        module = where.get(name)
+        module = owner.get(name)
         if module is None:
             msg = f"module {package!r} has no attribute {name!r}"
             raise AttributeError(msg)
@@ -38,7 +39,7 @@ def lazy_exports(
         return value
 
     def __dir__() -> list[str]:  # noqa: N807
-        return sorted({*vars(importlib.import_module(package)), *where})
+        return sorted({*vars(importlib.import_module(package)), *owner})
 
     return __getattr__, __dir__
 

@@ -2,7 +2,8 @@
 
 Every record passes the outbound gate on its way to the terminal (:class:`GatedFormatter`):
 a warning that quotes tool output, an exception message, a library's debug line (the
-anthropic SDK's and httpx's, with ``--debug``) print no secret and no live escape.
+anthropic SDK's and httpx's, with ``--debug``) print no secret and no live escape. Python
+warnings (``CorruptRecordWarning`` quoting a planted record) are logged the same way.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def configure(*, debug: bool) -> None:
         handlers=[handler],
         force=True,
     )
+    # Warnings (a corrupt record skipped, quoting what it held) go through the same handler,
+    # not Python's own printer, which writes them to stderr as they are.
+    logging.captureWarnings(capture=True)
 
 
 def get_logger(name: str) -> logging.Logger:

@@ -128,6 +128,7 @@ class Reflection(containers.DeclarativeContainer):
     heuristic = providers.Singleton(
         _lazy("reflexkit.reflection._heuristic:HeuristicGenerator"),
         max_chars=project.provided.config.reflexion.max_reflection_chars,
+        root=project.provided.root,
     )
     options = project.provided.config.reflexion.request_options.call()
     claude_generator = providers.Factory(

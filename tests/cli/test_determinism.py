@@ -491,6 +491,7 @@ def run_hanging(
     return [orjson.loads(line) for line in log.read_bytes().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_deterministic_run_sees_the_findings_and_nudges_of_a_normal_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

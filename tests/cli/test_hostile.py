@@ -167,6 +167,7 @@ def test_a_closed_stderr_still_gives_the_exit_code(project: Path) -> None:
     assert done.returncode == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1", "cp1252", "ascii:strict"])
 def test_a_narrow_encoding_escapes_what_it_cannot_hold(project: Path, encoding: str) -> None:
     """Text output and --json under a non-UTF-8 stdout: no UnicodeEncodeError, JSON lossless."""
@@ -187,6 +188,7 @@ def test_a_narrow_encoding_escapes_what_it_cannot_hold(project: Path, encoding: 
     assert all("naïve ☕ 𝄞" in r["analysis"] for r in json.loads(listed.stdout.decode(codec)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "env",
     [{"NO_COLOR": "1"}, {"TERM": "dumb"}, {"COLUMNS": "5"}, {"LC_ALL": "C", "LANG": "C"}],
@@ -272,6 +274,7 @@ def test_endless_stdin_is_cut_off_with_memory_bounded(project: Path) -> None:
     assert peak_kib < 200_000, peak_kib  # 2 GB offered, well under 200 MB held
 
 
+@pytest.mark.slow
 def test_a_fifo_nobody_writes_is_an_error_not_a_hang(project: Path) -> None:
     """A named FIFO with no writer, as --input, --config or a task file: exit 2, at once."""
     fifo = project / "fifo"

@@ -122,3 +122,23 @@ def test_links_fifos_and_folders_among_run_logs_are_skipped(ran: str, project_di
             continue
         assert done.exit_code == 0, done.stdout + done.stderr
         assert done.stdout.startswith(f"run {ran} of task calc: passed"), done.stdout
+
+
+def test_a_prompt_path_out_of_reflexkits_folder_is_not_read(ran: str, project_dir: Path) -> None:
+    """A run log's promptPath that leads out (``..``, a linked folder) prints no file there."""
+    outside = project_dir.parent / f"{project_dir.name}-outside"
+    outside.mkdir()
+    (outside / "notes.md").write_text("OUTSIDE_MARKER private notes\n")
+    runs = project_dir / ".reflexkit" / "runs"
+    (project_dir / ".reflexkit" / "linked").symlink_to(outside)
+    log = next(runs.glob(f"{ran}*.jsonl"))
+    text = log.read_text()
+    escaped = f".reflexkit/../../{outside.name}/notes.md"
+    text = text.replace(f".reflexkit/runs/{ran}/prompts/fix-add-1.md", escaped)
+    text = text.replace(f".reflexkit/runs/{ran}/prompts/fix-add-2.md", ".reflexkit/linked/notes.md")
+    log.write_text(text)
+    done = CliRunner().invoke(cli, ["show", ran])
+    assert done.exit_code == 0, done.stderr
+    assert "OUTSIDE_MARKER" not in done.stdout
+    data = json.loads(CliRunner().invoke(cli, ["show", ran, "--json"]).stdout)
+    assert "OUTSIDE_MARKER" not in json.dumps(data)

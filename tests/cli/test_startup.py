@@ -235,6 +235,7 @@ def test_llm_backend_without_a_credential_never_imports_the_sdk(project: Path) -
     assert "anthropic" not in modules
 
 
+@pytest.mark.slow
 def test_llm_backend_with_a_credential_does_load_the_sdk(project: Path) -> None:
     """The check is conservative: a profile folder means the SDK gets to look."""
     (project / "home" / ".config" / "anthropic").mkdir(parents=True)
@@ -486,6 +487,7 @@ def hot_project(project: Path) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_hot_commands_import_only_their_pinned_modules(hot_project: Path) -> None:
     """recent, reflect and the post-tool-use hook import exactly the pinned modules."""
     found = {name: _modules_of(hot_project, name) for name in HOT_COMMANDS}

@@ -72,6 +72,7 @@ def _project(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_run_whose_run_log_cant_be_written_goes_on_and_says_so_once(
     tmp_path: Path, disks: Disks
 ) -> None:
@@ -87,6 +88,7 @@ def test_a_run_whose_run_log_cant_be_written_goes_on_and_says_so_once(
     assert "events not written" in done.stdout
 
 
+@pytest.mark.slow
 def test_reports_that_cant_be_written_are_said_once(tmp_path: Path, disks: Disks) -> None:
     """The reports folder on a full disk: three attempts, the run passes, one warning."""
     root = _project(tmp_path / "p")
@@ -198,6 +200,7 @@ def _hook(event: str, payload: object, root: Path) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.slow
 def test_hooks_on_a_read_only_folder_are_no_ops(tmp_path: Path, disks: Disks) -> None:
     """.reflexkit read-only: each hook exits 0 and prints nothing Claude Code would act on."""
     root = tmp_path / "cart"

@@ -223,6 +223,32 @@ def test_light_entry_point_rejects_a_wrong_command_line(args: list[str]) -> None
     assert b"usage: python -m reflexkit.hooks" in done.stderr
 
 
+HOSTILE_TOKEN = "ghp_" + "R4nd0mFakeT0ken" * 2 + "AbCdEf"
+HOSTILE_ARG = f"token={HOSTILE_TOKEN} \x1b]8;;https://evil.example/\x07x\x1b]8;;\x07 \u202eexe"
+
+
+@pytest.mark.parametrize("full_cli", [False, True], ids=["light", "full"])
+def test_hook_errors_on_stderr_pass_the_gate(project: Path, *, full_cli: bool) -> None:
+    """A wrong event name and a bad project.json quote no secret and no escape on stderr."""
+    entry = ["-m", "reflexkit", "hook"] if full_cli else ["-m", "reflexkit.hooks"]
+    done = subprocess.run(
+        [sys.executable, *entry, HOSTILE_ARG], input=b"{}", capture_output=True, check=False
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert "[REDACTED:github_token]" in err, err
+    assert not [c for c in (HOSTILE_TOKEN, "\x1b", "\x07", "\u202e") if c in err], ascii(err)
+    path = project / ".reflexkit" / "project.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"reflexion": {"backend": HOSTILE_ARG}}))
+    done_stop = hook("stop", payload("stop.json", project), project, full_cli=full_cli)
+    assert done_stop.returncode == 0, done_stop.stderr
+    assert "$.reflexion.backend" in done_stop.stderr, done_stop.stderr
+    assert HOSTILE_TOKEN not in done_stop.stderr
+    assert "\x1b" not in done_stop.stderr
+    assert "\u202e" not in done_stop.stderr
+
+
 def test_bad_project_json_exits_zero(project: Path) -> None:
     """A project.json that does not validate is logged on stderr; the hook still exits 0."""
     path = project / ".reflexkit" / "project.json"
@@ -360,6 +386,7 @@ def test_judge_does_not_block_a_question_to_the_user(project: Path) -> None:
     assert hook("stop", data, project).stdout == ""
 
 
+@pytest.mark.slow
 def test_llm_judge_blocks_through_the_fake_api(project: Path) -> None:
     """The llm judge asks Claude (the fake Messages API) and blocks with its feedback."""
     configure(project, verification={"judge": "llm", "judgeTimeoutMs": 60_000})
@@ -382,6 +409,7 @@ def test_llm_judge_blocks_through_the_fake_api(project: Path) -> None:
     assert "+    # TODO: rows" in content
 
 
+@pytest.mark.slow
 def test_llm_judge_error_never_blocks_and_is_logged(project: Path) -> None:
     """A judge whose API fails lets the stop through and logs the reason."""
     configure(project, verification={"judge": "llm", "judgeTimeoutMs": 60_000})

@@ -226,7 +226,9 @@ def test_the_request_lists_active_tasks_and_the_errors_of_failures(
 ) -> None:
     """Active tasks (paused ones marked) and each failure's error text reach the model."""
     with writer.run("shop") as run:
-        run.fail("cart", output="E   AssertionError: assert 100 == 900\nFAILED test_cart.py")
+        run.fail(
+            "cart", verificationOutput="E   AssertionError: assert 100 == 900\nFAILED test_cart.py"
+        )
         run.end("cart", "stuck")
         run.passed("tax")
     history = RunLogReader(state / "runs").history()

@@ -251,7 +251,7 @@ def test_analyze_tells_the_model_the_active_tasks_and_errors(
     """`--analyze` lists the subtasks of recent runs and each failure's error text."""
     state = llm_project / ".reflexkit"
     with HistoryWriter(state / "runs").run("shop") as run:
-        run.fail("cart", output="ModuleNotFoundError: No module named 'yaml'")
+        run.fail("cart", verificationOutput="ModuleNotFoundError: No module named 'yaml'")
     FindingLog(state / "insights.jsonl").add([_current()])
     fake_messages_api.reply({"summary": "s", "taskActions": [], "lessonActions": []})
     assert _run("insights", "--analyze").exit_code == 0

@@ -11,8 +11,8 @@ from reflexkit.testing.run_history import HistoryWriter
 def test_reads_what_the_run_log_writes(writer: HistoryWriter, state: Path) -> None:
     """Attempts, outcomes, fingerprints, files and output lengths come back typed."""
     with writer.run("shop", run_id="r1") as run:
-        run.fail("cart", fingerprint="fp1", files=("a.py", "b.py"), output_chars=7)
-        run.timeout("cart", files=None, output_chars=None)
+        run.fail("cart", fingerprint="fp1", files=("a.py", "b.py"), outputChars=7)
+        run.timeout("cart", files=None, outputChars=None)
         run.end("cart", "exhausted")
         run.passed("tax", led_to_success=("refl-1",))
     history = RunLogReader(state / "runs").history()

@@ -238,9 +238,9 @@ def test_short_agent_output_is_stale(writer: HistoryWriter, state: Path) -> None
     """Agent output under minResultLength three attempts running: a stale finding."""
     with writer.run("shop") as run:
         for _ in range(3):
-            run.fail("cart", output_chars=4)
+            run.fail("cart", outputChars=4)
         for chars in (4, 4, 400):
-            run.fail("tax", output_chars=chars)
+            run.fail("tax", outputChars=chars)
     findings = make_rules(state, min_result_length=20).at_run_start(TASK).findings
     assert [f.subject_id for f in findings if f.rule is Rule.STALE_OUTPUT] == ["cart"]
 

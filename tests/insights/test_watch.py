@@ -129,6 +129,7 @@ def project(tmp_path: Path, fake_messages_api: FakeMessagesApi) -> tuple[Path, d
     return tmp_path, env
 
 
+@pytest.mark.slow
 def test_the_watch_reacts_to_failures_and_every_n_completions(
     project: tuple[Path, dict[str, str]], fake_messages_api: FakeMessagesApi
 ) -> None:
@@ -145,15 +146,21 @@ def test_the_watch_reacts_to_failures_and_every_n_completions(
         assert watcher.switches() - before <= 2
 
         with writer.run("shop") as run:
-            run.fail("cart", files=("src/cart.py",), output="AssertionError: total is 0")
-            run.fail("cart", files=("src/cart.py",), output="AssertionError: total is 0")
+            run.fail(
+                "cart", files=("src/cart.py",), verificationOutput="AssertionError: total is 0"
+            )
+            run.fail(
+                "cart", files=("src/cart.py",), verificationOutput="AssertionError: total is 0"
+            )
         flagged = watcher.events_until("file_flagged")
         assert flagged[-1]["data"]["path"] == "src/cart.py"
         assert any(e["data"].get("rule") == "file_failure_correlation" for e in flagged)
         assert fake_messages_api.requests == []  # 2 completed attempts: no analysis yet
 
         with writer.run("shop") as run:
-            run.fail("cart", files=("src/cart.py",), output="AssertionError: total is 0")
+            run.fail(
+                "cart", files=("src/cart.py",), verificationOutput="AssertionError: total is 0"
+            )
             run.end("cart", "stuck")
             run.passed("tax")
         events = watcher.events_until("analysis_completed")

@@ -155,6 +155,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_a_pruner_killed_at_random_moments_loses_nothing(path: Path, tmp_path: Path) -> None:
     """SIGKILL the pruner 15 times while 3 writers and a reader run: every ack'd record stays."""
     rng = random.Random(20261123)  # noqa: S311 -- timing jitter, not security
@@ -373,6 +374,7 @@ for i in range(rounds):
 """
 
 
+@pytest.mark.slow
 def test_racing_readers_never_rebuild_the_index(path: Path) -> None:
     """6 processes x 150 append+recent on a 20k-record store: no shard is ever rebuilt."""
     path.parent.mkdir(parents=True)

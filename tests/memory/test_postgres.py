@@ -48,6 +48,7 @@ with PostgresMemory(dsn, spool=spool) as store:
 """
 
 
+@pytest.mark.slow
 def test_eight_processes_append_at_once_to_a_new_database(database: str, tmp_path: Path) -> None:
     """8 processes start on an empty database at once: one schema, no record lost or doubled."""
     procs = [

@@ -11,9 +11,13 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from reflexkit.exceptions import CorruptRecordWarning
 from reflexkit.memory import JsonlMemory
 from reflexkit.testing.memory_contract import make_reflection
+
+pytestmark = pytest.mark.slow  # multi-process reliability tests: scheduled first (conftest.py)
 
 WRITER = """
 import sys

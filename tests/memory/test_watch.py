@@ -8,11 +8,13 @@ seen: made by another process, before or after a fork, with two stores on one fi
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import multiprocessing as mp
 import os
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -335,3 +337,66 @@ def test_threads_appending_through_the_watch_while_another_process_prunes(
     assert removed + old_left == 500
     assert set(found) - set(acknowledged) == warm
     assert prunes > 1, "the pruner never ran while the threads appended"
+
+
+WRITER_ON_CUE = """
+import sys
+from reflexkit.memory import JsonlMemory
+from reflexkit.testing.memory_contract import make_reflection
+
+store = JsonlMemory(sys.argv[1])
+for _ in range(3):  # the watch is on from the second: appends take no lock from here
+    store.append(make_reflection())
+print("ready", flush=True)
+sys.stdin.readline()
+last = make_reflection(attempt=9)
+store.append(last)
+print(last.id, flush=True)
+"""
+
+
+@pytest.mark.parametrize("snapshot", ["before the record", "after the record"])
+def test_a_record_written_while_the_file_is_replaced_is_kept_once(
+    path: Path, tmp_path: Path, snapshot: str
+) -> None:
+    """A watching writer appends while a replacer holds the file: the record is kept, once.
+
+    The replacer does what a prune and the spool's replay do: it says it is replacing the
+    file, holds the file's lock, copies it up to a snapshot (taken before the record lands
+    in it, or after), says how far it carried it over, renames the copy over the path and
+    lets go. The writer wrote without the lock into the old file: it writes the record again
+    to the new one when the snapshot missed it, and not when the copy has it.
+    """
+    with subprocess.Popen(
+        [sys.executable, "-c", WRITER_ON_CUE, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as writer:
+        assert writer.stdin is not None
+        assert writer.stdout is not None
+        assert writer.stdout.readline() == "ready\n"
+        warm = [r.id for r in JsonlMemory(path)]
+        replacer = JsonlMemory(path)
+        held = os.open(path, os.O_RDWR | os.O_APPEND)
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            replacer.replacing()  # before the snapshot
+            before = os.fstat(held).st_size
+            writer.stdin.write("go\n")
+            writer.stdin.flush()
+            deadline = time.monotonic() + 60
+            while os.fstat(held).st_size == before:  # the record lands in the old file
+                assert time.monotonic() < deadline, "the writer never wrote"
+                time.sleep(0.01)
+            upto = before if snapshot == "before the record" else os.fstat(held).st_size
+            copy = tmp_path / "copy.jsonl"
+            copy.write_bytes(os.pread(held, upto, 0))
+            replacer.replacing(held, upto)
+            copy.replace(path)
+            replacer.replacing()
+        finally:
+            os.close(held)  # lets go of the lock: the writer's append returns
+        last = writer.stdout.readline().strip()
+        assert writer.wait(timeout=60) == 0
+    assert [r.id for r in JsonlMemory(path)] == [*warm, last]

@@ -571,6 +571,7 @@ def test_a_bash_command_that_would_break_its_rule_is_rejected(command: str) -> N
         ClaudeCodeSubagent(bash_commands=[command])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 @pytest.mark.parametrize(
     ("signum", "jobs"),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit.orchestrator._process import adopted, kill_all, run_process
+from reflexkit.orchestrator._process import Command, adopted, kill_all, run_process
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 
@@ -61,8 +61,7 @@ def test_background_job_is_killed_when_the_program_ends(tmp_path: Path) -> None:
     """A daemon started with `&` does not outlive the attempt."""
     mark = marker()
     result = run_process(
-        ["sh", "-c", f"{sleeper(mark)} > /dev/null 2>&1 & echo started"],
-        cwd=tmp_path,
+        Command(["sh", "-c", f"{sleeper(mark)} > /dev/null 2>&1 & echo started"], cwd=tmp_path),
         timeout_s=30,
     )
     assert result.exit_code == 0
@@ -73,7 +72,9 @@ def test_background_job_is_killed_when_the_program_ends(tmp_path: Path) -> None:
 def test_background_job_holding_stdout_does_not_make_it_time_out(tmp_path: Path) -> None:
     """The runner waits for the program, not for the pipe a background job still holds."""
     mark = marker()
-    result = run_process(["sh", "-c", f"{sleeper(mark)} & echo done"], cwd=tmp_path, timeout_s=20)
+    result = run_process(
+        Command(["sh", "-c", f"{sleeper(mark)} & echo done"], cwd=tmp_path), timeout_s=20
+    )
     assert not result.timed_out
     assert result.exit_code == 0
     assert result.output == "done\n"
@@ -84,7 +85,9 @@ def test_background_job_holding_stdout_does_not_make_it_time_out(tmp_path: Path)
 def test_setsid_grandchild_is_killed_at_the_time_limit(tmp_path: Path) -> None:
     """A grandchild in a session of its own is killed with the program at its time limit."""
     mark = marker()
-    result = run_process(["sh", "-c", f"setsid {sleeper(mark)} & wait"], cwd=tmp_path, timeout_s=1)
+    result = run_process(
+        Command(["sh", "-c", f"setsid {sleeper(mark)} & wait"], cwd=tmp_path), timeout_s=1
+    )
     assert result.timed_out
     assert result.exit_code is None
     assert result.duration_ms < 20_000  # a hard deadline, not the sleeper's 300 s
@@ -96,8 +99,10 @@ def test_setsid_grandchild_of_a_finished_program_is_killed(tmp_path: Path) -> No
     """A setsid grandchild seen while its parent ran is killed when the program ends."""
     mark = marker()
     result = run_process(
-        ["sh", "-c", f"setsid {sleeper(mark)} > /dev/null 2>&1 & sleep 1; echo bye"],
-        cwd=tmp_path,
+        Command(
+            ["sh", "-c", f"setsid {sleeper(mark)} > /dev/null 2>&1 & sleep 1; echo bye"],
+            cwd=tmp_path,
+        ),
         timeout_s=30,
     )
     assert result.exit_code == 0
@@ -136,11 +141,15 @@ def test_escaped_setsid_orphan_is_reaped_by_the_subreaper(tmp_path: Path) -> Non
         f"""
         import os
         from pathlib import Path
-        from reflexkit.orchestrator._process import _lifeline, become_subreaper, run_process
+        from reflexkit.orchestrator._process import (
+            Command, _lifeline, become_subreaper, run_process
+        )
         assert become_subreaper()
         result = run_process(
-            ["sh", "-c", "setsid -f {sleeper(mark)} > /dev/null 2>&1; echo forked"],
-            cwd=Path.cwd(),
+            Command(
+                ["sh", "-c", "setsid -f {sleeper(mark)} > /dev/null 2>&1; echo forked"],
+                cwd=Path.cwd(),
+            ),
             timeout_s=30,
         )
         me = str(os.getpid())
@@ -167,10 +176,12 @@ def test_a_gigabyte_of_output_in_bounded_memory(tmp_path: Path) -> None:
     out, peak_kib = run_helper(
         """
         from pathlib import Path
-        from reflexkit.orchestrator._process import run_process
+        from reflexkit.orchestrator._process import Command, run_process
         result = run_process(
-            ["sh", "-c", "head -c 1G /dev/zero | tr '\\\\0' x; echo; echo END"],
-            cwd=Path.cwd(),
+            Command(
+                ["sh", "-c", "head -c 1G /dev/zero | tr '\\\\0' x; echo; echo END"],
+                cwd=Path.cwd(),
+            ),
             timeout_s=120,
             max_output_bytes=20_000,
         )
@@ -193,7 +204,8 @@ def test_a_gigabyte_of_output_in_bounded_memory(tmp_path: Path) -> None:
 def test_large_prompt_to_a_program_that_never_reads_it(tmp_path: Path) -> None:
     """A big stdin the program ignores neither blocks the runner nor fails the run."""
     result = run_process(
-        ["sh", "-c", "echo ignoring stdin"], cwd=tmp_path, timeout_s=20, stdin="x" * (4 << 20)
+        Command(["sh", "-c", "echo ignoring stdin"], cwd=tmp_path, stdin="x" * (4 << 20)),
+        timeout_s=20,
     )
     assert result.exit_code == 0
     assert result.output == "ignoring stdin\n"
@@ -202,21 +214,21 @@ def test_large_prompt_to_a_program_that_never_reads_it(tmp_path: Path) -> None:
 def test_stdin_is_handed_over_whole(tmp_path: Path) -> None:
     """A program reading its stdin gets every byte, even past the pipe's buffer."""
     prompt = "line\n" * 100_000
-    result = run_process(["wc", "-c"], cwd=tmp_path, timeout_s=20, stdin=prompt)
+    result = run_process(Command(["wc", "-c"], cwd=tmp_path, stdin=prompt), timeout_s=20)
     assert result.output.strip() == str(len(prompt))
 
 
 def test_control_sequences_are_stripped_from_output(tmp_path: Path) -> None:
     """A clipboard write in the output never reaches a terminal or a record."""
     result = run_process(
-        ["printf", r"ok\033]52;c;cm0gLXJm\007\033c done\n"], cwd=tmp_path, timeout_s=10
+        Command(["printf", r"ok\033]52;c;cm0gLXJm\007\033c done\n"], cwd=tmp_path), timeout_s=10
     )
     assert result.output == "ok done\n"
 
 
 def test_signal_death_is_a_negative_exit_code(tmp_path: Path) -> None:
     """A program killed by a signal reports -N, and no time-out."""
-    result = run_process(["sh", "-c", "kill -9 $$"], cwd=tmp_path, timeout_s=10)
+    result = run_process(Command(["sh", "-c", "kill -9 $$"], cwd=tmp_path), timeout_s=10)
     assert result.exit_code == -9
     assert not result.timed_out
 
@@ -339,10 +351,8 @@ def test_pwd_names_the_folder_the_program_runs_in(
 ) -> None:
     """A program that trusts $PWD (opencode did) works in its folder, not in ours."""
     result = run_process(
-        [sys.executable, "-c", _TRUSTS_ITS_FOLDER_VARIABLE],
-        cwd=tmp_path,
+        Command([sys.executable, "-c", _TRUSTS_ITS_FOLDER_VARIABLE], cwd=tmp_path, env=given),
         timeout_s=30,
-        env=given,
     )
     assert result.exit_code == 0, result.output
     assert result.output == str(tmp_path)
@@ -357,5 +367,5 @@ def test_a_same_size_edit_in_the_same_second_is_seen_by_the_next_check(tmp_path:
         source = tmp_path / "calc.py"
         source.write_text(f"def add(a, b):\n    return {body}\n")
         os.utime(source, ns=(10**18, 10**18))  # the same second each time, as a fast agent's
-        seen.append(run_process(check, cwd=tmp_path, timeout_s=30).output.strip())
+        seen.append(run_process(Command(check, cwd=tmp_path), timeout_s=30).output.strip())
     assert seen == ["6", "5", "-1"]

@@ -331,6 +331,7 @@ def _events(project: Path) -> list[dict[str, Any]]:
 # --- the tests ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", ALL)
 def test_the_agent_fixes_the_bug_once_the_lesson_is_in_its_prompt(
     recipe: str,
@@ -368,6 +369,7 @@ def test_the_agent_fixes_the_bug_once_the_lesson_is_in_its_prompt(
     _no_leftovers(token, project)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", ALL)
 def test_a_model_that_never_answers_ends_stuck_and_leaves_nothing(
     recipe: str,
@@ -396,6 +398,7 @@ def test_a_model_that_never_answers_ends_stuck_and_leaves_nothing(
     _no_leftovers(token, project)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", ALL)
 def test_ctrl_c_stops_the_run_and_leaves_nothing(
     recipe: str,

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from reflexkit._text import cut_middle
 from reflexkit.models import FailureType
 from reflexkit.orchestrator._verify import (
+    AttemptId,
     CheckInputs,
     Verifier,
-    cut_middle,
     failure_context,
     modified_files,
     needs_shell,
@@ -90,7 +91,7 @@ def test_missing_program(tmp_path: Path) -> None:
     assert not result.passed
     assert result.exit_code == 127
     assert result.output == "command not found: no-such-program-xyz (is it installed and on PATH?)"
-    context = failure_context(result, task="t", subtask="s", attempt=1)
+    context = failure_context(result, AttemptId(task="t", subtask="s", attempt=1))
     assert context.failure_type is FailureType.TOOL_ERROR
 
 
@@ -125,10 +126,7 @@ def test_failure_context_is_redacted(tmp_path: Path) -> None:
     result = Verifier([leak], timeout_s=10).run(tmp_path)
     context = failure_context(
         result,
-        task="t",
-        subtask="s",
-        attempt=2,
-        session_id="run1",
+        AttemptId(task="t", subtask="s", attempt=2, session_id="run1"),
         files_modified=("a.py",),
         redactor=Redactor(environ={}),
     )
@@ -143,7 +141,7 @@ def test_failure_context_is_redacted(tmp_path: Path) -> None:
 def test_timeout_failure_type(tmp_path: Path) -> None:
     """A timeout is typed as such."""
     result = Verifier([py("import time; time.sleep(5)")], timeout_s=0.3).run(tmp_path)
-    assert failure_context(result, task="t", subtask="s", attempt=1).failure_type is (
+    assert failure_context(result, AttemptId(task="t", subtask="s", attempt=1)).failure_type is (
         FailureType.TIMEOUT
     )
 

@@ -19,6 +19,7 @@ ITEMS = [
         "unseen_tools_4",
         "unseen_repos",
         "unseen_repos_2",
+        "unseen_repos_3",
     )
     for path in sorted((DATA / folder).glob("*.json"))
 ]

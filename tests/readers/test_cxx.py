@@ -14,7 +14,7 @@ import pytest
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import Findings, analyse
-from reflexkit.readers._cxx import parse_cmake, parse_ctest
+from reflexkit.readers._cxx import parse_catch2, parse_cmake, parse_ctest, parse_gtest
 from reflexkit.readers._native import parse_gcc, parse_make
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -308,3 +308,122 @@ def test_live_ctest_before_building_is_a_misuse(tmp_path: Path) -> None:
     assert findings.facts[0] == "1 - sums (Not Run)"
     assert findings.category is ReflectionCategory.TOOL_MISUSE
     assert "Build first" in findings.advice
+
+
+_RULE = "-" * 79
+_CATCH2 = f"""
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ledger_tests is a Catch2 v3.4.0 host application.
+Run with -? for options
+
+{_RULE}
+Balances
+  after a refund
+{_RULE}
+tests/ledger.cpp:40
+...............................................................................
+
+tests/ledger.cpp:47: FAILED:
+  REQUIRE( ledger.balance() == 120 )
+with expansion:
+  100 == 120
+
+{_RULE}
+Parsing
+{_RULE}
+tests/ledger.cpp:60
+...............................................................................
+
+tests/ledger.cpp:60: FAILED:
+due to unexpected exception with message:
+  stoi: no conversion
+
+tests/ledger.cpp:66: FAILED:
+  CHECK_THROWS_AS( parse("-"), ParseError )
+because no exception was thrown where one was expected:
+
+===============================================================================
+test cases:  5 |  3 passed | 2 failed
+assertions: 14 | 11 passed | 3 failed
+
+"""
+
+
+class TestCatch2:
+    """Catch2's console report: failed assertions with their values, case by case."""
+
+    def test_each_failed_assertion_with_its_values_or_exception(self) -> None:
+        """Location, macro and what Catch2 said of it are quoted per assertion."""
+        found = parse_catch2(_CATCH2)
+        assert found is not None
+        assert found.failure_type is FailureType.TEST_FAILURE
+        assert found.tests == ["Balances / after a refund", "Parsing"]
+        assert found.facts == [
+            (
+                "tests/ledger.cpp:47: FAILED: REQUIRE( ledger.balance() == 120 ) "
+                "(with expansion: 100 == 120)"
+            ),
+            (
+                "tests/ledger.cpp:60: FAILED: (due to unexpected exception with message: "
+                "stoi: no conversion)"
+            ),
+            (
+                'tests/ledger.cpp:66: FAILED: CHECK_THROWS_AS( parse("-"), ParseError ) '
+                "(because no exception was thrown where one was expected:)"
+            ),
+        ]
+        assert found.summary == "test cases:  5 |  3 passed | 2 failed"
+
+    def test_under_ctest_a_tests_catch2_assertions_are_its_lines(self) -> None:
+        """Under ``ctest --output-on-failure`` a Catch2 program's assertions are quoted."""
+        text = (
+            "    Start 1: ledger\n1/1 Test #1: ledger ...........***Failed    0.02 sec\n"
+            + _CATCH2
+            + "\n0% tests passed, 1 tests failed out of 1\n\nThe following tests FAILED:\n"
+            "\t  1 - ledger (Failed)\nErrors while running CTest\n"
+        )
+        found = parse_ctest(text)
+        assert found is not None
+        assert "1 - ledger (Failed)" in found.facts
+        assert any("with expansion: 100 == 120" in fact for fact in found.facts)
+
+    def test_a_passing_run_or_other_output_is_not_catch2(self) -> None:
+        """All cases passed, or a ``FAILED:`` line without Catch2's count: not read."""
+        assert parse_catch2("All tests passed (14 assertions in 5 test cases)\n") is None
+        assert parse_catch2("tests/a.cpp:3: FAILED:\n  CHECK( x )\n") is None
+
+
+@pytest.mark.skipif(
+    shutil.which("g++") is None or not Path("/usr/include/gtest/gtest.h").exists(),
+    reason="no g++ or GoogleTest on this machine",
+)
+def test_live_googletest_failures_with_the_values_compared(tmp_path: Path) -> None:
+    """Each ``[  FAILED  ]`` test is quoted with its ``file:line: Failure`` and values."""
+    write_files(
+        tmp_path,
+        {
+            "cart_test.cc": """
+            #include <gtest/gtest.h>
+            #include <string>
+            static std::string label(int n) { return n == 1 ? "item" : "items"; }
+            TEST(Cart, LabelsOne) { EXPECT_EQ(label(1), "item"); }
+            TEST(Cart, LabelsMany) { EXPECT_EQ(label(2), "itemz"); }
+            TEST(Cart, Positive) { EXPECT_GT(label(0).size(), 9u) << "empty label"; }
+            """,
+        },
+    )
+    failure = run_in_bash(
+        "g++ -o cart_test cart_test.cc -lgtest -lgtest_main -pthread && ./cart_test", tmp_path
+    )
+    findings = parse_gtest(failure.error_output)
+    assert findings is not None, failure.error_output
+    assert findings.tests == ["Cart.LabelsMany", "Cart.Positive"]
+    assert findings.facts[0].startswith("Cart.LabelsMany: cart_test.cc:")
+    assert 'Which is: "items"' in findings.facts[0]
+    assert "empty label" in findings.facts[1]
+    assert findings.summary == "[  FAILED  ] 2 tests, listed below:"
+
+
+def test_other_output_is_not_googletest() -> None:
+    """A ``[  FAILED  ]`` line with no ``[ RUN      ]`` of its test is not read."""
+    assert parse_gtest("[  FAILED  ] 1 test, listed below:\n[  FAILED  ] A.B\n") is None

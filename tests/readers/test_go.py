@@ -88,7 +88,10 @@ class TestGoTest:
         findings = read_item("go-test-timeout")
         assert findings.failure_type is FailureType.TIMEOUT
         assert findings.tests == ["TestLockOrder"]
-        assert "TestLockOrder waiting at /tmp/i12b/go/shop/price/slow_test.go:16" in findings.facts
+        assert (
+            "example.com/shop/price.TestLockOrder waiting at "
+            "/tmp/i12b/go/shop/price/slow_test.go:16" in findings.facts
+        )
 
     def test_tests_that_do_not_compile_are_a_build_error(self) -> None:
         """``FAIL pkg [build failed]``: the compiler's errors, not a test failure."""
@@ -254,7 +257,9 @@ _CALC_TEST = (
 )
 
 
-def _live_go(tmp_path: Path, files: dict[str, str], command: str) -> Any:
+def _live_go(
+    tmp_path: Path, files: dict[str, str], command: str, env: dict[str, str] | None = None
+) -> Any:
     """Write a module's files, run *command* there the way an agent does, and analyse it."""
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
@@ -265,7 +270,7 @@ def _live_go(tmp_path: Path, files: dict[str, str], command: str) -> Any:
         text=True,
         timeout=300,
         check=False,
-        env={**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": ""},
+        env={**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "", **(env or {})},
     )
     failure = FailureContext(
         task_id="t",
@@ -317,6 +322,28 @@ def test_live_panic_names_the_test_line_that_called_the_code(tmp_path: Path) -> 
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+def test_live_timeout_names_the_test_and_where_its_goroutine_is_blocked(tmp_path: Path) -> None:
+    """``-timeout``: the test's frame and the project frames its goroutine is blocked in."""
+    findings, output = _live_go(
+        tmp_path,
+        {
+            "go.mod": "module example.com/live\n\ngo 1.19\n",
+            "queue.go": "package live\n\nfunc Drain(c chan int) int {\n\treturn wait(c)\n}\n\n"
+            "func wait(c chan int) int {\n\treturn <-c\n}\n",
+            "queue_test.go": 'package live\n\nimport "testing"\n\nfunc TestDrain(t *testing.T) {\n'
+            "\tif Drain(make(chan int)) != 0 {\n\t\tt.Fail()\n\t}\n}\n",
+        },
+        "go test -timeout 2s ./...",
+    )
+    assert findings.failure_type is FailureType.TIMEOUT, output
+    assert findings.tests == ["TestDrain"]
+    waiting = next(fact for fact in findings.facts if "waiting at" in fact)
+    assert waiting.startswith(f"example.com/live.TestDrain waiting at {tmp_path}/queue_test.go:6")
+    assert f"{tmp_path}/queue.go:8" in waiting
+    assert f"{tmp_path}/queue.go:4" in waiting
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
 def test_live_module_asking_for_a_newer_go_is_missing_context(tmp_path: Path) -> None:
     """go.mod's ``go`` line newer than the toolchain: the note is quoted, the code not blamed."""
     findings, output = _live_go(
@@ -349,3 +376,37 @@ def test_live_package_path_that_is_not_there_is_a_misuse(tmp_path: Path, package
     assert findings.category is ReflectionCategory.TOOL_MISUSE
     assert findings.facts[0] in output
     assert "go list ./..." in findings.steps[0]
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+def test_live_gopath_mode_that_cannot_find_the_packages_is_a_misuse(tmp_path: Path) -> None:
+    """GOPATH mode looks only under GOROOT and GOPATH: a setup mistake, not the code's."""
+    findings, output = _live_go(
+        tmp_path,
+        {
+            "main.go": 'package main\n\nimport "example.com/shop/price"\n\n'
+            "func main() { price.X() }\n"
+        },
+        "go build .",
+        env={"GO111MODULE": "off", "GOPATH": str(tmp_path / "gopath")},
+    )
+    assert findings.failure_type is FailureType.DEPENDENCY_ERROR, output
+    assert findings.category is ReflectionCategory.TOOL_MISUSE
+    assert 'main.go:3:8: cannot find package "example.com/shop/price" in any of:' in findings.facts
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+def test_live_example_names_its_first_line_that_differs(tmp_path: Path) -> None:
+    """A failing Example is quoted with the first output line it got and the one it wants."""
+    findings, output = _live_go(
+        tmp_path,
+        {
+            "go.mod": "module example.com/live\n\ngo 1.19\n",
+            "sum.go": "package live\n\nfunc Sum(a, b int) int { return a - b }\n",
+            "sum_test.go": 'package live\n\nimport "fmt"\n\nfunc ExampleSum() {\n'
+            '\tfmt.Println("sums")\n\tfmt.Println(Sum(2, 3))\n\t// Output:\n\t// sums\n\t// 5\n}\n',
+        },
+        "go test ./...",
+    )
+    assert findings.failure_type is FailureType.TEST_FAILURE, output
+    assert findings.facts[0] == "--- FAIL: ExampleSum: got: -1; want: 5"

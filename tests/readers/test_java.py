@@ -14,7 +14,7 @@ import pytest
 
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers import analyse
-from reflexkit.readers._java import parse_java_trace, parse_javac
+from reflexkit.readers._java import parse_java_trace, parse_javac, parse_junit, parse_maven
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     DATA,
@@ -166,3 +166,149 @@ def test_access_denied_is_about_permissions_not_a_missing_file() -> None:
     assert "Access was refused" in found.advice
     assert "not there" not in found.advice
     assert "com.acme.Keys.load(Keys.java:21)" in found.facts
+
+
+_JUNITCORE = """JUnit version 4.13.2
+..E.E.
+Time: 0.21
+There were 2 failures:
+1) totalAppliesDiscount(com.acme.shop.CartTest)
+java.lang.AssertionError: expected:<90> but was:<100>
+\tat org.junit.Assert.fail(Assert.java:89)
+\tat org.junit.Assert.assertEquals(Assert.java:633)
+\tat com.acme.shop.CartTest.totalAppliesDiscount(CartTest.java:31)
+\tat java.base/java.lang.reflect.Method.invoke(Method.java:569)
+2) emptyCartHasNoTax(com.acme.shop.CartTest)
+java.lang.Exception: Unexpected exception, expected<java.lang.IllegalStateException> but \
+was<java.lang.ArithmeticException>
+\tat org.junit.internal.runners.statements.ExpectException.evaluate(ExpectException.java:30)
+\tat org.junit.runner.JUnitCore.main(JUnitCore.java:36)
+Caused by: java.lang.ArithmeticException: / by zero
+\tat com.acme.shop.Cart.tax(Cart.java:58)
+\tat com.acme.shop.CartTest.emptyCartHasNoTax(CartTest.java:44)
+\t... 26 more
+
+FAILURES!!!
+Tests run: 3,  Failures: 2
+
+"""
+
+_SUREFIRE_3 = """[INFO] Running com.acme.CalculatorTest
+[ERROR] Tests run: 3, Failures: 1, Errors: 1, Skipped: 0, Time elapsed: 0.045 s <<< FAILURE! \
+-- in com.acme.CalculatorTest
+[ERROR] com.acme.CalculatorTest.addsNegatives -- Time elapsed: 0.010 s <<< FAILURE!
+org.opentest4j.AssertionFailedError: expected: <-3> but was: <3>
+\tat org.junit.jupiter.api.AssertEquals.assertEquals(AssertEquals.java:150)
+\tat com.acme.CalculatorTest.addsNegatives(CalculatorTest.java:21)
+
+[ERROR] com.acme.CalculatorTest.divides -- Time elapsed: 0.002 s <<< ERROR!
+java.lang.ArithmeticException: / by zero
+\tat com.acme.Calculator.divide(Calculator.java:12)
+\tat com.acme.CalculatorTest.divides(CalculatorTest.java:27)
+
+[INFO]
+[INFO] Results:
+[INFO]
+[ERROR] Failures:
+[ERROR]   CalculatorTest.addsNegatives:21 expected: <-3> but was: <3>
+[ERROR] Errors:
+[ERROR]   CalculatorTest.divides:27 » Arithmetic / by zero
+[INFO]
+[ERROR] Tests run: 3, Failures: 1, Errors: 1, Skipped: 0
+[INFO]
+[INFO] BUILD FAILURE
+"""
+
+_SUREFIRE_2 = """Running com.acme.ParserTest
+Tests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.05 sec <<< FAILURE! \
+- in com.acme.ParserTest
+parsesDates(com.acme.ParserTest)  Time elapsed: 0.01 sec  <<< FAILURE!
+junit.framework.AssertionFailedError: expected:<2024> but was:<1970>
+\tat com.acme.ParserTest.parsesDates(ParserTest.java:18)
+
+Results :
+
+Failed tests:
+  ParserTest.parsesDates:18 expected:<2024> but was:<1970>
+
+Tests run: 2, Failures: 1, Errors: 0, Skipped: 0
+
+[INFO] BUILD FAILURE
+"""
+
+
+class TestJUnit:
+    """JUnit's failing tests as its text runner and Maven Surefire print them."""
+
+    def test_junitcore_tests_with_their_errors_and_frames(self) -> None:
+        """Each ``N) test(Class)`` is quoted with its error, its frame and the code that threw."""
+        found = parse_junit(_JUNITCORE)
+        assert found is not None
+        assert found.failure_type is FailureType.TEST_FAILURE
+        assert found.tests == [
+            "totalAppliesDiscount(com.acme.shop.CartTest)",
+            "emptyCartHasNoTax(com.acme.shop.CartTest)",
+        ]
+        assert "expected:<90> but was:<100>" in found.facts[0]
+        assert "CartTest.java:31" in " ".join(found.details)
+        assert "com.acme.shop.Cart.tax(Cart.java:58)" in found.details
+        assert "Caused by: java.lang.ArithmeticException: / by zero" in found.details
+        assert found.summary == "Tests run: 3,  Failures: 2"
+
+    def test_surefire_3_and_2_headers(self) -> None:
+        """Surefire's ``Class.test -- Time elapsed`` and 2.x's ``test(Class)  Time elapsed``."""
+        new = parse_junit(_SUREFIRE_3)
+        old = parse_junit(_SUREFIRE_2)
+        assert new is not None
+        assert old is not None
+        assert new.tests == [
+            "com.acme.CalculatorTest.addsNegatives",
+            "com.acme.CalculatorTest.divides",
+        ]
+        assert "com.acme.Calculator.divide(Calculator.java:12)" in new.details
+        assert new.summary == "Tests run: 3, Failures: 1, Errors: 1, Skipped: 0"
+        assert old.tests == ["parsesDates(com.acme.ParserTest)"]
+        assert "expected:<2024> but was:<1970>" in old.facts[0]
+
+    def test_a_junit_run_is_a_test_failure_not_a_crash(self) -> None:
+        """The JVM trace reader does not take a JUnit report: its frames are per test."""
+        failure = FailureContext(
+            task_id="t",
+            subtask_id="s",
+            attempt_number=1,
+            command="java -cp out:lib/* org.junit.runner.JUnitCore com.acme.shop.CartTest",
+            exit_code=1,
+            error_output=_JUNITCORE,
+        )
+        findings = analyse(failure)
+        assert findings.tool == "junit"
+        assert findings.failure_type is FailureType.TEST_FAILURE
+
+    def test_other_output_is_not_junit(self) -> None:
+        """A plain JVM exception, or a passing run, is not read as JUnit's failures."""
+        trace = (
+            'Exception in thread "main" java.lang.IllegalStateException: x\n\tat a.B.c(B.java:3)\n'
+        )
+        assert parse_junit(trace) is None
+        assert parse_junit("JUnit version 4.13.2\n..\nTime: 0.1\n\nOK (2 tests)\n") is None
+
+
+def test_maven_that_cannot_resolve_a_plugin_is_a_dependency_error() -> None:
+    """Maven offline without the build's plugin: the artifact and the repository are quoted."""
+    found = parse_maven(
+        "[ERROR] [ERROR] Some problems were encountered while processing the POMs:\n"
+        "[ERROR] Unresolveable build extension: Plugin org.example:fancy-plugin:1.2 or one of "
+        "its dependencies could not be resolved: The following artifacts could not be resolved: "
+        "org.example:fancy-plugin:jar:1.2: Cannot access central (https://repo.example/maven2) "
+        "in offline mode and the artifact org.example:fancy-plugin:jar:1.2 has not been "
+        "downloaded from it before. @ \n"
+        "[ERROR] Unknown packaging: bundle @ line 7, column 16\n"
+    )
+    assert found is not None
+    assert found.failure_type is FailureType.DEPENDENCY_ERROR
+    assert found.facts == [
+        "Plugin org.example:fancy-plugin:1.2 or one of its dependencies could not be resolved",
+        "Cannot access central (https://repo.example/maven2) in offline mode",
+        "Unknown packaging: bundle",
+    ]
+    assert parse_maven("[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0\n") is None

@@ -79,6 +79,7 @@ def test_recursive_make_quotes_the_innermost_and_outermost_target(tmp_path: Path
     assert "make: *** [Makefile:3: lib] Error 2" in text
 
 
+@pytest.mark.slow
 def test_make_around_a_test_runner_names_the_target(tmp_path: Path) -> None:
     """`make test` running pytest: pytest's facts, and which make target failed."""
     if shutil.which("make") is None:
@@ -117,3 +118,89 @@ def test_make_names_the_program_that_crashed(tmp_path: Path) -> None:
     reflection = GEN.generate(failure)
     assert reflection.failure_type is FailureType.RUNTIME_ERROR
     assert "crashed running ./check --all" in reflection_text(reflection)
+
+
+_CHECKS_C = """#include <stdio.h>
+static int failed, passed;
+static void check(int ok, const char *what, int line) {
+    if (ok) { passed++; return; }
+    failed++;
+    printf("%s - FAILED (line %d)\\n", what, line);
+}
+int main(void) {
+    int status = 2;
+    check(1 + 1 == 2, "sum", __LINE__);
+    if (status != -2) printf("status is %d, not -2\\n", status);
+    check(status == -2, "unbalanced input is rejected", __LINE__);
+    printf("\\nPASSED: %d\\nFAILED: %d\\n", passed, failed);
+    /* end */
+    return failed ? 1 : 0;
+}
+"""
+
+
+@pytest.mark.skipif(
+    shutil.which("make") is None or shutil.which("gcc") is None, reason="no make or gcc"
+)
+def test_a_test_program_under_make_is_a_test_failure_with_its_checks(tmp_path: Path) -> None:
+    """``make test`` ran a C test binary: its own failing checks are quoted, typed a test."""
+    write_files(
+        tmp_path,
+        {
+            "Makefile": "test: checks\n\t./checks\nchecks: checks.c\n\tgcc -o checks checks.c\n",
+            "checks.c": _CHECKS_C,
+        },
+    )
+    failure = run_in_bash("make test", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert reflection.failure_type is FailureType.TEST_FAILURE, failure.error_output
+    assert "unbalanced input is rejected - FAILED (line 12)" in text
+    assert "status is 2, not -2" in text
+    assert "make: *** [Makefile:2: test] Error 1" in text
+
+
+@pytest.mark.skipif(
+    shutil.which("make") is None or shutil.which("gcc") is None, reason="no make or gcc"
+)
+def test_checks_that_failed_before_a_crash_are_quoted(tmp_path: Path) -> None:
+    """A test binary that crashed after failing checks: a crash, with the checks it failed."""
+    crash = "fflush(stdout); volatile int *p = 0; return *p;"
+    write_files(
+        tmp_path,
+        {
+            "Makefile": "test: checks\n\t./checks\nchecks: checks.c\n\tgcc -o checks checks.c\n",
+            "checks.c": _CHECKS_C.replace("/* end */", crash),
+        },
+    )
+    failure = run_in_bash("make test", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.RUNTIME_ERROR, failure.error_output
+    assert "unbalanced input is rejected - FAILED (line 12)" in reflection_text(reflection)
+
+
+def test_a_build_error_under_make_is_not_a_test_failure() -> None:
+    """Compiler errors, a tool's lower-case 'failure' and make's lines are no test's checks."""
+    from reflexkit.readers._native import program_test_failures  # noqa: PLC0415
+
+    text = (
+        "gcc -c a.c\na.c:3:1: error: expected ';' before '}' token\n"
+        "make: *** [Makefile:3: a.o] Error 1\nmake: Target 'all' not remade because of errors.\n"
+        "tar: CHANGES.md: Cannot stat: No such file or directory\n"
+        "tar: Exiting with failure status due to previous errors\n"
+    )
+    assert program_test_failures(text, len(text)) == ([], "")
+
+
+def test_checks_named_with_their_expression_and_a_bare_count() -> None:
+    """``name: FAILED (expr(with) parens)`` lines are checks; ``2 failed`` is their count."""
+    from reflexkit.readers._native import program_test_failures  # noqa: PLC0415
+
+    text = (
+        "./test_parse\ntest_parse_plain: ok\n"
+        'test_parse_rejects_letters: FAILED (parse_port("80a") == -1)\n'
+        "2 failed\nmake: *** [Makefile:3: test] Error 1\n"
+    )
+    fails, count = program_test_failures(text, text.index("make: ***"))
+    assert fails == ['test_parse_rejects_letters: FAILED (parse_port("80a") == -1)']
+    assert count == "2 failed"

@@ -21,6 +21,7 @@ from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode
 GEN = HeuristicGenerator()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on this machine")
 def test_pip_build_quotes_the_compiler_error_inside_it(tmp_path: Path) -> None:
     """A package whose build runs the C compiler: its error first, then pip's own line."""
@@ -116,6 +117,7 @@ def test_pip_build_error_inside_the_local_project_is_its_own() -> None:
     assert reflection.category is ReflectionCategory.ROOT_CAUSE
 
 
+@pytest.mark.slow
 def test_pip_build_failure_quotes_the_build_error(tmp_path: Path) -> None:
     """A package whose setup.py fails: the exception inside pip's output and pip's error names."""
     pytest.importorskip("setuptools")
@@ -140,3 +142,28 @@ def test_pip_build_failure_quotes_the_build_error(tmp_path: Path) -> None:
     assert "ModuleNotFoundError: No module named 'numpy_is_not_installed_here'" in text
     assert "error: subprocess-exited-with-error" in text
     assert "error: metadata-generation-failed" in text
+
+
+def test_pip_build_quotes_the_backends_own_advice(tmp_path: Path) -> None:
+    """A build backend that says what to do (set a variable, build from git) is quoted."""
+    write_files(
+        tmp_path,
+        {
+            "vcsver/setup.py": """
+            import sys
+            print("LookupError: no version from source `vcs` for this tree.", file=sys.stderr)
+            print("", file=sys.stderr)
+            print("Alternatively, set the version in the environment with VCSVER_PRETEND_VERSION.",
+                  file=sys.stderr)
+            sys.exit(1)
+            """,
+        },
+    )
+    failure = run_in_bash(
+        f"{sys.executable} -m pip install --no-index --no-build-isolation ./vcsver", tmp_path
+    )
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.DEPENDENCY_ERROR, failure.error_output
+    text = reflection_text(reflection)
+    assert "VCSVER_PRETEND_VERSION" in text
+    assert "See above for" not in text

@@ -9,6 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
+from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers import analyse
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
@@ -17,6 +20,8 @@ from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode
     run_in_bash,
     write_files,
 )
+
+pytestmark = pytest.mark.slow  # each test runs a real pytest: scheduled first (tests/conftest.py)
 
 
 def _run(tmp_path: Path, files: dict[str, str]) -> list[str]:
@@ -182,3 +187,56 @@ def test_a_run_that_selects_no_test_is_a_misuse(tmp_path: Path) -> None:
     assert findings.category.value == "tool_misuse"
     assert findings.facts == ["1 deselected"]
     assert "--collect-only" in findings.steps[0]
+
+
+def test_options_of_a_plugin_not_installed_from_the_config_are_a_dependency_error(
+    tmp_path: Path,
+) -> None:
+    """The project's addopts need pytest-cov, which is not installed: nothing was tested."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\naddopts = --cov=shop --cov-report=term-missing\n",
+            "test_shop.py": "def test_ok():\n    assert True\n",
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m pytest -p no:cacheprovider test_shop.py", tmp_path)
+    findings = analyse(failure)
+    assert findings.failure_type is FailureType.DEPENDENCY_ERROR, failure.error_output
+    assert "unrecognized arguments: --cov=shop --cov-report=term-missing" in findings.facts
+    assert any(fact.startswith(("inifile: ", "configfile: ")) for fact in findings.facts)
+    assert "pytest-cov" in findings.advice
+
+
+def test_an_unknown_option_on_the_command_line_is_a_misuse(tmp_path: Path) -> None:
+    """An option the command itself passed is the command's mistake, not a missing plugin."""
+    write_files(tmp_path, {"test_shop.py": "def test_ok():\n    assert True\n"})
+    failure = run_in_bash(
+        f"{sys.executable} -m pytest -p no:cacheprovider --cov=shop test_shop.py", tmp_path
+    )
+    findings = analyse(failure)
+    assert findings.failure_type is FailureType.TEST_FAILURE, failure.error_output
+    assert findings.category is ReflectionCategory.TOOL_MISUSE
+
+
+def test_a_test_stopped_by_pytest_timeout_is_a_timeout() -> None:
+    """pytest-timeout's ``Failed: Timeout`` is a time-out of the code, with where it waited."""
+    from reflexkit.readers._python_pytest import parse_pytest  # noqa: PLC0415
+
+    found = parse_pytest(
+        "F\n=================================== FAILURES ===================================\n"
+        "__________________________ test_drain_returns_items ___________________________\n\n"
+        "    def test_drain_returns_items():\n>       assert drain(q) == [0, 1, 2]\n\n"
+        "tests/test_worker.py:10: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _\n"
+        "jobs/worker.py:7: in drain\n    item = q.get()\n"
+        "/usr/lib/python3.11/threading.py:327: in wait\n>               waiter.acquire()\n"
+        "E               Failed: Timeout (>2.0s) from pytest-timeout.\n\n"
+        "/usr/lib/python3.11/threading.py:327: Failed\n"
+        "=========================== short test summary info ============================\n"
+        "FAILED tests/test_worker.py::test_drain_returns_items - Failed: Timeout (>2.0...\n"
+        "1 failed in 2.40s\n",
+        "python -m pytest -q --timeout=2 tests",
+    )
+    assert found is not None
+    assert found.failure_type is FailureType.TIMEOUT
+    assert found.tests == ["tests/test_worker.py::test_drain_returns_items"]

@@ -30,6 +30,7 @@ def mypy(tmp_path_factory: pytest.TempPathFactory) -> str:
     return f"{BIN / 'mypy'} --cache-dir {tmp_path_factory.mktemp('mypy-cache')}"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (BIN / "mypy").exists(), reason="no mypy beside this interpreter")
 def test_mypy_errors_are_quoted_as_printed(tmp_path: Path, mypy: str) -> None:
     """``file:line: error: message`` keeps its ``error:``: a later attempt greps the line."""
@@ -251,3 +252,21 @@ def test_a_linter_the_output_does_not_name_is_not_named() -> None:
     assert "flake8" not in found.headline
     assert "ruff" not in found.headline
     assert "F401" in found.headline
+
+
+def test_whole_file_findings_and_any_checkers_count_are_read() -> None:
+    """A finding with no line (``pyproject.toml: DEP002 ...``) and ``Found 2 ... issues.``."""
+    from reflexkit.readers._python_checkers import parse_pyflakes_style  # noqa: PLC0415
+
+    found = parse_pyflakes_style(
+        "Scanning 2 files...\n\n"
+        "pyproject.toml: DEP002 'rich' defined as a dependency but not used in the codebase\n"
+        "shop/client.py:1:8: DEP001 'httpx' imported but missing from the dependency definitions\n"
+        "Found 2 dependency issues.\n",
+        "deptry .",
+    )
+    assert found is not None
+    assert found.facts[0].startswith("pyproject.toml: DEP002 'rich' defined as a dependency")
+    assert found.summary == "Found 2 dependency issues."
+    alone = "pyproject.toml: DEP002 'rich' defined as a dependency but not used in the codebase\n"
+    assert parse_pyflakes_style(alone, "deptry .") is None

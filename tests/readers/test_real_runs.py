@@ -7,8 +7,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
-from reflexkit.orchestrator._verify import run_process
+from reflexkit.orchestrator._process import Command, run_process
 from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import failure_of  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
@@ -51,7 +53,7 @@ def test_our_own_time_limit_names_the_hung_frame(tmp_path: Path) -> None:
             """
         )
     )
-    result = run_process([sys.executable, str(script)], cwd=tmp_path, timeout_s=2)
+    result = run_process(Command([sys.executable, str(script)], cwd=tmp_path), timeout_s=2)
     assert result.timed_out
     failure = failure_of(
         f"python {script.name}",
@@ -66,6 +68,7 @@ def test_our_own_time_limit_names_the_hung_frame(tmp_path: Path) -> None:
     assert "exit code None" not in reflection.analysis
 
 
+@pytest.mark.slow
 def test_teardown_error_after_a_passing_test_is_not_tests_never_ran(tmp_path: Path) -> None:
     """Pytest's ERROR at teardown: the test ran and passed; the cleanup is what failed."""
     (tmp_path / "test_ledger.py").write_text(

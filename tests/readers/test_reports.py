@@ -73,7 +73,7 @@ def test_junit_report_file_named_by_the_failure_is_quoted(tmp_path: Path) -> Non
     (tmp_path / "junit.xml").write_text(JUNIT, encoding="utf-8")
     failure = failure_of("vendor/bin/phpunit --log-junit junit.xml", "FAILURES!\n")
     failure = attrs.evolve(failure, reports=(str(tmp_path / "junit.xml"),))
-    reflection = HeuristicGenerator().generate(failure)
+    reflection = HeuristicGenerator(root=tmp_path).generate(failure)
     text = reflection_text(reflection)
     assert reflection.failure_type is FailureType.TEST_FAILURE
     assert "testRounding (billing.InvoiceTest)" in text
@@ -81,6 +81,7 @@ def test_junit_report_file_named_by_the_failure_is_quoted(tmp_path: Path) -> Non
     assert 'Undefined array key "CH"' in text
 
 
+@pytest.mark.slow
 def test_a_real_pytest_junit_report(tmp_path: Path) -> None:
     """Pytest's own --junitxml, read as data: the parametrised id with its own assertion."""
     write_files(
@@ -138,7 +139,7 @@ def test_secrets_in_a_report_are_redacted(tmp_path: Path) -> None:
     failure = attrs.evolve(
         failure_of("phpunit", "FAILURES!\n"), reports=(str(tmp_path / "junit.xml"),)
     )
-    text = reflection_text(HeuristicGenerator().generate(failure))
+    text = reflection_text(HeuristicGenerator(root=tmp_path).generate(failure))
     assert "testRounding" in text
     assert key not in text
 
@@ -183,7 +184,11 @@ def test_a_check_that_names_no_report_is_unchanged() -> None:
 
 def test_a_check_names_the_report_it_wrote_and_not_a_stale_one(tmp_path: Path) -> None:
     """`verification.reports`: the JUnit file the failing check wrote is read; an old one is not."""
-    from reflexkit.orchestrator._verify import Verifier, failure_context  # noqa: PLC0415
+    from reflexkit.orchestrator._verify import (  # noqa: PLC0415
+        AttemptId,
+        Verifier,
+        failure_context,
+    )
 
     write_files(
         tmp_path,
@@ -195,7 +200,7 @@ def test_a_check_names_the_report_it_wrote_and_not_a_stale_one(tmp_path: Path) -
     verifier = Verifier([check], reports=["build/j.xml", "old.xml", "missing.xml"])
     result = verifier.run(tmp_path)
     assert result.reports == (str(tmp_path / "build" / "j.xml"),)
-    failure = failure_context(result, task="t", subtask="s", attempt=1)
+    failure = failure_context(result, AttemptId(task="t", subtask="s", attempt=1))
     text = reflection_text(HeuristicGenerator().generate(failure))
     assert "total is off" in text
     assert "testRounding" not in text
@@ -216,3 +221,69 @@ def test_json_nested_past_the_parser_is_read_as_text(output: str) -> None:
     """Output nested deeper than the JSON parser recurses is text, never a crash."""
     reflection = HeuristicGenerator().generate(failure_of("go test -json ./...", output))
     assert reflection.analysis
+
+
+def _outside_report(tmp_path: Path) -> tuple[Path, Path]:
+    """A project folder, and beside it (outside) a JUnit report holding a marker."""
+    project = tmp_path / "project"
+    project.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "junit.xml").write_text(JUNIT.replace("testRounding", "OUTSIDE_MARKER"))
+    return project, outside
+
+
+def test_reports_outside_the_project_are_not_read(tmp_path: Path) -> None:
+    """An absolute path, a `..` path, a link out and a folder linked out: named, never read."""
+    project, outside = _outside_report(tmp_path)
+    (project / "link.xml").symlink_to(outside / "junit.xml")
+    (project / "linked").symlink_to(outside)
+    names = [
+        str(outside / "junit.xml"),
+        "../outside/junit.xml",
+        "link.xml",
+        "linked/junit.xml",
+    ]
+    text = read_report_files(names, root=project)
+    assert "OUTSIDE_MARKER" not in text
+    assert text.count("not read") == len(names), text
+    assert "outside the project" in text, text
+    environ = read_report_files(["/proc/self/environ"], root=project)
+    assert "outside the project" in environ, environ
+
+
+def test_a_report_inside_the_project_by_absolute_path_is_read(tmp_path: Path) -> None:
+    """Confinement keeps what is inside: the verifier names reports by absolute path."""
+    project, _ = _outside_report(tmp_path)
+    (project / "out").mkdir()
+    (project / "out" / "junit.xml").write_text(JUNIT)
+    text = read_report_files([str(project / "out" / "junit.xml")], root=project)
+    assert "testRounding" in text
+
+
+def test_reflect_reads_no_report_outside_the_project(tmp_path: Path) -> None:
+    """`reflexkit reflect` with a failure naming a report out of the project: not quoted."""
+    project, outside = _outside_report(tmp_path)
+    (project / ".reflexkit").mkdir()
+    (project / ".reflexkit" / "project.json").write_text('{"reflexion": {"backend": "heuristic"}}')
+    failure = {
+        "taskId": "t",
+        "subtaskId": "s",
+        "attemptNumber": 1,
+        "command": "phpunit --log-junit ../outside/junit.xml",
+        "exitCode": 1,
+        "errorOutput": "FAILURES!\n",
+        "reports": ["../outside/junit.xml", str(outside / "junit.xml")],
+    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REFLEXKIT")}
+    done = subprocess.run(
+        [sys.executable, "-m", "reflexkit", "reflect", "--json", "--no-save"],
+        input=json.dumps(failure).encode(),
+        cwd=project,
+        capture_output=True,
+        check=False,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"OUTSIDE_MARKER" not in done.stdout + done.stderr

@@ -79,6 +79,22 @@ def test_rustc_unresolved_item_of_own_module_quotes_its_label(tmp_path: Path) ->
 
 
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_rustc_label_after_a_secondary_span_is_quoted(tmp_path: Path) -> None:
+    """``-----   ^^^ expected `usize`, found `f64```: the primary label after a secondary one."""
+    write_files(
+        tmp_path,
+        {
+            "Cargo.toml": CARGO_TOML,
+            "src/main.rs": "fn main() {\n    let n: usize = (3 as f64 / 2.0).floor() - 1.0;\n"
+            '    println!("{n}");\n}\n',
+        },
+    )
+    failure = run_in_bash("cargo build --offline", tmp_path)
+    assert "-----" in failure.error_output
+    assert "expected `usize`, found `f64`" in reflection_text(GEN.generate(failure))
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
 def test_cargo_doc_test_failure_is_named_with_left_and_right(tmp_path: Path) -> None:
     """A doc-test is named ``src/lib.rs - item (line N)``: quoted whole, with its panic."""
     write_files(
@@ -222,3 +238,24 @@ def test_cargo_test_of_a_target_that_does_not_exist_is_a_misuse(tmp_path: Path) 
     assert "error: no test target named `nope`" in reflection_text(reflection)
     assert reflection.failure_type is FailureType.TEST_FAILURE
     assert reflection.category is ReflectionCategory.TOOL_MISUSE
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_should_panic_with_another_message_quotes_the_substring_it_wanted(
+    tmp_path: Path,
+) -> None:
+    """``should_panic(expected = ...)`` met another panic: both messages are quoted."""
+    write_files(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "split"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/lib.rs": "pub fn split(ways: u32) -> u32 {\n"
+            '    if ways == 0 { panic!("zero ways"); }\n    10 / ways\n}\n\n'
+            "#[cfg(test)]\nmod tests {\n    #[test]\n"
+            '    #[should_panic(expected = "cannot split into zero parts")]\n'
+            "    fn zero_ways_panics() { super::split(0); }\n}\n",
+        },
+    )
+    text = reflection_text(GEN.generate(run_in_bash("cargo test --offline", tmp_path)))
+    assert 'expected substring: "cannot split into zero parts"' in text
+    assert "zero ways" in text

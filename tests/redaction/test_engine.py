@@ -598,6 +598,7 @@ print(len(Redactor(environ={}).redact("".join(blocks)).text))
 """
 
 
+@pytest.mark.slow
 def test_a_certificate_bundle_leaves_the_terminal_alone() -> None:
     """Long base64 lines outgrew RE2's default automaton: it printed "DFA out of memory"."""
     done = subprocess.run(

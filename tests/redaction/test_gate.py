@@ -34,6 +34,9 @@ RAW_CONTROLS = ("\u202e", "\u2066", "\x1b", "\x07", "\U000e0041")
 WRITERS = ("LineWriter", "atomic_write", "append_records", "create", "write_text", "write_bytes")
 """The calls that put text outside the process: a JSONL line, a whole file, a record of the
 insights store, a Messages API request, a file written by ``pathlib``."""
+TERMINAL_WRITERS = ("echo", "secho", "print", "pprint")
+"""The calls that write to a terminal: ``click.echo``, ``print``, a rich ``console.print``;
+``sys.stdout.write`` and ``sys.stderr.write`` (any ``write`` on a standard stream) too."""
 
 NOT_SINKS = {
     "reflexkit.insights._store:FindingLog.add": "writes through append_records, gated",
@@ -52,6 +55,10 @@ NOT_SINKS = {
     "reflexkit.hooks._settings:install_hooks": "Claude Code's settings.json, the user's own file",
     "reflexkit.cli.commands._config:config_init": "project.json from our own defaults",
     "reflexkit.orchestrator._claude_code:_own_session_launcher": "the launcher script we write",
+    "reflexkit.cli._output:say_json": "writes show_json's text, gated",
+    "reflexkit.cli._output:say_on": "writes show's line, gated",
+    "reflexkit.cli._output:say_table": "writes cells, title and caption through show, gated",
+    "reflexkit.hooks.__main__:main": "writes the hook's reply, gated by the hook_output sink",
 }
 
 
@@ -124,12 +131,22 @@ def _calling(tree: ast.Module) -> set[str]:
                 chain = ast.unparse(func)
                 if name in WRITERS and (name != "create" or "messages" in chain) and scope:
                     names.add(".".join(scope))
+                if _writes_to_terminal(name, chain):
+                    names.add(".".join(scope) or "<module>")
             visit(child, scope)
 
     visit(tree, [])
     return names
 
 
+def _writes_to_terminal(name: str, chain: str) -> bool:
+    """Whether a call named *name* (``chain`` in full) writes to stdout or stderr."""
+    if name in TERMINAL_WRITERS:
+        return True
+    return name in {"write", "writelines"} and ("stdout" in chain or "stderr" in chain)
+
+
+@pytest.mark.slow
 def test_every_writer_is_a_registered_boundary_or_says_why_not() -> None:
     """A new function that writes text out, unregistered and unexplained, fails here."""
     boundaries = {b for sink in SINKS.values() for b in sink.boundaries}

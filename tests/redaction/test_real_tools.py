@@ -37,6 +37,7 @@ def test_real_tool_lookalike_survives(item: dict[str, Any]) -> None:
     assert BARE.redact(item["text"]) == Redacted(item["text"], {})
 
 
+@pytest.mark.slow
 def test_failure_corpora_come_through_unchanged() -> None:
     """The failure output of every tool-output and holdout-like item has no secret to remove.
 

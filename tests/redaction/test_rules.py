@@ -34,6 +34,17 @@ def test_each_example_is_redacted_by_its_rule(rule: Rule) -> None:
 
 
 @pytest.mark.parametrize("rule", RULES, ids=_id)
+def test_each_marked_secret_is_gone_whole(rule: Rule) -> None:
+    """The part of an example marked ``⟦...⟧`` is gone, not only something beside it."""
+    for example, secrets in rule.marked_examples:
+        text = BARE.redact(example).text
+        for secret in secrets:
+            assert secret not in text, (example, text)
+            tail = secret[len(secret) // 2 :]
+            assert len(tail) < 6 or tail not in text, (example, text)  # no half left either
+
+
+@pytest.mark.parametrize("rule", RULES, ids=_id)
 def test_each_lookalike_is_left_alone(rule: Rule) -> None:
     """Test ids, code and placeholders are among the look-alikes."""
     for lookalike in rule.lookalikes:
@@ -54,3 +65,10 @@ def test_every_trigger_is_bounded_for_the_prefilter() -> None:
     for rule in RULES:
         pattern = bounded(rule.trigger)
         assert not re.search(r"(?<!\\)[\])][*+]|\{\d+,\}", pattern), (rule.id, pattern)
+
+
+def test_every_case_names_a_rule() -> None:
+    """A case in a family's ``.toml`` for a rule nobody wrote is a case nobody checks."""
+    from reflexkit.redaction._rules._base import _cases  # noqa: PLC0415 -- the tests' own reader
+
+    assert sorted(set(_cases()) - {rule.id for rule in RULES}) == []

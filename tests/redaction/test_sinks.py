@@ -365,12 +365,13 @@ HOSTILE_RECORD = (
 RAW_TERMINAL = ("\u202e", "\u2066", "\u2069", "\x9b", "\x1b", "\x07", "\U000e0041")
 
 
+@pytest.mark.slow
 def test_records_an_agent_wrote_reach_the_terminal_escaped_and_redacted(project_dir: Path) -> None:
     """A line planted in memory prints neither raw controls nor its secret, in text or JSON.
 
-    The memory file is in the project, where the agent can write; ``recent`` and ``stats``
-    print what it holds. JSON output stays valid and reads back as the record was, but for
-    the secret (#29's terminal class).
+    The memory file is in the project, where the agent can write (or an older version wrote
+    it); ``recent`` and ``stats`` print what it holds. JSON output stays valid and reads
+    back as the record was, but for the secret (#29's terminal class).
     """
     memory = project_dir / ".reflexkit" / "memory" / "reflections.jsonl"
     memory.parent.mkdir(parents=True)
@@ -392,8 +393,7 @@ def test_records_an_agent_wrote_reach_the_terminal_escaped_and_redacted(project_
         )
         out = done.stdout.decode() + done.stderr.decode()
         assert done.returncode == 0, (args, out)
-        if args != ["recent", "cart"]:  # the hot path escapes, and trusts the write's redaction
-            assert GITHUB not in out, args
+        assert GITHUB not in out, args  # read back, whatever wrote it: through the gate again
         assert not [c for c in RAW_TERMINAL if c in out], (args, out)
         if "json" in args or "--json" in args:
             data = json.loads(done.stdout)

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 
+import attrs
 import pytest
 
 from reflexkit.exceptions import GenerationError
@@ -212,7 +213,7 @@ class Fixed:
     ) -> Reflection:
         """Return a fresh reflection on the failure's subtask."""
         self.seen.append((failure, tuple(previous)))
-        return make_reflection(failure.subtask_id, source=self.source)
+        return attrs.evolve(make_reflection(failure.subtask_id), source=self.source)
 
 
 def test_generators_satisfy_the_protocol() -> None:

@@ -290,6 +290,7 @@ assert service.save(service.generate(failure))
 """
 
 
+@pytest.mark.slow
 def test_processes_saving_one_attempt_at_once_store_it_once(tmp_path: Path) -> None:
     """Six processes save the same attempt at the same moment: one record."""
     import subprocess  # noqa: PLC0415

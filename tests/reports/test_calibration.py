@@ -17,6 +17,7 @@ from reflexkit.reports._report import (
     GitChanges,
     JudgeSummary,
     ReportIds,
+    ReportSettings,
     Verification,
     build_report,
     write_report,
@@ -88,7 +89,7 @@ def report(  # noqa: PLR0913 -- the fields a calibration reads
         changes=GitChanges(),
         self_report=self_report,
         verification=Verification(passed=passed, judge=judge),
-        clock=lambda: datetime(2026, 1, 1, 12, minute, tzinfo=UTC),
+        settings=ReportSettings(clock=lambda: datetime(2026, 1, 1, 12, minute, tzinfo=UTC)),
     )
 
 
@@ -195,6 +196,7 @@ def chance(n: int) -> list[tuple[float, bool]]:
     return [(round(rng.uniform(0.0, 1.0), 3), rng.random() < 0.5) for _ in range(n)]
 
 
+@pytest.mark.slow
 def test_a_labelled_corpus_is_calibrated_with_its_high_subset(tmp_path: Path) -> None:
     """--labels FILE: n, AUC, the high-confidence subset's AUC and lift, as JSON."""
     rows = separated(400)
@@ -215,6 +217,7 @@ def test_a_labelled_corpus_is_calibrated_with_its_high_subset(tmp_path: Path) ->
     assert data["killCondition"]["met"] is False
 
 
+@pytest.mark.slow
 def test_the_kill_condition_is_printed_and_met_at_chance(tmp_path: Path) -> None:
     """Confidence at chance on the high subset: the pre-registered kill condition says MET."""
     path = corpus(tmp_path / "c.jsonl", chance(600))

@@ -15,6 +15,7 @@ from reflexkit.reports._report import (
     GitChanges,
     JudgeSummary,
     ReportIds,
+    ReportSettings,
     Verification,
     build_report,
     write_report,
@@ -41,7 +42,7 @@ def report(  # noqa: PLR0913 -- the fields an outcome reads
         changes=GitChanges(),
         self_report=None,
         verification=Verification(passed=passed, judge=verdict),
-        clock=lambda: T0 + timedelta(days=days, minutes=attempt),
+        settings=ReportSettings(clock=lambda: T0 + timedelta(days=days, minutes=attempt)),
     )
 
 

@@ -16,6 +16,7 @@ from reflexkit.reports._report import (
     GitChanges,
     JudgeSummary,
     ReportIds,
+    ReportSettings,
     Verification,
     build_report,
     diff_text,
@@ -124,7 +125,7 @@ def test_report_with_self_report(repo: Path) -> None:
             judge=JudgeSummary(complete=True, severity="NONE", source="heuristic"),
             ending="completed",
         ),
-        clock=lambda: datetime(2026, 1, 31, 12, tzinfo=UTC),
+        settings=ReportSettings(clock=lambda: datetime(2026, 1, 31, 12, tzinfo=UTC)),
     )
     validate(report)
     assert report["schema"] == "reflexkit.report.v1"

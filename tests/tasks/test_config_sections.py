@@ -58,3 +58,32 @@ def test_bad_values() -> None:
         'project.json: $.orchestrator.runTimeoutS: expected an integer >= 1, got "1h"',
         'project.json: $.orchestrator.maxAttempt: unknown key (did you mean "maxAttempts"?)',
     )
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("reports", "selfReportPath", "../victim.txt"),
+        ("reports", "selfReportPath", "/home/someone/.bashrc"),
+        ("reports", "selfReportPath", ".reflexkit/../../victim.txt"),
+        ("insights", "promptPath", "/etc/hostname"),
+        ("insights", "promptPath", "../../secrets/prompt.md"),
+        ("insights", "promptPath", "~/prompt.md"),
+    ],
+)
+def test_files_the_project_names_for_reading_stay_inside_it(
+    section: str, key: str, value: str
+) -> None:
+    """A committed project.json can't have reflexkit read (or remove) a file outside it."""
+    with pytest.raises(ConfigError) as info:
+        _serde.structure({section: {key: value}}, ProjectConfig, source="project.json")
+    (error,) = info.value.errors
+    assert f"$.{section}.{key}: expected a path inside the project" in error, error
+
+
+def test_a_self_report_path_inside_the_project_is_kept() -> None:
+    """The default and any relative path that stays inside load as written."""
+    config = _serde.structure(
+        {"reports": {"selfReportPath": "out/../.reflexkit/me.json"}}, ProjectConfig
+    )
+    assert config.reports.self_report_path == "out/../.reflexkit/me.json"

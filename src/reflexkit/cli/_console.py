@@ -4,18 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reflexkit._text import one_line
+from reflexkit.cli._output import show
 from reflexkit.events import Event, EventData, EventKind
-from reflexkit.redaction._gate import outbound
-
-
-def show(text: str) -> str:
-    """*text* as one line for the terminal: through the outbound gate, then one line.
-
-    The gate redacts secrets and shows control, bidi and hidden characters as ``<U+XXXX>``;
-    ids, paths and details come from files anyone can write.
-    """
-    return one_line(outbound(text, "terminal"))
 
 
 def _failed(data: EventData) -> str:

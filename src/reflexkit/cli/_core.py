@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from reflexkit import _log
-from reflexkit._text import escape_json_text, one_line
+from reflexkit._text import one_line
+from reflexkit.cli._output import say
 from reflexkit.exceptions import ConfigError, ReflexkitError, RunInterrupted, SetupError
 
 if TYPE_CHECKING:
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 # Imports of the heavy parts (dependency_injector, cattrs, rich, the readers) happen inside
 # the functions that need them, so `reflexkit --version` and `--help` cost click alone.
+
+T = TypeVar("T")
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -57,20 +60,12 @@ def _set_logging(*, debug: bool) -> None:
     _log.configure(debug=debug)
 
 
-def _global_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
-    if value is not None:
-        _state(ctx).config = value
-
-
-def _global_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+def _global(ctx: click.Context, param: click.Parameter, value: Path | bool | None) -> None:
+    """Keep a global option given before or after the command name on the one state."""
     if value:
-        _state(ctx).debug = True
-        _set_logging(debug=True)
-
-
-def _global_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    if value:
-        _state(ctx).json = True
+        setattr(_state(ctx), str(param.name), value)
+        if param.name == "debug":
+            _set_logging(debug=True)
 
 
 def global_options() -> list[click.Option]:
@@ -81,7 +76,7 @@ def global_options() -> list[click.Option]:
             type=click.Path(dir_okay=False, path_type=Path),
             default=None,
             expose_value=False,
-            callback=_global_config,
+            callback=_global,
             help="project.json to use (default: $REFLEXKIT_CONFIG, else "
             ".reflexkit/project.json here or in the nearest parent).",
         ),
@@ -89,14 +84,14 @@ def global_options() -> list[click.Option]:
             ["--debug"],
             is_flag=True,
             expose_value=False,
-            callback=_global_debug,
+            callback=_global,
             help="Show tracebacks and debug logs.",
         ),
         click.Option(
             ["--json"],
             is_flag=True,
             expose_value=False,
-            callback=_global_json,
+            callback=_global,
             help="Print the result as camelCase JSON where the command has one.",
         ),
     ]
@@ -129,6 +124,25 @@ def reports_folder(ctx: click.Context, given: Path | None) -> Path:
     return given or project.root / project.config.reports.path
 
 
+def read_corpus(
+    name: str, read: Callable[..., tuple[list[T], int, list[str]]], *, limit: int
+) -> tuple[str, list[T], int, tuple[str, ...]]:
+    """Read the JSON Lines corpus *name* (``-``: stdin) with *read*; exit 2 if no line is valid.
+
+    Returns its name, the values, how many lines were invalid and the first problems (each
+    said on stderr as skipped).
+    """
+    from reflexkit import _serde  # noqa: PLC0415 -- lazy, see top
+
+    where, raw = _serde.read_named(name, limit=limit)
+    values, invalid, problems = read(raw, source=where)
+    if invalid and not values:
+        _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)
+    for line in problems:
+        say(f"reflexkit: skipped {line}", err=True)
+    return where, values, invalid, tuple(problems)
+
+
 def _fail(lines: Sequence[str], code: int) -> NoReturn:
     """Print each error line through the outbound gate, on one line each, and exit *code*.
 
@@ -142,8 +156,44 @@ def _fail(lines: Sequence[str], code: int) -> NoReturn:
     sys.exit(code)
 
 
+def _usage_failed(err: click.ClickException) -> NoReturn:
+    """Print click's own error (usage, bad value, no such command) through the gate; exit.
+
+    click quotes what was typed (``Invalid value for '--limit': '<value>'``): a token pasted
+    in the wrong place reaches the terminal redacted, its escape sequences shown.
+    """
+    import io  # noqa: PLC0415 -- only on a bad command line
+
+    from reflexkit.redaction._gate import outbound  # noqa: PLC0415 -- the same
+
+    said = io.StringIO()
+    err.show(file=said)
+    click.echo(outbound(said.getvalue(), "terminal"), err=True, nl=False)
+    sys.exit(err.exit_code)
+
+
 class _Group(click.Group):
     """A group whose commands turn our errors into one-line messages and exit codes."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,  # noqa: ANN401 -- click's context settings
+    ) -> Any:  # noqa: ANN401 -- what the command returns
+        """Click's ``main``, with its errors printed through the gate (:func:`_usage_failed`)."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            done = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as err:
+            _usage_failed(err)
+        except click.exceptions.Abort:
+            say("Aborted!", err=True)
+            sys.exit(EXIT_FAILED)
+        sys.exit(done if isinstance(done, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401 -- what the command returns
         try:
@@ -155,13 +205,16 @@ class _Group(click.Group):
 
             name = signal.Signals(err.signum).name
             _fail([f"interrupted by {name}: the run was stopped"], EXIT_SIGNAL_BASE + err.signum)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 -- each ends as one line, or a gated traceback
             if isinstance(err, OSError):
                 from reflexkit.cli._streams import exit_if_reader_left  # noqa: PLC0415
 
                 exit_if_reader_left(err)  # `reflexkit recent s1 | head -1`: quietly, exit 141
-            if _debugging(ctx):
-                raise
+            if _debugging(ctx):  # the traceback, through the gate like every line
+                import traceback  # noqa: PLC0415 -- only with --debug
+
+                say(traceback.format_exc(), err=True, nl=False)
+                sys.exit(_said(err)[1])
             _fail(*_said(err))
 
 
@@ -241,20 +294,11 @@ def _project(
     return project
 
 
-def _app(
-    ctx: click.Context,
-    *,
-    backend: str | None = None,
-    jobs: int | None = None,
-    deterministic: bool = False,
-    orchestrator: dict[str, Any] | None = None,
-) -> Application:
+def _app(ctx: click.Context, project: LoadedProject | None = None) -> Application:
+    """The application of *project* (the command's, by default), closed when it ends."""
     from reflexkit.containers import build_application  # noqa: PLC0415 -- lazy, see top
 
-    project = _project(
-        ctx, backend=backend, jobs=jobs, deterministic=deterministic, orchestrator=orchestrator
-    )
-    app = build_application(project)
+    app = build_application(project or _project(ctx))
     ctx.call_on_close(app.shutdown_resources)  # closes the store and the HTTP client
     return app
 
@@ -267,7 +311,7 @@ def _store(ctx: click.Context) -> EpisodicMemory:
 
 def _service(ctx: click.Context, *, backend: str | None = None) -> DefaultReflectionService:
     """The reflection service over the project's memory, closed when the command ends."""
-    found: DefaultReflectionService = _app(ctx, backend=backend).reflection.service()
+    found: DefaultReflectionService = _app(ctx, _project(ctx, backend=backend)).reflection.service()
     return found
 
 
@@ -295,19 +339,3 @@ def _fail_on_missing_fixtures(service: object) -> None:
             ],
             EXIT_BAD_INPUT,
         )
-
-
-def show_json(data: object, *, indent: bool = True) -> str:
-    r"""*data* (a model or JSON data) as camelCase JSON for the terminal, through the gate.
-
-    Every string, keys included, is redacted; after serialising, each character that would
-    control the terminal or hide text (ESC, C1 controls, U+202E ...) is written as a JSON
-    escape (``\u202e``), so the output is valid JSON that reads back as the data was, and
-    a terminal shows the escape instead of obeying it. Records come from files an agent can
-    write: nothing in them is printed raw.
-    """
-    from reflexkit import _serde  # noqa: PLC0415 -- JSON output only; the hot paths print text
-    from reflexkit.redaction._gate import outbound_data  # noqa: PLC0415 -- the same
-
-    gated = outbound_data(_serde.unstructure(data), "terminal_json")
-    return escape_json_text(_serde.dumps(gated, indent=indent).decode())

@@ -1,16 +1,9 @@
 r"""The command's standard streams, made safe before anything is printed or opened.
 
-* A closed standard descriptor (``reflexkit recent s1 >&-``) is reopened on ``/dev/null``
-  before any file is opened: otherwise the next file opened (the memory file, a run log)
-  gets descriptor 1, and every later write to "stdout", ours or an agent's that inherits
-  it, lands in that file. Output to a closed stdout is discarded, as with ``>/dev/null``.
-* A stream whose encoding can't hold a character (``PYTHONIOENCODING=latin-1``, a
-  ``LANG=...ISO-8859-1`` terminal, a lone surrogate) gets it as ``\uXXXX`` (a surrogate
-  pair beyond the BMP) instead of a ``UnicodeEncodeError``: readable in text, and inside a
-  JSON string the very escape JSON defines, so ``--json`` output stays valid and lossless.
-* A reader that goes away (``reflexkit recent s1 | head -1``) ends the command quietly with
-  exit 141 (128 + SIGPIPE, what a shell reports for ``yes | head -1``), after the work was
-  done: no traceback, no "Broken pipe" line.
+A closed standard descriptor is reopened on ``/dev/null`` (so no file opened later becomes
+"stdout"); a character the stream's encoding can't hold is written as a ``\uXXXX`` escape,
+so ``--json`` stays valid; a reader that goes away ends the command quietly with exit 141.
+docs/cli.md describes each.
 """
 
 from __future__ import annotations

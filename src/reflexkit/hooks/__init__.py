@@ -27,12 +27,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "ACTIVE_ENV": "_handlers",
-        "HOOK_SUBTASK": "_handlers",
-        "HookResult": "_handlers",
-        "run_hook": "_handlers",
-        "hook_command": "_settings",
-        "install_hooks": "_settings",
-        "merge_hooks": "_settings",
+        "_handlers": ("ACTIVE_ENV", "HOOK_SUBTASK", "HookResult", "run_hook"),
+        "_settings": ("hook_command", "install_hooks", "merge_hooks"),
     },
 )

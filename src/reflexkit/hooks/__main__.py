@@ -11,21 +11,34 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from typing import NoReturn
 
-from reflexkit import _lazy
+from reflexkit import _lazy, _log
 from reflexkit.hooks._handlers import EVENTS, MAX_PAYLOAD_BYTES, run_hook
 
 log = logging.getLogger("reflexkit.hooks")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose error (quoting what was typed) passes the outbound gate."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the usage and *message* through the gate; exit 2."""
+        from reflexkit.redaction._gate import outbound  # noqa: PLC0415 -- only on error
+
+        said = f"{self.format_usage()}{self.prog}: error: {message}\n"
+        sys.stderr.write(outbound(said, "terminal"))
+        sys.exit(2)
+
+
 def main(argv: list[str]) -> int:
     """Run one hook; return the exit code (always 0; argparse exits 2 for a wrong one)."""
-    parser = argparse.ArgumentParser(prog="python -m reflexkit.hooks")
+    parser = _Parser(prog="python -m reflexkit.hooks")
     parser.add_argument("event", choices=EVENTS)
     parser.add_argument("--config", type=Path, help="the project.json to use")
     args = parser.parse_args(argv)
     _lazy.own_process()
-    logging.basicConfig(level=logging.WARNING, format="reflexkit: %(levelname)s: %(message)s")
+    _log.configure(debug=False)  # every line on stderr passes the gate
     try:
         raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
         result = run_hook(args.event, raw, config=args.config)

@@ -1,25 +1,10 @@
 """Claude Code hooks: reflexkit inside a plain Claude Code session, without our orchestrator.
 
-Claude Code runs a hook command with the event's JSON payload on stdin (``session_id``,
-``transcript_path``, ``cwd``, ``hook_event_name`` and the event's own fields) and reads its
-exit code and stdout. :func:`run_hook` handles one event:
-
-* ``SessionStart``: recent lessons of the project (and, when reports are on, how to write a
-  self-report) become ``additionalContext``; the starting commit is remembered so the stop
-  hook diffs against it.
-* ``PostToolUse`` / ``PostToolUseFailure`` of ``Bash``: a failed command becomes a
-  reflection in memory, through the reflection service the containers build.
-* ``Stop``: the attempt report is written (when ``reports.enabled``) and, when
-  ``verification.judge`` is on, an incomplete verdict blocks the stop with the judge's
-  feedback, at most ``hooks.maxStopBlocks`` times per request of the user. A stop after an
-  interrupt, of an agent that asks the user or is still working, is not judged; an unchanged
-  state is not judged twice; every verdict goes to ``<session>.verdict.json``.
-
-The rules every hook keeps: a strict no-op unless ``hooks.enabled`` (no file written, no
-output); never fails the session (the exit code is always 0, errors go to the hook log with a
-reason); a sentinel per session and event, and an environment variable, keep a hook from
-re-firing on its own work; the session id is sanitised before it names any file; state and
-reports are written atomically.
+:func:`run_hook` handles one event's JSON payload: ``SessionStart`` adds lessons,
+``PostToolUse`` of a failed ``Bash`` stores a reflection, ``Stop`` writes the report and may
+block an incomplete stop with the judge's feedback. A hook is a no-op unless
+``hooks.enabled`` and never fails the session (exit 0, errors to the hook log). Each hook and
+its rules are described in docs/hooks.md.
 """
 
 from __future__ import annotations

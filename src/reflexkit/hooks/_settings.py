@@ -1,17 +1,8 @@
 """Register reflexkit's hooks in Claude Code's settings, idempotently.
 
-The default file is ``.claude/settings.local.json``: this machine's own, which Claude Code
-keeps out of git, so the hooks may name this machine's interpreter. A file meant to be
-committed (``.claude/settings.json``, any settings file not named ``*.local.json``) is shared
-with other machines: its entries name no path of this one, only the ``reflexkit`` command
-each machine has on its ``PATH`` (:func:`portable`).
-
-Claude Code reads hooks from the ``hooks`` object of a settings file: per event a list of
-matcher groups, each ``{"matcher": "<tool name pattern>", "hooks": [{"type": "command",
-"command": "...", "timeout": <seconds>}]}``. :func:`install_hooks` merges reflexkit's entries
-into what is there: other keys, other events and other hooks are kept as they are, and an
-entry of ours that is already there is replaced rather than added again, so running it twice
-changes nothing.
+:func:`install_hooks` merges our entries into the file's ``hooks`` object, keeping everything
+else and replacing an entry of ours; a file meant to be committed names no path of this
+machine (:func:`portable`). docs/hooks.md describes the files.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -101,9 +100,9 @@ def analysis_prompt(project: LoadedProject) -> str:
     name = project.config.insights.prompt_path
     if not name:
         return ANALYSIS_SYSTEM_PROMPT
-    path = project.root / Path(name).expanduser()
-    try:
-        text = read_regular(path, limit=_MAX_PROMPT_BYTES).decode("utf-8")
+    path = project.root / name
+    try:  # inside the project only (project.json is the repository's): no link leads out
+        text = read_regular(name, limit=_MAX_PROMPT_BYTES, within=project.root).decode("utf-8")
     except (OSError, UnicodeDecodeError, ValueError) as err:
         log.warning(
             "insights.promptPath %s can't be read (%s); the built-in prompt is used", path, err

@@ -1,36 +1,9 @@
 """A typed, tolerant view of the run logs (``.reflexkit/runs/*.jsonl``) for the rules.
 
-The run log is written by the orchestrator (one camelCase JSON event per line, see
-``docs/orchestrator.md``); insights reads it as plain JSON so that it never imports the
-orchestrator. Unknown kinds and unknown fields are skipped, lines that are not JSON objects
-are skipped and counted (:attr:`RunHistory.bad_lines`), and a missing folder is an empty
-history.
-
-Reading is incremental: :class:`RunLogReader` remembers how far it read each file and
-parses only what was appended since, so the rules can ask again after every failed attempt
-without re-reading the whole history.
-
-Fields read, by event kind (all optional but ``kind``):
-
-``run_started``
-    ``data.runId``, ``data.taskId``.
-``attempt_started``
-    ``subtaskId``, ``attempt``, ``at``.
-``verification_failed``
-    ``data.failureType`` (``timeout`` counts as a time-out, as does ``data.timedOut``),
-    ``data.fingerprint``, ``data.filesModified`` (a list, or one string of paths joined by
-    commas or newlines), ``data.outputChars`` (the length of the agent's output).
-``reflection_generated``
-    ``data.fingerprint`` (when the failure event had none).
-``passed``
-    ``data.outputChars``, ``data.filesModified``.
-``stuck``, ``exhausted``
-    How the subtask ended in that run: a failed run.
-``budget_spent``, ``interrupted``, ``setup_failed``, ``skipped``, ``paused``
-    Endings that say nothing about the subtask itself (the run's budget, a signal, the set-up,
-    a dependency, a pause): kept as its ``outcome`` (``budget_spent`` as ``budget``), never
-    counted as a failed or a passed run. An attempt cut short by one of them still counts by
-    its own failure (a time-out is an attempt whose ``failureType`` is ``timeout``).
+Read as plain JSON, so insights never imports the orchestrator, and incrementally
+(:class:`RunLogReader` parses only what was appended). Unknown kinds and fields are skipped,
+bad lines counted (:attr:`RunHistory.bad_lines`); the fields read are listed in
+docs/insights.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """Lessons that travel: a suggestion that led to a pass on one subtask helps another.
 
-A reflection whose lessons were in the prompt of a passing attempt (``ledToSuccess`` in the
-run log) becomes a :class:`~reflexkit.insights._models.Lesson`: the failure's fingerprint, its
-type, the tool that reported it and the suggestion that worked. A later failure of *another*
-subtask (or task) with the same fingerprint, or the same tool and failure type, gets up to
-``insights.maxLessons`` of them in a labelled section of its retry prompt
-(:func:`format_lessons`).
-
-Lookups cost what they return: :class:`JsonlLessons` keeps an index by fingerprint and by
-(tool, failure type), built once and extended with only the lines appended since, so a failure
-never scans memory or the whole lessons file.
-
-Only lessons reflexkit itself wrote are used. The lessons file is in the project, where an
-agent can write, so each line :class:`JsonlLessons` writes carries an HMAC-SHA256 (``mac``)
-made with a key kept outside the project (:func:`lessons_key`); a line without a valid one
-(appended by an agent, edited, or written by an older reflexkit) is skipped and counted in
-``untrusted``, never used (``reflexkit lessons harvest`` learns old lessons again from
-memory and the run history).
+:class:`JsonlLessons` keeps them, indexed by fingerprint and by (tool, failure type), so a
+lookup costs what it returns; each line carries an HMAC made with a key outside the project
+(:func:`lessons_key`), and a line without a valid one is counted in ``untrusted``, never used.
+:func:`format_lessons` writes the prompt section. docs/insights.md describes the whole.
 """
 
 from __future__ import annotations

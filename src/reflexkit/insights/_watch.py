@@ -1,21 +1,9 @@
 """A standing trigger: the insight rules and the analysis, run as the run logs grow (#28).
 
-``reflexkit insights --watch`` (after Wintermute's reflection loop) waits on the run-log
-folder, ``.reflexkit/runs``. When a run logs a failed attempt (or a subtask's run ends stuck
-or exhausted), the rules look at the whole
-history at once (:meth:`~reflexkit.insights._rules.HistoryRules.sweep`: a subtask failed in
-its last runs is paused, new findings are logged); every ``every`` completed attempts (passed
-or failed), the analysis runs once over the recent findings (none: no call). What it finds
-and does is handed out as events (:func:`~reflexkit.insights._events.insight_events`).
-
-**No cost when idle.** On Linux the watcher blocks in ``poll`` on an inotify descriptor of
-the folder (``inotify_simple``) and on the read end of a pipe the signal handlers write to:
-no timer, no CPU, until a run log is written or a signal arrives. Elsewhere, or when inotify
-can't be had (no watches left), it sleeps in the same ``poll`` with a backoff from 50 ms to
-2 s between looks at the folder's file sizes and times, woken at once by a signal.
-
-**Stopping.** SIGINT and SIGTERM end the watch after the step in progress; the handlers it
-installed are put back.
+``reflexkit insights --watch`` sweeps the history when a run logs a failure and runs the
+analysis every ``every`` attempts, handing out what it finds as events. Idle, it blocks in
+``poll`` on inotify (or backs off from 50 ms to 2 s); SIGINT and SIGTERM end it after the
+step in progress. docs/insights.md describes it.
 """
 
 from __future__ import annotations

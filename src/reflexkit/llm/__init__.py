@@ -50,21 +50,16 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        **dict.fromkeys(
-            (
-                "NO_WAIT",
-                "REASONS",
-                "Asker",
-                "Claude",
-                "RetryPolicy",
-                "TransientError",
-                "check_stop",
-                "reply_text",
-            ),
-            "_client",
+        "_client": (
+            "NO_WAIT",
+            "REASONS",
+            "Asker",
+            "Claude",
+            "RetryPolicy",
+            "TransientError",
+            "check_stop",
+            "reply_text",
         ),
-        **dict.fromkeys(
-            ("DEFAULT_MODEL", "Effort", "OutputMode", "RequestOptions", "Thinking"), "_options"
-        ),
+        "_options": ("DEFAULT_MODEL", "Effort", "OutputMode", "RequestOptions", "Thinking"),
     },
 )

@@ -1,18 +1,10 @@
 """One Claude client for reflexkit: the SDK client, the budgeted send, the reason codes.
 
-The generator, the completion judge and the insights analyst each build their own request and
-read their own reply; everything between is here. The ``anthropic`` SDK is imported by the
-first send (and only when a credential could exist), in a worker thread that the send waits
-for only as long as its budget allows: **the budget covers the import and the client's
-construction** (seconds on a loaded machine). Nothing is imported while the caller does its
-other work, which the import would slow down (it holds the GIL).
-
-The SDK client is built with ``max_retries=0``; :class:`RetryPolicy` (tenacity) retries inside
-the one budget. Whether a failure is worth another attempt, and how long the server asked to
-wait, are the SDK's own answers (its ``x-should-retry`` and ``Retry-After`` handling), never
-parsed here. Every failure is a :class:`~reflexkit.exceptions.GenerationError` with a reason
-code from :data:`REASONS`. Messages are written here, from status codes and exception class
-names, never from the request, so the API key never reaches a log line or an error.
+The generator, the judge and the analyst build their own requests; everything between is
+here. The SDK is imported by the first send, in a worker thread inside the budget; retries
+are :class:`RetryPolicy`'s, on the SDK's own ``x-should-retry`` and ``Retry-After``; every
+failure is a :class:`~reflexkit.exceptions.GenerationError` with a code from :data:`REASONS`,
+its message never taken from the request. docs/llm.md describes the whole.
 """
 
 from __future__ import annotations

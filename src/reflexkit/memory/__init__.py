@@ -20,4 +20,4 @@ if TYPE_CHECKING:
 
 __all__ = ["EpisodicMemory", "InMemoryMemory", "JsonlMemory", "MemoryStats", "PostgresMemory"]
 
-__getattr__, __dir__ = lazy_exports(__name__, {"PostgresMemory": "_postgres"})
+__getattr__, __dir__ = lazy_exports(__name__, {"_postgres": ("PostgresMemory",)})

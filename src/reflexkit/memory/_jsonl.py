@@ -12,8 +12,9 @@ The file is the whole history in append order, readable with ``jq``, ``grep`` an
     when missing or damaged.
 
 Appends go through :class:`reflexkit.memory._writer.Appender` (one whole line a record,
-under a shared ``flock``, never into a file the path no longer names: see there); a prune
-(below, and :mod:`reflexkit.memory._sieve` for its copy) takes the lock exclusively.
+never lost to a file the path no longer names: see there); a prune (below, and
+:mod:`reflexkit.memory._sieve` for its copy) says it is replacing the file before it reads
+it, takes the lock exclusively, and says how far it carried the old file over.
 
 No file is ever mapped into memory (a mapping of a file that shrinks or can't be backed on a
 full ``tmpfs`` kills the process with ``SIGBUS``), and no path is followed through a symlink
@@ -49,9 +50,11 @@ from reflexkit.memory._writer import (
     NOFOLLOW,
     Appender,
     bump,
+    carried_over,
     flag_waiting,
     fsync_dir,
     regular,
+    start_of_line,
     why,
 )
 from reflexkit.models import Reflection
@@ -161,16 +164,22 @@ class JsonlMemory:
             if lock_fd >= 0:
                 os.close(lock_fd)
 
-    def replaced(self) -> None:
-        """Say that the file was replaced (as a prune does): appenders reopen the path.
+    def replacing(self, held: int | None = None, upto: int = 0) -> None:
+        """Say that the file is being replaced, as a prune does; call it before and after.
 
-        For whoever swaps the file outside :meth:`prune` (the PostgreSQL spool's replay).
+        For whoever swaps the file outside :meth:`prune` (the PostgreSQL spool's replay),
+        holding it locked exclusively: once before reading what it carries over (so a writer
+        that wrote without the lock learns of it), and once before the swap with *held*, the
+        descriptor of the file being replaced, and *upto*, how many of its bytes it carried
+        over (a writer that wrote past them writes its record again to the new file).
 
         Raises:
             OSError: The lock file can't be written.
         """
         lock_fd = self._appender.open_lock()
         try:
+            if held is not None:
+                carried_over(lock_fd, held, upto)
             bump(lock_fd)
         finally:
             os.close(lock_fd)
@@ -395,8 +404,10 @@ class JsonlMemory:
                     if not self._names(old):
                         msg = f"{self._path} was replaced while it was pruned; prune again"
                         raise StoreError(msg)
-                    # Writers wait from here: carry over what they appended, swap, move on.
-                    sieve.run(old, copied, os.fstat(old).st_size, final=True)
+                    # Locking writers wait from here; a writer that wrote without the lock
+                    # past this snapshot writes its record again to the new file (below).
+                    upto = os.fstat(old).st_size
+                    sieve.run(old, copied, upto, final=True)
                     sieve.finish()
                     if sieve.removed:
                         os.fsync(out)
@@ -405,6 +416,7 @@ class JsonlMemory:
                     os.close(out)
                 if not sieve.removed:
                     return 0  # nothing to remove: the file stays as it is
+                carried_over(lock_fd, old, upto)
                 with self._index.swapping(old, sieve.runs) as swap:
                     tmp.replace(self._path)
                     fsync_dir(self._path.parent)
@@ -456,7 +468,7 @@ def _lines_backwards(fd: int) -> Iterator[tuple[int, bytes | None]]:
             # A newline that starts a line in the block (not the one ending it at hi - 1).
             first = buf.find(b"\n", 0, len(buf) - 1)
             if first < 0 and want >= MAX_LINE:  # too long for a record: find where it starts
-                hi = _start_of_line(fd, lo)
+                hi = start_of_line(fd, lo)
                 yield hi, None
                 want = _CHUNK
                 continue
@@ -476,14 +488,3 @@ def _lines_backwards(fd: int) -> Iterator[tuple[int, bytes | None]]:
                 yield offset, part if len(part) <= MAX_LINE else None
         hi = base
         want = _CHUNK
-
-
-def _start_of_line(fd: int, at: int) -> int:
-    """Return where the line holding byte *at* starts, reading back a block at a time."""
-    while at > 0:
-        lo = max(0, at - _CHUNK)
-        nl = os.pread(fd, at - lo, lo).rfind(b"\n")
-        if nl >= 0:
-            return lo + nl + 1
-        at = lo
-    return 0

@@ -278,24 +278,27 @@ class PostgresMemory:
             now, held = path.lstat(), os.fstat(fd)
             if (now.st_ino, now.st_dev) != (held.st_ino, held.st_dev):
                 return 0  # another replayer emptied it meanwhile
-            rows = self._spooled(fd, path)
+            self._spool.replacing()  # before the snapshot: writers without the lock learn of it
+            size = os.fstat(fd).st_size
+            rows = self._spooled(fd, path, size)
             with conn.transaction(), conn.cursor() as cur:
                 cur.executemany(_INSERT, rows)
             # Only after the commit (a crash before it replays again), and through the one
             # atomic writer: the path gets a new empty file, never a truncated link target.
-            # Writers waiting on the old file see the path names another and reopen it.
+            # Writers see the path names another and reopen it; one that wrote past *size*
+            # writes its record again to the new file.
+            self._spool.replacing(fd, size)
             atomic_write(path, b"")
-            self._spool.replaced()  # before the old file's lock goes: writers then reopen
+            self._spool.replacing()  # before the old file's lock goes: writers then reopen
         finally:
             os.close(fd)
         log.warning("replayed %d spooled reflections into the database", len(rows))
         return len(rows)
 
     @staticmethod
-    def _spooled(fd: int, path: Path) -> list[tuple[Any, ...]]:
-        """The rows of the spool's readable lines; the others are dropped with a warning."""
+    def _spooled(fd: int, path: Path, size: int) -> list[tuple[Any, ...]]:
+        """The rows of the spool's first *size* bytes of readable lines; bad ones are warned."""
         rows = []
-        size = os.fstat(fd).st_size
         upto = 0
         for offset, upto, line in read_lines(fd, 0, size):  # noqa: B007 -- upto: the last
             if line is None or not line.strip():

@@ -1,29 +1,42 @@
-"""The locked writer of a JSONL store: one whole line a record, never into a stale file.
+"""The writer of a JSONL store: one whole line a record, never lost to a replaced file.
 
 How an append stays whole (see docs/memory.md): the line is written with one ``os.write``
-on an ``O_APPEND`` descriptor, which the kernel never interleaves with another such write,
-while holding a *shared* ``flock`` on the file: writers don't wait for each other, only a
-prune (which takes the lock exclusively) waits for them and they for it. Under that lock the
-writer makes sure that nothing happened since its last full check: no prune waits for the
-writers or swapped the file, and nobody moved, removed or replaced it. A writer that has
-appended more than once asks its inotify watch (:mod:`reflexkit.memory._watch`: one
-``ioctl``); before that, or where no watch can be had, it reads the lock file's generation
-and flag (one ``pread``) and checks that the file's name in its folder still names the file
-it holds (one ``fstatat`` on the folder's descriptor: device and inode, without following a
-symlink and without walking the whole path). When something did happen, the slow path checks
-the whole path and reopens it, and writes to that file, never into the old, unlinked one.
-After the write it checks the byte before its record (unless its own last record ended
+on an ``O_APPEND`` descriptor, which the kernel never interleaves with another such write.
+
+A writer that has appended more than once holds an inotify watch on its file and on the
+lock file (:mod:`reflexkit.memory._watch`) and takes no lock: it writes, then asks the
+watch (one ``ioctl``). Whoever replaces the file (a prune, the PostgreSQL spool's replay)
+bumps the lock file's generation *before* it takes the snapshot it carries over, and a rename
+or unlink of the file queues an event too, each before the call that made it returns; so
+when nothing is queued after the write, the write is in the file that the path names, ahead
+of any snapshot. When something is queued the slow path takes the shared ``flock`` (so a
+replacer holding the file exclusively is through with it) and looks: a record in a file the
+path no longer names is written again to the one it names, unless the replacer carried the
+old file over past it (it writes how far into the lock file before its rename:
+:func:`carried_over`); a copy left in a file renamed away is blanked.
+
+Before that (the first appends of a store), and where no watch can be had (NFS, FUSE, no
+inotify left), a writer checks first and writes after, holding the shared ``flock``: only a
+prune, which takes it exclusively, waits for such writers and they for it. It reads the lock
+file's generation and flag (one ``pread``) and checks that the file's name in its folder still
+names the file it holds (one ``fstatat`` on the folder's descriptor: device and inode, without
+following a symlink and without walking the whole path); when something happened, the slow
+path checks the whole path and reopens it, and writes to that file.
+
+After the write a writer checks the byte before its record (unless its own last record ended
 there): when that is not a newline (a torn line: a crash, a write cut short, a program that
-appends without the lock), the record was glued to it, so the writer writes the record again
+appends without reflexkit), the record was glued to it, so the writer writes the record again
 and blanks the glued copy (spaces, keeping its newline; readers skip a blank line), leaving
 the fragment a line of its own. A write cut short (a full disk) is cut back off the file when
 nothing was written after it, and blanked when something was; the append fails.
 
-A prune that wants the lock exclusively sets a flag in the lock file first; a writer that sees
-it takes its turn exclusively too, so a stream of writers can't keep the prune waiting.
+A prune that wants the lock exclusively sets a flag in the lock file first; a locking writer
+that sees it takes its turn exclusively too, so a stream of writers can't keep the prune
+waiting.
 
-The lock file (``<name>.lock``) holds a *generation* a prune bumps before it starts and after
-it swaps the file, and the flag; :func:`bump` and :func:`flag_waiting` write them.
+The lock file (``<name>.lock``) holds a *generation* a replacer bumps before it starts and
+after it swaps the file, the flag, and what the last replacements carried over;
+:func:`bump`, :func:`flag_waiting` and :func:`carried_over` write them.
 """
 
 from __future__ import annotations
@@ -53,9 +66,11 @@ __all__ = [
     "NO_LOCK_FILE",
     "Appender",
     "bump",
+    "carried_over",
     "flag_waiting",
     "fsync_dir",
     "regular",
+    "start_of_line",
     "why",
 ]
 
@@ -65,6 +80,11 @@ _GEN = struct.Struct("<Q")
 _GEN_AT = 8  # the first 8 bytes are free for a future magic
 _WAITING_AT = 16  # 8 bytes, the pid of a prune waiting for the writers' lock, or zeros
 _NOBODY = bytes(8)
+# From here, what the last prunes or replays carried over of the files they replaced:
+# (inode, device, bytes carried) each, newest first (see carried_over).
+_SWAPS_AT = 24
+_SWAP = struct.Struct("<QQQ")
+_SWAPS = 4
 # Errors that mean the lock file can't be made here (a folder we may not write), not damage.
 NO_LOCK_FILE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
@@ -76,6 +96,7 @@ _flock, _EX, _SH, _UN = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_SH, fcntl.LOCK_UN
 _lseek, _CUR, _write, _pread, _stat = os.lseek, os.SEEK_CUR, os.write, os.pread, os.stat
 _inode = operator.attrgetter("st_ino", "st_dev")
 _NL = b"\n"
+_BLOCK = 4 << 20
 _ioctl, _FIONREAD, _NONE_QUEUED = fcntl.ioctl, termios.FIONREAD, b"\0\0\0\0"
 
 
@@ -235,40 +256,114 @@ class Appender:
             raise StoreError(msg)
         with self._mutex:
             try:
-                fd = self._fd if self._fd >= 0 else self._open()
-                _flock(fd, _SH)
-                try:
-                    # Nothing happened since the last full check: no prune waits for the
-                    # writers or swapped the file, nobody moved or removed it. With a watch,
-                    # no event queued on it (one ioctl); without, the lock file's generation
-                    # and flag as they were and the name in its folder still ours (a pread
-                    # and an fstatat). Else the slow path sorts it out.
-                    if self._watch >= 0:
-                        _ioctl(self._watch, _FIONREAD, self._queued)
-                        ours = self._quiet and self._queued == _NONE_QUEUED
-                    else:
-                        ours = self._unwatched and self._same_file()
-                    if not ours:
-                        fd = self._settle(fd)
+                if self._quiet and self._watch >= 0:
+                    # Write first, then ask the watch, without the lock. Whoever replaces the
+                    # file (a prune, the spool's replay) bumps the lock file's generation
+                    # *before* it takes the snapshot it carries over, which queues an event
+                    # on the watch before that call returns. So when nothing is queued after
+                    # the write, the write came before any such snapshot and is carried
+                    # over, and nobody moved or removed the file before it either. Anything
+                    # else goes the slow way (_confirm).
+                    fd = self._fd
                     written = _write(fd, line)
                     end = _lseek(fd, 0, _CUR)  # O_APPEND: where our own write ended
                     start = end - written
-                    # The byte before is our own newline when our last line ended there.
-                    if written != len(line) or (
-                        start and start != self._end and _pread(fd, 1, start - 1) != _NL
+                    _ioctl(self._watch, _FIONREAD, self._queued)
+                    if (
+                        self._queued == _NONE_QUEUED
+                        and written == len(line)
+                        # The byte before is our own newline when our last line ended there.
+                        and (start == self._end or not start or _pread(fd, 1, start - 1) == _NL)
                     ):
-                        self._end = -1
-                        self._mend(fd, line, start, written)
-                    self._end = end
-                finally:
-                    # The descriptor locked now (a failed reopen closed the old one: -1).
-                    if self._fd >= 0:
-                        _flock(self._fd, _UN)
+                        self._end = end
+                    else:
+                        fd = self._confirm(fd, line, start, written)
+                else:
+                    fd = self._append_locked(line)
                 if self._fsync:
                     os.fdatasync(fd)
             except OSError as err:
                 msg = f"can't append to {self._path}: {why(err)}"
                 raise StoreError(msg) from err
+
+    def _confirm(self, fd: int, line: bytes, start: int, written: int) -> int:
+        """The slow path of a write made without the lock: make sure the record is kept.
+
+        Under the lock (a prune or a replay that held the file is through with it): a write
+        cut short is cut back; a record glued to a torn line is written again; when the path
+        names another file, the record is written again there, unless the replacer carried
+        the old file over past it (it says how far in the lock file). A copy left in a file
+        renamed away is blanked, so the record is in one file: the one the path names.
+        """
+        self._quiet = False
+        again = False
+        _flock(fd, _SH)
+        try:
+            if written != len(line):
+                self._cut(fd, start, written, len(line))
+            self._rewatch(fd)  # before the checks: what happens after them stays queued
+            glued = bool(start) and start != self._end and _pread(fd, 1, start - 1) != _NL
+            self._end = -1
+            if self._still_there():
+                if glued:
+                    self._mend(fd, line, start, written)
+                self._end = start + written
+                self._seen = _pread(self._lock_fd, 16, _GEN_AT) if self._lock_fd >= 0 else b""
+                if self._seen[8:16].strip(b"\0") and self._take_turns() == _SH:
+                    # A killed prune's flag (cleared now): nobody prunes.
+                    self._seen = _pread(self._lock_fd, 16, _GEN_AT)
+                self._quiet = not self._seen[8:16].strip(b"\0")
+                return fd
+            upto = self._carried_upto()
+            if upto >= 0:  # replaced by a prune or a replay that copied its first bytes
+                again = start + written > upto or (glued and not _glued_readable(fd, start))
+            else:  # moved, removed or replaced by someone else: the record goes to the path
+                again = True
+                if os.fstat(fd).st_nlink:  # and not also to the file under its new name
+                    self._blank(fd, [(start, written - 1)])
+        finally:
+            _flock(fd, _UN)
+        return self._append_locked(line) if again else fd
+
+    def _carried_upto(self) -> int:
+        """How far the file we hold was carried over when it was replaced; -1: not said."""
+        if self._lock_fd < 0:
+            return -1
+        raw = _pread(self._lock_fd, _SWAP.size * _SWAPS, _SWAPS_AT)
+        for inode, device, upto in _SWAP.iter_unpack(raw[: len(raw) - len(raw) % _SWAP.size]):
+            if (inode, device) == self._ident:
+                return int(upto)
+        return -1
+
+    def _append_locked(self, line: bytes) -> int:
+        """Check, then write, under the shared lock: the first appends, and without a watch.
+
+        Returns:
+            The descriptor the line was written to.
+        """
+        fd = self._fd if self._fd >= 0 else self._open()
+        _flock(fd, _SH)
+        try:
+            # Nothing happened since the last full check: no prune waits for the writers
+            # or swapped the file, nobody moved or removed it (without a watch: the lock
+            # file's generation and flag as they were and the name in its folder still
+            # ours, a pread and an fstatat). Else the slow path sorts it out.
+            if not (self._unwatched and self._same_file()):
+                fd = self._settle(fd)
+            written = _write(fd, line)
+            end = _lseek(fd, 0, _CUR)
+            start = end - written
+            if written != len(line) or (
+                start and start != self._end and _pread(fd, 1, start - 1) != _NL
+            ):
+                self._end = -1
+                self._mend(fd, line, start, written)
+            self._end = end
+        finally:
+            # The descriptor locked now (a failed reopen closed the old one: -1).
+            if self._fd >= 0:
+                _flock(self._fd, _UN)
+        return fd
 
     def _settle(self, fd: int) -> int:
         """The slow path of an append, holding *fd* shared: return the descriptor to write to.
@@ -413,3 +508,43 @@ def fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def carried_over(lock_fd: int, old_fd: int, upto: int) -> None:
+    """Say in the lock file that the file *old_fd* is replaced, its first *upto* bytes kept.
+
+    Before the rename: a writer whose unlocked write went into the old file past *upto*
+    (after the last snapshot) writes its record again to the new one; one before it doesn't.
+    The last :data:`_SWAPS` replacements are kept, newest first.
+
+    Raises:
+        OSError: The lock file can't be written.
+    """
+    st = os.fstat(old_fd)
+    older = os.pread(lock_fd, _SWAP.size * (_SWAPS - 1), _SWAPS_AT)
+    data = _SWAP.pack(st.st_ino, st.st_dev, upto) + older.ljust(_SWAP.size * (_SWAPS - 1), b"\0")
+    if os.pwrite(lock_fd, data, _SWAPS_AT) != len(data):
+        raise OSError(errno.ENOSPC, "short write of the replaced file's size")
+
+
+def start_of_line(fd: int, at: int) -> int:
+    """Return where the line holding byte *at* starts, reading back a block at a time."""
+    while at > 0:
+        lo = max(0, at - _BLOCK)
+        nl = os.pread(fd, at - lo, lo).rfind(b"\n")
+        if nl >= 0:
+            return lo + nl + 1
+        at = lo
+    return 0
+
+
+def _glued_readable(fd: int, start: int) -> bool:
+    """Whether the record glued at *start* still reads as one: nothing but blanks before it.
+
+    A fragment of spaces (a blanked write cut short) leaves the line valid JSON, the record
+    whole; any other fragment makes the line unreadable, and the record lost with it.
+    """
+    head = start_of_line(fd, start - 1)
+    if start - head > MAX_LINE:
+        return False
+    return not os.pread(fd, start - head, head).strip(b" \t\r")

@@ -40,18 +40,15 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "Orchestrator": "_loop",
-        "RunSummary": "_loop",
-        "SubtaskOutcome": "_loop",
-        "build_prompt": "_loop",
-        "CommandSubagent": "_subagents",
-        "ScriptedSubagent": "_subagents",
-        "Subagent": "_subagents",
-        "SubagentRequest": "_subagents",
-        "SubagentResult": "_subagents",
-        "ClaudeCodeSubagent": "_claude_code",
-        "VerificationResult": "_verify",
-        "Verifier": "_verify",
-        "verifier_factory": "_verify",
+        "_loop": ("Orchestrator", "RunSummary", "SubtaskOutcome", "build_prompt"),
+        "_subagents": (
+            "CommandSubagent",
+            "ScriptedSubagent",
+            "Subagent",
+            "SubagentRequest",
+            "SubagentResult",
+        ),
+        "_claude_code": ("ClaudeCodeSubagent",),
+        "_verify": ("VerificationResult", "Verifier", "verifier_factory"),
     },
 )

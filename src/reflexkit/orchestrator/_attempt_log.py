@@ -16,19 +16,22 @@ from collections import Counter
 
 import attrs
 
-from reflexkit._text import strip_control
+from reflexkit._text import cut_middle, strip_control
 from reflexkit.events import EventData
 from reflexkit.models import FailureContext, FailureType, Reflection
 from reflexkit.orchestrator._outcomes import RunSummary
 from reflexkit.orchestrator._process import DEFAULT_MAX_OUTPUT_BYTES
 from reflexkit.orchestrator._subagents import SubagentResult
-from reflexkit.orchestrator._verify import VerificationResult, cut_middle, failure_context
+from reflexkit.orchestrator._verify import (
+    AttemptId,
+    VerificationResult,
+    failure_context,
+)
 from reflexkit.readers import Findings
 from reflexkit.redaction import Redactor, redact_text
 from reflexkit.reflection._classify import classify
 from reflexkit.reflection._fingerprint import fingerprint, fingerprint_findings, normalise
 from reflexkit.reflection._protocols import ReflectionService
-from reflexkit.tasks._task import Subtask, Task
 
 __all__ = [
     "MAX_LOGGED_CHARS",
@@ -199,9 +202,7 @@ _MAX_SUBAGENT_ERROR_CHARS = DEFAULT_MAX_OUTPUT_BYTES
 """Bounds a subagent's own output (the runner's capture already fits: no second, smaller cut)."""
 
 
-def subagent_failure(
-    result: SubagentResult, *, task: Task, subtask: Subtask, attempt: int, run_id: str
-) -> FailureContext:
+def subagent_failure(result: SubagentResult, attempt: AttemptId, /) -> FailureContext:
     """The failure of an attempt whose subagent failed (nothing was checked)."""
     error = result.error or "the subagent did not finish"
     timed_out = result.timed_out or "timed out" in error or "did not finish within" in error
@@ -217,14 +218,7 @@ def subagent_failure(
         duration_ms=result.duration_ms,
         timed_out=timed_out,
     )
-    failure = failure_context(
-        verification,
-        task=task.id,
-        subtask=subtask.id,
-        attempt=attempt,
-        session_id=run_id,
-        description=subtask.description,
-    )
+    failure = failure_context(verification, attempt)
     if failure.failure_type is None:
         failure = attrs.evolve(failure, failure_type=FailureType.TOOL_ERROR)
     return failure

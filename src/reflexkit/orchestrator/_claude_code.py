@@ -1,36 +1,9 @@
 """Claude Code as the subagent, through ``claude-agent-sdk`` (extra ``reflexkit[claude-code]``).
 
-The SDK bundles the Claude Code CLI and drives it as a subprocess; it is imported the first
-time an attempt runs, so the rest of reflexkit doesn't need it.
-
-**Confinement.** Permission mode is ``dontAsk``: a tool call that no allow rule matches is
-refused (``bypassPermissions`` would be refused when running as root anyway). The allow rules
-are scoped to the project folder with Claude Code's path patterns (``Read(./**)``,
-``Edit(./**)``; ``Edit`` rules cover ``Write`` too, and paths are resolved, so ``..`` and
-symlinks that lead out are refused); ``.git``, ``.claude`` and ``.reflexkit`` inside the
-project are denied to edits, so the agent can't rewrite its own permissions, hooks or memory.
-Bash is removed from the session unless the project lists commands, and then only those
-commands are allowed, as ``Bash(<command>:*)`` prefix rules (a chain such as ``pytest && rm``
-needs every part allowed). Every git the agent runs is confined (:mod:`reflexkit._git`): its
-environment turns off the programs a repository's configuration can name (hooks, fsmonitor,
-pagers, editors), and when ``git`` is listed a PreToolUse hook refuses the git command lines
-that would set configuration, run an alias, use another repository or work tree, or write a
-file (``-c``, ``config`` writes, ``-C``, ``--output``, redirections). Background agents,
-timers, worktrees and the web are removed too
-(:data:`DENIED_TOOLS`; some of them would run without asking). No settings files are read
-(``setting_sources=[]``), so a ``.claude/settings.json`` in the project can't widen any of
-this.
-
-**Stopping.** The CLI runs in a session (process group) of its own. At the attempt's time
-limit the group is sent SIGTERM, and SIGKILL half a second later, so nothing it started
-survives the attempt and the attempt ends within a second of its limit (the SDK's own
-shutdown would wait several seconds). Every attempt ends with the group killed.
-
-**Setup errors.** A credential the API rejects ("Not logged in", 401, 403, billing), an API
-that can't be reached, or one that kept failing (5xx, 529, 429) through all of the CLI's own
-retries before it answered once, is no lesson about the code: it raises
-:class:`~reflexkit.exceptions.SetupError` as soon as the CLI reports it, and the loop stops
-the subtask without storing a reflection.
+The SDK (imported when the first attempt runs) drives the bundled CLI in a session of its
+own, confined to the project folder and killed at the attempt's limit; a credential or API
+failure is a :class:`~reflexkit.exceptions.SetupError`, not a lesson. The permission rules,
+stopping and set-up errors are described once, in docs/orchestrator.md ("Claude Code").
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
 """The retry loop that learns: attempt, verify, reflect, retry with the lessons in the prompt.
 
-For each subtask, in ``dependsOn`` order: attempt 1 gets the subtask's prompt; a failed
-attempt becomes a :class:`~reflexkit.models.FailureContext`, the reflection service writes and
-stores a reflection on it, and every retry gets the prompt plus the lessons of this run's
-earlier attempts at the same task and subtask (lessons of earlier runs stay out: the code has
-changed since, and they come back only through a deliberate, labelled path). A subtask stops
-when it passes, when its attempts run out, when it is stuck (the same failure fingerprint
-``stuckAfter`` times in a row), when the run's time budget is spent (verification included),
-when the subagent raises :class:`~reflexkit.exceptions.SetupError` (no reflection is stored:
-it is no lesson about the code, and no later subtask starts), or when the run is interrupted.
-Every ending writes one event (see :mod:`reflexkit.events`).
-
-An interrupt (``KeyboardInterrupt``, :class:`~reflexkit.exceptions.RunInterrupted`) kills
-every process the runner has started, writes ``interrupted`` for each running subtask and
-``run_interrupted``, and goes on to the caller.
-
-With ``orchestrator.jobs`` above 1, independent subtasks run at once (see :meth:`Orchestrator.run`;
-the order is :mod:`~reflexkit.orchestrator._schedule`'s, the own-folder and checks guard
-:mod:`~reflexkit.orchestrator._watch`'s).
+Each subtask, in ``dependsOn`` order, is attempted until it passes, its attempts run out, it
+is stuck, the budget is spent, the set-up fails or the run is interrupted; every step is an
+event handed to the subscribers (:mod:`reflexkit.events`). With ``orchestrator.jobs`` above 1
+independent subtasks run at once (:mod:`~reflexkit.orchestrator._schedule`). How a subtask
+ends and what each retry's prompt carries is described in docs/orchestrator.md.
 """
 
 from __future__ import annotations
@@ -79,6 +66,7 @@ from reflexkit.orchestrator._own_state import (
 from reflexkit.orchestrator._schedule import Schedule
 from reflexkit.orchestrator._subagents import Subagent, SubagentRequest, SubagentResult
 from reflexkit.orchestrator._verify import (
+    AttemptId,
     VerificationResult,
     Verifier,
     failure_context,
@@ -141,6 +129,17 @@ class _Progress:
     judged: Judgement | None = None  # the judge's rejection of the previous attempt
     nudge: str = ""  # the insight rules' note for the next prompt
     last: tuple[FailureContext, str] | None = None  # the latest failure and its fingerprint
+
+    @property
+    def attempt_id(self) -> AttemptId:
+        """The current attempt, as its failure names it."""
+        return AttemptId(
+            task=self.task.id,
+            subtask=self.subtask.id,
+            attempt=self.attempt,
+            session_id=self.run_id,
+            description=self.subtask.description,
+        )
 
 
 _NOT_RUN = SubagentResult(ok=False, output="", duration_ms=0, error="the subagent did not run")
@@ -668,13 +667,7 @@ class Orchestrator:
     ) -> tuple[FailureContext, VerificationResult]:
         """The failure to reflect on, and the checks its report names."""
         if attempt.ran is None:
-            failure = subagent_failure(
-                attempt.result,
-                task=at.task,
-                subtask=at.subtask,
-                attempt=at.attempt,
-                run_id=at.run_id,
-            )
+            failure = subagent_failure(attempt.result, at.attempt_id)
             checks = VerificationResult(
                 passed=False, command="subagent", exit_code=None, output="", duration_ms=0
             )
@@ -682,15 +675,7 @@ class Orchestrator:
         verification = attempt.ran
         if at.judged is not None:  # the checks passed; the judge found work missing
             verification = reports.judge_rejection(at.judged, verification)
-        failure = failure_context(
-            verification,
-            task=at.task.id,
-            subtask=at.subtask.id,
-            attempt=at.attempt,
-            session_id=at.run_id,
-            files_modified=modified(at.workdir),
-            description=at.subtask.description,
-        )
+        failure = failure_context(verification, at.attempt_id, files_modified=modified(at.workdir))
         if at.judged is not None:
             failure = attrs.evolve(failure, failure_type=FailureType.JUDGE_REJECTED)
         return failure, attempt.ran

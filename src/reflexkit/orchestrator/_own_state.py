@@ -1,26 +1,9 @@
 """The own-folder guard: what an attempt did to reflexkit's own state in ``.reflexkit/``.
 
-The subagent works in the project root, where ``.reflexkit/`` (memory, run logs, lessons,
-findings, fixtures, project.json) lives too, and so do the project's checks. Before each
-attempt the loop takes a :func:`capture` of that folder (a ``stat`` per entry, the last bytes
-of the append-only files); after the attempt and its checks, :func:`settle` compares and
-repairs what can be repaired before the loop writes anything again:
-
-* a symbolic link anywhere in it is removed (the link, never its target): nothing reflexkit
-  writes later goes through it; so is a FIFO, socket or device (opening a FIFO to write
-  waits for a reader forever);
-* permissions taken away (``chmod 000``) from the project root, the folder, or anything in it
-  are put back;
-* records appended to an append-only file and files added are taken out again, when nothing
-  but the attempt can have written there (one subtask at a time, and a path no other
-  reflexkit process writes: memory, run logs, reports, findings, lessons and fixtures are
-  shared with other runs, `reflexkit reflect` and prune, so there they are reported);
-* a file this process holds open that was removed is put back (one replaced, as a prune
-  does, is not: that would undo the prune);
-* every other change (a file rewritten, truncated or removed) is reported, never trusted.
-
-The loop writes the result as one ``own_state_changed`` event. A project.json the agent edits
-changes nothing either way: the run read it once, at its start.
+Before each attempt the loop takes a :func:`capture` of the folder; after it, :func:`settle`
+removes planted links and special files, restores permissions, takes out what only the
+attempt can have added, and reports every other change as one ``own_state_changed`` event.
+The rules are described once, in docs/orchestrator.md ("The own folder").
 """
 
 from __future__ import annotations

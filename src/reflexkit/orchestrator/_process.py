@@ -1,32 +1,11 @@
 """The one process runner: subagent commands and verification run through :func:`run_process`.
 
-What it guarantees, whatever the program does:
-
-* It waits for the *process*, not for its output pipe: a background job that inherited stdout
-  does not keep a finished program "running".
-* Output is captured while it is read, through a byte-capped head+tail buffer: memory stays
-  bounded however much the program prints; the middle is replaced by one cut-marker line
-  (:func:`reflexkit._text.cut_marker`, ``[... N bytes cut ...]``), and control sequences are
-  stripped from the text.
-* The time limit is a hard deadline: at it the program is killed, and the run returns within
-  a short grace period even when something still holds the pipe.
-* When the program ends (or is killed) its whole process group is killed, and so is every
-  descendant seen while it ran, including those that left the group (``setsid``). With
-  :func:`become_subreaper` (the ``reflexkit`` command calls it) orphaned grandchildren are
-  re-parented to this process instead of init, so even those that escaped between two looks
-  are found, killed and reaped.
-* Nothing outlives the run, even a ``SIGKILL`` of it: the program is started with
-  ``PR_SET_PDEATHSIG`` (the kernel kills it when this process dies), and its process group
-  is registered with a *lifeline*, a small watchdog process started once per process that
-  reads a pipe from it: when this process dies, however, the pipe reaches its end and the
-  watchdog kills every group still registered (the program's own children included).
-* On an interrupt (``KeyboardInterrupt`` or any ``BaseException`` raised while waiting) the
-  program and its descendants are killed before the exception goes on; :func:`kill_all` kills
-  every program being run by any thread (the loop calls it when the run is interrupted),
-  including those other code started and registered with :func:`adopted` (Claude Code's CLI).
-
-Linux-specific parts (``/proc``, ``pidfd_open``, ``prctl``) degrade to polling and to the
-process group alone elsewhere.
+It waits for the process, not its pipe; keeps a bounded head and tail of the output; holds a
+hard deadline; and kills the process group and every descendant seen when the program ends,
+with a subreaper, ``PR_SET_PDEATHSIG`` and a lifeline watchdog so nothing outlives even a
+``SIGKILL`` of the run (docs/orchestrator.md, "Nothing outlives the attempt").
+:func:`kill_all` stops every program being run, those registered with :func:`adopted` too.
+Linux parts (``/proc``, ``pidfd_open``, ``prctl``) degrade to polling elsewhere.
 """
 
 from __future__ import annotations
@@ -53,6 +32,7 @@ __all__ = [
     "EXIT_NOT_EXECUTABLE",
     "EXIT_NOT_FOUND",
     "Adopted",
+    "Command",
     "ProcessResult",
     "adopted",
     "become_subreaper",
@@ -540,18 +520,17 @@ def _environment(env: Mapping[str, str] | None, cwd: Path) -> dict[str, str]:
     }
 
 
-def _start(
-    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None, piped_stdin: bool
-) -> subprocess.Popen[bytes] | ProcessResult:
+def _start(command: Command) -> subprocess.Popen[bytes] | ProcessResult:
+    argv, cwd = command.argv, command.cwd
     program = argv[0] if argv else ""
     try:
         return subprocess.Popen(  # noqa: S603 -- running the user's own commands is the point
             list(argv),
             cwd=cwd,
-            stdin=subprocess.PIPE if piped_stdin else subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if command.stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env=_environment(env, cwd),
+            env=_environment(command.env, cwd),
             start_new_session=True,
             preexec_fn=_die_with_us(),  # noqa: PLW1509 -- a prctl and a getppid, no locks
         )
@@ -568,27 +547,33 @@ def _start(
         return ProcessResult(exit_code=EXIT_NOT_EXECUTABLE, output=message, error=message)
 
 
-def run_process(  # noqa: PLR0913 -- the program plus its limits
-    argv: Sequence[str],
+@attrs.frozen
+class Command:
+    """A program to run: its arguments, where, its environment and what it reads."""
+
+    argv: Sequence[str]
+    cwd: Path = attrs.field(kw_only=True)
+    env: Mapping[str, str] | None = attrs.field(default=None, kw_only=True)  # the current one
+    stdin: str | None = attrs.field(default=None, kw_only=True)  # none: an empty stdin
+
+
+def run_process(
+    command: Command,
+    /,
     *,
-    cwd: Path,
     timeout_s: float,
-    stdin: str | None = None,
-    env: Mapping[str, str] | None = None,
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
     raw: bool = False,
 ) -> ProcessResult:
     """Run a program with a hard time limit, capturing bounded output; never raises for it.
 
-    The program runs in its own session (no shell: *argv* is passed as is). When it ends,
-    its process group and every descendant seen are killed (see the module docstring).
+    The program runs in its own session (no shell: the arguments are passed as they are).
+    When it ends, its process group and every descendant seen are killed (see the module
+    docstring).
 
     Args:
-        argv: The program and its arguments.
-        cwd: Where it runs.
+        command: The program, its folder, environment and standard input.
         timeout_s: The time limit in seconds: a hard deadline.
-        stdin: Text handed over on its standard input (none: an empty stdin).
-        env: Its environment; the current one by default.
         max_output_bytes: How many bytes of output are kept (head and tail halves).
         raw: Keep control characters (for machine-readable output such as ``git -z``).
 
@@ -601,7 +586,7 @@ def run_process(  # noqa: PLR0913 -- the program plus its limits
     """
     started = time.monotonic()
     with _lock:  # started and registered at once: an orphan sweep never sees it unowned
-        proc = _start(argv, cwd=cwd, env=env, piped_stdin=stdin is not None)
+        proc = _start(command)
         if isinstance(proc, ProcessResult):
             return attrs.evolve(proc, duration_ms=int((time.monotonic() - started) * 1000))
         tree = _Tree(proc.pid)
@@ -610,7 +595,7 @@ def run_process(  # noqa: PLR0913 -- the program plus its limits
     capture = _Capture(max_output_bytes)
     timed_out = False
     try:
-        timed_out = _wait(proc, tree, capture, stdin, deadline=started + timeout_s)
+        timed_out = _wait(proc, tree, capture, command.stdin, deadline=started + timeout_s)
     finally:
         tree.kill()
         with contextlib.suppress(ChildProcessError):

@@ -34,6 +34,7 @@ from reflexkit.orchestrator._process import (
     DEFAULT_MAX_OUTPUT_BYTES,
     EXIT_NOT_EXECUTABLE,
     EXIT_NOT_FOUND,
+    Command,
     run_process,
 )
 from reflexkit.redaction._gate import outbound
@@ -236,12 +237,10 @@ class CommandSubagent:
                 result_file = Path(folder) / "result.json"
                 shown = _shell_safe(prompt_file, request.workdir)
                 argv, stdin = self._command_line(request.prompt, shown)
+                env = self._environment(request, prompt_file, result_file)
                 result = run_process(
-                    argv,
-                    cwd=request.workdir,
+                    Command(argv, cwd=request.workdir, env=env, stdin=stdin),
                     timeout_s=request.timeout_s,
-                    stdin=stdin,
-                    env=self._environment(request, prompt_file, result_file),
                     max_output_bytes=self.max_output_chars,
                 )
                 reported = read_agent_result(result_file)

@@ -20,9 +20,8 @@ from pathlib import Path
 import attrs
 
 from reflexkit._git import git_env
-from reflexkit._text import cut_middle  # re-exported: it lived here first
 from reflexkit.models import FailureContext, FailureType
-from reflexkit.orchestrator._process import EXIT_NOT_FOUND, ProcessResult, run_process
+from reflexkit.orchestrator._process import EXIT_NOT_FOUND, Command, ProcessResult, run_process
 from reflexkit.readers._verdicts import verdict
 from reflexkit.redaction import Redactor, redact_failure
 from reflexkit.reports._risk import DEFAULT_RULES, on_surface
@@ -30,17 +29,14 @@ from reflexkit.tasks._config import ReviewSurface, VerificationConfig
 from reflexkit.tasks._task import Subtask
 
 __all__ = [
-    "EXIT_NOT_FOUND",
+    "AttemptId",
     "CheckInputs",
-    "ProcessResult",
     "VerificationResult",
     "Verifier",
     "cannot_run",
-    "cut_middle",
     "failure_context",
     "modified_files",
     "needs_shell",
-    "run_process",
     "verifier_factory",
 ]
 
@@ -182,7 +178,7 @@ class Verifier:
             message = "empty verification command"
             return ProcessResult(exit_code=2, output=message, error=message)
         return run_process(
-            argv, cwd=workdir, timeout_s=timeout_s, max_output_bytes=self.max_output_chars
+            Command(argv, cwd=workdir), timeout_s=timeout_s, max_output_bytes=self.max_output_chars
         )
 
 
@@ -385,27 +381,31 @@ class CheckInputs:
         return tuple(sorted(programs)), tuple(sorted(files))
 
 
-def failure_context(  # noqa: PLR0913 -- every field of the failure is an argument
+@attrs.frozen(kw_only=True)
+class AttemptId:
+    """Which attempt failed: the ids and the description its failure carries."""
+
+    task: str
+    subtask: str
+    attempt: int  # 1-based
+    session_id: str = ""  # the run id
+    description: str = ""  # the subtask's
+
+
+def failure_context(
     result: VerificationResult,
+    attempt: AttemptId,
+    /,
     *,
-    task: str,
-    subtask: str,
-    attempt: int,
-    session_id: str = "",
     files_modified: Sequence[str] = (),
-    description: str = "",
     redactor: Redactor | None = None,
 ) -> FailureContext:
     """Turn a failed verification into a redacted :class:`~reflexkit.models.FailureContext`.
 
     Args:
         result: The failed verification.
-        task: The task id.
-        subtask: The subtask id.
-        attempt: The attempt number (1-based).
-        session_id: The run id.
+        attempt: Which attempt it was.
         files_modified: What the attempt changed (see :func:`modified_files`).
-        description: The subtask's description.
         redactor: Removes secrets; a fresh one reading ``os.environ`` by default.
 
     Returns:
@@ -418,12 +418,12 @@ def failure_context(  # noqa: PLR0913 -- every field of the failure is an argume
     elif result.exit_code == EXIT_NOT_FOUND and "command not found" in result.output:
         failure_type = FailureType.TOOL_ERROR
     failure = FailureContext(
-        task_id=task,
-        subtask_id=subtask,
-        attempt_number=attempt,
+        task_id=attempt.task,
+        subtask_id=attempt.subtask,
+        attempt_number=attempt.attempt,
         error_output=result.output,
-        session_id=session_id,
-        description=description,
+        session_id=attempt.session_id,
+        description=attempt.description,
         failure_type=failure_type,
         command=result.command,
         exit_code=result.exit_code,
@@ -444,10 +444,10 @@ def modified_files(workdir: Path) -> tuple[str, ...]:
     here = workdir.resolve()
     if not any((folder / ".git").exists() for folder in (here, *here.parents)):
         return ()  # not a repository: don't pay for starting git on every failed attempt
+    git_status = ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"]
     result = run_process(
-        ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
-        cwd=workdir,
-        env=git_env(repository=workdir),  # no fsmonitor, hook or driver of the repository runs
+        # no fsmonitor, hook or driver of the repository runs
+        Command(git_status, cwd=workdir, env=git_env(repository=workdir)),
         timeout_s=30,
         max_output_bytes=4 << 20,
         raw=True,

@@ -287,6 +287,10 @@ def _analyse(failure: FailureContext) -> Findings:
     found = _first_reading(text, failure)
     if found is not None and found.tool == "agent":  # the agent's log is no tool's output
         return found
+    if found is not None and found.failure_type is FailureType.TIMEOUT:
+        _add_wrapper(text, found)  # a runner that read its own time-out (go test -timeout)
+        _complete(text, failure, found)
+        return found
     timeout = parse_timeout(
         text,
         failure.command,

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from reflexkit.readers._agent import parse_agent
 from reflexkit.readers._coverage import parse_coverage_gate
-from reflexkit.readers._cxx import parse_cmake, parse_ctest
+from reflexkit.readers._cxx import parse_catch2, parse_cmake, parse_ctest, parse_gtest
 from reflexkit.readers._go import (
     parse_go_command,
     parse_go_diagnostics,
     parse_go_panic,
     parse_go_test,
 )
-from reflexkit.readers._java import parse_java_trace, parse_javac
+from reflexkit.readers._java import parse_java_trace, parse_javac, parse_junit, parse_maven
 from reflexkit.readers._javascript import (
     parse_eslint,
     parse_jest,
@@ -121,6 +121,9 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ("tests failed out of", "No tests were found"),
         812,
     ),
+    Reader("catch2", lambda t, _f: parse_catch2(t), ("test cases:",), 811),
+    Reader("googletest", lambda t, _f: parse_gtest(t), ("[  FAILED  ]",), 811),
+    Reader("junit", lambda t, _f: parse_junit(t), ("FAILURES!!!", "<<< ", "Tests run: "), 810),
     # 700: type checkers
     Reader("mypy", lambda t, _f: parse_mypy(t), (": error: ",), 760),
     Reader("pyright", lambda t, _f: parse_pyright(t), (" - error: ",), 750),
@@ -163,6 +166,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     Reader("javac", lambda t, _f: parse_javac(t), (".java:", "error: "), 540),
     # 400: installers
+    Reader("maven", lambda t, _f: parse_maven(t), ("[ERROR] ",), 455),
     Reader("pip", lambda t, f: parse_pip(t, f.command), ("ERROR: ", "pip", "error: "), 450),
     # 300: runtime errors and stack traces
     Reader(

@@ -16,7 +16,14 @@ from reflexkit.readers._findings import MAX_BLOCKS, Findings, clip, dedupe, plur
 from reflexkit.readers._lines import matching_lines
 from reflexkit.readers._pattern import Pattern
 
-__all__ = ["parse_cmake", "parse_ctest"]
+__all__ = [
+    "catch2_failures",
+    "gtest_failures",
+    "parse_catch2",
+    "parse_cmake",
+    "parse_ctest",
+    "parse_gtest",
+]
 
 M = re.MULTILINE
 
@@ -252,7 +259,146 @@ def _own_lines(text: str, start: int) -> list[str]:
     """Return the first lines a failing test printed that say what failed (not what passed)."""
     end = _CTEST_NEXT.search(text, start)
     block = text[start : end.start() if end else start + 20_000]
+    catch = catch2_failures(block) or gtest_failures(block)
+    if catch:
+        return [text for _case, text in catch[:_OWN_LINES]]
     lines = [line.strip() for line in block.splitlines() if not _NOT_A_FAILURE.search(line)]
     failing = [line for line in lines if _FAIL_WORD.search(line)]
     failing += [line for line in lines if _ERROR_WORD.search(line) and line not in failing]
     return dedupe(clip(line, 200) for line in failing)[:_OWN_LINES]
+
+
+# --- Catch2 ----------------------------------------------------------------------------------
+# Catch2's console reporter: a test case (and its sections) between two rules of dashes, then
+# ``file:line: FAILED:``, the assertion macro indented, and what Catch2 says of it (``with
+# expansion:`` and the values, ``due to unexpected exception with message:``, ``because no
+# exception was thrown where one was expected:``), closed by ``test cases: 3 | 2 passed | 1
+# failed``.
+
+_CATCH_FAILED = Pattern(r"^(?P<loc>\S[^\n]*?:\d+): FAILED:$", M)
+_CATCH_CASE = Pattern(r"^-{40,}\n(?P<name>(?:[^\n]+\n){1,4}?)-{40,}$", M)
+_CATCH_SAYS = Pattern(r"^(?P<says>[a-z][^\n]*:)$")
+_CATCH_SUMMARY = Pattern(r"^(?P<line>test cases:\s+\d+ \|[^\n]*\d+ failed[^\n]*)$", M)
+_CATCH_FAILED_NEEDLE = Pattern(r": FAILED:")
+_CATCH_SHOWN = 4
+
+
+def catch2_failures(text: str) -> list[tuple[str, str]]:
+    """Return Catch2's failed assertions as (test case, ``loc: FAILED: MACRO(...) says: value``)."""
+    if _CATCH_FAILED_NEEDLE.search(text) is None:
+        return []
+    cases = [
+        (m.end(), " / ".join(ln.strip() for ln in m["name"].splitlines()))
+        for m in _CATCH_CASE.finditer(text)
+    ]
+    out: list[tuple[str, str]] = []
+    for failed in _CATCH_FAILED.finditer(text):
+        case = next((name for end, name in reversed(cases) if end < failed.start()), "")
+        out.append((case, _catch_assertion(failed, text)))
+        if len(out) >= MAX_BLOCKS:
+            break
+    return out
+
+
+def _catch_assertion(failed: re.Match[str], text: str) -> str:
+    """Render one failed assertion: its location, its macro and what Catch2 said of it."""
+    lines = text[failed.end() + 1 : failed.end() + 3000].split("\n", 12)[:12]
+    macro, says, values = "", "", []
+    for line in lines:
+        if not line.strip() or line.startswith(("---", "===", "...")):
+            break
+        said = _CATCH_SAYS.match(line)
+        if said is not None:
+            if says:
+                break
+            says = said["says"]
+        elif says:
+            values.append(line.strip())
+        elif not macro:
+            macro = line.strip()
+    rendered = f"{failed['loc']}: FAILED:" + (f" {clip(macro, 200)}" if macro else "")
+    if says:
+        rendered += f" ({says} {clip(' '.join(values), 160)})" if values else f" ({says})"
+    return rendered
+
+
+def parse_catch2(text: str) -> Findings | None:
+    """Recognise a Catch2 test program's report: its failed assertions and its case count."""
+    summary = _CATCH_SUMMARY.search(text)
+    failures = catch2_failures(text) if summary is not None else []
+    if not failures or summary is None:
+        return None
+    findings = Findings(tool="catch2", failure_type=FailureType.TEST_FAILURE)
+    findings.summary = findings.evidence = summary["line"]
+    findings.tests = dedupe(case for case, _text in failures if case)
+    findings.facts = [text for _case, text in failures[:_CATCH_SHOWN]]
+    if len(failures) > _CATCH_SHOWN:
+        findings.details.append(f"{len(failures) - _CATCH_SHOWN} more failed assertions")
+    findings.headline = f"The Catch2 tests reported {plural(len(failures), 'failed assertion')}."
+    findings.advice = (
+        "Each failed assertion is quoted with its values (or the exception it met): fix the "
+        "code under test so it holds; change the test only if its expectation is wrong."
+    )
+    if findings.tests:
+        case = findings.tests[0].split(" / ", 1)[0]
+        findings.steps.append(f'Run that case alone: the test program with `"{case}"`.')
+    findings.confidence = 0.85
+    return findings
+
+
+# --- GoogleTest ------------------------------------------------------------------------------
+# ``[ RUN      ] Suite.Test``, the failures it printed (``file:line: Failure`` and what was
+# compared: ``Expected equality of these values:``, ``Which is:``, ``Value of:``), then
+# ``[  FAILED  ] Suite.Test (0 ms)``; closed by ``[  FAILED  ] N tests, listed below:``.
+
+_GTEST_RUN = Pattern(r"^\[ RUN      \] (?P<name>\S+)$", M)
+_GTEST_FAILED = Pattern(r"^\[  FAILED  \] (?P<name>[^\s,]+)(?: \(\d+ ms\)|, where .*)?$", M)
+_GTEST_FAILURE = Pattern(r"^(?P<loc>\S[^\n]*?[:(]\d+\)?): (?:Failure|error: .*)$", M)
+_GTEST_LISTED = Pattern(r"^(?P<line>\[  FAILED  \] \d+ tests?, listed below:)$", M)
+_GTEST_SHOWN = 4
+
+
+def gtest_failures(text: str) -> list[tuple[str, str]]:
+    """Return GoogleTest's failing tests as (``Suite.Test``, its first failure, as printed)."""
+    if "[  FAILED  ]" not in text or "[ RUN      ]" not in text:
+        return []
+    out: list[tuple[str, str]] = []
+    runs = {m["name"]: m.end() for m in _GTEST_RUN.finditer(text)}
+    for failed in _GTEST_FAILED.finditer(text):
+        start = runs.get(failed["name"])
+        if start is None or start > failed.start() or any(n == failed["name"] for n, _ in out):
+            continue
+        block = text[start : failed.start()]
+        failure = _GTEST_FAILURE.search(block)
+        if failure is None:
+            out.append((failed["name"], clip(" ".join(block.split()), 200)))
+            continue
+        said = block[failure.end() : failure.end() + 1500].split("\n[", 1)[0]
+        lines = [ln.strip() for ln in said.splitlines() if ln.strip()][:6]
+        out.append((failed["name"], clip(f"{failure.group(0)}: {' '.join(lines)}", 240)))
+        if len(out) >= MAX_BLOCKS:
+            break
+    return out
+
+
+def parse_gtest(text: str) -> Findings | None:
+    """Recognise a GoogleTest program's report: each failed test with what it compared."""
+    failures = gtest_failures(text)
+    if not failures:
+        return None
+    findings = Findings(tool="googletest", failure_type=FailureType.TEST_FAILURE)
+    listed = _GTEST_LISTED.search(text)
+    findings.summary = findings.evidence = listed["line"] if listed else ""
+    findings.tests = [name for name, _said in failures]
+    findings.facts = [f"{name}: {said}" for name, said in failures[:_GTEST_SHOWN]]
+    findings.headline = f"{plural(len(failures), 'test')} failed ([  FAILED  ] lines)."
+    findings.advice = (
+        "Each failed test is quoted with the values it compared (``Which is:`` is what the code "
+        "produced): fix the code under test so the expectation holds; change the test only if "
+        "its expectation is wrong."
+    )
+    findings.steps.append(
+        f"Run it alone: the test program with `--gtest_filter={findings.tests[0]}`."
+    )
+    findings.confidence = 0.85
+    return findings

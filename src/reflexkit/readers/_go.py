@@ -42,7 +42,8 @@ _NO_MODULE = Pattern(
     r"no required module provides package (?P<pkg>\S+?);|"
     r"missing go\.sum entry for module providing package (?P<sum>\S+)|"
     r"cannot find module providing package (?P<cache>\S+)|"
-    r"module (?P<mod>\S+) provides package \S+ and is replaced but not required",
+    r"module (?P<mod>\S+) provides package \S+ and is replaced but not required|"
+    r"cannot find package \"(?P<gopath>[^\"\n]+)\" in any of:",
 )
 _DETAILED = 100
 """Diagnostics read in detail; the first ones are the ones to fix (the reflection shows six)."""
@@ -152,7 +153,9 @@ def _module_findings(
     missing: list[re.Match[str]], problems: list[Problem], hints: list[str]
 ) -> Findings:
     """Findings for imports that no module in go.mod provides."""
-    packages = dedupe(m["pkg"] or m["sum"] or m["cache"] or m["mod"] or "" for m in missing)
+    packages = dedupe(
+        m["pkg"] or m["sum"] or m["cache"] or m["mod"] or m["gopath"] or "" for m in missing
+    )
     sums_only = all(m["sum"] for m in missing)
     findings = Findings(
         tool="go",
@@ -160,7 +163,14 @@ def _module_findings(
         category=ReflectionCategory.MISSING_CONTEXT,
         headline=f"Go cannot find the module for {', '.join(packages[:4])}.",
     )
-    if sums_only:
+    if all(m["gopath"] for m in missing):
+        findings.category = ReflectionCategory.TOOL_MISUSE
+        findings.advice = (
+            "Go ran in GOPATH mode (no go.mod, or GO111MODULE=off) and looked for the imports "
+            "under GOROOT and GOPATH only: run it in module mode (`go mod init <import path>` at "
+            "the repository root, then `go mod tidy`) rather than copying packages into GOPATH."
+        )
+    elif sums_only:
         findings.advice = (
             "go.mod requires the module but go.sum has no checksum for it: run `go mod tidy` "
             "(or the `go get` Go prints) and commit go.sum with go.mod."
@@ -446,6 +456,9 @@ _TEST_FUNC = Pattern(r"\.(?P<name>(?:Test|Example|Fuzz|Benchmark)\w*)(?:\.func\d
 _BUILD_FAILED = "[build failed]"
 _LOG_LINES = 2
 """A failing test's log lines quoted (the rest are counted)."""
+_GOROUTINE = Pattern(r"^goroutine \d+ \[[^\]\n]*\]:$", M)
+_BLOCKED_FRAMES = 3
+"""The project's frames quoted above a waiting test's own (where its goroutine is blocked)."""
 _WAITING_FACTS = 3
 """At most this many facts for a timed-out run: the panic and where tests were waiting."""
 
@@ -557,10 +570,59 @@ def _read_failures(text: str, results: list[re.Match[str]], findings: Findings) 
         if has_failing_child and not lines and name not in panics:
             continue
         findings.tests.append(name)
+        if not lines and name.startswith("Example"):
+            lines = _example_mismatch(text, name)
         if len(findings.facts) < MAX_BLOCKS:
             findings.facts.append(_failed_test_fact(name, panics.get(name, ""), lines))
     if not findings.tests:
         findings.tests = failed
+
+
+_EXAMPLE_OUTPUT = Pattern(
+    r"^got:\n(?P<got>(?:.*\n)*?)want:\n(?P<want>(?:.*\n)*?)(?=FAIL|---|===|ok |$)", M
+)
+
+
+def _example_mismatch(text: str, name: str) -> list[str]:
+    """Return an Example's first line that differs: ``got: X`` and ``want: Y``, as printed."""
+    start = text.find(f"--- FAIL: {name} ")
+    found = _EXAMPLE_OUTPUT.search(text, start, start + 8000) if start >= 0 else None
+    if found is None:
+        return []
+    got, want = found["got"].splitlines(), found["want"].splitlines()
+    for index in range(max(len(got), len(want))):
+        have = got[index] if index < len(got) else ""
+        wanted = want[index] if index < len(want) else ""
+        if have != wanted:
+            return [f"got: {clip(have, 120)}", f"want: {clip(wanted, 120)}"]
+    return []
+
+
+_TESTIFY_LABEL = Pattern(r"^(?P<label>Error Trace|Error|Test|Messages):\s+(?P<value>.*)$")
+"""testify's labelled lines: the trace and the test repeat what go test shows; the error's
+text, its expected/actual lines and the test's message are kept."""
+_MORE_LINES = 6
+
+
+def _log_more(more: str) -> str:
+    """Return a log message's continuation lines joined (testify's labels read as its text)."""
+    out: list[str] = []
+    testify = "Error Trace:" in more
+    for raw in more.splitlines():
+        line = raw.strip()
+        label = _TESTIFY_LABEL.match(line) if line and testify else None
+        if label is None:
+            if testify and line == "Diff:":  # the diff repeats the expected and actual lines
+                break
+            if line:
+                out.append(line)
+        elif label["label"] == "Messages":
+            out.append(f"Messages: {label['value'].strip()}")
+        elif label["label"] == "Error":
+            out.append(label["value"].strip())
+        if len(out) >= _MORE_LINES:
+            break
+    return " ".join(out)
 
 
 def _logs_by_test(text: str, results: list[re.Match[str]]) -> dict[str, list[str]]:
@@ -577,8 +639,7 @@ def _logs_by_test(text: str, results: list[re.Match[str]]) -> dict[str, list[str
         if kind != "log":
             current = match["name"]
         elif current:
-            more = " ".join(ln.strip() for ln in match["more"].splitlines()[:5] if ln.strip())
-            message = f"{match['msg'].strip()} {more}".strip()
+            message = f"{match['msg'].strip()} {_log_more(match['more'])}".strip()
             logs.setdefault(current, []).append(f"{match['loc']}: {message}")
     return logs
 
@@ -636,12 +697,20 @@ def _read_timeout(text: str, timed_out: re.Match[str], findings: Findings) -> No
         [line.split(" ", 1)[0].strip() for line in running["list"].splitlines()] if running else []
     )
     dump = text[timed_out.end() : timed_out.end() + 12_000]
-    for func, loc in _user_frames(dump):
+    for goroutine in _GOROUTINE.split(dump):
+        frames = _user_frames(goroutine)
+        at = next((i for i, (func, _loc) in enumerate(frames) if _TEST_FUNC.search(func)), -1)
+        if at < 0:
+            continue
+        func, loc = frames[at]
         test = _TEST_FUNC.search(func)
         if test and test["name"] not in names:
             names.append(test["name"])
-        if test and len(findings.facts) < _WAITING_FACTS:
-            findings.facts.append(f"{test['name']} waiting at {loc}")
+        if len(findings.facts) < _WAITING_FACTS:
+            blocked = ", called from ".join(f for _f, f in frames[: min(at, _BLOCKED_FRAMES)])
+            findings.facts.append(
+                f"{func} waiting at {loc}" + (f" (blocked at {blocked})" if blocked else "")
+            )
     findings.tests.extend(dedupe(names))
     findings.advice = (
         "A test blocked until the time limit: a channel receive with no sender, a lock taken "

@@ -12,12 +12,20 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._findings import Findings, Problem, clip, dedupe, group_problems, plural
+from reflexkit.readers._findings import (
+    MAX_BLOCKS,
+    Findings,
+    Problem,
+    clip,
+    dedupe,
+    group_problems,
+    plural,
+)
 from reflexkit.readers._kinds import error_kind
 from reflexkit.readers._lines import matching_lines
 from reflexkit.readers._pattern import Pattern
 
-__all__ = ["parse_java_trace", "parse_javac"]
+__all__ = ["parse_java_trace", "parse_javac", "parse_junit", "parse_maven"]
 
 M = re.MULTILINE
 
@@ -290,3 +298,132 @@ def _advise(findings: Findings, culprit: str, line: str, user: str) -> None:
         name = culprit.rsplit(".", 1)[-1]
         why = next((text for key, text in _WHY if key in name), _WHY_DEFAULT)
         findings.advice = f"Fix the code at {where} so it no longer throws {name}: {why}"
+
+
+# --- JUnit and Maven -------------------------------------------------------------------------
+# JUnit 4's text runner (JUnitCore) prints ``1) testName(pkg.Class)``, the exception and its
+# frames, then ``FAILURES!!!`` and ``Tests run: 9,  Failures: 2``. Maven Surefire prints a header
+# per failing test (``[ERROR] pkg.Class.test -- Time elapsed: 0.01 s <<< FAILURE!``, or 2.x's
+# ``test(pkg.Class)  Time elapsed: 0.01 sec  <<< FAILURE!``) followed by the same exception and
+# frames, and ``Tests run: 9, Failures: 1, Errors: 1, Skipped: 0``.
+
+_JUNIT_HEADER = Pattern(
+    r"^(?:\d+\) (?P<n4>[\w$\[\]\-, ]+?)\((?P<c4>[\w.$]+)\)"
+    r"|(?:\[ERROR\] )?(?:(?P<cs>[\w.$]+)\.(?P<ns>[\w$\[\](), -]+?) -- |"
+    r"(?P<n2>[\w$\[\]\-, ]+?)\((?P<c2>[\w.$]+)\)\s+)"
+    r"Time elapsed: [^\n]*<<< (?:FAILURE|ERROR)!)$",
+    M,
+)
+_JUNIT_SUMMARY = Pattern(
+    r"^(?:\[(?:ERROR|WARNING|INFO)\] )?(?P<line>Tests run: \d+, +Failures: \d+"
+    r"(?:, Errors: \d+)?(?:, Skipped: \d+)?)(?P<rest>,[^\n]*)?$",
+    M,
+)
+_JUNIT_VERDICT = Pattern(r"^FAILURES!!!$|<<< (?:FAILURE|ERROR)!|^\[ERROR\] Tests run: ", M)
+_CAUSED = Pattern(r"^Caused by: (?P<line>.+)$", M)
+
+
+def parse_junit(text: str) -> Findings | None:
+    """Recognise JUnit's per-test failures as JUnitCore or Maven Surefire print them."""
+    if _JUNIT_VERDICT.search(text) is None:
+        return None
+    headers = list(_JUNIT_HEADER.finditer(text))
+    summaries = [m for m in _JUNIT_SUMMARY.finditer(text) if not (m["rest"] or "").strip()]
+    if not headers and not summaries:
+        return None
+    findings = Findings(tool="junit", failure_type=FailureType.TEST_FAILURE)
+    summary = (summaries or list(_JUNIT_SUMMARY.finditer(text)))[-1]["line"]
+    findings.summary = findings.evidence = summary
+    ends = [h.start() for h in headers[1:]] + [len(text)]
+    groups: dict[str, list[str]] = {}
+    for header, end in zip(headers[:MAX_BLOCKS], ends, strict=False):
+        test_id, error, where = _junit_failure(header, text[header.end() : end])
+        findings.tests.append(test_id)
+        if error not in groups:  # the frames of the first test of each kind of error
+            findings.details.extend(where)
+        groups.setdefault(error, []).append(test_id)
+    for error, ids in list(groups.items())[:6]:
+        line = f"{ids[0]}: {clip(error, 180)}" if error else ids[0]
+        if len(ids) > 1:
+            line += f" (+{len(ids) - 1} more: {', '.join(ids[1:4])})"
+        findings.facts.append(line)
+    findings.details = dedupe(findings.details)[:4]
+    count = len(headers) or _failed_count(summary)
+    findings.headline = f"JUnit reported {plural(count, 'failing test')}."
+    findings.advice = (
+        "Each failing test is quoted with its exception and the frames in the test and in the "
+        "code under test: fix the code so the assertion holds (an unexpected exception names "
+        "the line that threw it); change a test only if its expectation is wrong."
+    )
+    if findings.tests:
+        findings.steps.append(f"Start with {findings.tests[0]}, then re-run the test class.")
+    findings.confidence = 0.85 if headers else 0.6
+    return findings
+
+
+def _junit_failure(header: re.Match[str], body: str) -> tuple[str, str, list[str]]:
+    """Return one failing test's id, its error line, and its root cause and telling frames."""
+    if header["c4"]:
+        test_id, cls = f"{header['n4']}({header['c4']})", header["c4"]
+    elif header["cs"]:
+        test_id, cls = f"{header['cs']}.{header['ns']}", header["cs"]
+    else:
+        test_id, cls = f"{header['n2']}({header['c2']})", header["c2"]
+    first = body.lstrip("\n").split("\n", 1)[0].strip()
+    error = "" if first.startswith("at ") else first
+    frames = [m["frame"] for m in _JFRAME.finditer(body[:6000])]
+    own = [f for f in frames if not _LIBRARY.search(f)]
+    in_test = next((f for f in own if f.startswith(f"{cls}.")), "")
+    under_test = next((f for f in own if not f.startswith(cls)), "")
+    cause = _CAUSED.search(body[:6000])
+    where = [clip(f"Caused by: {cause['line']}", 160)] if cause is not None else []
+    return test_id, error, [*where, *(f for f in (under_test, in_test) if f)]
+
+
+def _failed_count(summary: str) -> int:
+    """Return failures plus errors from a ``Tests run:`` line."""
+    return sum(int(n) for n in re.findall(r"(?:Failures|Errors): (\d+)", summary))
+
+
+_MAVEN_UNRESOLVED = Pattern(
+    r"^\[ERROR\] (?P<msg>.*(?:could not be resolved|Could not resolve dependencies|"
+    r"Non-resolvable (?:parent|import) POM|Could not (?:transfer|find) artifact|"
+    r"Unresolv(?:e)?able build extension|in offline mode|Unknown packaging: ).*)$",
+    M,
+)
+_MAVEN_CLAUSE = Pattern(
+    r"(?:Plugin |Could not resolve dependencies for |Could not (?:transfer|find) artifact |"
+    r"Non-resolvable \w+ POM )[^:\n]*(?::[^:\s\n]+)*[^:\n]*?(?=: |$)"
+    r"|Cannot access \S+ \([^)\n]*\) in offline mode"
+    r"|Unknown packaging: \S+"
+)
+_MAVEN_NEEDLE = Pattern(r"\[ERROR\] ")
+
+
+def parse_maven(text: str) -> Findings | None:
+    """Recognise Maven's failure to resolve the build's plugins or dependencies."""
+    lines = matching_lines(text, _MAVEN_NEEDLE, _MAVEN_UNRESOLVED, limit=6)
+    if not lines:
+        return None
+    findings = Findings(
+        tool="maven",
+        failure_type=FailureType.DEPENDENCY_ERROR,
+        category=ReflectionCategory.MISSING_CONTEXT,
+    )
+    clauses = dedupe(m.group(0) for line in lines for m in _MAVEN_CLAUSE.finditer(line["msg"]))
+    findings.facts = [clip(c, 200) for c in clauses[:5]] or [clip(lines[0]["msg"], 220)]
+    findings.headline = "Maven could not resolve the build's plugins or dependencies."
+    offline = "offline" in text
+    findings.advice = (
+        "The artifacts named are not in the local repository and the remote one cannot be "
+        "reached: "
+        + (
+            "run without -o once where the repository is reachable, or "
+            if offline
+            else "check the repository URL, proxy and the artifact's coordinates, or "
+        )
+        + "drop the plugin or dependency from pom.xml if the build can do without it."
+    )
+    findings.steps.append("Check the coordinates named above against pom.xml, then build again.")
+    findings.confidence = 0.8
+    return findings

@@ -47,7 +47,9 @@ _CARGO_REQUIRED_BY = Pattern(r"^(?P<line>required by package `.+)$", M)
 _RUST_NOTE = Pattern(r"^(?:\s*= )?(?P<line>(?:help|note): .+)$", M)
 _RUST_NOTE_NOISE = Pattern(r"for further information|#\[|on by default|implied by|--explain")
 # the primary span's label: `  |     ^^^^^ no `tokenize` in `parser`` (the secondary spans use -)
-_RUST_PRIMARY_LABEL = Pattern(r"^\s*\d*\s*\|[\s|]*\^+ (?P<label>\S.*)$", M)
+_RUST_PRIMARY_LABEL = Pattern(r"^\s*\d*\s*\|[\s|]*(?:-+[\s|]+)*\^+ (?P<label>\S.*)$", M)
+"""The primary span's label (``^^^ expected `usize`, found `f64```), after any secondary
+spans (``-----``) printed on the same line."""
 _RUST_NOTE_ITEMS = Pattern(r"(?:\n {8,}(?P<item>\S.*))+")  # a note's list: `Cell: Eq`
 _CAUSED_BY = Pattern(r"^Caused by:\n\s+(?P<msg>.+)$", M)
 _SPAN_LABELS = 3  # the first errors get their span's label
@@ -286,6 +288,8 @@ _RUST_PANIC_OLD = Pattern(
     r"^thread '(?P<thread>[^']+)' panicked at '(?P<msg>.*)', (?P<loc>\S+:\d+:\d+)$", M
 )
 _RUST_LEFT_RIGHT = Pattern(r"^\s*left: (?P<left>.*)\n\s*right: (?P<right>.*)$", M)
+_RUST_EXPECTED_SUBSTRING = Pattern(r"^ *expected substring: .+$", M)
+"""What ``should_panic(expected = ...)`` wanted, printed under its note."""
 _RUST_NO_PANIC = Pattern(
     r"^(?P<line>note: (?:test did not panic as expected|panic did not contain expected string)"
     r".*)$",
@@ -337,6 +341,9 @@ def _rust_test_fact(name: str, body: str) -> str:
         fact += f" (left: {left}, right: {right})"
     if no_panic:  # should_panic(expected = ...) saw another panic
         fact += f"; {no_panic['line'].strip()}"
+        wanted = _RUST_EXPECTED_SUBSTRING.search(body, no_panic.end())
+        if wanted is not None:
+            fact += f" ({clip(wanted.group(0).strip(), 120)})"
     return fact
 
 
@@ -733,6 +740,10 @@ def _read_make_recipes(
         findings.details.append(not_remade["line"])
     if stopped:
         return
+    fails, count = program_test_failures(text, recipe.start())
+    if fails:
+        _read_program_tests(findings, recipe, fails, count)
+        return
     above = [ln.strip() for ln in text[: recipe.start()].splitlines()[-3:] if ln.strip()]
     findings.facts.extend(clip(line, 180) for line in above[-2:])
     findings.headline = (
@@ -749,6 +760,23 @@ def _read_make_recipes(
             "found): install it or declare it as a dev dependency, or change the recipe "
             "to a tool the project has."
         )
+
+
+def _read_program_tests(
+    findings: Findings, recipe: re.Match[str], fails: list[str], count: str
+) -> None:
+    """The recipe ran a test program that printed its own failing checks: a test failure."""
+    findings.failure_type = FailureType.TEST_FAILURE
+    findings.evidence = count or fails[-1]
+    findings.summary = count
+    findings.facts = [*fails[:6], *findings.facts]
+    findings.headline = (
+        f"The test program run by target {recipe['target']} reported failing checks."
+    )
+    findings.advice = (
+        "The checks quoted failed in the test program make ran: fix the code under test so "
+        "each holds (the line number is the test source's), then run the same target again."
+    )
 
 
 # --- crashes ---------------------------------------------------------------------------------
@@ -797,6 +825,61 @@ def _crashed_program(text: str, crash: re.Match[str]) -> str:
     return ran[-1].strip() if ran else ""
 
 
+_PROGRAM_FAIL = Pattern(
+    r"^(?P<line>\s*\[?\s*FAIL(?:ED|URE|S)?\b.*"
+    r"|.*\S(?: -|:|\s)\s*\[?FAIL(?:ED|URE)?\]?[!.]?(?:\s+\(.*\))?\s*"
+    r"|not ok \d+\b.*)$",
+    M,
+)
+"""A test program's verdict on one check, in capitals as C harnesses print it (``FAILED: x``,
+``x - FAILED``, ``[FAIL] x``), or TAP's ``not ok``; a tool's lower-case 'failure' is not one."""
+_PROGRAM_COUNT = Pattern(
+    r"^\s*(?:(?:Tests?|Cases?|Checks?) )?(?:FAIL(?:ED|URES?)?|[Ff]ail(?:ed|ures?))\s*[:=]\s*"
+    r"[1-9]\d*\s*$|^\s*[1-9]\d* (?:(?:tests?|cases?|checks?) )?(?:failed|FAILED)\.?\s*$",
+    M,
+)
+_NOT_A_TEST_LINE = Pattern(
+    r"^(?:g|mingw32-)?make(?:\[\d+\])?: |: (?:fatal )?error: |^\s*(?:\d+|[A-Z]+): 0\s*$"
+)
+_FAIL_NEEDLE = Pattern(r"FAIL|not ok ")
+_SAYS_WHY = Pattern(r"(?i)\b(?:expected|got|but|not|actual|should|was|is|instead)\b|[!=<>]=")
+"""A line before a failing check that says what went wrong (``status is 2, not -2``)."""
+_PROGRAM_LINES = 60
+"""How many lines before make's error or the crash are read as the program's own output."""
+
+
+def program_test_failures(text: str, end: int) -> tuple[list[str], str]:
+    """Return the failing checks a test program printed before *end*, and its failure count.
+
+    A C test binary run by ``make test`` prints its own verdicts (``FAILED: test for x (at
+    line 371)``, ``177 root_value   - FAILED``, ``FAIL: 2``): they, not make's line, say what
+    failed. Returns the verdict lines (padding collapsed) with the line printed just before
+    each when it is a message of its own, and the count line; empty when there are none.
+    """
+    start = end
+    for _ in range(_PROGRAM_LINES):
+        start = text.rfind("\n", 0, start - 1) if start > 0 else -1
+        if start < 0:
+            start = 0
+            break
+    block = text[start:end]
+    if _FAIL_NEEDLE.search(block) is None:
+        return [], ""
+    counts = [m.group(0).strip() for m in _PROGRAM_COUNT.finditer(block)]
+    lines = block.splitlines()
+    fails: list[str] = []
+    for index, line in enumerate(lines):
+        if not _PROGRAM_FAIL.match(line) or _NOT_A_TEST_LINE.search(line):
+            continue
+        if line.strip() in counts:
+            continue
+        before = lines[index - 1].strip() if index else ""
+        if before and _SAYS_WHY.search(before) and not _PROGRAM_FAIL.match(before):
+            fails.append(clip(before, 120))
+        fails.append(clip(" ".join(line.split()), 160))
+    return dedupe(fails), (counts[-1] if counts else "")
+
+
 def parse_crash(text: str, exit_code: int | None) -> Findings | None:
     """Recognise a native crash (segfault, abort, sanitizer report) from output or exit code."""
     signal = _CRASH_EXIT.get(exit_code) if exit_code is not None else None
@@ -812,6 +895,9 @@ def parse_crash(text: str, exit_code: int | None) -> Findings | None:
         program = _crashed_program(text, line)
         if program:
             findings.facts.append(f"crashed running {program}")
+        fails, _count = program_test_failures(text, line.start())
+        if fails:
+            findings.details.append("failing before the crash: " + "; ".join(fails[:4]))
     if signal:
         findings.details.append(f"exit code {exit_code}: {signal}")
     findings.headline = "The program crashed."

@@ -45,6 +45,17 @@ _CONFLICT_CAUSES = Pattern(r"^The conflict is caused by:\n(?P<lines>(?:[ \t]+\S.
 _FAILED_TO_BUILD = Pattern(r"^(?P<line>Failed to build \S.*)$", M)
 _HASH_LINE = Pattern(r"^[ \t]+(?P<req>\S+ --hash=sha\d+:[0-9a-f]{32,})\s*$", M)
 """The requirement lines with their hashes pip prints for ``--require-hashes`` to copy."""
+_BACKEND_ADVICE = Pattern(
+    r"^[ \t]+(?P<a>(?:Alternatively,? |Make sure |Try |Please |Consider |Set |Use |Install |"
+    r"You (?:can|may|need|should|must) )[^\n]+)$",
+    M,
+)
+"""What a build backend advises inside pip's indented subprocess output (setuptools-scm's
+``Alternatively, set the version in the environment with SETUPTOOLS_SCM_PRETEND_VERSION``)."""
+_PIP_BOILERPLATE = Pattern(
+    r"^(?:See above for (?:output|details)|This (?:error originates|is an issue))"
+)
+"""pip's own notes on every build failure: they say nothing of this one."""
 _PIP_NOT_FOUND = Pattern(
     r"No matching distribution found for (?P<req>\S+)"
     r"|Could not find a version that satisfies the requirement (?P<req2>\S+)"
@@ -189,10 +200,15 @@ def parse_pip(text: str, command: str) -> Findings | None:
 
 
 def _pip_hints(text: str) -> list[str]:
-    """Return the ``name==version --hash=...`` lines to add, then pip's ``hint:`` lines."""
-    hints = [clip(m["msg"].strip(), 160) for m in _PIP_HINT.finditer(text)][:3]
+    """Return the hash lines to add, a build backend's own advice, then pip's hints."""
+    hints = [
+        clip(m["msg"].strip(), 160)
+        for m in _PIP_HINT.finditer(text)
+        if not _PIP_BOILERPLATE.match(m["msg"].strip())
+    ][:3]
     hashes = [m["req"] for m in _HASH_LINE.finditer(text)]
-    return [*hashes[:2], *hints][:3]
+    advice = [clip(m["a"].strip(), 110) for m in _BACKEND_ADVICE.finditer(text)][:2]
+    return [*hashes[:2], *advice, *hints][:3]
 
 
 def _advise_own_build(findings: Findings) -> None:

@@ -167,6 +167,18 @@ _RUFF_GROUPED_ROW = Pattern(
 )
 _RUFF_SUMMARY = Pattern(r"^(?P<sum>Found \d+ errors?(?: \(\d+ fixed, \d+ remaining\))?\.?)$", M)
 """ruff's count, with what ``--fix`` fixed and left: ``Found 8 errors (6 fixed, 2 remaining).``"""
+_COUNT_SUMMARY = Pattern(
+    r"^(?P<sum>Found \d+ (?:[\w-]+ )?(?:errors?|issues?|problems?|violations?)"
+    r"(?: in \d+ files?)?(?: \(\d+ fixed, \d+ remaining\))?\.?)$",
+    M,
+)
+"""Any checker's closing count in ruff's words (``Found 2 dependency issues.``)."""
+_LINT_FILE_LEVEL = Pattern(
+    r"^(?P<loc>[^\s:][^:\n]*\.(?:pyi?|toml|cfg|ini|txt)): "
+    r"(?P<code>[A-Z]{1,4}\d{2,4}):? (?P<msg>.*)$",
+    M,
+)
+"""A finding about a whole file, with no line (``pyproject.toml: DEP002 'rich' ...``)."""
 _RUFF_FIXABLE = Pattern(r"^\[\*\] (?P<sum>\d+ fixable with the .*)$", M)
 _FLAKE8_REAL = Pattern(r"^(?:F821|F811|F63\d|E999|F82\d|E9\d\d)$")
 
@@ -178,13 +190,14 @@ def _lint_problems(text: str) -> tuple[list[Problem], list[str], int]:
     """
     problems: list[Problem] = []
     marks: list[str] = []
-    for m in _RUFF_FULL.finditer(text):
+    for m in _RUFF_FULL.finditer(text) if "-->" in text else ():
         problems.append(
             Problem(f"{m['code']} {clip(m['msg'], 120)} at {m['loc']}", m["code"], m["loc"])
         )
         marks.append(m["fix"] or "")
     if not problems:
-        for group in _RUFF_GROUPED.finditer(text):
+        grouped = ".py:\n" in text or ".pyi:\n" in text  # a file's name alone on its line
+        for group in _RUFF_GROUPED.finditer(text) if grouped else ():
             for m in _RUFF_GROUPED_ROW.finditer(group["rows"]):
                 loc = f"{group['file']}:{m['pos']}"  # the concise form of the same diagnostic
                 fix = m["fix"] or ""
@@ -193,9 +206,11 @@ def _lint_problems(text: str) -> tuple[list[Problem], list[str], int]:
                 )
                 marks.append(fix)
     if not problems:
-        for m in _LINT_CONCISE.finditer(text):
-            fix = m["fix"] or ""  # ruff's `[*]` stays: the line is quoted as printed
-            problems.append(
+        concise = list(_LINT_CONCISE.finditer(text))
+        whole_files = list(_LINT_FILE_LEVEL.finditer(text)) if concise else []
+        for m in sorted([*concise, *whole_files], key=lambda match: match.start()):
+            fix = m.groupdict().get("fix") or ""
+            problems.append(  # ruff's `[*]` stays: the line is quoted as printed
                 Problem(f"{m['loc']}: {m['code']} {fix}{clip(m['msg'], 120)}", m["code"], m["loc"])
             )
             marks.append(fix)
@@ -215,7 +230,7 @@ def parse_pyflakes_style(text: str, command: str) -> Findings | None:
         tool=tool, failure_type=FailureType.LINT_ERROR, category=ReflectionCategory.VERIFICATION
     )
     findings.facts = group_problems(problems, limit=6)
-    summary = _RUFF_SUMMARY.search(text)
+    summary = _RUFF_SUMMARY.search(text) or _COUNT_SUMMARY.search(text)
     findings.summary = summary["sum"] if summary else f"{len(problems)} problems"
     fix_line = _RUFF_FIXABLE.search(text)
     if fix_line:

@@ -41,9 +41,26 @@ _PYTEST_STOPPED = Pattern(r"^!+ (?P<msg>stopping after \d+ failures?) !+$", M)
 _PYTEST_INTERRUPTED = Pattern(r"^!+ (?P<msg>Interrupted: .+?) !+$", M)
 _PYTEST_USAGE = Pattern(
     r"^(?P<line>ERROR: (?:file or directory not found: .+|usage: .+|not found: .+)"
-    r"|(?:pytest|__main__\.py): error: .+)$",
+    r"|(?:\S*python[\d.]* -m )?(?:pytest|py\.test|__main__\.py): error: .+)$",
     M,
 )
+_UNKNOWN_OPTIONS = Pattern(r"error: (?P<fact>unrecognized arguments: (?P<args>.+))$")
+_CONFIG_FILE = Pattern(r"^\s*(?P<line>(?:inifile|configfile): (?!None\s*$)\S.*)$", M)
+_PLUGIN_OF = (
+    ("--cov", "pytest-cov"),
+    ("--no-cov", "pytest-cov"),
+    ("-n", "pytest-xdist"),
+    ("--dist", "pytest-xdist"),
+    ("--timeout", "pytest-timeout"),
+    ("--benchmark", "pytest-benchmark"),
+    ("--mypy", "pytest-mypy"),
+    ("--reruns", "pytest-rerunfailures"),
+    ("--asyncio-mode", "pytest-asyncio"),
+    ("--snapshot-update", "syrupy"),
+    ("--randomly", "pytest-randomly"),
+    ("--html", "pytest-html"),
+)
+"""Options of common plugins, by prefix, and the plugin that adds them."""
 _PYTEST_LOC = Pattern(r"^(?P<loc>[^\s:][^:\n]*\.py:\d+)(?::(?: (?P<cls>\w+).*)?)? *$", M)
 _E_LINE = Pattern(r"^E {1,}(?P<msg>.*)$", M)
 _E_NOISE = Pattern(
@@ -103,14 +120,21 @@ def _section_message(body: str) -> tuple[str, str]:
 def _section_location(body: str) -> str:
     """Return the last ``path:line[: ErrorClass]`` in the project's code (else any), or ``""``.
 
-    That is how pytest prints the line that raised (long and auto styles).
+    That is how pytest prints the line that raised (long and auto styles); when it is in
+    another file than the test's own frame, the test's line follows (``, called from ...``).
     """
     found = [
         (m["loc"], f"{m['loc']}: {m['cls']}" if m["cls"] and m["cls"] != "in" else m["loc"])
         for m in _PYTEST_LOC.finditer(body)
     ]
-    own = [shown for loc, shown in found if not is_library_path(loc)]
-    return own[-1] if own else (found[-1][1] if found else "")
+    own = [(loc, shown) for loc, shown in found if not is_library_path(loc)]
+    if not own:
+        return found[-1][1] if found else ""
+    raised, shown = own[-1]
+    test_frame = own[0][0]  # pytest prints the test's own frame first
+    if test_frame != raised and test_frame.split(":", 1)[0] != raised.split(":", 1)[0]:
+        return f"{shown}, called from {test_frame}"
+    return shown
 
 
 def _traceback_message(body: str) -> tuple[str, str] | None:
@@ -271,9 +295,43 @@ def _ran_no_test(text: str, command: str, *, reported: bool) -> Findings | None:
     """
     usage = _usage_lines(text, command)
     if usage:
-        return _pytest_usage(usage[-2:], command)
+        return _missing_plugin(text, usage, command) or _pytest_usage(usage[-2:], command)
     ran_none = None if reported else _NO_TESTS.search(text)
     return _no_tests_findings(ran_none["sum"], command) if ran_none is not None else None
+
+
+def _missing_plugin(text: str, usage: list[str], command: str) -> Findings | None:
+    """Findings for unknown options that came from the project's configuration, not the command.
+
+    They are the ``addopts`` of a plugin that is not installed: nothing was tested.
+    """
+    unknown = next((m for m in map(_UNKNOWN_OPTIONS.search, usage) if m is not None), None)
+    config = _CONFIG_FILE.search(text)
+    if unknown is None or config is None:
+        return None
+    options = unknown["args"].split()
+    if any(option in command for option in options):
+        return None  # the command passed them: a misuse of the command line, read as such
+    plugins = dedupe(
+        plugin
+        for option in options
+        for prefix, plugin in _PLUGIN_OF
+        if plugin and option.split("=", 1)[0].startswith(prefix)
+    )
+    named = " and ".join(plugins) if plugins else "the plugin that adds them"
+    return Findings(
+        tool="pytest",
+        failure_type=FailureType.DEPENDENCY_ERROR,
+        category=ReflectionCategory.MISSING_CONTEXT,
+        headline="pytest did not start: the project's configuration uses options of a plugin "
+        "that is not installed.",
+        facts=[clip(unknown["fact"], 200), config["line"]],
+        advice=f"Install {named} (the project's test or dev dependencies) in the environment "
+        "that runs pytest; don't strip the options from the configuration, nothing was tested.",
+        steps=[f"Install the test dependencies, then run `{clip(command, 80)}` again."],
+        evidence=usage[-1],
+        confidence=0.8,
+    )
 
 
 def _no_tests_findings(summary: str, command: str) -> Findings:
@@ -394,6 +452,19 @@ def _advise_run(
         )
     else:
         _advise(findings, shorts, sections, joined)
+    timed_out = _TIMED_OUT.search(text)
+    if timed_out is not None and not collection:
+        findings.failure_type = FailureType.TIMEOUT
+        findings.evidence = timed_out.group(0)
+        findings.advice = (
+            "A test ran past its time limit: the frames quoted show where it was waiting or "
+            "looping. Make that code finish (a queue read with no writer, a loop that makes "
+            "no progress, a lock never released) rather than raising the limit."
+        )
+
+
+_TIMED_OUT = Pattern(r"^E\s+Failed: Timeout \(>[\d.]+s\) from pytest-timeout\.?$", M)
+"""pytest-timeout's verdict on a test that ran too long (its ``E`` line)."""
 
 
 def _advise_async(findings: Findings, text: str) -> None:

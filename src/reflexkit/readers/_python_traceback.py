@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import attrs
+
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import (
     Findings,
@@ -40,6 +42,7 @@ MISSING_HINT_CLASSES = frozenset(
 )
 
 
+@attrs.frozen
 class Traceback:
     """The last Python traceback in a piece of output.
 
@@ -55,24 +58,12 @@ class Traceback:
             (the call that recursed), verbatim; else ``""``.
     """
 
-    __slots__ = ("caller", "cls", "code", "exception", "frame", "repeated")
-
-    def __init__(  # noqa: PLR0913 -- the parts of a traceback, each named
-        self,
-        exception: str,
-        cls: str,
-        frame: str,
-        code: str,
-        *,
-        caller: str = "",
-        repeated: str = "",
-    ) -> None:
-        self.exception = exception
-        self.cls = cls
-        self.frame = frame
-        self.code = code
-        self.caller = caller
-        self.repeated = repeated
+    exception: str
+    cls: str
+    frame: str
+    code: str
+    caller: str = attrs.field(default="", kw_only=True)
+    repeated: str = attrs.field(default="", kw_only=True)
 
 
 def _last_traceback(lines: list[str], start: int) -> Traceback | None:

@@ -61,17 +61,19 @@ def read_report_files(paths: Sequence[str], *, root: Path | None = None) -> str:
 
     Args:
         paths: The files, relative to *root* (the current folder by default).
-        root: Where relative paths start.
+        root: Where relative paths start, and the folder every report must lie in: a path
+            out of it (absolute, ``..``, through a link) is named and not read.
 
     Returns:
         One section per report that could be read (``report junit.xml:`` and its text);
         a file that is missing, no regular file, a link or no report is named and skipped.
     """
     sections: list[str] = []
+    folder = Path.cwd() if root is None else root
     for name in paths[:MAX_REPORTS]:
-        path = Path(name) if root is None else root / name
         try:
-            data = read_regular(path, limit=MAX_REPORT_BYTES).decode("utf-8", "replace")
+            raw = read_regular(name, limit=MAX_REPORT_BYTES, within=folder)
+            data = raw.decode("utf-8", "replace")
         except OSError as error:
             sections.append(f"report {name}: not read ({error.strerror or error})")
             continue

@@ -154,11 +154,20 @@ _PROSE_AFTER = re.compile(r"[ \t]+[A-Za-z]+(?:[ \t,]|$)")
 """More words after a flag's word: a help text (``-twopass   Separate MAC, ...``)."""
 
 
+_JOINED_VARIABLE = re.compile(r"[\"'`\\]*[ \t]*\+[ \t]*[A-Za-z_$][\w.$()]*")
+"""``" + token``: a variable joined to a header's scheme, not a credential."""
+
+
 def _header_check(match: re.Match[str]) -> bool:
     value = _secret(match)
-    if value.lower() in _SCHEMES:
+    if value.lower() in _SCHEMES or _JOINED_VARIABLE.fullmatch(value):
         return False  # "Bearer " + token: the scheme alone, the token is a variable
-    return not value.startswith("[REDACTED") and not _TEMPLATED.match(value) and len(value) >= 6  # noqa: PLR2004
+    return (
+        not value.startswith("[REDACTED")
+        and not _TEMPLATED.match(value)
+        and value.lower() not in {"null", "none", "nil", "undefined", "true", "false"}
+        and len(value) >= 6  # noqa: PLR2004
+    )
 
 
 def _url_check(match: re.Match[str]) -> bool:
@@ -174,7 +183,7 @@ def _url_check(match: re.Match[str]) -> bool:
 
 def _jwt_check(match: re.Match[str]) -> bool:
     """A JWS (``header.payload.signature``), or a JWE: five parts, its header naming ``enc``."""
-    parts = match.group(0).split(".")
+    parts = "".join(match.group(0).split()).split(".")
     if len(parts) != 5:  # noqa: PLR2004 -- a JWE's compact form has five parts
         return True
     header = parts[0]
@@ -325,6 +334,53 @@ def _literal_check(match: re.Match[str]) -> bool:
     if value.startswith("{") and value.endswith("}"):
         return False  # an f-string's field: ``f"SecretStr('{self}')"``
     return value_is_secret(value, 2, quoted=True)
+
+
+_LITERALS = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'")
+
+
+def _sequence_check(match: re.Match[str]) -> bool:
+    """Literals a name that says secret is set to: ``password = ("user", "s3cr3t")``."""
+    if _name_strength(match.group("name")) != 2:  # noqa: PLR2004
+        return False
+    values = [a or b for a, b in _LITERALS.findall(_secret(match))]
+    return any(
+        value_is_secret(value, 2, quoted=True) and not _field_name(value) for value in values
+    )
+
+
+def _field_name(value: str) -> bool:
+    """A word that is a field's name, not its value: ``"password2"``, ``"new_password"``."""
+    return (
+        re.fullmatch(r"[A-Za-z_-]+\d{0,2}", value) is not None and _name_strength(value) == 2  # noqa: PLR2004
+    )
+
+
+_PAIR_NOT_PASSWORD = re.compile(
+    r"[-$%{<@]"  # a flag, a variable, a template, an address
+    r"|.*[/\\\s]"  # a path, words
+    r"|[A-Za-z_][\w-]*\.[A-Za-z]{1,5}$"  # a file name: ``passwords.txt``
+    r"|[a-z]+(?:_[a-z0-9]+)+$"  # a snake_case identifier: ``test_login_2``
+    r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-|[0-9a-fA-F]{32,}$"  # a UUID, a digest
+)
+
+
+def _pair_check(match: re.Match[str]) -> bool:
+    """The second of a ``("user", "pass")`` pair on a line that speaks of passwords.
+
+    It holds a letter and a digit or a punctuation mark, 6 to 128 characters, and is no
+    flag, path, file name, identifier, UUID or digest: ``("username", "password")`` and
+    ``("-p", "--password")`` stay.
+    """
+    value = _secret(match)[1:-1]
+    return (
+        6 <= len(value) <= 128  # noqa: PLR2004
+        and any(c.isalpha() for c in value)
+        and any(not c.isalpha() for c in value)
+        and _PAIR_NOT_PASSWORD.match(value) is None
+        and not _field_name(value)
+        and value_is_secret(value, 2, quoted=True)
+    )
 
 
 _HEX_OCTETS = re.compile(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")

@@ -42,6 +42,7 @@ from reflexkit.redaction._rules._patterns import (
     _BLOCK,
     _BLOCK_RULE,
     _BLOCK_TRIGGER,
+    _KEY_BODY,
     _KEY_TEXT_LINES,
     _STDIN_READER,
 )
@@ -275,7 +276,10 @@ class Redactor:
             line_start = _line_start_near(text, start)
             line_end = _line_end_near(text, end)
             if not text.startswith(("[...", "[…"), start):
+                own_end = line_end
                 line_start, line_end = _extend(text, start, end, line_start, line_end)
+                if line_end > own_end:  # wrapped lines (a key's base64): read once, not per line
+                    skip = line_end
                 hits, first, withheld = 1, start, False
                 while regions and regions[-1][1] >= line_start:  # overlaps: one region
                     line_start = min(line_start, regions[-1][0])
@@ -430,8 +434,9 @@ _ANSI = re.compile(
 _BLOCK_TRIGGER_RE = re.compile(_BLOCK_TRIGGER)
 _STDIN_READER_RE = re.compile(_STDIN_READER)
 _KEY_TEXT_RE = re.compile(_KEY_TEXT_LINES)
-_BASE64_PEM = "LS0tLS1CRUdJTi"
-"""``-----BEGIN`` in base64: a PEM block encoded whole (``client-key-data``, ``base64 key.pem``)."""
+_BASE64_KEY = re.compile("LS0tLS1CRUdJTi|" + _KEY_BODY)
+"""``-----BEGIN`` in base64 (a PEM block encoded whole: ``client-key-data``, ``base64 key.pem``),
+or a key's base64 body printed without its ``BEGIN`` line: both wrap over the next lines."""
 _BASE64_LINES = re.compile(
     r"(?:[ \t]*(?:[A-Za-z0-9+/]{16,1024}|" + _B64_TAIL + r")={0,2}[ \t]*(?:\r?\n|\Z))*"
 )
@@ -483,7 +488,7 @@ def _extend(text: str, start: int, end: int, line_start: int, line_end: int) -> 
     if text.startswith("Private-Key:", start):  # openssl -text: the dump below
         dump = _KEY_TEXT_RE.match(text, line_end)
         line_end = dump.end() if dump is not None else line_end
-    if text.startswith(_BASE64_PEM, start):  # `base64 key.pem`: wrapped lines
+    if _BASE64_KEY.match(text, start):  # `base64 key.pem`, a bare key body: wrapped lines
         wrapped = _BASE64_LINES.match(text, line_end)
         line_end = wrapped.end() if wrapped is not None else line_end
     line_end = _continued(text, end, line_end)
@@ -630,8 +635,7 @@ _CONTINUATION = bytes(range(0x80, 0xC0))
 
 
 class _Match(Protocol):
-    def start(self) -> int: ...
-    def end(self) -> int: ...
+    def span(self) -> tuple[int, int]: ...
 
 
 class _Pattern(Protocol):
@@ -720,8 +724,9 @@ class _Trigger:
                 data = chunk.encode("ascii")
                 at = 0
                 while (match := self._compiled.search(data, at)) is not None:
-                    skip = yield position + match.start(), position + match.end()
-                    at = max(match.end(), match.start() + 1, (skip or 0) - position)
+                    start, end = match.span()  # one call: RE2's are costly per hit
+                    skip = yield position + start, position + end
+                    at = max(end, start + 1, (skip or 0) - position)
             else:
                 yield from self._unicode_spans(chunk, position)
             position = stop
@@ -731,7 +736,7 @@ class _Trigger:
         data = chunk.encode("utf-8", "surrogatepass")
         last_byte = last_char = 0
         for match in self._compiled.finditer(data):
-            start, end = match.start(), match.end()
+            start, end = match.span()
             last_char += len(data[last_byte:start].translate(None, _CONTINUATION))
             last_byte = start
             width = len(data[start:end].translate(None, _CONTINUATION))
@@ -826,6 +831,7 @@ _CONTEXT_MARKERS = (
     ": some(",  # Rust's {:#?}: ``password: Some(`` then the value on the next line
     "name =",
     "<name>",  # Maven's ``<name>Private-Token</name>`` then ``<value>...</value>``
+    "eyj",  # a JWT wrapped at the line's end: its payload or signature on the next line
 )
 """Lines holding these start a secret spread over the next lines (``.netrc``, Terraform JSON)."""
 
@@ -838,8 +844,8 @@ def _with_context(text: str, regions: list[tuple[int, int]], lines: int) -> list
         lowered = text[start:end].lower()
         if any(marker in lowered for marker in _CONTEXT_MARKERS):
             for _ in range(lines):
-                if stop >= len(text):
-                    break
+                if stop >= len(text) or CUT_LINE.match(text, stop, _line_end_near(text, stop)):
+                    break  # a secret never goes on across a cut: its halves are read apart
                 stop = _line_end_near(text, stop)
         if out and start <= out[-1][1]:
             out[-1] = (out[-1][0], max(out[-1][1], stop))

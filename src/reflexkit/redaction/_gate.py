@@ -91,14 +91,17 @@ SINKS: Mapping[str, Sink] = {
             "terminal",
             "terminal",
             (
-                "reflexkit.cli._console:show",
+                "reflexkit.cli._output:say",
+                "reflexkit.cli._output:show",
                 "reflexkit._log:GatedFormatter.format",
                 "reflexkit.cli._core:_fail",
+                "reflexkit.cli._core:_usage_failed",
+                "reflexkit.hooks.__main__:_Parser.error",
             ),
         ),
         # JSON for the terminal: redacted here; its control and hidden characters are written
         # as JSON escapes once serialised (reflexkit._text.escape_json_text), so it stays valid.
-        Sink("terminal_json", "record", ("reflexkit.cli._core:show_json",)),
+        Sink("terminal_json", "record", ("reflexkit.cli._output:show_json",)),
     )
 }
 """Every sink, in one place. A new way out of reflexkit is registered here, and its boundary

@@ -37,6 +37,12 @@ _STRONG_STEMS = (
     "connectionstring",
 )
 _STRONG_WORDS = frozenset({"pwd", "pass", "pw", "pword", "passwort", "dsn", "sig", "psk"})
+_MISSPELT = re.compile(r"p[a@4]?s{1,3}w(?:[o0]?r?d|rd)|pass(?:code|wrd)")
+"""Passwords as people mistype and abbreviate them: ``pasword``, ``paswd``, ``PASSWRD``,
+``pswd``, ``passw0rd``, ``passcode``."""
+_SECRET_EXTENSIONS = frozenset({"key", "pass", "pwd", "password", "passwd", "token", "secret"})
+"""A dotted name ending in one of these (``gpr.key``, ``tls.key``) is a property that holds
+the secret, not a file name such as ``token.py``."""
 _SESSION_IDS = ("sessid", "sessionid")
 _WEAK_WORDS = frozenset({"key", "auth", "cookie", "sid", "session", "bearer", "signature"})
 _NOT_SECRET_WORDS = frozenset(
@@ -98,6 +104,7 @@ _NOT_SECRET_WORDS = frozenset(
         "format",
         "version",
         "validator",
+        "validators",
         "validation",
         "env",
         "var",
@@ -324,7 +331,8 @@ _IDENTIFIER = re.compile(
 def _name_strength(name: str) -> int:
     """Return 2 when *name* says secret (``DB_PASSWORD``), 1 when it may (``auth``), else 0."""
     bare = name.strip("\"'-").rstrip()
-    if not bare or (_FILE_EXT.search(bare.lower()) and "." in bare):
+    lower = bare.lower()
+    if not bare or (_FILE_EXT.search(lower) and lower.rsplit(".", 1)[-1] not in _SECRET_EXTENSIONS):
         return 0
     words = [w.lower() for w in _NAME_WORDS.findall(bare)]
     if "".join(words).endswith(_SESSION_IDS):
@@ -335,6 +343,7 @@ def _name_strength(name: str) -> int:
     if (
         any(stem in joined for stem in _STRONG_STEMS)
         or _STRONG_WORDS.intersection(words)
+        or _MISSPELT.search(joined)
         or words[-1].endswith("pass")  # storepass, keypass, PGPASS
     ):
         return 2

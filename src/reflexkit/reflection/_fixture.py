@@ -1,14 +1,9 @@
 """Recorded LLM replies, replayed offline: deterministic reflections for tests and CI.
 
-A fixture file is JSONL, one ``{"promptHash": "...", "completion": {...}}`` per line. The
-hash is the :func:`~reflexkit.reflection._prompts.prompt_key` of the request
-:class:`~reflexkit.reflection._claude.ClaudeGenerator` would send for a failure (same model,
-same mode, same prompt); the completion is the model's validated reply. When a key appears
-more than once, the last line wins, so re-recording appends.
-
-:class:`FixtureRecorder` wraps a live ``ClaudeGenerator`` and appends each reply it gets;
-:class:`FixtureGenerator` replays them; :func:`fixture_key` prints the key of a failure.
-Neither the key nor the file holds the API key, a timestamp or an id.
+:class:`FixtureRecorder` wraps a live ``ClaudeGenerator`` and appends each reply under the
+:func:`~reflexkit.reflection._prompts.prompt_key` of its request; :class:`FixtureGenerator`
+replays them (the last line of a key wins); :func:`fixture_key` prints a failure's key. The
+file format is described in docs/llm.md.
 """
 
 from __future__ import annotations

@@ -10,9 +10,11 @@ apart from the id and the creation time, never touches the network, and stays sh
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 
 import attrs
 
@@ -49,13 +51,20 @@ class HeuristicGenerator:
     Args:
         clock: Returns the creation time of a reflection (tests pass a fixed one).
         max_chars: The most characters analysis, suggestion and action items may take together.
+        root: The project folder: report files a failure names are read only inside it
+            (the current folder by default).
     """
 
     def __init__(
-        self, *, clock: Callable[[], datetime] = utcnow, max_chars: int = MAX_CHARS
+        self,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        max_chars: int = MAX_CHARS,
+        root: str | os.PathLike[str] | None = None,
     ) -> None:
         self._clock = clock
         self._max_chars = max_chars
+        self._root = None if root is None else Path(root)
 
     def generate(
         self, failure: FailureContext, /, *, previous: Sequence[Reflection] = ()
@@ -72,7 +81,7 @@ class HeuristicGenerator:
             A reflection with ``source=heuristic`` and its fingerprint filled in.
         """
         if failure.reports:
-            failure = _with_reports(failure)
+            failure = _with_reports(failure, self._root)
         findings = analyse(failure)
         failure_type = failure.failure_type
         if failure_type in {None, FailureType.UNKNOWN}:
@@ -201,7 +210,7 @@ def _suggestion(findings: Findings, repeats: Sequence[Reflection]) -> str:
     return prefix + clip(findings.advice, room) + hint
 
 
-def _with_reports(failure: FailureContext) -> FailureContext:
+def _with_reports(failure: FailureContext, root: Path | None) -> FailureContext:
     """Add the text of the report files the failure names to its output, redacted.
 
     The files are read as they are on disk, so they pass the same redaction as the output
@@ -210,7 +219,7 @@ def _with_reports(failure: FailureContext) -> FailureContext:
     from reflexkit.readers._reports import read_report_files  # noqa: PLC0415 -- rare
     from reflexkit.redaction import Redactor  # noqa: PLC0415 -- rare
 
-    text = read_report_files(failure.reports)
+    text = read_report_files(failure.reports, root=root)
     if not text:
         return failure
     clean = Redactor().redact(text).text

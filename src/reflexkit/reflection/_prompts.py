@@ -1,19 +1,9 @@
 """What reflexkit asks Claude, the shape of the answer, and the key that identifies a request.
 
-The request is built from the (already redacted) failure and the subtask's previous
-reflections, so the model does not repeat advice that did not work. It asks for the fields
-the heuristic generator produces (category, analysis, suggestion, action items, confidence)
-and for identifiers quoted verbatim. The failure output is bounded: its head and its tail are
-kept, the middle is cut (one cut-marker line, see :mod:`reflexkit._text`). Tool output and the
-earlier reflections (which quote it) are each in a fenced block that the text cannot close
-(the fence is longer than any backtick run inside; a ``</output>`` inside closes nothing),
-after a line saying the block is data, not instructions.
-
-The same request, serialised with sorted keys and compact separators, is the *canonical
-request*; the first 12 hex digits of its SHA-256 are the :func:`prompt_key` under which
-fixtures are recorded and replayed. Nothing that changes from run to run or from machine to
-machine goes into it: no ids, no timestamps, no durations, and the project root and home
-folder are cut from paths in the output.
+The request carries the (redacted) failure, its output's head and tail, and the subtask's
+earlier reflections, each in a fence the text can't close, after a line saying it is data.
+The first 12 hex digits of the SHA-256 of the canonical request are its :func:`prompt_key`,
+which holds nothing that changes between runs or machines (docs/llm.md, "Fixtures").
 """
 
 from __future__ import annotations
@@ -369,7 +359,7 @@ def _failure_lines(
     """The failure's part of the user turn, up to its output's fence."""
     lines = ["Write a reflection on this failed attempt.", "", "<failure>"]
     if failure.description:
-        lines.append(f"Subtask: {_defused(strip_control(portable(failure.description)))}")
+        lines += _description_lines(_defused(strip_control(portable(failure.description))))
     lines.append(f"Attempt: {failure.attempt_number}")
     lines.append(
         f"Failure type: {failure_type.value}"
@@ -390,7 +380,20 @@ def _failure_lines(
     return [*lines, f"Output{note}:", fence(bounded or "(no output)", notice=DATA_NOTICE)]
 
 
-_SECTION_TAG_RE = re.compile(r"<(/?)(failure|reflection|output)\b", re.IGNORECASE)
+_SECTION_TAG_RE = re.compile(r"<[ \t]*(/?)[ \t]*(failure|reflection|output)\b", re.IGNORECASE)
+"""A section tag in any spelling (``</failure>``, ``< /failure>``, ``</ FAILURE>``)."""
+
+
+def _description_lines(text: str) -> list[str]:
+    """The subtask's description: one line as it is, more in a fence after the data line.
+
+    A hook's description is the agent's own (the Bash tool's ``description``): over several
+    lines it could write what reads as the request's own text.
+    """
+    text = text.strip()
+    if "\n" not in text:
+        return [f"Subtask: {text}"]
+    return ["Subtask:", fence(text, notice=DATA_NOTICE)]
 
 
 def _defused(text: str) -> str:

@@ -1,18 +1,8 @@
 """What the retry loop does around each attempt for reports and the completion judge (#18).
 
-:class:`AttemptAudit` bundles the attempt report (:class:`~reflexkit.reports._report.
-AttemptReporter`) and the completion judge (:mod:`reflexkit.reports._report` and
-:mod:`reflexkit.reports._judge`) behind three calls the loop makes per attempt:
-
-* :meth:`AttemptAudit.start` before the subagent runs: the starting commit, a stale
-  self-report removed, and the prompt section that asks for a new one;
-* :meth:`AttemptAudit.judge` when the checks passed or there were none: the judge's
-  judgement, or ``None`` when ``verification.judge`` is ``off``;
-* :meth:`AttemptAudit.finish` after the attempt, passed or not: the written report.
-
-None of them raises: reporting and judging serve the run and never stop it. A judge that
-fails (no key, a time-out, an invalid reply) is logged and its judgement has ``error`` set,
-which the loop treats as no objection.
+:class:`AttemptAudit` bundles the reporter and the judge behind :meth:`~AttemptAudit.start`,
+:meth:`~AttemptAudit.judge` and :meth:`~AttemptAudit.finish`; none raises, and a failed judge
+is taken as no objection.
 """
 
 from __future__ import annotations

@@ -1,46 +1,25 @@
 """Calibration: does the agent's self-reported confidence tell good attempts from bad ones?
 
-Each attempt report carries the agent's ``confidence`` (0 to 1) and, mechanically, how the
-attempt turned out. :func:`calibrate` pairs them and computes the AUC: the chance that a
-randomly chosen good attempt reported a higher confidence than a randomly chosen bad one (0.5
-is chance, 1.0 perfect; ties count half), with the number of pairs behind it and a
-percentile bootstrap interval, so a figure from twelve attempts is not read as a figure from
-a thousand. Everything here is pure and deterministic (the bootstrap has a fixed seed).
-
-What "good" means is the *outcome*:
-
-* ``verification``: the attempt's checks passed, and the completion judge, if it ran, did not
-  reject it;
-* ``rework``: it passed, and no later attempt at the same subtask (same task and subtask ids,
-  any run) had to redo it;
-* ``final``: its subtask ended passing in the same run (the attempt led to success).
-
-Reports with no confidence, or whose outcome is unknown (no checks and no judge, for
-``verification``), are left out and counted.
-
-A labelled corpus from anywhere (one ``{"confidence": 0.8, "correct": true}`` per line) is
-read by :func:`read_labels` and calibrated the same way (:func:`calibrate_pairs`).
-
-Beside the AUC over all attempts, the figures hold the *high-confidence subset* (confidence
-at or above :data:`HIGH_CONFIDENCE`): its AUC and the lift of its share of good attempts over
-the whole. The experiment's kill condition was registered before any data was seen: if the
-AUC on the high subset lies within :data:`CHANCE_MARGIN` of 0.5, or its bootstrap interval
-includes 0.5 (the data can't tell it from chance), confidence does not tell good from bad
-where it claims the most, and the closed calibration loop is not built
-(:class:`KillCondition`).
+:func:`calibrate` pairs each report's ``confidence`` with its outcome (``verification``,
+``rework`` or ``final``) and computes the AUC with a seeded bootstrap interval, overall and on
+the high-confidence subset, and the pre-registered kill condition (:class:`KillCondition`);
+:func:`read_labels` and :func:`calibrate_pairs` do the same for a labelled corpus. Pure and
+deterministic; the outcomes and the condition are described in docs/reports.md.
 """
 
 from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, TypedDict, Unpack
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypedDict, TypeVar, Unpack
 
 import attrs
 import orjson
 
 from reflexkit import _serde
+
+T = TypeVar("T")
 
 __all__ = [
     "CHANCE_MARGIN",
@@ -55,10 +34,10 @@ __all__ = [
     "bootstrap_interval",
     "calibrate",
     "calibrate_pairs",
-    "json_records",
     "kill_condition",
     "pairs_of",
     "read_labels",
+    "read_records",
 ]
 
 HIGH_CONFIDENCE = 0.8
@@ -443,12 +422,8 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."  # noqa: PLR2004
 
 
-def json_records(raw: bytes) -> Iterator[tuple[str, object, str | None]]:
-    """The records of a JSON Lines file, or of a JSON array: ``(where, value, error)`` each.
-
-    *where* is ``line N`` (``item N`` in an array); a line that is not JSON comes with
-    ``value`` ``None`` and ``error`` saying why. Blank lines are skipped.
-    """
+def _json_records(raw: bytes) -> Iterator[tuple[str, object, str | None]]:
+    """Each record as ``(where, value, error)``: ``line N`` (``item N`` of an array)."""
     if raw.lstrip()[:1] == b"[":
         try:
             items = orjson.loads(raw)
@@ -467,32 +442,38 @@ def json_records(raw: bytes) -> Iterator[tuple[str, object, str | None]]:
             yield f"line {number}", None, f"invalid JSON: {err}"
 
 
+def read_records(
+    raw: bytes, parse: Callable[[object], T | str | None], *, source: str
+) -> tuple[list[T], int, list[str]]:
+    """Parse each record of a JSON Lines file (or a JSON array; blank lines skipped) with *parse*.
+
+    *parse* returns the value, what is wrong (the record is skipped and counted, never fatal)
+    or ``None`` (skipped silently).
+
+    Returns:
+        The values in file order, how many records were invalid, and the first problems
+        (``"<source>: line 3: $.confidence: ..."``).
+    """
+    values: list[T] = []
+    invalid = 0
+    problems: list[str] = []
+    for where, data, error in _json_records(raw):
+        found = error or parse(data)
+        if isinstance(found, str):
+            invalid += 1
+            if len(problems) < _SHOWN_PROBLEMS:
+                problems.append(f"{source}: {where}: {found}")
+        elif found is not None:
+            values.append(found)
+    return values, invalid, problems
+
+
 def read_labels(
     raw: bytes, *, source: str = "labels"
 ) -> tuple[list[tuple[float, bool]], int, list[str]]:
-    """Read a labelled corpus: JSON Lines of ``{"confidence": 0..1, "correct": bool}``.
-
-    A JSON array of such objects is read too. Other keys on a line (an id, a task) are
-    ignored; blank lines are skipped. A line that is not such an object is skipped and
-    counted, never fatal: nothing valid is lost.
-
-    Args:
-        raw: The file's bytes.
-        source: The file's name, for the problem lines.
+    """Read a labelled corpus of ``{"confidence": 0..1, "correct": bool}`` (other keys ignored).
 
     Returns:
-        The ``(confidence, correct)`` pairs in file order, how many lines were invalid, and
-        the first of their problems (``"<source>: line 3: $.confidence: ..."``).
+        The ``(confidence, correct)`` pairs, as :func:`read_records` returns them.
     """
-    pairs: list[tuple[float, bool]] = []
-    invalid = 0
-    problems: list[str] = []
-    for where, data, error in json_records(raw):
-        found = error or _label(data)
-        if isinstance(found, tuple):
-            pairs.append(found)
-            continue
-        invalid += 1
-        if len(problems) < _SHOWN_PROBLEMS:
-            problems.append(f"{source}: {where}: {found}")
-    return pairs, invalid, problems
+    return read_records(raw, _label, source=source)

@@ -1,21 +1,8 @@
 """How an attempt ended, read from the agent's last message.
 
-:func:`classify_ending` is pure and deterministic. It tells five endings apart:
-
-* ``completed``: the agent says it is done (the checks decide whether it is right);
-* ``waiting_for_user``: the agent ends on a question to the user ("Should I also migrate the
-  old rows?"); retrying would only ask again, so the loop ends the subtask with outcome
-  ``needs_input``;
-* ``genuinely_stuck``: the agent gave up, stopped mid-sentence, or announced work it never did
-  ("Next, I'll update the tests:");
-* ``error``: the agent run itself failed (an API error, a crash, a usage limit);
-* ``working``: the agent is still at work: a tool it started is still running (a build, an
-  install in the background), or its last output is too recent to call it stuck. Let it
-  finish: nudging it, or judging its work, would be premature.
-
-Only the end of the message counts (its last paragraphs, code blocks removed): an agent that
-asked a question halfway and then answered it itself is not waiting. Politeness such as "Let
-me know if you have any questions" is not a question to wait on.
+:func:`classify_ending` is pure: ``completed``, ``waiting_for_user``, ``genuinely_stuck``,
+``error`` or ``working``, from the end of the message only (its last paragraphs, code blocks
+removed). docs/reports.md says what each means for the loop.
 """
 
 from __future__ import annotations

@@ -1,29 +1,9 @@
 """The P2 experiment: which gate would have caught the failures in a repository's history?
 
-Offline, from ``git log`` alone. Two failure signals are found in a window of history:
-
-* a **revert** (``Revert "..."``, or a body saying ``This reverts commit <sha>``), and
-* a **quick fix**: a fix (``fix:``, ``hotfix``, ``Fix ...``, ``fixed ...``) committed within
-  ``fix_hours`` after a *feature change* (a merge, a ``feat:`` commit or a squash-merged pull
-  request, ``... (#123)``) that touched at least one of the same files.
-
-Each is put in one bucket by a heuristic registered before any data was seen, first match
-wins:
-
-1. ``ci``: its message names a mechanical check (tests, a broken build, lint, type
-   errors, CI, a syntax or compile error, a flaky test) or every file it changes is a test,
-   build or CI file: a check run on every change would have caught it.
-2. ``human_review``: the change it repairs (else the repair itself) is on a surface the
-   review risk floor sends to review (:func:`~reflexkit.reports._risk.evaluate_risk`): a
-   reviewer looking where the risk is would have caught it.
-3. ``self_reflection``: neither: nothing checked it and nothing flagged it; only the
-   author's own reflection on what is most likely wrong could have.
-
-The kill condition, registered with it: when the third bucket is near empty (under
-:data:`SELF_REFLECTION_FLOOR` of the signals), end-of-run reflection has nothing of its own
-to catch, and the closed calibration loop is not built. The window counts back from the
-newest commit's date, never from the wall clock, so the same repository gives the same
-figures on any day.
+Offline, from ``git log`` alone: reverts and quick fixes in a window counted back from the
+newest commit (never the wall clock) each go to the first gate that would have caught them,
+``ci``, ``human_review`` or ``self_reflection``, with the pre-registered kill condition
+(:data:`SELF_REFLECTION_FLOOR`). The signals and buckets are described in docs/reports.md.
 """
 
 from __future__ import annotations

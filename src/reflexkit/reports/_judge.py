@@ -1,24 +1,10 @@
 """The completion judge: did an attempt whose checks passed (or that has none) finish the job?
 
-A passing test suite says the code does what the tests ask; it does not say the subtask is
-done. The judge reads the subtask, the diff (bounded), the agent's last message and the
-project's instructions (``AGENTS.md`` / ``CLAUDE.md``, bounded) and returns a
-:class:`Verdict`: ``{complete, severity, feedback, missing[], nextActions[]}``. A
-``BLOCKER`` (a security, data or production risk) forces ``complete`` to false.
-
-Three judges share one shape, ``judge(JudgeInput) -> Judgement``:
-
-* :class:`ClaudeJudge` asks Claude through a :class:`~reflexkit.llm.Claude` (the client, retry
-  policy, time budget and error mapping the generator uses too), and structured output
-  validated by the one converter;
-* :class:`HeuristicJudge` applies rules to the diff and the last message; no network;
-* :class:`FixtureJudge` replays recorded replies keyed by the hash of the request
-  ClaudeJudge would send (the same JSONL format as reflection fixtures), which
-  :class:`JudgeRecorder` records from a live ClaudeJudge.
-
-A judge never raises and never blocks on its own failure: an error becomes a
-:class:`Judgement` with no verdict and a reason code, logged at warning level, and the caller
-treats it as "no objection".
+Three judges share ``judge(JudgeInput) -> Judgement``: :class:`ClaudeJudge` (through the one
+Claude client, :class:`~reflexkit.llm.Claude`), :class:`HeuristicJudge` (rules, no network)
+and :class:`FixtureJudge` (replays what :class:`JudgeRecorder` recorded). A judge never
+raises: a failure is a :class:`Judgement` with no verdict and a reason code, which the caller
+takes as no objection. The verdict and severities are described in docs/reports.md.
 """
 
 from __future__ import annotations
@@ -216,9 +202,8 @@ def read_instructions(root: Path, *, max_chars: int = MAX_INSTRUCTIONS_CHARS) ->
     """
     parts: list[str] = []
     for name in INSTRUCTION_FILES:
-        path = root / name
-        try:  # the repository names it: the safe reader (no link, FIFO or device)
-            raw = read_regular(path, limit=max_chars * 4, keep="head")
+        try:  # the repository names it: the safe reader (no link, FIFO, device or way out)
+            raw = read_regular(name, limit=max_chars * 4, keep="head", within=root)
         except OSError:
             continue
         text = raw.decode("utf-8", "replace")
@@ -298,7 +283,10 @@ def judge_prompt(
 
 
 _SECTIONS = ("subtask", "project_instructions", "diff", "last_message")
-_CLOSING_TAG_RE = re.compile(rf"</({'|'.join(_SECTIONS)})>")
+_CLOSING_TAG_RE = re.compile(
+    rf"<[ \t]*/[ \t]*({'|'.join(_SECTIONS)})\b[^>\n]{{0,80}}>", re.IGNORECASE
+)
+"""A closing section tag in any spelling: ``</diff>``, ``</DIFF>``, ``</diff >``, ``< /diff>``."""
 
 
 def _section(tag: str, text: str) -> list[str]:

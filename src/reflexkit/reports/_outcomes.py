@@ -1,21 +1,9 @@
 """The P3 experiment: how many finished tasks ever get a machine-detectable outcome?
 
-Calibration needs labels: a finished task whose correctness nothing ever measures can't
-teach anything. This harness counts, of the *completed* tasks, those with a signal that says
-right or wrong within a window (30 days) of completion, offline, from one of two sources:
-
-* **reflexkit's reports** (``reflexkit.report.v1``): a task is one subtask of one run, done
-  when its last attempt there was not failed by its checks or its judge. Its signals: the
-  checks ran (``checks``), the completion judge gave a verdict (``judge``), a later run
-  attempted the same subtask again within the window (``rework``: it was wrong).
-* **a board export** (JSON Lines, one task a line): ``{"id": "T-12", "completedAt":
-  "2026-01-05T10:00:00Z", "signals": [{"kind": "ci", "at": "2026-01-05T09:40:00Z"}]}``. A
-  task with no ``completedAt`` (or ``null``) is open and not counted; a signal counts when it
-  came before the end of the window (a CI run before the task was closed counts too).
-
-The kill condition, registered before any data was seen: a base rate under
-:data:`BASE_RATE_FLOOR` means outcomes are too rarely known to calibrate against; keep the
-self-reports as caveat notes only.
+From reflexkit's reports (signals ``checks``, ``judge``, ``rework``) or a board export (JSON
+Lines), offline: the base rate of completed tasks with a signal within the window, and the
+pre-registered kill condition (:data:`BASE_RATE_FLOOR`). docs/reports.md describes both
+sources.
 """
 
 from __future__ import annotations
@@ -28,7 +16,7 @@ import attrs
 import orjson
 
 from reflexkit import _serde
-from reflexkit.reports._calibration import KillCondition, json_records
+from reflexkit.reports._calibration import KillCondition, read_records
 
 __all__ = [
     "BASE_RATE_FLOOR",
@@ -188,27 +176,12 @@ def _shown(value: object) -> str:
 
 
 def read_board(raw: bytes, *, source: str = "board") -> tuple[list[FinishedTask], int, list[str]]:
-    """Read a board export: JSON Lines of tasks (see the module doc), or a JSON array of them.
-
-    Invalid lines are skipped and counted, never fatal; blank lines and open tasks are
-    skipped silently.
+    """Read a board export of tasks (docs/reports.md); open tasks are skipped silently.
 
     Returns:
-        The finished tasks, how many lines were invalid, and the first of their problems
-        (``"<source>: line 3: $.completedAt: ..."``).
+        The finished tasks, as :func:`~reflexkit.reports._calibration.read_records` returns them.
     """
-    tasks: list[FinishedTask] = []
-    invalid = 0
-    problems: list[str] = []
-    for where, data, error in json_records(raw):
-        found = error or _board_task(data)
-        if isinstance(found, str):
-            invalid += 1
-            if len(problems) < _SHOWN:
-                problems.append(f"{source}: {where}: {found}")
-        elif found is not None:
-            tasks.append(found)
-    return tasks, invalid, problems
+    return read_records(raw, _board_task, source=source)
 
 
 def _kill(completed: int, rate: float | None) -> KillCondition:

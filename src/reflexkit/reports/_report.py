@@ -1,18 +1,9 @@
 """End-of-attempt reports: ``reflexkit.report.v1``, one JSON file per attempt.
 
-A report has two kinds of fields. The *mechanical* ones are measured: ids, the files the
-attempt changed with their insertions and deletions (``git diff --numstat``), the review
-risk floor, the verification result. The *self-reported* ones come from the agent: its
-confidence, the single most likely way its work is wrong, and what it knows that the diff
-does not show. The agent writes them to ``.reflexkit/self-report.json`` when the prompt asks
-(see :func:`self_report_instructions`); a missing or invalid file leaves them ``null`` and
-sets ``provenance.degraded``.
-
-:func:`build_report` is pure (inputs in, report dict out); :func:`git_changes`,
-:func:`take_self_report` and :func:`write_report` do the I/O around it. Reports are written
-atomically (a temporary file in the same folder, then a rename) under
-``<reports.path>/<run id>/``, with every id sanitised so no id can name a path outside it.
-The JSON Schema is shipped in the package: :func:`report_schema`.
+:func:`build_report` is pure (the mechanical fields measured, the self-reported ones from the
+agent's file); :func:`git_changes`, :func:`take_self_report` and :func:`write_report` do the
+I/O around it, atomically and under sanitised ids. The fields and the schema
+(:func:`report_schema`) are described in docs/reports.md.
 """
 
 from __future__ import annotations
@@ -38,7 +29,7 @@ from reflexkit._text import show_name, strip_control
 from reflexkit._version import __version__
 from reflexkit.exceptions import ConfigError
 from reflexkit.models import at_least, utcnow
-from reflexkit.orchestrator._process import run_process
+from reflexkit.orchestrator._process import Command, run_process
 from reflexkit.redaction._gate import outbound_data
 from reflexkit.reports._risk import RiskVerdict, evaluate_risk
 from reflexkit.tasks._config import LoadedProject, ReviewSurface, RiskConfig
@@ -52,6 +43,7 @@ __all__ = [
     "JudgeSummary",
     "ReflectionMode",
     "ReportIds",
+    "ReportSettings",
     "SelfReport",
     "Verification",
     "atomic_write",
@@ -395,30 +387,30 @@ def diff_text(
         return ""
     # The diff of what the agent wrote can be any size: captured head and tail, bounded. The
     # runner joins stderr to stdout, so git's warnings go to /dev/null (argv passed as "$@").
+    confined = {**git_env(repository=root), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    command = [
+        "sh",
+        "-c",
+        'exec "$@" 2>/dev/null',
+        "sh",
+        "git",
+        "-c",
+        "core.quotepath=off",
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-renames",
+        base,
+        "--",
+        ".",
+        f":(exclude){_OWN_FOLDER}",
+    ]
     diff = run_process(
-        [
-            "sh",
-            "-c",
-            'exec "$@" 2>/dev/null',
-            "sh",
-            "git",
-            "-c",
-            "core.quotepath=off",
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--no-renames",
-            base,
-            "--",
-            ".",
-            f":(exclude){_OWN_FOLDER}",
-        ],
-        cwd=root,
+        Command(command, cwd=root, env=confined),
         timeout_s=_GIT_TIMEOUT_S if timeout_s is None else timeout_s,
         max_output_bytes=max_chars,
         raw=True,
-        env={**git_env(repository=root), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},  # confined
     )
     if diff.exit_code != 0:
         return ""
@@ -510,18 +502,30 @@ def _first_line(data: bytes) -> str:
 # --- the report ------------------------------------------------------------------------------
 
 
-def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
+@attrs.frozen(kw_only=True)
+class ReportSettings:
+    """How reports are written: by whom, of which repository, under which rules and clock."""
+
+    source: Literal["orchestrator", "stop-hook"] = "orchestrator"
+    repo: str = ""  # :func:`repo_name`
+    # ``off``, ``solo`` or ``orchestrated``; by default ``solo`` for the stop hook and
+    # ``orchestrated`` for the loop
+    reflection_mode: ReflectionMode | None = None
+    risk: RiskConfig | None = None  # the ``risk`` section of project.json (defaults)
+    clock: Callable[[], datetime] = utcnow  # the report's creation time
+
+
+_DEFAULT_SETTINGS = ReportSettings()
+
+
+def build_report(
     ids: ReportIds,
     /,
     *,
     changes: GitChanges,
     self_report: bytes | None,
     verification: Verification | None = None,
-    risk: RiskConfig | None = None,
-    source: Literal["orchestrator", "stop-hook"] = "orchestrator",
-    repo: str = "",
-    reflection_mode: ReflectionMode | None = None,
-    clock: Callable[[], datetime] = utcnow,
+    settings: ReportSettings = _DEFAULT_SETTINGS,
 ) -> dict[str, Any]:
     """Build one ``reflexkit.report.v1`` report: a pure function of its inputs.
 
@@ -530,12 +534,7 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
         changes: What git says changed (:func:`git_changes`).
         self_report: The bytes of the agent's self-report, or ``None`` when it wrote none.
         verification: How the checks went; all ``null`` when not given.
-        risk: The ``risk`` section of project.json (defaults when ``None``).
-        source: Who wrote the report.
-        repo: The name of the repository (:func:`repo_name`).
-        reflection_mode: ``off``, ``solo`` or ``orchestrated``; by default ``solo`` for the
-            stop hook and ``orchestrated`` for the loop.
-        clock: Returns the report's creation time.
+        settings: Who writes it, of which repository, the risk rules and the clock.
 
     Returns:
         The report as camelCase JSON data; it validates against :func:`report_schema`.
@@ -550,18 +549,19 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
         [f.path for f in files],
         insertions=changes.insertions,
         deletions=changes.deletions,
-        config=risk,
+        config=settings.risk,
     )
+    source = settings.source
     report = _Report(
         schema=REPORT_SCHEMA_ID,
-        repo=repo,
+        repo=settings.repo,
         run_id=ids.run_id,
         task_id=ids.task_id,
         subtask_id=ids.subtask_id,
         attempt=ids.attempt,
         session_id=ids.session_id,
         agent=ids.agent,
-        created_at=clock(),
+        created_at=settings.clock(),
         verification=verification or Verification(),
         files_changed=files,
         insertions=changes.insertions,
@@ -572,7 +572,7 @@ def build_report(  # noqa: PLR0913 -- the mechanical inputs of one report
         known_not_in_diff=parsed.known_not_in_diff if parsed else None,
         provenance=_Provenance(
             source=source,
-            reflection_mode=reflection_mode
+            reflection_mode=settings.reflection_mode
             or ("solo" if source == "stop-hook" else "orchestrated"),
             degraded=status != "ok" or changes.problem is not None,
             self_report=status,  # type: ignore[arg-type]  # one of the three, by construction
@@ -763,10 +763,12 @@ class AttemptReporter:
                 changes=git_changes(self.workdir, base=base or "HEAD"),
                 self_report=self._take_self_report(),
                 verification=verification,
-                risk=self.project.config.risk,
-                source=self.source,
-                repo=self.repo,
-                reflection_mode=self.reflection_mode,
+                settings=ReportSettings(
+                    source=self.source,
+                    repo=self.repo,
+                    reflection_mode=self.reflection_mode,
+                    risk=self.project.config.risk,
+                ),
             )
             write_report(report, self.reports_dir)
         except (OSError, ValueError, TypeError) as err:

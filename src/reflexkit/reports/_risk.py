@@ -1,22 +1,9 @@
 """The review risk floor: from the paths a diff changes to whether it needs a second look.
 
-:func:`evaluate_risk` is pure and deterministic: no I/O, no clock, the same verdict for the
-same paths in any order. Each changed file is put on one *surface* (auth, data, infra, build,
-ui, test, docs, none): of the surfaces whose rules match its path, the riskiest (highest
-weight) wins, so the highest-risk surface dominates: ``src/auth/login.test.ts`` is auth, not
-test, and a test that weakens the login checks is reviewed like the login code. The riskiest
-file decides the diff: the score is the highest weight among the changed files, and a diff of
-at least ``risk.largeDiffLines`` changed lines scores at least the threshold whatever it
-touches.
-
-The built-in table is data (:data:`DEFAULT_ROWS`): per surface, its weight, the words that put
-a path on it (whole words of any folder or file name: ``traefik`` in
-``deploy/traefik.yml``), file-shape patterns, and the paths it must catch and the look-alikes
-it must leave, which the tests walk.
-
-This is a floor, a minimum review requirement, and never a gate: it does not change an exit
-code or an outcome. Checks and tests stay the authority above it (checks > human review >
-reviewer verdict > the agent's own reflection).
+:func:`evaluate_risk` is pure: each changed file goes on its riskiest matching surface, the
+riskiest file (or a large diff) decides, and the verdict never changes an exit code or an
+outcome. The table is data (:data:`DEFAULT_ROWS`), each row with the paths it must catch and
+the look-alikes it must leave, which the tests walk; docs/reports.md describes it.
 """
 
 from __future__ import annotations

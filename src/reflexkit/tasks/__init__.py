@@ -38,16 +38,15 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "LoadedProject": "_config",
-        "MemoryConfig": "_config",
-        "OrchestratorConfig": "_config",
-        "ProjectConfig": "_config",
-        "ReflexionConfig": "_config",
-        "VerificationConfig": "_config",
-        "load_project": "_config",
-        "Subtask": "_task",
-        "Task": "_task",
-        "load_task": "_task",
-        "parse_task": "_task",
+        "_config": (
+            "LoadedProject",
+            "MemoryConfig",
+            "OrchestratorConfig",
+            "ProjectConfig",
+            "ReflexionConfig",
+            "VerificationConfig",
+            "load_project",
+        ),
+        "_task": ("Subtask", "Task", "load_task", "parse_task"),
     },
 )

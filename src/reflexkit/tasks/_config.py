@@ -12,7 +12,7 @@ import math
 import os
 import re
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import attrs
@@ -162,6 +162,25 @@ def path_text(_inst: object, _attr: attrs.Attribute[Any], value: str) -> None:
 def _non_empty_path(inst: object, attr: attrs.Attribute[Any], value: str) -> None:
     non_empty(inst, attr, value)
     path_text(inst, attr, value)
+
+
+def inside_path(inst: object, attr: attrs.Attribute[Any], value: str) -> None:
+    """A file reflexkit reads (or removes) for the project: relative, and inside it.
+
+    project.json is committed with the repository; a path there that leads out
+    (``../x``, ``/home/...``, ``~/x``) would have a file outside read into a report or a
+    model request, and the self-report removed after reading.
+    """
+    _non_empty_path(inst, attr, value)
+    parts = PurePosixPath(value).parts
+    depth = 0
+    for part in parts:
+        depth += -1 if part == ".." else 0 if part == "." else 1
+        if depth < 0:
+            break
+    if value.startswith(("/", "~", "\\")) or depth < 0 or ":" in (parts[0] if parts else ""):
+        msg = f"expected a path inside the project, got {json.dumps(value)[:80]}"
+        raise ValueError(msg)
 
 
 @attrs.frozen(kw_only=True)
@@ -444,7 +463,9 @@ class ReportsConfig:
 
     enabled: bool = False
     path: str = attrs.field(default=".reflexkit/reports", validator=path_text)
-    self_report_path: str = attrs.field(default=".reflexkit/self-report.json", validator=path_text)
+    self_report_path: str = attrs.field(
+        default=".reflexkit/self-report.json", validator=inside_path
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -493,7 +514,7 @@ class InsightsConfig:
     max_lessons: int = attrs.field(default=2, validator=at_least(0))
     model: str | None = attrs.field(default=None, validator=attrs.validators.optional(non_empty))
     prompt_path: str | None = attrs.field(
-        default=None, validator=attrs.validators.optional(_non_empty_path)
+        default=None, validator=attrs.validators.optional(inside_path)
     )
 
 

@@ -35,17 +35,11 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "FakeApi": "_fake_server",
-        "RecordedRequest": "_fake_server",
-        "Scripted": "_fake_server",
-        "FakeMessagesApi": "fake_messages_api",
-        "FakeOpenAIApi": "fake_openai_api",
-        "ToolCall": "fake_openai_api",
-        "Turn": "fake_openai_api",
-        "MemoryContract": "memory_contract",
-        "make_reflection": "memory_contract",
-        "PostgresServer": "postgres_server",
-        "HistoryWriter": "run_history",
-        "RunScript": "run_history",
+        "_fake_server": ("FakeApi", "RecordedRequest", "Scripted"),
+        "fake_messages_api": ("FakeMessagesApi",),
+        "fake_openai_api": ("FakeOpenAIApi", "ToolCall", "Turn"),
+        "memory_contract": ("MemoryContract", "make_reflection"),
+        "postgres_server": ("PostgresServer",),
+        "run_history": ("HistoryWriter", "RunScript"),
     },
 )

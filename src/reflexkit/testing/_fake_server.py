@@ -363,14 +363,13 @@ class FakeApi:
 
     # --- scripting ---
 
-    def enqueue(  # noqa: PLR0913 -- the parts of an HTTP response
+    def enqueue(
         self,
         scripted: Scripted | None = None,
         /,
         *,
         status: int = 200,
         json: object = None,
-        body: bytes | None = None,
         headers: Mapping[str, str] | None = None,
         delay_s: float = 0.0,
     ) -> Self:
@@ -380,14 +379,12 @@ class FakeApi:
             scripted: A custom response (for example a stream); the other arguments are then
                 ignored.
             status: The HTTP status.
-            json: A JSON body.
-            body: A raw body, when *json* is not given.
+            json: A JSON body (none: an empty one; any other body is a :class:`Scripted`).
             headers: Extra response headers.
             delay_s: Wait this long before answering.
         """
         if scripted is None:
-            if body is None:
-                body = orjson.dumps(json) if json is not None else b""
+            body = orjson.dumps(json) if json is not None else b""
             scripted = self._http(status, body, dict(headers or {}), delay_s)
         with self._lock:
             self._script.append(scripted)

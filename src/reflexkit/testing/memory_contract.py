@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
+import attrs
 import pytest
 
 from reflexkit.memory._protocols import EpisodicMemory
@@ -37,31 +38,28 @@ __all__ = ["MemoryContract", "make_reflection"]
 _NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
-def make_reflection(  # noqa: PLR0913 -- keyword-only knobs a test turns
+def make_reflection(
     subtask_id: str = "sub-1",
     *,
     task_id: str = "task-1",
     attempt: int = 1,
     created_at: datetime = _NOW,
-    category: ReflectionCategory = ReflectionCategory.ROOT_CAUSE,
-    failure_type: FailureType = FailureType.TEST_FAILURE,
-    source: ReflectionSource = ReflectionSource.HEURISTIC,
     analysis: str = "tests/test_cart.py::test_total failed: assert 90 == 100",
 ) -> Reflection:
-    """Return a plausible reflection; every argument has a default."""
+    """Return a plausible reflection; every argument has a default (``attrs.evolve`` the rest)."""
     return Reflection(
         id=new_reflection_id(),
         session_id="session-1",
         task_id=task_id,
         subtask_id=subtask_id,
         attempt_number=attempt,
-        category=category,
-        failure_type=failure_type,
+        category=ReflectionCategory.ROOT_CAUSE,
+        failure_type=FailureType.TEST_FAILURE,
         analysis=analysis,
         suggestion="Apply the discount after the tax, as the spec says.",
         action_items=("Read src/cart.py:41", "Run pytest tests/test_cart.py -q"),
         confidence=0.7,
-        source=source,
+        source=ReflectionSource.HEURISTIC,
         created_at=created_at,
         fingerprint="0123456789abcdef",
     )
@@ -255,10 +253,9 @@ class MemoryContract:
     def test_stats_count_what_is_stored(self, memory: EpisodicMemory) -> None:
         """Stats counts records, subtasks, categories, failure types and sources."""
         memory.append(make_reflection("a"))
-        memory.append(make_reflection("a", category=ReflectionCategory.TEST_GAP))
-        memory.append(
-            make_reflection("b", failure_type=FailureType.LINT_ERROR, source=ReflectionSource.LLM)
-        )
+        memory.append(attrs.evolve(make_reflection("a"), category=ReflectionCategory.TEST_GAP))
+        lint = attrs.evolve(make_reflection("b"), failure_type=FailureType.LINT_ERROR)
+        memory.append(attrs.evolve(lint, source=ReflectionSource.LLM))
         stats = memory.stats()
         assert stats.records == 3
         assert stats.subtasks == 2

@@ -1,28 +1,8 @@
-"""The reflexkit pytest plugin: fixtures for testing code that uses reflexkit.
+"""The reflexkit pytest plugin (entry point ``reflexkit``): fixtures for code that uses reflexkit.
 
-Registered as the ``pytest11`` entry point ``reflexkit``, so installing reflexkit makes these
-fixtures available in every test suite, with nothing to import:
-
-``reflexkit_project``
-    A :class:`~reflexkit.tasks._config.LoadedProject` with the default configuration (heuristic
-    reflections), rooted in the test's ``tmp_path``.
-``reflexkit_app``
-    The :class:`~reflexkit.containers.Application` of that project, bound to in-process fakes
-    (:class:`~reflexkit.containers.FakeServices`) for the length of the test: memory in a list,
-    the heuristic generator, no network.
-``reflexkit_fakes``
-    Those fakes, to look into their store or override their generator.
-``reflexkit_memory``
-    An empty :class:`~reflexkit.memory.InMemoryMemory`.
-``fake_messages_api``
-    A started :class:`~reflexkit.testing.fake_messages_api.FakeMessagesApi` on 127.0.0.1,
-    stopped after the test; point the SDK's ``base_url`` at its ``url``.
-``fake_openai_api``
-    A started :class:`~reflexkit.testing.fake_openai_api.FakeOpenAIApi` (Chat Completions
-    and Responses) on 127.0.0.1, stopped after the test; agents get ``url + "/v1"``.
-
-The heavy imports happen inside the fixtures, so the plugin costs nothing in a test session
-that doesn't use them.
+``reflexkit_project``, ``reflexkit_app`` (bound to :class:`~reflexkit.containers.FakeServices`),
+``reflexkit_fakes``, ``reflexkit_memory``, ``fake_messages_api`` and ``fake_openai_api``; each
+is described in docs/testing.md. Heavy imports happen inside the fixtures.
 """
 
 from __future__ import annotations

@@ -51,40 +51,43 @@ class RunScript:
         self._emit(EventKind.ATTEMPT_STARTED, subtask, number, promptChars=100, timeoutS=900.0)
         return number
 
-    def fail(  # noqa: PLR0913 -- the facts of one failed attempt
+    def fail(
         self,
         subtask: str,
         *,
-        failure_type: str = "test_failure",
         fingerprint: str = "fp-default",
         files: Sequence[str] | None = ("src/app.py",),
-        output_chars: int | None = 500,
-        command: str = "python -m pytest -q",
         reflection_id: str = "",
-        output: str | None = None,
+        **data: object,
     ) -> int:
         """Write a failed attempt (and its reflection when *reflection_id* is given).
 
-        *output* is what the failing check printed (``verificationOutput``).
+        *data* are more fields of the ``verification_failed`` event, camelCase, over its
+        defaults (``command``, ``failureType``, ``outputChars`` 500; ``verificationOutput``
+        is what the check printed); a ``None`` leaves a field out.
         """
+        return self._fail(subtask, fingerprint, files, reflection_id, data)
+
+    def _fail(
+        self,
+        subtask: str,
+        fingerprint: str,
+        files: Sequence[str] | None,
+        reflection_id: str,
+        data: dict[str, object],
+    ) -> int:
         number = self._start(subtask)
-        extra: dict[str, object] = {}
-        if output is not None:
-            extra["verificationOutput"] = output
-        if files is not None:
-            extra["filesModified"] = ",".join(files)
-        if output_chars is not None:
-            extra["outputChars"] = output_chars
+        fields: dict[str, object] = {
+            "command": "python -m pytest -q",
+            "exitCode": 1,
+            "failureType": "test_failure",
+            "outputChars": 500,
+            "filesModified": None if files is None else ",".join(files),
+            **data,
+        }
+        fields["subagentOk"] = fields["failureType"] != "timeout"
         self._emit(
-            EventKind.VERIFICATION_FAILED,
-            subtask,
-            number,
-            command=command,
-            exitCode=1,
-            failureType=failure_type,
-            subagentOk=failure_type != "timeout",
-            fingerprint=fingerprint,
-            **extra,
+            EventKind.VERIFICATION_FAILED, subtask, number, fingerprint=fingerprint, **fields
         )
         if reflection_id:
             self._emit(
@@ -99,28 +102,27 @@ class RunScript:
             )
         return number
 
-    def timeout(self, subtask: str, **options: object) -> int:
-        """Write an attempt whose subagent ran out of time."""
-        options.setdefault("command", "subagent")
-        options.setdefault("fingerprint", "fp-timeout")
-        return self.fail(subtask, failure_type="timeout", **options)  # type: ignore[arg-type]
-
-    def passed(
-        self, subtask: str, *, output_chars: int | None = 500, led_to_success: Sequence[str] = ()
+    def timeout(
+        self, subtask: str, *, files: Sequence[str] | None = ("src/app.py",), **data: object
     ) -> int:
-        """Write a passing attempt."""
+        """Write an attempt whose subagent ran out of time (*data* as for :meth:`fail`)."""
+        data = {"command": "subagent", "failureType": "timeout", **data}
+        return self._fail(subtask, "fp-timeout", files, "", data)
+
+    def passed(self, subtask: str, *, led_to_success: Sequence[str] = (), **data: object) -> int:
+        """Write a passing attempt (*data*: more event fields, over ``outputChars`` 500)."""
         number = self._start(subtask)
-        extra: dict[str, object] = {}
-        if output_chars is not None:
-            extra["outputChars"] = output_chars
         self._emit(
             EventKind.PASSED,
             subtask,
             number,
-            durationMs=1000,
-            reflectionsUsed=len(led_to_success),
-            ledToSuccess=",".join(led_to_success),
-            **extra,
+            **{
+                "durationMs": 1000,
+                "reflectionsUsed": len(led_to_success),
+                "ledToSuccess": ",".join(led_to_success),
+                "outputChars": 500,
+                **data,
+            },
         )
         return number
 

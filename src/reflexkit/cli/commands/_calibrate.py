@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Unpack
 
+import attrs
 import click
 
 from reflexkit import _serde
@@ -16,10 +17,11 @@ from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     _fail,
     _state,
+    read_corpus,
     reports_folder,
     reports_option,
-    show_json,
 )
+from reflexkit.cli._output import say, say_json
 from reflexkit.reports._calibration import (
     HIGH_CONFIDENCE,
     Bootstrap,
@@ -90,12 +92,10 @@ def calibrate_command(
             EXIT_BAD_INPUT,
         )
     if labels is not None:
-        where, raw = _serde.read_named(labels, limit=_MAX_LABELS_BYTES)
-        pairs, invalid, problems = read_labels(raw, source=where)
-        if invalid and not pairs:
-            _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)
-        result = calibrate_pairs(pairs, **bootstrap)
-        result = _with_problems(result, invalid, problems)
+        where, pairs, invalid, problems = read_corpus(labels, read_labels, limit=_MAX_LABELS_BYTES)
+        result = attrs.evolve(
+            calibrate_pairs(pairs, **bootstrap), skipped_invalid=invalid, problems=problems
+        )
         title = f"labels in {where}"
     else:
         folder = reports_folder(ctx, reports_dir)
@@ -104,17 +104,9 @@ def calibrate_command(
     if _state(ctx).json:
         data = _serde.unstructure(result)
         data["bins"] = [{"range": r, "n": n, "good": g} for r, n, g in result.bins]
-        click.echo(show_json(data))
+        say_json(data)
         return
     _print(result, title)
-
-
-def _with_problems(result: Calibration, invalid: int, problems: list[str]) -> Calibration:
-    import attrs  # noqa: PLC0415 -- only the labels path needs it
-
-    for line in problems:
-        click.echo(f"reflexkit: skipped {line}", err=True)
-    return attrs.evolve(result, skipped_invalid=invalid, problems=tuple(problems))
 
 
 def _auc_text(auc: float | None, low: float | None, high: float | None, level: float) -> str:
@@ -124,26 +116,26 @@ def _auc_text(auc: float | None, low: float | None, high: float | None, level: f
 
 
 def _print(result: Calibration, title: str) -> None:
-    click.echo(title)
+    say(title)
     skipped = (
         f"skipped {result.skipped_invalid} invalid lines"
         if result.outcome is None
         else f"skipped {result.skipped_no_confidence} without confidence, "
         f"{result.skipped_unknown} with no known outcome"
     )
-    click.echo(f"n = {result.n} ({result.good} good, {result.bad} bad); {skipped}")
-    click.echo(_auc_text(result.auc, result.low, result.high, result.level))
+    say(f"n = {result.n} ({result.good} good, {result.bad} bad); {skipped}")
+    say(_auc_text(result.auc, result.low, result.high, result.level))
     subset = result.high_subset
     if subset is not None:
         lift = f", lift {result.lift:.2f}" if result.lift is not None else ""
-        click.echo(
+        say(
             f"high-confidence subset (confidence >= {result.high_threshold:g}): n = {subset.n} "
             f"({subset.good} good, {subset.bad} bad){lift}"
         )
-        click.echo("  " + _auc_text(subset.auc, subset.low, subset.high, result.level))
+        say("  " + _auc_text(subset.auc, subset.low, subset.high, result.level))
     for label, n, good in result.bins:
-        click.echo(f"  confidence {label}: {n} attempts, {good:.0%} good")
+        say(f"  confidence {label}: {n} attempts, {good:.0%} good")
     kill = result.kill_condition
     if kill is not None:
-        click.echo(f"kill condition (pre-registered): {kill.rule}")
-        click.echo(f"  {kill.verdict}")
+        say(f"kill condition (pre-registered): {kill.rule}")
+        say(f"  {kill.verdict}")

@@ -13,8 +13,8 @@ from reflexkit.cli._core import (
     EXIT_FAILED,
     _fail,
     _state,
-    show_json,
 )
+from reflexkit.cli._output import say, say_json
 from reflexkit.tasks._config import (
     CONFIG_RELPATH,
     ProjectConfig,
@@ -37,8 +37,8 @@ def config_check(ctx: click.Context) -> None:
     """
     project = _state(ctx).project()
     where = str(project.path) if project.path else "no project.json found: all defaults"
-    click.echo(f"reflexkit: {where}", err=True)
-    click.echo(show_json(project.config))
+    say(f"reflexkit: {where}", err=True)
+    say_json(project.config)
 
 
 @config.command("init")
@@ -54,4 +54,4 @@ def config_init(ctx: click.Context, force: bool) -> None:
         atomic_write(target, data, mode=None if target.exists() else 0o644)
     except OSError as err:
         _fail([f"{target}: cannot write: {err.strerror or err}"], EXIT_FAILED)
-    click.echo(f"wrote {target}")
+    say(f"wrote {target}")

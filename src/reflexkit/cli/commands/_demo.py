@@ -15,6 +15,7 @@ from reflexkit.cli._core import (
     EXIT_FAILED,
     _fail,
 )
+from reflexkit.cli._output import say
 from reflexkit.cli.commands._run import _orchestrate, _show_summary
 from reflexkit.containers import build_application
 from reflexkit.orchestrator._subagents import ScriptedSubagent
@@ -75,7 +76,7 @@ def demo() -> None:
                 ]
             }
         )
-        click.echo(
+        say(
             "reflexkit demo: a retry loop that learns, on a copy of a small project with a real\n"
             "bug and real tests. A SCRIPTED SUBAGENT stands in for Claude Code: its two edits\n"
             "are fixed in advance (a plausible wrong fix, then the right one). Verification runs\n"
@@ -85,7 +86,7 @@ def demo() -> None:
         summary, run_log = _orchestrate(app, task, agent)
         _show_summary(summary, task, run_log, as_json=False, log_kept=False)
         if len(agent.prompts) > 1:
-            click.echo("\n--- the prompt attempt 2 got " + "-" * 46)
-            click.echo(agent.prompts[1])
+            say("\n--- the prompt attempt 2 got " + "-" * 46)
+            say(agent.prompts[1])
         if not summary.passed:
             _fail(["the demo did not pass: this is a bug, please report it"], EXIT_FAILED)

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import click
 
-from reflexkit import _serde
 from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     _fail,
     _state,
+    read_corpus,
     reports_folder,
     reports_option,
-    show_json,
 )
+from reflexkit.cli._output import say, say_json
 from reflexkit.redaction._gate import outbound
 from reflexkit.reports._calibration import KillCondition
 from reflexkit.reports._history import git_history
@@ -31,12 +32,12 @@ _MAX_BOARD_BYTES = 256 * 1024 * 1024
 
 
 def _echo_json(data: object) -> None:
-    click.echo(show_json(data))
+    say_json(data)
 
 
 def _echo_kill(kill: KillCondition) -> None:
-    click.echo(f"kill condition (pre-registered): {kill.rule}")
-    click.echo(f"  {kill.verdict}")
+    say(f"kill condition (pre-registered): {kill.rule}")
+    say(f"  {kill.verdict}")
 
 
 @click.command("git-history")
@@ -82,19 +83,19 @@ def git_history_command(
         _echo_json(result)
         return
     window = f"{result.since:%Y-%m-%d} .. {result.until:%Y-%m-%d}" if result.until else "no commits"
-    click.echo(
+    say(
         f"repo {result.repo} ({rev} {result.rev[:12]}), {window} ({result.days} days): "
         f"{result.commits} commits, {result.feature_changes} feature changes"
     )
     reverts = sum(s.kind == "revert" for s in result.signals)
-    click.echo(
+    say(
         f"signals: {len(result.signals)} ({reverts} reverts, "
         f"{len(result.signals) - reverts} quick fixes)"
     )
     for gate, count in result.tally.items():
-        click.echo(f"  {gate:<16} {count}")
+        say(f"  {gate:<16} {count}")
     for signal in result.signals:
-        click.echo(
+        say(
             f"  {signal.kind} {signal.commit[:12]} {outbound(signal.subject, 'terminal')[:60]!r}: "
             f"{signal.gate} ({outbound(signal.why, 'terminal')[:120]})"
         )
@@ -133,16 +134,12 @@ def outcomes_command(
     if board is not None and reports_dir is not None:
         _fail(["--board and --reports can't go together: count one or the other"], EXIT_BAD_INPUT)
     if board is not None:
-        where, raw = _serde.read_named(board, limit=_MAX_BOARD_BYTES)
-        tasks, invalid, problems = read_board(raw, source=where)
-        if invalid and not tasks:
-            _fail([f"{where}: no valid line", *problems], EXIT_BAD_INPUT)
-        for line in problems:
-            click.echo(f"reflexkit: skipped {line}", err=True)
-        result = detectability(tasks, window_days=window_days, source=f"board {where}")
-        import attrs  # noqa: PLC0415 -- only the board path needs it
-
-        result = attrs.evolve(result, skipped_invalid=invalid, problems=tuple(problems))
+        where, tasks, invalid, problems = read_corpus(board, read_board, limit=_MAX_BOARD_BYTES)
+        result = attrs.evolve(
+            detectability(tasks, window_days=window_days, source=f"board {where}"),
+            skipped_invalid=invalid,
+            problems=problems,
+        )
     else:
         folder = reports_folder(ctx, reports_dir)
         tasks = tasks_from_reports(read_reports(folder))
@@ -150,17 +147,15 @@ def outcomes_command(
     if _state(ctx).json:  # --json, before or after the command name
         _echo_json(result)
         return
-    click.echo(f"{result.source}; window {result.window_days} days")
+    say(f"{result.source}; window {result.window_days} days")
     rate = f"{result.rate:.0%}" if result.rate is not None else "not defined"
-    click.echo(
+    say(
         f"finished tasks: {result.completed}; with a machine-detectable outcome: "
         f"{result.detectable} (base rate {rate})"
         + (f"; skipped {result.skipped_invalid} invalid lines" if result.skipped_invalid else "")
     )
     for kind, count in result.by_signal.items():
-        click.echo(f"  {kind:<16} {count}")
+        say(f"  {kind:<16} {count}")
     if result.undetectable:
-        click.echo(
-            "  no signal: " + ", ".join(outbound(i, "terminal") for i in result.undetectable)
-        )
+        say("  no signal: " + ", ".join(outbound(i, "terminal") for i in result.undetectable))
     _echo_kill(result.kill_condition)

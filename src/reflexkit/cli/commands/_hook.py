@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from reflexkit.cli._core import EXIT_BAD_INPUT, _fail
+from reflexkit.cli._output import say
 from reflexkit.exceptions import ConfigError
 from reflexkit.hooks._handlers import MAX_PAYLOAD_BYTES, run_hook
 from reflexkit.hooks._settings import install_hooks, portable
@@ -33,7 +34,7 @@ def _run(event: str) -> None:
         raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
         result = run_hook(event, raw, config=_config(ctx))
         if result.stdout:
-            click.echo(result.stdout)
+            say(result.stdout)
     except Exception as err:  # noqa: BLE001 -- a hook exits 0 whatever happens
         log.warning("hook %s failed: %s: %s", event, type(err).__name__, err)
     ctx.exit(0)
@@ -95,16 +96,16 @@ def hook_install(settings: Path | None, shared: bool) -> None:
         changed = install_hooks(path)
     except ConfigError as err:
         _fail(err.errors, EXIT_BAD_INPUT)
-    click.echo(f"{'registered the hooks in' if changed else 'already registered in'} {path}")
+    say(f"{'registered the hooks in' if changed else 'already registered in'} {path}")
     if portable(path):
-        click.echo(
+        say(
             "the hooks run `reflexkit hook ...`: every machine needs reflexkit on its PATH "
             "(for this machine's own file: reflexkit hook install, without --shared)"
         )
     else:
-        click.echo(
+        say(
             "this machine's own settings (not committed); to share the hooks with your team: "
             "reflexkit hook install --shared"
         )
     if changed:
-        click.echo('enable them with "hooks": {"enabled": true} in .reflexkit/project.json')
+        say('enable them with "hooks": {"enabled": true} in .reflexkit/project.json')

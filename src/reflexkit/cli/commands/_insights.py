@@ -11,13 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from reflexkit import _serde
-from reflexkit.cli._console import show
-from reflexkit.cli._core import EXIT_FAILED, _app, _fail, _state, show_json
+from reflexkit.cli._core import EXIT_FAILED, _app, _fail, _state
+from reflexkit.cli._output import say, say_json, say_table, show
 from reflexkit.events import EventKind
 from reflexkit.insights._analysis import AnalysisOutcome
 from reflexkit.insights._events import InsightEvent
@@ -35,37 +32,25 @@ __all__ = ["insights", "lessons", "resume"]
 
 
 def _dump(data: object) -> None:
-    click.echo(show_json(data))
+    say_json(data)
 
 
 def _table(
-    console: Console,
     title: str,
     source: Path,
     columns: tuple[str, ...],
     rows: Sequence[tuple[str, ...]],
 ) -> None:
     """A table on a terminal; one tab-separated line per row for pipes and scripts."""
-    if not rows:
-        return
-    if not console.is_terminal:
-        for row in rows:
-            click.echo("\t".join(show(cell) for cell in row))
-        return
-    table = Table(title=title, caption=escape(str(source)))
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*(escape(show(cell)) for cell in row))
-    console.print(table)
+    if rows:
+        say_table(title, columns, rows, caption=source, pipe_as_tabs=True)
 
 
 def _print_insights(
     project: LoadedProject, findings: list[Finding], paused: list[PausedEntry], skipped: int
 ) -> None:
-    console = Console()
     if not findings and not paused:
-        click.echo(f"no findings yet ({project.insights_path})")
+        say(f"no findings yet ({project.insights_path})")
     rows = [
         (
             f.created_at.strftime("%Y-%m-%d %H:%M"),
@@ -77,16 +62,15 @@ def _print_insights(
         for f in findings
     ]
     _table(
-        console,
         "reflexkit insights",
         project.insights_path,
         ("when", "rule", "subject", "detail", "action"),
         rows,
     )
     for entry in paused:
-        click.echo(show(f"paused: {entry.task_id}/{entry.subtask_id}: {entry.reason}"))
+        say(f"paused: {entry.task_id}/{entry.subtask_id}: {entry.reason}", one_line=True)
     if skipped:
-        click.echo(f"skipped {skipped} unreadable line(s) of {project.insights_path}")
+        say(f"skipped {skipped} unreadable line(s) of {project.insights_path}")
 
 
 def _analysis_json(outcome: AnalysisOutcome) -> dict[str, object]:
@@ -106,15 +90,13 @@ def _analysis_json(outcome: AnalysisOutcome) -> dict[str, object]:
 
 def _print_analysis(outcome: AnalysisOutcome) -> None:
     if not outcome.called:
-        click.echo("analysis: no recent findings, nothing to analyse (no LLM call)")
+        say("analysis: no recent findings, nothing to analyse (no LLM call)")
         return
-    click.echo(show(f"analysis ({outcome.source}): {outcome.reply.summary}"))
+    say(f"analysis ({outcome.source}): {outcome.reply.summary}", one_line=True)
     if outcome.fallback_reason:
-        click.echo(f"  the LLM analysis failed ({outcome.fallback_reason}); the findings stand")
+        say(f"  the LLM analysis failed ({outcome.fallback_reason}); the findings stand")
     for finding in outcome.logged:
-        click.echo(
-            "  " + show(f"{finding.subject_type.value} {finding.subject_id}: {finding.detail}")
-        )
+        say(f"  {finding.subject_type.value} {finding.subject_id}: {finding.detail}", one_line=True)
 
 
 @click.command()
@@ -186,14 +168,14 @@ def _watch(app: Application, *, every: int | None, as_json: bool) -> None:
         kind, subtask, data = event
         if as_json:
             line = {"kind": kind.value, "subtaskId": subtask, "data": data}
-            click.echo(show_json(line, indent=False))
+            say_json(line, indent=False)
             return
         if kind is EventKind.FINDING:
             subject = "/".join(str(p) for p in (data.get("taskId"), data.get("subjectId")) if p)
             text = f"{data.get('rule')}: {data.get('subjectType')} {subject}: {data.get('detail')}"
         else:
             text = ", ".join(f"{k}={v}" for k, v in data.items() if v not in {"", None})
-        click.echo(show(f"{kind.value} {text}"))
+        say(f"{kind.value} {text}", one_line=True)
 
     watch = InsightWatch(
         rules=app.insights.rules(),
@@ -208,13 +190,13 @@ def _watch(app: Application, *, every: int | None, as_json: bool) -> None:
     with StopSignals() as stop:
         waker = FolderWaker(project.runs_dir, stop)
         how = "inotify" if waker.blocking else "a look now and then"
-        click.echo(show(f"reflexkit: watching {project.runs_dir} ({how}); Ctrl-C ends"), err=True)
+        say(f"reflexkit: watching {project.runs_dir} ({how}); Ctrl-C ends", err=True, one_line=True)
         try:
             for _ in watch.run(waker):
                 pass
         finally:
             waker.close()
-    click.echo("reflexkit: stopped watching", err=True)
+    say("reflexkit: stopped watching", err=True)
 
 
 @click.command()
@@ -229,7 +211,7 @@ def resume(ctx: click.Context, subtask_id: str, task_id: str | None) -> None:
         where = f" of task {task_id}" if task_id else ""
         _fail([f"{subtask_id}{where} is not paused"], EXIT_FAILED)
     for name in resumed:
-        click.echo(show(f"resumed {name}"))
+        say(f"resumed {name}", one_line=True)
 
 
 @click.group(invoke_without_command=True)
@@ -243,7 +225,7 @@ def lessons(ctx: click.Context) -> None:
     kept = list(book)
     untrusted = getattr(book, "untrusted", 0)
     if untrusted:  # an older reflexkit's lessons, or lines it did not write: say so, once
-        click.echo(
+        say(
             f"reflexkit: {untrusted} lines of {show(str(app.project().lessons_path))} are not "
             "signed by this reflexkit (an older version or another machine wrote them, or "
             "something else did) and are not used; `reflexkit lessons harvest` learns the "
@@ -255,7 +237,7 @@ def lessons(ctx: click.Context) -> None:
         return
     if not kept:
         state = "no lessons in use" if untrusted else "no lessons yet"
-        click.echo(f"{state} ({app.project().lessons_path})")
+        say(f"{state} ({app.project().lessons_path})")
         return
     rows = [
         (
@@ -269,7 +251,7 @@ def lessons(ctx: click.Context) -> None:
         for lesson in kept
     ]
     columns = ("id", "tool", "failure type", "fingerprint", "learnt on", "suggestion")
-    _table(Console(), "reflexkit lessons", app.project().lessons_path, columns, rows)
+    _table("reflexkit lessons", app.project().lessons_path, columns, rows)
 
 
 @lessons.command("remove")
@@ -279,7 +261,7 @@ def lessons_remove(ctx: click.Context, lesson_id: str) -> None:
     """Forget one lesson, by its id."""
     if not _app(ctx).insights.lessons().remove(lesson_id):
         _fail([f"no lesson {lesson_id}"], EXIT_FAILED)
-    click.echo(show(f"removed {lesson_id}"))
+    say(f"removed {lesson_id}", one_line=True)
 
 
 @lessons.command("harvest")
@@ -289,4 +271,4 @@ def lessons_harvest(ctx: click.Context) -> None:
     app = _app(ctx)
     history = RunLogReader(app.project().runs_dir).history()
     learnt = harvest(history, app.memory.store(), app.insights.lessons())
-    click.echo(f"learnt {len(learnt)} lesson(s)")
+    say(f"learnt {len(learnt)} lesson(s)")

@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reflexkit import _serde
-from reflexkit._text import strip_control
-from reflexkit.cli import _streams
 from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     _app,
@@ -20,8 +18,8 @@ from reflexkit.cli._core import (
     _project,
     _state,
     _store,
-    show_json,
 )
+from reflexkit.cli._output import say, say_json, say_table
 from reflexkit.models import utcnow
 from reflexkit.reflection._retry_prompt import format_reflections
 from reflexkit.tasks._config import MAX_DAYS
@@ -74,13 +72,11 @@ def recent(
     limit = limit or settings.max_reflections_per_retry
     records = _store(ctx).recent(subtask_id, limit=limit, task_id=task_id)
     if format_ == "json" or _state(ctx).json:
-        click.echo(show_json(records))
+        say_json(records)
     else:
         # What the service's format_for_prompt renders, without building the service.
         text = format_reflections(records, max_chars=settings.max_prompt_chars)
-        click.echo(
-            strip_control(text), nl=False
-        )  # redacted when written; `--format json` re-redacts
+        say(text, nl=False)  # through the gate again: a record may be older, or edited on disk
 
 
 @click.command()
@@ -105,11 +101,11 @@ def prune(ctx: click.Context, days: int | None, dry_run: bool) -> None:
         count = store.prune(older_than=cutoff)
     if _state(ctx).json:
         data = {"removed": count, "olderThanDays": days, "dryRun": dry_run}
-        click.echo(show_json(data))
+        say_json(data)
     elif dry_run:
-        click.echo(f"would remove {count} reflections older than {days} days")
+        say(f"would remove {count} reflections older than {days} days")
     else:
-        click.echo(f"removed {count} reflections older than {days} days")
+        say(f"removed {count} reflections older than {days} days")
 
 
 @click.command()
@@ -139,18 +135,12 @@ def stats(ctx: click.Context) -> None:
             "backend": backend,
             "location": location,
         }
-        click.echo(show_json(data))
+        say_json(data)
         return
-    from rich.table import Table  # noqa: PLC0415
-
-    table = Table(title=f"reflexkit memory ({backend})")
-    table.add_column("figure")
-    table.add_column("value", justify="right")
     size = f"{'table' if where is not None else 'file'} size (bytes)"
-    for figure, value in _stat_rows(figures, led, size=size):
-        table.add_row(figure, str(value))
-    _streams.console().print(table)
-    click.echo(f"{kind}: {strip_control(location)}")  # whole, unwrapped
+    rows = list(_stat_rows(figures, led, size=size))
+    say_table(f"reflexkit memory ({backend})", ("figure", "value"), rows, right=("value",))
+    say(f"{kind}: {location}")  # whole, unwrapped
 
 
 def _stat_rows(
@@ -213,9 +203,7 @@ def memory_copy(ctx: click.Context, source: str, target: str) -> None:
                     jsonl.append(r)
                     seen.add(r.id)
                     added += 1
-    click.echo(
-        f"copied {added} reflections from {source} to {target} ({total - added} already there)"
-    )
+    say(f"copied {added} reflections from {source} to {target} ({total - added} already there)")
 
 
 @memory.command("sync")
@@ -224,4 +212,4 @@ def memory_sync(ctx: click.Context) -> None:
     """Replay the reflections spooled while the database was away (postgres backend)."""
     with _app(ctx).memory.postgres() as postgres:
         count = postgres.sync()
-    click.echo(f"replayed {count} spooled reflections into the database")
+    say(f"replayed {count} spooled reflections into the database")

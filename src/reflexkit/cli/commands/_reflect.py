@@ -12,17 +12,18 @@ from click.core import ParameterSource
 
 from reflexkit import _log, _serde
 from reflexkit._deadline import deadline_in
-from reflexkit._text import show_name, strip_control
+from reflexkit._text import show_name
 from reflexkit.cli._core import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     _app,
     _fail,
     _fail_on_missing_fixtures,
+    _project,
     _service,
     _state,
-    show_json,
 )
+from reflexkit.cli._output import say, say_json
 from reflexkit.tasks._config import (
     GeneratorBackend,
 )
@@ -86,7 +87,7 @@ def _read_input(ctx: click.Context, input_: str) -> FailureContext:
                     "you type)"
                 )
                 _fail([msg], EXIT_BAD_INPUT)
-            click.echo("reflexkit: reading a FailureContext as JSON; end with Ctrl-D", err=True)
+            say("reflexkit: reading a FailureContext as JSON; end with Ctrl-D", err=True)
         raw = _serde.read_limited(stdin, source=source)
     else:
         source = show_name(input_, max_chars=200)  # an error line stays a line
@@ -142,7 +143,7 @@ def reflect(
 
             from reflexkit.reflection._fixture import FixtureRecorder  # noqa: PLC0415
 
-            app = _app(ctx, backend=GeneratorBackend.LLM.value)
+            app = _app(ctx, _project(ctx, backend=GeneratorBackend.LLM.value))
             recorder = FixtureRecorder(app.reflection.claude_generator(), record)
             with app.reflection.claude_generator.override(providers.Object(recorder)):
                 service = app.reflection.service()
@@ -151,7 +152,10 @@ def reflect(
     # Saved before it is printed: a reader that leaves early (`| head -c 10`) or a stdout
     # that fails costs the output, never the record.
     saved = no_save or service.save(reflection)
-    click.echo(show_json(reflection) if _state(ctx).json else strip_control(_summary(reflection)))
+    if _state(ctx).json:
+        say_json(reflection)
+    else:
+        say(_summary(reflection))
     if not saved:
         problem = _memory_problem(ctx)
         if problem is not None:  # nothing will save until the setup changes: exit 2
@@ -203,6 +207,6 @@ def fixtures_key(ctx: click.Context, input_: str) -> None:
         root=project.root,
     )
     if _state(ctx).json:  # as every --json: a camelCase object
-        click.echo(show_json({"fixtureKey": key, "subtaskId": clean.subtask_id}, indent=False))
+        say_json({"fixtureKey": key, "subtaskId": clean.subtask_id}, indent=False)
         return
-    click.echo(key)
+    say(key)

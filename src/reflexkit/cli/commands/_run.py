@@ -13,10 +13,8 @@ from typing import TypedDict, Unpack
 import attrs
 import click
 from rich.markup import escape
-from rich.table import Table
 
 from reflexkit import _serde
-from reflexkit._text import strip_control
 from reflexkit.cli import _streams
 from reflexkit.cli._console import _STYLES, _describe
 from reflexkit.cli._core import (
@@ -26,9 +24,10 @@ from reflexkit.cli._core import (
     _check_id,
     _fail,
     _fail_on_missing_fixtures,
+    _project,
     _state,
-    show_json,
 )
+from reflexkit.cli._output import say, say_json, say_on, say_table
 from reflexkit.containers import Application
 from reflexkit.events import Event, EventKind, RunLog, StagedEvents, load_subscribers
 from reflexkit.exceptions import ConfigError, RunInterrupted
@@ -112,10 +111,9 @@ def _orchestrate(
             if not line:
                 return
             if spinner is None:
-                click.echo(line)
+                say(line)
                 return
-            console.print(line, style=_STYLES.get(event.kind, ""), markup=False, highlight=False)
-            spinner.update(escape(line))
+            spinner.update(escape(say_on(console, line, style=_STYLES.get(event.kind, ""))))
 
         orchestrator = app.orchestration.orchestrator(
             subagent=agent,
@@ -136,29 +134,27 @@ def _show_summary(
         data = _serde.unstructure(summary)
         data["passed"] = summary.passed
         data["runLog"] = str(run_log.path) if log_kept else None
-        click.echo(show_json(data))
+        say_json(data)
         return
     if any(o.outcome not in {"setup_error", "skipped"} for o in summary.outcomes):
-        _streams.console().print(_table(summary.run_id, task, summary))
+        say_table(
+            f"run {summary.run_id[:12]} of task {task.id}",
+            ("subtask", "outcome", "attempts", "time", "reflections used"),
+            [
+                (
+                    o.subtask_id,
+                    o.outcome,
+                    o.attempts,
+                    f"{o.duration_ms / 1000:.1f} s",
+                    o.reflections_used,
+                )
+                for o in summary.outcomes
+            ],
+            right=("attempts", "time", "reflections used"),
+        )
     if log_kept:  # plain echo: rich would wrap a long path across lines
         lost = f" ({run_log.lost} events not written)" if run_log.lost else ""
-        click.echo(f"run log: {strip_control(str(run_log.path))}{lost}")
-
-
-def _table(run_id: str, task: Task, summary: RunSummary) -> Table:
-    """The run's outcomes, one row per subtask."""
-    table = Table(title=f"run {run_id[:12]} of task {strip_control(task.id)}")
-    for column in ("subtask", "outcome", "attempts", "time", "reflections used"):
-        table.add_column(column, justify="left" if column in {"subtask", "outcome"} else "right")
-    for o in summary.outcomes:
-        table.add_row(
-            strip_control(o.subtask_id),
-            o.outcome,
-            str(o.attempts),
-            f"{o.duration_ms / 1000:.1f} s",
-            str(o.reflections_used),
-        )
-    return table
+        say(f"run log: {run_log.path}{lost}")
 
 
 def _said_before(event: Event, said: set[tuple[object, ...]]) -> bool:
@@ -183,7 +179,7 @@ def _warn_nondeterministic(app: Application, *, run_id: str | None) -> None:
     A live model is not among them: the configuration refuses it (exit 2).
     """
     if app.project().config.reflexion.deterministic and run_id is None:
-        click.echo(
+        say(
             "reflexkit: warning: --deterministic with no --run-id: the run id, and so every "
             "reflection id, is random",
             err=True,
@@ -377,13 +373,14 @@ def run(ctx: click.Context, task_file: Path, **options: Unpack[_RunOptions]) -> 
         "max_attempts": options["max_attempts"],
         "attempt_timeout_s": options["attempt_timeout"],
     }
-    app = _app(
+    project = _project(
         ctx,
         jobs=options["jobs"],
         deterministic=options["deterministic"],
         backend=GeneratorBackend.LLM.value if record is not None else None,
         orchestrator={key: value for key, value in limits.items() if value is not None},
     )
+    app = _app(ctx, project)
     agent = _AgentOptions(
         kind=options["subagent"],
         name=options["agent"],
@@ -396,7 +393,7 @@ def run(ctx: click.Context, task_file: Path, **options: Unpack[_RunOptions]) -> 
     project_checks = app.project().config.verification.commands
     unchecked = [s.id for s in task.subtasks if not s.verify and not project_checks]
     if unchecked and not task.require_verification:  # when required, the run says why it stops
-        click.echo(
+        say(
             "reflexkit: warning: no verification configured for "
             + ", ".join(unchecked)
             + ": an attempt passes as soon as the agent finishes",

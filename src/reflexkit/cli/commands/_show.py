@@ -19,8 +19,9 @@ import orjson
 
 from reflexkit._files import read_regular
 from reflexkit._lines import open_lines, scan
-from reflexkit.cli._console import _describe, show
-from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state, show_json
+from reflexkit.cli._console import _describe
+from reflexkit.cli._core import EXIT_BAD_INPUT, _fail, _state
+from reflexkit.cli._output import say, say_json, show
 from reflexkit.events import Event, EventKind
 
 __all__ = ["show_command"]
@@ -108,8 +109,12 @@ def _prompt(root: Path, relative: object) -> str | None:
     """A kept prompt's text, read safely; ``None`` when there is none to read."""
     if not isinstance(relative, str) or not relative.startswith(".reflexkit/"):
         return None
+    own = root / ".reflexkit"  # the run log names it; it may lead out (``..``, a link)
     try:
-        return read_regular(root / relative, limit=_MAX_PROMPT_BYTES).decode("utf-8", "replace")
+        raw = read_regular(
+            relative.removeprefix(".reflexkit/"), limit=_MAX_PROMPT_BYTES, within=own
+        )
+        return raw.decode("utf-8", "replace")
     except OSError:
         return None
 
@@ -172,15 +177,15 @@ def show_command(ctx: click.Context, run: str | None, prompts: bool) -> None:
             "attempts": [i for i in items if "attempt" in i],
             "endings": [i for i in items if "attempt" not in i],
         }
-        click.echo(show_json(data))
+        say_json(data)
         return
     verdict = "did not finish" if passed is None else _VERDICTS[passed]
-    click.echo(show(f"run {log.stem} of task {task or '?'}: {verdict}"))
-    click.echo(show(f"run log: {log}"))
+    say(f"run {log.stem} of task {task or '?'}: {verdict}", one_line=True)
+    say(f"run log: {log}", one_line=True)
     for item in items:
-        click.echo("")
+        say("")
         for line in _item_lines(item, prompts=prompts):
-            click.echo(line)
+            say(line)
 
 
 _VERDICTS = {True: "passed", False: "did not pass"}

@@ -80,12 +80,27 @@ class Rule:
     @property
     def examples(self) -> tuple[str, ...]:
         """What the rule must remove: :attr:`example` and the rule's own in its family's cases."""
-        return (self.example, *_cases().get(self.name, {}).get("examples", ()))
+        return tuple(text for text, _ in self.marked_examples)
+
+    @property
+    def marked_examples(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Each example with the secrets marked in its case (``⟦...⟧``), which must all go.
+
+        A mark says which part of the example is the secret: a rule that redacts only the
+        scheme of ``Authorization: Token token="..."`` removes something, but not the
+        secret, and fails its case.
+        """
+        cases = (self.example, *_cases().get(self.name, {}).get("examples", ()))
+        return tuple((_MARK.sub(r"\1", case), tuple(_MARK.findall(case))) for case in cases)
 
     @property
     def lookalikes(self) -> tuple[str, ...]:
         """Texts like :attr:`examples` that the whole redactor must leave alone."""
         return tuple(_cases().get(self.name, {}).get("lookalikes", ()))
+
+
+_MARK = re.compile("\u27e6(.*?)\u27e7")
+"""``⟦secret⟧`` in a case: the part that must not survive."""
 
 
 @functools.cache

@@ -9,11 +9,12 @@ from reflexkit.redaction._shapes import _QUOTED
 _STDIN_READER = (
     r"(?:--password-stdin|--with-token|--token-stdin"
     r"|\bsudo[ \t](?:[^\n]{0,256}?[ \t])?-[A-Za-z]{0,16}S\b|\bchpasswd\b"
-    r"|\bpasswd[ \t][^\n]{0,256}?--stdin\b)"
+    r"|\bpasswd[ \t][^\n]{0,256}?--stdin\b"
+    r"|\bsmbpasswd\b[^\n]{0,256}?[ \t]-[A-Za-z]{0,8}s\b|\bop[ \t]+signin\b|\brunas\b)"
 )
 """A command that reads a password on its standard input: ``docker login --password-stdin``,
-``sudo -S``, ``chpasswd``, ``passwd --stdin``, ``gh auth login --with-token``; ``set -x``
-traces the ``echo`` beside it."""
+``sudo -S``, ``chpasswd``, ``passwd --stdin``, ``gh auth login --with-token``, ``smbpasswd -s``,
+1Password's ``op signin``, Windows' ``runas``; ``set -x`` traces the ``echo`` beside it."""
 _CELL = r"(?:(?:│|┃|\|)[ \t]*)"
 """A table's cell border: markdown's ``|``, box drawing's ``│`` (doppler, rich tables)."""
 _KEY_TEXT_LINE = (
@@ -22,6 +23,16 @@ _KEY_TEXT_LINE = (
 )
 _KEY_TEXT_LINES = f"(?:{_KEY_TEXT_LINE}(?:\\r?\\n|\\Z))+"
 """``openssl rsa|ec|pkey -text``: field names (``privateExponent:``, ``priv:``) and hex lines."""
+_KEY_BODY = (
+    r"(?:MII[A-Za-z0-9+/]{3}IBA(?:AK[BC]|DAN)"  # PKCS#1 RSA and DSA; PKCS#8 RSA
+    r"|MII[A-Za-z0-9+/]{5}BgkqhkiG9w0BBQ"  # encrypted PKCS#8 (PBES2)
+    r"|MIG[A-Za-z0-9+/]AgEAMBMGByqGSM49"  # PKCS#8 EC
+    r"|M[CF][A-Za-z0-9+/]{2}AQ[AE]wBQYDK2V[wx]"  # PKCS#8 Ed25519, X25519
+    r"|MHcCAQEEI|MIGkAgEBBDA|MIHcAgEBBEI"  # SEC1 EC: P-256, P-384, P-521
+    r"|b3BlbnNzaC1rZXktdjE)"  # ``openssh-key-v1``
+)
+"""The first characters of a private key's base64 body, by its DER (or OpenSSH) header: a
+key printed without its ``-----BEGIN`` line. Public keys and certificates start otherwise."""
 _B64_TAIL = r"(?=[^\s]{0,16}[0-9+/=])(?=[^\s]{0,16}[a-z])(?=[^\s]{0,16}[A-Z])[A-Za-z0-9+/]{2,15}"
 """The short last line of wrapped base64 (``S0VZLS0tLS0K``), not a word (``done``)."""
 _B = r"(?<![A-Za-z0-9_])"  # starts at a token boundary
@@ -66,7 +77,7 @@ _ANSI_TRIGGER = r"(?:\x1b\[[0-9;]*m)*"
 """Colour codes a terminal-minded tool (rich, pytest ``--color=yes``) puts around a name."""
 _NAME_TRIGGER = (
     r"(?i:(?:pass|pwd|secret|token|key|auth|credential|cookie|sig|dsn|pw|psk|sess|sid|"
-    r"connectionstring)[a-z0-9_.-]{0,40}(?:[\"']|\x1b\[[0-9;]*m)*[ \t]*"
+    r"pasw|psw|pssw|connectionstring)[a-z0-9_.-]{0,40}(?:[\"']|\x1b\[[0-9;]*m)*[ \t]*"
     + _ANSI_TRIGGER
     + r"(?:[-+?.~|&*/%^!:<>]{0,2}[=:]|=>|is[ \t]+[\"']|[-<]-[ \t]|"
     + "\uff1d|\uff1a|\u2254))"  # the characters themselves: RE2 reads no \u escapes

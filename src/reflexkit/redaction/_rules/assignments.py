@@ -17,7 +17,9 @@ from reflexkit.redaction._checks import (
     _name_value_check,
     _named_check,
     _named_value_check,
+    _pair_check,
     _secret,
+    _sequence_check,
     _sql_check,
     _table_check,
 )
@@ -179,6 +181,29 @@ RULES: tuple[Rule, ...] = (
         example=_fake("db_password     ", "Fake0Table1Passw0rd"),
     ),
     _rule(
+        "secret_sequence",
+        r"(?P<name>(?<![\w.])[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
+        r"[ \t]*(?::|=)[ \t]*(?P<secret>[(\[{][ \t(\[]{0,4}(?:" + _QUOTED + r")"
+        r"(?:[ \t]*[,)\]]{1,3}[ \t]*[(\[]{0,2}[ \t]*(?:"
+        + _QUOTED
+        + r")){1,64}[ \t)\]]{0,4}[)\]}])",
+        r"(?i:(?:pass|pwd|secret|token|credential|pasw|psw)[a-z0-9_.-]{0,40}[\"']?[ \t]*[:=]"
+        r"[ \t]*[(\[{][ \t(\[]{0,4}[\"'])",
+        ("pass", "pwd", "secret", "token", "credential", "pasw", "psw"),
+        _sequence_check,
+        example=_fake('password = ("deploy", "', "Fake0Tuple9Passw0rd", '")'),
+    ),
+    _rule(
+        "literal_pair_password",
+        r"(?:[(\[]|\blogin\()[ \t]*(?P<q>[\"'])[^\"'\s]{1,64}(?P=q)[ \t]*,[ \t]*"
+        r"(?P<secret>\"[^\"\n]{6,128}\"|'[^'\n]{6,128}')[ \t]*[)\],]",
+        r"(?i:passw|passphrase|pwd|cred|login\()",  # short: a line of them reads as dense
+        ("pass", "pwd", "login", "cred"),
+        _pair_check,
+        gate=r"[(\[][ \t]*[\"'][^\"'\s]{1,64}[\"'][ \t]*,[ \t]*[\"'][^\"'\n]{6}",
+        example=_fake('smtp.login("ci@example.com", "', "Fake0Login9Passw0rd", '")'),
+    ),
+    _rule(
         "secret_assignment",
         r"(?P<name>(?<![\w.])(?<!\w:)(?<!\$\{)[A-Za-z_][\w.-]{0,80}|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}')"
         r"[ \t]*(?P<sep>" + ASSIGN + r")"
@@ -199,6 +224,9 @@ RULES: tuple[Rule, ...] = (
             "psk",
             "sess",
             "sid",
+            "pasw",
+            "psw",
+            "pssw",
             "connectionstring",
         ),
         _assignment_check,

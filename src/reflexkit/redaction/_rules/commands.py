@@ -40,6 +40,9 @@ _TOOL_FLAGS: tuple[tuple[str, str], ...] = (
     (r"ldap\w*", r"-w(?=[^\s-])"),
     ("ipmitool|mosquitto_pub|mosquitto_sub|mosquitto_rr", r"-P(?=[^\s-])"),
     (r"(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane)\b[^\n]*?\blogin", r"-p="),
+    ("cmdkey", r"/pass:"),
+    ("schtasks", r"/rp[ \t]+"),
+    (r"sc[ \t]+(?:config|create)|sc\.exe", r"password=[ \t]*"),
 )
 """Tools whose own short flag takes a password, and that flag (with what may follow it: a
 space, ``=``, or the password glued on). Data: a new tool is one more line."""
@@ -145,11 +148,22 @@ RULES: tuple[Rule, ...] = (
         r"(?m:(?:(?:^[ \t]*\++[ \t]+|(?<![\w-]))"
         r"(?:echo(?:[ \t]+-[neE]+)?|printf(?:[ \t]+[\"']?%s(?:\\n)?[\"']?)?)[ \t]+"
         r"|--password-stdin[^\n]{0,256}?<<<[ \t]*)"
-        r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s|;&<>]+)[ \t]*(?:$|(?=\|[^\n]*"
+        r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s|;&<>)]+)[ \t]*"
+        r"(?:$|(?=(?:[;)][^\n|]{0,256})?\|[^\n]*"
         + _STDIN_READER
-        + r")))",
+        + r")))",  # ``(echo pw; echo pw) | smbpasswd -s``: each echo of the group
         _STDIN_READER,
-        ("password-stdin", "sudo", "chpasswd", "--stdin", "with-token", "token-stdin"),
+        (
+            "password-stdin",
+            "sudo",
+            "chpasswd",
+            "--stdin",
+            "with-token",
+            "token-stdin",
+            "smbpasswd",
+            "signin",
+            "runas",
+        ),
         lambda m: value_is_secret(_secret(m).strip("\"'"), 2),
         example=_fake("docker login -u ci --password-stdin ghcr.io <<< ", "FakeStdinPassw0rd"),
     ),

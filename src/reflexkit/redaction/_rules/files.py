@@ -12,6 +12,9 @@ from reflexkit.redaction._checks import (
 )
 from reflexkit.redaction._rules._base import Rule, _fake, _rule
 from reflexkit.redaction._rules._patterns import (
+    _B,
+    _B64_TAIL,
+    _KEY_BODY,
     _KEY_TEXT_LINE,
 )
 from reflexkit.redaction._shapes import (
@@ -20,6 +23,15 @@ from reflexkit.redaction._shapes import (
 )
 
 RULES: tuple[Rule, ...] = (
+    _rule(
+        "private_key_body",
+        _B + _KEY_BODY + r"[A-Za-z0-9+/]*={0,2}"
+        r"(?:[ \t]*\r?\n[ \t]*(?:[A-Za-z0-9+/]{16,}|" + _B64_TAIL + r")={0,2}"
+        r"(?=[ \t]*(?:\r?\n|\Z)))*",
+        _KEY_BODY,
+        markers=("mii", "mig", "mc", "mf", "mhc", "b3blbnnzac1rzxktdje"),
+        example=_fake("MIIEpAIBAAKCAQEA", "0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MpdHFBtPtq4aSYkZ"),
+    ),
     _rule(
         "private_key_text",
         r"Private-Key:(?:[ \t]*\([^)\n]*\))?[ \t]*\r?\n"

@@ -22,12 +22,25 @@ from reflexkit.redaction._shapes import (
     _randomish,
 )
 
+_IN_QUOTES = r"(?(oesc)(?:(?!\\(?P=oq))[^\n]){0,2048}|(?:\\.|(?!(?P=oq))[^\n\\]){0,2048})"
+"""A value up to its closing quote: ``\"`` when it opened with ``\"``, else the quote itself."""
+_QUOTED_TAIL = (
+    _IN_QUOTES + r"(?:\\?(?P=oq)[ \t]*\+[ \t]*(?:\\?(?P=oq)" + _IN_QUOTES + r"|[\w.$()]{1,200}))?"
+)
+"""A quoted header value, and a literal or a variable joined to it (``"Bearer " + "..."``)."""
+
 RULES: tuple[Rule, ...] = (
     _rule(
         "authorization_header",
-        r"(?i:(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?"
-        r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate|ntlm|ssws|aws4-hmac-sha256)\s+)?)"
-        r"(?P<secret>[^\s\"',;\\]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s\"',;\\]+)*)",
+        # The credential is the whole value after the scheme, whatever the scheme (``Token
+        # token="..."``, Digest's and Hawk's parameters, ``SharedKey acct:sig``): to the quote
+        # that closes it, to the quote around the whole header (``-H "Authorization: ..."``),
+        # or to the end of the line; ``"Bearer " + "..."`` with the literal joined on.
+        r"(?P<pre>[\"'`])?(?i:(?:proxy-)?authorization)(?P<closed>\\?(?P=pre))?\\?[\"']?"
+        r"[ \t]*(?::|=>|=|,)[ \t]*\[?[ \t]*(?P<oesc>\\)?(?P<oq>[\"'`])?"
+        r"(?:[A-Za-z][\w.-]{0,30}[ \t]+(?=[^\s]))?"
+        r"(?P<secret>(?(oq)" + _QUOTED_TAIL + r"|(?(closed)[^\s,;}\]]+"
+        r"|(?(pre)(?:\\.|(?!(?P=pre))[^\n\\]){1,2048}|[^\r\n&]{0,2047}[^\s&]))))",
         r"(?i:authorization)",
         ("authorization",),
         _header_check,

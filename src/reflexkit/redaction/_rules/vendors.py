@@ -23,12 +23,24 @@ from reflexkit.redaction._rules._patterns import (
 RULES: tuple[Rule, ...] = (
     _rule(
         "jwt",
-        r"eyJ[A-Za-z0-9_-]{5,}\.(?:ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"
+        # Parts joined by ``.``, ``%2E`` (URL-encoded) or ``\.``; header and payload may wrap
+        # onto the next line, and so may a signature after a line that ends with the dot.
+        r"eyJ[A-Za-z0-9_-]{5,}(?:\r?\n[ \t]*[A-Za-z0-9_-]+)?(?:\.|%2[Ee]|\\\.)"
+        r"(?:ey[A-Za-z0-9_-]{5,}(?:\r?\n[ \t]*[A-Za-z0-9_-]+)?(?:\.|%2[Ee]|\\\.)"
+        r"(?:[A-Za-z0-9_-]+|\r?\n[ \t]*[A-Za-z0-9_-]{16,}(?![^\s]))?"
         r"|[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,})",
-        r"eyJ[A-Za-z0-9_-]{5,}\.(?:ey|[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8})",
+        r"eyJ[A-Za-z0-9_-]{5,}(?:\.|%2[Ee]|\\\.)(?:ey|[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8})",
         ("eyj",),
         _jwt_check,
+        context_lines=1,
         example=_fake("eyJhbGciOiJIUzI1NiJ9", ".eyJzdWIiOiJmYWtlIn0", ".c2lnbmF0dXJlLWZha2U"),
+    ),
+    _rule(
+        "onepassword_secret_key",
+        _B + r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}" + _E,
+        r"A3-[A-Z0-9]{6}-",
+        ("a3-",),
+        example=_fake("A3-", "FAKE12-FAKE34-FAKE5-FAKE6-FAKE7-FAKE8"),
     ),
     _rule(
         "anthropic_api_key",
