@@ -219,8 +219,12 @@ def test_an_unknown_option_on_the_command_line_is_a_misuse(tmp_path: Path) -> No
     assert findings.category is ReflectionCategory.TOOL_MISUSE
 
 
-def test_a_test_stopped_by_pytest_timeout_is_a_timeout() -> None:
-    """pytest-timeout's ``Failed: Timeout`` is a time-out of the code, with where it waited."""
+def test_a_test_stopped_by_pytest_timeout_is_a_test_failure_about_waiting() -> None:
+    """pytest-timeout's ``Failed: Timeout`` fails one test: its advice is about where it waited.
+
+    The run goes on, so it is a test failure, as jest's and mocha's per-test limits are; a
+    limit that ends the whole run (exit 124, faulthandler) is a ``timeout``.
+    """
     from reflexkit.readers._python_pytest import parse_pytest  # noqa: PLC0415
 
     found = parse_pytest(
@@ -238,7 +242,9 @@ def test_a_test_stopped_by_pytest_timeout_is_a_timeout() -> None:
         "python -m pytest -q --timeout=2 tests",
     )
     assert found is not None
-    assert found.failure_type is FailureType.TIMEOUT
+    assert found.failure_type is FailureType.TEST_FAILURE
+    assert found.evidence == "E               Failed: Timeout (>2.0s) from pytest-timeout."
+    assert "time limit" in (found.advice or "")
     assert found.tests == ["tests/test_worker.py::test_drain_returns_items"]
 
 

@@ -487,7 +487,8 @@ def _advise_run(
         _advise(findings, shorts, sections, joined)
     timed_out = _TIMED_OUT.search(text)
     if timed_out is not None and not collection:
-        findings.failure_type = FailureType.TIMEOUT
+        # A per-test limit fails one test while the run goes on: a test failure, as the
+        # corpora label jest's and mocha's; only a limit that ends the run is a timeout.
         findings.evidence = timed_out.group(0)
         findings.advice = (
             "A test ran past its time limit: the frames quoted show where it was waiting or "
