@@ -520,17 +520,32 @@ _CHECK_TEST = Pattern(
 )
 
 
+def _c_test_report(
+    text: str, summary_at: Pattern, failing_at: Pattern, tool: str, what: str
+) -> tuple[Findings, list[re.Match[str]]] | None:
+    """A C test program's summary line and its failing tests' lines, or None without both.
+
+    What Check's and Unity's readers share: the summary is the evidence, each failing line a
+    fact (the first six), its ``test`` group the test id.
+    """
+    summary = summary_at.search(text)
+    failed = list(failing_at.finditer(text)) if summary is not None else []
+    if summary is None or not failed:
+        return None
+    findings = Findings(tool=tool, failure_type=FailureType.TEST_FAILURE, confidence=0.85)
+    findings.summary = findings.evidence = summary["line"]
+    findings.tests = dedupe(m["test"] for m in failed)
+    findings.facts = [clip(m["line"], 220) for m in failed[:6]]
+    findings.headline = f"The C test {what} reported {plural(len(failed), 'failing test')}."
+    return findings, failed
+
+
 def parse_check_suite(text: str) -> Findings | None:
     """Recognise a Check (libcheck) suite's report: ``t.c:4:F:Core:test_add:0: message``."""
-    summary = _CHECK_SUMMARY.search(text)
-    tests = list(_CHECK_TEST.finditer(text)) if summary is not None else []
-    if summary is None or not tests:
+    found = _c_test_report(text, _CHECK_SUMMARY, _CHECK_TEST, "check", "suite")
+    if found is None:
         return None
-    findings = Findings(tool="check", failure_type=FailureType.TEST_FAILURE)
-    findings.summary = findings.evidence = summary["line"]
-    findings.tests = dedupe(m["test"] for m in tests)
-    findings.facts = [clip(m["line"], 220) for m in tests[:6]]
-    findings.headline = f"The C test suite reported {plural(len(tests), 'failing test')}."
+    findings, tests = found
     findings.advice = (
         "Each failing test is quoted with its assertion and the values it saw (`F` a failed "
         "check, `E` an error such as a crash or a signal): fix the code under test so it holds."
@@ -539,7 +554,6 @@ def parse_check_suite(text: str) -> Findings | None:
         f"Run that case alone: the test program with `CK_RUN_CASE={tests[0]['tcase']}` "
         "(and `CK_FORK=no` to debug it)."
     )
-    findings.confidence = 0.85
     return findings
 
 
@@ -551,19 +565,13 @@ _UNITY_FAIL = Pattern(r"^(?P<line>(?P<loc>\S+:\d+):(?P<test>\w+):FAIL\b.*)$", M)
 
 def parse_unity(text: str) -> Findings | None:
     """Recognise a Unity test program's report: ``t.c:12:test_add:FAIL: Expected 5 Was -1``."""
-    summary = _UNITY_SUMMARY.search(text)
-    failed = list(_UNITY_FAIL.finditer(text)) if summary is not None else []
-    if summary is None or not failed:
+    found = _c_test_report(text, _UNITY_SUMMARY, _UNITY_FAIL, "unity", "program")
+    if found is None:
         return None
-    findings = Findings(tool="unity", failure_type=FailureType.TEST_FAILURE)
-    findings.summary = findings.evidence = summary["line"]
-    findings.tests = dedupe(m["test"] for m in failed)
-    findings.facts = [clip(m["line"], 220) for m in failed[:6]]
-    findings.headline = f"The C test program reported {plural(len(failed), 'failing test')}."
+    findings, failed = found
     findings.advice = (
         "Each failing test is quoted with its line and what Unity saw (`Expected 5 Was -1`: "
         "the value the code produced comes last): fix the code under test so it holds."
     )
     findings.steps.append(f"Fix {failed[0]['loc']} first, then run the test program again.")
-    findings.confidence = 0.85
     return findings
