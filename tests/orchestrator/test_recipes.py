@@ -226,6 +226,11 @@ def _environment(recipe: str, api: FakeApi, home: Path, cache: Path, token: str)
     elif recipe == "codex":
         env["CODEX_HOME"] = str(home / "codex")
         (home / "codex").mkdir()
+        # codex won't put its sandbox helpers under the temporary folder, and CODEX_HOME is
+        # under pytest's: with bubblewrap installed, every command then failed
+        # ("bwrap: execvp codex-linux-sandbox"). A temporary folder of its own avoids that.
+        env["TMPDIR"] = str(home / "tmp")
+        (home / "tmp").mkdir()
         (home / "codex" / "config.toml").write_text(
             'model = "fake-model"\nmodel_provider = "fake"\n\n[model_providers.fake]\n'
             f'name = "fake"\nbase_url = "{base}"\nenv_key = "OPENAI_API_KEY"\n'
