@@ -27,6 +27,8 @@ from reflexkit.insights._watch import FolderWaker, StopSignals
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
 from reflexkit.testing.run_history import HistoryWriter
 
+from ..conftest import invoke_cli  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
 WAIT_S = 60.0  # the most a step may take on a loaded machine; never reached when it works
 
 
@@ -230,12 +232,6 @@ def test_without_inotify_the_waker_looks_with_a_backoff(tmp_path: Path) -> None:
 
 def test_every_without_watch_is_a_usage_error(tmp_path: Path) -> None:
     """`--every` means nothing without `--watch`: exit 2 with one line."""
-    done = subprocess.run(
-        [sys.executable, "-m", "reflexkit", "insights", "--every", "3"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = invoke_cli(tmp_path, "insights", "--every", "3")
     assert done.returncode == 2
-    assert "--every goes with --watch" in done.stderr
+    assert b"--every goes with --watch" in done.stderr

@@ -63,6 +63,8 @@ from reflexkit.tasks._config import (
 )
 from reflexkit.tasks._task import Subtask, Task
 
+from ..conftest import invoke_cli  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
 if TYPE_CHECKING:
     from reflexkit.containers import Application, FakeServices
     from reflexkit.memory._protocols import MemoryStats
@@ -195,13 +197,7 @@ def test_a_paused_subtask_spends_no_attempt_until_resumed(project: Path) -> None
     assert "[cart]: paused, not attempted" in cli.stdout, cli.stdout + cli.stderr
     assert _calls(project)[len(before) :] == ["tax", "tax"]  # the agent still never saw cart
 
-    resumed = subprocess.run(
-        [sys.executable, "-m", "reflexkit", "resume", "cart", "--task", "shop"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    resumed = invoke_cli(project, "resume", "cart", "--task", "shop")
     assert resumed.returncode == 0, resumed.stderr
     again = run()
     assert again.outcome("cart").outcome == "exhausted"
