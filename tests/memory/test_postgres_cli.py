@@ -14,6 +14,8 @@ from reflexkit.memory._postgres import PostgresMemory
 from reflexkit.testing.memory_contract import make_reflection
 from reflexkit.testing.postgres_server import PostgresServer
 
+from ..conftest import invoke_cli  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
 
 def _project(root: Path) -> None:
     (root / ".reflexkit").mkdir()
@@ -46,20 +48,24 @@ def test_stats_describes_the_database(database: str, tmp_path: Path) -> None:
     _project(tmp_path)
     with PostgresMemory(database, spool=tmp_path / "spool.jsonl") as store:
         store.append(make_reflection())
-    shown = _reflexkit(tmp_path, database, "stats")
+    env = {"FLEET_DB": database}  # in this process: what stats prints is the claim
+    shown = invoke_cli(tmp_path, "stats", env=env)
     assert shown.returncode == 0, shown.stderr
-    assert f"database: {database}\n" in shown.stdout
-    assert "table size (bytes)" in shown.stdout
-    assert "reflections.jsonl" not in shown.stdout
-    assert "file size" not in shown.stdout
-    data = orjson.loads(_reflexkit(tmp_path, database, "stats", "--json").stdout)
+    assert f"database: {database}\n".encode() in shown.stdout
+    assert b"table size (bytes)" in shown.stdout
+    assert b"reflections.jsonl" not in shown.stdout
+    assert b"file size" not in shown.stdout
+    data = orjson.loads(invoke_cli(tmp_path, "stats", "--json", env=env).stdout)
     assert (data["backend"], data["location"], data["records"]) == ("postgres", database, 1)
 
 
 def test_a_missing_database_says_so_in_one_line(
     postgres_server: PostgresServer, tmp_path: Path
 ) -> None:
-    """The real cause, "does not exist", is in the error; the pool's warnings are not shown."""
+    """The real cause, "does not exist", is in the error; the pool's warnings are not shown.
+
+    A real process: the pool's retries and warnings end with it.
+    """
     _project(tmp_path)
     missing = postgres_server.dsn("no_such_db")
     result = _reflexkit(tmp_path, missing, "stats")
