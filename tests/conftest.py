@@ -244,6 +244,7 @@ def invoke_cli(
     A test about processes, signals, descriptors, encodings or start-up runs the real one.
     ``$REFLEXKIT_CONFIG`` is unset unless *env* sets it (``None`` unsets a variable); an
     exception that escapes the command is shown on stderr as a traceback, as Python shows it.
+    A warning raises here (``filterwarnings = error``) where the process would log it.
     """
     from click.testing import CliRunner  # noqa: PLC0415 -- only the CLI tests need it
 
