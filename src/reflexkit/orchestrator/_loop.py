@@ -27,8 +27,7 @@ from reflexkit._text import show_name, strip_control
 from reflexkit.events import Event, EventData, EventKind
 from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.models import FailureContext, FailureType, Reflection, utcnow
-from reflexkit.orchestrator import _process
-from reflexkit.orchestrator import _report_steps as reports
+from reflexkit.orchestrator import _process, _report_steps as reports
 from reflexkit.orchestrator._attempt_log import (
     agent_figures,
     agent_fingerprint,
@@ -54,10 +53,8 @@ from reflexkit.orchestrator._outcomes import (
     RunSummary,
     SubtaskOutcome,
     build_prompt,
-    run_order,
-)
-from reflexkit.orchestrator._outcomes import (
     ordered as in_order,
+    run_order,
 )
 from reflexkit.orchestrator._own_state import (
     linked_own_folder,
