@@ -11,8 +11,8 @@ from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent as ClaudeCodeSubagent
-    from reflexkit.orchestrator._loop import (
-        Orchestrator as Orchestrator,
+    from reflexkit.orchestrator._loop import Orchestrator as Orchestrator
+    from reflexkit.orchestrator._outcomes import (
         RunSummary as RunSummary,
         SubtaskOutcome as SubtaskOutcome,
         build_prompt as build_prompt,
@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
-        "_loop": ("Orchestrator", "RunSummary", "SubtaskOutcome", "build_prompt"),
+        "_loop": ("Orchestrator",),
+        "_outcomes": ("RunSummary", "SubtaskOutcome", "build_prompt"),
         "_subagents": (
             "CommandSubagent",
             "ScriptedSubagent",

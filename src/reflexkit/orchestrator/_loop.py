@@ -54,7 +54,6 @@ from reflexkit.orchestrator._outcomes import (
     SubtaskOutcome,
     build_prompt,
     ordered as in_order,
-    run_order,
 )
 from reflexkit.orchestrator._own_state import (
     linked_own_folder,
@@ -80,14 +79,7 @@ if TYPE_CHECKING:
     from reflexkit.reports._ending import AttemptEnding
     from reflexkit.reports._judge import Judgement
 
-__all__ = [
-    "Orchestrator",
-    "Outcome",
-    "RunSummary",
-    "SubtaskOutcome",
-    "build_prompt",
-    "run_order",
-]
+__all__ = ["Orchestrator"]
 
 log = logging.getLogger("reflexkit.orchestrator")
 
