@@ -162,6 +162,13 @@ class Redactor:
             return Redacted(text, counts)
         return Redacted(join_wrapped(_apply(text, edits, 0, len(text)), counts), counts)
 
+    def may_find(self, text: str) -> bool:
+        """False only when :meth:`redact` would return *text* unchanged: no trigger, no disguise.
+
+        One scan, for the gate's quick look at the texts of a record together.
+        """
+        return self._trigger.may_match(text) or fold(text) is not None
+
     def redact_window(self, text: str, max_chars: int) -> Redacted:
         """Redact all of *text*, then keep the head and the tail of the result.
 

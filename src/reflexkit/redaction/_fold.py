@@ -54,6 +54,7 @@ _INVISIBLE = (
 variation selectors, tags) and combining marks: nothing a reader sees between two letters."""
 
 
+@functools.cache
 def _look_alikes() -> dict[int, str]:
     """Letters and signs drawn like ASCII ones, each to the ASCII it imitates."""
     table: dict[int, str] = {}
@@ -115,9 +116,13 @@ def _look_alikes() -> dict[int, str]:
     return table
 
 
-_LOOK_ALIKES = _look_alikes()
+@functools.cache
+def _fold_pattern() -> re.Pattern[str]:
+    """:data:`_FOLD_SOURCE` compiled, on first use (the table costs milliseconds to build)."""
+    return re.compile(_FOLD_SOURCE + "|(?P<l>[" + "".join(map(chr, sorted(_look_alikes()))) + "])")
 
-_FOLD = re.compile(
+
+_FOLD_SOURCE = (
     r"\\(?:u00(?P<u>3[dDaA]|2[02367fF])|x(?P<x>3[dDaA]|2[02367fF])|(?P<o>07[25]|04[27])|/)"
     r"|&(?:#0*(?P<d>61|58|34|39|38|47|32);|#[xX]0*(?P<h>3[dDaA]|2[02367fF]);"
     r"|(?P<e>equals|colon|quot|apos|amp|sol);)"
@@ -126,7 +131,6 @@ _FOLD = re.compile(
     r"|\x1b[\x20-\x2f]{0,16}[\x30-\x7e]"
     r"|(?P<c>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f])"
     "|[" + _INVISIBLE + "]"
-    "|(?P<l>[" + "".join(map(chr, sorted(_LOOK_ALIKES))).replace("\\", "") + "])"
 )
 """One disguise: an escape of a separator or quote, an escape sequence, an invisible character,
 a look-alike letter. In the common subset of ``re`` and RE2: RE2 scans for it (:func:`_spans`)."""
@@ -134,15 +138,15 @@ a look-alike letter. In the common subset of ``re`` and RE2: RE2 scans for it (:
 
 @functools.cache
 def _scanner() -> Any:  # noqa: ANN401 -- google-re2 ships no type information
-    """:data:`_FOLD` compiled by RE2 (a scan of its alternation at hundreds of MB/s)."""
-    return None if _RE2 is None else _RE2.compile(_FOLD.pattern, options=_re2_options())
+    """:func:`_fold_pattern` compiled by RE2 (a scan of its alternation at hundreds of MB/s)."""
+    return None if _RE2 is None else _RE2.compile(_fold_pattern().pattern, options=_re2_options())
 
 
 def _spans(text: str) -> Iterator[tuple[int, int]]:
     """The ``(start, end)`` of every disguise in *text*, in order."""
     scanner = _scanner()
     if scanner is None:  # pragma: no cover -- google-re2 is a dependency
-        yield from (m.span() for m in _FOLD.finditer(text))
+        yield from (m.span() for m in _fold_pattern().finditer(text))
         return
     data = text.encode("utf-8", "surrogatepass")
     if len(data) == len(text):  # ASCII: bytes are characters
@@ -167,9 +171,9 @@ _BY_GROUP: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("d", _DECIMAL.__getitem__),
     ("o", _OCTAL.__getitem__),
     ("e", _ENTITIES.__getitem__),
-    ("l", lambda letter: _LOOK_ALIKES[ord(letter)]),
+    ("l", lambda letter: _look_alikes()[ord(letter)]),
 )
-"""What each group of :data:`_FOLD` stands for."""
+"""What each group of :func:`_fold_pattern` stands for."""
 
 
 def _replacement(match: re.Match[str]) -> str:
@@ -195,18 +199,35 @@ def _control(match: re.Match[str]) -> str:
     return "" if inside else " "
 
 
+_CONTROLS = bytes([*range(9), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_SHORT = 1 << 14
+"""Up to this, an ASCII text is looked at in Python first (RE2 costs microseconds a call)."""
+
+
+def _may_hide(text: str) -> bool:
+    """Whether *text* may hold a disguise; ``False`` is certain (short ASCII text, none)."""
+    if len(text) > _SHORT or not text.isascii():
+        return True
+    if "\\" in text or "&" in text:
+        return True
+    data = text.encode("ascii")
+    return len(data.translate(None, _CONTROLS)) != len(data)  # a control character
+
+
 def fold(text: str) -> tuple[str, Callable[[int], int]] | None:
     """Return *text* with its disguises folded, and the map of positions back; ``None``: none.
 
     The map takes a position in the copy to the position in *text* of the same character
     (for a position just after a folded disguise, the position just after it in *text*).
     """
+    if not _may_hide(text):
+        return None
     pieces: list[str] = []
     after: list[int] = []  # where each folded disguise ends, in the copy
     shift: list[int] = []  # how many characters shorter the copy is from there on
     position = delta = 0
     for start, end in _spans(text):
-        match = _FOLD.match(text, start)
+        match = _fold_pattern().match(text, start)
         if match is None or match.end() != end:  # pragma: no cover -- the same pattern
             continue
         new = _replacement(match)
