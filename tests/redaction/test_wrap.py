@@ -128,3 +128,12 @@ def test_a_certificate_body_is_no_secret_head() -> None:
     body = "MIIDazCCAlOgAwIBAgIUFake0Cert1Body2For3The4Test5Only6Xq7Wz8Lm9Kp"
     text = f"-----BEGIN CERTIFICATE-----\n{body}\n{body}\nFk7Qz2Lm9Wx4Rt6Yp1Nc8Vb3Hj5\n"
     assert BARE.redact(text).text == text
+
+
+def test_a_wrapped_test_id_keeps_its_parameters() -> None:
+    """A test's id a terminal wrapped inside its parameters names a test: nothing goes."""
+    text = (
+        "FAILED tests/test_api.py::test_a_long_parametrised_name_that_wraps_at_eighty[key=Ab12\n"
+        "Cd34Ef56Gh78Ij90Kl12] - assert 401 == 200\n"
+    )
+    assert BARE.redact(text).text == text

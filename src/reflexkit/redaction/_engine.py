@@ -680,10 +680,23 @@ def _redact_fragments(
 
 
 def _starts_secret(fragment: str, before: str) -> bool:
-    """*fragment* ends its line and starts a secret: a known token's prefix, or a value."""
-    if "[REDACTED" in fragment or _PLACEHOLDER.match(fragment) or _TEMPLATED.match(fragment):
+    """*fragment* ends its line and starts a secret: a known token's prefix, or a value.
+
+    Not inside a test's id that a terminal wrapped (``test_get[key=Ab12`` ...): its
+    parameters name a test.
+    """
+    if (
+        "[REDACTED" in fragment
+        or _PLACEHOLDER.match(fragment)
+        or _TEMPLATED.match(fragment)
+        or _OPEN_TEST_ID.search(before)
+    ):
         return False
     return _SECRET_BEFORE.search(before) is not None or _TOKEN_START.match(fragment) is not None
+
+
+_OPEN_TEST_ID = re.compile(r"[Tt]est\w*\[[^\]\n]*\Z|(?<![\w.-])Test\w*/[^\s]*\Z")
+"""The start of a test's id whose parameters go on past the end of the line."""
 
 
 def _fragment_is_secret(fragment: str, before: str) -> bool:
