@@ -483,8 +483,19 @@ def _read_body(block: Block, body: list[str]) -> None:
             first = first or line
     block.message = clip(strong or first or plain, _MESSAGE_LIMIT)
     block.pairs = dedupe(pairs)[:2]
-    if not block.location:
-        block.location = own_location("\n".join(body))
+    own = [
+        loc for loc in find_locations("\n".join(body)) if not is_library_path(location_path(loc))
+    ]
+    block.location = block.location or (own[0] if own else "")
+    in_tests = [loc for loc in own if _TEST_PATH.search(location_path(loc))]
+    if in_tests and in_tests[-1] not in block.location:  # the stack's outermost test frame
+        block.location += f", in the test at {in_tests[-1]}"
+
+
+_TEST_PATH = Pattern(
+    r"(?:^|/)(?:tests?|spec|__tests__)/|[_.-](?:test|spec)s?\.\w+$|(?:^|/)test_[^/]*$"
+)
+"""A test file's path: where a stack (innermost frame first) shows the test's own line."""
 
 
 def _with_value_below(line: str, body: list[str], index: int) -> str:
