@@ -86,6 +86,8 @@ _SETUP_SHAPES = _shapes(
         r"^(?:\S*/)?python[\d.]*: Error while finding module specification for .*No module named",
     ),
     (_FT.TOOL_ERROR, "can't open file", r"^(?:\S*/)?python[\d.]*: can't open file "),
+    # a program's own file to run that is not there (`Unable to access jarfile x.jar`)
+    (_FT.TOOL_ERROR, "nable to access", r"\bUnable to access (?:jar)?file\b"),
     # an interpreter, a version of it, or a package manager that is not installed
     (
         _FT.TOOL_ERROR,
@@ -152,6 +154,9 @@ _SETUP_SHAPES = _shapes(
         (
             r"^(?:\S+: )?(?:line \d+: )?\S+: Permission denied\s*$"
             r"|^cannot execute \S+: permission denied"
+            # a lock or file the tool may not open without rights (`open (13: Permission
+            # denied)`, `are you root?`)
+            r"|\(13: Permission denied\)|\bare you root\?"
         ),
     ),
     # a command line the program rejects (argparse's, click's usage errors)
@@ -163,6 +168,18 @@ _SETUP_SHAPES = _shapes(
             r"arguments|the following arguments are required|invalid choice)|Error: (?:No such "
             r"(?:option|command)|Got unexpected extra argument|Missing (?:argument|option)))"
         ),
+    ),
+    # a tool whose configuration names nothing for it to run with
+    (
+        _FT.TOOL_ERROR,
+        "plugin",
+        r"\b[Nn]o (?:\w+ )?plugins? (?:were |was )?(?:found|configured|specified)\b",
+    ),
+    # a program a build tool's recipe runs that is not installed (make's `Error 127`)
+    (
+        _FT.TOOL_ERROR,
+        "No such file|not found",
+        r"^make(?:\[\d+\])?: \S+: (?:No such file or directory|[Cc]ommand not found)\s*$",
     ),
     # a folder the tool must write to that it cannot make or use
     (
@@ -229,7 +246,8 @@ _SHAPES = _shapes(
     (
         _FT.TEST_FAILURE,
         "ass|ASS&ail|AIL",
-        (r"\b\d+ passed\b[^\n]*?\b[1-9]\d* failed\b|\b[1-9]\d* failed\b[^\n]*?\b\d+ passed\b"
+        (r"\b\d+ pass(?:ed|es)\b[^\n]*?\b[1-9]\d* fail(?:ed|s)\b"
+        r"|\b[1-9]\d* fail(?:ed|s)\b[^\n]*?\b\d+ pass(?:ed|es)\b"
         rf"|\b{_PASSED}:?[ \t]+\d+\b[^\n]*?\b{_FAILED}:?[ \t]+[1-9]\d*"
         rf"|\b{_FAILED}:?[ \t]+[1-9]\d*\b[^\n]*?\b{_PASSED}:?[ \t]+\d+"),
     ),
@@ -260,6 +278,21 @@ _SHAPES = _shapes(
         (r"^[ \t#]*(?:of )?(?:unexpected )?(?:[Ff]ail(?:ures?|ed)?|FAIL(?:ED|URES?)?)[ \t]*:?"
         r"[ \t]+[1-9]\d*[ \t]*$"),
     ),
+    # a count of the failures a runner detected (`*** 2 failures are detected in the test
+    # module`), a run of N tests that closes with its failures or errors counted
+    (
+        _FT.TEST_FAILURE,
+        "detected|Ran ",
+        (r"\b[1-9]\d* failures? (?:is|are|was|were) detected\b"
+        r"|^Ran \d+ tests?\b[^\n]*\b[1-9]\d* (?:errors?|failures?|failed)\b"),
+    ),
+    # a summary table whose tests row counts a failure under a `Passed Failed` header
+    (
+        _FT.TEST_FAILURE,
+        "Passed",
+        (r"\bPassed[ \t]+Failed\b[^\n]*\n(?:[^\n]*\n){0,2}?[ \t]*tests?[ \t]+\d+[ \t]+\d+"
+        r"[ \t]+\d+[ \t]+[1-9]"),
+    ),
     (_FT.TEST_FAILURE, "Assertions:", r"^Tests: \d+, Assertions: \d+.*(?:Failures|Errors): \d+"),
     (
         _FT.TEST_FAILURE,
@@ -288,7 +321,8 @@ _SHAPES = _shapes(
     (
         _FT.TEST_FAILURE,
         "fail",
-        r"^[ \t]*[1-9]\d* (?:failed|failing)(?:, \d+ (?:passed|skipped|errors?))*(?: in \S+)?\s*$",
+        (r"^[ \t=]*[1-9]\d* (?:failed|failing)(?:, \d+ (?:passed|skipped|errors?))*"
+        r"(?: in [\d.]+ ?[a-z]*)?[ \t=]*$"),
     ),
     (
         _FT.TEST_FAILURE,
@@ -296,8 +330,20 @@ _SHAPES = _shapes(
         r"\b(?:[Ss]ome tests (?:failed|did not pass)|[Tt]ests? failed)\b",
     ),
     # builds and doc builders that stop on their own verdict
-    (_FT.BUILD_ERROR, "build ", r"\bbuild (?:finished with problems|failed)\b"),
+    (
+        _FT.BUILD_ERROR,
+        "build |BUILD |uilding",
+        (r"\bbuild (?:finished with problems|failed)\b|\bBUILD FAIL(?:ED|URE)\b"
+        r"|\b(?:[Ee]rror|[Ff]ailure) (?:while )?building\b"),
+    ),
     (_FT.BUILD_ERROR, "Aborted with", r"^Aborted with \d+ warnings? in strict mode"),
+    # a bundler that cannot resolve a path of the project's own (`Could not resolve
+    # './data/x.js'`, `Can't resolve './styles.css'`): the source is wrong, not a package
+    (
+        _FT.BUILD_ERROR,
+        "resolve",
+        r"\b(?:[Cc]ould not|[Cc]an't|[Cc]annot|[Uu]nable to) resolve (?:import )?['\"`]\.{1,2}/",
+    ),
     # an image build whose step failed (docker, buildah)
     (_FT.BUILD_ERROR, "failed to solve", r"\bfailed to solve\b"),
     (_FT.BUILD_ERROR, "CompileError", r"\*\* \(CompileError\)"),
@@ -312,7 +358,18 @@ _SHAPES = _shapes(
     (_FT.TYPECHECK_ERROR, "TS", r"\bTS\d{4,5} \[ERROR\]|\berror TS\d{4,5}\b"),
     (_FT.LINT_ERROR, "lint/", r"\blint/\w+/\w+\b"),
     # the stylish reporter's closing count (eslint's, html-validate's, stylelint's)
-    (_FT.LINT_ERROR, "problem", r"^[ \t]*[\u2716\u00d7\u2717][ \t]+[1-9]\d* problems? \("),
+    (
+        _FT.LINT_ERROR,
+        "problem|violation",
+        r"^[ \t]*[\u2716\u00d7\u2717x][ \t]+[1-9]\d* (?:\w+ )?(?:problems?|violations?) \(",
+    ),
+    # its rows, where it prints no count: a place, the message, the rule's id closing it
+    (
+        _FT.LINT_ERROR,
+        ":",
+        (r"^[ \t]*(?:[\u2716\u00d7\u2717\u26a0][ \t]+)?\d+:\d+(?:-\d+:\d+)?[ \t]{2,}\S[^\n]*?"
+        r"[ \t]{2,}@?[a-z][\w.@-]*(?:/[\w.-]+)*[ \t]*$"),
+    ),
     # a formatter's check that prints the change it would make: a unified diff
     (
         _FT.LINT_ERROR,
@@ -333,7 +390,8 @@ _SHAPES = _shapes(
     (
         _FT.LINT_ERROR,
         "ound |OUND |errors =|s found|s detected",
-        (r"^[^\n]*\b(?i:found [1-9]\d* (?:\w+ )?(?:errors?|issues?|problems?|violations?))\b"
+        (r"^[^\n]*\b(?i:found (?:[1-9]\d*|some) (?:\w+ )?"
+        r"(?:errors?|issues?|problems?|violations?))\b"
         r"|^Total accumulated errors = [1-9]"
         r"|(?<![Nn]o )\b(?:[Ii]ssues|[Pp]roblems|[Vv]iolations) (?:found|detected)"
         r"(?:: [1-9]|[.!])"),
@@ -452,6 +510,17 @@ _SHAPES = _shapes(
         r"[\w@-]+(?:/[\w@-]+)*['\"]?\s*$"),
     ),
     (_FT.DEPENDENCY_ERROR, "' not found", r"\bmodule '[^']+' not found:?\s*$"),
+    # a package the package manager cannot locate, a package not installed, packages
+    # missing, a build's unmet requirements
+    (
+        _FT.DEPENDENCY_ERROR,
+        "ocate|not installed|missing |nmet",
+        (r"\b(?:[Uu]nable to locate|[Cc]ould not locate) (?:a )?"
+        r"(?:package|distribution|gem|crate)\b"
+        r"|\b(?:[Pp]ackage|[Mm]odule|[Dd]ependency|[Gg]em|[Cc]rate)\b[^\n]{0,60}?\bnot installed\b"
+        r"|\bmissing (?:packages?|dependenc(?:y|ies)|modules?)\b"
+        r"|\b[Uu]nmet (?:dependenc(?:y|ies)|requirements?|peer)"),
+    ),
     (_FT.DEPENDENCY_ERROR, "cannot load such file", r"\bcannot load such file -- \S+"),
     (_FT.DEPENDENCY_ERROR, "in @INC", r"\bCan't locate \S+\.pm in @INC\b"),
     (_FT.DEPENDENCY_ERROR, "find include", r"\bcan't find include (?:lib|file) \""),
