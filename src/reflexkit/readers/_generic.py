@@ -309,7 +309,7 @@ def _adjustment(line: str) -> int:
     return 0
 
 
-_LONG_LINE = Pattern(rf"[^\n]{{{_LINE_CAP + 1},}}")
+_LONG_LINE = Pattern(rf"^[^\n]{{{_LINE_CAP + 1},}}", M)  # tried at line starts only
 
 
 def _window(text: str) -> str:
@@ -506,8 +506,8 @@ def _with_label(lines: list[str], index: int, line: str) -> str:
         label = _caret_label(below)
         if label:
             return line if label in line else f"{line} ({label})"
-        if _ERROR_LINE.search(below):  # the next error: this one has no label
-            break
+        if _may_be_an_error_line(below, below.lower()) and _ERROR_LINE.search(below):
+            break  # the next error: this one has no label
     return line
 
 

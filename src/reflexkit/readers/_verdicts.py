@@ -548,8 +548,7 @@ def verdict(text: str) -> Verdict | None:
         a few lines at most, so a test run that prints such a line among its results is
         still the test run's failure.
     """
-    lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) <= 12:  # noqa: PLR2004 -- a check that did not start says little
+    if _few_lines(text):
         for needles, pattern, failure_type, span in _SETUP_SHAPES:
             match = _search(needles, pattern, text, span)
             if match is not None:
@@ -561,6 +560,23 @@ def verdict(text: str) -> Verdict | None:
             closing = failure_type not in _NOT_CLOSING or bool(_CLOSING_COUNT.search(line))
             return Verdict(failure_type, line, closing=closing)
     return None
+
+
+_FEW = 12
+"""Lines (not blank) a check that did not start prints at most: it says little."""
+
+
+def _few_lines(text: str) -> bool:
+    """Whether *text* has at most ``_FEW`` lines that are not blank (it stops counting past)."""
+    count = 0
+    start = 0
+    while count <= _FEW:
+        end = text.find("\n", start)
+        if end < 0:
+            return count + bool(text[start:].strip()) <= _FEW
+        count += bool(text[start:end].strip())
+        start = end + 1
+    return False
 
 
 _NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
@@ -581,7 +597,10 @@ def _search(needles: _Needles, pattern: Pattern, text: str, span: int = 0) -> re
     end) and *span* + 1 lines below; windows that touch are read as one. The cost is linear
     in the output and small where the needles are rare: most lines hold none.
     """
-    for start, end in _windows(_lines_holding(needles, text), text, span):
+    lines = _lines_holding(needles, text)
+    if lines is None:  # the needles are on many lines: one pass over the text costs less
+        return pattern.search(text)
+    for start, end in _windows(lines, text, span):
         match = pattern.search(text, start, end)
         if match is not None:
             return match
@@ -603,13 +622,25 @@ def _windows(lines: list[int], text: str, span: int) -> list[tuple[int, int]]:
     return windows
 
 
-def _lines_holding(needles: _Needles, text: str) -> list[int]:
-    """The offsets of the lines of *text* that hold a needle of each group, in order."""
+_MANY = 8
+"""Lines holding a needle past which the pattern reads the whole text instead (``:`` is on
+most lines of a checker's output: windows around each would cost more than one pass)."""
+
+
+def _lines_holding(needles: _Needles, text: str) -> list[int] | None:
+    """The offsets of the lines of *text* that hold a needle of each group, in order.
+
+    ``None`` when more than ``_MANY`` lines hold one of the first group's.
+    """
     first, *others = needles
     starts: set[int] = set()
+    found = 0
     for needle in first:
         index = text.find(needle)
         while index >= 0:
+            found += 1
+            if found > _MANY:
+                return None
             start = text.rfind("\n", 0, index) + 1
             line_end = text.find("\n", index + len(needle))
             line = text[start : line_end if line_end >= 0 else len(text)]
