@@ -607,14 +607,21 @@ def _search(needles: _Needles, pattern: Pattern, text: str, span: int = 0) -> re
     return None
 
 
+_BELOW = Pattern(rf"(?:[^\n]*\n){{{_SPAN + 2}}}")
+"""A line and the ``_SPAN`` + 1 lines below it, read in one pass (not a find a line)."""
+
+
 def _windows(lines: list[int], text: str, span: int) -> list[tuple[int, int]]:
     """The stretches of *text* around the lines starting at *lines*, those that touch joined."""
     windows: list[tuple[int, int]] = []
     for line in lines:
         start = text.rfind("\n", 0, max(line - 1, 0)) + 1
-        end = line
-        for _ in range(span + 2):
-            end = text.find("\n", end) + 1 or len(text)
+        if span:  # every shape reads its needle's line and one more, or _SPAN more
+            below = _BELOW.match(text, line)
+            end = below.end() if below is not None else len(text)
+        else:
+            first = text.find("\n", line) + 1
+            end = (text.find("\n", first) + 1 or len(text)) if first else len(text)
         if windows and start <= windows[-1][1]:
             windows[-1] = (windows[-1][0], max(end, windows[-1][1]))
         else:
