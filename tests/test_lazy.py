@@ -2,13 +2,16 @@
 
 A package's table (``lazy_exports``) is where its names live at run time and its ``__all__``;
 its ``TYPE_CHECKING`` block re-exports the same names from the same modules (``X as X``) for
-mypy and IDEs. A name added to one and not the other fails here.
+mypy and IDEs. A name added to one and not the other fails here. Skipped integrations are
+absent only to the thread that skips them.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +75,34 @@ def test_all_is_the_table_and_every_name_resolves(package: str) -> None:
     for name in module.__all__:
         assert getattr(module, name) is not None
     assert set(module.__all__) <= set(dir(module))
+
+
+_CODE = """
+import threading
+from reflexkit import _lazy
+
+_lazy.own_process()
+seen = {}
+
+def other_thread():
+    import csv  # the SDK's import runs like this, beside the containers' (llm.preload)
+    seen["other"] = csv.__name__
+
+with _lazy.without_integrations("csv"):
+    try:
+        import csv
+    except ModuleNotFoundError:
+        seen["own"] = "absent"
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join()
+print(seen["own"], seen.get("other"))
+"""
+
+
+def test_a_skipped_package_is_absent_only_to_the_thread_that_skips_it() -> None:
+    """Another thread importing the same package meanwhile gets it, not an ImportError."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CODE], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["absent", "csv"]

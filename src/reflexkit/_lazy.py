@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -68,10 +69,15 @@ def own_process() -> None:
 
 
 class _Absent:
-    """A ``sys.meta_path`` finder that reports the top-level packages *names* as absent."""
+    """A ``sys.meta_path`` finder that reports the top-level packages *names* as absent.
+
+    Only to the thread that installed it: another thread (the SDK's import started in the
+    background, :func:`reflexkit.llm._client.preload`) imports them as installed.
+    """
 
     def __init__(self, names: frozenset[str]) -> None:
         self.names = names
+        self.thread = threading.get_ident()
 
     def find_spec(
         self,
@@ -79,7 +85,7 @@ class _Absent:
         path: Sequence[str] | None,  # noqa: ARG002 -- the finder protocol's
         target: ModuleType | None = None,  # noqa: ARG002
     ) -> None:
-        if fullname.partition(".")[0] in self.names:
+        if fullname.partition(".")[0] in self.names and threading.get_ident() == self.thread:
             msg = f"{fullname} is skipped"
             raise ModuleNotFoundError(msg, name=fullname)
 
