@@ -692,23 +692,22 @@ def test_a_line_of_triggers_is_withheld_whole(unit: str) -> None:
     assert result.text.strip() == "[REDACTED:dense]"
 
 
-def test_every_example_on_one_long_line_is_removed() -> None:
-    """Every rule's examples, one after another on one line without newlines, repeated.
+@pytest.mark.parametrize("joined_by", [" "], ids=["one long line"])
+def test_every_example_in_one_big_region_is_removed(joined_by: str) -> None:
+    """Every rule's examples one after another, repeated: no example's secret survives.
 
-    Triggers close together all along merge the line into one region: there each rule reads
-    near its own triggers (so a long line costs a few readings, not one per rule), and no
-    example's secret may survive that.
+    Triggers close together all along merge the text into one big region: there each rule
+    reads near its own triggers (so a big region costs a few readings, not one per rule).
     """
     cases = [
         (text, marks)
         for rule in RULES
         if not rule.context_lines
         for text, marks in rule.marked_examples
-        if "\n" not in text
+        if joined_by == "\n" or "\n" not in text
     ]
-    line = " ".join(text for text, _ in cases)
-    redacted = Redactor(environ={}).redact(f"{line} {line} {line}").text
-    assert "\n" not in line
-    assert len(line) > 4096
+    joined = joined_by.join(text for text, _ in cases)
+    redacted = Redactor(environ={}).redact(joined_by.join([joined] * 3)).text
+    assert len(joined) > 4096
     survived = {mark for _, marks in cases for mark in marks if len(mark) >= 8 and mark in redacted}
     assert survived == set()

@@ -761,21 +761,29 @@ def _outside(regions: list[tuple[int, int]], edits: list[_Edit]) -> Iterator[tup
 
 
 def _near_own_triggers(rule: Rule, text: str) -> list[tuple[int, int]] | None:
-    """Where *rule* reads a long line: near its own triggers; ``None``: all of *text*.
+    """Where *rule* reads a big region: near its own triggers; ``None``: all of *text*.
 
     Triggers close together all along a long line (one without newlines, or a minified
-    file) merge into one region, and every rule whose keyword is anywhere in it read all of
-    it: a hundred rules, each over the whole line. There each rule reads near its own
-    triggers only, the words around each as far as a lone trigger's region reaches
-    (:func:`_line_start_near`, :func:`_line_end_near`), so the cost stays a few readings of
-    the line, whatever its triggers. Lines of ordinary length, several lines, and rules that
-    read the lines after their trigger are read whole, as before.
+    file), or on line after line, merge into one region, and every rule whose keyword is
+    anywhere in it read all of it: a hundred rules, each over the whole region. There each
+    rule reads only what a lone trigger of its own would have made a region: its line (on a
+    long line, the words around it), the lines its secret goes on to (:func:`_extend`), and
+    the next line (the value of a YAML block, ``key: |``). A rule that triggers on a key's
+    base64 body reads the region whole, as before (its wrapped lines go on and on).
+    So the cost stays a few readings of the region, whatever its triggers. A region of
+    ordinary size, and a rule that reads the lines after its trigger, are read whole.
     """
-    if len(text) <= _LONG_LINE or rule.context_lines or "\n" in text.rstrip("\n"):
+    if len(text) <= _LONG_LINE or rule.context_lines:
         return None
     spans: list[tuple[int, int]] = []
     for start, end in _own_trigger(rule.trigger).spans(text):
-        low, high = _line_start_near(text, start), _line_end_near(text, end)
+        if _BASE64_KEY.match(text, start):  # a key's base64 body: it reads the region whole
+            return None
+        low, high = _extend(
+            text, start, end, _line_start_near(text, start), _line_end_near(text, end)
+        )
+        if high < len(text):  # and the next line: a value after ``key: |`` or a wrap
+            high = _line_end_near(text, high)
         if spans and low <= spans[-1][1]:
             spans[-1] = (spans[-1][0], max(spans[-1][1], high))
         else:
