@@ -36,6 +36,7 @@ from urllib.parse import quote
 import attrs
 
 from reflexkit.models import FailureContext
+from reflexkit.redaction._fold import fold
 from reflexkit.redaction._prefilter import Trigger
 from reflexkit.redaction._rules import RULES, Redacted, Rule
 from reflexkit.redaction._rules._patterns import (
@@ -67,6 +68,7 @@ from reflexkit.redaction._windows import (
     _Edit,
     window,
 )
+from reflexkit.redaction._wrap import join_wrapped, wrapped_heads
 
 # --- environment ----------------------------------------------------------------------------
 
@@ -160,7 +162,14 @@ class Redactor:
         edits = self._edits(text, counts)
         if not edits:
             return Redacted(text, counts)
-        return Redacted(_apply(text, edits, 0, len(text)), counts)
+        return Redacted(join_wrapped(_apply(text, edits, 0, len(text)), counts), counts)
+
+    def may_find(self, text: str) -> bool:
+        """False only when :meth:`redact` would return *text* unchanged: no trigger, no disguise.
+
+        One scan, for the gate's quick look at the texts of a record together.
+        """
+        return self._trigger.may_match(text) or fold(text) is not None
 
     def redact_window(self, text: str, max_chars: int) -> Redacted:
         """Redact all of *text*, then keep the head and the tail of the result.
@@ -183,13 +192,16 @@ class Redactor:
         edits = self._edits(text, counts)
         size = len(text) + sum(len(new) - (end - start) for start, end, new in edits)
         if size <= max_chars:
-            return Redacted(_apply(text, edits, 0, len(text)) if edits else text, counts)
+            if not edits:
+                return Redacted(text, counts)
+            return Redacted(join_wrapped(_apply(text, edits, 0, len(text)), counts), counts)
         head_end, tail_start = _cut_points(text, edits, max_chars)
         head = _apply(text, edits, 0, head_end)
         tail = _apply(text, edits, tail_start, len(text))
         cut = size - len(head) - len(tail)
         separator = "" if head.endswith("\n") or not head else "\n"
-        return Redacted(f"{head}{separator}[... {cut} characters cut ...]\n{tail}", counts)
+        kept = f"{head}{separator}[... {cut} characters cut ...]\n{tail}"
+        return Redacted(join_wrapped(kept, counts) if edits else kept, counts)
 
     def redact_failure(self, failure: FailureContext) -> tuple[FailureContext, dict[str, int]]:
         """Redact a failure's error output, command and description.
@@ -229,7 +241,27 @@ class Redactor:
     # --- finding --------------------------------------------------------------------------
 
     def _edits(self, text: str, counts: dict[str, int]) -> list[_Edit]:
-        """Return the replacements for *text* as sorted, disjoint ``(start, end, new)``."""
+        """Return the replacements for *text* as sorted, disjoint ``(start, end, new)``.
+
+        Secrets are looked for in *text* with its disguises folded (:func:`fold`: escaped
+        separators, invisible characters and look-alike letters in a name); each edit
+        replaces the same span of *text*.
+        """
+        folded = fold(text)
+        if folded is None:
+            return self._found_edits(text, counts)
+        copy, back = folded
+        edits: list[_Edit] = []
+        for start, end, new in self._found_edits(copy, counts):
+            spans = _replaced(copy[start:end], new)
+            if spans is None:  # not told apart: the region goes in its folded form
+                edits.append((back(start), back(end), new))
+                continue
+            edits += ((back(start + a), back(start + b), mark) for a, b, mark in spans)
+        return edits
+
+    def _found_edits(self, text: str, counts: dict[str, int]) -> list[_Edit]:
+        """:meth:`_edits` on text without disguises."""
         found = self._candidates(text)
         edits = self._block_edits(text, found.blocks, counts) if found.blocks else []
         regions = found.regions
@@ -253,6 +285,12 @@ class Redactor:
                 )
                 if carry:
                     carried.add(_line_end(text, end))
+            if end < len(text) and text[end - 1] == "\n":  # the next line may end a token
+                new = wrapped_heads(
+                    new, text[end : end + _LONG_LINE], counts, is_head=_starts_secret
+                )
+            elif "\n" in new.rstrip("\n"):
+                new = wrapped_heads(new, "", counts, is_head=_starts_secret)
             if new != old:
                 changed.append((start, end, new))
         merged = sorted(edits + changed)
@@ -413,6 +451,32 @@ def _redact_tail(match: re.Match[str], counts: dict[str, int]) -> str:
     start = match.start("tail") - match.start()
     return f"{match.group()[:start]}[REDACTED:{rule}]{match.group('quote')}"
 
+
+def _replaced(old: str, new: str) -> list[_Edit] | None:
+    """The spans of *old* that *new* replaced by ``[REDACTED:<rule>]``, or ``None``.
+
+    The rest of the region (its bidi controls, colours, escapes) then keeps its own form;
+    ``None`` when *new* is not *old* with placeholders put in (colours removed with them).
+    """
+    parts = _PLACEHOLDERS_SPLIT.split(new)
+    if not old.startswith(parts[0]):
+        return None
+    position, spans = len(parts[0]), []
+    for index in range(1, len(parts), 2):
+        mark, segment = parts[index], parts[index + 1]
+        last = index + 2 >= len(parts)
+        if last:
+            found = len(old) - len(segment) if old.endswith(segment) else -1
+        else:
+            found = old.find(segment, position) if segment else -1
+        if found < position:
+            return None
+        spans.append((position, found, mark))
+        position = found + len(segment)
+    return spans if position == len(old) else None
+
+
+_PLACEHOLDERS_SPLIT = re.compile(r"(\[REDACTED:[\w:.-]+\])")
 
 _PRECUT = 2
 _PRECUT_MIN = 1 << 16
@@ -616,6 +680,26 @@ def _redact_fragments(
             text = f"[REDACTED:cut_fragment]{text[found.end() :]}"
             counts["cut_fragment"] = counts.get("cut_fragment", 0) + 1
     return text, carry
+
+
+def _starts_secret(fragment: str, before: str) -> bool:
+    """*fragment* ends its line and starts a secret: a known token's prefix, or a value.
+
+    Not inside a test's id that a terminal wrapped (``test_get[key=Ab12`` ...): its
+    parameters name a test.
+    """
+    if (
+        "[REDACTED" in fragment
+        or _PLACEHOLDER.match(fragment)
+        or _TEMPLATED.match(fragment)
+        or _OPEN_TEST_ID.search(before)
+    ):
+        return False
+    return _SECRET_BEFORE.search(before) is not None or _TOKEN_START.match(fragment) is not None
+
+
+_OPEN_TEST_ID = re.compile(r"[Tt]est\w*\[[^\]\n]*\Z|(?<![\w.-])Test\w*/[^\s]*\Z")
+"""The start of a test's id whose parameters go on past the end of the line."""
 
 
 def _fragment_is_secret(fragment: str, before: str) -> bool:

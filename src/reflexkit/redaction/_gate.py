@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -49,6 +50,7 @@ __all__ = [
     "outbound",
     "outbound_data",
     "set_redactor",
+    "stored",
 ]
 
 SinkKind = Literal["record", "terminal", "prompt"]
@@ -187,10 +189,16 @@ def outbound(text: str, sink: str, *, redactor: Redactor | None = None) -> str:
 def gated_reflection(reflection: Reflection, sink: str = "memory") -> Reflection:
     """*reflection* as a store may hold it: its texts through the gate; itself when clean.
 
-    Every way into a store passes here: the service's save, ``memory copy`` (records read
-    from a file an agent can write, or an older version wrote), the replay of a spool.
-    Ids, the fingerprint and the other keys stay as they are: memory is looked up by them.
+    Every way into a store passes here: each store's own write (:func:`stored`), so also
+    the service's save, ``memory copy`` (records read from a file an agent can write, or an
+    older version wrote) and the replay of a spool. Ids, the fingerprint and the other keys
+    stay as they are: memory is looked up by them.
     """
+    texts = "\n".join((reflection.analysis, reflection.suggestion, *reflection.action_items))
+    if not _current().may_find(texts):  # one scan of all of them: nothing to redact
+        if sink == "memory":
+            _PASSED[id(reflection)] = reflection
+        return reflection
     analysis = outbound(reflection.analysis, sink)
     suggestion = outbound(reflection.suggestion, sink)
     items = outbound_data(reflection.action_items, sink)
@@ -199,8 +207,32 @@ def gated_reflection(reflection: Reflection, sink: str = "memory") -> Reflection
         and suggestion == reflection.suggestion
         and items is reflection.action_items
     ):
+        gated = reflection
+    else:
+        gated = attrs.evolve(
+            reflection, analysis=analysis, suggestion=suggestion, action_items=items
+        )
+    if sink == "memory":
+        _PASSED[id(gated)] = gated
+    return gated
+
+
+_PASSED: weakref.WeakValueDictionary[int, Reflection] = weakref.WeakValueDictionary()
+"""The reflections :func:`gated_reflection` returned for memory, by identity, while they live:
+a store's write passes them on without reading their texts again (the service gates before it
+saves)."""
+
+
+def stored(reflection: Reflection) -> Reflection:
+    """*reflection* as a store writes it: through the gate, unless this very object passed.
+
+    Each store calls this in its own write, so a caller of ``append`` (the Python API, a
+    backend of a user's) can't skip the gate; one the service gated costs a dictionary
+    lookup.
+    """
+    if _PASSED.get(id(reflection)) is reflection:
         return reflection
-    return attrs.evolve(reflection, analysis=analysis, suggestion=suggestion, action_items=items)
+    return gated_reflection(reflection)
 
 
 def outbound_data(data: T, sink: str, *, redactor: Redactor | None = None) -> T:
