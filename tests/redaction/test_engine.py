@@ -689,3 +689,24 @@ def test_a_line_of_triggers_is_withheld_whole(unit: str) -> None:
     result = Redactor(environ={}).redact(unit * 4000)
     assert result.counts == {"dense": 1}, result.counts
     assert result.text.strip() == "[REDACTED:dense]"
+
+
+@pytest.mark.parametrize("joined_by", [" "], ids=["one long line"])
+def test_every_example_in_one_big_region_is_removed(joined_by: str) -> None:
+    """Every rule's examples one after another, repeated: no example's secret survives.
+
+    Triggers close together all along merge the text into one big region: there each rule
+    reads near its own triggers (so a big region costs a few readings, not one per rule).
+    """
+    cases = [
+        (text, marks)
+        for rule in RULES
+        if not rule.context_lines
+        for text, marks in rule.marked_examples
+        if joined_by == "\n" or "\n" not in text
+    ]
+    joined = joined_by.join(text for text, _ in cases)
+    redacted = Redactor(environ={}).redact(joined_by.join([joined] * 3)).text
+    assert len(joined) > 4096
+    survived = {mark for _, marks in cases for mark in marks if len(mark) >= 8 and mark in redacted}
+    assert survived == set()

@@ -367,10 +367,11 @@ class Redactor:
             before = text
             lowered = (_PLACEHOLDERS.sub("", text) if "[REDACTED:" in text else text).lower()
             selected = {i for marker, rules in self._markers if marker in lowered for i in rules}
+            ids = _TestIds()  # read once a pass, moved along as the rules replace text
             for index in sorted(selected | self._unmarked):
                 rule = self._rules[index]
                 if rule.gate is None or rule.gate.search(text) is not None:
-                    text = _apply_rule(rule, text, counts, found)
+                    text = _apply_rule(rule, text, counts, found, ids)
             if text == before:
                 break
         if "[REDACTED:" in text and "\n" in text:
@@ -843,40 +844,141 @@ def _outside(regions: list[tuple[int, int]], edits: list[_Edit]) -> Iterator[tup
             yield position, end
 
 
-def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, str]) -> str:
+def _near_own_triggers(rule: Rule, text: str) -> list[tuple[int, int]] | None:
+    """Where *rule* reads a big region: near its own triggers; ``None``: all of *text*.
+
+    Triggers close together all along a long line (one without newlines, or a minified
+    file), or on line after line, merge into one region, and every rule whose keyword is
+    anywhere in it read all of it: a hundred rules, each over the whole region. There each
+    rule reads only what a lone trigger of its own would have made a region: its line (on a
+    long line, the words around it), the lines its secret goes on to (:func:`_extend`), and
+    the next line (the value of a YAML block, ``key: |``). A rule that triggers on a key's
+    base64 body reads the region whole, as before (its wrapped lines go on and on).
+    So the cost stays a few readings of the region, whatever its triggers. A region of
+    ordinary size, and a rule that reads the lines after its trigger, are read whole.
+    """
+    if len(text) <= _LONG_LINE or rule.context_lines:
+        return None
+    spans: list[tuple[int, int]] = []
+    for start, end in _own_trigger(rule.trigger).spans(text):
+        if _BASE64_KEY.match(text, start):  # a key's base64 body: it reads the region whole
+            return None
+        low, high = _extend(
+            text, start, end, _line_start_near(text, start), _line_end_near(text, end)
+        )
+        if high < len(text):  # and the next line: a value after ``key: |`` or a wrap
+            high = _line_end_near(text, high)
+        if spans and low <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], high))
+        else:
+            spans.append((low, high))
+    return spans
+
+
+@functools.cache
+def _own_trigger(source: str) -> Trigger:
+    return Trigger(source)
+
+
+def _apply_rule(
+    rule: Rule,
+    text: str,
+    counts: dict[str, int],
+    found: dict[str, str],
+    ids: _TestIds | None = None,
+) -> str:
     """Replace what *rule* finds in *text*, counting it and noting each value in *found*.
 
     Matches are collected first, so a rule whose pattern only looks ahead at the value (the
-    assignment rule) still finds ``password=`` inside the value of a rejected match.
+    assignment rule) still finds ``password=`` inside the value of a rejected match. On a
+    long line only matches near the rule's own triggers count (:func:`_near_own_triggers`);
+    *ids* are the test ids of *text*, moved along to the text returned.
     """
+    ids = _TestIds() if ids is None else ids
+    spans = _near_own_triggers(rule, text)
     group = "secret" if "secret" in rule.pattern.groupindex else 0
     pieces: list[str] = []
+    replaced: list[tuple[int, int, int]] = []
     position = 0
-    for match in rule.pattern.finditer(text):
+    pattern = rule.pattern
+    matches = (
+        pattern.finditer(text)
+        if spans is None
+        else (m for low, high in spans for m in pattern.finditer(text, low, high))
+    )
+    for match in matches:
         start, end = match.span(group)
-        if start < position or not _is_secret(rule, match, group):
+        if start < position or not _is_secret(rule, match, group, ids):
             continue
         start, end = _unquoted_span(match.group(group), start, end)
-        pieces += (text[position:start], f"[REDACTED:{rule.name}]")
+        mark = f"[REDACTED:{rule.name}]"
+        pieces += (text[position:start], mark)
+        replaced.append((start, end, len(mark)))
         _note(text[start:end], rule.name, found)
         position = end
         counts[rule.name] = counts.get(rule.name, 0) + 1
     if not pieces:
         return text
     pieces.append(text[position:])
+    ids.moved(replaced)
     return "".join(pieces)
 
 
-def _is_secret(rule: Rule, match: re.Match[str], group: int | str) -> bool:
+def _is_secret(rule: Rule, match: re.Match[str], group: int | str, ids: _TestIds) -> bool:
     """Whether *rule*'s *match* is a secret to replace, not a look-alike or a replacement."""
     secret = match.group(group)
     return not (
         not secret
         or "[REDACTED:" in secret  # already handled by an earlier rule
         or _inside_placeholder(match.string, match.start(group))  # the tail of one
-        or _names_a_test(_test_ids(match.string), match.start(), secret)
+        or ids.names_a_test(match.string, match.start(), secret)
         or (rule.check is not None and not rule.check(match))
     )
+
+
+class _TestIds:
+    """The test ids of a region: read when a rule first finds something there, then moved.
+
+    Every rule of a pass reads the same region, and a rule changes it only where it
+    replaces a secret: the ids are read once a pass, and each replacement moves those after
+    it (reading them again after every rule that replaced something read a long line of
+    secrets once per rule).
+    """
+
+    def __init__(self) -> None:
+        self._starts: list[int] | None = None
+        self._ends: list[int] = []
+
+    def names_a_test(self, text: str, start: int, secret: str) -> bool:
+        """The match at *start* is inside a test id, and *secret* no token of a known format."""
+        if self._starts is None:
+            spans = (
+                [m.span() for m in _TEST_ID.finditer(text)]
+                if any(mark in text for mark in _TEST_MARKS)
+                else []
+            )
+            self._starts, self._ends = [a for a, _ in spans], [b for _, b in spans]
+        at = bisect.bisect_right(self._starts, start) - 1
+        return at >= 0 and start < self._ends[at] and _TOKEN_START.match(secret) is None
+
+    def moved(self, replaced: list[tuple[int, int, int]]) -> None:
+        """Move the ids by *replaced*: ``(start, end, new length)``, in order, disjoint."""
+        if not self._starts:
+            return
+        ends = [end for _, end, _ in replaced]
+        shifts = [0]
+        for start, end, size in replaced:
+            shifts.append(shifts[-1] + size - (end - start))
+
+        def move(position: int) -> int:
+            at = bisect.bisect_right(ends, position)
+            if at < len(replaced) and replaced[at][0] < position:  # inside a replaced span
+                start, _, size = replaced[at]
+                return start + shifts[at] + min(position - start, size)
+            return position + shifts[at]
+
+        self._starts = [move(p) for p in self._starts]
+        self._ends = [move(p) for p in self._ends]
 
 
 def _unquoted_span(secret: str, start: int, end: int) -> tuple[int, int]:
@@ -912,26 +1014,6 @@ def _inside_placeholder(text: str, position: int) -> bool:
     """*position* is inside a ``[REDACTED:<rule>]`` an earlier rule wrote."""
     opener = text.rfind("[REDACTED:", max(0, position - 80), position + 1)
     return opener != -1 and text.find("]", opener) >= position
-
-
-@functools.lru_cache(maxsize=1)
-def _test_ids(text: str) -> tuple[list[int], list[int]]:
-    """The starts and ends of the test ids in *text*, in order (they don't overlap).
-
-    Read once per text, when a rule first finds something there: every rule runs over the
-    same region, which changes only where a rule replaced something.
-    """
-    if not any(mark in text for mark in _TEST_MARKS):
-        return [], []
-    spans = [m.span() for m in _TEST_ID.finditer(text)]
-    return [a for a, _ in spans], [b for _, b in spans]
-
-
-def _names_a_test(ids: tuple[list[int], list[int]], start: int, secret: str) -> bool:
-    """The match starts inside a test id, and is no token of a known format."""
-    starts, ends = ids
-    at = bisect.bisect_right(starts, start) - 1
-    return at >= 0 and start < ends[at] and _TOKEN_START.match(secret) is None
 
 
 def redact_failure(
