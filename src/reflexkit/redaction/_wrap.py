@@ -6,10 +6,11 @@ the first part (``GITHUB_TOKEN=ghp_Zq4...``, which ends its line), or
 :func:`wrapped_heads` does when the part is too short for a rule (``SLACK=xoxb-12345``, a
 line that ends in a token's prefix or just after ``password=``); :func:`join_wrapped`
 then removes what continues it: the word that starts the next line, with no indent, when it
-reads as the rest of a token (digits and letters alternating, not a hash, a UUID, a
-version, a date or a path), and every following line while the lines are whole words of one width
-(the body of a wrapped block). A word followed by ``=`` or ``:`` starts an assignment of
-its own, not the rest of a value.
+reads as the rest of a token (8 characters or more, digits and letters alternating or a
+digit among upper- and lower-case letters; not a hash, a UUID, a version, a date or a
+path), and every following line while the lines are whole words of one width (the body of
+a wrapped block). A word followed by ``=`` or ``:`` starts an assignment of its own, not
+the rest of a value; a test's id a terminal wrapped keeps its parameters.
 """
 
 from __future__ import annotations
