@@ -384,11 +384,20 @@ _WHERE_FIRST = Pattern(r"(?:in|at|on|while|during|from) ")
 """``ERROR in ./src/index.js 1:0-38`` (webpack): a place, not a test's id."""
 
 
+_NO_TEST_ID = Pattern(
+    r"^\d{4}[/-]\d\d[/-]\d\d\b|\((?:\w+(?:::|\.))*\w*(?:Error|Exception)\)|:$|^While\b"
+)
+"""What an error line holds and a test's id does not: a log's date first (``ERROR
+2024/01/02 ...``), an exception's class in parentheses, a heading's closing colon."""
+
+
 def _is_weak(match: re.Match[str], test: str) -> bool:
     """Whether an ``ERROR``/``FAIL`` header is an error line more likely than a test's."""
     if not match.group(0).lstrip().startswith("ERROR"):
         return False
-    return _WHERE_FIRST.match(test) is not None or not _TEST_ID.search(test)
+    if _WHERE_FIRST.match(test) is not None or _NO_TEST_ID.search(test) is not None:
+        return True
+    return not _TEST_ID.search(test)
 
 
 _Named = tuple[str, str, list[str]]
@@ -483,8 +492,19 @@ def _read_body(block: Block, body: list[str]) -> None:
             first = first or line
     block.message = clip(strong or first or plain, _MESSAGE_LIMIT)
     block.pairs = dedupe(pairs)[:2]
-    if not block.location:
-        block.location = own_location("\n".join(body))
+    own = [
+        loc for loc in find_locations("\n".join(body)) if not is_library_path(location_path(loc))
+    ]
+    block.location = block.location or (own[0] if own else "")
+    in_tests = [loc for loc in own if _TEST_PATH.search(location_path(loc))]
+    if in_tests and in_tests[-1] not in block.location:  # the stack's outermost test frame
+        block.location += f", in the test at {in_tests[-1]}"
+
+
+_TEST_PATH = Pattern(
+    r"(?:^|/)(?:tests?|spec|__tests__)/|[_.-](?:test|spec)s?\.\w+$|(?:^|/)test_[^/]*$"
+)
+"""A test file's path: where a stack (innermost frame first) shows the test's own line."""
 
 
 def _with_value_below(line: str, body: list[str], index: int) -> str:

@@ -26,6 +26,8 @@ record. Paths, test names, git hashes, UUIDs, digests and ordinary words stay un
 
 from __future__ import annotations
 
+import bisect
+import functools
 import os
 import re
 from collections.abc import Generator, Iterator, Mapping
@@ -850,10 +852,9 @@ def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, 
     group = "secret" if "secret" in rule.pattern.groupindex else 0
     pieces: list[str] = []
     position = 0
-    names = _test_ids(text) if any(mark in text for mark in _TEST_MARKS) else []
     for match in rule.pattern.finditer(text):
         start, end = match.span(group)
-        if start < position or not _is_secret(rule, match, group, names):
+        if start < position or not _is_secret(rule, match, group):
             continue
         start, end = _unquoted_span(match.group(group), start, end)
         pieces += (text[position:start], f"[REDACTED:{rule.name}]")
@@ -866,16 +867,14 @@ def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, 
     return "".join(pieces)
 
 
-def _is_secret(
-    rule: Rule, match: re.Match[str], group: int | str, names: list[tuple[int, int]]
-) -> bool:
+def _is_secret(rule: Rule, match: re.Match[str], group: int | str) -> bool:
     """Whether *rule*'s *match* is a secret to replace, not a look-alike or a replacement."""
     secret = match.group(group)
     return not (
         not secret
         or "[REDACTED:" in secret  # already handled by an earlier rule
         or _inside_placeholder(match.string, match.start(group))  # the tail of one
-        or (names and _names_a_test(names, match.start(), secret))
+        or _names_a_test(_test_ids(match.string), match.start(), secret)
         or (rule.check is not None and not rule.check(match))
     )
 
@@ -915,13 +914,24 @@ def _inside_placeholder(text: str, position: int) -> bool:
     return opener != -1 and text.find("]", opener) >= position
 
 
-def _test_ids(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in _TEST_ID.finditer(text)]
+@functools.lru_cache(maxsize=1)
+def _test_ids(text: str) -> tuple[list[int], list[int]]:
+    """The starts and ends of the test ids in *text*, in order (they don't overlap).
+
+    Read once per text, when a rule first finds something there: every rule runs over the
+    same region, which changes only where a rule replaced something.
+    """
+    if not any(mark in text for mark in _TEST_MARKS):
+        return [], []
+    spans = [m.span() for m in _TEST_ID.finditer(text)]
+    return [a for a, _ in spans], [b for _, b in spans]
 
 
-def _names_a_test(ids: list[tuple[int, int]], start: int, secret: str) -> bool:
+def _names_a_test(ids: tuple[list[int], list[int]], start: int, secret: str) -> bool:
     """The match starts inside a test id, and is no token of a known format."""
-    return any(a <= start < b for a, b in ids) and _TOKEN_START.match(secret) is None
+    starts, ends = ids
+    at = bisect.bisect_right(starts, start) - 1
+    return at >= 0 and start < ends[at] and _TOKEN_START.match(secret) is None
 
 
 def redact_failure(

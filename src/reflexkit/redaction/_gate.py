@@ -123,7 +123,8 @@ calls :func:`outbound` or :func:`outbound_data` (``tests/redaction/test_sinks.py
 _lock = threading.Lock()
 _redactor: Redactor | None = None
 _given = False
-_built_for: tuple[tuple[str, str], ...] | None = None
+_built_for: tuple[dict[Any, Any], tuple[tuple[str, str], ...]] | None = None
+"""The environment the gate's redactor was last checked against, and its secrets."""
 
 
 def set_redactor(redactor: Redactor | None) -> None:
@@ -140,30 +141,22 @@ def set_redactor(redactor: Redactor | None) -> None:
 def _current() -> Redactor:
     """The gate's redactor; its own follows the secret-looking variables of ``os.environ``.
 
-    The environment is compared with the one last seen (a tuple of its items: a microsecond);
-    its secret-looking values are worked out again only when it changed.
+    The environment is read for secrets again only when it changed: it is compared with a
+    copy (a microsecond: the same objects while nothing changed), not read again on every
+    call (a third of a millisecond for every text that left).
     """
-    global _redactor, _built_for, _seen  # noqa: PLW0603 -- the gate's one redactor
+    global _redactor, _built_for  # noqa: PLW0603 -- the gate's one redactor per process
+    raw = getattr(os.environ, "_data", None)  # CPython's encoded copy: no decoding per item
+    environ = raw if isinstance(raw, dict) else dict(os.environ)
     with _lock:
         if _given and _redactor is not None:
             return _redactor
-        environment = _environment()
-        if _redactor is not None and environment == _seen:
-            return _redactor
-        secrets = tuple(sorted(env_secrets(os.environ).items()))
-        if _redactor is None or secrets != _built_for:
-            _redactor, _built_for = Redactor(), secrets
-        _seen = environment
+        if _redactor is None or _built_for is None or environ != _built_for[0]:
+            secrets = tuple(sorted(env_secrets(os.environ).items()))
+            if _redactor is None or _built_for is None or secrets != _built_for[1]:
+                _redactor = Redactor()
+            _built_for = (dict(environ), secrets)
         return _redactor
-
-
-_seen: tuple[tuple[Any, Any], ...] | None = None
-
-
-def _environment() -> tuple[tuple[Any, Any], ...]:
-    """``os.environ`` as it is now, cheaply: its underlying items, not decoded."""
-    data = getattr(os.environ, "_data", None)
-    return tuple(data.items()) if isinstance(data, dict) else tuple(os.environ.items())
 
 
 @functools.cache
