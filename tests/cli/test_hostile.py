@@ -685,3 +685,47 @@ def test_ages_in_project_json_are_bounded(project: Path) -> None:
     err = done.stderr.decode()
     assert "$.reflexion.retentionDays: expected an integer from 1 to 100000" in err
     assert "$.insights.lookbackHours: expected an integer from 1 to 2400000" in err
+
+
+WRITTEN_OUTSIDE = {
+    "memory in a file the shell runs": ('{{"memory": {{"path": "{victim}"}}}}', "$.memory.path"),
+    "memory up and out": ('{{"memory": {{"path": "../{up}"}}}}', "$.memory.path"),
+    "memory through a committed link": (
+        '{{"memory": {{"path": ".reflexkit/out/victim_rc"}}}}',
+        "$.memory.path",
+    ),
+    "the spool": (
+        '{{"memory": {{"backend": "postgres", "spoolPath": "{victim}"}}}}',
+        "$.memory.spoolPath",
+    ),
+    "the hooks log": ('{{"hooks": {{"logPath": "{victim}"}}}}', "$.hooks.logPath"),
+    "the reports folder": ('{{"reports": {{"path": "{outside}"}}}}', "$.reports.path"),
+}
+
+
+@pytest.mark.parametrize(("template", "key"), WRITTEN_OUTSIDE.values(), ids=WRITTEN_OUTSIDE)
+def test_project_json_names_no_file_outside_the_project_to_write(
+    project: Path, template: str, key: str
+) -> None:
+    """A committed project.json can't have reflexkit append to a file outside the project.
+
+    Before, ``memory.path: ~/.bashrc`` appended every reflection there, and a reflection
+    quotes tool output: ``$(...)`` in a failing test's message ran at the next shell.
+    """
+    outside = project.parent / f"{project.name}-elsewhere"
+    outside.mkdir()
+    victim = outside / "victim_rc"
+    victim.write_text("X=1\n")
+    (project / ".reflexkit" / "out").symlink_to(outside)
+    up = project.parent / f"{project.name}-victim_rc"
+    up.write_text("X=1\n")
+    write_config(project, template.format(victim=victim, outside=outside, up=up.name))
+    failure = {**FAILURE, "errorOutput": "E   AssertionError: $(touch pwned)"}
+    (project / "fail.json").write_text(json.dumps(failure))
+    done = in_shell(project, "$RK reflect --input fail.json --backend heuristic")
+    assert done.returncode == 2, done.stderr
+    assert key in done.stderr
+    assert "inside the project" in done.stderr
+    assert victim.read_text() == "X=1\n"
+    assert up.read_text() == "X=1\n"
+    assert list(outside.iterdir()) == [victim]

@@ -137,3 +137,15 @@ def test_a_wrapped_test_id_keeps_its_parameters() -> None:
         "Cd34Ef56Gh78Ij90Kl12] - assert 401 == 200\n"
     )
     assert BARE.redact(text).text == text
+
+
+def test_an_env_dump_in_base64_wrapped_at_76_columns_goes_whole() -> None:
+    """``env | base64``: the secrets' lines are found encoded, and the block goes whole."""
+    env = (
+        "HOME=/root\nLANG=C.UTF-8\nDB_PASSWORD=Hq3Zt8Lm2Xp7KdQw9Er4Ty6Ui\n"
+        "GITHUB_TOKEN=ghp_Zq4Xw9Pa4Lm2Kd8Hq3Zt8Lm2Xp7KdQw9Er4T\nPATH=/usr/bin:/bin\n"
+    )
+    encoded = base64.b64encode(env.encode()).decode()
+    lines = [encoded[i : i + 76] for i in range(0, len(encoded), 76)]
+    out = BARE.redact("$ env | base64\n" + "\n".join(lines) + "\n$ done\n").text
+    assert not [line for line in lines if line in out], out

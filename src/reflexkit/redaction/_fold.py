@@ -65,6 +65,9 @@ def _look_alikes() -> dict[int, str]:
         (0x24B6, 0x24E9),  # circled letters
         (0x1F130, 0x1F189),  # squared letters
         (0xFE50, 0xFE6B),  # small forms: U+FE66 is ``=``
+        (0x1D2C, 0x1D6A),  # modifier letters: superscript capitals and small letters
+        (0x2070, 0x209C),  # superscripts and subscripts
+        (0x02B0, 0x02B8),  # modifier letters h, j, r, w, y
     ):
         for code in range(low, high + 1):
             plain = unicodedata.normalize("NFKC", chr(code))
@@ -112,6 +115,13 @@ def _look_alikes() -> dict[int, str]:
         "Z": (0x0396,),
     }.items():
         table.update(dict.fromkeys(codes, ascii_letter))
+    small_capitals = {
+        "a": 0x1D00, "b": 0x0299, "c": 0x1D04, "d": 0x1D05, "e": 0x1D07, "g": 0x0262,
+        "h": 0x029C, "i": 0x026A, "j": 0x1D0A, "k": 0x1D0B, "l": 0x029F, "m": 0x1D0D,
+        "n": 0x0274, "o": 0x1D0F, "p": 0x1D18, "r": 0x0280, "s": 0xA731, "t": 0x1D1B,
+        "u": 0x1D1C, "v": 0x1D20, "w": 0x1D21, "y": 0x028F, "z": 0x1D22,
+    }  # fmt: skip
+    table.update({code: letter for letter, code in small_capitals.items()})
     table.update({0xA78A: "=", 0x2E40: "=", 0x2236: ":", 0xA789: ":", 0x02D0: ":"})
     return table
 

@@ -6,10 +6,11 @@ the first part (``GITHUB_TOKEN=ghp_Zq4...``, which ends its line), or
 :func:`wrapped_heads` does when the part is too short for a rule (``SLACK=xoxb-12345``, a
 line that ends in a token's prefix or just after ``password=``); :func:`join_wrapped`
 then removes what continues it: the word that starts the next line, with no indent, when it
-reads as the rest of a token (digits and letters alternating, not a hash, a UUID, a
-version, a date or a path), and every following line while the lines are whole words of one width
-(the body of a wrapped block). A word followed by ``=`` or ``:`` starts an assignment of
-its own, not the rest of a value.
+reads as the rest of a token (8 characters or more, digits and letters alternating or a
+digit among upper- and lower-case letters; not a hash, a UUID, a version, a date or a
+path), and every following line while the lines are whole words of one width (the body of
+a wrapped block). A word followed by ``=`` or ``:`` starts an assignment of its own, not
+the rest of a value; a test's id a terminal wrapped keeps its parameters.
 """
 
 from __future__ import annotations
@@ -62,11 +63,17 @@ def _continues(run: str, *, in_block: bool = False) -> bool:
     return _generated_looking(run) or (digits >= 1 and mixed_case)
 
 
-_LINE_TAIL = re.compile(r"[^\s\"'`,;()\[\]{}<>=:@]{1,256}={0,2}\Z")
-"""The last word of a line: the head of a token the wrap cut, or an ordinary word."""
+_TAIL_REVERSED = re.compile(r"={0,2}[^\s\"'`,;()\[\]{}<>=:@]{1,256}")
+"""The last word of a line, read backwards (one anchored match: linear in the word)."""
 
 
-_EMPTY = re.compile(r"(?<=[=:])\Z")
+def _line_tail(body: str) -> tuple[int, str] | None:
+    """Where the last word of *body* starts, and the word: the head a wrap may have cut."""
+    backwards = body[-260:][::-1]
+    found = _TAIL_REVERSED.match(backwards)
+    if found is None:
+        return None
+    return len(body) - found.end(), backwards[: found.end()][::-1]
 
 
 def _next_run(line: str) -> str | None:
@@ -96,19 +103,19 @@ def wrapped_heads(
         if not line.endswith("\n") or line.rstrip("\r\n").endswith("]"):
             continue
         body = line.rstrip("\r\n")
-        tail = _LINE_TAIL.search(body)
+        tail = _line_tail(body)
         if tail is None:  # ``password=`` or ``://user:`` ends the line: its value on the next?
-            tail = _EMPTY.search(body)
-            if tail is None or not is_head("x", body):
+            if not body.endswith(("=", ":")) or not is_head("x", body):
                 continue
-        elif tail.group().isdigit() or not is_head(tail.group(), body[: tail.start()]):
+            tail = (len(body), "")
+        elif tail[1].isdigit() or not is_head(tail[1], body[: tail[0]]):
             continue
         following = (
             lines[index + 1] if index + 1 < len(lines) else after[: after.find("\n") + 1 or None]
         )
         if _next_run(following) is None:
             continue
-        lines[index] = f"{body[: tail.start()]}[REDACTED:wrapped_secret]{line[len(body) :]}"
+        lines[index] = f"{body[: tail[0]]}[REDACTED:wrapped_secret]{line[len(body) :]}"
         counts["wrapped_secret"] = counts.get("wrapped_secret", 0) + 1
         changed = True
     return "".join(lines) if changed else region

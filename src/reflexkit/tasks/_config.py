@@ -670,7 +670,41 @@ def load_project(config: Path | str | None = None, *, cwd: Path | None = None) -
     """
     project = _load(config, cwd)
     _check_memory_file(project)
+    _check_written_inside(project)
     return project
+
+
+def _written_paths(project: LoadedProject) -> list[tuple[str, Path, bool]]:
+    """The files and folders project.json names that reflexkit writes: key, path, is a folder."""
+    config = project.config
+    return [
+        ("$.memory.path", project.memory_path, False),
+        ("$.memory.spoolPath", project.spool_path, False),
+        ("$.hooks.logPath", project.root / Path(config.hooks.log_path).expanduser(), False),
+        ("$.reports.path", project.root / Path(config.reports.path).expanduser(), True),
+    ]
+
+
+def _check_written_inside(project: LoadedProject) -> None:
+    """Refuse a file or folder reflexkit writes that leads out of the project.
+
+    project.json is committed with the repository: a ``memory.path`` of ``~/.bashrc`` (or
+    ``../x``, or a committed link to a folder outside) would have every reflection, which
+    quotes tool output such as ``$(...)``, appended to a file the user's shell runs. The
+    folder each lives in is resolved (links followed) and must be inside the project root;
+    the file itself is never followed (the writers open it with ``O_NOFOLLOW``).
+    """
+    root = project.root.resolve()
+    for key, path, folder in _written_paths(project):
+        where = path if folder else path.parent
+        resolved = Path(os.path.realpath(where))
+        if resolved != root and not resolved.is_relative_to(root):
+            label = f"{project.path}: " if project.path else ""
+            msg = (
+                f"{label}{key}: expected a path inside the project ({show_name(str(root))}), "
+                f"got {show_name(str(path))}, which leads to {show_name(str(resolved))}"
+            )
+            raise ConfigError([msg])
 
 
 _SPECIAL = (

@@ -59,6 +59,36 @@ def _base64_json_check(match: re.Match[str]) -> bool:
     return any(_assignment_check(m) for m in rule.pattern.finditer(decoded))
 
 
+def _base64_of(words: tuple[str, ...]) -> list[str]:
+    """The base64 characters each of *words* always encodes to, at each of its 3 alignments."""
+    found: set[str] = set()
+    for word in words:
+        data = word.encode()
+        for pad in range(3):
+            encoded = base64.b64encode(bytes(pad) + data + bytes(2)).decode()
+            first, end = -(-8 * pad // 6), 8 * (pad + len(data)) // 6  # whole 6-bit groups
+            found.add(encoded[first:end])
+    return sorted(found, key=lambda text: (-len(text), text))
+
+
+_ENCODED_NAMES = "|".join(
+    _base64_of(("PASSWORD", "password", "Password", "SECRET", "secret", "TOKEN", "token"))
+)
+"""A secret's name, as base64 of any text holding it writes it (``UEFTU1dPUkQ`` ...)."""
+
+
+def _base64_assignment_check(match: re.Match[str]) -> bool:
+    """Base64 of text that sets a secret's name to a value: a ``.env`` file, ``env`` output."""
+    value = "".join(_secret(match).split())
+    value = value[: len(value) - len(value) % 4] if not value.endswith("=") else value
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8", "replace")[:8192]
+    except ValueError:
+        return False
+    rule = next(r for r in assignments.RULES if r.name == "secret_assignment")
+    return any(_assignment_check(m) for m in rule.pattern.finditer(decoded))
+
+
 RULES: tuple[Rule, ...] = (
     _rule(
         "private_key_base64",
@@ -141,6 +171,15 @@ RULES: tuple[Rule, ...] = (
         ("eyj",),
         _base64_json_check,
         example=_fake("oauth.json: ", "eyJjbGllbnRfc2VjcmV0IjoiRmFrZUI2NEpzb25TZWNyZXQwIn0="),
+    ),
+    _rule(
+        "base64_assignment_secret",
+        r"(?<![A-Za-z0-9+/=_-])(?P<secret>[A-Za-z0-9+/]{16,8192}={0,2})(?![A-Za-z0-9+/=_.-])",
+        r"(?:" + _ENCODED_NAMES + r")",
+        tuple(name.lower() for name in _ENCODED_NAMES.split("|")),
+        _base64_assignment_check,
+        gate=_ENCODED_NAMES,
+        example=_fake(".env: ", "REJfUEFTU1dPUkQ9RmFrZTBCNjRFbnYxUHcK"),
     ),
     _rule(
         "github_actions_mask",
