@@ -40,7 +40,7 @@ from reflexkit.readers._native import (
     parse_rustc,
 )
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers._pip import parse_pip
+from reflexkit.readers._pip import parse_dependency_setup, parse_pip
 from reflexkit.readers._python_checkers import parse_mypy, parse_pyflakes_style, parse_pyright
 from reflexkit.readers._python_doctest import parse_doctest
 from reflexkit.readers._python_faulthandler import parse_faulthandler
@@ -181,6 +181,22 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     # 400: installers
     Reader("maven", lambda t, _f: parse_maven(t), ("[ERROR] ",), 455),
     Reader("pip", lambda t, f: parse_pip(t, f.command), ("ERROR: ", "pip", "error: "), 450),
+    Reader(
+        "dependencies",
+        lambda t, f: parse_dependency_setup(t, f.command),
+        (
+            "Hex",
+            "dependenc",
+            "vendor/autoload",
+            "gem",
+            "PHPUnit\\",
+            "resolve",
+            "getaddrinfo",
+            "Name or service",
+            "unreachable",
+        ),
+        445,
+    ),
     # 300: runtime errors and stack traces
     Reader(
         "python",
