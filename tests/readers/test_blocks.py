@@ -139,7 +139,7 @@ def test_a_failures_test_line_is_its_stacks_not_a_warning_printed_after_it() -> 
         "     stacktrace:\n"
         "       test/ledger/post_test.exs:23: (test)\n\n"
         "warning: Money.new/1 is undefined\n"
-        "  test/ledger/post_test.exs:40: Ledger.PostTest.\"test rounds\"/1\n\n"
+        '  test/ledger/post_test.exs:40: Ledger.PostTest."test rounds"/1\n\n'
         "Finished in 0.1 seconds\n5 tests, 1 failure\n"
     )
     [block] = read_blocks(text)

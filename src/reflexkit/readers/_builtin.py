@@ -12,7 +12,9 @@ from reflexkit.readers._cxx import (
     parse_catch2,
     parse_check_suite,
     parse_cmake,
+    parse_criterion,
     parse_ctest,
+    parse_doctest_cpp,
     parse_gtest,
     parse_unity,
 )
@@ -133,6 +135,8 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         812,
     ),
     Reader("catch2", lambda t, _f: parse_catch2(t), ("test cases:",), 811),
+    Reader("doctest-cpp", lambda t, _f: parse_doctest_cpp(t), ("[doctest] test cases:",), 811),
+    Reader("criterion", lambda t, _f: parse_criterion(t), ("[====] Synthesis:",), 811),
     Reader("check", lambda t, _f: parse_check_suite(t), ("%: Checks: ",), 806),
     Reader("unity", lambda t, _f: parse_unity(t), (" Ignored",), 806),
     Reader("googletest", lambda t, _f: parse_gtest(t), ("[  FAILED  ]",), 811),
