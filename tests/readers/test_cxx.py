@@ -505,3 +505,33 @@ def test_criterion_failed_tests_are_quoted_with_their_assertion_message() -> Non
         "(pop on an empty queue should return -1)"
     )
     assert "tests/queue.c:31: Unexpected signal caught below this line!" in found.facts[1]
+
+
+def test_meson_test_names_each_failing_test_with_what_it_printed() -> None:
+    """``meson test --print-errorlogs``: the row's verdict, the test's own lines, the log."""
+    cut = "―" * 30 + " ✀  " + "―" * 30
+    output = (
+        "ninja: Entering directory `/src/ring/build'\nninja: no work to do.\n"
+        " 1/3 ring_basic           OK              0.01s\n"
+        " 2/3 ring_wrap            FAIL            0.02s   killed by signal 6 SIGABRT\n"
+        ">>> MALLOC_PERTURB_=77 /src/ring/build/tests/ring_wrap\n"
+        f"{cut}\nring_wrap: tests/wrap.c:18: main: Assertion `ring_len(r) == 3' failed.\n"
+        + "―"
+        * 62
+        + "\n\n 3/3 ring_stress          OK              0.40s\n\nSummary of Failures:\n\n"
+        " 2/3 ring_wrap            FAIL            0.02s   killed by signal 6 SIGABRT\n\n"
+        "Ok:                 2   \nExpected Fail:      0   \nFail:               1   \n"
+        "Unexpected Pass:    0   \nSkipped:            0   \nTimeout:            0   \n\n"
+        "Full log written to /src/ring/build/meson-logs/testlog.txt\n"
+    )
+    found = analyse(failure_of("meson test -C build --print-errorlogs", output, 1))
+    assert found.failure_type is FailureType.TEST_FAILURE
+    assert found.tests == ["ring_wrap"]
+    assert found.facts == [
+        (
+            "ring_wrap FAIL (killed by signal 6 SIGABRT): ring_wrap: tests/wrap.c:18: main: "
+            "Assertion `ring_len(r) == 3' failed."
+        )
+    ]
+    assert found.summary == "Fail: 1"
+    assert found.hints == ["Full log written to /src/ring/build/meson-logs/testlog.txt"]

@@ -16,6 +16,7 @@ from reflexkit.readers._cxx import (
     parse_ctest,
     parse_doctest_cpp,
     parse_gtest,
+    parse_meson_test,
     parse_unity,
 )
 from reflexkit.readers._go import (
@@ -135,6 +136,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         812,
     ),
     Reader("catch2", lambda t, _f: parse_catch2(t), ("test cases:",), 811),
+    Reader("meson-test", lambda t, _f: parse_meson_test(t), ("Fail: ", "Timeout: "), 811),
     Reader("doctest-cpp", lambda t, _f: parse_doctest_cpp(t), ("[doctest] test cases:",), 811),
     Reader("criterion", lambda t, _f: parse_criterion(t), ("[====] Synthesis:",), 811),
     Reader("check", lambda t, _f: parse_check_suite(t), ("%: Checks: ",), 806),

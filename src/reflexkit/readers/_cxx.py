@@ -29,6 +29,7 @@ __all__ = [
     "parse_ctest",
     "parse_doctest_cpp",
     "parse_gtest",
+    "parse_meson_test",
     "parse_unity",
     "program_test_failures",
 ]
@@ -378,6 +379,69 @@ def parse_catch2(text: str) -> Findings | None:
         findings.steps.append(f'Run that case alone: the test program with `"{case}"`.')
     findings.confidence = 0.85
     return findings
+
+
+# --- meson test ------------------------------------------------------------------------------
+# ``14/16 name   FAIL   0.05s   exit status 1``; with ``--print-errorlogs`` the command (``>>>
+# …``) and what the test printed between two rules (the first marked ``✀``); then ``Summary
+# of Failures:``, the counts (``Fail:  1``) and ``Full log written to …/testlog.txt``.
+
+_MESON_RESULT = Pattern(
+    r"^ *\d+/\d+ (?P<name>\S+(?: \S+)*?) +(?P<verdict>FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS) +"
+    r"[\d.]+s(?: +(?P<why>\S[^\n]*?))? *$",
+    M,
+)
+_MESON_FAIL_COUNT = Pattern(r"^(?P<line>(?:Fail|Timeout): +[1-9]\d*) *$", M)
+_MESON_LOG = Pattern(r"^(?P<line>Full log written to \S+)$", M)
+_MESON_RAN = Pattern(r"^>>> (?P<cmd>[^\n]+)$", M)
+_MESON_OUTPUT = Pattern(r"^―+ ✀ +―+\n(?P<out>.*?)^―{20,}$", M | re.DOTALL)
+
+
+def parse_meson_test(text: str) -> Findings | None:
+    """Recognise ``meson test``: its failing tests, the command each ran, what it printed."""
+    count = _MESON_FAIL_COUNT.search(text)
+    if count is None:
+        return None
+    results: dict[str, re.Match[str]] = {}
+    for result in _MESON_RESULT.finditer(text):  # its first row, where its output follows
+        results.setdefault(result["name"], result)
+    if not results:
+        return None
+    findings = Findings(tool="meson test", failure_type=FailureType.TEST_FAILURE)
+    findings.summary = findings.evidence = " ".join(count["line"].split())
+    for name, result in list(results.items())[:MAX_BLOCKS]:
+        findings.tests.append(name)
+        printed = _meson_printed(text, result.end())
+        why = f" ({result['why']})" if result["why"] else ""
+        findings.facts.append(
+            f"{name} {result['verdict']}{why}" + (f": {printed}" if printed else "")
+        )
+    ran = _MESON_RAN.search(text)
+    if ran is not None:
+        findings.details.append(f"ran: {clip(ran['cmd'], 200)}")
+    log = _MESON_LOG.search(text)
+    findings.headline = f"meson test reported {plural(len(results), 'failing test')}."
+    findings.advice = (
+        "The lines quoted are what each failing test printed: fix the code under test so its "
+        "output or exit status is the expected one; change the test only if it is wrong."
+    )
+    if log is not None:
+        findings.hints.append(log["line"])
+        findings.steps.append(
+            "Read the failing test's output in that log, or re-run `meson test "
+            "--print-errorlogs` to see it."
+        )
+    findings.confidence = 0.85
+    return findings
+
+
+def _meson_printed(text: str, start: int) -> str:
+    """The first lines a failing test printed (``--print-errorlogs``), right after its row."""
+    block = _MESON_OUTPUT.search(text, start, start + 20_000)
+    if block is None or _MESON_RESULT.search(text, start, block.start()):
+        return ""
+    lines = [line.strip() for line in block["out"].splitlines() if line.strip()]
+    return clip("; ".join(lines[:4]), 200)
 
 
 # --- doctest (C++) and Criterion (C) --------------------------------------------------------
