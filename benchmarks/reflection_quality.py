@@ -58,6 +58,7 @@ UNSEEN_REPOS_4 = REPO / "tests" / "data" / "unseen_repos_4"
 UNSEEN_TOOLS_2 = REPO / "tests" / "data" / "unseen_tools_2"
 UNSEEN_TOOLS_3 = REPO / "tests" / "data" / "unseen_tools_3"
 UNSEEN_TOOLS_4 = REPO / "tests" / "data" / "unseen_tools_4"
+UNSEEN_TOOLS_5 = REPO / "tests" / "data" / "unseen_tools_5"
 TOOL_NAMES = (
     "pytest", "unittest", "mypy", "pyright", "ruff", "flake8", "tsc", "eslint", "jest", "vitest",
     "mocha", "node:test", "cargo", "clippy", "gcc", "clang", "go test", "go vet", "cmake",
@@ -80,7 +81,14 @@ TOOL_NAMES = (
     "type-coverage", "svelte-check", "remark", "sort-package-json", "pnpm", "nginx", "terser",
     "pydoclint", "yamale", "flynt", "docformatter", "django", "zope", "twisted", "cfn-lint",
     "rstcheck", "nbconvert", "jupyter", "fawltydeps", "pyroma", "openapi-spec-validator",
-    "proselint", "unimport",
+    "proselint", "unimport", "boost.test", "cunit", "luaunit", "yath", "tinytest",
+    "polyml", "poly/ml", "ghdl", "tcc", "rexx", "graphviz", "xsltproc", "makeinfo", "hugo",
+    "apache2", "haproxy", "visudo", "sshd", "named-checkzone", "mandoc", "appstreamcli",
+    "jsonnet", "rebar3", "brittle", "typedoc", "jsdoc", "swc", "vite", "turbo", "spectral",
+    "redocly", "solhint", "secretlint", "textlint", "dprint", "quick-lint-js", "jscpd",
+    "dependency-cruiser", "rescript", "handlebars", "kustomize", "docker", "xdoctest",
+    "pyproject-fmt", "slotscheck", "rst2html", "cpplint", "lizard", "dotenv-linter", "bashate",
+    "autoflake",
 )  # fmt: skip
 """Tools a reflection may name as the one that failed (words that are also verbs or advice,
 ``make``, ``pip``, ``npm``, are left out); naming one that neither the command nor the output
@@ -378,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             UNSEEN_TOOLS_2,
             UNSEEN_TOOLS_3,
             UNSEEN_TOOLS_4,
+            UNSEEN_TOOLS_5,
             UNSEEN_REPOS,
             UNSEEN_REPOS_2,
             UNSEEN_REPOS_3,

@@ -25,7 +25,7 @@ from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._registry import registered_readers
 from reflexkit.readers._reports import report_as_text
 from reflexkit.readers._shell import parse_timeout
-from reflexkit.readers._verdicts import verdict
+from reflexkit.readers._verdicts import Verdict, verdict
 
 __all__ = ["analyse", "clean_output", "type_from_command"]
 
@@ -134,6 +134,8 @@ def _ran_something_else(text: str, found: Findings) -> bool:
     program's stack that closes with a checker's count is a checker's findings.
     """
     proof = verdict(text)
+    if proof is not None and proof.setup:
+        return _could_not_start(proof, found)
     if proof is None or proof.setup or proof.failure_type is found.failure_type:
         return False
     if found.tool in _WRAPPERS:
@@ -143,6 +145,24 @@ def _ran_something_else(text: str, found: Findings) -> bool:
     if proof.failure_type in _CHECKERS - {FailureType.TYPECHECK_ERROR}:
         return found.failure_type is FailureType.BUILD_ERROR or found.tool in _STACK_TRACE_READERS
     return False
+
+
+_NOT_THERE = Pattern(
+    r"No such file or directory|not found|Permission denied|Unable to access|not recognized"
+)
+"""A check that could not start because a program or file it runs is not there (or may not
+be run), not because a target, task or script of the project is missing."""
+
+
+def _could_not_start(proof: Verdict, found: Findings) -> bool:
+    """Whether the program a reader's findings are about never ran: the setup is the failure.
+
+    A wrapper (make) whose recipe's program is not installed ran nothing; a reader whose
+    only finding is the line that says a program or file is not there read no output of it.
+    """
+    if proof.failure_type is found.failure_type or _NOT_THERE.search(proof.line) is None:
+        return False
+    return found.tool in _WRAPPERS or all(proof.line in fact for fact in found.facts)
 
 
 _PROGRAMS = frozenset({"python", "node", "shell", "command"})
@@ -474,7 +494,10 @@ _BAD_INPUT = Pattern(r"(?i)\b(?:parse|syntax) ?error\b|\bunexpected token\b|\bin
 
 _INPUT_ERROR = Pattern(
     r"^(?:\w*SyntaxError|[Pp]arse error|\w*ParseError)\b:? (?:at )?[\w./@~-]*\w\.(?!json\b)[a-z]\w*"
-    r"(?::\s|:\d+[:,]\d+\b)",
+    r"(?::\s|:\d+[:,]\d+\b)"
+    # a renderer's frame around the source line it is about (miette's `,-[a.ts:3:1]`,
+    # ariadne's `\u256d\u2500[ a.js:2:28 ]`): a diagnostic of the input the tool read
+    r"|^[ \t]*(?:,-|\u256d\u2500)\[ ?[\w./@~-]+\.[a-z]\w*:\d+:\d+ ?\]\s*$",
     re.MULTILINE,
 )
 """A tool's parse error that names the file it read (Babel's ``SyntaxError: /p/a.js:

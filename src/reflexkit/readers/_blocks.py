@@ -384,11 +384,20 @@ _WHERE_FIRST = Pattern(r"(?:in|at|on|while|during|from) ")
 """``ERROR in ./src/index.js 1:0-38`` (webpack): a place, not a test's id."""
 
 
+_NO_TEST_ID = Pattern(
+    r"^\d{4}[/-]\d\d[/-]\d\d\b|\((?:\w+(?:::|\.))*\w*(?:Error|Exception)\)|:$|^While\b"
+)
+"""What an error line holds and a test's id does not: a log's date first (``ERROR
+2024/01/02 ...``), an exception's class in parentheses, a heading's closing colon."""
+
+
 def _is_weak(match: re.Match[str], test: str) -> bool:
     """Whether an ``ERROR``/``FAIL`` header is an error line more likely than a test's."""
     if not match.group(0).lstrip().startswith("ERROR"):
         return False
-    return _WHERE_FIRST.match(test) is not None or not _TEST_ID.search(test)
+    if _WHERE_FIRST.match(test) is not None or _NO_TEST_ID.search(test) is not None:
+        return True
+    return not _TEST_ID.search(test)
 
 
 _Named = tuple[str, str, list[str]]

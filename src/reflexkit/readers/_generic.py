@@ -14,8 +14,13 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._blocks import Block, find_locations, is_library_path, read_blocks
-from reflexkit.readers._blocks import location_path as _location_path
+from reflexkit.readers._blocks import (
+    Block,
+    find_locations,
+    is_library_path,
+    location_path as _location_path,
+    read_blocks,
+)
 from reflexkit.readers._findings import Findings, clip, dedupe, plural
 from reflexkit.readers._kinds import KILLED, ErrorKind, error_kind, killed, signal_exit
 from reflexkit.readers._lines import matching_lines
@@ -177,7 +182,9 @@ _RUNTIME_SHAPE = Pattern(
     r"|^Execution halted$|^stack traceback:|\bat \S+ line \d+\.$"
     # a Scheme's `Exception in car: 5 is not a pair`, a task runner's `rake aborted!` over
     # Ruby frames printed flush (`/x/Rakefile:10:in `block'`)
-    r"|^Exception in [^\n:]{1,40}: \S|^\w+ aborted!$|^\S+\.\w+:\d+:in [`'][^\n]*'$",
+    r"|^Exception in [^\n:]{1,40}: \S|^\w+ aborted!$|^\S+\.\w+:\d+:in [`'][^\n]*'$"
+    # an evaluator's own `RUNTIME ERROR: msg` (Jsonnet's), its frames under it
+    r"|^(?:RUNTIME ERROR|Runtime [Ee]rror):? \S",
     M,
 )
 _NUMBER = Pattern(r"\d+")
@@ -307,7 +314,7 @@ def _adjustment(line: str) -> int:
     return 0
 
 
-_LONG_LINE = Pattern(rf"[^\n]{{{_LINE_CAP + 1},}}")
+_LONG_LINE = Pattern(rf"^[^\n]{{{_LINE_CAP + 1},}}", M)  # tried at line starts only
 
 
 def _window(text: str) -> str:
@@ -504,8 +511,8 @@ def _with_label(lines: list[str], index: int, line: str) -> str:
         label = _caret_label(below)
         if label:
             return line if label in line else f"{line} ({label})"
-        if _ERROR_LINE.search(below):  # the next error: this one has no label
-            break
+        if _may_be_an_error_line(below, below.lower()) and _ERROR_LINE.search(below):
+            break  # the next error: this one has no label
     return line
 
 
@@ -583,7 +590,8 @@ _SHAPES = (
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
       "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",
       "Call history", "xecution error", "yntax error", "** (", "PHP ", "halted", "traceback",
-      " line ", "Exception in ", "aborted!", ":in "), _RUNTIME_SHAPE, FailureType.RUNTIME_ERROR),
+      " line ", "Exception in ", "aborted!", ":in ", "RUNTIME", "untime "), _RUNTIME_SHAPE,
+     FailureType.RUNTIME_ERROR),
 )  # fmt: skip
 """The shapes of a failure type, each tried only when one of its words is in the output
 (a substring test is a fraction of a pattern's pass over every line)."""
@@ -620,7 +628,7 @@ def parse_generic(
     if not lines:
         return _printed_nothing(findings, code)
     if proof is not None and proof.setup:
-        return _could_not_run(findings, proof, lines)
+        return _could_not_run(findings, proof, lines, exit_code)
     if proof is not None and _NO_TESTS.search(proof.line):
         return _no_tests(findings, proof, window)
     blocks = read_blocks(window)
@@ -856,11 +864,25 @@ def _summary(closing: str, window: str, quoted: str) -> str:
     return ""
 
 
-def _could_not_run(findings: Findings, proof: Verdict, lines: list[str]) -> Findings:
-    """The check never started: a lesson about the environment, not the code."""
-    findings.facts = [proof.line]
+_NOT_FOUND_STATUS = Pattern(r"^[^\n]*\bError 127\b[^\n]*$", M)
+"""A build tool's line with the status of a program that is not there (``Error 127``)."""
+_NOT_FOUND = 127
+"""The shell's exit status for a command it cannot find."""
+
+
+def _could_not_run(
+    findings: Findings, proof: Verdict, lines: list[str], exit_code: int | None
+) -> Findings:
+    """The check never started: a lesson about the environment, not the code.
+
+    A program that is not installed (status 127, as the exit code or a build tool's ``Error
+    127`` says) is what the environment lacks; its status line is quoted with the error.
+    """
+    status = _NOT_FOUND_STATUS.search("\n".join(lines))
+    findings.facts = [proof.line, *([status.group(0).strip()] if status else [])]
     missing = proof.failure_type is FailureType.DEPENDENCY_ERROR
-    findings.category = SETUP if missing else ReflectionCategory.TOOL_MISUSE
+    lacking = missing or status is not None or exit_code == _NOT_FOUND
+    findings.category = SETUP if lacking else ReflectionCategory.TOOL_MISUSE
     findings.headline = (
         "The check could not run, so it says nothing about the code: the environment "
         + (

@@ -46,7 +46,7 @@ def _markers(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # a reading's cache key holds every reader: hashed once
 class Reader:
     """One output format's reader.
 

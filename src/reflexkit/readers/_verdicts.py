@@ -86,6 +86,8 @@ _SETUP_SHAPES = _shapes(
         r"^(?:\S*/)?python[\d.]*: Error while finding module specification for .*No module named",
     ),
     (_FT.TOOL_ERROR, "can't open file", r"^(?:\S*/)?python[\d.]*: can't open file "),
+    # a program's own file to run that is not there (`Unable to access jarfile x.jar`)
+    (_FT.TOOL_ERROR, "nable to access", r"\bUnable to access (?:jar)?file\b"),
     # an interpreter, a version of it, or a package manager that is not installed
     (
         _FT.TOOL_ERROR,
@@ -152,6 +154,9 @@ _SETUP_SHAPES = _shapes(
         (
             r"^(?:\S+: )?(?:line \d+: )?\S+: Permission denied\s*$"
             r"|^cannot execute \S+: permission denied"
+            # a lock or file the tool may not open without rights (`open (13: Permission
+            # denied)`, `are you root?`)
+            r"|\(13: Permission denied\)|\bare you root\?"
         ),
     ),
     # a command line the program rejects (argparse's, click's usage errors)
@@ -163,6 +168,18 @@ _SETUP_SHAPES = _shapes(
             r"arguments|the following arguments are required|invalid choice)|Error: (?:No such "
             r"(?:option|command)|Got unexpected extra argument|Missing (?:argument|option)))"
         ),
+    ),
+    # a tool whose configuration names nothing for it to run with
+    (
+        _FT.TOOL_ERROR,
+        "plugin",
+        r"\b[Nn]o (?:\w+ )?plugins? (?:were |was )?(?:found|configured|specified)\b",
+    ),
+    # a program a build tool's recipe runs that is not installed (make's `Error 127`)
+    (
+        _FT.TOOL_ERROR,
+        "No such file|not found",
+        r"^make(?:\[\d+\])?: \S+: (?:No such file or directory|[Cc]ommand not found)\s*$",
     ),
     # a folder the tool must write to that it cannot make or use
     (
@@ -229,7 +246,8 @@ _SHAPES = _shapes(
     (
         _FT.TEST_FAILURE,
         "ass|ASS&ail|AIL",
-        (r"\b\d+ passed\b[^\n]*?\b[1-9]\d* failed\b|\b[1-9]\d* failed\b[^\n]*?\b\d+ passed\b"
+        (r"\b\d+ pass(?:ed|es)\b[^\n]*?\b[1-9]\d* fail(?:ed|s)\b"
+        r"|\b[1-9]\d* fail(?:ed|s)\b[^\n]*?\b\d+ pass(?:ed|es)\b"
         rf"|\b{_PASSED}:?[ \t]+\d+\b[^\n]*?\b{_FAILED}:?[ \t]+[1-9]\d*"
         rf"|\b{_FAILED}:?[ \t]+[1-9]\d*\b[^\n]*?\b{_PASSED}:?[ \t]+\d+"),
     ),
@@ -260,6 +278,21 @@ _SHAPES = _shapes(
         (r"^[ \t#]*(?:of )?(?:unexpected )?(?:[Ff]ail(?:ures?|ed)?|FAIL(?:ED|URES?)?)[ \t]*:?"
         r"[ \t]+[1-9]\d*[ \t]*$"),
     ),
+    # a count of the failures a runner detected (`*** 2 failures are detected in the test
+    # module`), a run of N tests that closes with its failures or errors counted
+    (
+        _FT.TEST_FAILURE,
+        "detected|Ran ",
+        (r"\b[1-9]\d* failures? (?:is|are|was|were) detected\b"
+        r"|^Ran \d+ tests?\b[^\n]*\b[1-9]\d* (?:errors?|failures?|failed)\b"),
+    ),
+    # a summary table whose tests row counts a failure under a `Passed Failed` header
+    (
+        _FT.TEST_FAILURE,
+        "Passed",
+        (r"\bPassed[ \t]+Failed\b[^\n]*\n(?:[^\n]*\n){0,2}?[ \t]*tests?[ \t]+\d+[ \t]+\d+"
+        r"[ \t]+\d+[ \t]+[1-9]"),
+    ),
     (_FT.TEST_FAILURE, "Assertions:", r"^Tests: \d+, Assertions: \d+.*(?:Failures|Errors): \d+"),
     (
         _FT.TEST_FAILURE,
@@ -288,7 +321,8 @@ _SHAPES = _shapes(
     (
         _FT.TEST_FAILURE,
         "fail",
-        r"^[ \t]*[1-9]\d* (?:failed|failing)(?:, \d+ (?:passed|skipped|errors?))*(?: in \S+)?\s*$",
+        (r"^[ \t=]*[1-9]\d* (?:failed|failing)(?:, \d+ (?:passed|skipped|errors?))*"
+        r"(?: in [\d.]+ ?[a-z]*)?[ \t=]*$"),
     ),
     (
         _FT.TEST_FAILURE,
@@ -296,8 +330,20 @@ _SHAPES = _shapes(
         r"\b(?:[Ss]ome tests (?:failed|did not pass)|[Tt]ests? failed)\b",
     ),
     # builds and doc builders that stop on their own verdict
-    (_FT.BUILD_ERROR, "build ", r"\bbuild (?:finished with problems|failed)\b"),
+    (
+        _FT.BUILD_ERROR,
+        "build |BUILD |uilding",
+        (r"\bbuild (?:finished with problems|failed)\b|\bBUILD FAIL(?:ED|URE)\b"
+        r"|\b(?:[Ee]rror|[Ff]ailure) (?:while )?building\b"),
+    ),
     (_FT.BUILD_ERROR, "Aborted with", r"^Aborted with \d+ warnings? in strict mode"),
+    # a bundler that cannot resolve a path of the project's own (`Could not resolve
+    # './data/x.js'`, `Can't resolve './styles.css'`): the source is wrong, not a package
+    (
+        _FT.BUILD_ERROR,
+        "resolve",
+        r"\b(?:[Cc]ould not|[Cc]an't|[Cc]annot|[Uu]nable to) resolve (?:import )?['\"`]\.{1,2}/",
+    ),
     # an image build whose step failed (docker, buildah)
     (_FT.BUILD_ERROR, "failed to solve", r"\bfailed to solve\b"),
     (_FT.BUILD_ERROR, "CompileError", r"\*\* \(CompileError\)"),
@@ -312,7 +358,18 @@ _SHAPES = _shapes(
     (_FT.TYPECHECK_ERROR, "TS", r"\bTS\d{4,5} \[ERROR\]|\berror TS\d{4,5}\b"),
     (_FT.LINT_ERROR, "lint/", r"\blint/\w+/\w+\b"),
     # the stylish reporter's closing count (eslint's, html-validate's, stylelint's)
-    (_FT.LINT_ERROR, "problem", r"^[ \t]*[\u2716\u00d7\u2717][ \t]+[1-9]\d* problems? \("),
+    (
+        _FT.LINT_ERROR,
+        "problem|violation",
+        r"^[ \t]*[\u2716\u00d7\u2717x][ \t]+[1-9]\d* (?:\w+ )?(?:problems?|violations?) \(",
+    ),
+    # its rows, where it prints no count: a place, the message, the rule's id closing it
+    (
+        _FT.LINT_ERROR,
+        ":",
+        (r"^[ \t]*(?:[\u2716\u00d7\u2717\u26a0][ \t]+)?\d+:\d+(?:-\d+:\d+)?[ \t]{2,}\S[^\n]*?"
+        r"[ \t]{2,}@?[a-z][\w.@-]*(?:/[\w.-]+)*[ \t]*$"),
+    ),
     # a formatter's check that prints the change it would make: a unified diff
     (
         _FT.LINT_ERROR,
@@ -333,7 +390,8 @@ _SHAPES = _shapes(
     (
         _FT.LINT_ERROR,
         "ound |OUND |errors =|s found|s detected",
-        (r"^[^\n]*\b(?i:found [1-9]\d* (?:\w+ )?(?:errors?|issues?|problems?|violations?))\b"
+        (r"^[^\n]*\b(?i:found (?:[1-9]\d*|some) (?:\w+ )?"
+        r"(?:errors?|issues?|problems?|violations?))\b"
         r"|^Total accumulated errors = [1-9]"
         r"|(?<![Nn]o )\b(?:[Ii]ssues|[Pp]roblems|[Vv]iolations) (?:found|detected)"
         r"(?:: [1-9]|[.!])"),
@@ -452,6 +510,17 @@ _SHAPES = _shapes(
         r"[\w@-]+(?:/[\w@-]+)*['\"]?\s*$"),
     ),
     (_FT.DEPENDENCY_ERROR, "' not found", r"\bmodule '[^']+' not found:?\s*$"),
+    # a package the package manager cannot locate, a package not installed, packages
+    # missing, a build's unmet requirements
+    (
+        _FT.DEPENDENCY_ERROR,
+        "ocate|not installed|missing |nmet",
+        (r"\b(?:[Uu]nable to locate|[Cc]ould not locate) (?:a )?"
+        r"(?:package|distribution|gem|crate)\b"
+        r"|\b(?:[Pp]ackage|[Mm]odule|[Dd]ependency|[Gg]em|[Cc]rate)\b[^\n]{0,60}?\bnot installed\b"
+        r"|\bmissing (?:packages?|dependenc(?:y|ies)|modules?)\b"
+        r"|\b[Uu]nmet (?:dependenc(?:y|ies)|requirements?|peer)"),
+    ),
     (_FT.DEPENDENCY_ERROR, "cannot load such file", r"\bcannot load such file -- \S+"),
     (_FT.DEPENDENCY_ERROR, "in @INC", r"\bCan't locate \S+\.pm in @INC\b"),
     (_FT.DEPENDENCY_ERROR, "find include", r"\bcan't find include (?:lib|file) \""),
@@ -479,8 +548,7 @@ def verdict(text: str) -> Verdict | None:
         a few lines at most, so a test run that prints such a line among its results is
         still the test run's failure.
     """
-    lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) <= 12:  # noqa: PLR2004 -- a check that did not start says little
+    if _few_lines(text):
         for needles, pattern, failure_type, span in _SETUP_SHAPES:
             match = _search(needles, pattern, text, span)
             if match is not None:
@@ -492,6 +560,23 @@ def verdict(text: str) -> Verdict | None:
             closing = failure_type not in _NOT_CLOSING or bool(_CLOSING_COUNT.search(line))
             return Verdict(failure_type, line, closing=closing)
     return None
+
+
+_FEW = 12
+"""Lines (not blank) a check that did not start prints at most: it says little."""
+
+
+def _few_lines(text: str) -> bool:
+    """Whether *text* has at most ``_FEW`` lines that are not blank (it stops counting past)."""
+    count = 0
+    start = 0
+    while count <= _FEW:
+        end = text.find("\n", start)
+        if end < 0:
+            return count + bool(text[start:].strip()) <= _FEW
+        count += bool(text[start:end].strip())
+        start = end + 1
+    return False
 
 
 _NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
@@ -512,11 +597,18 @@ def _search(needles: _Needles, pattern: Pattern, text: str, span: int = 0) -> re
     end) and *span* + 1 lines below; windows that touch are read as one. The cost is linear
     in the output and small where the needles are rare: most lines hold none.
     """
-    for start, end in _windows(_lines_holding(needles, text), text, span):
+    lines = _lines_holding(needles, text)
+    if lines is None:  # the needles are on many lines: one pass over the text costs less
+        return pattern.search(text)
+    for start, end in _windows(lines, text, span):
         match = pattern.search(text, start, end)
         if match is not None:
             return match
     return None
+
+
+_BELOW = Pattern(rf"(?:[^\n]*\n){{{_SPAN + 2}}}")
+"""A line and the ``_SPAN`` + 1 lines below it, read in one pass (not a find a line)."""
 
 
 def _windows(lines: list[int], text: str, span: int) -> list[tuple[int, int]]:
@@ -524,9 +616,12 @@ def _windows(lines: list[int], text: str, span: int) -> list[tuple[int, int]]:
     windows: list[tuple[int, int]] = []
     for line in lines:
         start = text.rfind("\n", 0, max(line - 1, 0)) + 1
-        end = line
-        for _ in range(span + 2):
-            end = text.find("\n", end) + 1 or len(text)
+        if span:  # every shape reads its needle's line and one more, or _SPAN more
+            below = _BELOW.match(text, line)
+            end = below.end() if below is not None else len(text)
+        else:
+            first = text.find("\n", line) + 1
+            end = (text.find("\n", first) + 1 or len(text)) if first else len(text)
         if windows and start <= windows[-1][1]:
             windows[-1] = (windows[-1][0], max(end, windows[-1][1]))
         else:
@@ -534,13 +629,25 @@ def _windows(lines: list[int], text: str, span: int) -> list[tuple[int, int]]:
     return windows
 
 
-def _lines_holding(needles: _Needles, text: str) -> list[int]:
-    """The offsets of the lines of *text* that hold a needle of each group, in order."""
+_MANY = 8
+"""Lines holding a needle past which the pattern reads the whole text instead (``:`` is on
+most lines of a checker's output: windows around each would cost more than one pass)."""
+
+
+def _lines_holding(needles: _Needles, text: str) -> list[int] | None:
+    """The offsets of the lines of *text* that hold a needle of each group, in order.
+
+    ``None`` when more than ``_MANY`` lines hold one of the first group's.
+    """
     first, *others = needles
     starts: set[int] = set()
+    found = 0
     for needle in first:
         index = text.find(needle)
         while index >= 0:
+            found += 1
+            if found > _MANY:
+                return None
             start = text.rfind("\n", 0, index) + 1
             line_end = text.find("\n", index + len(needle))
             line = text[start : line_end if line_end >= 0 else len(text)]
