@@ -183,7 +183,7 @@ def test_a_chained_errors_test_line_is_read_from_its_last_section(tmp_path: Path
     write_files(
         tmp_path,
         {
-            "test_queue.py": """
+            "test_q.py": """
             import unittest
 
             class Full(Exception):
@@ -193,17 +193,17 @@ def test_a_chained_errors_test_line_is_read_from_its_last_section(tmp_path: Path
                 try:
                     raise OverflowError("no room")
                 except OverflowError:
-                    raise Full(item)
+                    raise Full
 
-            class QueueTest(unittest.TestCase):
-                def test_push_when_full(self):
+            class Q(unittest.TestCase):
+                def test_full(self):
                     x = 1
                     push(x)
             """,
         },
     )
-    failure = run_in_bash(f"{sys.executable} -m unittest test_queue.py", tmp_path)
+    failure = run_in_bash(f"{sys.executable} -m unittest test_q.py", tmp_path)
     text = reflection_text(GEN.generate(failure))
     assert "line 10, in push" in text  # where Full was raised
     assert "the test's line: File" in text
-    assert "line 15, in test_push_when_full" in text
+    assert "line 15, in test_full" in text
