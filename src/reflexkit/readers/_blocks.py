@@ -218,6 +218,7 @@ def _locations_in(line: str) -> tuple[str, ...]:
 _cached_locations = functools.lru_cache(maxsize=4096)(_locations_in)
 
 
+@functools.lru_cache(maxsize=4096)
 def location_path(location: str) -> str:
     """Return the path of a location as printed."""
     if location.startswith('File "'):
