@@ -127,3 +127,22 @@ def test_an_errors_stack_names_the_test_line_beside_where_it_raised() -> None:
     [block] = read_blocks(text)
     assert block.test == "InvoiceTest#test_total_with_discount"
     assert "lib/invoice/money.rb:14, in the test at test/invoice_test.rb:23" in block.fact()
+
+
+def test_a_failures_test_line_is_its_stacks_not_a_warning_printed_after_it() -> None:
+    """ExUnit: the test's place under its name, its stack's line, then an unrelated warning."""
+    text = (
+        "  1) test rejects a negative amount (Ledger.PostTest)\n"
+        "     test/ledger/post_test.exs:21\n"
+        "     Expected exception Ledger.Error but nothing was raised\n"
+        "     code: assert_raise Ledger.Error, fn -> Ledger.post(-5) end\n"
+        "     stacktrace:\n"
+        "       test/ledger/post_test.exs:23: (test)\n\n"
+        "warning: Money.new/1 is undefined\n"
+        '  test/ledger/post_test.exs:40: Ledger.PostTest."test rounds"/1\n\n'
+        "Finished in 0.1 seconds\n5 tests, 1 failure\n"
+    )
+    [block] = read_blocks(text)
+    fact = block.fact()
+    assert "test/ledger/post_test.exs:21, in the test at test/ledger/post_test.exs:23" in fact
+    assert "post_test.exs:40" not in fact

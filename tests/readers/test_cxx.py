@@ -20,6 +20,7 @@ from reflexkit.readers._native import parse_gcc, parse_make
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     DATA,
     assert_read_as_labelled,
+    failure_of,
     read_item,
     run_in_bash,
     write_files,
@@ -462,3 +463,75 @@ def test_live_cmocka_failures_with_what_failed_and_where(tmp_path: Path) -> None
 def test_other_output_is_not_googletest() -> None:
     """A ``[  FAILED  ]`` line with no ``[ RUN      ]`` of its test is not read."""
     assert parse_gtest("[  FAILED  ] 1 test, listed below:\n[  FAILED  ] A.B\n") is None
+
+
+def test_doctest_cpp_failed_checks_are_quoted_in_their_test_case() -> None:
+    """doctest: ``TEST CASE:`` names the case; each ``ERROR: CHECK(...)`` with its values."""
+    output = (
+        '[doctest] doctest version is "2.4.11"\n'
+        '[doctest] run with "--help" for options\n' + "=" * 79 + "\n"
+        "tests/ring.cpp:14:\nTEST CASE:  ring buffer drops the oldest item when full\n\n"
+        "tests/ring.cpp:19: ERROR: CHECK_EQ( r.front(), 2 ) is NOT correct!\n"
+        "  values: CHECK_EQ( 1, 2 )\n\n" + "=" * 79 + "\n"
+        "[doctest] test cases: 4 | 3 passed | 1 failed | 0 skipped\n"
+        "[doctest] assertions: 9 | 8 passed | 1 failed |\n[doctest] Status: FAILURE!\n"
+    )
+    found = analyse(failure_of("./ring_tests", output, 1))
+    assert found.failure_type is FailureType.TEST_FAILURE
+    assert found.tests == ["ring buffer drops the oldest item when full"]
+    assert found.facts == [
+        (
+            "ring buffer drops the oldest item when full: tests/ring.cpp:19: ERROR: "
+            "CHECK_EQ( r.front(), 2 ) is NOT correct! (values: CHECK_EQ( 1, 2 ))"
+        )
+    ]
+
+
+def test_criterion_failed_tests_are_quoted_with_their_assertion_message() -> None:
+    """Criterion: ``[----] file:line: Assertion Failed``, its message, then ``[FAIL] s::t``."""
+    output = (
+        "[----] tests/queue.c:22: Assertion Failed\n[----]   \n"
+        "[----]   pop on an empty queue should return -1\n[----]   \n"
+        "[FAIL] queue::pop_empty: (0.00s)\n"
+        "[----] tests/queue.c:31: Unexpected signal caught below this line!\n"
+        "[FAIL] queue::push_full: CRASH!\n"
+        "[====] Synthesis: Tested: 6 | Passing: 4 | Failing: 2 | Crashing: 1 \n"
+    )
+    found = analyse(failure_of("./test_queue", output, 1))
+    assert found.failure_type is FailureType.TEST_FAILURE
+    assert found.tests == ["queue::pop_empty", "queue::push_full"]
+    assert found.facts[0] == (
+        "queue::pop_empty: tests/queue.c:22: Assertion Failed "
+        "(pop on an empty queue should return -1)"
+    )
+    assert "tests/queue.c:31: Unexpected signal caught below this line!" in found.facts[1]
+
+
+def test_meson_test_names_each_failing_test_with_what_it_printed() -> None:
+    """``meson test --print-errorlogs``: the row's verdict, the test's own lines, the log."""
+    cut = "―" * 30 + " ✀  " + "―" * 30
+    output = (
+        "ninja: Entering directory `/src/ring/build'\nninja: no work to do.\n"
+        " 1/3 ring_basic           OK              0.01s\n"
+        " 2/3 ring_wrap            FAIL            0.02s   killed by signal 6 SIGABRT\n"
+        ">>> MALLOC_PERTURB_=77 /src/ring/build/tests/ring_wrap\n"
+        f"{cut}\nring_wrap: tests/wrap.c:18: main: Assertion `ring_len(r) == 3' failed.\n"
+        + "―"
+        * 62
+        + "\n\n 3/3 ring_stress          OK              0.40s\n\nSummary of Failures:\n\n"
+        " 2/3 ring_wrap            FAIL            0.02s   killed by signal 6 SIGABRT\n\n"
+        "Ok:                 2   \nExpected Fail:      0   \nFail:               1   \n"
+        "Unexpected Pass:    0   \nSkipped:            0   \nTimeout:            0   \n\n"
+        "Full log written to /src/ring/build/meson-logs/testlog.txt\n"
+    )
+    found = analyse(failure_of("meson test -C build --print-errorlogs", output, 1))
+    assert found.failure_type is FailureType.TEST_FAILURE
+    assert found.tests == ["ring_wrap"]
+    assert found.facts == [
+        (
+            "ring_wrap FAIL (killed by signal 6 SIGABRT): ring_wrap: tests/wrap.c:18: main: "
+            "Assertion `ring_len(r) == 3' failed."
+        )
+    ]
+    assert found.summary == "Fail: 1"
+    assert found.hints == ["Full log written to /src/ring/build/meson-logs/testlog.txt"]

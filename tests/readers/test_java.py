@@ -352,3 +352,22 @@ def test_javac_errors_printed_by_maven_are_read_once_each() -> None:
             "(symbol:   method totl(); location: class com.acme.Cart)"
         )
     ]
+
+
+def test_javac_errors_under_ants_task_prefix_are_read_as_javacs() -> None:
+    """Ant prints ``    [javac] `` before each compiler line: the error and its symbol."""
+    found = parse_javac(
+        "Buildfile: /src/inv/build.xml\n\ncompile:\n"
+        "    [javac] Compiling 4 source files to /src/inv/out\n"
+        "    [javac] /src/inv/src/inv/Stock.java:31: error: incompatible types: "
+        "String cannot be converted to int\n"
+        '    [javac]         int left = row.get("left");\n'
+        "    [javac]                           ^\n    [javac] 1 error\n\nBUILD FAILED\n"
+        "/src/inv/build.xml:12: Compile failed; see the compiler error output for details.\n"
+    )
+    assert found is not None
+    assert found.failure_type is FailureType.BUILD_ERROR
+    assert found.facts[0].startswith(
+        "/src/inv/src/inv/Stock.java:31: error: incompatible types: String cannot be converted"
+    )
+    assert found.summary == "1 error"

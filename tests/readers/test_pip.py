@@ -13,6 +13,7 @@ from reflexkit.reflection._heuristic import HeuristicGenerator
 
 from ..conftest import (  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
     captured_reflection,
+    failure_of,
     reflection_text,
     run_in_bash,
     write_files,
@@ -167,3 +168,73 @@ def test_pip_build_quotes_the_backends_own_advice(tmp_path: Path) -> None:
     text = reflection_text(reflection)
     assert "VCSVER_PRETEND_VERSION" in text
     assert "See above for" not in text
+
+
+_NOT_SET_UP = [
+    pytest.param(
+        "mix test",
+        "Unchecked dependencies for environment test:\n* ex_machina (Hex package)\n"
+        '  the dependency is not available, run "mix deps.get"\n'
+        "** (Mix) Can't continue due to errors on dependencies\n",
+        "Unchecked dependencies for environment test:",
+        ReflectionCategory.MISSING_CONTEXT,
+        id="mix-deps",
+    ),
+    pytest.param(
+        "php vendor/bin/pest",
+        "PHP Warning:  require(/srv/app/vendor/autoload.php): Failed to open stream: No such "
+        "file or directory in /srv/app/tests/bootstrap.php on line 3\n",
+        "require(/srv/app/vendor/autoload.php): Failed to open stream",
+        ReflectionCategory.MISSING_CONTEXT,
+        id="php-vendor",
+    ),
+    pytest.param(
+        "bundle exec rspec",
+        "Could not find gem 'webmock (~> 3.18)' in locally installed gems.\n\n"
+        "Run `bundle install` to install missing gems.\n",
+        "Run `bundle install` to install missing gems.",
+        ReflectionCategory.MISSING_CONTEXT,
+        id="gems",
+    ),
+    pytest.param(
+        "phpunit --testsuite unit",
+        "PHP Fatal error:  Declaration of Shop\\Tests\\CartTest::tearDown() must be compatible "
+        "with PHPUnit\\Framework\\TestCase::tearDown(): void in /srv/shop/tests/CartTest.php "
+        "on line 19\n",
+        "must be compatible with PHPUnit\\Framework\\TestCase::tearDown(): void",
+        ReflectionCategory.TOOL_MISUSE,
+        id="phpunit-too-new",
+    ),
+    pytest.param(
+        "pnpm install --frozen-lockfile",
+        " ERR_PNPM_META_FETCH_FAIL  GET https://registry.npmjs.org/left-pad: request to "
+        "https://registry.npmjs.org/left-pad failed, reason: getaddrinfo EAI_AGAIN "
+        "registry.npmjs.org\n",
+        "getaddrinfo EAI_AGAIN registry.npmjs.org",
+        ReflectionCategory.MISSING_CONTEXT,
+        id="registry-unreachable",
+    ),
+]
+
+
+@pytest.mark.parametrize(("command", "output", "fact", "category"), _NOT_SET_UP)
+def test_a_check_that_cannot_run_for_its_dependencies_is_a_dependency_error(
+    command: str, output: str, fact: str, category: ReflectionCategory
+) -> None:
+    """Not installed, a runner too new, a registry out of reach: about set-up, not the code."""
+    reflection = GEN.generate(failure_of(command, output, 1))
+    assert reflection.failure_type is FailureType.DEPENDENCY_ERROR
+    assert reflection.category is category
+    assert fact in reflection_text(reflection)
+
+
+def test_a_network_error_inside_a_test_run_is_not_the_installers() -> None:
+    """A test that calls a host which does not resolve is the test's failure, not set-up."""
+    output = (
+        "--- FAIL: TestFetchRates (0.02s)\n    rates_test.go:14: dial tcp: lookup "
+        "rates.example: Temporary failure in name resolution\n"
+        "FAIL\nFAIL\texample.com/rates\t0.03s\n"
+    )
+    assert GEN.generate(failure_of("go test ./...", output, 1)).failure_type is (
+        FailureType.TEST_FAILURE
+    )

@@ -288,3 +288,72 @@ def test_reflect_reads_no_report_outside_the_project(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert b"OUTSIDE_MARKER" not in done.stdout + done.stderr
+
+
+# --- TAP ---------------------------------------------------------------------------------------
+
+GEN = HeuristicGenerator()
+
+_TAPE_STREAM = (
+    "TAP version 13\n# totals\n"
+    + "".join(f"ok {n} sums the ledger's row number {n}\n" for n in range(1, 400))
+    + "# rounding\nnot ok 400 rounds half to even\n  ---\n    operator: equal\n"
+    "    expected: '2.68'\n    actual:   '2.67'\n"
+    "    at: Test.<anonymous> (/src/ledger/test/round.js:41:7)\n    stack: |-\n"
+    "      Error: rounds half to even\n"
+    "          at Test.assert (/src/ledger/node_modules/tape/lib/test.js:548:48)\n"
+    "          at Test.<anonymous> (/src/ledger/test/round.js:41:7)\n  ...\n"
+    "# currency\n"
+    + "".join(f"ok {n} formats the currency code {n}\n" for n in range(401, 800))
+    + "\n1..799\n# tests 799\n# pass  798\n# fail  1\n"
+)
+
+
+def test_a_long_tap_stream_keeps_its_failure_from_the_middle() -> None:
+    """Hundreds of passing lines around one failure: the failure and its values are quoted."""
+    assert len(_TAPE_STREAM) > 20_000
+    reflection = GEN.generate(failure_of("node test/round.js", _TAPE_STREAM, 1))
+    text = reflection_text(reflection)
+    assert reflection.failure_type is FailureType.TEST_FAILURE
+    assert "not ok 400 rounds half to even" in text
+    assert "expected: '2.68'" in text
+    assert "actual:   '2.67'" in text
+    assert "/src/ledger/test/round.js:41:7" in text
+    assert "# fail 1" in text
+
+
+def test_tap_values_and_places_in_a_nested_yaml_block() -> None:
+    """node-tap's ``found``/``wanted`` and its ``at:`` map; an error printed after the stream."""
+    stream = (
+        "TAP version 14\n# Subtest: parse\n    not ok 1 - should be equal\n      ---\n"
+        "      found: 3\n      wanted: 4\n      at:\n        fileName: x\n"
+        "        file: test/parse.test.js\n        line: 12\n      stack: |\n"
+        "        Test.<anonymous> (src/parse.js:30:11)\n      ...\n    1..1\n"
+        "not ok 1 - parse # time=12ms\n1..1\n# failed 1 test\n"
+        "TypeError: Cannot read properties of undefined (reading 'id')\n"
+        "    at render (/src/app/src/view.js:9:14)\n"
+    )
+    reflection = GEN.generate(failure_of("npx tap", stream, 1))
+    text = reflection_text(reflection)
+    assert "not ok 1 - should be equal" in text
+    assert "found: 3" in text
+    assert "wanted: 4" in text
+    assert "TypeError: Cannot read properties of undefined (reading 'id')" in text
+    assert "/src/app/src/view.js:9:14" in text
+
+
+def test_tap_diagnostics_in_comments_are_the_tests_own() -> None:
+    """The ``#`` lines prove and busted print under ``not ok``: ``got:``, ``expected:``."""
+    stream = (
+        "1..3\nok 1 - parses a date\nnot ok 2 - parses a leap day\n"
+        "#   Failed test 'parses a leap day'\n#   at t/date.t line 14.\n"
+        "#          got: '2024-03-01'\n#     expected: '2024-02-29'\nok 3 - parses a year\n"
+        "# Looks like you failed 1 test of 3.\n"
+    )
+    reflection = GEN.generate(failure_of("prove -v t/date.t", stream, 1))
+    text = reflection_text(reflection)
+    assert reflection.failure_type is FailureType.TEST_FAILURE
+    assert "not ok 2 - parses a leap day" in text
+    assert "got: '2024-03-01'" in text
+    assert "expected: '2024-02-29'" in text
+    assert report_as_text("ok 1 - a\n1..1\n") is None  # a stream that passed is left alone

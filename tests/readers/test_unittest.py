@@ -176,3 +176,34 @@ def test_a_fail_in_the_test_files_own_helper_is_located_at_its_assertion(tmp_pat
     text = reflection_text(GEN.generate(failure))
     assert 'test_scan.py", line 8, in _check' in text
     assert "ValueError not raised by int" in text
+
+
+def test_a_chained_errors_test_line_is_read_from_its_last_section(tmp_path: Path) -> None:
+    """The cause raised in a helper of the test file; the test's line is the last section's."""
+    write_files(
+        tmp_path,
+        {
+            "test_q.py": """
+            import unittest
+
+            class Full(Exception):
+                pass
+
+            def push(item):
+                try:
+                    raise OverflowError("no room")
+                except OverflowError:
+                    raise Full
+
+            class Q(unittest.TestCase):
+                def test_full(self):
+                    x = 1
+                    push(x)
+            """,
+        },
+    )
+    failure = run_in_bash(f"{sys.executable} -m unittest test_q.py", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert "line 10, in push" in text  # where Full was raised
+    assert "the test's line: File" in text
+    assert "line 15, in test_full" in text

@@ -218,6 +218,7 @@ def _locations_in(line: str) -> tuple[str, ...]:
 _cached_locations = functools.lru_cache(maxsize=4096)(_locations_in)
 
 
+@functools.lru_cache(maxsize=4096)
 def location_path(location: str) -> str:
     """Return the path of a location as printed."""
     if location.startswith('File "'):
@@ -492,13 +493,31 @@ def _read_body(block: Block, body: list[str]) -> None:
             first = first or line
     block.message = clip(strong or first or plain, _MESSAGE_LIMIT)
     block.pairs = dedupe(pairs)[:2]
-    own = [
-        loc for loc in find_locations("\n".join(body)) if not is_library_path(location_path(loc))
-    ]
-    block.location = block.location or (own[0] if own else "")
-    in_tests = [loc for loc in own if _TEST_PATH.search(location_path(loc))]
-    if in_tests and in_tests[-1] not in block.location:  # the stack's outermost test frame
-        block.location += f", in the test at {in_tests[-1]}"
+    block.location = block.location or own_location("\n".join(body))
+    test_frame = _outermost_test_frame(body, block.location)
+    if test_frame:
+        block.location += f", in the test at {test_frame}"
+
+
+def _outermost_test_frame(body: list[str], shown: str) -> str:
+    """The last place in a test file of the body's first run of lines holding new places.
+
+    A stack printed innermost frame first (Ruby, Elixir) ends in the test's own line; the
+    run ends at a blank line, so a warning printed after the block lends it no place, and a
+    place already *shown* (the block's header) starts no run.
+    """
+    found: list[str] = []
+    for line in body:
+        if found and not line.strip():
+            break
+        found.extend(
+            loc
+            for loc in _line_locations(line)
+            if loc not in shown
+            and not is_library_path(location_path(loc))
+            and _TEST_PATH.search(location_path(loc))
+        )
+    return found[-1] if found else ""
 
 
 _TEST_PATH = Pattern(

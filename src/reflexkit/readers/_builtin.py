@@ -12,8 +12,11 @@ from reflexkit.readers._cxx import (
     parse_catch2,
     parse_check_suite,
     parse_cmake,
+    parse_criterion,
     parse_ctest,
+    parse_doctest_cpp,
     parse_gtest,
+    parse_meson_test,
     parse_unity,
 )
 from reflexkit.readers._go import (
@@ -40,7 +43,7 @@ from reflexkit.readers._native import (
     parse_rustc,
 )
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers._pip import parse_pip
+from reflexkit.readers._pip import parse_dependency_setup, parse_pip
 from reflexkit.readers._python_checkers import parse_mypy, parse_pyflakes_style, parse_pyright
 from reflexkit.readers._python_doctest import parse_doctest
 from reflexkit.readers._python_faulthandler import parse_faulthandler
@@ -48,6 +51,7 @@ from reflexkit.readers._python_pytest import parse_pytest
 from reflexkit.readers._python_traceback import parse_traceback
 from reflexkit.readers._python_unittest import parse_unittest
 from reflexkit.readers._registry import Reader
+from reflexkit.readers._reports import parse_tap
 from reflexkit.readers._shell import parse_diff_check, parse_git, parse_shell
 
 __all__ = ["BUILTIN_READERS"]
@@ -116,6 +120,8 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ("# fail ", "\u2139 fail ", "\nFailed tests:\n"),
         830,
     ),
+    # any TAP producer (tape, node-tap, busted, prove, bats) after node:test's own reader
+    Reader("tap", lambda t, _f: parse_tap(t), ("not ok ",), 825),
     Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
     Reader(
         "go-test",
@@ -130,6 +136,9 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         812,
     ),
     Reader("catch2", lambda t, _f: parse_catch2(t), ("test cases:",), 811),
+    Reader("meson-test", lambda t, _f: parse_meson_test(t), ("Fail: ", "Timeout: "), 811),
+    Reader("doctest-cpp", lambda t, _f: parse_doctest_cpp(t), ("[doctest] test cases:",), 811),
+    Reader("criterion", lambda t, _f: parse_criterion(t), ("[====] Synthesis:",), 811),
     Reader("check", lambda t, _f: parse_check_suite(t), ("%: Checks: ",), 806),
     Reader("unity", lambda t, _f: parse_unity(t), (" Ignored",), 806),
     Reader("googletest", lambda t, _f: parse_gtest(t), ("[  FAILED  ]",), 811),
@@ -178,6 +187,22 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     # 400: installers
     Reader("maven", lambda t, _f: parse_maven(t), ("[ERROR] ",), 455),
     Reader("pip", lambda t, f: parse_pip(t, f.command), ("ERROR: ", "pip", "error: "), 450),
+    Reader(
+        "dependencies",
+        lambda t, f: parse_dependency_setup(t, f.command),
+        (
+            "Hex",
+            "dependenc",
+            "vendor/autoload",
+            "gem",
+            "PHPUnit\\",
+            "resolve",
+            "getaddrinfo",
+            "Name or service",
+            "unreachable",
+        ),
+        445,
+    ),
     # 300: runtime errors and stack traces
     Reader(
         "python",

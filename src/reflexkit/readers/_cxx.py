@@ -25,8 +25,11 @@ __all__ = [
     "parse_catch2",
     "parse_check_suite",
     "parse_cmake",
+    "parse_criterion",
     "parse_ctest",
+    "parse_doctest_cpp",
     "parse_gtest",
+    "parse_meson_test",
     "parse_unity",
     "program_test_failures",
 ]
@@ -374,6 +377,148 @@ def parse_catch2(text: str) -> Findings | None:
     if findings.tests:
         case = findings.tests[0].split(" / ", 1)[0]
         findings.steps.append(f'Run that case alone: the test program with `"{case}"`.')
+    findings.confidence = 0.85
+    return findings
+
+
+# --- meson test ------------------------------------------------------------------------------
+# ``14/16 name   FAIL   0.05s   exit status 1``; with ``--print-errorlogs`` the command (``>>>
+# …``) and what the test printed between two rules (the first marked ``✀``); then ``Summary
+# of Failures:``, the counts (``Fail:  1``) and ``Full log written to …/testlog.txt``.
+
+_MESON_RESULT = Pattern(
+    r"^ *\d+/\d+ (?P<name>\S+(?: \S+)*?) +(?P<verdict>FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS) +"
+    r"[\d.]+s(?: +(?P<why>\S[^\n]*?))? *$",
+    M,
+)
+_MESON_FAIL_COUNT = Pattern(r"^(?P<line>(?:Fail|Timeout): +[1-9]\d*) *$", M)
+_MESON_LOG = Pattern(r"^(?P<line>Full log written to \S+)$", M)
+_MESON_RAN = Pattern(r"^>>> (?P<cmd>[^\n]+)$", M)
+_MESON_OUTPUT = Pattern(r"^―+ ✀ +―+\n(?P<out>.*?)^―{20,}$", M | re.DOTALL)
+
+
+def parse_meson_test(text: str) -> Findings | None:
+    """Recognise ``meson test``: its failing tests, the command each ran, what it printed."""
+    count = _MESON_FAIL_COUNT.search(text)
+    if count is None:
+        return None
+    results: dict[str, re.Match[str]] = {}
+    for result in _MESON_RESULT.finditer(text):  # its first row, where its output follows
+        results.setdefault(result["name"], result)
+    if not results:
+        return None
+    findings = Findings(tool="meson test", failure_type=FailureType.TEST_FAILURE)
+    findings.summary = findings.evidence = " ".join(count["line"].split())
+    for name, result in list(results.items())[:MAX_BLOCKS]:
+        findings.tests.append(name)
+        printed = _meson_printed(text, result.end())
+        why = f" ({result['why']})" if result["why"] else ""
+        findings.facts.append(
+            f"{name} {result['verdict']}{why}" + (f": {printed}" if printed else "")
+        )
+    ran = _MESON_RAN.search(text)
+    if ran is not None:
+        findings.details.append(f"ran: {clip(ran['cmd'], 200)}")
+    log = _MESON_LOG.search(text)
+    findings.headline = f"meson test reported {plural(len(results), 'failing test')}."
+    findings.advice = (
+        "The lines quoted are what each failing test printed: fix the code under test so its "
+        "output or exit status is the expected one; change the test only if it is wrong."
+    )
+    if log is not None:
+        findings.hints.append(log["line"])
+        findings.steps.append(
+            "Read the failing test's output in that log, or re-run `meson test "
+            "--print-errorlogs` to see it."
+        )
+    findings.confidence = 0.85
+    return findings
+
+
+def _meson_printed(text: str, start: int) -> str:
+    """The first lines a failing test printed (``--print-errorlogs``), right after its row."""
+    block = _MESON_OUTPUT.search(text, start, start + 20_000)
+    if block is None or _MESON_RESULT.search(text, start, block.start()):
+        return ""
+    lines = [line.strip() for line in block["out"].splitlines() if line.strip()]
+    return clip("; ".join(lines[:4]), 200)
+
+
+# --- doctest (C++) and Criterion (C) --------------------------------------------------------
+# doctest: ``TEST CASE:  name``, then ``file:line: ERROR: CHECK( x ) is NOT correct!`` and
+# ``  values: CHECK( 2 == 3 )``, closed by ``[doctest] test cases: 2 | 1 passed | 1 failed``.
+# Criterion: ``[----] file:line: Assertion Failed``, its message on ``[----]`` lines, then
+# ``[FAIL] suite::test: (0.00s)``, closed by ``[====] Synthesis: Tested: 3 | ... Failing: 2``.
+
+_DOCTEST_SUMMARY = Pattern(r"^(?P<line>\[doctest\] test cases: [^\n]*\d+ failed[^\n]*)$", M)
+_DOCTEST_CASE = Pattern(r"^TEST CASE:\s+(?P<name>\S[^\n]*)$", M)
+_DOCTEST_ERROR = Pattern(
+    r"^(?P<line>(?P<loc>\S[^\n]*?:\d+): (?:FATAL )?ERROR: [^\n]*)\n(?:[ \t]+(?P<more>\S[^\n]*))?",
+    M,
+)
+_CRITERION_SUMMARY = Pattern(
+    r"^(?P<line>\[====\] Synthesis: Tested: [^\n]*Failing: [1-9][^\n]*)$", M
+)
+_CRITERION_WHERE = Pattern(r"^\[----\] (?P<loc>\S+:\d+): (?P<what>[^\n]*)$", M)
+_CRITERION_FAIL = Pattern(r"^\[FAIL\] (?P<name>\S+)(?::[^\n]*)?$", M)
+_CRITERION_MESSAGE = Pattern(r"^\[----\][ \t]+(?P<msg>\S[^\n]*)$", M)
+
+
+def parse_doctest_cpp(text: str) -> Findings | None:
+    """Recognise a doctest (C++) program's report: each failed check in its test case."""
+    summary = _DOCTEST_SUMMARY.search(text)
+    if summary is None:
+        return None
+    cases = [(m.start(), m["name"].strip()) for m in _DOCTEST_CASE.finditer(text)]
+    facts: list[str] = []
+    tests: list[str] = []
+    for error in _DOCTEST_ERROR.finditer(text, 0, summary.start()):
+        case = next((name for at, name in reversed(cases) if at < error.start()), "")
+        tests.append(case)
+        more = f" ({clip(error['more'], 160)})" if error["more"] else ""
+        facts.append((f"{case}: " if case else "") + clip(error["line"], 200) + more)
+    return _c_framework_findings("doctest", summary["line"], dedupe(tests), facts)
+
+
+def parse_criterion(text: str) -> Findings | None:
+    """Recognise a Criterion (C) program's report: each failed test with its assertion."""
+    summary = _CRITERION_SUMMARY.search(text)
+    if summary is None:
+        return None
+    facts: list[str] = []
+    tests: list[str] = []
+    start = 0
+    for failed in _CRITERION_FAIL.finditer(text, 0, summary.start()):
+        block = text[start : failed.start()]
+        start = failed.end()
+        tests.append(failed["name"])
+        where = _CRITERION_WHERE.search(block)
+        said = [m["msg"] for m in _CRITERION_MESSAGE.finditer(block, where.end() if where else 0)]
+        fact = failed["name"]
+        if where is not None:
+            fact += f": {where['loc']}: {where['what']}"
+        facts.append(fact + (f" ({clip(said[0], 160)})" if said else ""))
+    return _c_framework_findings("criterion", summary["line"], dedupe(tests), facts)
+
+
+def _c_framework_findings(
+    tool: str, summary: str, tests: list[str], facts: list[str]
+) -> Findings | None:
+    """A C or C++ test framework's failing tests: a test failure with its summary line."""
+    if not facts:
+        return None
+    findings = Findings(tool=tool, failure_type=FailureType.TEST_FAILURE)
+    findings.summary = findings.evidence = summary.strip()
+    findings.tests = [t for t in tests if t]
+    findings.facts = facts[:_CATCH_SHOWN]
+    if len(facts) > _CATCH_SHOWN:
+        findings.details.append(f"{len(facts) - _CATCH_SHOWN} more failed checks")
+    findings.headline = f"The {tool} tests reported {plural(len(facts), 'failed check')}."
+    findings.advice = (
+        "Each failed check is quoted with where it is and the values it saw: fix the code "
+        "under test so it holds; change the test only if its expectation is wrong."
+    )
+    findings.steps.append("Re-run the test program after each fix.")
     findings.confidence = 0.85
     return findings
 

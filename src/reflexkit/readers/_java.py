@@ -99,12 +99,18 @@ def dedupe_problems(problems: list[Problem]) -> list[Problem]:
     return out
 
 
+_ANT_TASK = Pattern(r"^[ \t]*\[[\w:.-]+\] ", M)
+"""Ant's task prefix (``    [javac] ``): the compiler's own line follows it."""
+
+
 def parse_javac(text: str) -> Findings | None:
     """Recognise javac's ``File.java:12: error: message`` diagnostics and its error count."""
     if "[ERROR] " in text:
         maven = _maven_javac(text)
         if maven is not None:
             return maven
+    if "[javac] " in text:  # Ant prints the compiler's lines under its task's name
+        text = _ANT_TASK.sub("", text)
     diags = list(_JAVAC.finditer(text))
     errors = [d for d in diags if d["sev"] == "error"]
     flags = [] if errors else matching_lines(text, _ERROR_NEEDLE, _JAVAC_FLAG, limit=1)

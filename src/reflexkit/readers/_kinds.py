@@ -76,7 +76,8 @@ _KINDS: tuple[tuple[Pattern, ErrorKind], ...] = (
             r"no required module provides package|Could not resolve dependenc|"
             r"there is no package called|module '[^']+' not found|"
             r"unresolved import|cannot load such file|Can't locate \S+ in @INC|"
-            r"Do you need to install|Could not find (?:a )?(?:package|plugin|module)"
+            r"Do you need to install|Could not find (?:a )?(?:package|plugin|module)|"
+            r"\bClass [\"'][\w\\\\]+[\"'] not found"
         ),
         ErrorKind(
             "missing module",

@@ -1,4 +1,8 @@
-"""pip's and other Python installers' errors: packages that do not resolve, build failures."""
+"""Installers' errors: pip's, and a project's dependencies not installed or out of reach.
+
+pip: packages that do not resolve, build failures. Any ecosystem: a runner that finds the
+project's dependencies not installed, a runner newer than the suite, a registry it cannot reach.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from reflexkit.readers._findings import (
 )
 from reflexkit.readers._pattern import Pattern
 
-__all__ = ["parse_pip"]
+__all__ = ["parse_dependency_setup", "parse_pip"]
 
 M = re.MULTILINE
 
@@ -222,3 +226,100 @@ def _advise_own_build(findings: Findings) -> None:
         "packaging configuration in pyproject.toml/setup.py (package discovery, metadata, "
         "build requirements) as the error says, then install again."
     )
+
+
+# --- a project's dependencies not installed, or their registry out of reach -------------------
+
+_NOT_INSTALLED = Pattern(
+    r"^(?P<line>[^\n]*(?:Could not find Hex, which is needed to build dependency \S+"
+    r"|Unchecked dependencies for environment \S+"
+    r"|the dependency is not available, run \"mix deps\.get\""
+    r"|vendor/autoload\.php\"?\.?(?: *$|\)?: [Ff]ailed to open stream)"
+    r"|Could not find gem '[^'\n]+' in (?:locally installed gems|any of the gem sources)"
+    r"|Bundler::GemNotFound"
+    r"|Could not find '[\w-]+' \([^)\n]*\) among \d+ total gem)[^\n]*)$",
+    M,
+)
+"""A runner that finds the project's dependencies not installed: mix without Hex or
+``deps.get``, PHPUnit without composer's ``vendor/autoload.php``, bundler's missing gems."""
+_RUNNER_TOO_NEW = Pattern(
+    r"^(?P<line>[^\n]*must be compatible with PHPUnit\\Framework\\TestCase::\w+\(\)[^\n]*)$", M
+)
+"""A suite written for an older PHPUnit, run by a newer one: its ``setUp()`` lacks ``: void``."""
+_UNREACHABLE = Pattern(
+    r"^(?P<line>[^\n]*(?:getaddrinfo(?: for [\w.-]+)? failed|getaddrinfo (?:ENOTFOUND|EAI_AGAIN)"
+    r"|Could not resolve host(?:name)?\b|Temporary failure in name resolution"
+    r"|Name or service not known|Network is unreachable)[^\n]*)$",
+    M,
+)
+_INSTALL_COMMAND = Pattern(
+    r"\b(?:composer (?:install|update|require)|(?:npm|pnpm|bun) (?:install|i|ci|add)\b|yarn\b"
+    r"|gem install|bundle(?: install)?\b|mix deps\.get|luarocks install|cpanm?\b"
+    r"|dotnet restore|(?:dart|flutter) pub get|swift package resolve|opam install|cabal update)"
+)
+_FRAME = Pattern(r"^\s*(?:from|at) |:in [`']")
+"""A stack frame under the line: no hint of the tool's."""
+_FETCHING = Pattern(r"https?://\S+|ssh://\S+|\bgit\b.*\bls-remote\b|could not be downloaded")
+"""A line above the network error that names what was being fetched."""
+
+
+def parse_dependency_setup(text: str, command: str) -> Findings | None:
+    """Recognise a check that cannot run for its project's dependencies, in any ecosystem.
+
+    Not installed (``mix test`` without Hex, ``phpunit`` without ``vendor/``, a gem bundler
+    cannot find), a runner newer than the suite (PHPUnit's ``TestCase::setUp(): void``), or
+    an installer whose registry or git host cannot be reached: a ``dependency_error`` about
+    the set-up, not the code.
+    """
+    too_new = _RUNNER_TOO_NEW.search(text)
+    found = too_new or _NOT_INSTALLED.search(text)
+    if found is not None:
+        below = [
+            line.strip()
+            for line in text[found.end() :].splitlines()[1:4]
+            if line.strip() and not _FRAME.search(line)
+        ]
+        return _setup_findings(  # the line and what the tool says under it (`mix local.hex`)
+            [clip(line, 220) for line in [found["line"].strip(), *below[:1]]],
+            "The installed test runner is newer than the one the suite is written for."
+            if too_new
+            else "The project's dependencies are not installed where the check ran.",
+            "Run the suite with the runner version the project pins (the one its lock file "
+            "installs into the project), not a newer one installed system-wide."
+            if too_new
+            else "Install the project's dependencies with its own package manager, as the "
+            "lines quoted say, before running the check; the code under test is not at fault.",
+            ReflectionCategory.TOOL_MISUSE if too_new else ReflectionCategory.MISSING_CONTEXT,
+        )
+    if not _INSTALL_COMMAND.search(command):
+        return None
+    down = _UNREACHABLE.search(text)
+    if down is None:
+        return None
+    above = text[max(0, down.start() - 1500) : down.start()].splitlines()[-6:]
+    fetching = [line.strip() for line in above if _FETCHING.search(line)][-1:]  # the nearest
+    return _setup_findings(
+        dedupe([*(clip(f, 220) for f in fetching), clip(down["line"].strip(), 220)]),
+        "The installer could not reach the registry or host it fetches from.",
+        "The network to the package registry is not there: install from what is already "
+        "on the machine (a lock file's cache, vendored packages, an offline mirror) or drop "
+        "the dependency that needs the host; retrying will not help.",
+        ReflectionCategory.MISSING_CONTEXT,
+    )
+
+
+def _setup_findings(
+    facts: list[str], headline: str, advice: str, category: ReflectionCategory
+) -> Findings:
+    findings = Findings(
+        tool="dependencies",
+        failure_type=FailureType.DEPENDENCY_ERROR,
+        category=category,
+        facts=facts,
+        headline=headline,
+        advice=advice,
+    )
+    findings.evidence = facts[-1]
+    findings.steps.append("Set up the project's dependencies, then run the same check again.")
+    findings.confidence = 0.75
+    return findings

@@ -27,6 +27,11 @@ _UT_NONE_RAN = Pattern(r"^Ran 0 tests in [\d.]+s\n+NO TESTS RAN$", M)
 """unittest's verdict (Python 3.12 and later, exit code 5) when it found no test."""
 _FIRST_FRAME = Pattern(r'^\s*(?P<frame>File "(?P<file>[^"\n]+)", line \d+, in \S+)$', M)
 """unittest's traceback starts at the test method's own frame."""
+_CHAINED = Pattern(
+    r"^(?:The above exception was the direct cause of the following exception|"
+    r"During handling of the above exception, another exception occurred):$",
+    M,
+)
 _TEST_FRAME = Pattern(r", in test")
 """A test method's frame (not the loader's, for a module that failed to import)."""
 _IMPORT_CLASSES = frozenset({"ModuleNotFoundError", "ImportError"})
@@ -208,7 +213,8 @@ def _where(block: str, tb: Traceback, *, failed: bool, room: int) -> str:
     made, even when a helper of another module raised it); an ERROR where the code raised,
     with the test method's line when that is elsewhere and the exception still fits whole.
     """
-    frames = list(_FIRST_FRAME.finditer(block))
+    chained = list(_CHAINED.finditer(block))  # a chained error: its last section ended the test
+    frames = list(_FIRST_FRAME.finditer(block, chained[-1].end() if chained else 0))
     first = frames[0] if frames and _TEST_FRAME.search(frames[0]["frame"]) else None
     if first is None:
         return f" (at {tb.frame})" if tb.frame else ""

@@ -1,4 +1,4 @@
-"""Standard machine-readable reports, read as data: SARIF, JUnit XML, CTRF, cargo's JSON.
+"""Standard machine-readable reports, read as data: SARIF, JUnit XML, CTRF, cargo's JSON, TAP.
 
 A check may print a report instead of text (``ruff --output-format=sarif``, ``cargo build
 --message-format=json``), or write one to a file it names (a JUnit XML, a CTRF JSON).
@@ -8,6 +8,11 @@ name (suite)`` with its message and location under it and a closing ``N tests, N
 count, cargo's messages as the text rustc renders. :func:`read_report_files` reads the files
 a failure names through the safe file layer (regular files only, no symbolic links, bounded).
 
+TAP (the Test Anything Protocol: tape, node-tap, busted ``-o TAP``, prove, bats) is printed
+as the run goes: :func:`parse_tap` reads its ``not ok`` lines with the YAML block or the
+``#`` diagnostics under each, line by line, and keeps them verbatim (a TAP library would
+hand back descriptions and values re-spelt, and the quotes must be as printed).
+
 JUnit XML is parsed with ``defusedxml``: a report is input from the project, and the
 standard library's parser expands entities a hostile file can declare.
 """
@@ -15,14 +20,18 @@ standard library's parser expands entities a hostile file can declare.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from reflexkit._files import read_regular
-from reflexkit.readers._findings import clip
+from reflexkit.models import FailureType
+from reflexkit.readers._blocks import find_locations, is_library_path, location_path
+from reflexkit.readers._findings import Findings, clip, dedupe, plural
+from reflexkit.readers._pattern import Pattern
 
-__all__ = ["MAX_REPORT_BYTES", "read_report_files", "report_as_text"]
+__all__ = ["MAX_REPORT_BYTES", "parse_tap", "read_report_files", "report_as_text"]
 
 MAX_REPORT_BYTES = 2 * 1024 * 1024
 """The most read of one report file."""
@@ -38,15 +47,21 @@ def report_as_text(data: str) -> str | None:
     """Return a SARIF, JUnit XML, CTRF or cargo JSON report as text; ``None`` if it is none.
 
     Lines that are no part of a JSON-lines report (cargo's own ``error: could not
-    compile``) are kept where they are.
+    compile``) are kept where they are. A TAP stream with failures is kept less its passing
+    tests, so a long run's failures in the middle survive the cut to head and tail.
     """
+    if "not ok " in data and _TAP_PROOF.search(data):
+        return _tap_failures(data)
     head = data[:256].lstrip()  # the whole text is copied only for what may be a report
     if head.startswith("<"):
         return _junit(data.lstrip())
     if '"reason":"compiler-message"' in data or '"reason": "compiler-message"' in data:
         return _cargo(data)
-    if not head.startswith("{"):
-        return None
+    return _json_report(data) if head.startswith("{") else None
+
+
+def _json_report(data: str) -> str | None:
+    """A SARIF or CTRF report printed as the output, as text; ``None`` if it is neither."""
     try:
         report: object = json.loads(data)
     except (ValueError, RecursionError):  # not JSON, or nested past the parser
@@ -211,3 +226,153 @@ def _cargo(data: str) -> str | None:
             found = True
             out.append(str(message.get("rendered") or message.get("message") or "").rstrip())
     return "\n".join(out) + "\n" if found else None
+
+
+# --- TAP -------------------------------------------------------------------------------------
+
+M = re.MULTILINE
+_TAP_NOT_OK = Pattern(r"^(?P<indent>[ \t]*)(?P<line>not ok \d+\b.*?)[ \t]*$", M)
+_TAP_PROOF = Pattern(r"^[ \t]*(?:TAP version \d+|1\.\.\d+|# (?:tests|fail|failed)\b)", M)
+"""What says the stream is TAP: a version line, a plan, or a producer's closing count."""
+_TAP_COUNT = Pattern(r"^# (?:tests|pass|fail|failed|skip|todo)\b[^\n]*$", M)
+_TAP_OK = Pattern(r"ok \d+\b")
+_TAP_NEXT = Pattern(r"^[ \t]*(?:(?:not )?ok \d+|1\.\.\d+|# (?:Subtest|tests|pass|fail)\b)")
+_YAML_FIELD = Pattern(r"^(?P<key>[A-Za-z_][\w -]*):(?P<value>.*)$")
+_QUOTED_FIELDS = ("message", "error", "expected", "actual", "wanted", "found", "got", "diff")
+_BLOCK_SCALAR = frozenset({"", "|", "|-", "|+", ">", ">-", ">+"})
+_CRASH_LINE = Pattern(r"^(?:[\w.$]*(?:Error|Exception)\b[^\n]*|Bail out!.*)$", M)
+_TAP_BODY_LINES = 40
+_TAP_TESTS = 6
+_TAP_PARTS = 5
+"""The first lines under a failing test that say what failed: message, values, diagnostics."""
+
+
+def parse_tap(text: str) -> Findings | None:
+    """Recognise a TAP stream with failing tests: each ``not ok`` line with what is under it.
+
+    Under a failing test, a YAML block (``message``, ``expected``/``actual`` or
+    ``wanted``/``found``, ``at``, ``stack``) or ``#`` diagnostics (busted's ``Failure
+    message:``, prove's ``got:``/``expected:``); an error printed after the stream (the
+    producer crashed) is kept beside them.
+    """
+    if "not ok " not in text or _TAP_PROOF.search(text) is None:
+        return None
+    failing = list(_TAP_NOT_OK.finditer(text))
+    if not failing:
+        return None
+    lines = text.splitlines()
+    starts = {m.start(): m for m in failing}
+    offset = 0
+    facts: list[str] = []
+    tests: list[str] = []
+    for index, line in enumerate(lines):  # one pass: each not-ok line's body is read once
+        match = starts.get(offset)
+        offset += len(line) + 1
+        if match is None or len(facts) >= _TAP_TESTS:
+            continue
+        tests.append(match["line"])
+        facts.append(_tap_fact(match["line"], lines[index + 1 : index + 1 + _TAP_BODY_LINES]))
+    findings = Findings(tool="TAP", failure_type=FailureType.TEST_FAILURE)
+    findings.tests = dedupe(tests)
+    findings.facts = facts
+    findings.summary = "; ".join(" ".join(m.group(0).split()) for m in _TAP_COUNT.finditer(text))
+    findings.evidence = findings.summary or failing[0]["line"]
+    crash = _after_the_stream(text, failing[-1].end())
+    if crash:
+        findings.details.append(crash)
+    findings.headline = f"The TAP stream reported {plural(len(failing), 'failing test')}."
+    findings.advice = (
+        "Each failing test is quoted with what it expected and what it got (or the error it "
+        "met): fix the code under test so each holds; change a test only if it is wrong."
+    )
+    findings.steps.append(f"Start with `{clip(tests[0], 100)}`, then re-run the suite.")
+    findings.confidence = 0.8
+    return findings
+
+
+def _tap_failures(data: str) -> str:
+    """A TAP stream less its passing tests and the titles over only passing tests."""
+    kept: list[str] = []
+    titles: list[str] = []  # comment lines waiting to see whether a failure follows
+    failing = False
+    for line in data.splitlines():
+        bare = line.lstrip()
+        if _TAP_OK.match(bare):
+            titles.clear()
+            failing = False
+        elif bare.startswith("not ok "):
+            kept.extend(titles)
+            titles.clear()
+            kept.append(line)
+            failing = True
+        elif bare.startswith("#") and not failing and not _TAP_COUNT.match(bare):
+            titles.append(line)
+        else:
+            if not bare.startswith("#"):
+                failing = failing and bool(bare)
+            kept.extend(titles)
+            titles.clear()
+            kept.append(line)
+    return "\n".join([*kept, *titles]) + "\n"
+
+
+def _tap_fact(head: str, body: list[str]) -> str:
+    """A failing test's line with its message, values and location from the lines under it."""
+    parts: list[str] = []
+    location = raised = ""
+    depth = len(head) - len(head.lstrip())
+    joined = -1
+    for index, raw in enumerate(body):
+        line = raw.strip()
+        if line == "..." or (_TAP_NEXT.match(raw) and len(raw) - len(raw.lstrip()) <= depth):
+            break  # the YAML block's end: comments after it title the next test
+        if line.startswith("#") and index != joined:  # a producer's diagnostics: busted, prove
+            line, joined = _diagnostic(line, body, index)
+            if line and len(parts) < _TAP_PARTS:
+                parts.append(clip(line, 120))
+            continue
+        field = _YAML_FIELD.match(line)
+        if field is None:
+            continue
+        key, value = field["key"].strip(), field["value"].strip()
+        if value in _BLOCK_SCALAR and index + 1 < len(body):
+            value = body[index + 1].strip()
+            line = f"{key}: {value}"
+        if key in _QUOTED_FIELDS and len(parts) < _TAP_PARTS:
+            parts.append(clip(line, 120))
+        elif key in {"at", "location", "file"} and not location:
+            location = _own(value)
+        elif key == "stack":
+            raised = _own("\n".join(body[index : index + 12]), skip=location)
+    fact = head + (f" ({'; '.join(dedupe(parts))})" if parts else "")
+    fact += f" at {location}" if location else ""
+    return fact + (f", raised at {raised}" if raised and raised != location else "")
+
+
+def _diagnostic(line: str, body: list[str], index: int) -> tuple[str, int]:
+    """A ``#`` line's text, joined to its value below when it ends in ``:``; the line joined."""
+    line = line.lstrip("#").strip()
+    if line.endswith(":") and index + 1 < len(body):  # `Expected:` and its value below
+        return f"{line} {body[index + 1].strip().lstrip('#').strip()}", index + 1
+    return line, -1
+
+
+def _own(text: str, *, skip: str = "") -> str:
+    """The first location in *text* in the project's own files (not *skip*), or ``""``."""
+    return next(
+        (
+            loc
+            for loc in find_locations(text)
+            if not is_library_path(location_path(loc)) and loc != skip
+        ),
+        "",
+    )
+
+
+def _after_the_stream(text: str, end: int) -> str:
+    """An error printed after the TAP stream (the producer crashed), with its own frame."""
+    crash = _CRASH_LINE.search(text, end)
+    if crash is None:
+        return ""
+    where = _own(text[crash.end() : crash.end() + 2000])
+    return clip(crash.group(0), 160) + (f" at {where}" if where else "")
