@@ -71,6 +71,10 @@ _DIAGNOSTIC = Pattern(
     r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
     r"|^\s*\^[-~^]*\s+[A-Z]{1,4}\d{2,5}\b"  # a caret under the code: "^-- SC2086 (info): ..."
     r"|^\S+: (?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+:\s+\S"  # "prog: file:line: msg"
+    # a stylish reporter's row under its file (`  3:53-3:56  warning  msg  rule`), a
+    # dotfile's place (`.env:3 200 Found spaced assign`)
+    r"|^\s*(?:[\u2716\u00d7\u2717\u26a0]\s+)?\d+:\d+(?:-\d+:\d+)?\s{2,}\S"
+    r"|^(?:[\w.@+~/\\-]*/)?\.[A-Za-z][\w.-]{0,30}:\d+(?::\d+)?:?\s+\S"
 )
 _PADDING = Pattern(r" {8,}")  # a padded column (robot): kept short
 _EXCEPTION_MESSAGE = Pattern(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
