@@ -150,7 +150,10 @@ _COMPILE_SHAPE = Pattern(
     r"|^\w*Error: [^\n]*\n\s*--> \S+:\d+"
     # an error, then the source line it is about in a numbered gutter (`6 \u2502 code`):
     # a compiler's renderer (Sass's, Crystal's); a program's error has a stack instead
-    r"|^[^\n]*\b(?:[Ee]rror|ERROR)\b[^\n]*\n(?:[^\n]*\n){0,3}?[ \t]*\d+[ \t]*[\u2502|] ",
+    r"|^[^\n]*\b(?:[Ee]rror|ERROR)\b[^\n]*\n(?:[^\n]*\n){0,3}?[ \t]*\d+[ \t]*[\u2502|] "
+    # a parser's error in the input file it names, placed in words (`Error: f.gv: syntax
+    # error in line 7 near ';'`)
+    r"|^(?:[Ee]rror: )?[\w./-]+\.\w+: (?:[Ss]yntax|[Pp]arse) error (?:in|at|on) line \d+",
     M,
 )
 _LOCATED_MESSAGE = Pattern(
@@ -183,7 +186,9 @@ _RUNTIME_SHAPE = Pattern(
     # Ruby frames printed flush (`/x/Rakefile:10:in `block'`)
     r"|^Exception in [^\n:]{1,40}: \S|^\w+ aborted!$|^\S+\.\w+:\d+:in [`'][^\n]*'$"
     # an evaluator's own `RUNTIME ERROR: msg` (Jsonnet's), its frames under it
-    r"|^(?:RUNTIME ERROR|Runtime [Ee]rror):? \S",
+    r"|^(?:RUNTIME ERROR|Runtime [Ee]rror):? \S"
+    # an interpreter's numbered error while running a file (`Error 41 running "x", line 9:`)
+    r"|^[Ee]rror \d+ running \"?[^\s\"]+\"?, line \d+: ",
     M,
 )
 _NUMBER = Pattern(r"\d+")
@@ -583,13 +588,14 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
 _SHAPES = (
     (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
      _TEST_SHAPE, FailureType.TEST_FAILURE),
-    (("error", "Error: ", "[ERROR]", "e: ", "-- ", "characters"), _COMPILE_SHAPE,
+    (("error", "Error: ", "[ERROR]", "e: ", "-- ", "characters", "rror in line"), _COMPILE_SHAPE,
      FailureType.BUILD_ERROR),
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
       "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",
       "Call history", "xecution error", "yntax error", "** (", "PHP ", "halted", "traceback",
-      " line ", "Exception in ", "aborted!", ":in ", "RUNTIME", "untime "), _RUNTIME_SHAPE,
+      " line ", "Exception in ", "aborted!", ":in ", "RUNTIME", "untime ", "running "),
+     _RUNTIME_SHAPE,
      FailureType.RUNTIME_ERROR),
 )  # fmt: skip
 """The shapes of a failure type, each tried only when one of its words is in the output

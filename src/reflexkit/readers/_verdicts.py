@@ -419,8 +419,9 @@ _SHAPES = _shapes(
     # f.tex line 4:`, `... at line 5, column 5.`)
     (
         _FT.LINT_ERROR,
-        "column|Warning |Error |Message ",
+        "column|Warning |Error |Message | line ",
         (r"^[Ll]ine \d+,? column \d+ - \w+: |^(?:Warning|Error|Message) \d+ in \S+ line \d+: "
+        r"|^[\w./-]+ line \d+: [A-Z][^\n]*\.$"  # a configuration file's `f line 10: Bad x.`
         # the same words on two findings at least (one may be a parser's error)
         r"|\bat line \d+, column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bat line \d+, column \d+\b"),
     ),
