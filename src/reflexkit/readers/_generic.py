@@ -37,28 +37,107 @@ _LINE_LIMIT = 200
 _LINE_CAP = 500
 """Lines of the window are cut to this many characters (a quoted line keeps 200)."""
 
-_ERROR_LINE = Pattern(
-    r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
-    r"|^\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
+_ERROR_LINE_START = Pattern(
+    r"\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
     r"fatal error|Uncaught\b|Unhandled\b|[✗✖\u00d7✘❌]|\[(?:ERROR|FAIL|FATAL)\])"
-    r"|\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at |@)"
-    r"|\berror (?:TS|CS|C|LNK|[A-Z]{1,4}\d{3})\d+"
-    r"|\b(?:Segmentation fault|core dumped|Aborted|Killed)\b"
-    r"|^\[(?:error|Error)\] |^e: \S|^-- [A-Z][A-Z ]+ -{3,}"  # sbt, kotlinc, Elm's headers
-    r"|\b(?:[Ss]yntax|[Pp]arse|[Cc]ompile|[Cc]ompilation|fatal|[Tt]ype|[Rr]untime|internal|"
-    r"Execution) errors?\b"
-    r"|\b(?:Error|ERROR|Errors) (?:at|in|on|while)\b|^\s*(?:#\s*)?Failed test\b"
-    r"|\bE(?:CONN\w+|NOENT|ACCES|PERM|ADDRINUSE|TIMEDOUT|PIPE|NOTFOUND|EXIST|ISDIR|NOTDIR|"
-    r"NOSPC|ROFS|AGAIN|HOSTUNREACH|NETUNREACH)\b"
-    r"|\bAssertion(?:Error)?\b.*\bfailed\b|(?i:\bassert(?:ion)? failed\b)"
-    r"|(?:\s|\|)(?:FAIL|FAILED|ERROR)(?:\s*\||\s*$)"  # a verdict column: "name | FAIL |"
-    r"|(?:^|\s)(?:error|ERROR|fatal|FATAL)\s{2,}\S"  # a severity column (stylish reporters)
-    r"|\[[A-Z]{1,4}\d{2,5}\b"  # [B602:...], [E0308]
-    r"|^\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
-    r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
-    r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: |^\s*\*\* \(\w+"
-    r"|^[\w.-]+:(?:ERROR|FAIL(?:ED)?|ASSERT):? ?\S|^ASSERT:\S|^\w+ aborted!$"
+    r"|\[(?:error|Error)\] |e: \S|-- [A-Z][A-Z ]+ -{3,}"  # sbt, kotlinc, Elm's headers
+    r"|\s*(?:#\s*)?Failed test\b|\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
+    r"|[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b"
+    r"|\S+: \*\*\* |[\s!=_*]*Interrupted: |\s*\*\* \(\w+"
+    r"|[\w.-]+:(?:ERROR|FAIL(?:ED)?|ASSERT):? ?\S|ASSERT:\S|\w+ aborted!$"
 )
+"""The error line's shapes that open the line (tried with ``match``: at its start only)."""
+_WORD = -1
+"""A shape's match starts where the word holding its key starts (``TypeError``)."""
+_ERROR_LINE_INSIDE: tuple[tuple[tuple[str, ...], int, Pattern], ...] = (
+    (
+        ("error", "fatal"),
+        len("Compilation "),
+        Pattern(
+            r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
+            r"|\berror (?:TS|CS|C|LNK|[A-Z]{1,4}\d{3})\d+"
+            r"|\b(?:[Ss]yntax|[Pp]arse|[Cc]ompile|[Cc]ompilation|fatal|[Tt]ype|[Rr]untime|"
+            r"internal|Execution) errors?\b"
+            r"|\b(?:Error|ERROR|Errors) (?:at|in|on|while)\b"
+            r"|(?:^|\s)(?:error|ERROR|fatal|FATAL)\s{2,}\S"  # a severity column (stylish)
+        ),
+    ),
+    (
+        ("error", "exception", "failure"),
+        _WORD,
+        Pattern(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at |@)"),
+    ),
+    (
+        ("fail", "error"),
+        len("... "),
+        Pattern(
+            r"(?:\s|\|)(?:FAIL|FAILED|ERROR)(?:\s*\||\s*$)"  # a verdict column: "name | FAIL |"
+            r"|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
+        ),
+    ),
+    (
+        ("segmentation", "core dumped", "abort", "killed"),
+        0,
+        Pattern(r"\b(?:Segmentation fault|core dumped|Aborted|Killed)\b"),
+    ),
+    (
+        ("econn", "enoent", "eacces", "eperm", "eaddrinuse", "etimedout", "epipe", "enotfound",
+         "eexist", "eisdir", "enotdir", "enospc", "erofs", "eagain", "ehostunreach",
+         "enetunreach"),
+        0,
+        Pattern(
+            r"\bE(?:CONN\w+|NOENT|ACCES|PERM|ADDRINUSE|TIMEDOUT|PIPE|NOTFOUND|EXIST|ISDIR|NOTDIR|"
+            r"NOSPC|ROFS|AGAIN|HOSTUNREACH|NETUNREACH)\b"
+        ),
+    ),
+    (
+        ("assert",),
+        0,
+        Pattern(r"\bAssertion(?:Error)?\b.*\bfailed\b|(?i:\bassert(?:ion)? failed\b)"),
+    ),
+    (("[",), 0, Pattern(r"\[[A-Z]{1,4}\d{2,5}\b")),  # [B602:...], [E0308]
+    (("\u2715", "\u25cf"), 0, Pattern(r"[✕●]\s")),
+    (("panicked",), 0, Pattern(r"\bpanicked at\b")),
+)  # fmt: skip
+"""The error line's shapes found inside it: its words (lower-cased), how far before the first
+of them a match can start (``_WORD``: at the start of the word holding it), the pattern. Each
+is tried only when one of its words is in the line, from just before the first: a few small
+patterns read from the words they need, not one alternation of forty tried at every place."""
+
+
+def _is_error_line(line: str, low: str | None = None) -> bool:
+    """Whether *line* is an error line in any tool's shape (``error:``, ``FAIL``, ``E:``...)."""
+    low = line.lower() if low is None else low
+    if not _may_be_an_error_line(line, low):
+        return False
+    if _ERROR_LINE_START.match(line) is not None:
+        return True
+    return any(_found_from_key(line, low, *shape) for shape in _ERROR_LINE_INSIDE)
+
+
+def _found_from_key(
+    line: str, low: str, keys: tuple[str, ...], lead: int, pattern: Pattern
+) -> bool:
+    """Whether *pattern* matches *line*, read from *lead* characters before its first key.
+
+    Every match holds a key and starts at most *lead* characters before it, so nothing
+    before that place can match (word boundaries and look-behinds still see the characters
+    before it).
+    """
+    found = [index for index in map(low.find, keys) if index >= 0]
+    if not found:
+        return False
+    start = min(found)
+    if len(low) != len(line):  # lower-casing changed the length: places differ
+        start = 0
+    elif lead == _WORD:
+        while start and line[start - 1].isalnum():
+            start -= 1
+    else:
+        start = max(start - lead, 0)
+    return pattern.search(line, start) is not None
+
+
 _DIAGNOSTIC = Pattern(
     # a line that starts with a location, or a rule code, and goes on with a message
     r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?:[:.]\d+)?:?\s+\S"
@@ -251,7 +330,7 @@ def _shape_score(line: str, *, digit: bool) -> int:
     A diagnostic starts with a place or a rule code; a weak line says could not, missing ...
     """
     low = line.lower()
-    if _may_be_an_error_line(line, low) and _ERROR_LINE.search(line):
+    if _is_error_line(line, low):
         return 3
     if digit and _DIAGNOSTIC.match(line):  # a location or a rule code: a digit either way
         return 2
@@ -279,7 +358,7 @@ _ERROR_KEYS = (
     "ehostunreach", "enetunreach", "\u2717", "\u2716", "\u00d7", "\u2718", "\u274c", "\u2715",
     "\u25cf",
 )  # fmt: skip
-"""Every shape of ``_ERROR_LINE`` contains one of these (lower-cased): a cheap first test."""
+"""Every error line's shape contains one of these (lower-cased): a cheap first test."""
 
 
 _WEAK_KEYS = (
@@ -301,7 +380,7 @@ def _may_be_weak(low: str) -> bool:
 
 
 def _may_be_an_error_line(line: str, low: str) -> bool:
-    """Return whether *line* can match ``_ERROR_LINE`` (a literal scan, ~10x cheaper)."""
+    """Return whether *line* can be an error line (a literal scan, ~10x cheaper)."""
     if line.lstrip()[:1] == "E" or line.startswith(("e: ", "-- ")):
         return True
     if "[" in line and _BRACKET_CODE.search(line):
@@ -515,7 +594,7 @@ def _with_label(lines: list[str], index: int, line: str) -> str:
         label = _caret_label(below)
         if label:
             return line if label in line else f"{line} ({label})"
-        if _may_be_an_error_line(below, below.lower()) and _ERROR_LINE.search(below):
+        if _is_error_line(below):
             break  # the next error: this one has no label
     return line
 
@@ -569,7 +648,7 @@ def _with_continuation(lines: list[str], index: int) -> str:
         following = lines[index + 1]
         indent = len(lines[index]) - len(lines[index].lstrip())
         indented = len(following) - len(following.lstrip()) > indent
-        plain = not _ERROR_LINE.search(following) and not _DIAGNOSTIC.match(following)
+        plain = not _is_error_line(following) and not _DIAGNOSTIC.match(following)
         if indented or plain:
             return f"{line} {following.strip()}"
     return line
