@@ -18,7 +18,7 @@ from reflexkit.readers._blocks import Block, find_locations, is_library_path, re
 from reflexkit.readers._blocks import location_path as _location_path
 from reflexkit.readers._findings import Findings, clip, dedupe, plural
 from reflexkit.readers._kinds import KILLED, ErrorKind, error_kind, killed, signal_exit
-from reflexkit.readers._lines import matching_lines
+from reflexkit.readers._lines import any_of, matching_lines
 from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._verdicts import SETUP, Verdict, verdict
 
@@ -370,8 +370,8 @@ _WEAK_KEYS = (
 )  # fmt: skip
 """Every shape of ``_WEAK_LINE`` contains one of these (lower-cased)."""
 _DIGIT = Pattern(r"\d")
-_ANY_ERROR_KEY = Pattern("|".join(map(re.escape, _ERROR_KEYS)))
-_ANY_WEAK_KEY = Pattern("|".join(map(re.escape, _WEAK_KEYS)))
+_ANY_ERROR_KEY = any_of(_ERROR_KEYS)
+_ANY_WEAK_KEY = any_of(_WEAK_KEYS)
 
 
 def _may_be_weak(low: str) -> bool:
