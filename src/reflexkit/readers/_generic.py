@@ -922,9 +922,15 @@ def _explaining_notes(window: str) -> list[str]:
     return []
 
 
+_WRAPPED_HINT = Pattern(r"\b[Dd]id you\n[ \t]*mean\b[^\n]*", M)
+"""A suggestion the tool wrapped at its line width (``Did you`` ending one line, ``mean
+"bucket_name"?`` opening the next): quoted as printed."""
+
+
 def _hints(window: str) -> list[str]:
     """The tool's own hints, the commands they quote first, and where its log is."""
     hints = [m["hint"] for m in _HINT.finditer(window)]
+    hints += [m.group(0).strip() for m in _WRAPPED_HINT.finditer(window)]
     hints += [m.group(0).strip() for m in _LOG.finditer(window)]
     commands = [m["cmd"] for hint in hints for m in _QUOTED_COMMAND.finditer(hint)]
     return dedupe(clip(h, 160) for h in [*commands, *hints])[:2]
