@@ -45,6 +45,7 @@ _ERROR_LINE_START = Pattern(
     r"|[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b"
     r"|\S+: \*\*\* |[\s!=_*]*Interrupted: |\s*\*\* \(\w+"
     r"|[\w.-]+:(?:ERROR|FAIL(?:ED)?|ASSERT):? ?\S|ASSERT:\S|\w+ aborted!$"
+    r"|[ \t]*x (?=[A-Z`'\"])"  # a renderer's cross, in ASCII (miette's `  x Expected ','`)
 )
 """The error line's shapes that open the line (tried with ``match``: at its start only)."""
 _WORD = -1
@@ -277,12 +278,13 @@ _FRAME = Pattern(
     r"|: in (?:function|main chunk|\?|local|method|upvalue|field)\b"
     r"|^\s*\S+\.\w+:\d+: (?:\(\w+\)|anonymous fn|[\w.]+/\d+$|in `)"  # Elixir, Lua
     r"|^\s+\S+\.\w+:\d+:in `|^\s+File \"[^\"]+\", line \d+, in "
+    r"|^\s+\d+: (?:<unknown>|[\w:<>$.]+)\s*$"  # a numbered native frame (Rust's backtrace)
 )
-"""A stack frame of Lua, Elixir, Ruby, PHP, JS, JVM, Python (``at``, ``in function``...)."""
+"""A stack frame of Lua, Elixir, Ruby, PHP, JS, JVM, Python, Rust (``at``, ``in function``...)."""
 _WORDS = Pattern(r"^\s*[^\s+\-|\[\]{}()].*[A-Za-z]{2}")
 """A line that says something (not a diff line or a bracket of a printed value)."""
 _STACK_HEADER = Pattern(
-    r"^\s*(?:stack traceback:|Stack trace:|Traceback \(|stacktrace:|Call Stack)"
+    r"^\s*(?:stack traceback:|Stack (?:back)?trace:|Traceback \(|stacktrace:|Call Stack)"
 )
 _STRICT_WARNING = Pattern(r"^\s*\S*\s*(?:WARNING|[Ww]arning)\b(?: \d+ in \S+ line \d+)?\s*[:-]")
 _STRICT = ("strict mode", "treated as errors", "warnings as errors", "-Werror")
@@ -381,7 +383,7 @@ def _may_be_weak(low: str) -> bool:
 
 def _may_be_an_error_line(line: str, low: str) -> bool:
     """Return whether *line* can be an error line (a literal scan, ~10x cheaper)."""
-    if line.lstrip()[:1] == "E" or line.startswith(("e: ", "-- ")):
+    if line.lstrip()[:1] == "E" or line.startswith(("e: ", "-- ")) or line.lstrip()[:2] == "x ":
         return True
     if "[" in line and _BRACKET_CODE.search(line):
         return True
