@@ -18,6 +18,7 @@ from collections.abc import Callable
 import attrs
 
 from reflexkit.readers._findings import clip, dedupe
+from reflexkit.readers._lines import any_of
 from reflexkit.readers._pattern import Pattern
 
 __all__ = ["Block", "find_locations", "is_library_path", "read_blocks"]
@@ -95,6 +96,19 @@ _MESSAGE = Pattern(
     r"\bfailed\b|\bFAILED\b|\bnil\b|\bnull\b|"
     r"\bmismatch|\bdiffer|\bwant\b|\bgot\b|!=|\bis not\b|\bdid not\b|\bunable\b"
 )
+_MESSAGE_KEYS = any_of((
+    "**", "error", "exception", "failure", "failed", "assert", "expected", "not ", "undefined",
+    "unknown", "invalid", "cannot", "can't", "panic", "nil", "null", "mismatch", "differ",
+    "want", "got", "!=", "is not", "did not", "unable",
+))  # fmt: skip
+"""Every shape of ``_MESSAGE`` holds one of these (lower-cased): a cheap first test."""
+
+
+def _is_message(line: str) -> bool:
+    """Whether *line* reads as a failure's message (an error, an assertion, a value's)."""
+    return _MESSAGE_KEYS.search(line.lower()) is not None and _MESSAGE.search(line) is not None
+
+
 _STRONG = Pattern(
     r"\b[A-Z]\w*(?:Error|Exception)\b(?!/)|^\*\* \(|^\*\*(?:error|exit|throw):|^Error: "
     r"|^[Ff]ailed asserting"
@@ -279,7 +293,7 @@ def _verdicts_follow_details(lines: list[str], starts: list[tuple[int, re.Match[
         above -= 1
     headed = above >= 0 and any(index == above for index, _ in starts)
     details = lines[above + 1 : first]
-    return bool(details) and not headed and any(_MESSAGE.search(line) for line in details)
+    return bool(details) and not headed and any(_is_message(line) for line in details)
 
 
 def _headers(lines: list[str]) -> list[tuple[int, re.Match[str]]]:
@@ -483,7 +497,7 @@ def _read_body(block: Block, body: list[str]) -> None:
             pairs.append(clip(_with_value_below(line, body, index), 120))  # "Expected:" + value
         elif _NOISE.match(raw):
             continue
-        elif not _MESSAGE.search(line):
+        elif not _is_message(line):
             if not plain and not _LOCATION.match(line):
                 plain = line  # the first words under a header, when none reads as an error
         else:
