@@ -537,3 +537,17 @@ def test_a_suggestion_wrapped_at_the_line_width_is_quoted_as_printed() -> None:
     )
     found = _read(output)
     assert 'Did you\nmean "logs"?' in found.hints
+
+
+def test_a_gates_rows_under_its_minimum_are_named() -> None:
+    """A gate's table: the rows under the minimum its verdict names, not the total."""
+    output = (
+        "| Name        | Total | Miss | Cover% |\n"
+        "|-------------|-------|------|--------|\n"
+        "| api.py      |     4 |    0 |   100% |\n"
+        "| store.py    |    10 |    8 |    20% |\n"
+        "| TOTAL       |    14 |    8 |  42.9% |\n"
+        "---------- RESULT: FAILED (minimum: 75.0%, actual: 42.9%) ----------\n"
+    )
+    found = _read(output)
+    assert "below the minimum: store.py (20%)" in found.details

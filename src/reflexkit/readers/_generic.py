@@ -888,6 +888,9 @@ def _add_context(
     if codes:
         findings.details.append("codes " + ", ".join(codes))
     findings.summary = _summary(findings.evidence if closing else "", window, quoted)
+    below = _rows_below_the_minimum(findings.evidence, window)
+    if below:
+        findings.details.append("below the minimum: " + ", ".join(below))
     calls = _CALLS.search(window)  # R's call chain: its stack, innermost last
     if calls is not None and calls.group(0) not in quoted:
         findings.details.append(clip(calls.group(0), 160))
@@ -898,6 +901,31 @@ _MARKED_FRAME = Pattern(r"^[ \t]*(?P<frame>\S[^\n]*?\S)[ \t]*<-{1,2}[ \t]*$", M)
 """A frame of a call history marked where the program stopped (CHICKEN's ``<--``)."""
 _NOTE = Pattern(r"^(?P<place>\S+:\d+(?::\d+)?): note: (?P<note>\S.*)$", M)
 _ERROR_AT = Pattern(r"^\S+:\d+(?::\d+)?: (?:fatal )?error: (?P<message>\S.*)$", M)
+
+
+_MINIMUM = Pattern(r"\bminimum:? (?P<min>\d+(?:\.\d+)?)%")
+_PERCENT_ROW = Pattern(
+    r"^\|?[ \t]*(?P<name>[^|\s-][^|\n]*?)[ \t]*\|[^\n]*?(?P<pct>\d+(?:\.\d+)?)%[ \t]*\|?[ \t]*$", M
+)
+_LISTED_ROWS = 3
+
+
+def _rows_below_the_minimum(evidence: str, window: str) -> list[str]:
+    """A gate's table rows whose percentage is under the minimum its verdict names.
+
+    ``RESULT: FAILED (minimum: 80.0%, actual: 28.6%)`` under a table of files and their
+    percentages: the files that pull the total down (``cart.py (17%)``), not the total.
+    """
+    gate = _MINIMUM.search(evidence)
+    if gate is None:
+        return []
+    least = float(gate["min"])
+    rows = [
+        f"{m['name']} ({m['pct']}%)"
+        for m in _PERCENT_ROW.finditer(window)
+        if float(m["pct"]) < least and m["name"].upper() != "TOTAL"
+    ]
+    return rows[:_LISTED_ROWS]
 
 
 def _placed(where: list[str], window: str) -> str:
