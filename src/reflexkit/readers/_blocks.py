@@ -506,8 +506,32 @@ def _read_body(block: Block, body: list[str]) -> None:
             first = first or line
     block.message = clip(strong or first or plain, _MESSAGE_LIMIT)
     block.pairs = dedupe(pairs)[:2]
-    if not block.location:
-        block.location = own_location("\n".join(body))
+    places = [p for p in find_locations("\n".join(body)) if not is_library_path(location_path(p))]
+    declared = block.location or (places[0] if places else "")
+    inside = next((p for p in places if _inside_the_test(p, declared)), "")
+    block.location = f"{inside} (test at {declared})" if inside else declared
+
+
+def _inside_the_test(place: str, declared: str) -> bool:
+    """Whether *place* is a line further down the file of the test's declared place.
+
+    A runner that names the test's declaration (``name => ./t.ts:4:6``) and prints the
+    failing assertion's frame under it (``at file:///p/t.ts:5:3``): the assertion's line is
+    where it failed.
+    """
+    if not place or place == declared:
+        return False
+    here, there = location_path(place), location_path(declared)
+    same = here.rsplit("/", 1)[-1] == there.rsplit("/", 1)[-1]
+    return same and _line_of(place) > _line_of(declared)
+
+
+def _line_of(place: str) -> int:
+    numbers = _LINE_NUMBER.findall(place[len(location_path(place)) :])
+    return int(numbers[0]) if numbers else 0
+
+
+_LINE_NUMBER = Pattern(r"\d+")
 
 
 def _with_value_below(line: str, body: list[str], index: int) -> str:
