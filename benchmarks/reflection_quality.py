@@ -54,6 +54,7 @@ UNSEEN_TOOLS = REPO / "tests" / "data" / "unseen_tools"
 UNSEEN_REPOS = REPO / "tests" / "data" / "unseen_repos"
 UNSEEN_REPOS_2 = REPO / "tests" / "data" / "unseen_repos_2"
 UNSEEN_REPOS_3 = REPO / "tests" / "data" / "unseen_repos_3"
+UNSEEN_REPOS_4 = REPO / "tests" / "data" / "unseen_repos_4"
 UNSEEN_TOOLS_2 = REPO / "tests" / "data" / "unseen_tools_2"
 UNSEEN_TOOLS_3 = REPO / "tests" / "data" / "unseen_tools_3"
 UNSEEN_TOOLS_4 = REPO / "tests" / "data" / "unseen_tools_4"
@@ -389,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             UNSEEN_REPOS,
             UNSEEN_REPOS_2,
             UNSEEN_REPOS_3,
+            UNSEEN_REPOS_4,
         ],
         metavar="CORPUS_DIR_OR_ITEM",
     )

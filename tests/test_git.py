@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit._git import git_env, git_refusal
+from reflexkit._git import git_env, git_refusal, program_keys
 from reflexkit.orchestrator._verify import modified_files
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -381,3 +381,155 @@ def test_the_nested_repository_of_the_agents_shell_is_judged(planted: tuple[Path
 def test_harmless_settings_stay_allowed(command: str) -> None:
     """A locale, git's own strategies and configuration reads are not refused."""
     assert git_refusal(command) is None, command
+
+
+@pytest.fixture
+def submodule(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository with a submodule whose own configuration names programs.
+
+    Drivers (``filter.<name>.clean``, ``diff.<name>.textconv``) and ``core.fsmonitor`` in
+    ``.git/modules/sub/config``, sent every file by the submodule's ``.gitattributes``, and
+    a change in the submodule: the top's ``git status`` runs git in the submodule.
+    """
+    marks, inner, top = tmp_path / "marks", tmp_path / "inner", tmp_path / "top"
+    marks.mkdir()
+    own = ["-c", "user.email=a@b.c", "-c", "user.name=a", "-c", "protocol.file.allow=always"]
+    env = git_env({"PATH": "/usr/bin:/bin"})
+    inner.mkdir()
+    (inner / "f.txt").write_text("one\n")
+    for args in (
+        ["init", "-q", str(inner)],
+        ["-C", str(inner), "add", "f.txt"],
+        ["-C", str(inner), *own, "commit", "-q", "-m", "one"],
+        ["init", "-q", str(top)],
+        ["-C", str(top), *own, "submodule", "add", "-q", str(inner), "sub"],
+        ["-C", str(top), *own, "commit", "-qm", "sub"],
+    ):
+        subprocess.run(["git", *args], check=True, capture_output=True, env=env)
+    script = tmp_path / "driver.sh"
+    script.write_text(f'#!/bin/sh\ntouch "{marks}/$1"\ncat\n')
+    script.chmod(0o755)
+    config = top / ".git" / "modules" / "sub" / "config"
+    for key, value in (
+        ("filter.evil.clean", f"{script} clean"),
+        ("diff.evil.textconv", f"{script} textconv <"),
+        ("core.fsmonitor", f"{script} fsmonitor"),
+    ):
+        subprocess.run(["git", "config", "--file", str(config), key, value], check=True)
+    (top / "sub" / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    (top / "sub" / "f.txt").write_text("two\n")
+    return top, marks
+
+
+def test_a_submodules_programs_really_run_unconfined(submodule: tuple[Path, Path]) -> None:
+    """The top's `git status` runs them in the submodule (so the test below tests something)."""
+    top, marks = submodule
+    env = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+    subprocess.run(["git", "status"], cwd=top, env=env, capture_output=True, check=False)
+    assert {"clean", "fsmonitor"} <= {p.name for p in marks.iterdir()}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["git", "status"],
+        ["git", "diff", "--submodule=diff"],
+        ["git", "-C", "sub", "status"],
+        ["git", "-C", "sub", "diff"],
+        ["git", "-C", "sub", "add", "-A"],
+    ],
+)
+def test_no_program_of_a_submodule_runs_confined(
+    submodule: tuple[Path, Path], command: list[str]
+) -> None:
+    """git_env empties a submodule's drivers and reaches the git run in the submodule.
+
+    Before, the drivers of ``.git/modules/sub/config`` were not found, and the fixed settings
+    (``core.fsmonitor``, hooks) went in ``GIT_CONFIG_COUNT``, which git drops for the git it
+    runs in a submodule: the top's `git status` ran the submodule's filter and fsmonitor.
+    """
+    top, marks = submodule
+    subprocess.run(command, cwd=top, env=git_env(repository=top), capture_output=True, check=False)
+    modified_files(top)  # reflexkit's own status call
+    assert sorted(p.name for p in marks.iterdir()) == []
+
+
+def test_a_driver_added_to_a_submodule_refuses_the_agents_git(
+    submodule: tuple[Path, Path],
+) -> None:
+    """Keys found at launch are emptied; one a submodule's configuration gains later refuses."""
+    top, _ = submodule
+    found = program_keys(top)
+    assert {"filter.evil.clean", "diff.evil.textconv"} <= set(found)
+    assert "core.worktree" not in found  # git's own, pointing at the submodule's folder
+    assert git_refusal("git status", repository=top, neutralised=found) is None
+    config = top / ".git" / "modules" / "sub" / "config"
+    subprocess.run(["git", "config", "--file", str(config), "merge.x.driver", "sh"], check=True)
+    why = git_refusal("git status", repository=top, neutralised=found)
+    assert why is not None
+    assert "merge.x.driver" in why
+
+
+OUTSIDE = [
+    "git diff {secret} f.txt",
+    "git diff --no-index {secret} f.txt",
+    "git diff --no-inde {secret} f.txt",
+    "git blame --contents {secret} -- f.txt",
+    "git commit -F {secret}",
+    "git commit -F{secret}",
+    "git commit --allow-empty --file={secret}",
+    "git grep -f {secret} -- f.txt",
+    "git diff link/secret.txt f.txt",
+    "git diff ../secret.txt f.txt",
+    "git diff ~/.netrc f.txt",
+    "git add --pathspec-from-file={secret}",
+]
+
+
+@pytest.mark.parametrize("template", OUTSIDE)
+def test_git_reads_no_file_outside_the_project(hostile: tuple[Path, Path], template: str) -> None:
+    """A path out of the project, as an argument or an option's value, is refused.
+
+    Before, ``git diff /abs/file f.txt`` printed the file (git compares two paths as with
+    ``--no-index`` when one is outside the work tree), and ``blame --contents`` and
+    ``commit -F`` read it.
+    """
+    repo, _ = hostile
+    secret = repo.parent / "secret.txt"
+    secret.write_text("outside-the-project-7781\n")
+    (repo / "link").symlink_to(repo.parent)
+    command = template.format(secret=secret)
+    assert git_refusal(command, repository=repo) is not None, command
+    assert git_refusal(command) is not None or "link/" in command, command
+
+
+def test_an_absolute_path_really_is_read_by_git_diff(hostile: tuple[Path, Path]) -> None:
+    """Without the check, confined `git diff /abs/file f.txt` prints the file."""
+    repo, _ = hostile
+    secret = repo.parent / "secret.txt"
+    secret.write_text("outside-the-project-7781\n")
+    done = subprocess.run(
+        ["git", "diff", str(secret), "f.txt"],
+        cwd=repo,
+        env=git_env(),
+        capture_output=True,
+        check=False,
+    )
+    assert b"outside-the-project-7781" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git diff origin/main -- src/app.py",
+        "git show HEAD:src/app.py",
+        "git log -p -- ./docs/../src",
+        "git diff {repo}/f.txt",
+        "git checkout -- f.txt",
+        "git status .",
+    ],
+)
+def test_paths_inside_the_project_stay_allowed(hostile: tuple[Path, Path], command: str) -> None:
+    """Refs, revision paths and paths that stay inside the project are not refused."""
+    repo, _ = hostile
+    assert git_refusal(command.format(repo=repo), repository=repo) is None

@@ -12,92 +12,65 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reflexkit._lazy import lazy_exports
-from reflexkit._version import __version__
+from reflexkit._version import __version__ as __version__
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
-    from reflexkit._serde import dumps, loads, structure, unstructure
-    from reflexkit.containers import Application, FakeServices, build_application, fake_services
+    from reflexkit._serde import (
+        dumps as dumps,
+        loads as loads,
+        structure as structure,
+        unstructure as unstructure,
+    )
+    from reflexkit.containers import (
+        Application as Application,
+        FakeServices as FakeServices,
+        build_application as build_application,
+        fake_services as fake_services,
+    )
     from reflexkit.exceptions import (
-        ConfigError,
-        CorruptRecordWarning,
-        GenerationError,
-        ReflexkitError,
-        RunInterrupted,
-        SetupError,
-        StoreError,
+        ConfigError as ConfigError,
+        CorruptRecordWarning as CorruptRecordWarning,
+        GenerationError as GenerationError,
+        ReflexkitError as ReflexkitError,
+        RunInterrupted as RunInterrupted,
+        SetupError as SetupError,
+        StoreError as StoreError,
     )
-    from reflexkit.memory import EpisodicMemory, InMemoryMemory, JsonlMemory
+    from reflexkit.memory import (
+        EpisodicMemory as EpisodicMemory,
+        InMemoryMemory as InMemoryMemory,
+        JsonlMemory as JsonlMemory,
+    )
     from reflexkit.models import (
-        FailureContext,
-        FailureType,
-        Reflection,
-        ReflectionCategory,
-        ReflectionSource,
+        FailureContext as FailureContext,
+        FailureType as FailureType,
+        Reflection as Reflection,
+        ReflectionCategory as ReflectionCategory,
+        ReflectionSource as ReflectionSource,
     )
-    from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent
-    from reflexkit.orchestrator._loop import Orchestrator
+    from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent as ClaudeCodeSubagent
+    from reflexkit.orchestrator._loop import Orchestrator as Orchestrator
     from reflexkit.orchestrator._subagents import (
-        CommandSubagent,
-        ScriptedSubagent,
-        Subagent,
-        SubagentRequest,
-        SubagentResult,
+        CommandSubagent as CommandSubagent,
+        ScriptedSubagent as ScriptedSubagent,
+        Subagent as Subagent,
+        SubagentRequest as SubagentRequest,
+        SubagentResult as SubagentResult,
     )
-    from reflexkit.reflection._protocols import ReflectionGenerator, ReflectionService
+    from reflexkit.reflection._protocols import (
+        ReflectionGenerator as ReflectionGenerator,
+        ReflectionService as ReflectionService,
+    )
     from reflexkit.tasks._config import (
-        LoadedProject,
-        ProjectConfig,
-        ReflexionConfig,
-        VerificationConfig,
-        load_project,
+        LoadedProject as LoadedProject,
+        ProjectConfig as ProjectConfig,
+        ReflexionConfig as ReflexionConfig,
+        VerificationConfig as VerificationConfig,
+        load_project as load_project,
     )
-    from reflexkit.tasks._task import Subtask, Task, load_task
+    from reflexkit.tasks._task import Subtask as Subtask, Task as Task, load_task as load_task
 
-__all__ = [
-    "Application",
-    "ClaudeCodeSubagent",
-    "CommandSubagent",
-    "ConfigError",
-    "CorruptRecordWarning",
-    "EpisodicMemory",
-    "FailureContext",
-    "FailureType",
-    "FakeServices",
-    "GenerationError",
-    "InMemoryMemory",
-    "JsonlMemory",
-    "LoadedProject",
-    "Orchestrator",
-    "ProjectConfig",
-    "Reflection",
-    "ReflectionCategory",
-    "ReflectionGenerator",
-    "ReflectionService",
-    "ReflectionSource",
-    "ReflexionConfig",
-    "ReflexkitError",
-    "RunInterrupted",
-    "ScriptedSubagent",
-    "SetupError",
-    "StoreError",
-    "Subagent",
-    "SubagentRequest",
-    "SubagentResult",
-    "Subtask",
-    "Task",
-    "VerificationConfig",
-    "__version__",
-    "build_application",
-    "dumps",
-    "fake_services",
-    "load_project",
-    "load_task",
-    "loads",
-    "structure",
-    "unstructure",
-]
-
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
         "containers": ("Application", "FakeServices", "build_application", "fake_services"),
@@ -138,4 +111,5 @@ __getattr__, __dir__ = lazy_exports(
             "StoreError",
         ),
     },
+    loaded=("__version__",),
 )

@@ -11,14 +11,17 @@ Two layers close that:
 * :func:`git_env` is the environment of every git reflexkit runs (its own calls) and of the
   Claude Code CLI (so the agent's git too): no system or global configuration
   (``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``), and command-line configuration
-  (which wins over the repository's own ``.git/config``) that turns hooks, fsmonitor,
-  pagers, editors, credential helpers and the ``ext`` transport off.
+  (which wins over the repository's own ``.git/config``, and reaches the git run in each
+  submodule) that turns hooks, fsmonitor, pagers, editors, credential helpers and the
+  ``ext`` transport off, and empties every driver the repository's or a submodule's
+  configuration names.
 * :func:`git_refusal` checks a Bash command an agent asks to run: every git in it must be a
   subcommand on a short list of git's own (an alias is never run: git's own commands win
   over aliases of the same name), with no option that sets configuration (``-c``,
-  ``--config-env``), moves the repository (``-C``, ``--git-dir``, ``--work-tree``), writes
-  a file (``--output``, ``-o``, redirections) or runs a program (``--upload-pack``,
-  ``--exec``, ``--ext-diff``), and ``git config`` only reads.
+  ``--config-env``), moves the repository (``-C``, ``--git-dir``, ``--work-tree``), reads a
+  file outside the project (a path out of it, ``--no-index``, ``--contents``), writes a file
+  (``--output``, ``-o``, redirections) or runs a program (``--upload-pack``, ``--exec``,
+  ``--ext-diff``), and ``git config`` only reads.
 """
 
 from __future__ import annotations
@@ -72,24 +75,69 @@ project; an empty ``diff.external`` is a program git fails to start on every ``g
 
 
 def program_keys(repository: Path) -> tuple[str, ...]:
-    """The keys of *repository*'s own configuration (includes followed) that name a program.
+    """The keys of *repository*'s configuration (includes followed) that name a program.
 
     Drivers of any name (``filter.*.clean``, ``smudge``, ``process``, ``diff.*.command``,
     ``textconv``, ``merge.*.driver``, ``credential.*.helper``), ``core.worktree`` and
-    ``diff.external``, read
-    by a confined git (reading configuration runs nothing). ``()`` when there is no
+    ``diff.external``, read by a confined git (reading configuration runs nothing), in the
+    repository's own configuration and in each of its submodules' (``.git/modules/**/config``
+    and a submodule's own ``.git``): a ``git status`` or ``git diff --submodule=diff`` runs
+    git in each submodule, under that submodule's configuration. ``()`` when there is no
     repository or no git.
     """
+    own = _read_git(["config", *_LIST], repository)
+    if own is None:
+        return ()
+    found = dict.fromkeys(_programs(own))
+    for config in _submodule_configs(repository):
+        names = _read_git(["config", "--file", str(config), *_LIST], repository) or b""
+        for name in _programs(names):
+            if name.lower() != "core.worktree" or not _own_work_tree(config, repository):
+                found[name] = None
+    return tuple(found)
+
+
+_LIST = ("--list", "--includes", "--name-only", "-z")
+
+
+def _programs(names: bytes) -> list[str]:
+    """The names, out of ``git config --list --name-only -z``, that name a program."""
+    listed = names.decode("utf-8", "replace").split("\0")
+    return [n for n in listed if _DRIVER_KEYS.match(n) or _REFUSED_KEYS.match(n)]
+
+
+def _own_work_tree(config: Path, repository: Path) -> bool:
+    """A submodule's ``core.worktree`` (git sets it) names a folder inside the project."""
+    value = _read_git(["config", "--file", str(config), "--get", "core.worktree"], repository)
+    if value is None:
+        return False
+    where = (config.parent / value.decode("utf-8", "surrogateescape").strip()).resolve()
+    return where.is_relative_to(repository.resolve())
+
+
+def _sq_quote(text: str) -> str:
+    """*text* in single quotes, as git writes (and reads) ``GIT_CONFIG_PARAMETERS``."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def _read_git(arguments: list[str], repository: Path) -> bytes | None:
+    """The output of a git that only reads, with no configuration of ours or the system's."""
     env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_COUNT"))
         and key not in _UNSAFE_VARIABLES
     }
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        # ``ls-files`` reads the index, which starts ``core.fsmonitor``: it is off, as for
+        # every confined git
+        GIT_CONFIG_PARAMETERS=" ".join(_sq_quote(f"{k}={v}") for k, v in GIT_CONFIG),
+    )
     try:
-        done = subprocess.run(
-            ["git", "config", "--list", "--includes", "--name-only", "-z"],  # noqa: S607
+        done = subprocess.run(  # noqa: S603 -- our own read-only git arguments
+            ["git", *arguments],  # noqa: S607
             cwd=repository,
             env=env,
             capture_output=True,
@@ -97,12 +145,37 @@ def program_keys(repository: Path) -> tuple[str, ...]:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return ()
-    if done.returncode != 0:
-        return ()
-    names = done.stdout.decode("utf-8", "replace").split("\0")
-    found = (n for n in names if _DRIVER_KEYS.match(n) or _REFUSED_KEYS.match(n))
-    return tuple(dict.fromkeys(found))
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+_MAX_SUBMODULE_CONFIGS = 256
+
+
+def _submodule_configs(repository: Path) -> list[Path]:
+    """The configuration files of *repository*'s submodules, nested ones included.
+
+    Those git keeps under ``<git dir>/modules/`` (absorbed), and those of a submodule whose
+    ``.git`` is a folder of its own in the work tree (found by git's own list of gitlinks).
+    """
+    common = _read_git(["rev-parse", "--path-format=absolute", "--git-common-dir"], repository)
+    if common is None:
+        return []
+    found: list[Path] = []
+    modules = Path(common.decode("utf-8", "surrogateescape").strip()) / "modules"
+    if modules.is_dir():
+        found += sorted(p for p in modules.rglob("config") if p.is_file())
+    staged = _read_git(["ls-files", "--stage", "-z"], repository) or b""
+    top = _read_git(["rev-parse", "--show-toplevel"], repository) or b""
+    root = Path(top.decode("utf-8", "surrogateescape").strip() or repository)
+    for entry in staged.split(b"\0"):
+        if entry.startswith(b"160000 "):
+            path = entry.split(b"\t", 1)[-1].decode("utf-8", "surrogateescape")
+            own = root / path / ".git"
+            if own.is_dir() and not own.is_symlink():
+                found.append(own / "config")
+                found += sorted(p for p in (own / "modules").rglob("config") if p.is_file())
+    return [p for p in found if p.is_file()][:_MAX_SUBMODULE_CONFIGS]
 
 
 def git_env(
@@ -137,6 +210,9 @@ def git_env(
     for n, (key, value) in enumerate(config):
         env[f"GIT_CONFIG_KEY_{n}"] = key
         env[f"GIT_CONFIG_VALUE_{n}"] = value
+    # The same, as ``git -c`` passes it: git hands GIT_CONFIG_PARAMETERS on to the git it runs
+    # in each submodule, and drops GIT_CONFIG_COUNT there.
+    env["GIT_CONFIG_PARAMETERS"] = " ".join(_sq_quote(f"{k}={v}") for k, v in config)
     return env
 
 
@@ -225,7 +301,8 @@ _CONFIG_READS = frozenset(
 _REFUSED_OPTIONS = re.compile(
     r"^(?:--output(?:-directory)?|--upload-pack|--receive-pack|--exec|--ext-diff|--textconv"
     r"|--template|--config-env|--open-files-in-pager|--interactive|--edit-todo|--file"
-    r"|--blob|--system|--global|--worktree|--include|--tool|--gui|--extcmd)(?:=.*)?$"
+    r"|--blob|--system|--global|--worktree|--include|--tool|--gui|--extcmd|--no-index"
+    r"|--contents|--pathspec-from-file|--ignore-revs-file|--exclude-from)(?:=.*)?$"
 )
 _REFUSED_LONG = (
     "--output",
@@ -247,6 +324,11 @@ _REFUSED_LONG = (
     "--include",
     "--tool",
     "--extcmd",
+    "--no-index",
+    "--contents",
+    "--pathspec-from-file",
+    "--ignore-revs-file",
+    "--exclude-from",
 )
 """The long options of :data:`_REFUSED_OPTIONS`: git also takes any unique start of one
 (``--outp=...`` is ``--output=...``), so a start of one is refused too."""
@@ -331,7 +413,7 @@ def git_refusal(
     made (*neutralised*: the keys found then): an agent that writes a driver into
     ``.git/config`` can't have its git run it.
     """
-    why = _refusal(command)
+    why = _refusal(command) or _outside_refusal(command, repository)
     if why is not None or repository is None or not _runs_git(command):
         return why
     emptied = set(neutralised)
@@ -342,6 +424,64 @@ def git_refusal(
             "git is refused until it is removed from .git/config"
         )
     return None
+
+
+def _outside_refusal(command: str, repository: Path | None) -> str | None:
+    """Why a git of *command* may not run: it names a path outside the project, or ``None``.
+
+    ``git diff /etc/passwd f`` (git compares two paths when one is outside the work tree, as
+    with ``--no-index``), ``git blame --contents ~/.netrc -- f``, ``git commit -F
+    ../secret`` then ``git log``: each reads a file outside the project and shows it. Every
+    word of a git invocation that reads as a path (and the value of an option, after ``=``
+    or glued on) must stay inside *repository*, links resolved; without one, a path may not
+    be absolute, start at ``~`` or climb out with ``..``.
+    """
+    if not _runs_git(command):
+        return None
+    line = command.replace("\r", " ").replace("\n", " ; ")
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|(){}<>")
+    lexer.whitespace_split = True
+    try:
+        commands = _commands(list(lexer))
+    except ValueError as err:
+        return f"the command line can't be read ({err})"
+    for words in commands:
+        if not _is_git(words):
+            continue
+        for word in words[1:]:
+            path = _path_in(word)
+            if path is not None and not _inside(path, repository):
+                return f"git may not read {path!r}: it is outside the project"
+    return None
+
+
+_GLUED = re.compile(r"-[A-Za-z](?=[/~.])")
+"""A short option with a path glued on: ``-F/etc/passwd``, ``-F../x``."""
+
+
+def _path_in(word: str) -> str | None:
+    """The path *word* names, as an argument or an option's value; ``None``: no path."""
+    if word.startswith("--") and "=" in word:
+        word = word.split("=", 1)[1]
+    elif (glued := _GLUED.match(word)) is not None:
+        word = word[glued.end() :]
+    elif word.startswith("-"):
+        return None
+    if word.startswith(("/", "~", "../")) or word == ".." or "/../" in word:
+        return word
+    return word if "/" in word or word.endswith("..") else None
+
+
+def _inside(path: str, repository: Path | None) -> bool:
+    """*path* names a place inside *repository* (links resolved), or, without one, may."""
+    if path.startswith("~"):
+        return False
+    if repository is None:
+        normal = os.path.normpath(path)
+        return not (Path(normal).is_absolute() or normal == ".." or normal.startswith("../"))
+    root = repository.resolve()
+    where = Path(os.path.realpath(root / path))  # an absolute *path* replaces root
+    return where == root or where.is_relative_to(root)
 
 
 def _runs_git(command: str) -> bool:
@@ -501,11 +641,11 @@ def _long_refusal(arg: str) -> str | None:
     """Why a long option is refused: it is, or starts, one that writes or runs (``--outp``)."""
     name = arg.split("=", 1)[0]
     if _REFUSED_OPTIONS.match(arg):
-        return "writes a file or runs a program"
+        return "writes a file, runs a program or reads one outside the project"
     if name in _OWN_OPTIONS or len(name) < 4:  # noqa: PLR2004 -- ``--x``: ambiguous to git too
         return None
     if any(option.startswith(name) for option in _REFUSED_LONG):
-        return "an abbreviation of an option that writes a file or runs a program"
+        return "an abbreviation of an option that writes or reads a file, or runs a program"
     return None
 
 

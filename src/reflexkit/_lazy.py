@@ -1,7 +1,7 @@
 """Import laziness: lazy re-exports, and skipping integrations our own processes never use.
 
-A package lists its public names in ``__all__`` and where each lives; a name is imported on
-first use. So ``import reflexkit.orchestrator._process`` (which runs the package's
+A package lists its public names and where each lives, once; a name is imported on first
+use. So ``import reflexkit.orchestrator._process`` (which runs the package's
 ``__init__``) does not pay for the loop, and ``from reflexkit.orchestrator import
 Orchestrator`` still works.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -18,14 +19,24 @@ from typing import Any
 __all__ = ["lazy_exports", "own_process", "without_integrations"]
 
 
+def _exported_order(name: str) -> tuple[int, str]:
+    """``__all__``'s order: constants, then classes, then the rest (ruff's RUF022)."""
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
+
+
 def lazy_exports(
-    package: str, where: Mapping[str, Iterable[str]]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """Return a module ``__getattr__`` and ``__dir__`` for *package*.
+    package: str, where: Mapping[str, Iterable[str]], *, loaded: Iterable[str] = ()
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """Return a module ``__getattr__``, ``__dir__`` and ``__all__`` for *package*.
+
+    The table is the one list of a package's public names: ``__all__`` comes from it, and
+    the package's ``TYPE_CHECKING`` imports (``import X as X``, a re-export for type
+    checkers and IDEs) name the same, from the same modules (``tests/test_lazy.py`` checks).
 
     Args:
         package: The package's ``__name__``.
         where: Each submodule (relative to *package*) and the public names it defines.
+        loaded: Public names the package imports itself (``__version__``).
     """
     owner = {name: module for module, names in where.items() for name in names}
 
@@ -41,7 +52,7 @@ def lazy_exports(
     def __dir__() -> list[str]:  # noqa: N807
         return sorted({*vars(importlib.import_module(package)), *owner})
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, sorted({*owner, *loaded}, key=_exported_order)
 
 
 _own_process = False
@@ -58,10 +69,15 @@ def own_process() -> None:
 
 
 class _Absent:
-    """A ``sys.meta_path`` finder that reports the top-level packages *names* as absent."""
+    """A ``sys.meta_path`` finder that reports the top-level packages *names* as absent.
+
+    Only to the thread that installed it: another thread (the SDK's import started in the
+    background, :func:`reflexkit.llm._client.preload`) imports them as installed.
+    """
 
     def __init__(self, names: frozenset[str]) -> None:
         self.names = names
+        self.thread = threading.get_ident()
 
     def find_spec(
         self,
@@ -69,7 +85,7 @@ class _Absent:
         path: Sequence[str] | None,  # noqa: ARG002 -- the finder protocol's
         target: ModuleType | None = None,  # noqa: ARG002
     ) -> None:
-        if fullname.partition(".")[0] in self.names:
+        if fullname.partition(".")[0] in self.names and threading.get_ident() == self.thread:
             msg = f"{fullname} is skipped"
             raise ModuleNotFoundError(msg, name=fullname)
 

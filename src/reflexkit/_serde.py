@@ -242,6 +242,33 @@ def _validated(base: Callable[[Any, Any], Any], field: attrs.Attribute[Any]) -> 
     return hook
 
 
+def _holds_model(t: Any) -> bool:  # noqa: ANN401 -- any type expression
+    """Whether *t* is, or holds, an attrs class (``Section``, ``tuple[Recipe, ...]``)."""
+    return (isinstance(t, type) and attrs.has(t)) or any(map(_holds_model, get_args(t)))
+
+
+def _on_first_value(conv: cattrs.Converter, t: Any) -> Callable[[object, Any], Any]:  # noqa: ANN401
+    """*t*'s hook, made when a value of it first arrives, not with the enclosing class's.
+
+    A project.json that leaves out a section never builds the section's reader.
+    """
+    made: list[Callable[[object, Any], Any]] = []
+
+    def hook(value: object, _t: Any) -> Any:  # noqa: ANN401
+        if not made:
+            made.append(conv.get_structure_hook(t))
+        return made[0](value, t)
+
+    return hook
+
+
+def _field_hook(conv: cattrs.Converter, field: attrs.Attribute[Any]) -> Callable[..., Any] | None:
+    """The hook of one field: validated, built on first use (a model), or cattrs' own."""
+    if field.validator is not None:
+        return _validated(conv.get_structure_hook(field.type), field)
+    return _on_first_value(conv, field.type) if _holds_model(field.type) else None
+
+
 def _make_attrs_structure(
     conv: cattrs.Converter,
 ) -> Callable[[type], Callable[[object, type], Any]]:
@@ -250,10 +277,8 @@ def _make_attrs_structure(
         overrides: dict[str, Any] = {}
         for field in attrs.fields(cls):
             _register_enums(conv, field.type)
-            base = conv.get_structure_hook(field.type) if field.validator is not None else None
             overrides[field.name] = override(
-                rename=camel(field.name),
-                struct_hook=_validated(base, field) if base is not None else None,
+                rename=camel(field.name), struct_hook=_field_hook(conv, field)
             )
         inner: Callable[[Any, Any], Any] = make_dict_structure_fn(
             cls, conv, _cattrs_forbid_extra_keys=True, **overrides

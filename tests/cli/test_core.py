@@ -23,6 +23,8 @@ from reflexkit import _serde
 from reflexkit.cli import COMMANDS, cli
 from reflexkit.testing.memory_contract import make_reflection
 
+from ..conftest import invoke_cli  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
 TOKEN = "ghp_" + "R4nd0mFakeT0ken" * 2 + "AbCdEf"
 PASSWORD = "hunter2" + "-Zq4vL9pR"
 HOSTILE = (
@@ -110,6 +112,10 @@ def test_a_good_command_line_still_exits_0() -> None:
 
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """The command in a real process: its warnings reach stderr as Python's defaults show them.
+
+    (In this process, pytest's ``filterwarnings = error`` would raise them instead.)
+    """
     return subprocess.run(
         [sys.executable, "-m", "reflexkit", *args],
         cwd=cwd,
@@ -125,7 +131,7 @@ def test_a_debug_traceback_passes_the_gate(project_dir: Path) -> None:
     (project_dir / ".reflexkit" / "project.json").write_text(
         json.dumps({"reflexion": {"backend": HOSTILE}})
     )
-    done = _run(["--debug", "stats"], project_dir)
+    done = invoke_cli(project_dir, "--debug", "stats")
     err = done.stderr.decode()
     assert done.returncode == 2, err
     assert "Traceback" in err, err

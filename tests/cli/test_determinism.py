@@ -37,19 +37,6 @@ REPLY = {
 }
 
 
-@pytest.fixture
-def live(
-    project_dir: Path, fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
-) -> FakeMessagesApi:
-    """A project whose Claude is the fake Messages API."""
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_messages_api.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
-    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    (project_dir / ".reflexkit").mkdir()
-    (project_dir / ".reflexkit" / "project.json").write_text("{}")
-    return fake_messages_api
-
-
 @pytest.mark.parametrize("attempt", [1, 2])
 def test_record_saved_then_replay_gives_the_same_reflection(
     live: FakeMessagesApi, project_dir: Path, attempt: int

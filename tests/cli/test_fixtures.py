@@ -6,6 +6,9 @@ The real anthropic SDK talks to the fake Messages API over HTTP (``ANTHROPIC_BAS
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -14,6 +17,8 @@ from click.testing import CliRunner
 
 from reflexkit.cli import cli
 from reflexkit.testing.fake_messages_api import FakeMessagesApi
+
+from ..conftest import invoke_cli  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 FAILURE = {
     "taskId": "checkout",
@@ -30,21 +35,6 @@ REPLY = {
     "actionItems": ["Read total() in src/cart.py", "Run pytest tests/test_cart.py::test_total"],
     "confidence": 0.8,
 }
-
-
-@pytest.fixture
-def live(
-    project_dir: Path, fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
-) -> FakeMessagesApi:
-    """A project whose Claude is the fake Messages API."""
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_messages_api.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
-    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    (project_dir / ".reflexkit").mkdir()
-    (project_dir / ".reflexkit" / "project.json").write_text(
-        json.dumps({"reflexion": {"generationTimeoutMs": 30_000}})
-    )
-    return fake_messages_api
 
 
 def test_record_then_replay_offline(live: FakeMessagesApi, project_dir: Path) -> None:
@@ -147,36 +137,20 @@ def test_key_sees_the_same_run_as_the_generator(live: FakeMessagesApi, project_d
 
 def test_a_torn_fixture_line_with_fixture_miss_error_exits_2(project_dir: Path) -> None:
     """fixtureMiss: error, the failure's reply only on a torn line: exit 2, not a quiet fallback."""
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
     (project_dir / ".reflexkit").mkdir()
     (project_dir / ".reflexkit" / "project.json").write_text(
         json.dumps({"reflexion": {"backend": "fixture", "fixtureMiss": "error"}})
     )
-    key = subprocess.run(
-        [sys.executable, "-m", "reflexkit", "fixtures", "key"],
-        input=json.dumps(FAILURE),
-        capture_output=True,
-        text=True,
-        cwd=project_dir,
-        check=True,
-    ).stdout.strip()
+    key = invoke_cli(project_dir, "fixtures", "key", stdin=json.dumps(FAILURE))
+    assert key.returncode == 0, key.stderr
     fixtures = project_dir / ".reflexkit" / "fixtures" / "reflections.jsonl"
     fixtures.parent.mkdir()
     other = json.dumps({"promptHash": "0" * 12, "completion": REPLY})
-    torn = json.dumps({"promptHash": key, "completion": REPLY})[:-9]
+    torn = json.dumps({"promptHash": key.stdout.decode().strip(), "completion": REPLY})[:-9]
     fixtures.write_text(other + "\n" + torn + "\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "reflexkit", "reflect", "--json"],
-        input=json.dumps(FAILURE),
-        capture_output=True,
-        text=True,
-        cwd=project_dir,
-        check=False,
-    )
+    done = invoke_cli(project_dir, "reflect", "--json", stdin=json.dumps(FAILURE))
     assert done.returncode == 2, (done.stdout, done.stderr)
-    assert key in done.stderr
+    assert key.stdout.strip() in done.stderr
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder", "no_good_line"])
@@ -186,12 +160,9 @@ def test_an_unreadable_fixture_file_with_fixture_miss_error_exits_2(
     """fixtureMiss: error and a fixture file that can't be replayed: exit 2, nothing stored.
 
     A FIFO (never opened blocking), a folder, or a file with no good line at all miss every
-    key as a missing file does; the fallback would hide that the fixture is broken.
+    key as a missing file does; the fallback would hide that the fixture is broken. The FIFO
+    is read by a real process under a time limit: a blocking open would hang this one.
     """
-    import os  # noqa: PLC0415
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
     (project_dir / ".reflexkit").mkdir()
     (project_dir / ".reflexkit" / "project.json").write_text(
         json.dumps({"reflexion": {"backend": "fixture", "fixtureMiss": "error"}})
@@ -204,15 +175,17 @@ def test_an_unreadable_fixture_file_with_fixture_miss_error_exits_2(
         fixtures.mkdir()
     else:
         fixtures.write_text("not json\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "reflexkit", "reflect", "--json"],
-        input=json.dumps(FAILURE),
-        capture_output=True,
-        text=True,
-        cwd=project_dir,
-        check=False,
-        timeout=60,
-    )
+    if kind == "fifo":
+        done = subprocess.run(
+            [sys.executable, "-m", "reflexkit", "reflect", "--json"],
+            input=json.dumps(FAILURE).encode(),
+            capture_output=True,
+            cwd=project_dir,
+            check=False,
+            timeout=60,
+        )
+    else:
+        done = invoke_cli(project_dir, "reflect", "--json", stdin=json.dumps(FAILURE))
     assert done.returncode == 2, (done.stdout, done.stderr)
-    assert "fixture key" in done.stderr
+    assert b"fixture key" in done.stderr
     assert not (project_dir / ".reflexkit" / "memory" / "reflections.jsonl").exists()

@@ -1,8 +1,10 @@
-"""The command line against hostile input and a newcomer's habits, in real processes.
+"""The command line against hostile input and a newcomer's habits.
 
-Each test starts ``python -m reflexkit`` as a shell would: pipes whose reader leaves,
-closed descriptors, narrow encodings, a terminal on stdin, devices and FIFOs where files
-belong, JSON built to hurt the parser, a deleted working directory.
+What is about the process starts ``python -m reflexkit`` as a shell would: pipes whose
+reader leaves, closed descriptors, narrow encodings, a terminal on stdin, devices and FIFOs
+where files belong, a deleted working directory, another user. What a command says of its
+input (JSON built to hurt the parser, project.json, ids, paths) runs in-process
+(:func:`invoke_cli`): the same error boundary, without a process start per case.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import pytest
 
 from reflexkit.memory import JsonlMemory
 from reflexkit.testing.memory_contract import make_reflection
+
+from ..conftest import invoke_cli  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 PY = sys.executable
 MEMORY = Path(".reflexkit") / "memory" / "reflections.jsonl"
@@ -95,7 +99,7 @@ def project(tmp_path: Path) -> Path:
 def seed(root: Path, count: int) -> None:
     """Put *count* reflections of checkout/discount in memory."""
     for _ in range(count):
-        assert reflexkit(root, "reflect", "--input", "fail.json").returncode == 0
+        assert invoke_cli(root, "reflect", "--input", "fail.json").returncode == 0
 
 
 # --- output: pipes, closed descriptors, encodings -------------------------------------------
@@ -358,7 +362,7 @@ HURTFUL = {
 @pytest.mark.parametrize(("text", "expected"), HURTFUL.values(), ids=HURTFUL.keys())
 def test_hurtful_json_is_one_clear_line_and_exit_2(project: Path, text: str, expected: str) -> None:
     """Each attack on the parser or the model: exit 2, a message naming it, nothing stored."""
-    done = reflexkit(project, "reflect", stdin=text.encode())
+    done = invoke_cli(project, "reflect", stdin=text.encode())
     assert done.returncode == 2, done.stderr
     err = done.stderr.decode()
     assert expected in err, err
@@ -371,7 +375,7 @@ def test_hurtful_json_is_one_clear_line_and_exit_2(project: Path, text: str, exp
 def test_valid_input_around_the_edges_is_accepted(project: Path) -> None:
     """What is hostile-looking but valid passes: a big exit code, unicode text, a BOM."""
     text = failure_text(exitCode="-9", attemptNumber="9223372036854775807")
-    done = reflexkit(project, "reflect", stdin=b"\xef\xbb\xbf" + text.encode())
+    done = invoke_cli(project, "reflect", stdin=b"\xef\xbb\xbf" + text.encode())
     assert done.returncode == 0, done.stderr
     (saved,) = records(project)
     assert saved["attemptNumber"] == 9223372036854775807
@@ -425,7 +429,7 @@ def test_hurtful_project_json_is_exit_2_on_every_command(
     """project.json built to hurt: `recent` and `reflect` both exit 2 with the JSON path."""
     write_config(project, text)
     for args in (["recent", "discount"], ["reflect", "--input", "fail.json"]):
-        done = reflexkit(project, *args)
+        done = invoke_cli(project, *args)
         assert done.returncode == 2, (args, done.stderr)
         err = done.stderr.decode()
         assert expected in err, err
@@ -439,7 +443,7 @@ def test_a_task_file_with_a_repeated_key_is_refused(project: Path) -> None:
         '{"id": "t", "subtasks": [{"id": "a", "description": "d", "verify": ["true"],'
         ' "verify": ["rm -rf x"]}]}'
     )
-    done = reflexkit(project, "run", "task.json")
+    done = invoke_cli(project, "run", "task.json")
     assert done.returncode == 2, done.stderr
     assert b'the key "verify" is repeated' in done.stderr
 
@@ -447,14 +451,14 @@ def test_a_task_file_with_a_repeated_key_is_refused(project: Path) -> None:
 @pytest.mark.parametrize("value", ["", "   ", "\t\n"])
 def test_a_blank_reflexkit_config_means_unset(project: Path, value: str) -> None:
     """`export REFLEXKIT_CONFIG=" "` is no setting: the project's own file is found."""
-    done = reflexkit(project, "config", "check", env={"REFLEXKIT_CONFIG": value})
+    done = invoke_cli(project, "config", "check", env={"REFLEXKIT_CONFIG": value})
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["reflexion"]["backend"] == "heuristic"
 
 
 def test_a_missing_reflexkit_config_names_the_variable(project: Path) -> None:
     """A path from the environment that is missing says where it came from, newline shown."""
-    done = reflexkit(project, "recent", "discount", env={"REFLEXKIT_CONFIG": "no\nsuch.json"})
+    done = invoke_cli(project, "recent", "discount", env={"REFLEXKIT_CONFIG": "no\nsuch.json"})
     assert done.returncode == 2
     assert done.stderr.decode().strip() == (
         "reflexkit: no<U+000A>such.json ($REFLEXKIT_CONFIG): no such file"
@@ -463,7 +467,7 @@ def test_a_missing_reflexkit_config_names_the_variable(project: Path) -> None:
 
 def test_config_of_a_user_that_does_not_exist(project: Path) -> None:
     """`--config ~nobody-h5/p.json`: exit 2, one line, no RuntimeError."""
-    done = reflexkit(project, "recent", "discount", "--config", "~no-such-user-h5/p.json")
+    done = invoke_cli(project, "recent", "discount", "--config", "~no-such-user-h5/p.json")
     assert done.returncode == 2
     assert b"no such user's home folder" in done.stderr
 
@@ -517,14 +521,14 @@ def test_a_misshapen_reflexkit_folder_is_a_setup_error(
         memory.parent.write_text("not a folder")
     else:
         memory.mkdir(parents=True)
-    done = reflexkit(project, "reflect", "--input", "fail.json")
+    done = invoke_cli(project, "reflect", "--input", "fail.json")
     assert done.returncode == 2, done.stderr
     assert b"Analysis:" in done.stdout  # the work is printed, not lost
     last = done.stderr.decode().strip().splitlines()[-1]
     assert last.startswith("reflexkit: could not save the reflection (printed above): ")
     assert expected in last
     for args in (["recent", "discount"], ["stats"]):
-        done = reflexkit(project, *args)
+        done = invoke_cli(project, *args)
         assert done.returncode == 2, (args, done.stderr)
         assert b"Traceback" not in done.stderr
 
@@ -599,7 +603,7 @@ def test_a_fifo_as_the_memory_file_is_an_error_not_a_hang(
 )
 def test_recent_refuses_ids_it_can_never_have_stored(project: Path, subtask_id: str) -> None:
     """`recent -- -x`, paths, newlines, NFD/NFC and lookalike letters, 10,000 characters."""
-    done = reflexkit(project, "recent", "--", subtask_id)
+    done = invoke_cli(project, "recent", "--", subtask_id)
     assert done.returncode == 2, done.stderr
     err = done.stderr.decode()
     assert err.startswith("reflexkit: SUBTASK_ID: expected an id of letters"), err
@@ -609,13 +613,13 @@ def test_recent_refuses_ids_it_can_never_have_stored(project: Path, subtask_id: 
 def test_very_long_paths_give_short_error_lines(project: Path) -> None:
     """A 10,000-character memory.path or --input name: exit 2, each error line bounded."""
     write_config(project, json.dumps({"memory": {"path": "a" * 10_000}}))
-    done = reflexkit(project, "recent", "discount")
+    done = invoke_cli(project, "recent", "discount")
     assert done.returncode == 2
     assert b"$.memory.path: expected a path of at most 4096 bytes" in done.stderr
     assert len(done.stderr) < 400
     write_config(project, "{}")
     for name in ("b" * 5000, "/".join(["c" * 200] * 30)):
-        done = reflexkit(project, "reflect", "--input", name)
+        done = invoke_cli(project, "reflect", "--input", name)
         assert done.returncode == 2, done.stderr
         assert len(done.stderr) < 400, done.stderr
 
@@ -664,7 +668,7 @@ def test_an_unreadable_config_or_input_is_one_line(shared_dir: Path) -> None:
 def test_prune_older_than_a_date_before_year_1_is_a_usage_error(project: Path, days: str) -> None:
     """`prune --older-than` huge: exit 2 naming the range, not an OverflowError."""
     seed(project, 1)
-    done = reflexkit(project, "prune", "--older-than", days)
+    done = invoke_cli(project, "prune", "--older-than", days)
     assert done.returncode == 2, done.stderr
     assert b"0<=x<=100000" in done.stderr
     assert len(records(project)) == 1
@@ -676,7 +680,7 @@ def test_ages_in_project_json_are_bounded(project: Path) -> None:
         project,
         json.dumps({"reflexion": {"retentionDays": 10**7}, "insights": {"lookbackHours": 10**12}}),
     )
-    done = reflexkit(project, "prune")
+    done = invoke_cli(project, "prune")
     assert done.returncode == 2
     err = done.stderr.decode()
     assert "$.reflexion.retentionDays: expected an integer from 1 to 100000" in err

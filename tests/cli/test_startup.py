@@ -21,8 +21,7 @@ import pytest
 import reflexkit
 from reflexkit.cli import COMMANDS
 
-from ..conftest import DATA  # noqa: TID252
-from ..conftest import PYTEST_FAILURE as FAILURE  # noqa: TID252
+from ..conftest import DATA, PYTEST_FAILURE as FAILURE  # noqa: TID252
 
 HEAVY = ("anthropic", "dependency_injector", "starlette", "pydantic", "rich", "httpx")
 

@@ -1,4 +1,9 @@
-"""The Claude Code hooks end to end: `reflexkit hook ...` as subprocesses on recorded payloads."""
+"""The Claude Code hooks end to end on recorded payloads.
+
+What a hook prints and writes is checked in this process (:func:`hook_here`); entry points,
+concurrent hooks, hangs and one test of each event run `python -m reflexkit.hooks` (what
+Claude Code runs) or `reflexkit hook` as subprocesses (:func:`hook`).
+"""
 
 from __future__ import annotations
 
@@ -64,25 +69,33 @@ def hook(
     )
 
 
-def stop_here(
-    data: object, root: Path, *, env: dict[str, str] | None = None, event: str = "stop"
+def hook_here(
+    event: str, data: object, root: Path, *, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The hook's work (the stop hook's unless *event*) as its entry point does it, here.
+    """The hook as :func:`hook` runs it, in this process: payload on stdin, stdout, stderr.
 
-    It calls ``run_hook`` in this process. For what the stop hook decides over several
-    stops (blocks counted, verdicts kept, a stop skipped after an interrupt or while a tool
-    runs): a process each would only add its start-up. The folder and environment are the
-    entry point's, as in :func:`hook`; other tests run the real entry point.
+    For what hooks print and write (reflections, reports, verdicts, blocks counted over
+    several stops): a process each would only add its start-up. It takes the light entry
+    point's steps (the gated log on stderr, ``run_hook``, its stdout), in the folder and
+    environment of :func:`hook`; the tests of processes, entry points and hangs run that one.
     """
-    from reflexkit.hooks import run_hook  # noqa: PLC0415 -- the entry point's own call
+    from reflexkit import _log  # noqa: PLC0415 -- the entry point's own calls
+    from reflexkit.hooks import run_hook  # noqa: PLC0415
 
+    stdin = data if isinstance(data, bytes) else json.dumps(data).encode()
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("REFLEXKIT", "ANTHROPIC"))}
     with (
         mock.patch.dict(os.environ, {**clean, **(env or {})}, clear=True),
         contextlib.chdir(root.parent),
+        CliRunner().isolation(input=stdin) as (out, err, _),
     ):
-        result = run_hook(event, json.dumps(data).encode())
-    return subprocess.CompletedProcess([event], 0, result.stdout + "\n" if result.stdout else "")
+        _log.configure(debug=False)
+        result = run_hook(event, sys.stdin.buffer.read())
+        if result.stdout:
+            sys.stdout.write(result.stdout + "\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return subprocess.CompletedProcess([event], 0, out.getvalue().decode(), err.getvalue().decode())
 
 
 def git(root: Path, *args: str) -> None:
@@ -138,7 +151,7 @@ def write_todo(root: Path) -> None:
 def test_disabled_hooks_do_nothing(project: Path, event: str, name: str) -> None:
     """Without hooks.enabled every hook exits 0, prints nothing and writes no file."""
     write_todo(project)
-    done = hook(event, payload(name, project), project)
+    done = hook_here(event, payload(name, project), project)
     assert (done.returncode, done.stdout) == (0, "")
     assert not (project / ".reflexkit").exists()
 
@@ -148,7 +161,7 @@ def test_enabled_config_elsewhere_does_not_enable_hooks(project: Path) -> None:
     path = project / ".reflexkit" / "project.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"reports": {"enabled": True}}))
-    done = hook("stop", payload("stop.json", project), project)
+    done = hook_here("stop", payload("stop.json", project), project)
     assert (done.returncode, done.stdout) == (0, "")
     assert files_under(project) == ["project.json"]
 
@@ -255,7 +268,7 @@ def test_bad_project_json_exits_zero(project: Path) -> None:
     path = project / ".reflexkit" / "project.json"
     path.parent.mkdir()
     path.write_text('{"hooks": {"enabled": "yes"}}')
-    done = hook("stop", payload("stop.json", project), project)
+    done = hook_here("stop", payload("stop.json", project), project)
     assert (done.returncode, done.stdout) == (0, "")
     assert "$.hooks.enabled" in done.stderr
 
@@ -274,7 +287,7 @@ def memory(root: Path) -> list[dict[str, Any]]:
 def test_failed_bash_becomes_a_reflection(project: Path) -> None:
     """A failed pytest run in Bash is reflected on and stored, naming the failing test."""
     configure(project)
-    done = hook("post-tool-use", payload("post_tool_use_failure_bash.json", project), project)
+    done = hook_here("post-tool-use", payload("post_tool_use_failure_bash.json", project), project)
     assert (done.returncode, done.stdout) == (0, "")
     [record] = memory(project)
     assert record["subtaskId"] == "claude-code"
@@ -288,7 +301,7 @@ def test_failed_bash_becomes_a_reflection(project: Path) -> None:
 def test_successful_or_other_tools_store_nothing(project: Path, name: str) -> None:
     """A Bash call that worked, or another tool, leaves memory empty."""
     configure(project)
-    done = hook("post-tool-use", payload(name, project), project)
+    done = hook_here("post-tool-use", payload(name, project), project)
     assert (done.returncode, done.stdout) == (0, "")
     assert memory(project) == []
 
@@ -297,7 +310,7 @@ def test_interrupted_command_is_not_a_failure(project: Path) -> None:
     """A command the user interrupted teaches nothing."""
     configure(project)
     data = payload("post_tool_use_failure_bash.json", project, is_interrupt=True)
-    hook("post-tool-use", data, project)
+    hook_here("post-tool-use", data, project)
     assert memory(project) == []
 
 
@@ -307,7 +320,7 @@ def test_interrupted_command_is_not_a_failure(project: Path) -> None:
 def test_session_start_adds_recent_lessons(project: Path) -> None:
     """After a failure, the next session starts with the lesson as additional context."""
     configure(project, reports={"enabled": True})
-    hook("post-tool-use", payload("post_tool_use_failure_bash.json", project), project)
+    hook_here("post-tool-use", payload("post_tool_use_failure_bash.json", project), project)
     done = hook("session-start", payload("session_start.json", project), project)
     assert done.returncode == 0
     output = json.loads(done.stdout)
@@ -321,7 +334,7 @@ def test_session_start_adds_recent_lessons(project: Path) -> None:
 def test_session_start_without_lessons_prints_nothing(project: Path) -> None:
     """No lessons and no reports: nothing to add."""
     configure(project)
-    done = hook("session-start", payload("session_start.json", project), project)
+    done = hook_here("session-start", payload("session_start.json", project), project)
     assert (done.returncode, done.stdout) == (0, "")
 
 
@@ -336,12 +349,12 @@ def reports(root: Path) -> list[dict[str, Any]]:
 def test_stop_writes_a_valid_report(project: Path) -> None:
     """With reports on, a stop writes a valid report with git's counts and the self-report."""
     configure(project, reports={"enabled": True})
-    hook("session-start", payload("session_start.json", project), project)
+    hook_here("session-start", payload("session_start.json", project), project)
     write_todo(project)
     (project / ".reflexkit" / "self-report.json").write_text(
         json.dumps({"confidence": 0.4, "knownNotInDiff": "rows are not written yet"})
     )
-    done = hook("stop", payload("stop.json", project), project)
+    done = hook_here("stop", payload("stop.json", project), project)
     assert (done.returncode, done.stdout) == (0, "")
     [report] = reports(project)
     jsonschema.Draft202012Validator(report_schema()).validate(report)
@@ -357,7 +370,7 @@ def test_stop_without_reports_writes_no_report(project: Path) -> None:
     """Reports off: zero report files."""
     configure(project)
     write_todo(project)
-    hook("stop", payload("stop.json", project), project)
+    hook_here("stop", payload("stop.json", project), project)
     assert reports(project) == []
 
 
@@ -367,7 +380,7 @@ def test_heuristic_judge_blocks_at_most_max_stop_blocks(project: Path) -> None:
         project, verification={"judge": "heuristic"}, hooks={"enabled": True, "maxStopBlocks": 2}
     )
     write_todo(project)
-    outputs = [stop_here(payload("stop.json", project), project) for _ in range(3)]
+    outputs = [hook_here("stop", payload("stop.json", project), project) for _ in range(3)]
     assert [o.returncode for o in outputs] == [0, 0, 0]
     first = json.loads(outputs[0].stdout)
     assert first["decision"] == "block"
@@ -384,7 +397,7 @@ def test_judge_does_not_block_a_question_to_the_user(project: Path) -> None:
     data = payload(
         "stop.json", project, last_assistant_message="Which CSV dialect do you want me to use?"
     )
-    assert hook("stop", data, project).stdout == ""
+    assert hook_here("stop", data, project).stdout == ""
 
 
 @pytest.mark.slow
@@ -402,7 +415,7 @@ def test_llm_judge_blocks_through_the_fake_api(project: Path) -> None:
     with FakeMessagesApi() as api:
         api.reply(verdict)
         env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test"}
-        done = hook("stop", payload("stop.json", project), project, env=env)
+        done = hook_here("stop", payload("stop.json", project), project, env=env)
         [request] = api.requests
     assert json.loads(done.stdout)["reason"].count("Write one row per order") == 1
     content = request.json["messages"][0]["content"]
@@ -419,7 +432,7 @@ def test_llm_judge_error_never_blocks_and_is_logged(project: Path) -> None:
         for _ in range(6):
             api.server_error()
         env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test"}
-        done = hook("stop", payload("stop.json", project), project, env=env)
+        done = hook_here("stop", payload("stop.json", project), project, env=env)
     assert (done.returncode, done.stdout) == (0, "")
     log = (project / ".reflexkit" / "hooks" / "hooks.log").read_text()
     assert "error llm_server_error" in log
@@ -435,7 +448,7 @@ def test_sentinel_stops_a_hook_re_firing(project: Path) -> None:
     sentinel = project / ".reflexkit" / "hooks" / "sessions" / f"{SESSION}.stop.running"
     sentinel.parent.mkdir(parents=True)
     sentinel.write_text("12345")
-    done = hook("stop", payload("stop.json", project), project)
+    done = hook_here("stop", payload("stop.json", project), project)
     assert (done.returncode, done.stdout) == (0, "")
     assert "already running" in (project / ".reflexkit" / "hooks" / "hooks.log").read_text()
 
@@ -444,7 +457,9 @@ def test_hook_started_by_a_hook_does_nothing(project: Path) -> None:
     """A hook run from inside a hook's own work (the variable is set) is a no-op."""
     configure(project, verification={"judge": "heuristic"})
     write_todo(project)
-    done = hook("stop", payload("stop.json", project), project, env={"REFLEXKIT_HOOK_ACTIVE": "1"})
+    done = hook_here(
+        "stop", payload("stop.json", project), project, env={"REFLEXKIT_HOOK_ACTIVE": "1"}
+    )
     assert (done.returncode, done.stdout) == (0, "")
 
 
@@ -454,7 +469,7 @@ def test_hostile_session_ids_stay_inside(project: Path, session: str) -> None:
     configure(project, reports={"enabled": True})
     write_todo(project)
     before = set(project.parent.rglob("*"))
-    done = hook("stop", payload("stop.json", project, session_id=session), project)
+    done = hook_here("stop", payload("stop.json", project, session_id=session), project)
     assert done.returncode == 0
     new = set(project.parent.rglob("*")) - before
     assert new
@@ -489,8 +504,8 @@ def test_a_re_delivered_event_is_reflected_on_once(project: Path) -> None:
     """The same tool call delivered twice gives one reflection."""
     configure(project)
     data = payload("post_tool_use_failure_bash.json", project)
-    hook("post-tool-use", data, project)
-    hook("post-tool-use", data, project)
+    hook_here("post-tool-use", data, project)
+    hook_here("post-tool-use", data, project)
     assert len(memory(project)) == 1
 
 
@@ -501,7 +516,7 @@ def test_corrupt_session_state_is_survived(project: Path) -> None:
     state = project / ".reflexkit" / "hooks" / "sessions" / f"{SESSION}.json"
     state.parent.mkdir(parents=True)
     state.write_text('{"stops": "many", "stopBlocks": -4, "base": 7}')
-    done = hook("stop", payload("stop.json", project), project)
+    done = hook_here("stop", payload("stop.json", project), project)
     assert json.loads(done.stdout)["decision"] == "block"
 
 
@@ -530,7 +545,7 @@ def test_the_judge_sees_the_request_not_its_own_feedback(project: Path) -> None:
             }
         )
         env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test"}
-        stop_here(payload("stop.json", project), project, env=env)
+        hook_here("stop", payload("stop.json", project), project, env=env)
         [request] = api.requests
     content = request.json["messages"][0]["content"]
     assert "<subtask>\n```subtask\nImplement CSV export of orders" in content  # fenced as data
@@ -649,11 +664,11 @@ def test_an_unchanged_state_is_judged_once(project: Path) -> None:
     write_todo(project)
     with FakeMessagesApi() as api:
         api.reply(INCOMPLETE).reply(INCOMPLETE)
-        first = stop_here(payload("stop.json", project), project, env=llm_env(api))
-        again = stop_here(payload("stop.json", project), project, env=llm_env(api))
+        first = hook_here("stop", payload("stop.json", project), project, env=llm_env(api))
+        again = hook_here("stop", payload("stop.json", project), project, env=llm_env(api))
         assert len(api.requests) == 1
         (project / "orders" / "rows.py").write_text("ROWS = []\n")
-        stop_here(payload("stop.json", project), project, env=llm_env(api))
+        hook_here("stop", payload("stop.json", project), project, env=llm_env(api))
         assert len(api.requests) == 2
     assert json.loads(first.stdout) == json.loads(again.stdout)  # the memo's verdict blocks
     assert "memo: unchanged state" in hook_log(project)
@@ -670,7 +685,7 @@ def test_max_stop_blocks_counts_per_request(project: Path, by: str) -> None:
     )
     write_todo(project)
     prompt = {"prompt_id": None} if by == "transcript" else {}
-    stops = [stop_here(payload("stop.json", project, **prompt), project) for _ in range(2)]
+    stops = [hook_here("stop", payload("stop.json", project, **prompt), project) for _ in range(2)]
     assert json.loads(stops[0].stdout)["decision"] == "block"
     assert stops[1].stdout == ""  # one block per request
     new_request(
@@ -678,7 +693,7 @@ def test_max_stop_blocks_counts_per_request(project: Path, by: str) -> None:
     )
     if by == "prompt_id":
         prompt = {"prompt_id": "5e5e5e5e-0000-4000-8000-000000000002"}
-    later = stop_here(payload("stop.json", project, **prompt), project)
+    later = hook_here("stop", payload("stop.json", project, **prompt), project)
     assert json.loads(later.stdout)["decision"] == "block"
 
 
@@ -688,9 +703,9 @@ def test_a_prompt_id_that_stays_keeps_the_count(project: Path) -> None:
         project, verification={"judge": "heuristic"}, hooks={"enabled": True, "maxStopBlocks": 1}
     )
     write_todo(project)
-    stop_here(payload("stop.json", project, prompt_id=None), project)
+    hook_here("stop", payload("stop.json", project, prompt_id=None), project)
     new_request(project, "Stop hook feedback:\nThe completion judge (MEDIUM) found", "f-1")
-    assert stop_here(payload("stop.json", project, prompt_id=None), project).stdout == ""
+    assert hook_here("stop", payload("stop.json", project, prompt_id=None), project).stdout == ""
 
 
 def test_incomplete_with_nothing_missing_lets_the_agent_stop(project: Path) -> None:
@@ -700,14 +715,14 @@ def test_incomplete_with_nothing_missing_lets_the_agent_stop(project: Path) -> N
     nothing = {**INCOMPLETE, "severity": "NONE", "missing": [], "feedback": "Waiting on you."}
     with FakeMessagesApi() as api:
         api.reply(nothing)
-        done = stop_here(payload("stop.json", project), project, env=llm_env(api))
+        done = hook_here("stop", payload("stop.json", project), project, env=llm_env(api))
     assert (done.returncode, done.stdout) == (0, "")
     assert verdict_file(project)["decision"] == "awaiting_user_input"
     assert "awaiting user input" in hook_log(project)
     with FakeMessagesApi() as api:
         api.reply({**nothing, "missing": ["the CSV rows"]})
         data = payload("stop.json", project, last_assistant_message="Done.")
-        done = stop_here(data, project, env=llm_env(api))
+        done = hook_here("stop", data, project, env=llm_env(api))
     assert json.loads(done.stdout)["decision"] == "block"
 
 
@@ -716,7 +731,7 @@ def test_the_verdict_file_holds_the_whole_verdict_redacted(project: Path) -> Non
     configure(project, verification={"judge": "heuristic"})
     token = "ghp_" + "R4nd0mFakeT0ken" * 2 + "AbCdEf"
     (project / "orders" / "export.py").write_text(f'TOKEN = "{token}"\n# TODO: rows\n')
-    done = hook("stop", payload("stop.json", project), project)
+    done = hook_here("stop", payload("stop.json", project), project)
     data = verdict_file(project)
     assert data["decision"] == "block"
     assert data["sessionId"] == SESSION
@@ -783,7 +798,7 @@ def interrupt(root: Path, how: str) -> None:
     else:
         data = payload("post_tool_use_bash_ok.json", root)
         data["tool_response"] = {**data["tool_response"], "interrupted": True}
-    assert stop_here(data, root, event="post-tool-use").returncode == 0
+    assert hook_here("post-tool-use", data, root).returncode == 0
 
 
 @pytest.mark.parametrize("how", ["failure", "response"])
@@ -792,11 +807,11 @@ def test_after_an_interrupt_the_next_stop_is_skipped(project: Path, how: str) ->
     configure(project, verification={"judge": "heuristic"})
     write_todo(project)
     interrupt(project, how)
-    skipped = stop_here(payload("stop.json", project), project)
+    skipped = hook_here("stop", payload("stop.json", project), project)
     assert (skipped.returncode, skipped.stdout) == (0, "")
     assert "the user interrupted this request" in hook_log(project)
     assert memory(project) == []  # an interrupt is no failure to reflect on
-    again = stop_here(payload("stop.json", project, prompt_id="another-request"), project)
+    again = hook_here("stop", payload("stop.json", project, prompt_id="another-request"), project)
     assert json.loads(again.stdout)["decision"] == "block"
 
 
@@ -805,7 +820,7 @@ def test_an_interrupt_in_the_transcript_skips_the_stop(project: Path) -> None:
     configure(project, verification={"judge": "heuristic"})
     write_todo(project)
     new_request(project, "[Request interrupted by user for tool use]", "i-1")
-    done = stop_here(payload("stop.json", project), project)
+    done = hook_here("stop", payload("stop.json", project), project)
     assert (done.returncode, done.stdout) == (0, "")
     assert "the user interrupted" in hook_log(project)
 
@@ -829,13 +844,13 @@ def test_a_running_tool_is_working_not_stuck(project: Path) -> None:
         last_assistant_message="Installing the dependencies, then I'll run the tests:",
         background_tasks=[NPM],
     )
-    done = stop_here(data, project)
+    done = hook_here("stop", data, project)
     assert (done.returncode, done.stdout) == (0, "")
     [report] = reports(project)
     assert report["verification"]["ending"] == "working"
     assert "still running: npm install" in hook_log(project)
     data["background_tasks"] = []  # the install finished and it stopped the same way: stuck
-    assert json.loads(stop_here(data, project).stdout)["decision"] == "block"
+    assert json.loads(hook_here("stop", data, project).stdout)["decision"] == "block"
 
 
 def test_a_tool_call_with_no_result_in_the_transcript_is_working(project: Path) -> None:
@@ -855,7 +870,7 @@ def test_a_tool_call_with_no_result_in_the_transcript_is_working(project: Path) 
     with (project.parent / "transcript.jsonl").open("a") as stream:
         stream.write(json.dumps(call) + "\n")
     data = payload("stop.json", project, last_assistant_message="Running the build:")
-    assert stop_here(data, project).stdout == ""
+    assert hook_here("stop", data, project).stdout == ""
     assert "still running: make" in hook_log(project)
 
 
@@ -869,6 +884,6 @@ def test_a_verdict_file_the_agent_wrote_is_not_the_memo(project: Path) -> None:
     assert forged["mac"]  # the hook signs what it writes
     forged["verdict"] = {**forged["verdict"], "complete": True, "severity": "NONE"}
     path.write_text(json.dumps(forged))
-    again = hook("stop", payload("stop.json", project), project)
+    again = hook_here("stop", payload("stop.json", project), project)
     assert json.loads(again.stdout)["decision"] == "block"
     assert "not signed by reflexkit" in again.stderr

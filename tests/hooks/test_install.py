@@ -17,6 +17,8 @@ import pytest
 from reflexkit.exceptions import ConfigError
 from reflexkit.hooks._settings import PORTABLE, hook_command, merge_hooks
 
+from ..conftest import invoke_cli  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+
 EXISTING = {
     "permissions": {"allow": ["Bash(npm run lint)"]},
     "hooks": {
@@ -28,15 +30,24 @@ EXISTING = {
 }
 
 
-def install(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run `python -m reflexkit hook install` in *cwd*."""
-    return subprocess.run(
-        [sys.executable, "-m", "reflexkit", "hook", "install", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+def install(cwd: Path, *args: str, process: bool = False) -> subprocess.CompletedProcess[str]:
+    """`reflexkit hook install` in *cwd*: in this process, or with *process* a real one.
+
+    A real process for a settings file that could hang or fill memory (the time limit
+    ends it); what the command writes and prints is the same in this process, quicker.
+    """
+    if process:
+        return subprocess.run(
+            [sys.executable, "-m", "reflexkit", "hook", "install", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    done = invoke_cli(cwd, "hook", "install", *args)
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
     )
 
 
@@ -176,7 +187,7 @@ def test_install_refuses_settings_that_are_no_file(tmp_path: Path, planted: str)
         settings.mkdir()
     else:
         settings.symlink_to("/dev/zero")
-    done = install(tmp_path)  # 60 s limit: a FIFO would hang, /dev/zero would fill memory
+    done = install(tmp_path, process=True)  # 60 s limit: a FIFO hangs, /dev/zero fills memory
     assert done.returncode != 0
     assert "settings.local.json" in done.stderr
     assert "Traceback" not in done.stderr

@@ -42,13 +42,22 @@ FAILURE = {
 }
 
 _SLOW_SDK = """
-import os, sys, time
+import importlib.machinery, os, sys, threading, time
 
 class _SlowSdk:
     def find_spec(self, name, path=None, target=None):
-        if name == "anthropic":
+        if name != "anthropic":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def slowly(module):  # outside the import system's global lock, as a real import
+            sys.stderr.write(f"anthropic imported in {threading.current_thread().name}\\n")
             time.sleep(float(os.environ["SLOW_SDK_S"]))
-        return None
+            run(module)
+
+        spec.loader.exec_module = slowly
+        return spec
 
 sys.meta_path.insert(0, _SlowSdk())
 """
@@ -113,6 +122,8 @@ def test_the_budget_covers_importing_the_sdk(
     reflection, stderr = _reflect(tmp_path, fake_messages_api, slow_sdk_s=30)
     assert reflection["source"] == "heuristic"
     assert fake_messages_api.requests == []  # before: the import, then a request and 1.5 s
+    # Its import starts with the command's work, in a thread of its own, not at the send.
+    assert "anthropic imported in reflexkit-sdk-import" in stderr
     if reflection["fallbackReason"] == "llm_timeout":
         assert "SDK was not loaded within the budget" in stderr
     else:  # building the service took the whole budget on a loaded machine

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from reflexkit import structure, unstructure
 from reflexkit.exceptions import CorruptRecordWarning, StoreError

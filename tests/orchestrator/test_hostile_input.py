@@ -23,7 +23,7 @@ import pytest
 from reflexkit.exceptions import ConfigError
 from reflexkit.llm import Claude, RetryPolicy
 from reflexkit.models import FailureContext
-from reflexkit.orchestrator._loop import build_prompt
+from reflexkit.orchestrator._outcomes import build_prompt
 from reflexkit.reflection._claude import ClaudeGenerator
 from reflexkit.reports._judge import ClaudeJudge, JudgeInput
 from reflexkit.reports._report import AttemptReporter, ReportIds, diff_text

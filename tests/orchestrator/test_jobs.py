@@ -18,7 +18,8 @@ import orjson
 import pytest
 
 from reflexkit.events import Event, RunLog
-from reflexkit.orchestrator._loop import Orchestrator, RunSummary
+from reflexkit.orchestrator._loop import Orchestrator
+from reflexkit.orchestrator._outcomes import RunSummary
 from reflexkit.orchestrator._subagents import SubagentRequest, SubagentResult
 from reflexkit.orchestrator._verify import Verifier
 from reflexkit.tasks._config import OrchestratorConfig

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from reflexkit.events import Event, EventKind, RunLog
-from reflexkit.orchestrator._loop import Orchestrator, RunSummary
+from reflexkit.orchestrator._loop import Orchestrator
+from reflexkit.orchestrator._outcomes import RunSummary
 from reflexkit.orchestrator._subagents import (
     CommandSubagent,
     ScriptedSubagent,

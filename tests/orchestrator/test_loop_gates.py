@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from reflexkit.events import Event, EventKind, StagedEvents
-from reflexkit.orchestrator._loop import Orchestrator, run_order
+from reflexkit.orchestrator._loop import Orchestrator
+from reflexkit.orchestrator._outcomes import run_order
 from reflexkit.orchestrator._subagents import ScriptedSubagent
 from reflexkit.orchestrator._verify import Verifier
 from reflexkit.tasks._task import Subtask, Task

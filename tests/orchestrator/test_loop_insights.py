@@ -47,7 +47,8 @@ from reflexkit.models import (
     ReflectionSource,
 )
 from reflexkit.orchestrator._insight_steps import LoopInsights, changed_files, snapshot
-from reflexkit.orchestrator._loop import Orchestrator, RunSummary
+from reflexkit.orchestrator._loop import Orchestrator
+from reflexkit.orchestrator._outcomes import RunSummary
 from reflexkit.orchestrator._subagents import (
     CommandSubagent,
     ScriptedSubagent,

@@ -28,7 +28,7 @@ from reflexkit.cli import cli
 from reflexkit.containers import build_application, fake_services
 from reflexkit.events import Event, EventKind
 from reflexkit.llm import Claude
-from reflexkit.orchestrator._loop import RunSummary
+from reflexkit.orchestrator._outcomes import RunSummary
 from reflexkit.orchestrator._subagents import (
     CommandSubagent,
     SubagentRequest,

@@ -20,7 +20,8 @@ import pytest
 from reflexkit.events import Event
 from reflexkit.exceptions import SetupError
 from reflexkit.models import ReflectionCategory
-from reflexkit.orchestrator._loop import Orchestrator, RunSummary
+from reflexkit.orchestrator._loop import Orchestrator
+from reflexkit.orchestrator._outcomes import RunSummary
 from reflexkit.orchestrator._subagents import (
     CommandSubagent,
     ScriptedSubagent,

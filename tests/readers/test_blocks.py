@@ -109,3 +109,21 @@ def test_a_block_whose_last_line_heads_a_value_is_read() -> None:
     )
     blocks = read_blocks(output)
     assert [b.test for b in blocks] == ["test_pop_empty"]
+
+
+def test_an_errors_stack_names_the_test_line_beside_where_it_raised() -> None:
+    """Innermost frame first (Ruby, Elixir): the outermost frame in a test file is the test's."""
+    text = (
+        "Run options: --seed 4242\n\n# Running:\n\nE.\n\n"
+        "Finished in 0.01s, 200 runs/s, 300 assertions/s.\n\n"
+        "  1) Error:\n"
+        "InvoiceTest#test_total_with_discount:\n"
+        "ZeroDivisionError: divided by 0\n"
+        "    lib/invoice/money.rb:14:in `/'\n"
+        "    test/support/assertions.rb:8:in `assert_money'\n"
+        "    test/invoice_test.rb:23:in `test_total_with_discount'\n\n"
+        "2 runs, 3 assertions, 0 failures, 1 errors, 0 skips\n"
+    )
+    [block] = read_blocks(text)
+    assert block.test == "InvoiceTest#test_total_with_discount"
+    assert "lib/invoice/money.rb:14, in the test at test/invoice_test.rb:23" in block.fact()

@@ -20,6 +20,7 @@ ITEMS = [
         "unseen_repos",
         "unseen_repos_2",
         "unseen_repos_3",
+        "unseen_repos_4",
     )
     for path in sorted((DATA / folder).glob("*.json"))
 ]

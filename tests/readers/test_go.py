@@ -428,3 +428,26 @@ def test_live_vet_finding_under_go_test_is_its_build_failure(tmp_path: Path) -> 
     assert findings.failure_type is FailureType.BUILD_ERROR, output
     assert "go vet" not in findings.headline
     assert findings.facts[0].startswith("./add_test.go:7:3: ")
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+def test_live_compiler_details_under_an_error_are_quoted_with_it(tmp_path: Path) -> None:
+    """``have (…)`` / ``want (…)`` and a missing method, tab-indented under their error."""
+    findings, output = _live_go(
+        tmp_path,
+        {
+            "go.mod": "module example.com/live\n\ngo 1.19\n",
+            "shape.go": "package live\n\ntype Shape interface{ Area() float64 }\n\n"
+            "type Square struct{ side int }\n\n"
+            "func (s Square) Area() int { return s.side * s.side }\n\n"
+            "func Split(s string) (string, error) {\n\treturn s, nil, 0\n}\n\n"
+            "var _ Shape = Square{}\n",
+        },
+        "go build ./...",
+    )
+    assert findings.failure_type is FailureType.BUILD_ERROR, output
+    text = " ".join(findings.facts)
+    assert "want (string, error)" in text
+    assert "have (string, nil, number)" in text
+    assert "Square does not implement Shape" in text
+    assert "want Area() float64" in text

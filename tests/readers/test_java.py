@@ -308,11 +308,28 @@ def test_maven_that_cannot_resolve_a_plugin_is_a_dependency_error() -> None:
     assert found.failure_type is FailureType.DEPENDENCY_ERROR
     assert found.facts == [
         "Plugin org.example:fancy-plugin:1.2 or one of its dependencies could not be resolved",
+        "The following artifacts could not be resolved: org.example:fancy-plugin:jar:1.2",
         "Cannot access central (https://repo.example/maven2) in offline mode",
         "the artifact org.example:fancy-plugin:jar:1.2 has not been downloaded from it before",
         "Unknown packaging: bundle",
     ]
     assert parse_maven("[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0\n") is None
+
+
+def test_maven_names_every_dependency_it_could_not_resolve() -> None:
+    """The list after ``The following artifacts could not be resolved:`` is quoted whole."""
+    found = parse_maven(
+        "[ERROR] Failed to execute goal on project shop: Could not resolve dependencies for "
+        "project org.shop:shop:jar:0.3.1: The following artifacts could not be resolved: "
+        "org.assertj:assertj-core:jar:3.4.0, com.h2database:h2:jar:1.4.200 (absent): Could not "
+        "transfer artifact org.assertj:assertj-core:jar:3.4.0 from/to nexus (https://nexus.example/"
+        "repo): Connection refused -> [Help 1]\n"
+    )
+    assert found is not None
+    assert (
+        "The following artifacts could not be resolved: org.assertj:assertj-core:jar:3.4.0, "
+        "com.h2database:h2:jar:1.4.200" in found.facts
+    )
 
 
 def test_javac_errors_printed_by_maven_are_read_once_each() -> None:

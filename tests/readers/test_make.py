@@ -305,3 +305,73 @@ def test_a_unity_program_run_by_hand_is_read_as_its_tests() -> None:
     assert found.facts == ["test/test_calc.c:12:test_add:FAIL: Expected 5 Was -1"]
     assert found.summary == "2 Tests 1 Failures 0 Ignored"
     assert parse_unity("2 Tests 0 Failures 0 Ignored \nOK\n") is None
+
+
+_CASCADE_C = """#include <stdio.h>
+#define CHECK(x) if (!(x)) printf("%-4d %-40s - FAILED\\n", __LINE__, #x)
+static void test_config(const int *cfg) {
+    CHECK(cfg != 0);
+    CHECK(cfg && cfg[0] == 1);
+    CHECK(cfg && cfg[1] == 2);
+    CHECK(cfg && cfg[2] == 3);
+    CHECK(cfg && cfg[3] == 4);
+    CHECK(cfg && cfg[4] == 5);
+    CHECK(cfg && cfg[5] == 6);
+    CHECK(cfg && cfg[6] == 7);
+    CHECK(cfg && cfg[7] == 8);
+    CHECK(cfg && cfg[8] == 9);
+}
+/* a second test, far below: its own failure is another lesson */
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+static void test_trailing_comma(int parsed) {
+    CHECK(parsed == 1);
+}
+int main(void) {
+    test_config(0);
+    test_trailing_comma(0);
+    fflush(stdout);
+    volatile int *p = 0;
+    return *p;
+}
+"""
+
+
+@pytest.mark.skipif(
+    shutil.which("make") is None or shutil.which("gcc") is None, reason="no make or gcc"
+)
+def test_the_first_check_of_each_test_is_quoted_before_a_cascade(tmp_path: Path) -> None:
+    """Ten checks of one test fail from one cause: another test's failure is quoted too."""
+    write_files(
+        tmp_path,
+        {
+            "Makefile": "test: checks\n\t./checks\nchecks: checks.c\n\tgcc -o checks checks.c\n",
+            "checks.c": _CASCADE_C,
+        },
+    )
+    failure = run_in_bash("make test", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    text = reflection_text(GEN.generate(failure))
+    assert "4 cfg != 0 - FAILED" in text, failure.error_output
+    assert "41 parsed == 1 - FAILED" in text

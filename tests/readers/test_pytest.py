@@ -263,3 +263,45 @@ def test_a_conftest_that_does_not_import_is_read_as_pytests(tmp_path: Path) -> N
     assert findings.category is ReflectionCategory.MISSING_CONTEXT
     assert "ModuleNotFoundError: No module named 'yaml_not_installed'" in findings.facts
     assert "tests/conftest.py:1" in findings.facts
+
+
+@pytest.mark.parametrize("style", ["long", "short"])
+def test_the_tests_own_line_is_quoted_where_the_final_exception_passed(
+    tmp_path: Path, style: str
+) -> None:
+    """A chained error's test line is the one of its last section; a raising helper's too."""
+    write_files(
+        tmp_path,
+        {
+            "ledger/__init__.py": "",
+            "ledger/book.py": """
+            class Closed(Exception):
+                pass
+
+            def post(entry):
+                try:
+                    entry()
+                except ValueError as exc:
+                    raise Closed("book closed") from exc
+            """,
+            "tests/test_book.py": """
+            from ledger.book import post
+
+            def test_post_reraises_the_entry_error():
+                def entry():
+                    raise ValueError("negative amount")
+                post(entry)
+
+            def test_helper_raises_in_the_test_file():
+                def check(total):
+                    raise KeyError(total)
+                x = 3
+                check(x)
+            """,
+        },
+    )
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider --tb={style} tests"
+    text = reflection_text(GEN.generate(run_in_bash(command, tmp_path)))
+    assert "tests/test_book.py:6" in text  # post(entry): where the test called in
+    assert "tests/test_book.py:12" in text  # check(x): the test's own line
+    assert "tests/test_book.py:10" in text  # where the helper raised

@@ -124,3 +124,52 @@ def test_timeout_with_a_signal_option_is_a_timeout(tmp_path: Path, options: str)
     assert reflection.failure_type is FailureType.TIMEOUT
     assert reflection.category is ReflectionCategory.APPROACH_FLAW
     assert "listening" in reflection_text(reflection)
+
+
+_GOLDEN = {
+    "render.py": "import sys\nfor n in range(3):\n    print(f'row {n}: {n * n}')\n",
+    "expected/rows.txt": "row 0: 0\nrow 1: 1\nrow 2: 4\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git on this machine")
+def test_golden_files_a_script_regenerates_are_a_test_failure_quoting_the_change(
+    tmp_path: Path,
+) -> None:
+    """``script && git diff --exit-code``: each changed file with its first `-` and `+` lines."""
+    write_files(tmp_path, _GOLDEN)
+    setup = "git init -q && git add -A && git -c user.name=a -c user.email=a@b commit -qm base"
+    assert run_in_bash(setup, tmp_path).exit_code == 0
+    (tmp_path / "render.py").write_text(
+        "for n in range(3):\n    print(f'row {n}: {n + n}')\n", encoding="utf-8"
+    )
+    failure = run_in_bash(
+        f"{sys.executable} render.py > expected/rows.txt && git diff --exit-code", tmp_path
+    )
+    reflection = GEN.generate(failure)
+    text = reflection_text(reflection)
+    assert reflection.failure_type is FailureType.TEST_FAILURE, failure.error_output
+    assert "expected/rows.txt: -row 1: 1 / +row 1: 2" in text
+
+
+def test_diff_u_of_expected_and_actual_output_is_a_test_failure(tmp_path: Path) -> None:
+    """``diff -u expected actual`` compares without git: the same facts."""
+    write_files(tmp_path, {**_GOLDEN, "render.py": "print('row 0: 0')\nprint('row 1: 2')\n"})
+    failure = run_in_bash(
+        f"{sys.executable} render.py > out.txt && diff -u expected/rows.txt out.txt", tmp_path
+    )
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.TEST_FAILURE, failure.error_output
+    assert "out.txt: -row 1: 1 / +row 1: 2" in reflection_text(reflection)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git on this machine")
+def test_a_formatters_drift_shown_by_git_diff_is_a_lint_error(tmp_path: Path) -> None:
+    """After a formatter (here a stand-in script named so), the diff is formatting drift."""
+    write_files(tmp_path, {"app.py": "x  =  1\n", "fmt.sh": "sed -i 's/  */ /g' app.py\n"})
+    setup = "git init -q && git add -A && git -c user.name=a -c user.email=a@b commit -qm base"
+    assert run_in_bash(setup, tmp_path).exit_code == 0
+    failure = run_in_bash("bash fmt.sh && git diff --exit-code", tmp_path)
+    reflection = GEN.generate(failure)
+    assert reflection.failure_type is FailureType.LINT_ERROR, failure.error_output
+    assert "app.py: -x  =  1 / +x = 1" in reflection_text(reflection)

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from reflexkit.models import FailureContext
 from reflexkit.redaction import (

@@ -155,3 +155,19 @@ def test_every_writer_is_a_registered_boundary_or_says_why_not() -> None:
     assert not unexplained, unexplained
     stale = sorted(set(NOT_SINKS) - writers)
     assert not stale, stale
+
+
+def test_the_gate_follows_the_environment_as_it_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A secret-looking variable set, changed or removed after the first text left is seen.
+
+    The gate compares the environment with the one its redactor was built for on every call
+    (cheaply), not the secrets read from it again.
+    """
+    first, second = "Vq7-" + "Lm2Xp9Kd4Zt8Hw", "Rt5-" + "Bn3Yc8Qs1Jf6Ue"
+    assert outbound(f"the value {first}", "memory") == f"the value {first}"
+    monkeypatch.setenv("DEPLOY_TOKEN", first)
+    assert first not in outbound(f"the value {first}", "memory")
+    monkeypatch.setenv("DEPLOY_TOKEN", second)
+    assert second not in outbound(f"the value {second}", "memory")
+    monkeypatch.delenv("DEPLOY_TOKEN")
+    assert outbound(f"the value {second}", "memory") == f"the value {second}"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,8 @@ from reflexkit.reports._report import (
     build_report,
     write_report,
 )
+
+from ..conftest import invoke_cli  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 
 def brute_auc(scores: list[float], labels: list[bool]) -> float:
@@ -121,13 +121,7 @@ def test_calibrate_command(tmp_path: Path) -> None:
     """`reflexkit calibrate --json` reads the reports folder and prints n, AUC and interval."""
     for r in REPORTS:
         write_report(r, tmp_path / ".reflexkit" / "reports")
-    done = subprocess.run(
-        [sys.executable, "-m", "reflexkit", "calibrate", "--json", "--rounds", "200"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = invoke_cli(tmp_path, "calibrate", "--json", "--rounds", "200")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["n"] == 5
@@ -135,15 +129,9 @@ def test_calibrate_command(tmp_path: Path) -> None:
         brute_auc([0.3, 0.9, 0.8, 0.6, 0.7], [False, True, True, False, True])
     )
     assert data["low"] <= data["auc"] <= data["high"]
-    text = subprocess.run(
-        [sys.executable, "-m", "reflexkit", "calibrate", "--outcome", "final"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    text = invoke_cli(tmp_path, "calibrate", "--outcome", "final")
     assert text.returncode == 0
-    assert "AUC: not defined" in text.stdout
+    assert b"AUC: not defined" in text.stdout
 
 
 # --- a labelled corpus, the high-confidence subset and the kill condition (P1, #28) ------------
@@ -162,16 +150,9 @@ def corpus(path: Path, rows: list[tuple[float, bool]], *extra: str) -> Path:
 def calibrate_cli(
     *args: str, stdin: str | None = None, cwd: Path | None = None
 ) -> tuple[int, str, str]:
-    """`reflexkit calibrate ARGS` as a user runs it; exit code, stdout, stderr."""
-    done = subprocess.run(
-        [sys.executable, "-m", "reflexkit", "calibrate", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return done.returncode, done.stdout, done.stderr
+    """`reflexkit calibrate ARGS` (in-process: a claim of output and exit code); code, out, err."""
+    done = invoke_cli(cwd or Path.cwd(), "calibrate", *args, stdin=stdin)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
 def separated(n: int) -> list[tuple[float, bool]]:

@@ -9,6 +9,8 @@ control sequences.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
 from typing import Any, NamedTuple
 
@@ -174,4 +176,9 @@ def main() -> None:
 
     _lazy.own_process()
     _streams.prepare()
+    # At exit the interpreter collects garbage over every object still alive: over the
+    # anthropic SDK's types that is 1-2 s on a busy machine, after the command is done
+    # (benchmarks/claude_limits.py). The process is ending, its files are closed: freeze the
+    # heap so no collection walks it (finalizers still run as references drop).
+    atexit.register(gc.freeze)
     cli.main(prog_name="reflexkit", obj=_State(subreaper=True))

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import click
 
-from reflexkit._text import escape_json_text
-from reflexkit._text import one_line as _one_line
+from reflexkit._text import escape_json_text, one_line as _one_line
 from reflexkit.cli import _streams
 
 if TYPE_CHECKING:

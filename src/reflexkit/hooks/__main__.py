@@ -8,15 +8,12 @@ Code should read, and exits 0 whatever happens (2 for a wrong command line).
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 from typing import NoReturn
 
 from reflexkit import _lazy, _log
-from reflexkit.hooks._handlers import EVENTS, MAX_PAYLOAD_BYTES, run_hook
-
-log = logging.getLogger("reflexkit.hooks")
+from reflexkit.hooks._handlers import EVENTS, answer
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,13 +36,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     _lazy.own_process()
     _log.configure(debug=False)  # every line on stderr passes the gate
-    try:
-        raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
-        result = run_hook(args.event, raw, config=args.config)
-        if result.stdout:
-            sys.stdout.write(result.stdout + "\n")
-    except Exception as err:  # noqa: BLE001 -- a hook exits 0 whatever happens
-        log.warning("hook %s failed: %s: %s", args.event, type(err).__name__, err)
+    answer(args.event, lambda text: sys.stdout.write(text + "\n"), config=args.config)
     return 0
 
 

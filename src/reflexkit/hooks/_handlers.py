@@ -15,8 +15,9 @@ import hashlib
 import logging
 import os
 import re
+import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,7 @@ __all__ = [
     "EVENTS",
     "HOOK_SUBTASK",
     "HookResult",
+    "answer",
     "run_hook",
 ]
 
@@ -83,6 +85,20 @@ def _hook_json(output: Mapping[str, object]) -> str:
 
 
 # --- the entry point ------------------------------------------------------------------------
+
+
+def answer(event: str, write: Callable[[str], object], *, config: Path | None = None) -> None:
+    """Read the payload on stdin, run the hook and *write* what Claude Code should read.
+
+    What both entry points do (``python -m reflexkit.hooks``, ``reflexkit hook``); never
+    raises: a hook exits 0 whatever happens, its error a warning on stderr.
+    """
+    try:
+        result = run_hook(event, sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1), config=config)
+        if result.stdout:
+            write(result.stdout)
+    except Exception as err:  # noqa: BLE001 -- a hook exits 0 whatever happens
+        log.warning("hook %s failed: %s: %s", event, type(err).__name__, err)
 
 
 def run_hook(event: str, raw: bytes, *, config: Path | None = None) -> HookResult:

@@ -14,40 +14,24 @@ from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from reflexkit.llm._client import (
-        NO_WAIT,
-        REASONS,
-        Asker,
-        Claude,
-        RetryPolicy,
-        TransientError,
-        check_stop,
-        reply_text,
+        NO_WAIT as NO_WAIT,
+        REASONS as REASONS,
+        Asker as Asker,
+        Claude as Claude,
+        RetryPolicy as RetryPolicy,
+        TransientError as TransientError,
+        check_stop as check_stop,
+        reply_text as reply_text,
     )
     from reflexkit.llm._options import (
-        DEFAULT_MODEL,
-        Effort,
-        OutputMode,
-        RequestOptions,
-        Thinking,
+        DEFAULT_MODEL as DEFAULT_MODEL,
+        Effort as Effort,
+        OutputMode as OutputMode,
+        RequestOptions as RequestOptions,
+        Thinking as Thinking,
     )
 
-__all__ = [
-    "DEFAULT_MODEL",
-    "NO_WAIT",
-    "REASONS",
-    "Asker",
-    "Claude",
-    "Effort",
-    "OutputMode",
-    "RequestOptions",
-    "RetryPolicy",
-    "Thinking",
-    "TransientError",
-    "check_stop",
-    "reply_text",
-]
-
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
         "_client": (

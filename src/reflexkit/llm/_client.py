@@ -1,14 +1,16 @@
 """One Claude client for reflexkit: the SDK client, the budgeted send, the reason codes.
 
 The generator, the judge and the analyst build their own requests; everything between is
-here. The SDK is imported by the first send, in a worker thread inside the budget; retries
-are :class:`RetryPolicy`'s, on the SDK's own ``x-should-retry`` and ``Retry-After``; every
-failure is a :class:`~reflexkit.exceptions.GenerationError` with a code from :data:`REASONS`,
-its message never taken from the request. docs/llm.md describes the whole.
+here. The SDK is imported by the first send (or by :func:`preload`), in a worker thread inside
+the budget; retries are :class:`RetryPolicy`'s, on the SDK's own ``x-should-retry`` and
+``Retry-After``; every failure is a :class:`~reflexkit.exceptions.GenerationError` with a code
+from :data:`REASONS`, its message never taken from the request. docs/llm.md describes the whole.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import math
 import os
@@ -17,8 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
@@ -215,6 +216,29 @@ def _credential_possible() -> bool:
         return (Path.home() / ".config" / "anthropic").exists()
     except (OSError, RuntimeError):  # no home folder to look in
         return True
+
+
+def preload() -> None:
+    """Start importing the SDK in a daemon thread now, if a request may be sent at all.
+
+    The import costs seconds of CPU and counts against the first send's budget; a command
+    that knows it will ask Claude (``reflect`` with the llm backend) calls this at the start
+    of its work, so the import runs while the command builds its service. The first send
+    then waits for it (the import system's own lock) only as long as its budget allows.
+    """
+    if "anthropic" not in sys.modules and _credential_possible():
+        _start_import()
+
+
+@functools.cache  # one import thread per process
+def _start_import() -> None:
+    threading.Thread(target=_import_sdk, name="reflexkit-sdk-import", daemon=True).start()
+
+
+def _import_sdk() -> None:
+    """Import the SDK; a failure is the first send's to report."""
+    with contextlib.suppress(BaseException):  # Claude._build imports it again and reports
+        import anthropic  # noqa: F401, PLC0415 -- the point of the thread
 
 
 class Claude:

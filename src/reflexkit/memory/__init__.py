@@ -11,13 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reflexkit._lazy import lazy_exports
-from reflexkit.memory._in_memory import InMemoryMemory
-from reflexkit.memory._jsonl import JsonlMemory
-from reflexkit.memory._protocols import EpisodicMemory, MemoryStats
+from reflexkit.memory._in_memory import InMemoryMemory as InMemoryMemory
+from reflexkit.memory._jsonl import JsonlMemory as JsonlMemory
+from reflexkit.memory._protocols import EpisodicMemory as EpisodicMemory, MemoryStats as MemoryStats
 
 if TYPE_CHECKING:
-    from reflexkit.memory._postgres import PostgresMemory
+    from reflexkit.memory._postgres import PostgresMemory as PostgresMemory
 
-__all__ = ["EpisodicMemory", "InMemoryMemory", "JsonlMemory", "MemoryStats", "PostgresMemory"]
-
-__getattr__, __dir__ = lazy_exports(__name__, {"_postgres": ("PostgresMemory",)})
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {"_postgres": ("PostgresMemory",)},
+    loaded=("EpisodicMemory", "InMemoryMemory", "JsonlMemory", "MemoryStats"),
+)

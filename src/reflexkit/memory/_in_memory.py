@@ -9,6 +9,7 @@ from datetime import datetime
 
 from reflexkit.memory._protocols import MemoryStats
 from reflexkit.models import Reflection
+from reflexkit.redaction._gate import stored
 
 __all__ = ["InMemoryMemory"]
 
@@ -37,13 +38,15 @@ class InMemoryMemory:
         return len(self._records)
 
     def append(self, reflection: Reflection, /) -> None:
-        """Store one reflection."""
+        """Store one reflection (through the outbound gate)."""
+        reflection = stored(reflection)
         with self._lock:
             self._records.append(reflection)
             self._index(reflection)
 
     def append_once(self, reflection: Reflection, /) -> bool:
         """Append *reflection* unless one with its id is stored; ``True`` when appended."""
+        reflection = stored(reflection)
         with self._lock:
             pair = self._by_pair.get((reflection.task_id, reflection.subtask_id), ())
             if any(r.id == reflection.id for r in pair):

@@ -39,7 +39,7 @@ from reflexkit.memory._codec import decode_line, encode_line, read_lines
 from reflexkit.memory._jsonl import JsonlMemory
 from reflexkit.memory._protocols import MemoryStats
 from reflexkit.models import Reflection
-from reflexkit.redaction._gate import gated_reflection
+from reflexkit.redaction._gate import gated_reflection, stored
 
 if TYPE_CHECKING:
     import psycopg
@@ -353,6 +353,7 @@ class PostgresMemory:
         Raises:
             StoreError: Neither the database nor the spool can be written.
         """
+        reflection = stored(reflection)  # the outbound gate, by construction
         line = encode_line(reflection)
         try:
             with self._connection() as conn:

@@ -46,6 +46,7 @@ from reflexkit._log import get_logger
 from reflexkit.exceptions import StoreError
 from reflexkit.memory._codec import MAX_LINE, encode_line
 from reflexkit.models import Reflection
+from reflexkit.redaction._gate import stored
 from reflexkit.tasks._config import Durability
 
 __all__ = [
@@ -225,7 +226,7 @@ class Appender:
             StoreError: The file can't be written (the message says why); nothing of the
                 record is left in it (at most a blank line).
         """
-        line = encode_line(reflection)
+        line = encode_line(stored(reflection))  # the outbound gate, by construction
         if len(line) > MAX_LINE:
             msg = (
                 f"can't append to {self._path}: the record is {len(line):,} bytes; a store "

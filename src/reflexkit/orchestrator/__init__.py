@@ -10,37 +10,31 @@ from typing import TYPE_CHECKING
 from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent
-    from reflexkit.orchestrator._loop import Orchestrator, RunSummary, SubtaskOutcome, build_prompt
-    from reflexkit.orchestrator._subagents import (
-        CommandSubagent,
-        ScriptedSubagent,
-        Subagent,
-        SubagentRequest,
-        SubagentResult,
+    from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent as ClaudeCodeSubagent
+    from reflexkit.orchestrator._loop import Orchestrator as Orchestrator
+    from reflexkit.orchestrator._outcomes import (
+        RunSummary as RunSummary,
+        SubtaskOutcome as SubtaskOutcome,
+        build_prompt as build_prompt,
     )
-    from reflexkit.orchestrator._verify import VerificationResult, Verifier, verifier_factory
+    from reflexkit.orchestrator._subagents import (
+        CommandSubagent as CommandSubagent,
+        ScriptedSubagent as ScriptedSubagent,
+        Subagent as Subagent,
+        SubagentRequest as SubagentRequest,
+        SubagentResult as SubagentResult,
+    )
+    from reflexkit.orchestrator._verify import (
+        VerificationResult as VerificationResult,
+        Verifier as Verifier,
+        verifier_factory as verifier_factory,
+    )
 
-__all__ = [
-    "ClaudeCodeSubagent",
-    "CommandSubagent",
-    "Orchestrator",
-    "RunSummary",
-    "ScriptedSubagent",
-    "Subagent",
-    "SubagentRequest",
-    "SubagentResult",
-    "SubtaskOutcome",
-    "VerificationResult",
-    "Verifier",
-    "build_prompt",
-    "verifier_factory",
-]
-
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
-        "_loop": ("Orchestrator", "RunSummary", "SubtaskOutcome", "build_prompt"),
+        "_loop": ("Orchestrator",),
+        "_outcomes": ("RunSummary", "SubtaskOutcome", "build_prompt"),
         "_subagents": (
             "CommandSubagent",
             "ScriptedSubagent",

@@ -27,8 +27,7 @@ from reflexkit._text import show_name, strip_control
 from reflexkit.events import Event, EventData, EventKind
 from reflexkit.exceptions import RunInterrupted, SetupError
 from reflexkit.models import FailureContext, FailureType, Reflection, utcnow
-from reflexkit.orchestrator import _process
-from reflexkit.orchestrator import _report_steps as reports
+from reflexkit.orchestrator import _process, _report_steps as reports
 from reflexkit.orchestrator._attempt_log import (
     agent_figures,
     agent_fingerprint,
@@ -54,9 +53,6 @@ from reflexkit.orchestrator._outcomes import (
     RunSummary,
     SubtaskOutcome,
     build_prompt,
-    run_order,
-)
-from reflexkit.orchestrator._outcomes import (
     ordered as in_order,
 )
 from reflexkit.orchestrator._own_state import (
@@ -83,14 +79,7 @@ if TYPE_CHECKING:
     from reflexkit.reports._ending import AttemptEnding
     from reflexkit.reports._judge import Judgement
 
-__all__ = [
-    "Orchestrator",
-    "Outcome",
-    "RunSummary",
-    "SubtaskOutcome",
-    "build_prompt",
-    "run_order",
-]
+__all__ = ["Orchestrator"]
 
 log = logging.getLogger("reflexkit.orchestrator")
 

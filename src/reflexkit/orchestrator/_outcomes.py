@@ -2,7 +2,7 @@
 
 Value types (frozen attrs) and pure functions: :class:`RunSummary` of :class:`SubtaskOutcome`
 values, the first attempt's prompt (:func:`build_prompt`) and the sequential run's order
-(:func:`run_order`). :mod:`reflexkit.orchestrator._loop` re-exports them.
+(:func:`run_order`). The loop and the ``run`` command import them from here.
 """
 
 from __future__ import annotations

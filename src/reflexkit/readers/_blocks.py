@@ -506,10 +506,21 @@ def _read_body(block: Block, body: list[str]) -> None:
             first = first or line
     block.message = clip(strong or first or plain, _MESSAGE_LIMIT)
     block.pairs = dedupe(pairs)[:2]
-    places = [p for p in find_locations("\n".join(body)) if not is_library_path(location_path(p))]
-    declared = block.location or (places[0] if places else "")
-    inside = next((p for p in places if _inside_the_test(p, declared)), "")
+    own = [
+        loc for loc in find_locations("\n".join(body)) if not is_library_path(location_path(loc))
+    ]
+    declared = block.location or (own[0] if own else "")
+    inside = next((loc for loc in own if _inside_the_test(loc, declared)), "")
     block.location = f"{inside} (test at {declared})" if inside else declared
+    in_tests = [loc for loc in own if _TEST_PATH.search(location_path(loc))]
+    if in_tests and in_tests[-1] not in block.location:  # the stack's outermost test frame
+        block.location += f", in the test at {in_tests[-1]}"
+
+
+_TEST_PATH = Pattern(
+    r"(?:^|/)(?:tests?|spec|__tests__)/|[_.-](?:test|spec)s?\.\w+$|(?:^|/)test_[^/]*$"
+)
+"""A test file's path: where a stack (innermost frame first) shows the test's own line."""
 
 
 def _inside_the_test(place: str, declared: str) -> bool:

@@ -48,7 +48,7 @@ from reflexkit.readers._python_pytest import parse_pytest
 from reflexkit.readers._python_traceback import parse_traceback
 from reflexkit.readers._python_unittest import parse_unittest
 from reflexkit.readers._registry import Reader
-from reflexkit.readers._shell import parse_git, parse_shell
+from reflexkit.readers._shell import parse_diff_check, parse_git, parse_shell
 
 __all__ = ["BUILTIN_READERS"]
 
@@ -211,8 +211,9 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     Reader("go-panic", lambda t, _f: parse_go_panic(t), ("goroutine ",), 345),
     Reader("rust-panic", lambda t, _f: parse_rust_panic(t), ("panicked at",), 340),
-    # 200: build tools
+    # 200: build tools; a check comparing files (git diff --exit-code) after them
     Reader("make", lambda t, _f: parse_make(t), ("*** ",), 250),
+    Reader("diff-check", lambda t, f: parse_diff_check(t, f.command), ("+++ ",), 240),
     # 100: exit codes alone
     Reader("crash", lambda t, f: parse_crash(t, f.exit_code), (), 150),
     Reader("shell", lambda t, f: parse_shell(t, f.exit_code), (), 100),

@@ -473,6 +473,10 @@ _FAIL_NEEDLE = Pattern(r"FAIL|not ok |:[FE]:")
 _SAYS_WHY = Pattern(r"(?i)\b(?:expected|got|but|not|actual|should|was|is|instead)\b|[!=<>]=")
 """A line before a failing check that says what went wrong (``status is 2, not -2``)."""
 _PROGRAM_LINES = 60
+_SOURCE_LINE = Pattern(r"^\s*(\d+)\s|\bline (\d+)\b")
+"""The test source's line a check names: leading (``177 x - FAILED``) or ``(at line 371)``."""
+_RUN_GAP = 20
+"""Checks at most this many source lines apart (and in order) are one test's cascade."""
 _FAILS_KEPT = 8
 _VERDICTS = frozenset({"FAIL", "FAILED", "FAILURE", "FAILURES", "FAILURES!!!"})
 """A run's closing verdict alone on its line: not one of its checks."""
@@ -497,19 +501,41 @@ def program_test_failures(text: str, end: int) -> tuple[list[str], str]:
     if _FAIL_NEEDLE.search(block) is None:
         return [], ""
     counts = [m.group(0).strip() for m in _PROGRAM_COUNT.finditer(block)]
-    fails: list[str] = []
+    checks: list[tuple[int | None, list[str]]] = []  # (test source line, its lines)
     for verdict in _PROGRAM_FAIL.finditer(block):  # one pass; the rest only for its matches
         line = verdict["line"]
         if _NOT_A_TEST_LINE.search(line) or line.strip() in counts or line.strip() in _VERDICTS:
             continue
-        if len(fails) >= _FAILS_KEPT:
-            break
         above = block.rfind("\n", 0, max(verdict.start() - 1, 0))
         before = block[above + 1 : max(verdict.start() - 1, 0)].strip() if verdict.start() else ""
-        if before and _SAYS_WHY.search(before) and not _PROGRAM_FAIL.match(before):
-            fails.append(clip(before, 120))
-        fails.append(clip(" ".join(line.split()), 160))
+        said = [clip(before, 120)] if before and _SAYS_WHY.search(before) else []
+        if said and _PROGRAM_FAIL.match(before):
+            said = []
+        number = _SOURCE_LINE.search(line)
+        at = int(number[1] or number[2]) if number else None
+        checks.append((at, [*said, clip(" ".join(line.split()), 160)]))
+    fails = [line for _no, lines in _runs_first(checks)[:_FAILS_KEPT] for line in lines]
     return dedupe(fails), (counts[-1] if counts else "")
+
+
+def _runs_first(
+    checks: list[tuple[int | None, list[str]]],
+) -> list[tuple[int | None, list[str]]]:
+    """Put the first check of each run of nearby source lines first, the rest after.
+
+    A failed setup fails every check after it in the same test (``177 root_value``, ``178
+    ...``): a check far below, or above, the one before it belongs to another test, and its
+    first failure is a lesson of its own (``310 json_parse_string(...) != NULL``).
+    """
+    heads: list[tuple[int | None, list[str]]] = []
+    rest: list[tuple[int | None, list[str]]] = []
+    previous: int | None = None
+    for check in checks:
+        number = check[0]
+        new_run = number is None or previous is None or not 0 < number - previous <= _RUN_GAP
+        (heads if new_run else rest).append(check)
+        previous = number
+    return heads + rest
 
 
 # --- Check (libcheck) ------------------------------------------------------------------------

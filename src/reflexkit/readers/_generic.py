@@ -14,8 +14,13 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._blocks import Block, find_locations, is_library_path, read_blocks
-from reflexkit.readers._blocks import location_path as _location_path
+from reflexkit.readers._blocks import (
+    Block,
+    find_locations,
+    is_library_path,
+    location_path as _location_path,
+    read_blocks,
+)
 from reflexkit.readers._findings import Findings, clip, dedupe, plural
 from reflexkit.readers._kinds import KILLED, ErrorKind, error_kind, killed, signal_exit
 from reflexkit.readers._lines import any_of, matching_lines

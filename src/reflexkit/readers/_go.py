@@ -53,6 +53,9 @@ _NO_MODULE = Pattern(
     r"module (?P<mod>\S+) provides package \S+ and is replaced but not required|"
     r"cannot find package \"(?P<gopath>[^\"\n]+)\" in any of:",
 )
+_DETAILS = Pattern(r"\n((?:\t[^\n]*(?:\n|$))+)")
+"""The tab-indented lines under a diagnostic (``\thave (…)``, ``\twant (…)``)."""
+_DETAIL_LINES = 4
 _DETAILED = 100
 """Diagnostics read in detail; the first ones are the ones to fix (the reflection shows six)."""
 _CLASSIFIED = 60
@@ -95,7 +98,7 @@ def parse_go_diagnostics(text: str, command: str) -> Findings | None:
     messages = [d["msg"][:300] for d in diags[:_CLASSIFIED]]
     missing = [m for m in (_NO_MODULE.search(msg) for msg in messages) if m]
     problems = [
-        Problem(f"{d['loc']}: {clip(_TO_ADD.sub('', d['msg']), 160)}", d["msg"], d["loc"])
+        Problem(f"{d['loc']}: {clip(_with_details(d, text), 240)}", d["msg"], d["loc"])
         for d in diags[:_DETAILED]
     ]
     packages = dedupe(m["pkg"] for m in matching_lines(text, _PKG_NEEDLE, _PKG_HEADER))
@@ -109,6 +112,20 @@ def parse_go_diagnostics(text: str, command: str) -> Findings | None:
     findings.facts = group_problems(problems, limit=6)
     _finish_diagnostics(findings, text, hints, packages)
     return findings
+
+
+def _with_details(diag: re.Match[str], text: str) -> str:
+    """Return a diagnostic's message with the tab-indented lines go prints under it.
+
+    ``have (…)`` / ``want (…)`` under a wrong return count or argument list, and a type's
+    missing or mistyped method under ``cannot use``, are the error's own details.
+    """
+    msg = _TO_ADD.sub("", diag["msg"])
+    details = _DETAILS.match(text, diag.end())
+    if details is None or _NO_MODULE.search(msg):  # a package's search paths: no detail
+        return msg
+    lines = [line.strip() for line in details[1].splitlines()[:_DETAIL_LINES]]
+    return f"{msg.rstrip(':')}: {'; '.join(lines)}"
 
 
 def _finish_diagnostics(

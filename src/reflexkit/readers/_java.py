@@ -455,6 +455,8 @@ _MAVEN_UNRESOLVED = Pattern(
 _MAVEN_CLAUSE = Pattern(
     r"(?:Plugin |Could not resolve dependencies for |Could not (?:transfer|find) artifact |"
     r"Non-resolvable \w+ POM )[^:\n]*(?::[^:\s\n]+)*[^:\n]*?(?=: |$)"
+    r"|The following artifacts could not be resolved: "
+    r"[\w.-]+(?::[\w.-]+)+(?:, [\w.-]+(?::[\w.-]+)+)*"
     r"|Cannot access \S+ \([^)\n]*\) in offline mode"
     r"|the artifact \S+ has not been downloaded from it before"
     r"|Unknown packaging: \S+"

@@ -68,6 +68,11 @@ _E_NOISE = Pattern(
     r"Right contains|Differing items|Drill down|Extra items|$)"
 )
 _MIN_PREFIX = 12
+_CHAINED = Pattern(
+    r"^(?:The above exception was the direct cause of the following exception|"
+    r"During handling of the above exception, another exception occurred):$",
+    M,
+)
 _STATEMENT = Pattern(r"^>\s+(\S.*)$", M)
 """The line pytest marks with ``>``: the statement that failed."""
 _BARE_ASSERT = Pattern(r"^(?:assert (?:False|None|0|\[\]|\{\}|''|\(\))|AssertionError)$")
@@ -120,19 +125,22 @@ def _section_message(body: str) -> tuple[str, str]:
 def _section_location(body: str) -> str:
     """Return the last ``path:line[: ErrorClass]`` in the project's code (else any), or ``""``.
 
-    That is how pytest prints the line that raised (long and auto styles); when it is in
-    another file than the test's own frame, the test's line follows (``, called from ...``).
+    That is how pytest prints the line that raised (long and auto styles); when it is not the
+    test's own frame, the test's line follows (``, called from ...``). A chained error is read
+    from its last section, the one of the exception that ended the test.
     """
+    chained = list(_CHAINED.finditer(body))
+    matches = list(_PYTEST_LOC.finditer(body, chained[-1].end() if chained else 0))
     found = [
         (m["loc"], f"{m['loc']}: {m['cls']}" if m["cls"] and m["cls"] != "in" else m["loc"])
-        for m in _PYTEST_LOC.finditer(body)
+        for m in matches or _PYTEST_LOC.finditer(body)
     ]
     own = [(loc, shown) for loc, shown in found if not is_library_path(loc)]
     if not own:
         return found[-1][1] if found else ""
     raised, shown = own[-1]
     test_frame = own[0][0]  # pytest prints the test's own frame first
-    if test_frame != raised and test_frame.split(":", 1)[0] != raised.split(":", 1)[0]:
+    if test_frame != raised:
         return f"{shown}, called from {test_frame}"
     return shown
 

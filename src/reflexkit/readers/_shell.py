@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._findings import Findings, clip, dedupe
+from reflexkit.readers._findings import Findings, clip, dedupe, plural
 from reflexkit.readers._generic import find_locations, is_library_path
 from reflexkit.readers._kinds import error_kind
 from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._python_traceback import find_traceback
 
-__all__ = ["hung_frame", "parse_git", "parse_shell", "parse_timeout"]
+__all__ = ["hung_frame", "parse_diff_check", "parse_git", "parse_shell", "parse_timeout"]
 
 M = re.MULTILINE
 
@@ -106,6 +106,65 @@ def parse_git(text: str, command: str) -> Findings | None:
     else:
         findings.headline, findings.advice = _GIT_REFUSED[bool(no_branch)]
     findings.confidence = 0.8
+    return findings
+
+
+# --- a check that compares files: git diff --exit-code, diff -u ------------------------------
+
+_DIFF_COMMAND = Pattern(r"\bgit\s+diff\b[^|;&\n]*--exit-code|(?:^|[;&|(]\s*)diff\s+-\S*u")
+_DIFF_FILE = Pattern(r"^\+\+\+ (?:b/)?(?P<path>[^\t\n]+)", M)
+_DIFF_CHANGE = Pattern(
+    r"^@@ [^\n]*@@.*\n(?:[ \\].*\n)*(?P<minus>-.*)?\n?(?:-.*\n)*(?P<plus>\+.*)?", M
+)
+"""A hunk's first removed line and the first added one after it."""
+_FORMATTER = Pattern(
+    r"\b(?:fmt|format|black|isort|prettier|gofmt|goimports|clang-format|rustfmt|yapf|autopep8|"
+    r"shfmt|stylua|mix format|dotnet format)\b"
+)
+_MAX_DIFF_FILES = 3
+
+
+def parse_diff_check(text: str, command: str) -> Findings | None:
+    """Recognise a check that compares files and prints their unified diff.
+
+    ``script && git diff --exit-code`` (golden files a test script regenerates, code a
+    formatter rewrites) and ``diff -u expected actual``: the files that differ and each one's
+    first removed and added line are the facts. After a formatter the drift is a lint error;
+    otherwise the output the command produced no longer matches the expected one: a test
+    failure.
+    """
+    if not _DIFF_COMMAND.search(command):
+        return None
+    heads = list(_DIFF_FILE.finditer(text))
+    changed: dict[str, re.Match[str]] = {}  # each file's first change, in the diff's order
+    for index, head in enumerate(heads):
+        end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
+        change = _DIFF_CHANGE.search(text, head.end(), end)
+        if change is not None and (change["minus"] or change["plus"]):
+            changed.setdefault(head["path"].strip(), change)
+    if not changed:
+        return None
+    files = list(changed)
+    formatted = _FORMATTER.search(command) is not None
+    findings = Findings(
+        tool="git diff" if "diff --git " in text else "diff",
+        failure_type=FailureType.LINT_ERROR if formatted else FailureType.TEST_FAILURE,
+    )
+    for path in files[:_MAX_DIFF_FILES]:
+        lines = [line for line in (changed[path]["minus"], changed[path]["plus"]) if line]
+        findings.facts.append(clip(f"{path}: " + " / ".join(lines), 240))
+    findings.headline = f"{plural(len(files), 'file')} differ from the expected version" + (
+        " after the formatter ran." if formatted else ": the output the commands produced changed."
+    )
+    findings.advice = (
+        "Run the formatter and commit what it writes; the code's behaviour is not in question."
+        if formatted
+        else "Each `-` line is what was expected and each `+` line what the commands now write: "
+        "fix the code whose output changed, or regenerate the expected files only if the new "
+        "output is the intended one."
+    )
+    findings.steps.append(f"Compare the first difference in {files[0]}, then re-run the check.")
+    findings.confidence = 0.75
     return findings
 
 

@@ -171,7 +171,11 @@ def _header_check(match: re.Match[str]) -> bool:
 
 
 def _url_check(match: re.Match[str]) -> bool:
-    value = _secret(match)
+    return _url_check_value(_secret(match))
+
+
+def _url_check_value(value: str) -> bool:
+    """A URL's password, not a placeholder, a template or a port and path."""
     return (
         bool(value)
         and not value.startswith("[REDACTED")

@@ -26,6 +26,8 @@ record. Paths, test names, git hashes, UUIDs, digests and ordinary words stay un
 
 from __future__ import annotations
 
+import bisect
+import functools
 import os
 import re
 from collections.abc import Generator, Iterator, Mapping
@@ -34,6 +36,7 @@ from urllib.parse import quote
 import attrs
 
 from reflexkit.models import FailureContext
+from reflexkit.redaction._fold import fold
 from reflexkit.redaction._prefilter import Trigger
 from reflexkit.redaction._rules import RULES, Redacted, Rule
 from reflexkit.redaction._rules._patterns import (
@@ -65,6 +68,7 @@ from reflexkit.redaction._windows import (
     _Edit,
     window,
 )
+from reflexkit.redaction._wrap import join_wrapped, wrapped_heads
 
 # --- environment ----------------------------------------------------------------------------
 
@@ -158,7 +162,14 @@ class Redactor:
         edits = self._edits(text, counts)
         if not edits:
             return Redacted(text, counts)
-        return Redacted(_apply(text, edits, 0, len(text)), counts)
+        return Redacted(join_wrapped(_apply(text, edits, 0, len(text)), counts), counts)
+
+    def may_find(self, text: str) -> bool:
+        """False only when :meth:`redact` would return *text* unchanged: no trigger, no disguise.
+
+        One scan, for the gate's quick look at the texts of a record together.
+        """
+        return self._trigger.may_match(text) or fold(text) is not None
 
     def redact_window(self, text: str, max_chars: int) -> Redacted:
         """Redact all of *text*, then keep the head and the tail of the result.
@@ -181,13 +192,16 @@ class Redactor:
         edits = self._edits(text, counts)
         size = len(text) + sum(len(new) - (end - start) for start, end, new in edits)
         if size <= max_chars:
-            return Redacted(_apply(text, edits, 0, len(text)) if edits else text, counts)
+            if not edits:
+                return Redacted(text, counts)
+            return Redacted(join_wrapped(_apply(text, edits, 0, len(text)), counts), counts)
         head_end, tail_start = _cut_points(text, edits, max_chars)
         head = _apply(text, edits, 0, head_end)
         tail = _apply(text, edits, tail_start, len(text))
         cut = size - len(head) - len(tail)
         separator = "" if head.endswith("\n") or not head else "\n"
-        return Redacted(f"{head}{separator}[... {cut} characters cut ...]\n{tail}", counts)
+        kept = f"{head}{separator}[... {cut} characters cut ...]\n{tail}"
+        return Redacted(join_wrapped(kept, counts) if edits else kept, counts)
 
     def redact_failure(self, failure: FailureContext) -> tuple[FailureContext, dict[str, int]]:
         """Redact a failure's error output, command and description.
@@ -227,7 +241,27 @@ class Redactor:
     # --- finding --------------------------------------------------------------------------
 
     def _edits(self, text: str, counts: dict[str, int]) -> list[_Edit]:
-        """Return the replacements for *text* as sorted, disjoint ``(start, end, new)``."""
+        """Return the replacements for *text* as sorted, disjoint ``(start, end, new)``.
+
+        Secrets are looked for in *text* with its disguises folded (:func:`fold`: escaped
+        separators, invisible characters and look-alike letters in a name); each edit
+        replaces the same span of *text*.
+        """
+        folded = fold(text)
+        if folded is None:
+            return self._found_edits(text, counts)
+        copy, back = folded
+        edits: list[_Edit] = []
+        for start, end, new in self._found_edits(copy, counts):
+            spans = _replaced(copy[start:end], new)
+            if spans is None:  # not told apart: the region goes in its folded form
+                edits.append((back(start), back(end), new))
+                continue
+            edits += ((back(start + a), back(start + b), mark) for a, b, mark in spans)
+        return edits
+
+    def _found_edits(self, text: str, counts: dict[str, int]) -> list[_Edit]:
+        """:meth:`_edits` on text without disguises."""
         found = self._candidates(text)
         edits = self._block_edits(text, found.blocks, counts) if found.blocks else []
         regions = found.regions
@@ -251,6 +285,12 @@ class Redactor:
                 )
                 if carry:
                     carried.add(_line_end(text, end))
+            if end < len(text) and text[end - 1] == "\n":  # the next line may end a token
+                new = wrapped_heads(
+                    new, text[end : end + _LONG_LINE], counts, is_head=_starts_secret
+                )
+            elif "\n" in new.rstrip("\n"):
+                new = wrapped_heads(new, "", counts, is_head=_starts_secret)
             if new != old:
                 changed.append((start, end, new))
         merged = sorted(edits + changed)
@@ -410,6 +450,32 @@ def _redact_tail(match: re.Match[str], counts: dict[str, int]) -> str:
     start = match.start("tail") - match.start()
     return f"{match.group()[:start]}[REDACTED:{rule}]{match.group('quote')}"
 
+
+def _replaced(old: str, new: str) -> list[_Edit] | None:
+    """The spans of *old* that *new* replaced by ``[REDACTED:<rule>]``, or ``None``.
+
+    The rest of the region (its bidi controls, colours, escapes) then keeps its own form;
+    ``None`` when *new* is not *old* with placeholders put in (colours removed with them).
+    """
+    parts = _PLACEHOLDERS_SPLIT.split(new)
+    if not old.startswith(parts[0]):
+        return None
+    position, spans = len(parts[0]), []
+    for index in range(1, len(parts), 2):
+        mark, segment = parts[index], parts[index + 1]
+        last = index + 2 >= len(parts)
+        if last:
+            found = len(old) - len(segment) if old.endswith(segment) else -1
+        else:
+            found = old.find(segment, position) if segment else -1
+        if found < position:
+            return None
+        spans.append((position, found, mark))
+        position = found + len(segment)
+    return spans if position == len(old) else None
+
+
+_PLACEHOLDERS_SPLIT = re.compile(r"(\[REDACTED:[\w:.-]+\])")
 
 _PRECUT = 2
 _PRECUT_MIN = 1 << 16
@@ -615,6 +681,26 @@ def _redact_fragments(
     return text, carry
 
 
+def _starts_secret(fragment: str, before: str) -> bool:
+    """*fragment* ends its line and starts a secret: a known token's prefix, or a value.
+
+    Not inside a test's id that a terminal wrapped (``test_get[key=Ab12`` ...): its
+    parameters name a test.
+    """
+    if (
+        "[REDACTED" in fragment
+        or _PLACEHOLDER.match(fragment)
+        or _TEMPLATED.match(fragment)
+        or _OPEN_TEST_ID.search(before)
+    ):
+        return False
+    return _SECRET_BEFORE.search(before) is not None or _TOKEN_START.match(fragment) is not None
+
+
+_OPEN_TEST_ID = re.compile(r"[Tt]est\w*\[[^\]\n]*\Z|(?<![\w.-])Test\w*/[^\s]*\Z")
+"""The start of a test's id whose parameters go on past the end of the line."""
+
+
 def _fragment_is_secret(fragment: str, before: str) -> bool:
     """Tell half a secret from the end or the start of an ordinary line."""
     if (
@@ -766,10 +852,9 @@ def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, 
     group = "secret" if "secret" in rule.pattern.groupindex else 0
     pieces: list[str] = []
     position = 0
-    names = _test_ids(text) if any(mark in text for mark in _TEST_MARKS) else []
     for match in rule.pattern.finditer(text):
         start, end = match.span(group)
-        if start < position or not _is_secret(rule, match, group, names):
+        if start < position or not _is_secret(rule, match, group):
             continue
         start, end = _unquoted_span(match.group(group), start, end)
         pieces += (text[position:start], f"[REDACTED:{rule.name}]")
@@ -782,16 +867,14 @@ def _apply_rule(rule: Rule, text: str, counts: dict[str, int], found: dict[str, 
     return "".join(pieces)
 
 
-def _is_secret(
-    rule: Rule, match: re.Match[str], group: int | str, names: list[tuple[int, int]]
-) -> bool:
+def _is_secret(rule: Rule, match: re.Match[str], group: int | str) -> bool:
     """Whether *rule*'s *match* is a secret to replace, not a look-alike or a replacement."""
     secret = match.group(group)
     return not (
         not secret
         or "[REDACTED:" in secret  # already handled by an earlier rule
         or _inside_placeholder(match.string, match.start(group))  # the tail of one
-        or (names and _names_a_test(names, match.start(), secret))
+        or _names_a_test(_test_ids(match.string), match.start(), secret)
         or (rule.check is not None and not rule.check(match))
     )
 
@@ -831,13 +914,24 @@ def _inside_placeholder(text: str, position: int) -> bool:
     return opener != -1 and text.find("]", opener) >= position
 
 
-def _test_ids(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in _TEST_ID.finditer(text)]
+@functools.lru_cache(maxsize=1)
+def _test_ids(text: str) -> tuple[list[int], list[int]]:
+    """The starts and ends of the test ids in *text*, in order (they don't overlap).
+
+    Read once per text, when a rule first finds something there: every rule runs over the
+    same region, which changes only where a rule replaced something.
+    """
+    if not any(mark in text for mark in _TEST_MARKS):
+        return [], []
+    spans = [m.span() for m in _TEST_ID.finditer(text)]
+    return [a for a, _ in spans], [b for _, b in spans]
 
 
-def _names_a_test(ids: list[tuple[int, int]], start: int, secret: str) -> bool:
+def _names_a_test(ids: tuple[list[int], list[int]], start: int, secret: str) -> bool:
     """The match starts inside a test id, and is no token of a known format."""
-    return any(a <= start < b for a, b in ids) and _TOKEN_START.match(secret) is None
+    starts, ends = ids
+    at = bisect.bisect_right(starts, start) - 1
+    return at >= 0 and start < ends[at] and _TOKEN_START.match(secret) is None
 
 
 def redact_failure(

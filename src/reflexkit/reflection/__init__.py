@@ -10,31 +10,26 @@ from typing import TYPE_CHECKING
 from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from reflexkit.reflection._claude import ClaudeGenerator
-    from reflexkit.reflection._fallback import FallbackGenerator
-    from reflexkit.reflection._fixture import FixtureGenerator, FixtureRecorder, fixture_key
-    from reflexkit.reflection._heuristic import HeuristicGenerator
-    from reflexkit.reflection._prompts import prompt_key
-    from reflexkit.reflection._protocols import ReflectionGenerator, ReflectionService
-    from reflexkit.reflection._retry_prompt import format_reflections
-    from reflexkit.reflection._service import DefaultReflectionService, ServiceHealth
+    from reflexkit.reflection._claude import ClaudeGenerator as ClaudeGenerator
+    from reflexkit.reflection._fallback import FallbackGenerator as FallbackGenerator
+    from reflexkit.reflection._fixture import (
+        FixtureGenerator as FixtureGenerator,
+        FixtureRecorder as FixtureRecorder,
+        fixture_key as fixture_key,
+    )
+    from reflexkit.reflection._heuristic import HeuristicGenerator as HeuristicGenerator
+    from reflexkit.reflection._prompts import prompt_key as prompt_key
+    from reflexkit.reflection._protocols import (
+        ReflectionGenerator as ReflectionGenerator,
+        ReflectionService as ReflectionService,
+    )
+    from reflexkit.reflection._retry_prompt import format_reflections as format_reflections
+    from reflexkit.reflection._service import (
+        DefaultReflectionService as DefaultReflectionService,
+        ServiceHealth as ServiceHealth,
+    )
 
-__all__ = [
-    "ClaudeGenerator",
-    "DefaultReflectionService",
-    "FallbackGenerator",
-    "FixtureGenerator",
-    "FixtureRecorder",
-    "HeuristicGenerator",
-    "ReflectionGenerator",
-    "ReflectionService",
-    "ServiceHealth",
-    "fixture_key",
-    "format_reflections",
-    "prompt_key",
-]
-
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
         "_protocols": ("ReflectionGenerator", "ReflectionService"),

@@ -11,31 +11,22 @@ from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from reflexkit.tasks._config import (
-        LoadedProject,
-        MemoryConfig,
-        OrchestratorConfig,
-        ProjectConfig,
-        ReflexionConfig,
-        VerificationConfig,
-        load_project,
+        LoadedProject as LoadedProject,
+        MemoryConfig as MemoryConfig,
+        OrchestratorConfig as OrchestratorConfig,
+        ProjectConfig as ProjectConfig,
+        ReflexionConfig as ReflexionConfig,
+        VerificationConfig as VerificationConfig,
+        load_project as load_project,
     )
-    from reflexkit.tasks._task import Subtask, Task, load_task, parse_task
+    from reflexkit.tasks._task import (
+        Subtask as Subtask,
+        Task as Task,
+        load_task as load_task,
+        parse_task as parse_task,
+    )
 
-__all__ = [
-    "LoadedProject",
-    "MemoryConfig",
-    "OrchestratorConfig",
-    "ProjectConfig",
-    "ReflexionConfig",
-    "Subtask",
-    "Task",
-    "VerificationConfig",
-    "load_project",
-    "load_task",
-    "parse_task",
-]
-
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
         "_config": (

@@ -10,29 +10,25 @@ from typing import TYPE_CHECKING
 from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from reflexkit.testing._fake_server import FakeApi, RecordedRequest, Scripted
-    from reflexkit.testing.fake_messages_api import FakeMessagesApi
-    from reflexkit.testing.fake_openai_api import FakeOpenAIApi, ToolCall, Turn
-    from reflexkit.testing.memory_contract import MemoryContract, make_reflection
-    from reflexkit.testing.postgres_server import PostgresServer
-    from reflexkit.testing.run_history import HistoryWriter, RunScript
+    from reflexkit.testing._fake_server import (
+        FakeApi as FakeApi,
+        RecordedRequest as RecordedRequest,
+        Scripted as Scripted,
+    )
+    from reflexkit.testing.fake_messages_api import FakeMessagesApi as FakeMessagesApi
+    from reflexkit.testing.fake_openai_api import (
+        FakeOpenAIApi as FakeOpenAIApi,
+        ToolCall as ToolCall,
+        Turn as Turn,
+    )
+    from reflexkit.testing.memory_contract import (
+        MemoryContract as MemoryContract,
+        make_reflection as make_reflection,
+    )
+    from reflexkit.testing.postgres_server import PostgresServer as PostgresServer
+    from reflexkit.testing.run_history import HistoryWriter as HistoryWriter, RunScript as RunScript
 
-__all__ = [
-    "FakeApi",
-    "FakeMessagesApi",
-    "FakeOpenAIApi",
-    "HistoryWriter",
-    "MemoryContract",
-    "PostgresServer",
-    "RecordedRequest",
-    "RunScript",
-    "Scripted",
-    "ToolCall",
-    "Turn",
-    "make_reflection",
-]
-
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
         "_fake_server": ("FakeApi", "RecordedRequest", "Scripted"),

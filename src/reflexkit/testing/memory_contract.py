@@ -195,6 +195,24 @@ class MemoryContract:
         assert memory.recent(r.subtask_id, limit=1) == [r]
         assert list(memory) == [r]
 
+    def test_a_secret_appended_directly_is_stored_redacted(self, memory: EpisodicMemory) -> None:
+        """The outbound gate is part of the store's write: no caller of ``append`` skips it."""
+        token = "ghp_" + "R4nd0mFakeT0ken" * 2 + "AbCdEf"
+        password = "Hq3Zt8" + "Lm2Xp7Kd"
+        r = make_reflection(attempt=1)
+        r = attrs.evolve(
+            r,
+            analysis=f"The client used token={token} and failed.",
+            suggestion=f"Stop passing DB_PASSWORD={password} on the command line.",
+            action_items=(f"curl -u deploy:{password} https://ci.example.com",),
+        )
+        memory.append(r)
+        stored = [*memory.recent(r.subtask_id, limit=1), *memory]
+        assert len(stored) == 2
+        assert token not in repr(stored)
+        assert password not in repr(stored)
+        assert stored[0].id == r.id
+
     # --- iteration and what other handles see ---------------------------------------------
 
     def test_iteration_yields_every_record_in_append_order(self, memory: EpisodicMemory) -> None:

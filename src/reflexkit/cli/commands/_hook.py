@@ -6,8 +6,6 @@ on stdout, and exits 0 whatever happens: a hook never fails the session.
 
 from __future__ import annotations
 
-import logging
-import sys
 from pathlib import Path
 
 import click
@@ -15,28 +13,16 @@ import click
 from reflexkit.cli._core import EXIT_BAD_INPUT, _fail
 from reflexkit.cli._output import say
 from reflexkit.exceptions import ConfigError
-from reflexkit.hooks._handlers import MAX_PAYLOAD_BYTES, run_hook
+from reflexkit.hooks._handlers import answer
 from reflexkit.hooks._settings import install_hooks, portable
 
 __all__ = ["hook"]
 
-log = logging.getLogger("reflexkit.hooks")
-
-
-def _config(ctx: click.Context) -> Path | None:
-    value = getattr(ctx.find_root().obj, "config", None)  # --config before or after (#19)
-    return Path(value) if value else None
-
 
 def _run(event: str) -> None:
     ctx = click.get_current_context()
-    try:
-        raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
-        result = run_hook(event, raw, config=_config(ctx))
-        if result.stdout:
-            say(result.stdout)
-    except Exception as err:  # noqa: BLE001 -- a hook exits 0 whatever happens
-        log.warning("hook %s failed: %s: %s", event, type(err).__name__, err)
+    config = getattr(ctx.find_root().obj, "config", None)  # --config before or after (#19)
+    answer(event, say, config=Path(config) if config else None)
     ctx.exit(0)
 
 

@@ -131,8 +131,14 @@ def reflect(
     failure = _read_input(ctx, input_)
     log.debug("reflect: work started")  # benchmarks/claude_limits.py times from this line
     # The generation budget runs from here: building the service and loading the anthropic
-    # SDK count, so a hanging API costs generationTimeoutMs from the start of the work.
-    budget_ms = _state(ctx).project().config.reflexion.generation_timeout_ms
+    # SDK count, so a hanging API costs generationTimeoutMs from the start of the work. The
+    # SDK's import starts now, beside the service's building, not at the first send.
+    reflexion = _state(ctx).project().config.reflexion
+    if record is not None or (backend or reflexion.backend) == GeneratorBackend.LLM:
+        from reflexkit.llm._client import preload  # noqa: PLC0415 -- only for Claude
+
+        preload()
+    budget_ms = reflexion.generation_timeout_ms
     recorder = None
     with deadline_in(budget_ms / 1_000):
         if record is None:

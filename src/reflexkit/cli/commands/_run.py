@@ -32,7 +32,7 @@ from reflexkit.containers import Application
 from reflexkit.events import Event, EventKind, RunLog, StagedEvents, load_subscribers
 from reflexkit.exceptions import ConfigError, RunInterrupted
 from reflexkit.orchestrator._claude_code import ClaudeCodeSubagent
-from reflexkit.orchestrator._loop import RunSummary, run_order
+from reflexkit.orchestrator._outcomes import RunSummary, run_order
 from reflexkit.orchestrator._recipes import COMMAND, RECIPES, command_subagent, recipe_for
 from reflexkit.orchestrator._subagents import ScriptedSubagent, Subagent
 from reflexkit.tasks._config import (

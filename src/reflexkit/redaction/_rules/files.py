@@ -1,5 +1,8 @@
 """Secrets in files tools print: ``.netrc``, ``.pgpass``, ``openssl -text`` keys, XML settings.
 
+XML settings: a secret element (``<password>``), and a name and value as attributes of one
+element (.NET ``appSettings``, Spring ``<property>``, ``<param>``).
+
 Each rule's examples and look-alikes beyond the first example are in ``files.toml`` beside
 this module.
 """
@@ -76,6 +79,20 @@ RULES: tuple[Rule, ...] = (
         ),
         markers=("pass", "pwd", "secret", "token", "key>", "credential", "auth"),
         example=_fake("<password>", "FakeXmlPassw0rd", "</password>"),
+    ),
+    _rule(
+        "xml_attribute_pair",
+        r"<[\w:.-]{1,64}[ \t][^<>\n]{0,256}?\b(?i:key|name)[ \t]*=[ \t]*(?P<q>[\"'])"
+        r"(?P<name>[^\"'<>\n]{1,80})(?P=q)[^<>\n]{0,256}?\b(?i:value)[ \t]*=[ \t]*"
+        r"(?P<v>[\"'])(?P<secret>[^\"'<>\n]{1,512})(?P=v)",
+        r"(?i:(?:key|name)[ \t]*=[ \t]*[\"'][\w.:-]{0,40}"
+        r"(?:pass|pwd|secret|token|key|credential|auth)[\w.:-]{0,40}[\"'])",
+        ("value",),
+        lambda m: (
+            _name_strength(m.group("name")) > 0
+            and value_is_secret(_secret(m), _name_strength(m.group("name")))
+        ),
+        example=_fake('<add key="ApiKey" value="', "Fake0Xml1Attr2Key3", '" />'),
     ),
 )
 """This family's rules, in the order they are applied."""

@@ -6,15 +6,26 @@ this module.
 
 from __future__ import annotations
 
+import re
+
 from reflexkit.redaction._checks import (
     _secret,
     _url_check,
+    _url_check_value,
 )
 from reflexkit.redaction._rules._base import Rule, _fake, _rule
 from reflexkit.redaction._shapes import (
     _TEMPLATED,
     _randomish,
 )
+
+
+def _wrapped_url_check(match: re.Match[str]) -> bool:
+    """A URL's ``user:password`` that a wrap (``fold``, a terminal) cut across lines."""
+    _, colon, password = _secret(match).partition(":")
+    password = "".join(password.split())
+    return bool(colon) and bool(password) and _url_check_value(password)
+
 
 RULES: tuple[Rule, ...] = (
     _rule(
@@ -26,6 +37,18 @@ RULES: tuple[Rule, ...] = (
         _url_check,
         gate=r"//[^\s@]{0,256}@|netloc=",
         example=_fake("redis://:", "fake/pa@ss+word", "@cache:6379/0"),
+    ),
+    _rule(
+        "url_password_wrapped",
+        r"(?i:\b[a-z][a-z0-9+.-]*://)"
+        r"(?P<secret>[^\s@/\\\"'<>`]{0,256}(?:\r?\n[^\s@/\\\"'<>`]{0,256}){1,2})"
+        r"@(?=[A-Za-z0-9\[])",
+        r"://[^ \t\n@/]{0,256}(?:\n[^ \t\n@/]{0,256}){1,2}@",
+        ("://",),
+        _wrapped_url_check,
+        example=_fake(
+            "DATABASE_URL=postgres://app:", "Fake0Wrapped1", "\n", "Url2Pw", "@db:5432/app"
+        ),
     ),
     _rule(
         "go_mysql_dsn",
