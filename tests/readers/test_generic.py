@@ -525,3 +525,29 @@ def test_interpreters_and_checkers_known_by_their_own_words(
 ) -> None:
     """With a command line that says nothing (``./ci``), the output's words give the type."""
     assert _read(output, command="./ci").failure_type is failure_type
+
+
+def test_a_suggestion_wrapped_at_the_line_width_is_quoted_as_printed() -> None:
+    """``Did you`` ends one line and ``mean "logs"?`` opens the next: one hint, as printed."""
+    output = (
+        '\nError: Reference to undeclared resource\n\n  on app.tf line 3, in output "id":\n'
+        "   3:   value = aws_s3_bucket.logz.id\n\n"
+        'A managed resource "aws_s3_bucket" "logz" has not been declared. Did you\n'
+        'mean "logs"?\n'
+    )
+    found = _read(output)
+    assert 'Did you\nmean "logs"?' in found.hints
+
+
+def test_a_gates_rows_under_its_minimum_are_named() -> None:
+    """A gate's table: the rows under the minimum its verdict names, not the total."""
+    output = (
+        "| Name        | Total | Miss | Cover% |\n"
+        "|-------------|-------|------|--------|\n"
+        "| api.py      |     4 |    0 |   100% |\n"
+        "| store.py    |    10 |    8 |    20% |\n"
+        "| TOTAL       |    14 |    8 |  42.9% |\n"
+        "---------- RESULT: FAILED (minimum: 75.0%, actual: 42.9%) ----------\n"
+    )
+    found = _read(output)
+    assert "below the minimum: store.py (20%)" in found.details

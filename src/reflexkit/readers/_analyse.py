@@ -505,6 +505,12 @@ Unexpected token``, Terser's ``Parse error at a.js:6,19``): a compiler's verdict
 not the program's own crash (node's own ``SyntaxError: Unexpected token`` names no file)."""
 
 
+_RENDERED = Pattern(
+    r"^[ \t]*(?:,-|\u256d\u2500)\[ ?[\w./@~-]+\.[a-z]\w*:\d+:\d+ ?\]\s*$", re.MULTILINE
+)
+"""A renderer's frame around the source line its error is about (miette's, ariadne's)."""
+
+
 def _crash_of_a_compiler_or_a_package(text: str, found: Findings) -> None:
     """A program's stack whose error is a compiler's on its input, or a package's version.
 
@@ -516,6 +522,10 @@ def _crash_of_a_compiler_or_a_package(text: str, found: Findings) -> None:
         return
     if _INPUT_ERROR.search(text) is not None:
         found.failure_type = FailureType.BUILD_ERROR
+        if _RENDERED.search(text) is not None:  # the error is the renderer's, above the stack
+            rendered = parse_generic(text, None)
+            found.facts = dedupe([*rendered.facts, *found.facts])[: len(rendered.facts) + 1]
+            found.details = dedupe([*rendered.details, *found.details])
         return
     proof = verdict(text)
     if proof is not None and proof.failure_type is FailureType.DEPENDENCY_ERROR:

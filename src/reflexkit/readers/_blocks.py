@@ -18,6 +18,7 @@ from collections.abc import Callable
 import attrs
 
 from reflexkit.readers._findings import clip, dedupe
+from reflexkit.readers._lines import any_of
 from reflexkit.readers._pattern import Pattern
 
 __all__ = ["Block", "find_locations", "is_library_path", "read_blocks"]
@@ -95,6 +96,19 @@ _MESSAGE = Pattern(
     r"\bfailed\b|\bFAILED\b|\bnil\b|\bnull\b|"
     r"\bmismatch|\bdiffer|\bwant\b|\bgot\b|!=|\bis not\b|\bdid not\b|\bunable\b"
 )
+_MESSAGE_KEYS = any_of((
+    "**", "error", "exception", "failure", "failed", "assert", "expected", "not ", "undefined",
+    "unknown", "invalid", "cannot", "can't", "panic", "nil", "null", "mismatch", "differ",
+    "want", "got", "!=", "is not", "did not", "unable",
+))  # fmt: skip
+"""Every shape of ``_MESSAGE`` holds one of these (lower-cased): a cheap first test."""
+
+
+def _is_message(line: str) -> bool:
+    """Whether *line* reads as a failure's message (an error, an assertion, a value's)."""
+    return _MESSAGE_KEYS.search(line.lower()) is not None and _MESSAGE.search(line) is not None
+
+
 _STRONG = Pattern(
     r"\b[A-Z]\w*(?:Error|Exception)\b(?!/)|^\*\* \(|^\*\*(?:error|exit|throw):|^Error: "
     r"|^[Ff]ailed asserting"
@@ -280,7 +294,7 @@ def _verdicts_follow_details(lines: list[str], starts: list[tuple[int, re.Match[
         above -= 1
     headed = above >= 0 and any(index == above for index, _ in starts)
     details = lines[above + 1 : first]
-    return bool(details) and not headed and any(_MESSAGE.search(line) for line in details)
+    return bool(details) and not headed and any(_is_message(line) for line in details)
 
 
 def _headers(lines: list[str]) -> list[tuple[int, re.Match[str]]]:
@@ -484,7 +498,7 @@ def _read_body(block: Block, body: list[str]) -> None:
             pairs.append(clip(_with_value_below(line, body, index), 120))  # "Expected:" + value
         elif _NOISE.match(raw):
             continue
-        elif not _MESSAGE.search(line):
+        elif not _is_message(line):
             if not plain and not _LOCATION.match(line):
                 plain = line  # the first words under a header, when none reads as an error
         else:
@@ -493,10 +507,16 @@ def _read_body(block: Block, body: list[str]) -> None:
             first = first or line
     block.message = clip(strong or first or plain, _MESSAGE_LIMIT)
     block.pairs = dedupe(pairs)[:2]
-    block.location = block.location or own_location("\n".join(body))
-    test_frame = _outermost_test_frame(body, block.location)
-    if test_frame:
-        block.location += f", in the test at {test_frame}"
+    own = [
+        loc for loc in find_locations("\n".join(body)) if not is_library_path(location_path(loc))
+    ]
+    declared = block.location or (own[0] if own else "")
+    test_frame = _outermost_test_frame(body, declared)
+    inside = next((loc for loc in own if _inside_the_test(loc, declared)), "")
+    if test_frame:  # a stack printed innermost frame first, ending in the test's own line
+        block.location = f"{declared}, in the test at {test_frame}"
+    else:  # the assertion's frame further down the test's declared file
+        block.location = f"{inside} (test at {declared})" if inside else declared
 
 
 def _outermost_test_frame(body: list[str], shown: str) -> str:
@@ -524,6 +544,28 @@ _TEST_PATH = Pattern(
     r"(?:^|/)(?:tests?|spec|__tests__)/|[_.-](?:test|spec)s?\.\w+$|(?:^|/)test_[^/]*$"
 )
 """A test file's path: where a stack (innermost frame first) shows the test's own line."""
+
+
+def _inside_the_test(place: str, declared: str) -> bool:
+    """Whether *place* is a line further down the file of the test's declared place.
+
+    A runner that names the test's declaration (``name => ./t.ts:4:6``) and prints the
+    failing assertion's frame under it (``at file:///p/t.ts:5:3``): the assertion's line is
+    where it failed.
+    """
+    if not place or place == declared:
+        return False
+    here, there = location_path(place), location_path(declared)
+    same = here.rsplit("/", 1)[-1] == there.rsplit("/", 1)[-1]
+    return same and _line_of(place) > _line_of(declared)
+
+
+def _line_of(place: str) -> int:
+    numbers = _LINE_NUMBER.findall(place[len(location_path(place)) :])
+    return int(numbers[0]) if numbers else 0
+
+
+_LINE_NUMBER = Pattern(r"\d+")
 
 
 def _with_value_below(line: str, body: list[str], index: int) -> str:

@@ -23,7 +23,7 @@ from reflexkit.readers._blocks import (
 )
 from reflexkit.readers._findings import Findings, clip, dedupe, plural
 from reflexkit.readers._kinds import KILLED, ErrorKind, error_kind, killed, signal_exit
-from reflexkit.readers._lines import matching_lines
+from reflexkit.readers._lines import any_of, matching_lines
 from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._verdicts import SETUP, Verdict, verdict
 
@@ -42,28 +42,108 @@ _LINE_LIMIT = 200
 _LINE_CAP = 500
 """Lines of the window are cut to this many characters (a quoted line keeps 200)."""
 
-_ERROR_LINE = Pattern(
-    r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
-    r"|^\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
+_ERROR_LINE_START = Pattern(
+    r"\s*(?:E\d*\s*:?\s|error\s|ERROR\s|FAIL(?:ED|URE)?\b|FAIL:|not ok\b|panic:|"
     r"fatal error|Uncaught\b|Unhandled\b|[✗✖\u00d7✘❌]|\[(?:ERROR|FAIL|FATAL)\])"
-    r"|\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at |@)"
-    r"|\berror (?:TS|CS|C|LNK|[A-Z]{1,4}\d{3})\d+"
-    r"|\b(?:Segmentation fault|core dumped|Aborted|Killed)\b"
-    r"|^\[(?:error|Error)\] |^e: \S|^-- [A-Z][A-Z ]+ -{3,}"  # sbt, kotlinc, Elm's headers
-    r"|\b(?:[Ss]yntax|[Pp]arse|[Cc]ompile|[Cc]ompilation|fatal|[Tt]ype|[Rr]untime|internal|"
-    r"Execution) errors?\b"
-    r"|\b(?:Error|ERROR|Errors) (?:at|in|on|while)\b|^\s*(?:#\s*)?Failed test\b"
-    r"|\bE(?:CONN\w+|NOENT|ACCES|PERM|ADDRINUSE|TIMEDOUT|PIPE|NOTFOUND|EXIST|ISDIR|NOTDIR|"
-    r"NOSPC|ROFS|AGAIN|HOSTUNREACH|NETUNREACH)\b"
-    r"|\bAssertion(?:Error)?\b.*\bfailed\b|(?i:\bassert(?:ion)? failed\b)"
-    r"|(?:\s|\|)(?:FAIL|FAILED|ERROR)(?:\s*\||\s*$)"  # a verdict column: "name | FAIL |"
-    r"|(?:^|\s)(?:error|ERROR|fatal|FATAL)\s{2,}\S"  # a severity column (stylish reporters)
-    r"|\[[A-Z]{1,4}\d{2,5}\b"  # [B602:...], [E0308]
-    r"|^\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
-    r"|^[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b|[✕●]\s|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
-    r"|^\S+: \*\*\* |\bpanicked at\b|^[\s!=_*]*Interrupted: |^\s*\*\* \(\w+"
-    r"|^[\w.-]+:(?:ERROR|FAIL(?:ED)?|ASSERT):? ?\S|^ASSERT:\S|^\w+ aborted!$"
+    r"|\[(?:error|Error)\] |e: \S|-- [A-Z][A-Z ]+ -{3,}"  # sbt, kotlinc, Elm's headers
+    r"|\s*(?:#\s*)?Failed test\b|\s*(?:CONFLICT|CRITICAL|SEVERE|PANIC|ABORT(?:ED)?|FAILURE)\b"
+    r"|[\s_=!*#>-]*(?:FAIL(?:ED)?|ERROR)\b"
+    r"|\S+: \*\*\* |[\s!=_*]*Interrupted: |\s*\*\* \(\w+"
+    r"|[\w.-]+:(?:ERROR|FAIL(?:ED)?|ASSERT):? ?\S|ASSERT:\S|\w+ aborted!$"
+    r"|[ \t]*x (?=[A-Z`'\"])"  # a renderer's cross, in ASCII (miette's `  x Expected ','`)
 )
+"""The error line's shapes that open the line (tried with ``match``: at its start only)."""
+_WORD = -1
+"""A shape's match starts where the word holding its key starts (``TypeError``)."""
+_ERROR_LINE_INSIDE: tuple[tuple[tuple[str, ...], int, Pattern], ...] = (
+    (
+        ("error", "fatal"),
+        len("Compilation "),
+        Pattern(
+            r"(?:^|[\s:\]|>(])(?:error|fatal|Error|ERROR|FATAL|Fatal)(?:\[[\w-]+\])?(?::|!| -)"
+            r"|\berror (?:TS|CS|C|LNK|[A-Z]{1,4}\d{3})\d+"
+            r"|\b(?:[Ss]yntax|[Pp]arse|[Cc]ompile|[Cc]ompilation|fatal|[Tt]ype|[Rr]untime|"
+            r"internal|Execution) errors?\b"
+            r"|\b(?:Error|ERROR|Errors) (?:at|in|on|while)\b"
+            r"|(?:^|\s)(?:error|ERROR|fatal|FATAL)\s{2,}\S"  # a severity column (stylish)
+        ),
+    ),
+    (
+        ("error", "exception", "failure"),
+        _WORD,
+        Pattern(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Failure)\b(?::|$| in | at |@)"),
+    ),
+    (
+        ("fail", "error"),
+        len("... "),
+        Pattern(
+            r"(?:\s|\|)(?:FAIL|FAILED|ERROR)(?:\s*\||\s*$)"  # a verdict column: "name | FAIL |"
+            r"|\.\.\. (?:FAILED|FAIL|ERROR)\s*$"
+        ),
+    ),
+    (
+        ("segmentation", "core dumped", "abort", "killed"),
+        0,
+        Pattern(r"\b(?:Segmentation fault|core dumped|Aborted|Killed)\b"),
+    ),
+    (
+        ("econn", "enoent", "eacces", "eperm", "eaddrinuse", "etimedout", "epipe", "enotfound",
+         "eexist", "eisdir", "enotdir", "enospc", "erofs", "eagain", "ehostunreach",
+         "enetunreach"),
+        0,
+        Pattern(
+            r"\bE(?:CONN\w+|NOENT|ACCES|PERM|ADDRINUSE|TIMEDOUT|PIPE|NOTFOUND|EXIST|ISDIR|NOTDIR|"
+            r"NOSPC|ROFS|AGAIN|HOSTUNREACH|NETUNREACH)\b"
+        ),
+    ),
+    (
+        ("assert",),
+        0,
+        Pattern(r"\bAssertion(?:Error)?\b.*\bfailed\b|(?i:\bassert(?:ion)? failed\b)"),
+    ),
+    (("[",), 0, Pattern(r"\[[A-Z]{1,4}\d{2,5}\b")),  # [B602:...], [E0308]
+    (("\u2715", "\u25cf"), 0, Pattern(r"[✕●]\s")),
+    (("panicked",), 0, Pattern(r"\bpanicked at\b")),
+)  # fmt: skip
+"""The error line's shapes found inside it: its words (lower-cased), how far before the first
+of them a match can start (``_WORD``: at the start of the word holding it), the pattern. Each
+is tried only when one of its words is in the line, from just before the first: a few small
+patterns read from the words they need, not one alternation of forty tried at every place."""
+
+
+def _is_error_line(line: str, low: str | None = None) -> bool:
+    """Whether *line* is an error line in any tool's shape (``error:``, ``FAIL``, ``E:``...)."""
+    low = line.lower() if low is None else low
+    if not _may_be_an_error_line(line, low):
+        return False
+    if _ERROR_LINE_START.match(line) is not None:
+        return True
+    return any(_found_from_key(line, low, *shape) for shape in _ERROR_LINE_INSIDE)
+
+
+def _found_from_key(
+    line: str, low: str, keys: tuple[str, ...], lead: int, pattern: Pattern
+) -> bool:
+    """Whether *pattern* matches *line*, read from *lead* characters before its first key.
+
+    Every match holds a key and starts at most *lead* characters before it, so nothing
+    before that place can match (word boundaries and look-behinds still see the characters
+    before it).
+    """
+    found = [index for index in map(low.find, keys) if index >= 0]
+    if not found:
+        return False
+    start = min(found)
+    if len(low) != len(line):  # lower-casing changed the length: places differ
+        start = 0
+    elif lead == _WORD:
+        while start and line[start - 1].isalnum():
+            start -= 1
+    else:
+        start = max(start - lead, 0)
+    return pattern.search(line, start) is not None
+
+
 _DIAGNOSTIC = Pattern(
     # a line that starts with a location, or a rule code, and goes on with a message
     r"^\s*(?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+(?:[:.]\d+)?:?\s+\S"
@@ -76,6 +156,10 @@ _DIAGNOSTIC = Pattern(
     r"|^.{0,40}?\|\s*[A-Z]{1,4}\d{2,5}\s*\|"  # a rule-code column: "L: 1 | P: 11 | LT01 |"
     r"|^\s*\^[-~^]*\s+[A-Z]{1,4}\d{2,5}\b"  # a caret under the code: "^-- SC2086 (info): ..."
     r"|^\S+: (?:[A-Za-z]:)?[\w.@+~/\\-]*\w\.[A-Za-z]\w{0,9}:\d+:\s+\S"  # "prog: file:line: msg"
+    # a stylish reporter's row under its file (`  3:53-3:56  warning  msg  rule`), a
+    # dotfile's place (`.env:3 200 Found spaced assign`)
+    r"|^\s*(?:[\u2716\u00d7\u2717\u26a0]\s+)?\d+:\d+(?:-\d+:\d+)?\s{2,}\S"
+    r"|^(?:[\w.@+~/\\-]*/)?\.[A-Za-z][\w.-]{0,30}:\d+(?::\d+)?:?\s+\S"
 )
 _PADDING = Pattern(r" {8,}")  # a padded column (robot): kept short
 _EXCEPTION_MESSAGE = Pattern(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b: \S")
@@ -151,7 +235,10 @@ _COMPILE_SHAPE = Pattern(
     r"|^\w*Error: [^\n]*\n\s*--> \S+:\d+"
     # an error, then the source line it is about in a numbered gutter (`6 \u2502 code`):
     # a compiler's renderer (Sass's, Crystal's); a program's error has a stack instead
-    r"|^[^\n]*\b(?:[Ee]rror|ERROR)\b[^\n]*\n(?:[^\n]*\n){0,3}?[ \t]*\d+[ \t]*[\u2502|] ",
+    r"|^[^\n]*\b(?:[Ee]rror|ERROR)\b[^\n]*\n(?:[^\n]*\n){0,3}?[ \t]*\d+[ \t]*[\u2502|] "
+    # a parser's error in the input file it names, placed in words (`Error: f.gv: syntax
+    # error in line 7 near ';'`)
+    r"|^(?:[Ee]rror: )?[\w./-]+\.\w+: (?:[Ss]yntax|[Pp]arse) error (?:in|at|on) line \d+",
     M,
 )
 _LOCATED_MESSAGE = Pattern(
@@ -184,7 +271,9 @@ _RUNTIME_SHAPE = Pattern(
     # Ruby frames printed flush (`/x/Rakefile:10:in `block'`)
     r"|^Exception in [^\n:]{1,40}: \S|^\w+ aborted!$|^\S+\.\w+:\d+:in [`'][^\n]*'$"
     # an evaluator's own `RUNTIME ERROR: msg` (Jsonnet's), its frames under it
-    r"|^(?:RUNTIME ERROR|Runtime [Ee]rror):? \S",
+    r"|^(?:RUNTIME ERROR|Runtime [Ee]rror):? \S"
+    # an interpreter's numbered error while running a file (`Error 41 running "x", line 9:`)
+    r"|^[Ee]rror \d+ running \"?[^\s\"]+\"?, line \d+: ",
     M,
 )
 _NUMBER = Pattern(r"\d+")
@@ -194,12 +283,13 @@ _FRAME = Pattern(
     r"|: in (?:function|main chunk|\?|local|method|upvalue|field)\b"
     r"|^\s*\S+\.\w+:\d+: (?:\(\w+\)|anonymous fn|[\w.]+/\d+$|in `)"  # Elixir, Lua
     r"|^\s+\S+\.\w+:\d+:in `|^\s+File \"[^\"]+\", line \d+, in "
+    r"|^\s+\d+: (?:<unknown>|[\w:<>$.]+)\s*$"  # a numbered native frame (Rust's backtrace)
 )
-"""A stack frame of Lua, Elixir, Ruby, PHP, JS, JVM, Python (``at``, ``in function``...)."""
+"""A stack frame of Lua, Elixir, Ruby, PHP, JS, JVM, Python, Rust (``at``, ``in function``...)."""
 _WORDS = Pattern(r"^\s*[^\s+\-|\[\]{}()].*[A-Za-z]{2}")
 """A line that says something (not a diff line or a bracket of a printed value)."""
 _STACK_HEADER = Pattern(
-    r"^\s*(?:stack traceback:|Stack trace:|Traceback \(|stacktrace:|Call Stack)"
+    r"^\s*(?:stack traceback:|Stack (?:back)?trace:|Traceback \(|stacktrace:|Call Stack)"
 )
 _STRICT_WARNING = Pattern(r"^\s*\S*\s*(?:WARNING|[Ww]arning)\b(?: \d+ in \S+ line \d+)?\s*[:-]")
 _STRICT = ("strict mode", "treated as errors", "warnings as errors", "-Werror")
@@ -247,7 +337,7 @@ def _shape_score(line: str, *, digit: bool) -> int:
     A diagnostic starts with a place or a rule code; a weak line says could not, missing ...
     """
     low = line.lower()
-    if _may_be_an_error_line(line, low) and _ERROR_LINE.search(line):
+    if _is_error_line(line, low):
         return 3
     if digit and _DIAGNOSTIC.match(line):  # a location or a rule code: a digit either way
         return 2
@@ -275,7 +365,7 @@ _ERROR_KEYS = (
     "ehostunreach", "enetunreach", "\u2717", "\u2716", "\u00d7", "\u2718", "\u274c", "\u2715",
     "\u25cf",
 )  # fmt: skip
-"""Every shape of ``_ERROR_LINE`` contains one of these (lower-cased): a cheap first test."""
+"""Every error line's shape contains one of these (lower-cased): a cheap first test."""
 
 
 _WEAK_KEYS = (
@@ -287,8 +377,8 @@ _WEAK_KEYS = (
 )  # fmt: skip
 """Every shape of ``_WEAK_LINE`` contains one of these (lower-cased)."""
 _DIGIT = Pattern(r"\d")
-_ANY_ERROR_KEY = Pattern("|".join(map(re.escape, _ERROR_KEYS)))
-_ANY_WEAK_KEY = Pattern("|".join(map(re.escape, _WEAK_KEYS)))
+_ANY_ERROR_KEY = any_of(_ERROR_KEYS)
+_ANY_WEAK_KEY = any_of(_WEAK_KEYS)
 
 
 def _may_be_weak(low: str) -> bool:
@@ -297,8 +387,8 @@ def _may_be_weak(low: str) -> bool:
 
 
 def _may_be_an_error_line(line: str, low: str) -> bool:
-    """Return whether *line* can match ``_ERROR_LINE`` (a literal scan, ~10x cheaper)."""
-    if line.lstrip()[:1] == "E" or line.startswith(("e: ", "-- ")):
+    """Return whether *line* can be an error line (a literal scan, ~10x cheaper)."""
+    if line.lstrip()[:1] == "E" or line.startswith(("e: ", "-- ")) or line.lstrip()[:2] == "x ":
         return True
     if "[" in line and _BRACKET_CODE.search(line):
         return True
@@ -511,7 +601,7 @@ def _with_label(lines: list[str], index: int, line: str) -> str:
         label = _caret_label(below)
         if label:
             return line if label in line else f"{line} ({label})"
-        if _may_be_an_error_line(below, below.lower()) and _ERROR_LINE.search(below):
+        if _is_error_line(below):
             break  # the next error: this one has no label
     return line
 
@@ -565,7 +655,7 @@ def _with_continuation(lines: list[str], index: int) -> str:
         following = lines[index + 1]
         indent = len(lines[index]) - len(lines[index].lstrip())
         indented = len(following) - len(following.lstrip()) > indent
-        plain = not _ERROR_LINE.search(following) and not _DIAGNOSTIC.match(following)
+        plain = not _is_error_line(following) and not _DIAGNOSTIC.match(following)
         if indented or plain:
             return f"{line} {following.strip()}"
     return line
@@ -584,13 +674,14 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
 _SHAPES = (
     (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
      _TEST_SHAPE, FailureType.TEST_FAILURE),
-    (("error", "Error: ", "[ERROR]", "e: ", "-- ", "characters"), _COMPILE_SHAPE,
+    (("error", "Error: ", "[ERROR]", "e: ", "-- ", "characters", "rror in line"), _COMPILE_SHAPE,
      FailureType.BUILD_ERROR),
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
       "Aborted", "Bus error", "at ", "Error", "raised ", "nhandled", "ERROR", "Backtrace",
       "Call history", "xecution error", "yntax error", "** (", "PHP ", "halted", "traceback",
-      " line ", "Exception in ", "aborted!", ":in ", "RUNTIME", "untime "), _RUNTIME_SHAPE,
+      " line ", "Exception in ", "aborted!", ":in ", "RUNTIME", "untime ", "running "),
+     _RUNTIME_SHAPE,
      FailureType.RUNTIME_ERROR),
 )  # fmt: skip
 """The shapes of a failure type, each tried only when one of its words is in the output
@@ -802,6 +893,9 @@ def _add_context(
     if codes:
         findings.details.append("codes " + ", ".join(codes))
     findings.summary = _summary(findings.evidence if closing else "", window, quoted)
+    below = _rows_below_the_minimum(findings.evidence, window)
+    if below:
+        findings.details.append("below the minimum: " + ", ".join(below))
     calls = _CALLS.search(window)  # R's call chain: its stack, innermost last
     if calls is not None and calls.group(0) not in quoted:
         findings.details.append(clip(calls.group(0), 160))
@@ -812,6 +906,31 @@ _MARKED_FRAME = Pattern(r"^[ \t]*(?P<frame>\S[^\n]*?\S)[ \t]*<-{1,2}[ \t]*$", M)
 """A frame of a call history marked where the program stopped (CHICKEN's ``<--``)."""
 _NOTE = Pattern(r"^(?P<place>\S+:\d+(?::\d+)?): note: (?P<note>\S.*)$", M)
 _ERROR_AT = Pattern(r"^\S+:\d+(?::\d+)?: (?:fatal )?error: (?P<message>\S.*)$", M)
+
+
+_MINIMUM = Pattern(r"\bminimum:? (?P<min>\d+(?:\.\d+)?)%")
+_PERCENT_ROW = Pattern(
+    r"^\|?[ \t]*(?P<name>[^|\s-][^|\n]*?)[ \t]*\|[^\n]*?(?P<pct>\d+(?:\.\d+)?)%[ \t]*\|?[ \t]*$", M
+)
+_LISTED_ROWS = 3
+
+
+def _rows_below_the_minimum(evidence: str, window: str) -> list[str]:
+    """A gate's table rows whose percentage is under the minimum its verdict names.
+
+    ``RESULT: FAILED (minimum: 80.0%, actual: 28.6%)`` under a table of files and their
+    percentages: the files that pull the total down (``cart.py (17%)``), not the total.
+    """
+    gate = _MINIMUM.search(evidence)
+    if gate is None:
+        return []
+    least = float(gate["min"])
+    rows = [
+        f"{m['name']} ({m['pct']}%)"
+        for m in _PERCENT_ROW.finditer(window)
+        if float(m["pct"]) < least and m["name"].upper() != "TOTAL"
+    ]
+    return rows[:_LISTED_ROWS]
 
 
 def _placed(where: list[str], window: str) -> str:
@@ -838,9 +957,15 @@ def _explaining_notes(window: str) -> list[str]:
     return []
 
 
+_WRAPPED_HINT = Pattern(r"\b[Dd]id you\n[ \t]*mean\b[^\n]*", M)
+"""A suggestion the tool wrapped at its line width (``Did you`` ending one line, ``mean
+"bucket_name"?`` opening the next): quoted as printed."""
+
+
 def _hints(window: str) -> list[str]:
     """The tool's own hints, the commands they quote first, and where its log is."""
     hints = [m["hint"] for m in _HINT.finditer(window)]
+    hints += [m.group(0).strip() for m in _WRAPPED_HINT.finditer(window)]
     hints += [m.group(0).strip() for m in _LOG.finditer(window)]
     commands = [m["cmd"] for hint in hints for m in _QUOTED_COMMAND.finditer(hint)]
     return dedupe(clip(h, 160) for h in [*commands, *hints])[:2]

@@ -419,8 +419,9 @@ _SHAPES = _shapes(
     # f.tex line 4:`, `... at line 5, column 5.`)
     (
         _FT.LINT_ERROR,
-        "column|Warning |Error |Message ",
+        "column|Warning |Error |Message | line ",
         (r"^[Ll]ine \d+,? column \d+ - \w+: |^(?:Warning|Error|Message) \d+ in \S+ line \d+: "
+        r"|^[\w./-]+ line \d+: [A-Z][^\n]*\.$"  # a configuration file's `f line 10: Bad x.`
         # the same words on two findings at least (one may be a parser's error)
         r"|\bat line \d+, column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bat line \d+, column \d+\b"),
     ),
@@ -597,6 +598,8 @@ def _search(needles: _Needles, pattern: Pattern, text: str, span: int = 0) -> re
     end) and *span* + 1 lines below; windows that touch are read as one. The cost is linear
     in the output and small where the needles are rare: most lines hold none.
     """
+    if not _holds_any(needles[0], text):  # most shapes' words are absent: say so at once
+        return None
     lines = _lines_holding(needles, text)
     if lines is None:  # the needles are on many lines: one pass over the text costs less
         return pattern.search(text)
@@ -627,6 +630,11 @@ def _windows(lines: list[int], text: str, span: int) -> list[tuple[int, int]]:
         else:
             windows.append((start, end))
     return windows
+
+
+def _holds_any(words: tuple[str, ...], text: str) -> bool:
+    """Whether *text* holds one of *words* (a substring test each, no line is split)."""
+    return any(word in text for word in words)
 
 
 _MANY = 8
