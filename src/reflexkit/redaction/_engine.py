@@ -17,8 +17,8 @@ Three layers, each replacing a secret by ``[REDACTED:<rule>]``:
 
 Cost is bounded by a prefilter: one pass of a combined trigger pattern finds the few lines
 where a secret could be (a token prefix, a secret-looking name followed by ``=`` or ``:``,
-``://...@`` ...); the rules run on those lines alone. Text without a trigger is returned
-as is, without a copy.
+``://...@`` ...); the rules run on those lines alone (in a big region, each near its own
+triggers). Text without a trigger is returned as is, without a copy.
 
 The counts per rule (never the values) are returned, so they can go on the reflection
 record. Paths, test names, git hashes, UUIDs, digests and ordinary words stay untouched.
