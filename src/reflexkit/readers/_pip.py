@@ -253,8 +253,9 @@ _UNREACHABLE = Pattern(
     M,
 )
 _INSTALL_COMMAND = Pattern(
-    r"\b(?:composer (?:install|update|require)|(?:npm|pnpm|bun) (?:install|i|ci|add)\b|yarn\b"
-    r"|gem install|bundle(?: install)?\b|mix deps\.get|luarocks install|cpanm?\b"
+    r"\b(?:composer (?:install|update|require)|(?:npm|pnpm|bun) (?:install|i|ci|add)\b"
+    r"|(?:yarn|bundle)(?:\s+(?:install|add)\b|\s*(?:$|&&|;|\|))"
+    r"|gem install|mix deps\.get|luarocks install|cpanm?\b"
     r"|dotnet restore|(?:dart|flutter) pub get|swift package resolve|opam install|cabal update)"
 )
 _FRAME = Pattern(r"^\s*(?:from|at) |:in [`']")
