@@ -700,11 +700,31 @@ def _check_written_inside(project: LoadedProject) -> None:
         resolved = Path(os.path.realpath(where))
         if resolved != root and not resolved.is_relative_to(root):
             label = f"{project.path}: " if project.path else ""
-            msg = (
-                f"{label}{key}: expected a path inside the project ({show_name(str(root))}), "
-                f"got {show_name(str(path))}, which leads to {show_name(str(resolved))}"
-            )
+            link = _first_link(project.root, where)
+            if link is not None:
+                why = (
+                    f"{show_name(str(link))} is a symbolic link that leads out of the project "
+                    f"(to {show_name(str(resolved))}); reflexkit does not follow links it did "
+                    "not make"
+                )
+            else:
+                why = f"got {show_name(str(path))}, which leads to {show_name(str(resolved))}"
+            msg = f"{label}{key}: expected a path inside the project; {why}"
             raise ConfigError([msg])
+
+
+def _first_link(root: Path, where: Path) -> Path | None:
+    """The first folder on the way from *root* to *where* that is a symbolic link, if any."""
+    try:
+        parts = where.relative_to(root).parts
+    except ValueError:
+        return None
+    folder = root
+    for part in parts:
+        folder /= part
+        if folder.is_symlink():
+            return folder.relative_to(root)
+    return None
 
 
 _SPECIAL = (
