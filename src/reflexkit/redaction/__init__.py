@@ -9,9 +9,10 @@ way to one of the registered :data:`SINKS`.
 
 from __future__ import annotations
 
-from reflexkit.redaction._engine import Redactor, cut_lines, redact_failure, redact_text
+from reflexkit.redaction._engine import Redactor, redact_failure, redact_text
 from reflexkit.redaction._gate import SINKS, Sink, outbound, outbound_data
 from reflexkit.redaction._rules import RULES, Redacted, Rule
+from reflexkit.redaction._spans import cut_lines
 from reflexkit.redaction._windows import CUT_LINE, MAX_OUTPUT_CHARS, window
 
 __all__ = [
