@@ -125,3 +125,20 @@ def test_an_edit_found_through_one_subtask_repairs_the_others(tmp_path: Path) ->
         warnings.simplefilter("error", CorruptRecordWarning)
         assert len(store.recent("aaa", limit=10)) == 2
     assert [r.id for r in store.recent("ccc", limit=10)] == [records[0].id]
+
+
+def test_a_record_copied_by_hand_is_returned_once(tmp_path: Path) -> None:
+    """Lines pasted twice (``cat backup >> store``): ``recent`` gives each id once, the newest.
+
+    The copies are skipped and reported, so a prompt never carries one lesson twice.
+    """
+    path = tmp_path / "m.jsonl"
+    first, second = (make_reflection("s1", attempt=n, created_at=_NOW) for n in (1, 2))
+    lines = [encode_line(first), encode_line(second)]
+    path.write_bytes(b"".join(lines * 3))
+    store = JsonlMemory(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CorruptRecordWarning)
+        assert store.recent("s1", limit=5) == [first, second]
+        assert store.recent("s1", limit=2, task_id=first.task_id) == [first, second]
+    assert any("a copy of record" in str(w.message) for w in caught)

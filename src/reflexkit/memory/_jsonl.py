@@ -250,8 +250,14 @@ class JsonlMemory:
         task_id: str | None,
         limit: int,
     ) -> list[Reflection]:
-        """Return up to *limit* valid records of a subtask (of a task) from *lines*, in order."""
+        """Return up to *limit* valid records of a subtask (of a task) from *lines*, in order.
+
+        *lines* come newest first; a record whose id was already taken (a line pasted twice
+        by hand, a backup appended to the store) is a copy: skipped and reported, so a prompt
+        never carries one lesson twice.
+        """
         found: list[Reflection] = []
+        ids: set[str] = set()
         for offset, line in lines:
             if line is None:
                 self._warn_corrupt(offset, ValueError(TOO_LONG))
@@ -262,6 +268,10 @@ class JsonlMemory:
                 self._warn_corrupt(offset, err)
                 continue
             if record.subtask_id == subtask_id and task_id in {None, record.task_id}:
+                if record.id in ids:
+                    self._warn_corrupt(offset, ValueError(f"a copy of record {record.id}"))
+                    continue
+                ids.add(record.id)
                 found.append(record)
                 if len(found) == limit:
                     break

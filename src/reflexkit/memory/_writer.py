@@ -93,7 +93,35 @@ def why(err: OSError) -> str:
     """Say why *err* happened, in words for the user (a symlink refused, named as such)."""
     if err.errno == errno.ELOOP:
         return "it is a symlink, and reflexkit does not follow one there"
+    if err.errno == errno.EFBIG and "limit" not in (err.strerror or ""):
+        return _too_large(err.strerror or os.strerror(errno.EFBIG))
     return err.strerror or str(err)
+
+
+def _too_large(what: str) -> str:
+    """*what*, followed by the file size limit that refused a write (``ulimit -f``)."""
+    import resource  # noqa: PLC0415 -- only on this error path
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit == resource.RLIM_INFINITY:
+        return what
+    return f"{what}: the file size limit (ulimit -f) is {limit:,} bytes"
+
+
+def _cut_short(start: int, written: int, size: int) -> OSError:
+    """The error for a write cut short at *start*: the file size limit, or a full disk.
+
+    Python ignores SIGXFSZ, so a write past ``ulimit -f`` is cut short at the limit (and the
+    next one fails with EFBIG), just as a full disk cuts it short: name the one it was.
+    """
+    import resource  # noqa: PLC0415 -- only on this error path
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    code = errno.ENOSPC
+    if limit != resource.RLIM_INFINITY and start + size > limit:
+        code = errno.EFBIG
+    what = f"{os.strerror(code)} (wrote {written} of {size} bytes)"
+    return OSError(code, _too_large(what) if code == errno.EFBIG else what)
 
 
 def regular(fd: int, path: Path) -> os.stat_result:
@@ -362,7 +390,7 @@ class Appender:
         unglue(fd, line, start)
 
     def _cut(self, fd: int, start: int, written: int, size: int) -> NoReturn:
-        """Take a write cut short at *start* back off the file, then raise ENOSPC.
+        """Take a write cut short at *start* back off the file, then raise why (see _cut_short).
 
         Cut off when nothing was written after it (the lock becomes exclusive for that),
         blanked when something was (whoever wrote that finds it glued and writes it again).
@@ -379,8 +407,7 @@ class Appender:
                         )
                 else:
                     self._blank(fd, [(start, written)])  # the writer after it mends its record
-        why = f"{os.strerror(errno.ENOSPC)} (wrote {written} of {size} bytes)"
-        raise OSError(errno.ENOSPC, why)
+        raise _cut_short(start, written, size)
 
     def _blank(self, fd: int, spans: list[tuple[int, int]]) -> None:
         """Blank *spans* (see :func:`reflexkit._lines.blank`); a failure is only logged."""
