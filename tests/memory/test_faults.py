@@ -414,6 +414,103 @@ def test_sizes_the_index_names_are_never_trusted_for_a_read(path: Path, how: str
     assert child.stdout.strip() == "ok"
 
 
+HOLD_A_LOCK = """
+import fcntl, os, signal, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_EX)  # as a reader does while it catches the index up
+print("held", flush=True)
+os.kill(os.getpid(), signal.SIGSTOP)  # suspended there (Ctrl-Z, a debugger, a frozen VM)
+"""
+
+READ_WHILE_HELD = """
+import sys
+from reflexkit.memory import JsonlMemory, _writer
+from reflexkit.testing.memory_contract import make_reflection
+_writer.LOCK_WAIT = 0.5  # the bound under test, shortened
+store = JsonlMemory(sys.argv[1])
+print([r.attempt_number for r in store.recent("s1", limit=3)])
+store.append(make_reflection("s1", attempt=10))  # appends never wait on the index
+"""
+
+
+def test_a_process_stopped_holding_the_index_lock_stalls_no_reader(path: Path) -> None:
+    """A reader suspended mid catch-up (SIGSTOP) holds the index's lock: others read on.
+
+    They wait a bounded time (``LOCK_WAIT``), then read the file from the end, as where no
+    index can be kept: right answers, never a hang of every ``recent`` on the machine.
+    """
+    path.parent.mkdir(parents=True)
+    store = JsonlMemory(path)
+    for n in range(9):
+        store.append(make_reflection(f"s{n % 3}", attempt=n + 1))
+    assert len(store.recent("s1", limit=3)) == 3
+    state = path.with_name(path.name + ".index") / "state"
+    holder = subprocess.Popen(_python(HOLD_A_LOCK, state), stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        reader = subprocess.run(
+            _python(READ_WHILE_HELD, path), check=False, capture_output=True, text=True, timeout=30
+        )
+        assert reader.returncode == 0, reader.stderr
+        assert reader.stdout.strip() == "[2, 5, 8]"
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)
+    assert [r.attempt_number for r in store.recent("s1", limit=4)] == [2, 5, 8, 10]
+
+
+SAVE_WHILE_HELD = """
+import sys, time
+from reflexkit.exceptions import StoreError
+from reflexkit.memory import JsonlMemory, _writer
+from reflexkit.testing.memory_contract import make_reflection
+_writer.LOCK_WAIT = 0.5  # the bound under test, shortened
+store = JsonlMemory(sys.argv[1])
+start = time.monotonic()
+try:
+    print(store.append_once(make_reflection("s1", attempt=int(sys.argv[2]))))
+except StoreError as err:
+    print("StoreError", "held its lock" in str(err))
+print(time.monotonic() - start < 20)
+"""
+
+
+@pytest.mark.parametrize("held", ["lock file", "store"])
+def test_a_process_stopped_holding_a_store_lock_stalls_no_writer(path: Path, held: str) -> None:
+    """A prune (or writer) suspended holding a lock: a save waits a bounded time, no more.
+
+    The lock file (a prune runs, or ``append_once`` checks): the save goes on without it
+    and stores the record. The store itself (a prune's swap): a ``StoreError`` that says a
+    process holds the lock, which the reflection service reports; the run goes on.
+    """
+    store = JsonlMemory(path)
+    for n in range(3):
+        store.append(make_reflection("s1", attempt=n + 1))
+    target = path.with_name(path.name + ".lock") if held == "lock file" else path
+    holder = subprocess.Popen(_python(HOLD_A_LOCK, target), stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        saver = subprocess.run(
+            _python(SAVE_WHILE_HELD, path, 4),
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert saver.returncode == 0, saver.stderr
+        if held == "lock file":
+            assert saver.stdout.split() == ["True", "True"]
+        else:
+            assert saver.stdout.split() == ["StoreError", "True", "True"]
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)
+    want = [1, 2, 3, 4] if held == "lock file" else [1, 2, 3]
+    assert [r.attempt_number for r in store.recent("s1", limit=5)] == want
+
+
 # --- racing readers -------------------------------------------------------------------------
 
 RACER = """

@@ -67,6 +67,7 @@ import attrs
 from reflexkit._log import get_logger
 from reflexkit.exceptions import StoreError
 from reflexkit.memory._codec import MAX_LINE, read_lines, string_field
+from reflexkit.memory._writer import lock_within
 
 try:  # hashlib's own blake2b, without the OpenSSL set-up of importing hashlib (#19)
     from _blake2 import blake2b
@@ -187,7 +188,7 @@ class OffsetIndex:
         """
         with self._state() as (dir_fd, state_fd):
             st = os.fstat(data_fd)
-            fcntl.flock(state_fd, fcntl.LOCK_SH)
+            lock_within(state_fd, fcntl.LOCK_SH)
             head = self._head(state_fd, data_fd, st)
             tries = 0
             # An index ahead of our view of the file is fine: those lines are in the file.
@@ -196,10 +197,10 @@ class OffsetIndex:
                 if tries > 3:  # noqa: PLR2004 -- state can't be written: read without it
                     raise OSError(errno.EIO, "the index state does not stay written")
                 before = -1 if head is None else head.upto
-                fcntl.flock(state_fd, fcntl.LOCK_EX)
+                lock_within(state_fd, fcntl.LOCK_EX)
                 self._catch_up(dir_fd, state_fd, data_fd, st.st_size)
                 # Going back to shared is not atomic: read the state again.
-                fcntl.flock(state_fd, fcntl.LOCK_SH)
+                lock_within(state_fd, fcntl.LOCK_SH)
                 st = os.fstat(data_fd)
                 head = self._head(state_fd, data_fd, st)
                 if head is not None and head.upto == before:
@@ -222,7 +223,7 @@ class OffsetIndex:
         """Rebuild one shard from the store (all of the index when *shard* is None)."""
         with self._state() as (dir_fd, state_fd):
             st = os.fstat(data_fd)
-            fcntl.flock(state_fd, fcntl.LOCK_EX)
+            lock_within(state_fd, fcntl.LOCK_EX)
             head = self._head(state_fd, data_fd, st)
             slots = None if head is None else self._slots(state_fd, head)
             if head is None or slots is None or shard is None:
@@ -251,7 +252,12 @@ class OffsetIndex:
             yield _Swap(self, -1, -1, None, None, runs)
             return
         try:
-            fcntl.flock(state_fd, fcntl.LOCK_EX)
+            try:
+                lock_within(state_fd, fcntl.LOCK_EX)
+            except OSError as err:  # held by a stopped process: the next reader rebuilds
+                log.warning("%s: can't carry the index over a prune: %s", self._dir, err)
+                yield _Swap(self, -1, -1, None, None, runs)
+                return
             head = self._head(state_fd, old_fd, os.fstat(old_fd))
             slots = None if head is None else self._slots(state_fd, head)
             yield _Swap(self, dir_fd, state_fd, head, slots, runs)

@@ -51,6 +51,7 @@ from reflexkit.memory._writer import (
     bump,
     flag_waiting,
     fsync_dir,
+    lock_within,
     regular,
     why,
 )
@@ -149,7 +150,13 @@ class JsonlMemory:
             lock_fd = -1  # a folder we may not write: no prune can run here either
         try:
             if lock_fd >= 0:
-                fcntl.flock(lock_fd, fcntl.LOCK_EX)
+                try:
+                    lock_within(lock_fd, fcntl.LOCK_EX)
+                except OSError as err:
+                    # Held all that time (a prune stopped with Ctrl-Z): go on unlocked. Two
+                    # processes saving one attempt at that moment may both store it; recent()
+                    # returns one copy.
+                    log.warning("%s: %s; checking for the record without it", self._lock_path, err)
             known = self.recent(
                 reflection.subtask_id, limit=ONCE_WINDOW, task_id=reflection.task_id
             )
@@ -401,7 +408,7 @@ class JsonlMemory:
                     copied = sieve.run(old, 0, os.fstat(old).st_size)
                     # Writers hold the file shared; the flag makes them take turns with us.
                     flag_waiting(lock_fd, os.getpid())
-                    fcntl.flock(old, fcntl.LOCK_EX)
+                    lock_within(old, fcntl.LOCK_EX)  # a writer stopped holding it: StoreError
                     if not self._names(old):
                         msg = f"{self._path} was replaced while it was pruned; prune again"
                         raise StoreError(msg)

@@ -36,6 +36,7 @@ import stat
 import struct
 import termios
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import NoReturn
@@ -56,6 +57,7 @@ __all__ = [
     "bump",
     "flag_waiting",
     "fsync_dir",
+    "lock_within",
     "regular",
     "why",
 ]
@@ -72,8 +74,16 @@ NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 _OPEN: weakref.WeakSet[Appender] = weakref.WeakSet()
 
+LOCK_WAIT = 10.0
+"""Seconds a store waits for a lock another process holds before it gives up: a process
+stopped while it holds one (``SIGSTOP``, Ctrl-Z, a debugger, a frozen container) must not
+stall every reflexkit process on the machine. Far longer than any lock is held for in
+use (a catch-up of a million-record index, a prune's swap). What giving up means is the
+caller's: ``recent`` reads without the index, ``append`` raises :class:`StoreError`."""
+
 # append() is the hot path: module-level names save the attribute lookups of each call.
 _flock, _EX, _SH, _UN = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_SH, fcntl.LOCK_UN
+_SH_NB = _SH | fcntl.LOCK_NB
 _lseek, _CUR, _write, _pread, _stat = os.lseek, os.SEEK_CUR, os.write, os.pread, os.stat
 _inode = operator.attrgetter("st_ino", "st_dev")
 _NL = b"\n"
@@ -87,6 +97,39 @@ def _forget_after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def lock_within(fd: int, mode: int) -> None:
+    """``flock`` *fd* in *mode*, waiting at most :data:`LOCK_WAIT` seconds.
+
+    Uncontended, one system call. Contended, the wait is polled (a blocking ``flock`` can't
+    be given a deadline), more slowly as it goes on.
+
+    Raises:
+        OSError: ``ETIMEDOUT``: another process held the lock all that time.
+    """
+    try:
+        _flock(fd, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pass
+    else:
+        return
+    deadline = time.monotonic() + LOCK_WAIT
+    pause = 0.0005
+    while True:
+        time.sleep(pause)
+        try:
+            _flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                msg = (
+                    f"another process has held its lock for {LOCK_WAIT:g} s "
+                    "(stopped or hung: find it with fuser or lsof)"
+                )
+                raise OSError(errno.ETIMEDOUT, msg) from None
+            pause = min(pause * 2, 0.05)
+        else:
+            return
 
 
 def why(err: OSError) -> str:
@@ -265,7 +308,10 @@ class Appender:
         with self._mutex:
             try:
                 fd = self._fd if self._fd >= 0 else self._open()
-                _flock(fd, _SH)
+                try:
+                    _flock(fd, _SH_NB)
+                except BlockingIOError:  # a prune's turn (or a stopped process): bounded
+                    lock_within(fd, _SH)
                 try:
                     # Nothing happened since the last full check: no prune waits for the
                     # writers or swapped the file, nobody moved or removed it. With a watch,
@@ -314,12 +360,12 @@ class Appender:
         if seen[8:16].strip(b"\0"):
             _flock(fd, _UN)
             mode = self._take_turns()
-            _flock(fd, mode)
+            lock_within(fd, mode)
         while not self._still_there():
             _flock(fd, _UN)
             fd = -1  # closed by _open, which may fail (a link planted there)
             fd = self._open()
-            _flock(fd, mode)
+            lock_within(fd, mode)
         if mode == _EX:
             self._seen = b"-"  # the prune's flag stays until it has run: check again next time
         else:
@@ -396,7 +442,7 @@ class Appender:
         blanked when something was (whoever wrote that finds it glued and writes it again).
         """
         if written:
-            _flock(fd, _EX)  # not atomic: the file may have been swapped meanwhile
+            lock_within(fd, _EX)  # not atomic: the file may have been swapped meanwhile
             if self._still_there():
                 if os.fstat(fd).st_size == start + written:
                     try:
