@@ -267,3 +267,34 @@ def test_url_missing_the_colon_of_its_scheme() -> None:
 def test_lookalikes_of_batch_nine(text: str) -> None:
     """Masks, placeholders, key ids, help text and references stay as printed."""
     _kept(text)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'Run it alone: `npx jest src/jwt.test.ts -t "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"`.',
+        'npx jest src/jwt.test.ts -t "jwt parseHeader eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"',
+        "npx jest -t eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+        'Run it alone: `npx vitest run src/a.test.ts -t "decodes Xq7vL2pR9mZ4tK8w"`.',
+        "yarn test -t 'rotates Xq7vL2pR9mZ4tK8w'",
+        "pytest -k test_get_key_Ab12Cd34Ef56 -p no:cacheprovider",
+        "python -m pytest tests/test_keys.py -k 'Ab12Cd34Ef56Gh78 and not slow'",
+        "npx playwright test -g 'logs in as Xq7vL2pR9mZ4tK8w'",
+        "anytool -p 'parses eyJhbGciOiJIUzI1NiJ9 as a header'",
+        "decoder -t eyJhbGciOiJSUzI1NiIsImtpZCI6IjEyMyJ9",
+    ],
+)
+def test_a_test_runners_filter_and_a_bare_jwt_header_stay(line: str) -> None:
+    """A test's name after ``jest -t``/``pytest -k`` is no password, nor a JWT's header alone.
+
+    The "run it alone" command names the test: redacted, it names a test that does not
+    exist. A JWT header (``{"alg":"HS256","typ":"JWT"}`` in base64) holds no secret; the
+    payload and signature after its dots do.
+    """
+    _kept(line)
+
+
+def test_a_short_flags_generated_value_still_goes_beside_a_test_runner() -> None:
+    """Outside a test runner's command, ``-t`` or ``-k`` with a token goes as before."""
+    _gone("uploader -t Xq7vL2pR9mZ4tK8wQ3 && npx jest", "Xq7vL2pR9mZ4tK8wQ3")
+    _gone("jest-uploader --user ci -p Xq7vL2pR9mZ4tK8wQ3", "Xq7vL2pR9mZ4tK8wQ3")

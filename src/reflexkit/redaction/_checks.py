@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import re
 from urllib.parse import unquote
 
@@ -446,16 +447,34 @@ _NOT_A_TOKEN = re.compile(
 commit, a UUID, a host or a file name."""
 
 
+def _jwt_header(value: str) -> bool:
+    """*value* is a JWT's header alone (``eyJhbGciOi...``, no dots): public JSON, no secret."""
+    if not value.startswith("eyJ") or "." in value or len(value) > _JWT_HEADER_MAX:
+        return False
+    try:
+        decoded = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        header = json.loads(decoded)
+    except (ValueError, TypeError):
+        return False
+    return isinstance(header, dict) and ("alg" in header or "typ" in header)
+
+
+_JWT_HEADER_MAX = 512
+
+
 def _generated_secret(value: str) -> bool:
     """*value* looks generated and nothing else: a password or a token, with no name to say so.
 
     For values no secret name vouches for (a short flag of any tool, the word after
     ``login``): letters and digits that alternate often (``Xq7vL2pR9mZ4``), at least 12, not
-    a digest, a commit id, a UUID, a path, a host or an address.
+    a digest, a commit id, a UUID, a path, a host, an address, a JWT's header alone or words
+    (a generated value has no space in it: ``-t "parses Xq7vL2pR9mZ4"`` names a test).
     """
     value = value.strip("\"'")
     return (
-        "=" not in value.rstrip("=")  # ``name=value``: an assignment, judged by its name
+        not any(c.isspace() for c in value)
+        and "=" not in value.rstrip("=")  # ``name=value``: an assignment, judged by its name
+        and not _jwt_header(value)
         and _randomish(value)
         and _generated_looking(value)
         and _NOT_A_TOKEN.fullmatch(value) is None
@@ -465,6 +484,30 @@ def _generated_secret(value: str) -> bool:
 
 def _generated_check(match: re.Match[str]) -> bool:
     """The match's secret looks generated (see :func:`_generated_secret`)."""
+    return _generated_secret(_secret(match))
+
+
+_TEST_RUNNER = re.compile(
+    r"(?<![\w.-])(?:jest|vitest|pytest|py\.test|playwright|cypress|bun[ \t]+test|deno[ \t]+test"
+    r"|(?:npm|yarn|pnpm)(?:[ \t]+run)?[ \t]+test(?::[\w:-]{1,40})?|tox|nox|hatch[ \t]+test)"
+    r"(?![\w.-])"
+)
+"""A test runner whose ``-t``/``-k``/``-g`` takes the name of a test, not a password."""
+_FILTER_FLAGS = frozenset({"t", "k", "g"})
+
+
+def _short_flag_check(match: re.Match[str]) -> bool:
+    """A generated-looking value after a short flag, unless it is a test runner's filter.
+
+    ``npx jest -t "..."`` and ``pytest -k ...`` name the test to run: the "run it alone"
+    command keeps its test's name, whatever that name holds.
+    """
+    flag = match.group()[1:].split("=", 1)[0].split(None, 1)[0]
+    if flag in _FILTER_FLAGS:
+        text = match.string
+        line_start = max(text.rfind("\n", 0, match.start()) + 1, match.start() - 512)
+        if _TEST_RUNNER.search(text, line_start, match.start()) is not None:
+            return False
     return _generated_secret(_secret(match))
 
 
