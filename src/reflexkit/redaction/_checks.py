@@ -90,6 +90,28 @@ def _assignment_check(match: re.Match[str]) -> bool:
     return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
 
 
+_PLAIN_WORD = re.compile(r"[^\s\-/=$&|;<>`'\"\\#{}\[\]][^\s/=$&|;<>`'\"\\{}\[\]]{0,255}")
+"""A word of a phrase: no flag, path, assignment, expansion, operator, quote or comment."""
+
+
+def _spaced_check(match: re.Match[str]) -> bool:
+    """``NAME=several plain words`` filling its line: a passphrase, not a value and a command.
+
+    An env dump, a ``.env`` file or a ``set -x`` trace sets the whole rest of the line
+    (``JWT_SECRET=correct horse battery staple``); a command after the value has a flag, a
+    path or an operator among its words (``PGPASSWORD=x psql -h db``), so only the first
+    word is the value and the assignment rule takes it.
+    """
+    words = match.group("secret").split()
+    return (
+        len(words) > 1
+        and _name_strength(match.group("name")) == 2  # noqa: PLR2004
+        and all(_PLAIN_WORD.fullmatch(word) for word in words)
+        and not words[0].isdigit()  # ``TOKEN_TTL=3600 seconds``: a quantity
+        and value_is_secret(" ".join(words), 2)
+    )
+
+
 def _assigned_value(raw: str) -> tuple[str, bool]:
     r"""The value an assignment sets, its quotes taken off, and whether it was quoted.
 

@@ -5,6 +5,8 @@ browser, a JSON parser or a person still does:
 
 * escaped: ``password\\u003d...`` (JSON), ``\\x3d`` (Python, C), ``&#61;``, ``&#x3D;``,
   ``&equals;`` (HTML), the quotes around a value as ``\\u0022``, ``&quot;``;
+* continued: a shell's ``\\`` at the end of a line (``sshpass -p \\``, the password on the
+  next), which the shell removes with the line end;
 * hidden inside: a zero-width space or joiner, a soft hyphen, a bidi control, a tag
   character, a combining mark, an escape sequence (a colour, an OSC 8 link) or a control
   character (NUL) in ``pass<here>word``: the terminal gate removes or shows it, and what
@@ -133,7 +135,8 @@ def _fold_pattern() -> re.Pattern[str]:
 
 
 _FOLD_SOURCE = (
-    r"\\(?:u00(?P<u>3[dDaA]|2[02367fF])|x(?P<x>3[dDaA]|2[02367fF])|(?P<o>07[25]|04[27])|/)"
+    r"\\(?:u00(?P<u>3[dDaA]|2[02367fF])|x(?P<x>3[dDaA]|2[02367fF])|(?P<o>07[25]|04[27])|/"
+    r"|\r?\n)"  # a shell's line continuation: the shell reads on as if no line ended
     r"|&(?:#0*(?P<d>61|58|34|39|38|47|32);|#[xX]0*(?P<h>3[dDaA]|2[02367fF]);"
     r"|(?P<e>equals|colon|quot|apos|amp|sol);)"
     r"|\x1b\[[\x30-\x3f]{0,64}[\x20-\x2f]{0,16}[\x40-\x7e]"  # CSI: colours
