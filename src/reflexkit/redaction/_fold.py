@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import bisect
 import functools
+import heapq
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -221,10 +223,50 @@ def _may_hide(text: str) -> bool:
     """Whether *text* may hold a disguise; ``False`` is certain (short ASCII text, none)."""
     if len(text) > _SHORT or not text.isascii():
         return True
-    if "\\" in text or "&" in text:
+    if "\\" in text or "&" in text or _may_list_argv(text):
         return True
     data = text.encode("ascii")
     return len(data.translate(None, _CONTROLS)) != len(data)  # a control character
+
+
+def _disguises(text: str) -> Iterator[tuple[int, int, str]]:
+    """Each disguise of :data:`_FOLD_SOURCE` in *text*: its span and what it stands for."""
+    for start, end in _spans(text):
+        match = _fold_pattern().match(text, start)
+        if match is None or match.end() != end:  # pragma: no cover -- the same pattern
+            continue
+        yield start, end, _replacement(match)
+
+
+_ARGV_HINT = re.compile(r"""['"][ \t]*,?\s{0,40}['"]-""")
+_ARGV = re.compile(
+    r"""\[[ \t]*(?P<q>['"])(?:(?!(?P=q))[^\n\\]|\\.){0,1024}(?P=q)"""
+    r"""(?:[ \t]*,?\s{0,40}(?P=q)(?:(?!(?P=q))[^\n\\]|\\.){0,1024}(?P=q)){1,256}"""
+)
+"""A list of quoted words: a command's argv as Python (``CalledProcessError``), strace,
+JSON or Go's ``%q`` print it, also one word a line (pprint)."""
+_ARGV_WORD = re.compile(r"""(?P<q>['"])(?:(?!(?P=q))[^\n\\]|\\.){0,1024}(?P=q)""")
+
+
+def _may_list_argv(text: str) -> bool:
+    """Whether *text* may hold a command's argv with a flag in it (one cheap scan)."""
+    return ("'-" in text or '"-' in text) and _ARGV_HINT.search(text) is not None
+
+
+def _argv_separators(text: str) -> Iterator[tuple[int, int, str]]:
+    """The separators of each argv list that holds a flag, each read as the space it was.
+
+    ``['mysql', '-u', 'root', '-pXq7...']`` reads ``mysql -u root -pXq7...`` in the copy, so
+    the rules of command lines read the command as a shell would have run it.
+    """
+    if not _may_list_argv(text):
+        return
+    for found in _ARGV.finditer(text):
+        words = list(_ARGV_WORD.finditer(text, found.start("q"), found.end()))
+        if not any(word.group()[1:2] == "-" for word in words):
+            continue
+        for before, word in itertools.pairwise(words):
+            yield before.end() - 1, word.start() + 1, " "
 
 
 def fold(text: str) -> tuple[str, Callable[[int], int]] | None:
@@ -239,11 +281,9 @@ def fold(text: str) -> tuple[str, Callable[[int], int]] | None:
     after: list[int] = []  # where each folded disguise ends, in the copy
     shift: list[int] = []  # how many characters shorter the copy is from there on
     position = delta = 0
-    for start, end in _spans(text):
-        match = _fold_pattern().match(text, start)
-        if match is None or match.end() != end:  # pragma: no cover -- the same pattern
+    for start, end, new in heapq.merge(_disguises(text), _argv_separators(text)):
+        if start < position:  # inside one already folded
             continue
-        new = _replacement(match)
         pieces += (text[position:start], new)
         delta += end - start - len(new)
         after.append(end - delta)
