@@ -7,6 +7,8 @@ format the rule reads, not the value.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from reflexkit.redaction import Redacted, Redactor
@@ -298,3 +300,50 @@ def test_a_short_flags_generated_value_still_goes_beside_a_test_runner() -> None
     """Outside a test runner's command, ``-t`` or ``-k`` with a token goes as before."""
     _gone("uploader -t Xq7vL2pR9mZ4tK8wQ3 && npx jest", "Xq7vL2pR9mZ4tK8wQ3")
     _gone("jest-uploader --user ci -p Xq7vL2pR9mZ4tK8wQ3", "Xq7vL2pR9mZ4tK8wQ3")
+
+
+def _phrase(words: int, seed: int) -> str:
+    """A made-up seed phrase: *words* words of the BIP-39 English list."""
+    from importlib import resources  # noqa: PLC0415
+
+    listed = resources.files("reflexkit.redaction._rules").joinpath("bip39_english.txt")
+    wordlist = listed.read_text("utf-8").split()
+    rng = random.Random(seed)  # noqa: S311 -- a fixed, made-up phrase for the test
+    return " ".join(rng.choice(wordlist) for _ in range(words))
+
+
+@pytest.mark.parametrize("words", [12, 15, 18, 21, 24])
+@pytest.mark.parametrize(
+    "form",
+    [
+        "{p}",
+        "mnemonic: {p}",
+        "Your seed phrase is: {p}",
+        'WALLET_MNEMONIC="{p}"',
+        '{{"mnemonic": "{p}", "path": "m/44\'/60\'/0\'/0/0"}}',
+        "E   AssertionError: wallet.restore('{p}') failed",
+        "export SEED_PHRASE={p}",
+    ],
+)
+def test_a_seed_phrase_goes_whole(words: int, form: str) -> None:
+    """A BIP-39 recovery phrase (12 to 24 words of its list) is a wallet's private key."""
+    phrase = _phrase(words, words)
+    out = BARE.redact(form.format(p=phrase)).text
+    left = [w for w in phrase.split() if f" {w} " in f" {out} "]
+    assert len(left) < 3, out  # a listed word may be part of the form itself
+    assert "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the quick brown fox jumps over the lazy dog and then runs away from the angry farmer",
+        "assert all items were added before the test began and each one was checked",
+        "abandon ability able about above absent",  # six listed words: not a phrase
+        "TODO: move these helper functions into their own module once the refactor lands",
+        "error: could not find any matching version for this package in the current index",
+    ],
+)
+def test_prose_is_not_a_seed_phrase(text: str) -> None:
+    """Prose is mostly words the list lacks (``the``, ``of``, ``is``); six listed words are few."""
+    _kept(text)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
+from importlib import resources
 from urllib.parse import unquote
 
 from reflexkit.redaction._shapes import (
@@ -536,3 +538,28 @@ def _short_flag_check(match: re.Match[str]) -> bool:
 def _named_value_check(match: re.Match[str]) -> bool:
     """A name that says secret (``aws_secret_access_key``), then a generated-looking value."""
     return _name_strength(match.group("name")) == 2 and _generated_secret(_secret(match))  # noqa: PLR2004
+
+
+_SEED_WORDS = 12
+"""The fewest words of a BIP-39 phrase (128 bits); 15 to 24 words are longer phrases."""
+
+
+@functools.cache
+def _bip39_words() -> frozenset[str]:
+    """The BIP-39 English word list (2,048 words; ``bip39_english.txt`` beside the rules)."""
+    listed = resources.files("reflexkit.redaction._rules").joinpath("bip39_english.txt")
+    return frozenset(listed.read_text("utf-8").split())
+
+
+def _seed_phrase_check(match: re.Match[str]) -> bool:
+    """Twelve or more words of the BIP-39 list in a row: a wallet's recovery phrase.
+
+    Prose is mostly words the list lacks (``the``, ``of``, ``is``, ``with``), so a dozen
+    listed words in a row is no sentence; the run may begin with a few other words.
+    """
+    listed = _bip39_words()
+    run = best = 0
+    for word in _secret(match).split():
+        run = run + 1 if word in listed else 0
+        best = max(best, run)
+    return best >= _SEED_WORDS
