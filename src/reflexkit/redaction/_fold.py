@@ -136,6 +136,26 @@ def _fold_pattern() -> re.Pattern[str]:
     return re.compile(_FOLD_SOURCE + "|(?P<l>[" + "".join(map(chr, sorted(_look_alikes()))) + "])")
 
 
+_SPLIT_NAMES = (
+    "password", "passwd", "passphrase", "secret", "token", "apikey", "api_key", "api-key",
+    "authorization", "bearer", "credential", "cookie", "private_key", "access_key",
+)  # fmt: skip
+"""Words that make a name a secret's, which a narrow wrap may cut in two."""
+_CUTS = {f"{word[:cut]}\\r?\\n{word[cut:]}" for word in _SPLIT_NAMES for cut in range(1, len(word))}
+_SPLIT_SOURCE = "(?i:" + "|".join(sorted(_CUTS)) + ")"
+_SPLIT_SOURCE += "|:\\r?\\n//|:/\\r?\\n/"  # a URL's ``://`` cut: ``postgres:`` / ``//app:...@``
+_SPLIT_SOURCE += (
+    "|(?i:key|password|passwd|secret|token)"  # ``key`` / ``= v`` and ``key =`` / `` v``
+    "(?:[ \\t]{0,4}\\r?\\n[ \\t]{0,4}[=:]|[ \\t]{0,4}=\\r?\\n[ \\t]{1,4}[A-Za-z0-9+/])"
+)
+"""A secret's name cut by a line end with nothing between (``fold -w 20``: ``DB_PASS`` /
+``WORD=...``): a terminal shows the two parts as one word across the wrap."""
+_JUNCTION = re.compile(
+    r"[A-Za-z_-][ \t]{0,4}\r?\n(?:[A-Za-z_-]|[ \t]{0,4}[=:])"
+    r"|:/?\r?\n/|[A-Za-z][ \t]{0,4}=\r?\n[ \t]"
+)
+"""Where :data:`_SPLIT_SOURCE` may match: short ASCII text without one is not scanned."""
+
 _FOLD_SOURCE = (
     r"\\(?:u00(?P<u>3[dDaA]|2[02367fF])|x(?P<x>3[dDaA]|2[02367fF])|(?P<o>07[25]|04[27])|/"
     r"|\r?\n)"  # a shell's line continuation: the shell reads on as if no line ended
@@ -146,6 +166,7 @@ _FOLD_SOURCE = (
     r"|\x1b[\x20-\x2f]{0,16}[\x30-\x7e]"
     r"|(?P<c>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f])"
     "|[" + _INVISIBLE + "]"
+    "|(?P<w>" + _SPLIT_SOURCE + ")"
 )
 """One disguise: an escape of a separator or quote, an escape sequence, an invisible character,
 a look-alike letter. In the common subset of ``re`` and RE2: RE2 scans for it (:func:`_spans`)."""
@@ -198,6 +219,8 @@ def _replacement(match: re.Match[str]) -> str:
             return meaning(found)
     if groups["c"] is not None:
         return _control(match)
+    if groups["w"] is not None:
+        return match.group().replace("\r", "").replace("\n", "")
     return "/" if match.group() == "\\/" else ""
 
 
@@ -223,7 +246,7 @@ def _may_hide(text: str) -> bool:
     """Whether *text* may hold a disguise; ``False`` is certain (short ASCII text, none)."""
     if len(text) > _SHORT or not text.isascii():
         return True
-    if "\\" in text or "&" in text or _may_list_argv(text):
+    if "\\" in text or "&" in text or _may_list_argv(text) or _JUNCTION.search(text):
         return True
     data = text.encode("ascii")
     return len(data.translate(None, _CONTROLS)) != len(data)  # a control character
