@@ -52,6 +52,7 @@ from reflexkit.readers._python_traceback import parse_traceback
 from reflexkit.readers._python_unittest import parse_unittest
 from reflexkit.readers._registry import Reader
 from reflexkit.readers._reports import parse_tap
+from reflexkit.readers._rspec import parse_rspec
 from reflexkit.readers._shell import parse_diff_check, parse_git, parse_shell
 
 __all__ = ["BUILTIN_READERS"]
@@ -120,6 +121,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ("# fail ", "\u2139 fail ", "\nFailed tests:\n"),
         830,
     ),
+    Reader("rspec", lambda t, _f: parse_rspec(t), (" examples, ", " example, ", "\nrspec "), 828),
     # any TAP producer (tape, node-tap, busted, prove, bats) after node:test's own reader
     Reader("tap", lambda t, _f: parse_tap(t), ("not ok ",), 825),
     Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
