@@ -7,6 +7,7 @@ in the band of its kind of tool.
 from __future__ import annotations
 
 from reflexkit.readers._agent import parse_agent
+from reflexkit.readers._clojure import parse_clojure_error, parse_clojure_test
 from reflexkit.readers._coverage import parse_coverage_gate
 from reflexkit.readers._cxx import (
     parse_catch2,
@@ -43,6 +44,7 @@ from reflexkit.readers._native import (
     parse_rustc,
 )
 from reflexkit.readers._pattern import Pattern
+from reflexkit.readers._perl import parse_prove
 from reflexkit.readers._pip import parse_dependency_setup, parse_pip
 from reflexkit.readers._python_checkers import parse_mypy, parse_pyflakes_style, parse_pyright
 from reflexkit.readers._python_doctest import parse_doctest
@@ -122,6 +124,8 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         830,
     ),
     Reader("rspec", lambda t, _f: parse_rspec(t), (" examples, ", " example, ", "\nrspec "), 828),
+    Reader("prove", lambda t, _f: parse_prove(t), ("Result: FAIL", "# Looks like "), 827),
+    Reader("clojure-test", lambda t, _f: parse_clojure_test(t), (" failures, ",), 826),
     # any TAP producer (tape, node-tap, busted, prove, bats) after node:test's own reader
     Reader("tap", lambda t, _f: parse_tap(t), ("not ok ",), 825),
     Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
@@ -235,6 +239,9 @@ BUILTIN_READERS: tuple[Reader, ...] = (
             "Error: Main",
         ),
         355,
+    ),
+    Reader(
+        "clojure", lambda t, _f: parse_clojure_error(t), ("Execution error", "Syntax error"), 356
     ),
     Reader("go-panic", lambda t, _f: parse_go_panic(t), ("goroutine ",), 345),
     Reader("rust-panic", lambda t, _f: parse_rust_panic(t), ("panicked at",), 340),
