@@ -43,6 +43,7 @@ from reflexkit.readers._native import (
     parse_rust_panic,
     parse_rustc,
 )
+from reflexkit.readers._nim import parse_nim
 from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._perl import parse_prove
 from reflexkit.readers._pip import parse_dependency_setup, parse_pip
@@ -126,6 +127,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader("rspec", lambda t, _f: parse_rspec(t), (" examples, ", " example, ", "\nrspec "), 828),
     Reader("prove", lambda t, _f: parse_prove(t), ("Result: FAIL", "# Looks like "), 827),
     Reader("clojure-test", lambda t, _f: parse_clojure_test(t), (" failures, ",), 826),
+    Reader("nim", lambda t, _f: parse_nim(t), (".nim(",), 829),
     # any TAP producer (tape, node-tap, busted, prove, bats) after node:test's own reader
     Reader("tap", lambda t, _f: parse_tap(t), ("not ok ",), 825),
     Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
