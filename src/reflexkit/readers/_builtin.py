@@ -20,6 +20,7 @@ from reflexkit.readers._cxx import (
     parse_meson_test,
     parse_unity,
 )
+from reflexkit.readers._erlang import parse_eunit, parse_rebar3_compile
 from reflexkit.readers._go import (
     parse_go_command,
     parse_go_diagnostics,
@@ -128,6 +129,8 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader("prove", lambda t, _f: parse_prove(t), ("Result: FAIL", "# Looks like "), 827),
     Reader("clojure-test", lambda t, _f: parse_clojure_test(t), (" failures, ",), 826),
     Reader("nim", lambda t, _f: parse_nim(t), (".nim(",), 829),
+    Reader("rebar3", lambda t, _f: parse_rebar3_compile(t), ("===> Compiling ",), 831),
+    Reader("eunit", lambda t, _f: parse_eunit(t), (" failure", "*failed*"), 824),
     # any TAP producer (tape, node-tap, busted, prove, bats) after node:test's own reader
     Reader("tap", lambda t, _f: parse_tap(t), ("not ok ",), 825),
     Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
