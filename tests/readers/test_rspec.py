@@ -112,6 +112,34 @@ Finished in 0.00004 seconds (files took 0.1 seconds to load)
 0 examples, 0 failures, 1 error occurred outside of examples
 """
 
+_CRYSTAL_SPEC = """
+Failures:
+
+  1) Cart totals the lines
+     Failure/Error: cart.total.should eq(1250)
+
+       Expected: 1250
+            got: 1205
+
+     # spec/cart_spec.cr:12
+
+  2) Markdown renders emphasis
+*a*
+
+       Expected: "<p><em>a</em></p>"
+            got: "<p>*a*</p>"
+
+     # fixtures/spec.txt:40
+
+Finished in 2.1 milliseconds
+9 examples, 2 failures, 0 errors, 0 pending
+
+Failed examples:
+
+crystal spec spec/cart_spec.cr:10 # Cart totals the lines
+crystal spec fixtures/spec.txt:40 # Markdown renders emphasis
+"""
+
 _CUT_TAIL = """
 rspec ./spec/units_spec.rb[1:1:7] # Units converts feet => metres
 rspec ./spec/units_spec.rb[1:1:8] # Units converts miles => km
@@ -168,13 +196,30 @@ Randomized with seed 4242
             ],
         ),
         (_CUT_TAIL, "test_failure", "root_cause", ["Units converts feet => metres"]),
+        (
+            _CRYSTAL_SPEC,
+            "test_failure",
+            "root_cause",
+            [
+                "Cart totals the lines",
+                "Expected: 1250",
+                "got: 1205",
+                "# spec/cart_spec.cr:12",
+                "Markdown renders emphasis",
+                'got: "<p>*a*</p>"',
+                "# fixtures/spec.txt:40",
+                "9 examples, 2 failures, 0 errors, 0 pending",
+                "crystal spec spec/cart_spec.cr:10",
+            ],
+        ),
     ],
-    ids=["values", "error", "missing-gem", "syntax-error", "cut-to-its-list"],
+    ids=["values", "error", "missing-gem", "syntax-error", "cut-to-its-list", "crystal-spec"],
 )
 def test_rspec_output_is_read(output: str, kind: str, category: str, facts: list[str]) -> None:
     """Each shape gets its type, its category and its facts quoted verbatim."""
     tool, failure_type, category_read, text = _read(output)
-    assert (tool, failure_type, category_read) == ("RSpec", kind, category)
+    assert tool == ("crystal spec" if "crystal spec" in output else "RSpec")
+    assert (failure_type, category_read) == (kind, category)
     assert [fact for fact in facts if fact not in text] == []
 
 

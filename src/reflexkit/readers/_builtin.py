@@ -9,6 +9,7 @@ from __future__ import annotations
 from reflexkit.readers._agent import parse_agent
 from reflexkit.readers._clojure import parse_clojure_error, parse_clojure_test
 from reflexkit.readers._coverage import parse_coverage_gate
+from reflexkit.readers._crystal import parse_crystal
 from reflexkit.readers._cxx import (
     parse_catch2,
     parse_check_suite,
@@ -125,7 +126,12 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ("# fail ", "\u2139 fail ", "\nFailed tests:\n"),
         830,
     ),
-    Reader("rspec", lambda t, _f: parse_rspec(t), (" examples, ", " example, ", "\nrspec "), 828),
+    Reader(
+        "rspec",
+        lambda t, _f: parse_rspec(t),
+        (" examples, ", " example, ", "\nrspec ", "\ncrystal spec "),
+        828,
+    ),
     Reader("prove", lambda t, _f: parse_prove(t), ("Result: FAIL", "# Looks like "), 827),
     Reader("clojure-test", lambda t, _f: parse_clojure_test(t), (" failures, ",), 826),
     Reader("nim", lambda t, _f: parse_nim(t), (".nim(",), 829),
@@ -173,6 +179,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     # 500: compilers and linkers
     Reader("cmake", lambda t, _f: parse_cmake(t), ("CMake Error",), 570),
+    Reader("crystal", lambda t, _f: parse_crystal(t), (".cr:",), 565),
     Reader("rustc", lambda t, f: parse_rustc(t, f.command), ("error[", "error: "), 560),
     Reader(
         "gcc",

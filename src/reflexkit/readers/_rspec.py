@@ -21,17 +21,17 @@ __all__ = ["parse_rspec"]
 
 M = re.MULTILINE
 _SUMMARY = Pattern(
-    r"^(?P<line>\d+ examples?, \d+ failures?(?:, \d+ pending)?"
+    r"^(?P<line>\d+ examples?, \d+ failures?(?:, \d+ errors?)?(?:, \d+ pending)?"
     r"(?:, \d+ errors? occurred outside of examples)?)$",
     M,
 )
 _EXAMPLE = Pattern(r"^ {2}(?P<number>\d+)\) (?P<name>\S.*)$")
 _LOAD_ERROR = Pattern(r"^(?P<line>An error occurred while loading \S+?\.?)(?: - |$)", M)
-_FRAME = Pattern(r"^ *# (?P<loc>\./?[^:\s]+:\d+)(?::in |$)")
-_RERUN = Pattern(r"^(?P<line>rspec \S+)(?: # .*)?$", M)
-_LISTED = Pattern(r"^rspec \S+ # (?P<name>\S.*)$", M)
+_FRAME = Pattern(r"^ *(?P<loc># (?:\./)?[\w./-]+:\d+)(?::in |$)")
+_RERUN = Pattern(r"^(?P<line>(?P<tool>rspec|crystal spec) \S+)(?: # .*)?$", M)
+_LISTED = Pattern(r"^(?:rspec|crystal spec) \S+ # (?P<name>\S.*)$", M)
 _VALUE = Pattern(r"^ *(?P<line>(?:expected|got|Expected|Actual|Diff)\b[^\n]*)$")
-_ERROR_CLASS = Pattern(r"^ *(?P<cls>[A-Z]\w*(?:::[A-Z]\w*)*):$")
+_ERROR_CLASS = Pattern(r"^ *(?P<cls>(?:[A-Z]\w*::)*[A-Z]\w*(?:Error|Exception|Interrupt)):$")
 _MISSING_GEM = Pattern(r"cannot load such file -- (?P<name>[^\s./][^\s]*)")
 _EXAMPLES = 6
 _BODY_LINES = 30
@@ -47,7 +47,9 @@ def parse_rspec(text: str) -> Findings | None:
     failures = _failures(text)
     if not failures and loading is None:
         return None
-    findings = Findings(tool="RSpec", failure_type=FailureType.TEST_FAILURE)
+    rerun = _RERUN.search(text, summary.end() if summary is not None else 0)
+    tool = "crystal spec" if rerun is not None and rerun["tool"] != "rspec" else "RSpec"
+    findings = Findings(tool=tool, failure_type=FailureType.TEST_FAILURE)
     findings.summary = summary["line"] if summary is not None else ""
     findings.evidence = findings.summary or (listed.group(0) if listed is not None else "")
     if loading is not None and not failures:
@@ -61,18 +63,17 @@ def parse_rspec(text: str) -> Findings | None:
         same = bool(said) and said == previous
         previous = said
         fact = name + (" (the same error)" if same else f": {said}" if said else "")
-        findings.facts.append(fact + (f" at {where}" if where and not same else ""))
+        findings.facts.append(fact + (f" ({where})" if where and not same else ""))
     count = len(failures)
     more = count - len(findings.facts)
     if more > 0:
         findings.facts.append(f"(+{more} more failing)")
-    findings.headline = f"RSpec reported {plural(count, 'failing example')}."
+    findings.headline = f"{tool} reported {plural(count, 'failing example')}."
     findings.advice = (
         "Each failing example is quoted with its expected and actual values (or the error it "
         "raised) and the spec line: fix the code under test so it holds; change the spec only "
         "if its expectation is wrong."
     )
-    rerun = _RERUN.search(text, summary.end() if summary is not None else 0)
     if rerun is not None:
         findings.steps.append(f"Re-run the first failing example alone: `{rerun['line']}`.")
     findings.confidence = 0.85
@@ -82,22 +83,28 @@ def parse_rspec(text: str) -> Findings | None:
 def _failures(text: str) -> list[tuple[str, list[str]]]:
     """The numbered examples that failed, with the lines of each (not the pending ones).
 
-    A long run's head and tail may have cut the ``Failures:`` header off: a numbered block
-    is a failure by its own ``Failure/Error:`` line; without any, the ``Failed examples:``
-    list at the end names them.
+    Those under ``Failures:`` failed; a long run's head and tail may have cut that header
+    off, and then a numbered block is a failure by its own ``Failure/Error:`` line. Without
+    any, the ``Failed examples:`` list at the end names them.
     """
-    found: list[tuple[str, list[str]]] = []
+    found: list[tuple[str, list[str], bool]] = []
     body: list[str] | None = None
+    section = ""
     for line in text.splitlines():
         example = _EXAMPLE.match(line)
-        if example is not None:
+        if example is not None and section != "Pending":
             body = []
-            found.append((example["name"], body))
+            found.append((example["name"], body, section == "Failures"))
         elif line.startswith(("Finished in ", "Failed examples:", "Pending:", "Failures:")):
             body = None
+            section = line.split(":", 1)[0] if line.endswith(":") or "Pending" in line else ""
         elif body is not None and len(body) < _BODY_LINES:
             body.append(line)
-    failed = [(name, lines) for name, lines in found if any("Failure/Error:" in ln for ln in lines)]
+    failed = [
+        (name, lines)
+        for name, lines, listed in found
+        if listed or any("Failure/Error:" in ln for ln in lines)
+    ]
     return failed or [(m["name"], []) for m in _LISTED.finditer(text)]
 
 
@@ -124,7 +131,7 @@ def _load_failure(text: str, loading: re.Match[str], findings: Findings) -> Find
     lines = text[loading.end() :].splitlines()[:_BODY_LINES]
     said, where = _what_failed(lines)
     findings.facts.append(
-        loading["line"] + (f" {said}" if said else "") + (f" at {where}" if where else "")
+        loading["line"] + (f" {said}" if said else "") + (f" ({where})" if where else "")
     )
     gem = _MISSING_GEM.search(said)
     if gem is not None and said.startswith("LoadError"):
