@@ -37,6 +37,7 @@ from reflexkit.readers._javascript import (
     parse_tsc,
 )
 from reflexkit.readers._js_runners import parse_mocha, parse_vitest
+from reflexkit.readers._jvm_runners import parse_gradle, parse_junit_console
 from reflexkit.readers._native import (
     parse_cargo_test,
     parse_crash,
@@ -160,6 +161,13 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader("unity", lambda t, _f: parse_unity(t), (" Ignored",), 806),
     Reader("googletest", lambda t, _f: parse_gtest(t), ("[  FAILED  ]",), 811),
     Reader("junit", lambda t, _f: parse_junit(t), ("FAILURES!!!", "<<< ", "Tests run: "), 810),
+    Reader("junit-console", lambda t, _f: parse_junit_console(t), (" tests failed ",), 809),
+    Reader(
+        "gradle",
+        lambda t, _f: parse_gradle(t),
+        ("> Task :", "* What went wrong:", " tests completed, "),
+        808,
+    ),
     # 700: type checkers
     Reader("mypy", lambda t, _f: parse_mypy(t), (": error: ",), 760),
     Reader("pyright", lambda t, _f: parse_pyright(t), (" - error: ",), 750),
