@@ -626,6 +626,12 @@ def parse_gcc(text: str) -> Findings | None:
     return findings
 
 
+_DECLARATION = Pattern(
+    r"^\s*(?:initializing argument \d+ of|declared here|candidate(?::| function))"
+)
+"""A note that points at the declaration an error's call does not fit (gcc, clang)."""
+
+
 def _gcc_details(findings: Findings, diags: list[re.Match[str]]) -> list[re.Match[str]]:
     """Add the first ``previous ...`` note, implicit declarations and the notes naming a fix.
 
@@ -633,7 +639,14 @@ def _gcc_details(findings: Findings, diags: list[re.Match[str]]) -> list[re.Matc
     undefined reference or a wrong return type), quoted beside the errors.
     """
     notes = [d for d in diags if d["sev"] == "note" and "previous" in d["msg"]]
-    findings.details.extend(f"{d['loc']}: note: {clip(d['msg'], 100)}" for d in notes[:1])
+    declared = [  # the declaration an error's call or use does not fit, in the project's file
+        d
+        for d in diags
+        if d["sev"] == "note" and _DECLARATION.search(d["msg"]) and not _is_system(d["loc"])
+    ]
+    findings.details.extend(
+        dedupe(f"{d['loc']}: note: {clip(d['msg'], 100)}" for d in [*notes[:1], *declared[:1]])
+    )
     implicit = [d for d in diags if d["sev"] == "warning" and "implicit declaration" in d["msg"]]
     findings.details.extend(f"{d['loc']}: warning: {clip(d['msg'], 120)}" for d in implicit[:2])
     findings.hints = dedupe(
