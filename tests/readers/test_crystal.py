@@ -44,3 +44,24 @@ def test_crystal_compile_error_is_read(file: str, kind: str) -> None:
     text = quoted(findings)
     assert f"{file}:12:20" in text
     assert "Error: undefined method 'pricee' for Item" in text
+
+
+def test_a_shard_that_is_not_installed_is_a_dependency_error() -> None:
+    """``can't find file 'x'`` with the compiler's ``shards install`` question: set-up."""
+    output = (
+        'In src/web.cr:1:1\n\n 1 | require "lucky"\n     ^\n'
+        "Error: can't find file 'lucky'\n\nIf you're trying to require a shard:\n"
+        "- Did you remember to run `shards install`?\n"
+    )
+    findings = analyse(
+        FailureContext(
+            task_id="t",
+            subtask_id="s",
+            attempt_number=1,
+            command="crystal build src/web.cr",
+            exit_code=1,
+            error_output=output,
+        )
+    )
+    assert findings.failure_type.value == "dependency_error"
+    assert "Did you remember to run `shards install`?" in quoted(findings)

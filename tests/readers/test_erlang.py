@@ -133,3 +133,13 @@ def test_live_eunit_run(tmp_path: Path) -> None:
     assert (tool, kind) == ("EUnit", "test_failure"), run.stdout + run.stderr
     assert "{expected,5}" in text
     assert "{value,-1}" in text
+
+
+def test_exunits_numbered_failures_are_not_eunits() -> None:
+    """ExUnit counts `N tests, M failures` and numbers its failures too, with no rebar3 lines."""
+    exunit = (
+        "  1) test totals (Shop.CartTest)\n     test/cart_test.exs:9\n"
+        "     Assertion with == failed\n     left:  1\n     right: 2\n\n"
+        "Finished in 0.04 seconds (0.00s async, 0.04s sync)\n3 tests, 1 failure\n"
+    )
+    assert _read(exunit, "mix test")[0] != "EUnit"

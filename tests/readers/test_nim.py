@@ -55,6 +55,12 @@ _UNITTEST = (
     _BUILT + "\n[Suite] cart\n    /app/tests/test_cart.nim(14, 11): Check failed: total(c) == 90\n"
     "    total(c) was 100\n  [FAILED] applies a coupon\n" + _EXEC
 )
+_MISMATCH = (
+    "/app/src/tally.nim(10, 18) Error: type mismatch: got <int>\nbut expected one of:\n"
+    "proc toRatio(c: float): float\n  first type mismatch at position: 1\n"
+    "  required type for c: float\n  but expression 'count' is of type: int\n"
+)
+_NO_PACKAGE = "/app/src/api.nim(2, 8) Error: cannot open file: karax\n"
 _CODE_DOES_NOT_COMPILE = _HINTS + "/app/src/cart.nim(31, 9) Error: undeclared identifier: 'qty'\n"
 _TEST_DOES_NOT_COMPILE = (
     _HINTS
@@ -82,8 +88,10 @@ _TEST_DOES_NOT_COMPILE = (
         (
             _UNITTEST,
             "test_failure",
-            ["/app/tests/test_cart.nim(14, 11): Check failed: total(c) == 90"],
+            ["/app/tests/test_cart.nim(14, 11): Check failed: total(c) == 90", "total(c) was 100"],
         ),
+        (_MISMATCH, "build_error", ["src/tally.nim(10, 18)", "but expression 'count' is of type"]),
+        (_NO_PACKAGE, "dependency_error", ["cannot open file: karax", "nimble install"]),
         (
             _CODE_DOES_NOT_COMPILE,
             "build_error",
@@ -95,7 +103,15 @@ _TEST_DOES_NOT_COMPILE = (
             ["/app/tests/test_cart.nim(5, 20) Error: type mismatch"],
         ),
     ],
-    ids=["raised", "doassert-without-hints", "unittest-check", "code-error", "test-file-error"],
+    ids=[
+        "raised",
+        "doassert-without-hints",
+        "unittest-check",
+        "code-error",
+        "test-file-error",
+        "mismatch-details",
+        "package-missing",
+    ],
 )
 def test_nim_output_is_read(output: str, kind: str, facts: list[str]) -> None:
     """A program that ran is a test failure; a compile error is the test file's or the code's."""

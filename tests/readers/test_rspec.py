@@ -229,6 +229,16 @@ def test_pending_examples_are_not_failures() -> None:
     assert "rounds half cents" not in text
 
 
+def test_another_runners_count_is_not_claimed() -> None:
+    """Hspec prints `N examples, M failures` and numbered failures too, without RSpec's lines."""
+    hspec = (
+        "Failures:\n\n  test/CartSpec.hs:12:5: \n  1) Cart.total adds the lines\n"
+        '       expected: 7.0\n        but got: 8.0\n\n  To rerun use: --match "/Cart/"\n\n'
+        "3 examples, 1 failure\n"
+    )
+    assert _read(hspec, "cabal test")[0] != "RSpec"
+
+
 def test_a_count_without_failures_is_not_claimed() -> None:
     """A passing run's count is no failure of RSpec's."""
     assert _read("4 examples, 0 failures\n")[0] != "RSpec"

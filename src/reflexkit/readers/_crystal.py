@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from reflexkit.models import FailureType
+from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import Findings, clip
 from reflexkit.readers._pattern import Pattern
 
@@ -20,6 +20,8 @@ M = re.MULTILINE
 _IN = Pattern(r"^In (?P<loc>(?P<file>\S+\.cr):\d+:\d+)$", M)
 _ERROR = Pattern(r"^(?P<line>Error: [^\n]+)$", M)
 _SPEC_FILE = Pattern(r"(?:^|/)spec/|_spec\.cr$")
+_NO_SHARD = Pattern(r"^Error: can't find file '(?P<name>[\w-]+)'$")
+_SHARDS_HINT = Pattern(r"^- (?P<line>Did you remember to run `shards install`\?)$", M)
 
 
 def parse_crystal(text: str) -> Findings | None:
@@ -29,6 +31,23 @@ def parse_crystal(text: str) -> Findings | None:
     if frame is None or error is None:
         return None
     in_spec = _SPEC_FILE.search(frame["file"]) is not None
+    shard = _NO_SHARD.match(error["line"])
+    if shard is not None:
+        hint = _SHARDS_HINT.search(text, error.end())
+        return Findings(
+            tool="crystal",
+            failure_type=FailureType.DEPENDENCY_ERROR,
+            category=ReflectionCategory.MISSING_CONTEXT,
+            headline=f"Crystal cannot find `{shard['name']}`: the shard is not installed.",
+            facts=[clip(f"{frame['loc']}: {error['line']}", 300)],
+            hints=[hint["line"]] if hint is not None else [],
+            evidence=error["line"],
+            advice="The code requires a shard that is not installed here: run `shards install` "
+            "in the folder that holds shard.yml (or fix the require's name); the code is not at "
+            "fault.",
+            steps=["Run `shards install`, then build again."],
+            confidence=0.8,
+        )
     return Findings(
         tool="crystal",
         failure_type=FailureType.TEST_FAILURE if in_spec else FailureType.BUILD_ERROR,

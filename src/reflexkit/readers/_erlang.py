@@ -59,11 +59,11 @@ def parse_eunit(text: str) -> Findings | None:
     """Recognise EUnit's failures, as rebar3 numbers them or as EUnit prints them alone."""
     count = _COUNT.search(text)
     alone = _EUNIT_COUNT.search(text)
-    if count is not None:
+    if count is not None and "Failure/Error:" in text:  # rebar3's; ExUnit counts the same way
         examples = list(_EXAMPLE.finditer(text))
         facts = [_example_fact(text, example) for example in examples[:_TESTS]]
         tests = [example["name"] for example in examples]
-    elif alone is not None:
+    elif alone is not None and count is None:
         failed = list(_FAILED.finditer(text))
         tests = [f["name"] for f in failed]
         facts = [_failed_fact(text, f) for f in failed[:_TESTS]]

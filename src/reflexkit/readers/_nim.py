@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from reflexkit.models import FailureType
+from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import Findings, clip, dedupe
 from reflexkit.readers._pattern import Pattern
 
@@ -27,9 +27,15 @@ _BUILT = "[SuccessX]"
 _UNHANDLED = Pattern(r"^(?P<line>Error: unhandled exception: [^\n]*)$", M)
 _EXEC_FAILED = Pattern(r"^(?P<line>Error: execution of an external program failed: [^\n]*)$", M)
 _FRAME = Pattern(r"^(?P<frame>(?P<file>\S+\.nim)\(\d+\) \S+)$", M)
-_CHECK = Pattern(r"^ *(?P<line>\S+\.nim\(\d+, \d+\): Check failed: [^\n]*)$", M)
+_CHECK = Pattern(
+    r"^ *(?P<line>\S+\.nim\(\d+, \d+\): Check failed: [^\n]*)"
+    r"(?:\n +(?P<was>\S[^\n]* was [^\n]*))?$",
+    M,
+)
+_DETAIL = Pattern(r"^ *(?P<line>(?:first type mismatch|required type|but expression)[^\n]*)$", M)
+_NO_MODULE = Pattern(r"^cannot open file: (?P<name>[\w-]+)$")
 _FAILED = Pattern(r"^ *\[FAILED\] (?P<name>[^\n]+)$", M)
-_TEST_FILE = Pattern(r"(?:^|/)tests?/|(?:^|/)t(?:est)?_?\w*\.nim$")
+_TEST_FILE = Pattern(r"(?:^|/)tests?/|(?:^|/)(?:test_?\w*|\w+_test)\.nim$")
 _LIBRARY = Pattern(r"/lib/(?:nim/)?(?:system|pure|std|core|impure)/|/nim/lib/")
 
 
@@ -42,10 +48,27 @@ def parse_nim(text: str) -> Findings | None:
     if error is None:
         return None
     in_test = _TEST_FILE.search(error["file"]) is not None
+    missing = _NO_MODULE.match(error["msg"])
+    if missing is not None:
+        return Findings(
+            tool="nim",
+            failure_type=FailureType.DEPENDENCY_ERROR,
+            category=ReflectionCategory.MISSING_CONTEXT,
+            headline=f"Nim cannot find the module `{missing['name']}`: it is not installed.",
+            facts=[clip(error.group(0), 300)],
+            evidence=error.group(0),
+            advice=f"`{missing['name']}` is a package the code imports and this machine does not "
+            "have: install it (`nimble install`, or the project's .nimble `requires`) or fix the "
+            "import's name; the code is not at fault.",
+            steps=["Run `nimble install -d` (the project's dependencies), then build again."],
+            confidence=0.8,
+        )
+    details = [d["line"] for d in _DETAIL.finditer(text, error.end(), error.end() + 2000)][:3]
     return Findings(
         tool="nim",
         failure_type=FailureType.TEST_FAILURE if in_test else FailureType.BUILD_ERROR,
         facts=[clip(error.group(0), 300)],
+        details=details,
         evidence=error.group(0),
         headline="A test file did not compile: no test ran."
         if in_test
@@ -62,7 +85,7 @@ def _run_failure(text: str) -> Findings:
     frames = [m for m in _FRAME.finditer(text) if _LIBRARY.search(m["file"]) is None]
     test_frames = [m["frame"] for m in frames if _TEST_FILE.search(m["file"])]
     own = [m["frame"] for m in frames if not _TEST_FILE.search(m["file"])]
-    checks = [m["line"] for m in _CHECK.finditer(text)]
+    checks = [m["line"] + (f"; {m['was']}" if m["was"] else "") for m in _CHECK.finditer(text)]
     failed = dedupe(m["name"] for m in _FAILED.finditer(text))
     unhandled = _UNHANDLED.search(text)
     executed = _EXEC_FAILED.search(text)

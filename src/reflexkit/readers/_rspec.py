@@ -33,6 +33,8 @@ _LISTED = Pattern(r"^(?:rspec|crystal spec) \S+ # (?P<name>\S.*)$", M)
 _VALUE = Pattern(r"^ *(?P<line>(?:expected|got|Expected|Actual|Diff)\b[^\n]*)$")
 _ERROR_CLASS = Pattern(r"^ *(?P<cls>(?:[A-Z]\w*::)*[A-Z]\w*(?:Error|Exception|Interrupt)):$")
 _MISSING_GEM = Pattern(r"cannot load such file -- (?P<name>[^\s./][^\s]*)")
+_OWN_LINES = ("Failure/Error:", "(files took ", "An error occurred while loading ")
+"""Lines only RSpec prints (with a count another runner could print too)."""
 _EXAMPLES = 6
 _BODY_LINES = 30
 
@@ -43,6 +45,8 @@ def parse_rspec(text: str) -> Findings | None:
     listed = _LISTED.search(text)
     if summary is None and listed is None:  # a long run's count may be cut: its list is not
         return None
+    if listed is None and not any(proof in text for proof in _OWN_LINES):
+        return None  # hspec, ExUnit and others print `N examples, M failures` too
     loading = _LOAD_ERROR.search(text)
     failures = _failures(text)
     if not failures and loading is None:
