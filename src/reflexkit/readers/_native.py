@@ -88,6 +88,7 @@ def parse_rustc(text: str, command: str = "") -> Findings | None:
         )
     else:
         findings.details.extend(_rust_details(notes, diags))
+        findings.details.extend(_lint_level(text))
         _advise_rustc(findings, text, errors, codes)
     findings.steps.append(
         "Declare the crates in Cargo.toml, then re-run the same cargo command."
@@ -187,6 +188,22 @@ def _rust_details(notes: list[str], diags: list[re.Match[str]]) -> list[str]:
         if d["sev"] == "warning"
     ]
     return [clip(note, 140) for note in notes] + warnings[:_WARNINGS_BESIDE]
+
+
+_LINT_LEVEL = Pattern(
+    r"^note: the lint level is defined here\n\s*--> (?P<loc>\S+)\n[ |]*\n"
+    r"\s*\d+\s*\| (?P<src>[^\n]+)$",
+    M,
+)
+"""Where warnings were made errors (``#![deny(warnings)]``): the attribute, not the code."""
+
+
+def _lint_level(text: str) -> list[str]:
+    """The place and source line that made the errors' lints errors, once."""
+    level = _LINT_LEVEL.search(text) if "the lint level is defined here" in text else None
+    if level is None:
+        return []
+    return [f"the lint level is defined here: {level['loc']} {clip(level['src'].strip(), 100)}"]
 
 
 def _first_notes(body: str) -> list[str]:
