@@ -475,3 +475,24 @@ def test_live_module_that_cannot_be_downloaded_is_a_dependency_error(tmp_path: P
     assert findings.category is ReflectionCategory.MISSING_CONTEXT
     assert "example.com/dep@v1.0.0" in quoted(findings)
     assert "go mod tidy" not in " ".join(findings.steps)
+
+
+def test_a_long_got_keeps_the_want_after_it() -> None:
+    """``got: <long> want: <value>`` in one log message: the wanted value is quoted whole."""
+    got = "x" * 300
+    output = (
+        "--- FAIL: TestRender (0.00s)\n"
+        f'    render_test.go:40: Render(page):\n         got: "{got}"\n'
+        '        want: "<p>hello</p>"\nFAIL\nFAIL\texample.com/site\t0.01s\nFAIL\n'
+    )
+    failure = FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command="go test ./...",
+        exit_code=1,
+        error_output=output,
+    )
+    findings = analyse(failure)
+    assert 'want: "<p>hello</p>"' in quoted(findings)
+    assert "render_test.go:40" in quoted(findings)

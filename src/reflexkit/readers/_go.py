@@ -740,9 +740,20 @@ def _failed_test_fact(name: str, panic: str, lines: list[str]) -> str:
         return f"{verdict}: {panic}"
     if not lines:
         return verdict
-    shown = "; ".join(clip(line, 160) for line in lines[:_LOG_LINES])
+    shown = "; ".join(_clip_keeping_want(line, 160) for line in lines[:_LOG_LINES])
     more = f" (+{len(lines) - _LOG_LINES} more)" if len(lines) > _LOG_LINES else ""
     return f"{verdict}: {shown}{more}"
+
+
+def _clip_keeping_want(line: str, limit: int) -> str:
+    """Clip a log line, keeping its ``want:`` part whole when a long ``got:`` part comes first.
+
+    ``got: <long value> want: <value>``: the value the test wanted is the one to quote.
+    """
+    head, sep, want = line.rpartition(" want: ")
+    if len(line) <= limit or not sep or len(want) > limit:
+        return clip(line, limit)
+    return f"{clip(head, max(limit - len(want), 100))}{sep}{want}"
 
 
 def _panics_by_test(text: str, results: list[re.Match[str]]) -> dict[str, str]:
