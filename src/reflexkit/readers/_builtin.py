@@ -21,6 +21,7 @@ from reflexkit.readers._cxx import (
     parse_meson_test,
     parse_unity,
 )
+from reflexkit.readers._elixir import parse_elixir_compile
 from reflexkit.readers._erlang import parse_eunit, parse_rebar3_compile
 from reflexkit.readers._go import (
     parse_go_command,
@@ -137,6 +138,12 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader("clojure-test", lambda t, _f: parse_clojure_test(t), (" failures, ",), 826),
     Reader("nim", lambda t, _f: parse_nim(t), (".nim(",), 829),
     Reader("rebar3", lambda t, _f: parse_rebar3_compile(t), ("===> Compiling ",), 831),
+    Reader(
+        "elixir-compile",
+        lambda t, _f: parse_elixir_compile(t),
+        ("== Compilation error in file ",),
+        832,
+    ),
     Reader("eunit", lambda t, _f: parse_eunit(t), (" failure", "*failed*"), 824),
     # any TAP producer (tape, node-tap, busted, prove, bats) after node:test's own reader
     Reader("tap", lambda t, _f: parse_tap(t), ("not ok ",), 825),
