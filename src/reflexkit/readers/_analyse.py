@@ -109,7 +109,7 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
     (Pattern(r"\b(?:git)\b"), FailureType.TOOL_ERROR),
     (
         Pattern(
-            r"(?<!\.)\b(?:python[\d.]*|node|cargo run|go run|ruby[\d.]*|java|deno|bun|perl[\d.]*|"
+            r"(?<![.-])\b(?:python[\d.]*|node|cargo run|go run|ruby[\d.]*|java|deno|bun|perl[\d.]*|"
             r"php[\d.]*|dotnet run|Rscript|julia|lua[\d.]*|elixir|tclsh[\d.]*|guile|racket|sbcl|"
             r"csi|ocaml|swipl|gawk|awk|clisp|ts-node|tsx|clojure|clj|bb)\b"
         ),
@@ -493,8 +493,8 @@ _BAD_INPUT = Pattern(r"(?i)\b(?:parse|syntax) ?error\b|\bunexpected token\b|\bin
 
 
 _INPUT_ERROR = Pattern(
-    r"^(?:\w*SyntaxError|[Pp]arse error|\w*ParseError)\b:? (?:at )?[\w./@~-]*\w\.(?!json\b)[a-z]\w*"
-    r"(?::\s|:\d+[:,]\d+\b)"
+    r"^(?:\w*SyntaxError|[Pp]arse error|\w*Parser?Error)\b:? (?:at )?"
+    r"[\w./@~-]*\w\.(?!json\b)[a-z]\w*(?::\s|:\d+[:,]\d+\b)"
     # a renderer's frame around the source line it is about (miette's `,-[a.ts:3:1]`,
     # ariadne's `\u256d\u2500[ a.js:2:28 ]`): a diagnostic of the input the tool read
     r"|^[ \t]*(?:,-|\u256d\u2500)\[ ?[\w./@~-]+\.[a-z]\w*:\d+:\d+ ?\]\s*$",
@@ -504,6 +504,9 @@ _INPUT_ERROR = Pattern(
 Unexpected token``, Terser's ``Parse error at a.js:6,19``): a compiler's verdict on its input,
 not the program's own crash (node's own ``SyntaxError: Unexpected token`` names no file)."""
 
+
+_THROWN_VERDICTS = frozenset({FailureType.BUILD_ERROR, FailureType.TIMEOUT})
+"""Verdicts a tool may throw with a stack: a build's, a time limit's."""
 
 _RENDERED = Pattern(
     r"^[ \t]*(?:,-|\u256d\u2500)\[ ?[\w./@~-]+\.[a-z]\w*:\d+:\d+ ?\]\s*$", re.MULTILINE
@@ -531,6 +534,10 @@ def _crash_of_a_compiler_or_a_package(text: str, found: Findings) -> None:
     if proof is not None and proof.failure_type is FailureType.DEPENDENCY_ERROR:
         found.failure_type = FailureType.DEPENDENCY_ERROR
         found.category = ReflectionCategory.MISSING_CONTEXT
+    elif proof is not None and proof.failure_type in _THROWN_VERDICTS:
+        # a bundler's module it cannot find from a file, a wait that ran out of time:
+        # the tool's verdict, thrown with its stack
+        found.failure_type = proof.failure_type
 
 
 def _crash_of_a_checker(found: Findings, command: str) -> None:
