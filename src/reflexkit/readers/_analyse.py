@@ -279,10 +279,45 @@ def analyse(failure: FailureContext) -> Findings:
     found = _RECENT.get(key)
     if found is None:
         found = _analyse(failure)
+        _named_as_seen(found, failure)
         if len(_RECENT) >= _RECENT_LIMIT:
             del _RECENT[next(iter(_RECENT))]
         _RECENT[key] = found
     return _copied(found)
+
+
+_NOT_A_NAME = frozenset(
+    {"command", "shell", "make", "native program", "agent", "python", "node", "dependencies",
+     "timeout", "go program", "rust program", "rust-panic", "TAP", "java"}
+)  # fmt: skip
+"""Readers' names that are no tool a reflection could wrongly name (an interpreter, a shape)."""
+
+
+def _named_as_seen(found: Findings, failure: FailureContext) -> None:
+    """Name the reader's tool only when the command or the output shows that it ran.
+
+    Another checker that prints a known tool's format (a type checker's mypy-shaped lines, a
+    Go analyser's vet-shaped ones) is not that tool: the reflection calls it by the command
+    that ran (`` `zuban check src` ``), and "the check" where a sentence names it alone.
+    """
+    tool = found.tool
+    if tool in _NOT_A_NAME or tool.lower() not in found.headline.lower():
+        return
+    if tool.lower() in failure.command.lower() or tool.lower() in failure.error_output.lower():
+        return
+    named = Pattern(rf"(?i)`{re.escape(tool)}\b[^`\n]*`|(?<![\w/.-]){re.escape(tool)}(?![\w-])")
+
+    def renamed(text: str) -> str:
+        def one(match: re.Match[str]) -> str:
+            if match.group(0).startswith("`") and failure.command:
+                return f"`{failure.command}`"
+            return "The check" if match.start() == 0 else "the check"
+
+        return named.sub(one, text)
+
+    found.headline = renamed(found.headline)
+    found.advice = renamed(found.advice)
+    found.steps = [renamed(step) for step in found.steps]
 
 
 def forget_readings() -> None:
