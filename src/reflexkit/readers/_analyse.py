@@ -100,7 +100,7 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"esbuild|rollup|zig build|swift build|rustc|erlc|ghc|cabal build|stack build|"
             r"dune build|nim c|crystal build|gfortran|gnatmake|gprbuild|fpc|gdc|ldc2|dmd|valac|"
             r"cobc|mcs|csc|iverilog|protoc|buf build|solcjs|solc|asc|coffee -c|scons|tsc -b|"
-            r"sass|lessc|nasm|yasm|verilator|asciidoctor|doxygen|pandoc|typedoc|jsdoc|"
+            r"sass|lessc|nasm|yasm|verilator|gem build|asciidoctor|doxygen|pandoc|typedoc|jsdoc|"
             r"sphinx-build|mkdocs build|hugo|jekyll|zola|mdbook|bison|yacc|flex|cython[\d]*|haxe|"
             r"babel|terser|uglifyjs|stylus|tsup|parcel|vite build|rspack)\b"
         ),
@@ -462,7 +462,8 @@ def _script_command(text: str, command: str) -> str:
 
 _TYPE_FINDING = Pattern(
     r"\b(?:is incompatible with|[Ii]ncompatible types?|is not assignable to|not assignable to "
-    r"(?:parameter|type)|[Tt]ype mismatch|[Aa]rgument of type|expected type|has type)\b"
+    r"(?:parameter|type)|[Tt]ype mismatch|[Aa]rgument of type|expected type|has type|"
+    r"[Tt]ype specification|success typing)\b"
 )
 """A finding about types (``number is incompatible with string``): a type checker's."""
 _CODED = Pattern(
@@ -473,9 +474,17 @@ _CODED = Pattern(
 ``(no-undefined-references)``), a slug after the place (``post.md:3:17: weasel_words.very:``)."""
 
 
+_LOG_HEADER = Pattern(r"^[IWEF]\d{4} \d\d:\d\d:\d\d")
+"""A log line's severity, date and time (klog's ``E1128 12:15:07.339 ...``): its place is the
+logger's own source line, not a finding's."""
+
+
 def _are_findings(facts: list[str]) -> bool:
     """Whether quoted lines read as a checker's findings: placed in a file, or a rule's id."""
-    return any(find_locations(fact) or _CODED.search(fact) for fact in facts)
+    return any(
+        (find_locations(fact) or _CODED.search(fact)) and not _LOG_HEADER.match(fact)
+        for fact in facts
+    )
 
 
 def _as_findings_of_a_checker_of_its_kind(found: Findings, command: str) -> None:

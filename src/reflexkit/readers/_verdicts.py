@@ -344,6 +344,8 @@ _SHAPES = _shapes(
         r"^(?:Result: FAIL|Failed \d+/\d+ (?:sub)?tests?.*|# Looks like you failed .*)$",
     ),
     (_FT.TEST_FAILURE, "not ok", r"^not ok \d+\b"),
+    # a task runner's failed task named for tests (`Failed:    web#test`)
+    (_FT.TEST_FAILURE, "Failed:", r"^[ \t]*Failed:[ \t]+[\w@/.-]+[#:](?:test|spec)s?\b"),
     # a runner that found no test to run for the files or filter it was given
     (
         _FT.TEST_FAILURE,
@@ -477,9 +479,11 @@ _SHAPES = _shapes(
     # f.tex line 4:`, `... at line 5, column 5.`)
     (
         _FT.LINT_ERROR,
-        "column|Warning |Error |Message | line |failed for",
+        "column|Warning |Error |Message | line |failed for|detected",
         (r"^[Ll]ine \d+,? column \d+ - \w+: |^(?:Warning|Error|Message) \d+ in \S+ line \d+: "
         r"|^[\w./-]+ line \d+: [A-Z][^\n]*\.$"  # a configuration file's `f line 10: Bad x.`
+        # a file's finding that closes with what was detected (`a.py: Unused imports detected`)
+        r"|^[\w./-]+\.\w+: [A-Z][\w/ ,-]* detected[ \t]*$"
         # the same words on two findings at least (one may be a parser's error)
         r"|\bat line \d+, column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bat line \d+, column \d+\b"
         r"|\bon line \d+ at column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bon line \d+ at column \d+"
@@ -521,9 +525,11 @@ _SHAPES = _shapes(
     # a finding on a file of data, configuration or markup, which nothing compiles
     (
         _FT.LINT_ERROR,
-        ": error|: warning|: hint",
+        ": error|: warning|: hint| error",
         (r"^\S+\.(?:json|ya?ml|toml|xml|html?|md|rst|tex|conf|cfg|ini|desktop|po|csv|svg|"
-        r"properties|plist|service|env)(?::\d+(?:[:.,]\d+)*)?: (?:error|warning|hint)\b"),
+        r"properties|plist|service|env)(?::\d+(?:[:.,]\d+)*)?: (?:error|warning|hint)\b"
+        # a document's code block that does not parse (`README.md:3: code block parse error`)
+        r"|^\S+\.(?:md|rst|txt|adoc|tex)(?::\d+)+: [^\n]*\b(?:parse|syntax) error\b"),
     ),
     # a place, then the finding's rule code (`Dockerfile:2 DL3008 warning:`,
     # `f.txt:03,04: [C0103] ...`, rubocop's `f.rb:1:1: C: Style/Documentation: ...`)
@@ -596,6 +602,15 @@ _SHAPES = _shapes(
         r"|\b[Uu]nmet (?:dependenc(?:y|ies)|requirements?|peer)"),
     ),
     (_FT.DEPENDENCY_ERROR, "cannot load such file", r"\bcannot load such file -- \S+"),
+    # a package that calls a built-in its runtime does not have yet (`Promise.withResolvers
+    # is not a function` thrown in node_modules): the runtime's version cannot run it
+    (
+        _FT.DEPENDENCY_ERROR,
+        "is not a function",
+        (r"^TypeError: (?:Promise|Array|Object|String|Set|Map|Iterator|Intl|Reflect|Symbol|"
+        r"Math|Number|ArrayBuffer|Atomics)\.\w+ is not a function\n(?:[^\n]*\n){0,3}?"
+        r"[ \t]+at [^\n]*\bnode_modules/"),
+    ),
     # an installed package whose requirement is not installed or of another version
     (
         _FT.DEPENDENCY_ERROR,
@@ -661,7 +676,8 @@ def _few_lines(text: str) -> bool:
 
 _NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
 _CLOSING_COUNT = Pattern(
-    r"\b(?i:found) [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would|found: [1-9]"
+    r"\b(?i:found) [1-9]\d* |\b[Ss]chema validation failed\b|^Total accumulated errors"
+    r"|FAILED \(minimum|would|found: [1-9]"
     r"|(?:found|detected)[.!]"
     r"|not (?:properly )?formatted|should be [\w-]*formatted|\d/10\b|identified [1-9]"
     r"|(?:^|\s)-? ?invalid\s*$"
