@@ -61,6 +61,7 @@ from reflexkit.readers._registry import Reader
 from reflexkit.readers._reports import parse_tap
 from reflexkit.readers._rspec import parse_rspec
 from reflexkit.readers._shell import parse_diff_check, parse_git, parse_shell
+from reflexkit.readers._test_unit import parse_test_unit
 
 __all__ = ["BUILTIN_READERS"]
 
@@ -134,6 +135,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         (" examples, ", " example, ", "\nrspec ", "\ncrystal spec "),
         828,
     ),
+    Reader("test-unit", lambda t, _f: parse_test_unit(t), (" assertions, ",), 827),
     Reader("prove", lambda t, _f: parse_prove(t), ("Result: FAIL", "# Looks like "), 827),
     Reader("clojure-test", lambda t, _f: parse_clojure_test(t), (" failures, ",), 826),
     Reader("nim", lambda t, _f: parse_nim(t), (".nim(",), 829),
