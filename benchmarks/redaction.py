@@ -23,8 +23,8 @@ Two tables, each against a baseline measured in the same run:
 
 Usage::
 
-    python benchmarks/redaction.py [--mib N] [--kinds password,keys,...] [--per-rule]
-                                   [--skip-reflect] [--skip-growth]
+    python benchmarks/redaction.py [--mib N] [--kinds password,keys,...]
+                                   [--per-rule [--rules id,...]] [--skip-reflect] [--skip-growth]
 """
 
 from __future__ import annotations
@@ -180,12 +180,12 @@ def _cpu_best(redactor: Redactor, text: str, tries: int = 2) -> float:
     return max(best, 1e-6)
 
 
-def _per_rule(threshold: float) -> float:
+def _per_rule(threshold: float, names: set[str] | None = None) -> float:
     """Each rule's example, halved, de-spaced and doubled, repeated: 16 KiB against 64 KiB.
 
-    One line per rule, its worst shape (with and without a gap of 40 characters between
-    the repetitions, so the examples merge into one long line or stay apart); return the
-    worst growth of all.
+    One line per rule (of *names*, or all), its worst shape (with and without a gap of 40
+    characters between the repetitions, so the examples merge into one long line or stay
+    apart); return the worst growth of all.
     """
     redactor = Redactor(environ={})
     print("\nEach rule's example repeated on one line: 16 KiB against 64 KiB, CPU ms")
@@ -193,6 +193,8 @@ def _per_rule(threshold: float) -> float:
     print(f"{'rule':28} {'worst shape':16} {'16 KiB ms':>10} {'64 KiB ms':>10} {'growth':>7}")
     worst = 0.0
     for rule in RULES:
+        if names is not None and rule.id not in names:
+            continue
         example = rule.examples[0]
         units = {
             "half": example[: max(4, len(example) // 2)],
@@ -231,6 +233,7 @@ def main() -> None:
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--skip-growth", action="store_true")
     parser.add_argument("--per-rule", action="store_true", help="also each rule's growth")
+    parser.add_argument("--rules", help="with --per-rule: only these rule ids (comma-separated)")
     parser.add_argument("--skip-reflect", action="store_true", help="only the growth tables")
     args = parser.parse_args()
     kinds = args.kinds.split(",")
@@ -239,7 +242,7 @@ def main() -> None:
     if not args.skip_growth:
         _growth(kinds)
     if args.per_rule:
-        _per_rule(threshold=6.0)
+        _per_rule(threshold=6.0, names=set(args.rules.split(",")) if args.rules else None)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ class _Match(Protocol):
 
 
 class _Pattern(Protocol):
-    def finditer(self, data: bytes, /) -> Iterator[_Match]: ...
+    def finditer(self, data: bytes, pos: int = 0, /) -> Iterator[_Match]: ...
     def search(self, data: bytes, pos: int, /) -> _Match | None: ...
 
 
@@ -169,11 +169,12 @@ class Trigger:
             chunk = text if position == 0 and stop == size else text[position:stop]
             if chunk.isascii():
                 data = chunk.encode("ascii")
-                at = 0
-                while (match := self._compiled.search(data, at)) is not None:
+                matches = self._compiled.finditer(data)  # one iterator, not a search per hit
+                while (match := next(matches, None)) is not None:
                     start, end = match.span()  # one call: RE2's are costly per hit
                     skip = yield position + start, position + end
-                    at = max(end, start + 1, (skip or 0) - position)
+                    if skip is not None and skip - position > end:  # resume past *skip*
+                        matches = self._compiled.finditer(data, skip - position)
             else:
                 yield from self._unicode_spans(chunk, position)
             position = stop

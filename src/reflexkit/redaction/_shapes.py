@@ -318,7 +318,11 @@ _KEY_ID = Pattern(r"[0-9A-F]{16}|[0-9A-F]{40}")
 """A GPG key id or fingerprint: ``user.signingkey=3AA5C34371567BD2`` names a key, holds none."""
 _SCREAMING = Pattern(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
 _AWS_SECRET_SHAPE = Pattern(r"[A-Za-z0-9/+]{40}")
-_WORDY = Pattern(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.])+")
+_WORDY = Pattern(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}+|[_\-.])+")
+"""Words: a run of lower-case letters is taken whole (possessive ``{2,}+``). Split any way
+(``ornpm`` as ``or`` + ``npm``, ``orn`` + ``pm``), a value that is not all words
+(``npm_FakeNpmTokenF``) was tried in every split of every run before failing: exponential
+in its length, a 1 KiB value never finished."""
 _FILE_EXT = Pattern(r"\.(?:[a-z]{1,4})$")
 _IDENTIFIER = Pattern(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # a UUID
