@@ -88,7 +88,8 @@ class JsonlMemory:
         if not os.fspath(path).strip():
             msg = "the memory path is empty; give the JSONL file to keep reflections in"
             raise StoreError(msg)
-        self._path = Path(path)
+        # Absolute now: a process that changes its working folder keeps its one store.
+        self._path = Path(path).absolute()
         self._durability = Durability(durability)
         self._index = OffsetIndex(self._path.with_name(self._path.name + ".index"))
         self._lock_path = self._path.with_name(self._path.name + ".lock")
