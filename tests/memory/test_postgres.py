@@ -343,3 +343,13 @@ def test_spooled_lines_that_cant_be_replayed_are_kept_aside(
     rejected = tmp_path / "spool.jsonl.rejected"
     assert rejected.read_bytes().splitlines() == bad
     assert str(rejected) in caplog.text
+
+
+def test_text_that_is_not_valid_unicode_reaches_the_database(database: str, tmp_path: Path) -> None:
+    """Lone surrogates are stored as U+FFFD, and found by the id they were given."""
+    odd = make_reflection("sub-caf\udce9", analysis="caf\udce9.py failed")
+    with PostgresMemory(database, spool=tmp_path / "spool.jsonl") as store:
+        store.append(odd)
+        (got,) = store.recent("sub-caf\udce9", limit=3)
+        assert (got.subtask_id, got.analysis) == ("sub-caf\ufffd", "caf\ufffd.py failed")
+        assert list(store.spool) == []

@@ -36,7 +36,14 @@ from typing import TYPE_CHECKING, Any, Self
 from reflexkit._files import atomic_write, open_regular
 from reflexkit._lines import LineWriter
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
-from reflexkit.memory._codec import MAX_LINE, decode_line, encode_line, read_lines
+from reflexkit.memory._codec import (
+    MAX_LINE,
+    clean_text,
+    decode_line,
+    encode_line,
+    read_lines,
+    valid_text,
+)
 from reflexkit.memory._jsonl import JsonlMemory
 from reflexkit.memory._protocols import MemoryStats
 from reflexkit.models import Reflection
@@ -124,6 +131,7 @@ _RECENT_OF_TASK = (
 
 
 def _row(r: Reflection, line: bytes) -> tuple[Any, ...]:
+    r = valid_text(r)  # its ids as the line has them (lone surrogates as U+FFFD)
     return (
         r.id,
         r.task_id,
@@ -389,6 +397,8 @@ class PostgresMemory:
         if limit < 1:
             msg = f"limit must be >= 1, got {limit}"
             raise ValueError(msg)
+        subtask_id = clean_text(subtask_id)  # as stored (valid_text)
+        task_id = None if task_id is None else clean_text(task_id)
         try:
             with self._connection() as conn:
                 self._prepare(conn)
