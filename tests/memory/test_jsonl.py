@@ -13,6 +13,7 @@ import warnings
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+import attrs
 import orjson
 import pytest
 from hypothesis import given, strategies as st
@@ -460,3 +461,23 @@ def test_a_fifo_put_in_place_of_the_store_is_refused_not_waited_on(path: Path) -
     lines = done.stdout.splitlines()
     assert len(lines) == 3, done
     assert all("not a regular file" in line for line in lines), lines
+
+
+def test_text_that_is_not_valid_unicode_is_stored_not_refused(tmp_path: Path) -> None:
+    """Lone surrogates (a file name decoded with ``surrogateescape``) are stored as U+FFFD.
+
+    Such a reflection made ``append`` raise a TypeError: the lesson was lost. Its ids are
+    cleaned the same way in ``recent`` and ``append_once``, so lookups still find it.
+    """
+    store = JsonlMemory(tmp_path / "m.jsonl")
+    odd = attrs.evolve(
+        make_reflection("sub-caf\udce9", analysis="tests/caf\udce9.py failed: \ud800"),
+        action_items=("open caf\udce9.py",),
+    )
+    store.append(odd)
+    (got,) = store.recent("sub-caf\udce9", limit=3)
+    assert got.subtask_id == "sub-caf\ufffd"
+    assert got.analysis == "tests/caf\ufffd.py failed: \ufffd"
+    assert got.action_items == ("open caf\ufffd.py",)
+    assert store.append_once(odd) is False  # the same record: found under its cleaned id
+    assert [r.id for r in store] == [odd.id]

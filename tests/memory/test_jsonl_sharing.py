@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
+import pytest
 
 from reflexkit.exceptions import CorruptRecordWarning
 from reflexkit.memory import JsonlMemory
@@ -170,3 +171,27 @@ def test_a_record_whose_keys_are_escaped_is_indexed_and_pruned_by_its_fields(
     assert store.recent("s1", limit=5, task_id=kept.task_id) == [kept, old]
     assert store.prune(older_than=_NOW - timedelta(days=30)) == 1
     assert store.recent("s1", limit=5) == [kept]
+
+
+def test_a_relative_path_names_one_store_whatever_the_working_folder_becomes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store opened at ``mem/m.jsonl`` stays that file after the process changes folder.
+
+    Appends went on to the open file while ``recent``, ``prune`` and iteration looked for
+    ``mem/m.jsonl`` in the new working folder: the store seemed empty.
+    """
+    home, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    home.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(home)
+    store = JsonlMemory("mem/m.jsonl")
+    first, second = (make_reflection("s1", attempt=n, created_at=_NOW) for n in (1, 2))
+    store.append(first)
+    monkeypatch.chdir(elsewhere)
+    store.append(second)
+    assert store.recent("s1", limit=5) == [first, second]
+    assert list(store) == [first, second]
+    assert store.prune(older_than=_NOW + timedelta(days=1)) == 2
+    assert list(JsonlMemory(home / "mem" / "m.jsonl")) == []
+    assert list(elsewhere.iterdir()) == []

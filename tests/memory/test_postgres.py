@@ -317,3 +317,39 @@ def test_copy_and_replay_pass_the_gate_into_the_shared_database(
     with psycopg.connect(database) as conn:
         rows = conn.execute(f"select record from {_TABLE}").fetchall()  # noqa: S608 -- ours
     assert PLANTED_TOKEN not in repr(rows)
+
+
+def test_spooled_lines_that_cant_be_replayed_are_kept_aside(
+    database: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Lines of the spool that are not records are moved to ``<spool>.rejected``, not lost.
+
+    A line edited by hand, a record of the wrong shape, a torn last line: the replay stores
+    what it can, says which lines it set aside and where, and the spool starts empty.
+    """
+    spool = tmp_path / "spool.jsonl"
+    good = make_reflection(attempt=1)
+    wrong = orjson.loads(encode_line(make_reflection(attempt=2)))
+    wrong["attemptNumber"] = "two"
+    bad = [b"{not json", orjson.dumps(wrong), b'{"id":"torn']
+    spool.write_bytes(encode_line(good) + bad[0] + b"\n" + bad[1] + b"\n" + bad[2])
+    with (
+        caplog.at_level(logging.WARNING, logger="reflexkit.memory"),
+        PostgresMemory(database, spool=spool) as store,
+    ):
+        assert store.sync() == 1
+        assert list(store) == [good]
+    assert spool.read_bytes() == b""
+    rejected = tmp_path / "spool.jsonl.rejected"
+    assert rejected.read_bytes().splitlines() == bad
+    assert str(rejected) in caplog.text
+
+
+def test_text_that_is_not_valid_unicode_reaches_the_database(database: str, tmp_path: Path) -> None:
+    """Lone surrogates are stored as U+FFFD, and found by the id they were given."""
+    odd = make_reflection("sub-caf\udce9", analysis="caf\udce9.py failed")
+    with PostgresMemory(database, spool=tmp_path / "spool.jsonl") as store:
+        store.append(odd)
+        (got,) = store.recent("sub-caf\udce9", limit=3)
+        assert (got.subtask_id, got.analysis) == ("sub-caf\ufffd", "caf\ufffd.py failed")
+        assert list(store.spool) == []

@@ -51,6 +51,9 @@ NOT_SINKS = {
         "the prompt file: SubagentRequest.prompt passes the gate in its converter"
     ),
     "reflexkit.memory._postgres:PostgresMemory._replay": "empties the spool: writes no text",
+    "reflexkit.memory._postgres:_set_aside": (
+        "moves lines already in the spool to a file beside it, byte for byte: nothing leaves"
+    ),
     "reflexkit.hooks._handlers:_state": "the hook's own counters: numbers and ids",
     "reflexkit.hooks._settings:install_hooks": "Claude Code's settings.json, the user's own file",
     "reflexkit.cli.commands._config:config_init": "project.json from our own defaults",

@@ -9,7 +9,9 @@ shortcut can't write the same way (a time outside UTC) goes through the converte
 
 from __future__ import annotations
 
+import re
 from datetime import UTC
+from typing import Any
 
 import attrs
 import orjson
@@ -21,11 +23,13 @@ from reflexkit.models import Reflection
 __all__ = [
     "MAX_LINE",
     "TOO_LONG",
+    "clean_text",
     "decode_line",
     "encode_line",
     "read_lines",
     "string_field",
     "top_level_key",
+    "valid_text",
 ]
 
 _OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_APPEND_NEWLINE
@@ -89,34 +93,74 @@ def string_field(line: bytes, name: str, /) -> str | None:
 
 
 def encode_line(r: Reflection, /) -> bytes:
-    """Return the JSONL line of a reflection, newline included."""
-    if r.created_at.tzinfo is not UTC:
-        return orjson.dumps(_serde.unstructure(r), option=_OPTIONS)
-    return orjson.dumps(
-        {
-            "id": r.id,
-            "taskId": r.task_id,
-            "subtaskId": r.subtask_id,
-            "attemptNumber": r.attempt_number,
-            "category": r.category,
-            "failureType": r.failure_type,
-            "analysis": r.analysis,
-            "suggestion": r.suggestion,
-            "actionItems": r.action_items,
-            "confidence": r.confidence,
-            "source": r.source,
-            "sessionId": r.session_id,
-            "createdAt": r.created_at,
-            "fingerprint": r.fingerprint,
-            "fallbackReason": r.fallback_reason,
-            "model": r.model,
-            "inputTokens": r.input_tokens,
-            "outputTokens": r.output_tokens,
-            "latencyMs": r.latency_ms,
-            "redactions": r.redactions,
-        },
-        option=_OPTIONS,
-    )
+    """Return the JSONL line of a reflection, newline included.
+
+    Text that is not valid Unicode (lone surrogates: a file name decoded with
+    ``surrogateescape``) is written with U+FFFD in their place (:func:`valid_text`).
+    """
+    try:
+        if r.created_at.tzinfo is not UTC:
+            return orjson.dumps(_serde.unstructure(r), option=_OPTIONS)
+        return orjson.dumps(
+            {
+                "id": r.id,
+                "taskId": r.task_id,
+                "subtaskId": r.subtask_id,
+                "attemptNumber": r.attempt_number,
+                "category": r.category,
+                "failureType": r.failure_type,
+                "analysis": r.analysis,
+                "suggestion": r.suggestion,
+                "actionItems": r.action_items,
+                "confidence": r.confidence,
+                "source": r.source,
+                "sessionId": r.session_id,
+                "createdAt": r.created_at,
+                "fingerprint": r.fingerprint,
+                "fallbackReason": r.fallback_reason,
+                "model": r.model,
+                "inputTokens": r.input_tokens,
+                "outputTokens": r.output_tokens,
+                "latencyMs": r.latency_ms,
+                "redactions": r.redactions,
+            },
+            option=_OPTIONS,
+        )
+    except orjson.JSONEncodeError:
+        clean = valid_text(r)
+        if clean is r:
+            raise
+        return encode_line(clean)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str, /) -> str:
+    """*text* with each lone surrogate (not valid Unicode, not writable as UTF-8) as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def valid_text(r: Reflection, /) -> Reflection:
+    """*r* with every text in it (ids included) made valid Unicode; *r* itself when it is.
+
+    Ids are cleaned the same way by :meth:`~reflexkit.memory.JsonlMemory.recent`, so a
+    record stored so is found by the id it was given.
+    """
+    changes: dict[str, Any] = {}
+    for field in attrs.fields(Reflection):
+        value = getattr(r, field.name)
+        if isinstance(value, str):
+            new: object = clean_text(value)
+        elif isinstance(value, tuple):
+            new = tuple(clean_text(v) if isinstance(v, str) else v for v in value)
+        elif isinstance(value, dict):
+            new = {clean_text(k) if isinstance(k, str) else k: v for k, v in value.items()}
+        else:
+            continue
+        if new != value:
+            changes[field.name] = new
+    return attrs.evolve(r, **changes) if changes else r
 
 
 _KNOWN_KEYS = frozenset(_serde.camel(field.name) for field in attrs.fields(Reflection))

@@ -39,8 +39,10 @@ from reflexkit.exceptions import CorruptRecordWarning, StoreError
 from reflexkit.memory._codec import (
     MAX_LINE,
     TOO_LONG,
+    clean_text,
     decode_line,
     read_lines,
+    valid_text,
 )
 from reflexkit.memory._index import IndexDoubtError, OffsetIndex, pair_key, subtask_key
 from reflexkit.memory._protocols import ONCE_WINDOW, MemoryStats
@@ -88,7 +90,8 @@ class JsonlMemory:
         if not os.fspath(path).strip():
             msg = "the memory path is empty; give the JSONL file to keep reflections in"
             raise StoreError(msg)
-        self._path = Path(path)
+        # Absolute now: a process that changes its working folder keeps its one store.
+        self._path = Path(path).absolute()
         self._durability = Durability(durability)
         self._index = OffsetIndex(self._path.with_name(self._path.name + ".index"))
         self._lock_path = self._path.with_name(self._path.name + ".lock")
@@ -141,6 +144,7 @@ class JsonlMemory:
         Raises:
             StoreError: The store can't be read or written.
         """
+        reflection = valid_text(reflection)  # its id as stored, to look it up
         try:
             lock_fd = self._appender.open_lock()
         except OSError as err:
@@ -214,7 +218,12 @@ class JsonlMemory:
         fd = self._open_for_reading()
         if fd is None:
             return []
-        key = subtask_key(subtask_id) if task_id is None else pair_key(task_id, subtask_id)
+        try:
+            key = subtask_key(subtask_id) if task_id is None else pair_key(task_id, subtask_id)
+        except UnicodeEncodeError:  # lone surrogates: stored as U+FFFD (valid_text)
+            subtask_id = clean_text(subtask_id)
+            task_id = None if task_id is None else clean_text(task_id)
+            key = subtask_key(subtask_id) if task_id is None else pair_key(task_id, subtask_id)
         try:
             found = self._recent(fd, key, subtask_id, task_id, limit)
         except OSError as err:

@@ -34,8 +34,16 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from reflexkit._files import atomic_write, open_regular
+from reflexkit._lines import LineWriter
 from reflexkit.exceptions import CorruptRecordWarning, StoreError
-from reflexkit.memory._codec import decode_line, encode_line, read_lines
+from reflexkit.memory._codec import (
+    MAX_LINE,
+    clean_text,
+    decode_line,
+    encode_line,
+    read_lines,
+    valid_text,
+)
 from reflexkit.memory._jsonl import JsonlMemory
 from reflexkit.memory._protocols import MemoryStats
 from reflexkit.models import Reflection
@@ -123,6 +131,7 @@ _RECENT_OF_TASK = (
 
 
 def _row(r: Reflection, line: bytes) -> tuple[Any, ...]:
+    r = valid_text(r)  # its ids as the line has them (lone surrogates as U+FFFD)
     return (
         r.id,
         r.task_id,
@@ -279,9 +288,10 @@ class PostgresMemory:
             now, held = path.lstat(), os.fstat(fd)
             if (now.st_ino, now.st_dev) != (held.st_ino, held.st_dev):
                 return 0  # another replayer emptied it meanwhile
-            rows = self._spooled(fd, path)
+            rows, rejected = self._spooled(fd, path)
             with conn.transaction(), conn.cursor() as cur:
                 cur.executemany(_INSERT, rows)
+            _set_aside(path, rejected)
             # Only after the commit (a crash before it replays again), and through the one
             # atomic writer: the path gets a new empty file, never a truncated link target.
             # Writers waiting on the old file see the path names another and reopen it.
@@ -293,9 +303,14 @@ class PostgresMemory:
         return len(rows)
 
     @staticmethod
-    def _spooled(fd: int, path: Path) -> list[tuple[Any, ...]]:
-        """The rows of the spool's readable lines; the others are dropped with a warning."""
+    def _spooled(fd: int, path: Path) -> tuple[list[tuple[Any, ...]], list[bytes]]:
+        """The rows of the spool's readable lines, and the lines that are not records.
+
+        A line too long to be a record (over 16 MiB: a blob, not a record) is dropped with
+        a warning, never held.
+        """
         rows = []
+        rejected = []
         size = os.fstat(fd).st_size
         upto = 0
         for offset, upto, line in read_lines(fd, 0, size):  # noqa: B007 -- upto: the last
@@ -306,18 +321,16 @@ class PostgresMemory:
             try:
                 r = decode_line(line)
             except ValueError as err:
-                log.warning(
-                    "%s: the line at byte %d can't be replayed and is dropped: %s",
-                    path,
-                    offset,
-                    err,
-                )
+                log.warning("%s: the line at byte %d can't be replayed: %s", path, offset, err)
+                rejected.append(line)
                 continue
             gated = gated_reflection(r)  # the spool is a file the agent can write
             rows.append(_row(gated, line if gated is r else encode_line(gated)))
         if upto < size:
-            log.warning("%s: a torn last line (no newline) is dropped", path)
-        return rows
+            log.warning("%s: a torn last line (no newline) can't be replayed", path)
+            if size - upto <= MAX_LINE:
+                rejected.append(os.pread(fd, size - upto, upto))
+        return rows, rejected
 
     def sync(self) -> int:
         """Replay the spool into the database now; return how many records were replayed.
@@ -384,6 +397,8 @@ class PostgresMemory:
         if limit < 1:
             msg = f"limit must be >= 1, got {limit}"
             raise ValueError(msg)
+        subtask_id = clean_text(subtask_id)  # as stored (valid_text)
+        task_id = None if task_id is None else clean_text(task_id)
         try:
             with self._connection() as conn:
                 self._prepare(conn)
@@ -556,6 +571,25 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
             conn.execute(MIGRATIONS[version - 1])
             conn.execute("INSERT INTO reflexkit_schema (version) VALUES (%s)", (version,))
     return found
+
+
+def _set_aside(spool: Path, lines: list[bytes]) -> None:
+    """Append the spool's *lines* that are not records to ``<spool>.rejected`` (0600).
+
+    Kept for a human to look at, written before the spool is emptied: a crash between the
+    two sets them aside twice, never loses them.
+    """
+    if not lines:
+        return
+    rejected = spool.with_name(spool.name + ".rejected")
+    try:
+        with LineWriter(rejected, mode=0o600) as out:
+            for line in lines:
+                out.append(line.replace(b"\n", b" "))
+    except (OSError, ValueError) as err:
+        log.warning("%s: can't set %d lines aside: %s", rejected, len(lines), err)
+        return
+    log.warning("%s: %d spooled lines that can't be replayed were set aside", rejected, len(lines))
 
 
 def _failed(err: BaseException, action: str, where: str) -> StoreError:
