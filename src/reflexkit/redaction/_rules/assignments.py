@@ -207,7 +207,8 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "spaced_assignment",
         r"(?m:^[ \t]*(?:(?:export|declare[ \t]+-x|setenv)[ \t]+|\+{1,3}[ \t]+)?)"
-        r"(?P<name>[A-Za-z_][\w]{0,80})=(?P<secret>[^\s\"'`\\][^\n\"'`]{0,1024}?)[ \t]*(?=\r?$)",
+        r"(?P<name>[A-Za-z_][\w]{0,80})=(?P<secret>[^\s\"'`\\][^\n\"'`]{0,1024}?)"
+        r"[ \t]*(?=\r?\n|\Z)",
         # No window before the keyword: RE2's automaton for the whole prefilter grows with
         # it, and every candidate line costs a hundred times more.
         r"(?i:pass|pwd|secret|token|key|auth|credential|psk|phrase|mnemonic|seed)[A-Za-z_0-9]{0,40}"
