@@ -59,6 +59,7 @@ _VALUE = (
     + r"(?:\r?\n[ \t]*(?=[\"']))?"  # rich and pprint put a long quoted value on the next line
     r"(?:[bB](?=[\"']))?"  # a Python bytes literal: b'...' in a headers repr
     r"(?=(?P<secret>"
+    r"\"\"\"[^\"]{1,8192}?\"\"\"|'''[^']{1,8192}?'''|"  # TOML's, Python's: several lines
     + _ESCAPED_QUOTED
     + r"|(?:"
     + _QUOTED

@@ -59,7 +59,8 @@ RULES: tuple[Rule, ...] = (
         "yaml_block_secret",
         r"(?P<name>(?<![\w.])[A-Za-z_][\w.-]{0,80})[ \t]*:[ \t]*(?:!{1,2}[\w/:.-]*[ \t]+)?"
         r"[|>][+-]?[ \t]*\r?\n"  # ``password: !!binary |``: a tag before the block
-        r"[ \t]+(?P<secret>[^\s][^\n]*?)[ \t]*(?=\r?\n|\Z)",
+        r"(?P<indent>[ \t]+)(?P<secret>[^\s][^\n]*?(?:\r?\n(?P=indent)[^\n]*?){0,63})"
+        r"[ \t]*(?=\r?\n|\Z)",
         r"(?i:(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_.-]{0,40}[ \t]*:[ \t]*"
         r"(?:![!\w/:.-]*[ \t]+)?[|>])",
         (": |", ": >", ":|", ":>", " |", " >"),
