@@ -112,3 +112,23 @@ def test_text_of_several_lines_under_other_names_stays() -> None:
     """A docstring, a YAML description: not secrets."""
     for text in ('doc = """Return the token.\nRaises on a bad one."""', "description: |\n  a b\n"):
         assert BARE.redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"Env": ["PATH=/usr/bin", "JWT_SECRET=correct horse battery staple", "HOME=/root"]',
+        "environment:\n  - JWT_SECRET=correct horse battery staple\n  - DEBUG=1",
+        "PATH=/usr/bin\x00JWT_SECRET=correct horse battery staple\x00HOME=/root\x00",
+        "--build-arg JWT_SECRET=correct\\ horse\\ battery\\ staple",
+    ],
+)
+def test_a_phrase_fills_its_entry_wherever_the_entry_ends(text: str) -> None:
+    """An env entry ends at its line, its JSON string's quote, its NUL or a shell word's end.
+
+    ``docker inspect`` prints ``"Env"`` as JSON strings, compose lists ``- NAME=...``,
+    ``/proc/PID/environ`` separates entries with NUL, a shell escapes a space in a word.
+    """
+    out = BARE.redact(text).text
+    for word in ("correct", "horse", "battery", "staple"):
+        assert word not in out, out

@@ -73,7 +73,8 @@ _VALUE = (
     r"|[&()]{0,4}[^\s\"'`,;&()\[\]{}<>\\]{1,256}"
     r"(?:[&()]{1,4}[^\s\"'`,;&()\[\]{}<>\\]{1,256}){1,16}[&()]{0,4}"
     r"(?=[\s\"'`,;]|\Z)"  # Django's keys: ``&``, ``(`` and ``)`` anywhere
-    r"|(?:[^\s\"'`,;&)\]}<>\\]{1,1024}|\\(?![rnt])){1,4}))"  # ``\r\n`` ends
+    r"|(?:[^\s\"'`,;&)\]}<>\\]{1,1024}|\\(?:[ \t]|(?![rnt]))){1,16}))"  # ``\r\n`` ends;
+    # ``\ `` is a shell's escaped space inside one word (``correct\ horse\ battery``)
 )
 _ANSI_TRIGGER = r"(?:\x1b\[[0-9;]*m)*"
 """Colour codes a terminal-minded tool (rich, pytest ``--color=yes``) puts around a name."""

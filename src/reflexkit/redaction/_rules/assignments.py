@@ -207,9 +207,12 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "spaced_assignment",
-        r"(?m:^[ \t]*(?:(?:export|declare[ \t]+-x|setenv)[ \t]+|\+{1,3}[ \t]+)?)"
-        r"(?P<name>[A-Za-z_][\w]{0,80})=(?P<secret>[^\s\"'`\\][^\n\"'`]{0,1024}?)"
-        r"[ \t]*(?=\r?\n|\Z)",
+        # The value fills its line, its JSON string (``"Env": ["NAME=..."]``), its YAML list
+        # item (``- NAME=...``) or its NUL-separated entry (``/proc/PID/environ``).
+        r"(?:(?m:^)[ \t]*(?:(?:export|declare[ \t]+-x|setenv)[ \t]+|\+{1,3}[ \t]+|-[ \t]+)?"
+        r"|(?<=[\"\x00]))"
+        r"(?P<name>[A-Za-z_][\w]{0,80})=(?P<secret>[^\s\"'`\\\x00][^\n\"'`\x00]{0,1024}?)"
+        r"[ \t]*(?=\r?\n|\Z|[\"\x00])",
         # No window before the keyword: RE2's automaton for the whole prefilter grows with
         # it, and every candidate line costs a hundred times more.
         r"(?i:pass|pwd|secret|token|key|auth|credential|psk|phrase|mnemonic|seed)[A-Za-z_0-9]{0,40}"
