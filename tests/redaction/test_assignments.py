@@ -88,3 +88,47 @@ def test_a_placeholder_is_never_read_as_a_value_again() -> None:
         out = BARE.redact(text)
         assert out.text == text.replace("Zq4vL9pR2mX7tK3w", "[REDACTED:authorization_header]")
         assert out.counts == {"authorization_header": 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'password = """\nZq4vL9pR2mX7tK3w\nHq3Zt8Lm2Xp7KdQw\n"""\nnext = 1',  # TOML, Python
+        "api_key = '''Zq4vL9pR2mX7tK3w'''",
+        'client_secret = """Zq4vL9pR2mX7tK3w\nHq3Zt8Lm2Xp7KdQw"""',
+        "db:\n  password: |\n    Zq4vL9pR2mX7tK3w\n    Hq3Zt8Lm2Xp7KdQw\n  user: app",  # YAML
+        "token: >-\n  Zq4vL9pR2mX7tK3w\n  Hq3Zt8Lm2Xp7KdQw\n",
+    ],
+)
+def test_a_value_of_several_lines_goes_whole(text: str) -> None:
+    """TOML's multi-line strings and YAML's block scalars: every line of the value goes."""
+    out = BARE.redact(text).text
+    assert "Zq4vL9pR2mX7tK3w" not in out, out
+    assert "Hq3Zt8Lm2Xp7KdQw" not in out, out
+    assert "[REDACTED:" in out, out
+
+
+def test_text_of_several_lines_under_other_names_stays() -> None:
+    """A docstring, a YAML description: not secrets."""
+    for text in ('doc = """Return the token.\nRaises on a bad one."""', "description: |\n  a b\n"):
+        assert BARE.redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"Env": ["PATH=/usr/bin", "JWT_SECRET=correct horse battery staple", "HOME=/root"]',
+        "environment:\n  - JWT_SECRET=correct horse battery staple\n  - DEBUG=1",
+        "PATH=/usr/bin\x00JWT_SECRET=correct horse battery staple\x00HOME=/root\x00",
+        "--build-arg JWT_SECRET=correct\\ horse\\ battery\\ staple",
+    ],
+)
+def test_a_phrase_fills_its_entry_wherever_the_entry_ends(text: str) -> None:
+    """An env entry ends at its line, its JSON string's quote, its NUL or a shell word's end.
+
+    ``docker inspect`` prints ``"Env"`` as JSON strings, compose lists ``- NAME=...``,
+    ``/proc/PID/environ`` separates entries with NUL, a shell escapes a space in a word.
+    """
+    out = BARE.redact(text).text
+    for word in ("correct", "horse", "battery", "staple"):
+        assert word not in out, out

@@ -72,3 +72,19 @@ def test_every_case_names_a_rule() -> None:
     from reflexkit.redaction._rules._base import _cases  # noqa: PLC0415 -- the tests' own reader
 
     assert sorted(set(_cases()) - {rule.id for rule in RULES}) == []
+
+
+@pytest.mark.parametrize("rule", RULES, ids=_id)
+def test_each_example_goes_among_other_lines(rule: Rule) -> None:
+    """An example between other lines, and the rule's examples joined line after line.
+
+    A pattern anchored with ``$`` outside multi-line mode read only the last line of a
+    region: two password prompts in a row kept the first password.
+    """
+    marked = [(example, s) for example, secrets in rule.marked_examples for s in secrets]
+    joined = "\n".join(rule.examples)
+    texts = [f"$ make deploy\n{example}\nexit status 1" for example in rule.examples]
+    for text in [*texts, joined, f"{joined}\n{joined}"]:
+        out = BARE.redact(text).text
+        left = [s for example, s in marked if example in text and s in out]
+        assert not left, (text, out)

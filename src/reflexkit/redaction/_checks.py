@@ -121,6 +121,8 @@ def _assigned_value(raw: str) -> tuple[str, bool]:
     ``"v"``, ``\"v\"`` (quoted inside a quoted string), ``{v}``, and joined literals
     (``'a' + 'b'``, ``'ab' * 6``) read as the one value they make.
     """
+    if raw[:3] in {'"""', "'''"} and raw[-3:] == raw[:3] and len(raw) > 6:  # noqa: PLR2004
+        return raw[3:-3].strip(), True  # TOML's and Python's strings of several lines
     quoted = raw[:1] in {'"', "'"} and raw[-1:] == raw[:1] and len(raw) > 1
     value = raw[1:-1] if quoted else raw.strip("{}") if raw.startswith("{") else raw
     if raw[:2] in {'\\"', "\\'"} and raw[-2:] == raw[:2] and len(raw) > 3:  # noqa: PLR2004

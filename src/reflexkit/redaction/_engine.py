@@ -593,6 +593,9 @@ def _continued(text: str, trigger_end: int, line_end: int) -> int:
     per line. A line that ends at the separator or in a quote, followed by a line that
     starts with a quote, goes on.
     """
+    body_end = _block_body_end(text, trigger_end, line_end)
+    if body_end is not None:
+        return body_end
     position = max(trigger_end, text.rfind("\n", 0, line_end - 1) + 1)
     for _ in range(_CONTINUATIONS):
         if (
@@ -607,6 +610,38 @@ def _continued(text: str, trigger_end: int, line_end: int) -> int:
     if _breaks_a_quote(text, line_end) and _CLOSING_NEXT.match(text, line_end) is not None:
         line_end = _line_end_near(text, line_end)  # rich wrapped the value inside its quotes
     return line_end
+
+
+_BLOCK_OPENER = Pattern(r"(?:\"\"\"|'''|[|>][+-]?[1-9]?)[ \t]*\r?\n")
+"""What opens a value of several lines at the end of its name's line: TOML's and Python's
+triple quotes, a YAML block scalar's ``|`` or ``>``."""
+_BODY_LINES = 64
+_BODY_CHARS = 8192
+
+
+def _block_body_end(text: str, trigger_end: int, line_end: int) -> int | None:
+    """The end of the value of several lines a candidate line opens, or ``None``.
+
+    ``password = \"\"\"`` goes on to the line that closes it; ``password: |`` over the lines
+    indented more than the name's line (a YAML block scalar's body). Both are bounded.
+    """
+    opener = _BLOCK_OPENER.search(text, max(trigger_end, line_end - 16), line_end)
+    if opener is None or opener.end() != line_end:
+        return None
+    quote = opener.group()[:3]
+    if quote in {'"""', "'''"}:
+        close = text.find(quote, line_end, line_end + _BODY_CHARS)
+        return None if close == -1 else _line_end_near(text, close + 3)
+    line_start = text.rfind("\n", 0, trigger_end) + 1
+    indent = len(text[line_start:line_end]) - len(text[line_start:line_end].lstrip(" \t"))
+    end = line_end
+    for _ in range(_BODY_LINES):
+        next_end = _line_end_near(text, end) if end < len(text) else end
+        line = text[end:next_end]
+        if end >= len(text) or len(line) - len(line.lstrip(" \t")) <= indent or not line.strip():
+            break
+        end = next_end
+    return end if end > line_end else None
 
 
 _CLOSING_NEXT = Pattern(r"(?:[ \t]|\x1b\[[0-9;]*m)*[^\s'\"\x1b]+(?:\x1b\[[0-9;]*m)*['\"]")
@@ -870,6 +905,8 @@ class _TestIds:
 
 def _unquoted_span(secret: str, start: int, end: int) -> tuple[int, int]:
     """The span of *secret* (at *start*..*end*) without its quotes, which stay in the text."""
+    if secret[:3] in {'"""', "'''"} and secret[-3:] == secret[:3] and len(secret) > 6:  # noqa: PLR2004
+        return start + 3, end - 3
     if len(secret) > 1 and secret[0] in {'"', "'"} and secret[-1] == secret[0]:
         return start + 1, end - 1
     if secret[:2] in {'\\"', "\\'"} and secret[-2:] == secret[:2] and len(secret) > 3:  # noqa: PLR2004

@@ -234,7 +234,9 @@ def _control(match: re.Match[str]) -> str:
     before = text[start - 1 : start]
     after = text[end : end + 1]
     inside = before.isalpha() and after.isalpha() and before.islower() == after.islower()
-    return "" if inside else " "
+    if inside:
+        return ""
+    return "\n" if match.group() == "\x00" else " "  # NUL ends a record: environ, -print0
 
 
 _CONTROLS = bytes([*range(9), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])

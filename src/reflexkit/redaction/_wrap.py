@@ -45,6 +45,22 @@ def _is_path(run: str) -> bool:
     return _looks_path(run) and (rooted or "." in run.rsplit("/", 1)[-1])
 
 
+_SEGMENTED = frozenset({"slack_token", "wrapped_secret"})
+"""Tokens of dash-separated parts (Slack's ``xoxb-<digits>-<digits>-<letters>``): a wrap
+may leave a line of only digits, or only letters, which is still the token's rest."""
+_SEGMENT_RUN = re.compile(r"-?[A-Za-z0-9]{1,64}(?:-[A-Za-z0-9]{1,64}){0,4}-?")
+
+
+def _continues_segments(run: str, rule: str) -> bool:
+    """*run* continues a dash-separated token of *rule* (see :data:`_SEGMENTED`)."""
+    return (
+        rule in _SEGMENTED
+        and _SEGMENT_RUN.fullmatch(run) is not None
+        and ("-" in run or len(run) >= _MIN_TAIL)
+        and (any(c.isdigit() for c in run) or (run != run.lower() and run != run.upper()))
+    )
+
+
 def _continues(run: str, *, in_block: bool = False) -> bool:
     """*run*, at the start of the line after a secret, reads as the rest of a token.
 
@@ -148,7 +164,11 @@ def join_wrapped(text: str, counts: dict[str, int]) -> str:
             whole = run.end() == len(line)
             if not whole and line[run.end()] not in _ENDS_RUN:
                 break
-            if len(line) != width and not _continues(run.group(), in_block=width != -1):
+            if (
+                len(line) != width
+                and not _continues(run.group(), in_block=width != -1)
+                and not _continues_segments(run.group(), rule)
+            ):
                 break
             pieces += (text[position:at], f"[REDACTED:{rule}]")
             position = at + run.end()

@@ -58,6 +58,7 @@ _VALUE = (
     + r"(?:\r?\n[ \t]*(?=[\"']))?"  # rich and pprint put a long quoted value on the next line
     r"(?:[bB](?=[\"']))?"  # a Python bytes literal: b'...' in a headers repr
     r"(?=(?P<secret>"
+    r"\"\"\"[^\"]{1,8192}?\"\"\"|'''[^']{1,8192}?'''|"  # TOML's, Python's: several lines
     + _ESCAPED_QUOTED
     + r"|(?:"
     + _QUOTED
@@ -71,7 +72,8 @@ _VALUE = (
     r"|[&()]{0,4}[^\s\"'`,;&()\[\]{}<>\\]{1,256}"
     r"(?:[&()]{1,4}[^\s\"'`,;&()\[\]{}<>\\]{1,256}){1,16}[&()]{0,4}"
     r"(?=[\s\"'`,;]|\Z)"  # Django's keys: ``&``, ``(`` and ``)`` anywhere
-    r"|(?:[^\s\"'`,;&)\]}<>\\]{1,1024}|\\(?![rnt])){1,4}))"  # ``\r\n`` ends
+    r"|(?:[^\s\"'`,;&)\]}<>\\]{1,1024}|\\(?:[ \t]|(?![rnt]))){1,16}))"  # ``\r\n`` ends;
+    # ``\ `` is a shell's escaped space inside one word (``correct\ horse\ battery``)
 )
 _ANSI_TRIGGER = r"(?:\x1b\[[0-9;]*m)*"
 """Colour codes a terminal-minded tool (rich, pytest ``--color=yes``) puts around a name."""

@@ -59,7 +59,8 @@ RULES: tuple[Rule, ...] = (
         "yaml_block_secret",
         r"(?P<name>(?<![\w.])[A-Za-z_][\w.-]{0,80})[ \t]*:[ \t]*(?:!{1,2}[\w/:.-]*[ \t]+)?"
         r"[|>][+-]?[ \t]*\r?\n"  # ``password: !!binary |``: a tag before the block
-        r"[ \t]+(?P<secret>[^\s][^\n]*?)[ \t]*(?=\r?\n|\Z)",
+        r"(?P<indent>[ \t]+)(?P<secret>[^\s][^\n]*?(?:\r?\n(?P=indent)[^\n]*?){0,63})"
+        r"[ \t]*(?=\r?\n|\Z)",
         r"(?i:(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_.-]{0,40}[ \t]*:[ \t]*"
         r"(?:![!\w/:.-]*[ \t]+)?[|>])",
         (": |", ": >", ":|", ":>", " |", " >"),
@@ -206,11 +207,16 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "spaced_assignment",
-        r"(?m:^[ \t]*(?:(?:export|declare[ \t]+-x|setenv)[ \t]+|\+{1,3}[ \t]+)?)"
-        r"(?P<name>[A-Za-z_][\w]{0,80})=(?P<secret>[^\s\"'`\\][^\n\"'`]{0,1024}?)[ \t]*(?=\r?$)",
-        r"(?m:^[ \t]*(?:(?:export|declare[ \t]+-x|setenv)[ \t]+|\+{1,3}[ \t]+)?[A-Za-z_0-9]{0,40}"
+        # The value fills its line, its JSON string (``"Env": ["NAME=..."]``), its YAML list
+        # item (``- NAME=...``) or its NUL-separated entry (``/proc/PID/environ``).
+        r"(?:(?m:^)[ \t]*(?:(?:export|declare[ \t]+-x|setenv)[ \t]+|\+{1,3}[ \t]+|-[ \t]+)?"
+        r"|(?<=[\"\x00]))"
+        r"(?P<name>[A-Za-z_][\w]{0,80})=(?P<secret>[^\s\"'`\\\x00][^\n\"'`\x00]{0,1024}?)"
+        r"[ \t]*(?=\r?\n|\Z|[\"\x00])",
+        # No window before the keyword: RE2's automaton for the whole prefilter grows with
+        # it, and every candidate line costs a hundred times more.
         r"(?i:pass|pwd|secret|token|key|auth|credential|psk|phrase|mnemonic|seed)[A-Za-z_0-9]{0,40}"
-        r"=[^\s\"'`]{1,256}[ \t]+[^\s])",
+        r"=[^\s\"'`]{1,32}[ \t]+[^\s]",
         ("pass", "pwd", "secret", "token", "key", "auth", "credential", "psk", "phrase", "seed"),
         _spaced_check,
         example=_fake("JWT_SECRET=", "correct horse battery staple"),

@@ -52,7 +52,7 @@ _TOOL_ARGUMENTS = (
     r"|\bwpa_passphrase[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s]+)[ \t]+"  # wpa_passphrase SSID PASS
     r"|\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)(?:[ \t]+[^\s]+){3}[ \t]+"
     r"|(?m:(?:^[ \t]*|>[ \t]*|\bredis-cli\b[^\n]*?[ \t]))AUTH[ \t]+"
-    r"(?:[^\s]+[ \t]+(?=[^\s]+[ \t]*$))?"
+    r"(?:[^\s]+[ \t]+(?=[^\s]+[ \t]*(?:\r?\n|\Z)))?"
     r"|\b(?:openssl[ \t]+passwd|mkpasswd)(?:[ \t]+-(?:salt|m|S|-method|-salt)[ \t]+[^\s-]\S*"
     r"|[ \t]+-[\w-]+)*[ \t]+(?=[^\s-])"  # openssl passwd [-6] [-salt S] PASSWORD
 )

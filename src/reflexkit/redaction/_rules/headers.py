@@ -88,7 +88,7 @@ RULES: tuple[Rule, ...] = (
         r"(?:password|passphrase|pass[ \t]phrase|passcode)"
         r"(?:[ \t]+(?:for|again|of)\b(?:'[^'\n]{0,160}'|\"[^\"\n]{0,160}\"|[^:\n'\"]){0,160}"
         r"|[ \t]*\(again\))?:)[ \t]*"
-        r"(?P<secret>[^\s\"'`][^\s]*)[ \t]*\r?$",  # quoted: an assignment's (its own rule)
+        r"(?P<secret>[^\s\"'`][^\s]*)[ \t]*(?=\r?\n|\Z)",  # quoted: an assignment's (own rule)
         # Short: a trigger that reached along the line to a colon swallowed the other hits
         # of a line (``password=... token:``), so a line of them was never dense.
         r"(?i:(?:password|passphrase|passcode)(?:[ \t]+for[ \t]|[ \t]*\(again\)|:))",
