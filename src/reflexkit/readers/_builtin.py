@@ -39,6 +39,7 @@ from reflexkit.readers._javascript import (
 )
 from reflexkit.readers._js_runners import parse_mocha, parse_vitest
 from reflexkit.readers._jvm_runners import parse_gradle, parse_junit_console
+from reflexkit.readers._minitest import parse_minitest
 from reflexkit.readers._native import (
     parse_cargo_test,
     parse_crash,
@@ -135,6 +136,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         (" examples, ", " example, ", "\nrspec ", "\ncrystal spec "),
         828,
     ),
+    Reader("minitest", lambda t, _f: parse_minitest(t), (" runs, ",), 827),
     Reader("test-unit", lambda t, _f: parse_test_unit(t), (" assertions, ",), 827),
     Reader("prove", lambda t, _f: parse_prove(t), ("Result: FAIL", "# Looks like "), 827),
     Reader("clojure-test", lambda t, _f: parse_clojure_test(t), (" failures, ",), 826),

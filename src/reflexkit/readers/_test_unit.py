@@ -48,7 +48,7 @@ def parse_test_unit(text: str) -> Findings | None:
     findings.tests = dedupe(block["test"] for block in blocks)
     findings.summary = count["line"]
     findings.evidence = count["line"]
-    findings.headline = f"test-unit reported {plural(len(findings.tests), 'failing test')}."
+    findings.headline = f"The Ruby test run reported {plural(len(findings.tests), 'failing test')}."
     findings.advice = (
         "Each failing test is quoted with its message (the expected value, then the actual "
         "one) and its place: fix the code under test so it holds; change the test only if "
