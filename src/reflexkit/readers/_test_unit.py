@@ -65,6 +65,8 @@ def _block_fact(block: re.Match[str]) -> str:
     lines = block["body"].splitlines()
     place = next((m["loc"] for m in map(_PLACE.match, lines) if m is not None), "")
     said: list[str] = [clip(block["error"], 200)] if block["error"] else []
+    if block["kind"] == "Error" and not said:  # the message on the line below the test's
+        said = [clip(ln.strip(), 200) for ln in lines[:1] if ln.strip() and not _PLACE.match(ln)]
     if block["kind"] == "Failure":
         for line in lines:
             if not line.strip() or _PLACE.match(line) or _EXCERPT.match(line):
