@@ -64,9 +64,9 @@ def parse_clojure_test(text: str) -> Findings | None:
         "the project's frame that raised it): fix the code under test so it holds; change the "
         "test only if it is wrong."
     )
-    findings.steps.append(
-        f"Run that test alone: `(clojure.test/test-vars [#'{findings.tests[0]}])` "
-        "after loading its namespace."
+    findings.steps.append(  # `clojure.test/…` would name a runner a `lein test` output lacks
+        f"Run that test alone with `test-vars` on `#'{findings.tests[0]}`, after loading its "
+        "namespace."
     )
     findings.confidence = 0.85
     return findings
