@@ -101,7 +101,7 @@ Result: FAIL
                 "expected: '10.5'",
                 "Failed tests:  5",
                 "Files=2, Tests=9",
-                "prove -lv t/10_money.t",
+                "perl -Ilib t/10_money.t",
             ],
         ),
         (

@@ -90,8 +90,15 @@ Error: test_parse(TestQty): ArgumentError: invalid value for Integer(): "3x"
                 "/app/lib/qty.rb:4",
             ],
         ),
+        (
+            _ERROR.replace(
+                'Error: test_parse(TestQty): ArgumentError: invalid value for Integer(): "3x"',
+                'Error: test_parse(TestQty):\n  ArgumentError: invalid value for Integer(): "3x"',
+            ),
+            ['test_parse(TestQty): ArgumentError: invalid value for Integer(): "3x"'],
+        ),
     ],
-    ids=["failure-with-actual-below", "error"],
+    ids=["failure-with-actual-below", "error", "error-message-below"],
 )
 def test_test_unit_output_is_read(output: str, facts: list[str]) -> None:
     """Each block is quoted with its message (both values of a failure) and its place."""

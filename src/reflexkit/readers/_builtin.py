@@ -6,10 +6,12 @@ in the band of its kind of tool.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+
+from reflexkit.models import FailureContext
 from reflexkit.readers._agent import parse_agent
-from reflexkit.readers._clojure import parse_clojure_error, parse_clojure_test
 from reflexkit.readers._coverage import parse_coverage_gate
-from reflexkit.readers._crystal import parse_crystal
 from reflexkit.readers._cxx import (
     parse_catch2,
     parse_check_suite,
@@ -21,8 +23,7 @@ from reflexkit.readers._cxx import (
     parse_meson_test,
     parse_unity,
 )
-from reflexkit.readers._elixir import parse_elixir_compile
-from reflexkit.readers._erlang import parse_eunit, parse_rebar3_compile
+from reflexkit.readers._findings import Findings
 from reflexkit.readers._go import (
     parse_go_command,
     parse_go_diagnostics,
@@ -38,7 +39,6 @@ from reflexkit.readers._javascript import (
     parse_tsc,
 )
 from reflexkit.readers._js_runners import parse_mocha, parse_vitest
-from reflexkit.readers._jvm_runners import parse_gradle, parse_junit_console
 from reflexkit.readers._native import (
     parse_cargo_test,
     parse_crash,
@@ -47,9 +47,7 @@ from reflexkit.readers._native import (
     parse_rust_panic,
     parse_rustc,
 )
-from reflexkit.readers._nim import parse_nim
 from reflexkit.readers._pattern import Pattern
-from reflexkit.readers._perl import parse_prove
 from reflexkit.readers._pip import parse_dependency_setup, parse_pip
 from reflexkit.readers._python_checkers import parse_mypy, parse_pyflakes_style, parse_pyright
 from reflexkit.readers._python_doctest import parse_doctest
@@ -57,13 +55,28 @@ from reflexkit.readers._python_faulthandler import parse_faulthandler
 from reflexkit.readers._python_pytest import parse_pytest
 from reflexkit.readers._python_traceback import parse_traceback
 from reflexkit.readers._python_unittest import parse_unittest
-from reflexkit.readers._registry import Reader
+from reflexkit.readers._registry import Reader, ReadFunction
 from reflexkit.readers._reports import parse_tap
-from reflexkit.readers._rspec import parse_rspec
 from reflexkit.readers._shell import parse_diff_check, parse_git, parse_shell
-from reflexkit.readers._test_unit import parse_test_unit
 
 __all__ = ["BUILTIN_READERS"]
+
+
+def _later(module: str, name: str) -> ReadFunction:
+    """A reader whose module is imported the first time an output carries one of its markers.
+
+    The readers of runners most projects never use cost no start-up time (``reflect`` and the
+    hooks import every built-in reader's registration).
+    """
+
+    def read(text: str, _failure: FailureContext) -> Findings | None:
+        parse: Callable[[str], Findings | None] = getattr(
+            importlib.import_module(f"reflexkit.readers.{module}"), name
+        )
+        return parse(text)
+
+    return read
+
 
 _CR_SCRIPT = Pattern(r"\\r['\u2019:]|\$'\\r'|\r(?=['\u2019:])")
 
@@ -131,22 +144,23 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     Reader(
         "rspec",
-        lambda t, _f: parse_rspec(t),
+        _later("_rspec", "parse_rspec"),
         (" examples, ", " example, ", "\nrspec ", "\ncrystal spec "),
         828,
     ),
-    Reader("test-unit", lambda t, _f: parse_test_unit(t), (" assertions, ",), 827),
-    Reader("prove", lambda t, _f: parse_prove(t), ("Result: FAIL", "# Looks like "), 827),
-    Reader("clojure-test", lambda t, _f: parse_clojure_test(t), (" failures, ",), 826),
-    Reader("nim", lambda t, _f: parse_nim(t), (".nim(",), 829),
-    Reader("rebar3", lambda t, _f: parse_rebar3_compile(t), ("===> Compiling ",), 831),
+    Reader("minitest", _later("_minitest", "parse_minitest"), (" runs, ",), 827),
+    Reader("test-unit", _later("_test_unit", "parse_test_unit"), (" assertions, ",), 827),
+    Reader("prove", _later("_perl", "parse_prove"), ("Result: FAIL", "# Looks like "), 827),
+    Reader("clojure-test", _later("_clojure", "parse_clojure_test"), (" failures, ",), 826),
+    Reader("nim", _later("_nim", "parse_nim"), (".nim(",), 829),
+    Reader("rebar3", _later("_erlang", "parse_rebar3_compile"), ("===> Compiling ",), 831),
     Reader(
         "elixir-compile",
-        lambda t, _f: parse_elixir_compile(t),
+        _later("_elixir", "parse_elixir_compile"),
         ("== Compilation error in file ",),
         832,
     ),
-    Reader("eunit", lambda t, _f: parse_eunit(t), (" failure", "*failed*"), 824),
+    Reader("eunit", _later("_erlang", "parse_eunit"), (" failure", "*failed*"), 824),
     # any TAP producer (tape, node-tap, busted, prove, bats) after node:test's own reader
     Reader("tap", lambda t, _f: parse_tap(t), ("not ok ",), 825),
     Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
@@ -170,10 +184,12 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader("unity", lambda t, _f: parse_unity(t), (" Ignored",), 806),
     Reader("googletest", lambda t, _f: parse_gtest(t), ("[  FAILED  ]",), 811),
     Reader("junit", lambda t, _f: parse_junit(t), ("FAILURES!!!", "<<< ", "Tests run: "), 810),
-    Reader("junit-console", lambda t, _f: parse_junit_console(t), (" tests failed ",), 809),
+    Reader(
+        "junit-console", _later("_jvm_runners", "parse_junit_console"), (" tests failed ",), 809
+    ),
     Reader(
         "gradle",
-        lambda t, _f: parse_gradle(t),
+        _later("_jvm_runners", "parse_gradle"),
         ("> Task :", "* What went wrong:", " tests completed, "),
         808,
     ),
@@ -196,7 +212,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     # 500: compilers and linkers
     Reader("cmake", lambda t, _f: parse_cmake(t), ("CMake Error",), 570),
-    Reader("crystal", lambda t, _f: parse_crystal(t), (".cr:",), 565),
+    Reader("crystal", _later("_crystal", "parse_crystal"), (".cr:",), 565),
     Reader("rustc", lambda t, f: parse_rustc(t, f.command), ("error[", "error: "), 560),
     Reader(
         "gcc",
@@ -270,7 +286,10 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         355,
     ),
     Reader(
-        "clojure", lambda t, _f: parse_clojure_error(t), ("Execution error", "Syntax error"), 356
+        "clojure",
+        _later("_clojure", "parse_clojure_error"),
+        ("Execution error", "Syntax error"),
+        356,
     ),
     Reader("go-panic", lambda t, _f: parse_go_panic(t), ("goroutine ",), 345),
     Reader("rust-panic", lambda t, _f: parse_rust_panic(t), ("panicked at",), 340),

@@ -58,15 +58,15 @@ def parse_clojure_test(text: str) -> Findings | None:
     ran = _RAN.search(text)
     findings.summary = f"{ran['line']} {count['line']}" if ran else count["line"]
     findings.evidence = count["line"]
-    findings.headline = f"clojure.test reported {plural(len(reports), 'failing assertion')}."
+    findings.headline = f"The test run reported {plural(len(reports), 'failing assertion')}."
     findings.advice = (
         "Each failing assertion is quoted with what it expected and what it got (an error with "
         "the project's frame that raised it): fix the code under test so it holds; change the "
         "test only if it is wrong."
     )
-    findings.steps.append(
-        f"Run that test alone: `(clojure.test/test-vars [#'{findings.tests[0]}])` "
-        "after loading its namespace."
+    findings.steps.append(  # `clojure.test/…` would name a runner a `lein test` output lacks
+        f"Run that test alone with `test-vars` on `#'{findings.tests[0]}`, after loading its "
+        "namespace."
     )
     findings.confidence = 0.85
     return findings
@@ -109,13 +109,13 @@ def parse_clojure_error(text: str) -> Findings | None:
         findings.category = ReflectionCategory.TOOL_MISUSE
         findings.headline = "The test namespace is not on the class path: no test ran."
         findings.advice = (
-            "Clojure looked for the test namespace on the class path and did not find it: add "
+            "The runtime looked for the test namespace on the class path and did not find it: add "
             "the test folder to it (`-cp src:test`, or the project's test alias) and check "
             "that the file's path matches the namespace (dashes become underscores)."
         )
         findings.steps.append("Add the test folder to the class path, then run the tests again.")
         return findings
-    findings.headline = f"The Clojure program died with {error['cls'] or 'an error'}."
+    findings.headline = f"The program died with {error['cls'] or 'an error'}."
     findings.advice = (
         "Read the message and the place it names: fix the code there (a missing namespace is "
         "a class path or file name that does not match the namespace)."

@@ -38,7 +38,7 @@ def parse_crystal(text: str) -> Findings | None:
             tool="crystal",
             failure_type=FailureType.DEPENDENCY_ERROR,
             category=ReflectionCategory.MISSING_CONTEXT,
-            headline=f"Crystal cannot find `{shard['name']}`: the shard is not installed.",
+            headline=f"The compiler cannot find `{shard['name']}`: the shard is not installed.",
             facts=[clip(f"{frame['loc']}: {error['line']}", 300)],
             hints=[hint["line"]] if hint is not None else [],
             evidence=error["line"],

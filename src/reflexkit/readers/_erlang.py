@@ -44,12 +44,12 @@ def parse_rebar3_compile(text: str) -> Findings | None:
     return Findings(
         tool="rebar3",
         failure_type=FailureType.TEST_FAILURE if in_test else FailureType.BUILD_ERROR,
-        headline=f"rebar3 could not compile {failed['file']}: no test ran.",
+        headline=f"The build could not compile {failed['file']}: no test ran.",
         facts=[clip(line, 240) for line in errors] or [failed["line"]],
         details=[failed["line"]],
         evidence=failed.group(0),
         advice="Fix the first compiler error at the place it names (an unbound variable, a "
-        "missing function or a syntax error), then run rebar3 again; warnings are not the cause.",
+        "missing function or a syntax error), then build again; warnings are not the cause.",
         steps=[f"Open {errors[0].split(': ', 1)[0]} and fix the error there."] if errors else [],
         confidence=0.85,
     )

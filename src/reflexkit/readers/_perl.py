@@ -71,7 +71,7 @@ def parse_prove(text: str) -> Findings | None:
     findings.evidence = findings.summary or (result.group(0) if result else "")
     count = len(failed)
     findings.headline = (
-        f"prove reported {plural(count, 'failing test')}"
+        f"The Perl test run reported {plural(count, 'failing test')}"
         + (f" in {', '.join(findings.tests[:3])}." if findings.tests else ".")
         if count
         else "A Perl test file died before its tests ran."
@@ -84,7 +84,7 @@ def parse_prove(text: str) -> Findings | None:
         "(the later ones follow from it), then re-run the file."
     )
     if findings.tests:
-        findings.steps.append(f"Run the file alone: `prove -lv {findings.tests[0]}`.")
+        findings.steps.append(f"Run the file alone: `perl -Ilib {findings.tests[0]}`.")
     findings.confidence = 0.85
     return findings
 

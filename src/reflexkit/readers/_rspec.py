@@ -141,15 +141,15 @@ def _load_failure(text: str, loading: re.Match[str], findings: Findings) -> Find
     if gem is not None and said.startswith("LoadError"):
         findings.failure_type = FailureType.DEPENDENCY_ERROR
         findings.category = ReflectionCategory.MISSING_CONTEXT
-        findings.headline = f"RSpec could not load its files: the gem `{gem['name']}` is missing."
+        findings.headline = f"The specs could not load: the gem `{gem['name']}` is missing."
         findings.advice = (
             f"No example ran: a file the specs load requires `{gem['name']}`, which is not "
             "installed. Install the project's gems (`bundle install`) or add the gem to the "
             "Gemfile's test group; the code under test is not at fault."
         )
-        findings.steps.append("Run `bundle install`, then `bundle exec rspec`.")
+        findings.steps.append("Run `bundle install`, then run the specs again.")
     else:
-        findings.headline = "RSpec could not load a spec file: no example ran."
+        findings.headline = "A spec file could not be loaded: no example ran."
         findings.advice = (
             "Loading the specs raised before any example ran: fix the error at the place "
             "quoted (a syntax error, a constant or file that is not there), then re-run."

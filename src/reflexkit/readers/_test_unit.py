@@ -48,7 +48,7 @@ def parse_test_unit(text: str) -> Findings | None:
     findings.tests = dedupe(block["test"] for block in blocks)
     findings.summary = count["line"]
     findings.evidence = count["line"]
-    findings.headline = f"test-unit reported {plural(len(findings.tests), 'failing test')}."
+    findings.headline = f"The Ruby test run reported {plural(len(findings.tests), 'failing test')}."
     findings.advice = (
         "Each failing test is quoted with its message (the expected value, then the actual "
         "one) and its place: fix the code under test so it holds; change the test only if "
@@ -65,6 +65,8 @@ def _block_fact(block: re.Match[str]) -> str:
     lines = block["body"].splitlines()
     place = next((m["loc"] for m in map(_PLACE.match, lines) if m is not None), "")
     said: list[str] = [clip(block["error"], 200)] if block["error"] else []
+    if block["kind"] == "Error" and not said:  # the message on the line below the test's
+        said = [clip(ln.strip(), 200) for ln in lines[:1] if ln.strip() and not _PLACE.match(ln)]
     if block["kind"] == "Failure":
         for line in lines:
             if not line.strip() or _PLACE.match(line) or _EXCERPT.match(line):
