@@ -303,6 +303,8 @@ def _named_as_seen(found: Findings, failure: FailureContext) -> None:
     tool = found.tool
     if tool in _NOT_A_NAME or tool.lower() not in found.headline.lower():
         return
+    if tool in failure.command or tool in failure.error_output:  # the common case, no copy
+        return
     if tool.lower() in failure.command.lower() or tool.lower() in failure.error_output.lower():
         return
     named = Pattern(rf"(?i)`{re.escape(tool)}\b[^`\n]*`|(?<![\w/.-]){re.escape(tool)}(?![\w-])")

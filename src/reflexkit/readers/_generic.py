@@ -178,7 +178,8 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
 _SHAPES = (
     (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
      _TEST_SHAPE, FailureType.TEST_FAILURE),
-    (("error", "Error: ", "ERROR", "e: ", "-- ", "characters", "rror in line"), _COMPILE_SHAPE,
+    (("error", "Error: ", "[ERROR]", ": ERROR", "e: ", "-- ", "characters", "rror in line"),
+     _COMPILE_SHAPE,
      FailureType.BUILD_ERROR),
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
