@@ -584,6 +584,13 @@ def _crash_of_a_compiler_or_a_package(text: str, found: Findings) -> None:
         # a bundler's module it cannot find from a file, a wait that ran out of time:
         # the tool's verdict, thrown with its stack
         found.failure_type = proof.failure_type
+        if proof.failure_type is FailureType.TIMEOUT:
+            found.category = ReflectionCategory.MISSING_CONTEXT
+            found.advice = (
+                "The run waited for something that never became ready (a server, a port, a "
+                "file) until its time limit: start it, or find why it did not come up (its "
+                "log, its port, its address), before running the check again."
+            )
 
 
 def _crash_of_a_checker(found: Findings, command: str) -> None:

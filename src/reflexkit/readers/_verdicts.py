@@ -647,6 +647,9 @@ _SHAPES = _shapes(
         r"|\b[Uu]nmet (?:dependenc(?:y|ies)|requirements?|peer)"),
     ),
     (_FT.DEPENDENCY_ERROR, "cannot load such file", r"\bcannot load such file -- \S+"),
+    # a wait for a service or a file that ran out of its time (`Error: Timed out waiting
+    # for: tcp:5432`): the time limit ended the run
+    (_FT.TIMEOUT, "imed out waiting for", r"^(?:\w*Error: )?[Tt]imed out waiting for\b"),
     # a package that calls a built-in its runtime does not have yet (`Promise.withResolvers
     # is not a function` thrown in node_modules): the runtime's version cannot run it
     (
