@@ -129,3 +129,14 @@ def test_the_shapes_read_only_the_lines_their_needles_are_on() -> None:
                 assert found.start() == full.start()
             else:
                 assert found is None or full is not None
+
+
+def test_a_wait_that_ran_out_of_time_is_about_what_never_came_up() -> None:
+    """A waiter's time-out thrown with its stack: no advice to fix the code at the frame."""
+    output = "Error: Timed out waiting for: tcp:127.0.0.1:5432\n" + "".join(
+        f"    at step{n} (/p/node_modules/waiter/lib/w.js:{n}:1)\n" for n in range(12)
+    )
+    reflection = HeuristicGenerator().generate(failure_of("npm run e2e", output))
+    assert reflection.failure_type.value == "timeout"
+    assert reflection.category.value == "missing_context"
+    assert "never became ready" in reflection.suggestion

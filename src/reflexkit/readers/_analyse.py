@@ -303,6 +303,8 @@ def _named_as_seen(found: Findings, failure: FailureContext) -> None:
     tool = found.tool
     if tool in _NOT_A_NAME or tool.lower() not in found.headline.lower():
         return
+    if tool in failure.command or tool in failure.error_output:  # the common case, no copy
+        return
     if tool.lower() in failure.command.lower() or tool.lower() in failure.error_output.lower():
         return
     named = Pattern(rf"(?i)`{re.escape(tool)}\b[^`\n]*`|(?<![\w/.-]){re.escape(tool)}(?![\w-])")
@@ -582,6 +584,13 @@ def _crash_of_a_compiler_or_a_package(text: str, found: Findings) -> None:
         # a bundler's module it cannot find from a file, a wait that ran out of time:
         # the tool's verdict, thrown with its stack
         found.failure_type = proof.failure_type
+        if proof.failure_type is FailureType.TIMEOUT:
+            found.category = ReflectionCategory.MISSING_CONTEXT
+            found.advice = (
+                "The run waited for something that never became ready (a server, a port, a "
+                "file) until its time limit: start it, or find why it did not come up (its "
+                "log, its port, its address), before running the check again."
+            )
 
 
 def _crash_of_a_checker(found: Findings, command: str) -> None:

@@ -39,12 +39,17 @@ M = re.MULTILINE
 
 _MAX_LOCATIONS = 3
 
-_CODE = Pattern(
-    r"\b(?:[A-Z]{1,4}\d{3,5}|[A-Z]{2,}-\d{3,4})\b|\[(?P<slug>[a-z]+(?:-[\w.]+)+)(?:,[^\]\n]*)?\]"
-    r"|\((?P<rule>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$"
-    r"|^(?P<lead>[a-z][a-z\d]*(?:-[a-z\d]+)+)(?:\[[\w-]+\])?: \S",
-    M,
+_CODES = (
+    # `E0308`, `TS2322`, `SC-1234` (the word boundary checked behind the first letter, so
+    # the search skips to capitals: a pattern led by `\b` is tried at every character)
+    Pattern(r"(?P<code>[A-Z](?<=\b[A-Z])(?:[A-Z]{0,3}\d{3,5}|[A-Z]+-\d{3,4}))\b"),
+    Pattern(r"\[(?P<code>[a-z]+(?:-[\w.]+)+)(?:,[^\]\n]*)?\]"),  # `[no-unused-vars]`
+    Pattern(r"\((?P<code>[a-z]+[A-Z]\w+|[a-z]+(?:-[a-z]+)+)\)\s*$", M),  # `(noUnusedVars)`
+    # `no-dup-id: msg` leading its line
+    Pattern(r"(?P<code>[a-z](?<![^\n][a-z])[a-z\d]*(?:-[a-z\d]+)+)(?:\[[\w-]+\])?: \S"),
 )
+"""Rule ids and error codes, each shape a pattern of its own that starts with a character
+class or a literal, so the search skips to where one may start."""
 
 _MAX_CODES = 5
 
@@ -178,7 +183,8 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
 _SHAPES = (
     (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
      _TEST_SHAPE, FailureType.TEST_FAILURE),
-    (("error", "Error: ", "ERROR", "e: ", "-- ", "characters", "rror in line"), _COMPILE_SHAPE,
+    (("error", "Error: ", "[ERROR]", ": ERROR", "e: ", "-- ", "characters", "rror in line"),
+     _COMPILE_SHAPE,
      FailureType.BUILD_ERROR),
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",
@@ -477,9 +483,8 @@ def _hints(window: str) -> list[str]:
 
 def _codes(window: str, quoted: str) -> list[str]:
     """The rule ids and error codes the quoted lines do not show."""
-    codes = dedupe(
-        m["slug"] or m["rule"] or m["lead"] or m.group(0) for m in _CODE.finditer(window)
-    )
+    found = [(m.start(), m["code"]) for pattern in _CODES for m in pattern.finditer(window)]
+    codes = dedupe(code for _, code in sorted(found))
     return [c for c in codes if c not in quoted][:_MAX_CODES]
 
 

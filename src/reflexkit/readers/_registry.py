@@ -74,7 +74,12 @@ class Reader:
 
     def may_read(self, text: str) -> bool:
         """Return whether one of the markers is in *text* (always true without markers)."""
-        return not self.markers or any(marker in text for marker in self.markers)
+        if not self.markers:
+            return True
+        for marker in self.markers:  # noqa: SIM110 -- any() costs 2% more: runs for every reader
+            if marker in text:
+                return True
+        return False
 
 
 _registered: dict[str, Reader] = {}

@@ -11,6 +11,7 @@ that runners of many ecosystems share (``N examples, N failures``, ``N tests, N 
 
 from __future__ import annotations
 
+import functools
 import re
 
 import attrs
@@ -246,10 +247,7 @@ _SETUP_SHAPES = _shapes(
 """Output whose only content is that the check did not start."""
 
 _COUNTED = r"(?:examples?|tests?|runs?|specs?|scenarios?)"
-_CONF_AT = (
-    r"(?:\b[\w./-]+\.(?:conf|cfg|ini|ya?ml|toml|json|xml|vcl)|\b[A-Z][a-z]+file)"
-    r"(?::\d+\b| line:? \d+)"
-)
+_CONF_AT = r"(?:\.(?:conf|cfg|ini|ya?ml|toml|json|xml|vcl)|\b[A-Z][a-z]+file)(?::\d+\b| line:? \d+)"
 """A configuration or data file at a line (``app.conf line: 4``, ``Caddyfile:6``)."""
 _PASSED = r"(?:PASS(?:ED)?|[Pp]ass(?:ed)?)"
 _FAILED = r"(?:FAIL(?:ED)?|[Ff]ail(?:ed)?)"
@@ -292,7 +290,7 @@ _SHAPES = _shapes(
     # Failures: N` rows of C and Erlang runners (`Checks: 2, Failures: 1`, `1 ok, 1 failed`)
     (
         _FT.TEST_FAILURE,
-        "FAILED (|ailures|rrors|failed",
+        "FAILED (|test with|tests with|Failures:|Failed:|Errors:| ok, ",
         (r"^FAILED \((?:[a-z]+=\d+, )*(?:failures|errors)=[1-9]\d*\b"
         r"|\b\d+ tests? with [1-9]\d* (?:failures?|errors?)\b"
         r"|\b(?:Checks|Tests|Cases|Specs|Examples|Assertions|Run): +\d+,? +"
@@ -301,11 +299,15 @@ _SHAPES = _shapes(
     ),
     (
         _FT.TEST_FAILURE,
-        "ailures|ail:|AIL:|AILURES|ailed:|ailed |Number of",
+        "ailures|ail:|AIL:|AILURES|ailed:",
         (r"^[ \t#*-]*(?:of )?(?:unexpected )?(?:[Ff]ail(?:ures?|ed)?|FAIL(?:ED|URES?)?)[ \t]*:?"
-        r"[ \t]+[1-9]\d*[ \t]*$"
-        # `Failed 1 and Skipped 0 of 3 tests`, `Failed 2 tests`, `Number of failures: 2`
-        r"|^[ \t]*(?:FAILED|Failed|failed):? [1-9]\d* (?:and \w+ \d+ )?(?:of \d+ )?tests?\b"
+        r"[ \t]+[1-9]\d*[ \t]*$"),
+    ),
+    # `Failed 1 and Skipped 0 of 3 tests`, `Number of failures: 2`
+    (
+        _FT.TEST_FAILURE,
+        "and Skipped|Number of",
+        (r"^[ \t]*Failed [1-9]\d* and Skipped \d+ of \d+ tests?\b"
         r"|^[ \t]*Number of (?:failures|failed tests|errors): *[1-9]"),
     ),
     # a count of the failures a runner detected (`*** 2 failures are detected in the test
@@ -376,7 +378,7 @@ _SHAPES = _shapes(
     # read of size 4`, a data race): the program's failure at run time
     (
         _FT.RUNTIME_ERROR,
-        "== ",
+        "== Invalid|== Conditional|== Use of|== Mismatched|== Source and|== Possible|== Syscall",
         (r"^==\d+== (?:Invalid (?:read|write|free)|Conditional jump or move depends|"
         r"Use of uninitialised value|Mismatched free|Source and destination overlap|"
         r"Possible data race|Syscall param \S+ points to)"),
@@ -393,10 +395,14 @@ _SHAPES = _shapes(
     # './data/x.js'`, `Can't resolve './styles.css'`): the source is wrong, not a package
     (
         _FT.BUILD_ERROR,
-        "resolve|find module",
-        (r"\b(?:[Cc]ould not|[Cc]an't|[Cc]annot|[Uu]nable to) resolve (?:import )?['\"`]\.{1,2}/"
-        # a resolver's `Cannot find module './x' from '/p/src/main.js'`: the file that names it
-        r"|\b[Cc]annot find module ['\"]\.{1,2}/[^'\"\n]*['\"] from ['\"]"),
+        "resolve",
+        r"\b(?:[Cc]ould not|[Cc]an't|[Cc]annot|[Uu]nable to) resolve (?:import )?['\"`]\.{1,2}/",
+    ),
+    # a resolver's `Cannot find module './x' from '/p/src/main.js'`: the file that names it
+    (
+        _FT.BUILD_ERROR,
+        "find module&from",
+        r"\b[Cc]annot find module ['\"]\.{1,2}/[^'\"\n]*['\"] from ['\"]",
     ),
     # an image build whose step failed (docker, buildah)
     (_FT.BUILD_ERROR, "failed to solve", r"\bfailed to solve\b"),
@@ -404,10 +410,14 @@ _SHAPES = _shapes(
     (_FT.BUILD_ERROR, "Compilation error", r"^== Compilation error in file "),
     (
         _FT.BUILD_ERROR,
-        "ompil|render",
+        "ompil",
         (r"\b(?:[Cc]ompilation (?:failed|terminated|aborted)|could not compile)\b"
-        r"|\b(?:[Ff]ailed to (?:render|compile)|could not be (?:rendered|compiled))\b"
         r"|\b[1-9]\d* (?:compile|compilation|build) error(?:s|\(s\))?"),
+    ),
+    (
+        _FT.BUILD_ERROR,
+        "ailed to render|be rendered",
+        r"\b(?:[Ff]ailed to render|could not be rendered)\b",
     ),
     # checkers: rule ids in their namespaced shapes, formatters' verdicts
     (_FT.TYPECHECK_ERROR, "TS", r"\bTS\d{4,5} \[ERROR\]|\berror TS\d{4,5}\b"),
@@ -434,26 +444,34 @@ _SHAPES = _shapes(
     (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
     (
         _FT.LINT_ERROR,
-        "would|formatted|sorted|differs|Rewriting|Reformatted|Fixing|Fixed|format",
+        "would|formatted|sorted|differs|Rewriting|Reformatted|Fixing|Fixed",
         (r"\b(?:Formatter would have printed|would reformat|would be reformatted"
         r"|(?:is|are|was|were) not (?:properly )?(?:formatted|sorted)|should be [\w-]*formatted"
         r"|(?:output|formatted code) differs from (?:the )?input)\b.*$"
         # a fixer that rewrote a file: the check it runs as failed (pyupgrade, autoflake)
-        r"|^(?:Rewriting|Reformatted|Fixing|Fixed) [\w./-]+\.\w+\s*$"
-        # a count of files that failed the formatter's check, a file the formatter marks
-        r"|\b[1-9]\d* files? failed (?:the )?format(?:ting)? check\b|^\S+ # reformat\b"),
+        r"|^(?:Rewriting|Reformatted|Fixing|Fixed) [\w./-]+\.\w+\s*$"),
+    ),
+    # a count of files that failed the formatter's check, a file the formatter marks
+    (
+        _FT.LINT_ERROR,
+        "format check|formatting check|# reformat",
+        r"\b[1-9]\d* files? failed (?:the )?format(?:ting)? check\b|^\S+ # reformat\b",
     ),
     # a checker's closing count of what it found, a quality gate's threshold
     (
         _FT.LINT_ERROR,
-        "ound |OUND |errors =|s found|s detected|warning|ends with",
+        "ound |OUND |errors =|s found|s detected",
         (r"^[^\n]*\b(?i:found (?:[1-9]\d*|some) (?:\w+ )?"
         r"(?:errors?|issues?|problems?|violations?))\b"
         r"|^Total accumulated errors = [1-9]"
         r"|(?<![Nn]o )\b(?:[Ii]ssues|[Pp]roblems|[Vv]iolations) (?:found|detected)"
-        r"(?:: [1-9]|[.!]|[ \t]*$)"
-        # `2 errors and 0 warnings in 1 file`, `Checker ends with 4 errors.`
-        r"|\b[1-9]\d* errors? and \d+ warnings? in \d+ files?\b"
+        r"(?:: [1-9]|[.!]|[ \t]*$)"),
+    ),
+    # `2 errors and 0 warnings in 1 file`, `Checker ends with 4 errors.`
+    (
+        _FT.LINT_ERROR,
+        "warning in|warnings in|ends with",
+        (r"\b[1-9]\d* errors? and \d+ warnings? in \d+ files?\b"
         r"|\bends with [1-9]\d* (?:errors?|warnings?|violations?)\b"),
     ),
     (_FT.LINT_ERROR, "minimum", r"\bFAILED \(minimum:? [\d.]+%, actual:? [\d.]+%\)"),
@@ -479,26 +497,41 @@ _SHAPES = _shapes(
     # f.tex line 4:`, `... at line 5, column 5.`)
     (
         _FT.LINT_ERROR,
-        "column|Warning |Error |Message | line |failed for|detected",
+        "column|Warning |Error |Message | line ",
         (r"^[Ll]ine \d+,? column \d+ - \w+: |^(?:Warning|Error|Message) \d+ in \S+ line \d+: "
         r"|^[\w./-]+ line \d+: [A-Z][^\n]*\.$"  # a configuration file's `f line 10: Bad x.`
-        # a file's finding that closes with what was detected (`a.py: Unused imports detected`)
-        r"|^[\w./-]+\.\w+: [A-Z][\w/ ,-]* detected[ \t]*$"
         # the same words on two findings at least (one may be a parser's error)
-        r"|\bat line \d+, column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bat line \d+, column \d+\b"
-        r"|\bon line \d+ at column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bon line \d+ at column \d+"
-        # a path that fails the rules set for its kind (`a_b.ts failed for `.ts` rules`)
-        r"|^\S+\.\w+ failed for\b[^\n]*\brules?\b"),
+        r"|\bat line \d+, column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bat line \d+, column \d+\b"),
+    ),
+    (
+        _FT.LINT_ERROR,
+        "at column",
+        r"\bon line \d+ at column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bon line \d+ at column \d+",
+    ),
+    # a path that fails the rules set for its kind (`a_b.ts failed for `.ts` rules`), a
+    # file's finding that closes with what was detected (`a.py: Unused imports detected`)
+    (
+        _FT.LINT_ERROR,
+        "failed for| detected",
+        (r"^\S+\.\w+ failed for\b[^\n]*\brules?\b"
+        r"|^[\w./-]+\.\w+: [A-Z][\w/ ,-]* detected[ \t]*$"),
     ),
     (_FT.TYPECHECK_ERROR, "error", r"^[ \t]*\d+ errors?, \d+ warnings?, \d+ (?:notes?|infos?\w*)$"),
     # a configuration or data file that does not parse, at its line (`source: app.conf line:
-    # 4 ... parser failed`, `Caddyfile:6 - Error during parsing`, `error at line 3 of
-    # x.conf`, `YAML parsing failed`, `parsing YAML file x.yml: ...`): nothing compiles it
+    # 4 ... parser failed`, `Caddyfile:6 - Error during parsing`), `error at line 3 of x.conf`,
+    # `YAML parsing failed`, `parsing YAML file x.yml: ...`: nothing compiles it
     (
         _FT.LINT_ERROR,
-        "pars|error at line",
-        (rf"\bpars(?:e|er|ing)\b[^\n]*?{_CONF_AT}|{_CONF_AT}[^\n]*?\bpars(?:e|er|ing)\b"
-        r"|\berror at line \d+ of \S+\.(?:conf|cfg|ini|ya?ml|toml|json|xml)\b"
+        "pars&.conf|.cfg|.ini|.yml|.yaml|.toml|.json|.xml|.vcl|file:|file line",
+        rf"^(?=[^\n]*?\bpars(?:e|er|ing)\b)[^\n]*?{_CONF_AT}",
+    ),
+    (
+        _FT.LINT_ERROR,
+        (
+            "error at line|AML pars|SON pars|OML pars|XML pars|INI pars|parsing YAML|"
+            "parsing JSON|parsing TOML|parsing XML|parsing INI|parsing config"
+        ),
+        (r"\berror at line \d+ of \S+\.(?:conf|cfg|ini|ya?ml|toml|json|xml)\b"
         r"|\b(?:YAML|JSON|TOML|XML|INI) pars(?:ing|er?) (?:failed|error)\b"
         r"|\bparsing (?:YAML|JSON|TOML|XML|INI|config\w*) file\b"),
     ),
@@ -525,11 +558,15 @@ _SHAPES = _shapes(
     # a finding on a file of data, configuration or markup, which nothing compiles
     (
         _FT.LINT_ERROR,
-        ": error|: warning|: hint| error",
+        ": error|: warning|: hint",
         (r"^\S+\.(?:json|ya?ml|toml|xml|html?|md|rst|tex|conf|cfg|ini|desktop|po|csv|svg|"
-        r"properties|plist|service|env)(?::\d+(?:[:.,]\d+)*)?: (?:error|warning|hint)\b"
-        # a document's code block that does not parse (`README.md:3: code block parse error`)
-        r"|^\S+\.(?:md|rst|txt|adoc|tex)(?::\d+)+: [^\n]*\b(?:parse|syntax) error\b"),
+        r"properties|plist|service|env)(?::\d+(?:[:.,]\d+)*)?: (?:error|warning|hint)\b"),
+    ),
+    # a document's code block that does not parse (`README.md:3: code block parse error`)
+    (
+        _FT.LINT_ERROR,
+        "parse error|syntax error",
+        r"^\S+\.(?:md|rst|txt|adoc|tex)(?::\d+)+: [^\n]*\b(?:parse|syntax) error\b",
     ),
     # a place, then the finding's rule code (`Dockerfile:2 DL3008 warning:`,
     # `f.txt:03,04: [C0103] ...`, rubocop's `f.rb:1:1: C: Style/Documentation: ...`)
@@ -551,19 +588,27 @@ _SHAPES = _shapes(
     # a lock file that no longer matches the manifest: what is installed cannot be had
     (
         _FT.DEPENDENCY_ERROR,
-        "ock file|ockfile|OCKFILE|lock.|.lock|lock",
+        "ock file|ockfile|OCKFILE|lock.|.lock",
         (r"(?i:\block ?file\b|[\w-]*lock\.(?:json|ya?ml|toml)\b|\.lock\b)[^\n]{0,100}?"
         r"\b(?:needs to be updated|not up to date|out of date|outdated|in sync|out of sync)\b"
-        r"|\bOUTDATED_LOCKFILE\b"
-        r"|\bchanged (?:significantly )?since \S*lock\S* was (?:last )?generated\b"),
+        r"|\bOUTDATED_LOCKFILE\b"),
+    ),
+    (
+        _FT.DEPENDENCY_ERROR,
+        "was last generated|was generated",
+        r"\bchanged (?:significantly )?since \S*lock\S* was (?:last )?generated\b",
     ),
     # an installed package whose version the tool cannot use (`which typescript@7.0.2 does
     # not export`), and the install of another version the error prescribes
     (
         _FT.DEPENDENCY_ERROR,
-        "@",
-        (r"\b[\w/-]+@\d+(?:\.\d+)+\b[^\n]{0,40}?\b(?:does not|is not) (?:export|support|provide)"
-        r"|^\s*(?:npm|pnpm|yarn|bun) (?:install|add|i) (?:-\S+ )*@?[\w/.-]+@[~^]?\d"),
+        "not export|not support|not provide",
+        r"\b[\w/-]+@\d+(?:\.\d+)+\b[^\n]{0,40}?\b(?:does not|is not) (?:export|support|provide)",
+    ),
+    (
+        _FT.DEPENDENCY_ERROR,
+        "npm i|pnpm i|pnpm add|yarn add|yarn install|bun i|bun add&@",
+        r"^\s*(?:npm|pnpm|yarn|bun) (?:install|add|i) (?:-\S+ )*@?[\w/.-]+@[~^]?\d",
     ),
     # a package, gem or module the run looked for and could not find (`Bundler::GemNotFound`,
     # `PackageNotFoundError`), or a configure check that found no header or library
@@ -602,6 +647,9 @@ _SHAPES = _shapes(
         r"|\b[Uu]nmet (?:dependenc(?:y|ies)|requirements?|peer)"),
     ),
     (_FT.DEPENDENCY_ERROR, "cannot load such file", r"\bcannot load such file -- \S+"),
+    # a wait for a service or a file that ran out of its time (`Error: Timed out waiting
+    # for: tcp:5432`): the time limit ended the run
+    (_FT.TIMEOUT, "imed out waiting for", r"^(?:\w*Error: )?[Tt]imed out waiting for\b"),
     # a package that calls a built-in its runtime does not have yet (`Promise.withResolvers
     # is not a function` thrown in node_modules): the runtime's version cannot run it
     (
@@ -631,8 +679,13 @@ SETUP = ReflectionCategory.MISSING_CONTEXT
 """The category of a check that could not run: what the environment lacks."""
 
 
+@functools.lru_cache(maxsize=8)
 def verdict(text: str) -> Verdict | None:
     """Return the type the output's own verdict shows, or ``None`` when it shows none.
+
+    The last few outputs' verdicts are kept: a reading asks for the same output's verdict
+    up to three times (whether a reader's claim stands, the generic reading, a crash's
+    cause), and a string's hash is computed once.
 
     Args:
         text: The cleaned output.
@@ -729,7 +782,10 @@ def _windows(lines: list[int], text: str, span: int) -> list[tuple[int, int]]:
 
 def _holds_any(words: tuple[str, ...], text: str) -> bool:
     """Whether *text* holds one of *words* (a substring test each, no line is split)."""
-    return any(word in text for word in words)
+    for word in words:  # noqa: SIM110 -- any() costs more: this runs for every shape and reading
+        if word in text:
+            return True
+    return False
 
 
 _MANY = 8
