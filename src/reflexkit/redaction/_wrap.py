@@ -48,7 +48,7 @@ def _is_path(run: str) -> bool:
 _SEGMENTED = frozenset({"slack_token", "wrapped_secret"})
 """Tokens of dash-separated parts (Slack's ``xoxb-<digits>-<digits>-<letters>``): a wrap
 may leave a line of only digits, or only letters, which is still the token's rest."""
-_SEGMENT_RUN = re.compile(r"-?[A-Za-z0-9]{1,64}(?:-[A-Za-z0-9]{1,64}){0,4}-?")
+_SEGMENT_RUN = Pattern(r"-?[A-Za-z0-9]{1,64}(?:-[A-Za-z0-9]{1,64}){0,4}-?")
 
 
 def _continues_segments(run: str, rule: str) -> bool:
