@@ -199,11 +199,16 @@ def test_a_narrow_encoding_escapes_what_it_cannot_hold(project: Path, encoding: 
     ids=["NO_COLOR", "TERM=dumb", "COLUMNS=5", "LC_ALL=C"],
 )
 def test_a_plain_environment_gets_plain_whole_output(project: Path, env: dict[str, str]) -> None:
-    """No escape sequences on a pipe, and the memory path printed unbroken even at 5 columns."""
+    """No escape sequences on a pipe, and the memory path printed unbroken even at 5 columns.
+
+    The console reads NO_COLOR, TERM and COLUMNS when a command makes it: those run in this
+    process. The C locale is the interpreter's, from its start: that one runs a real process.
+    """
     seed(project, 1)
+    run = reflexkit if "LC_ALL" in env else invoke_cli
     outputs = {}
     for args in (["stats"], ["recent", "discount"], ["reflect", "--input", "fail.json"]):
-        done = reflexkit(project, *args, env=env)
+        done = run(project, *args, env=env)
         assert done.returncode == 0, done.stderr
         assert b"\x1b" not in done.stdout
         outputs[args[0]] = done
