@@ -511,6 +511,47 @@ def test_a_process_stopped_holding_a_store_lock_stalls_no_writer(path: Path, hel
     assert [r.attempt_number for r in store.recent("s1", limit=5)] == want
 
 
+PRUNE_WHILE_HELD = """
+import sys, time
+from datetime import datetime, timezone
+from reflexkit.exceptions import StoreError
+from reflexkit.memory import JsonlMemory, _writer
+_writer.LOCK_WAIT = 0.5  # the bound under test, shortened
+store = JsonlMemory(sys.argv[1])
+start = time.monotonic()
+try:
+    print(store.prune(older_than=datetime(2000, 1, 1, tzinfo=timezone.utc)))
+except StoreError as err:
+    print("StoreError", "held its lock" in str(err))
+print(time.monotonic() - start < 20)
+"""
+
+
+def test_a_prune_waits_a_bounded_time_for_a_stopped_prune(path: Path) -> None:
+    """A prune (or a save's check) suspended holding the lock file: the next prune says so.
+
+    Pruning is never urgent, so it gives up with a ``StoreError`` naming the held lock
+    rather than hang ``reflexkit prune`` with no word; nothing is removed or lost.
+    """
+    store = JsonlMemory(path)
+    for n in range(3):
+        store.append(make_reflection("s1", attempt=n + 1))
+    target = path.with_name(path.name + ".lock")
+    holder = subprocess.Popen(_python(HOLD_A_LOCK, target), stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        pruner = subprocess.run(
+            _python(PRUNE_WHILE_HELD, path), check=False, capture_output=True, text=True, timeout=60
+        )
+        assert pruner.returncode == 0, pruner.stderr
+        assert pruner.stdout.split() == ["StoreError", "True", "True"]
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)
+    assert [r.attempt_number for r in store.recent("s1", limit=5)] == [1, 2, 3]
+
+
 # --- racing readers -------------------------------------------------------------------------
 
 RACER = """

@@ -404,7 +404,7 @@ class JsonlMemory:
         lock_fd = self._appender.open_lock()
         tmp = self._path.with_name(self._path.name + ".prune")
         try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)  # one prune at a time
+            lock_within(lock_fd, fcntl.LOCK_EX)  # one prune at a time; a stopped one: StoreError
             bump(lock_fd)  # before: a prune has started
             old = self._open_locked_original()
             try:
