@@ -416,8 +416,8 @@ def _punctuated(value: str) -> bool:
     # and a line of assignments without spaces asks at every name (``\s`` is ``isspace``).
     return (
         len(value) >= _PUNCTUATED_MIN
+        and _has_digit(value)  # one scan before the twelve of the count
         and sum(map(value.count, _SPECIALS)) >= _SPECIALS_MIN
-        and _has_digit(value)
         and any(map(str.isalpha, value))
         and _SPACE.search(value) is None
     )
