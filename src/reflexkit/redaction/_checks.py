@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import base64
+import functools
+import json
 import re
+from importlib import resources
 from urllib.parse import unquote
 
 from reflexkit._pattern import Pattern
@@ -88,6 +91,28 @@ def _assignment_check(match: re.Match[str]) -> bool:
     rest = _after(match)
     prose = not quoted and sep != "=" and re.match(r"[ \t]+\w", rest)
     return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
+
+
+_PLAIN_WORD = re.compile(r"[^\s\-/=$&|;<>`'\"\\#{}\[\]][^\s/=$&|;<>`'\"\\{}\[\]]{0,255}")
+"""A word of a phrase: no flag, path, assignment, expansion, operator, quote or comment."""
+
+
+def _spaced_check(match: re.Match[str]) -> bool:
+    """``NAME=several plain words`` filling its line: a passphrase, not a value and a command.
+
+    An env dump, a ``.env`` file or a ``set -x`` trace sets the whole rest of the line
+    (``JWT_SECRET=correct horse battery staple``); a command after the value has a flag, a
+    path or an operator among its words (``PGPASSWORD=x psql -h db``), so only the first
+    word is the value and the assignment rule takes it.
+    """
+    words = match.group("secret").split()
+    return (
+        len(words) > 1
+        and _name_strength(match.group("name")) == 2  # noqa: PLR2004
+        and all(_PLAIN_WORD.fullmatch(word) for word in words)
+        and not words[0].isdigit()  # ``TOKEN_TTL=3600 seconds``: a quantity
+        and value_is_secret(" ".join(words), 2)
+    )
 
 
 def _assigned_value(raw: str) -> tuple[str, bool]:
@@ -447,16 +472,34 @@ _NOT_A_TOKEN = Pattern(
 commit, a UUID, a host or a file name."""
 
 
+def _jwt_header(value: str) -> bool:
+    """*value* is a JWT's header alone (``eyJhbGciOi...``, no dots): public JSON, no secret."""
+    if not value.startswith("eyJ") or "." in value or len(value) > _JWT_HEADER_MAX:
+        return False
+    try:
+        decoded = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        header = json.loads(decoded)
+    except (ValueError, TypeError):
+        return False
+    return isinstance(header, dict) and ("alg" in header or "typ" in header)
+
+
+_JWT_HEADER_MAX = 512
+
+
 def _generated_secret(value: str) -> bool:
     """*value* looks generated and nothing else: a password or a token, with no name to say so.
 
     For values no secret name vouches for (a short flag of any tool, the word after
     ``login``): letters and digits that alternate often (``Xq7vL2pR9mZ4``), at least 12, not
-    a digest, a commit id, a UUID, a path, a host or an address.
+    a digest, a commit id, a UUID, a path, a host, an address, a JWT's header alone or words
+    (a generated value has no space in it: ``-t "parses Xq7vL2pR9mZ4"`` names a test).
     """
     value = value.strip("\"'")
     return (
-        "=" not in value.rstrip("=")  # ``name=value``: an assignment, judged by its name
+        not any(c.isspace() for c in value)
+        and "=" not in value.rstrip("=")  # ``name=value``: an assignment, judged by its name
+        and not _jwt_header(value)
         and _randomish(value)
         and _generated_looking(value)
         and _NOT_A_TOKEN.fullmatch(value) is None
@@ -469,6 +512,55 @@ def _generated_check(match: re.Match[str]) -> bool:
     return _generated_secret(_secret(match))
 
 
+_TEST_RUNNER = re.compile(
+    r"(?<![\w.-])(?:jest|vitest|pytest|py\.test|playwright|cypress|bun[ \t]+test|deno[ \t]+test"
+    r"|(?:npm|yarn|pnpm)(?:[ \t]+run)?[ \t]+test(?::[\w:-]{1,40})?|tox|nox|hatch[ \t]+test)"
+    r"(?![\w.-])"
+)
+"""A test runner whose ``-t``/``-k``/``-g`` takes the name of a test, not a password."""
+_FILTER_FLAGS = frozenset({"t", "k", "g"})
+
+
+def _short_flag_check(match: re.Match[str]) -> bool:
+    """A generated-looking value after a short flag, unless it is a test runner's filter.
+
+    ``npx jest -t "..."`` and ``pytest -k ...`` name the test to run: the "run it alone"
+    command keeps its test's name, whatever that name holds.
+    """
+    flag = match.group()[1:].split("=", 1)[0].split(None, 1)[0]
+    if flag in _FILTER_FLAGS:
+        text = match.string
+        line_start = max(text.rfind("\n", 0, match.start()) + 1, match.start() - 512)
+        if _TEST_RUNNER.search(text, line_start, match.start()) is not None:
+            return False
+    return _generated_secret(_secret(match))
+
+
 def _named_value_check(match: re.Match[str]) -> bool:
     """A name that says secret (``aws_secret_access_key``), then a generated-looking value."""
     return _name_strength(match.group("name")) == 2 and _generated_secret(_secret(match))  # noqa: PLR2004
+
+
+_SEED_WORDS = 12
+"""The fewest words of a BIP-39 phrase (128 bits); 15 to 24 words are longer phrases."""
+
+
+@functools.cache
+def _bip39_words() -> frozenset[str]:
+    """The BIP-39 English word list (2,048 words; ``bip39_english.txt`` beside the rules)."""
+    listed = resources.files("reflexkit.redaction._rules").joinpath("bip39_english.txt")
+    return frozenset(listed.read_text("utf-8").split())
+
+
+def _seed_phrase_check(match: re.Match[str]) -> bool:
+    """Twelve or more words of the BIP-39 list in a row: a wallet's recovery phrase.
+
+    Prose is mostly words the list lacks (``the``, ``of``, ``is``, ``with``), so a dozen
+    listed words in a row is no sentence; the run may begin with a few other words.
+    """
+    listed = _bip39_words()
+    run = best = 0
+    for word in _secret(match).split():
+        run = run + 1 if word in listed else 0
+        best = max(best, run)
+    return best >= _SEED_WORDS

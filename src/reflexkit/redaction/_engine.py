@@ -576,7 +576,12 @@ def _extend(text: str, start: int, end: int, line_start: int, line_end: int) -> 
 
 _CONTINUATIONS = 8
 """How many following lines a wrapped quoted value (pprint, rich) may take."""
-_LINE_TAIL = Pattern(r"(?:[ \t]|\x1b\[[0-9;]*m)*(?:[\"'](?:[ \t]|\x1b\[[0-9;]*m)*)?\r?\n")
+_LINE_TAIL = Pattern(
+    r"(?:[\w.-]{0,80}[\"']?)?(?:[ \t]|\x1b\[[0-9;]*m)*(?:[:=](?:[ \t]|\x1b\[[0-9;]*m)*)?"
+    r"(?:[\"'](?:[ \t]|\x1b\[[0-9;]*m)*)?\r?\n"
+)
+"""What may end a line whose value the next line holds: the rest of the name, the name's
+closing quote, ``:`` or ``=`` (whichever trigger found the line), a quote that opens."""
 _QUOTE_NEXT = Pattern(r"(?:[ \t]|\x1b\[[0-9;]*m)*[\"']")
 
 
@@ -894,7 +899,7 @@ _TEST_MARKS = ("est", "\u2715", "\u2713", "\u00d7", "\u221a", "\u2717", "\u2714"
 
 def _inside_placeholder(text: str, position: int) -> bool:
     """*position* is inside a ``[REDACTED:<rule>]`` an earlier rule wrote."""
-    opener = text.rfind("[REDACTED:", max(0, position - 80), position + 1)
+    opener = text.rfind("[REDACTED:", max(0, position - 80), position + len("[REDACTED:"))
     return opener != -1 and text.find("]", opener) >= position
 
 

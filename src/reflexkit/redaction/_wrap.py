@@ -105,7 +105,8 @@ def wrapped_heads(
         body = line.rstrip("\r\n")
         tail = _line_tail(body)
         if tail is None:  # ``password=`` or ``://user:`` ends the line: its value on the next?
-            if not body.endswith(("=", ":")) or not is_head("x", body):
+            stripped = body.rstrip(" \t")  # ``key = `` cut after its space
+            if not stripped.endswith(("=", ":")) or not is_head("x", stripped):
                 continue
             tail = (len(body), "")
         elif tail[1].isdigit() or not is_head(tail[1], body[: tail[0]]):
