@@ -66,6 +66,8 @@ KINDS: dict[str, Callable[[int], str]] = {
     # repeated assignment keys, with values and without
     "assign-run": lambda n: "secret_key=Ab1Cd2Ef3Gh4Ij5 " * (n // 27),
     "assign-names": lambda n: "DB_PASSWORD=API_TOKEN=AUTH_SECRET=" * (n // 34),
+    # assignments without a space between them: one token, a name every 37 characters
+    "assign-nospace": lambda n: "DB_PASSWORD=correcthorsebatterystaple" * (n // 37),
     # quotes opened and never closed
     "unbalanced-quotes": lambda n: "token='a \"b 'c \"" * (n // 17),
     "stdin-here": lambda n: "--password-stdin <<< Hq3Zt8Lm2 " * (n // 32),
