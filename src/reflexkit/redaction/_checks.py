@@ -9,6 +9,7 @@ import re
 from importlib import resources
 from urllib.parse import unquote
 
+from reflexkit._pattern import Pattern
 from reflexkit.redaction._shapes import (
     _PLACEHOLDER,
     _QUOTED,
@@ -22,7 +23,7 @@ from reflexkit.redaction._shapes import (
     value_is_secret,
 )
 
-_QUOTED_RE = re.compile(_QUOTED)
+_QUOTED_RE = Pattern(_QUOTED)
 
 
 def _after(match: re.Match[str]) -> str:
@@ -92,7 +93,7 @@ def _assignment_check(match: re.Match[str]) -> bool:
     return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
 
 
-_PLAIN_WORD = re.compile(r"[^\s\-/=$&|;<>`'\"\\#{}\[\]][^\s/=$&|;<>`'\"\\{}\[\]]{0,255}")
+_PLAIN_WORD = Pattern(r"[^\s\-/=$&|;<>`'\"\\#{}\[\]][^\s/=$&|;<>`'\"\\{}\[\]]{0,255}")
 """A word of a phrase: no flag, path, assignment, expansion, operator, quote or comment."""
 
 
@@ -148,11 +149,11 @@ def _is_code(match: re.Match[str], name: str, value: str, *, quoted: bool) -> bo
     return not quoted and bool(computed) and not _punctuated(value)
 
 
-_YAML_TAG = re.compile(r"!{1,2}[\w/:.-]*")
+_YAML_TAG = Pattern(r"!{1,2}[\w/:.-]*")
 """A YAML tag (``!!binary``, ``!vault``, ``!Ref``): it says how to read the value, it is none."""
-_EXPRESSION = re.compile(r"[ \t]+[-+*/%][ \t]+[\w\"'(]")
+_EXPRESSION = Pattern(r"[ \t]+[-+*/%][ \t]+[\w\"'(]")
 """An operator after an unquoted value: code computing it (``prefix + suffix``)."""
-_INNER_PAIR = re.compile(r"[A-Za-z_][\w.-]*=[^=\s]")
+_INNER_PAIR = Pattern(r"[A-Za-z_][\w.-]*=[^=\s]")
 """A value that is itself ``name=value`` (``auth: method=password``): the inner pair is judged."""
 
 
@@ -177,11 +178,11 @@ def _names_a_secret(word: str) -> bool:
     return _name_strength(word) == 2 and not any(c.isdigit() for c in word)  # noqa: PLR2004
 
 
-_PROSE_AFTER = re.compile(r"[ \t]+[A-Za-z]+(?:[ \t,]|$)")
+_PROSE_AFTER = Pattern(r"[ \t]+[A-Za-z]+(?:[ \t,]|$)")
 """More words after a flag's word: a help text (``-twopass   Separate MAC, ...``)."""
 
 
-_JOINED_VARIABLE = re.compile(r"[\"'`\\]*[ \t]*\+[ \t]*[A-Za-z_$][\w.$()]*")
+_JOINED_VARIABLE = Pattern(r"[\"'`\\]*[ \t]*\+[ \t]*[A-Za-z_$][\w.$()]*")
 """``" + token``: a variable joined to a header's scheme, not a credential."""
 
 
@@ -270,7 +271,7 @@ def _terraform_check(match: re.Match[str]) -> bool:
     return not _TEMPLATED.match(raw) and not _PLACEHOLDER.match(raw)
 
 
-_B64_LINE = re.compile(r"[A-Za-z0-9+/]{41,}={0,2}")
+_B64_LINE = Pattern(r"[A-Za-z0-9+/]{41,}={0,2}")
 
 
 def _bare_aws_secret_check(match: re.Match[str]) -> bool:
@@ -399,7 +400,7 @@ def _prompt_check(match: re.Match[str]) -> bool:
     return value.lower().strip(".!") not in _PROMPT_ANSWERS and value_is_secret(value, 2)
 
 
-_LITERALS = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'")
+_LITERALS = Pattern(r"\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'")
 
 
 def _sequence_check(match: re.Match[str]) -> bool:
@@ -419,7 +420,7 @@ def _field_name(value: str) -> bool:
     )
 
 
-_PAIR_NOT_PASSWORD = re.compile(
+_PAIR_NOT_PASSWORD = Pattern(
     r"[-$%{<@]"  # a flag, a variable, a template, an address
     r"|.*[/\\\s]"  # a path, words
     r"|[A-Za-z_][\w-]*\.[A-Za-z]{1,5}$"  # a file name: ``passwords.txt``
@@ -446,8 +447,8 @@ def _pair_check(match: re.Match[str]) -> bool:
     )
 
 
-_HEX_OCTETS = re.compile(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
-_SQL_OWNER = re.compile(r"(?i)\b(?:with|role|user|login)\b")
+_HEX_OCTETS = Pattern(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
+_SQL_OWNER = Pattern(r"(?i)\b(?:with|role|user|login)\b")
 
 
 def _sql_check(match: re.Match[str]) -> bool:
@@ -465,7 +466,7 @@ def _sql_check(match: re.Match[str]) -> bool:
     return value_is_secret(value[1:-1] if quoted else value, 2, quoted=quoted)
 
 
-_NOT_A_TOKEN = re.compile(
+_NOT_A_TOKEN = Pattern(
     r"\*?[0-9a-f]+|\*?[0-9A-F]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
     r"|[^:@./\\]*[:@./\\][^\n]*"  # a host, an address, a path, a version: ``:``, ``@``, ``/``
 )
@@ -513,7 +514,7 @@ def _generated_check(match: re.Match[str]) -> bool:
     return _generated_secret(_secret(match))
 
 
-_TEST_RUNNER = re.compile(
+_TEST_RUNNER = Pattern(
     r"(?<![\w.-])(?:jest|vitest|pytest|py\.test|playwright|cypress|bun[ \t]+test|deno[ \t]+test"
     r"|(?:npm|yarn|pnpm)(?:[ \t]+run)?[ \t]+test(?::[\w:-]{1,40})?|tox|nox|hatch[ \t]+test)"
     r"(?![\w.-])"
