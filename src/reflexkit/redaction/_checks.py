@@ -93,7 +93,7 @@ def _assignment_check(match: re.Match[str]) -> bool:
     return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
 
 
-_PLAIN_WORD = re.compile(r"[^\s\-/=$&|;<>`'\"\\#{}\[\]][^\s/=$&|;<>`'\"\\{}\[\]]{0,255}")
+_PLAIN_WORD = Pattern(r"[^\s\-/=$&|;<>`'\"\\#{}\[\]][^\s/=$&|;<>`'\"\\{}\[\]]{0,255}")
 """A word of a phrase: no flag, path, assignment, expansion, operator, quote or comment."""
 
 
@@ -514,7 +514,7 @@ def _generated_check(match: re.Match[str]) -> bool:
     return _generated_secret(_secret(match))
 
 
-_TEST_RUNNER = re.compile(
+_TEST_RUNNER = Pattern(
     r"(?<![\w.-])(?:jest|vitest|pytest|py\.test|playwright|cypress|bun[ \t]+test|deno[ \t]+test"
     r"|(?:npm|yarn|pnpm)(?:[ \t]+run)?[ \t]+test(?::[\w:-]{1,40})?|tox|nox|hatch[ \t]+test)"
     r"(?![\w.-])"

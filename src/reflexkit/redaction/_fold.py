@@ -32,6 +32,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from reflexkit._pattern import Pattern
 from reflexkit.redaction._prefilter import _CONTINUATION, _RE2, _re2_options
 
 __all__ = ["fold"]
@@ -150,7 +151,7 @@ _SPLIT_SOURCE += (
 )
 """A secret's name cut by a line end with nothing between (``fold -w 20``: ``DB_PASS`` /
 ``WORD=...``): a terminal shows the two parts as one word across the wrap."""
-_JUNCTION = re.compile(
+_JUNCTION = Pattern(
     r"[A-Za-z_-][ \t]{0,4}\r?\n(?:[A-Za-z_-]|[ \t]{0,4}[=:])"
     r"|:/?\r?\n/|[A-Za-z][ \t]{0,4}=\r?\n[ \t]"
 )
@@ -263,14 +264,14 @@ def _disguises(text: str) -> Iterator[tuple[int, int, str]]:
         yield start, end, _replacement(match)
 
 
-_ARGV_HINT = re.compile(r"""['"][ \t]*,?\s{0,40}['"]-""")
-_ARGV = re.compile(
+_ARGV_HINT = Pattern(r"""['"][ \t]*,?\s{0,40}['"]-""")
+_ARGV = Pattern(
     r"""\[[ \t]*(?P<q>['"])(?:(?!(?P=q))[^\n\\]|\\.){0,1024}(?P=q)"""
     r"""(?:[ \t]*,?\s{0,40}(?P=q)(?:(?!(?P=q))[^\n\\]|\\.){0,1024}(?P=q)){1,256}"""
 )
 """A list of quoted words: a command's argv as Python (``CalledProcessError``), strace,
 JSON or Go's ``%q`` print it, also one word a line (pprint)."""
-_ARGV_WORD = re.compile(r"""(?P<q>['"])(?:(?!(?P=q))[^\n\\]|\\.){0,1024}(?P=q)""")
+_ARGV_WORD = Pattern(r"""(?P<q>['"])(?:(?!(?P=q))[^\n\\]|\\.){0,1024}(?P=q)""")
 
 
 def _may_list_argv(text: str) -> bool:
