@@ -551,3 +551,13 @@ def test_a_gates_rows_under_its_minimum_are_named() -> None:
     )
     found = _read(output)
     assert "below the minimum: store.py (20%)" in found.details
+
+
+def test_findings_led_by_their_place_are_quoted_though_they_say_no_error() -> None:
+    """A checker's findings with no severity word: the first ones, not the last lines."""
+    output = "".join(
+        f'api/v1/a.proto:{n}:3:Field name "x{n}" should be lower_snake_case.\n' for n in range(3, 9)
+    )
+    found = parse_generic(output, 100)
+    assert found.facts[0] == 'api/v1/a.proto:3:3:Field name "x3" should be lower_snake_case.'
+    assert len(found.facts) == 4

@@ -311,18 +311,29 @@ def _printed_nothing(findings: Findings, code: str) -> Findings:
     return findings
 
 
+_LED_BY_A_PLACE = Pattern(r"^[\w./@~-]+\.\w+:\d+\b")
+"""A line that opens with a file's place (``a.proto:5:9:Message name ...``): a finding, though
+it says no ``error``."""
+_MAX_PLACED = 4
+
+
 def _last_lines(findings: Findings, lines: list[str], code: str) -> Findings:
     """No error line in any shape: the output's last lines, quoted as they are.
 
     The verdict's line (a quality gate's ``Final rating: 0/10``) is quoted first: it is the
     one line known to say why the run failed.
     """
-    last = [line.strip() for line in lines[-2:]]
+    placed = [line.strip() for line in lines if _LED_BY_A_PLACE.match(line)][:_MAX_PLACED]
+    last = placed or [line.strip() for line in lines[-2:]]
     proof = [findings.evidence] if findings.evidence and findings.evidence not in last else []
     findings.facts = [clip(line, LINE_LIMIT) for line in [*proof, *last]]
     findings.headline = (
         f"The command failed{code}; its output has no error line in a format reflexkit "
-        "knows, so its last lines are quoted."
+        + (
+            "knows, so its lines led by a file's place are quoted: a checker's findings."
+            if placed
+            else "knows, so its last lines are quoted."
+        )
     )
     findings.advice = (
         "Read the quoted lines and reproduce the failure with the same command before "
