@@ -21,6 +21,7 @@ from reflexkit._serde import structure
 from reflexkit.models import FailureContext, Reflection
 from reflexkit.readers import Findings, analyse
 from reflexkit.reflection._heuristic import HeuristicGenerator
+from reflexkit.testing.fake_messages_api import FakeMessagesApi
 
 # Property tests check behaviour, not speed: no per-example deadline (these machines are
 # noisy), and under CI the examples are derived from the test, not drawn at random, so a run
@@ -173,6 +174,25 @@ def project_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("REFLEXKIT_CONFIG", raising=False)
     return tmp_path
+
+
+@pytest.fixture
+def live(
+    project_dir: Path, fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
+) -> FakeMessagesApi:
+    """A project whose Claude is the fake Messages API, with a generous generation budget.
+
+    A test file that needs more (a planted secret in the environment) wraps it in a fixture
+    of the same name that asks for this one.
+    """
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_messages_api.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    (project_dir / ".reflexkit").mkdir()
+    (project_dir / ".reflexkit" / "project.json").write_text(
+        json.dumps({"reflexion": {"generationTimeoutMs": 30_000}})
+    )
+    return fake_messages_api
 
 
 def load_item(path: Path) -> dict[str, Any]:

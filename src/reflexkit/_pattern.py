@@ -1,8 +1,9 @@
-"""Module-level regular expressions, compiled on first use and typed as what they are.
+"""Regular expressions compiled on first use and typed as what they are.
 
-The readers hold some 300 module-level patterns, and the text helpers' Unicode classes are
-dear to compile; compiling them all at import costs more than a command uses (one
-reflection needs a few dozen). A leaf: it imports nothing of ours. :class:`Pattern` is
+The readers, the text helpers and the redaction engine hold some 370 module-level
+patterns; compiling them all at import costs more than a command uses (a reflection needs
+a few dozen, a text without a secret's trigger none of the engine's). A leaf: it imports
+nothing of ours. :class:`Pattern` is
 ``re.compile`` deferred to the first search: its methods are ``re.Pattern``'s, with the
 same signatures, so mypy checks every use, and nothing pretends to be an ``re.Pattern``
 it is not (pass :attr:`Pattern.compiled` where one is needed).

@@ -149,19 +149,10 @@ def test_reflect_recent_and_memory_hold_no_secret(heuristic: Path) -> None:
 
 
 @pytest.fixture
-def live(
-    project_dir: Path, fake_messages_api: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch
-) -> FakeMessagesApi:
-    """A project whose Claude is the fake Messages API."""
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_messages_api.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
-    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+def live(live: FakeMessagesApi, monkeypatch: pytest.MonkeyPatch) -> FakeMessagesApi:
+    """The shared live project (tests/conftest.py), with a secret planted in the environment."""
     monkeypatch.setenv("DEPLOY_KEY_MATERIAL", ENV_VALUE)
-    (project_dir / ".reflexkit").mkdir()
-    (project_dir / ".reflexkit" / "project.json").write_text(
-        json.dumps({"reflexion": {"generationTimeoutMs": 30_000}})
-    )
-    return fake_messages_api
+    return live
 
 
 def test_the_model_and_the_fixture_file_see_no_secret(

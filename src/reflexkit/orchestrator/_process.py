@@ -369,14 +369,17 @@ def _session(pid: int) -> int | None:
         return None
 
 
-def _sweep_orphans() -> int:
+def _sweep_orphans(*, everything: bool = False) -> int:
     """Kill and reap orphans re-parented to us (subreaper only).
 
     An orphan is a child of ours outside our own session: every program :func:`run_process`
     starts gets a session of its own, so what it leaves behind is outside ours, while children
     other code started (a server) normally share our session and are spared; a program other
     code starts in a session of its own (Claude Code's CLI) is registered with :func:`adopted`
-    while it runs, and no sweep happens while anything is registered.
+    while it runs, and no sweep happens while anything is registered, unless *everything*
+    (:func:`kill_all`): then every child outside our session dies with its group, registered
+    or not (a program an interrupt caught between its start and its registration), and only
+    the unregistered ones are reaped here (a registered one's owner waits for it).
     Runs under the lock that also covers starting a program, so a program another thread is
     starting right now is never mistaken for an orphan; only the pids found are waited for.
     """
@@ -385,25 +388,33 @@ def _sweep_orphans() -> int:
     me = os.getpid()
     count = 0
     with _lock:
-        if _active:  # another thread's program is running: its orphans may still be in use
+        if _active and not everything:  # another thread's program may still use its orphans
             return 0
         ours = os.getsid(0)
+        owned = {tree.root for tree in map(_tree_of, _active.values()) if tree is not None}
         for _ in range(3):  # an orphan's own children become ours when it dies
             orphans = [
                 pid
                 for pid, (ppid, _) in _all_parents(zombies=True).items()
                 if ppid == me and _session(pid) not in {ours, None}
             ]
-            if not orphans:
+            if not set(orphans) - owned:
                 break
             for pid in orphans:
-                if _stat(pid) is None:
+                stat = _stat(pid)
+                if stat is None:
                     continue  # a zombie (killed with its group): only to be reaped
                 with contextlib.suppress(OSError):
+                    os.killpg(stat[1], signal.SIGKILL)  # its own group, never ours: other session
+                with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
-                    count += 1
-            _reap(orphans)
+                    count += pid not in owned
+            _reap([pid for pid in orphans if pid not in owned])
     return count
+
+
+def _tree_of(what: _Tree | Adopted) -> _Tree | None:
+    return what if isinstance(what, _Tree) else what._tree  # noqa: SLF001 -- this module's
 
 
 def _reap(pids: list[int]) -> None:
@@ -486,7 +497,9 @@ def adopted() -> Iterator[Adopted]:
 def kill_all() -> int:
     """Kill every program :func:`run_process` is running, in any thread, with its descendants.
 
-    Programs registered with :func:`adopted` are killed too.
+    Programs registered with :func:`adopted` are killed too, and (as a subreaper) every child
+    outside our session and what it started: orphans, and a program an interrupt caught
+    between its start and its registration.
 
     Returns:
         How many programs were running.
@@ -495,6 +508,7 @@ def kill_all() -> int:
         trees = list(_active.values())
     for tree in trees:
         tree.kill()
+    _sweep_orphans(everything=True)
     return len(trees)
 
 
@@ -585,32 +599,21 @@ def run_process(
             descendants were killed.
     """
     started = time.monotonic()
-    with _lock:  # started and registered at once: an orphan sweep never sees it unowned
-        proc = _start(command)
-        if isinstance(proc, ProcessResult):
-            return attrs.evolve(proc, duration_ms=int((time.monotonic() - started) * 1000))
-        tree = _Tree(proc.pid)
-        _active[proc.pid] = tree
-        _lifeline.watch(proc.pid)
     capture = _Capture(max_output_bytes)
-    timed_out = False
-    try:
+    timed_out, leftovers = False, 0
+    tree: _Tree | None = None
+    try:  # an interrupt from here on still ends what started (kill_all: even if unregistered)
+        with _lock:  # started and registered at once: an orphan sweep never sees it unowned
+            proc = _start(command)
+            if isinstance(proc, ProcessResult):
+                return attrs.evolve(proc, duration_ms=int((time.monotonic() - started) * 1000))
+            tree = _active[proc.pid] = _Tree(proc.pid)
+            _lifeline.watch(proc.pid)
         timed_out = _wait(proc, tree, capture, command.stdin, deadline=started + timeout_s)
     finally:
-        tree.kill()
-        with contextlib.suppress(ChildProcessError):
-            proc.wait()
-        with _lock:
-            _active.pop(proc.pid, None)
-            _lifeline.forget(proc.pid)
-        # Orphans are swept before the pipe is drained: a daemon that holds the pipe would
-        # otherwise have the drain's grace to write into the project after the attempt.
-        swept = _sweep_orphans()
-        _drain(proc, capture)
-        tree.reap()
-        swept += _sweep_orphans()
+        if tree is not None and isinstance(proc, subprocess.Popen):  # it started
+            leftovers = _end(proc, tree, capture)
     elapsed = int((time.monotonic() - started) * 1000)
-    leftovers = tree.killed + swept
     if timed_out:
         message = f"timed out after {timeout_s:g} s and was killed"
         text = capture.text(raw=raw)
@@ -630,6 +633,25 @@ def run_process(
         output_bytes=capture.total,
         leftovers_killed=leftovers,
     )
+
+
+def _end(proc: subprocess.Popen[bytes], tree: _Tree, capture: _Capture) -> int:
+    """Kill the program's tree, wait for it, unregister it, sweep its orphans, drain its pipe.
+
+    Returns how many processes it left behind were killed.
+    """
+    tree.kill()
+    with contextlib.suppress(ChildProcessError):
+        proc.wait()
+    with _lock:
+        _active.pop(proc.pid, None)
+        _lifeline.forget(proc.pid)
+    # Orphans are swept before the pipe is drained: a daemon that holds the pipe would
+    # otherwise have the drain's grace to write into the project after the attempt.
+    swept = _sweep_orphans()
+    _drain(proc, capture)
+    tree.reap()
+    return tree.killed + swept + _sweep_orphans()
 
 
 def _wait(

@@ -1,4 +1,6 @@
-"""The readers' import path of :class:`reflexkit._pattern.Pattern` (the leaf all layers use)."""
+"""The readers' lazily compiled patterns: :class:`reflexkit._pattern.Pattern`, shared."""
+
+from __future__ import annotations
 
 from reflexkit._pattern import Pattern
 

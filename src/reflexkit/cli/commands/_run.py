@@ -48,12 +48,13 @@ __all__ = ["run"]
 
 @contextlib.contextmanager
 def _stop_on_signals() -> Iterator[None]:
-    """Turn the first SIGINT or SIGTERM into :class:`RunInterrupted`; ignore later ones.
+    """Turn the first SIGINT, SIGTERM or SIGHUP into :class:`RunInterrupted`; ignore later ones.
 
     The loop then kills what runs and writes ``run_interrupted``; a second Ctrl-C can't cut
-    that clean-up short. Outside the main thread (no signals there) this does nothing.
+    that clean-up short, nor can a closed terminal's hang-up end the run without it. Outside
+    the main thread (no signals there) this does nothing.
     """
-    watched = (signal.SIGINT, signal.SIGTERM)
+    watched = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
     def handler(signum: int, _frame: object) -> None:
         for number in watched:
