@@ -59,6 +59,7 @@ UNSEEN_TOOLS_2 = REPO / "tests" / "data" / "unseen_tools_2"
 UNSEEN_TOOLS_3 = REPO / "tests" / "data" / "unseen_tools_3"
 UNSEEN_TOOLS_4 = REPO / "tests" / "data" / "unseen_tools_4"
 UNSEEN_TOOLS_5 = REPO / "tests" / "data" / "unseen_tools_5"
+UNSEEN_TOOLS_6 = REPO / "tests" / "data" / "unseen_tools_6"
 TOOL_NAMES = (
     "pytest", "unittest", "mypy", "pyright", "ruff", "flake8", "tsc", "eslint", "jest", "vitest",
     "mocha", "node:test", "cargo", "clippy", "gcc", "clang", "go test", "go vet", "cmake",
@@ -88,7 +89,16 @@ TOOL_NAMES = (
     "redocly", "solhint", "secretlint", "textlint", "dprint", "quick-lint-js", "jscpd",
     "dependency-cruiser", "rescript", "handlebars", "kustomize", "docker", "xdoctest",
     "pyproject-fmt", "slotscheck", "rst2html", "cpplint", "lizard", "dotenv-linter", "bashate",
-    "autoflake",
+    "autoflake", "valgrind", "systemd-analyze", "dpkg", "glib-compile-schemas", "dialyzer",
+    "gplc", "pandoc", "promtool", "caddy", "varnishd", "dnsmasq", "unbound-checkconf", "lighttpd",
+    "swig", "flatc", "capnp", "thrift", "uncrustify", "splint", "lintian", "groovy", "checkstyle",
+    "cxxtest", "cppunit", "junit", "phpmd", "sdcc", "staticcheck", "runit", "yosys", "pymarkdown",
+    "poetry", "doit", "testtools", "stestr", "pydoctor", "autopep8", "gersemi", "xmlschema",
+    "pykwalify", "sqlfmt", "blacken-docs", "pip-compile", "flawfinder", "gcovr", "zuban",
+    "ansible-playbook", "poku", "gulp", "grunt", "npm-run-all", "buildifier",
+    "graphql-schema-linter", "syncpack", "license-checker", "ejslint", "pug-lint", "coffeelint",
+    "tsx", "browserify", "uglifyjs", "mjml", "svgo", "wait-on", "write-good", "zora", "yarn",
+    "ls-lint",
 )  # fmt: skip
 """Tools a reflection may name as the one that failed (words that are also verbs or advice,
 ``make``, ``pip``, ``npm``, are left out); naming one that neither the command nor the output
@@ -387,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
             UNSEEN_TOOLS_3,
             UNSEEN_TOOLS_4,
             UNSEEN_TOOLS_5,
+            UNSEEN_TOOLS_6,
             UNSEEN_REPOS,
             UNSEEN_REPOS_2,
             UNSEEN_REPOS_3,

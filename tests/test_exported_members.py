@@ -80,19 +80,14 @@ SUBPACKAGES = {
         "main",
     ],
     "reflexkit.hooks": [
-        "ACTIVE_ENV",
-        "HOOK_SUBTASK",
         "HookResult",
-        "hook_command",
         "install_hooks",
-        "merge_hooks",
         "run_hook",
     ],
     "reflexkit.insights": [
         "LESSONS_HEADING",
         "AnalysisCycle",
         "AnalysisOutcome",
-        "AnalysisReply",
         "AttemptCheck",
         "AttemptRecord",
         "ClaudeAnalyst",
@@ -159,9 +154,6 @@ SUBPACKAGES = {
         "SubagentResult",
         "SubtaskOutcome",
         "VerificationResult",
-        "Verifier",
-        "build_prompt",
-        "verifier_factory",
     ],
     "reflexkit.readers": [
         "ENTRY_POINT_GROUP",
@@ -211,7 +203,6 @@ SUBPACKAGES = {
         "ReflectionService",
         "ServiceHealth",
         "fixture_key",
-        "format_reflections",
         "prompt_key",
     ],
     "reflexkit.reports": [
@@ -254,7 +245,6 @@ SUBPACKAGES = {
         "VerificationConfig",
         "load_project",
         "load_task",
-        "parse_task",
     ],
     "reflexkit.testing": [
         "FakeApi",

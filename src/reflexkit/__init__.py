@@ -11,8 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from reflexkit import exceptions
 from reflexkit._lazy import lazy_exports
 from reflexkit._version import __version__ as __version__
+
+# The error tree is public as a whole, imported now (it imports nothing): its names are
+# exceptions.__all__, listed once.
+from reflexkit.exceptions import *  # noqa: F403
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from reflexkit._serde import (
@@ -26,15 +31,6 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         FakeServices as FakeServices,
         build_application as build_application,
         fake_services as fake_services,
-    )
-    from reflexkit.exceptions import (
-        ConfigError as ConfigError,
-        CorruptRecordWarning as CorruptRecordWarning,
-        GenerationError as GenerationError,
-        ReflexkitError as ReflexkitError,
-        RunInterrupted as RunInterrupted,
-        SetupError as SetupError,
-        StoreError as StoreError,
     )
     from reflexkit.memory import (
         EpisodicMemory as EpisodicMemory,
@@ -101,15 +97,6 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "orchestrator._loop": ("Orchestrator",),
         "orchestrator._claude_code": ("ClaudeCodeSubagent",),
         "_serde": ("dumps", "loads", "structure", "unstructure"),
-        "exceptions": (
-            "ConfigError",
-            "CorruptRecordWarning",
-            "GenerationError",
-            "ReflexkitError",
-            "RunInterrupted",
-            "SetupError",
-            "StoreError",
-        ),
     },
-    loaded=("__version__",),
+    loaded=("__version__", *exceptions.__all__),
 )

@@ -1,7 +1,8 @@
 r"""Text safety: strip terminal control sequences, fence untrusted data, mark cuts.
 
-A leaf module (it imports nothing of ours), shared by every place where text from tools,
-agents or task files reaches a terminal, a stored record or a prompt:
+A leaf module (of ours it imports only the leaf :mod:`reflexkit._pattern`: its patterns
+compile on first use), shared by every place where text from tools, agents or task files
+reaches a terminal, a stored record or a prompt:
 
 * :func:`strip_control` removes what a terminal would interpret (CSI, OSC such as clipboard
   writes and hyperlinks, DCS/APC strings, ``ESC c``, their 8-bit C1 forms, BEL, NUL and the
@@ -30,6 +31,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from reflexkit._pattern import Pattern
+
 __all__ = [
     "CUT_MARKER_RE",
     "DATA_NOTICE",
@@ -49,7 +52,7 @@ DATA_NOTICE = (
 )
 """The line put before every fenced block of untrusted text."""
 
-CUT_MARKER_RE = re.compile(r"^\[\.\.\. (\d+) (characters|bytes) cut \.\.\.\]$", re.MULTILINE)
+CUT_MARKER_RE = Pattern(r"^\[\.\.\. (\d+) (characters|bytes) cut \.\.\.\]$", re.MULTILINE)
 """Matches a cut marker line; group 1 is the count, group 2 the unit."""
 
 # String controls: OSC, DCS, SOS, PM, APC, in 7-bit (ESC x) and 8-bit (C1) forms, ended by
@@ -62,8 +65,8 @@ _CSI = r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
 _ESC = r"\x1b[\x20-\x2f]*[\x30-\x7e]?"
 # What is left: C0 controls but tab and newline, DEL, C1 controls.
 _LONE = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-_CONTROL_RE = re.compile(f"{_STRING}|{_CSI}|{_ESC}|{_LONE}")
-_BACKTICKS_RE = re.compile(r"`+")
+_CONTROL_RE = Pattern(f"{_STRING}|{_CSI}|{_ESC}|{_LONE}")
+_BACKTICKS_RE = Pattern(r"`+")
 _LINE_BREAKS = str.maketrans({"\r": "\n", "\x85": "\n", "\u2028": "\n", "\u2029": "\n"})
 
 # Characters that reorder text or show nothing: the bidi embeddings, overrides, isolates and
@@ -86,14 +89,14 @@ _MAX_COMBINING = 7
 _KEPT_COMBINING = 2
 # An emoji subdivision flag (England, Scotland, Wales): a black flag, tag letters, a cancel tag.
 _FLAG = "\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,7}\U000e007f"
-_HIDDEN_RE = re.compile(
+_HIDDEN_RE = Pattern(
     f"(?P<flag>{_FLAG})"
     f"|(?P<hidden>[{_BIDI}{_FORMAT}{_BLANK_LETTERS}]+|{_JOINERS}{{2,}}|(?<={_SELECTORS}){_SELECTORS}+)"
     f"|(?P<tower>{_COMBINING}{{{_MAX_COMBINING + 1},}})"
     "|(?P<bytes>[\udc80-\udcff]+)"
     "|(?P<surrogates>[\ud800-\udfff]+)"
 )
-_MAYBE_HIDDEN_RE = re.compile(
+_MAYBE_HIDDEN_RE = Pattern(
     f"[\U0001f3f4{_BIDI}{_FORMAT}{_BLANK_LETTERS}\u200c\u200d\ufe00-\ufe0f"
     "\U000e0100-\U000e01ef\ud800-\udfff]"
     f"|{_COMBINING}{{{_MAX_COMBINING + 1}}}"
@@ -162,14 +165,14 @@ def show_name(text: str, *, max_chars: int | None = None) -> str:
     return text
 
 
-_LONE_OR_HIDDEN_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_LONE_OR_HIDDEN_RE = Pattern("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _show_any(match: re.Match[str]) -> str:
     return f"<U+{ord(match.group(0)):04X}>"
 
 
-_JSON_UNSAFE_RE = re.compile(
+_JSON_UNSAFE_RE = Pattern(
     f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029{_BIDI}{_FORMAT}{_BLANK_LETTERS}\u200c\u200d"
     "\ufe00-\ufe0f\U000e0100-\U000e01ef\ud800-\udfff]"
 )
@@ -261,7 +264,7 @@ def cut_middle(
     return f"{head}\n{cut_marker(omitted)}\n{tail}"
 
 
-DURATION_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min|us|µs|ns)\b")
+DURATION_RE = Pattern(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min|us|µs|ns)\b")
 """A wall-clock duration in tool output (``Ran 1 test in 0.010s``, ``ok  pkg  0.12s``)."""
 
 

@@ -13,7 +13,6 @@ import logging
 import os
 from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Self
 
@@ -113,6 +112,8 @@ def load_subscribers(group: str = SUBSCRIBER_GROUP) -> list[Subscriber]:
     Each entry point names a callable that takes an :class:`Event`. One that can't be loaded,
     or is not callable, is skipped with a warning: a plugin never stops the run.
     """
+    from importlib.metadata import entry_points  # noqa: PLC0415 -- dear; only `run` needs it
+
     found: list[Subscriber] = []
     for entry in sorted(entry_points(group=group), key=lambda e: e.name):
         try:

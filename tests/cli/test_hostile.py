@@ -734,3 +734,37 @@ def test_project_json_names_no_file_outside_the_project_to_write(
     assert victim.read_text() == "X=1\n"
     assert up.read_text() == "X=1\n"
     assert list(outside.iterdir()) == [victim]
+
+
+WRITTEN_INTO_STATE = {
+    "memory in git's config": ('{"memory": {"path": ".git/config"}}', "$.memory.path"),
+    "memory as a git hook": ('{"memory": {"path": "x/../.git/hooks/pre-commit"}}', "$.memory.path"),
+    "the hooks log in git's folder": ('{"hooks": {"logPath": ".git/info/log"}}', "$.hooks.logPath"),
+    "the reports in git's folder": ('{"reports": {"path": ".git"}}', "$.reports.path"),
+    "memory on the config itself": (
+        '{"memory": {"path": ".reflexkit/project.json"}}',
+        "$.memory.path",
+    ),
+}
+
+
+@pytest.mark.parametrize(("config", "key"), WRITTEN_INTO_STATE.values(), ids=WRITTEN_INTO_STATE)
+def test_project_json_names_no_file_of_gits_or_its_own_to_write(
+    project: Path, config: str, key: str
+) -> None:
+    """Inside the project, but git's state or the configuration: refused, naming the key.
+
+    Before, ``memory.path: .git/config`` appended a reflection there and every git
+    command after it failed (``fatal: bad config line``).
+    """
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    git_config = (project / ".git" / "config").read_bytes()
+    write_config(project, config)
+    (project / "fail.json").write_text(json.dumps(FAILURE))
+    done = in_shell(project, "$RK reflect --input fail.json --backend heuristic")
+    assert done.returncode == 2, done.stderr
+    assert key in done.stderr
+    assert "inside the project outside" in done.stderr
+    assert (project / ".git" / "config").read_bytes() == git_config
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert json.loads((project / ".reflexkit" / "project.json").read_text())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import random
+import resource
 import shutil
 import signal
 import subprocess
@@ -357,6 +358,159 @@ def test_a_damaged_state_means_a_rebuild(path: Path, state: str) -> None:
         assert store.recent(sub, limit=3) == _truth(path, sub, 3)
 
 
+FORGE = """
+import struct, sys, zlib, resource
+from pathlib import Path
+from reflexkit.memory import JsonlMemory
+from reflexkit.memory import _index as ix
+from reflexkit.testing.memory_contract import make_reflection
+
+path, how = Path(sys.argv[1]), sys.argv[2]
+store = JsonlMemory(path)
+for n in range(12):
+    store.append(make_reflection(f"s{n % 2}", attempt=n + 1))
+truth = store.recent("s1", limit=3)
+folder = path.with_name(path.name + ".index")
+state = folder / "state"
+shard = ix._shard_of(ix.subtask_key("s1"))
+raw = bytearray(state.read_bytes())
+head = list(ix._HEAD.unpack_from(raw))
+at = ix._SLOTS_AT + shard * ix._SLOT.size
+count, crc, serial = ix._SLOT.unpack_from(raw, at)
+if how == "slot count":  # the state says the shard holds 4 billion entries
+    ix._SLOT.pack_into(raw, at, 0xFFFF_FFF0, crc, serial)
+elif how == "entry length":  # the newest entry names a line of 4 GiB, its own CRC redone
+    shard_file = folder / ix._shard_name(shard)
+    entries = bytearray(shard_file.read_bytes()[: count * ix.ENTRY.size])
+    last = (count - 1) * ix.ENTRY.size
+    key, offset, _, line_crc, _ = ix.ENTRY.unpack_from(entries, last)
+    body = struct.pack("<8sQII", key, offset, 0xFFFF_FFF0, line_crc)
+    entries[last:last + ix.ENTRY.size] = body + struct.pack("<I", zlib.crc32(body))
+    shard_file.write_bytes(entries)
+    ix._SLOT.pack_into(raw, at, count, zlib.crc32(entries), serial)
+else:  # the header names a last line of exabytes, its own CRC redone
+    head[3] = 1 << 60  # upto
+    head[4] = 0  # last start
+    body = ix._HEAD.pack(*head)[:-4]
+    raw[: ix._HEAD.size] = body + struct.pack("<I", zlib.crc32(body))
+state.write_bytes(bytes(raw))
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # a size read must not allocate
+assert JsonlMemory(path).recent("s1", limit=3) == truth
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("how", ["slot count", "entry length", "head span"])
+def test_sizes_the_index_names_are_never_trusted_for_a_read(path: Path, how: str) -> None:
+    """A forged index (CRCs redone) naming gigabytes: a rebuild, not a MemoryError.
+
+    Every size read from the index is held to what the file it describes can hold before
+    anything is read or allocated with it.
+    """
+    child = subprocess.run(
+        _python(FORGE, path, how), capture_output=True, text=True, check=False, timeout=120
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.strip() == "ok"
+
+
+HOLD_A_LOCK = """
+import fcntl, os, signal, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_EX)  # as a reader does while it catches the index up
+print("held", flush=True)
+os.kill(os.getpid(), signal.SIGSTOP)  # suspended there (Ctrl-Z, a debugger, a frozen VM)
+"""
+
+READ_WHILE_HELD = """
+import sys
+from reflexkit.memory import JsonlMemory, _writer
+from reflexkit.testing.memory_contract import make_reflection
+_writer.LOCK_WAIT = 0.5  # the bound under test, shortened
+store = JsonlMemory(sys.argv[1])
+print([r.attempt_number for r in store.recent("s1", limit=3)])
+store.append(make_reflection("s1", attempt=10))  # appends never wait on the index
+"""
+
+
+def test_a_process_stopped_holding_the_index_lock_stalls_no_reader(path: Path) -> None:
+    """A reader suspended mid catch-up (SIGSTOP) holds the index's lock: others read on.
+
+    They wait a bounded time (``LOCK_WAIT``), then read the file from the end, as where no
+    index can be kept: right answers, never a hang of every ``recent`` on the machine.
+    """
+    path.parent.mkdir(parents=True)
+    store = JsonlMemory(path)
+    for n in range(9):
+        store.append(make_reflection(f"s{n % 3}", attempt=n + 1))
+    assert len(store.recent("s1", limit=3)) == 3
+    state = path.with_name(path.name + ".index") / "state"
+    holder = subprocess.Popen(_python(HOLD_A_LOCK, state), stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        reader = subprocess.run(
+            _python(READ_WHILE_HELD, path), check=False, capture_output=True, text=True, timeout=30
+        )
+        assert reader.returncode == 0, reader.stderr
+        assert reader.stdout.strip() == "[2, 5, 8]"
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)
+    assert [r.attempt_number for r in store.recent("s1", limit=4)] == [2, 5, 8, 10]
+
+
+SAVE_WHILE_HELD = """
+import sys, time
+from reflexkit.exceptions import StoreError
+from reflexkit.memory import JsonlMemory, _writer
+from reflexkit.testing.memory_contract import make_reflection
+_writer.LOCK_WAIT = 0.5  # the bound under test, shortened
+store = JsonlMemory(sys.argv[1])
+start = time.monotonic()
+try:
+    print(store.append_once(make_reflection("s1", attempt=int(sys.argv[2]))))
+except StoreError as err:
+    print("StoreError", "held its lock" in str(err))
+print(time.monotonic() - start < 20)
+"""
+
+
+@pytest.mark.parametrize("held", ["lock file", "store"])
+def test_a_process_stopped_holding_a_store_lock_stalls_no_writer(path: Path, held: str) -> None:
+    """A prune (or writer) suspended holding a lock: a save waits a bounded time, no more.
+
+    The lock file (a prune runs, or ``append_once`` checks): the save goes on without it
+    and stores the record. The store itself (a prune's swap): a ``StoreError`` that says a
+    process holds the lock, which the reflection service reports; the run goes on.
+    """
+    store = JsonlMemory(path)
+    for n in range(3):
+        store.append(make_reflection("s1", attempt=n + 1))
+    target = path.with_name(path.name + ".lock") if held == "lock file" else path
+    holder = subprocess.Popen(_python(HOLD_A_LOCK, target), stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        saver = subprocess.run(
+            _python(SAVE_WHILE_HELD, path, 4),
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert saver.returncode == 0, saver.stderr
+        if held == "lock file":
+            assert saver.stdout.split() == ["True", "True"]
+        else:
+            assert saver.stdout.split() == ["StoreError", "True", "True"]
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)
+    want = [1, 2, 3, 4] if held == "lock file" else [1, 2, 3]
+    assert [r.attempt_number for r in store.recent("s1", limit=5)] == want
+
+
 # --- racing readers -------------------------------------------------------------------------
 
 RACER = """
@@ -478,6 +632,31 @@ def test_a_full_tmpfs_cuts_partial_writes_and_recovers(small_tmpfs: Path) -> Non
 
 
 WRITERS_FILL_UP_TOGETHER = 4
+
+
+def test_a_file_size_limit_is_named_and_loses_nothing(path: Path) -> None:
+    """``ulimit -f`` (RLIMIT_FSIZE): the error names the limit, not a full disk; no fragment.
+
+    Python ignores SIGXFSZ, so the write past the limit is cut short, then refused (EFBIG).
+    """
+    limit = 64 << 10
+    child = subprocess.run(
+        _python(FILL_UP, path),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
+    )
+    assert child.returncode == 0, child.stderr
+    assert "file size limit" in child.stderr
+    assert "No space left" not in child.stderr
+    acknowledged = child.stdout.split()
+    assert acknowledged
+    assert list(_ids(path)) == acknowledged
+    store = JsonlMemory(path)  # without the limit: the store goes on
+    store.append(make_reflection("s1", attempt=99))
+    assert store.recent("s1", limit=3) == _truth(path, "s1", 3)
 
 
 def test_writers_filling_a_tmpfs_together_lose_nothing(small_tmpfs: Path) -> None:

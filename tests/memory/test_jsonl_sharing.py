@@ -12,6 +12,7 @@ import orjson
 from reflexkit.exceptions import CorruptRecordWarning
 from reflexkit.memory import JsonlMemory
 from reflexkit.memory._codec import encode_line, string_field
+from reflexkit.models import Reflection
 from reflexkit.testing.memory_contract import make_reflection
 
 _NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -125,3 +126,47 @@ def test_an_edit_found_through_one_subtask_repairs_the_others(tmp_path: Path) ->
         warnings.simplefilter("error", CorruptRecordWarning)
         assert len(store.recent("aaa", limit=10)) == 2
     assert [r.id for r in store.recent("ccc", limit=10)] == [records[0].id]
+
+
+def test_a_record_copied_by_hand_is_returned_once(tmp_path: Path) -> None:
+    """Lines pasted twice (``cat backup >> store``): ``recent`` gives each id once, the newest.
+
+    The copies are skipped and reported, so a prompt never carries one lesson twice.
+    """
+    path = tmp_path / "m.jsonl"
+    first, second = (make_reflection("s1", attempt=n, created_at=_NOW) for n in (1, 2))
+    lines = [encode_line(first), encode_line(second)]
+    path.write_bytes(b"".join(lines * 3))
+    store = JsonlMemory(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CorruptRecordWarning)
+        assert store.recent("s1", limit=5) == [first, second]
+        assert store.recent("s1", limit=2, task_id=first.task_id) == [first, second]
+    assert any("a copy of record" in str(w.message) for w in caught)
+
+
+def test_a_record_whose_keys_are_escaped_is_indexed_and_pruned_by_its_fields(
+    tmp_path: Path,
+) -> None:
+    r"""``"s\u0075btaskId"`` is ``subtaskId`` to any JSON reader: so it is to the index and prune.
+
+    A JSON tool may escape any character of a key; the record reads back the same, so
+    ``recent`` must find it under its subtask and prune must see its stamp.
+    """
+    path = tmp_path / "m.jsonl"
+    kept = make_reflection("s1", attempt=1, created_at=_NOW)
+    old = make_reflection("s1", attempt=2, created_at=_NOW - timedelta(days=90))
+
+    def escaped(r: Reflection) -> bytes:
+        line = encode_line(r)
+        for key in (b"subtaskId", b"taskId", b"createdAt"):
+            line = line.replace(b'"%s"' % key, b'"%s\\u%04x%s"' % (key[:1], key[1], key[2:]))
+        return line
+
+    path.write_bytes(escaped(kept) + escaped(old))
+    store = JsonlMemory(path)
+    assert [r.id for r in store] == [kept.id, old.id]
+    assert store.recent("s1", limit=5) == [kept, old]
+    assert store.recent("s1", limit=5, task_id=kept.task_id) == [kept, old]
+    assert store.prune(older_than=_NOW - timedelta(days=30)) == 1
+    assert store.recent("s1", limit=5) == [kept]

@@ -67,6 +67,27 @@ while True:
     i += 1
 """
 
+KILLED_BESIDE_PRUNES = """
+import sys
+import attrs
+from datetime import UTC, datetime, timedelta
+from reflexkit.memory import JsonlMemory
+from reflexkit.testing.memory_contract import make_reflection
+
+path, name, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+store = JsonlMemory(path)
+now = datetime.now(UTC)
+i = 0
+while True:
+    old = i % 4 == 0  # for the pruners
+    r = make_reflection(f"k{i % 3}", attempt=i + 1, analysis="x" * size,
+                        created_at=now - timedelta(days=400 if old else 0))
+    store.append(attrs.evolve(r, id=f"{name}-{i}-{'old' if old else 'new'}"))
+    sys.stdout.write(f"{name}-{i}-{'old' if old else 'new'}\\n")
+    sys.stdout.flush()  # only after append returned
+    i += 1
+"""
+
 
 def _python(code: str, *args: object) -> list[str]:
     return [sys.executable, "-c", code, *map(str, args)]
@@ -136,3 +157,50 @@ def test_writers_killed_at_random_moments_lose_no_acknowledged_record(tmp_path: 
         warnings.simplefilter("ignore", CorruptRecordWarning)
         assert store.recent("killed", limit=1) == [after]
         assert [r.id for r in store] == [*stored, after.id]
+
+
+def test_writers_killed_beside_two_pruners_lose_no_acknowledged_record(tmp_path: Path) -> None:
+    """4 writers SIGKILLed and restarted 12 times while 2 processes prune: nothing lost."""
+    path = tmp_path / "reflections.jsonl"
+    stop = tmp_path / "stop"
+    rng = random.Random(20261128)  # noqa: S311 -- timing jitter, not security
+    pruners = [
+        subprocess.Popen(_python(PRUNER, path, stop), stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    acknowledged: list[str] = []
+
+    def start(name: str) -> subprocess.Popen[str]:
+        size = rng.choice([100, 5_000, 300_000])  # big lines can be torn by the kill
+        return subprocess.Popen(
+            _python(KILLED_BESIDE_PRUNES, path, name, size), stdout=subprocess.PIPE, text=True
+        )
+
+    def kill(proc: subprocess.Popen[str]) -> None:
+        proc.send_signal(signal.SIGKILL)
+        assert proc.stdout is not None
+        with proc.stdout:
+            acknowledged.extend(proc.stdout.read().split())
+        proc.wait(timeout=30)
+
+    writers = {n: start(f"w{n}") for n in range(4)}
+    for round_ in range(12):
+        time.sleep(rng.uniform(0.3, 0.9))
+        n = rng.randrange(4)
+        kill(writers[n])
+        writers[n] = start(f"w{n}.{round_}")
+    for proc in writers.values():
+        kill(proc)
+    stop.touch()
+    for pruner in pruners:
+        pruner.communicate(timeout=60)
+        assert pruner.returncode == 0
+
+    store = JsonlMemory(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CorruptRecordWarning)  # torn by a kill: reported
+        ids = Counter(r.id for r in store)
+        assert {a for a in acknowledged if a.endswith("-new")} <= set(ids)
+        assert max(ids.values(), default=1) == 1
+        for sub in ("k0", "k1", "k2"):
+            assert store.recent(sub, limit=3) == [r for r in store if r.subtask_id == sub][-3:]

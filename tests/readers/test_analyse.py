@@ -215,3 +215,30 @@ def test_a_reader_registered_after_a_reading_reads_the_same_failure() -> None:
     finally:
         unregister_reader("qqq")
     assert analyse(failure).tool == "command"
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "unseen"),
+    [
+        (
+            "zuban check src",
+            (
+                'src/a.py:3: error: Incompatible return value type (got "int", expected "str")'
+                "  [return-value]\nFound 1 error in 1 file (checked 2 source files)\n"
+            ),
+            "mypy",
+        ),
+        (
+            "staticcheck ./...",
+            "cache.go:30:5: should use strings.EqualFold instead (SA6005)\n",
+            "go vet",
+        ),
+    ],
+)
+def test_a_reader_names_its_tool_only_when_the_run_shows_it(
+    command: str, output: str, unseen: str
+) -> None:
+    """Another checker printing a known tool's format is not that tool: the command is named."""
+    text = reflection_text(HeuristicGenerator().generate(failure_of(command, output)))
+    assert unseen not in text
+    assert f"`{command}`" in text

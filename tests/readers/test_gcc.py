@@ -122,3 +122,21 @@ def test_the_first_errors_types_are_kept_whole() -> None:
     )
     assert found is not None
     assert "std::optional<std::__cxx11::basic_string<char> >" in found.facts[0]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no g++ on this machine")
+def test_gxx_note_at_the_declaration_a_call_does_not_fit_is_quoted(tmp_path: Path) -> None:
+    """A call that does not fit its function's header: the header's place is quoted too."""
+    write_files(
+        tmp_path,
+        {
+            "inc/buf.h": "long buf_find(char *s, long pos);\n",
+            "use.cpp": '#include "buf.h"\nlong f(const char *s) { return buf_find(s, 0); }\n',
+        },
+    )
+    failure = run_in_bash(
+        "g++ -Iinc -c use.cpp", tmp_path, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}
+    )
+    text = reflection_text(GEN.generate(failure))
+    assert "use.cpp:2:" in text
+    assert "inc/buf.h:1:" in text

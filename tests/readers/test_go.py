@@ -451,3 +451,48 @@ def test_live_compiler_details_under_an_error_are_quoted_with_it(tmp_path: Path)
     assert "have (string, nil, number)" in text
     assert "Square does not implement Shape" in text
     assert "want Area() float64" in text
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this machine")
+def test_live_module_that_cannot_be_downloaded_is_a_dependency_error(tmp_path: Path) -> None:
+    """go.mod requires a module the proxy cannot serve: ``[setup failed]``, nothing compiled.
+
+    The proxy is a closed port on the loopback address, so the download is refused at once.
+    """
+    findings, output = _live_go(
+        tmp_path,
+        {
+            "go.mod": "module example.com/live\n\ngo 1.19\n\nrequire example.com/dep v1.0.0\n",
+            "live.go": "package live\n",
+            "live_test.go": 'package live\n\nimport (\n\t"testing"\n\n\t"example.com/dep"\n)\n\n'
+            "func TestUse(t *testing.T) { dep.Do() }\n",
+        },
+        "go test ./...",
+        env={"GOPROXY": "http://127.0.0.1:9/", "GOSUMDB": "off", "GOFLAGS": "-mod=mod"},
+    )
+    assert "[setup failed]" in output
+    assert findings.failure_type is FailureType.DEPENDENCY_ERROR, output
+    assert findings.category is ReflectionCategory.MISSING_CONTEXT
+    assert "example.com/dep@v1.0.0" in quoted(findings)
+    assert "go mod tidy" not in " ".join(findings.steps)
+
+
+def test_a_long_got_keeps_the_want_after_it() -> None:
+    """``got: <long> want: <value>`` in one log message: the wanted value is quoted whole."""
+    got = "x" * 300
+    output = (
+        "--- FAIL: TestRender (0.00s)\n"
+        f'    render_test.go:40: Render(page):\n         got: "{got}"\n'
+        '        want: "<p>hello</p>"\nFAIL\nFAIL\texample.com/site\t0.01s\nFAIL\n'
+    )
+    failure = FailureContext(
+        task_id="t",
+        subtask_id="s",
+        attempt_number=1,
+        command="go test ./...",
+        exit_code=1,
+        error_output=output,
+    )
+    findings = analyse(failure)
+    assert 'want: "<p>hello</p>"' in quoted(findings)
+    assert "render_test.go:40" in quoted(findings)

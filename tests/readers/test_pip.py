@@ -197,6 +197,17 @@ _NOT_SET_UP = [
         id="gems",
     ),
     pytest.param(
+        "bundle exec rake test",
+        "bundler: failed to load command: rake (/usr/bin/rake)\n"
+        "/usr/lib/ruby/gems/bundler-2.4.1/lib/bundler/resolver.rb:300:in `block in "
+        "verify_gemfile_dependencies_are_found!': Could not find gem 'vcr' in locally "
+        "installed gems. (Bundler::GemNotFound)\n"
+        "\tfrom /usr/lib/ruby/gems/bundler-2.4.1/lib/bundler/resolver.rb:280:in `map!'\n",
+        "bundler: failed to load command: rake (/usr/bin/rake)",
+        ReflectionCategory.MISSING_CONTEXT,
+        id="gems-raised-in-bundler",
+    ),
+    pytest.param(
         "phpunit --testsuite unit",
         "PHP Fatal error:  Declaration of Shop\\Tests\\CartTest::tearDown() must be compatible "
         "with PHPUnit\\Framework\\TestCase::tearDown(): void in /srv/shop/tests/CartTest.php "

@@ -357,3 +357,24 @@ def test_tap_diagnostics_in_comments_are_the_tests_own() -> None:
     assert "got: '2024-03-01'" in text
     assert "expected: '2024-02-29'" in text
     assert report_as_text("ok 1 - a\n1..1\n") is None  # a stream that passed is left alone
+
+
+def test_tap_yaml_diff_and_stack_are_quoted_as_printed() -> None:
+    """node-tap's diff block gives its first changes; its stack, the project's frame as printed.
+
+    Not the diff's ``--- expected`` header; the frame with its function, not the place alone.
+    """
+    stream = (
+        "TAP version 13\n# Subtest: test/totals.js\n"
+        "    not ok 1 - must match snapshot\n      ---\n"
+        "      stack: |\n        Object.total (lib/cart.js:40:11)\n"
+        "        Test.<anonymous> (test/totals.js:12:5)\n"
+        "      diff: |\n        --- expected\n        +++ actual\n        @@ -1,3 +1,3 @@\n"
+        '         {\n        -  "sum": 1250,\n        +  "sum": 1205,\n         }\n'
+        "      ...\n    1..1\nnot ok 1 - test/totals.js\n1..1\n# failed 1 test\n"
+    )
+    text = reflection_text(GEN.generate(failure_of("npx tap", stream, 1)))
+    assert '-  "sum": 1250,' in text
+    assert '+  "sum": 1205,' in text
+    assert "--- expected" not in text
+    assert "Object.total (lib/cart.js:40:11)" in text

@@ -259,3 +259,13 @@ def test_should_panic_with_another_message_quotes_the_substring_it_wanted(
     text = reflection_text(GEN.generate(run_in_bash("cargo test --offline", tmp_path)))
     assert 'expected substring: "cannot split into zero parts"' in text
     assert "zero ways" in text
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this machine")
+def test_warnings_made_errors_name_where_the_lint_level_is_set(tmp_path: Path) -> None:
+    """``#![deny(warnings)]`` turns a warning into an error: the attribute's line is quoted."""
+    _crate(tmp_path, "#![deny(warnings)]\nfn main() {\n    let unused = 1;\n}\n")
+    failure = run_in_bash("cargo check --offline -q", tmp_path)
+    text = reflection_text(GEN.generate(failure))
+    assert "src/main.rs:1:9" in text
+    assert "#![deny(warnings)]" in text

@@ -8,6 +8,11 @@ the parts of a line around a secret, keep their own form.
 
 from __future__ import annotations
 
+import json
+import pprint
+import subprocess
+import sys
+
 import pytest
 
 from reflexkit.redaction import Redactor, outbound
@@ -95,3 +100,43 @@ def test_a_nul_between_two_values_separates_them() -> None:
     assert first not in out
     assert second not in out
     assert "HOME=/root" in out
+
+
+_ARGVS = [
+    ["mysql", "-u", "root", f"-p{VALUE}", "app"],
+    ["sshpass", "-p", VALUE, "ssh", "deploy@host"],
+    ["docker", "login", "-u", "ci", "--password", VALUE, "ghcr.io"],
+    ["redis-cli", "-a", VALUE, "ping"],
+    ["deploy", "--api-token", VALUE],
+]
+
+
+@pytest.mark.parametrize("argv", _ARGVS, ids=lambda argv: argv[0])
+def test_a_commands_argv_printed_as_a_list_is_read_as_its_command_line(argv: list[str]) -> None:
+    """Argv printed as a list of quoted words reads as the command line it was.
+
+    ``CalledProcessError`` (of a real failing process), pprint, JSON, strace and Go's ``%q``.
+    """
+    script = "import sys; sys.exit(3)"
+    with pytest.raises(subprocess.CalledProcessError) as raised:
+        subprocess.run([sys.executable, "-c", script, *argv], check=True)
+    printed = [
+        str(raised.value),
+        f"Command '{argv!r}' returned non-zero exit status 3.",
+        pprint.pformat(argv, width=20),
+        json.dumps({"args": argv}),
+        f'execve("/usr/bin/{argv[0]}", {json.dumps(argv)}, 0x7ffd /* 20 vars */) = 0',
+        "exec: [" + " ".join(json.dumps(word) for word in argv) + "]",  # Go's %q
+    ]
+    for text in printed:
+        out = BARE.redact(text).text
+        assert VALUE not in out, out
+        assert out.count("[REDACTED:") == 1, out
+        assert argv[0] in out, out
+
+
+def test_a_list_of_words_without_a_flag_keeps_its_pairs() -> None:
+    """Only a list holding a flag is a command: ``("deploy", "...")`` stays a pair of literals."""
+    assert BARE.redact(f'smtp.login("ci@example.com", "{VALUE}")').text.count(VALUE) == 0
+    for kept in ("['-v', 'tests/test_x.py', '-k', 'test_login']", "['ls', '-la', '/tmp']"):
+        assert BARE.redact(kept).text == kept

@@ -7,6 +7,8 @@ format the rule reads, not the value.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from reflexkit.redaction import Redacted, Redactor
@@ -266,4 +268,82 @@ def test_url_missing_the_colon_of_its_scheme() -> None:
 )
 def test_lookalikes_of_batch_nine(text: str) -> None:
     """Masks, placeholders, key ids, help text and references stay as printed."""
+    _kept(text)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'Run it alone: `npx jest src/jwt.test.ts -t "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"`.',
+        'npx jest src/jwt.test.ts -t "jwt parseHeader eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"',
+        "npx jest -t eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+        'Run it alone: `npx vitest run src/a.test.ts -t "decodes Xq7vL2pR9mZ4tK8w"`.',
+        "yarn test -t 'rotates Xq7vL2pR9mZ4tK8w'",
+        "pytest -k test_get_key_Ab12Cd34Ef56 -p no:cacheprovider",
+        "python -m pytest tests/test_keys.py -k 'Ab12Cd34Ef56Gh78 and not slow'",
+        "npx playwright test -g 'logs in as Xq7vL2pR9mZ4tK8w'",
+        "anytool -p 'parses eyJhbGciOiJIUzI1NiJ9 as a header'",
+        "decoder -t eyJhbGciOiJSUzI1NiIsImtpZCI6IjEyMyJ9",
+    ],
+)
+def test_a_test_runners_filter_and_a_bare_jwt_header_stay(line: str) -> None:
+    """A test's name after ``jest -t``/``pytest -k`` is no password, nor a JWT's header alone.
+
+    The "run it alone" command names the test: redacted, it names a test that does not
+    exist. A JWT header (``{"alg":"HS256","typ":"JWT"}`` in base64) holds no secret; the
+    payload and signature after its dots do.
+    """
+    _kept(line)
+
+
+def test_a_short_flags_generated_value_still_goes_beside_a_test_runner() -> None:
+    """Outside a test runner's command, ``-t`` or ``-k`` with a token goes as before."""
+    _gone("uploader -t Xq7vL2pR9mZ4tK8wQ3 && npx jest", "Xq7vL2pR9mZ4tK8wQ3")
+    _gone("jest-uploader --user ci -p Xq7vL2pR9mZ4tK8wQ3", "Xq7vL2pR9mZ4tK8wQ3")
+
+
+def _phrase(words: int, seed: int) -> str:
+    """A made-up seed phrase: *words* words of the BIP-39 English list."""
+    from importlib import resources  # noqa: PLC0415
+
+    listed = resources.files("reflexkit.redaction._rules").joinpath("bip39_english.txt")
+    wordlist = listed.read_text("utf-8").split()
+    rng = random.Random(seed)  # noqa: S311 -- a fixed, made-up phrase for the test
+    return " ".join(rng.choice(wordlist) for _ in range(words))
+
+
+@pytest.mark.parametrize("words", [12, 15, 18, 21, 24])
+@pytest.mark.parametrize(
+    "form",
+    [
+        "{p}",
+        "mnemonic: {p}",
+        "Your seed phrase is: {p}",
+        'WALLET_MNEMONIC="{p}"',
+        '{{"mnemonic": "{p}", "path": "m/44\'/60\'/0\'/0/0"}}',
+        "E   AssertionError: wallet.restore('{p}') failed",
+        "export SEED_PHRASE={p}",
+    ],
+)
+def test_a_seed_phrase_goes_whole(words: int, form: str) -> None:
+    """A BIP-39 recovery phrase (12 to 24 words of its list) is a wallet's private key."""
+    phrase = _phrase(words, words)
+    out = BARE.redact(form.format(p=phrase)).text
+    left = [w for w in phrase.split() if f" {w} " in f" {out} "]
+    assert len(left) < 3, out  # a listed word may be part of the form itself
+    assert "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the quick brown fox jumps over the lazy dog and then runs away from the angry farmer",
+        "assert all items were added before the test began and each one was checked",
+        "abandon ability able about above absent",  # six listed words: not a phrase
+        "TODO: move these helper functions into their own module once the refactor lands",
+        "error: could not find any matching version for this package in the current index",
+    ],
+)
+def test_prose_is_not_a_seed_phrase(text: str) -> None:
+    """Prose is mostly words the list lacks (``the``, ``of``, ``is``); six listed words are few."""
     _kept(text)

@@ -74,3 +74,15 @@ def test_long_texts_skip_the_quick_search() -> None:
     """Past 64 KiB the bounded scan runs directly: one scan, not two."""
     trigger = Trigger(bounded("password="))
     assert trigger.may_match("x" * (1 << 17))
+
+
+def test_redactors_of_the_same_rules_share_their_automata() -> None:
+    """Two redactors of the same rules compile their trigger automata once.
+
+    A command builds more than one (the reflection service's, the gate's).
+    """
+    first, second = Redactor(environ={}), Redactor(environ={})
+    assert first.may_find("password=Hq3Zt8Lm2Xp7")
+    assert second.may_find("password=Hq3Zt8Lm2Xp7")
+    assert first._trigger._quick is second._trigger._quick
+    assert Trigger("sk-[a-z]+")._compiled is Trigger("sk-[a-z]+")._compiled

@@ -54,11 +54,15 @@ def _pieces(line: str, start: int, end: int, width: int) -> list[str]:
 
 @pytest.mark.parametrize("name", SECRETS)
 def test_no_part_of_a_folded_secret_survives(name: str) -> None:
-    """``fold -w N`` at every width from 25 to 80: every part of 8 or more characters goes."""
+    """``fold -w N`` at every width from 14 to 80: every part of 8 or more characters goes.
+
+    Under 30 columns the wrap cuts the secret's name too (``DB_PASS`` / ``WORD=...``,
+    ``aws_secret_access_key`` / ``= ...``, ``postgres:`` / ``//app:...``).
+    """
     before, secret, after = SECRETS[name]
     line = f"{before}{secret}{after} and the rest of the line"
     leaks = {}
-    for width in range(25, 81):
+    for width in range(14, 81):
         out = BARE.redact(_fold(line, width) + "\n").text
         left = [p for p in _pieces(line, len(before), len(before) + len(secret), width) if p in out]
         if left:
@@ -149,3 +153,31 @@ def test_an_env_dump_in_base64_wrapped_at_76_columns_goes_whole() -> None:
     lines = [encoded[i : i + 76] for i in range(0, len(encoded), 76)]
     out = BARE.redact("$ env | base64\n" + "\n".join(lines) + "\n$ done\n").text
     assert not [line for line in lines if line in out], out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DB_PASS\nWORD=Hq3Zt8Lm2Xp7KdQw9Er4",
+        "export GITHUB_TO\nKEN=ghp_Zq4Xw9Pa4Lm2Kd8Hq3Zt8Lm2Xp7KdQw9Er4T",
+        "client_sec\nret: Hq3Zt8Lm2Xp7KdQw9Er4",
+        "Authorization: Bea\nrer Hq3Zt8Lm2Xp7KdQw9Er4",
+        "DATABASE_URL=postgres:\n//app:Hq3Zt8Lm2Xp7KdQw9Er4@db/app",
+    ],
+)
+def test_a_name_cut_by_a_wrap_still_names_its_secret(text: str) -> None:
+    """A terminal or ``fold`` cut the name itself: the two parts read as one word."""
+    out = BARE.redact(text).text
+    assert "Hq3Zt8Lm2Xp7" not in out, out
+    assert "Zq4Xw9Pa4Lm2" not in out, out
+    assert out.count("\n") == text.count("\n"), out  # the lines stay where they were
+
+
+def test_words_cut_by_a_wrap_that_name_nothing_stay() -> None:
+    """Prose wrapped mid-word, and a YAML mapping under a secret's name, keep their form."""
+    for text in (
+        "the pass\nword policy requires 12 characters",
+        "password:\n  file: /run/secrets/db\n  mode: 0400",
+        "tok\nenizer loaded in 3.2s",
+    ):
+        assert BARE.redact(text).text == text

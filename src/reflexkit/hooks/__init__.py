@@ -11,22 +11,13 @@ from typing import TYPE_CHECKING
 from reflexkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from reflexkit.hooks._handlers import (
-        ACTIVE_ENV as ACTIVE_ENV,
-        HOOK_SUBTASK as HOOK_SUBTASK,
-        HookResult as HookResult,
-        run_hook as run_hook,
-    )
-    from reflexkit.hooks._settings import (
-        hook_command as hook_command,
-        install_hooks as install_hooks,
-        merge_hooks as merge_hooks,
-    )
+    from reflexkit.hooks._handlers import HookResult as HookResult, run_hook as run_hook
+    from reflexkit.hooks._settings import install_hooks as install_hooks
 
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
-        "_handlers": ("ACTIVE_ENV", "HOOK_SUBTASK", "HookResult", "run_hook"),
-        "_settings": ("hook_command", "install_hooks", "merge_hooks"),
+        "_handlers": ("HookResult", "run_hook"),
+        "_settings": ("install_hooks",),
     },
 )

@@ -31,7 +31,6 @@ from reflexkit.insights._lessons import (
     tool_of,
 )
 from reflexkit.insights._models import (
-    AnalysisReply,
     Finding,
     Lesson,
     LessonAction,
@@ -56,7 +55,6 @@ __all__ = [
     "LESSONS_HEADING",
     "AnalysisCycle",
     "AnalysisOutcome",
-    "AnalysisReply",
     "AttemptCheck",
     "AttemptRecord",
     "ClaudeAnalyst",

@@ -78,8 +78,8 @@ def string_field(line: bytes, name: str, /) -> str | None:
         end = line.find(b'"', start)
         if end >= 0 and b"\\" not in line[start:end]:
             return line[start:end].decode("utf-8", "replace")
-    elif quoted not in line:
-        return None
+    elif quoted not in line and b"\\" not in line:
+        return None  # not named, not even with an escape in it (``"s\\u0075btaskId"``)
     try:
         data = orjson.loads(line.removeprefix(_BOM))
     except orjson.JSONDecodeError:

@@ -66,7 +66,8 @@ import attrs
 
 from reflexkit._log import get_logger
 from reflexkit.exceptions import StoreError
-from reflexkit.memory._codec import read_lines, string_field
+from reflexkit.memory._codec import MAX_LINE, read_lines, string_field
+from reflexkit.memory._writer import lock_within
 
 try:  # hashlib's own blake2b, without the OpenSSL set-up of importing hashlib (#19)
     from _blake2 import blake2b
@@ -187,7 +188,7 @@ class OffsetIndex:
         """
         with self._state() as (dir_fd, state_fd):
             st = os.fstat(data_fd)
-            fcntl.flock(state_fd, fcntl.LOCK_SH)
+            lock_within(state_fd, fcntl.LOCK_SH)
             head = self._head(state_fd, data_fd, st)
             tries = 0
             # An index ahead of our view of the file is fine: those lines are in the file.
@@ -196,10 +197,10 @@ class OffsetIndex:
                 if tries > 3:  # noqa: PLR2004 -- state can't be written: read without it
                     raise OSError(errno.EIO, "the index state does not stay written")
                 before = -1 if head is None else head.upto
-                fcntl.flock(state_fd, fcntl.LOCK_EX)
+                lock_within(state_fd, fcntl.LOCK_EX)
                 self._catch_up(dir_fd, state_fd, data_fd, st.st_size)
                 # Going back to shared is not atomic: read the state again.
-                fcntl.flock(state_fd, fcntl.LOCK_SH)
+                lock_within(state_fd, fcntl.LOCK_SH)
                 st = os.fstat(data_fd)
                 head = self._head(state_fd, data_fd, st)
                 if head is not None and head.upto == before:
@@ -222,7 +223,7 @@ class OffsetIndex:
         """Rebuild one shard from the store (all of the index when *shard* is None)."""
         with self._state() as (dir_fd, state_fd):
             st = os.fstat(data_fd)
-            fcntl.flock(state_fd, fcntl.LOCK_EX)
+            lock_within(state_fd, fcntl.LOCK_EX)
             head = self._head(state_fd, data_fd, st)
             slots = None if head is None else self._slots(state_fd, head)
             if head is None or slots is None or shard is None:
@@ -251,7 +252,12 @@ class OffsetIndex:
             yield _Swap(self, -1, -1, None, None, runs)
             return
         try:
-            fcntl.flock(state_fd, fcntl.LOCK_EX)
+            try:
+                lock_within(state_fd, fcntl.LOCK_EX)
+            except OSError as err:  # held by a stopped process: the next reader rebuilds
+                log.warning("%s: can't carry the index over a prune: %s", self._dir, err)
+                yield _Swap(self, -1, -1, None, None, runs)
+                return
             head = self._head(state_fd, old_fd, os.fstat(old_fd))
             slots = None if head is None else self._slots(state_fd, head)
             yield _Swap(self, dir_fd, state_fd, head, slots, runs)
@@ -263,6 +269,8 @@ class OffsetIndex:
         done, done_crc = self._verified.get(shard, (0, 0))
         if (done, done_crc) == (end, crc):
             return
+        if os.fstat(fd).st_size < end:  # before a read of *end* bytes: a forged count
+            raise IndexDoubtError(shard, "the shard is shorter than its count")
         if 0 < done < end:
             tail = os.pread(fd, end - done, done)
             if len(tail) == end - done and zlib.crc32(tail, done_crc) == crc:
@@ -291,14 +299,8 @@ class OffsetIndex:
             return None
         if st.st_size == upto and st.st_mtime_ns != mtime and _changed_in_place(data_fd, upto):
             return None
-        if upto:
-            # The identity of the file is its last indexed line (unique ids and times): a
-            # file rewritten in place, or another file on a reused inode, has another one.
-            last = os.pread(data_fd, upto - last_start, last_start)
-            if len(last) != upto - last_start or zlib.crc32(last) != last_crc:
-                return None
-            if not last.endswith(b"\n"):
-                return None
+        if upto and not _ends_with(data_fd, upto, last_start, last_crc):
+            return None
         return _Head(upto, serial, shift)
 
     def _slots(self, state_fd: int, head: _Head) -> _Slots | None:
@@ -481,6 +483,8 @@ class _Swap:
         )
         try:
             size = slots.counts[shard] * ENTRY.size
+            if os.fstat(fd).st_size < size:  # a forged count: never read that much
+                raise _DamagedError
             old = os.pread(fd, size, 0)
             if len(old) != size or zlib.crc32(old) != slots.crcs[shard]:
                 raise _DamagedError
@@ -598,6 +602,20 @@ def _scan(
     return upto
 
 
+def _ends_with(data_fd: int, upto: int, last_start: int, last_crc: int) -> bool:
+    """Whether the store's line ``[last_start, upto)`` is the one the index last covered.
+
+    The identity of the file is its last indexed line (unique ids and times): a file
+    rewritten in place, or another file on a reused inode, has another one there. A span
+    longer than the index ever names is never read (nor allocated): a forged or damaged
+    state.
+    """
+    if upto < last_start or upto - last_start > _IDENTITY + 1:
+        return False
+    last = os.pread(data_fd, upto - last_start, last_start)
+    return len(last) == upto - last_start and zlib.crc32(last) == last_crc and last.endswith(b"\n")
+
+
 def _changed_in_place(data_fd: int, upto: int) -> bool:
     """Whether a store whose mtime moved, no longer than the index covers, was edited.
 
@@ -617,6 +635,32 @@ def _line_start(data_fd: int, upto: int) -> int:
     lo = max(0, upto - 1 - _IDENTITY)
     nl = os.pread(data_fd, upto - 1 - lo, lo).rfind(b"\n") if upto > 1 else -1
     return lo + nl + 1 if nl >= 0 else lo
+
+
+def _read_entry(  # noqa: PLR0913, PLR0917 -- one step of _Reader.lines, its state passed in
+    block: bytes, pos: int, start: int, shard: int, shift: int, data_fd: int, seen: set[int]
+) -> tuple[int, bytes | None]:
+    """Check the entry at *pos* of *block* and read its line: ``(offset, line)``.
+
+    *line* is None for an offset already yielded (*seen*).
+
+    Raises:
+        IndexDoubtError: The entry is damaged, names more than a record can be (never read
+            nor allocated), or its line is not what was indexed.
+    """
+    _, offset, length, line_crc, entry_crc = ENTRY.unpack_from(block, pos)
+    if zlib.crc32(block[pos : pos + _ENTRY_BODY]) != entry_crc:
+        raise IndexDoubtError(shard, f"a damaged entry at {start + pos}")
+    if length > MAX_LINE:
+        raise IndexDoubtError(shard, f"an entry of {length:,} bytes")
+    offset -= shift
+    if offset in seen:
+        return offset, None
+    seen.add(offset)
+    line = os.pread(data_fd, length + 1, offset)
+    if line[-1:] != b"\n" or zlib.crc32(line[:-1]) != line_crc:
+        raise IndexDoubtError(shard, f"no such line at byte {offset}", line_changed=True)
+    return offset, line[:-1]
 
 
 class _Reader:
@@ -666,18 +710,9 @@ class _Reader:
                         stop = pos + len(key) - 1
                         continue
                     stop = pos
-                    _, offset, length, line_crc, entry_crc = ENTRY.unpack_from(block, pos)
-                    if zlib.crc32(block[pos : pos + _ENTRY_BODY]) != entry_crc:
-                        raise IndexDoubtError(shard, f"a damaged entry at {start + pos}")
-                    offset -= shift
-                    if offset in seen:
-                        continue
-                    seen.add(offset)
-                    line = os.pread(data_fd, length + 1, offset)
-                    if line[-1:] != b"\n" or zlib.crc32(line[:-1]) != line_crc:
-                        msg = f"no such line at byte {offset}"
-                        raise IndexDoubtError(shard, msg, line_changed=True)
-                    yield offset, line[:-1]
+                    offset, line = _read_entry(block, pos, start, shard, shift, data_fd, seen)
+                    if line is not None:
+                        yield offset, line
                 end = start
         finally:
             os.close(fd)

@@ -51,6 +51,7 @@ from reflexkit.memory._writer import (
     bump,
     flag_waiting,
     fsync_dir,
+    lock_within,
     regular,
     why,
 )
@@ -149,7 +150,13 @@ class JsonlMemory:
             lock_fd = -1  # a folder we may not write: no prune can run here either
         try:
             if lock_fd >= 0:
-                fcntl.flock(lock_fd, fcntl.LOCK_EX)
+                try:
+                    lock_within(lock_fd, fcntl.LOCK_EX)
+                except OSError as err:
+                    # Held all that time (a prune stopped with Ctrl-Z): go on unlocked. Two
+                    # processes saving one attempt at that moment may both store it; recent()
+                    # returns one copy.
+                    log.warning("%s: %s; checking for the record without it", self._lock_path, err)
             known = self.recent(
                 reflection.subtask_id, limit=ONCE_WINDOW, task_id=reflection.task_id
             )
@@ -250,8 +257,14 @@ class JsonlMemory:
         task_id: str | None,
         limit: int,
     ) -> list[Reflection]:
-        """Return up to *limit* valid records of a subtask (of a task) from *lines*, in order."""
+        """Return up to *limit* valid records of a subtask (of a task) from *lines*, in order.
+
+        *lines* come newest first; a record whose id was already taken (a line pasted twice
+        by hand, a backup appended to the store) is a copy: skipped and reported, so a prompt
+        never carries one lesson twice.
+        """
         found: list[Reflection] = []
+        ids: set[str] = set()
         for offset, line in lines:
             if line is None:
                 self._warn_corrupt(offset, ValueError(TOO_LONG))
@@ -262,6 +275,10 @@ class JsonlMemory:
                 self._warn_corrupt(offset, err)
                 continue
             if record.subtask_id == subtask_id and task_id in {None, record.task_id}:
+                if record.id in ids:
+                    self._warn_corrupt(offset, ValueError(f"a copy of record {record.id}"))
+                    continue
+                ids.add(record.id)
                 found.append(record)
                 if len(found) == limit:
                     break
@@ -391,7 +408,7 @@ class JsonlMemory:
                     copied = sieve.run(old, 0, os.fstat(old).st_size)
                     # Writers hold the file shared; the flag makes them take turns with us.
                     flag_waiting(lock_fd, os.getpid())
-                    fcntl.flock(old, fcntl.LOCK_EX)
+                    lock_within(old, fcntl.LOCK_EX)  # a writer stopped holding it: StoreError
                     if not self._names(old):
                         msg = f"{self._path} was replaced while it was pruned; prune again"
                         raise StoreError(msg)

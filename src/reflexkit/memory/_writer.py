@@ -36,6 +36,7 @@ import stat
 import struct
 import termios
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import NoReturn
@@ -56,6 +57,7 @@ __all__ = [
     "bump",
     "flag_waiting",
     "fsync_dir",
+    "lock_within",
     "regular",
     "why",
 ]
@@ -72,8 +74,16 @@ NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 _OPEN: weakref.WeakSet[Appender] = weakref.WeakSet()
 
+LOCK_WAIT = 10.0
+"""Seconds a store waits for a lock another process holds before it gives up: a process
+stopped while it holds one (``SIGSTOP``, Ctrl-Z, a debugger, a frozen container) must not
+stall every reflexkit process on the machine. Far longer than any lock is held for in
+use (a catch-up of a million-record index, a prune's swap). What giving up means is the
+caller's: ``recent`` reads without the index, ``append`` raises :class:`StoreError`."""
+
 # append() is the hot path: module-level names save the attribute lookups of each call.
 _flock, _EX, _SH, _UN = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_SH, fcntl.LOCK_UN
+_SH_NB = _SH | fcntl.LOCK_NB
 _lseek, _CUR, _write, _pread, _stat = os.lseek, os.SEEK_CUR, os.write, os.pread, os.stat
 _inode = operator.attrgetter("st_ino", "st_dev")
 _NL = b"\n"
@@ -89,11 +99,72 @@ def _forget_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
+def lock_within(fd: int, mode: int) -> None:
+    """``flock`` *fd* in *mode*, waiting at most :data:`LOCK_WAIT` seconds.
+
+    Uncontended, one system call. Contended, the wait is polled (a blocking ``flock`` can't
+    be given a deadline), more slowly as it goes on.
+
+    Raises:
+        OSError: ``ETIMEDOUT``: another process held the lock all that time.
+    """
+    try:
+        _flock(fd, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pass
+    else:
+        return
+    deadline = time.monotonic() + LOCK_WAIT
+    pause = 0.0005
+    while True:
+        time.sleep(pause)
+        try:
+            _flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                msg = (
+                    f"another process has held its lock for {LOCK_WAIT:g} s "
+                    "(stopped or hung: find it with fuser or lsof)"
+                )
+                raise OSError(errno.ETIMEDOUT, msg) from None
+            pause = min(pause * 2, 0.05)
+        else:
+            return
+
+
 def why(err: OSError) -> str:
     """Say why *err* happened, in words for the user (a symlink refused, named as such)."""
     if err.errno == errno.ELOOP:
         return "it is a symlink, and reflexkit does not follow one there"
+    if err.errno == errno.EFBIG and "limit" not in (err.strerror or ""):
+        return _too_large(err.strerror or os.strerror(errno.EFBIG))
     return err.strerror or str(err)
+
+
+def _too_large(what: str) -> str:
+    """*what*, followed by the file size limit that refused a write (``ulimit -f``)."""
+    import resource  # noqa: PLC0415 -- only on this error path
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit == resource.RLIM_INFINITY:
+        return what
+    return f"{what}: the file size limit (ulimit -f) is {limit:,} bytes"
+
+
+def _cut_short(start: int, written: int, size: int) -> OSError:
+    """The error for a write cut short at *start*: the file size limit, or a full disk.
+
+    Python ignores SIGXFSZ, so a write past ``ulimit -f`` is cut short at the limit (and the
+    next one fails with EFBIG), just as a full disk cuts it short: name the one it was.
+    """
+    import resource  # noqa: PLC0415 -- only on this error path
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    code = errno.ENOSPC
+    if limit != resource.RLIM_INFINITY and start + size > limit:
+        code = errno.EFBIG
+    what = f"{os.strerror(code)} (wrote {written} of {size} bytes)"
+    return OSError(code, _too_large(what) if code == errno.EFBIG else what)
 
 
 def regular(fd: int, path: Path) -> os.stat_result:
@@ -237,7 +308,10 @@ class Appender:
         with self._mutex:
             try:
                 fd = self._fd if self._fd >= 0 else self._open()
-                _flock(fd, _SH)
+                try:
+                    _flock(fd, _SH_NB)
+                except BlockingIOError:  # a prune's turn (or a stopped process): bounded
+                    lock_within(fd, _SH)
                 try:
                     # Nothing happened since the last full check: no prune waits for the
                     # writers or swapped the file, nobody moved or removed it. With a watch,
@@ -286,12 +360,12 @@ class Appender:
         if seen[8:16].strip(b"\0"):
             _flock(fd, _UN)
             mode = self._take_turns()
-            _flock(fd, mode)
+            lock_within(fd, mode)
         while not self._still_there():
             _flock(fd, _UN)
             fd = -1  # closed by _open, which may fail (a link planted there)
             fd = self._open()
-            _flock(fd, mode)
+            lock_within(fd, mode)
         if mode == _EX:
             self._seen = b"-"  # the prune's flag stays until it has run: check again next time
         else:
@@ -362,13 +436,13 @@ class Appender:
         unglue(fd, line, start)
 
     def _cut(self, fd: int, start: int, written: int, size: int) -> NoReturn:
-        """Take a write cut short at *start* back off the file, then raise ENOSPC.
+        """Take a write cut short at *start* back off the file, then raise why (see _cut_short).
 
         Cut off when nothing was written after it (the lock becomes exclusive for that),
         blanked when something was (whoever wrote that finds it glued and writes it again).
         """
         if written:
-            _flock(fd, _EX)  # not atomic: the file may have been swapped meanwhile
+            lock_within(fd, _EX)  # not atomic: the file may have been swapped meanwhile
             if self._still_there():
                 if os.fstat(fd).st_size == start + written:
                     try:
@@ -379,8 +453,7 @@ class Appender:
                         )
                 else:
                     self._blank(fd, [(start, written)])  # the writer after it mends its record
-        why = f"{os.strerror(errno.ENOSPC)} (wrote {written} of {size} bytes)"
-        raise OSError(errno.ENOSPC, why)
+        raise _cut_short(start, written, size)
 
     def _blank(self, fd: int, spans: list[tuple[int, int]]) -> None:
         """Blank *spans* (see :func:`reflexkit._lines.blank`); a failure is only logged."""

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from reflexkit.orchestrator._outcomes import (
         RunSummary as RunSummary,
         SubtaskOutcome as SubtaskOutcome,
-        build_prompt as build_prompt,
     )
     from reflexkit.orchestrator._subagents import (
         CommandSubagent as CommandSubagent,
@@ -24,17 +23,13 @@ if TYPE_CHECKING:
         SubagentRequest as SubagentRequest,
         SubagentResult as SubagentResult,
     )
-    from reflexkit.orchestrator._verify import (
-        VerificationResult as VerificationResult,
-        Verifier as Verifier,
-        verifier_factory as verifier_factory,
-    )
+    from reflexkit.orchestrator._verify import VerificationResult as VerificationResult
 
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
         "_loop": ("Orchestrator",),
-        "_outcomes": ("RunSummary", "SubtaskOutcome", "build_prompt"),
+        "_outcomes": ("RunSummary", "SubtaskOutcome"),
         "_subagents": (
             "CommandSubagent",
             "ScriptedSubagent",
@@ -43,6 +38,6 @@ __getattr__, __dir__, __all__ = lazy_exports(
             "SubagentResult",
         ),
         "_claude_code": ("ClaudeCodeSubagent",),
-        "_verify": ("VerificationResult", "Verifier", "verifier_factory"),
+        "_verify": ("VerificationResult",),
     },
 )

@@ -100,7 +100,7 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
             r"esbuild|rollup|zig build|swift build|rustc|erlc|ghc|cabal build|stack build|"
             r"dune build|nim c|crystal build|gfortran|gnatmake|gprbuild|fpc|gdc|ldc2|dmd|valac|"
             r"cobc|mcs|csc|iverilog|protoc|buf build|solcjs|solc|asc|coffee -c|scons|tsc -b|"
-            r"sass|lessc|nasm|yasm|verilator|asciidoctor|doxygen|pandoc|typedoc|jsdoc|"
+            r"sass|lessc|nasm|yasm|verilator|gem build|asciidoctor|doxygen|pandoc|typedoc|jsdoc|"
             r"sphinx-build|mkdocs build|hugo|jekyll|zola|mdbook|bison|yacc|flex|cython[\d]*|haxe|"
             r"babel|terser|uglifyjs|stylus|tsup|parcel|vite build|rspack)\b"
         ),
@@ -109,7 +109,7 @@ _COMMAND_TYPES: tuple[tuple[Pattern, FailureType], ...] = (
     (Pattern(r"\b(?:git)\b"), FailureType.TOOL_ERROR),
     (
         Pattern(
-            r"(?<!\.)\b(?:python[\d.]*|node|cargo run|go run|ruby[\d.]*|java|deno|bun|perl[\d.]*|"
+            r"(?<![.-])\b(?:python[\d.]*|node|cargo run|go run|ruby[\d.]*|java|deno|bun|perl[\d.]*|"
             r"php[\d.]*|dotnet run|Rscript|julia|lua[\d.]*|elixir|tclsh[\d.]*|guile|racket|sbcl|"
             r"csi|ocaml|swipl|gawk|awk|clisp|ts-node|tsx|clojure|clj|bb)\b"
         ),
@@ -279,10 +279,45 @@ def analyse(failure: FailureContext) -> Findings:
     found = _RECENT.get(key)
     if found is None:
         found = _analyse(failure)
+        _named_as_seen(found, failure)
         if len(_RECENT) >= _RECENT_LIMIT:
             del _RECENT[next(iter(_RECENT))]
         _RECENT[key] = found
     return _copied(found)
+
+
+_NOT_A_NAME = frozenset(
+    {"command", "shell", "make", "native program", "agent", "python", "node", "dependencies",
+     "timeout", "go program", "rust program", "rust-panic", "TAP", "java"}
+)  # fmt: skip
+"""Readers' names that are no tool a reflection could wrongly name (an interpreter, a shape)."""
+
+
+def _named_as_seen(found: Findings, failure: FailureContext) -> None:
+    """Name the reader's tool only when the command or the output shows that it ran.
+
+    Another checker that prints a known tool's format (a type checker's mypy-shaped lines, a
+    Go analyser's vet-shaped ones) is not that tool: the reflection calls it by the command
+    that ran (`` `zuban check src` ``), and "the check" where a sentence names it alone.
+    """
+    tool = found.tool
+    if tool in _NOT_A_NAME or tool.lower() not in found.headline.lower():
+        return
+    if tool.lower() in failure.command.lower() or tool.lower() in failure.error_output.lower():
+        return
+    named = Pattern(rf"(?i)`{re.escape(tool)}\b[^`\n]*`|(?<![\w/.-]){re.escape(tool)}(?![\w-])")
+
+    def renamed(text: str) -> str:
+        def one(match: re.Match[str]) -> str:
+            if match.group(0).startswith("`") and failure.command:
+                return f"`{failure.command}`"
+            return "The check" if match.start() == 0 else "the check"
+
+        return named.sub(one, text)
+
+    found.headline = renamed(found.headline)
+    found.advice = renamed(found.advice)
+    found.steps = [renamed(step) for step in found.steps]
 
 
 def forget_readings() -> None:
@@ -427,7 +462,8 @@ def _script_command(text: str, command: str) -> str:
 
 _TYPE_FINDING = Pattern(
     r"\b(?:is incompatible with|[Ii]ncompatible types?|is not assignable to|not assignable to "
-    r"(?:parameter|type)|[Tt]ype mismatch|[Aa]rgument of type|expected type|has type)\b"
+    r"(?:parameter|type)|[Tt]ype mismatch|[Aa]rgument of type|expected type|has type|"
+    r"[Tt]ype specification|success typing)\b"
 )
 """A finding about types (``number is incompatible with string``): a type checker's."""
 _CODED = Pattern(
@@ -438,9 +474,17 @@ _CODED = Pattern(
 ``(no-undefined-references)``), a slug after the place (``post.md:3:17: weasel_words.very:``)."""
 
 
+_LOG_HEADER = Pattern(r"^[IWEF]\d{4} \d\d:\d\d:\d\d")
+"""A log line's severity, date and time (klog's ``E1128 12:15:07.339 ...``): its place is the
+logger's own source line, not a finding's."""
+
+
 def _are_findings(facts: list[str]) -> bool:
     """Whether quoted lines read as a checker's findings: placed in a file, or a rule's id."""
-    return any(find_locations(fact) or _CODED.search(fact) for fact in facts)
+    return any(
+        (find_locations(fact) or _CODED.search(fact)) and not _LOG_HEADER.match(fact)
+        for fact in facts
+    )
 
 
 def _as_findings_of_a_checker_of_its_kind(found: Findings, command: str) -> None:
@@ -493,8 +537,8 @@ _BAD_INPUT = Pattern(r"(?i)\b(?:parse|syntax) ?error\b|\bunexpected token\b|\bin
 
 
 _INPUT_ERROR = Pattern(
-    r"^(?:\w*SyntaxError|[Pp]arse error|\w*ParseError)\b:? (?:at )?[\w./@~-]*\w\.(?!json\b)[a-z]\w*"
-    r"(?::\s|:\d+[:,]\d+\b)"
+    r"^(?:\w*SyntaxError|[Pp]arse error|\w*Parser?Error)\b:? (?:at )?"
+    r"[\w./@~-]*\w\.(?!json\b)[a-z]\w*(?::\s|:\d+[:,]\d+\b)"
     # a renderer's frame around the source line it is about (miette's `,-[a.ts:3:1]`,
     # ariadne's `\u256d\u2500[ a.js:2:28 ]`): a diagnostic of the input the tool read
     r"|^[ \t]*(?:,-|\u256d\u2500)\[ ?[\w./@~-]+\.[a-z]\w*:\d+:\d+ ?\]\s*$",
@@ -504,6 +548,9 @@ _INPUT_ERROR = Pattern(
 Unexpected token``, Terser's ``Parse error at a.js:6,19``): a compiler's verdict on its input,
 not the program's own crash (node's own ``SyntaxError: Unexpected token`` names no file)."""
 
+
+_THROWN_VERDICTS = frozenset({FailureType.BUILD_ERROR, FailureType.TIMEOUT})
+"""Verdicts a tool may throw with a stack: a build's, a time limit's."""
 
 _RENDERED = Pattern(
     r"^[ \t]*(?:,-|\u256d\u2500)\[ ?[\w./@~-]+\.[a-z]\w*:\d+:\d+ ?\]\s*$", re.MULTILINE
@@ -531,6 +578,10 @@ def _crash_of_a_compiler_or_a_package(text: str, found: Findings) -> None:
     if proof is not None and proof.failure_type is FailureType.DEPENDENCY_ERROR:
         found.failure_type = FailureType.DEPENDENCY_ERROR
         found.category = ReflectionCategory.MISSING_CONTEXT
+    elif proof is not None and proof.failure_type in _THROWN_VERDICTS:
+        # a bundler's module it cannot find from a file, a wait that ran out of time:
+        # the tool's verdict, thrown with its stack
+        found.failure_type = proof.failure_type
 
 
 def _crash_of_a_checker(found: Findings, command: str) -> None:

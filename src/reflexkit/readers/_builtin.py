@@ -7,7 +7,9 @@ in the band of its kind of tool.
 from __future__ import annotations
 
 from reflexkit.readers._agent import parse_agent
+from reflexkit.readers._clojure import parse_clojure_error, parse_clojure_test
 from reflexkit.readers._coverage import parse_coverage_gate
+from reflexkit.readers._crystal import parse_crystal
 from reflexkit.readers._cxx import (
     parse_catch2,
     parse_check_suite,
@@ -19,6 +21,8 @@ from reflexkit.readers._cxx import (
     parse_meson_test,
     parse_unity,
 )
+from reflexkit.readers._elixir import parse_elixir_compile
+from reflexkit.readers._erlang import parse_eunit, parse_rebar3_compile
 from reflexkit.readers._go import (
     parse_go_command,
     parse_go_diagnostics,
@@ -34,6 +38,7 @@ from reflexkit.readers._javascript import (
     parse_tsc,
 )
 from reflexkit.readers._js_runners import parse_mocha, parse_vitest
+from reflexkit.readers._jvm_runners import parse_gradle, parse_junit_console
 from reflexkit.readers._native import (
     parse_cargo_test,
     parse_crash,
@@ -42,7 +47,9 @@ from reflexkit.readers._native import (
     parse_rust_panic,
     parse_rustc,
 )
+from reflexkit.readers._nim import parse_nim
 from reflexkit.readers._pattern import Pattern
+from reflexkit.readers._perl import parse_prove
 from reflexkit.readers._pip import parse_dependency_setup, parse_pip
 from reflexkit.readers._python_checkers import parse_mypy, parse_pyflakes_style, parse_pyright
 from reflexkit.readers._python_doctest import parse_doctest
@@ -52,7 +59,9 @@ from reflexkit.readers._python_traceback import parse_traceback
 from reflexkit.readers._python_unittest import parse_unittest
 from reflexkit.readers._registry import Reader
 from reflexkit.readers._reports import parse_tap
+from reflexkit.readers._rspec import parse_rspec
 from reflexkit.readers._shell import parse_diff_check, parse_git, parse_shell
+from reflexkit.readers._test_unit import parse_test_unit
 
 __all__ = ["BUILTIN_READERS"]
 
@@ -120,6 +129,24 @@ BUILTIN_READERS: tuple[Reader, ...] = (
         ("# fail ", "\u2139 fail ", "\nFailed tests:\n"),
         830,
     ),
+    Reader(
+        "rspec",
+        lambda t, _f: parse_rspec(t),
+        (" examples, ", " example, ", "\nrspec ", "\ncrystal spec "),
+        828,
+    ),
+    Reader("test-unit", lambda t, _f: parse_test_unit(t), (" assertions, ",), 827),
+    Reader("prove", lambda t, _f: parse_prove(t), ("Result: FAIL", "# Looks like "), 827),
+    Reader("clojure-test", lambda t, _f: parse_clojure_test(t), (" failures, ",), 826),
+    Reader("nim", lambda t, _f: parse_nim(t), (".nim(",), 829),
+    Reader("rebar3", lambda t, _f: parse_rebar3_compile(t), ("===> Compiling ",), 831),
+    Reader(
+        "elixir-compile",
+        lambda t, _f: parse_elixir_compile(t),
+        ("== Compilation error in file ",),
+        832,
+    ),
+    Reader("eunit", lambda t, _f: parse_eunit(t), (" failure", "*failed*"), 824),
     # any TAP producer (tape, node-tap, busted, prove, bats) after node:test's own reader
     Reader("tap", lambda t, _f: parse_tap(t), ("not ok ",), 825),
     Reader("cargo-test", lambda t, _f: parse_cargo_test(t), ("test result: ", "... FAILED"), 820),
@@ -143,6 +170,13 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     Reader("unity", lambda t, _f: parse_unity(t), (" Ignored",), 806),
     Reader("googletest", lambda t, _f: parse_gtest(t), ("[  FAILED  ]",), 811),
     Reader("junit", lambda t, _f: parse_junit(t), ("FAILURES!!!", "<<< ", "Tests run: "), 810),
+    Reader("junit-console", lambda t, _f: parse_junit_console(t), (" tests failed ",), 809),
+    Reader(
+        "gradle",
+        lambda t, _f: parse_gradle(t),
+        ("> Task :", "* What went wrong:", " tests completed, "),
+        808,
+    ),
     # 700: type checkers
     Reader("mypy", lambda t, _f: parse_mypy(t), (": error: ",), 760),
     Reader("pyright", lambda t, _f: parse_pyright(t), (" - error: ",), 750),
@@ -162,6 +196,7 @@ BUILTIN_READERS: tuple[Reader, ...] = (
     ),
     # 500: compilers and linkers
     Reader("cmake", lambda t, _f: parse_cmake(t), ("CMake Error",), 570),
+    Reader("crystal", lambda t, _f: parse_crystal(t), (".cr:",), 565),
     Reader("rustc", lambda t, f: parse_rustc(t, f.command), ("error[", "error: "), 560),
     Reader(
         "gcc",
@@ -233,6 +268,9 @@ BUILTIN_READERS: tuple[Reader, ...] = (
             "Error: Main",
         ),
         355,
+    ),
+    Reader(
+        "clojure", lambda t, _f: parse_clojure_error(t), ("Execution error", "Syntax error"), 356
     ),
     Reader("go-panic", lambda t, _f: parse_go_panic(t), ("goroutine ",), 345),
     Reader("rust-panic", lambda t, _f: parse_rust_panic(t), ("panicked at",), 340),

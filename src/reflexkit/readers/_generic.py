@@ -78,7 +78,7 @@ _TEST_SHAPE = Pattern(
 )
 
 _COMPILE_SHAPE = Pattern(
-    r"^\S+\.\w+:\d+(?:[:.]\d+)?(?:-\d+(?:[:.]\d+)?)?:\s*(?:fatal )?error\b"
+    r"^\S+\.\w+:\d+(?:[:.]\d+)?(?:-\d+(?:[:.]\d+)?)?:\s*(?:fatal )?(?:error|ERROR|Error)\b"
     r"|^error(?:\[\w+\])?:|\berror (?:TS|CS|C|FS|BC|MSB)\d+"
     # a build tool's tagged error with a place (sbt's `[error] f.scala:3:5:`, Maven's
     # `[ERROR] /x/F.java:[12,5]`), kotlinc's `e: f.kt:3:5`, Elm's `-- TYPE MISMATCH ---`
@@ -178,7 +178,7 @@ def _own_locations(text: str, facts: list[str], own: tuple[str, ...]) -> list[st
 _SHAPES = (
     (("FAIL", "not ok", "Failed test", " failed", " failing", "Test failed", "Tests failed"),
      _TEST_SHAPE, FailureType.TEST_FAILURE),
-    (("error", "Error: ", "[ERROR]", "e: ", "-- ", "characters", "rror in line"), _COMPILE_SHAPE,
+    (("error", "Error: ", "ERROR", "e: ", "-- ", "characters", "rror in line"), _COMPILE_SHAPE,
      FailureType.BUILD_ERROR),
     ((": ",), _LOCATED_MESSAGE, FailureType.BUILD_ERROR),
     (("Traceback", "panic", "Exception", "Uncaught", "Segmentation fault", "core dumped",

@@ -51,8 +51,11 @@ _NO_MODULE = Pattern(
     r"missing go\.sum entry for module providing package (?P<sum>\S+)|"
     r"cannot find module providing package (?P<cache>\S+)|"
     r"module (?P<mod>\S+) provides package \S+ and is replaced but not required|"
-    r"cannot find package \"(?P<gopath>[^\"\n]+)\" in any of:",
+    r"cannot find package \"(?P<gopath>[^\"\n]+)\" in any of:|"
+    r"(?P<fetch>[\w.~/-]+@v[\w.+-]+): (?=Get \"|dial tcp|reading |verifying |invalid version|"
+    r"unknown revision|unrecognized import path)",
 )
+"""An import no module provides, or whose module cannot be downloaded (``mod@v1.2.3: Get …``)."""
 _DETAILS = Pattern(r"\n((?:\t[^\n]*(?:\n|$))+)")
 """The tab-indented lines under a diagnostic (``\thave (…)``, ``\twant (…)``)."""
 _DETAIL_LINES = 4
@@ -179,7 +182,8 @@ def _module_findings(
 ) -> Findings:
     """Findings for imports that no module in go.mod provides."""
     packages = dedupe(
-        m["pkg"] or m["sum"] or m["cache"] or m["mod"] or m["gopath"] or "" for m in missing
+        m["pkg"] or m["sum"] or m["cache"] or m["mod"] or m["gopath"] or m["fetch"] or ""
+        for m in missing
     )
     sums_only = all(m["sum"] for m in missing)
     findings = Findings(
@@ -195,6 +199,14 @@ def _module_findings(
             "under GOROOT and GOPATH only: run it in module mode (`go mod init <import path>` at "
             "the repository root, then `go mod tidy`) rather than copying packages into GOPATH."
         )
+    elif all(m["fetch"] for m in missing):
+        findings.headline = f"Go could not download {', '.join(packages[:4])}."
+        findings.advice = (
+            "go.mod requires the module but it could not be downloaded (no network, or the "
+            "proxy refused it), so nothing was compiled: fetch it where the proxy is reachable "
+            "(`go mod download`) or vendor it (`go mod vendor`); the code is not at fault."
+        )
+        findings.steps.append("Check GOPROXY and the network, then run `go mod download`.")
     elif sums_only:
         findings.advice = (
             "go.mod requires the module but go.sum has no checksum for it: run `go mod tidy` "
@@ -207,7 +219,7 @@ def _module_findings(
             "one of the project's own packages."
         )
     findings.steps.extend(f"Run `{hint}`." for hint in hints[:2])
-    if not hints:
+    if not hints and not findings.steps:
         findings.steps.append("Run `go mod tidy`, then build again.")
     if problems:
         findings.steps.append(f"Check the import at {problems[0].loc}.")
@@ -728,9 +740,20 @@ def _failed_test_fact(name: str, panic: str, lines: list[str]) -> str:
         return f"{verdict}: {panic}"
     if not lines:
         return verdict
-    shown = "; ".join(clip(line, 160) for line in lines[:_LOG_LINES])
+    shown = "; ".join(_clip_keeping_want(line, 160) for line in lines[:_LOG_LINES])
     more = f" (+{len(lines) - _LOG_LINES} more)" if len(lines) > _LOG_LINES else ""
     return f"{verdict}: {shown}{more}"
+
+
+def _clip_keeping_want(line: str, limit: int) -> str:
+    """Clip a log line, keeping its ``want:`` part whole when a long ``got:`` part comes first.
+
+    ``got: <long value> want: <value>``: the value the test wanted is the one to quote.
+    """
+    head, sep, want = line.rpartition(" want: ")
+    if len(line) <= limit or not sep or len(want) > limit:
+        return clip(line, limit)
+    return f"{clip(head, max(limit - len(want), 100))}{sep}{want}"
 
 
 def _panics_by_test(text: str, results: list[re.Match[str]]) -> dict[str, str]:

@@ -247,6 +247,14 @@ _MISSING_FILE = ("FileNotFoundException", "NoSuchFileException")
 _MISSING_CLASS = ("ClassNotFoundException", "NoClassDefFoundError", "NoSuchMethodError")
 
 
+def is_library_frame(frame: str) -> bool:
+    """Whether a JVM frame (``pkg.Cls.m(Cls.java:3)``) is the JDK's or a test library's.
+
+    A class loader's prefix (Gradle's ``app//``) is no part of the class name.
+    """
+    return _LIBRARY.search(frame.rpartition("//")[2]) is not None
+
+
 def parse_java_trace(text: str) -> Findings | None:
     """Recognise a JVM exception with its ``at`` frames and ``Caused by:`` chain."""
     launches = matching_lines(text, _LAUNCH_NEEDLE, _LAUNCH, limit=1)

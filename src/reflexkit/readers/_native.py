@@ -88,6 +88,7 @@ def parse_rustc(text: str, command: str = "") -> Findings | None:
         )
     else:
         findings.details.extend(_rust_details(notes, diags))
+        findings.details.extend(_lint_level(text))
         _advise_rustc(findings, text, errors, codes)
     findings.steps.append(
         "Declare the crates in Cargo.toml, then re-run the same cargo command."
@@ -187,6 +188,22 @@ def _rust_details(notes: list[str], diags: list[re.Match[str]]) -> list[str]:
         if d["sev"] == "warning"
     ]
     return [clip(note, 140) for note in notes] + warnings[:_WARNINGS_BESIDE]
+
+
+_LINT_LEVEL = Pattern(
+    r"^note: the lint level is defined here\n\s*--> (?P<loc>\S+)\n[ |]*\n"
+    r"\s*\d+\s*\| (?P<src>[^\n]+)$",
+    M,
+)
+"""Where warnings were made errors (``#![deny(warnings)]``): the attribute, not the code."""
+
+
+def _lint_level(text: str) -> list[str]:
+    """The place and source line that made the errors' lints errors, once."""
+    level = _LINT_LEVEL.search(text) if "the lint level is defined here" in text else None
+    if level is None:
+        return []
+    return [f"the lint level is defined here: {level['loc']} {clip(level['src'].strip(), 100)}"]
 
 
 def _first_notes(body: str) -> list[str]:
@@ -626,6 +643,12 @@ def parse_gcc(text: str) -> Findings | None:
     return findings
 
 
+_DECLARATION = Pattern(
+    r"^\s*(?:initializing argument \d+ of|declared here|candidate(?::| function))"
+)
+"""A note that points at the declaration an error's call does not fit (gcc, clang)."""
+
+
 def _gcc_details(findings: Findings, diags: list[re.Match[str]]) -> list[re.Match[str]]:
     """Add the first ``previous ...`` note, implicit declarations and the notes naming a fix.
 
@@ -633,7 +656,14 @@ def _gcc_details(findings: Findings, diags: list[re.Match[str]]) -> list[re.Matc
     undefined reference or a wrong return type), quoted beside the errors.
     """
     notes = [d for d in diags if d["sev"] == "note" and "previous" in d["msg"]]
-    findings.details.extend(f"{d['loc']}: note: {clip(d['msg'], 100)}" for d in notes[:1])
+    declared = [  # the declaration an error's call or use does not fit, in the project's file
+        d
+        for d in diags
+        if d["sev"] == "note" and _DECLARATION.search(d["msg"]) and not _is_system(d["loc"])
+    ]
+    findings.details.extend(
+        dedupe(f"{d['loc']}: note: {clip(d['msg'], 100)}" for d in [*notes[:1], *declared[:1]])
+    )
     implicit = [d for d in diags if d["sev"] == "warning" and "implicit declaration" in d["msg"]]
     findings.details.extend(f"{d['loc']}: warning: {clip(d['msg'], 120)}" for d in implicit[:2])
     findings.hints = dedupe(

@@ -281,7 +281,7 @@ def parse_dependency_setup(text: str, command: str) -> Findings | None:
             if line.strip() and not _FRAME.search(line)
         ]
         return _setup_findings(  # the line and what the tool says under it (`mix local.hex`)
-            [clip(line, 220) for line in [found["line"].strip(), *below[:1]]],
+            [clip(line, 220) for line in [*_raised_by_the_tool(text, found), *below[:1]]],
             "The installed test runner is newer than the one the suite is written for."
             if too_new
             else "The project's dependencies are not installed where the check ran.",
@@ -307,6 +307,20 @@ def parse_dependency_setup(text: str, command: str) -> Findings | None:
         "the dependency that needs the host; retrying will not help.",
         ReflectionCategory.MISSING_CONTEXT,
     )
+
+
+_RAISED_AT = Pattern(r"^\S+:\d+:in [`'][^'\n]*': ")
+"""A Ruby frame before the message it raised (bundler's ``resolver.rb:271:in `x': …``)."""
+
+
+def _raised_by_the_tool(text: str, found: re.Match[str]) -> list[str]:
+    """The line found; raised inside the tool, its message alone and the tool's line above."""
+    line = found["line"].strip()
+    frame = _RAISED_AT.match(line)
+    if frame is None:
+        return [line]
+    above = text[: found.start()].rstrip("\n").rpartition("\n")[2].strip()
+    return [*([above] if above and not _FRAME.search(above) else []), line[frame.end() :]]
 
 
 def _setup_findings(

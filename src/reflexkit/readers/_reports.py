@@ -335,18 +335,52 @@ def _tap_fact(head: str, body: list[str]) -> str:
         if field is None:
             continue
         key, value = field["key"].strip(), field["value"].strip()
-        if value in _BLOCK_SCALAR and index + 1 < len(body):
-            value = body[index + 1].strip()
-            line = f"{key}: {value}"
-        if key in _QUOTED_FIELDS and len(parts) < _TAP_PARTS:
-            parts.append(clip(line, 120))
+        if key == "stack":
+            raised = _own_frame(body[index : index + 12], skip=location)
         elif key in {"at", "location", "file"} and not location:
             location = _own(value)
-        elif key == "stack":
-            raised = _own("\n".join(body[index : index + 12]), skip=location)
+        elif key in _QUOTED_FIELDS and len(parts) < _TAP_PARTS:
+            part = _quoted_field(line, key, value, body[index + 1 : index + 1 + _TAP_BODY_LINES])
+            parts.extend([part] if part else [])
     fact = head + (f" ({'; '.join(dedupe(parts))})" if parts else "")
     fact += f" at {location}" if location else ""
     return fact + (f", raised at {raised}" if raised and raised != location else "")
+
+
+def _quoted_field(line: str, key: str, value: str, below: list[str]) -> str:
+    """A field's line as printed (a block scalar's first line below it; a diff's changes)."""
+    if key == "diff" and value in _BLOCK_SCALAR:
+        changed = _changed_lines(below)
+        return clip(f"diff: {'; '.join(changed)}", 160) if changed else ""
+    if value in _BLOCK_SCALAR and below:
+        line = f"{key}: {below[0].strip()}"
+    return clip(line, 120)
+
+
+def _changed_lines(block: list[str]) -> list[str]:
+    """A diff block's first removed and first added line (``-  "a": 1``), not its headers."""
+    removed = added = ""
+    for raw in block:
+        line = raw.strip()
+        if line == "..." or _YAML_FIELD.match(line):
+            break
+        if line.startswith(("---", "+++")):
+            continue
+        if line.startswith("-") and not removed:
+            removed = line
+        elif line.startswith("+") and not added:
+            added = line
+    return [change for change in (removed, added) if change]
+
+
+def _own_frame(stack: list[str], *, skip: str) -> str:
+    """The first frame of a stack in the project's own files, as printed (``f (a.js:3:9)``)."""
+    for raw in stack:
+        location = _own(raw, skip=skip)
+        if location:
+            frame = raw.strip()
+            return frame.removeprefix("stack: |").strip() or location
+    return ""
 
 
 def _diagnostic(line: str, body: list[str], index: int) -> tuple[str, int]:

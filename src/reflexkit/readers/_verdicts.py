@@ -169,6 +169,28 @@ _SETUP_SHAPES = _shapes(
             r"(?:option|command)|Got unexpected extra argument|Missing (?:argument|option)))"
         ),
     ),
+    # a configuration file the tool needs that is not there (`Unable to find Gruntfile.`,
+    # `No config file found`)
+    (
+        _FT.TOOL_ERROR,
+        "nable to find|ould not find|annot find|No config",
+        (
+            r"\b(?:[Uu]nable to|[Cc]ould not|[Cc]annot|[Cc]an't) find (?:a |the )?(?:valid )?"
+            r"(?:config(?:uration)?(?: file)?|[A-Z][a-z]+file)\b"
+            r"|\bNo (?:config(?:uration)?|settings) file (?:was )?found\b"
+        ),
+    ),
+    # a usage error: GNU's `Try 'x --help'`, a path argument that does not exist, a
+    # required option left out (`Must specify a config file.`)
+    (
+        _FT.TOOL_ERROR,
+        "--help|ust specify",
+        (
+            r"^\S[^\n]*\n[Tt]ry '?[\w./ -]*--help'? for more information\b"
+            r"|^\S+: error: (?:path|file|argument) [^\n]*, try '?--help'?\s*$"
+            r"|^(?:[Ee]rror: )?(?:You )?[Mm]ust specify (?:a|an|the) \w"
+        ),
+    ),
     # a tool whose configuration names nothing for it to run with
     (
         _FT.TOOL_ERROR,
@@ -224,6 +246,11 @@ _SETUP_SHAPES = _shapes(
 """Output whose only content is that the check did not start."""
 
 _COUNTED = r"(?:examples?|tests?|runs?|specs?|scenarios?)"
+_CONF_AT = (
+    r"(?:\b[\w./-]+\.(?:conf|cfg|ini|ya?ml|toml|json|xml|vcl)|\b[A-Z][a-z]+file)"
+    r"(?::\d+\b| line:? \d+)"
+)
+"""A configuration or data file at a line (``app.conf line: 4``, ``Caddyfile:6``)."""
 _PASSED = r"(?:PASS(?:ED)?|[Pp]ass(?:ed)?)"
 _FAILED = r"(?:FAIL(?:ED)?|[Ff]ail(?:ed)?)"
 _SHAPES = _shapes(
@@ -268,15 +295,18 @@ _SHAPES = _shapes(
         "FAILED (|ailures|rrors|failed",
         (r"^FAILED \((?:[a-z]+=\d+, )*(?:failures|errors)=[1-9]\d*\b"
         r"|\b\d+ tests? with [1-9]\d* (?:failures?|errors?)\b"
-        r"|\b(?:Checks|Tests|Cases|Specs|Examples|Assertions): \d+, "
-        r"(?:Failures|Failed|Errors): (?:[1-9]|\d+, Errors: [1-9])"
+        r"|\b(?:Checks|Tests|Cases|Specs|Examples|Assertions|Run): +\d+,? +"
+        r"(?:Failures|Failed|Errors): +(?:[1-9]|\d+,? +Errors: +[1-9])"
         r"|\b\d+ ok, [1-9]\d* failed\b"),
     ),
     (
         _FT.TEST_FAILURE,
-        "ailures|ail:|AIL:|AILURES|ailed:",
-        (r"^[ \t#]*(?:of )?(?:unexpected )?(?:[Ff]ail(?:ures?|ed)?|FAIL(?:ED|URES?)?)[ \t]*:?"
-        r"[ \t]+[1-9]\d*[ \t]*$"),
+        "ailures|ail:|AIL:|AILURES|ailed:|ailed |Number of",
+        (r"^[ \t#*-]*(?:of )?(?:unexpected )?(?:[Ff]ail(?:ures?|ed)?|FAIL(?:ED|URES?)?)[ \t]*:?"
+        r"[ \t]+[1-9]\d*[ \t]*$"
+        # `Failed 1 and Skipped 0 of 3 tests`, `Failed 2 tests`, `Number of failures: 2`
+        r"|^[ \t]*(?:FAILED|Failed|failed):? [1-9]\d* (?:and \w+ \d+ )?(?:of \d+ )?tests?\b"
+        r"|^[ \t]*Number of (?:failures|failed tests|errors): *[1-9]"),
     ),
     # a count of the failures a runner detected (`*** 2 failures are detected in the test
     # module`), a run of N tests that closes with its failures or errors counted
@@ -284,7 +314,7 @@ _SHAPES = _shapes(
         _FT.TEST_FAILURE,
         "detected|Ran ",
         (r"\b[1-9]\d* failures? (?:is|are|was|were) detected\b"
-        r"|^Ran \d+ tests?\b[^\n]*\b[1-9]\d* (?:errors?|failures?|failed)\b"),
+        r"|^[# \t]*Ran:? \d+ tests?\b[^\n]*\b[1-9]\d* (?:errors?|failures?|failed)\b"),
     ),
     # a summary table whose tests row counts a failure under a `Passed Failed` header
     (
@@ -292,6 +322,14 @@ _SHAPES = _shapes(
         "Passed",
         (r"\bPassed[ \t]+Failed\b[^\n]*\n(?:[^\n]*\n){0,2}?[ \t]*tests?[ \t]+\d+[ \t]+\d+"
         r"[ \t]+\d+[ \t]+[1-9]"),
+    ),
+    # a coverage gate's minimum not met (`Failed minimum line coverage (got 56.2%, minimum
+    # 90.0%)`): the tests leave code unrun
+    (
+        _FT.TEST_FAILURE,
+        "coverage",
+        (r"\b[Ff]ailed (?:the )?minimum (?:\w+ )?coverage\b"
+        r"|\bcoverage\b[^\n]{0,60}\(got [\d.]+%, (?:minimum|required) [\d.]+%\)"),
     ),
     (_FT.TEST_FAILURE, "Assertions:", r"^Tests: \d+, Assertions: \d+.*(?:Failures|Errors): \d+"),
     (
@@ -306,6 +344,8 @@ _SHAPES = _shapes(
         r"^(?:Result: FAIL|Failed \d+/\d+ (?:sub)?tests?.*|# Looks like you failed .*)$",
     ),
     (_FT.TEST_FAILURE, "not ok", r"^not ok \d+\b"),
+    # a task runner's failed task named for tests (`Failed:    web#test`)
+    (_FT.TEST_FAILURE, "Failed:", r"^[ \t]*Failed:[ \t]+[\w@/.-]+[#:](?:test|spec)s?\b"),
     # a runner that found no test to run for the files or filter it was given
     (
         _FT.TEST_FAILURE,
@@ -329,6 +369,18 @@ _SHAPES = _shapes(
         "ome tests|est failed|ests failed",
         r"\b(?:[Ss]ome tests (?:failed|did not pass)|[Tt]ests? failed)\b",
     ),
+    # a module the compilation needs that is not installed: what aborts it (Perl's `BEGIN
+    # failed--compilation aborted` under `Can't locate X.pm in @INC`)
+    (_FT.DEPENDENCY_ERROR, "in @INC", r"\bCan't locate \S+\.pm in @INC\b"),
+    # a memory checker's report of the program's invalid access (valgrind's `==311== Invalid
+    # read of size 4`, a data race): the program's failure at run time
+    (
+        _FT.RUNTIME_ERROR,
+        "== ",
+        (r"^==\d+== (?:Invalid (?:read|write|free)|Conditional jump or move depends|"
+        r"Use of uninitialised value|Mismatched free|Source and destination overlap|"
+        r"Possible data race|Syscall param \S+ points to)"),
+    ),
     # builds and doc builders that stop on their own verdict
     (
         _FT.BUILD_ERROR,
@@ -341,8 +393,10 @@ _SHAPES = _shapes(
     # './data/x.js'`, `Can't resolve './styles.css'`): the source is wrong, not a package
     (
         _FT.BUILD_ERROR,
-        "resolve",
-        r"\b(?:[Cc]ould not|[Cc]an't|[Cc]annot|[Uu]nable to) resolve (?:import )?['\"`]\.{1,2}/",
+        "resolve|find module",
+        (r"\b(?:[Cc]ould not|[Cc]an't|[Cc]annot|[Uu]nable to) resolve (?:import )?['\"`]\.{1,2}/"
+        # a resolver's `Cannot find module './x' from '/p/src/main.js'`: the file that names it
+        r"|\b[Cc]annot find module ['\"]\.{1,2}/[^'\"\n]*['\"] from ['\"]"),
     ),
     # an image build whose step failed (docker, buildah)
     (_FT.BUILD_ERROR, "failed to solve", r"\bfailed to solve\b"),
@@ -350,8 +404,9 @@ _SHAPES = _shapes(
     (_FT.BUILD_ERROR, "Compilation error", r"^== Compilation error in file "),
     (
         _FT.BUILD_ERROR,
-        "ompil",
+        "ompil|render",
         (r"\b(?:[Cc]ompilation (?:failed|terminated|aborted)|could not compile)\b"
+        r"|\b(?:[Ff]ailed to (?:render|compile)|could not be (?:rendered|compiled))\b"
         r"|\b[1-9]\d* (?:compile|compilation|build) error(?:s|\(s\))?"),
     ),
     # checkers: rule ids in their namespaced shapes, formatters' verdicts
@@ -379,22 +434,27 @@ _SHAPES = _shapes(
     (_FT.LINT_ERROR, "SC", r"\bSC\d{4}\b"),
     (
         _FT.LINT_ERROR,
-        "would|formatted|sorted|differs|Rewriting|Reformatted|Fixing|Fixed",
+        "would|formatted|sorted|differs|Rewriting|Reformatted|Fixing|Fixed|format",
         (r"\b(?:Formatter would have printed|would reformat|would be reformatted"
         r"|(?:is|are|was|were) not (?:properly )?(?:formatted|sorted)|should be [\w-]*formatted"
         r"|(?:output|formatted code) differs from (?:the )?input)\b.*$"
         # a fixer that rewrote a file: the check it runs as failed (pyupgrade, autoflake)
-        r"|^(?:Rewriting|Reformatted|Fixing|Fixed) [\w./-]+\.\w+\s*$"),
+        r"|^(?:Rewriting|Reformatted|Fixing|Fixed) [\w./-]+\.\w+\s*$"
+        # a count of files that failed the formatter's check, a file the formatter marks
+        r"|\b[1-9]\d* files? failed (?:the )?format(?:ting)? check\b|^\S+ # reformat\b"),
     ),
     # a checker's closing count of what it found, a quality gate's threshold
     (
         _FT.LINT_ERROR,
-        "ound |OUND |errors =|s found|s detected",
+        "ound |OUND |errors =|s found|s detected|warning|ends with",
         (r"^[^\n]*\b(?i:found (?:[1-9]\d*|some) (?:\w+ )?"
         r"(?:errors?|issues?|problems?|violations?))\b"
         r"|^Total accumulated errors = [1-9]"
         r"|(?<![Nn]o )\b(?:[Ii]ssues|[Pp]roblems|[Vv]iolations) (?:found|detected)"
-        r"(?:: [1-9]|[.!])"),
+        r"(?:: [1-9]|[.!]|[ \t]*$)"
+        # `2 errors and 0 warnings in 1 file`, `Checker ends with 4 errors.`
+        r"|\b[1-9]\d* errors? and \d+ warnings? in \d+ files?\b"
+        r"|\bends with [1-9]\d* (?:errors?|warnings?|violations?)\b"),
     ),
     (_FT.LINT_ERROR, "minimum", r"\bFAILED \(minimum:? [\d.]+%, actual:? [\d.]+%\)"),
     # a checker's closing count of warnings alone (`Total: 5 warnings / 0 errors in 1 file`,
@@ -419,21 +479,37 @@ _SHAPES = _shapes(
     # f.tex line 4:`, `... at line 5, column 5.`)
     (
         _FT.LINT_ERROR,
-        "column|Warning |Error |Message | line ",
+        "column|Warning |Error |Message | line |failed for|detected",
         (r"^[Ll]ine \d+,? column \d+ - \w+: |^(?:Warning|Error|Message) \d+ in \S+ line \d+: "
         r"|^[\w./-]+ line \d+: [A-Z][^\n]*\.$"  # a configuration file's `f line 10: Bad x.`
+        # a file's finding that closes with what was detected (`a.py: Unused imports detected`)
+        r"|^[\w./-]+\.\w+: [A-Z][\w/ ,-]* detected[ \t]*$"
         # the same words on two findings at least (one may be a parser's error)
-        r"|\bat line \d+, column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bat line \d+, column \d+\b"),
+        r"|\bat line \d+, column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bat line \d+, column \d+\b"
+        r"|\bon line \d+ at column \d+\b[^\n]*\n(?:[^\n]*\n){0,4}?[^\n]*\bon line \d+ at column \d+"
+        # a path that fails the rules set for its kind (`a_b.ts failed for `.ts` rules`)
+        r"|^\S+\.\w+ failed for\b[^\n]*\brules?\b"),
     ),
     (_FT.TYPECHECK_ERROR, "error", r"^[ \t]*\d+ errors?, \d+ warnings?, \d+ (?:notes?|infos?\w*)$"),
+    # a configuration or data file that does not parse, at its line (`source: app.conf line:
+    # 4 ... parser failed`, `Caddyfile:6 - Error during parsing`, `error at line 3 of
+    # x.conf`, `YAML parsing failed`, `parsing YAML file x.yml: ...`): nothing compiles it
+    (
+        _FT.LINT_ERROR,
+        "pars|error at line",
+        (rf"\bpars(?:e|er|ing)\b[^\n]*?{_CONF_AT}|{_CONF_AT}[^\n]*?\bpars(?:e|er|ing)\b"
+        r"|\berror at line \d+ of \S+\.(?:conf|cfg|ini|ya?ml|toml|json|xml)\b"
+        r"|\b(?:YAML|JSON|TOML|XML|INI) pars(?:ing|er?) (?:failed|error)\b"
+        r"|\bparsing (?:YAML|JSON|TOML|XML|INI|config\w*) file\b"),
+    ),
     # validators of configuration and data, and checkers that name a rule per finding
     (
         _FT.LINT_ERROR,
-        "alidat|nvalid|erification failed|expected JSON schema|expected schema",
+        "alidat|nvalid|not valid|erification failed|expected JSON schema|expected schema",
         (r"\b[Vv]alidation errors? (?:were |was )?(?:encountered|found)\b"
         r"|\bfailed (?:schema )?validation\b|\bis invalid: |^Invalid (?:file|config\w*): "
         r"|\bfails to validate\b|\b[Vv]alidation:? (?:failed|[Ee]rror)\b"
-        r"|^\S+\.\w+(?: -)? invalid\s*$|\bverification failed\b"
+        r"|^\S+\.\w+(?: -| is)? (?:invalid|not valid)\s*$|\bverification failed\b"
         r"|\bdoes not match the expected (?:JSON )?schema\b"),
     ),
     (
@@ -449,9 +525,11 @@ _SHAPES = _shapes(
     # a finding on a file of data, configuration or markup, which nothing compiles
     (
         _FT.LINT_ERROR,
-        ": error|: warning|: hint",
+        ": error|: warning|: hint| error",
         (r"^\S+\.(?:json|ya?ml|toml|xml|html?|md|rst|tex|conf|cfg|ini|desktop|po|csv|svg|"
-        r"properties|plist|service|env)(?::\d+(?:[:.,]\d+)*)?: (?:error|warning|hint)\b"),
+        r"properties|plist|service|env)(?::\d+(?:[:.,]\d+)*)?: (?:error|warning|hint)\b"
+        # a document's code block that does not parse (`README.md:3: code block parse error`)
+        r"|^\S+\.(?:md|rst|txt|adoc|tex)(?::\d+)+: [^\n]*\b(?:parse|syntax) error\b"),
     ),
     # a place, then the finding's rule code (`Dockerfile:2 DL3008 warning:`,
     # `f.txt:03,04: [C0103] ...`, rubocop's `f.rb:1:1: C: Style/Documentation: ...`)
@@ -473,10 +551,11 @@ _SHAPES = _shapes(
     # a lock file that no longer matches the manifest: what is installed cannot be had
     (
         _FT.DEPENDENCY_ERROR,
-        "ock file|ockfile|OCKFILE|lock.|.lock",
+        "ock file|ockfile|OCKFILE|lock.|.lock|lock",
         (r"(?i:\block ?file\b|[\w-]*lock\.(?:json|ya?ml|toml)\b|\.lock\b)[^\n]{0,100}?"
         r"\b(?:needs to be updated|not up to date|out of date|outdated|in sync|out of sync)\b"
-        r"|\bOUTDATED_LOCKFILE\b"),
+        r"|\bOUTDATED_LOCKFILE\b"
+        r"|\bchanged (?:significantly )?since \S*lock\S* was (?:last )?generated\b"),
     ),
     # an installed package whose version the tool cannot use (`which typescript@7.0.2 does
     # not export`), and the install of another version the error prescribes
@@ -523,7 +602,22 @@ _SHAPES = _shapes(
         r"|\b[Uu]nmet (?:dependenc(?:y|ies)|requirements?|peer)"),
     ),
     (_FT.DEPENDENCY_ERROR, "cannot load such file", r"\bcannot load such file -- \S+"),
-    (_FT.DEPENDENCY_ERROR, "in @INC", r"\bCan't locate \S+\.pm in @INC\b"),
+    # a package that calls a built-in its runtime does not have yet (`Promise.withResolvers
+    # is not a function` thrown in node_modules): the runtime's version cannot run it
+    (
+        _FT.DEPENDENCY_ERROR,
+        "is not a function",
+        (r"^TypeError: (?:Promise|Array|Object|String|Set|Map|Iterator|Intl|Reflect|Symbol|"
+        r"Math|Number|ArrayBuffer|Atomics)\.\w+ is not a function\n(?:[^\n]*\n){0,3}?"
+        r"[ \t]+at [^\n]*\bnode_modules/"),
+    ),
+    # an installed package whose requirement is not installed or of another version
+    (
+        _FT.DEPENDENCY_ERROR,
+        "which is not installed|but you have",
+        (r"\brequires [\w.-]+(?:\[[\w,]+\])?[^\n,]*, which is not installed\b"
+        r"|\bhas requirement [^\n]*, but you have\b"),
+    ),
     (_FT.DEPENDENCY_ERROR, "find include", r"\bcan't find include (?:lib|file) \""),
     (
         _FT.DEPENDENCY_ERROR,
@@ -582,7 +676,8 @@ def _few_lines(text: str) -> bool:
 
 _NOT_CLOSING = frozenset({FailureType.LINT_ERROR, FailureType.DEPENDENCY_ERROR})
 _CLOSING_COUNT = Pattern(
-    r"\b(?i:found) [1-9]\d* |^Total accumulated errors|FAILED \(minimum|would|found: [1-9]"
+    r"\b(?i:found) [1-9]\d* |\b[Ss]chema validation failed\b|^Total accumulated errors"
+    r"|FAILED \(minimum|would|found: [1-9]"
     r"|(?:found|detected)[.!]"
     r"|not (?:properly )?formatted|should be [\w-]*formatted|\d/10\b|identified [1-9]"
     r"|(?:^|\s)-? ?invalid\s*$"

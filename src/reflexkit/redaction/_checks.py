@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import base64
+import functools
+import json
 import re
+from importlib import resources
 from urllib.parse import unquote
 
+from reflexkit._pattern import Pattern
 from reflexkit.redaction._shapes import (
     _PLACEHOLDER,
     _QUOTED,
@@ -19,7 +23,7 @@ from reflexkit.redaction._shapes import (
     value_is_secret,
 )
 
-_QUOTED_RE = re.compile(_QUOTED)
+_QUOTED_RE = Pattern(_QUOTED)
 
 
 def _after(match: re.Match[str]) -> str:
@@ -89,6 +93,28 @@ def _assignment_check(match: re.Match[str]) -> bool:
     return value_is_secret(value, strength, prose_follows=bool(prose), quoted=quoted)
 
 
+_PLAIN_WORD = re.compile(r"[^\s\-/=$&|;<>`'\"\\#{}\[\]][^\s/=$&|;<>`'\"\\{}\[\]]{0,255}")
+"""A word of a phrase: no flag, path, assignment, expansion, operator, quote or comment."""
+
+
+def _spaced_check(match: re.Match[str]) -> bool:
+    """``NAME=several plain words`` filling its line: a passphrase, not a value and a command.
+
+    An env dump, a ``.env`` file or a ``set -x`` trace sets the whole rest of the line
+    (``JWT_SECRET=correct horse battery staple``); a command after the value has a flag, a
+    path or an operator among its words (``PGPASSWORD=x psql -h db``), so only the first
+    word is the value and the assignment rule takes it.
+    """
+    words = match.group("secret").split()
+    return (
+        len(words) > 1
+        and _name_strength(match.group("name")) == 2  # noqa: PLR2004
+        and all(_PLAIN_WORD.fullmatch(word) for word in words)
+        and not words[0].isdigit()  # ``TOKEN_TTL=3600 seconds``: a quantity
+        and value_is_secret(" ".join(words), 2)
+    )
+
+
 def _assigned_value(raw: str) -> tuple[str, bool]:
     r"""The value an assignment sets, its quotes taken off, and whether it was quoted.
 
@@ -121,11 +147,11 @@ def _is_code(match: re.Match[str], name: str, value: str, *, quoted: bool) -> bo
     return not quoted and bool(computed) and not _punctuated(value)
 
 
-_YAML_TAG = re.compile(r"!{1,2}[\w/:.-]*")
+_YAML_TAG = Pattern(r"!{1,2}[\w/:.-]*")
 """A YAML tag (``!!binary``, ``!vault``, ``!Ref``): it says how to read the value, it is none."""
-_EXPRESSION = re.compile(r"[ \t]+[-+*/%][ \t]+[\w\"'(]")
+_EXPRESSION = Pattern(r"[ \t]+[-+*/%][ \t]+[\w\"'(]")
 """An operator after an unquoted value: code computing it (``prefix + suffix``)."""
-_INNER_PAIR = re.compile(r"[A-Za-z_][\w.-]*=[^=\s]")
+_INNER_PAIR = Pattern(r"[A-Za-z_][\w.-]*=[^=\s]")
 """A value that is itself ``name=value`` (``auth: method=password``): the inner pair is judged."""
 
 
@@ -150,11 +176,11 @@ def _names_a_secret(word: str) -> bool:
     return _name_strength(word) == 2 and not any(c.isdigit() for c in word)  # noqa: PLR2004
 
 
-_PROSE_AFTER = re.compile(r"[ \t]+[A-Za-z]+(?:[ \t,]|$)")
+_PROSE_AFTER = Pattern(r"[ \t]+[A-Za-z]+(?:[ \t,]|$)")
 """More words after a flag's word: a help text (``-twopass   Separate MAC, ...``)."""
 
 
-_JOINED_VARIABLE = re.compile(r"[\"'`\\]*[ \t]*\+[ \t]*[A-Za-z_$][\w.$()]*")
+_JOINED_VARIABLE = Pattern(r"[\"'`\\]*[ \t]*\+[ \t]*[A-Za-z_$][\w.$()]*")
 """``" + token``: a variable joined to a header's scheme, not a credential."""
 
 
@@ -243,7 +269,7 @@ def _terraform_check(match: re.Match[str]) -> bool:
     return not _TEMPLATED.match(raw) and not _PLACEHOLDER.match(raw)
 
 
-_B64_LINE = re.compile(r"[A-Za-z0-9+/]{41,}={0,2}")
+_B64_LINE = Pattern(r"[A-Za-z0-9+/]{41,}={0,2}")
 
 
 def _bare_aws_secret_check(match: re.Match[str]) -> bool:
@@ -372,7 +398,7 @@ def _prompt_check(match: re.Match[str]) -> bool:
     return value.lower().strip(".!") not in _PROMPT_ANSWERS and value_is_secret(value, 2)
 
 
-_LITERALS = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'")
+_LITERALS = Pattern(r"\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'")
 
 
 def _sequence_check(match: re.Match[str]) -> bool:
@@ -392,7 +418,7 @@ def _field_name(value: str) -> bool:
     )
 
 
-_PAIR_NOT_PASSWORD = re.compile(
+_PAIR_NOT_PASSWORD = Pattern(
     r"[-$%{<@]"  # a flag, a variable, a template, an address
     r"|.*[/\\\s]"  # a path, words
     r"|[A-Za-z_][\w-]*\.[A-Za-z]{1,5}$"  # a file name: ``passwords.txt``
@@ -419,8 +445,8 @@ def _pair_check(match: re.Match[str]) -> bool:
     )
 
 
-_HEX_OCTETS = re.compile(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
-_SQL_OWNER = re.compile(r"(?i)\b(?:with|role|user|login)\b")
+_HEX_OCTETS = Pattern(r"[ \t]*(?:[0-9A-Fa-f]{2}:){4}")
+_SQL_OWNER = Pattern(r"(?i)\b(?:with|role|user|login)\b")
 
 
 def _sql_check(match: re.Match[str]) -> bool:
@@ -438,7 +464,7 @@ def _sql_check(match: re.Match[str]) -> bool:
     return value_is_secret(value[1:-1] if quoted else value, 2, quoted=quoted)
 
 
-_NOT_A_TOKEN = re.compile(
+_NOT_A_TOKEN = Pattern(
     r"\*?[0-9a-f]+|\*?[0-9A-F]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
     r"|[^:@./\\]*[:@./\\][^\n]*"  # a host, an address, a path, a version: ``:``, ``@``, ``/``
 )
@@ -446,16 +472,34 @@ _NOT_A_TOKEN = re.compile(
 commit, a UUID, a host or a file name."""
 
 
+def _jwt_header(value: str) -> bool:
+    """*value* is a JWT's header alone (``eyJhbGciOi...``, no dots): public JSON, no secret."""
+    if not value.startswith("eyJ") or "." in value or len(value) > _JWT_HEADER_MAX:
+        return False
+    try:
+        decoded = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        header = json.loads(decoded)
+    except (ValueError, TypeError):
+        return False
+    return isinstance(header, dict) and ("alg" in header or "typ" in header)
+
+
+_JWT_HEADER_MAX = 512
+
+
 def _generated_secret(value: str) -> bool:
     """*value* looks generated and nothing else: a password or a token, with no name to say so.
 
     For values no secret name vouches for (a short flag of any tool, the word after
     ``login``): letters and digits that alternate often (``Xq7vL2pR9mZ4``), at least 12, not
-    a digest, a commit id, a UUID, a path, a host or an address.
+    a digest, a commit id, a UUID, a path, a host, an address, a JWT's header alone or words
+    (a generated value has no space in it: ``-t "parses Xq7vL2pR9mZ4"`` names a test).
     """
     value = value.strip("\"'")
     return (
-        "=" not in value.rstrip("=")  # ``name=value``: an assignment, judged by its name
+        not any(c.isspace() for c in value)
+        and "=" not in value.rstrip("=")  # ``name=value``: an assignment, judged by its name
+        and not _jwt_header(value)
         and _randomish(value)
         and _generated_looking(value)
         and _NOT_A_TOKEN.fullmatch(value) is None
@@ -468,6 +512,55 @@ def _generated_check(match: re.Match[str]) -> bool:
     return _generated_secret(_secret(match))
 
 
+_TEST_RUNNER = re.compile(
+    r"(?<![\w.-])(?:jest|vitest|pytest|py\.test|playwright|cypress|bun[ \t]+test|deno[ \t]+test"
+    r"|(?:npm|yarn|pnpm)(?:[ \t]+run)?[ \t]+test(?::[\w:-]{1,40})?|tox|nox|hatch[ \t]+test)"
+    r"(?![\w.-])"
+)
+"""A test runner whose ``-t``/``-k``/``-g`` takes the name of a test, not a password."""
+_FILTER_FLAGS = frozenset({"t", "k", "g"})
+
+
+def _short_flag_check(match: re.Match[str]) -> bool:
+    """A generated-looking value after a short flag, unless it is a test runner's filter.
+
+    ``npx jest -t "..."`` and ``pytest -k ...`` name the test to run: the "run it alone"
+    command keeps its test's name, whatever that name holds.
+    """
+    flag = match.group()[1:].split("=", 1)[0].split(None, 1)[0]
+    if flag in _FILTER_FLAGS:
+        text = match.string
+        line_start = max(text.rfind("\n", 0, match.start()) + 1, match.start() - 512)
+        if _TEST_RUNNER.search(text, line_start, match.start()) is not None:
+            return False
+    return _generated_secret(_secret(match))
+
+
 def _named_value_check(match: re.Match[str]) -> bool:
     """A name that says secret (``aws_secret_access_key``), then a generated-looking value."""
     return _name_strength(match.group("name")) == 2 and _generated_secret(_secret(match))  # noqa: PLR2004
+
+
+_SEED_WORDS = 12
+"""The fewest words of a BIP-39 phrase (128 bits); 15 to 24 words are longer phrases."""
+
+
+@functools.cache
+def _bip39_words() -> frozenset[str]:
+    """The BIP-39 English word list (2,048 words; ``bip39_english.txt`` beside the rules)."""
+    listed = resources.files("reflexkit.redaction._rules").joinpath("bip39_english.txt")
+    return frozenset(listed.read_text("utf-8").split())
+
+
+def _seed_phrase_check(match: re.Match[str]) -> bool:
+    """Twelve or more words of the BIP-39 list in a row: a wallet's recovery phrase.
+
+    Prose is mostly words the list lacks (``the``, ``of``, ``is``, ``with``), so a dozen
+    listed words in a row is no sentence; the run may begin with a few other words.
+    """
+    listed = _bip39_words()
+    run = best = 0
+    for word in _secret(match).split():
+        run = run + 1 if word in listed else 0
+        best = max(best, run)
+    return best >= _SEED_WORDS

@@ -35,6 +35,7 @@ from urllib.parse import quote
 
 import attrs
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureContext
 from reflexkit.redaction._fold import fold
 from reflexkit.redaction._prefilter import Trigger
@@ -81,7 +82,7 @@ from reflexkit.redaction._wrap import join_wrapped, wrapped_heads
 
 # --- environment ----------------------------------------------------------------------------
 
-_NOT_SECRET_ENV = re.compile(
+_NOT_SECRET_ENV = Pattern(
     r"^(?:SSH_AUTH_SOCK|XAUTHORITY|GPG_AGENT_INFO|KEYTIMEOUT|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS)$"
 )
 _ENV_MIN, _ENV_MAX = 8, 8192
@@ -485,7 +486,7 @@ def _replaced(old: str, new: str) -> list[_Edit] | None:
     return spans if position == len(old) else None
 
 
-_PLACEHOLDERS_SPLIT = re.compile(r"(\[REDACTED:[\w:.-]+\])")
+_PLACEHOLDERS_SPLIT = Pattern(r"(\[REDACTED:[\w:.-]+\])")
 
 _PRECUT = 2
 _PRECUT_MIN = 1 << 16
@@ -496,23 +497,23 @@ _PASSES = 3
 """How often the rules run over a region that changed: to a fixed point, so redacting twice
 changes nothing more, with a bound for the pathological."""
 
-_PLACEHOLDERS = re.compile(r"\[REDACTED:[\w:.-]+\]")
+_PLACEHOLDERS = Pattern(r"\[REDACTED:[\w:.-]+\]")
 """Our own replacements: never the context (``secret``, ``token``) that lets a rule run."""
 
-_ANSI = re.compile(
+_ANSI = Pattern(
     r"\x1b\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]"  # CSI: colours, cursor moves
     r"|\x1b[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC and other strings: hyperlinks
     r"|\x1b[\x20-\x2f]*[\x30-\x7e]"  # any other escape
 )
 """Terminal escape sequences: removed from a candidate line before the rules run on it."""
 
-_BLOCK_TRIGGER_RE = re.compile(_BLOCK_TRIGGER)
-_STDIN_READER_RE = re.compile(_STDIN_READER)
-_KEY_TEXT_RE = re.compile(_KEY_TEXT_LINES)
-_BASE64_KEY = re.compile("LS0tLS1CRUdJTi|" + _KEY_BODY)
+_BLOCK_TRIGGER_RE = Pattern(_BLOCK_TRIGGER)
+_STDIN_READER_RE = Pattern(_STDIN_READER)
+_KEY_TEXT_RE = Pattern(_KEY_TEXT_LINES)
+_BASE64_KEY = Pattern("LS0tLS1CRUdJTi|" + _KEY_BODY)
 """``-----BEGIN`` in base64 (a PEM block encoded whole: ``client-key-data``, ``base64 key.pem``),
 or a key's base64 body printed without its ``BEGIN`` line: both wrap over the next lines."""
-_BASE64_LINES = re.compile(
+_BASE64_LINES = Pattern(
     r"(?:[ \t]*(?:[A-Za-z0-9+/]{16,1024}|" + _B64_TAIL + r")={0,2}[ \t]*(?:\r?\n|\Z))*"
 )
 
@@ -575,8 +576,13 @@ def _extend(text: str, start: int, end: int, line_start: int, line_end: int) -> 
 
 _CONTINUATIONS = 8
 """How many following lines a wrapped quoted value (pprint, rich) may take."""
-_LINE_TAIL = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)*(?:[\"'](?:[ \t]|\x1b\[[0-9;]*m)*)?\r?\n")
-_QUOTE_NEXT = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)*[\"']")
+_LINE_TAIL = Pattern(
+    r"(?:[\w.-]{0,80}[\"']?)?(?:[ \t]|\x1b\[[0-9;]*m)*(?:[:=](?:[ \t]|\x1b\[[0-9;]*m)*)?"
+    r"(?:[\"'](?:[ \t]|\x1b\[[0-9;]*m)*)?\r?\n"
+)
+"""What may end a line whose value the next line holds: the rest of the name, the name's
+closing quote, ``:`` or ``=`` (whichever trigger found the line), a quote that opens."""
+_QUOTE_NEXT = Pattern(r"(?:[ \t]|\x1b\[[0-9;]*m)*[\"']")
 
 
 def _continued(text: str, trigger_end: int, line_end: int) -> int:
@@ -603,10 +609,10 @@ def _continued(text: str, trigger_end: int, line_end: int) -> int:
     return line_end
 
 
-_CLOSING_NEXT = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)*[^\s'\"\x1b]+(?:\x1b\[[0-9;]*m)*['\"]")
+_CLOSING_NEXT = Pattern(r"(?:[ \t]|\x1b\[[0-9;]*m)*[^\s'\"\x1b]+(?:\x1b\[[0-9;]*m)*['\"]")
 """A line that starts with the rest of a quoted word and its closing quote."""
-_OPEN_TOKEN = re.compile(r"(?:\x1b\[[0-9;]*m)*[^\s'\"\x1b]{8,}(?:[ \t]|\x1b\[[0-9;]*m)*\r?\n")
-_WRAPPED_TAIL = re.compile(
+_OPEN_TOKEN = Pattern(r"(?:\x1b\[[0-9;]*m)*[^\s'\"\x1b]{8,}(?:[ \t]|\x1b\[[0-9;]*m)*\r?\n")
+_WRAPPED_TAIL = Pattern(
     r"(?P<quote>['\"])[^'\"\n]*\[REDACTED:(?P<rule>[\w:.-]+)\][ \t]*\r?\n[ \t]*"
     r"(?P<tail>[A-Za-z0-9_+/=.~-]+)(?P=quote)(?![^\s,)\]}:;])"
 )
@@ -644,15 +650,15 @@ def _add_region(found: _Candidates, start: int, end: int) -> None:
 
 _CUT_TRIGGER = r"\[(?:\.\.\.|…)"
 
-_FRAGMENT_TAIL = re.compile(r"[^\s\"'`,;()\[\]{}<>=:@]+={0,2}\Z")
-_FRAGMENT_HEAD = re.compile(r"[^\s\"'`,;()\[\]{}<>@]+")
-_REDACTED_END = re.compile(r"\[REDACTED:(?!private_key\])[\w:.-]+\]\Z")
-_TOKEN_START = re.compile(
+_FRAGMENT_TAIL = Pattern(r"[^\s\"'`,;()\[\]{}<>=:@]+={0,2}\Z")
+_FRAGMENT_HEAD = Pattern(r"[^\s\"'`,;()\[\]{}<>@]+")
+_REDACTED_END = Pattern(r"\[REDACTED:(?!private_key\])[\w:.-]+\]\Z")
+_TOKEN_START = Pattern(
     r"(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|soat|ft|oas)-|xox[a-z]-|xapp-|sk-|"
     r"[sr]k_(?:live|test)_|whsec_|A(?:KIA|SIA|ROA|IDA)|AIza|ya29\.|eyJ|npm_|pypi-|hf_|SG\.|"
     r"do[opr]_v1_|dapi|shp(?:at|ca|pa|ss)_|HRKU-|AGE-SECRET-KEY-|hv[sbr]\.|dckr_|glsa_|GOCSPX-)"
 )
-_SECRET_BEFORE = re.compile(
+_SECRET_BEFORE = Pattern(
     r"(?i:(?:pass|pwd|secret|token|key|auth|credential|sig|cookie)[\w.-]*[\"']?[ \t]*"
     r"(?:=|:|=>)[ \t]*[\"']?|(?:bearer|basic|token)[ \t]+|://[^\s:/@]*:)\Z"
 )
@@ -707,7 +713,7 @@ def _starts_secret(fragment: str, before: str) -> bool:
     return _SECRET_BEFORE.search(before) is not None or _TOKEN_START.match(fragment) is not None
 
 
-_OPEN_TEST_ID = re.compile(r"[Tt]est\w*\[[^\]\n]*\Z|(?<![\w.-])Test\w*/[^\s]*\Z")
+_OPEN_TEST_ID = Pattern(r"[Tt]est\w*\[[^\]\n]*\Z|(?<![\w.-])Test\w*/[^\s]*\Z")
 """The start of a test's id whose parameters go on past the end of the line."""
 
 
@@ -879,7 +885,7 @@ def _note(value: str, rule: str, found: dict[str, str]) -> None:
             found.setdefault(pair.group(1), rule)
 
 
-_TEST_ID = re.compile(
+_TEST_ID = Pattern(
     r"(?<![\w.-])(?:[\w./-]*\.py::)?(?:\w+::)*[Tt]est\w*\[[^\]\n]{0,512}\]"  # pytest
     r"|(?<![\w.-])Test\w*/[^\s]{1,512}"  # go test's subtests: ``TestGetKey/key=Ab12``
     "|(?m:^[ \t]*(?:\u2715|\u2713|\u00d7|\u221a|\u2717|\u2714|\u25cf)[ \t][^\n]{1,512})"  # jest ✕ ✓
@@ -893,7 +899,7 @@ _TEST_MARKS = ("est", "\u2715", "\u2713", "\u00d7", "\u221a", "\u2717", "\u2714"
 
 def _inside_placeholder(text: str, position: int) -> bool:
     """*position* is inside a ``[REDACTED:<rule>]`` an earlier rule wrote."""
-    opener = text.rfind("[REDACTED:", max(0, position - 80), position + 1)
+    opener = text.rfind("[REDACTED:", max(0, position - 80), position + len("[REDACTED:"))
     return opener != -1 and text.find("]", opener) >= position
 
 

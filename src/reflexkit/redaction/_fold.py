@@ -5,6 +5,8 @@ browser, a JSON parser or a person still does:
 
 * escaped: ``password\\u003d...`` (JSON), ``\\x3d`` (Python, C), ``&#61;``, ``&#x3D;``,
   ``&equals;`` (HTML), the quotes around a value as ``\\u0022``, ``&quot;``;
+* continued: a shell's ``\\`` at the end of a line (``sshpass -p \\``, the password on the
+  next), which the shell removes with the line end;
 * hidden inside: a zero-width space or joiner, a soft hyphen, a bidi control, a tag
   character, a combining mark, an escape sequence (a colour, an OSC 8 link) or a control
   character (NUL) in ``pass<here>word``: the terminal gate removes or shows it, and what
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import bisect
 import functools
+import heapq
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -132,8 +136,29 @@ def _fold_pattern() -> re.Pattern[str]:
     return re.compile(_FOLD_SOURCE + "|(?P<l>[" + "".join(map(chr, sorted(_look_alikes()))) + "])")
 
 
+_SPLIT_NAMES = (
+    "password", "passwd", "passphrase", "secret", "token", "apikey", "api_key", "api-key",
+    "authorization", "bearer", "credential", "cookie", "private_key", "access_key",
+)  # fmt: skip
+"""Words that make a name a secret's, which a narrow wrap may cut in two."""
+_CUTS = {f"{word[:cut]}\\r?\\n{word[cut:]}" for word in _SPLIT_NAMES for cut in range(1, len(word))}
+_SPLIT_SOURCE = "(?i:" + "|".join(sorted(_CUTS)) + ")"
+_SPLIT_SOURCE += "|:\\r?\\n//|:/\\r?\\n/"  # a URL's ``://`` cut: ``postgres:`` / ``//app:...@``
+_SPLIT_SOURCE += (
+    "|(?i:key|password|passwd|secret|token)"  # ``key`` / ``= v`` and ``key =`` / `` v``
+    "(?:[ \\t]{0,4}\\r?\\n[ \\t]{0,4}[=:]|[ \\t]{0,4}=\\r?\\n[ \\t]{1,4}[A-Za-z0-9+/])"
+)
+"""A secret's name cut by a line end with nothing between (``fold -w 20``: ``DB_PASS`` /
+``WORD=...``): a terminal shows the two parts as one word across the wrap."""
+_JUNCTION = re.compile(
+    r"[A-Za-z_-][ \t]{0,4}\r?\n(?:[A-Za-z_-]|[ \t]{0,4}[=:])"
+    r"|:/?\r?\n/|[A-Za-z][ \t]{0,4}=\r?\n[ \t]"
+)
+"""Where :data:`_SPLIT_SOURCE` may match: short ASCII text without one is not scanned."""
+
 _FOLD_SOURCE = (
-    r"\\(?:u00(?P<u>3[dDaA]|2[02367fF])|x(?P<x>3[dDaA]|2[02367fF])|(?P<o>07[25]|04[27])|/)"
+    r"\\(?:u00(?P<u>3[dDaA]|2[02367fF])|x(?P<x>3[dDaA]|2[02367fF])|(?P<o>07[25]|04[27])|/"
+    r"|\r?\n)"  # a shell's line continuation: the shell reads on as if no line ended
     r"|&(?:#0*(?P<d>61|58|34|39|38|47|32);|#[xX]0*(?P<h>3[dDaA]|2[02367fF]);"
     r"|(?P<e>equals|colon|quot|apos|amp|sol);)"
     r"|\x1b\[[\x30-\x3f]{0,64}[\x20-\x2f]{0,16}[\x40-\x7e]"  # CSI: colours
@@ -141,6 +166,7 @@ _FOLD_SOURCE = (
     r"|\x1b[\x20-\x2f]{0,16}[\x30-\x7e]"
     r"|(?P<c>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f])"
     "|[" + _INVISIBLE + "]"
+    "|(?P<w>" + _SPLIT_SOURCE + ")"
 )
 """One disguise: an escape of a separator or quote, an escape sequence, an invisible character,
 a look-alike letter. In the common subset of ``re`` and RE2: RE2 scans for it (:func:`_spans`)."""
@@ -193,6 +219,8 @@ def _replacement(match: re.Match[str]) -> str:
             return meaning(found)
     if groups["c"] is not None:
         return _control(match)
+    if groups["w"] is not None:
+        return match.group().replace("\r", "").replace("\n", "")
     return "/" if match.group() == "\\/" else ""
 
 
@@ -218,10 +246,50 @@ def _may_hide(text: str) -> bool:
     """Whether *text* may hold a disguise; ``False`` is certain (short ASCII text, none)."""
     if len(text) > _SHORT or not text.isascii():
         return True
-    if "\\" in text or "&" in text:
+    if "\\" in text or "&" in text or _may_list_argv(text) or _JUNCTION.search(text):
         return True
     data = text.encode("ascii")
     return len(data.translate(None, _CONTROLS)) != len(data)  # a control character
+
+
+def _disguises(text: str) -> Iterator[tuple[int, int, str]]:
+    """Each disguise of :data:`_FOLD_SOURCE` in *text*: its span and what it stands for."""
+    for start, end in _spans(text):
+        match = _fold_pattern().match(text, start)
+        if match is None or match.end() != end:  # pragma: no cover -- the same pattern
+            continue
+        yield start, end, _replacement(match)
+
+
+_ARGV_HINT = re.compile(r"""['"][ \t]*,?\s{0,40}['"]-""")
+_ARGV = re.compile(
+    r"""\[[ \t]*(?P<q>['"])(?:(?!(?P=q))[^\n\\]|\\.){0,1024}(?P=q)"""
+    r"""(?:[ \t]*,?\s{0,40}(?P=q)(?:(?!(?P=q))[^\n\\]|\\.){0,1024}(?P=q)){1,256}"""
+)
+"""A list of quoted words: a command's argv as Python (``CalledProcessError``), strace,
+JSON or Go's ``%q`` print it, also one word a line (pprint)."""
+_ARGV_WORD = re.compile(r"""(?P<q>['"])(?:(?!(?P=q))[^\n\\]|\\.){0,1024}(?P=q)""")
+
+
+def _may_list_argv(text: str) -> bool:
+    """Whether *text* may hold a command's argv with a flag in it (one cheap scan)."""
+    return ("'-" in text or '"-' in text) and _ARGV_HINT.search(text) is not None
+
+
+def _argv_separators(text: str) -> Iterator[tuple[int, int, str]]:
+    """The separators of each argv list that holds a flag, each read as the space it was.
+
+    ``['mysql', '-u', 'root', '-pXq7...']`` reads ``mysql -u root -pXq7...`` in the copy, so
+    the rules of command lines read the command as a shell would have run it.
+    """
+    if not _may_list_argv(text):
+        return
+    for found in _ARGV.finditer(text):
+        words = list(_ARGV_WORD.finditer(text, found.start("q"), found.end()))
+        if not any(word.group()[1:2] == "-" for word in words):
+            continue
+        for before, word in itertools.pairwise(words):
+            yield before.end() - 1, word.start() + 1, " "
 
 
 def fold(text: str) -> tuple[str, Callable[[int], int]] | None:
@@ -236,11 +304,9 @@ def fold(text: str) -> tuple[str, Callable[[int], int]] | None:
     after: list[int] = []  # where each folded disguise ends, in the copy
     shift: list[int] = []  # how many characters shorter the copy is from there on
     position = delta = 0
-    for start, end in _spans(text):
-        match = _fold_pattern().match(text, start)
-        if match is None or match.end() != end:  # pragma: no cover -- the same pattern
+    for start, end, new in heapq.merge(_disguises(text), _argv_separators(text)):
+        if start < position:  # inside one already folded
             continue
-        new = _replacement(match)
         pieces += (text[position:start], new)
         delta += end - start - len(new)
         after.append(end - delta)

@@ -83,7 +83,7 @@ SINKS: Mapping[str, Sink] = {
         Sink("insights", "record", ("reflexkit.insights._jsonl:append_records",)),
         Sink("lessons", "record", ("reflexkit.insights._jsonl:append_records",)),
         Sink("hooks_log", "record", ("reflexkit.hooks._handlers:_log",)),
-        Sink("verdict", "record", ("reflexkit.hooks._handlers:_write_verdict",)),
+        Sink("verdict", "record", ("reflexkit.hooks._stop:_write_verdict",)),
         Sink(
             "fixture",
             "record",

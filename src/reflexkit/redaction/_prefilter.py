@@ -21,6 +21,8 @@ import re
 from collections.abc import Generator, Iterator
 from typing import Any, Protocol
 
+from reflexkit._pattern import Pattern
+
 __all__ = ["Trigger", "bounded", "loosened"]
 
 _CHUNK = 1 << 20
@@ -63,9 +65,9 @@ def _re2_options() -> Any:  # noqa: ANN401 -- google-re2 ships no type informati
     return options
 
 
-_OPEN_CLASS = re.compile(r"(?<!\\)\]([*+])")
-_OPEN_GROUP = re.compile(r"(?<!\\)\)([*+])")
-_OPEN_COUNT = re.compile(r"\{(\d+),\}")
+_OPEN_CLASS = Pattern(r"(?<!\\)\]([*+])")
+_OPEN_GROUP = Pattern(r"(?<!\\)\)([*+])")
+_OPEN_COUNT = Pattern(r"\{(\d+),\}")
 _REACH = 64
 """How far one repetition in a trigger reaches: a name, a flag, a few words of a command."""
 _LINE_REACH = 160
@@ -90,7 +92,7 @@ def bounded(pattern: str) -> str:
 
 # What a pattern's text is made of, as far as repetition counts go: an escape, a character
 # class (with its leading ``^`` and ``]``, named classes and escapes inside), or a count.
-_PIECES = re.compile(
+_PIECES = Pattern(
     r"\\.|\[\^?\]?(?:\[:[a-z]+:\]|\\.|[^\]\\])*\]|\{(\d+),\d+\}",
     re.DOTALL,
 )
@@ -107,6 +109,18 @@ def loosened(pattern: str) -> str:
     if "\\Q" in pattern:
         return pattern
     return _PIECES.sub(lambda m: m[0] if m[1] is None else f"{{{m[1]},}}", pattern)
+
+
+@functools.cache
+def _automaton(pattern: str) -> _Pattern:
+    """*pattern* compiled, once per process: every :class:`Trigger` of the same rules shares it.
+
+    A command builds more than one redactor (the reflection service's, the gate's), each
+    with the same triggers; compiling the automaton costs milliseconds, so it is done once.
+    """
+    if _RE2 is None:
+        return re.compile(pattern.encode())
+    return _RE2.compile(pattern, options=_re2_options())  # type: ignore[no-any-return]
 
 
 class Trigger:
@@ -128,13 +142,11 @@ class Trigger:
 
     @functools.cached_property
     def _compiled(self) -> _Pattern:
-        if _RE2 is None:
-            return re.compile(self.pattern.encode())
-        return _RE2.compile(self.pattern, options=_re2_options())  # type: ignore[no-any-return]
+        return _automaton(self.pattern)
 
     @functools.cached_property
     def _quick(self) -> _Pattern | None:
-        return None if _RE2 is None else _RE2.compile(loosened(self.source), options=_re2_options())
+        return None if _RE2 is None else _automaton(loosened(self.source))
 
     def may_match(self, text: str) -> bool:
         """False only when no trigger can be in *text* (a short text, read once)."""

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 from collections.abc import Callable
 from typing import NamedTuple
+
+from reflexkit._pattern import Pattern
 
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 """A quoted string literal, either quote, escapes allowed."""
@@ -37,7 +38,7 @@ _STRONG_STEMS = (
     "connectionstring",
 )
 _STRONG_WORDS = frozenset({"pwd", "pass", "pw", "pword", "passwort", "dsn", "sig", "psk"})
-_MISSPELT = re.compile(r"p[a@4]?s{1,3}w(?:[o0]?r?d|rd)|pass(?:code|wrd)")
+_MISSPELT = Pattern(r"p[a@4]?s{1,3}w(?:[o0]?r?d|rd)|pass(?:code|wrd)")
 """Passwords as people mistype and abbreviate them: ``pasword``, ``paswd``, ``PASSWRD``,
 ``pswd``, ``passw0rd``, ``passcode``."""
 _SECRET_EXTENSIONS = frozenset({"key", "pass", "pwd", "password", "passwd", "token", "secret"})
@@ -256,7 +257,7 @@ _NOT_SECRET_WORDS = frozenset(
         "fd",
     }
 )
-_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_NAME_WORDS = Pattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 _SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey"})
 _KEYWORDS = frozenset(
@@ -293,7 +294,7 @@ _KEYWORDS = frozenset(
         "open",
     }
 )
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = Pattern(
     r"(?i)^(?:none|null|nil|true|false|yes|no|on|off|undefined"
     r"|(?:[a-z]+[+_-])?(?:redacted|masked|hidden|filtered|removed|omitted)"  # DATA+OMITTED
     r"|todo|tbd|placeholder|deleted"  # PHPSESSID=deleted: PHP unsetting its cookie
@@ -303,23 +304,23 @@ _PLACEHOLDER = re.compile(
     r"|mismatch|error|failed|too|for|the|and|is|are|was|of|in|to|with|from|default"
     r"|\*+|x{3,}(?:-x{3,})*|\.{2,}|-+|_+|#+|•+)$"  # XXXXX-XXXXX: actions/setup-node's
 )
-_TEMPLATED = re.compile(
+_TEMPLATED = Pattern(
     r"^(?:\$\{?[A-Za-z_]|\$\(|%\(|%[A-Za-z_]+%|\{\{|\{%|#\{|@\{|<[^>]*>$|\((?!\))"
     r"|\[REDACTED|\[[A-Za-z_ -]*\]$)"
 )
-_NUMBERS = re.compile(r"[\d.:,/+-]+")
-_CODE = re.compile(r"[A-Za-z_][\w.]*[\[(]|.*\w\(|.*==\s*\S")
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+~-]*(?:/[\w.@+~-]*)*|[A-Za-z]:\\[^\s]*")
-_URL_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-_RELATIVE_PATH = re.compile(r"[A-Za-z_.][\w.-]*(?:/[A-Za-z_.][\w.-]*){2,}/?")
-_KEY_ID = re.compile(r"[0-9A-F]{16}|[0-9A-F]{40}")
+_NUMBERS = Pattern(r"[\d.:,/+-]+")
+_CODE = Pattern(r"[A-Za-z_][\w.]*[\[(]|.*\w\(|.*==\s*\S")
+_DOTTED = Pattern(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_PATH = Pattern(r"(?:~|\.{1,2})?/[\w.@+~-]*(?:/[\w.@+~-]*)*|[A-Za-z]:\\[^\s]*")
+_URL_VALUE = Pattern(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_RELATIVE_PATH = Pattern(r"[A-Za-z_.][\w.-]*(?:/[A-Za-z_.][\w.-]*){2,}/?")
+_KEY_ID = Pattern(r"[0-9A-F]{16}|[0-9A-F]{40}")
 """A GPG key id or fingerprint: ``user.signingkey=3AA5C34371567BD2`` names a key, holds none."""
-_SCREAMING = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
-_AWS_SECRET_SHAPE = re.compile(r"[A-Za-z0-9/+]{40}")
-_WORDY = re.compile(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.])+")
-_FILE_EXT = re.compile(r"\.(?:[a-z]{1,4})$")
-_IDENTIFIER = re.compile(
+_SCREAMING = Pattern(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+_AWS_SECRET_SHAPE = Pattern(r"[A-Za-z0-9/+]{40}")
+_WORDY = Pattern(r"(?:[A-Z]{2,}(?=[A-Z][a-z]|$|[_\-.])|[A-Z]?[a-z]{2,}|[_\-.])+")
+_FILE_EXT = Pattern(r"\.(?:[a-z]{1,4})$")
+_IDENTIFIER = Pattern(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # a UUID
     r"|[0-9A-F]{16}|[0-9A-F]{40}"  # a GPG key id or fingerprint (``GPG_KEY=7169605F...``)
     r"|(?:[A-Za-z][A-Za-z0-9]{0,15}-)+[0-9a-f]{24,}"  # a CI cache key: ``Linux-pip-<sha256>``
@@ -419,8 +420,8 @@ def _punctuated(value: str) -> bool:
 _SAYS = 2
 _PIN_DIGITS = 6
 _SHORTEST = 4
-_WORD = re.compile(r"[A-Za-z_-]+")
-_PARTS = re.compile(r"[-_.:/]")
+_WORD = Pattern(r"[A-Za-z_-]+")
+_PARTS = Pattern(r"[-_.:/]")
 _parts = _PARTS.split
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import re
 from collections.abc import Callable, Iterator, Mapping
 
+from reflexkit._pattern import Pattern
 from reflexkit.redaction._shapes import _SPREAD_MIN, _generated_looking
 from reflexkit.redaction._windows import _NEAR, _apply, _Edit
 
-_PAIR_VALUE = re.compile(r"=([^\s;,&\"']{8,})")
+_PAIR_VALUE = Pattern(r"=([^\s;,&\"']{8,})")
 _SPREAD_MAX = 64
 """At most this many found values are searched for in the rest of the text (longest first)."""
 
@@ -62,7 +62,7 @@ def _occurrences(
     return kept
 
 
-_CUT_WORD = re.compile(r"[A-Za-z0-9_+/=-]+")
+_CUT_WORD = Pattern(r"[A-Za-z0-9_+/=-]+")
 _CUT_MIN = 6
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
+
 MAX_OUTPUT_CHARS = 200_000
 """How much redacted failure output :meth:`Redactor.redact_failure` keeps (head and tail)."""
 
 _HEAD_SHARE = 0.3
 
-CUT_LINE = re.compile(r"^[ \t]*\[(?:\.\.\.|…)[^\n\]]{0,200}?(?:\.\.\.|…)\][ \t]*$", re.MULTILINE)
+CUT_LINE = Pattern(r"^[ \t]*\[(?:\.\.\.|…)[^\n\]]{0,200}?(?:\.\.\.|…)\][ \t]*$", re.MULTILINE)
 """A window boundary: a line such as ``[... 1234 characters cut ...]`` left by a head+tail cut."""
 
 _NEAR = 300

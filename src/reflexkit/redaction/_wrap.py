@@ -15,20 +15,20 @@ the rest of a value; a test's id a terminal wrapped keeps its parameters.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
+from reflexkit._pattern import Pattern
 from reflexkit.redaction._shapes import _generated_looking, _looks_path
 
 __all__ = ["join_wrapped", "wrapped_heads"]
 
-_ENDS_LINE = re.compile(r"\[REDACTED:(?P<rule>[\w:.-]{1,80})\](?=\r?\n)")
+_ENDS_LINE = Pattern(r"\[REDACTED:(?P<rule>[\w:.-]{1,80})\](?=\r?\n)")
 """A secret replaced up to the end of its line."""
-_RUN = re.compile(r"[A-Za-z0-9+/_.~-]{1,8192}={0,2}")
+_RUN = Pattern(r"[A-Za-z0-9+/_.~-]{1,8192}={0,2}")
 """A token's characters (base64, base64url, a JWT's dots), at the start of a line."""
 _ENDS_RUN = frozenset(" \t\r\"'`,;)]}>@")
 """What may follow the rest of a token on its line (not ``=`` or ``:``: a name of its own)."""
-_NOT_A_TAIL = re.compile(
+_NOT_A_TAIL = Pattern(
     r"[0-9a-f]{7,12}|[0-9a-f]{40}|[0-9a-f]{64}"  # a commit or a digest (git, sha256sum)
     r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # a UUID
     r"|v?\d{1,6}(?:\.\d{1,6}){1,3}(?:[-+][\w.]{1,32})?"  # a version: 3.11.4, v1.2.3-rc1
@@ -63,7 +63,7 @@ def _continues(run: str, *, in_block: bool = False) -> bool:
     return _generated_looking(run) or (digits >= 1 and mixed_case)
 
 
-_TAIL_REVERSED = re.compile(r"={0,2}[^\s\"'`,;()\[\]{}<>=:@]{1,256}")
+_TAIL_REVERSED = Pattern(r"={0,2}[^\s\"'`,;()\[\]{}<>=:@]{1,256}")
 """The last word of a line, read backwards (one anchored match: linear in the word)."""
 
 
@@ -105,7 +105,8 @@ def wrapped_heads(
         body = line.rstrip("\r\n")
         tail = _line_tail(body)
         if tail is None:  # ``password=`` or ``://user:`` ends the line: its value on the next?
-            if not body.endswith(("=", ":")) or not is_head("x", body):
+            stripped = body.rstrip(" \t")  # ``key = `` cut after its space
+            if not stripped.endswith(("=", ":")) or not is_head("x", stripped):
                 continue
             tail = (len(body), "")
         elif tail[1].isdigit() or not is_head(tail[1], body[: tail[0]]):

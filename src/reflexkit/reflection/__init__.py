@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         ReflectionGenerator as ReflectionGenerator,
         ReflectionService as ReflectionService,
     )
-    from reflexkit.reflection._retry_prompt import format_reflections as format_reflections
     from reflexkit.reflection._service import (
         DefaultReflectionService as DefaultReflectionService,
         ServiceHealth as ServiceHealth,
@@ -38,7 +37,6 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "_heuristic": ("HeuristicGenerator",),
         "_fixture": ("FixtureGenerator", "FixtureRecorder", "fixture_key"),
         "_fallback": ("FallbackGenerator",),
-        "_retry_prompt": ("format_reflections",),
         "_prompts": ("prompt_key",),
     },
 )

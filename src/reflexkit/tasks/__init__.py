@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         Subtask as Subtask,
         Task as Task,
         load_task as load_task,
-        parse_task as parse_task,
     )
 
 __getattr__, __dir__, __all__ = lazy_exports(
@@ -38,6 +37,6 @@ __getattr__, __dir__, __all__ = lazy_exports(
             "VerificationConfig",
             "load_project",
         ),
-        "_task": ("Subtask", "Task", "load_task", "parse_task"),
+        "_task": ("Subtask", "Task", "load_task"),
     },
 )

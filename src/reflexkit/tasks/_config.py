@@ -711,6 +711,29 @@ def _check_written_inside(project: LoadedProject) -> None:
                 why = f"got {show_name(str(path))}, which leads to {show_name(str(resolved))}"
             msg = f"{label}{key}: expected a path inside the project; {why}"
             raise ConfigError([msg])
+        inside = resolved.relative_to(root)
+        _check_not_state(project, key, path, inside if folder else inside / path.name)
+
+
+def _check_not_state(project: LoadedProject, key: str, path: Path, inside: Path) -> None:
+    """Refuse a written path in git's own folder or on the configuration file itself.
+
+    Inside the project, but not the project's files: appended to ``.git/config`` a
+    reflection leaves every git command failing (``fatal: bad config line``), and in
+    ``.git/hooks`` it waits for a mode change to run; on project.json it breaks the next load.
+    """
+    state = ".git" in inside.parts
+    config_file = project.path is not None and Path(os.path.realpath(project.path)) == (
+        project.root.resolve() / inside
+    )
+    if state or config_file:
+        label = f"{project.path}: " if project.path else ""
+        what = "git's own folder" if state else "the configuration file itself"
+        msg = (
+            f"{label}{key}: expected a path inside the project outside {what}; "
+            f"got {show_name(str(path))}"
+        )
+        raise ConfigError([msg])
 
 
 def _first_link(root: Path, where: Path) -> Path | None:

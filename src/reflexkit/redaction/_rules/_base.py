@@ -10,6 +10,8 @@ from typing import TypedDict, Unpack
 
 import attrs
 
+from reflexkit._pattern import Pattern
+
 __all__ = ["Redacted", "Rule", "compiled"]
 
 
@@ -99,7 +101,7 @@ class Rule:
         return tuple(_cases().get(self.name, {}).get("lookalikes", ()))
 
 
-_MARK = re.compile("\u27e6(.*?)\u27e7")
+_MARK = Pattern("\u27e6(.*?)\u27e7")
 """``⟦secret⟧`` in a case: the part that must not survive."""
 
 

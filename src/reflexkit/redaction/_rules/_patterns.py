@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from reflexkit._pattern import Pattern
 from reflexkit.redaction._shapes import _QUOTED
 
 _STDIN_READER = (
@@ -98,7 +97,7 @@ full-width forms. `k -> v` is Scala; `var.x is "..."` Terraform's message."""
 
 # --- multi-line secrets ---------------------------------------------------------------------
 
-_BLOCK = re.compile(
+_BLOCK = Pattern(
     r"-{4,5} ?(?P<kind>BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
     r"|(?P<putty>Private-Lines: *\d+|Private-MAC: *[0-9A-Fa-f]*)"
 )

@@ -20,6 +20,7 @@ from reflexkit.redaction._checks import (
     _pair_check,
     _secret,
     _sequence_check,
+    _spaced_check,
     _sql_check,
     _table_check,
 )
@@ -202,6 +203,17 @@ RULES: tuple[Rule, ...] = (
         _pair_check,
         gate=r"[(\[][ \t]*[\"'][^\"'\s]{1,64}[\"'][ \t]*,[ \t]*[\"'][^\"'\n]{6}",
         example=_fake('smtp.login("ci@example.com", "', "Fake0Login9Passw0rd", '")'),
+    ),
+    _rule(
+        "spaced_assignment",
+        r"(?m:^[ \t]*(?:(?:export|declare[ \t]+-x|setenv)[ \t]+|\+{1,3}[ \t]+)?)"
+        r"(?P<name>[A-Za-z_][\w]{0,80})=(?P<secret>[^\s\"'`\\][^\n\"'`]{0,1024}?)[ \t]*(?=\r?$)",
+        r"(?m:^[ \t]*(?:(?:export|declare[ \t]+-x|setenv)[ \t]+|\+{1,3}[ \t]+)?[A-Za-z_0-9]{0,40}"
+        r"(?i:pass|pwd|secret|token|key|auth|credential|psk|phrase|mnemonic|seed)[A-Za-z_0-9]{0,40}"
+        r"=[^\s\"'`]{1,256}[ \t]+[^\s])",
+        ("pass", "pwd", "secret", "token", "key", "auth", "credential", "psk", "phrase", "seed"),
+        _spaced_check,
+        example=_fake("JWT_SECRET=", "correct horse battery staple"),
     ),
     _rule(
         "secret_assignment",

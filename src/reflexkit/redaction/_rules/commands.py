@@ -11,6 +11,7 @@ from __future__ import annotations
 from reflexkit.redaction._checks import (
     _generated_check,
     _secret,
+    _short_flag_check,
     _tool_password_check,
 )
 from reflexkit.redaction._rules._base import Rule, _fake, _rule
@@ -209,7 +210,7 @@ RULES: tuple[Rule, ...] = (
         r"(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'`|;&<>-][^\s\"'`|;&<>]{0,1024})",
         r"[ \t]-" + _SHORT_FLAGS + r"[ \t=]",
         (" -",),
-        _generated_check,
+        _short_flag_check,
         example=_fake("anytool -u deploy -p ", "Xq7vL2pR9mZ4tK8w", " host"),
     ),
 )

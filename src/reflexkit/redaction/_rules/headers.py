@@ -38,7 +38,8 @@ RULES: tuple[Rule, ...] = (
         # that closes it, to the quote around the whole header (``-H "Authorization: ..."``),
         # or to the end of the line; ``"Bearer " + "..."`` with the literal joined on.
         r"(?P<pre>[\"'`])?(?i:(?:proxy-)?authorization)(?P<closed>\\?(?P=pre))?\\?[\"']?"
-        r"[ \t]*(?::|=>|=|,)[ \t]*\[?[ \t]*(?P<oesc>\\)?(?P<oq>[\"'`])?"
+        r"[ \t]*(?::|=>|=|,)(?:[ \t]*\r?\n(?=[ \t]*[\"'`]))?"  # pprint: the value on the next line
+        r"[ \t]*\[?[ \t]*(?P<oesc>\\)?(?P<oq>[\"'`])?"
         r"(?:[A-Za-z][\w.-]{0,30}[ \t]+(?=[^\s]))?"
         r"(?P<secret>(?(oq)" + _QUOTED_TAIL + r"|(?(closed)[^\s,;}\]]+"
         r"|(?(pre)(?:\\.|(?!(?P=pre))[^\n\\]){1,2048}|[^\r\n&]{0,2047}[^\s&]))))",
@@ -52,7 +53,8 @@ RULES: tuple[Rule, ...] = (
         r"(?i:(?:x-api-key|x-auth-token|api-key|x-goog-api-key|x-access-token|private-token"
         r"|x-vault-token|x-gitlab-token|x-figma-token|ocp-apim-subscription-key|x-functions-key"
         r"|x-honeycomb-team)"
-        r"\\?[\"']?\s*[:=]\s*\\?[\"']?)(?P<secret>[^\s\"',;\\]{6,})",
+        r"\\?[\"']?\s*[:=]\s*\\?)(?P<q>[\"'])?"
+        r"(?P<secret>(?(q)(?:(?!(?P=q))[^\n\\]){6,1024}(?=(?P=q))|[^\s\"',;\\]{6,1024}))",
         r"(?i:api-key|auth-token|access-token|private-token|vault-token|gitlab-token"
         r"|figma-token|subscription-key|functions-key|honeycomb-team)",
         check=_header_check,

@@ -12,6 +12,7 @@ from reflexkit.redaction._checks import (
     _aws_context_check,
     _generated,
     _jwt_check,
+    _seed_phrase_check,
     _telegram_check,
 )
 from reflexkit.redaction._rules._base import Rule, _fake, _rule
@@ -439,6 +440,19 @@ RULES: tuple[Rule, ...] = (
         r"|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
         gate=r"[a-f0-9]{8}-[a-f0-9]{4}-|[a-f0-9]{32}-[a-f0-9]{8}-|\.[a-f0-9]{64}",
         example=_fake("key-like ", "0123456789abcdef" * 2, "-0a1b2c3d-4e5f6a7b"),
+    ),
+    _rule(
+        "seed_phrase",
+        # A wallet's recovery phrase (BIP-39): 12 to 24 words of its 2,048-word list, in a
+        # row on one line; the check counts the listed words (the list is data beside this).
+        r"(?<![\w-])(?P<secret>(?:[a-z]{3,8}[ \t]+){11,47}[a-z]{3,8})(?![\w-])",
+        r"(?:[a-z]{3,8}[ \t]+){11}[a-z]{3,8}",
+        gate=r"(?:[a-z]{3,8}[ \t]+){11}[a-z]{3,8}",
+        check=_seed_phrase_check,
+        example=_fake(
+            "mnemonic: ",
+            "legal winner thank year wave sausage worth useful legal winner thank yellow",
+        ),
     ),
 )
 """This family's rules, in the order they are applied."""
