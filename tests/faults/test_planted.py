@@ -1,7 +1,8 @@
 """Every appender reflexkit has, against something planted where its file should be.
 
 A symbolic link (to a file the attacker wants grown), a folder, a FIFO nobody reads: each
-writer runs in a real process with a time limit, so a writer that follows the link, blocks
+writer runs with a time limit in a real process where it could block (a FIFO), in the test's
+own process where it can't (a link, a folder), so a writer that follows the link, blocks
 on the FIFO or crashes shows as such. Nothing may be written through a link, nothing may
 hang, and a failure is a clear error (a store) or a note in the log (run log, hooks log),
 never a traceback out of the run.
@@ -10,9 +11,11 @@ never a traceback out of the run.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -71,15 +74,40 @@ def _write(kind: str, path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.fixture
+def write_here(
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Callable[[str, Path], subprocess.CompletedProcess[str]]:
+    """The same writer in this process, for a plant that can't block it (a link, a folder).
+
+    What it prints is its stdout; what it logs (the run log says why on its logger) and
+    prints on stderr is its stderr. A FIFO can block a writer: those keep the real process.
+    """
+    caplog.set_level(logging.WARNING)
+
+    def write(kind: str, path: Path) -> subprocess.CompletedProcess[str]:
+        capsys.readouterr()
+        monkeypatch.setattr(sys, "argv", ["-c", kind, str(path)])
+        exec(compile(WRITE, "<writer>", "exec"), {"__name__": "__main__"})  # noqa: S102
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(sys.argv, 0, out, err + caplog.text)
+
+    return write
+
+
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_symlink_in_its_place_is_not_followed(tmp_path: Path, kind: str) -> None:
+def test_a_symlink_in_its_place_is_not_followed(
+    tmp_path: Path, kind: str, write_here: Callable[[str, Path], subprocess.CompletedProcess[str]]
+) -> None:
     """A link planted at the file's path: the target stays as it was, the writer says why."""
     target = tmp_path / "victim"
     target.write_bytes(b"precious\n")
     path = tmp_path / "state" / "file.jsonl"
     path.parent.mkdir()
     path.symlink_to(target)
-    done = _write(kind, path)
+    done = write_here(kind, path)
     assert done.returncode == 0, done.stderr
     assert target.read_bytes() == b"precious\n"
     assert path.is_symlink()
@@ -99,11 +127,13 @@ def test_a_fifo_in_its_place_neither_hangs_nor_swallows(tmp_path: Path, kind: st
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_folder_in_its_place_is_a_clear_error(tmp_path: Path, kind: str) -> None:
+def test_a_folder_in_its_place_is_a_clear_error(
+    tmp_path: Path, kind: str, write_here: Callable[[str, Path], subprocess.CompletedProcess[str]]
+) -> None:
     """A folder at the file's path: an error that says so, no traceback."""
     path = tmp_path / "file.jsonl"
     path.mkdir()
-    done = _write(kind, path)
+    done = write_here(kind, path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("error:")
     assert "Traceback" not in done.stderr
