@@ -242,3 +242,57 @@ def test_a_reader_names_its_tool_only_when_the_run_shows_it(
     text = reflection_text(HeuristicGenerator().generate(failure_of(command, output)))
     assert unseen not in text
     assert f"`{command}`" in text
+
+
+_GRADLE_TEST = """
+> Task :test FAILED
+
+AppTest > addsNumbers() FAILED
+    org.opentest4j.AssertionFailedError: expected: <4> but was: <5>
+        at app.AppTest.addsNumbers(AppTest.java:12)
+
+1 test completed, 1 failed
+"""
+
+
+@pytest.mark.parametrize(
+    ("output", "reader_tool"),
+    [
+        (_GRADLE_TEST, "Gradle"),
+        ("\n* What went wrong:\nExecution failed for task ':compileJava'.\n> boom\n", "Gradle"),
+    ],
+)
+def test_an_unseen_tool_is_renamed_in_prose_only(output: str, reader_tool: str) -> None:
+    """Under ``make test`` the reader's tool is unseen: prose says "the check", code stays.
+
+    A step whose command would name the unseen tool is dropped, never rewritten to the whole
+    command (``make test`` is no targeted re-run), and no article is doubled.
+    """
+    found = analyse(failure_of("make test", output))
+    text = " ".join([found.headline, found.advice, *found.steps])
+    assert reader_tool.lower() not in text.lower()
+    assert "the the" not in text.lower()
+    assert not any("`make test`" in step for step in found.steps)
+
+
+def test_code_in_backticks_is_never_renamed() -> None:
+    """A reader naming an unseen tool leaves quoted code (``(clojure.test/run ...)``) whole."""
+
+    def quoting(text: str, _failure: FailureContext) -> Findings | None:
+        if "QQQ-QUOTE" not in text:
+            return None
+        return Findings(
+            tool="qqqtool",
+            failure_type=FailureType.TEST_FAILURE,
+            headline="The qqqtool run failed.",
+            steps=["Evaluate `(qqqtool/run [#'a])` in a REPL.", "Let qqqtool re-run `./ci a`."],
+        )
+
+    register_reader(Reader(name="qqqtool", read=quoting, markers=("QQQ-QUOTE",), priority=5000))
+    try:
+        found = analyse(failure_of("./ci", "QQQ-QUOTE 1 failed\n"))
+    finally:
+        unregister_reader("qqqtool")
+    assert found.headline == "The check run failed."
+    # The first step's code names the unseen tool: it cannot run as written, so it goes.
+    assert found.steps == ["Let the check re-run `./ci a`."]

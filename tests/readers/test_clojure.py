@@ -15,7 +15,7 @@ import pytest
 from reflexkit.models import FailureContext
 from reflexkit.readers import analyse
 
-from ..conftest import quoted  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import failure_of, quoted  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 _JAR = Path("/usr/share/java/clojure.jar")
 
@@ -153,3 +153,32 @@ def test_live_clojure_test_run(tmp_path: Path) -> None:
     assert (tool, kind) == ("clojure.test", "test_failure"), run.stdout + run.stderr
     assert "FAIL in (test-add) (calc_test.clj:3)" in text
     assert "expected: (= 5 (add 2 3))" in text
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Syntax error at line 3: unexpected '}'\n  in config.hcl\n",
+        "Execution error at step 'deploy':\n  exit status 2 from ./deploy.sh\n",
+        'ERROR:  Syntax error at or near "SELEC"\nLINE 1: SELEC 1;\n',
+    ],
+    ids=["config-parser", "pipeline-step", "sql"],
+)
+def test_another_tools_error_line_is_not_clojure(output: str) -> None:
+    """Only a line ending at its source, ``(core.clj:12).``, is Clojure's error line."""
+    found = analyse(failure_of("./run", output))
+    assert found.tool != "clojure"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Execution error (ArithmeticException) at foo.core/bar (core.clj:12).",
+        "Syntax error compiling at (foo/core.clj:3:1).",
+        "Syntax error reading source at (REPL:1:5).",
+    ],
+)
+def test_clojure_error_lines_ending_at_their_source_are_read(line: str) -> None:
+    """Clojure's own error lines still name the tool."""
+    found = analyse(failure_of("./run", f"{line}\nboom\n"))
+    assert found.tool == "clojure"

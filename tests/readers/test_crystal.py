@@ -11,7 +11,7 @@ import pytest
 from reflexkit.models import FailureContext
 from reflexkit.readers import analyse
 
-from ..conftest import quoted  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import failure_of, quoted  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 _ERROR = """Showing last frame. Use --error-trace for full trace.
 
@@ -65,3 +65,40 @@ def test_a_shard_that_is_not_installed_is_a_dependency_error() -> None:
     )
     assert findings.failure_type.value == "dependency_error"
     assert "Did you remember to run `shards install`?" in quoted(findings)
+
+
+_SPEC = """F
+
+Failures:
+
+  1) Cart totals its items
+     Failure/Error: cart.total.should eq 30
+
+       Expected: 30
+            got: 20
+
+     # spec/cart_spec.cr:9
+
+Finished in 210 microseconds
+{count}
+"""
+
+
+@pytest.mark.parametrize(
+    "count",
+    ["1 examples, 1 failures, 0 errors, 0 pending", "3 examples, 1 failures, 1 errors"],
+    ids=["count-line", "cr-frame"],
+)
+def test_crystal_spec_without_its_rerun_list_is_crystal(count: str) -> None:
+    """With its re-run list cut, Crystal's count line or its ``.cr`` frames name the runner."""
+    findings = analyse(failure_of("make test", _SPEC.format(count=count)))
+    assert findings.tool == "crystal spec"
+    assert "RSpec" not in findings.headline
+
+
+def test_rspec_counting_errors_outside_examples_stays_rspec() -> None:
+    """RSpec's ``N errors occurred outside of examples`` is no Crystal count."""
+    output = _SPEC.replace("spec/cart_spec.cr", "./spec/cart_spec.rb").format(
+        count="1 example, 1 failure, 1 error occurred outside of examples"
+    )
+    assert analyse(failure_of("make test", output)).tool == "RSpec"

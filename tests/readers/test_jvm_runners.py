@@ -16,7 +16,7 @@ import pytest
 from reflexkit.models import FailureContext
 from reflexkit.readers import analyse
 
-from ..conftest import quoted  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import failure_of, quoted  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 _CONSOLE_JAR = Path("/usr/share/java/junit-platform-console-standalone.jar")
 _JUPITER = Path("/usr/share/java/junit-jupiter-api.jar")
@@ -191,3 +191,15 @@ def test_live_console_launcher_run(tmp_path: Path) -> None:
     assert (tool, kind) == ("JUnit", "test_failure"), run.stdout + run.stderr
     assert "adds()" in text
     assert "AddTest.java:5" in text
+
+
+@pytest.mark.parametrize("task", [":test", ":app:integrationTest"])
+def test_gradle_failing_tests_without_per_test_lines_are_a_test_failure(task: str) -> None:
+    """With ``-q`` or test logging off Gradle names no test, yet tests failed: no build error."""
+    output = (
+        "\nFAILURE: Build failed with an exception.\n\n* What went wrong:\n"
+        f"Execution failed for task '{task}'.\n"
+        "> There were failing tests. See the report at: file:///w/build/reports/tests/index.html\n"
+    )
+    findings = analyse(failure_of("./gradlew -q check", output))
+    assert (findings.tool, findings.failure_type.value) == ("Gradle", "test_failure")

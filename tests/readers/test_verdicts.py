@@ -140,3 +140,40 @@ def test_a_wait_that_ran_out_of_time_is_about_what_never_came_up() -> None:
     assert reflection.failure_type.value == "timeout"
     assert reflection.category.value == "missing_context"
     assert "never became ready" in reflection.suggestion
+
+
+@pytest.mark.parametrize(
+    ("command", "output"),
+    [
+        (
+            "./build.sh",
+            (
+                "./build.sh: line 3: cp: missing destination file operand after 'out'\n"
+                "Try 'cp --help' for more information.\n"
+            ),
+        ),
+        (
+            "make test",
+            (
+                "scripts/run-tests.sh: line 12: grep: invalid option -- 'Q'\n"
+                "Try 'grep --help' for more information.\n"
+            ),
+        ),
+    ],
+)
+def test_a_usage_error_inside_the_projects_own_script_is_the_codes(
+    command: str, output: str
+) -> None:
+    """A command misused by the project's script (``script: line N:``) is the script's bug."""
+    found = analyse(failure_of(command, output))
+    assert found.category.value == "root_cause"
+    assert "lacks a program" not in found.headline
+    assert not any("`which`" in step for step in found.steps)
+
+
+def test_a_usage_error_of_the_command_itself_is_still_setup() -> None:
+    """The command line's own misuse stays a tool error."""
+    output = (
+        "cp: missing destination file operand after 'out'\nTry 'cp --help' for more information.\n"
+    )
+    assert analyse(failure_of("cp out", output)).failure_type.value == "tool_error"

@@ -307,19 +307,32 @@ def _named_as_seen(found: Findings, failure: FailureContext) -> None:
         return
     if tool.lower() in failure.command.lower() or tool.lower() in failure.error_output.lower():
         return
-    named = Pattern(rf"(?i)`{re.escape(tool)}\b[^`\n]*`|(?<![\w/.-]){re.escape(tool)}(?![\w-])")
+    word = Pattern(rf"(?i)(?:\b(the|a|an) )?(?<![\w/.-]){re.escape(tool)}(?![\w-])")
+    quoted = Pattern(rf"(?i)`[^`\n]*(?<![\w/.-]){re.escape(tool)}(?![\w-])[^`\n]*`")
 
-    def renamed(text: str) -> str:
+    def prose(text: str) -> str:
         def one(match: re.Match[str]) -> str:
-            if match.group(0).startswith("`") and failure.command:
-                return f"`{failure.command}`"
+            if match.group(1):  # "The Gradle build" -> "The check build", not "The the check build"
+                return f"{match.group(1)} check"
             return "The check" if match.start() == 0 else "the check"
 
-        return named.sub(one, text)
+        # Only prose outside backticks is renamed: a quoted command or code stays as written.
+        parts = _BACKTICKED.split(text)
+        return "".join(part if part.startswith("`") else word.sub(one, part) for part in parts)
 
-    found.headline = renamed(found.headline)
-    found.advice = renamed(found.advice)
-    found.steps = [renamed(step) for step in found.steps]
+    def headline(text: str) -> str:
+        if failure.command:  # `gradle test` named in a sentence: the command that ran instead
+            text = quoted.sub(lambda _match: f"`{failure.command}`", text)
+        return prose(text)
+
+    found.headline = headline(found.headline)
+    found.advice = headline(found.advice)
+    # A step whose command names the unseen tool cannot be run as written: the whole command
+    # is no targeted re-run, so the step goes.
+    found.steps = [prose(step) for step in found.steps if not quoted.search(step)]
+
+
+_BACKTICKED = Pattern(r"(`[^`\n]*`)")
 
 
 def forget_readings() -> None:

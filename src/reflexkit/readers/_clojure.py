@@ -28,7 +28,10 @@ _FRAME = Pattern(r"^ *(?:at )?(?P<frame>[\w.$-]+(?:/[\w$-]+)? \([\w.-]+:\d+\))$"
 _LIBRARY = ("clojure.", "java.", "jdk.", "sun.", "user$eval")
 _EXECUTION = Pattern(
     r"^(?P<line>(?:Execution|Syntax) error (?:\((?P<cls>\w+)\) )?(?:at|compiling at|"
-    r"reading source at|macroexpanding) [^\n]*?)\n(?P<msg>[^\n]+)$",
+    r"reading source at|macroexpanding) [^\n]*?"
+    # Clojure's line always ends at its source, `(core.clj:12).` or `(REPL:1:5).`: another
+    # tool's "Syntax error at line 3" or "Execution error at step 'deploy'" does not.
+    r"\([^()\s]+:\d+(?::\d+)?\)\.?)\n(?P<msg>[^\n]+)$",
     M,
 )
 _NOT_ON_PATH = Pattern(r"Could not locate (?P<ns>\S+?)(?:__init\.class|\.clj)\b")

@@ -88,6 +88,10 @@ def _console_fact(test: re.Match[str], body: list[str]) -> str:
     return test["test"] + (f": {raised}" if raised else "") + (f" at {frame}" if frame else "")
 
 
+_FAILING_TESTS = Pattern(r"\bThere were (?:\d+ )?failing tests\b")
+"""What went wrong when a test task failed, whether or not its tests were printed."""
+
+
 def parse_gradle(text: str) -> Findings | None:
     """Recognise Gradle's failed build: its failing tests, a dependency, a compile task."""
     wrong = _WENT_WRONG.search(text)
@@ -122,6 +126,8 @@ def parse_gradle(text: str) -> Findings | None:
         return findings
     compiled = [m["line"] for m in _COMPILER_LINE.finditer(text)][:6]
     findings.facts = [clip(line, 240) for line in compiled] or ([clip(what, 300)] if what else [])
+    if not compiled and _FAILING_TESTS.search(what):
+        return _gradle_quiet_tests(findings)
     findings.details = [task.group(0)] if task is not None else []
     findings.headline = (
         f"Gradle's task {task['task']} failed." if task is not None else "The Gradle build failed."
@@ -132,6 +138,18 @@ def parse_gradle(text: str) -> Findings | None:
         else "Read what went wrong: it names the task that failed and why."
     )
     findings.confidence = 0.75
+    return findings
+
+
+def _gradle_quiet_tests(findings: Findings) -> Findings:
+    """Gradle's test task failed naming no test (``-q``, test logging off): its report has them."""
+    findings.failure_type = FailureType.TEST_FAILURE
+    findings.headline = "Gradle's test task reported failing tests; this output names none of them."
+    findings.advice = (
+        "The tests' report (the path Gradle names) lists each failing test with its assertion: "
+        "read it, or re-run the task with `--info` to print them, then fix the code under test."
+    )
+    findings.confidence = 0.7
     return findings
 
 

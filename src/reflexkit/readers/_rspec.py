@@ -30,6 +30,9 @@ _LOAD_ERROR = Pattern(r"^(?P<line>An error occurred while loading \S+?\.?)(?: - 
 _FRAME = Pattern(r"^ *(?P<loc># (?:\./)?[\w./-]+:\d+)(?::in |$)")
 _RERUN = Pattern(r"^(?P<line>(?P<tool>rspec|crystal spec) \S+)(?: # .*)?$", M)
 _LISTED = Pattern(r"^(?:rspec|crystal spec) \S+ # (?P<name>\S.*)$", M)
+_CRYSTAL_COUNT = Pattern(r", \d+ errors?, \d+ pending$")
+"""Crystal's count always names its errors before pending; RSpec's never does."""
+_CRYSTAL_FRAME = Pattern(r"^ *# (?:\./)?[\w./-]+\.cr:\d+", M)
 _VALUE = Pattern(r"^ *(?P<line>(?:expected|got|Expected|Actual|Diff)\b[^\n]*)$")
 _ERROR_CLASS = Pattern(r"^ *(?P<cls>(?:[A-Z]\w*::)*[A-Z]\w*(?:Error|Exception|Interrupt)):$")
 _MISSING_GEM = Pattern(r"cannot load such file -- (?P<name>[^\s./][^\s]*)")
@@ -52,7 +55,7 @@ def parse_rspec(text: str) -> Findings | None:
     if not failures and loading is None:
         return None
     rerun = _RERUN.search(text, summary.end() if summary is not None else 0)
-    tool = "crystal spec" if rerun is not None and rerun["tool"] != "rspec" else "RSpec"
+    tool = "crystal spec" if _is_crystal(text, summary, rerun) else "RSpec"
     findings = Findings(tool=tool, failure_type=FailureType.TEST_FAILURE)
     findings.summary = summary["line"] if summary is not None else ""
     findings.evidence = findings.summary or (listed.group(0) if listed is not None else "")
@@ -82,6 +85,15 @@ def parse_rspec(text: str) -> Findings | None:
         findings.steps.append(f"Re-run the first failing example alone: `{rerun['line']}`.")
     findings.confidence = 0.85
     return findings
+
+
+def _is_crystal(text: str, summary: re.Match[str] | None, rerun: re.Match[str] | None) -> bool:
+    """Crystal's spec runner, by its re-run list, its count line or its ``.cr`` frames."""
+    if rerun is not None:
+        return rerun["tool"] != "rspec"
+    if summary is not None and _CRYSTAL_COUNT.search(summary["line"]):
+        return True
+    return _CRYSTAL_FRAME.search(text) is not None
 
 
 def _failures(text: str) -> list[tuple[str, list[str]]]:

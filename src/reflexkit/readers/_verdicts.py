@@ -182,12 +182,13 @@ _SETUP_SHAPES = _shapes(
         ),
     ),
     # a usage error: GNU's `Try 'x --help'`, a path argument that does not exist, a
-    # required option left out (`Must specify a config file.`)
+    # required option left out (`Must specify a config file.`); not one a project's own script
+    # made (`./build.sh: line 3: cp: missing ...`): that is the script's bug, the code's failure
     (
         _FT.TOOL_ERROR,
         "--help|ust specify",
         (
-            r"^\S[^\n]*\n[Tt]ry '?[\w./ -]*--help'? for more information\b"
+            r"^(?![^\s:]+: line \d+: )\S[^\n]*\n[Tt]ry '?[\w./ -]*--help'? for more information\b"
             r"|^\S+: error: (?:path|file|argument) [^\n]*, try '?--help'?\s*$"
             r"|^(?:[Ee]rror: )?(?:You )?[Mm]ust specify (?:a|an|the) \w"
         ),
