@@ -98,13 +98,102 @@ _PLAIN_WORD = re.compile(r"[^\s\-/=$&|;<>`'\"\\#{}\[\]][^\s/=$&|;<>`'\"\\{}\[\]]
 """A word of a phrase: no flag, path, assignment, expansion, operator, quote or comment."""
 
 
+_PROSE_VALUE = frozenset(
+    [
+        "not",
+        "must",
+        "is",
+        "are",
+        "was",
+        "should",
+        "missing",
+        "required",
+        "unset",
+        "empty",
+        "undefined",
+        "none",
+        "null",
+        "invalid",
+        "expired",
+        "needed",
+        "cannot",
+        "will",
+        "has",
+    ]
+)
+"""A value's first word that starts a sentence (``JWT_SECRET=not set in environment``)."""
+_PROGRAMS = frozenset(
+    [
+        "python",
+        "python3",
+        "pytest",
+        "npm",
+        "npx",
+        "yarn",
+        "pnpm",
+        "node",
+        "bun",
+        "deno",
+        "make",
+        "go",
+        "cargo",
+        "bundle",
+        "rails",
+        "rake",
+        "ruby",
+        "java",
+        "mvn",
+        "gradle",
+        "docker",
+        "kubectl",
+        "helm",
+        "terraform",
+        "bash",
+        "sh",
+        "git",
+        "pip",
+        "uv",
+        "poetry",
+        "tox",
+        "nox",
+        "dotnet",
+        "php",
+        "composer",
+        "jest",
+        "vitest",
+        "mocha",
+        "curl",
+        "wget",
+        "aws",
+        "psql",
+        "mysql",
+        "ansible",
+        "ansible-playbook",
+        "gcloud",
+        "az",
+        "flask",
+        "django-admin",
+    ]
+)
+"""Programs an env prefix (``TOKEN=x npm publish``) runs: the words after it are no value."""
+_SCRIPT = re.compile(r"\w\.(?:py|js|mjs|cjs|ts|sh|rb|pl|php|jar|ya?ml|json|toml)\Z")
+"""A script or config file an env prefix's command names (``manage.py``, ``deploy.sh``)."""
+
+
+def _runs_a_command(words: list[str]) -> bool:
+    """The words after the first are a command (``npm publish``, ``manage.py test``)."""
+    return words[1] in _PROGRAMS or any(_SCRIPT.search(word) for word in words[1:])
+
+
 def _spaced_check(match: re.Match[str]) -> bool:
     """``NAME=several plain words`` filling its line: a passphrase, not a value and a command.
 
-    An env dump, a ``.env`` file or a ``set -x`` trace sets the whole rest of the line
+    An env dump or a ``.env`` file sets the whole rest of the line
     (``JWT_SECRET=correct horse battery staple``); a command after the value has a flag, a
-    path or an operator among its words (``PGPASSWORD=x psql -h db``), so only the first
-    word is the value and the assignment rule takes it.
+    path or an operator among its words (``PGPASSWORD=x psql -h db``), or a program's name
+    first (``SECRET_KEY=foo make deploy``) or a script (``manage.py``); then only the
+    first word is the value and the assignment rule takes it. A sentence
+    (``not set``, ``must be provided``, ``is required``) is no value.
     """
     words = match.group("secret").split()
     return (
@@ -112,6 +201,8 @@ def _spaced_check(match: re.Match[str]) -> bool:
         and _name_strength(match.group("name")) == 2  # noqa: PLR2004
         and all(_PLAIN_WORD.fullmatch(word) for word in words)
         and not words[0].isdigit()  # ``TOKEN_TTL=3600 seconds``: a quantity
+        and words[0].lower() not in _PROSE_VALUE
+        and not _runs_a_command(words)
         and value_is_secret(" ".join(words), 2)
     )
 
