@@ -132,3 +132,43 @@ def test_a_phrase_fills_its_entry_wherever_the_entry_ends(text: str) -> None:
     out = BARE.redact(text).text
     for word in ("correct", "horse", "battery", "staple"):
         assert word not in out, out
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("+ NPM_TOKEN=dummy npm publish", " npm publish"),
+        ("+ API_TOKEN=Xq7vL2pR9mZ4tK8w npm publish", " npm publish"),
+        ("SECRET_KEY=foo python manage.py test", " python manage.py test"),
+        ("SECRET_KEY=Xq7vL2pR9mZ4tK8w pytest tests", " pytest tests"),
+        ("DEPLOY_TOKEN=Xq7vL2pR9mZ4tK8w make deploy", " make deploy"),
+        ("export API_SECRET=Xq7vL2pR9mZ4tK8w docker push app", " docker push app"),
+        ("JWT_SECRET=not set in environment", "not set in environment"),
+        ("api_key=must be provided", "must be provided"),
+        ("API_TOKEN=is required", "is required"),
+        ("DB_PASSWORD=missing from the vault", "missing from the vault"),
+    ],
+)
+def test_a_spaced_assignment_leaves_the_command_and_the_prose(text: str, kept: str) -> None:
+    """An env prefix sets one word; the command after it, or a sentence, is no value.
+
+    A program's name or a script after the first word starts a command.
+    """
+    out = BARE.redact(text).text
+    assert out.endswith(kept), out
+    assert "Xq7vL2pR9mZ4tK8w" not in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "JWT_SECRET=correct horse battery staple",
+        "WALLET_PASSPHRASE=tortoise ladder omit velvet",
+        "  API_SECRET=open sesame 42  ",
+    ],
+)
+def test_a_passphrase_filling_its_env_line_still_goes(text: str) -> None:
+    """A multi-word unquoted value alone on its line (an env dump, a ``.env``) is the value."""
+    out = BARE.redact(text).text
+    assert "[REDACTED:spaced_assignment]" in out, out
+    assert text.split("=", 1)[1].rsplit(maxsplit=1)[-1] not in out, out

@@ -7,6 +7,7 @@ format the rule reads, not the value.
 
 from __future__ import annotations
 
+import hashlib
 import random
 
 import pytest
@@ -303,13 +304,17 @@ def test_a_short_flags_generated_value_still_goes_beside_a_test_runner() -> None
 
 
 def _phrase(words: int, seed: int) -> str:
-    """A made-up seed phrase: *words* words of the BIP-39 English list."""
+    """A made-up, valid seed phrase: *words* words of the BIP-39 list, its checksum right."""
     from importlib import resources  # noqa: PLC0415
 
     listed = resources.files("reflexkit.redaction._rules").joinpath("bip39_english.txt")
     wordlist = listed.read_text("utf-8").split()
     rng = random.Random(seed)  # noqa: S311 -- a fixed, made-up phrase for the test
-    return " ".join(rng.choice(wordlist) for _ in range(words))
+    entropy = bytes(rng.randrange(256) for _ in range(words * 4 // 3))
+    bits = len(entropy) * 8
+    digest = int.from_bytes(hashlib.sha256(entropy).digest(), "big") >> (256 - bits // 32)
+    number = int.from_bytes(entropy, "big") << (bits // 32) | digest
+    return " ".join(wordlist[number >> (11 * i) & 2047] for i in reversed(range(words)))
 
 
 @pytest.mark.parametrize("words", [12, 15, 18, 21, 24])
@@ -342,8 +347,38 @@ def test_a_seed_phrase_goes_whole(words: int, form: str) -> None:
         "abandon ability able about above absent",  # six listed words: not a phrase
         "TODO: move these helper functions into their own module once the refactor lands",
         "error: could not find any matching version for this package in the current index",
+        # Everyday words of the list, twelve in a row: no checksum, no wallet near.
+        "you have this test file open again when you save this code",
+        "  \u2713 Cart \u203a check total again when you add item then remove that item twice",
+        "npx jest -t 'Cart \u203a check total again when you add item then remove that item twice'",
     ],
 )
 def test_prose_is_not_a_seed_phrase(text: str) -> None:
     """Prose is mostly words the list lacks (``the``, ``of``, ``is``); six listed words are few."""
     _kept(text)
+
+
+@pytest.mark.parametrize("words", [12, 24])
+@pytest.mark.parametrize(
+    "form",
+    [
+        "{p}",
+        "{title}",
+        "Seed words:\n{p}",
+        "my wallet: {lower}",
+        "BIP39: {lower}",
+    ],
+)
+def test_a_seed_phrase_goes_with_its_checksum_or_a_context_word(words: int, form: str) -> None:
+    """A valid phrase goes anywhere, in any case; listed words only beside a context word.
+
+    Without a checksum, ``mnemonic``, ``seed``, ``wallet``, ``recovery phrase`` or ``BIP39``
+    on the line or the line before makes twelve listed words a phrase.
+    """
+    phrase = _phrase(words, words + 1)
+    lower = "you have this test file open again when you save this code"
+    text = form.format(p=phrase, title=phrase.title(), lower=lower)
+    out = BARE.redact(text).text
+    assert "[REDACTED:seed_phrase]" in out, out
+    assert "save this code" not in out, out
+    assert phrase.split()[-1] not in out.lower(), out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import json
 import re
 from importlib import resources
@@ -97,13 +98,102 @@ _PLAIN_WORD = Pattern(r"[^\s\-/=$&|;<>`'\"\\#{}\[\]][^\s/=$&|;<>`'\"\\{}\[\]]{0,
 """A word of a phrase: no flag, path, assignment, expansion, operator, quote or comment."""
 
 
+_PROSE_VALUE = frozenset(
+    [
+        "not",
+        "must",
+        "is",
+        "are",
+        "was",
+        "should",
+        "missing",
+        "required",
+        "unset",
+        "empty",
+        "undefined",
+        "none",
+        "null",
+        "invalid",
+        "expired",
+        "needed",
+        "cannot",
+        "will",
+        "has",
+    ]
+)
+"""A value's first word that starts a sentence (``JWT_SECRET=not set in environment``)."""
+_PROGRAMS = frozenset(
+    [
+        "python",
+        "python3",
+        "pytest",
+        "npm",
+        "npx",
+        "yarn",
+        "pnpm",
+        "node",
+        "bun",
+        "deno",
+        "make",
+        "go",
+        "cargo",
+        "bundle",
+        "rails",
+        "rake",
+        "ruby",
+        "java",
+        "mvn",
+        "gradle",
+        "docker",
+        "kubectl",
+        "helm",
+        "terraform",
+        "bash",
+        "sh",
+        "git",
+        "pip",
+        "uv",
+        "poetry",
+        "tox",
+        "nox",
+        "dotnet",
+        "php",
+        "composer",
+        "jest",
+        "vitest",
+        "mocha",
+        "curl",
+        "wget",
+        "aws",
+        "psql",
+        "mysql",
+        "ansible",
+        "ansible-playbook",
+        "gcloud",
+        "az",
+        "flask",
+        "django-admin",
+    ]
+)
+"""Programs an env prefix (``TOKEN=x npm publish``) runs: the words after it are no value."""
+_SCRIPT = re.compile(r"\w\.(?:py|js|mjs|cjs|ts|sh|rb|pl|php|jar|ya?ml|json|toml)\Z")
+"""A script or config file an env prefix's command names (``manage.py``, ``deploy.sh``)."""
+
+
+def _runs_a_command(words: list[str]) -> bool:
+    """The words after the first are a command (``npm publish``, ``manage.py test``)."""
+    return words[1] in _PROGRAMS or any(_SCRIPT.search(word) for word in words[1:])
+
+
 def _spaced_check(match: re.Match[str]) -> bool:
     """``NAME=several plain words`` filling its line: a passphrase, not a value and a command.
 
-    An env dump, a ``.env`` file or a ``set -x`` trace sets the whole rest of the line
+    An env dump or a ``.env`` file sets the whole rest of the line
     (``JWT_SECRET=correct horse battery staple``); a command after the value has a flag, a
-    path or an operator among its words (``PGPASSWORD=x psql -h db``), so only the first
-    word is the value and the assignment rule takes it.
+    path or an operator among its words (``PGPASSWORD=x psql -h db``), or a program's name
+    first (``SECRET_KEY=foo make deploy``) or a script (``manage.py``); then only the
+    first word is the value and the assignment rule takes it. A sentence
+    (``not set``, ``must be provided``, ``is required``) is no value.
     """
     words = match.group("secret").split()
     return (
@@ -111,6 +201,8 @@ def _spaced_check(match: re.Match[str]) -> bool:
         and _name_strength(match.group("name")) == 2  # noqa: PLR2004
         and all(_PLAIN_WORD.fullmatch(word) for word in words)
         and not words[0].isdigit()  # ``TOKEN_TTL=3600 seconds``: a quantity
+        and words[0].lower() not in _PROSE_VALUE
+        and not _runs_a_command(words)
         and value_is_secret(" ".join(words), 2)
     )
 
@@ -545,24 +637,77 @@ def _named_value_check(match: re.Match[str]) -> bool:
 
 _SEED_WORDS = 12
 """The fewest words of a BIP-39 phrase (128 bits); 15 to 24 words are longer phrases."""
+_SEED_LENGTHS = frozenset({12, 15, 18, 21, 24})
+_SEED_CONTEXT = re.compile(r"(?i)mnemonic|seed|recovery[ _-]?phrase|wallet|bip[ _-]?39")
+"""Words that say a run of listed words is a wallet's phrase, checksum or not."""
+_TEST_ID = re.compile(r"[\u203a\u2713\u2714\u2715\u2717\u25cf\u00d7]|::")
+"""A test's id on the line (jest's ``Suite \u203a name``, a tick or a dot, pytest's ``::``)."""
 
 
 @functools.cache
-def _bip39_words() -> frozenset[str]:
+def _bip39_words() -> dict[str, int]:
     """The BIP-39 English word list (2,048 words; ``bip39_english.txt`` beside the rules)."""
     listed = resources.files("reflexkit.redaction._rules").joinpath("bip39_english.txt")
-    return frozenset(listed.read_text("utf-8").split())
+    return {word: index for index, word in enumerate(listed.read_text("utf-8").split())}
+
+
+def _valid_mnemonic(indices: list[int]) -> bool:
+    """The words' 11 bits each are entropy then its SHA-256 checksum (bits / 33 of them)."""
+    number = 0
+    for index in indices:
+        number = number << 11 | index
+    checksum_bits = len(indices) * 11 // 33
+    entropy = (number >> checksum_bits).to_bytes(checksum_bits * 4, "big")
+    digest = hashlib.sha256(entropy).digest()[0] >> (8 - checksum_bits)
+    return number & ((1 << checksum_bits) - 1) == digest
+
+
+def _seed_runs(value: str) -> list[list[int]]:
+    """The maximal runs of listed words in *value*, as word indices (case folded)."""
+    listed = _bip39_words()
+    runs: list[list[int]] = [[]]
+    for word in value.lower().split():
+        index = listed.get(word)
+        if index is None:
+            runs.append([])
+        else:
+            runs[-1].append(index)
+    return [run for run in runs if len(run) >= _SEED_WORDS]
+
+
+def _near_line(match: re.Match[str]) -> str:
+    """The match's line up to the match, and the line before it (at most 512 characters)."""
+    text, start = match.string, match.start()
+    line = text.rfind("\n", 0, start)
+    before = text.rfind("\n", 0, max(line, 0))
+    return text[max(before + 1, start - 512, 0) : start]
+
+
+_WORD_BEFORE = re.compile(r"([A-Za-z]{3,8})[ \t]+\Z")
+
+
+def _continues_a_run(match: re.Match[str]) -> bool:
+    """A listed word just before the match: a later piece of a run already judged whole."""
+    start = match.start()
+    before = _WORD_BEFORE.search(match.string, max(start - 16, 0), start)
+    return before is not None and before.group(1).lower() in _bip39_words()
 
 
 def _seed_phrase_check(match: re.Match[str]) -> bool:
-    """Twelve or more words of the BIP-39 list in a row: a wallet's recovery phrase.
+    """A valid BIP-39 mnemonic, or twelve listed words in a row beside a context word.
 
-    Prose is mostly words the list lacks (``the``, ``of``, ``is``, ``with``), so a dozen
-    listed words in a row is no sentence; the run may begin with a few other words.
+    The list holds everyday words (``test``, ``file``, ``you``, ``again``), so a run of them
+    alone is not enough: its length must be a phrase's (12 to 24, by threes) and its last
+    bits the checksum of the rest; or ``mnemonic``, ``seed``, ``wallet``, ``recovery phrase``
+    or ``BIP39`` is on the line or the line before. Never inside a test's id.
     """
-    listed = _bip39_words()
-    run = best = 0
-    for word in _secret(match).split():
-        run = run + 1 if word in listed else 0
-        best = max(best, run)
-    return best >= _SEED_WORDS
+    runs = _seed_runs(_secret(match))
+    if not runs or _continues_a_run(match):
+        return False
+    near = _near_line(match)
+    line = near[near.rfind("\n") + 1 :]
+    if _TEST_ID.search(line) or _TEST_RUNNER.search(line):
+        return False
+    if any(len(run) in _SEED_LENGTHS and _valid_mnemonic(run) for run in runs):
+        return True
+    return _SEED_CONTEXT.search(f"{near} {_after(match)}") is not None

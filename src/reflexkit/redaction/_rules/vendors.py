@@ -444,10 +444,11 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "seed_phrase",
         # A wallet's recovery phrase (BIP-39): 12 to 24 words of its 2,048-word list, in a
-        # row on one line; the check counts the listed words (the list is data beside this).
-        r"(?<![\w-])(?P<secret>(?:[a-z]{3,8}[ \t]+){11,47}[a-z]{3,8})(?![\w-])",
-        r"(?:[a-z]{3,8}[ \t]+){11}[a-z]{3,8}",
-        gate=r"(?:[a-z]{3,8}[ \t]+){11}[a-z]{3,8}",
+        # row on one line, any case; the check wants the phrase's checksum or a context word
+        # (the list is data beside this).
+        r"(?<![\w-])(?P<secret>(?:[A-Za-z]{3,8}[ \t]+){11,47}[A-Za-z]{3,8})(?![\w-])",
+        r"(?:[A-Za-z]{3,8}[ \t]+){11}[A-Za-z]{3,8}",
+        gate=r"(?:[A-Za-z]{3,8}[ \t]+){11}[A-Za-z]{3,8}",
         check=_seed_phrase_check,
         example=_fake(
             "mnemonic: ",
