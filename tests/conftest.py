@@ -222,6 +222,21 @@ def quoted(findings: Findings) -> str:
     )
 
 
+def read_as(output: str, command: str, exit_code: int = 1) -> tuple[str, str, str]:
+    """Read *output* of *command* as a failure: the tool named, the failure type, the quotes."""
+    findings = analyse(
+        FailureContext(
+            task_id="t",
+            subtask_id="s",
+            attempt_number=1,
+            command=command,
+            exit_code=exit_code,
+            error_output=output,
+        )
+    )
+    return findings.tool, findings.failure_type.value, quoted(findings)
+
+
 def assert_read_as_labelled(path: Path) -> Findings:
     """Assert an item gets its labelled failure type, an accepted category and every key fact."""
     data = load_item(path)

@@ -12,24 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from reflexkit.models import FailureContext
-from reflexkit.readers import analyse
-
-from ..conftest import quoted  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
+from ..conftest import read_as  # noqa: TID252 -- tests/ is no package; importlib mode resolves it
 
 
 def _read(output: str, command: str = "rebar3 eunit") -> tuple[str, str, str]:
-    findings = analyse(
-        FailureContext(
-            task_id="t",
-            subtask_id="s",
-            attempt_number=1,
-            command=command,
-            exit_code=1,
-            error_output=output,
-        )
-    )
-    return findings.tool, findings.failure_type.value, quoted(findings)
+    return read_as(output, command)
 
 
 _COMPILE = """===> Verifying dependencies...
