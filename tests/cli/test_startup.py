@@ -149,7 +149,7 @@ def test_a_bad_project_json_still_gets_the_converters_message(project: Path) -> 
 
 _COMPILED = """
 import json, sys
-from reflexkit.readers._pattern import Pattern
+from reflexkit._pattern import Pattern
 import gc
 from reflexkit.models import FailureContext
 from reflexkit.readers import analyse

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers._findings import Findings, clip
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["AGENT_COMMAND", "parse_agent"]
 

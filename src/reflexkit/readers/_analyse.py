@@ -14,6 +14,7 @@ import re
 import attrs
 
 from reflexkit._log import get_logger
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureContext, FailureType, ReflectionCategory
 from reflexkit.readers._blocks import find_locations
 from reflexkit.readers._findings import ANSI, Findings, clip, dedupe
@@ -21,7 +22,6 @@ from reflexkit.readers._generic import parse_generic
 from reflexkit.readers._json_reports import from_json_report
 from reflexkit.readers._kinds import error_kind, signal_exit
 from reflexkit.readers._native import parse_make
-from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._registry import registered_readers
 from reflexkit.readers._reports import report_as_text
 from reflexkit.readers._shell import parse_timeout

@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 import attrs
 
+from reflexkit._pattern import Pattern
 from reflexkit.readers._findings import clip, dedupe
 from reflexkit.readers._lines import any_of
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["Block", "find_locations", "is_library_path", "read_blocks"]
 

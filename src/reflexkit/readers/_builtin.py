@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureContext
 from reflexkit.readers._agent import parse_agent
 from reflexkit.readers._coverage import parse_coverage_gate
@@ -47,7 +48,6 @@ from reflexkit.readers._native import (
     parse_rust_panic,
     parse_rustc,
 )
-from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._pip import parse_dependency_setup, parse_pip
 from reflexkit.readers._python_checkers import parse_mypy, parse_pyflakes_style, parse_pyright
 from reflexkit.readers._python_doctest import parse_doctest

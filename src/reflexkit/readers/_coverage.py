@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import Findings, clip, dedupe
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["parse_coverage_gate"]
 

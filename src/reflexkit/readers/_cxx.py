@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import MAX_BLOCKS, Findings, clip, dedupe, plural
 from reflexkit.readers._lines import matching_lines
-from reflexkit.readers._pattern import Pattern
 
 __all__ = [
     "catch2_failures",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.readers._blocks import (
     find_locations,
     is_library_path,
@@ -16,7 +17,6 @@ from reflexkit.readers._blocks import (
 )
 from reflexkit.readers._findings import clip
 from reflexkit.readers._lines import any_of
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["LINE_LIMIT", "MAX_FACTS", "error_lines", "output_window"]
 

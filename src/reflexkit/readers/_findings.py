@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 import attrs
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._pattern import Pattern
 
 __all__ = [
     "MAX_BLOCKS",

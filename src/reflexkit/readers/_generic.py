@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._blocks import (
     Block,
@@ -30,7 +31,6 @@ from reflexkit.readers._error_lines import (
 from reflexkit.readers._findings import Findings, clip, dedupe, plural
 from reflexkit.readers._kinds import KILLED, ErrorKind, error_kind, killed, signal_exit
 from reflexkit.readers._lines import matching_lines
-from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._verdicts import SETUP, Verdict, verdict
 
 __all__ = ["find_locations", "is_library_path", "parse_generic"]

@@ -14,6 +14,7 @@ import json
 import re
 import shlex
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import (
     MAX_BLOCKS,
@@ -25,7 +26,6 @@ from reflexkit.readers._findings import (
     plural,
 )
 from reflexkit.readers._lines import matching_lines
-from reflexkit.readers._pattern import Pattern
 
 __all__ = [
     "parse_go_command",

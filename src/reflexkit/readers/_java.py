@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import (
     MAX_BLOCKS,
@@ -23,7 +24,6 @@ from reflexkit.readers._findings import (
 )
 from reflexkit.readers._kinds import error_kind
 from reflexkit.readers._lines import matching_lines
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["parse_java_trace", "parse_javac", "parse_junit", "parse_maven"]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import (
     MAX_BLOCKS,
@@ -18,7 +19,6 @@ from reflexkit.readers._findings import (
     plural,
 )
 from reflexkit.readers._lines import matching_lines
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["parse_eslint", "parse_jest", "parse_node", "parse_node_test", "parse_tsc"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import MAX_BLOCKS, Findings, clip, plural
 from reflexkit.readers._lines import matching_lines
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["parse_mocha", "parse_vitest"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import attrs
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["KILLED", "ErrorKind", "error_kind", "killed", "signal_exit"]
 

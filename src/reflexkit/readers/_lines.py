@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from reflexkit.readers._pattern import Pattern
+from reflexkit._pattern import Pattern
 
 __all__ = ["any_of", "matching_lines"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType
 from reflexkit.readers._findings import Findings, clip, dedupe, plural
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["parse_minitest"]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._cxx import program_test_failures
 from reflexkit.readers._findings import (
@@ -20,7 +21,6 @@ from reflexkit.readers._findings import (
     plural,
 )
 from reflexkit.readers._lines import matching_lines
-from reflexkit.readers._pattern import Pattern
 
 __all__ = [
     "parse_cargo_test",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import (
     Findings,
@@ -13,7 +14,6 @@ from reflexkit.readers._findings import (
     group_problems,
     plural,
 )
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["parse_mypy", "parse_pyflakes_style", "parse_pyright"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import MAX_BLOCKS, Findings, clip, plural
-from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._python_traceback import find_traceback
 
 __all__ = ["parse_doctest"]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import Findings, clip
 from reflexkit.readers._generic import is_library_path
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["own_frame", "parse_faulthandler"]
 

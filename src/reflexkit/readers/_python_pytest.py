@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import (
     MAX_BLOCKS,
@@ -13,7 +14,6 @@ from reflexkit.readers._findings import (
 )
 from reflexkit.readers._generic import is_library_path
 from reflexkit.readers._kinds import error_kind
-from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._python_traceback import find_traceback, unpipe
 
 __all__ = ["parse_pytest"]

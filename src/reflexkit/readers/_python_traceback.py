@@ -6,13 +6,13 @@ import re
 
 import attrs
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import (
     Findings,
     clip,
 )
 from reflexkit.readers._kinds import error_kind
-from reflexkit.readers._pattern import Pattern
 
 __all__ = [
     "MISSING_HINT_CLASSES",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import (
     MAX_BLOCKS,
     Findings,
     clip,
 )
-from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._python_traceback import MISSING_HINT_CLASSES, Traceback, find_traceback
 
 __all__ = ["parse_unittest"]

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from reflexkit._files import read_regular
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType
 from reflexkit.readers._blocks import find_locations, is_library_path, location_path
 from reflexkit.readers._findings import Findings, clip, dedupe, plural
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["MAX_REPORT_BYTES", "parse_tap", "read_report_files", "report_as_text"]
 

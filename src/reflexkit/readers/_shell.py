@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
 from reflexkit.readers._findings import Findings, clip, dedupe, plural
 from reflexkit.readers._generic import find_locations, is_library_path
 from reflexkit.readers._kinds import error_kind
-from reflexkit.readers._pattern import Pattern
 from reflexkit.readers._python_traceback import find_traceback
 
 __all__ = ["hung_frame", "parse_diff_check", "parse_git", "parse_shell", "parse_timeout"]

@@ -16,8 +16,8 @@ import re
 
 import attrs
 
+from reflexkit._pattern import Pattern
 from reflexkit.models import FailureType, ReflectionCategory
-from reflexkit.readers._pattern import Pattern
 
 __all__ = ["SETUP", "Verdict", "verdict"]
 
